@@ -1,0 +1,93 @@
+package mcpadapter_test
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"testing"
+
+	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The benchmarks compare one echo call made through a Tool with the same
+// call made directly on a go-sdk ClientSession, over the same server and
+// transport. README reports the ratio.
+
+var echoArgs = json.RawMessage(`{"text":"hello"}`)
+
+func benchAdapter(b *testing.B, target any) {
+	ctx := context.Background()
+	a, err := mcpadapter.New(target)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Close()
+	tools, err := a.Tools(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var echo *mcpadapter.Tool
+	for _, t := range tools {
+		if t.Name == "echo" {
+			echo = t
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := echo.Call(ctx, echoArgs)
+		if err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+	}
+}
+
+func benchSDK(b *testing.B, t mcp.Transport) {
+	ctx := context.Background()
+	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	cs, err := c.Connect(ctx, t, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	params := &mcp.CallToolParams{Name: "echo", Arguments: echoArgs}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := cs.CallTool(ctx, params)
+		if err != nil || res.IsError {
+			b.Fatal(err, res)
+		}
+	}
+}
+
+func BenchmarkCallInMemory(b *testing.B) {
+	for _, e := range eras {
+		b.Run(e.era.String()+"/adapter", func(b *testing.B) {
+			benchAdapter(b, testserver.New(testserver.Options{Era: e.era}))
+		})
+		b.Run(e.era.String()+"/go-sdk", func(b *testing.B) {
+			ct, st := mcp.NewInMemoryTransports()
+			ss, err := testserver.New(testserver.Options{Era: e.era}).Connect(context.Background(), st, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ss.Close()
+			benchSDK(b, ct)
+		})
+	}
+}
+
+func BenchmarkCallStdio(b *testing.B) {
+	bin := testserver.Build(b)
+	for _, e := range eras {
+		b.Run(e.era.String()+"/adapter", func(b *testing.B) {
+			benchAdapter(b, mcpadapter.Command{Path: bin, Args: []string{"-era", e.era.String()}})
+		})
+		b.Run(e.era.String()+"/go-sdk", func(b *testing.B) {
+			benchSDK(b, &mcp.CommandTransport{Command: exec.Command(bin, "-era", e.era.String())})
+		})
+	}
+}

@@ -1,0 +1,166 @@
+package mcpadapter
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// do runs fn on the live session, connecting first if needed. A failure
+// before the server could have seen the request is retried once on a new
+// connection; other connection failures drop the session, so the next
+// request reconnects. Errors from the server (JSON-RPC errors) are returned
+// as they are; everything else becomes a *TransportError.
+func (c *Client) do(ctx context.Context, op, tool string, fn func(context.Context, *session) error) error {
+	if c.opts.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.opts.Timeout)
+		defer cancel()
+	}
+	for attempt := 0; ; attempt++ {
+		s, err := c.session(ctx)
+		if err != nil {
+			return err
+		}
+		err = s.run(ctx, fn)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return c.transportError(s, op, tool, fmt.Errorf("%w (%v)", context.Cause(ctx), err))
+		}
+		if s.life.Err() != nil {
+			return c.transportError(s, op, tool, fmt.Errorf("%w: the connection was closed while the request was in flight", mcp.ErrConnectionClosed))
+		}
+		if isServerError(err) {
+			return err
+		}
+		lost := s.ended() || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing)
+		if lost || wasNotSent(err) {
+			c.drop(s)
+		}
+		if attempt == 0 && (wasNotSent(err) || errors.Is(err, mcp.ErrSessionMissing)) {
+			c.log.Debug("request not delivered; retrying on a new connection", "op", op, "cause", err)
+			continue
+		}
+		return c.transportError(s, op, tool, err)
+	}
+}
+
+// run calls fn with a context that also ends when the session is closed.
+func (s *session) run(ctx context.Context, fn func(context.Context, *session) error) error {
+	s.inflight.Add(1)
+	defer s.inflight.Add(-1)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(s.life, cancel)
+	defer stop()
+	return fn(ctx, s)
+}
+
+// isServerError reports whether err is a JSON-RPC error response from the
+// server, as opposed to a failure to talk to it.
+func isServerError(err error) bool {
+	if errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing) {
+		return false
+	}
+	var we *jsonrpc.Error
+	return errors.As(err, &we)
+}
+
+// CallTool calls the tool the server knows as name with args, a JSON object
+// (empty means {}). See Tool.Call for what it returns.
+func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage, opts ...CallOption) (*Result, error) {
+	var cfg callConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	args = bytes.TrimSpace(args)
+	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
+		args = json.RawMessage("{}")
+	}
+	if err := checkArguments(args); err != nil {
+		return errorResult(fmt.Sprintf("Invalid arguments for tool %q: %v. Send a JSON object that matches the tool's input schema.", name, err)), nil
+	}
+	params := &mcp.CallToolParams{Name: name, Arguments: args}
+	if cfg.meta != nil {
+		params.Meta = cfg.meta
+	}
+	if cfg.progress != nil || c.opts.ProgressHandler != nil {
+		fn := cfg.progress
+		if fn == nil {
+			fn = func(Progress) {}
+		}
+		tok, release := c.progressToken(name, fn)
+		defer release()
+		params.SetProgressToken(tok)
+	}
+	var res *mcp.CallToolResult
+	err := c.do(ctx, "tools/call", name, func(ctx context.Context, s *session) error {
+		var err error
+		res, err = s.cs.CallTool(ctx, params)
+		return err
+	})
+	if err != nil {
+		var we *jsonrpc.Error
+		if isServerError(err) && errors.As(err, &we) {
+			return errorResult(fmt.Sprintf("Error calling tool %q: %s (MCP error %d)", name, we.Message, we.Code)), nil
+		}
+		return nil, err
+	}
+	return convertResult(c.name, name, res)
+}
+
+// checkArguments reports whether args is one JSON object.
+func checkArguments(args json.RawMessage) error {
+	if args[0] != '{' {
+		return errors.New("arguments must be a JSON object")
+	}
+	if !json.Valid(args) {
+		return errors.New("arguments are not valid JSON")
+	}
+	return nil
+}
+
+func errorResult(text string) *Result {
+	return &Result{IsError: true, Content: []Content{&TextContent{Text: text}}}
+}
+
+// ListTools returns every tool the server offers, all pages of tools/list,
+// as go-sdk decoded them.
+func (c *Client) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
+	var tools []*mcp.Tool
+	err := c.do(ctx, "tools/list", "", func(ctx context.Context, s *session) error {
+		tools = tools[:0]
+		params := &mcp.ListToolsParams{}
+		for page := 0; ; page++ {
+			if page >= maxPages {
+				return fmt.Errorf("tools/list returned more than %d pages; giving up (a cursor loop?)", maxPages)
+			}
+			res, err := s.cs.ListTools(ctx, params)
+			if err != nil {
+				return err
+			}
+			tools = append(tools, res.Tools...)
+			if res.NextCursor == "" {
+				return nil
+			}
+			if res.NextCursor == params.Cursor {
+				return fmt.Errorf("tools/list returned the same cursor %q twice", res.NextCursor)
+			}
+			params = &mcp.ListToolsParams{Cursor: res.NextCursor}
+		}
+	})
+	if err != nil && isServerError(err) {
+		return nil, c.transportError(nil, "tools/list", "", err)
+	}
+	return tools, err
+}
+
+// maxPages bounds a paginated listing.
+const maxPages = 1000

@@ -1,0 +1,163 @@
+package mcpadapter
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Version is this module's version, sent to servers as the client version.
+const Version = "0.1.0"
+
+// A Client is a connection to one MCP server that re-establishes itself.
+//
+// It connects on first use. When the connection is lost (the server process
+// died, the HTTP session expired, Close was called) the next request
+// connects again, and a request that failed before the server could have
+// seen it is retried once. A Client is safe for use by many goroutines:
+// their requests share one connection and run concurrently.
+type Client struct {
+	name string
+	ep   *endpoint
+	opts ClientOptions
+	sdk  *mcp.Client
+	obs  *observer
+	log  *slog.Logger
+
+	mu      sync.Mutex
+	cur     *session  // the live session, or nil
+	dialing *dialCall // the connect in progress, or nil
+	gen     uint64    // incremented by Close
+
+	httpTransport *http.Transport // used when ClientOptions.HTTPClient is nil
+
+	seq      atomic.Uint64
+	progMu   sync.Mutex
+	progress map[string]func(Progress)
+}
+
+// NewClient returns a Client for target, which may be an http(s) URL
+// (string or *url.URL), a Command, or an *mcp.Server run in-process.
+// It does not connect; the first request does, or Connect.
+func NewClient(target any, opts ClientOptions) (*Client, error) {
+	ep, err := resolveEndpoint(target)
+	if err != nil {
+		return nil, err
+	}
+	if (opts.Headers != nil || opts.Auth != nil || opts.HTTPClient != nil) && (ep.kind == kindStdio || ep.kind == kindInProcess) {
+		return nil, &TargetError{Target: ep.defaultName(), Reason: "Headers, Auth and HTTPClient apply to HTTP targets only"}
+	}
+	return newClient(ep, opts), nil
+}
+
+func newClient(ep *endpoint, opts ClientOptions) *Client {
+	name := opts.Name
+	if name == "" {
+		name = ep.defaultName()
+	}
+	c := &Client{
+		name:     name,
+		ep:       ep,
+		opts:     opts,
+		log:      opts.logger().With("server", name),
+		progress: make(map[string]func(Progress)),
+	}
+	var trace *slog.Logger
+	if opts.Trace {
+		trace = opts.logger()
+	}
+	c.obs = newObserver(name, trace)
+	c.sdk = mcp.NewClient(&mcp.Implementation{Name: "mcpadapter", Version: Version}, c.sdkOptions())
+	c.sdk.AddSendingMiddleware(c.handshakeMiddleware)
+	if opts.MessageHandler != nil {
+		c.sdk.AddReceivingMiddleware(messageMiddleware(opts.MessageHandler))
+	}
+	if len(opts.Roots) > 0 {
+		//lint:ignore SA1019 roots, sampling and logging are deprecated in 2026-07-28 but live in the handshake era, which we support
+		c.sdk.AddRoots(opts.Roots...)
+	}
+	return c
+}
+
+func (c *Client) sdkOptions() *mcp.ClientOptions {
+	o := &mcp.ClientOptions{
+		//lint:ignore SA1019 roots, sampling and logging are deprecated in 2026-07-28 but live in the handshake era, which we support
+		LoggingMessageHandler:       c.opts.LogHandler,
+		ProgressNotificationHandler: c.routeProgress,
+		ToolListChangedHandler:      c.opts.ToolListChangedHandler,
+		//lint:ignore SA1019 roots, sampling and logging are deprecated in 2026-07-28 but live in the handshake era, which we support
+		CreateMessageHandler: c.opts.SamplingHandler,
+		ElicitationHandler:   c.opts.ElicitationHandler,
+		Capabilities:         &mcp.ClientCapabilities{},
+	}
+	if len(c.opts.Roots) > 0 {
+		//lint:ignore SA1019 roots, sampling and logging are deprecated in 2026-07-28 but live in the handshake era, which we support
+		o.Capabilities.RootsV2 = &mcp.RootCapabilities{ListChanged: true}
+	}
+	return o
+}
+
+func messageMiddleware(h func(context.Context, string, mcp.Request)) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			h(ctx, method, req)
+			return next(ctx, method, req)
+		}
+	}
+}
+
+// Name returns the server's name as this client knows it.
+func (c *Client) Name() string { return c.name }
+
+// Connect connects now if not connected, and reports the connection.
+func (c *Client) Connect(ctx context.Context) (*ServerInfo, error) {
+	s, err := c.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	info := s.info
+	return &info, nil
+}
+
+// Info reports the live connection, connecting first if needed.
+// It is Connect by another name, for symmetry with Adapter.Info.
+func (c *Client) Info(ctx context.Context) (*ServerInfo, error) { return c.Connect(ctx) }
+
+// Session returns the live go-sdk session, connecting first if needed, for
+// everything this package does not wrap. Do not close it; use Client.Close.
+// A session that is lost is not re-established by itself: call Session
+// again.
+func (c *Client) Session(ctx context.Context) (*mcp.ClientSession, error) {
+	s, err := c.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.cs, nil
+}
+
+// Close ends the live connection, if any: a stdio server and its process
+// group are stopped. The Client stays usable: the next request reconnects.
+// Requests in flight fail with a TransportError.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	s := c.cur
+	c.cur = nil
+	c.gen++
+	ht := c.httpTransport
+	c.mu.Unlock()
+	var err error
+	if s != nil {
+		err = s.close(c.opts.closeGrace())
+	}
+	if ht != nil {
+		ht.CloseIdleConnections()
+	}
+	return err
+}
+
+func (c *Client) String() string { return fmt.Sprintf("mcpadapter.Client(%s)", c.name) }

@@ -1,0 +1,383 @@
+package mcpadapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// session is one established connection.
+type session struct {
+	cs    *mcp.ClientSession
+	info  ServerInfo
+	stdio *stdioConn // the process connection, for stdio targets
+	done  chan struct{}
+	err   error // why the session ended; valid after done is closed
+	// life ends when the session is closed; calls in flight are cancelled.
+	life     context.Context
+	kill     context.CancelFunc
+	inflight atomic.Int64 // requests running in this session
+
+	// Set while connecting.
+	state      *dialState
+	sawPOST    atomic.Bool // the first POST has been answered
+	legacyHTTP atomic.Bool // ... with a status a legacy SSE server gives
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+func (s *session) ended() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// close cancels the requests in flight (go-sdk tells the server), lets them
+// return, and closes the connection. It waits at most about two grace
+// periods: a server that is slow to end its session (an HTTP DELETE that
+// does not return) finishes closing in the background, bounded by go-sdk's
+// own timeout.
+func (s *session) close(grace time.Duration) error {
+	s.closeOnce.Do(func() {
+		s.kill()
+		deadline := time.Now().Add(grace)
+		for s.inflight.Load() > 0 && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		closed := make(chan error, 1)
+		go func() { closed <- s.cs.Close() }()
+		select {
+		case s.closeErr = <-closed:
+			<-s.done
+		case <-time.After(grace):
+		}
+	})
+	return s.closeErr
+}
+
+// dialCall is a connect in progress; concurrent callers share its outcome.
+type dialCall struct {
+	done chan struct{}
+	s    *session
+	err  error
+}
+
+// session returns the live session, connecting if there is none.
+func (c *Client) session(ctx context.Context) (*session, error) {
+	for {
+		c.mu.Lock()
+		if s := c.cur; s != nil {
+			if !s.ended() {
+				c.mu.Unlock()
+				return s, nil
+			}
+			c.cur = nil
+			c.log.Info("connection lost; reconnecting", "cause", s.err)
+		}
+		if d := c.dialing; d != nil {
+			c.mu.Unlock()
+			select {
+			case <-d.done:
+				if d.err != nil && !errors.Is(d.err, context.Canceled) {
+					return nil, d.err
+				}
+				continue // the dialer's own context ended: try ourselves
+			case <-ctx.Done():
+				return nil, c.transportError(nil, "connect", "", ctx.Err())
+			}
+		}
+		d := &dialCall{done: make(chan struct{})}
+		c.dialing = d
+		gen := c.gen
+		c.mu.Unlock()
+
+		d.s, d.err = c.dial(ctx)
+
+		c.mu.Lock()
+		c.dialing = nil
+		if d.err == nil && c.gen != gen {
+			// Close was called while we connected.
+			c.mu.Unlock()
+			_ = d.s.close(c.opts.closeGrace())
+			d.s, d.err = nil, c.transportError(nil, "connect", "", errors.New("the client was closed while connecting"))
+			close(d.done)
+			return nil, d.err
+		}
+		if d.err == nil {
+			c.cur = d.s
+		}
+		c.mu.Unlock()
+		close(d.done)
+		return d.s, d.err
+	}
+}
+
+// drop forgets s if it is current and closes it.
+func (c *Client) drop(s *session) {
+	c.mu.Lock()
+	if c.cur == s {
+		c.cur = nil
+	}
+	c.mu.Unlock()
+	_ = s.close(c.opts.closeGrace())
+}
+
+// dialState follows one connect attempt through the handshake, so that a
+// timeout can say which step hung.
+type dialState struct {
+	step     atomic.Value // string: the request awaiting an answer
+	probeHit atomic.Bool  // server/discover went unanswered
+}
+
+type dialKey struct{}
+
+// handshakeMiddleware bounds the server/discover probe and records the
+// handshake step in progress.
+func (c *Client) handshakeMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		st, _ := ctx.Value(dialKey{}).(*dialState)
+		if st == nil {
+			return next(ctx, method, req)
+		}
+		st.step.Store(method)
+		if method != "server/discover" {
+			return next(ctx, method, req)
+		}
+		pctx, cancel := context.WithTimeout(ctx, c.opts.probeTimeout())
+		defer cancel()
+		res, err := next(pctx, method, req)
+		if err != nil && pctx.Err() != nil && ctx.Err() == nil {
+			st.probeHit.Store(true)
+			c.log.Info("server did not answer server/discover; using the initialize handshake", "after", c.opts.probeTimeout())
+		}
+		return res, err
+	}
+}
+
+// dial establishes a new session.
+func (c *Client) dial(ctx context.Context) (*session, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.connectTimeout())
+	defer cancel()
+	start := time.Now()
+
+	s, err := c.dialOnce(ctx, c.ep, "")
+	switch {
+	case err != nil && c.ep.kind == kindStdio && ctx.Err() == nil && s.stdio != nil && s.stdio.proc.hasExited(100*time.Millisecond):
+		// Some handshake-era servers exit when they see server/discover.
+		// Start the server again and speak only the initialize handshake.
+		c.log.Info("server exited during the protocol probe; restarting it with the initialize handshake", "cause", err)
+		s, err = c.dialOnce(ctx, c.ep, "2025-11-25")
+	case err != nil && c.ep.kind == kindStreamable && c.ep.fallbackSSE && s.legacyHTTP.Load() && ctx.Err() == nil:
+		c.log.Info("server answered as a legacy SSE server; using the SSE transport")
+		sse := *c.ep
+		sse.kind = kindSSE
+		s, err = c.dialOnce(ctx, &sse, "")
+	}
+	if err != nil {
+		return nil, c.connectError(ctx, s, err)
+	}
+	s.info.ConnectedAt = start
+	s.info.ConnectTime = time.Since(start)
+	s.life, s.kill = context.WithCancel(context.Background())
+	go func() {
+		s.err = s.cs.Wait()
+		close(s.done)
+	}()
+	return s, nil
+}
+
+// dialOnce makes one connect attempt. On failure it still returns the
+// attempt's session value, for diagnostics.
+func (c *Client) dialOnce(ctx context.Context, ep *endpoint, pinVersion string) (*session, error) {
+	s := &session{done: make(chan struct{})}
+	st := &dialState{}
+	st.step.Store("connect")
+	s.state = st
+	ctx = context.WithValue(ctx, dialKey{}, st)
+
+	t, cleanup, err := c.transport(ctx, ep, s)
+	if err != nil {
+		return s, err
+	}
+	var opts *mcp.ClientSessionOptions
+	if pinVersion != "" {
+		opts = &mcp.ClientSessionOptions{ProtocolVersion: pinVersion}
+	}
+	cs, err := c.sdk.Connect(ctx, t, opts)
+	if err != nil {
+		if cleanup != nil {
+			cleanup()
+		}
+		if s.stdio != nil {
+			_ = s.stdio.Close()
+		}
+		return s, err
+	}
+	s.cs = cs
+	res := cs.InitializeResult()
+	s.info = ServerInfo{
+		Name:            c.name,
+		Transport:       string(ep.kind),
+		ProtocolVersion: res.ProtocolVersion,
+		Era:             eraOf(res.ProtocolVersion),
+		Implementation:  res.ServerInfo,
+		Capabilities:    res.Capabilities,
+		Instructions:    res.Instructions,
+	}
+	return s, nil
+}
+
+// transport builds the mcp.Transport for one connect attempt.
+func (c *Client) transport(ctx context.Context, ep *endpoint, s *session) (mcp.Transport, func(), error) {
+	switch ep.kind {
+	case kindStdio:
+		return &stdioTransport{
+			cmd:    ep.command,
+			server: c.name,
+			opts:   &c.opts,
+			obs:    c.obs,
+			onStart: func(conn *stdioConn) {
+				s.stdio = conn
+			},
+			logStray: func(server, line string) {
+				c.log.Warn("server wrote a non-JSON line to stdout (logs belong on stderr); skipped", "line", line)
+			},
+		}, nil, nil
+	case kindInProcess:
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := ep.server.Connect(ctx, st, nil)
+		if err != nil {
+			return nil, nil, fmt.Errorf("starting the in-process server: %w", err)
+		}
+		return &observedTransport{inner: ct, obs: c.obs}, func() { _ = ss.Close() }, nil
+	case kindStreamable:
+		return &mcp.StreamableClientTransport{
+			Endpoint:   ep.url,
+			HTTPClient: c.httpClient(true, s),
+		}, nil, nil
+	case kindSSE:
+		inner := &mcp.SSEClientTransport{Endpoint: ep.url, HTTPClient: c.httpClient(false, s)}
+		return &observedTransport{inner: &detachedTransport{inner: inner}, obs: c.obs}, nil, nil
+	}
+	return nil, nil, fmt.Errorf("unknown transport %q", ep.kind)
+}
+
+// httpClient returns the HTTP client for one connection: the caller's
+// client with headers, auth and the tap added around its transport.
+func (c *Client) httpClient(observe bool, s *session) *http.Client {
+	hc := &http.Client{}
+	if c.opts.HTTPClient != nil {
+		*hc = *c.opts.HTTPClient
+	}
+	base := hc.Transport
+	if base == nil {
+		base = c.ownTransport()
+	}
+	tap := &tapTransport{base: base, obs: c.obs, observe: observe}
+	tap.onStatus = func(method string, status int) {
+		// A legacy SSE server answers the first POST of the streamable
+		// transport with 404, 405 or 400.
+		if method == http.MethodPost && !s.sawPOST.Swap(true) && (status == 400 || status == 404 || status == 405) {
+			s.legacyHTTP.Store(true)
+		}
+	}
+	var rt http.RoundTripper = tap
+	if c.opts.Auth != nil {
+		rt = c.opts.Auth.wrap(rt)
+	}
+	if len(c.opts.Headers) > 0 {
+		rt = headerTransport{next: rt, set: c.opts.Headers}
+	}
+	hc.Transport = rt
+	return hc
+}
+
+// ownTransport returns the HTTP transport the client uses when the caller
+// gave none. It is the client's own, so Close can release its connections.
+func (c *Client) ownTransport() *http.Transport {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.httpTransport == nil {
+		c.httpTransport = http.DefaultTransport.(*http.Transport).Clone()
+	}
+	return c.httpTransport
+}
+
+// detachedTransport connects its inner transport with a context that lives
+// as long as the connection: go-sdk's SSE client ties its event stream to
+// the context given to Connect, which for us has a deadline.
+type detachedTransport struct{ inner mcp.Transport }
+
+func (t *detachedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, cancel)
+	conn, err := t.inner.Connect(life)
+	if !stop() {
+		// ctx ended while connecting.
+		if conn != nil {
+			_ = conn.Close()
+		}
+		cancel()
+		return nil, context.Cause(ctx)
+	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return &cancelingConn{Connection: conn, cancel: cancel}, nil
+}
+
+type cancelingConn struct {
+	mcp.Connection
+	cancel context.CancelFunc
+}
+
+func (c *cancelingConn) Close() error {
+	err := c.Connection.Close()
+	c.cancel()
+	return err
+}
+
+// connectError explains a failed connect.
+func (c *Client) connectError(ctx context.Context, s *session, err error) error {
+	op := "connect"
+	if s != nil && s.state != nil {
+		if step, _ := s.state.step.Load().(string); step != "" {
+			op = step
+		}
+	}
+	if ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		err = fmt.Errorf("no answer to %s within %v (the server is running but did not answer; is it an MCP server on this transport?): %w",
+			op, c.opts.connectTimeout(), context.DeadlineExceeded)
+	}
+	return c.transportError(s, op, "", err)
+}
+
+// transportError wraps err with the server's name and, for a stdio server,
+// the last lines of its stderr and any stray stdout lines.
+func (c *Client) transportError(s *session, op, tool string, err error) error {
+	var te *TransportError
+	if errors.As(err, &te) {
+		return err
+	}
+	te = &TransportError{Server: c.name, Tool: tool, Op: op, Err: err}
+	if s != nil && s.stdio != nil {
+		stderr, stray := s.stdio.diagnostics()
+		te.Stderr = stderr
+		var se *StdoutError
+		if len(stray) > 0 && !errors.As(err, &se) {
+			te.Err = errors.Join(err, &StdoutError{Lines: stray})
+		}
+	}
+	return te
+}

@@ -1,0 +1,127 @@
+package mcpadapter
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// TransportError reports that a request could not be completed because the
+// connection to a server failed: it could not be established, it closed, the
+// server process died, or the server did not answer in time. The model cannot
+// act on such a failure, so tools return it as a Go error.
+type TransportError struct {
+	// Server names the server, as in ServerInfo.Name.
+	Server string
+	// Tool is the tool being called, or "" when the failure is not a tool call.
+	Tool string
+	// Op is the step that failed: "connect", "initialize", "server/discover",
+	// "tools/list", "tools/call", ...
+	Op string
+	// Stderr holds the last lines the server process wrote to stderr, when it
+	// is a local process.
+	Stderr []string
+	// Err is the underlying cause.
+	Err error
+}
+
+func (e *TransportError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "mcpadapter: server %q", e.Server)
+	if e.Tool != "" {
+		fmt.Fprintf(&b, ", tool %q", e.Tool)
+	}
+	if e.Op != "" {
+		fmt.Fprintf(&b, ": %s", e.Op)
+	}
+	fmt.Fprintf(&b, ": %v", e.Err)
+	if len(e.Stderr) > 0 {
+		fmt.Fprintf(&b, "\nlast %d lines of the server's stderr:\n  %s", len(e.Stderr), strings.Join(e.Stderr, "\n  "))
+	}
+	return b.String()
+}
+
+func (e *TransportError) Unwrap() error { return e.Err }
+
+// ProcessExitError reports that a stdio server process ended. It appears as
+// the Err of a TransportError.
+type ProcessExitError struct {
+	// Command is the program that was run.
+	Command string
+	// ExitCode is the process's exit status, or -1 when it was ended by a
+	// signal or its status is unknown.
+	ExitCode int
+	// Signal names the signal that ended it, if any.
+	Signal string
+	// StillRunning reports that the process closed its stdout but had not
+	// exited; it has been killed.
+	StillRunning bool
+}
+
+func (e *ProcessExitError) Error() string {
+	switch {
+	case e.StillRunning:
+		return fmt.Sprintf("server process %s closed its stdout but kept running (it was killed)", e.Command)
+	case e.Signal != "":
+		return fmt.Sprintf("server process %s was killed by signal %s", e.Command, e.Signal)
+	default:
+		return fmt.Sprintf("server process %s exited with status %d", e.Command, e.ExitCode)
+	}
+}
+
+// StdoutError reports that a stdio server wrote something to stdout that is
+// not a JSON-RPC message: usually a log line or a banner printed to stdout
+// instead of stderr. Such lines are skipped and logged; this error explains
+// a connection that failed after them.
+type StdoutError struct {
+	// Lines are the offending lines (the last few), each cut to 200 bytes.
+	Lines []string
+}
+
+func (e *StdoutError) Error() string {
+	return fmt.Sprintf("the server wrote non-JSON to stdout (logs must go to stderr): %q", e.Lines)
+}
+
+// ContentError reports a tool result that cannot be turned into Content.
+type ContentError struct {
+	Server string
+	Tool   string
+	// Index is the position of the offending block in the result's content,
+	// or -1 when the result as a whole is malformed.
+	Index int
+	Err   error
+}
+
+func (e *ContentError) Error() string {
+	if e.Index < 0 {
+		return fmt.Sprintf("mcpadapter: server %q, tool %q: malformed result: %v", e.Server, e.Tool, e.Err)
+	}
+	return fmt.Sprintf("mcpadapter: server %q, tool %q: content[%d]: %v", e.Server, e.Tool, e.Index, e.Err)
+}
+
+func (e *ContentError) Unwrap() error { return e.Err }
+
+// TargetError reports a target New or NewClient cannot use.
+type TargetError struct {
+	// Target is the value that was passed, as text.
+	Target string
+	// Reason says what is wrong and what to do instead.
+	Reason string
+}
+
+func (e *TargetError) Error() string {
+	return fmt.Sprintf("mcpadapter: target %s: %s", e.Target, e.Reason)
+}
+
+// notSentError marks a failure to write a message: the server never saw it,
+// so the request may be retried on a new connection.
+type notSentError struct{ err error }
+
+func (e *notSentError) Error() string { return e.err.Error() }
+func (e *notSentError) Unwrap() error { return e.err }
+
+// wasNotSent reports whether err says the request never reached the server.
+func wasNotSent(err error) bool {
+	var ns *notSentError
+	return errors.As(err, &ns)
+}

@@ -1,0 +1,122 @@
+package mcpadapter
+
+import (
+	"encoding/json"
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func FuzzResolveTarget(f *testing.F) {
+	for _, s := range []string{
+		"http://127.0.0.1:8080/mcp", "https://example.com/sse", "https://example.com/sse/", "./server.py",
+		"ftp://x", "", " http://a ", "http://", "http://[::1]:80/mcp", "node server.js", "HTTP://A/SSE", "\x00",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ep, err := resolveEndpoint(s)
+		if err != nil {
+			var te *TargetError
+			if !errors.As(err, &te) {
+				t.Fatalf("error %v is not a *TargetError", err)
+			}
+			return
+		}
+		if ep.kind != kindStreamable && ep.kind != kindSSE {
+			t.Fatalf("string %q resolved to %s: a string must never start a process", s, ep.kind)
+		}
+		if ep.defaultName() == "" {
+			t.Fatalf("empty default name for %q", s)
+		}
+	})
+}
+
+func FuzzConvertResult(f *testing.F) {
+	for _, s := range []string{
+		`{"content":[{"type":"text","text":"hi","annotations":{"audience":["user"],"priority":0.5},"_meta":{"k":1}}]}`,
+		`{"content":[{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"}],"isError":true}`,
+		`{"content":[{"type":"audio","data":"UklGRg==","mimeType":"audio/wav"}]}`,
+		`{"content":[{"type":"resource_link","uri":"test://a","name":"a","size":3}]}`,
+		`{"content":[{"type":"resource","resource":{"uri":"test://b","text":"x"}}]}`,
+		`{"content":[{"type":"resource","resource":{"uri":"test://b","blob":"AAE="}}],"structuredContent":{"a":[1,2]}}`,
+		`{"content":[],"structuredContent":42}`,
+		`{"content":[{"type":"resource"}]}`,
+		`{"content":[{"type":"image"}]}`,
+		`{"content":null}`,
+		`{"resultType":"input_required","inputRequests":{}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var r mcp.CallToolResult
+		if json.Unmarshal(data, &r) != nil {
+			return
+		}
+		res, err := convertResult("srv", "tool", &r)
+		if err != nil {
+			var ce *ContentError
+			if !errors.As(err, &ce) {
+				t.Fatalf("error %v is not a *ContentError", err)
+			}
+			if !strings.Contains(err.Error(), `"srv"`) || !strings.Contains(err.Error(), `"tool"`) {
+				t.Fatalf("error %q does not name the server and tool", err)
+			}
+			return
+		}
+		if len(res.Content) != len(r.Content) {
+			t.Fatalf("converted %d blocks, want %d", len(res.Content), len(r.Content))
+		}
+		if (r.StructuredContent != nil) != (res.Artifact != nil) {
+			t.Fatalf("artifact presence %v, structured content presence %v", res.Artifact != nil, r.StructuredContent != nil)
+		}
+		if res.Artifact != nil && !json.Valid(res.Artifact.StructuredContent) {
+			t.Fatalf("artifact is not JSON: %q", res.Artifact.StructuredContent)
+		}
+		_ = res.Text()
+	})
+}
+
+var modelNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+func FuzzModelToolName(f *testing.F) {
+	f.Add("weather", "get_forecast")
+	f.Add("", "get-sum")
+	f.Add("my.server", "tools/search")
+	f.Add("", "")
+	f.Add("x", strings.Repeat("é", 70))
+	f.Fuzz(func(t *testing.T, prefix, name string) {
+		got := modelToolName(prefix, name)
+		if !modelNameRE.MatchString(got) {
+			t.Fatalf("modelToolName(%q, %q) = %q, outside [A-Za-z0-9_-]{1,64}", prefix, name, got)
+		}
+		if again := modelToolName(prefix, name); again != got {
+			t.Fatalf("not deterministic: %q then %q", got, again)
+		}
+	})
+}
+
+func FuzzRedactJSON(f *testing.F) {
+	f.Add(`{"params":{"arguments":{"token":"s3cret","q":"x"}}}`)
+	f.Add(`{"headers":{"Authorization":"Bearer abc.def"}}`)
+	f.Add(`["Bearer abc", {"api_key": 5}]`)
+	f.Add(`not json`)
+	f.Fuzz(func(t *testing.T, s string) {
+		out := redactJSON([]byte(s))
+		if strings.Contains(out, "s3cret") && strings.Contains(s, `"token":"s3cret"`) {
+			t.Fatalf("token leaked: %s", out)
+		}
+	})
+}
+
+func FuzzResponseID(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":7,"result":{"content":[`), []byte(`aaa"}]}}`))
+	f.Add([]byte(`{"result":{"content":[{"type":"text","text":"`), []byte(`xx"}]},"jsonrpc":"2.0","id":"abc"}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","method":"x","id":1`), []byte(``))
+	f.Fuzz(func(t *testing.T, head, tail []byte) {
+		_, _ = responseID(head, tail)
+	})
+}

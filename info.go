@@ -1,0 +1,69 @@
+package mcpadapter
+
+import (
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Era is the generation of the MCP protocol a connection speaks.
+type Era int
+
+const (
+	// EraUnknown is the era of a server not yet connected.
+	EraUnknown Era = iota
+	// EraHandshake is the initialize-handshake protocol, versions up to
+	// 2025-11-25: stateful sessions, server-initiated requests mid-call.
+	EraHandshake
+	// EraDiscover is the stateless server/discover protocol, 2026-07-28 and
+	// later: multi-round-trip requests, caching hints.
+	EraDiscover
+)
+
+// firstDiscoverVersion is the first protocol version of EraDiscover.
+const firstDiscoverVersion = "2026-07-28"
+
+// eraOf returns the era of a negotiated protocol version.
+func eraOf(version string) Era {
+	switch {
+	case version == "":
+		return EraUnknown
+	case version >= firstDiscoverVersion:
+		return EraDiscover
+	default:
+		return EraHandshake
+	}
+}
+
+func (e Era) String() string {
+	switch e {
+	case EraHandshake:
+		return "handshake"
+	case EraDiscover:
+		return "discover"
+	default:
+		return "unknown"
+	}
+}
+
+// ServerInfo describes one live connection to a server.
+type ServerInfo struct {
+	// Name is the server's name as the client knows it (ClientOptions.Name,
+	// or the config key).
+	Name string
+	// Transport is "stdio", "streamable-http", "sse" or "in-process".
+	Transport string
+	// Era and ProtocolVersion are what the connection negotiated.
+	Era             Era
+	ProtocolVersion string
+	// Implementation is the server's self-description (name, version, ...).
+	Implementation *mcp.Implementation
+	// Capabilities are the server's capabilities.
+	Capabilities *mcp.ServerCapabilities
+	// Instructions are the server's instructions for the model, if any.
+	Instructions string
+	// ConnectedAt is when the connection was made, and ConnectTime how long
+	// it took (process start and handshake included).
+	ConnectedAt time.Time
+	ConnectTime time.Duration
+}

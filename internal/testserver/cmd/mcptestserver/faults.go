@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// lockedWriter serializes whole writes to stdout, so that banner lines never
+// split a JSON-RPC message (go-sdk writes each message in one Write).
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// Close implements io.Closer; stdout stays open.
+func (l *lockedWriter) Close() error { return nil }
+
+func (l *lockedWriter) println(s string) { _, _ = l.Write([]byte(s + "\n")) }
+
+// polluteMiddleware prints the non-JSON banner on stdout before every
+// tools/call is handled.
+func polluteMiddleware(out *lockedWriter) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/call" {
+				out.println(testserver.PolluteBanner)
+			}
+			return next(ctx, method, req)
+		}
+	}
+}
+
+// delayMiddleware sleeps for d (or until ctx is done) before handling method.
+func delayMiddleware(method string, d time.Duration) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, m string, req mcp.Request) (mcp.Result, error) {
+			if m == method {
+				t := time.NewTimer(d)
+				defer t.Stop()
+				select {
+				case <-t.C:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+			return next(ctx, m, req)
+		}
+	}
+}
+
+// filterStdin returns a reader of the lines of r. With ignore, lines holding a
+// server/discover request are dropped (never answered). With exitFirst, the
+// process exits with code 4 if the first request is server/discover.
+//
+// This has to happen below go-sdk: a handshake-era go-sdk server answers
+// server/discover itself, before any receiving middleware runs.
+func filterStdin(r io.Reader, ignore, exitFirst bool) io.ReadCloser {
+	pr, pw := io.Pipe()
+	go func() {
+		br := bufio.NewReader(r)
+		sawRequest := false
+		for {
+			line, err := br.ReadBytes('\n')
+			if len(line) > 0 {
+				method, isRequest := requestMethod(line)
+				discover := isRequest && method == "server/discover"
+				if exitFirst && isRequest && !sawRequest && discover {
+					fmt.Fprintln(os.Stderr, "mcptestserver: first request is server/discover; exiting")
+					os.Exit(testserver.DiscoverExitCode)
+				}
+				sawRequest = sawRequest || isRequest
+				if !(ignore && discover) {
+					if _, werr := pw.Write(line); werr != nil {
+						return
+					}
+				}
+			}
+			if err != nil {
+				pw.CloseWithError(err)
+				return
+			}
+		}
+	}()
+	return pr
+}
+
+// requestMethod reports the method of a JSON-RPC request line and whether it
+// is a request (has both method and id).
+func requestMethod(line []byte) (string, bool) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 || line[0] != '{' {
+		return "", false
+	}
+	var msg struct {
+		Method string          `json:"method"`
+		ID     json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(line, &msg) != nil {
+		return "", false
+	}
+	return msg.Method, msg.Method != "" && len(msg.ID) > 0 && string(msg.ID) != "null"
+}

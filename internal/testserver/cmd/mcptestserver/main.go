@@ -1,0 +1,141 @@
+// Command mcptestserver runs a testserver MCP server (see package
+// testserver) over stdio, streamable HTTP or SSE, optionally misbehaving in
+// ways real servers do. Tests build it with testserver.Build.
+//
+// Usage:
+//
+//	mcptestserver [-transport stdio|http|sse] [-addr 127.0.0.1:0]
+//	    [-era modern|legacy] [-name NAME] [fault flags]
+//
+// For http and sse the first stderr line is "listening on URL".
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type config struct {
+	transport       string
+	addr            string
+	era             testserver.Era
+	name            string
+	stateless       bool
+	sessionTimeout  time.Duration
+	pageSize        int
+	manyTools       bool
+	pollute         bool
+	hang            bool
+	ignoreDiscover  bool
+	exitOnDiscover  bool
+	stderrLines     int
+	listDelay       time.Duration
+	spawnGrandchild bool
+	ignoreSigterm   bool
+}
+
+func parseFlags() (*config, error) {
+	c := &config{}
+	var era string
+	flag.StringVar(&c.transport, "transport", "stdio", "transport: stdio, http (streamable) or sse")
+	flag.StringVar(&c.addr, "addr", "127.0.0.1:0", "listen address for http and sse")
+	flag.StringVar(&era, "era", "modern", "protocol era: modern (2026-07-28 and older) or legacy (handshake only)")
+	flag.StringVar(&c.name, "name", "mcptestserver", "server implementation name")
+	flag.BoolVar(&c.stateless, "stateless", false, "http: serve statelessly (needed for 2026-07-28 over http)")
+	flag.DurationVar(&c.sessionTimeout, "session-timeout", 0, "http: close sessions idle this long")
+	flag.IntVar(&c.pageSize, "page-size", 0, "tools/list page size (0: go-sdk default)")
+	flag.BoolVar(&c.manyTools, "many-tools", false, "add extra_01 … extra_25")
+	flag.BoolVar(&c.pollute, "pollute", false, "stdio: print a non-JSON banner on stdout at start and on every tool call")
+	flag.BoolVar(&c.hang, "hang", false, "stdio: read stdin but never answer (even after EOF)")
+	flag.BoolVar(&c.ignoreDiscover, "ignore-discover", false, "stdio: never answer server/discover requests")
+	flag.BoolVar(&c.exitOnDiscover, "exit-on-discover", false, "stdio: exit with code 4 if the first request is server/discover")
+	flag.IntVar(&c.stderrLines, "stderr", 0, "write this many lines \"stderr line i\" to stderr at start")
+	flag.DurationVar(&c.listDelay, "list-delay", 0, "sleep this long before answering tools/list")
+	flag.BoolVar(&c.spawnGrandchild, "spawn-grandchild", false, "start a `sleep 300` child and print \"grandchild pid N\" on stderr")
+	flag.BoolVar(&c.ignoreSigterm, "ignore-sigterm", false, "ignore SIGTERM (only SIGKILL stops the process)")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", flag.Args())
+	}
+	var err error
+	if c.era, err = testserver.ParseEra(era); err != nil {
+		return nil, err
+	}
+	switch c.transport {
+	case "stdio", "http", "sse":
+	default:
+		return nil, fmt.Errorf("unknown transport %q (want stdio, http or sse)", c.transport)
+	}
+	return c, nil
+}
+
+func main() {
+	c, err := parseFlags()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mcptestserver:", err)
+		os.Exit(2)
+	}
+	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if c.ignoreSigterm {
+		signal.Ignore(syscall.SIGTERM)
+		sigs = sigs[:1]
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), sigs...)
+	defer stop()
+	if c.transport == "stdio" {
+		err = serveStdio(ctx, c)
+	} else {
+		err = serveHTTP(ctx, c)
+	}
+	if err != nil && ctx.Err() == nil {
+		fmt.Fprintln(os.Stderr, "mcptestserver:", err)
+		os.Exit(1)
+	}
+}
+
+// startup performs the startup side effects requested by flags. It runs
+// after the "listening on" line for http and sse.
+func startup(c *config) {
+	for i := 1; i <= c.stderrLines; i++ {
+		fmt.Fprintf(os.Stderr, "stderr line %d\n", i)
+	}
+	if c.spawnGrandchild {
+		cmd := exec.Command("sleep", "300")
+		if err := cmd.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "mcptestserver: spawning grandchild:", err)
+			os.Exit(1)
+		}
+		fmt.Fprintf(os.Stderr, "grandchild pid %d\n", cmd.Process.Pid)
+		go func() { _ = cmd.Wait() }() // reap it if it dies first
+	}
+}
+
+// newServer builds the server with the middleware requested by flags.
+func newServer(c *config, out *lockedWriter) *mcp.Server {
+	srv := testserver.New(testserver.Options{
+		Name:      c.name,
+		Era:       c.era,
+		PageSize:  c.pageSize,
+		ManyTools: c.manyTools,
+		OnCrash: func() {
+			fmt.Fprintln(os.Stderr, testserver.CrashMessage)
+			os.Exit(testserver.CrashExitCode)
+		},
+	})
+	if c.listDelay > 0 {
+		srv.AddReceivingMiddleware(delayMiddleware("tools/list", c.listDelay))
+	}
+	if c.pollute && out != nil {
+		srv.AddReceivingMiddleware(polluteMiddleware(out))
+	}
+	return srv
+}

@@ -1,0 +1,12 @@
+// Package testserver provides real go-sdk MCP servers for tests, in both
+// protocol eras (the stateless 2026-07-28 protocol and the older
+// initialize-handshake protocol), reachable in-process (in-memory,
+// streamable HTTP, SSE) and as a separate process (the mcptestserver
+// command, see [Build]).
+//
+// Every server built by [New] exposes the same fixed set of tools (echo,
+// add, fail, fail_structured, image, audio, link, embedded, slow, progress,
+// crash, headers, schema, and optionally extra_01…extra_25), so tests of the
+// adapter can assert on exact, known results. [NewWithState] also returns a
+// [State] that records what the server observed.
+package testserver

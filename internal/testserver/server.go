@@ -1,0 +1,99 @@
+package testserver
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DefaultName is the server name used when Options.Name is empty.
+const DefaultName = "testserver"
+
+// Options configures a test server built by [New] or [NewWithState].
+type Options struct {
+	// Name is the server's implementation name (default [DefaultName]).
+	Name string
+	// Version is the server's implementation version (default "1.0.0").
+	Version string
+	// Era selects the protocol generation; the zero value is [Modern].
+	Era Era
+	// PageSize, if positive, sets mcp.ServerOptions.PageSize so that
+	// tools/list paginates.
+	PageSize int
+	// ManyTools adds the trivial tools extra_01 … extra_25 (see
+	// [ManyToolsCount]), to exercise pagination.
+	ManyTools bool
+	// Instructions is returned to clients on connection.
+	Instructions string
+	// Logger receives go-sdk's server logs; nil discards them.
+	Logger *slog.Logger
+	// OnCrash, if set, is called by the crash tool (the mcptestserver
+	// command uses it to exit the process). If nil, or if it returns, the
+	// crash tool fails the call with a protocol error.
+	OnCrash func()
+}
+
+// New returns a go-sdk server with the test tools, configured by opts.
+func New(opts Options) *mcp.Server {
+	srv, _ := NewWithState(opts)
+	return srv
+}
+
+// NewWithState is like [New] and also returns the [State] recording what the
+// server observes.
+func NewWithState(opts Options) (*mcp.Server, *State) {
+	name := opts.Name
+	if name == "" {
+		name = DefaultName
+	}
+	version := opts.Version
+	if version == "" {
+		version = "1.0.0"
+	}
+	sopts := &mcp.ServerOptions{
+		Instructions:              opts.Instructions,
+		Logger:                    opts.Logger,
+		SupportedProtocolVersions: opts.Era.supportedVersions(),
+	}
+	if opts.PageSize > 0 {
+		sopts.PageSize = opts.PageSize
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: name, Version: version}, sopts)
+	st := newState()
+	srv.AddReceivingMiddleware(recordingMiddleware(st))
+	addBasicTools(srv, st, opts)
+	addContentTools(srv)
+	if opts.ManyTools {
+		addManyTools(srv)
+	}
+	return srv, st
+}
+
+// recordingMiddleware counts tools/list and tools/call requests in st, and
+// remembers the HTTP headers of each call.
+func recordingMiddleware(st *State) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			switch method {
+			case "tools/list":
+				st.recordList()
+			case "tools/call":
+				if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && p != nil {
+					st.recordCall(p.Name, requestHeader(req))
+				}
+			}
+			return next(ctx, method, req)
+		}
+	}
+}
+
+// requestHeader returns the HTTP header of req, or nil if it did not arrive
+// over HTTP.
+func requestHeader(req mcp.Request) http.Header {
+	if extra := req.GetExtra(); extra != nil {
+		return extra.Header
+	}
+	return nil
+}

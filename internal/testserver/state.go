@@ -1,0 +1,110 @@
+package testserver
+
+import (
+	"context"
+	"maps"
+	"net/http"
+	"sync"
+)
+
+// State records what a test server observed, so tests can assert on the
+// server side. It is safe for concurrent use. The zero value is not usable;
+// obtain one from [NewWithState].
+type State struct {
+	mu            sync.Mutex
+	changed       chan struct{} // closed and replaced on every update
+	listCalls     int
+	calls         map[string]int
+	cancellations int
+	lastHeaders   map[string]http.Header
+}
+
+func newState() *State {
+	return &State{
+		changed:     make(chan struct{}),
+		calls:       make(map[string]int),
+		lastHeaders: make(map[string]http.Header),
+	}
+}
+
+// update runs f under the lock and wakes up waiters.
+func (s *State) update(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f()
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+func (s *State) recordList() { s.update(func() { s.listCalls++ }) }
+
+func (s *State) recordCall(name string, h http.Header) {
+	s.update(func() {
+		s.calls[name]++
+		if h != nil {
+			s.lastHeaders[name] = h.Clone()
+		} else {
+			delete(s.lastHeaders, name)
+		}
+	})
+}
+
+func (s *State) recordCancel() { s.update(func() { s.cancellations++ }) }
+
+// ListCalls returns the number of tools/list requests received (one per
+// page).
+func (s *State) ListCalls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.listCalls
+}
+
+// Calls returns the number of tools/call requests received for the named
+// tool, including calls of unknown tools.
+func (s *State) Calls(name string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls[name]
+}
+
+// AllCalls returns a copy of the tools/call counts by tool name.
+func (s *State) AllCalls() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.calls)
+}
+
+// Cancellations returns how many calls of the slow tool observed the
+// cancellation of their context before finishing.
+func (s *State) Cancellations() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cancellations
+}
+
+// LastHeaders returns a copy of the HTTP request headers seen by the most
+// recent call of the named tool, or nil if the tool was never called or its
+// last call did not arrive over HTTP.
+func (s *State) LastHeaders(tool string) http.Header {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastHeaders[tool].Clone()
+}
+
+// Wait blocks until cond (called with the State unlocked, and re-evaluated
+// after every recorded event) returns true, or ctx is done.
+func (s *State) Wait(ctx context.Context, cond func(*State) bool) error {
+	for {
+		s.mu.Lock()
+		ch := s.changed
+		s.mu.Unlock()
+		if cond(s) {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}

@@ -1,0 +1,113 @@
+package mcpadapter
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ClientOptions configures a Client. The zero value is ready to use.
+//
+// Handlers are passed to go-sdk untouched: they behave exactly as documented
+// on mcp.ClientOptions.
+type ClientOptions struct {
+	// Name names the server in tool metadata, errors and logs. It defaults to
+	// the URL's host, the command's base name, or "in-process".
+	Name string
+
+	// Headers are added to every HTTP request (HTTP targets only).
+	Headers map[string]string
+	// HTTPClient is the base HTTP client; nil means a new client using
+	// http.DefaultTransport. Its Transport is wrapped, never modified.
+	HTTPClient *http.Client
+	// Auth authenticates HTTP requests; nil means none. See BearerToken and
+	// AuthFunc.
+	Auth Auth
+
+	// Timeout bounds each request (tool call, listing, ...); zero means no
+	// limit beyond the caller's context.
+	Timeout time.Duration
+	// ConnectTimeout bounds starting the server and the protocol handshake;
+	// zero means 30 seconds.
+	ConnectTimeout time.Duration
+	// ProbeTimeout bounds the wait for an answer to server/discover before
+	// falling back to the initialize handshake (some older servers never
+	// answer it); zero means 5 seconds.
+	ProbeTimeout time.Duration
+
+	// LogHandler receives the server's log notifications (notifications/message).
+	LogHandler func(context.Context, *mcp.LoggingMessageRequest)
+	// ProgressHandler receives every progress notification. Calls get their
+	// own progress token, so a handler given to one call with OnProgress
+	// only sees that call's progress.
+	ProgressHandler func(context.Context, *mcp.ProgressNotificationClientRequest)
+	// MessageHandler sees every request and notification the server sends,
+	// before the handler for it runs.
+	MessageHandler func(ctx context.Context, method string, req mcp.Request)
+	// ToolListChangedHandler receives notifications/tools/list_changed.
+	ToolListChangedHandler func(context.Context, *mcp.ToolListChangedRequest)
+	// Roots are the roots offered to the server; none means the roots
+	// capability is not advertised.
+	//lint:ignore SA1019 roots, sampling and logging are deprecated in 2026-07-28 but live in the handshake era, which we support
+	Roots []*mcp.Root
+	// SamplingHandler answers sampling/createMessage requests; nil means the
+	// sampling capability is not advertised.
+	//lint:ignore SA1019 roots, sampling and logging are deprecated in 2026-07-28 but live in the handshake era, which we support
+	SamplingHandler func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error)
+	// ElicitationHandler answers elicitation/create requests; nil means the
+	// elicitation capability is not advertised, so servers decline instead
+	// of asking.
+	ElicitationHandler func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
+
+	// Logger receives the client's own logs (reconnects, stray stdout lines,
+	// the protocol trace); nil means slog.Default().
+	Logger *slog.Logger
+	// Trace logs every JSON-RPC message at debug level on Logger, with
+	// tokens, passwords and Authorization values redacted.
+	Trace bool
+
+	// StderrLines is how many of a stdio server's last stderr lines are kept
+	// for errors; zero means 50.
+	StderrLines int
+	// StderrHandler, if set, sees each line a stdio server writes to stderr.
+	StderrHandler func(server, line string)
+	// MaxMessageBytes bounds one message from a stdio server; zero means
+	// DefaultMaxMessageBytes. A larger response fails its call with a clear
+	// error; the connection stays usable.
+	MaxMessageBytes int
+	// StopTimeout is how long a stdio server gets to exit after its stdin is
+	// closed, and again after SIGTERM, before its process group is killed;
+	// zero means 2 seconds.
+	StopTimeout time.Duration
+}
+
+func (o *ClientOptions) connectTimeout() time.Duration {
+	if o.ConnectTimeout > 0 {
+		return o.ConnectTimeout
+	}
+	return 30 * time.Second
+}
+
+func (o *ClientOptions) probeTimeout() time.Duration {
+	if o.ProbeTimeout > 0 {
+		return o.ProbeTimeout
+	}
+	return 5 * time.Second
+}
+
+func (o *ClientOptions) closeGrace() time.Duration {
+	if o.StopTimeout > 0 {
+		return o.StopTimeout
+	}
+	return 2 * time.Second
+}
+
+func (o *ClientOptions) logger() *slog.Logger {
+	if o.Logger != nil {
+		return o.Logger
+	}
+	return slog.Default()
+}

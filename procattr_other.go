@@ -1,0 +1,16 @@
+//go:build !unix
+
+package mcpadapter
+
+import (
+	"os/exec"
+	"syscall"
+)
+
+func setProcAttr(*exec.Cmd) {}
+
+func signalGroup(cmd *exec.Cmd, sig syscall.Signal) {
+	if cmd.Process != nil && sig == syscall.SIGKILL {
+		_ = cmd.Process.Kill()
+	}
+}

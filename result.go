@@ -1,0 +1,78 @@
+package mcpadapter
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Result is what a tool call produced.
+//
+// A tool that ran and reported a failure (MCP isError, or a JSON-RPC error
+// such as an unknown tool or invalid arguments) gives a Result with IsError
+// set: the server's own words are in Content so that a model can read them
+// and try again. Failures the model cannot act on (transport, protocol,
+// unconvertible content) are Go errors instead, never a Result.
+type Result struct {
+	// Content holds the result's content blocks in the server's order.
+	Content []Content
+	// IsError reports whether the tool reported a failure.
+	IsError bool
+	// Artifact carries the structured content, or is nil when the server
+	// sent none.
+	Artifact *Artifact
+	// Meta is the result's _meta, or nil.
+	Meta map[string]any
+}
+
+// Artifact is the part of a result meant for the program rather than the
+// model: the tool's structured content (see the tool's OutputSchema).
+type Artifact struct {
+	// StructuredContent is the structuredContent value as JSON.
+	StructuredContent json.RawMessage
+	// Meta is the result's _meta, or nil.
+	Meta map[string]any
+}
+
+// Decode unmarshals the structured content into v.
+func (a *Artifact) Decode(v any) error {
+	return json.Unmarshal(a.StructuredContent, v)
+}
+
+// Text returns the result as text for a model: text blocks as they are,
+// other blocks as a short bracketed description, one block per line.
+func (r *Result) Text() string {
+	var b strings.Builder
+	for i, c := range r.Content {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		switch c := c.(type) {
+		case *TextContent:
+			b.WriteString(c.Text)
+		case *ImageContent:
+			fmt.Fprintf(&b, "[image %s, %d bytes]", c.MIMEType, len(c.Data))
+		case *AudioContent:
+			fmt.Fprintf(&b, "[audio %s, %d bytes]", c.MIMEType, len(c.Data))
+		case *ResourceLinkContent:
+			fmt.Fprintf(&b, "[resource link %s", c.URI)
+			if c.Name != "" {
+				fmt.Fprintf(&b, " %q", c.Name)
+			}
+			if c.Description != "" {
+				fmt.Fprintf(&b, ": %s", c.Description)
+			}
+			b.WriteByte(']')
+		case *EmbeddedResourceContent:
+			if c.Blob == nil {
+				fmt.Fprintf(&b, "[resource %s]\n%s", c.URI, c.Text)
+			} else {
+				fmt.Fprintf(&b, "[resource %s, %s, %d bytes]", c.URI, c.MIMEType, len(c.Blob))
+			}
+		}
+	}
+	if len(r.Content) == 0 && r.Artifact != nil {
+		b.Write(r.Artifact.StructuredContent)
+	}
+	return b.String()
+}

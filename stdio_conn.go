@@ -1,0 +1,308 @@
+package mcpadapter
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// stdioTransport is an mcp.Transport over a child process's stdin/stdout.
+// Unlike go-sdk's CommandTransport it skips and reports lines that are not
+// JSON (a server logging to stdout), bounds message size without killing the
+// session, keeps the stderr tail and kills the whole process group.
+type stdioTransport struct {
+	cmd      Command
+	server   string
+	opts     *ClientOptions
+	obs      *observer
+	onStart  func(*stdioConn) // records the connection for diagnostics
+	logStray func(server, line string)
+}
+
+func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	var onStderr func(string)
+	if t.opts.StderrHandler != nil {
+		h, server := t.opts.StderrHandler, t.server
+		onStderr = func(line string) { h(server, line) }
+	}
+	p, err := startProcess(t.cmd, t.opts.StderrLines, onStderr)
+	if err != nil {
+		return nil, fmt.Errorf("starting %s: %w", t.cmd.Path, err)
+	}
+	max := t.opts.MaxMessageBytes
+	if max <= 0 {
+		max = DefaultMaxMessageBytes
+	}
+	c := &stdioConn{
+		proc:     p,
+		server:   t.server,
+		r:        bufio.NewReaderSize(p.stdout, 64*1024),
+		max:      max,
+		obs:      t.obs,
+		logStray: t.logStray,
+		grace:    t.opts.closeGrace(),
+	}
+	if t.onStart != nil {
+		t.onStart(c)
+	}
+	return c, nil
+}
+
+// DefaultMaxMessageBytes is the default limit on one message from a stdio
+// server (ClientOptions.MaxMessageBytes).
+const DefaultMaxMessageBytes = 64 << 20
+
+type stdioConn struct {
+	proc     *stdioProcess
+	server   string
+	r        *bufio.Reader // used only by Read, which go-sdk calls from one goroutine
+	max      int
+	obs      *observer
+	logStray func(server, line string)
+	grace    time.Duration
+
+	writeMu sync.Mutex
+
+	mu      sync.Mutex
+	stray   []string // last non-JSON stdout lines
+	pending []jsonrpc.Message
+	readErr error
+}
+
+func (c *stdioConn) SessionID() string { return "" }
+
+// Read returns the next JSON-RPC message, skipping lines that are not JSON.
+func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		if m := c.popPending(); m != nil {
+			return m, nil
+		}
+		line, err := c.readLine()
+		if err != nil {
+			return nil, c.failRead(err)
+		}
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		if line[0] != '{' || !json.Valid(line) {
+			c.noteStray(line)
+			continue
+		}
+		msg, err := jsonrpc.DecodeMessage(line)
+		if err != nil {
+			c.noteStray(line)
+			continue
+		}
+		c.obs.received(msg, line)
+		return msg, nil
+	}
+}
+
+func (c *stdioConn) popPending() jsonrpc.Message {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.pending) == 0 {
+		return nil
+	}
+	m := c.pending[0]
+	c.pending = c.pending[1:]
+	return m
+}
+
+// readLine reads one line of at most c.max bytes. The returned slice may be
+// reused by the next call.
+func (c *stdioConn) readLine() ([]byte, error) {
+	var buf []byte
+	for {
+		chunk, err := c.r.ReadSlice('\n')
+		if len(buf)+len(chunk) > c.max {
+			head := append(buf[:min(len(buf), 256):min(len(buf), 256)], chunk[:min(len(chunk), 256-min(len(buf), 256))]...)
+			return c.skipLongLine(head, chunk, len(buf)+len(chunk), err)
+		}
+		switch {
+		case err == nil && buf == nil:
+			return chunk, nil
+		case err == nil:
+			return append(buf, chunk...), nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			buf = append(buf, chunk...)
+		case err == io.EOF && len(buf)+len(chunk) > 0:
+			return append(buf, chunk...), nil
+		default:
+			return nil, err
+		}
+	}
+}
+
+// skipLongLine discards the rest of an oversized line. If the line is a
+// response, the call it answers fails with a clear error instead of waiting
+// forever, and the connection stays usable.
+func (c *stdioConn) skipLongLine(head, last []byte, size int, err error) ([]byte, error) {
+	tail := append([]byte(nil), last[max(0, len(last)-256):]...)
+	for errors.Is(err, bufio.ErrBufferFull) {
+		var chunk []byte
+		chunk, err = c.r.ReadSlice('\n')
+		size += len(chunk)
+		if len(chunk) >= 256 {
+			tail = append(tail[:0], chunk[len(chunk)-256:]...)
+		} else {
+			tail = append(tail, chunk...)
+			tail = tail[max(0, len(tail)-256):]
+		}
+	}
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	id, ok := responseID(head, tail)
+	if !ok {
+		c.noteStray([]byte(fmt.Sprintf("<dropped a %d-byte message over the %d-byte limit>", size, c.max)))
+		return nil, nil
+	}
+	resp := &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{
+		Code:    jsonrpc.CodeInternalError,
+		Message: fmt.Sprintf("the server's response was %d bytes, over the %d-byte limit (ClientOptions.MaxMessageBytes)", size, c.max),
+	}}
+	c.mu.Lock()
+	c.pending = append(c.pending, resp)
+	c.mu.Unlock()
+	return nil, nil
+}
+
+// tailID finds a top-level "id" member at the end of a JSON object.
+var tailID = regexp.MustCompile(`"id"\s*:\s*(-?[0-9]+|"(?:[^"\\]|\\.)*")\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?}\s*$`)
+
+// responseID extracts the id of an oversized response from its first or
+// last bytes, if it is a response at all.
+func responseID(head, tail []byte) (jsonrpc.ID, bool) {
+	dec := json.NewDecoder(bytes.NewReader(head))
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return jsonrpc.ID{}, false
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			break
+		}
+		switch k {
+		case "method":
+			return jsonrpc.ID{}, false // a request or notification
+		case "id":
+			var raw any
+			if dec.Decode(&raw) != nil {
+				return jsonrpc.ID{}, false
+			}
+			return makeID(raw)
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			break
+		}
+	}
+	m := tailID.FindSubmatch(tail)
+	if m == nil {
+		return jsonrpc.ID{}, false
+	}
+	d := json.NewDecoder(bytes.NewReader(m[1]))
+	d.UseNumber()
+	var raw any
+	if d.Decode(&raw) != nil {
+		return jsonrpc.ID{}, false
+	}
+	return makeID(raw)
+}
+
+func makeID(raw any) (jsonrpc.ID, bool) {
+	if n, ok := raw.(json.Number); ok {
+		i, err := n.Int64()
+		if err != nil {
+			return jsonrpc.ID{}, false
+		}
+		raw = i
+	}
+	id, err := jsonrpc.MakeID(raw)
+	return id, err == nil
+}
+
+func (c *stdioConn) noteStray(line []byte) {
+	s := string(line)
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	c.mu.Lock()
+	if len(c.stray) == 5 {
+		c.stray = c.stray[1:]
+	}
+	c.stray = append(c.stray, s)
+	c.mu.Unlock()
+	if c.logStray != nil {
+		c.logStray(c.server, s)
+	}
+}
+
+// strayLines returns the last non-JSON lines seen on stdout.
+func (c *stdioConn) strayLines() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.stray...)
+}
+
+// failRead turns the end of stdout into an error that says how the process
+// ended, with what it printed.
+func (c *stdioConn) failRead(err error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.readErr != nil {
+		return c.readErr
+	}
+	var cause error
+	if err == io.EOF || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, os.ErrClosed) {
+		cause = c.proc.exitError(2 * time.Second)
+	} else {
+		cause = fmt.Errorf("reading the server's stdout: %w", err)
+	}
+	if len(c.stray) > 0 {
+		cause = errors.Join(cause, &StdoutError{Lines: append([]string(nil), c.stray...)})
+	}
+	c.readErr = fmt.Errorf("%w: %w", mcp.ErrConnectionClosed, cause)
+	return c.readErr
+}
+
+// Write sends one message as a line of JSON.
+func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	c.obs.sent(msg, data)
+	data = append(data, '\n')
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	if _, err := c.proc.stdin.Write(data); err != nil {
+		return &notSentError{fmt.Errorf("writing to the server's stdin: %w", err)}
+	}
+	return nil
+}
+
+// Close ends the process and its group.
+func (c *stdioConn) Close() error {
+	c.proc.close(c.grace)
+	return nil
+}
+
+// diagnostics returns what is known about why the process went away.
+func (c *stdioConn) diagnostics() (stderr []string, stray []string) {
+	return c.proc.tail.snapshot(), c.strayLines()
+}

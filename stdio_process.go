@@ -1,0 +1,210 @@
+package mcpadapter
+
+import (
+	"bufio"
+	"errors"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// stdioProcess owns one server child process: its pipes, its stderr tail and
+// its process group. It never outlives its Client: close kills the whole group,
+// and on Linux the child is bound to the parent's death.
+type stdioProcess struct {
+	cmd     *exec.Cmd
+	name    string // the program, for messages
+	stdin   *os.File
+	stdout  *os.File
+	stderr  *os.File
+	tail    *lineRing
+	exited  chan struct{} // closed when the process has been reaped
+	waitErr error         // valid after exited is closed
+	errDone chan struct{} // closed when stderr reached EOF or was closed
+
+	closeOnce sync.Once
+}
+
+// startProcess starts cmd with fresh pipes in its own process group.
+// onStderr, if non-nil, sees each stderr line.
+func startProcess(c Command, tailLines int, onStderr func(string)) (*stdioProcess, error) {
+	if c.Path == "" {
+		return nil, errors.New("no command to run (Command.Path is empty)")
+	}
+	cmd := exec.Command(c.Path, c.Args...)
+	cmd.Dir = c.Dir
+	if len(c.Env) > 0 {
+		cmd.Env = append(os.Environ(), c.Env...)
+	}
+	setProcAttr(cmd)
+
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW)
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		closeAll(inR, inW, outR, outW)
+		return nil, err
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	if err := cmd.Start(); err != nil {
+		closeAll(inR, inW, outR, outW, errR, errW)
+		return nil, err
+	}
+	// The child holds its own copies now.
+	closeAll(inR, outW, errW)
+
+	p := &stdioProcess{
+		cmd:     cmd,
+		name:    c.Path,
+		stdin:   inW,
+		stdout:  outR,
+		stderr:  errR,
+		tail:    newLineRing(tailLines),
+		exited:  make(chan struct{}),
+		errDone: make(chan struct{}),
+	}
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.exited)
+	}()
+	go p.readStderr(onStderr)
+	return p, nil
+}
+
+func closeAll(fs ...*os.File) {
+	for _, f := range fs {
+		_ = f.Close()
+	}
+}
+
+func (p *stdioProcess) readStderr(onStderr func(string)) {
+	defer close(p.errDone)
+	sc := bufio.NewScanner(p.stderr)
+	sc.Buffer(make([]byte, 0, 4096), 64*1024)
+	for sc.Scan() {
+		line := sc.Text()
+		p.tail.add(line)
+		if onStderr != nil {
+			onStderr(line)
+		}
+	}
+}
+
+// exitError describes how the process ended, waiting up to grace for it to
+// end. It returns a *ProcessExitError.
+func (p *stdioProcess) exitError(grace time.Duration) *ProcessExitError {
+	e := &ProcessExitError{Command: p.name, ExitCode: -1}
+	select {
+	case <-p.exited:
+	case <-time.After(grace):
+		e.StillRunning = true
+		return e
+	}
+	// Let stderr drain so the tail includes the last words.
+	select {
+	case <-p.errDone:
+	case <-time.After(200 * time.Millisecond):
+	}
+	var ee *exec.ExitError
+	if errors.As(p.waitErr, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			e.Signal = ws.Signal().String()
+			return e
+		}
+		e.ExitCode = ee.ExitCode()
+		return e
+	}
+	if p.waitErr == nil {
+		e.ExitCode = 0
+	}
+	return e
+}
+
+// close ends the process: it closes stdin and gives the server grace to
+// exit, then terminates and finally kills its whole process group, so that
+// grandchildren (npx, uvx and shell wrappers) go too.
+func (p *stdioProcess) close(grace time.Duration) {
+	p.closeOnce.Do(func() {
+		_ = p.stdin.Close()
+		select {
+		case <-p.exited:
+		case <-time.After(grace):
+			signalGroup(p.cmd, syscall.SIGTERM)
+			select {
+			case <-p.exited:
+			case <-time.After(grace):
+			}
+		}
+		// Whatever is left of the group (the leader if it ignored SIGTERM,
+		// and any grandchildren) is killed.
+		signalGroup(p.cmd, syscall.SIGKILL)
+		<-p.exited
+		_ = p.stdout.Close()
+		select {
+		case <-p.errDone:
+		case <-time.After(200 * time.Millisecond):
+		}
+		_ = p.stderr.Close()
+		<-p.errDone
+	})
+}
+
+// lineRing keeps the last n lines written to it.
+type lineRing struct {
+	mu    sync.Mutex
+	lines []string
+	next  int
+	full  bool
+}
+
+func newLineRing(n int) *lineRing {
+	if n <= 0 {
+		n = 50
+	}
+	return &lineRing{lines: make([]string, n)}
+}
+
+func (r *lineRing) add(line string) {
+	const maxLine = 500
+	if len(line) > maxLine {
+		line = line[:maxLine] + "…"
+	}
+	r.mu.Lock()
+	r.lines[r.next] = line
+	r.next = (r.next + 1) % len(r.lines)
+	if r.next == 0 {
+		r.full = true
+	}
+	r.mu.Unlock()
+}
+
+// snapshot returns the kept lines, oldest first.
+func (r *lineRing) snapshot() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.full {
+		return append([]string(nil), r.lines[:r.next]...)
+	}
+	out := make([]string, 0, len(r.lines))
+	out = append(out, r.lines[r.next:]...)
+	return append(out, r.lines[:r.next]...)
+}
+
+// hasExited reports whether the process ends within wait.
+func (p *stdioProcess) hasExited(wait time.Duration) bool {
+	select {
+	case <-p.exited:
+		return true
+	case <-time.After(wait):
+		return false
+	}
+}

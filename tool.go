@@ -1,0 +1,117 @@
+package mcpadapter
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A Tool is one MCP tool, ready to hand to a model and to call.
+//
+// A Tool holds its Client, not a connection: it stays callable after the
+// Adapter that listed it is closed, reconnecting on its next call.
+type Tool struct {
+	// Name is the name to show the model: the server's name for the tool,
+	// made to match ^[A-Za-z0-9_-]{1,64}$ and, with several servers,
+	// prefixed with the server's name.
+	Name string
+	// OriginalName is the server's own name for the tool.
+	OriginalName string
+	// Server is the name of the server that owns the tool.
+	Server string
+	// Title is the tool's display name, if any.
+	Title string
+	// Description tells the model what the tool does.
+	Description string
+	// InputSchema is the JSON Schema of the arguments, byte for byte as the
+	// server sent it.
+	InputSchema json.RawMessage
+	// OutputSchema is the JSON Schema of the structured content, as sent, or
+	// nil when the tool declares none.
+	OutputSchema json.RawMessage
+	// Annotations are the server's hints about the tool's behaviour, or nil.
+	Annotations *mcp.ToolAnnotations
+	// Meta is the tool's _meta, or nil.
+	Meta map[string]any
+	// Icons are the tool's icons, if any.
+	Icons []mcp.Icon
+
+	client *Client
+}
+
+// Call calls the tool with args, a JSON object (nil or empty means {}).
+//
+// A tool that ran and failed gives a Result with IsError set and the
+// server's own words in Content, as do the server's refusals of the call
+// (unknown tool, invalid arguments) and arguments that are not a JSON
+// object: a model can read these and try again. A failure to reach the
+// server is a *TransportError; a result that cannot be converted is a
+// *ContentError.
+func (t *Tool) Call(ctx context.Context, args json.RawMessage, opts ...CallOption) (*Result, error) {
+	return t.client.CallTool(ctx, t.OriginalName, args, opts...)
+}
+
+// Client returns the client the tool calls through.
+func (t *Tool) Client() *Client { return t.client }
+
+// newTool builds a Tool from a listed go-sdk tool, taking the schemas as
+// the server sent them when the observer saw them.
+func (c *Client) newTool(t *mcp.Tool) (*Tool, error) {
+	out := &Tool{
+		Name:         t.Name,
+		OriginalName: t.Name,
+		Server:       c.name,
+		Title:        t.Title,
+		Description:  t.Description,
+		Annotations:  t.Annotations,
+		Meta:         t.Meta,
+		Icons:        t.Icons,
+		client:       c,
+	}
+	if out.Title == "" && t.Annotations != nil {
+		out.Title = t.Annotations.Title
+	}
+	raw, ok := c.obs.rawSchemas(t.Name)
+	switch {
+	case ok && len(raw.input) > 0:
+		out.InputSchema = raw.input
+	case t.InputSchema != nil:
+		b, err := json.Marshal(t.InputSchema)
+		if err != nil {
+			return nil, err
+		}
+		out.InputSchema = b
+	default:
+		out.InputSchema = json.RawMessage(`{"type":"object"}`)
+	}
+	switch {
+	case ok && len(raw.output) > 0 && string(raw.output) != "null":
+		out.OutputSchema = raw.output
+	case t.OutputSchema != nil:
+		b, err := json.Marshal(t.OutputSchema)
+		if err != nil {
+			return nil, err
+		}
+		out.OutputSchema = b
+	}
+	return out, nil
+}
+
+// Tools lists the server's tools, all pages, named for a model (see
+// Tool.Name).
+func (c *Client) Tools(ctx context.Context) ([]*Tool, error) {
+	listed, err := c.ListTools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tools := make([]*Tool, 0, len(listed))
+	for _, lt := range listed {
+		t, err := c.newTool(lt)
+		if err != nil {
+			return nil, &ContentError{Server: c.name, Tool: lt.Name, Index: -1, Err: err}
+		}
+		tools = append(tools, t)
+	}
+	return tools, nil
+}
