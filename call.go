@@ -156,10 +156,10 @@ func (c *Client) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 			params = &mcp.ListToolsParams{Cursor: res.NextCursor}
 		}
 	})
-	if err != nil && isServerError(err) {
-		return nil, c.transportError(nil, "tools/list", "", err)
+	if err != nil {
+		return nil, c.serverErr(err, "tools/list")
 	}
-	return tools, err
+	return tools, nil
 }
 
 // maxPages bounds a paginated listing.

@@ -125,3 +125,18 @@ func wasNotSent(err error) bool {
 	var ns *notSentError
 	return errors.As(err, &ns)
 }
+
+// ServerError reports that the server answered a request (other than a
+// tool call, whose refusals are error results) with a JSON-RPC error, such
+// as an unknown prompt or resource. Err is the *jsonrpc.Error.
+type ServerError struct {
+	Server string
+	Op     string
+	Err    error
+}
+
+func (e *ServerError) Error() string {
+	return fmt.Sprintf("mcpadapter: server %q: %s: %v", e.Server, e.Op, e.Err)
+}
+
+func (e *ServerError) Unwrap() error { return e.Err }

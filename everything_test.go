@@ -3,6 +3,7 @@ package mcpadapter_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -129,6 +130,22 @@ func TestEverything(t *testing.T) {
 			bad := call("get-sum", `{"a":"x","b":1}`)
 			if !bad.IsError || !strings.Contains(bad.Text(), "a") {
 				t.Errorf("get-sum with a string: IsError=%v text %q", bad.IsError, bad.Text())
+			}
+			// Prompts and resources through the underlying client.
+			cl := a.Client()
+			if prompts, err := cl.ListPrompts(ctx); err != nil || len(prompts) == 0 {
+				t.Errorf("prompts: %d, %v", len(prompts), err)
+			}
+			resources, err := cl.ListResources(ctx)
+			if err != nil || len(resources) == 0 {
+				t.Fatalf("resources: %d, %v", len(resources), err)
+			}
+			if rr, err := cl.ReadResource(ctx, resources[0].URI); err != nil || len(rr.Contents) == 0 {
+				t.Errorf("read %s: %v", resources[0].URI, err)
+			}
+			var se *mcpadapter.ServerError
+			if _, err := cl.ReadResource(ctx, "demo://no/such/thing"); !errors.As(err, &se) {
+				t.Errorf("reading a missing resource: %v, want a *ServerError", err)
 			}
 			// An unknown tool, called through the client.
 			unknown, err := a.Client().CallTool(ctx, "no-such-tool", nil)

@@ -310,3 +310,31 @@ func runHost() {
 	fmt.Printf("server pid %s\n", strings.Fields(string(children))[0])
 	time.Sleep(time.Minute)
 }
+
+func TestFaultRequestTimeout(t *testing.T) {
+	ctx := testCtx(t)
+	srv, state := testserver.NewWithState(testserver.Options{})
+	c, err := mcpadapter.NewClient(srv, mcpadapter.ClientOptions{Timeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	start := time.Now()
+	_, err = c.CallTool(ctx, "slow", json.RawMessage(`{"ms":5000}`))
+	var te *mcpadapter.TransportError
+	if !errors.As(err, &te) || !errors.Is(err, context.DeadlineExceeded) || te.Tool != "slow" {
+		t.Fatalf("got %v, want a TransportError for slow wrapping DeadlineExceeded", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("timed out after %v", d)
+	}
+	// The server is told, and the client is still usable.
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := state.Wait(wctx, func(s *testserver.State) bool { return s.Cancellations() > 0 }); err != nil {
+		t.Errorf("the server never saw the cancellation: %v", err)
+	}
+	if res, err := c.CallTool(ctx, "echo", json.RawMessage(`{"text":"ok"}`)); err != nil || res.Text() != "ok" {
+		t.Errorf("after a timeout: %v %+v", err, res)
+	}
+}

@@ -1,0 +1,133 @@
+package mcpadapter_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log"
+	"sync"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type weatherIn struct {
+	City string `json:"city"`
+}
+
+// weatherServer is a go-sdk server with one tool, for the examples.
+func weatherServer() *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "weather", Version: "1.0.0"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "get_forecast", Description: "Tomorrow's forecast for a city"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in weatherIn) (*mcp.CallToolResult, map[string]any, error) {
+			if in.City == "" {
+				return nil, nil, fmt.Errorf("city is required")
+			}
+			return nil, map[string]any{"city": in.City, "forecast": "sunny"}, nil
+		})
+	return srv
+}
+
+func Example() {
+	ctx := context.Background()
+	a, err := mcpadapter.New(weatherServer()) // or a URL, or mcpadapter.Command{...}
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer a.Close()
+
+	tools, err := a.Tools(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, t := range tools {
+		fmt.Println(t.Name, "-", t.Description)
+	}
+
+	res, err := tools[0].Call(ctx, json.RawMessage(`{"city":"Paris"}`))
+	if err != nil {
+		log.Fatal(err) // the server could not be reached: the model can't act on it
+	}
+	fmt.Println(res.IsError, string(res.Artifact.StructuredContent))
+
+	res, err = tools[0].Call(ctx, json.RawMessage(`{"city":""}`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.IsError, res.Text()) // the model reads this and can try again
+	// Output:
+	// get_forecast - Tomorrow's forecast for a city
+	// false {"city":"Paris","forecast":"sunny"}
+	// true city is required
+}
+
+func ExampleNewClient() {
+	ctx := context.Background()
+	c, err := mcpadapter.NewClient(weatherServer(), mcpadapter.ClientOptions{
+		Name:    "weather",
+		Timeout: 30 * time.Second,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	a, err := mcpadapter.New(c)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer a.Close()
+	info, err := a.Info(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	s := info.Servers[0]
+	fmt.Println(s.Name, s.Implementation.Name, s.ProtocolVersion, s.Era)
+	// Output: weather weather 2026-07-28 discover
+}
+
+func ExampleScript() {
+	fmt.Println(mcpadapter.Script("server.py", "--verbose"))
+	fmt.Println(mcpadapter.Script("server.mjs"))
+	fmt.Println(mcpadapter.Script("bin/server"))
+	// Output:
+	// python3 server.py --verbose
+	// node server.mjs
+	// bin/server
+}
+
+func ExampleTool_Call_progress() {
+	ctx := context.Background()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "jobs", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "build"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		for i := 1; i <= 3; i++ {
+			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+				ProgressToken: req.Params.GetProgressToken(), Progress: float64(i), Total: 3, Message: fmt.Sprintf("step %d", i),
+			})
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "built"}}}, nil, nil
+	})
+	a, _ := mcpadapter.New(srv)
+	defer a.Close()
+	tools, _ := a.Tools(ctx)
+	var mu sync.Mutex
+	var steps []string
+	res, err := tools[0].Call(ctx, nil, mcpadapter.OnProgress(func(p mcpadapter.Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		steps = append(steps, fmt.Sprintf("%s %v/%v %s", p.Tool, p.Progress, p.Total, p.Message))
+	}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, s := range steps {
+		fmt.Println(s)
+	}
+	fmt.Println(res.Text())
+	// Output:
+	// build 1/3 step 1
+	// build 2/3 step 2
+	// build 3/3 step 3
+	// built
+}
