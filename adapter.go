@@ -2,29 +2,40 @@ package mcpadapter
 
 import (
 	"context"
-	"errors"
+	"fmt"
 )
 
-// An Adapter turns the tools of an MCP server into tools for an agent.
+// An Adapter turns the tools of one or more MCP servers into tools for an
+// agent.
 //
 // An Adapter governs discovery, not the tools' lifetime: tools returned by
 // Tools keep working after Close, reconnecting on their next call.
 type Adapter struct {
-	client *Client
-	cfg    adapterConfig
+	group *Group
+	cfg   adapterConfig
 }
 
 // Option configures an Adapter.
 type Option func(*adapterConfig)
 
 type adapterConfig struct {
-	filter func(server string, tool *Tool) bool
+	filter      func(server string, tool *Tool) bool
+	skip        bool
+	unavailable func(ServerFailure)
 }
 
 // WithToolFilter keeps only the tools for which keep returns true. It sees
-// each tool before it is renamed for the model.
+// each tool with its server's own name for it, before prefixing.
 func WithToolFilter(keep func(server string, tool *Tool) bool) Option {
 	return func(c *adapterConfig) { c.filter = keep }
+}
+
+// SkipUnavailable makes Tools return the tools of the servers that could be
+// reached when others cannot, instead of failing. report, if not nil, is
+// told about each server left out. A server left out is tried again by the
+// next call to Tools.
+func SkipUnavailable(report func(ServerFailure)) Option {
+	return func(c *adapterConfig) { c.skip, c.unavailable = true, report }
 }
 
 // New returns an Adapter for target. The transport is inferred:
@@ -35,7 +46,8 @@ func WithToolFilter(keep func(server string, tool *Tool) bool) Option {
 //     string never starts a process.
 //   - Command (see also Script): a local server over stdio.
 //   - *mcp.Server: a go-sdk server, run in-process.
-//   - *Client: a client built with NewClient and its options.
+//   - *Config: the servers of an mcpServers document, as a Group.
+//   - *Client or *Group: built with NewClient or NewGroup and their options.
 //
 // New does not connect; Tools does.
 func New(target any, opts ...Option) (*Adapter, error) {
@@ -43,39 +55,71 @@ func New(target any, opts ...Option) (*Adapter, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if c, ok := target.(*Client); ok {
-		if c == nil {
+	var g *Group
+	switch t := target.(type) {
+	case *Group:
+		if t == nil {
+			return nil, &TargetError{Target: "(nil *mcpadapter.Group)", Reason: "want " + acceptedTargets}
+		}
+		g = t
+	case *Config:
+		var err error
+		if g, err = NewGroup(t, ClientOptions{}); err != nil {
+			return nil, err
+		}
+	case *Client:
+		if t == nil {
 			return nil, &TargetError{Target: "(nil *mcpadapter.Client)", Reason: "want " + acceptedTargets}
 		}
-		return &Adapter{client: c, cfg: cfg}, nil
+		g = &Group{clients: []*Client{t}}
+	default:
+		c, err := NewClient(target, ClientOptions{})
+		if err != nil {
+			return nil, err
+		}
+		g = &Group{clients: []*Client{c}}
 	}
-	c, err := NewClient(target, ClientOptions{})
-	if err != nil {
-		return nil, err
-	}
-	return &Adapter{client: c, cfg: cfg}, nil
+	return &Adapter{group: g, cfg: cfg}, nil
 }
 
-// Tools connects if needed and returns the server's tools, named for a
-// model. Two tools that would get the same name are a *NameCollisionError.
+// Tools connects if needed and returns the tools of every server, named for
+// a model: unprefixed with one server, "server_tool" with several. Two
+// tools that would get the same name are a *NameCollisionError; nothing is
+// silently overwritten. When servers fail, Tools returns a *GroupError
+// listing all of them, unless SkipUnavailable was given.
 func (a *Adapter) Tools(ctx context.Context) ([]*Tool, error) {
-	listed, err := a.client.Tools(ctx)
-	if err != nil {
-		return nil, err
+	tools, failures := a.group.tools(ctx)
+	if len(failures) > 0 {
+		if !a.cfg.skip || len(failures) == len(a.group.clients) {
+			if len(a.group.clients) == 1 {
+				return nil, failures[0].Err
+			}
+			return nil, &GroupError{Failures: failures}
+		}
+		if a.cfg.unavailable != nil {
+			for _, f := range failures {
+				a.cfg.unavailable(f)
+			}
+		}
 	}
-	return finishTools(listed, "", a.cfg.filter)
+	prefix := len(a.group.clients) > 1
+	return finishTools(tools, prefix, a.cfg.filter)
 }
 
-// finishTools filters tools, gives them their model names with prefix, and
-// rejects collisions.
-func finishTools(tools []*Tool, prefix string, keep func(string, *Tool) bool) ([]*Tool, error) {
+// finishTools filters tools, gives them their model names, and rejects
+// collisions.
+func finishTools(tools []*Tool, prefix bool, keep func(string, *Tool) bool) ([]*Tool, error) {
 	out := tools[:0]
 	seen := make(map[string]*Tool, len(tools))
 	for _, t := range tools {
 		if keep != nil && !keep(t.Server, t) {
 			continue
 		}
-		t.Name = modelToolName(prefix, t.OriginalName)
+		p := ""
+		if prefix {
+			p = t.Server
+		}
+		t.Name = modelToolName(p, t.OriginalName)
 		if prev, dup := seen[t.Name]; dup {
 			return nil, &NameCollisionError{Name: t.Name, First: prev.Server + "/" + prev.OriginalName, Second: t.Server + "/" + t.OriginalName}
 		}
@@ -85,28 +129,49 @@ func finishTools(tools []*Tool, prefix string, keep func(string, *Tool) bool) ([
 	return out, nil
 }
 
-// Info describes the adapter's connections, connecting first if needed.
+// Info describes an adapter's connections.
 type Info struct {
 	// Era is the protocol era of the adapter: that of its oldest server.
 	Era Era
-	// Servers describes each connection.
+	// PulledDownBy names the handshake-era server that pulled a group of
+	// servers down to the handshake era, or is "".
+	PulledDownBy string
+	// Servers describes each connected server.
 	Servers []ServerInfo
+	// Unavailable lists the servers that could not be connected.
+	Unavailable []ServerFailure
 }
 
-// Info connects if needed and describes the connections.
+// Info connects if needed and describes the connections. It fails only if
+// no server can be connected.
 func (a *Adapter) Info(ctx context.Context) (*Info, error) {
-	si, err := a.client.Connect(ctx)
-	if err != nil {
-		return nil, err
+	if len(a.group.clients) == 1 {
+		si, err := a.group.clients[0].Connect(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return &Info{Era: si.Era, Servers: []ServerInfo{*si}}, nil
 	}
-	return &Info{Era: si.Era, Servers: []ServerInfo{*si}}, nil
+	return a.group.Info(ctx)
 }
 
-// Client returns the client behind the adapter, for prompts, resources,
-// completion and everything else the adapter does not wrap.
-func (a *Adapter) Client() *Client { return a.client }
+// Client returns the client of an adapter with one server, for prompts,
+// resources, completion and everything else the adapter does not wrap.
+// With several servers it returns nil: use Group().Client(name).
+func (a *Adapter) Client() *Client {
+	if len(a.group.clients) == 1 {
+		return a.group.clients[0]
+	}
+	return nil
+}
+
+// Group returns the adapter's servers as a Group (of one, for a single
+// server).
+func (a *Adapter) Group() *Group { return a.group }
 
 // Close ends the adapter's live connections. Tools stay callable.
-func (a *Adapter) Close() error {
-	return errors.Join(a.client.Close())
+func (a *Adapter) Close() error { return a.group.Close() }
+
+func (a *Adapter) String() string {
+	return fmt.Sprintf("mcpadapter.Adapter(%d servers)", len(a.group.clients))
 }

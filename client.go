@@ -35,6 +35,7 @@ type Client struct {
 	gen     uint64    // incremented by Close
 
 	httpTransport *http.Transport // used when ClientOptions.HTTPClient is nil
+	pinVersion    string          // protocol version to ask for; "" means the newest
 
 	seq      atomic.Uint64
 	progMu   sync.Mutex
@@ -42,9 +43,16 @@ type Client struct {
 }
 
 // NewClient returns a Client for target, which may be an http(s) URL
-// (string or *url.URL), a Command, or an *mcp.Server run in-process.
+// (string or *url.URL), a Command, an *mcp.Server run in-process, or a
+// *Config with a single server (whose entry's settings override opts).
 // It does not connect; the first request does, or Connect.
 func NewClient(target any, opts ClientOptions) (*Client, error) {
+	if cfg, ok := target.(*Config); ok && cfg != nil {
+		if len(cfg.Servers) != 1 {
+			return nil, &TargetError{Target: "config", Reason: fmt.Sprintf("it has %d servers; a Client talks to one: use NewGroup(cfg, opts) or New(cfg)", len(cfg.Servers))}
+		}
+		return clientForServer(cfg.Servers[0], opts)
+	}
 	ep, err := resolveEndpoint(target)
 	if err != nil {
 		return nil, err
@@ -109,6 +117,20 @@ func messageMiddleware(h func(context.Context, string, mcp.Request)) mcp.Middlew
 			return next(ctx, method, req)
 		}
 	}
+}
+
+// pin makes later connections ask for version (a group pulled down to the
+// handshake era).
+func (c *Client) pin(version string) {
+	c.mu.Lock()
+	c.pinVersion = version
+	c.mu.Unlock()
+}
+
+func (c *Client) pinned() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pinVersion
 }
 
 // Name returns the server's name as this client knows it.

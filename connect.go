@@ -170,18 +170,18 @@ func (c *Client) dial(ctx context.Context) (*session, error) {
 	defer cancel()
 	start := time.Now()
 
-	s, err := c.dialOnce(ctx, c.ep, "")
+	s, err := c.dialOnce(ctx, c.ep, c.pinned())
 	switch {
 	case err != nil && c.ep.kind == kindStdio && ctx.Err() == nil && s.stdio != nil && s.stdio.proc.hasExited(100*time.Millisecond):
 		// Some handshake-era servers exit when they see server/discover.
 		// Start the server again and speak only the initialize handshake.
 		c.log.Info("server exited during the protocol probe; restarting it with the initialize handshake", "cause", err)
-		s, err = c.dialOnce(ctx, c.ep, "2025-11-25")
+		s, err = c.dialOnce(ctx, c.ep, handshakeVersion)
 	case err != nil && c.ep.kind == kindStreamable && c.ep.fallbackSSE && s.legacyHTTP.Load() && ctx.Err() == nil:
 		c.log.Info("server answered as a legacy SSE server; using the SSE transport")
 		sse := *c.ep
 		sse.kind = kindSSE
-		s, err = c.dialOnce(ctx, &sse, "")
+		s, err = c.dialOnce(ctx, &sse, c.pinned())
 	}
 	if err != nil {
 		return nil, c.connectError(ctx, s, err)

@@ -20,8 +20,12 @@ const (
 	EraDiscover
 )
 
-// firstDiscoverVersion is the first protocol version of EraDiscover.
-const firstDiscoverVersion = "2026-07-28"
+// firstDiscoverVersion is the first protocol version of EraDiscover, and
+// handshakeVersion the newest of EraHandshake.
+const (
+	firstDiscoverVersion = "2026-07-28"
+	handshakeVersion     = "2025-11-25"
+)
 
 // eraOf returns the era of a negotiated protocol version.
 func eraOf(version string) Era {

@@ -47,7 +47,7 @@ func (e *endpoint) defaultName() string {
 }
 
 // acceptedTargets lists what New and NewClient accept, for error messages.
-const acceptedTargets = "an http(s) URL (string or *url.URL), mcpadapter.Command, *mcp.Server, *mcpadapter.Config or *mcpadapter.Client"
+const acceptedTargets = "an http(s) URL (string or *url.URL), mcpadapter.Command, *mcp.Server, *mcpadapter.Config, *mcpadapter.Client or *mcpadapter.Group"
 
 // resolveEndpoint infers the transport of a single-server target.
 func resolveEndpoint(target any) (*endpoint, error) {

@@ -1,0 +1,321 @@
+package mcpadapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// A Group is several servers used together, as one list of tools: the
+// servers of a Config. Discovery fans out to every server at once; each
+// tool call goes to the server that owns the tool, with that server's own
+// transport, headers, auth and timeout.
+//
+// A Group speaks one protocol era: that of its oldest server. When any
+// server only speaks the initialize handshake, the others are connected at
+// the handshake era too, so features gated to 2026-07-28 are off for the
+// whole group. Keep such a server in its own Adapter to let the rest stay
+// on the newer protocol.
+type Group struct {
+	clients []*Client
+	filters map[*Client]toolFilter
+
+	mu     sync.Mutex
+	pulled string // the server that pulled the group to the handshake era
+}
+
+// toolFilter keeps or drops a server's tools by their server-side names.
+type toolFilter struct {
+	include, exclude []string
+}
+
+func (f toolFilter) keep(name string) bool {
+	if len(f.include) > 0 && !slices.Contains(f.include, name) {
+		return false
+	}
+	return !slices.Contains(f.exclude, name)
+}
+
+// NewGroup returns a Group for the servers of cfg. Every server gets a
+// Client with opts, overridden by what its entry sets: name, transport,
+// headers, auth and timeout. NewGroup does not connect.
+func NewGroup(cfg *Config, opts ClientOptions) (*Group, error) {
+	if cfg == nil || len(cfg.Servers) == 0 {
+		return nil, &TargetError{Target: "config", Reason: "it has no servers"}
+	}
+	g := &Group{filters: make(map[*Client]toolFilter)}
+	var errs []error
+	for _, sc := range cfg.Servers {
+		c, err := clientForServer(sc, opts)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		g.clients = append(g.clients, c)
+		g.filters[c] = toolFilter{include: sc.IncludeTools, exclude: sc.ExcludeTools}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// clientForServer builds the Client for one server of a config.
+func clientForServer(sc *ServerConfig, base ClientOptions) (*Client, error) {
+	opts := base
+	opts.Name = sc.Name
+	if sc.Timeout > 0 {
+		opts.Timeout = sc.Timeout
+	}
+	var ep *endpoint
+	switch sc.Transport {
+	case "stdio":
+		env := make([]string, 0, len(sc.Env))
+		for k, v := range sc.Env {
+			env = append(env, k+"="+v)
+		}
+		slices.Sort(env)
+		ep = &endpoint{kind: kindStdio, command: Command{Path: sc.Command, Args: sc.Args, Env: env, Dir: sc.Cwd}}
+	case "http", "sse":
+		var err error
+		if ep, err = endpointFromString(sc.URL); err != nil {
+			return nil, &ConfigError{Path: "mcpServers." + sc.Name + ".url", Msg: err.Error()}
+		}
+		if sc.Transport == "sse" {
+			ep.kind, ep.fallbackSSE = kindSSE, false
+		} else {
+			ep.kind, ep.fallbackSSE = kindStreamable, true
+		}
+		if len(sc.Headers) > 0 {
+			h := make(map[string]string, len(base.Headers)+len(sc.Headers))
+			for k, v := range base.Headers {
+				h[k] = v
+			}
+			for k, v := range sc.Headers {
+				h[k] = v
+			}
+			opts.Headers = h
+		}
+		switch sc.Auth {
+		case "":
+		case "oauth":
+			return nil, &ConfigError{Path: "mcpServers." + sc.Name + ".auth", Msg: `"oauth" is not supported yet; pass a bearer token or set ClientOptions.Auth`}
+		default:
+			opts.Auth = BearerToken(sc.Auth)
+		}
+	default:
+		return nil, &ConfigError{Path: "mcpServers." + sc.Name + ".transport", Msg: fmt.Sprintf("unknown transport %q", sc.Transport)}
+	}
+	if ep.kind == kindStdio || ep.kind == kindInProcess {
+		opts.Headers, opts.Auth, opts.HTTPClient = nil, nil, nil
+	}
+	return newClient(ep, opts), nil
+}
+
+// Clients returns the group's clients, in config order.
+func (g *Group) Clients() []*Client { return slices.Clone(g.clients) }
+
+// Client returns the client of the named server, or nil.
+func (g *Group) Client(name string) *Client {
+	for _, c := range g.clients {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// ServerFailure is one server that could not be used.
+type ServerFailure struct {
+	Server string
+	Err    error
+}
+
+// GroupError lists every server of a group that failed, not just the first.
+type GroupError struct {
+	Failures []ServerFailure
+}
+
+func (e *GroupError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "mcpadapter: %d of the servers failed:", len(e.Failures))
+	for _, f := range e.Failures {
+		fmt.Fprintf(&b, "\n  %s: %v", f.Server, strings.ReplaceAll(f.Err.Error(), "\n", "\n    "))
+	}
+	return b.String()
+}
+
+// Unwrap returns the servers' errors.
+func (e *GroupError) Unwrap() []error {
+	errs := make([]error, len(e.Failures))
+	for i, f := range e.Failures {
+		errs[i] = f.Err
+	}
+	return errs
+}
+
+// fanOut runs fn for every client at once and collects the failures.
+func (g *Group) fanOut(ctx context.Context, fn func(context.Context, int, *Client) error) []ServerFailure {
+	errs := make([]error, len(g.clients))
+	var wg sync.WaitGroup
+	for i, c := range g.clients {
+		wg.Go(func() { errs[i] = fn(ctx, i, c) })
+	}
+	wg.Wait()
+	var failures []ServerFailure
+	for i, err := range errs {
+		if err != nil {
+			failures = append(failures, ServerFailure{Server: g.clients[i].name, Err: err})
+		}
+	}
+	return failures
+}
+
+// connect connects every server at once and applies the era rule.
+func (g *Group) connect(ctx context.Context) []ServerFailure {
+	infos := make([]*ServerInfo, len(g.clients))
+	failures := g.fanOut(ctx, func(ctx context.Context, i int, c *Client) error {
+		var err error
+		infos[i], err = c.Connect(ctx)
+		return err
+	})
+	// The oldest backend sets the era.
+	legacy := ""
+	for i, info := range infos {
+		if info != nil && info.Era == EraHandshake && g.clients[i].pinned() == "" {
+			legacy = g.clients[i].name
+			break
+		}
+	}
+	if legacy == "" {
+		return failures
+	}
+	g.mu.Lock()
+	if g.pulled == "" {
+		g.pulled = legacy
+	}
+	g.mu.Unlock()
+	var redo []*Client
+	for i, info := range infos {
+		c := g.clients[i]
+		if c.pinned() == "" {
+			c.pin(handshakeVersion)
+			if info != nil && info.Era == EraDiscover {
+				redo = append(redo, c)
+			}
+		}
+	}
+	for _, c := range redo {
+		_ = c.Close() // the next request reconnects at the handshake era
+	}
+	return failures
+}
+
+// Info connects every server and describes the group.
+func (g *Group) Info(ctx context.Context) (*Info, error) {
+	failures := g.connect(ctx)
+	info := &Info{}
+	for _, c := range g.clients {
+		if c.failedIn(failures) {
+			continue
+		}
+		si, err := c.Connect(ctx)
+		if err != nil {
+			failures = append(failures, ServerFailure{Server: c.name, Err: err})
+			continue
+		}
+		info.Servers = append(info.Servers, *si)
+		if info.Era == EraUnknown || si.Era < info.Era {
+			info.Era = si.Era
+		}
+	}
+	g.mu.Lock()
+	info.PulledDownBy = g.pulled
+	g.mu.Unlock()
+	info.Unavailable = failures
+	if len(info.Servers) == 0 {
+		return nil, &GroupError{Failures: failures}
+	}
+	return info, nil
+}
+
+func (c *Client) failedIn(failures []ServerFailure) bool {
+	return slices.ContainsFunc(failures, func(f ServerFailure) bool { return f.Server == c.name })
+}
+
+// tools lists the tools of every server at once. It returns the tools of
+// the servers that answered and the failures of those that did not.
+func (g *Group) tools(ctx context.Context) ([]*Tool, []ServerFailure) {
+	failures := g.connect(ctx)
+	lists := make([][]*Tool, len(g.clients))
+	more := g.fanOut(ctx, func(ctx context.Context, i int, c *Client) error {
+		if c.failedIn(failures) {
+			return nil
+		}
+		ts, err := c.Tools(ctx)
+		if err != nil {
+			return err
+		}
+		f := g.filters[c]
+		for _, t := range ts {
+			if f.keep(t.OriginalName) {
+				lists[i] = append(lists[i], t)
+			}
+		}
+		return nil
+	})
+	failures = append(failures, more...)
+	var all []*Tool
+	for _, l := range lists {
+		all = append(all, l...)
+	}
+	return all, failures
+}
+
+// Close ends the connections of every server.
+func (g *Group) Close() error {
+	var errs []error
+	for _, c := range g.clients {
+		errs = append(errs, c.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// GroupOf returns a Group of clients built with NewClient, for servers a
+// Config cannot describe (in-process servers, custom HTTP clients). Their
+// names (ClientOptions.Name) must be distinct and match ^[A-Za-z0-9_-]+$,
+// since they prefix the tool names.
+func GroupOf(clients ...*Client) (*Group, error) {
+	if len(clients) == 0 {
+		return nil, &TargetError{Target: "group", Reason: "no clients"}
+	}
+	seen := make(map[string]bool)
+	for _, c := range clients {
+		if c == nil {
+			return nil, &TargetError{Target: "group", Reason: "a nil *Client"}
+		}
+		if !validServerName(c.name) {
+			return nil, &TargetError{Target: fmt.Sprintf("group server %q", c.name), Reason: "a server name prefixes its tools' names, so it must match ^[A-Za-z0-9_-]{1,64}$; set ClientOptions.Name"}
+		}
+		if seen[c.name] {
+			return nil, &TargetError{Target: fmt.Sprintf("group server %q", c.name), Reason: "two servers have this name"}
+		}
+		seen[c.name] = true
+	}
+	return &Group{clients: slices.Clone(clients), filters: make(map[*Client]toolFilter)}, nil
+}
+
+func validServerName(name string) bool {
+	if name == "" || len(name) > maxToolName {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if !isNameByte(name[i]) {
+			return false
+		}
+	}
+	return true
+}
