@@ -3,6 +3,7 @@ package mcpadapter
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
 // An Adapter turns the tools of one or more MCP servers into tools for an
@@ -22,6 +23,8 @@ type adapterConfig struct {
 	filter      func(server string, tool *Tool) bool
 	skip        bool
 	unavailable func(ServerFailure)
+	elicit      ElicitationMode
+	parkTimeout time.Duration
 }
 
 // WithToolFilter keeps only the tools for which keep returns true. It sees
@@ -78,6 +81,9 @@ func New(target any, opts ...Option) (*Adapter, error) {
 			return nil, err
 		}
 		g = &Group{clients: []*Client{c}}
+	}
+	if cfg.elicit == ElicitInterrupt {
+		g = g.cloneForInterrupt(cfg.parkTimeout)
 	}
 	return &Adapter{group: g, cfg: cfg}, nil
 }

@@ -76,10 +76,14 @@ func isServerError(err error) bool {
 // CallTool calls the tool the server knows as name with args, a JSON object
 // (empty means {}). See Tool.Call for what it returns.
 func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage, opts ...CallOption) (*Result, error) {
-	var cfg callConfig
+	cfg := callConfig{modelName: name, interruptible: true}
 	for _, o := range opts {
 		o(&cfg)
 	}
+	return c.callTool(ctx, name, args, cfg)
+}
+
+func (c *Client) callTool(ctx context.Context, name string, args json.RawMessage, cfg callConfig) (*Result, error) {
 	args = bytes.TrimSpace(args)
 	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
 		args = json.RawMessage("{}")
@@ -87,19 +91,14 @@ func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage
 	if err := checkArguments(args); err != nil {
 		return errorResult(fmt.Sprintf("Invalid arguments for tool %q: %v. Send a JSON object that matches the tool's input schema.", name, err)), nil
 	}
+	if c.interrupt != nil && cfg.interruptible {
+		return c.callInterruptible(ctx, name, args, cfg)
+	}
 	params := &mcp.CallToolParams{Name: name, Arguments: args}
 	if cfg.meta != nil {
 		params.Meta = cfg.meta
 	}
-	if cfg.progress != nil || c.opts.ProgressHandler != nil {
-		fn := cfg.progress
-		if fn == nil {
-			fn = func(Progress) {}
-		}
-		tok, release := c.progressToken(name, fn)
-		defer release()
-		params.SetProgressToken(tok)
-	}
+	defer c.withProgress(params, cfg)()
 	var res *mcp.CallToolResult
 	err := c.do(ctx, "tools/call", name, func(ctx context.Context, s *session) error {
 		var err error
@@ -114,6 +113,21 @@ func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage
 		return nil, err
 	}
 	return convertResult(c.name, name, res)
+}
+
+// withProgress gives params a progress token when anyone listens; release
+// must be called when the call ends.
+func (c *Client) withProgress(params *mcp.CallToolParams, cfg callConfig) (release func()) {
+	if cfg.progress == nil && c.opts.ProgressHandler == nil {
+		return func() {}
+	}
+	fn := cfg.progress
+	if fn == nil {
+		fn = func(Progress) {}
+	}
+	tok, release := c.progressToken(params.Name, fn)
+	params.SetProgressToken(tok)
+	return release
 }
 
 // checkArguments reports whether args is one JSON object.

@@ -36,6 +36,7 @@ type Client struct {
 
 	httpTransport *http.Transport // used when ClientOptions.HTTPClient is nil
 	pinVersion    string          // protocol version to ask for; "" means the newest
+	interrupt     *interruptState // set in ElicitInterrupt mode
 
 	seq      atomic.Uint64
 	progMu   sync.Mutex
@@ -64,6 +65,11 @@ func NewClient(target any, opts ClientOptions) (*Client, error) {
 }
 
 func newClient(ep *endpoint, opts ClientOptions) *Client {
+	return newClientWith(ep, opts, nil)
+}
+
+// newClientWith is newClient with a last word on the go-sdk options.
+func newClientWith(ep *endpoint, opts ClientOptions, adjust func(*mcp.ClientOptions)) *Client {
 	name := opts.Name
 	if name == "" {
 		name = ep.defaultName()
@@ -80,7 +86,11 @@ func newClient(ep *endpoint, opts ClientOptions) *Client {
 		trace = opts.logger()
 	}
 	c.obs = newObserver(name, trace)
-	c.sdk = mcp.NewClient(&mcp.Implementation{Name: "mcpadapter", Version: Version}, c.sdkOptions())
+	so := c.sdkOptions()
+	if adjust != nil {
+		adjust(so)
+	}
+	c.sdk = mcp.NewClient(&mcp.Implementation{Name: "mcpadapter", Version: Version}, so)
 	c.sdk.AddSendingMiddleware(c.handshakeMiddleware)
 	if opts.MessageHandler != nil {
 		c.sdk.AddReceivingMiddleware(messageMiddleware(opts.MessageHandler))

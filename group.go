@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 )
 
 // A Group is several servers used together, as one list of tools: the
@@ -275,13 +276,13 @@ func (g *Group) tools(ctx context.Context) ([]*Tool, []ServerFailure) {
 	return all, failures
 }
 
-// Close ends the connections of every server.
+// Close ends the connections of every server, all at once.
 func (g *Group) Close() error {
-	var errs []error
-	for _, c := range g.clients {
-		errs = append(errs, c.Close())
+	failures := g.fanOut(context.Background(), func(_ context.Context, _ int, c *Client) error { return c.Close() })
+	if len(failures) == 0 {
+		return nil
 	}
-	return errors.Join(errs...)
+	return &GroupError{Failures: failures}
 }
 
 // GroupOf returns a Group of clients built with NewClient, for servers a
@@ -318,4 +319,16 @@ func validServerName(name string) bool {
 		}
 	}
 	return true
+}
+
+// cloneForInterrupt returns a group of clones of g's clients in
+// ElicitInterrupt mode, with the same filters.
+func (g *Group) cloneForInterrupt(parkTimeout time.Duration) *Group {
+	out := &Group{filters: make(map[*Client]toolFilter, len(g.clients)), pulled: g.pulled}
+	for _, c := range g.clients {
+		clone := c.cloneForInterrupt(parkTimeout)
+		out.clients = append(out.clients, clone)
+		out.filters[clone] = g.filters[c]
+	}
+	return out
 }

@@ -365,7 +365,9 @@ func BenchmarkGroupDiscovery(b *testing.B) {
 				if _, err := a.Tools(ctx); err != nil {
 					b.Fatal(err)
 				}
+				b.StopTimer()
 				a.Close()
+				b.StartTimer()
 			}
 		})
 	}

@@ -23,6 +23,11 @@ type CallOption func(*callConfig)
 type callConfig struct {
 	progress func(Progress)
 	meta     map[string]any
+	// modelName is the tool's name as the model knows it.
+	modelName string
+	// interruptible allows an ElicitInterrupt client to stop the call for
+	// the user's answers.
+	interruptible bool
 }
 
 // OnProgress has the call report its progress notifications to fn.

@@ -48,8 +48,16 @@ type Tool struct {
 // object: a model can read these and try again. A failure to reach the
 // server is a *TransportError; a result that cannot be converted is a
 // *ContentError.
+//
+// In ElicitInterrupt mode (see WithElicitation) a call whose server asks
+// the user a question returns an *InputRequiredError; continue it with
+// Resume.
 func (t *Tool) Call(ctx context.Context, args json.RawMessage, opts ...CallOption) (*Result, error) {
-	return t.client.CallTool(ctx, t.OriginalName, args, opts...)
+	cfg := callConfig{modelName: t.Name, interruptible: true}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return t.client.callTool(ctx, t.OriginalName, args, cfg)
 }
 
 // Client returns the client the tool calls through.

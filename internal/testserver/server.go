@@ -65,6 +65,7 @@ func NewWithState(opts Options) (*mcp.Server, *State) {
 	srv.AddReceivingMiddleware(recordingMiddleware(st))
 	addBasicTools(srv, st, opts)
 	addContentTools(srv)
+	addElicitTools(srv)
 	if opts.ManyTools {
 		addManyTools(srv)
 	}

@@ -1,0 +1,396 @@
+package einotool
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// maxJSONDepth bounds the nesting of parsed JSON, as encoding/json does.
+const maxJSONDepth = 10000
+
+// object is a JSON object that keeps its keys in input order. Values are
+// *object, []any, string, json.Number, bool or nil.
+type object struct {
+	keys []string
+	m    map[string]any
+}
+
+func newObject() *object { return &object{m: map[string]any{}} }
+
+func (o *object) has(k string) bool {
+	_, ok := o.m[k]
+	return ok
+}
+
+// set replaces the value of k, or appends k.
+func (o *object) set(k string, v any) {
+	if _, ok := o.m[k]; !ok {
+		o.keys = append(o.keys, k)
+	}
+	o.m[k] = v
+}
+
+// setFront replaces the value of k, or inserts k first.
+func (o *object) setFront(k string, v any) {
+	if _, ok := o.m[k]; !ok {
+		o.keys = append([]string{k}, o.keys...)
+	}
+	o.m[k] = v
+}
+
+// replaceKey renames old to nu in place, keeping its position. nu must be absent.
+func (o *object) replaceKey(old, nu string) {
+	for i, k := range o.keys {
+		if k == old {
+			o.keys[i] = nu
+		}
+	}
+	o.m[nu] = o.m[old]
+	delete(o.m, old)
+}
+
+func (o *object) del(k string) {
+	if _, ok := o.m[k]; !ok {
+		return
+	}
+	delete(o.m, k)
+	for i, kk := range o.keys {
+		if kk == k {
+			o.keys = append(o.keys[:i:i], o.keys[i+1:]...)
+			return
+		}
+	}
+}
+
+// parseJSON decodes exactly one JSON value, keeping object key order and
+// numbers as json.Number. A repeated key keeps its first position and its
+// last value.
+func parseJSON(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	v, err := parseValue(dec, 0)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("data after the top-level value")
+	}
+	return v, nil
+}
+
+func parseValue(dec *json.Decoder, depth int) (any, error) {
+	if depth > maxJSONDepth {
+		return nil, fmt.Errorf("nested deeper than %d levels", maxJSONDepth)
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		if err == io.EOF {
+			return nil, io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			o := newObject()
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				k, ok := kt.(string)
+				if !ok {
+					return nil, fmt.Errorf("object key %v is not a string", kt)
+				}
+				v, err := parseValue(dec, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				o.set(k, v)
+			}
+			if _, err := dec.Token(); err != nil { // '}'
+				return nil, err
+			}
+			return o, nil
+		case '[':
+			a := []any{}
+			for dec.More() {
+				v, err := parseValue(dec, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				a = append(a, v)
+			}
+			if _, err := dec.Token(); err != nil { // ']'
+				return nil, err
+			}
+			return a, nil
+		}
+		return nil, fmt.Errorf("unexpected %v", t)
+	default:
+		return tok, nil // string, json.Number, bool, nil
+	}
+}
+
+// encodeJSON writes v compactly, objects in key order, numbers verbatim.
+func encodeJSON(v any) []byte {
+	var b bytes.Buffer
+	writeJSON(&b, v)
+	return b.Bytes()
+}
+
+func writeJSON(b *bytes.Buffer, v any) {
+	switch v := v.(type) {
+	case nil:
+		b.WriteString("null")
+	case bool:
+		b.WriteString(strconv.FormatBool(v))
+	case json.Number:
+		b.WriteString(string(v))
+	case string:
+		writeString(b, v)
+	case []any:
+		b.WriteByte('[')
+		for i, e := range v {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeJSON(b, e)
+		}
+		b.WriteByte(']')
+	case *object:
+		b.WriteByte('{')
+		for i, k := range v.keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeString(b, k)
+			b.WriteByte(':')
+			writeJSON(b, v.m[k])
+		}
+		b.WriteByte('}')
+	default:
+		panic(fmt.Sprintf("einotool: unexpected JSON value %T", v))
+	}
+}
+
+func writeString(b *bytes.Buffer, s string) {
+	const hex = "0123456789abcdef"
+	b.WriteByte('"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b.WriteByte('\\')
+				b.WriteByte(c)
+			case c == '\n':
+				b.WriteString(`\n`)
+			case c == '\r':
+				b.WriteString(`\r`)
+			case c == '\t':
+				b.WriteString(`\t`)
+			case c < 0x20:
+				b.WriteString(`\u00`)
+				b.WriteByte(hex[c>>4])
+				b.WriteByte(hex[c&0xf])
+			default:
+				b.WriteByte(c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b.WriteString(`\ufffd`)
+		case r == '\u2028' || r == '\u2029':
+			b.WriteString(`\u202`)
+			b.WriteByte(hex[r&0xf])
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	b.WriteByte('"')
+}
+
+// plain converts a parsed value into what encoding/json itself would
+// produce (map[string]any, []any, float64, ...), except that a number that
+// float64 cannot carry exactly stays a json.Number.
+func plain(v any) any {
+	switch v := v.(type) {
+	case *object:
+		m := make(map[string]any, len(v.keys))
+		for _, k := range v.keys {
+			m[k] = plain(v.m[k])
+		}
+		return m
+	case []any:
+		a := make([]any, len(v))
+		for i, e := range v {
+			a[i] = plain(e)
+		}
+		return a
+	case json.Number:
+		if f, ok := exactFloat(v); ok {
+			return f
+		}
+		return v
+	default:
+		return v
+	}
+}
+
+// exactFloat returns n as a float64 if encoding/json would write that
+// float64 back as the same number.
+func exactFloat(n json.Number) (float64, bool) {
+	f, err := strconv.ParseFloat(string(n), 64)
+	if err != nil {
+		return 0, false
+	}
+	return f, canonNumber(string(n)) == canonNumber(strconv.FormatFloat(f, 'g', -1, 64))
+}
+
+// canonNumber returns a canonical text for the value of a JSON number:
+// "0", or [-]digits"e"exponent with no leading or trailing zeros in digits.
+// Two JSON numbers are equal iff their canonical texts are.
+func canonNumber(s string) string {
+	neg, digits, exp, ok := splitNumber(s)
+	if !ok {
+		return s
+	}
+	if digits == "" {
+		return "0"
+	}
+	sign := ""
+	if neg {
+		sign = "-"
+	}
+	return sign + digits + "e" + strconv.FormatInt(exp, 10)
+}
+
+// splitNumber splits a JSON number into sign, significant digits (no
+// leading or trailing zeros, "" for zero) and exponent, so that its value is
+// digits × 10^exp. ok is false for text that is not a JSON number or whose
+// exponent does not fit comfortably in an int64.
+func splitNumber(s string) (neg bool, digits string, exp int64, ok bool) {
+	if strings.HasPrefix(s, "-") {
+		neg = true
+		s = s[1:]
+	}
+	mant, e := s, ""
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		mant, e = s[:i], s[i+1:]
+	}
+	intPart, frac := mant, ""
+	if i := strings.IndexByte(mant, '.'); i >= 0 {
+		intPart, frac = mant[:i], mant[i+1:]
+	}
+	if intPart == "" || !allDigits(intPart) || !allDigits(frac) || (strings.Contains(mant, ".") && frac == "") {
+		return false, "", 0, false
+	}
+	if e != "" {
+		es := strings.TrimLeft(e, "+-")
+		if es == "" || !allDigits(es) || len(e)-len(es) > 1 {
+			return false, "", 0, false
+		}
+		es = strings.TrimLeft(es, "0")
+		if len(es) > 15 {
+			return false, "", 0, false
+		}
+		if es != "" {
+			exp, _ = strconv.ParseInt(es, 10, 64)
+		}
+		if e[0] == '-' {
+			exp = -exp
+		}
+	}
+	all := intPart + frac
+	exp -= int64(len(frac))
+	trimmed := strings.TrimRight(all, "0")
+	exp += int64(len(all) - len(trimmed))
+	digits = strings.TrimLeft(trimmed, "0")
+	if digits == "" {
+		return neg, "", 0, true
+	}
+	return neg, digits, exp, true
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// equalJSON reports whether two parsed JSON values are equal: objects by
+// key set (any order), arrays element-wise, numbers by value.
+func equalJSON(a, b any) bool {
+	switch a := a.(type) {
+	case *object:
+		b, ok := b.(*object)
+		if !ok || len(a.m) != len(b.m) {
+			return false
+		}
+		for k, av := range a.m {
+			bv, ok := b.m[k]
+			if !ok || !equalJSON(av, bv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		b, ok := b.([]any)
+		if !ok || len(a) != len(b) {
+			return false
+		}
+		for i := range a {
+			if !equalJSON(a[i], b[i]) {
+				return false
+			}
+		}
+		return true
+	case json.Number:
+		b, ok := b.(json.Number)
+		return ok && canonNumber(string(a)) == canonNumber(string(b))
+	default:
+		return a == b
+	}
+}
+
+// jsonType names the JSON type of a parsed value for error messages.
+func jsonType(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return strconv.FormatBool(v)
+	case json.Number:
+		return "the number " + string(v)
+	case string:
+		return "a string"
+	case []any:
+		return "an array"
+	case *object:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// pointerToken escapes a JSON Pointer reference token (RFC 6901).
+func pointerToken(s string) string {
+	if !strings.ContainsAny(s, "~/") {
+		return s
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}

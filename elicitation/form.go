@@ -1,0 +1,286 @@
+package elicitation
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/mail"
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// formSchema is the restricted JSON Schema of an elicitation form: a flat
+// object of primitive fields.
+type formSchema struct {
+	Type       string                  `json:"type"`
+	Properties map[string]*fieldSchema `json:"properties"`
+	Required   []string                `json:"required"`
+}
+
+// fieldSchema covers the primitive schemas of the MCP elicitation spec:
+// strings (with formats and length limits), numbers and integers (with
+// bounds), booleans, single-select enums (enum, or oneOf of const/title)
+// and multi-select enums (an array whose items are an enum, or anyOf of
+// const/title).
+type fieldSchema struct {
+	Type      string          `json:"type"`
+	Title     string          `json:"title"`
+	Format    string          `json:"format"`
+	MinLength *int            `json:"minLength"`
+	MaxLength *int            `json:"maxLength"`
+	Minimum   *float64        `json:"minimum"`
+	Maximum   *float64        `json:"maximum"`
+	Enum      []any           `json:"enum"`
+	OneOf     []constOption   `json:"oneOf"`
+	AnyOf     []constOption   `json:"anyOf"`
+	Items     *fieldSchema    `json:"items"`
+	MinItems  *int            `json:"minItems"`
+	MaxItems  *int            `json:"maxItems"`
+	Default   json.RawMessage `json:"default"`
+}
+
+type constOption struct {
+	Const any    `json:"const"`
+	Title string `json:"title"`
+}
+
+// options returns the allowed values of an enum field, or nil.
+func (f *fieldSchema) options() []any {
+	if len(f.Enum) > 0 {
+		return f.Enum
+	}
+	opts := f.OneOf
+	if len(opts) == 0 {
+		opts = f.AnyOf
+	}
+	var out []any
+	for _, o := range opts {
+		out = append(out, o.Const)
+	}
+	return out
+}
+
+// validateForm checks content against schema and returns a copy with the
+// schema's defaults added for fields the user left out.
+func validateForm(schema json.RawMessage, content map[string]any) (map[string]any, error) {
+	var fs formSchema
+	if len(bytes.TrimSpace(schema)) == 0 {
+		fs.Type = "object"
+	} else if err := json.Unmarshal(schema, &fs); err != nil {
+		return nil, &Error{Msg: fmt.Sprintf("the server's requested_schema is not a form schema: %v", err)}
+	}
+	if fs.Type != "" && fs.Type != "object" {
+		return nil, &Error{Msg: fmt.Sprintf("the server's requested_schema has type %q, not object", fs.Type)}
+	}
+	out := make(map[string]any, len(fs.Properties))
+	names := make([]string, 0, len(content))
+	for name := range content {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		f, ok := fs.Properties[name]
+		if !ok || f == nil {
+			return nil, &Error{Field: name, Msg: fmt.Sprintf("not a field of this form (fields: %s)", strings.Join(sortedKeys(fs.Properties), ", "))}
+		}
+		v, err := f.check(content[name])
+		if err != nil {
+			return nil, &Error{Field: name, Msg: err.Error()}
+		}
+		out[name] = v
+	}
+	for name, f := range fs.Properties {
+		if _, given := out[name]; given || f == nil || len(f.Default) == 0 {
+			continue
+		}
+		var d any
+		if err := json.Unmarshal(f.Default, &d); err == nil {
+			out[name] = d
+		}
+	}
+	for _, name := range fs.Required {
+		if _, ok := out[name]; !ok {
+			return nil, &Error{Field: name, Msg: "required"}
+		}
+	}
+	return out, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// check validates one value and returns it in its JSON form (numbers as
+// float64, integers as int64).
+func (f *fieldSchema) check(v any) (any, error) {
+	switch f.Type {
+	case "string", "":
+		s, ok := v.(string)
+		if !ok {
+			return nil, fmt.Errorf("want a string, got %s", describe(v))
+		}
+		return s, f.checkString(s)
+	case "number", "integer":
+		n, ok := number(v)
+		if !ok {
+			article := "a"
+			if f.Type == "integer" {
+				article = "an"
+			}
+			return nil, fmt.Errorf("want %s %s, got %s", article, f.Type, describe(v))
+		}
+		if f.Type == "integer" && n != math.Trunc(n) {
+			return nil, fmt.Errorf("want an integer, got %v", n)
+		}
+		if f.Minimum != nil && n < *f.Minimum {
+			return nil, fmt.Errorf("%v is below the minimum %v", n, *f.Minimum)
+		}
+		if f.Maximum != nil && n > *f.Maximum {
+			return nil, fmt.Errorf("%v is above the maximum %v", n, *f.Maximum)
+		}
+		if f.Type == "integer" {
+			return int64(n), nil
+		}
+		return n, nil
+	case "boolean":
+		b, ok := v.(bool)
+		if !ok {
+			return nil, fmt.Errorf("want true or false, got %s", describe(v))
+		}
+		return b, nil
+	case "array":
+		return f.checkArray(v)
+	default:
+		return nil, fmt.Errorf("the form uses type %q, which elicitation does not allow", f.Type)
+	}
+}
+
+func (f *fieldSchema) checkString(s string) error {
+	n := utf8.RuneCountInString(s)
+	if f.MinLength != nil && n < *f.MinLength {
+		return fmt.Errorf("at least %d characters, got %d", *f.MinLength, n)
+	}
+	if f.MaxLength != nil && n > *f.MaxLength {
+		return fmt.Errorf("at most %d characters, got %d", *f.MaxLength, n)
+	}
+	if opts := f.options(); len(opts) > 0 && !slices.Contains(opts, any(s)) {
+		return fmt.Errorf("%q is not one of %s", s, listOptions(opts))
+	}
+	switch f.Format {
+	case "email":
+		if a, err := mail.ParseAddress(s); err != nil || a.Address != s {
+			return fmt.Errorf("%q is not an email address", s)
+		}
+	case "uri":
+		if u, err := url.Parse(s); err != nil || !u.IsAbs() {
+			return fmt.Errorf("%q is not an absolute URI", s)
+		}
+	case "date":
+		if _, err := time.Parse(time.DateOnly, s); err != nil {
+			return fmt.Errorf("%q is not a date (YYYY-MM-DD)", s)
+		}
+	case "date-time":
+		if _, err := time.Parse(time.RFC3339, s); err != nil {
+			return fmt.Errorf("%q is not a date-time (RFC 3339)", s)
+		}
+	}
+	return nil
+}
+
+func (f *fieldSchema) checkArray(v any) (any, error) {
+	items, ok := v.([]any)
+	if !ok {
+		if ss, isStrings := v.([]string); isStrings {
+			for _, s := range ss {
+				items = append(items, s)
+			}
+			ok = true
+		}
+	}
+	if !ok {
+		return nil, fmt.Errorf("want a list of choices, got %s", describe(v))
+	}
+	if f.MinItems != nil && len(items) < *f.MinItems {
+		return nil, fmt.Errorf("choose at least %d", *f.MinItems)
+	}
+	if f.MaxItems != nil && len(items) > *f.MaxItems {
+		return nil, fmt.Errorf("choose at most %d", *f.MaxItems)
+	}
+	var opts []any
+	if f.Items != nil {
+		opts = f.Items.options()
+	}
+	out := make([]any, len(items))
+	for i, it := range items {
+		s, isString := it.(string)
+		if !isString {
+			return nil, fmt.Errorf("choice %d: want a string, got %s", i, describe(it))
+		}
+		if len(opts) > 0 && !slices.Contains(opts, any(s)) {
+			return nil, fmt.Errorf("choice %q is not one of %s", s, listOptions(opts))
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+// number converts the numeric types a decoder or a Go caller may produce.
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return n, true
+	case float32:
+		return float64(n), true
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case int32:
+		return float64(n), true
+	case uint:
+		return float64(n), true
+	case uint64:
+		return float64(n), true
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil
+	}
+	return 0, false
+}
+
+func describe(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return fmt.Sprintf("the string %q", v)
+	case bool:
+		return fmt.Sprintf("%v", v)
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "a list"
+	}
+	if n, ok := number(v); ok {
+		return fmt.Sprintf("the number %v", n)
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func listOptions(opts []any) string {
+	parts := make([]string, len(opts))
+	for i, o := range opts {
+		parts[i] = fmt.Sprintf("%q", fmt.Sprint(o))
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,250 @@
+package mcpadapter
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter/elicitation"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// On a handshake-era connection the server asks its question with an
+// elicitation/create request while the tool call is open, and nothing in
+// that request says which call asked. So in ElicitInterrupt mode a client
+// lets one call at a time be in flight (its lane); the others queue. When
+// the call in flight asks a question, it is parked: it stays open in this
+// process, its Tool.Call returns an *InputRequiredError, and Tool.Resume
+// hands the answer to the waiting server. A call queued behind a parked
+// call does not wait (the answer may only come after it returns): it
+// returns an *InputRequiredError with no questions, and runs when resumed.
+
+// question is one elicitation/create waiting for the user.
+type question struct {
+	params *mcp.ElicitParams
+	answer chan *mcp.ElicitResult // buffered: the handler may have given up
+}
+
+// parkedCall is a call in flight on the lane, with its own goroutine.
+type parkedCall struct {
+	id        string
+	questions chan *question
+	done      chan callOutcome // buffered
+	cancel    context.CancelFunc
+
+	// Set while parked.
+	asked *question
+	timer *time.Timer
+}
+
+type callOutcome struct {
+	res *Result
+	err error
+}
+
+// lane admits one call at a time.
+type lane struct {
+	mu      sync.Mutex
+	current *parkedCall
+	parked  bool
+	changed chan struct{} // closed and replaced on every change
+}
+
+func (l *lane) init() { l.changed = make(chan struct{}) }
+
+func (l *lane) signal() {
+	close(l.changed)
+	l.changed = make(chan struct{})
+}
+
+// enter makes p the call in flight. It returns false at once when the call
+// in flight is parked.
+func (l *lane) enter(ctx context.Context, p *parkedCall) (bool, error) {
+	for {
+		l.mu.Lock()
+		if l.current == nil {
+			l.current = p
+			l.signal()
+			l.mu.Unlock()
+			return true, nil
+		}
+		if l.parked {
+			l.mu.Unlock()
+			return false, nil
+		}
+		ch := l.changed
+		l.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	}
+}
+
+func (l *lane) leave(p *parkedCall) {
+	l.mu.Lock()
+	if l.current == p {
+		l.current, l.parked = nil, false
+		l.signal()
+	}
+	l.mu.Unlock()
+}
+
+func (l *lane) setParked(p *parkedCall, parked bool) {
+	l.mu.Lock()
+	if l.current == p {
+		l.parked = parked
+		l.signal()
+	}
+	l.mu.Unlock()
+}
+
+func (l *lane) inFlight() *parkedCall {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.current
+}
+
+// parkRegistry holds the parked calls of a client by id.
+type parkRegistry struct {
+	mu    sync.Mutex
+	calls map[string]*parkedCall
+}
+
+func (r *parkRegistry) init() { r.calls = make(map[string]*parkedCall) }
+
+func (r *parkRegistry) put(p *parkedCall) {
+	r.mu.Lock()
+	r.calls[p.id] = p
+	r.mu.Unlock()
+}
+
+// take removes and returns the parked call with id, or nil.
+func (r *parkRegistry) take(id string) *parkedCall {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := r.calls[id]
+	delete(r.calls, id)
+	return p
+}
+
+func newParkID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// onElicit is the elicitation handler of an ElicitInterrupt client: it
+// hands the question to the call in flight and waits for the answer.
+func (c *Client) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	p := c.interrupt.lane.inFlight()
+	if p == nil {
+		// Not asked by a tool call of ours: nobody can answer.
+		return &mcp.ElicitResult{Action: string(elicitation.Decline)}, nil
+	}
+	q := &question{params: req.Params, answer: make(chan *mcp.ElicitResult, 1)}
+	select {
+	case p.questions <- q:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case a := <-q.answer:
+		return a, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// callParked makes a handshake-era call that may be parked.
+func (c *Client) callParked(ctx context.Context, pc *PendingCall, cfg callConfig) (*Result, error) {
+	st := c.interrupt
+	p := &parkedCall{id: newParkID(), questions: make(chan *question), done: make(chan callOutcome, 1)}
+	ok, err := st.lane.enter(ctx, p)
+	if err != nil {
+		return nil, c.transportError(nil, "tools/call", pc.Tool, err)
+	}
+	if !ok {
+		// Queued behind a parked call: ask nothing, run on resume.
+		return nil, &InputRequiredError{Pending: &PendingCall{Server: pc.Server, Tool: pc.Tool, ModelTool: pc.ModelTool,
+			Arguments: pc.Arguments, Retry: true, Round: pc.Round}}
+	}
+	// The call outlives this Tool.Call when it parks.
+	callCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	p.cancel = cancel
+	go func() {
+		defer st.lane.leave(p)
+		defer cancel()
+		res, err := c.rawCall(callCtx, &mcp.CallToolParams{Name: pc.Tool, Arguments: pc.Arguments}, cfg)
+		if err != nil {
+			r, err := c.callFailed(pc, err)
+			p.done <- callOutcome{r, err}
+			return
+		}
+		r, err := convertResult(c.name, pc.Tool, res)
+		p.done <- callOutcome{r, err}
+	}()
+	return c.waitParked(ctx, p, pc)
+}
+
+// waitParked waits for the call in flight to finish or to ask a question.
+func (c *Client) waitParked(ctx context.Context, p *parkedCall, pc *PendingCall) (*Result, error) {
+	select {
+	case o := <-p.done:
+		return o.res, o.err
+	case q := <-p.questions:
+		return nil, c.park(p, q, pc)
+	case <-ctx.Done():
+		p.cancel()
+		o := <-p.done
+		if o.err == nil {
+			return o.res, nil
+		}
+		return nil, c.transportError(nil, "tools/call", pc.Tool, ctx.Err())
+	}
+}
+
+// park registers p as waiting for the answer to q and returns the
+// interrupt for it.
+func (c *Client) park(p *parkedCall, q *question, pc *PendingCall) error {
+	st := c.interrupt
+	p.asked = q
+	st.lane.setParked(p, true)
+	st.parks.put(p)
+	p.timer = time.AfterFunc(st.parkTimeout, func() {
+		if st.parks.take(p.id) == nil {
+			return // resumed meanwhile
+		}
+		q.answer <- &mcp.ElicitResult{Action: string(elicitation.Cancel)}
+		p.cancel()
+		c.log.Info("a parked tool call got no answer in time; its question was cancelled", "tool", pc.Tool, "after", st.parkTimeout)
+	})
+	next := &PendingCall{Server: pc.Server, Tool: pc.Tool, ModelTool: pc.ModelTool, Arguments: pc.Arguments,
+		ParkID: p.id, Round: pc.Round + 1, Requests: []elicitation.Request{requestFrom(fmt.Sprintf("elicitation-%d", pc.Round+1), q.params)}}
+	return &InputRequiredError{Pending: next}
+}
+
+// resumeParked hands the answers to a parked call and waits for what it
+// does next.
+func (c *Client) resumeParked(ctx context.Context, pending *PendingCall, answers map[string]elicitation.Response, cfg callConfig) (*Result, error) {
+	st := c.interrupt
+	p := st.parks.take(pending.ParkID)
+	if p == nil {
+		return errorResult(fmt.Sprintf("The call to tool %q that was waiting for the user's answer no longer exists: it was abandoned after %v without an answer, or this process restarted. Call the tool again.",
+			pending.ModelTool, st.parkTimeout)), nil
+	}
+	p.timer.Stop()
+	a := answers[pending.Requests[0].Key]
+	p.asked.answer <- &mcp.ElicitResult{Action: string(a.Action), Content: a.Content}
+	p.asked = nil
+	st.lane.setParked(p, false)
+	if a.Action == elicitation.Cancel {
+		p.cancel()
+		return errorResult(fmt.Sprintf("The user cancelled the call to tool %q.", pending.ModelTool)), nil
+	}
+	return c.waitParked(ctx, p, pending)
+}
