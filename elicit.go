@@ -69,11 +69,13 @@ type PendingCall struct {
 	Retry bool
 	// Round counts the questions asked so far in this call.
 	Round int
+	// Problem says why the previous answer was not taken, if it was not.
+	Problem string
 }
 
 // Interrupt returns the payload for an agent interrupt.
 func (p *PendingCall) Interrupt() *elicitation.Interrupt {
-	return &elicitation.Interrupt{Type: elicitation.InterruptType, ToolName: p.ModelTool, Server: p.Server, Requests: p.Requests}
+	return &elicitation.Interrupt{Type: elicitation.InterruptType, ToolName: p.ModelTool, Server: p.Server, Requests: p.Requests, Problem: p.Problem}
 }
 
 // InputRequiredError is returned by Tool.Call and Tool.Resume in
@@ -228,12 +230,15 @@ func (c *Client) callFailed(pc *PendingCall, err error) (*Result, error) {
 // handlers.
 func (c *Client) fulfill(ctx context.Context, r mcp.InputRequest) (mcp.InputResponse, error) {
 	switch r := r.(type) {
+	//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
 	case *mcp.CreateMessageParams:
 		if c.opts.SamplingHandler == nil {
 			return nil, errors.New("the server asked for sampling and no SamplingHandler is set")
 		}
 		return c.opts.SamplingHandler(ctx, &mcp.CreateMessageRequest{Params: r})
+	//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
 	case *mcp.ListRootsParams:
+		//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
 		return &mcp.ListRootsResult{Roots: c.opts.Roots}, nil
 	default:
 		return nil, fmt.Errorf("unsupported input request %T", r)

@@ -46,6 +46,9 @@ type Interrupt struct {
 	Server string `json:"server,omitempty"`
 	// Requests are the questions, in the order to ask them.
 	Requests []Request `json:"requests"`
+	// Problem, when the run was resumed with answers that do not fit,
+	// says what was wrong; the same questions are asked again.
+	Problem string `json:"problem,omitempty"`
 }
 
 // Request is one question from the server.
@@ -90,11 +93,19 @@ type Resume struct {
 	Responses map[string]Response `json:"responses"`
 }
 
+// GobNames are the names the types are registered under with encoding/gob
+// (agent frameworks that register types themselves must use the same).
+const (
+	GobNameInterrupt = "mcpadapter_elicitation_interrupt"
+	GobNameResume    = "mcpadapter_elicitation_resume"
+)
+
 func init() {
-	gob.Register(&Interrupt{})
-	gob.Register(&Resume{})
-	gob.Register(map[string]any{})
+	gob.RegisterName(GobNameInterrupt, &Interrupt{})
+	gob.RegisterName(GobNameResume, &Resume{})
+	// Form values inside Content.
 	gob.Register([]any{})
+	gob.Register(map[string]any{})
 }
 
 // Error reports an answer that does not fit its request.

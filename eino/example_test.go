@@ -1,4 +1,4 @@
-package einotool_test
+package eino_test
 
 import (
 	"encoding/json"
@@ -6,7 +6,7 @@ import (
 
 	"github.com/cloudwego/eino/schema"
 
-	"github.com/mcpadapter/mcpadapter/einotool"
+	"github.com/mcpadapter/mcpadapter/eino"
 )
 
 func ExampleToolParams() {
@@ -19,7 +19,7 @@ func ExampleToolParams() {
 		},
 		"definitions": {"City": {"type": "string", "enum": ["Paris", "Oslo"]}}
 	}`)
-	params, err := einotool.ToolParams(raw)
+	params, err := eino.ToolParams(raw)
 	if err != nil {
 		panic(err)
 	}

@@ -1,4 +1,4 @@
-package einotool
+package eino
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package einotool
+package eino
 
 import (
 	"bytes"
@@ -177,7 +177,7 @@ func writeJSON(b *bytes.Buffer, v any) {
 		}
 		b.WriteByte('}')
 	default:
-		panic(fmt.Sprintf("einotool: unexpected JSON value %T", v))
+		panic(fmt.Sprintf("eino: unexpected JSON value %T", v))
 	}
 }
 

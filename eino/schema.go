@@ -1,4 +1,4 @@
-package einotool
+package eino
 
 import (
 	"encoding/json"
@@ -31,7 +31,7 @@ func (e *SchemaError) Error() string {
 	if e.Path != "" {
 		where = e.Path
 	}
-	msg := "einotool: input schema: " + where + ": " + e.Reason
+	msg := "eino: input schema: " + where + ": " + e.Reason
 	if e.Err != nil {
 		msg += ": " + e.Err.Error()
 	}

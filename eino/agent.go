@@ -1,0 +1,173 @@
+package eino
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/cloudwego/eino/adk"
+	"github.com/cloudwego/eino/components/model"
+	"github.com/cloudwego/eino/components/tool"
+	"github.com/cloudwego/eino/compose"
+	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/elicitation"
+)
+
+// AgentConfig configures NewAgent. The zero value is ready to use.
+type AgentConfig struct {
+	// Name and Description name the agent for eino; they default to
+	// "assistant" and "An assistant that uses MCP tools."
+	Name, Description string
+	// Instruction is the system prompt.
+	Instruction string
+	// Store keeps checkpoints so an interrupted run can be resumed; nil
+	// means a new MemoryStore. Use a shared store to resume in another
+	// process (2026-07-28 servers only: a handshake-era call waits in the
+	// process that made it).
+	Store adk.CheckPointStore
+	// Streaming streams the model's answer.
+	Streaming bool
+	// MaxIterations bounds the model calls of one run; zero means eino's
+	// default (20).
+	MaxIterations int
+	// Sequential runs a turn's tool calls one at a time instead of in
+	// parallel.
+	Sequential bool
+	// ExtraTools are more eino tools to offer the model.
+	ExtraTools []tool.BaseTool
+}
+
+// Agent is an eino ChatModelAgent with MCP tools, run by an adk.Runner
+// with a checkpoint store.
+type Agent struct {
+	// Runner runs the agent; use it directly for everything Agent does
+	// not wrap.
+	Runner *adk.Runner
+	// Skipped lists the tools left out because their schemas cannot be
+	// represented (nil when none were).
+	Skipped error
+}
+
+// NewAgent builds an agent that answers with chat and uses tools: the Go
+// counterpart of create_agent(model, tools). Independent tool calls of one
+// model turn run in parallel. A tool the model names that does not exist
+// gets an answer listing the tools that do, and the run goes on.
+func NewAgent(ctx context.Context, chat model.ToolCallingChatModel, tools []*mcpadapter.Tool, cfg AgentConfig) (*Agent, error) {
+	if chat == nil {
+		return nil, errors.New("eino: NewAgent needs a chat model")
+	}
+	ets, skipped := Tools(tools)
+	ets = append(ets, cfg.ExtraTools...)
+	names := make([]string, 0, len(ets))
+	for _, t := range ets {
+		if info, err := t.Info(ctx); err == nil {
+			names = append(names, info.Name)
+		}
+	}
+	slices.Sort(names)
+	if cfg.Name == "" {
+		cfg.Name = "assistant"
+	}
+	if cfg.Description == "" {
+		cfg.Description = "An assistant that uses MCP tools."
+	}
+	if cfg.Store == nil {
+		cfg.Store = NewMemoryStore()
+	}
+	agent, err := adk.NewChatModelAgent(ctx, &adk.ChatModelAgentConfig{
+		Name:          cfg.Name,
+		Description:   cfg.Description,
+		Instruction:   cfg.Instruction,
+		Model:         chat,
+		MaxIterations: cfg.MaxIterations,
+		ToolsConfig: adk.ToolsConfig{ToolsNodeConfig: compose.ToolsNodeConfig{
+			Tools:               ets,
+			ExecuteSequentially: cfg.Sequential,
+			UnknownToolsHandler: func(_ context.Context, name, _ string) (string, error) {
+				return fmt.Sprintf("There is no tool named %q. The tools are: %s.", name, strings.Join(names, ", ")), nil
+			},
+		}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("eino: building the agent: %w", err)
+	}
+	runner := adk.NewRunner(ctx, adk.RunnerConfig{Agent: agent, EnableStreaming: cfg.Streaming, CheckPointStore: cfg.Store})
+	return &Agent{Runner: runner, Skipped: skipped}, nil
+}
+
+// Query starts a run on a user message. checkpointID names the run's
+// checkpoint, needed to resume it after an interrupt.
+func (a *Agent) Query(ctx context.Context, checkpointID, message string) *adk.AsyncIterator[*adk.AgentEvent] {
+	return a.Runner.Query(ctx, message, adk.WithCheckPointID(checkpointID))
+}
+
+// Resume continues an interrupted run, answering each elicitation
+// interrupt by its ID (see Pending.ID).
+func (a *Agent) Resume(ctx context.Context, checkpointID string, answers map[string]*elicitation.Resume) (*adk.AsyncIterator[*adk.AgentEvent], error) {
+	targets := make(map[string]any, len(answers))
+	for id, r := range answers {
+		targets[id] = r
+	}
+	return a.Runner.ResumeWithParams(ctx, checkpointID, &adk.ResumeParams{Targets: targets})
+}
+
+// Pending is one elicitation interrupt of an agent run.
+type Pending struct {
+	// ID identifies the interrupt to Resume. IDs are new at every
+	// interrupt: use those of the latest event.
+	ID string
+	// Interrupt holds the questions.
+	Interrupt *elicitation.Interrupt
+}
+
+// Interrupts returns the elicitation interrupts an event carries, in the
+// order of the tool calls.
+func Interrupts(ev *adk.AgentEvent) []Pending {
+	if ev == nil || ev.Action == nil || ev.Action.Interrupted == nil {
+		return nil
+	}
+	var out []Pending
+	for _, ic := range ev.Action.Interrupted.InterruptContexts {
+		if in, ok := ic.Info.(*elicitation.Interrupt); ok && ic.IsRootCause {
+			out = append(out, Pending{ID: ic.ID, Interrupt: in})
+		}
+	}
+	return out
+}
+
+// MemoryStore is an adk.CheckPointStore in memory, safe for concurrent use.
+type MemoryStore struct {
+	mu sync.Mutex
+	m  map[string][]byte
+}
+
+// NewMemoryStore returns an empty MemoryStore.
+func NewMemoryStore() *MemoryStore { return &MemoryStore{m: make(map[string][]byte)} }
+
+// Get implements adk.CheckPointStore.
+func (s *MemoryStore) Get(_ context.Context, id string) ([]byte, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, ok := s.m[id]
+	return b, ok, nil
+}
+
+// Set implements adk.CheckPointStore.
+func (s *MemoryStore) Set(_ context.Context, id string, b []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.m[id] = append([]byte(nil), b...)
+	return nil
+}
+
+// Delete removes a checkpoint; eino never deletes them itself.
+func (s *MemoryStore) Delete(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, id)
+}
+
+var _ adk.CheckPointStore = (*MemoryStore)(nil)

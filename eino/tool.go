@@ -1,0 +1,189 @@
+package eino
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/cloudwego/eino/adk"
+	"github.com/cloudwego/eino/components/tool"
+	"github.com/cloudwego/eino/schema"
+	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/elicitation"
+)
+
+// Output is attached to every tool event (adk.AgentEvent.Action's
+// CustomizedAction) so the application can tell an error result from a
+// normal one and read the structured content, which the model sees only
+// as text:
+//
+//	if out, ok := ev.Action.CustomizedAction.(*eino.Output); ok && out.IsError { ... }
+type Output struct {
+	// Tool is the tool's name as the model knows it; Server owns it.
+	Tool, Server string
+	// IsError reports that the tool ran and failed (its text went to the
+	// model as the tool's output).
+	IsError bool
+	// StructuredContent is the result's structured content, or nil.
+	StructuredContent json.RawMessage
+	// Meta is the result's _meta, or nil.
+	Meta map[string]any
+}
+
+func init() {
+	// Everything that lives in an eino checkpoint must be registered.
+	schema.RegisterName[*Output]("mcpadapter_eino_output")
+	schema.RegisterName[*elicitation.Interrupt](elicitation.GobNameInterrupt)
+	schema.RegisterName[*elicitation.Resume](elicitation.GobNameResume)
+	schema.RegisterName[*mcpadapter.PendingCall]("mcpadapter_pending_call")
+}
+
+// Tool is an mcpadapter.Tool as an eino tool.InvokableTool.
+//
+// A result the tool reports as an error reaches the model as the tool's
+// output, with the server's own words; it never ends the agent run. A
+// transport failure does end it, with the *mcpadapter.TransportError. A
+// server's question (in ElicitInterrupt mode) interrupts the run with an
+// *elicitation.Interrupt; resume it with an *elicitation.Resume.
+type Tool struct {
+	mcp    *mcpadapter.Tool
+	params *schema.ParamsOneOf
+}
+
+// NewTool wraps t. It fails when t's input schema cannot be represented in
+// eino's schema types.
+func NewTool(t *mcpadapter.Tool) (*Tool, error) {
+	params, err := ToolParams(t.InputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("tool %q of server %q: %w", t.Name, t.Server, err)
+	}
+	return &Tool{mcp: t, params: params}, nil
+}
+
+// Tools wraps each of tools. A tool whose schema cannot be represented is
+// left out and named in the returned error; the other tools are returned
+// and usable all the same.
+func Tools(tools []*mcpadapter.Tool) ([]tool.BaseTool, error) {
+	out := make([]tool.BaseTool, 0, len(tools))
+	var errs []error
+	for _, t := range tools {
+		et, err := NewTool(t)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, et)
+	}
+	return out, errors.Join(errs...)
+}
+
+// MCP returns the wrapped tool.
+func (t *Tool) MCP() *mcpadapter.Tool { return t.mcp }
+
+// Info implements tool.BaseTool.
+func (t *Tool) Info(context.Context) (*schema.ToolInfo, error) {
+	desc := t.mcp.Description
+	if desc == "" {
+		desc = t.mcp.Title
+	}
+	// A fresh copy each time: model implementations may change it in place.
+	params, err := ToolParams(t.mcp.InputSchema)
+	if err != nil {
+		params = t.params
+	}
+	return &schema.ToolInfo{Name: t.mcp.Name, Desc: desc, ParamsOneOf: params}, nil
+}
+
+// InvokableRun implements tool.InvokableTool.
+func (t *Tool) InvokableRun(ctx context.Context, args string, _ ...tool.Option) (string, error) {
+	res, err := t.run(ctx, args)
+	var ir *mcpadapter.InputRequiredError
+	if errors.As(err, &ir) {
+		return "", tool.StatefulInterrupt(ctx, ir.Pending.Interrupt(), ir.Pending)
+	}
+	if err != nil {
+		return "", err
+	}
+	out := &Output{Tool: t.mcp.Name, Server: t.mcp.Server, IsError: res.IsError, Meta: res.Meta}
+	if res.Artifact != nil {
+		out.StructuredContent = res.Artifact.StructuredContent
+	}
+	// Only a ChatModelAgent collects actions; elsewhere there is nobody to
+	// tell, which is not the tool's failure.
+	_ = adk.SendToolGenAction(ctx, t.mcp.Name, &adk.AgentAction{CustomizedAction: out})
+	return res.Text(), nil
+}
+
+// run calls the tool, or resumes it when the agent run was interrupted by
+// its server's question.
+func (t *Tool) run(ctx context.Context, args string) (*mcpadapter.Result, error) {
+	wasInterrupted, hasState, pending := tool.GetInterruptState[*mcpadapter.PendingCall](ctx)
+	if !wasInterrupted || !hasState || pending == nil {
+		return t.mcp.Call(ctx, json.RawMessage(args))
+	}
+	isTarget, hasData, data := tool.GetResumeContext[any](ctx)
+	if !isTarget {
+		// Another interrupt of this run was resumed: keep waiting.
+		return nil, &mcpadapter.InputRequiredError{Pending: pending}
+	}
+	if !hasData {
+		return nil, reask(pending, errors.New("resumed without answers: pass an *elicitation.Resume for this interrupt"))
+	}
+	resume, err := toResume(data)
+	if err != nil {
+		return nil, reask(pending, err)
+	}
+	res, err := t.mcp.Resume(ctx, pending, resume)
+	var ee *elicitation.Error
+	if errors.As(err, &ee) {
+		// A bad answer: nothing was sent; ask the same questions again.
+		return nil, reask(pending, err)
+	}
+	return res, err
+}
+
+// reask interrupts again with the same questions and why the answer was
+// not taken.
+func reask(p *mcpadapter.PendingCall, why error) error {
+	again := *p
+	again.Problem = why.Error()
+	return &mcpadapter.InputRequiredError{Pending: &again}
+}
+
+// toResume accepts the resume data as an *elicitation.Resume, an
+// elicitation.Resume, or its JSON form (string, []byte, map).
+func toResume(data any) (*elicitation.Resume, error) {
+	switch d := data.(type) {
+	case *elicitation.Resume:
+		if d == nil {
+			return nil, errors.New("nil *elicitation.Resume")
+		}
+		return d, nil
+	case elicitation.Resume:
+		return &d, nil
+	case string:
+		return decodeResume([]byte(d))
+	case []byte:
+		return decodeResume(d)
+	case json.RawMessage:
+		return decodeResume(d)
+	default:
+		b, err := json.Marshal(d)
+		if err != nil {
+			return nil, fmt.Errorf("resume data of type %T: %w", data, err)
+		}
+		return decodeResume(b)
+	}
+}
+
+func decodeResume(b []byte) (*elicitation.Resume, error) {
+	var r elicitation.Resume
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf(`resume data is not {"responses": {...}}: %w`, err)
+	}
+	if r.Responses == nil {
+		return nil, errors.New(`resume data has no "responses"`)
+	}
+	return &r, nil
+}
