@@ -154,7 +154,9 @@ func bookingServer(versions []string) *mcp.Server {
 // scriptedModel calls book_table once, then reports what the tool said.
 type scriptedModel struct{}
 
-func (m *scriptedModel) WithTools([]*schema.ToolInfo) (model.ToolCallingChatModel, error) { return m, nil }
+func (m *scriptedModel) WithTools([]*schema.ToolInfo) (model.ToolCallingChatModel, error) {
+	return m, nil
+}
 
 func (m *scriptedModel) Generate(_ context.Context, in []*schema.Message, _ ...model.Option) (*schema.Message, error) {
 	last := in[len(in)-1]
