@@ -94,7 +94,7 @@ func TestDemoTools(t *testing.T) {
 	r := cli(t, "", "tools", "--json")
 	var tools []struct {
 		Name, OriginalName, Server string
-		InputSchema               json.RawMessage `json:"input_schema"`
+		InputSchema                json.RawMessage `json:"input_schema"`
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &tools); err != nil || len(tools) != 5 {
 		t.Fatalf("--json: %v, %d tools\n%s", err, len(tools), r.stdout)
