@@ -6,20 +6,29 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// do runs fn on the live session, connecting first if needed. A failure
-// before the server could have seen the request is retried once on a new
-// connection; other connection failures drop the session, so the next
-// request reconnects. Errors from the server (JSON-RPC errors) are returned
-// as they are; everything else becomes a *TransportError.
+// do runs fn on the live session, connecting first if needed. A request
+// that certainly never reached the server (the write failed, the HTTP
+// connection could not be made, the server answered this very request
+// with 404 for an expired session) is retried once; a request the server
+// may have seen is never sent twice. A lost connection is dropped, so the
+// next request reconnects. Errors from the server (JSON-RPC errors) are
+// returned as they are; everything else becomes a *TransportError.
 func (c *Client) do(ctx context.Context, op, tool string, fn func(context.Context, *session) error) error {
-	if c.opts.Timeout > 0 {
+	return c.doWith(ctx, op, tool, c.opts.Timeout, fn)
+}
+
+// doWith is do with an explicit request timeout (zero: none).
+func (c *Client) doWith(ctx context.Context, op, tool string, timeout time.Duration, fn func(context.Context, *session) error) error {
+	if timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.opts.Timeout)
+		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
 	for attempt := 0; ; attempt++ {
@@ -27,7 +36,8 @@ func (c *Client) do(ctx context.Context, op, tool string, fn func(context.Contex
 		if err != nil {
 			return err
 		}
-		err = s.run(ctx, fn)
+		rec := &requestRecord{}
+		err = s.run(context.WithValue(ctx, requestRecordKey{}, rec), fn)
 		if err == nil {
 			return nil
 		}
@@ -40,22 +50,34 @@ func (c *Client) do(ctx context.Context, op, tool string, fn func(context.Contex
 		if isServerError(err) {
 			return err
 		}
+		// ErrSessionMissing also fails calls whose own POST was accepted
+		// (go-sdk fails the whole connection on any 404): only a 404 to
+		// this request's POST proves the server did not run it.
+		expired := errors.Is(err, mcp.ErrSessionMissing) && rec.status.Load() == 404
+		notSent := wasNotSent(err) || expired
 		lost := s.ended() || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing)
-		if lost || wasNotSent(err) {
+		if lost {
 			c.drop(s)
 		}
-		if attempt == 0 && (wasNotSent(err) || errors.Is(err, mcp.ErrSessionMissing)) {
-			c.log.Debug("request not delivered; retrying on a new connection", "op", op, "cause", err)
+		if attempt == 0 && notSent {
+			c.log.Debug("request not delivered; retrying", "op", op, "cause", redactURLSecrets(err.Error()))
 			continue
 		}
 		return c.transportError(s, op, tool, err)
 	}
 }
 
+// requestRecord is what the HTTP tap learns about one request's own POST.
+type requestRecord struct {
+	status atomic.Int32
+}
+
+type requestRecordKey struct{}
+
 // run calls fn with a context that also ends when the session is closed.
 func (s *session) run(ctx context.Context, fn func(context.Context, *session) error) error {
 	s.inflight.Add(1)
-	defer s.inflight.Add(-1)
+	defer s.doneRequest()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(s.life, cancel)
@@ -64,14 +86,23 @@ func (s *session) run(ctx context.Context, fn func(context.Context, *session) er
 }
 
 // isServerError reports whether err is a JSON-RPC error response from the
-// server, as opposed to a failure to talk to it.
+// server, as opposed to a failure to talk to it. go-sdk reports HTTP
+// failures (refused connections, 5xx, 429) as the JSON-RPC error
+// "rejected by transport" (-32005); those are transport failures.
 func isServerError(err error) bool {
 	if errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing) {
 		return false
 	}
 	var we *jsonrpc.Error
-	return errors.As(err, &we)
+	if !errors.As(err, &we) {
+		return false
+	}
+	return !(we.Code == codeRejectedByTransport && we.Message == "rejected by transport")
 }
+
+// codeRejectedByTransport is go-sdk's code for a request its HTTP client
+// could not deliver or got a non-JSON-RPC failure for.
+const codeRejectedByTransport = -32005
 
 // CallTool calls the tool the server knows as name with args, a JSON object
 // (empty means {}). See Tool.Call for what it returns.

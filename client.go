@@ -37,6 +37,7 @@ type Client struct {
 	httpTransport *http.Transport // used when ClientOptions.HTTPClient is nil
 	pinVersion    string          // protocol version to ask for; "" means the newest
 	interrupt     *interruptState // set in ElicitInterrupt mode
+	retiring      []*session      // replaced sessions finishing their requests
 
 	seq      atomic.Uint64
 	progMu   sync.Mutex
@@ -181,10 +182,15 @@ func (c *Client) Close() error {
 	c.cur = nil
 	c.gen++
 	ht := c.httpTransport
+	retiring := c.retiring
+	c.retiring = nil
 	c.mu.Unlock()
 	var err error
 	if s != nil {
 		err = s.close(c.opts.closeGrace())
+	}
+	for _, r := range retiring {
+		_ = r.close(c.opts.closeGrace())
 	}
 	if ht != nil {
 		ht.CloseIdleConnections()

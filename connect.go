@@ -23,11 +23,14 @@ type session struct {
 	life     context.Context
 	kill     context.CancelFunc
 	inflight atomic.Int64 // requests running in this session
+	retired  atomic.Bool  // replaced; closes when its last request ends
+	grace    time.Duration
 
 	// Set while connecting.
-	state      *dialState
-	sawPOST    atomic.Bool // the first POST has been answered
-	legacyHTTP atomic.Bool // ... with a status a legacy SSE server gives
+	state       *dialState
+	exitedAlone bool        // the stdio server exited during the handshake
+	sawPOST     atomic.Bool // the first POST has been answered
+	legacyHTTP  atomic.Bool // ... with a status a legacy SSE server gives
 
 	closeOnce sync.Once
 	closeErr  error
@@ -72,53 +75,77 @@ type dialCall struct {
 	err  error
 }
 
-// session returns the live session, connecting if there is none.
+// session returns the live session, connecting if there is none. The
+// connect runs on its own, bounded by ConnectTimeout, and is shared by
+// every caller that needs it; each caller waits only as long as its own
+// context allows.
 func (c *Client) session(ctx context.Context) (*session, error) {
-	for {
-		c.mu.Lock()
-		if s := c.cur; s != nil {
-			if !s.ended() {
-				c.mu.Unlock()
-				return s, nil
-			}
-			c.cur = nil
-			c.log.Info("connection lost; reconnecting", "cause", s.err)
-		}
-		if d := c.dialing; d != nil {
+	c.mu.Lock()
+	if s := c.cur; s != nil {
+		if !s.ended() {
 			c.mu.Unlock()
-			select {
-			case <-d.done:
-				if d.err != nil && !errors.Is(d.err, context.Canceled) {
-					return nil, d.err
-				}
-				continue // the dialer's own context ended: try ourselves
-			case <-ctx.Done():
-				return nil, c.transportError(nil, "connect", "", ctx.Err())
-			}
+			return s, nil
 		}
-		d := &dialCall{done: make(chan struct{})}
+		c.cur = nil
+		c.log.Info("connection lost; reconnecting", "cause", redactURLSecrets(fmt.Sprint(s.err)))
+	}
+	d := c.dialing
+	if d == nil {
+		d = &dialCall{done: make(chan struct{})}
 		c.dialing = d
-		gen := c.gen
-		c.mu.Unlock()
-
-		d.s, d.err = c.dial(ctx)
-
-		c.mu.Lock()
-		c.dialing = nil
-		if d.err == nil && c.gen != gen {
-			// Close was called while we connected.
-			c.mu.Unlock()
-			_ = d.s.close(c.opts.closeGrace())
-			d.s, d.err = nil, c.transportError(nil, "connect", "", errors.New("the client was closed while connecting"))
-			close(d.done)
-			return nil, d.err
-		}
-		if d.err == nil {
-			c.cur = d.s
-		}
-		c.mu.Unlock()
-		close(d.done)
+		go c.runDial(context.WithoutCancel(ctx), d, c.gen)
+	}
+	c.mu.Unlock()
+	select {
+	case <-d.done:
 		return d.s, d.err
+	case <-ctx.Done():
+		return nil, c.transportError(nil, "connect", "", context.Cause(ctx))
+	}
+}
+
+// runDial makes the connection for d and installs it, unless Close was
+// called meanwhile. It ends within ConnectTimeout (plus the time to stop a
+// server that did not start).
+func (c *Client) runDial(ctx context.Context, d *dialCall, gen uint64) {
+	s, err := c.dial(ctx)
+	c.mu.Lock()
+	c.dialing = nil
+	closed := err == nil && c.gen != gen
+	if err == nil && !closed {
+		c.cur = s
+	}
+	c.mu.Unlock()
+	if closed {
+		_ = s.close(c.opts.closeGrace())
+		s, err = nil, c.transportError(nil, "connect", "", errors.New("the client was closed while connecting"))
+	}
+	d.s, d.err = s, err
+	close(d.done)
+}
+
+// doneRequest ends a request of s; the last request of a retired session
+// closes it.
+func (s *session) doneRequest() {
+	if s.inflight.Add(-1) == 0 && s.retired.Load() {
+		go s.close(s.grace)
+	}
+}
+
+// retire makes the next request connect anew, and lets the requests in
+// flight on the current session finish before it is closed.
+func (c *Client) retire() {
+	c.mu.Lock()
+	s := c.cur
+	c.cur = nil
+	if s != nil {
+		s.retired.Store(true)
+		s.grace = c.opts.closeGrace()
+		c.retiring = append(c.retiring, s)
+	}
+	c.mu.Unlock()
+	if s != nil && s.inflight.Load() == 0 {
+		go s.close(s.grace)
 	}
 }
 
@@ -166,13 +193,13 @@ func (c *Client) handshakeMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 
 // dial establishes a new session.
 func (c *Client) dial(ctx context.Context) (*session, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.opts.connectTimeout())
+	ctx, cancel := context.WithTimeoutCause(ctx, c.opts.connectTimeout(), errConnectTimeout)
 	defer cancel()
 	start := time.Now()
 
 	s, err := c.dialOnce(ctx, c.ep, c.pinned())
 	switch {
-	case err != nil && c.ep.kind == kindStdio && ctx.Err() == nil && s.stdio != nil && s.stdio.proc.hasExited(100*time.Millisecond):
+	case err != nil && c.ep.kind == kindStdio && ctx.Err() == nil && s.exitedAlone:
 		// Some handshake-era servers exit when they see server/discover.
 		// Start the server again and speak only the initialize handshake.
 		c.log.Info("server exited during the protocol probe; restarting it with the initialize handshake", "cause", err)
@@ -219,6 +246,8 @@ func (c *Client) dialOnce(ctx context.Context, ep *endpoint, pinVersion string) 
 			cleanup()
 		}
 		if s.stdio != nil {
+			// Did it exit by itself, before go-sdk or we closed it?
+			s.exitedAlone = s.stdio.exitedAlone()
 			_ = s.stdio.Close()
 		}
 		return s, err
@@ -348,6 +377,9 @@ func (c *cancelingConn) Close() error {
 	return err
 }
 
+// errConnectTimeout is the cause of a connect that took too long.
+var errConnectTimeout = errors.New("connect timeout")
+
 // connectError explains a failed connect.
 func (c *Client) connectError(ctx context.Context, s *session, err error) error {
 	op := "connect"
@@ -356,8 +388,8 @@ func (c *Client) connectError(ctx context.Context, s *session, err error) error 
 			op = step
 		}
 	}
-	if ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		err = fmt.Errorf("no answer to %s within %v (the server is running but did not answer; is it an MCP server on this transport?): %w",
+	if errors.Is(context.Cause(ctx), errConnectTimeout) {
+		err = fmt.Errorf("no answer to %s within %v (ClientOptions.ConnectTimeout; the server is running but did not answer: is it an MCP server on this transport?): %w",
 			op, c.opts.connectTimeout(), context.DeadlineExceeded)
 	}
 	return c.transportError(s, op, "", err)

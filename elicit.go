@@ -190,8 +190,12 @@ func (c *Client) rawCall(ctx context.Context, params *mcp.CallToolParams, cfg ca
 		params.Meta = cfg.meta
 	}
 	defer c.withProgress(params, cfg)()
+	timeout := c.opts.Timeout
+	if cfg.noTimeout {
+		timeout = 0
+	}
 	var res *mcp.CallToolResult
-	err := c.do(ctx, "tools/call", params.Name, func(ctx context.Context, s *session) error {
+	err := c.doWith(ctx, "tools/call", params.Name, timeout, func(ctx context.Context, s *session) error {
 		var err error
 		res, err = s.cs.CallTool(ctx, params)
 		return err

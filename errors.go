@@ -3,7 +3,10 @@ package mcpadapter
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TransportError reports that a request could not be completed because the
@@ -34,7 +37,7 @@ func (e *TransportError) Error() string {
 	if e.Op != "" {
 		fmt.Fprintf(&b, ": %s", e.Op)
 	}
-	fmt.Fprintf(&b, ": %v", e.Err)
+	fmt.Fprintf(&b, ": %s", redactURLSecrets(e.Err.Error()))
 	if len(e.Stderr) > 0 {
 		fmt.Fprintf(&b, "\nlast %d lines of the server's stderr:\n  %s", len(e.Stderr), strings.Join(e.Stderr, "\n  "))
 	}
@@ -120,10 +123,25 @@ type notSentError struct{ err error }
 func (e *notSentError) Error() string { return e.err.Error() }
 func (e *notSentError) Unwrap() error { return e.err }
 
-// wasNotSent reports whether err says the request never reached the server.
+// wasNotSent reports whether err says the request never reached the
+// server: a write that failed, an HTTP connection that could not be made,
+// or a connection already closing when the request was made (go-sdk's
+// "client is closing").
 func wasNotSent(err error) bool {
 	var ns *notSentError
-	return errors.As(err, &ns)
+	if errors.As(err, &ns) {
+		return true
+	}
+	return errors.Is(err, mcp.ErrConnectionClosed) && strings.Contains(err.Error(), "client is closing")
+}
+
+// urlSecret matches query parameters of a URL that carry secrets.
+var urlSecret = regexp.MustCompile(`(?i)([?&][^=&\s"]*(?:key|token|secret|sig|signature|password|auth|code)[^=&\s"]*=)[^&\s"]+`)
+
+// redactURLSecrets hides secret-looking query parameters in s (URLs in
+// net/http errors).
+func redactURLSecrets(s string) string {
+	return urlSecret.ReplaceAllString(s, "${1}[REDACTED]")
 }
 
 // ServerError reports that the server answered a request (other than a

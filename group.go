@@ -210,7 +210,7 @@ func (g *Group) connect(ctx context.Context) []ServerFailure {
 		}
 	}
 	for _, c := range redo {
-		_ = c.Close() // the next request reconnects at the handshake era
+		c.retire() // the next request reconnects at the handshake era
 	}
 	return failures
 }

@@ -349,7 +349,7 @@ func BenchmarkGroupDiscovery(b *testing.B) {
 				if i > 0 {
 					doc.WriteString(",")
 				}
-				fmt.Fprintf(&doc, `"s%d":{"command":%q,"args":["-list-delay","100ms"]}`, i, bin)
+				fmt.Fprintf(&doc, `"s%d":{"command":%q,"args":["-minimal","-list-delay","100ms"]}`, i, bin)
 			}
 			doc.WriteString("}}")
 			cfg, err := mcpadapter.ParseConfig([]byte(doc.String()))

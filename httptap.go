@@ -50,6 +50,9 @@ func (t *tapTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if t.onStatus != nil {
 		t.onStatus(req.Method, resp.StatusCode)
 	}
+	if rec, ok := req.Context().Value(requestRecordKey{}).(*requestRecord); ok && req.Method == http.MethodPost {
+		rec.status.Store(int32(resp.StatusCode))
+	}
 	if !watch || resp.StatusCode/100 != 2 || resp.Body == nil {
 		return resp, nil
 	}

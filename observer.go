@@ -188,10 +188,11 @@ func (c *observedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	return m, err
 }
 
+// Write sends m. A failed write is not marked as undelivered: over SSE the
+// POST may fail after the server took the message (a proxy's 502), and a
+// request must not run twice; the HTTP tap marks the failures that are
+// certain.
 func (c *observedConn) Write(ctx context.Context, m jsonrpc.Message) error {
 	c.obs.sent(m, nil)
-	if err := c.Connection.Write(ctx, m); err != nil {
-		return &notSentError{err}
-	}
-	return nil
+	return c.Connection.Write(ctx, m)
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,6 +35,7 @@ type parkedCall struct {
 	id        string
 	questions chan *question
 	done      chan callOutcome // buffered
+	ended     chan struct{}    // closed when the call has returned
 	cancel    context.CancelFunc
 
 	// Set while parked.
@@ -147,14 +150,19 @@ func (c *Client) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Eli
 		return &mcp.ElicitResult{Action: string(elicitation.Decline)}, nil
 	}
 	q := &question{params: req.Params, answer: make(chan *mcp.ElicitResult, 1)}
+	cancelled := &mcp.ElicitResult{Action: string(elicitation.Cancel)}
 	select {
 	case p.questions <- q:
+	case <-p.ended:
+		return cancelled, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 	select {
 	case a := <-q.answer:
 		return a, nil
+	case <-p.ended:
+		return cancelled, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -163,7 +171,7 @@ func (c *Client) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Eli
 // callParked makes a handshake-era call that may be parked.
 func (c *Client) callParked(ctx context.Context, pc *PendingCall, cfg callConfig) (*Result, error) {
 	st := c.interrupt
-	p := &parkedCall{id: newParkID(), questions: make(chan *question), done: make(chan callOutcome, 1)}
+	p := &parkedCall{id: newParkID(), questions: make(chan *question), done: make(chan callOutcome, 1), ended: make(chan struct{})}
 	ok, err := st.lane.enter(ctx, p)
 	if err != nil {
 		return nil, c.transportError(nil, "tools/call", pc.Tool, err)
@@ -178,7 +186,11 @@ func (c *Client) callParked(ctx context.Context, pc *PendingCall, cfg callConfig
 	p.cancel = cancel
 	go func() {
 		defer st.lane.leave(p)
+		defer close(p.ended)
 		defer cancel()
+		// No request timeout here: the call may wait for a person.
+		// waitParked bounds each wait for the server instead.
+		cfg.noTimeout = true
 		res, err := c.rawCall(callCtx, &mcp.CallToolParams{Name: pc.Tool, Arguments: pc.Arguments}, cfg)
 		if err != nil {
 			r, err := c.callFailed(pc, err)
@@ -191,13 +203,24 @@ func (c *Client) callParked(ctx context.Context, pc *PendingCall, cfg callConfig
 	return c.waitParked(ctx, p, pc)
 }
 
-// waitParked waits for the call in flight to finish or to ask a question.
+// waitParked waits for the call in flight to finish or to ask a question,
+// at most ClientOptions.Timeout (when set) for each wait.
 func (c *Client) waitParked(ctx context.Context, p *parkedCall, pc *PendingCall) (*Result, error) {
+	var timeout <-chan time.Time
+	if c.opts.Timeout > 0 {
+		t := time.NewTimer(c.opts.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
 	select {
 	case o := <-p.done:
 		return o.res, o.err
 	case q := <-p.questions:
 		return nil, c.park(p, q, pc)
+	case <-timeout:
+		p.cancel()
+		<-p.ended
+		return nil, c.transportError(nil, "tools/call", pc.Tool, fmt.Errorf("no answer within %v (ClientOptions.Timeout): %w", c.opts.Timeout, context.DeadlineExceeded))
 	case <-ctx.Done():
 		p.cancel()
 		o := <-p.done
@@ -232,12 +255,25 @@ func (c *Client) park(p *parkedCall, q *question, pc *PendingCall) error {
 // does next.
 func (c *Client) resumeParked(ctx context.Context, pending *PendingCall, answers map[string]elicitation.Response, cfg callConfig) (*Result, error) {
 	st := c.interrupt
+	if len(pending.Requests) == 0 {
+		return nil, errors.New("mcpadapter: Resume: a parked call without its question")
+	}
 	p := st.parks.take(pending.ParkID)
 	if p == nil {
 		return errorResult(fmt.Sprintf("The call to tool %q that was waiting for the user's answer no longer exists: it was abandoned after %v without an answer, or this process restarted. Call the tool again.",
 			pending.ModelTool, st.parkTimeout)), nil
 	}
 	p.timer.Stop()
+	select {
+	case o := <-p.done:
+		// The call ended while it waited (connection lost, server gave up).
+		if o.err != nil {
+			msg, _, _ := strings.Cut(o.err.Error(), "\n")
+			return errorResult(fmt.Sprintf("The call to tool %q ended while it waited for the user's answer: %s. Call the tool again.", pending.ModelTool, msg)), nil
+		}
+		return o.res, nil
+	default:
+	}
 	a := answers[pending.Requests[0].Key]
 	p.asked.answer <- &mcp.ElicitResult{Action: string(a.Action), Content: a.Content}
 	p.asked = nil

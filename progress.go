@@ -28,6 +28,9 @@ type callConfig struct {
 	// interruptible allows an ElicitInterrupt client to stop the call for
 	// the user's answers.
 	interruptible bool
+	// noTimeout skips ClientOptions.Timeout (a call that may wait for a
+	// person).
+	noTimeout bool
 }
 
 // OnProgress has the call report its progress notifications to fn.

@@ -74,6 +74,9 @@ type stdioConn struct {
 
 	writeMu sync.Mutex
 
+	closeOnce   sync.Once
+	exitedFirst bool // set by closeOnce
+
 	mu      sync.Mutex
 	stray   []string // last non-JSON stdout lines
 	pending []jsonrpc.Message
@@ -166,6 +169,9 @@ func (c *stdioConn) skipLongLine(head, last []byte, size int, err error) ([]byte
 		return nil, err
 	}
 	id, ok := responseID(head, tail)
+	if ok && bytes.Contains(tail, []byte(`"method"`)) {
+		ok = false // a request or notification from the server, not a response
+	}
 	if !ok {
 		c.noteStray([]byte(fmt.Sprintf("<dropped a %d-byte message over the %d-byte limit>", size, c.max)))
 		return nil, nil
@@ -298,8 +304,16 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 
 // Close ends the process and its group.
 func (c *stdioConn) Close() error {
+	c.closeOnce.Do(func() { c.exitedFirst = c.proc.exitedNow() })
 	c.proc.close(c.grace)
 	return nil
+}
+
+// exitedAlone reports whether the process had ended before anyone closed
+// the connection.
+func (c *stdioConn) exitedAlone() bool {
+	c.closeOnce.Do(func() { c.exitedFirst = c.proc.exitedNow() })
+	return c.exitedFirst
 }
 
 // diagnostics returns what is known about why the process went away.

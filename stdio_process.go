@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -86,15 +87,31 @@ func closeAll(fs ...*os.File) {
 	}
 }
 
+// readStderr keeps the last lines of the server's stderr until it closes.
+// It never stops reading early: a server blocked writing to a full stderr
+// pipe would hang. Lines longer than 64 KiB are cut.
 func (p *stdioProcess) readStderr(onStderr func(string)) {
 	defer close(p.errDone)
-	sc := bufio.NewScanner(p.stderr)
-	sc.Buffer(make([]byte, 0, 4096), 64*1024)
-	for sc.Scan() {
-		line := sc.Text()
-		p.tail.add(line)
-		if onStderr != nil {
-			onStderr(line)
+	r := bufio.NewReaderSize(p.stderr, 64*1024)
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(line) < 64*1024 {
+			line = append(line, chunk[:min(len(chunk), 64*1024-len(line))]...)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if len(line) > 0 {
+			s := strings.TrimRight(string(line), "\r\n")
+			p.tail.add(s)
+			if onStderr != nil {
+				onStderr(s)
+			}
+			line = line[:0]
+		}
+		if err != nil {
+			return
 		}
 	}
 }
@@ -199,12 +216,13 @@ func (r *lineRing) snapshot() []string {
 	return append(out, r.lines[:r.next]...)
 }
 
-// hasExited reports whether the process ends within wait.
-func (p *stdioProcess) hasExited(wait time.Duration) bool {
+// exitedNow reports whether the process has ended.
+func (p *stdioProcess) exitedNow() bool {
 	select {
 	case <-p.exited:
 		return true
-	case <-time.After(wait):
+	default:
 		return false
 	}
 }
+

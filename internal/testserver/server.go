@@ -98,3 +98,16 @@ func requestHeader(req mcp.Request) http.Header {
 	}
 	return nil
 }
+
+// NewMinimal returns a small server with only the echo and slow tools,
+// for benchmarks where the server's own start-up should cost little.
+func NewMinimal(opts Options) *mcp.Server {
+	name := opts.Name
+	if name == "" {
+		name = DefaultName
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1.0.0"},
+		&mcp.ServerOptions{SupportedProtocolVersions: opts.Era.supportedVersions()})
+	addMinimalTools(srv)
+	return srv
+}

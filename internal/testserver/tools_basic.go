@@ -134,3 +134,31 @@ func addBasicTools(srv *mcp.Server, st *State, opts Options) {
 			return &mcp.CallToolResult{Content: []mcp.Content{text(string(data))}}, nil
 		})
 }
+
+// addMinimalTools registers echo and slow with hand-written schemas (no
+// reflection at start-up).
+func addMinimalTools(srv *mcp.Server) {
+	srv.AddTool(&mcp.Tool{Name: "echo", Description: "Echo the text back.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]}`)},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var in EchoIn
+			if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
+				return nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{text(in.Text)}}, nil
+		})
+	srv.AddTool(&mcp.Tool{Name: "slow", Description: "Sleep for ms milliseconds.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"ms":{"type":"integer"}},"required":["ms"]}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var in SlowIn
+			if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
+				return nil, err
+			}
+			select {
+			case <-time.After(time.Duration(in.Ms) * time.Millisecond):
+				return &mcp.CallToolResult{Content: []mcp.Content{text(fmt.Sprintf("slept %dms", in.Ms))}}, nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		})
+}

@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -115,4 +117,33 @@ func requestMethod(line []byte) (string, bool) {
 		return "", false
 	}
 	return msg.Method, msg.Method != "" && len(msg.ID) > 0 && string(msg.ID) != "null"
+}
+
+// noisyMiddleware writes one very long line and then a lot of ordinary
+// lines to stderr before every tool call: a client that stops draining
+// stderr makes this server block.
+func noisyMiddleware() mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, m string, req mcp.Request) (mcp.Result, error) {
+			if m == "tools/call" {
+				fmt.Fprintln(os.Stderr, "debug payload: "+strings.Repeat("x", 70*1024))
+				for i := range 200 {
+					fmt.Fprintf(os.Stderr, "step %d %s\n", i, strings.Repeat("y", 1000))
+				}
+			}
+			return next(ctx, m, req)
+		}
+	}
+}
+
+// refuseMiddleware answers method with a JSON-RPC error.
+func refuseMiddleware(method string) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, m string, req mcp.Request) (mcp.Result, error) {
+			if m == method {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "database unavailable"}
+			}
+			return next(ctx, m, req)
+		}
+	}
 }

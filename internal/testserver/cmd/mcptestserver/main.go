@@ -33,6 +33,10 @@ type config struct {
 	sessionTimeout  time.Duration
 	pageSize        int
 	manyTools       bool
+	minimal         bool
+	startDelay      time.Duration
+	noisy           bool
+	refuseInit      bool
 	pollute         bool
 	hang            bool
 	ignoreDiscover  bool
@@ -54,6 +58,10 @@ func parseFlags() (*config, error) {
 	flag.DurationVar(&c.sessionTimeout, "session-timeout", 0, "http: close sessions idle this long")
 	flag.IntVar(&c.pageSize, "page-size", 0, "tools/list page size (0: go-sdk default)")
 	flag.BoolVar(&c.manyTools, "many-tools", false, "add extra_01 … extra_25")
+	flag.BoolVar(&c.minimal, "minimal", false, "serve only echo and slow (a small server, for benchmarks)")
+	flag.DurationVar(&c.startDelay, "start-delay", 0, "sleep this long before serving (a slow start: npx, uvx, a JVM)")
+	flag.BoolVar(&c.noisy, "noisy", false, "on every tool call, write one 70 KiB line and then 200 KB to stderr")
+	flag.BoolVar(&c.refuseInit, "refuse-initialize", false, "answer initialize with a JSON-RPC error and keep running")
 	flag.BoolVar(&c.pollute, "pollute", false, "stdio: print a non-JSON banner on stdout at start and on every tool call")
 	flag.BoolVar(&c.hang, "hang", false, "stdio: read stdin but never answer (even after EOF)")
 	flag.BoolVar(&c.ignoreDiscover, "ignore-discover", false, "stdio: never answer server/discover requests")
@@ -91,6 +99,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), sigs...)
 	defer stop()
+	time.Sleep(c.startDelay)
 	if c.transport == "stdio" {
 		err = serveStdio(ctx, c)
 	} else {
@@ -121,7 +130,7 @@ func startup(c *config) {
 
 // newServer builds the server with the middleware requested by flags.
 func newServer(c *config, out *lockedWriter) *mcp.Server {
-	srv := testserver.New(testserver.Options{
+	opts := testserver.Options{
 		Name:      c.name,
 		Era:       c.era,
 		PageSize:  c.pageSize,
@@ -130,9 +139,21 @@ func newServer(c *config, out *lockedWriter) *mcp.Server {
 			fmt.Fprintln(os.Stderr, testserver.CrashMessage)
 			os.Exit(testserver.CrashExitCode)
 		},
-	})
+	}
+	var srv *mcp.Server
+	if c.minimal {
+		srv = testserver.NewMinimal(opts)
+	} else {
+		srv = testserver.New(opts)
+	}
 	if c.listDelay > 0 {
 		srv.AddReceivingMiddleware(delayMiddleware("tools/list", c.listDelay))
+	}
+	if c.noisy {
+		srv.AddReceivingMiddleware(noisyMiddleware())
+	}
+	if c.refuseInit {
+		srv.AddReceivingMiddleware(refuseMiddleware("initialize"))
 	}
 	if c.pollute && out != nil {
 		srv.AddReceivingMiddleware(polluteMiddleware(out))
