@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -343,5 +344,29 @@ func TestTargets(t *testing.T) {
 	}
 	if _, err := mcpadapter.NewClient(mcpadapter.Command{Path: "x"}, mcpadapter.ClientOptions{Headers: map[string]string{"a": "b"}}); err == nil {
 		t.Error("headers on a stdio target: no error")
+	}
+}
+
+func TestProtocolVersionOption(t *testing.T) {
+	ctx := testCtx(t)
+	var logs syncBuffer
+	c, err := mcpadapter.NewClient(testserver.New(testserver.Options{}), mcpadapter.ClientOptions{
+		ProtocolVersion: "2025-11-25",
+		Trace:           true,
+		Logger:          slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	info, err := c.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Era != mcpadapter.EraHandshake || info.ProtocolVersion != "2025-11-25" {
+		t.Errorf("asked for 2025-11-25 from a modern server, got %s (%v)", info.ProtocolVersion, info.Era)
+	}
+	if strings.Contains(logs.String(), "server/discover") {
+		t.Errorf("probed server/discover anyway:\n%s", logs.String())
 	}
 }

@@ -59,8 +59,11 @@ func NewClient(target any, opts ClientOptions) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if (opts.Headers != nil || opts.Auth != nil || opts.HTTPClient != nil) && (ep.kind == kindStdio || ep.kind == kindInProcess) {
-		return nil, &TargetError{Target: ep.defaultName(), Reason: "Headers, Auth and HTTPClient apply to HTTP targets only"}
+	if (opts.Headers != nil || opts.Auth != nil || opts.HTTPClient != nil || opts.OAuthHandler != nil) && (ep.kind == kindStdio || ep.kind == kindInProcess) {
+		return nil, &TargetError{Target: ep.defaultName(), Reason: "Headers, Auth, OAuthHandler and HTTPClient apply to HTTP targets only"}
+	}
+	if opts.OAuthHandler != nil && ep.kind == kindSSE {
+		return nil, &TargetError{Target: ep.defaultName(), Reason: "OAuthHandler needs the streamable HTTP transport (go-sdk's SSE client has no OAuth); use Auth"}
 	}
 	return newClient(ep, opts), nil
 }
@@ -87,6 +90,7 @@ func newClientWith(ep *endpoint, opts ClientOptions, adjust func(*mcp.ClientOpti
 		trace = opts.logger()
 	}
 	c.obs = newObserver(name, trace)
+	c.pinVersion = opts.ProtocolVersion
 	so := c.sdkOptions()
 	if adjust != nil {
 		adjust(so)

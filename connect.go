@@ -204,7 +204,7 @@ func (c *Client) dial(ctx context.Context) (*session, error) {
 		// Start the server again and speak only the initialize handshake.
 		c.log.Info("server exited during the protocol probe; restarting it with the initialize handshake", "cause", err)
 		s, err = c.dialOnce(ctx, c.ep, handshakeVersion)
-	case err != nil && c.ep.kind == kindStreamable && c.ep.fallbackSSE && s.legacyHTTP.Load() && ctx.Err() == nil:
+	case err != nil && c.ep.kind == kindStreamable && c.ep.fallbackSSE && c.opts.OAuthHandler == nil && s.legacyHTTP.Load() && ctx.Err() == nil:
 		c.log.Info("server answered as a legacy SSE server; using the SSE transport")
 		sse := *c.ep
 		sse.kind = kindSSE
@@ -291,8 +291,9 @@ func (c *Client) transport(ctx context.Context, ep *endpoint, s *session) (mcp.T
 		return &observedTransport{inner: ct, obs: c.obs}, func() { _ = ss.Close() }, nil
 	case kindStreamable:
 		return &mcp.StreamableClientTransport{
-			Endpoint:   ep.url,
-			HTTPClient: c.httpClient(true, s),
+			Endpoint:     ep.url,
+			HTTPClient:   c.httpClient(true, s),
+			OAuthHandler: c.opts.OAuthHandler,
 		}, nil, nil
 	case kindSSE:
 		inner := &mcp.SSEClientTransport{Endpoint: ep.url, HTTPClient: c.httpClient(false, s)}

@@ -111,7 +111,7 @@ func clientForServer(sc *ServerConfig, base ClientOptions) (*Client, error) {
 		return nil, &ConfigError{Path: "mcpServers." + sc.Name + ".transport", Msg: fmt.Sprintf("unknown transport %q", sc.Transport)}
 	}
 	if ep.kind == kindStdio || ep.kind == kindInProcess {
-		opts.Headers, opts.Auth, opts.HTTPClient = nil, nil, nil
+		opts.Headers, opts.Auth, opts.HTTPClient, opts.OAuthHandler = nil, nil, nil, nil
 	}
 	return newClient(ep, opts), nil
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -26,6 +27,16 @@ type ClientOptions struct {
 	// Auth authenticates HTTP requests; nil means none. See BearerToken and
 	// AuthFunc.
 	Auth Auth
+	// OAuthHandler runs the MCP authorization flow (go-sdk's auth package:
+	// auth.NewAuthorizationCodeHandler, extauth handlers, ...). It is given
+	// to go-sdk's streamable HTTP transport untouched: tokens, refresh,
+	// 401/403 and scope step-up are go-sdk's. Streamable HTTP targets only.
+	OAuthHandler auth.OAuthHandler
+
+	// ProtocolVersion, if set, is the protocol version to ask for; a
+	// handshake-era version ("2025-11-25", ...) skips the server/discover
+	// probe. Empty means the newest, with fallback.
+	ProtocolVersion string
 
 	// Timeout bounds each request (tool call, listing, ...); zero means no
 	// limit beyond the caller's context.

@@ -225,4 +225,3 @@ func (p *stdioProcess) exitedNow() bool {
 		return false
 	}
 }
-

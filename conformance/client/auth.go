@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -103,7 +102,7 @@ func runClientCredentials(ctx context.Context, serverURL string, sc scenarioCont
 // listAndCallTestTool connects with h authorizing the requests, lists
 // tools and calls test-tool.
 func listAndCallTestTool(ctx context.Context, serverURL string, h auth.OAuthHandler) error {
-	c, err := newClient(serverURL, mcpadapter.ClientOptions{Auth: OAuth(h)})
+	c, err := newClient(serverURL, mcpadapter.ClientOptions{OAuthHandler: h})
 	if err != nil {
 		return err
 	}
@@ -125,85 +124,6 @@ func listAndCallTestTool(ctx context.Context, serverURL string, h auth.OAuthHand
 	}
 	_, err = call(ctx, byName, "test-tool", nil)
 	return err
-}
-
-// OAuth returns an mcpadapter.Auth that authorizes requests with a go-sdk
-// OAuth handler, the way go-sdk's streamable transport does with its
-// OAuthHandler field (which the adapter does not expose): each request
-// carries the handler's current token, and a request answered 401 or 403
-// is handed to the handler's Authorize and then sent once more.
-func OAuth(h auth.OAuthHandler) mcpadapter.Auth {
-	return mcpadapter.AuthFunc(func(next http.RoundTripper) http.RoundTripper {
-		return &oauthTransport{h: h, next: next}
-	})
-}
-
-type oauthTransport struct {
-	h    auth.OAuthHandler
-	next http.RoundTripper
-}
-
-func (t *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	first, err := t.withToken(req, false)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := t.next.RoundTrip(first)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
-		return resp, nil
-	}
-	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
-		// The request cannot be sent again: let the caller see the refusal.
-		return resp, nil
-	}
-	// Authorize reads and closes resp.Body.
-	if err := t.h.Authorize(req.Context(), first, resp); err != nil {
-		return nil, fmt.Errorf("authorization: %w", err)
-	}
-	retry, err := t.withToken(req, true)
-	if err != nil {
-		return nil, err
-	}
-	return t.next.RoundTrip(retry)
-}
-
-// withToken returns a copy of req carrying the handler's token, with a
-// fresh body when rewind is set.
-func (t *oauthTransport) withToken(req *http.Request, rewind bool) (*http.Request, error) {
-	r := req.Clone(req.Context())
-	if rewind && req.GetBody != nil {
-		body, err := req.GetBody()
-		if err != nil {
-			return nil, err
-		}
-		r.Body = body
-	}
-	ts, err := t.h.TokenSource(req.Context())
-	if err != nil {
-		return nil, err
-	}
-	if ts == nil {
-		return r, nil
-	}
-	tok, err := ts.Token()
-	if err != nil {
-		// As go-sdk does: an invalid_grant (an expired refresh token) sends
-		// the request without a token, so the server's 401 starts a new
-		// authorization. (Matched by text: importing golang.org/x/oauth2
-		// for its RetrieveError would make it a direct dependency of the
-		// module.)
-		if strings.Contains(err.Error(), `"invalid_grant"`) {
-			return r, nil
-		}
-		return nil, err
-	}
-	if tok != nil && tok.AccessToken != "" {
-		r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
-	}
-	return r, nil
 }
 
 // fetchAuthorizationCode follows the authorization URL as a browser would,

@@ -17,8 +17,7 @@
 // handlers, Client.Tools and Tool.Call, Client.ListResources and friends,
 // the ElicitInterrupt mode (Tool.Call returning an *InputRequiredError and
 // Tool.Resume) for the multi-round-trip scenario, and go-sdk's OAuth
-// authorization-code handler plugged in through mcpadapter.AuthFunc for the
-// auth/* scenarios.
+// handlers given to ClientOptions.OAuthHandler for the auth/* scenarios.
 //
 // See ../README.md for how to run the suite against it.
 package main

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"os"
 	"time"
 
 	"github.com/mcpadapter/mcpadapter"
@@ -22,6 +23,11 @@ func newClient(url string, opts mcpadapter.ClientOptions) (*mcpadapter.Client, e
 	opts.Trace = true
 	if opts.ConnectTimeout == 0 {
 		opts.ConnectTimeout = 20 * time.Second
+	}
+	// The suite says which protocol it runs at: a handshake-era version
+	// means initialize, with no server/discover probe first.
+	if v := os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION"); v != "" && v < "2026-07-28" {
+		opts.ProtocolVersion = v
 	}
 	return mcpadapter.NewClient(url, opts)
 }
