@@ -302,6 +302,19 @@ func TestProgressPerCall(t *testing.T) {
 				})
 			}
 			wg.Wait()
+			// The last notification of a call may arrive just after its result.
+			deadline := time.Now().Add(2 * time.Second)
+			for {
+				mu.Lock()
+				done := len(got[0]) == 3 && len(got[1]) == 4
+				mu.Unlock()
+				if done || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			mu.Lock()
+			defer mu.Unlock()
 			for i := range 2 {
 				ps := got[i]
 				if len(ps) != 3+i {

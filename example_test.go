@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log"
-	"sync"
 	"time"
 
 	"github.com/mcpadapter/mcpadapter"
@@ -109,20 +108,21 @@ func ExampleTool_Call_progress() {
 	a, _ := mcpadapter.New(srv)
 	defer a.Close()
 	tools, _ := a.Tools(ctx)
-	var mu sync.Mutex
-	var steps []string
+	steps := make(chan string, 3)
 	res, err := tools[0].Call(ctx, nil, mcpadapter.OnProgress(func(p mcpadapter.Progress) {
-		mu.Lock()
-		defer mu.Unlock()
-		steps = append(steps, fmt.Sprintf("%s %v/%v %s", p.Tool, p.Progress, p.Total, p.Message))
+		steps <- fmt.Sprintf("%s %v/%v %s", p.Tool, p.Progress, p.Total, p.Message)
 	}))
 	if err != nil {
 		log.Fatal(err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	for _, s := range steps {
-		fmt.Println(s)
+	// The last notification may arrive just after the result.
+	for range 3 {
+		select {
+		case s := <-steps:
+			fmt.Println(s)
+		case <-time.After(time.Second):
+			fmt.Println("(no more progress)")
+		}
 	}
 	fmt.Println(res.Text())
 	// Output:

@@ -3,6 +3,7 @@ package mcpadapter
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -35,6 +36,11 @@ type callConfig struct {
 
 // OnProgress has the call report its progress notifications to fn.
 // fn runs on the connection's goroutine and must not block for long.
+//
+// Notifications are handled apart from responses (in go-sdk), so one the
+// server sent just before its result may reach fn shortly after Call
+// returns; fn keeps receiving this call's notifications for a second
+// after the call ends.
 func OnProgress(fn func(Progress)) CallOption {
 	return func(c *callConfig) { c.progress = fn }
 }
@@ -43,6 +49,10 @@ func OnProgress(fn func(Progress)) CallOption {
 func WithMeta(meta map[string]any) CallOption {
 	return func(c *callConfig) { c.meta = meta }
 }
+
+// progressLinger is how long a call's progress token stays routed after
+// the call ends, for notifications that arrive after the result.
+const progressLinger = time.Second
 
 // progressToken registers fn for a new progress token, which the caller
 // must release.
@@ -55,9 +65,11 @@ func (c *Client) progressToken(tool string, fn func(Progress)) (token string, re
 	}
 	c.progMu.Unlock()
 	return token, func() {
-		c.progMu.Lock()
-		delete(c.progress, token)
-		c.progMu.Unlock()
+		time.AfterFunc(progressLinger, func() {
+			c.progMu.Lock()
+			delete(c.progress, token)
+			c.progMu.Unlock()
+		})
 	}
 }
 

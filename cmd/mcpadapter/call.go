@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/elicitation"
@@ -76,7 +78,13 @@ Exit status: 0 success, 1 the tool reported an error, 2 usage or connection erro
 				return err
 			}
 			bar := term.NewProgress(a.stderr, tool.Name, isTerminal(a.stderr))
-			progress := mcpadapter.OnProgress(func(p mcpadapter.Progress) { bar.Update(p.Progress, p.Total, p.Message) })
+			var lastDone atomic.Bool // the last progress reached its total
+			var seen atomic.Bool
+			progress := mcpadapter.OnProgress(func(p mcpadapter.Progress) {
+				seen.Store(true)
+				lastDone.Store(p.Total > 0 && p.Progress >= p.Total)
+				bar.Update(p.Progress, p.Total, p.Message)
+			})
 			prompter := term.NewPrompter(a.stdin, a.stderr)
 			res, err := tool.Call(ctx, argJSON, progress)
 			for range 20 {
@@ -90,6 +98,10 @@ Exit status: 0 success, 1 the tool reported an error, 2 usage or connection erro
 					return err
 				}
 				res, err = tool.Resume(ctx, ir.Pending, resume)
+			}
+			// The server's last notification may arrive just after its result.
+			for i := 0; i < 50 && seen.Load() && !lastDone.Load(); i++ {
+				time.Sleep(10 * time.Millisecond)
 			}
 			bar.Done()
 			if err != nil {

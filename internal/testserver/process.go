@@ -3,7 +3,6 @@ package testserver
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"os/exec"
@@ -24,6 +23,7 @@ type Process struct {
 	// Cmd is the running command.
 	Cmd *exec.Cmd
 
+	waited chan struct{} // closed when the process has been reaped
 	mu     sync.Mutex
 	stderr bytes.Buffer
 }
@@ -36,28 +36,46 @@ func (p *Process) Stderr() string {
 	return p.stderr.String()
 }
 
+// Exited is closed when the process has exited and been reaped.
+func (p *Process) Exited() <-chan struct{} { return p.waited }
+
+// Stop kills the process (SIGKILL) and waits until it has been reaped. It
+// may be called more than once.
+func (p *Process) Stop() {
+	_ = p.Cmd.Process.Kill()
+	<-p.waited
+}
+
 // StartProcess starts the mcptestserver binary with args, which should
 // select -transport http or sse, waits (up to 30s) for its "listening on URL"
 // line and returns it. The process is killed on t.Cleanup.
 func StartProcess(t testing.TB, args ...string) *Process {
 	t.Helper()
-	cmd := Command(t, args...)
-	stderr, err := cmd.StderrPipe()
+	p, err := LaunchProcess(Build(t), 30*time.Second, args...)
 	if err != nil {
 		t.Fatalf("testserver: %v", err)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("testserver: starting mcptestserver: %v", err)
+	t.Cleanup(p.Stop)
+	return p
+}
+
+// LaunchProcess is StartProcess for code that cannot fail a test (another
+// goroutine, a restart loop): it runs the mcptestserver binary bin (see
+// [Build]), waits up to wait for its URL, and reports failure as an error.
+// The caller must Stop the process.
+func LaunchProcess(bin string, wait time.Duration, args ...string) (*Process, error) {
+	cmd := exec.Command(bin, args...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
 	}
-	p := &Process{Cmd: cmd}
-	waited := make(chan struct{})
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-waited
-	})
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting mcptestserver: %w", err)
+	}
+	p := &Process{Cmd: cmd, waited: make(chan struct{})}
 	urlc := make(chan string, 1)
 	go func() {
-		defer close(waited)
+		defer close(p.waited)
 		r := bufio.NewReader(stderr)
 		first := true
 		for {
@@ -80,20 +98,21 @@ func StartProcess(t testing.TB, args ...string) *Process {
 			}
 		}
 	}()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
 	select {
 	case line := <-urlc:
 		url, ok := strings.CutPrefix(line, ListeningPrefix)
 		if !ok {
-			t.Fatalf("testserver: unexpected first stderr line %q", line)
+			p.Stop()
+			return nil, fmt.Errorf("unexpected first stderr line %q", line)
 		}
 		p.URL = url
-		return p
-	case <-waited:
-		t.Fatalf("testserver: mcptestserver exited before listening; stderr:\n%s", p.Stderr())
-	case <-ctx.Done():
-		t.Fatalf("testserver: mcptestserver did not announce its URL; stderr:\n%s", p.Stderr())
+		return p, nil
+	case <-p.waited:
+		return nil, fmt.Errorf("mcptestserver exited before listening; stderr:\n%s", p.Stderr())
+	case <-timer.C:
+		p.Stop()
+		return nil, fmt.Errorf("mcptestserver did not announce its URL within %v; stderr:\n%s", wait, p.Stderr())
 	}
-	return nil
 }

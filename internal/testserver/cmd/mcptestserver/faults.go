@@ -22,18 +22,51 @@ import (
 type lockedWriter struct {
 	mu sync.Mutex
 	w  io.Writer
+	// before, if set, returns bytes to write before each message go-sdk
+	// writes (hostile output: garbage, responses nobody asked for).
+	before func(msg []byte) []byte
+	closed bool
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.closed {
+		return 0, os.ErrClosed
+	}
+	if l.before != nil {
+		if pre := l.before(p); len(pre) > 0 {
+			if _, err := l.w.Write(pre); err != nil {
+				return 0, err
+			}
+		}
+	}
 	return l.w.Write(p)
+}
+
+// writeRaw writes p as it is, without the before hook.
+func (l *lockedWriter) writeRaw(p []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.closed {
+		_, _ = l.w.Write(p)
+	}
+}
+
+// close closes the underlying stdout for good (the close_stdout tool).
+func (l *lockedWriter) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = true
+	if c, ok := l.w.(io.Closer); ok {
+		_ = c.Close()
+	}
 }
 
 // Close implements io.Closer; stdout stays open.
 func (l *lockedWriter) Close() error { return nil }
 
-func (l *lockedWriter) println(s string) { _, _ = l.Write([]byte(s + "\n")) }
+func (l *lockedWriter) println(s string) { l.writeRaw([]byte(s + "\n")) }
 
 // polluteMiddleware prints the non-JSON banner on stdout before every
 // tools/call is handled.
@@ -68,11 +101,13 @@ func delayMiddleware(method string, d time.Duration) mcp.Middleware {
 
 // filterStdin returns a reader of the lines of r. With ignore, lines holding a
 // server/discover request are dropped (never answered). With exitFirst, the
-// process exits with code 4 if the first request is server/discover.
+// process exits with code 4 if the first request is server/discover. With
+// neverAnswer set, tools/call requests for that tool are dropped: the call is
+// never answered, and its cancellation is ignored.
 //
 // This has to happen below go-sdk: a handshake-era go-sdk server answers
 // server/discover itself, before any receiving middleware runs.
-func filterStdin(r io.Reader, ignore, exitFirst bool) io.ReadCloser {
+func filterStdin(r io.Reader, ignore, exitFirst bool, neverAnswer string) io.ReadCloser {
 	pr, pw := io.Pipe()
 	go func() {
 		br := bufio.NewReader(r)
@@ -87,7 +122,8 @@ func filterStdin(r io.Reader, ignore, exitFirst bool) io.ReadCloser {
 					os.Exit(testserver.DiscoverExitCode)
 				}
 				sawRequest = sawRequest || isRequest
-				if !(ignore && discover) {
+				dropped := neverAnswer != "" && isRequest && method == "tools/call" && toolName(line) == neverAnswer
+				if !(ignore && discover) && !dropped {
 					if _, werr := pw.Write(line); werr != nil {
 						return
 					}
@@ -117,6 +153,19 @@ func requestMethod(line []byte) (string, bool) {
 		return "", false
 	}
 	return msg.Method, msg.Method != "" && len(msg.ID) > 0 && string(msg.ID) != "null"
+}
+
+// toolName returns the tool named by a tools/call request line.
+func toolName(line []byte) string {
+	var msg struct {
+		Params struct {
+			Name string `json:"name"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(bytes.TrimSpace(line), &msg) != nil {
+		return ""
+	}
+	return msg.Params.Name
 }
 
 // noisyMiddleware writes one very long line and then a lot of ordinary

@@ -45,6 +45,10 @@ type config struct {
 	listDelay       time.Duration
 	spawnGrandchild bool
 	ignoreSigterm   bool
+	garbage         bool
+	wrongIDs        bool
+	flood           int
+	neverAnswer     string
 }
 
 func parseFlags() (*config, error) {
@@ -70,6 +74,10 @@ func parseFlags() (*config, error) {
 	flag.DurationVar(&c.listDelay, "list-delay", 0, "sleep this long before answering tools/list")
 	flag.BoolVar(&c.spawnGrandchild, "spawn-grandchild", false, "start a `sleep 300` child and print \"grandchild pid N\" on stderr")
 	flag.BoolVar(&c.ignoreSigterm, "ignore-sigterm", false, "ignore SIGTERM (only SIGKILL stops the process)")
+	flag.BoolVar(&c.garbage, "garbage", false, "stdio: write a non-JSON line and a truncated JSON object before every response")
+	flag.BoolVar(&c.wrongIDs, "wrong-ids", false, "stdio: write responses to ids nobody asked for before every response")
+	flag.IntVar(&c.flood, "flood", 0, "stdio: write this many notifications (log messages and progress) before handling every tools/call")
+	flag.StringVar(&c.neverAnswer, "never-answer", "", "stdio: drop every tools/call of this tool (never answered, cancellation ignored)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", flag.Args())
@@ -158,5 +166,9 @@ func newServer(c *config, out *lockedWriter) *mcp.Server {
 	if c.pollute && out != nil {
 		srv.AddReceivingMiddleware(polluteMiddleware(out))
 	}
+	if c.flood > 0 && out != nil && c.transport == "stdio" {
+		srv.AddReceivingMiddleware(floodMiddleware(out, c.flood))
+	}
+	addHostileTools(srv, out)
 	return srv
 }

@@ -31,12 +31,28 @@ func serveStdio(ctx context.Context, c *config) error {
 			}
 		}
 	}
+	if c.garbage || c.wrongIDs {
+		out.before = hostileStdout(c.garbage, c.wrongIDs)
+	}
 	var in io.ReadCloser = os.Stdin
-	if c.ignoreDiscover || c.exitOnDiscover {
-		in = filterStdin(os.Stdin, c.ignoreDiscover, c.exitOnDiscover)
+	if c.ignoreDiscover || c.exitOnDiscover || c.neverAnswer != "" {
+		in = filterStdin(os.Stdin, c.ignoreDiscover, c.exitOnDiscover, c.neverAnswer)
 	}
 	srv := newServer(c, out)
-	return srv.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
+	err := srv.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
+	if stdoutClosed.Load() {
+		// close_stdout: keep running after the session ends, until a
+		// signal (SIGKILL with -ignore-sigterm) stops the process.
+		fmt.Fprintln(os.Stderr, "mcptestserver: stdout closed; still running")
+		for ctx.Err() == nil {
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Hour):
+			}
+		}
+		return nil
+	}
+	return err
 }
 
 // serveHTTP serves streamable HTTP or SSE until ctx is done.
