@@ -18,39 +18,44 @@ import (
 // object of primitive fields.
 type formSchema struct {
 	Type       string                  `json:"type"`
-	Properties map[string]*fieldSchema `json:"properties"`
+	Properties map[string]*FieldSchema `json:"properties"`
 	Required   []string                `json:"required"`
 }
 
-// fieldSchema covers the primitive schemas of the MCP elicitation spec:
-// strings (with formats and length limits), numbers and integers (with
-// bounds), booleans, single-select enums (enum, or oneOf of const/title)
-// and multi-select enums (an array whose items are an enum, or anyOf of
-// const/title).
-type fieldSchema struct {
-	Type      string          `json:"type"`
-	Title     string          `json:"title"`
-	Format    string          `json:"format"`
-	MinLength *int            `json:"minLength"`
-	MaxLength *int            `json:"maxLength"`
-	Minimum   *float64        `json:"minimum"`
-	Maximum   *float64        `json:"maximum"`
-	Enum      []any           `json:"enum"`
-	OneOf     []constOption   `json:"oneOf"`
-	AnyOf     []constOption   `json:"anyOf"`
-	Items     *fieldSchema    `json:"items"`
-	MinItems  *int            `json:"minItems"`
-	MaxItems  *int            `json:"maxItems"`
-	Default   json.RawMessage `json:"default"`
+// FieldSchema is the schema of one field of an elicitation form: the
+// primitive schemas of the MCP elicitation spec, strings (with formats and
+// length limits), numbers and integers (with bounds), booleans,
+// single-select enums (enum, optionally with enumNames, or oneOf of
+// const/title) and multi-select enums (an array whose items are an enum,
+// or anyOf of const/title).
+type FieldSchema struct {
+	Type        string          `json:"type"`
+	Title       string          `json:"title"`
+	Description string          `json:"description"`
+	Format      string          `json:"format"`
+	MinLength   *int            `json:"minLength"`
+	MaxLength   *int            `json:"maxLength"`
+	Minimum     *float64        `json:"minimum"`
+	Maximum     *float64        `json:"maximum"`
+	Enum        []any           `json:"enum"`
+	EnumNames   []string        `json:"enumNames"`
+	OneOf       []ConstOption   `json:"oneOf"`
+	AnyOf       []ConstOption   `json:"anyOf"`
+	Items       *FieldSchema    `json:"items"`
+	MinItems    *int            `json:"minItems"`
+	MaxItems    *int            `json:"maxItems"`
+	Default     json.RawMessage `json:"default"`
 }
 
-type constOption struct {
+// ConstOption is one titled choice of an enum (oneOf/anyOf of const and
+// title).
+type ConstOption struct {
 	Const any    `json:"const"`
 	Title string `json:"title"`
 }
 
-// options returns the allowed values of an enum field, or nil.
-func (f *fieldSchema) options() []any {
+// Options returns the allowed values of an enum field, or nil.
+func (f *FieldSchema) Options() []any {
 	if len(f.Enum) > 0 {
 		return f.Enum
 	}
@@ -122,7 +127,7 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // check validates one value and returns it in its JSON form (numbers as
 // float64, integers as int64).
-func (f *fieldSchema) check(v any) (any, error) {
+func (f *FieldSchema) check(v any) (any, error) {
 	switch f.Type {
 	case "string", "":
 		s, ok := v.(string)
@@ -165,7 +170,7 @@ func (f *fieldSchema) check(v any) (any, error) {
 	}
 }
 
-func (f *fieldSchema) checkString(s string) error {
+func (f *FieldSchema) checkString(s string) error {
 	n := utf8.RuneCountInString(s)
 	if f.MinLength != nil && n < *f.MinLength {
 		return fmt.Errorf("at least %d characters, got %d", *f.MinLength, n)
@@ -173,7 +178,7 @@ func (f *fieldSchema) checkString(s string) error {
 	if f.MaxLength != nil && n > *f.MaxLength {
 		return fmt.Errorf("at most %d characters, got %d", *f.MaxLength, n)
 	}
-	if opts := f.options(); len(opts) > 0 && !slices.Contains(opts, any(s)) {
+	if opts := f.Options(); len(opts) > 0 && !slices.Contains(opts, any(s)) {
 		return fmt.Errorf("%q is not one of %s", s, listOptions(opts))
 	}
 	switch f.Format {
@@ -197,7 +202,7 @@ func (f *fieldSchema) checkString(s string) error {
 	return nil
 }
 
-func (f *fieldSchema) checkArray(v any) (any, error) {
+func (f *FieldSchema) checkArray(v any) (any, error) {
 	items, ok := v.([]any)
 	if !ok {
 		if ss, isStrings := v.([]string); isStrings {
@@ -218,7 +223,7 @@ func (f *fieldSchema) checkArray(v any) (any, error) {
 	}
 	var opts []any
 	if f.Items != nil {
-		opts = f.Items.options()
+		opts = f.Items.Options()
 	}
 	out := make([]any, len(items))
 	for i, it := range items {

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/mcpadapter/mcpadapter/elicitation"
 )
 
 // field is one property of an elicitation form's requested_schema, as far
@@ -18,28 +20,7 @@ import (
 type field struct {
 	name     string
 	required bool
-
-	Type        string          `json:"type"`
-	Title       string          `json:"title"`
-	Description string          `json:"description"`
-	Format      string          `json:"format"`
-	MinLength   *int            `json:"minLength"`
-	MaxLength   *int            `json:"maxLength"`
-	Minimum     *float64        `json:"minimum"`
-	Maximum     *float64        `json:"maximum"`
-	Enum        []any           `json:"enum"`
-	EnumNames   []string        `json:"enumNames"`
-	OneOf       []option        `json:"oneOf"`
-	AnyOf       []option        `json:"anyOf"`
-	Items       *field          `json:"items"`
-	MinItems    *int            `json:"minItems"`
-	MaxItems    *int            `json:"maxItems"`
-	Default     json.RawMessage `json:"default"`
-}
-
-type option struct {
-	Const any    `json:"const"`
-	Title string `json:"title"`
+	elicitation.FieldSchema
 }
 
 // choice is one allowed value of an enum field, with what to show for it.
@@ -170,7 +151,7 @@ func (f *field) isBool() bool { return f.Type == "boolean" }
 // choices returns the allowed values of a single-select field, or of the
 // items of a multi-select one; nil when the field takes free input.
 func (f *field) choices() []choice {
-	src := f
+	src := &f.FieldSchema
 	if f.multi() {
 		if f.Items == nil {
 			return nil
