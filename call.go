@@ -28,7 +28,7 @@ func (c *Client) do(ctx context.Context, op, tool string, fn func(context.Contex
 func (c *Client) doWith(ctx context.Context, op, tool string, timeout time.Duration, fn func(context.Context, *session) error) error {
 	if timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
+		ctx, cancel = context.WithTimeoutCause(ctx, timeout, fmt.Errorf("no answer within %v (ClientOptions.Timeout): %w", timeout, context.DeadlineExceeded))
 		defer cancel()
 	}
 	for attempt := 0; ; attempt++ {
@@ -42,9 +42,20 @@ func (c *Client) doWith(ctx context.Context, op, tool string, timeout time.Durat
 			return nil
 		}
 		if ctx.Err() != nil {
-			return c.transportError(s, op, tool, fmt.Errorf("%w (%v)", context.Cause(ctx), err))
+			cause := context.Cause(ctx)
+			if cause == ctx.Err() {
+				cause = fmt.Errorf("%w (%v)", cause, err)
+			}
+			return c.transportError(s, op, tool, cause)
 		}
 		if s.life.Err() != nil {
+			// Another request found the connection dead and closed it: say
+			// how the server ended, when we know.
+			if s.stdio != nil {
+				if rerr := s.stdio.readError(); rerr != nil {
+					return c.transportError(s, op, tool, rerr)
+				}
+			}
 			return c.transportError(s, op, tool, fmt.Errorf("%w: the connection was closed while the request was in flight", mcp.ErrConnectionClosed))
 		}
 		if isServerError(err) {
@@ -55,7 +66,8 @@ func (c *Client) doWith(ctx context.Context, op, tool string, timeout time.Durat
 		// this request's POST proves the server did not run it.
 		expired := errors.Is(err, mcp.ErrSessionMissing) && rec.status.Load() == 404
 		notSent := wasNotSent(err) || expired
-		lost := s.ended() || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing)
+		// A write that failed on a stdio pipe means the process is gone.
+		lost := s.ended() || (notSent && s.stdio != nil) || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing)
 		if lost {
 			c.drop(s)
 		}

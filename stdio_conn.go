@@ -178,7 +178,7 @@ func (c *stdioConn) skipLongLine(head, last []byte, size int, err error) ([]byte
 	}
 	resp := &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{
 		Code:    jsonrpc.CodeInternalError,
-		Message: fmt.Sprintf("the server's response was %d bytes, over the %d-byte limit (ClientOptions.MaxMessageBytes)", size, c.max),
+		Message: fmt.Sprintf("the tool's result was too large (%d bytes; the limit is %d bytes): ask for less data", size, c.max),
 	}}
 	c.mu.Lock()
 	c.pending = append(c.pending, resp)
@@ -232,11 +232,11 @@ func responseID(head, tail []byte) (jsonrpc.ID, bool) {
 
 func makeID(raw any) (jsonrpc.ID, bool) {
 	if n, ok := raw.(json.Number); ok {
-		i, err := n.Int64()
+		f, err := n.Float64()
 		if err != nil {
 			return jsonrpc.ID{}, false
 		}
-		raw = i
+		raw = f // jsonrpc.MakeID takes numbers as float64
 	}
 	id, err := jsonrpc.MakeID(raw)
 	return id, err == nil
@@ -314,6 +314,13 @@ func (c *stdioConn) Close() error {
 func (c *stdioConn) exitedAlone() bool {
 	c.closeOnce.Do(func() { c.exitedFirst = c.proc.exitedNow() })
 	return c.exitedFirst
+}
+
+// readError returns the error that ended reading, if any.
+func (c *stdioConn) readError() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.readErr
 }
 
 // diagnostics returns what is known about why the process went away.

@@ -76,6 +76,10 @@ func startProcess(c Command, tailLines int, onStderr func(string)) (*stdioProces
 	go func() {
 		p.waitErr = cmd.Wait()
 		close(p.exited)
+		// A child of the server may still hold its stdout open; then no
+		// EOF would ever come. Give the last messages a moment, then end
+		// the read side so the connection sees the exit.
+		time.AfterFunc(time.Second, func() { _ = p.stdout.Close() })
 	}()
 	go p.readStderr(onStderr)
 	return p, nil

@@ -49,6 +49,7 @@ type config struct {
 	wrongIDs        bool
 	flood           int
 	neverAnswer     string
+	heldStdout      bool
 }
 
 func parseFlags() (*config, error) {
@@ -77,6 +78,7 @@ func parseFlags() (*config, error) {
 	flag.BoolVar(&c.garbage, "garbage", false, "stdio: write a non-JSON line and a truncated JSON object before every response")
 	flag.BoolVar(&c.wrongIDs, "wrong-ids", false, "stdio: write responses to ids nobody asked for before every response")
 	flag.IntVar(&c.flood, "flood", 0, "stdio: write this many notifications (log messages and progress) before handling every tools/call")
+	flag.BoolVar(&c.heldStdout, "grandchild-holds-stdout", false, "like -spawn-grandchild, with the child writing to our stdout: stdout stays open after this process dies")
 	flag.StringVar(&c.neverAnswer, "never-answer", "", "stdio: drop every tools/call of this tool (never answered, cancellation ignored)")
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -125,8 +127,11 @@ func startup(c *config) {
 	for i := 1; i <= c.stderrLines; i++ {
 		fmt.Fprintf(os.Stderr, "stderr line %d\n", i)
 	}
-	if c.spawnGrandchild {
+	if c.spawnGrandchild || c.heldStdout {
 		cmd := exec.Command("sleep", "300")
+		if c.heldStdout {
+			cmd.Stdout = os.Stdout
+		}
 		if err := cmd.Start(); err != nil {
 			fmt.Fprintln(os.Stderr, "mcptestserver: spawning grandchild:", err)
 			os.Exit(1)
