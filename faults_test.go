@@ -169,7 +169,7 @@ func TestFaultCloseWithCallsInFlight(t *testing.T) {
 			var wg sync.WaitGroup
 			errs := make([]error, 8)
 			for i := range errs {
-				wg.Go(func() { _, errs[i] = c.CallTool(ctx, "slow", json.RawMessage(`{"ms":10000}`)) })
+				wg.Go(func() { _, errs[i] = c.CallTool(ctx, "slow", json.RawMessage(`{"ms":3000}`)) })
 			}
 			time.Sleep(300 * time.Millisecond)
 			start := time.Now()
@@ -186,6 +186,10 @@ func TestFaultCloseWithCallsInFlight(t *testing.T) {
 					t.Errorf("call %d: %v, want a TransportError", i, err)
 				}
 			}
+			// The servers run in this process too: a server may finish its
+			// handlers (3 s) when go-sdk's cancellation notice lost the race
+			// with the end of the session. Client goroutines never end by
+			// themselves, so a leak still shows.
 			waitGoroutines(t, before)
 		})
 	}
