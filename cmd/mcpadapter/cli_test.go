@@ -267,50 +267,22 @@ func TestAgentElicitationPipe(t *testing.T) {
 // TestAgentTerminal drives the interactive agent in a real terminal (tmux):
 // a question, the server's form answered field by field, the final answer.
 func TestAgentTerminal(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Fatal("tmux is needed for this test (apt-get install tmux); .ci/run installs it")
-	}
 	fake := fakeopenai.Start(t,
 		fakeopenai.Turn{ToolCalls: []fakeopenai.ToolCall{{Name: "weather_subscribe", Arguments: `{"city":"Quito"}`}}},
 		fakeopenai.Turn{Content: "Done: alerts for Quito are on."},
 	)
-	dir := t.TempDir()
-	session := fmt.Sprintf("mcpadapter-test-%d", time.Now().UnixNano())
-	shell := fmt.Sprintf("cd %q && HOME=%q %q agent --model m --base-url %q; sleep 30", dir, dir, bin, fake.URL)
-	if out, err := exec.Command("tmux", "new-session", "-d", "-s", session, "-x", "160", "-y", "50", shell).CombinedOutput(); err != nil {
-		t.Fatalf("tmux: %v %s", err, out)
+	term := newTmux(t, t.TempDir(), fmt.Sprintf("mcpadapter agent --model m --base-url %q", fake.URL))
+	term.waitFor("tools from demo")
+	term.send("Subscribe me to Quito alerts", "Enter")
+	term.waitFor("Respond?")
+	term.send("a", "Enter")
+	term.waitFor("Email address")
+	term.send("dee@example.com", "Enter")
+	term.waitFor("frequency")
+	term.send("Enter")
+	screen := term.waitFor("Done: alerts for Quito are on.")
+	if !strings.Contains(screen, "Subscribed dee@example.com to daily alerts for Quito.") {
+		t.Errorf("the tool result is not on screen:\n%s", screen)
 	}
-	defer exec.Command("tmux", "kill-session", "-t", session).Run()
-	screen := func() string {
-		out, _ := exec.Command("tmux", "capture-pane", "-p", "-t", session).Output()
-		return string(out)
-	}
-	waitFor := func(s string) {
-		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for !strings.Contains(screen(), s) {
-			if time.Now().After(deadline) {
-				t.Fatalf("the terminal never showed %q:\n%s", s, screen())
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
-	send := func(keys ...string) {
-		if out, err := exec.Command("tmux", append([]string{"send-keys", "-t", session}, keys...)...).CombinedOutput(); err != nil {
-			t.Fatalf("send-keys: %v %s", err, out)
-		}
-	}
-	waitFor("tools from demo")
-	send("Subscribe me to Quito alerts", "Enter")
-	waitFor("Respond?")
-	send("a", "Enter")
-	waitFor("Email address")
-	send("dee@example.com", "Enter")
-	waitFor("frequency")
-	send("Enter")
-	waitFor("Done: alerts for Quito are on.")
-	if s := screen(); !strings.Contains(s, "Subscribed dee@example.com to daily alerts for Quito.") {
-		t.Errorf("the tool result is not on screen:\n%s", s)
-	}
-	send("C-d")
+	term.send("C-d")
 }

@@ -25,8 +25,17 @@ func newTmux(t *testing.T, dir, command string) *tmuxTerm {
 	}
 	s := fmt.Sprintf("mcpadapter-%d", time.Now().UnixNano())
 	shell := fmt.Sprintf("cd %q && export HOME=%q PATH=%q:$PATH && %s; sleep 60", dir, dir, filepath.Dir(bin), command)
-	if out, err := exec.Command("tmux", "new-session", "-d", "-s", s, "-x", "120", "-y", "40", shell).CombinedOutput(); err != nil {
-		t.Fatalf("tmux: %v %s", err, out)
+	// A tmux server that is just exiting (the previous test killed its last
+	// session) can refuse a new session: try again a few times.
+	for try := 0; ; try++ {
+		out, err := exec.Command("tmux", "new-session", "-d", "-s", s, "-x", "120", "-y", "40", shell).CombinedOutput()
+		if err == nil {
+			break
+		}
+		if try == 4 {
+			t.Fatalf("tmux: %v %s", err, out)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 	t.Cleanup(func() { _ = exec.Command("tmux", "kill-session", "-t", s).Run() })
 	return &tmuxTerm{t: t, session: s}
