@@ -112,6 +112,10 @@ func (a *Adapter) Tools(ctx context.Context) ([]*Tool, error) {
 	return finishTools(tools, prefix, a.cfg.filter)
 }
 
+// MetaOriginalName is the Tool.Meta key that holds the server's own name for
+// a tool whose model-facing name had to be sanitised or shortened.
+const MetaOriginalName = "io.mcpadapter/originalName"
+
 // finishTools filters tools, gives them their model names, and rejects
 // collisions.
 func finishTools(tools []*Tool, prefix bool, keep func(string, *Tool) bool) ([]*Tool, error) {
@@ -126,6 +130,16 @@ func finishTools(tools []*Tool, prefix bool, keep func(string, *Tool) bool) ([]*
 			p = t.Server
 		}
 		t.Name = modelToolName(p, t.OriginalName)
+		if t.Name != t.OriginalName && (p == "" || t.Name != p+"_"+t.OriginalName) {
+			// Sanitised or shortened: keep the server's name where the
+			// model's framework can see it.
+			meta := make(map[string]any, len(t.Meta)+1)
+			for k, v := range t.Meta {
+				meta[k] = v
+			}
+			meta[MetaOriginalName] = t.OriginalName
+			t.Meta = meta
+		}
 		if prev, dup := seen[t.Name]; dup {
 			return nil, &NameCollisionError{Name: t.Name, First: prev.Server + "/" + prev.OriginalName, Second: t.Server + "/" + t.OriginalName}
 		}

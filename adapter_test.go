@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -381,5 +382,38 @@ func TestProtocolVersionOption(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "server/discover") {
 		t.Errorf("probed server/discover anyway:\n%s", logs.String())
+	}
+}
+
+func TestToolNamesSanitised(t *testing.T) {
+	ctx := testCtx(t)
+	long := strings.Repeat("very_long_tool_name_", 5)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
+	for _, name := range []string{"files.read", long, "plain"} {
+		srv.AddTool(&mcp.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ran"}}}, nil
+		})
+	}
+	a, err := mcpadapter.New(srv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	tools, err := a.Tools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	valid := regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	for _, tl := range tools {
+		if !valid.MatchString(tl.Name) {
+			t.Errorf("%q is not a valid model tool name", tl.Name)
+		}
+		changed := tl.Name != tl.OriginalName
+		if got, _ := tl.Meta[mcpadapter.MetaOriginalName].(string); changed != (got == tl.OriginalName) {
+			t.Errorf("%q (from %q): meta original name %q", tl.Name, tl.OriginalName, got)
+		}
+		if res, err := tl.Call(ctx, nil); err != nil || res.Text() != "ran" {
+			t.Errorf("calling %q: %v %+v", tl.Name, err, res)
+		}
 	}
 }
