@@ -102,16 +102,11 @@ func runClientCredentials(ctx context.Context, serverURL string, sc scenarioCont
 // listAndCallTestTool connects with h authorizing the requests, lists
 // tools and calls test-tool.
 func listAndCallTestTool(ctx context.Context, serverURL string, h auth.OAuthHandler) error {
-	c, err := newClient(serverURL, mcpadapter.ClientOptions{OAuthHandler: h})
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	byName, _, err := tools(ctx, c)
-	if err != nil {
-		return err
-	}
-	if _, ok := byName["test-tool"]; !ok {
+	return withTools(ctx, serverURL, mcpadapter.ClientOptions{OAuthHandler: h}, func(c *mcpadapter.Client, byName map[string]*mcpadapter.Tool, _ []*mcpadapter.Tool) error {
+		if _, ok := byName["test-tool"]; ok {
+			_, err := call(ctx, byName, "test-tool", nil)
+			return err
+		}
 		// Not listed: call it by name anyway, as go-sdk's client does.
 		res, err := c.CallTool(ctx, "test-tool", nil)
 		if err != nil {
@@ -121,9 +116,7 @@ func listAndCallTestTool(ctx context.Context, serverURL string, h auth.OAuthHand
 			return fmt.Errorf("Client.CallTool(%q): tool error: %s", "test-tool", res.Text())
 		}
 		return nil
-	}
-	_, err = call(ctx, byName, "test-tool", nil)
-	return err
+	})
 }
 
 // fetchAuthorizationCode follows the authorization URL as a browser would,

@@ -46,6 +46,22 @@ func tools(ctx context.Context, c *mcpadapter.Client) (map[string]*mcpadapter.To
 	return byName, list, nil
 }
 
+// withTools connects with opts, lists the tools and runs fn with them by
+// the server's own names and in listing order; the client is closed after.
+func withTools(ctx context.Context, url string, opts mcpadapter.ClientOptions,
+	fn func(c *mcpadapter.Client, byName map[string]*mcpadapter.Tool, list []*mcpadapter.Tool) error) error {
+	c, err := newClient(url, opts)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	byName, list, err := tools(ctx, c)
+	if err != nil {
+		return err
+	}
+	return fn(c, byName, list)
+}
+
 // call calls the tool the server names name and fails on a tool error as
 // well as a transport error.
 func call(ctx context.Context, byName map[string]*mcpadapter.Tool, name string, args json.RawMessage) (*mcpadapter.Result, error) {
@@ -82,21 +98,14 @@ func runInitialize(ctx context.Context, url string, _ scenarioContext) error {
 
 // runToolsCall lists tools and calls add_numbers.
 func runToolsCall(ctx context.Context, url string, _ scenarioContext) error {
-	c, err := newClient(url, mcpadapter.ClientOptions{})
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	byName, _, err := tools(ctx, c)
-	if err != nil {
-		return err
-	}
-	res, err := call(ctx, byName, "add_numbers", json.RawMessage(`{"a":5,"b":3}`))
-	if err != nil {
-		return err
-	}
-	log.Printf("add_numbers: %s", res.Text())
-	return nil
+	return withTools(ctx, url, mcpadapter.ClientOptions{}, func(_ *mcpadapter.Client, byName map[string]*mcpadapter.Tool, _ []*mcpadapter.Tool) error {
+		res, err := call(ctx, byName, "add_numbers", json.RawMessage(`{"a":5,"b":3}`))
+		if err != nil {
+			return err
+		}
+		log.Printf("add_numbers: %s", res.Text())
+		return nil
+	})
 }
 
 // runRequestMetadata connects: the scenario checks the per-request _meta
@@ -133,80 +142,53 @@ func runRequestMetadata(ctx context.Context, url string, _ scenarioContext) erro
 // client must fill in the schema's defaults (SEP-1034). go-sdk does that
 // for a handler given through ClientOptions.ElicitationHandler.
 func runElicitationDefaults(ctx context.Context, url string, _ scenarioContext) error {
-	c, err := newClient(url, mcpadapter.ClientOptions{
+	opts := mcpadapter.ClientOptions{
 		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
 		},
+	}
+	return withTools(ctx, url, opts, func(_ *mcpadapter.Client, byName map[string]*mcpadapter.Tool, _ []*mcpadapter.Tool) error {
+		_, err := call(ctx, byName, "test_client_elicitation_defaults", nil)
+		return err
 	})
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	byName, _, err := tools(ctx, c)
-	if err != nil {
-		return err
-	}
-	_, err = call(ctx, byName, "test_client_elicitation_defaults", nil)
-	return err
 }
 
 // runSSERetry calls a tool whose SSE stream the server closes before the
 // result: the client must reconnect after the announced retry delay with
 // Last-Event-ID.
 func runSSERetry(ctx context.Context, url string, _ scenarioContext) error {
-	c, err := newClient(url, mcpadapter.ClientOptions{})
-	if err != nil {
+	return withTools(ctx, url, mcpadapter.ClientOptions{}, func(_ *mcpadapter.Client, byName map[string]*mcpadapter.Tool, _ []*mcpadapter.Tool) error {
+		_, err := call(ctx, byName, "test_reconnection", nil)
 		return err
-	}
-	defer c.Close()
-	byName, _, err := tools(ctx, c)
-	if err != nil {
-		return err
-	}
-	_, err = call(ctx, byName, "test_reconnection", nil)
-	return err
+	})
 }
 
 // runJSONSchemaRefNoDeref lists tools whose schemas $ref network URLs: the
 // client must not fetch them. The adapter keeps schemas as the bytes the
 // server sent and never resolves a $ref.
 func runJSONSchemaRefNoDeref(ctx context.Context, url string, _ scenarioContext) error {
-	c, err := newClient(url, mcpadapter.ClientOptions{})
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	_, list, err := tools(ctx, c)
-	if err != nil {
-		return err
-	}
-	log.Printf("listed %d tools", len(list))
-	return nil
+	return withTools(ctx, url, mcpadapter.ClientOptions{}, func(_ *mcpadapter.Client, _ map[string]*mcpadapter.Tool, list []*mcpadapter.Tool) error {
+		log.Printf("listed %d tools", len(list))
+		return nil
+	})
 }
 
 // runJSONSchemaPreservation echoes the focal tool's input schema, as
 // Tool.InputSchema holds it (verbatim), through json_schema_echo so that
 // the referee can see which 2020-12 keywords survived.
 func runJSONSchemaPreservation(ctx context.Context, url string, _ scenarioContext) error {
-	c, err := newClient(url, mcpadapter.ClientOptions{})
-	if err != nil {
+	return withTools(ctx, url, mcpadapter.ClientOptions{}, func(_ *mcpadapter.Client, byName map[string]*mcpadapter.Tool, _ []*mcpadapter.Tool) error {
+		focal, ok := byName["json_schema_2020_12_tool"]
+		if !ok {
+			return errors.New(`tool "json_schema_2020_12_tool" not listed`)
+		}
+		args, err := json.Marshal(map[string]json.RawMessage{"schema": focal.InputSchema})
+		if err != nil {
+			return err
+		}
+		_, err = call(ctx, byName, "json_schema_echo", args)
 		return err
-	}
-	defer c.Close()
-	byName, _, err := tools(ctx, c)
-	if err != nil {
-		return err
-	}
-	focal, ok := byName["json_schema_2020_12_tool"]
-	if !ok {
-		return errors.New(`tool "json_schema_2020_12_tool" not listed`)
-	}
-	args, err := json.Marshal(map[string]json.RawMessage{"schema": focal.InputSchema})
-	if err != nil {
-		return err
-	}
-	_, err = call(ctx, byName, "json_schema_echo", args)
-	return err
+	})
 }
 
 // runRequestState drives the SEP-2322 multi-round-trip tools with the
@@ -307,53 +289,40 @@ func runHTTPStandardHeaders(ctx context.Context, url string, _ scenarioContext) 
 // annotations from the listing) and makes the calls the suite asks for, so
 // that the referee checks the Mcp-Param-* headers sent with each.
 func runHTTPCustomHeaders(ctx context.Context, url string, sc scenarioContext) error {
-	c, err := newClient(url, mcpadapter.ClientOptions{})
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	byName, _, err := tools(ctx, c)
-	if err != nil {
-		return err
-	}
-	for _, tc := range sc.ToolCalls {
-		t, ok := byName[tc.Name]
-		if !ok {
-			// Not listed (the adapter, like go-sdk, drops tools whose
-			// header annotations are invalid): call it by name anyway.
-			if _, err := c.CallTool(ctx, tc.Name, tc.Arguments); err != nil {
-				log.Printf("Client.CallTool(%q): %v", tc.Name, err)
+	return withTools(ctx, url, mcpadapter.ClientOptions{}, func(c *mcpadapter.Client, byName map[string]*mcpadapter.Tool, _ []*mcpadapter.Tool) error {
+		for _, tc := range sc.ToolCalls {
+			t, ok := byName[tc.Name]
+			if !ok {
+				// Not listed (the adapter, like go-sdk, drops tools whose
+				// header annotations are invalid): call it by name anyway.
+				if _, err := c.CallTool(ctx, tc.Name, tc.Arguments); err != nil {
+					log.Printf("Client.CallTool(%q): %v", tc.Name, err)
+				}
+				continue
 			}
-			continue
+			logCall(ctx, t, tc.Arguments)
 		}
-		if res, err := t.Call(ctx, tc.Arguments); err != nil {
-			log.Printf("Tool(%q).Call: %v", tc.Name, err)
-		} else if res.IsError {
-			log.Printf("Tool(%q).Call: tool error: %s", tc.Name, res.Text())
-		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // runHTTPInvalidToolHeaders lists tools, some of whose x-mcp-header
 // annotations are invalid: those must not be offered, so calling every
 // listed tool must never reach an invalid one.
 func runHTTPInvalidToolHeaders(ctx context.Context, url string, _ scenarioContext) error {
-	c, err := newClient(url, mcpadapter.ClientOptions{})
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	_, list, err := tools(ctx, c)
-	if err != nil {
-		return err
-	}
-	for _, t := range list {
-		if res, err := t.Call(ctx, json.RawMessage(`{"region":"us-west1"}`)); err != nil {
-			log.Printf("Tool(%q).Call: %v", t.OriginalName, err)
-		} else if res.IsError {
-			log.Printf("Tool(%q).Call: tool error: %s", t.OriginalName, res.Text())
+	return withTools(ctx, url, mcpadapter.ClientOptions{}, func(_ *mcpadapter.Client, _ map[string]*mcpadapter.Tool, list []*mcpadapter.Tool) error {
+		for _, t := range list {
+			logCall(ctx, t, json.RawMessage(`{"region":"us-west1"}`))
 		}
+		return nil
+	})
+}
+
+// logCall calls t and logs a failure; the referee judges the request.
+func logCall(ctx context.Context, t *mcpadapter.Tool, args json.RawMessage) {
+	if res, err := t.Call(ctx, args); err != nil {
+		log.Printf("Tool(%q).Call: %v", t.OriginalName, err)
+	} else if res.IsError {
+		log.Printf("Tool(%q).Call: tool error: %s", t.OriginalName, res.Text())
 	}
-	return nil
 }
