@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/internal/testenv"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
 )
 
@@ -131,19 +132,6 @@ func TestFaultDiscoverIgnoredOrFatal(t *testing.T) {
 	}
 }
 
-// waitGoroutines waits until the goroutine count is back to at most n.
-func waitGoroutines(t *testing.T, n int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > n {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			t.Fatalf("%d goroutines, want at most %d:\n%s", runtime.NumGoroutine(), n, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func TestFaultCloseWithCallsInFlight(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -190,7 +178,7 @@ func TestFaultCloseWithCallsInFlight(t *testing.T) {
 			// handlers (3 s) when go-sdk's cancellation notice lost the race
 			// with the end of the session. Client goroutines never end by
 			// themselves, so a leak still shows.
-			waitGoroutines(t, before)
+			testenv.WaitGoroutines(t, before)
 		})
 	}
 }

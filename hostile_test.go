@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/internal/testenv"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -178,7 +179,7 @@ func TestHostileNeverAnswers(t *testing.T) {
 	}
 	c.Close()
 	waitGone(t, pid, "the mute server")
-	waitGoroutines(t, before)
+	testenv.WaitGoroutines(t, before)
 }
 
 // raceEnabled reports whether the test binary was built with -race.
@@ -448,7 +449,7 @@ func TestHostileClosedStdout(t *testing.T) {
 		t.Errorf("still the old process %d", pid)
 	}
 	c.Close()
-	waitGoroutines(t, before)
+	testenv.WaitGoroutines(t, before)
 }
 
 // A server that dies under concurrent calls: every call in flight fails with

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cloudwego/eino/schema"
 	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/internal/testenv"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
 )
 
@@ -55,19 +56,6 @@ func TestSoakAgentToolFailuresNeverAbort(t *testing.T) {
 				t.Errorf("echo: output %+v", out)
 			}
 		})
-	}
-}
-
-// waitGoroutines waits (up to 5 s) for the goroutine count to fall to n.
-func waitGoroutines(t *testing.T, n int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > n {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			t.Fatalf("%d goroutines, want at most %d:\n%s", runtime.NumGoroutine(), n, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -138,7 +126,7 @@ func TestSoakAgentCancelStopsCalls(t *testing.T) {
 				t.Errorf("the server saw %d of %d calls cancelled: %v", state.Cancellations(), n, err)
 			}
 			ad.Close()
-			waitGoroutines(t, before)
+			testenv.WaitGoroutines(t, before)
 		})
 	}
 }
