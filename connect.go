@@ -162,8 +162,7 @@ func (c *Client) drop(s *session) {
 // dialState follows one connect attempt through the handshake, so that a
 // timeout can say which step hung.
 type dialState struct {
-	step     atomic.Value // string: the request awaiting an answer
-	probeHit atomic.Bool  // server/discover went unanswered
+	step atomic.Value // string: the request awaiting an answer
 }
 
 type dialKey struct{}
@@ -184,7 +183,6 @@ func (c *Client) handshakeMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		defer cancel()
 		res, err := next(pctx, method, req)
 		if err != nil && pctx.Err() != nil && ctx.Err() == nil {
-			st.probeHit.Store(true)
 			c.log.Info("server did not answer server/discover; using the initialize handshake", "after", c.opts.probeTimeout())
 		}
 		return res, err
