@@ -30,7 +30,7 @@ func (t *tapTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	watch := t.observe && t.obs.trace != nil
 	if t.observe && req.Method == http.MethodPost && req.GetBody != nil {
 		if body, err := req.GetBody(); err == nil {
-			data, _ := io.ReadAll(body)
+			data, _ := readBody(body, req.ContentLength)
 			_ = body.Close()
 			if watch || bytes.Contains(data, []byte(`"tools/list"`)) {
 				watch = true
@@ -64,6 +64,17 @@ func (t *tapTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body = &jsonTap{ReadCloser: resp.Body, obs: t.obs}
 	}
 	return resp, nil
+}
+
+// readBody reads a request body of n bytes (zero or less: unknown, as for
+// http.Request.ContentLength) in one allocation when n is known.
+func readBody(body io.Reader, n int64) ([]byte, error) {
+	if n <= 0 || n > maxTapBytes {
+		return io.ReadAll(body)
+	}
+	data := make([]byte, n)
+	k, err := io.ReadFull(body, data)
+	return data[:k], err
 }
 
 // isDialError reports whether err happened before a connection to the

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"regexp"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -22,6 +23,7 @@ type observer struct {
 
 	mu      sync.Mutex
 	lists   map[jsonrpc.ID]struct{} // tools/list requests awaiting an answer
+	nlists  atomic.Int32            // len(lists), read without mu
 	schemas map[string]rawSchemas   // by tool name, from the latest tools/list
 }
 
@@ -46,9 +48,12 @@ func (o *observer) sent(msg jsonrpc.Message, raw []byte) {
 	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/list" && req.ID.IsValid() {
 		o.mu.Lock()
 		o.lists[req.ID] = struct{}{}
+		o.nlists.Store(int32(len(o.lists)))
 		o.mu.Unlock()
 	}
-	o.log("send", msg, raw)
+	if o.trace != nil {
+		o.log("send", msg, raw)
+	}
 }
 
 // received records an incoming message; raw is its encoding, or nil.
@@ -56,16 +61,20 @@ func (o *observer) received(msg jsonrpc.Message, raw []byte) {
 	if o == nil {
 		return
 	}
-	if resp, ok := msg.(*jsonrpc.Response); ok {
+	// Most responses answer calls: no lock unless a tools/list is pending.
+	if resp, ok := msg.(*jsonrpc.Response); ok && o.nlists.Load() > 0 {
 		o.mu.Lock()
 		_, isList := o.lists[resp.ID]
 		delete(o.lists, resp.ID)
+		o.nlists.Store(int32(len(o.lists)))
 		o.mu.Unlock()
 		if isList && resp.Error == nil {
 			o.keepSchemas(resp.Result)
 		}
 	}
-	o.log("recv", msg, raw)
+	if o.trace != nil {
+		o.log("recv", msg, raw)
+	}
 }
 
 func (o *observer) keepSchemas(result json.RawMessage) {

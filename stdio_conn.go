@@ -91,7 +91,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if m := c.popPending(); m != nil {
 			return m, nil
 		}
-		line, err := c.readLine()
+		line, owned, err := c.readLine()
 		if err != nil {
 			return nil, c.failRead(err)
 		}
@@ -103,7 +103,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.noteStray(line)
 			continue
 		}
-		msg, err := jsonrpc.DecodeMessage(line)
+		msg, err := decodeMessage(line, owned)
 		if err != nil {
 			c.noteStray(line)
 			continue
@@ -124,36 +124,118 @@ func (c *stdioConn) popPending() jsonrpc.Message {
 	return m
 }
 
-// readLine reads one line of at most c.max bytes. The returned slice may be
-// reused by the next call.
-func (c *stdioConn) readLine() ([]byte, error) {
-	var buf []byte
+// readLine reads one line of at most c.max bytes, with its newline. A line
+// that fits the reader's buffer (64 KiB) is returned in place: it is valid
+// until the next call and owned is false. A longer line is gathered in
+// blocks and copied once into a slice of its exact size, which the caller
+// owns: reading an n-byte line allocates at most 2n bytes + 1 MiB (growing
+// one slice by append allocated about 6n).
+func (c *stdioConn) readLine() (line []byte, owned bool, err error) {
+	chunk, err := c.r.ReadSlice('\n')
+	if len(chunk) > c.max {
+		return nil, false, c.skipLongLine(nil, chunk, err)
+	}
+	switch {
+	case err == nil, err == io.EOF && len(chunk) > 0:
+		return chunk, false, nil
+	case !errors.Is(err, bufio.ErrBufferFull):
+		return nil, false, err
+	}
+	var lb lineBlocks
 	for {
-		chunk, err := c.r.ReadSlice('\n')
-		if len(buf)+len(chunk) > c.max {
-			head := append(buf[:min(len(buf), 256):min(len(buf), 256)], chunk[:min(len(chunk), 256-min(len(buf), 256))]...)
-			return c.skipLongLine(head, chunk, len(buf)+len(chunk), err)
+		lb.add(chunk)
+		chunk, err = c.r.ReadSlice('\n')
+		if lb.size+len(chunk) > c.max {
+			return nil, false, c.skipLongLine(&lb, chunk, err)
 		}
 		switch {
-		case err == nil && buf == nil:
-			return chunk, nil
-		case err == nil:
-			return append(buf, chunk...), nil
-		case errors.Is(err, bufio.ErrBufferFull):
-			buf = append(buf, chunk...)
-		case err == io.EOF && len(buf)+len(chunk) > 0:
-			return append(buf, chunk...), nil
-		default:
-			return nil, err
+		case err == nil, err == io.EOF:
+			return lb.join(chunk), true, nil
+		case !errors.Is(err, bufio.ErrBufferFull):
+			return nil, false, err
 		}
 	}
 }
 
-// skipLongLine discards the rest of an oversized line. If the line is a
-// response, the call it answers fails with a clear error instead of waiting
-// forever, and the connection stays usable.
-func (c *stdioConn) skipLongLine(head, last []byte, size int, err error) ([]byte, error) {
-	tail := append([]byte(nil), last[max(0, len(last)-256):]...)
+// lineBlocks holds the start of a long line while it is read: copies of the
+// reader's chunks in blocks that grow from 64 KiB to 1 MiB (the most a last
+// block can leave unused), so that no byte is copied twice before the final
+// join.
+type lineBlocks struct {
+	blocks [][]byte // full blocks
+	cur    []byte   // the block being filled
+	size   int      // bytes held
+}
+
+func (lb *lineBlocks) add(p []byte) {
+	lb.size += len(p)
+	for len(p) > 0 {
+		if len(lb.cur) == cap(lb.cur) {
+			if lb.cur != nil {
+				lb.blocks = append(lb.blocks, lb.cur)
+			}
+			lb.cur = make([]byte, 0, min(max(lb.size, 64<<10), 1<<20))
+		}
+		n := copy(lb.cur[len(lb.cur):cap(lb.cur)], p)
+		lb.cur = lb.cur[:len(lb.cur)+n]
+		p = p[n:]
+	}
+}
+
+// join returns the bytes held followed by last, in one new slice.
+func (lb *lineBlocks) join(last []byte) []byte {
+	out := make([]byte, 0, lb.size+len(last))
+	for _, b := range lb.blocks {
+		out = append(out, b...)
+	}
+	out = append(out, lb.cur...)
+	return append(out, last...)
+}
+
+// head returns up to n bytes from the start of what is held, then of last.
+func (lb *lineBlocks) head(n int, last []byte) []byte {
+	var out []byte
+	if lb != nil {
+		for _, b := range lb.blocks {
+			out = append(out, b[:min(len(b), n-len(out))]...)
+		}
+		out = append(out, lb.cur[:min(len(lb.cur), n-len(out))]...)
+	}
+	return append(out, last[:min(len(last), n-len(out))]...)
+}
+
+// tail returns up to n bytes from the end of what is held, then last.
+func (lb *lineBlocks) tail(n int, last []byte) []byte {
+	if len(last) >= n || lb == nil {
+		return append([]byte(nil), last[max(0, len(last)-n):]...)
+	}
+	var out []byte
+	need := n - len(last)
+	for i := len(lb.blocks); i >= 0 && need > 0; i-- {
+		b := lb.cur
+		if i < len(lb.blocks) {
+			b = lb.blocks[i]
+		}
+		take := b[max(0, len(b)-need):]
+		out = append(append([]byte(nil), take...), out...)
+		need -= len(take)
+	}
+	return append(out, last...)
+}
+
+// skipLongLine discards the rest of an oversized line, of which lb (nil
+// when none) holds the start and last is the chunk just read, with err the
+// error that read returned. If the line is a response, the call it answers
+// fails with a clear error instead of waiting forever, and the connection
+// stays usable. It returns a read error only.
+func (c *stdioConn) skipLongLine(lb *lineBlocks, last []byte, err error) error {
+	head := lb.head(256, last)
+	tail := lb.tail(256, last)
+	size := len(last)
+	if lb != nil {
+		size += lb.size
+		*lb = lineBlocks{} // let the blocks go while the rest is skipped
+	}
 	for errors.Is(err, bufio.ErrBufferFull) {
 		var chunk []byte
 		chunk, err = c.r.ReadSlice('\n')
@@ -166,7 +248,7 @@ func (c *stdioConn) skipLongLine(head, last []byte, size int, err error) ([]byte
 		}
 	}
 	if err != nil && err != io.EOF {
-		return nil, err
+		return err
 	}
 	id, ok := responseID(head, tail)
 	if ok && bytes.Contains(tail, []byte(`"method"`)) {
@@ -174,7 +256,7 @@ func (c *stdioConn) skipLongLine(head, last []byte, size int, err error) ([]byte
 	}
 	if !ok {
 		c.noteStray([]byte(fmt.Sprintf("<dropped a %d-byte message over the %d-byte limit>", size, c.max)))
-		return nil, nil
+		return nil
 	}
 	resp := &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{
 		Code:    jsonrpc.CodeInternalError,
@@ -183,7 +265,7 @@ func (c *stdioConn) skipLongLine(head, last []byte, size int, err error) ([]byte
 	c.mu.Lock()
 	c.pending = append(c.pending, resp)
 	c.mu.Unlock()
-	return nil, nil
+	return nil
 }
 
 // tailID finds a top-level "id" member at the end of a JSON object.
@@ -275,7 +357,15 @@ func (c *stdioConn) failRead(err error) error {
 	}
 	var cause error
 	if err == io.EOF || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, os.ErrClosed) {
-		cause = c.proc.exitError(2 * time.Second)
+		e := c.proc.exitError(2 * time.Second)
+		if e.StillRunning {
+			// Nothing can be read from it any more: stop it now (the
+			// error says it was killed), which also drains its stderr
+			// into the tail the error shows. It did not exit by itself.
+			c.closeOnce.Do(c.noteExited)
+			c.proc.close(min(c.grace, closedStdoutGrace))
+		}
+		cause = e
 	} else {
 		cause = fmt.Errorf("reading the server's stdout: %w", err)
 	}
@@ -304,15 +394,19 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 
 // Close ends the process and its group.
 func (c *stdioConn) Close() error {
-	c.closeOnce.Do(func() { c.exitedFirst = c.proc.exitedNow() })
+	c.closeOnce.Do(c.noteExited)
 	c.proc.close(c.grace)
 	return nil
 }
 
+// noteExited records, once, whether the process ended before the client
+// ended it.
+func (c *stdioConn) noteExited() { c.exitedFirst = c.proc.exitedNow() }
+
 // exitedAlone reports whether the process had ended before anyone closed
 // the connection.
 func (c *stdioConn) exitedAlone() bool {
-	c.closeOnce.Do(func() { c.exitedFirst = c.proc.exitedNow() })
+	c.closeOnce.Do(c.noteExited)
 	return c.exitedFirst
 }
 

@@ -2,9 +2,11 @@ package mcpadapter
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -120,13 +122,33 @@ func (p *stdioProcess) readStderr(onStderr func(string)) {
 	}
 }
 
-// exitError describes how the process ended, waiting up to grace for it to
-// end. It returns a *ProcessExitError.
-func (p *stdioProcess) exitError(grace time.Duration) *ProcessExitError {
+// How long a process that closed its stdout without exiting gets to exit
+// by itself before it is reported StillRunning; and the grace of each step
+// (stdin closed, SIGTERM) of stopping it then, at most.
+const (
+	closedStdoutSettle = 200 * time.Millisecond
+	closedStdoutGrace  = 100 * time.Millisecond
+)
+
+// exitError describes how the process ended once its stdout closed. It
+// returns a *ProcessExitError, with StillRunning if the process did not
+// exit.
+//
+// A process that exits closes its stdout a moment before it is reaped;
+// one that closed its stdout itself may run on. On Linux the kernel tells
+// the two apart at once: an exiting process is flagged (PF_EXITING in
+// /proc/<pid>/stat) before its files are closed. An exiting process gets
+// up to wait to be reaped; one that is not exiting gets closedStdoutSettle
+// (a server may close stdout just before it exits). Where /proc cannot
+// tell, the process gets up to wait.
+func (p *stdioProcess) exitError(wait time.Duration) *ProcessExitError {
 	e := &ProcessExitError{Command: p.name, ExitCode: -1}
+	if exiting, known := p.exiting(); known && !exiting {
+		wait = min(wait, closedStdoutSettle)
+	}
 	select {
 	case <-p.exited:
-	case <-time.After(grace):
+	case <-time.After(wait):
 		e.StillRunning = true
 		return e
 	}
@@ -218,6 +240,37 @@ func (r *lineRing) snapshot() []string {
 	out := make([]string, 0, len(r.lines))
 	out = append(out, r.lines[r.next:]...)
 	return append(out, r.lines[:r.next]...)
+}
+
+// exiting reports whether the process has begun to exit or has exited, if
+// the system says (Linux).
+func (p *stdioProcess) exiting() (exiting, known bool) {
+	if p.exitedNow() {
+		return true, true
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/stat")
+	if err != nil {
+		return false, false // not Linux, or already reaped
+	}
+	// pid (comm) state ppid pgrp session tty_nr tpgid flags ...; comm may
+	// hold spaces and parentheses.
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return false, false
+	}
+	f := strings.Fields(string(stat[i+1:]))
+	if len(f) < 7 {
+		return false, false
+	}
+	if f[0] == "Z" || f[0] == "X" || f[0] == "x" { // zombie or dead
+		return true, true
+	}
+	flags, err := strconv.ParseUint(f[6], 10, 64)
+	if err != nil {
+		return false, false
+	}
+	const pfExiting = 0x4 // include/linux/sched.h
+	return flags&pfExiting != 0, true
 }
 
 // exitedNow reports whether the process has ended.

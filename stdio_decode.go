@@ -1,0 +1,262 @@
+package mcpadapter
+
+import (
+	"bytes"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// decodeMessage decodes one JSON-RPC message from a line that json.Valid
+// accepted. If owned, the message may keep parts of line.
+//
+// go-sdk's jsonrpc.DecodeMessage reads its input through a streaming
+// decoder, which allocates a 32 KiB buffer for every message (most of the
+// bytes a small call allocates on the read side) and, for a large one,
+// grows that buffer to the message's size by doubling before copying the
+// result out of it: about 3.5 bytes allocated per byte of a 50 MiB
+// response. The common shapes (a request, a notification, a response with
+// a result) are decoded here instead, with the params or result sliced
+// from line (copied once when line is not owned). Everything else goes to
+// jsonrpc.DecodeMessage: an error response, escapes or non-ASCII bytes in
+// a key, the version, the method or a string id, an id that is not a
+// small integer or a string, a null params or result, a duplicate member,
+// nesting deeper than go-sdk accepts. The two agree on every valid JSON
+// line (FuzzDecodeMessage).
+func decodeMessage(line []byte, owned bool) (jsonrpc.Message, error) {
+	if m := decodeCommon(line, owned); m != nil {
+		return m, nil
+	}
+	return jsonrpc.DecodeMessage(line)
+}
+
+// maxJSONDepth is the nesting go-sdk's decoder accepts (internal/json).
+const maxJSONDepth = 1000
+
+// decodeCommon decodes b, valid JSON, if it has one of the common shapes,
+// and returns nil otherwise.
+func decodeCommon(b []byte, owned bool) jsonrpc.Message {
+	i := skipJSONSpace(b, 0)
+	if i == len(b) || b[i] != '{' {
+		return nil
+	}
+	var version, id, method, params, result []byte
+	i = skipJSONSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return nil // {}: not a message
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return nil
+		}
+		end := skipJSONString(b, i)
+		if end < 0 {
+			return nil
+		}
+		key := b[i+1 : end-1]
+		i = skipJSONSpace(b, end)
+		if i >= len(b) || b[i] != ':' || !plainASCII(key) {
+			return nil
+		}
+		i = skipJSONSpace(b, i+1)
+		vend := skipJSONValue(b, i)
+		if vend < 0 {
+			return nil
+		}
+		var slot *[]byte
+		switch string(key) {
+		case "jsonrpc":
+			slot = &version
+		case "id":
+			slot = &id
+		case "method":
+			slot = &method
+		case "params":
+			slot = &params
+		case "result":
+			slot = &result
+		case "error":
+			return nil
+		}
+		if slot != nil {
+			if *slot != nil {
+				return nil // a duplicate member
+			}
+			*slot = b[i:vend]
+		}
+		i = skipJSONSpace(b, vend)
+		if i >= len(b) {
+			return nil
+		}
+		if b[i] == '}' {
+			i++
+			break
+		}
+		if b[i] != ',' {
+			return nil
+		}
+		i = skipJSONSpace(b, i+1)
+	}
+	if skipJSONSpace(b, i) != len(b) || string(version) != `"2.0"` ||
+		string(params) == "null" || string(result) == "null" {
+		return nil
+	}
+	var mid jsonrpc.ID
+	switch {
+	case id == nil || string(id) == "null":
+	case id[0] == '"':
+		s := id[1 : len(id)-1]
+		if !plainASCII(s) {
+			return nil
+		}
+		mid, _ = jsonrpc.MakeID(string(s))
+	default:
+		n, ok := smallInt(id)
+		if !ok {
+			return nil
+		}
+		mid, _ = jsonrpc.MakeID(float64(n)) // go-sdk's own path: a JSON number is a float64
+	}
+	if method != nil {
+		if method[0] != '"' || !plainASCII(method[1:len(method)-1]) {
+			return nil
+		}
+		return &jsonrpc.Request{ID: mid, Method: methodName(method[1 : len(method)-1]), Params: rawPart(params, owned)}
+	}
+	if !mid.IsValid() {
+		return nil // go-sdk's error: a response without an id
+	}
+	return &jsonrpc.Response{ID: mid, Result: rawPart(result, owned)}
+}
+
+// methodName returns b as a string, without allocating for the methods a
+// server sends most (a notification flood is mostly the first two).
+func methodName(b []byte) string {
+	switch string(b) {
+	case "notifications/progress":
+		return "notifications/progress"
+	case "notifications/message":
+		return "notifications/message"
+	case "notifications/cancelled":
+		return "notifications/cancelled"
+	case "ping":
+		return "ping"
+	}
+	return string(b)
+}
+
+// rawPart returns v as a value of its own: sliced from an owned line, or a
+// copy.
+func rawPart(v []byte, owned bool) []byte {
+	switch {
+	case v == nil:
+		return nil
+	case owned:
+		return v[:len(v):len(v)]
+	default:
+		return bytes.Clone(v)
+	}
+}
+
+func skipJSONSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipJSONString returns the index after the string that starts at b[i], or
+// -1 if it does not end.
+func skipJSONString(b []byte, i int) int {
+	j := i + 1
+	for {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		j += k
+		n := 0 // backslashes before the quote
+		for p := j - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return j + 1
+		}
+		j++
+	}
+}
+
+// skipJSONValue returns the index after the value of a top-level member that
+// starts at b[i], or -1 if it does not end or nests deeper than
+// maxJSONDepth (counting the enclosing object, as go-sdk does).
+func skipJSONValue(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return skipJSONString(b, i)
+	case '{', '[':
+		depth := 1 // the message object
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				if i = skipJSONString(b, i); i < 0 {
+					return -1
+				}
+				continue
+			case '{', '[':
+				if depth++; depth > maxJSONDepth {
+					return -1
+				}
+			case '}', ']':
+				if depth--; depth == 1 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return -1
+	}
+	j := i // a number or a literal
+	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
+		j++
+	}
+	if j == i {
+		return -1
+	}
+	return j
+}
+
+// plainASCII reports whether s has only printable ASCII and no backslash,
+// so that its JSON string text is its value.
+func plainASCII(s []byte) bool {
+	for _, c := range s {
+		if c < 0x20 || c >= 0x7f || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// smallInt parses a JSON integer of at most 15 digits, which a float64
+// holds exactly.
+func smallInt(s []byte) (int64, bool) {
+	neg := len(s) > 0 && s[0] == '-'
+	if neg {
+		s = s[1:]
+	}
+	if len(s) == 0 || len(s) > 15 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
