@@ -80,6 +80,47 @@ func BenchmarkCallInMemory(b *testing.B) {
 	}
 }
 
+// BenchmarkToolsCache lists the tools of a 2026-07-28 server whose
+// listings carry ttlMs 60000, with and without the response cache, in
+// process and over stateless streamable HTTP on 127.0.0.1. One iteration
+// is one Client.Tools call; requests/op is the tools/list requests the
+// server saw per call. docs/benchmarks.md reports it.
+func BenchmarkToolsCache(b *testing.B) {
+	for _, transport := range []string{"inmemory", "http"} {
+		for _, mode := range []string{"uncached", "cached"} {
+			b.Run(transport+"/"+mode, func(b *testing.B) {
+				ctx := context.Background()
+				srv, st := testserver.NewWithState(testserver.Options{CacheTTLMs: 60000})
+				var target any = srv
+				if transport == "http" {
+					target = testserver.ServeStreamable(b, srv, testserver.Stateless())
+				}
+				var opts mcpadapter.ClientOptions
+				if mode == "cached" {
+					opts.Cache = &mcpadapter.CacheConfig{}
+				}
+				c, err := mcpadapter.NewClient(target, opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer c.Close()
+				if _, err := c.Connect(ctx); err != nil {
+					b.Fatal(err)
+				}
+				before := st.Requests("tools/list")
+				b.ReportAllocs()
+				b.ResetTimer()
+				for b.Loop() {
+					if _, err := c.Tools(ctx); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(st.Requests("tools/list")-before)/float64(b.N), "requests/op")
+			})
+		}
+	}
+}
+
 func BenchmarkCallStdio(b *testing.B) {
 	bin := testserver.Build(b)
 	for _, e := range eras {

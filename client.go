@@ -42,6 +42,8 @@ type Client struct {
 	seq      atomic.Uint64
 	progMu   sync.Mutex
 	progress map[string]func(Progress)
+
+	cache *responseCache // nil when ClientOptions.Cache is
 }
 
 // NewClient returns a Client for target, which may be an http(s) URL
@@ -91,12 +93,14 @@ func newClientWith(ep *endpoint, opts ClientOptions, adjust func(*mcp.ClientOpti
 	}
 	c.obs = newObserver(name, trace)
 	c.pinVersion = opts.ProtocolVersion
+	c.cache = newResponseCache(ep, &opts)
 	so := c.sdkOptions()
 	if adjust != nil {
 		adjust(so)
 	}
 	c.sdk = mcp.NewClient(&mcp.Implementation{Name: "mcpadapter", Version: Version}, so)
 	c.sdk.AddSendingMiddleware(c.handshakeMiddleware)
+	c.sdk.AddSendingMiddleware(c.cacheMiddleware)
 	if opts.MessageHandler != nil {
 		c.sdk.AddReceivingMiddleware(messageMiddleware(opts.MessageHandler))
 	}
@@ -122,6 +126,7 @@ func (c *Client) sdkOptions() *mcp.ClientOptions {
 		//lint:ignore SA1019 roots, sampling and logging are deprecated in 2026-07-28 but live in the handshake era, which we support
 		o.Capabilities.RootsV2 = &mcp.RootCapabilities{ListChanged: true}
 	}
+	c.addCacheHandlers(o)
 	return o
 }
 

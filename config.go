@@ -58,6 +58,13 @@ type ServerConfig struct {
 	IncludeTools []string
 	// ExcludeTools drops these tools; see IncludeTools.
 	ExcludeTools []string
+	// Cache is the server's "cache" member, true or an object: the response
+	// cache is on, with these settings over those of ClientOptions.Cache.
+	// nil means the member is absent or false.
+	Cache *CacheConfig
+	// NoCache is set by "cache": false: the response cache is off for this
+	// server, whatever ClientOptions.Cache says.
+	NoCache bool
 
 	// Extra holds the members this package does not know, kept verbatim.
 	Extra map[string]json.RawMessage
@@ -127,8 +134,10 @@ func ParseConfig(data []byte) (*Config, error) {
 // "streamable-http", "streamableHttp", "streamable_http") or "sse". A
 // server may also have "auth" ("oauth" or a bearer token), "timeout" (a
 // number of seconds, or a duration such as "30s"), "includeTools" and
-// "excludeTools" (lists of tool names), and "disabled" (true drops the
-// server). Other members are kept in ServerConfig.Extra. A member whose
+// "excludeTools" (lists of tool names), "cache" (true, false, or an object
+// {"ttl": "30s", "maxTtl": "10m", "maxEntries": 500}: see CacheConfig,
+// whose DefaultTTL, MaxTTL and MaxEntries these are), and "disabled" (true
+// drops the server). Other members are kept in ServerConfig.Extra. A member whose
 // value is null counts as absent.
 //
 // In command, args, env values, cwd, url, header values and auth, ${VAR}

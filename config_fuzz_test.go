@@ -29,6 +29,7 @@ func FuzzParseConfig(f *testing.F) {
 		`{"mcpServers":{"a b":{"type":"http","transport":"stdio","timeout":-1,"disabled":true}}}`,
 		`{"mcpServers":{"a":{"command":"x","disabled":1,"includeTools":[1],"excludeTools":"x"}}}`,
 		`{"mcpServers":{}, "servers":{}}`,
+		`{"mcpServers":{"a":{"url":"http://h","cache":{"ttl":"30s","maxTtl":60,"maxEntries":5}},"b":{"command":"x","cache":false},"c":{"command":"x","cache":{"ttl":-1,"maxEntries":1.5,"x":1}}}}`,
 		`{"mcpServers":{"a":{"command":"${"}}}`,
 		"\ufeff{\"mcpServers\":{\"a\":{\"command\":\"x\"}}}",
 		`[]`, `{`, ``, `null`, `{"mcpServers":null}`,
@@ -78,6 +79,9 @@ func FuzzParseConfig(f *testing.F) {
 			}
 			if s.Timeout < 0 {
 				t.Fatalf("server %q: timeout %v", s.Name, s.Timeout)
+			}
+			if c := s.Cache; c != nil && (c.DefaultTTL < 0 || c.MaxTTL < 0 || c.MaxEntries < 0 || s.NoCache) {
+				t.Fatalf("server %q: cache %+v, noCache %v", s.Name, c, s.NoCache)
 			}
 		}
 	})

@@ -281,7 +281,7 @@ func (p *configParser) server(root string, m member) *ServerConfig {
 		fpath := joinPath(path, f.key)
 		known := true
 		switch f.key {
-		case "command", "args", "env", "cwd", "url", "headers", "type", "transport", "auth", "timeout", "includeTools", "excludeTools":
+		case "command", "args", "env", "cwd", "url", "headers", "type", "transport", "auth", "timeout", "includeTools", "excludeTools", "cache":
 			if string(f.val) == "null" {
 				continue
 			}
@@ -351,6 +351,8 @@ func (p *configParser) server(root string, m member) *ServerConfig {
 			sc.IncludeTools = p.stringList(f, fpath, false)
 		case "excludeTools":
 			sc.ExcludeTools = p.stringList(f, fpath, false)
+		case "cache":
+			sc.Cache, sc.NoCache = p.cache(f, fpath)
 		default:
 			if sc.Extra == nil {
 				sc.Extra = make(map[string]json.RawMessage)

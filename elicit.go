@@ -98,7 +98,9 @@ type interruptState struct {
 }
 
 // cloneForInterrupt returns a copy of c whose elicitations become
-// interrupts. The copy shares nothing mutable with c.
+// interrupts. The copy shares nothing mutable with c. Its cache settings
+// are c's, but not its cached entries: newClientWith makes it a store of
+// its own, unless CacheConfig.Store names one, which is shared by design.
 func (c *Client) cloneForInterrupt(parkTimeout time.Duration) *Client {
 	if parkTimeout <= 0 {
 		parkTimeout = DefaultParkTimeout

@@ -71,6 +71,7 @@ func clientForServer(sc *ServerConfig, base ClientOptions) (*Client, error) {
 	if sc.Timeout > 0 {
 		opts.Timeout = sc.Timeout
 	}
+	opts.Cache = sc.cacheConfig(base.Cache)
 	var ep *endpoint
 	switch sc.Transport {
 	case "stdio":

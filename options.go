@@ -38,6 +38,12 @@ type ClientOptions struct {
 	// probe. Empty means the newest, with fallback.
 	ProtocolVersion string
 
+	// Cache turns on the response cache, which keeps listings and resource
+	// reads of 2026-07-28 servers for as long as their caching hints allow;
+	// nil means off. &CacheConfig{} is a ready default. See CacheConfig and
+	// WithCacheMode.
+	Cache *CacheConfig
+
 	// Timeout bounds each request (tool call, listing, ...); zero means no
 	// limit beyond the caller's context.
 	Timeout time.Duration

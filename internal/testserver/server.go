@@ -33,6 +33,20 @@ type Options struct {
 	// command uses it to exit the process). If nil, or if it returns, the
 	// crash tool fails the call with a protocol error.
 	OnCrash func()
+
+	// CacheTTLMs and CacheScope, unless both are zero, are the caching
+	// hints (SEP-2549) of every server/discover, list and resources/read
+	// result (mcp.ServerOptions.SetCacheable); CacheScope "" keeps go-sdk's
+	// default, "public". Without them go-sdk sends ttlMs 0.
+	CacheTTLMs int
+	CacheScope string
+	// NoCacheHints sends those results with ttlMs 0 and an empty
+	// cacheScope, as a server that gives no hints is read.
+	NoCacheHints bool
+	// Resources adds the resources [ResourceA] and [ResourceB], the
+	// template [ResourceTemplate] and the prompt "greet", and accepts
+	// resource subscriptions.
+	Resources bool
 }
 
 // New returns a go-sdk server with the test tools, configured by opts.
@@ -60,23 +74,31 @@ func NewWithState(opts Options) (*mcp.Server, *State) {
 	if opts.PageSize > 0 {
 		sopts.PageSize = opts.PageSize
 	}
+	setCacheOptions(opts, sopts)
 	srv := mcp.NewServer(&mcp.Implementation{Name: name, Version: version}, sopts)
 	st := newState()
 	srv.AddReceivingMiddleware(recordingMiddleware(st))
+	if opts.NoCacheHints {
+		srv.AddReceivingMiddleware(noHintsMiddleware)
+	}
 	addBasicTools(srv, st, opts)
 	addContentTools(srv)
 	addElicitTools(srv)
 	if opts.ManyTools {
 		addManyTools(srv)
 	}
+	if opts.Resources {
+		addResources(srv, st)
+	}
 	return srv, st
 }
 
-// recordingMiddleware counts tools/list and tools/call requests in st, and
-// remembers the HTTP headers of each call.
+// recordingMiddleware counts requests by method in st, and remembers the
+// HTTP headers of each call.
 func recordingMiddleware(st *State) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			st.recordRequest(method)
 			switch method {
 			case "tools/list":
 				st.recordList()

@@ -17,6 +17,8 @@ type State struct {
 	calls         map[string]int
 	cancellations int
 	lastHeaders   map[string]http.Header
+	requests      map[string]int // by method
+	reads         map[string]int // resources/read by URI
 }
 
 func newState() *State {
@@ -24,6 +26,8 @@ func newState() *State {
 		changed:     make(chan struct{}),
 		calls:       make(map[string]int),
 		lastHeaders: make(map[string]http.Header),
+		requests:    make(map[string]int),
+		reads:       make(map[string]int),
 	}
 }
 
@@ -37,6 +41,33 @@ func (s *State) update(f func()) {
 }
 
 func (s *State) recordList() { s.update(func() { s.listCalls++ }) }
+
+func (s *State) recordRequest(method string) { s.update(func() { s.requests[method]++ }) }
+
+// recordRead counts a read of uri and returns how many there have been.
+func (s *State) recordRead(uri string) int {
+	var n int
+	s.update(func() {
+		s.reads[uri]++
+		n = s.reads[uri]
+	})
+	return n
+}
+
+// Requests returns the number of messages received for method, such as
+// "tools/list" or "server/discover". Every page of a listing is one.
+func (s *State) Requests(method string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.requests[method]
+}
+
+// Reads returns the number of resources/read requests received for uri.
+func (s *State) Reads(uri string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reads[uri]
+}
 
 func (s *State) recordCall(name string, h http.Header) {
 	s.update(func() {

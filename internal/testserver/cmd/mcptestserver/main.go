@@ -50,6 +50,9 @@ type config struct {
 	flood           int
 	neverAnswer     string
 	heldStdout      bool
+	cacheTTLMs      int
+	cacheScope      string
+	resources       bool
 }
 
 func parseFlags() (*config, error) {
@@ -79,6 +82,9 @@ func parseFlags() (*config, error) {
 	flag.BoolVar(&c.wrongIDs, "wrong-ids", false, "stdio: write responses to ids nobody asked for before every response")
 	flag.IntVar(&c.flood, "flood", 0, "stdio: write this many notifications (log messages and progress) before handling every tools/call")
 	flag.BoolVar(&c.heldStdout, "grandchild-holds-stdout", false, "like -spawn-grandchild, with the child writing to our stdout: stdout stays open after this process dies")
+	flag.IntVar(&c.cacheTTLMs, "cache-ttl-ms", 0, "the ttlMs caching hint of discover, list and read results")
+	flag.StringVar(&c.cacheScope, "cache-scope", "", "the cacheScope caching hint (public or private) of discover, list and read results")
+	flag.BoolVar(&c.resources, "resources", false, "add the test://cache/ resources, their template and the greet prompt")
 	flag.StringVar(&c.neverAnswer, "never-answer", "", "stdio: drop every tools/call of this tool (never answered, cancellation ignored)")
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -144,10 +150,13 @@ func startup(c *config) {
 // newServer builds the server with the middleware requested by flags.
 func newServer(c *config, out *lockedWriter) *mcp.Server {
 	opts := testserver.Options{
-		Name:      c.name,
-		Era:       c.era,
-		PageSize:  c.pageSize,
-		ManyTools: c.manyTools,
+		Name:       c.name,
+		Era:        c.era,
+		PageSize:   c.pageSize,
+		ManyTools:  c.manyTools,
+		CacheTTLMs: c.cacheTTLMs,
+		CacheScope: c.cacheScope,
+		Resources:  c.resources,
 		OnCrash: func() {
 			fmt.Fprintln(os.Stderr, testserver.CrashMessage)
 			os.Exit(testserver.CrashExitCode)

@@ -1,0 +1,563 @@
+package mcpadapter
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"hash"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// CacheConfig turns on a Client's response cache (ClientOptions.Cache).
+// The zero value, &CacheConfig{}, is a ready default: results are kept as
+// long as the server says, in an in-memory store of DefaultCacheEntries
+// entries that belongs to the Client.
+//
+// The cache follows the caching hints of the 2026-07-28 protocol (SEP-2549):
+// a result's ttlMs says how long it stays fresh and its cacheScope who may
+// reuse it. Only the results that carry hints are cached: those of
+// server/discover, tools/list, prompts/list, resources/list,
+// resources/templates/list and resources/read. Tool calls, prompts,
+// completions, errors, results that ask for input (input_required) and
+// results with ttlMs 0 are never cached. Connections that speak the
+// initialize-handshake era carry no hints, and the cache leaves them alone.
+//
+// "public" results are stored for any caller of the same server, so Clients
+// sharing a Store share them. "private" results are stored for the caller's
+// identity only: a hash of its bearer token and headers, or, when the
+// identity is not known to this package (AuthFunc, OAuthHandler, a custom
+// HTTPClient), the Client alone. A server's list_changed notification drops
+// that listing's entries; notifications/resources/updated drops the
+// resource's. WithCacheMode refreshes or bypasses the cache for one call.
+type CacheConfig struct {
+	// DefaultTTL is how long to keep a 2026-07-28 result that carries no
+	// caching hints at all (neither ttlMs nor cacheScope; compliant servers
+	// always send them). Such results are private. Zero means they are not
+	// cached.
+	DefaultTTL time.Duration
+	// MaxTTL, if positive, caps how long any result is kept, whatever ttlMs
+	// the server gives.
+	MaxTTL time.Duration
+	// MaxEntries is the size of the Client's own in-memory store; zero
+	// means DefaultCacheEntries. It is not used when Store is set.
+	MaxEntries int
+	// Store holds the entries; nil means a new NewMemoryCacheStore for each
+	// Client (and for each client an Adapter derives from it, such as the
+	// copy WithElicitation makes). Give several Clients one Store to share
+	// public results between them.
+	Store CacheStore
+}
+
+// CacheMode says how one call uses the response cache; see WithCacheMode.
+type CacheMode int
+
+const (
+	// CacheUse serves a fresh cached result, else asks the server and
+	// caches the answer. It is the default.
+	CacheUse CacheMode = iota
+	// CacheRefresh asks the server even if a fresh result is cached, and
+	// caches the answer.
+	CacheRefresh
+	// CacheBypass asks the server and leaves the cache as it is.
+	CacheBypass
+)
+
+// String returns "use", "refresh" or "bypass".
+func (m CacheMode) String() string {
+	switch m {
+	case CacheUse:
+		return "use"
+	case CacheRefresh:
+		return "refresh"
+	case CacheBypass:
+		return "bypass"
+	}
+	return fmt.Sprintf("CacheMode(%d)", int(m))
+}
+
+type cacheModeKey struct{}
+
+// WithCacheMode returns a context that makes the requests made with it use
+// the response cache as m says: pass it to Tools, ListTools, ListPrompts,
+// ListResources, ListResourceTemplates, ReadResource or Connect (and to the
+// Adapter's and Group's methods, which call them). It has no effect on a
+// Client without a cache.
+func WithCacheMode(ctx context.Context, m CacheMode) context.Context {
+	return context.WithValue(ctx, cacheModeKey{}, m)
+}
+
+func cacheModeOf(ctx context.Context) CacheMode {
+	m, _ := ctx.Value(cacheModeKey{}).(CacheMode)
+	return m
+}
+
+// The methods whose results carry caching hints.
+const (
+	methodDiscover      = "server/discover"
+	methodListTools     = "tools/list"
+	methodListPrompts   = "prompts/list"
+	methodListResources = "resources/list"
+	methodListTemplates = "resources/templates/list"
+	methodReadResource  = "resources/read"
+)
+
+// cacheKeyVersion starts every key, so that a store shared by different
+// versions of this package never mixes encodings.
+const cacheKeyVersion = "mcpadapter.cache/1"
+
+// publicPartition is the partition of public entries.
+const publicPartition = "public"
+
+// responseCache is a Client's cache: the store and how to name entries.
+type responseCache struct {
+	store      CacheStore
+	defaultTTL time.Duration
+	maxTTL     time.Duration
+	server     string // the server's identity: a hash, or a random id
+	private    string // the partition of private entries
+}
+
+// newResponseCache returns the cache for a client of ep with opts, or nil
+// if opts turns no cache on.
+func newResponseCache(ep *endpoint, opts *ClientOptions) *responseCache {
+	cfg := opts.Cache
+	if cfg == nil {
+		return nil
+	}
+	store := cfg.Store
+	if store == nil {
+		store = NewMemoryCacheStore(cfg.MaxEntries)
+	}
+	return &responseCache{
+		store:      store,
+		defaultTTL: max(cfg.DefaultTTL, 0),
+		maxTTL:     max(cfg.MaxTTL, 0),
+		server:     serverIdentity(ep),
+		private:    identityPartition(ep, opts),
+	}
+}
+
+// serverIdentity names the server a client talks to: a hash of its URL or
+// of its command line, directory and environment; an in-process server is
+// known to one Client only.
+func serverIdentity(ep *endpoint) string {
+	h := sha256.New()
+	switch ep.kind {
+	case kindStdio:
+		writeField(h, "stdio")
+		writeField(h, ep.command.Path)
+		writeField(h, ep.command.Dir)
+		writeField(h, strconv.Itoa(len(ep.command.Args)))
+		for _, a := range ep.command.Args {
+			writeField(h, a)
+		}
+		env := slices.Clone(ep.command.Env)
+		slices.Sort(env)
+		for _, e := range env {
+			writeField(h, e)
+		}
+	case kindStreamable, kindSSE:
+		writeField(h, "http")
+		writeField(h, ep.url)
+	default:
+		return "c" + randomID()
+	}
+	return "s" + hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+// identityPartition returns the partition of the private entries of a
+// client with opts: a hash of the credentials it sends when this package
+// knows them all, else an id of its own.
+func identityPartition(ep *endpoint, opts *ClientOptions) string {
+	if ep.kind != kindStreamable && ep.kind != kindSSE {
+		// A local process (whose environment is part of the server's
+		// identity) or an in-process server (known to this Client only).
+		return "ulocal"
+	}
+	token := ""
+	switch a := opts.Auth.(type) {
+	case nil:
+	case bearerAuth:
+		token = string(a)
+	default:
+		return "r" + randomID()
+	}
+	if opts.OAuthHandler != nil || opts.HTTPClient != nil {
+		return "r" + randomID()
+	}
+	h := sha256.New()
+	writeField(h, "bearer")
+	writeField(h, token)
+	keys := make([]string, 0, len(opts.Headers))
+	for k := range opts.Headers {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		return strings.Compare(http.CanonicalHeaderKey(a), http.CanonicalHeaderKey(b))
+	})
+	for _, k := range keys {
+		writeField(h, http.CanonicalHeaderKey(k))
+		writeField(h, opts.Headers[k])
+	}
+	return "u" + hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+// writeField writes s to h so that no two sequences of fields hash alike.
+func writeField(h hash.Hash, s string) {
+	fmt.Fprintf(h, "%d:%s,", len(s), s)
+}
+
+// randomID returns 128 random bits in hex.
+func randomID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// methodPrefix is the start of every key of method on this server.
+func (rc *responseCache) methodPrefix(method string) string {
+	return cacheKeyVersion + "\x00" + rc.server + "\x00" + method + "\x00"
+}
+
+// key names the entry of method for param (a cursor, a URI or a protocol
+// version) in partition.
+func (rc *responseCache) key(method, param, partition string) string {
+	return rc.methodPrefix(method) + strconv.Quote(param) + "\x00" + partition
+}
+
+// ttl decides how long a result with the hints ttlMs and scope is kept,
+// and whether it is private. Zero means it is not cached.
+func (rc *responseCache) ttl(ttlMs int, scope string) (time.Duration, bool) {
+	var d time.Duration
+	private := scope != "" && scope != "public"
+	switch {
+	case ttlMs == 0 && scope == "":
+		// No hints at all.
+		d, private = rc.defaultTTL, true
+	case ttlMs <= 0:
+		return 0, false
+	case int64(ttlMs) > math.MaxInt64/int64(time.Millisecond):
+		d = math.MaxInt64
+	default:
+		d = time.Duration(ttlMs) * time.Millisecond
+	}
+	if rc.maxTTL > 0 && d > rc.maxTTL {
+		d = rc.maxTTL
+	}
+	return d, private
+}
+
+// cacheRequest is what the cache needs to know of one request.
+type cacheRequest struct {
+	method string
+	param  string // the cursor, URI or protocol version the key names
+	ok     bool   // the request may be answered from the cache
+}
+
+// cacheRequestOf describes req, a request for method. ok is false for the
+// requests the cache never answers: other methods, continuations of a
+// multi-round-trip request, and requests on handshake-era connections.
+func cacheRequestOf(method string, req mcp.Request) cacheRequest {
+	cr := cacheRequest{method: method}
+	switch p := req.GetParams().(type) {
+	case *mcp.DiscoverParams:
+		if p != nil {
+			v, _ := p.Meta[mcp.MetaKeyProtocolVersion].(string)
+			cr.param, cr.ok = v, eraOf(v) == EraDiscover
+		}
+		return cr
+	case *mcp.ListToolsParams:
+		if p != nil {
+			cr.param = p.Cursor
+		}
+	case *mcp.ListPromptsParams:
+		if p != nil {
+			cr.param = p.Cursor
+		}
+	case *mcp.ListResourcesParams:
+		if p != nil {
+			cr.param = p.Cursor
+		}
+	case *mcp.ListResourceTemplatesParams:
+		if p != nil {
+			cr.param = p.Cursor
+		}
+	case *mcp.ReadResourceParams:
+		if p == nil || len(p.InputResponses) > 0 || p.RequestState != "" {
+			return cr
+		}
+		cr.param = p.URI
+	default:
+		return cr
+	}
+	cs, _ := req.GetSession().(*mcp.ClientSession)
+	if cs == nil {
+		return cr
+	}
+	ir := cs.InitializeResult()
+	cr.ok = ir != nil && eraOf(ir.ProtocolVersion) == EraDiscover
+	return cr
+}
+
+// newCacheResult returns an empty result for method, or nil if method has
+// no cacheable result.
+func newCacheResult(method string) mcp.Result {
+	switch method {
+	case methodDiscover:
+		return &mcp.DiscoverResult{}
+	case methodListTools:
+		return &mcp.ListToolsResult{}
+	case methodListPrompts:
+		return &mcp.ListPromptsResult{}
+	case methodListResources:
+		return &mcp.ListResourcesResult{}
+	case methodListTemplates:
+		return &mcp.ListResourceTemplatesResult{}
+	case methodReadResource:
+		return &mcp.ReadResourceResult{}
+	}
+	return nil
+}
+
+// hintsOf returns the caching hints of res, and whether res is complete
+// (not a request for input). It returns nil for results without hints.
+func hintsOf(res mcp.Result) (*mcp.Cacheable, bool) {
+	switch r := res.(type) {
+	case *mcp.DiscoverResult:
+		if r != nil {
+			return &r.Cacheable, r.ResultType == "" || r.ResultType == "complete"
+		}
+	case *mcp.ListToolsResult:
+		if r != nil {
+			return &r.Cacheable, r.ResultType == "" || r.ResultType == "complete"
+		}
+	case *mcp.ListPromptsResult:
+		if r != nil {
+			return &r.Cacheable, r.ResultType == "" || r.ResultType == "complete"
+		}
+	case *mcp.ListResourcesResult:
+		if r != nil {
+			return &r.Cacheable, r.ResultType == "" || r.ResultType == "complete"
+		}
+	case *mcp.ListResourceTemplatesResult:
+		if r != nil {
+			return &r.Cacheable, r.ResultType == "" || r.ResultType == "complete"
+		}
+	case *mcp.ReadResourceResult:
+		if r != nil {
+			return &r.Cacheable, !r.NeedsInput() && len(r.InputRequests) == 0 && r.RequestState == ""
+		}
+	}
+	return nil, false
+}
+
+// cacheMiddleware is the response cache, as go-sdk sending middleware. It
+// is installed on every Client, cache or not: go-sdk v1.8.0 keeps list and
+// read results of 2026-07-28 sessions for their ttlMs by itself, with no
+// way to turn that off or to refresh, so the middleware hides the hints
+// from go-sdk (ttlMs becomes 0 in the results callers see) and does the
+// caching itself when the Client has a cache.
+func (c *Client) cacheMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case methodDiscover, methodListTools, methodListPrompts, methodListResources, methodListTemplates, methodReadResource:
+		default:
+			return next(ctx, method, req)
+		}
+		rc := c.cache
+		cr := cacheRequest{}
+		if rc != nil {
+			cr = cacheRequestOf(method, req)
+		}
+		mode := cacheModeOf(ctx)
+		if cr.ok && mode == CacheUse {
+			if res, ok := c.cacheLookup(ctx, cr); ok {
+				return res, nil
+			}
+		}
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return res, err
+		}
+		hints, complete := hintsOf(res)
+		if hints == nil {
+			return res, nil
+		}
+		ttlMs, scope := hints.TTLMs, hints.CacheScope
+		if method != methodDiscover {
+			hints.TTLMs = 0 // go-sdk's own cache drops what has no TTL
+		}
+		if cr.ok && mode != CacheBypass {
+			c.cacheStore(ctx, cr, res, ttlMs, scope, complete)
+		}
+		return res, nil
+	}
+}
+
+// cacheLookup returns a fresh cached result for cr: the caller's private
+// entry, else the public one. Each hit is decoded anew, so callers (and
+// go-sdk, which edits results) never share one.
+func (c *Client) cacheLookup(ctx context.Context, cr cacheRequest) (mcp.Result, bool) {
+	rc := c.cache
+	now := time.Now()
+	for _, part := range []string{rc.private, publicPartition} {
+		key := rc.key(cr.method, cr.param, part)
+		e, ok := rc.store.Get(ctx, key)
+		if !ok || !now.Before(e.Expires) {
+			continue
+		}
+		res := newCacheResult(cr.method)
+		if err := json.Unmarshal(e.Value, res); err != nil {
+			c.log.Warn("dropping an unreadable cache entry", "method", cr.method, "error", err)
+			rc.store.Delete(ctx, key)
+			continue
+		}
+		if hints, _ := hintsOf(res); hints != nil && cr.method != methodDiscover {
+			hints.TTLMs = 0
+		}
+		if cr.method == methodListTools {
+			// Tool schemas are handed out as the server wrote them.
+			c.obs.keepSchemas(e.Value)
+		}
+		c.log.Debug("served from the cache", "method", cr.method, "param", cr.param, "scope", part)
+		return res, true
+	}
+	return nil, false
+}
+
+// cacheStore stores res, the server's answer to cr with the hints ttlMs
+// and scope, if they allow it. An answer that may not be cached removes
+// the entries it replaces.
+func (c *Client) cacheStore(ctx context.Context, cr cacheRequest, res mcp.Result, ttlMs int, scope string, complete bool) {
+	rc := c.cache
+	if !complete {
+		return
+	}
+	ttl, private := rc.ttl(ttlMs, scope)
+	if ttl <= 0 {
+		rc.store.Delete(ctx, rc.key(cr.method, cr.param, rc.private))
+		rc.store.Delete(ctx, rc.key(cr.method, cr.param, publicPartition))
+		return
+	}
+	value, err := c.encodeForCache(cr.method, res)
+	if err != nil {
+		c.log.Debug("result not cached", "method", cr.method, "error", err)
+		return
+	}
+	part := publicPartition
+	if private {
+		part = rc.private
+	}
+	rc.store.Set(ctx, rc.key(cr.method, cr.param, part), CacheEntry{Value: value, Expires: time.Now().Add(ttl)})
+}
+
+// encodeForCache encodes res. A tool list is stored with the schemas as
+// the server sent them, which go-sdk's decoding does not keep.
+func (c *Client) encodeForCache(method string, res mcp.Result) ([]byte, error) {
+	b, err := json.Marshal(res)
+	if err != nil || method != methodListTools {
+		return b, err
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(b, &top); err != nil {
+		return nil, err
+	}
+	var tools []map[string]json.RawMessage
+	if err := json.Unmarshal(top["tools"], &tools); err != nil {
+		return nil, err
+	}
+	for _, t := range tools {
+		var name string
+		if json.Unmarshal(t["name"], &name) != nil {
+			continue
+		}
+		raw, ok := c.obs.rawSchemas(name)
+		if !ok {
+			continue
+		}
+		if len(raw.input) > 0 {
+			t["inputSchema"] = raw.input
+		}
+		if len(raw.output) > 0 && string(raw.output) != "null" {
+			t["outputSchema"] = raw.output
+		}
+	}
+	if top["tools"], err = marshalNoEscape(tools); err != nil {
+		return nil, err
+	}
+	return marshalNoEscape(top)
+}
+
+// marshalNoEscape is json.Marshal without HTML escaping, so that raw
+// schemas keep their bytes (but for insignificant white space).
+func marshalNoEscape(v any) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// invalidate drops every entry of this server for the methods, for every
+// caller and page.
+func (rc *responseCache) invalidate(ctx context.Context, methods ...string) {
+	for _, m := range methods {
+		rc.store.DeletePrefix(ctx, rc.methodPrefix(m))
+	}
+}
+
+// invalidateResource drops the cached reads of uri and of the resources
+// under it.
+func (rc *responseCache) invalidateResource(ctx context.Context, uri string) {
+	rc.store.DeletePrefix(ctx, rc.methodPrefix(methodReadResource)+strings.TrimSuffix(strconv.Quote(uri), `"`))
+}
+
+// addCacheHandlers makes the server's change notifications invalidate the
+// cache before the handlers in o see them. Having the handlers also makes
+// go-sdk subscribe to the notifications on 2026-07-28 connections.
+func (c *Client) addCacheHandlers(o *mcp.ClientOptions) {
+	rc := c.cache
+	if rc == nil {
+		return
+	}
+	tools, prompts, resources, updated := o.ToolListChangedHandler, o.PromptListChangedHandler, o.ResourceListChangedHandler, o.ResourceUpdatedHandler
+	o.ToolListChangedHandler = func(ctx context.Context, req *mcp.ToolListChangedRequest) {
+		rc.invalidate(ctx, methodListTools)
+		if tools != nil {
+			tools(ctx, req)
+		}
+	}
+	o.PromptListChangedHandler = func(ctx context.Context, req *mcp.PromptListChangedRequest) {
+		rc.invalidate(ctx, methodListPrompts)
+		if prompts != nil {
+			prompts(ctx, req)
+		}
+	}
+	o.ResourceListChangedHandler = func(ctx context.Context, req *mcp.ResourceListChangedRequest) {
+		rc.invalidate(ctx, methodListResources, methodListTemplates)
+		if resources != nil {
+			resources(ctx, req)
+		}
+	}
+	o.ResourceUpdatedHandler = func(ctx context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+		if req.Params != nil {
+			rc.invalidateResource(ctx, req.Params.URI)
+		}
+		if updated != nil {
+			updated(ctx, req)
+		}
+	}
+}

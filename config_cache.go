@@ -1,0 +1,112 @@
+package mcpadapter
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+	"time"
+)
+
+// cache returns the "cache" member f of a server: true (the default
+// cache), false (no cache, whatever ClientOptions.Cache says) or an object
+// {"ttl": "30s", "maxTtl": "10m", "maxEntries": 500}.
+func (p *configParser) cache(f member, path string) (cfg *CacheConfig, off bool) {
+	switch f.val[0] {
+	case 't':
+		return &CacheConfig{}, false
+	case 'f':
+		return nil, true
+	case '{':
+	default:
+		p.errorf(f.off, path, `want true, false or an object such as {"ttl": "30s", "maxTtl": "10m", "maxEntries": 500}, not %s`, jsonKind(f.val))
+		return nil, false
+	}
+	cfg = &CacheConfig{}
+	for _, e := range p.members(f.val, f.off, path, "key") {
+		epath := joinPath(path, e.key)
+		switch e.key {
+		case "ttl":
+			cfg.DefaultTTL = p.cacheDuration(e, epath)
+		case "maxTtl":
+			cfg.MaxTTL = p.cacheDuration(e, epath)
+		case "maxEntries":
+			cfg.MaxEntries = p.cacheEntries(e, epath)
+		default:
+			p.errorf(e.keyOff, epath, `unknown cache member %q; want "ttl", "maxTtl" or "maxEntries"`, e.key)
+		}
+	}
+	return cfg, false
+}
+
+// cacheDuration returns the duration e: a number of seconds, or a duration
+// string such as "30s". null is zero.
+func (p *configParser) cacheDuration(e member, path string) time.Duration {
+	var d time.Duration
+	switch e.val[0] {
+	case 'n':
+		return 0
+	case '"':
+		var s string
+		_ = json.Unmarshal(e.val, &s)
+		var err error
+		if d, err = time.ParseDuration(s); err != nil {
+			p.errorf(e.off, path, `want a number of seconds or a duration such as "30s": %v`, err)
+			return 0
+		}
+	case '{', '[', 't', 'f':
+		p.errorf(e.off, path, `want a number of seconds or a duration such as "30s", not %s`, jsonKind(e.val))
+		return 0
+	default:
+		secs, _ := strconv.ParseFloat(string(e.val), 64)
+		if secs > maxTimeoutSeconds {
+			p.errorf(e.off, path, "%s seconds is too long", e.val)
+			return 0
+		}
+		d = time.Duration(math.Round(max(secs, -maxTimeoutSeconds) * float64(time.Second)))
+	}
+	if d < 0 {
+		p.errorf(e.off, path, "negative duration %s", e.val)
+		return 0
+	}
+	return d
+}
+
+// cacheEntries returns the entry count e, a non-negative integer.
+func (p *configParser) cacheEntries(e member, path string) int {
+	if e.val[0] == 'n' {
+		return 0
+	}
+	n, err := strconv.ParseInt(string(e.val), 10, 32)
+	if err != nil || n < 0 {
+		p.errorf(e.off, path, "want a number of entries (a whole number, 0 for the default of %d), not %s", DefaultCacheEntries, e.val)
+		return 0
+	}
+	return int(n)
+}
+
+// cacheConfig returns the cache settings of a client of sc whose
+// ClientOptions.Cache is base: the config's settings over base's (whose
+// Store is kept), nil for "cache": false, base when the config says
+// nothing.
+func (sc *ServerConfig) cacheConfig(base *CacheConfig) *CacheConfig {
+	switch {
+	case sc.NoCache:
+		return nil
+	case sc.Cache == nil:
+		return base
+	}
+	out := &CacheConfig{}
+	if base != nil {
+		*out = *base
+	}
+	if sc.Cache.DefaultTTL > 0 {
+		out.DefaultTTL = sc.Cache.DefaultTTL
+	}
+	if sc.Cache.MaxTTL > 0 {
+		out.MaxTTL = sc.Cache.MaxTTL
+	}
+	if sc.Cache.MaxEntries > 0 {
+		out.MaxEntries = sc.Cache.MaxEntries
+	}
+	return out
+}
