@@ -1,7 +1,10 @@
 package mcpadapter
 
 import (
+	"net"
 	"net/http"
+	"net/url"
+	"strings"
 )
 
 // Auth authenticates a Client's HTTP requests. Use BearerToken for a static
@@ -12,7 +15,8 @@ type Auth interface {
 	wrap(next http.RoundTripper) http.RoundTripper
 }
 
-// BearerToken sends "Authorization: Bearer token" with every request.
+// BearerToken sends "Authorization: Bearer token" with every request to the
+// server's origin.
 func BearerToken(token string) Auth { return bearerAuth(token) }
 
 type bearerAuth string
@@ -21,7 +25,10 @@ func (b bearerAuth) wrap(next http.RoundTripper) http.RoundTripper {
 	return headerTransport{next: next, set: map[string]string{"Authorization": "Bearer " + string(b)}}
 }
 
-// AuthFunc authenticates with a RoundTripper built around the next one.
+// AuthFunc authenticates with a RoundTripper built around the next one. It
+// sees only requests to the server's origin (scheme, host and port of its
+// URL); requests anywhere else, such as a redirect to another host, bypass
+// it.
 type AuthFunc func(next http.RoundTripper) http.RoundTripper
 
 func (f AuthFunc) wrap(next http.RoundTripper) http.RoundTripper { return f(next) }
@@ -38,4 +45,41 @@ func (h headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Header.Set(k, v)
 	}
 	return h.next.RoundTrip(req)
+}
+
+// originGate sends requests for one origin through the authenticating
+// RoundTripper and every other request around it, without the secrets:
+// credentials go only to the origin they were given for, even when a
+// redirect or an SSE endpoint event points elsewhere.
+type originGate struct {
+	origin string
+	authed http.RoundTripper
+	plain  http.RoundTripper
+	strip  []string // header names that must not leave the origin
+}
+
+func (g originGate) RoundTrip(req *http.Request) (*http.Response, error) {
+	if originOf(req.URL) == g.origin {
+		return g.authed.RoundTrip(req)
+	}
+	req = req.Clone(req.Context())
+	for _, h := range g.strip {
+		req.Header.Del(h)
+	}
+	return g.plain.RoundTrip(req)
+}
+
+// originOf returns scheme://host:port of u, with the default port filled
+// in and the host in lower case.
+func originOf(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		switch u.Scheme {
+		case "https":
+			port = "443"
+		case "http":
+			port = "80"
+		}
+	}
+	return strings.ToLower(u.Scheme) + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }

@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -35,6 +37,7 @@ type Client struct {
 	gen     uint64    // incremented by Close
 
 	httpTransport *http.Transport // used when ClientOptions.HTTPClient is nil
+	oauthFlow     *oauthHandler   // set when ClientOptions.Auth is an *OAuth
 	pinVersion    string          // protocol version to ask for; "" means the newest
 	interrupt     *interruptState // set in ElicitInterrupt mode
 	retiring      []*session      // replaced sessions finishing their requests
@@ -64,9 +67,6 @@ func NewClient(target any, opts ClientOptions) (*Client, error) {
 	if (opts.Headers != nil || opts.Auth != nil || opts.HTTPClient != nil || opts.OAuthHandler != nil) && (ep.kind == kindStdio || ep.kind == kindInProcess) {
 		return nil, &TargetError{Target: ep.defaultName(), Reason: "Headers, Auth, OAuthHandler and HTTPClient apply to HTTP targets only"}
 	}
-	if opts.OAuthHandler != nil && ep.kind == kindSSE {
-		return nil, &TargetError{Target: ep.defaultName(), Reason: "OAuthHandler needs the streamable HTTP transport (go-sdk's SSE client has no OAuth); use Auth"}
-	}
 	return newClient(ep, opts), nil
 }
 
@@ -92,6 +92,9 @@ func newClientWith(ep *endpoint, opts ClientOptions, adjust func(*mcp.ClientOpti
 		trace = opts.logger()
 	}
 	c.obs = newObserver(name, trace)
+	if o, ok := opts.Auth.(*OAuth); ok && o != nil && (ep.kind == kindStreamable || ep.kind == kindSSE) {
+		c.oauthFlow = newOAuthHandler(o, name, ep.url, c.plainHTTPClient(), c.log)
+	}
 	c.pinVersion = opts.ProtocolVersion
 	c.cache = newResponseCache(ep, &opts)
 	so := c.sdkOptions()
@@ -109,6 +112,26 @@ func newClientWith(ep *endpoint, opts ClientOptions, adjust func(*mcp.ClientOpti
 		c.sdk.AddRoots(opts.Roots...)
 	}
 	return c
+}
+
+// oauth returns the OAuth handler for HTTP requests, or nil.
+func (c *Client) oauth() auth.OAuthHandler {
+	switch {
+	case c.opts.OAuthHandler != nil:
+		return c.opts.OAuthHandler
+	case c.oauthFlow != nil:
+		return c.oauthFlow
+	}
+	return nil
+}
+
+// plainHTTPClient is the HTTP client for requests that must not carry the
+// server's headers or credentials (the OAuth authorization server's).
+func (c *Client) plainHTTPClient() *http.Client {
+	if c.opts.HTTPClient != nil {
+		return c.opts.HTTPClient
+	}
+	return &http.Client{Transport: c.ownTransport(), Timeout: 30 * time.Second}
 }
 
 func (c *Client) sdkOptions() *mcp.ClientOptions {
@@ -190,6 +213,9 @@ func (c *Client) Close() error {
 	s := c.cur
 	c.cur = nil
 	c.gen++
+	if c.dialing != nil {
+		c.dialing.cancel() // a connect in progress (a user signing in) ends too
+	}
 	ht := c.httpTransport
 	retiring := c.retiring
 	c.retiring = nil

@@ -52,6 +52,8 @@ type ServerConfig struct {
 	Transport string
 	// Auth is "" (none), "oauth", or a bearer token.
 	Auth string
+	// OAuth holds the settings of an "auth" object; nil for a string.
+	OAuth *OAuthSettings
 	// Timeout bounds each request to this server; 0 means no limit.
 	Timeout time.Duration
 	// IncludeTools, if non-empty, keeps only these tools; ExcludeTools drops these. Names are the server's own tool names.
@@ -68,6 +70,17 @@ type ServerConfig struct {
 
 	// Extra holds the members this package does not know, kept verbatim.
 	Extra map[string]json.RawMessage
+}
+
+// OAuthSettings are the OAuth client settings a config may give a server:
+// "auth": {"type": "oauth", "clientId": "...", "clientSecret": "${SECRET}",
+// "scopes": ["..."], "redirectUrl": "http://127.0.0.1:8976/callback"}.
+// Anything not set comes from the *OAuth in ClientOptions.Auth, if any.
+type OAuthSettings struct {
+	ClientID     string
+	ClientSecret string
+	Scopes       []string
+	RedirectURL  string
 }
 
 // ConfigError reports a problem in a config document. A document with

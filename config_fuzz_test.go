@@ -30,6 +30,8 @@ func FuzzParseConfig(f *testing.F) {
 		`{"mcpServers":{"a":{"command":"x","disabled":1,"includeTools":[1],"excludeTools":"x"}}}`,
 		`{"mcpServers":{}, "servers":{}}`,
 		`{"mcpServers":{"a":{"url":"http://h","cache":{"ttl":"30s","maxTtl":60,"maxEntries":5}},"b":{"command":"x","cache":false},"c":{"command":"x","cache":{"ttl":-1,"maxEntries":1.5,"x":1}}}}`,
+		`{"mcpServers":{"a":{"url":"http://h/mcp","auth":{"type":"oauth","clientId":"${SET}","clientSecret":"${UNSET}","scopes":["x",1],"redirectUrl":"http://127.0.0.1:1/cb","z":{}}}}}`,
+		`{"mcpServers":{"a":{"command":"x","auth":{"clientSecret":"s"}}}}`,
 		`{"mcpServers":{"a":{"command":"${"}}}`,
 		"\ufeff{\"mcpServers\":{\"a\":{\"command\":\"x\"}}}",
 		`[]`, `{`, ``, `null`, `{"mcpServers":null}`,

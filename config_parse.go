@@ -336,15 +336,7 @@ func (p *configParser) server(root string, m member) *ServerConfig {
 				sc.Transport, transportFrom, transportRaw = t, f.key, s
 			}
 		case "auth":
-			if f.val[0] != '"' {
-				p.errorf(f.off, fpath, `want "oauth" or a bearer token, not %s`, jsonKind(f.val))
-				break
-			}
-			s, _ := p.expandedString(f, fpath)
-			if strings.EqualFold(s, "oauth") {
-				s = "oauth"
-			}
-			sc.Auth = s
+			sc.Auth, sc.OAuth = p.auth(f, fpath)
 		case "timeout":
 			sc.Timeout = p.timeout(f, fpath)
 		case "includeTools":
@@ -484,6 +476,52 @@ func (p *configParser) stringMap(f member, path string) map[string]string {
 		out[e.key] = s
 	}
 	return out
+}
+
+// auth returns the "auth" member f: "oauth", a bearer token, or an object
+// {"type": "oauth", "clientId", "clientSecret", "scopes", "redirectUrl"}.
+func (p *configParser) auth(f member, path string) (string, *OAuthSettings) {
+	switch f.val[0] {
+	case '"':
+		s, _ := p.expandedString(f, path)
+		if strings.EqualFold(s, "oauth") {
+			s = "oauth"
+		}
+		return s, nil
+	case '{':
+	default:
+		p.errorf(f.off, path, `want "oauth", a bearer token or an OAuth object, not %s`, jsonKind(f.val))
+		return "", nil
+	}
+	o := &OAuthSettings{}
+	typ := ""
+	for _, e := range p.members(f.val, f.off, path, "key") {
+		epath := joinPath(path, e.key)
+		switch e.key {
+		case "type":
+			typ, _ = p.expandedString(e, epath)
+			if !strings.EqualFold(typ, "oauth") {
+				p.errorf(e.off, epath, `unknown auth type %q; want "oauth"`, typ)
+			}
+		case "clientId":
+			o.ClientID, _ = p.expandedString(e, epath)
+		case "clientSecret":
+			o.ClientSecret, _ = p.expandedString(e, epath)
+		case "scopes":
+			o.Scopes = p.stringList(e, epath, true)
+		case "redirectUrl":
+			o.RedirectURL, _ = p.expandedString(e, epath)
+		default:
+			p.errorf(e.keyOff, epath, "unknown auth member %q; want type, clientId, clientSecret, scopes or redirectUrl", e.key)
+		}
+	}
+	if typ == "" {
+		p.errorf(f.off, path, `an auth object needs "type": "oauth"`)
+	}
+	if o.ClientSecret != "" && o.ClientID == "" {
+		p.errorf(f.off, path, `"clientSecret" needs "clientId"`)
+	}
+	return "oauth", o
 }
 
 // maxTimeoutSeconds is the longest timeout a time.Duration can hold.

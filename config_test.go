@@ -177,7 +177,18 @@ func TestParseConfigErrors(t *testing.T) {
 			[]string{`line 1, column 77: mcpServers.w.transport: transport "sse" disagrees with type "http"`}},
 		{"type and transport agree in other spellings",
 			`{"mcpServers":{"w":{"url":"https://x.example/mcp","type":"http","transport":"streamable-http","auth":5}}}`,
-			[]string{`line 1, column 102: mcpServers.w.auth: want "oauth" or a bearer token, not a number`}},
+			[]string{`line 1, column 102: mcpServers.w.auth: want "oauth", a bearer token or an OAuth object, not a number`}},
+		{"auth object problems",
+			`{"mcpServers":{"w":{"url":"https://x.example/mcp","auth":{"type":"saml","clientSecret":"s","scopes":"a b","redirect":"x"}}}}`,
+			[]string{
+				`line 1, column 66: mcpServers.w.auth.type: unknown auth type "saml"; want "oauth"`,
+				`line 1, column 101: mcpServers.w.auth.scopes: want an array of strings, not a string`,
+				`line 1, column 107: mcpServers.w.auth.redirect: unknown auth member "redirect"; want type, clientId, clientSecret, scopes or redirectUrl`,
+				`line 1, column 58: mcpServers.w.auth: "clientSecret" needs "clientId"`,
+			}},
+		{"auth object without type",
+			`{"mcpServers":{"w":{"url":"https://x.example/mcp","auth":{"clientId":"c"}}}}`,
+			[]string{`line 1, column 58: mcpServers.w.auth: an auth object needs "type": "oauth"`}},
 		{"missing variable",
 			`{"mcpServers":{"calendar":{"url":"https://c.example/mcp","headers":{"Authorization":"Bearer ${CAL_TOKEN}"}}}}`,
 			[]string{`line 1, column 85: mcpServers.calendar.headers.Authorization: environment variable CAL_TOKEN is not set`}},
@@ -359,6 +370,19 @@ func TestParseConfigErrors(t *testing.T) {
 				t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
 			}
 		})
+	}
+}
+
+func TestParseConfigOAuthObject(t *testing.T) {
+	doc := `{"mcpServers":{"w":{"url":"https://x.example/mcp","auth":{"type":"OAuth","clientId":"app","clientSecret":"${TOKEN}","scopes":["a","b"],"redirectUrl":"http://127.0.0.1:8976/cb"}}}}`
+	cfg, err := ParseConfigEnv([]byte(doc), lookupTestEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &ServerConfig{Name: "w", URL: "https://x.example/mcp", Transport: "http", Auth: "oauth",
+		OAuth: &OAuthSettings{ClientID: "app", ClientSecret: "t0k3n", Scopes: []string{"a", "b"}, RedirectURL: "http://127.0.0.1:8976/cb"}}
+	if !reflect.DeepEqual(cfg.Servers[0], want) {
+		t.Errorf("got %s\nwant %s", dump(cfg.Servers[0]), dump(want))
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -70,9 +71,10 @@ func (s *session) close(grace time.Duration) error {
 
 // dialCall is a connect in progress; concurrent callers share its outcome.
 type dialCall struct {
-	done chan struct{}
-	s    *session
-	err  error
+	done   chan struct{}
+	cancel context.CancelFunc // Close ends a connect in progress
+	s      *session
+	err    error
 }
 
 // session returns the live session, connecting if there is none. The
@@ -91,9 +93,10 @@ func (c *Client) session(ctx context.Context) (*session, error) {
 	}
 	d := c.dialing
 	if d == nil {
-		d = &dialCall{done: make(chan struct{})}
+		dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		d = &dialCall{done: make(chan struct{}), cancel: cancel}
 		c.dialing = d
-		go c.runDial(context.WithoutCancel(ctx), d, c.gen)
+		go c.runDial(dctx, d, c.gen)
 	}
 	c.mu.Unlock()
 	select {
@@ -108,16 +111,19 @@ func (c *Client) session(ctx context.Context) (*session, error) {
 // called meanwhile. It ends within ConnectTimeout (plus the time to stop a
 // server that did not start).
 func (c *Client) runDial(ctx context.Context, d *dialCall, gen uint64) {
+	defer d.cancel()
 	s, err := c.dial(ctx)
 	c.mu.Lock()
 	c.dialing = nil
-	closed := err == nil && c.gen != gen
+	closed := c.gen != gen
 	if err == nil && !closed {
 		c.cur = s
 	}
 	c.mu.Unlock()
 	if closed {
-		_ = s.close(c.opts.closeGrace())
+		if err == nil {
+			_ = s.close(c.opts.closeGrace())
+		}
 		s, err = nil, c.transportError(nil, "connect", "", errors.New("the client was closed while connecting"))
 	}
 	d.s, d.err = s, err
@@ -162,7 +168,9 @@ func (c *Client) drop(s *session) {
 // dialState follows one connect attempt through the handshake, so that a
 // timeout can say which step hung.
 type dialState struct {
-	step atomic.Value // string: the request awaiting an answer
+	step     atomic.Value     // string: the request awaiting an answer
+	deadline *connectDeadline // the connect timeout, paused while a user signs in
+	authErr  atomic.Value     // error: a failed sign-in, not to be asked again
 }
 
 type dialKey struct{}
@@ -191,8 +199,11 @@ func (c *Client) handshakeMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 
 // dial establishes a new session.
 func (c *Client) dial(ctx context.Context) (*session, error) {
-	ctx, cancel := context.WithTimeoutCause(ctx, c.opts.connectTimeout(), errConnectTimeout)
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	deadline := newConnectDeadline(c.opts.connectTimeout(), func() { cancel(errConnectTimeout) })
+	defer deadline.stop()
+	ctx = context.WithValue(ctx, deadlineKey{}, deadline)
 	start := time.Now()
 
 	s, err := c.dialOnce(ctx, c.ep, c.pinned())
@@ -202,7 +213,7 @@ func (c *Client) dial(ctx context.Context) (*session, error) {
 		// Start the server again and speak only the initialize handshake.
 		c.log.Info("server exited during the protocol probe; restarting it with the initialize handshake", "cause", err)
 		s, err = c.dialOnce(ctx, c.ep, handshakeVersion)
-	case err != nil && c.ep.kind == kindStreamable && c.ep.fallbackSSE && c.opts.OAuthHandler == nil && s.legacyHTTP.Load() && ctx.Err() == nil:
+	case err != nil && c.ep.kind == kindStreamable && c.ep.fallbackSSE && s.legacyHTTP.Load() && ctx.Err() == nil:
 		c.log.Info("server answered as a legacy SSE server; using the SSE transport")
 		sse := *c.ep
 		sse.kind = kindSSE
@@ -226,6 +237,7 @@ func (c *Client) dial(ctx context.Context) (*session, error) {
 func (c *Client) dialOnce(ctx context.Context, ep *endpoint, pinVersion string) (*session, error) {
 	s := &session{done: make(chan struct{})}
 	st := &dialState{}
+	st.deadline, _ = ctx.Value(deadlineKey{}).(*connectDeadline)
 	st.step.Store("connect")
 	s.state = st
 	ctx = context.WithValue(ctx, dialKey{}, st)
@@ -291,7 +303,7 @@ func (c *Client) transport(ctx context.Context, ep *endpoint, s *session) (mcp.T
 		return &mcp.StreamableClientTransport{
 			Endpoint:     ep.url,
 			HTTPClient:   c.httpClient(true, s),
-			OAuthHandler: c.opts.OAuthHandler,
+			OAuthHandler: c.oauth(),
 		}, nil, nil
 	case kindSSE:
 		inner := &mcp.SSEClientTransport{Endpoint: ep.url, HTTPClient: c.httpClient(false, s)}
@@ -315,16 +327,29 @@ func (c *Client) httpClient(observe bool, s *session) *http.Client {
 	tap.onStatus = func(method string, status int) {
 		// A legacy SSE server answers the first POST of the streamable
 		// transport with 404, 405 or 400.
-		if method == http.MethodPost && !s.sawPOST.Swap(true) && (status == 400 || status == 404 || status == 405) {
+		// (A 401 or 403 is the server asking for authorization first.)
+		if method == http.MethodPost && status != 401 && status != 403 && !s.sawPOST.Swap(true) && (status == 400 || status == 404 || status == 405) {
 			s.legacyHTTP.Store(true)
 		}
 	}
 	var rt http.RoundTripper = tap
+	if h := c.oauth(); h != nil && !observe {
+		// go-sdk's SSE client has no OAuth: do it here. (Its streamable
+		// client does it itself, with the same handler.)
+		rt = &oauthTransport{h: h, next: rt}
+	}
 	if c.opts.Auth != nil {
 		rt = c.opts.Auth.wrap(rt)
 	}
 	if len(c.opts.Headers) > 0 {
 		rt = headerTransport{next: rt, set: c.opts.Headers}
+	}
+	strip := []string{"Authorization", "Cookie"}
+	for k := range c.opts.Headers {
+		strip = append(strip, k)
+	}
+	if u, err := url.Parse(c.ep.url); err == nil {
+		rt = originGate{origin: originOf(u), authed: rt, plain: tap, strip: strip}
 	}
 	hc.Transport = rt
 	return hc
@@ -374,6 +399,57 @@ func (c *cancelingConn) Close() error {
 	err := c.Connection.Close()
 	c.cancel()
 	return err
+}
+
+// connectDeadline ends a connect attempt that takes longer than
+// ConnectTimeout. The time a user spends signing in (OAuth) does not count:
+// the OAuth redirect server pauses it.
+type connectDeadline struct {
+	mu      sync.Mutex
+	timer   *time.Timer
+	left    time.Duration // when paused: what remains
+	started time.Time     // when the current run began
+	paused  int
+	done    bool // fired or stopped
+}
+
+type deadlineKey struct{}
+
+func newConnectDeadline(d time.Duration, expire func()) *connectDeadline {
+	return &connectDeadline{timer: time.AfterFunc(d, expire), left: d, started: time.Now()}
+}
+
+// pause stops the clock until resume is called.
+func (d *connectDeadline) pause() (resume func()) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.paused == 0 && !d.done {
+		if !d.timer.Stop() {
+			d.done = true // it fired already
+		}
+		d.left -= time.Since(d.started)
+	}
+	d.paused++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			d.paused--
+			if d.paused == 0 && !d.done {
+				d.started = time.Now()
+				d.timer.Reset(max(d.left, 0))
+			}
+		})
+	}
+}
+
+// stop ends the deadline for good.
+func (d *connectDeadline) stop() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.done = true
+	d.timer.Stop()
 }
 
 // errConnectTimeout is the cause of a connect that took too long.

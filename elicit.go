@@ -115,6 +115,9 @@ func (c *Client) cloneForInterrupt(parkTimeout time.Duration) *Client {
 		o.Capabilities.Elicitation = &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}
 	})
 	clone.pinVersion = c.pinned()
+	if c.oauthFlow != nil {
+		clone.oauthFlow = c.oauthFlow // the same user's tokens for the same server
+	}
 	clone.interrupt = &interruptState{parkTimeout: parkTimeout}
 	clone.interrupt.lane.init()
 	clone.interrupt.parks.init()

@@ -42,7 +42,9 @@ func (f toolFilter) keep(name string) bool {
 
 // NewGroup returns a Group for the servers of cfg. Every server gets a
 // Client with opts, overridden by what its entry sets: name, transport,
-// headers, auth and timeout. NewGroup does not connect.
+// headers, auth and timeout. An *OAuth in opts.Auth is the template for
+// the servers whose entry says "auth": "oauth" (each gets its own tokens);
+// servers without auth get none. NewGroup does not connect.
 func NewGroup(cfg *Config, opts ClientOptions) (*Group, error) {
 	if cfg == nil || len(cfg.Servers) == 0 {
 		return nil, &TargetError{Target: "config", Reason: "it has no servers"}
@@ -103,8 +105,11 @@ func clientForServer(sc *ServerConfig, base ClientOptions) (*Client, error) {
 		}
 		switch sc.Auth {
 		case "":
+			if _, ok := base.Auth.(*OAuth); ok {
+				opts.Auth = nil // an *OAuth is the template for "auth": "oauth" servers only
+			}
 		case "oauth":
-			return nil, &ConfigError{Path: "mcpServers." + sc.Name + ".auth", Msg: `"oauth" is not supported yet; pass a bearer token or set ClientOptions.Auth`}
+			opts.Auth = oauthFor(base.Auth, sc.OAuth)
 		default:
 			opts.Auth = BearerToken(sc.Auth)
 		}
@@ -115,6 +120,28 @@ func clientForServer(sc *ServerConfig, base ClientOptions) (*Client, error) {
 		opts.Headers, opts.Auth, opts.HTTPClient, opts.OAuthHandler = nil, nil, nil, nil
 	}
 	return newClient(ep, opts), nil
+}
+
+// oauthFor returns the OAuth of one config server: the settings of its
+// "auth" object over a copy of the *OAuth in ClientOptions.Auth (which
+// gives OpenURL, Store and the rest), or a zero OAuth.
+func oauthFor(base Auth, set *OAuthSettings) *OAuth {
+	o := &OAuth{}
+	if b, ok := base.(*OAuth); ok && b != nil {
+		*o = *b
+	}
+	if set != nil {
+		if set.ClientID != "" {
+			o.ClientID, o.ClientSecret = set.ClientID, set.ClientSecret
+		}
+		if len(set.Scopes) > 0 {
+			o.Scopes = set.Scopes
+		}
+		if set.RedirectURL != "" {
+			o.RedirectURL = set.RedirectURL
+		}
+	}
+	return o
 }
 
 // Clients returns the group's clients, in config order.

@@ -30,7 +30,8 @@ type ClientOptions struct {
 	// OAuthHandler runs the MCP authorization flow (go-sdk's auth package:
 	// auth.NewAuthorizationCodeHandler, extauth handlers, ...). It is given
 	// to go-sdk's streamable HTTP transport untouched: tokens, refresh,
-	// 401/403 and scope step-up are go-sdk's. Streamable HTTP targets only.
+	// 401/403 and scope step-up are go-sdk's. HTTP targets; on SSE, whose
+	// go-sdk client has no OAuth, the adapter uses it the same way.
 	OAuthHandler auth.OAuthHandler
 
 	// ProtocolVersion, if set, is the protocol version to ask for; a

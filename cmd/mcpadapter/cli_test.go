@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter/internal/fakeopenai"
+	"github.com/mcpadapter/mcpadapter/internal/testauth"
 	"github.com/mcpadapter/mcpadapter/internal/testenv"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
 )
@@ -49,11 +53,23 @@ func cli(t *testing.T, stdin string, args ...string) result {
 
 func cliIn(t *testing.T, dir, stdin string, args ...string) result {
 	t.Helper()
+	return cliRun(t, dir, stdin, nil, args...)
+}
+
+// cliEnv is cliIn with extra environment variables and no stdin.
+func cliEnv(t *testing.T, dir string, env []string, args ...string) result {
+	t.Helper()
+	return cliRun(t, dir, "", env, args...)
+}
+
+func cliRun(t *testing.T, dir, stdin string, env []string, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "HOME="+dir, "OPENAI_API_KEY=", "MCP_TOKEN=")
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -285,4 +301,70 @@ func TestAgentTerminal(t *testing.T) {
 		t.Errorf("the tool result is not on screen:\n%s", screen)
 	}
 	term.send("C-d")
+}
+
+// TestOAuthSignIn: --oauth prints the authorization URL, serves the
+// redirect on loopback, and keeps the token in the token file, so the next
+// run does not ask again.
+func TestOAuthSignIn(t *testing.T) {
+	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{})})
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "tools", "--oauth", as.MCPURL)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, ".config"), "MCP_TOKEN=", "MCPADAPTER_TOKEN_FILE=")
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var printed strings.Builder
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		printed.WriteString(line + "\n")
+		if strings.HasPrefix(line, as.URL+"/authorize?") {
+			// The user's browser.
+			resp, err := http.Get(line)
+			if err != nil {
+				t.Fatal(err)
+			}
+			page, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if !strings.Contains(string(page), "Signed in") {
+				t.Errorf("the browser got: %s", page)
+			}
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%v\nstderr:\n%s\nstdout:\n%s", err, printed.String(), out.String())
+	}
+	if !strings.Contains(printed.String(), "Open this URL in a browser") || !strings.Contains(out.String(), "echo") {
+		t.Errorf("stderr:\n%s\nstdout:\n%s", printed.String(), out.String())
+	}
+	tokens, err := os.ReadFile(filepath.Join(dir, ".config", "mcpadapter", "tokens.json"))
+	if err != nil || !strings.Contains(string(tokens), as.MCPURL) {
+		t.Fatalf("token file: %v", err)
+	}
+
+	// The next run uses the stored token.
+	env := []string{"XDG_CONFIG_HOME=" + filepath.Join(dir, ".config")}
+	r := cliEnv(t, dir, env, "call", "--oauth", "--target", as.MCPURL, "echo", `{"text":"again"}`)
+	r.must(t, 0, []string{"again"}, nil)
+	if strings.Contains(r.stderr, "Open this URL") {
+		t.Errorf("asked to sign in again:\n%s", r.stderr)
+	}
+	if c := as.Counts(); c.CodeExchanges != 1 {
+		t.Errorf("server counts %+v", c)
+	}
+
+	// A config server with "auth": "oauth" uses the same token file.
+	writeConfig(t, dir, ".mcp.json", fmt.Sprintf(`{"mcpServers": {"secured": {"url": %q, "auth": "oauth"}}}`, as.MCPURL))
+	cliEnv(t, dir, env, "tools").must(t, 0, []string{"echo"}, nil)
+	cliEnv(t, dir, env, "tools", "--oauth").must(t, 2, nil, []string{"--oauth apply to a URL target"})
 }

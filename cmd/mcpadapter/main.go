@@ -45,6 +45,8 @@ type app struct {
 	verbose    bool
 	headers    []string
 	token      string
+	oauth      bool
+	tokenFile  string
 	timeout    string
 	code       int // exit status set by a command that ran
 }
@@ -127,6 +129,8 @@ program path (run over stdio), or a command after "--". With no target: --config
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "show full errors and connection details")
 	pf.StringArrayVarP(&a.headers, "header", "H", nil, "HTTP header `Name=Value` for a URL target (repeatable)")
 	pf.StringVar(&a.token, "token", "", "bearer `token` for a URL target (default $MCP_TOKEN)")
+	pf.BoolVar(&a.oauth, "oauth", false, "sign in with OAuth to a URL target (a config says \"auth\": \"oauth\" per server)")
+	pf.StringVar(&a.tokenFile, "token-file", "", "`file` keeping OAuth tokens (default ~/.config/mcpadapter/tokens.json)")
 	pf.StringVar(&a.timeout, "timeout", "", "per-request `timeout`, e.g. 30s (default: none)")
 	root.AddCommand(a.toolsCommand(), a.callCommand(), a.inspectCommand(), a.agentCommand(), a.demoServerCommand(), a.versionCommand())
 	return root

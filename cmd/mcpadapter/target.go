@@ -53,8 +53,8 @@ func (a *app) open(ctx context.Context, cmd *cobra.Command, args []string, oo op
 		}
 		return single(ad, name), nil
 	}
-	if len(a.headers) > 0 || a.token != "" {
-		return nil, usagef("--header and --token apply to a URL target; in a config, set headers and auth per server")
+	if len(a.headers) > 0 || a.token != "" || a.oauth {
+		return nil, usagef("--header, --token and --oauth apply to a URL target; in a config, set headers and auth per server")
 	}
 	base.Headers, base.Auth = nil, nil
 	path, err := a.findConfig()
@@ -63,6 +63,10 @@ func (a *app) open(ctx context.Context, cmd *cobra.Command, args []string, oo op
 	}
 	if path == "" {
 		return a.openDemo(ctx, base, oo)
+	}
+	// The sign-in for the config's "auth": "oauth" servers.
+	if base.Auth, err = a.oauthFlow(); err != nil {
+		return nil, err
 	}
 	cfg, err := mcpadapter.LoadConfig(path)
 	if err != nil {
@@ -115,7 +119,40 @@ func (a *app) clientOptions(oo openOptions) (mcpadapter.ClientOptions, error) {
 	if token != "" {
 		o.Auth = mcpadapter.BearerToken(token)
 	}
+	if a.oauth {
+		if token != "" {
+			return o, usagef("--oauth and a bearer token (--token or $MCP_TOKEN): choose one")
+		}
+		var err error
+		if o.Auth, err = a.oauthFlow(); err != nil {
+			return o, err
+		}
+	}
 	return o, nil
+}
+
+// oauthFlow is how the CLI signs in: it prints the authorization URL on
+// stderr, serves the redirect on 127.0.0.1 while it waits, and keeps
+// tokens in the token file.
+func (a *app) oauthFlow() (*mcpadapter.OAuth, error) {
+	path := a.tokenFile
+	if path == "" {
+		path = os.Getenv("MCPADAPTER_TOKEN_FILE")
+	}
+	if path == "" {
+		var err error
+		if path, err = mcpadapter.DefaultTokenFile(); err != nil {
+			return nil, err
+		}
+	}
+	return &mcpadapter.OAuth{
+		ClientName: "mcpadapter CLI",
+		Store:      mcpadapter.NewFileTokenStore(path),
+		OpenURL: func(_ context.Context, authURL string) error {
+			_, err := fmt.Fprintf(a.stderr, "Sign in to continue. Open this URL in a browser:\n\n  %s\n\nWaiting for the browser to come back...\n", authURL)
+			return err
+		},
+	}, nil
 }
 
 // targetFromArgs turns the positional arguments into a target: a URL, a

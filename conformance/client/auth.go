@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 
 	"github.com/mcpadapter/mcpadapter"
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/auth/extauth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
@@ -49,37 +47,21 @@ var authScenarios = []string{
 	"auth/token-endpoint-auth-post",
 }
 
-// redirectURL is the client's registered redirect URI. Nothing listens
-// there: the suite's authorization server redirects at once, and
-// fetchAuthorizationCode reads the code from the Location header.
-const redirectURL = "http://localhost:3000/callback"
-
-// runAuth connects through go-sdk's OAuth authorization-code handler
-// (client ID metadata document, dynamic registration, or the
-// pre-registered client the suite passes in the context), then lists tools
-// and calls test-tool.
+// runAuth connects with the adapter's own OAuth flow (mcpadapter.OAuth:
+// a client ID metadata document, dynamic registration, or the
+// pre-registered client the suite passes in the context, with the redirect
+// served on loopback), then lists tools and calls test-tool. The suite's
+// authorization server redirects at once, so the "browser" only follows
+// the authorization URL.
 func runAuth(ctx context.Context, serverURL string, sc scenarioContext) error {
-	cfg := &auth.AuthorizationCodeHandlerConfig{
-		RedirectURL:              redirectURL,
-		AuthorizationCodeFetcher: fetchAuthorizationCode,
-		ClientIDMetadataDocumentConfig: &auth.ClientIDMetadataDocumentConfig{
-			URL: "https://conformance-test.local/client-metadata.json",
-		},
-		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{
-			Metadata: &oauthex.ClientRegistrationMetadata{RedirectURIs: []string{redirectURL}},
-		},
+	o := &mcpadapter.OAuth{
+		ClientIDMetadataURL: "https://conformance-test.local/client-metadata.json",
+		OpenURL:             followAuthorizationURL,
 	}
 	if sc.ClientID != "" && sc.ClientSecret != "" {
-		cfg.PreregisteredClient = &oauthex.ClientCredentials{
-			ClientID:         sc.ClientID,
-			ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: sc.ClientSecret},
-		}
+		o.ClientID, o.ClientSecret = sc.ClientID, sc.ClientSecret
 	}
-	h, err := auth.NewAuthorizationCodeHandler(cfg)
-	if err != nil {
-		return fmt.Errorf("auth.NewAuthorizationCodeHandler: %w", err)
-	}
-	return listAndCallTestTool(ctx, serverURL, h)
+	return withTools(ctx, serverURL, mcpadapter.ClientOptions{Auth: o}, callTestTool(ctx))
 }
 
 // runClientCredentials (auth/client-credentials-basic, an extension the
@@ -96,13 +78,12 @@ func runClientCredentials(ctx context.Context, serverURL string, sc scenarioCont
 	if err != nil {
 		return fmt.Errorf("extauth.NewClientCredentialsHandler: %w", err)
 	}
-	return listAndCallTestTool(ctx, serverURL, h)
+	return withTools(ctx, serverURL, mcpadapter.ClientOptions{OAuthHandler: h}, callTestTool(ctx))
 }
 
-// listAndCallTestTool connects with h authorizing the requests, lists
-// tools and calls test-tool.
-func listAndCallTestTool(ctx context.Context, serverURL string, h auth.OAuthHandler) error {
-	return withTools(ctx, serverURL, mcpadapter.ClientOptions{OAuthHandler: h}, func(c *mcpadapter.Client, byName map[string]*mcpadapter.Tool, _ []*mcpadapter.Tool) error {
+// callTestTool calls test-tool, listed or not.
+func callTestTool(ctx context.Context) func(*mcpadapter.Client, map[string]*mcpadapter.Tool, []*mcpadapter.Tool) error {
+	return func(c *mcpadapter.Client, byName map[string]*mcpadapter.Tool, _ []*mcpadapter.Tool) error {
 		if _, ok := byName["test-tool"]; ok {
 			_, err := call(ctx, byName, "test-tool", nil)
 			return err
@@ -116,28 +97,21 @@ func listAndCallTestTool(ctx context.Context, serverURL string, h auth.OAuthHand
 			return fmt.Errorf("Client.CallTool(%q): tool error: %s", "test-tool", res.Text())
 		}
 		return nil
-	})
+	}
 }
 
-// fetchAuthorizationCode follows the authorization URL as a browser would,
-// up to the redirect to redirectURL, and takes the code, state and issuer
-// from it. The suite's authorization server redirects at once.
-func fetchAuthorizationCode(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
-	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, args.URL, nil)
+// followAuthorizationURL plays the browser: it follows the authorization
+// URL and its redirects, the last of which reaches the client's loopback
+// redirect server.
+func followAuthorizationURL(ctx context.Context, authURL string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	resp, err := hc.Do(req)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, resp.Body)
-	loc, err := url.Parse(resp.Header.Get("Location"))
-	if err != nil {
-		return nil, fmt.Errorf("authorization redirect: %w", err)
-	}
-	q := loc.Query()
-	return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
+	return resp.Body.Close()
 }

@@ -16,8 +16,10 @@
 // request made through mcpadapter: mcpadapter.NewClient with ClientOptions
 // handlers, Client.Tools and Tool.Call, Client.ListResources and friends,
 // the ElicitInterrupt mode (Tool.Call returning an *InputRequiredError and
-// Tool.Resume) for the multi-round-trip scenario, and go-sdk's OAuth
-// handlers given to ClientOptions.OAuthHandler for the auth/* scenarios.
+// Tool.Resume) for the multi-round-trip scenario, and the adapter's own
+// OAuth flow (mcpadapter.OAuth) for the authorization-code auth/*
+// scenarios (go-sdk's extauth handler through ClientOptions.OAuthHandler
+// for client credentials).
 //
 // See ../README.md for how to run the suite against it.
 package main

@@ -1,0 +1,383 @@
+// Package testauth is an OAuth 2.1 authorization server and an MCP server
+// protected by it, on one loopback httptest server, for tests of the MCP
+// authorization flow: protected resource metadata (RFC 9728), authorization
+// server metadata (RFC 8414), dynamic client registration (RFC 7591), the
+// authorization code grant with PKCE (S256), refresh tokens, and scope
+// step-up (403 insufficient_scope). The "user" always consents, unless
+// Options.Deny is set.
+package testauth
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Scopes the server knows. BaseScope lets a client use the MCP endpoint;
+// AdminScope is needed for Options.AdminTool.
+const (
+	BaseScope  = "mcp:tools"
+	AdminScope = "mcp:admin"
+)
+
+// Options configures a Server.
+type Options struct {
+	// MCP is the MCP server behind the protected endpoint.
+	MCP *mcp.Server
+	// TokenTTL is the access token lifetime; zero means one hour.
+	TokenTTL time.Duration
+	// AdminTool, if set, is a tool whose calls need AdminScope: without it
+	// the server answers 403 insufficient_scope (step-up).
+	AdminTool string
+	// Deny makes the authorization endpoint refuse (error=access_denied).
+	Deny bool
+	// ClientID and ClientSecret, if set, are a preregistered client.
+	ClientID, ClientSecret string
+	// NoRegistration leaves registration_endpoint out of the metadata.
+	NoRegistration bool
+	// SSE serves the MCP server over the legacy HTTP+SSE transport (at
+	// the same /mcp path) instead of streamable HTTP.
+	SSE bool
+}
+
+// Server is the authorization server and the protected MCP endpoint.
+type Server struct {
+	// URL is the server's origin; MCPURL its MCP endpoint.
+	URL, MCPURL string
+
+	opts Options
+	srv  *httptest.Server
+
+	mu      sync.Mutex
+	clients map[string]client // client_id -> registration
+	codes   map[string]grant  // authorization codes
+	tokens  map[string]grant  // access tokens
+	refresh map[string]grant  // refresh tokens
+	counts  Counts
+	authz   []string // Authorization headers seen at the MCP endpoint
+}
+
+// Counts says what the server has seen.
+type Counts struct {
+	Registrations  int // dynamic client registrations
+	Authorizations int // visits to the authorization endpoint
+	CodeExchanges  int // authorization_code grants
+	Refreshes      int // refresh_token grants
+	Unauthorized   int // 401 answers at the MCP endpoint
+	StepUps        int // 403 insufficient_scope answers
+	MCPRequests    int // requests that reached the MCP server
+}
+
+type client struct {
+	secret    string
+	redirects []string
+}
+
+type grant struct {
+	clientID  string
+	scopes    []string
+	redirect  string
+	challenge string
+	resource  string
+	expires   time.Time
+}
+
+// Start starts a Server on 127.0.0.1, closed by t's cleanup.
+func Start(t testing.TB, opts Options) *Server {
+	t.Helper()
+	s, err := New(opts)
+	if err != nil {
+		t.Fatalf("testauth: %v", err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// New starts a Server on 127.0.0.1; Close stops it.
+func New(opts Options) (*Server, error) {
+	if opts.TokenTTL == 0 {
+		opts.TokenTTL = time.Hour
+	}
+	s := &Server{
+		opts:    opts,
+		clients: make(map[string]client),
+		codes:   make(map[string]grant),
+		tokens:  make(map[string]grant),
+		refresh: make(map[string]grant),
+	}
+	if opts.ClientID != "" {
+		s.clients[opts.ClientID] = client{secret: opts.ClientSecret}
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", s.resourceMetadata)
+	mux.HandleFunc("/.well-known/oauth-authorization-server", s.serverMetadata)
+	mux.HandleFunc("/register", s.register)
+	mux.HandleFunc("/authorize", s.authorize)
+	mux.HandleFunc("/token", s.token)
+	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return opts.MCP }, &mcp.StreamableHTTPOptions{Stateless: true})
+	if opts.SSE {
+		h = mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return opts.MCP }, nil)
+	}
+	mux.Handle("/mcp", s.protect(h))
+	s.URL = "http://" + l.Addr().String()
+	s.MCPURL = s.URL + "/mcp"
+	s.srv = httptest.NewUnstartedServer(mux)
+	s.srv.Listener = l
+	s.srv.Start()
+	return s, nil
+}
+
+// Close stops the server.
+func (s *Server) Close() { s.srv.Close() }
+
+// Counts returns what the server has seen so far.
+func (s *Server) Counts() Counts {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.counts
+}
+
+// AuthorizationHeaders returns the Authorization headers the MCP endpoint
+// received, in order ("" for none).
+func (s *Server) AuthorizationHeaders() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.authz)
+}
+
+// Revoke makes every access and refresh token invalid.
+func (s *Server) Revoke() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.tokens)
+	clear(s.refresh)
+}
+
+// ExpireAccessTokens makes every access token invalid, leaving refresh
+// tokens usable.
+func (s *Server) ExpireAccessTokens() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.tokens)
+}
+
+func (s *Server) resourceMetadata(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{
+		"resource":                 s.MCPURL,
+		"authorization_servers":    []string{s.URL},
+		"scopes_supported":         []string{BaseScope, AdminScope},
+		"bearer_methods_supported": []string{"header"},
+	})
+}
+
+func (s *Server) serverMetadata(w http.ResponseWriter, _ *http.Request) {
+	m := map[string]any{
+		"issuer":                                s.URL,
+		"authorization_endpoint":                s.URL + "/authorize",
+		"token_endpoint":                        s.URL + "/token",
+		"scopes_supported":                      []string{BaseScope, AdminScope, "offline_access"},
+		"response_types_supported":              []string{"code"},
+		"grant_types_supported":                 []string{"authorization_code", "refresh_token"},
+		"code_challenge_methods_supported":      []string{"S256"},
+		"token_endpoint_auth_methods_supported": []string{"none", "client_secret_post", "client_secret_basic"},
+	}
+	if !s.opts.NoRegistration {
+		m["registration_endpoint"] = s.URL + "/register"
+	}
+	writeJSON(w, http.StatusOK, m)
+}
+
+func (s *Server) register(w http.ResponseWriter, r *http.Request) {
+	var md struct {
+		RedirectURIs []string `json:"redirect_uris"`
+		AuthMethod   string   `json:"token_endpoint_auth_method"`
+	}
+	if r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&md) != nil || len(md.RedirectURIs) == 0 {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_client_metadata"})
+		return
+	}
+	id := "client-" + rand.Text()[:8]
+	s.mu.Lock()
+	s.clients[id] = client{redirects: md.RedirectURIs}
+	s.counts.Registrations++
+	s.mu.Unlock()
+	writeJSON(w, http.StatusCreated, map[string]any{
+		"client_id":                  id,
+		"redirect_uris":              md.RedirectURIs,
+		"token_endpoint_auth_method": "none",
+	})
+}
+
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	s.mu.Lock()
+	s.counts.Authorizations++
+	c, known := s.clients[q.Get("client_id")]
+	s.mu.Unlock()
+	redirect := q.Get("redirect_uri")
+	switch {
+	case !known:
+		http.Error(w, "unknown client", http.StatusBadRequest)
+		return
+	case len(c.redirects) > 0 && !slices.Contains(c.redirects, redirect):
+		http.Error(w, "redirect_uri not registered", http.StatusBadRequest)
+		return
+	case q.Get("response_type") != "code" || q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "":
+		http.Error(w, "want response_type=code with an S256 code challenge", http.StatusBadRequest)
+		return
+	case q.Get("resource") != s.MCPURL:
+		http.Error(w, "resource must be "+s.MCPURL, http.StatusBadRequest)
+		return
+	}
+	back, err := url.Parse(redirect)
+	if err != nil {
+		http.Error(w, "bad redirect_uri", http.StatusBadRequest)
+		return
+	}
+	bq := back.Query()
+	bq.Set("state", q.Get("state"))
+	if s.opts.Deny {
+		bq.Set("error", "access_denied")
+		bq.Set("error_description", "the user said no")
+	} else {
+		code := rand.Text()
+		s.mu.Lock()
+		s.codes[code] = grant{
+			clientID:  q.Get("client_id"),
+			scopes:    strings.Fields(q.Get("scope")),
+			redirect:  redirect,
+			challenge: q.Get("code_challenge"),
+			resource:  q.Get("resource"),
+			expires:   time.Now().Add(time.Minute),
+		}
+		s.mu.Unlock()
+		bq.Set("code", code)
+	}
+	back.RawQuery = bq.Encode()
+	http.Redirect(w, r, back.String(), http.StatusFound)
+}
+
+func (s *Server) token(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil || r.Method != http.MethodPost {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request"})
+		return
+	}
+	clientID, secret, ok := r.BasicAuth()
+	if !ok {
+		clientID, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, known := s.clients[clientID]
+	if !known || c.secret != secret {
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client"})
+		return
+	}
+	var g grant
+	switch r.PostForm.Get("grant_type") {
+	case "authorization_code":
+		code := r.PostForm.Get("code")
+		g, ok = s.codes[code]
+		delete(s.codes, code)
+		sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
+		if !ok || g.clientID != clientID || time.Now().After(g.expires) ||
+			g.redirect != r.PostForm.Get("redirect_uri") ||
+			base64.RawURLEncoding.EncodeToString(sum[:]) != g.challenge {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant"})
+			return
+		}
+		s.counts.CodeExchanges++
+	case "refresh_token":
+		rt := r.PostForm.Get("refresh_token")
+		g, ok = s.refresh[rt]
+		delete(s.refresh, rt) // refresh tokens rotate
+		if !ok || g.clientID != clientID {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant"})
+			return
+		}
+		s.counts.Refreshes++
+	default:
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "unsupported_grant_type"})
+		return
+	}
+	access, refresh := "at-"+rand.Text(), "rt-"+rand.Text()
+	g.expires = time.Now().Add(s.opts.TokenTTL)
+	s.tokens[access] = g
+	s.refresh[refresh] = g
+	writeJSON(w, http.StatusOK, map[string]any{
+		"access_token":  access,
+		"token_type":    "Bearer",
+		"expires_in":    int(s.opts.TokenTTL.Seconds()),
+		"refresh_token": refresh,
+		"scope":         strings.Join(g.scopes, " "),
+	})
+}
+
+// protect checks the bearer token of every MCP request.
+func (s *Server) protect(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		authz := r.Header.Get("Authorization")
+		tok, _ := strings.CutPrefix(authz, "Bearer ")
+		s.mu.Lock()
+		s.authz = append(s.authz, authz)
+		g, ok := s.tokens[tok]
+		valid := ok && time.Now().Before(g.expires) && g.resource == s.MCPURL && slices.Contains(g.scopes, BaseScope)
+		if !valid {
+			s.counts.Unauthorized++
+		}
+		s.mu.Unlock()
+		meta := s.URL + "/.well-known/oauth-protected-resource/mcp"
+		if !valid {
+			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+meta+`", scope="`+BaseScope+`"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		if s.opts.AdminTool != "" && !slices.Contains(g.scopes, AdminScope) && r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(strings.NewReader(string(body)))
+			var msg struct {
+				Method string `json:"method"`
+				Params struct {
+					Name string `json:"name"`
+				} `json:"params"`
+			}
+			_ = json.Unmarshal(body, &msg)
+			if msg.Method == "tools/call" && msg.Params.Name == s.opts.AdminTool {
+				s.mu.Lock()
+				s.counts.StepUps++
+				s.mu.Unlock()
+				w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="`+BaseScope+` `+AdminScope+`", resource_metadata="`+meta+`"`)
+				http.Error(w, "insufficient scope", http.StatusForbidden)
+				return
+			}
+		}
+		s.mu.Lock()
+		s.counts.MCPRequests++
+		s.mu.Unlock()
+		next.ServeHTTP(w, r)
+	})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
