@@ -8,8 +8,8 @@ import (
 )
 
 // Auth authenticates a Client's HTTP requests. Use BearerToken for a static
-// token, or AuthFunc for anything that can be written as an
-// http.RoundTripper.
+// token, *OAuth for the MCP authorization flow, or AuthFunc for anything
+// that can be written as an http.RoundTripper.
 type Auth interface {
 	// wrap returns a RoundTripper that authenticates requests sent through next.
 	wrap(next http.RoundTripper) http.RoundTripper

@@ -2,6 +2,7 @@ package mcpadapter
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -63,6 +64,17 @@ func NewClient(target any, opts ClientOptions) (*Client, error) {
 	ep, err := resolveEndpoint(target)
 	if err != nil {
 		return nil, err
+	}
+	if o, ok := opts.Auth.(*OAuth); ok {
+		if o == nil {
+			return nil, errors.New("ClientOptions.Auth is a nil *OAuth")
+		}
+		if opts.OAuthHandler != nil {
+			return nil, errors.New("ClientOptions: give Auth: &OAuth{...} or OAuthHandler, not both")
+		}
+		if err := o.check(); err != nil {
+			return nil, fmt.Errorf("ClientOptions.Auth: %w", err)
+		}
 	}
 	if (opts.Headers != nil || opts.Auth != nil || opts.HTTPClient != nil || opts.OAuthHandler != nil) && (ep.kind == kindStdio || ep.kind == kindInProcess) {
 		return nil, &TargetError{Target: ep.defaultName(), Reason: "Headers, Auth, OAuthHandler and HTTPClient apply to HTTP targets only"}

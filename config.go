@@ -74,11 +74,13 @@ type ServerConfig struct {
 
 // OAuthSettings are the OAuth client settings a config may give a server:
 // "auth": {"type": "oauth", "clientId": "...", "clientSecret": "${SECRET}",
-// "scopes": ["..."], "redirectUrl": "http://127.0.0.1:8976/callback"}.
+// "issuer": "https://auth.example.com", "scopes": ["..."],
+// "redirectUrl": "http://127.0.0.1:8976/callback"}.
 // Anything not set comes from the *OAuth in ClientOptions.Auth, if any.
 type OAuthSettings struct {
 	ClientID     string
 	ClientSecret string
+	Issuer       string
 	Scopes       []string
 	RedirectURL  string
 }

@@ -479,7 +479,8 @@ func (p *configParser) stringMap(f member, path string) map[string]string {
 }
 
 // auth returns the "auth" member f: "oauth", a bearer token, or an object
-// {"type": "oauth", "clientId", "clientSecret", "scopes", "redirectUrl"}.
+// {"type": "oauth", "clientId", "clientSecret", "issuer", "scopes",
+// "redirectUrl"}.
 func (p *configParser) auth(f member, path string) (string, *OAuthSettings) {
 	switch f.val[0] {
 	case '"':
@@ -509,17 +510,24 @@ func (p *configParser) auth(f member, path string) (string, *OAuthSettings) {
 			o.ClientSecret, _ = p.expandedString(e, epath)
 		case "scopes":
 			o.Scopes = p.stringList(e, epath, true)
+		case "issuer":
+			o.Issuer, _ = p.expandedString(e, epath)
 		case "redirectUrl":
-			o.RedirectURL, _ = p.expandedString(e, epath)
+			var ok bool
+			if o.RedirectURL, ok = p.expandedString(e, epath); ok {
+				if _, _, err := redirectTarget(o.RedirectURL); err != nil {
+					p.errorf(e.off, epath, "%v", err)
+				}
+			}
 		default:
-			p.errorf(e.keyOff, epath, "unknown auth member %q; want type, clientId, clientSecret, scopes or redirectUrl", e.key)
+			p.errorf(e.keyOff, epath, "unknown auth member %q; want type, clientId, clientSecret, issuer, scopes or redirectUrl", e.key)
 		}
 	}
 	if typ == "" {
 		p.errorf(f.off, path, `an auth object needs "type": "oauth"`)
 	}
-	if o.ClientSecret != "" && o.ClientID == "" {
-		p.errorf(f.off, path, `"clientSecret" needs "clientId"`)
+	if (o.ClientSecret != "" || o.Issuer != "") && o.ClientID == "" {
+		p.errorf(f.off, path, `"clientSecret" and "issuer" need "clientId"`)
 	}
 	return "oauth", o
 }

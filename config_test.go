@@ -183,9 +183,12 @@ func TestParseConfigErrors(t *testing.T) {
 			[]string{
 				`line 1, column 66: mcpServers.w.auth.type: unknown auth type "saml"; want "oauth"`,
 				`line 1, column 101: mcpServers.w.auth.scopes: want an array of strings, not a string`,
-				`line 1, column 107: mcpServers.w.auth.redirect: unknown auth member "redirect"; want type, clientId, clientSecret, scopes or redirectUrl`,
-				`line 1, column 58: mcpServers.w.auth: "clientSecret" needs "clientId"`,
+				`line 1, column 107: mcpServers.w.auth.redirect: unknown auth member "redirect"; want type, clientId, clientSecret, issuer, scopes or redirectUrl`,
+				`line 1, column 58: mcpServers.w.auth: "clientSecret" and "issuer" need "clientId"`,
 			}},
+		{"auth object with a redirect the client cannot serve",
+			`{"mcpServers":{"w":{"url":"https://x.example/mcp","auth":{"type":"oauth","redirectUrl":"https://x.example/cb"}}}}`,
+			[]string{`line 1, column 88: mcpServers.w.auth.redirectUrl: OAuth.RedirectURL "https://x.example/cb": want a loopback http URL with a port, such as http://127.0.0.1:8976/callback (for other redirects use ClientOptions.OAuthHandler)`}},
 		{"auth object without type",
 			`{"mcpServers":{"w":{"url":"https://x.example/mcp","auth":{"clientId":"c"}}}}`,
 			[]string{`line 1, column 58: mcpServers.w.auth: an auth object needs "type": "oauth"`}},
@@ -374,13 +377,13 @@ func TestParseConfigErrors(t *testing.T) {
 }
 
 func TestParseConfigOAuthObject(t *testing.T) {
-	doc := `{"mcpServers":{"w":{"url":"https://x.example/mcp","auth":{"type":"OAuth","clientId":"app","clientSecret":"${TOKEN}","scopes":["a","b"],"redirectUrl":"http://127.0.0.1:8976/cb"}}}}`
+	doc := `{"mcpServers":{"w":{"url":"https://x.example/mcp","auth":{"type":"OAuth","clientId":"app","clientSecret":"${TOKEN}","issuer":"https://as.example","scopes":["a","b"],"redirectUrl":"http://127.0.0.1:8976/cb"}}}}`
 	cfg, err := ParseConfigEnv([]byte(doc), lookupTestEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := &ServerConfig{Name: "w", URL: "https://x.example/mcp", Transport: "http", Auth: "oauth",
-		OAuth: &OAuthSettings{ClientID: "app", ClientSecret: "t0k3n", Scopes: []string{"a", "b"}, RedirectURL: "http://127.0.0.1:8976/cb"}}
+		OAuth: &OAuthSettings{ClientID: "app", ClientSecret: "t0k3n", Issuer: "https://as.example", Scopes: []string{"a", "b"}, RedirectURL: "http://127.0.0.1:8976/cb"}}
 	if !reflect.DeepEqual(cfg.Servers[0], want) {
 		t.Errorf("got %s\nwant %s", dump(cfg.Servers[0]), dump(want))
 	}

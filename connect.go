@@ -168,9 +168,26 @@ func (c *Client) drop(s *session) {
 // dialState follows one connect attempt through the handshake, so that a
 // timeout can say which step hung.
 type dialState struct {
-	step     atomic.Value     // string: the request awaiting an answer
-	deadline *connectDeadline // the connect timeout, paused while a user signs in
-	authErr  atomic.Value     // error: a failed sign-in, not to be asked again
+	step     atomic.Value                    // string: the request awaiting an answer
+	deadline *connectDeadline                // the connect timeout, paused while a user signs in
+	probe    atomic.Pointer[connectDeadline] // the server/discover probe's, likewise
+	authErr  atomic.Value                    // error: a failed sign-in, not to be asked again
+}
+
+// pause stops the connect and probe clocks until resume is called.
+func (st *dialState) pause() (resume func()) {
+	var resumes []func()
+	if st.deadline != nil {
+		resumes = append(resumes, st.deadline.pause())
+	}
+	if p := st.probe.Load(); p != nil {
+		resumes = append(resumes, p.pause())
+	}
+	return func() {
+		for _, r := range resumes {
+			r()
+		}
+	}
 }
 
 type dialKey struct{}
@@ -187,8 +204,12 @@ func (c *Client) handshakeMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if method != "server/discover" {
 			return next(ctx, method, req)
 		}
-		pctx, cancel := context.WithTimeout(ctx, c.opts.probeTimeout())
-		defer cancel()
+		pctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		probe := newConnectDeadline(c.opts.probeTimeout(), func() { cancel(errProbeTimeout) })
+		defer probe.stop()
+		st.probe.Store(probe)
+		defer st.probe.Store(nil)
 		res, err := next(pctx, method, req)
 		if err != nil && pctx.Err() != nil && ctx.Err() == nil {
 			c.log.Info("server did not answer server/discover; using the initialize handshake", "after", c.opts.probeTimeout())
@@ -454,6 +475,10 @@ func (d *connectDeadline) stop() {
 
 // errConnectTimeout is the cause of a connect that took too long.
 var errConnectTimeout = errors.New("connect timeout")
+
+// errProbeTimeout is the cause of a server/discover probe that got no
+// answer in time.
+var errProbeTimeout = errors.New("no answer to server/discover within ProbeTimeout")
 
 // connectError explains a failed connect.
 func (c *Client) connectError(ctx context.Context, s *session, err error) error {

@@ -49,6 +49,9 @@ func NewGroup(cfg *Config, opts ClientOptions) (*Group, error) {
 	if cfg == nil || len(cfg.Servers) == 0 {
 		return nil, &TargetError{Target: "config", Reason: "it has no servers"}
 	}
+	if err := checkSharedCredentials(cfg, opts); err != nil {
+		return nil, err
+	}
 	g := &Group{filters: make(map[*Client]toolFilter)}
 	var errs []error
 	for _, sc := range cfg.Servers {
@@ -109,7 +112,14 @@ func clientForServer(sc *ServerConfig, base ClientOptions) (*Client, error) {
 				opts.Auth = nil // an *OAuth is the template for "auth": "oauth" servers only
 			}
 		case "oauth":
-			opts.Auth = oauthFor(base.Auth, sc.OAuth)
+			o := oauthFor(base.Auth, sc.OAuth)
+			if err := o.check(); err != nil {
+				return nil, &ConfigError{Path: "mcpServers." + sc.Name + ".auth", Msg: err.Error()}
+			}
+			if base.OAuthHandler != nil {
+				return nil, &ConfigError{Path: "mcpServers." + sc.Name + ".auth", Msg: `"oauth" and ClientOptions.OAuthHandler: choose one`}
+			}
+			opts.Auth = o
 		default:
 			opts.Auth = BearerToken(sc.Auth)
 		}
@@ -122,17 +132,46 @@ func clientForServer(sc *ServerConfig, base ClientOptions) (*Client, error) {
 	return newClient(ep, opts), nil
 }
 
+// checkSharedCredentials refuses one bearer token or OAuth handler for
+// several HTTP servers: a credential is for the server that issued it.
+// (An AuthFunc sees each request and may choose; an *OAuth is a template
+// that gives every "auth": "oauth" server its own tokens.)
+func checkSharedCredentials(cfg *Config, opts ClientOptions) error {
+	_, bearer := opts.Auth.(bearerAuth)
+	if !bearer && opts.OAuthHandler == nil {
+		return nil
+	}
+	var shared []string
+	for _, sc := range cfg.Servers {
+		if sc.Transport != "stdio" && (sc.Auth == "" || opts.OAuthHandler != nil) {
+			shared = append(shared, sc.Name)
+		}
+	}
+	if len(shared) < 2 {
+		return nil
+	}
+	what := "ClientOptions.Auth (a bearer token)"
+	if opts.OAuthHandler != nil {
+		what = "ClientOptions.OAuthHandler"
+	}
+	return &TargetError{Target: "config", Reason: fmt.Sprintf("%s would send one credential to %d servers (%s); give each server its own \"auth\" in the config", what, len(shared), strings.Join(shared, ", "))}
+}
+
 // oauthFor returns the OAuth of one config server: the settings of its
 // "auth" object over a copy of the *OAuth in ClientOptions.Auth (which
-// gives OpenURL, Store and the rest), or a zero OAuth.
+// gives OpenURL, Store and the rest), or a zero OAuth. A preregistered
+// client (ClientID, ClientSecret, Issuer) belongs to one authorization
+// server, so it is never taken from the template: only the server's own
+// "auth" object gives one.
 func oauthFor(base Auth, set *OAuthSettings) *OAuth {
 	o := &OAuth{}
 	if b, ok := base.(*OAuth); ok && b != nil {
 		*o = *b
 	}
+	o.ClientID, o.ClientSecret, o.Issuer = "", "", ""
 	if set != nil {
 		if set.ClientID != "" {
-			o.ClientID, o.ClientSecret = set.ClientID, set.ClientSecret
+			o.ClientID, o.ClientSecret, o.Issuer = set.ClientID, set.ClientSecret, set.Issuer
 		}
 		if len(set.Scopes) > 0 {
 			o.Scopes = set.Scopes

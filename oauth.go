@@ -35,6 +35,10 @@ type OAuth struct {
 	// registration (or ClientIDMetadataURL, when the server supports it).
 	ClientID     string
 	ClientSecret string
+	// Issuer, with ClientID, is the authorization server the client is
+	// registered with: the flow stops rather than send the client's
+	// credentials to any other. Set it whenever ClientSecret is set.
+	Issuer string
 	// ClientIDMetadataURL is an https URL of a client ID metadata document,
 	// used when the authorization server supports them.
 	ClientIDMetadataURL string
@@ -72,6 +76,22 @@ type OAuth struct {
 // transport, from the handler the Client builds (see Client.oauth).
 func (*OAuth) wrap(next http.RoundTripper) http.RoundTripper { return next }
 
+// check reports settings that cannot work, before anything is sent.
+func (o *OAuth) check() error {
+	if (o.ClientSecret != "" || o.Issuer != "") && o.ClientID == "" {
+		return errors.New("OAuth.ClientSecret and OAuth.Issuer need OAuth.ClientID")
+	}
+	if o.RedirectURL != "" {
+		if _, _, err := redirectTarget(o.RedirectURL); err != nil {
+			return err
+		}
+	}
+	if o.Timeout < 0 {
+		return fmt.Errorf("OAuth.Timeout %v is negative", o.Timeout)
+	}
+	return nil
+}
+
 func (o *OAuth) timeout() time.Duration {
 	if o.Timeout > 0 {
 		return o.Timeout
@@ -92,10 +112,13 @@ func (e *AuthorizationError) Error() string {
 
 func (e *AuthorizationError) Unwrap() error { return e.Err }
 
-// oauthHandler is the auth.OAuthHandler a Client gives go-sdk. It builds
-// go-sdk's authorization code handler on first use (that is when the token
-// store is read and the redirect port chosen) and keeps it for the life of
-// the Client, so tokens and granted scopes survive reconnects.
+// oauthHandler is the auth.OAuthHandler a Client gives go-sdk. It holds
+// the Client's token for the life of the Client, so tokens and granted
+// scopes survive reconnects. Each sign-in is one run of go-sdk's
+// authorization code handler, built for that run around a redirect
+// listener opened for it (no port is held, or reserved, between sign-ins)
+// and seeded with the current token. Sign-ins are one at a time: requests
+// that fail together wait for the first one's sign-in and use its token.
 type oauthHandler struct {
 	o        *OAuth
 	server   string // the server's name, for errors and logs
@@ -104,10 +127,13 @@ type oauthHandler struct {
 	log      *slog.Logger
 	store    TokenStore
 
-	mu      sync.Mutex
-	inner   *auth.AuthorizationCodeHandler
-	stored  []string // scopes of the stored token, kept across step-up
-	fetcher *loopbackFetcher
+	flow sync.Mutex // held for a whole sign-in
+
+	mu     sync.Mutex
+	loaded bool               // the store has been read
+	ts     oauth2.TokenSource // nil before the first sign-in
+	scopes []string           // granted so far, asked for again at step-up
+	token  string             // the access token last saved
 }
 
 var _ auth.OAuthHandler = (*oauthHandler)(nil)
@@ -124,33 +150,67 @@ func newOAuthHandler(o *OAuth, server, resource string, hc *http.Client, log *sl
 }
 
 // TokenSource returns the token source for outgoing requests, or nil
-// before the first authorization.
+// before the first sign-in. The first call reads the token store.
 func (h *oauthHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
-	inner, err := h.handler(ctx)
-	if err != nil {
-		return nil, err
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.loaded {
+		h.loaded = true
+		h.loadLocked(ctx)
 	}
-	return inner.TokenSource(ctx)
+	if h.ts == nil {
+		return nil, nil
+	}
+	return h.ts, nil
 }
 
-// Authorize runs the flow after a 401, or a 403 asking for more scopes.
-func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
-	inner, err := h.handler(ctx)
+// loadLocked takes a token from the store, if it has one for the server.
+func (h *oauthHandler) loadLocked(ctx context.Context) {
+	st, err := h.store.Load(ctx, h.resource)
 	if err != nil {
-		_ = resp.Body.Close()
-		return &AuthorizationError{Server: h.server, Err: err}
+		// A broken store must not stop the user from signing in again.
+		h.log.Warn("could not read the OAuth token store; signing in again", "err", err)
+		return
 	}
+	if st == nil || st.Token == nil || st.TokenURL == "" {
+		return
+	}
+	oc := st.config()
+	refreshCtx := context.WithValue(context.Background(), oauth2.HTTPClient, h.hc)
+	h.ts = h.saving(oc, oc.TokenSource(refreshCtx, st.token()), st.Token.AccessToken)
+	h.scopes = st.Scopes
+	h.token = st.Token.AccessToken
+}
+
+// Authorize signs in after a 401, or a 403 asking for more scopes.
+func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+	defer resp.Body.Close()
 	// One connect asks the user once: when the protocol probe's sign-in
 	// failed, the initialize handshake that follows must not ask again.
 	st, _ := ctx.Value(dialKey{}).(*dialState)
 	if st != nil {
 		if prev, _ := st.authErr.Load().(error); prev != nil {
-			_ = resp.Body.Close()
 			return prev
 		}
+		// The time a user spends signing in counts against neither the
+		// connect timeout nor the protocol probe's.
+		defer st.pause()()
+	}
+	h.flow.Lock()
+	defer h.flow.Unlock()
+	if _, err := h.TokenSource(ctx); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	current := h.token
+	h.mu.Unlock()
+	if current != "" && req.Header.Get("Authorization") != "Bearer "+current {
+		// Signed in (or refreshed) since this request was sent: send it
+		// again with the new token before asking the user anything.
+		return nil
 	}
 	h.log.Info("the server asks for authorization", "status", resp.StatusCode)
-	if err := inner.Authorize(ctx, req, resp); err != nil {
+	if err := h.signIn(ctx, req, resp); err != nil {
 		aerr := &AuthorizationError{Server: h.server, Err: err}
 		if st != nil {
 			st.authErr.Store(error(aerr))
@@ -160,30 +220,50 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 	return nil
 }
 
-// handler returns go-sdk's handler, building it on first use.
-func (h *oauthHandler) handler(ctx context.Context) (*auth.AuthorizationCodeHandler, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.inner != nil {
-		return h.inner, nil
-	}
-	f, err := newLoopbackFetcher(h.o.RedirectURL, h.open, h.o.timeout())
+// signIn runs go-sdk's authorization code flow once.
+func (h *oauthHandler) signIn(ctx context.Context, req *http.Request, resp *http.Response) error {
+	f, err := listenRedirect(ctx, h.o.RedirectURL, h.o.timeout())
 	if err != nil {
-		return nil, err
+		return err
 	}
+	defer f.close()
+	f.open, f.timeout = h.open, h.o.timeout()
+	cfg := h.flowConfig(f)
+	h.mu.Lock()
+	cfg.InitialTokenSource = h.ts
+	h.mu.Unlock()
+	inner, err := auth.NewAuthorizationCodeHandler(cfg)
+	if err != nil {
+		return fmt.Errorf("OAuth configuration: %w", err)
+	}
+	if err := inner.Authorize(ctx, req, resp); err != nil {
+		return err
+	}
+	ts, err := inner.TokenSource(ctx)
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
+	h.ts = ts
+	h.mu.Unlock()
+	return nil
+}
+
+// flowConfig is the configuration of one sign-in through f.
+func (h *oauthHandler) flowConfig(f *loopbackFetcher) *auth.AuthorizationCodeHandlerConfig {
 	cfg := &auth.AuthorizationCodeHandlerConfig{
 		RedirectURL:              f.redirectURL,
 		AuthorizationCodeFetcher: f.fetch,
 		RequestRefreshToken:      true,
 		Client:                   h.hc,
-		ScopeFilter:              h.scopes,
+		ScopeFilter:              h.chooseScopes,
 		NewTokenSource: func(ctx context.Context, oc *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
 			h.save(oc, tok)
-			return h.saving(oc, oc.TokenSource(ctx, tok)), nil
+			return h.saving(oc, oc.TokenSource(ctx, tok), tok.AccessToken), nil
 		},
 	}
 	if h.o.ClientID != "" {
-		cred := &oauthex.ClientCredentials{ClientID: h.o.ClientID}
+		cred := &oauthex.ClientCredentials{ClientID: h.o.ClientID, Issuer: h.o.Issuer}
 		if h.o.ClientSecret != "" {
 			cred.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: h.o.ClientSecret}
 		}
@@ -205,32 +285,18 @@ func (h *oauthHandler) handler(ctx context.Context) (*auth.AuthorizationCodeHand
 	if h.o.ClientIDMetadataURL != "" {
 		cfg.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: h.o.ClientIDMetadataURL}
 	}
-	st, err := h.store.Load(ctx, h.resource)
-	if err != nil {
-		// A broken store must not stop the user from signing in again.
-		h.log.Warn("could not read the OAuth token store; signing in again", "err", err)
-	}
-	if st != nil && st.Token != nil && st.TokenURL != "" {
-		oc := st.config()
-		refreshCtx := context.WithValue(context.Background(), oauth2.HTTPClient, h.hc)
-		ts := h.saving(oc, oc.TokenSource(refreshCtx, st.token()))
-		ts.last = st.Token.AccessToken
-		cfg.InitialTokenSource = ts
-		h.stored = st.Scopes
-	}
-	inner, err := auth.NewAuthorizationCodeHandler(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("OAuth configuration: %w", err)
-	}
-	h.inner, h.fetcher = inner, f
-	return inner, nil
+	return cfg
 }
 
-// scopes chooses the scopes to ask for: those the server names, those of a
-// token from the store (so a step-up does not lose them), and OAuth.Scopes.
-func (h *oauthHandler) scopes(discovered []string) []string {
+// chooseScopes chooses the scopes to ask for: those the server names,
+// those granted before (so a step-up does not lose them), and
+// OAuth.Scopes.
+func (h *oauthHandler) chooseScopes(discovered []string) []string {
+	h.mu.Lock()
+	granted := slices.Clone(h.scopes)
+	h.mu.Unlock()
 	out := slices.Clone(discovered)
-	for _, s := range append(slices.Clone(h.stored), h.o.Scopes...) {
+	for _, s := range append(granted, h.o.Scopes...) {
 		if !slices.Contains(out, s) {
 			out = append(out, s)
 		}
@@ -247,13 +313,18 @@ func (h *oauthHandler) open(ctx context.Context, authURL string) error {
 	return nil
 }
 
-// saving wraps ts so that every new token is written to the store.
-func (h *oauthHandler) saving(oc *oauth2.Config, ts oauth2.TokenSource) *savingTokenSource {
-	return &savingTokenSource{src: ts, save: func(tok *oauth2.Token) { h.save(oc, tok) }}
+// saving wraps ts so that every new token is written to the store; last
+// is the token already saved.
+func (h *oauthHandler) saving(oc *oauth2.Config, ts oauth2.TokenSource, last string) *savingTokenSource {
+	return &savingTokenSource{src: ts, last: last, save: func(tok *oauth2.Token) { h.save(oc, tok) }}
 }
 
 func (h *oauthHandler) save(oc *oauth2.Config, tok *oauth2.Token) {
 	st := storedFrom(oc, tok)
+	h.mu.Lock()
+	h.token = tok.AccessToken
+	h.scopes = st.Scopes
+	h.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := h.store.Save(ctx, h.resource, st); err != nil {
@@ -295,14 +366,14 @@ type oauthTransport struct {
 }
 
 func (t *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := t.send(req)
+	sent, resp, err := t.send(req)
 	if err != nil || (resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden) {
 		return resp, err
 	}
 	if req.Body != nil && req.GetBody == nil {
 		return resp, nil // cannot send it again
 	}
-	if err := t.h.Authorize(req.Context(), req, resp); err != nil {
+	if err := t.h.Authorize(req.Context(), sent, resp); err != nil {
 		return nil, err
 	}
 	retry := req.Clone(req.Context())
@@ -313,14 +384,16 @@ func (t *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		retry.Body = body
 	}
-	return t.send(retry)
+	_, resp, err = t.send(retry)
+	return resp, err
 }
 
-// send sends req with the handler's current token, if any.
-func (t *oauthTransport) send(req *http.Request) (*http.Response, error) {
+// send sends req with the handler's current token, if any, and returns
+// the request as sent.
+func (t *oauthTransport) send(req *http.Request) (*http.Request, *http.Response, error) {
 	ts, err := t.h.TokenSource(req.Context())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if ts != nil {
 		tok, err := ts.Token()
@@ -333,8 +406,9 @@ func (t *oauthTransport) send(req *http.Request) (*http.Response, error) {
 			// The refresh token is no good: send none, get a 401, and
 			// sign in again.
 		default:
-			return nil, fmt.Errorf("getting an OAuth token: %w", err)
+			return nil, nil, fmt.Errorf("getting an OAuth token: %w", err)
 		}
 	}
-	return t.next.RoundTrip(req)
+	resp, err := t.next.RoundTrip(req)
+	return req, resp, err
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -15,33 +16,22 @@ import (
 
 // loopbackFetcher gets the authorization code: it sends the user to the
 // authorization page and serves the redirect on a loopback address until
-// the browser comes back (RFC 8252 section 7.3).
+// the browser comes back (RFC 8252 section 7.3). It serves on a listener
+// opened for one sign-in.
 type loopbackFetcher struct {
+	ln          net.Listener
 	redirectURL string
-	addr        string // host:port to listen on
 	path        string
 	open        func(ctx context.Context, authURL string) error
 	timeout     time.Duration
 }
 
-// newLoopbackFetcher checks redirect (or picks a free port when it is
-// empty).
-func newLoopbackFetcher(redirect string, open func(context.Context, string) error, timeout time.Duration) (*loopbackFetcher, error) {
-	f := &loopbackFetcher{open: open, timeout: timeout}
-	if redirect == "" {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("choosing a port for the OAuth redirect: %w", err)
-		}
-		f.addr = ln.Addr().String()
-		_ = ln.Close()
-		f.path = "/callback"
-		f.redirectURL = "http://" + f.addr + f.path
-		return f, nil
-	}
+// redirectTarget checks a RedirectURL: it must be a loopback http URL
+// with a port. It returns the address to listen on and the path.
+func redirectTarget(redirect string) (addr, path string, err error) {
 	u, err := url.Parse(redirect)
 	if err != nil {
-		return nil, fmt.Errorf("OAuth.RedirectURL: %w", err)
+		return "", "", fmt.Errorf("OAuth.RedirectURL: %w", err)
 	}
 	host := u.Hostname()
 	loopback := host == "localhost"
@@ -49,16 +39,50 @@ func newLoopbackFetcher(redirect string, open func(context.Context, string) erro
 		loopback = true
 	}
 	if u.Scheme != "http" || !loopback || u.Port() == "" {
-		return nil, fmt.Errorf("OAuth.RedirectURL %q: want a loopback http URL with a port, such as http://127.0.0.1:8976/callback (for other redirects use ClientOptions.OAuthHandler)", redirect)
+		return "", "", fmt.Errorf("OAuth.RedirectURL %q: want a loopback http URL with a port, such as http://127.0.0.1:8976/callback (for other redirects use ClientOptions.OAuthHandler)", redirect)
 	}
-	f.addr = net.JoinHostPort(host, u.Port())
-	f.path = u.EscapedPath()
-	if f.path == "" {
-		f.path = "/"
+	path = u.EscapedPath()
+	if path == "" {
+		path = "/"
 	}
-	f.redirectURL = redirect
-	return f, nil
+	return net.JoinHostPort(host, u.Port()), path, nil
 }
+
+// listenRedirect opens the redirect listener for one sign-in: on a free
+// port of 127.0.0.1 when redirect is empty, else on redirect's address,
+// waiting up to timeout while another sign-in (another client given the
+// same RedirectURL) holds it.
+func listenRedirect(ctx context.Context, redirect string, timeout time.Duration) (*loopbackFetcher, error) {
+	if redirect == "" {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("serving the OAuth redirect: %w", err)
+		}
+		return &loopbackFetcher{ln: ln, path: "/callback", redirectURL: "http://" + ln.Addr().String() + "/callback"}, nil
+	}
+	addr, path, err := redirectTarget(redirect)
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		ln, err := net.Listen("tcp", addr)
+		if err == nil {
+			return &loopbackFetcher{ln: ln, path: path, redirectURL: redirect}, nil
+		}
+		if !errors.Is(err, syscall.EADDRINUSE) || time.Now().After(deadline) {
+			return nil, fmt.Errorf("serving the OAuth redirect %s: %w", redirect, err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("serving the OAuth redirect %s: %w", redirect, context.Cause(ctx))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// close releases the listener (fetch has closed it if it ran).
+func (f *loopbackFetcher) close() { _ = f.ln.Close() }
 
 // fetch is an auth.AuthorizationCodeFetcher.
 func (f *loopbackFetcher) fetch(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
@@ -67,10 +91,6 @@ func (f *loopbackFetcher) fetch(ctx context.Context, args *auth.AuthorizationArg
 		return nil, fmt.Errorf("authorization URL: %w", err)
 	}
 	state := au.Query().Get("state")
-	ln, err := net.Listen("tcp", f.addr)
-	if err != nil {
-		return nil, fmt.Errorf("serving the OAuth redirect %s: %w", f.redirectURL, err)
-	}
 	got := make(chan callbackResult, 1)
 	srv := &http.Server{
 		Handler:           http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { f.serve(w, r, state, got) }),
@@ -79,7 +99,7 @@ func (f *loopbackFetcher) fetch(ctx context.Context, args *auth.AuthorizationArg
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
-		_ = srv.Serve(ln)
+		_ = srv.Serve(f.ln)
 	}()
 	defer func() {
 		// Let the browser get its page before the server goes away.
@@ -91,10 +111,6 @@ func (f *loopbackFetcher) fetch(ctx context.Context, args *auth.AuthorizationArg
 		<-served
 	}()
 
-	// The user's sign-in does not count against the connect timeout.
-	if st, ok := ctx.Value(dialKey{}).(*dialState); ok && st.deadline != nil {
-		defer st.deadline.pause()()
-	}
 	wait, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 

@@ -113,9 +113,12 @@ func (s *memoryTokenStore) Save(_ context.Context, key string, t *StoredToken) e
 }
 
 // NewFileTokenStore returns a TokenStore that keeps tokens in one JSON file
-// at path, readable only by the user (mode 0600, directory 0700). Writes
-// replace the file atomically. Two processes saving at the same moment
-// may lose one token; the user then signs in again.
+// at path, readable only by the user (mode 0600, directory 0700). Each
+// save reads the file, changes one entry and replaces the file atomically,
+// under a lock on path+".lock" (on Unix), so stores in several goroutines
+// or processes do not lose each other's tokens. A file that is not valid
+// JSON is moved aside to path+".corrupt" on the next save; any other read
+// error is returned.
 func NewFileTokenStore(path string) TokenStore {
 	return &fileTokenStore{path: path}
 }
@@ -132,7 +135,7 @@ func DefaultTokenFile() (string, error) {
 
 type fileTokenStore struct {
 	path string
-	mu   sync.Mutex
+	mu   sync.Mutex // within this store; the file lock is across stores
 }
 
 func (s *fileTokenStore) Load(_ context.Context, key string) (*StoredToken, error) {
@@ -152,37 +155,72 @@ func (s *fileTokenStore) Load(_ context.Context, key string) (*StoredToken, erro
 func (s *fileTokenStore) Save(_ context.Context, key string, t *StoredToken) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m, err := s.read()
+	dir := filepath.Dir(s.path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("token file: %w", err)
+	}
+	unlock, err := lockFile(s.path + ".lock")
 	if err != nil {
-		// An unreadable file is replaced rather than kept forever.
+		return fmt.Errorf("token file: %w", err)
+	}
+	defer unlock()
+	m, err := s.read()
+	var bad *corruptTokenFileError
+	switch {
+	case errors.As(err, &bad):
+		if err := os.Rename(s.path, s.path+".corrupt"); err != nil {
+			return fmt.Errorf("token file: moving the unreadable file aside: %w", err)
+		}
 		m = make(map[string]StoredToken)
+	case err != nil:
+		return err
 	}
 	m[key] = *t
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return fmt.Errorf("token file %s: %w", s.path, err)
 	}
-	dir := filepath.Dir(s.path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("token file: %w", err)
-	}
+	return writeFileAtomic(s.path, data)
+}
+
+// writeFileAtomic replaces path with data (mode 0600) so that a reader
+// sees the old file or the new one, and the new one survives a crash.
+func writeFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, ".tokens-*.json")
 	if err != nil {
 		return fmt.Errorf("token file: %w", err)
 	}
 	tmp := f.Name()
 	_, werr := f.Write(data)
+	serr := f.Sync()
 	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
+	if err := errors.Join(werr, serr, cerr); err != nil {
 		_ = os.Remove(tmp)
-		return fmt.Errorf("token file %s: %w", s.path, err)
+		return fmt.Errorf("token file %s: %w", path, err)
 	}
-	if err := os.Rename(tmp, s.path); err != nil {
+	if err := os.Rename(tmp, path); err != nil {
 		_ = os.Remove(tmp)
 		return fmt.Errorf("token file: %w", err)
 	}
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
 	return nil
 }
+
+// corruptTokenFileError is a token file that is not valid JSON.
+type corruptTokenFileError struct {
+	path string
+	err  error
+}
+
+func (e *corruptTokenFileError) Error() string {
+	return fmt.Sprintf("token file %s is not valid JSON: %v", e.path, e.err)
+}
+
+func (e *corruptTokenFileError) Unwrap() error { return e.err }
 
 // read returns the file's tokens; a missing file holds none.
 func (s *fileTokenStore) read() (map[string]StoredToken, error) {
@@ -195,7 +233,7 @@ func (s *fileTokenStore) read() (map[string]StoredToken, error) {
 	}
 	m := make(map[string]StoredToken)
 	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("token file %s is not valid JSON: %w", s.path, err)
+		return nil, &corruptTokenFileError{path: s.path, err: err}
 	}
 	return m, nil
 }

@@ -261,7 +261,34 @@ func TestOAuthFileTokenStore(t *testing.T) {
 	}
 	st, err := mcpadapter.NewFileTokenStore(path).Load(ctx, as.MCPURL)
 	if err != nil || st == nil {
-		t.Errorf("after the corrupt file: %v, %v", st, err)
+		t.Fatalf("after the corrupt file: %v, %v", st, err)
+	}
+	if old, err := os.ReadFile(path + ".corrupt"); err != nil || string(old) != "{not json" {
+		t.Errorf("the corrupt file was not kept aside: %q, %v", old, err)
+	}
+
+	// Two stores on one file, saving at once, lose nothing.
+	var wg sync.WaitGroup
+	for i := range 2 {
+		store := mcpadapter.NewFileTokenStore(path)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range 20 {
+				key := fmt.Sprintf("https://s%d-%d.example/mcp", i, j)
+				if err := store.Save(ctx, key, &mcpadapter.StoredToken{Token: st.Token, TokenURL: "https://as.example/token"}); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range 2 {
+		for j := range 20 {
+			if got, err := mcpadapter.NewFileTokenStore(path).Load(ctx, fmt.Sprintf("https://s%d-%d.example/mcp", i, j)); err != nil || got == nil {
+				t.Errorf("token %d-%d lost: %v", i, j, err)
+			}
+		}
 	}
 	if s := st.String(); strings.Contains(s, st.Token.AccessToken) || strings.Contains(s, st.Token.RefreshToken) {
 		t.Errorf("StoredToken.String shows a secret: %s", s)
@@ -416,8 +443,7 @@ func TestOAuthRedirectURL(t *testing.T) {
 	}
 
 	for _, bad := range []string{"https://app.example.com/cb", "http://127.0.0.1/cb", "myapp://cb"} {
-		b := oauthClient(t, as.MCPURL, &mcpadapter.OAuth{OpenURL: user.open, RedirectURL: bad}, nil)
-		_, err := b.Tools(ctx)
+		_, err := mcpadapter.NewClient(as.MCPURL, mcpadapter.ClientOptions{Auth: &mcpadapter.OAuth{OpenURL: user.open, RedirectURL: bad}})
 		if err == nil || !strings.Contains(err.Error(), "want a loopback http URL with a port") {
 			t.Errorf("RedirectURL %q: err = %v", bad, err)
 		}
@@ -489,5 +515,159 @@ func TestOAuthSSE(t *testing.T) {
 		if h == "" && i > 0 {
 			t.Errorf("request %d after sign-in had no token", i)
 		}
+	}
+}
+
+// TestOAuthBadSettings: settings that cannot work fail in NewClient and
+// NewGroup, before anything is sent.
+func TestOAuthBadSettings(t *testing.T) {
+	for name, opts := range map[string]mcpadapter.ClientOptions{
+		"secret without id":   {Auth: &mcpadapter.OAuth{ClientSecret: "s"}},
+		"issuer without id":   {Auth: &mcpadapter.OAuth{Issuer: "https://a.example"}},
+		"negative timeout":    {Auth: &mcpadapter.OAuth{Timeout: -time.Second}},
+		"oauth and a handler": {Auth: &mcpadapter.OAuth{}, OAuthHandler: staticOAuth("x")},
+		"nil oauth":           {Auth: (*mcpadapter.OAuth)(nil)},
+	} {
+		if _, err := mcpadapter.NewClient("https://mcp.example.com/mcp", opts); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	cfg, err := mcpadapter.ParseConfig([]byte(`{"mcpServers": {"s": {"url": "https://mcp.example.com/mcp", "auth": "oauth"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = mcpadapter.NewGroup(cfg, mcpadapter.ClientOptions{Auth: &mcpadapter.OAuth{RedirectURL: "https://x.example/cb"}})
+	var ce *mcpadapter.ConfigError
+	if !errors.As(err, &ce) || ce.Path != "mcpServers.s.auth" {
+		t.Errorf("err = %v, want a ConfigError at mcpServers.s.auth", err)
+	}
+}
+
+// TestOAuthUserSlowerThanProbe: the sign-in starts inside the
+// server/discover probe; a user slower than ProbeTimeout and
+// ConnectTimeout still gets through.
+func TestOAuthUserSlowerThanProbe(t *testing.T) {
+	ctx := testCtx(t)
+	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{})})
+	user := &browser{delay: 900 * time.Millisecond}
+	c, err := mcpadapter.NewClient(as.MCPURL, mcpadapter.ClientOptions{
+		Auth:           &mcpadapter.OAuth{OpenURL: user.open},
+		ProbeTimeout:   300 * time.Millisecond,
+		ConnectTimeout: 400 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	info, err := c.Connect(ctx)
+	if err != nil {
+		t.Fatalf("a user slower than ProbeTimeout: %v", err)
+	}
+	if info.ProtocolVersion != "2026-07-28" || user.count() != 1 {
+		t.Errorf("version %s, user sent %d times", info.ProtocolVersion, user.count())
+	}
+}
+
+// TestOAuthConcurrentSignIn: calls that all get 401 at once (the tokens
+// were revoked) wait for one sign-in and share it.
+func TestOAuthConcurrentSignIn(t *testing.T) {
+	ctx := testCtx(t)
+	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{})})
+	user := &browser{delay: 100 * time.Millisecond}
+	a := oauthClient(t, as.MCPURL, &mcpadapter.OAuth{OpenURL: user.open}, nil)
+	echo := toolMap(t, ctx, a)["echo"]
+	as.Revoke()
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := echo.Call(ctx, []byte(fmt.Sprintf(`{"text":"call %d"}`, i)))
+			switch {
+			case err != nil:
+				errs <- err
+			case res.IsError || res.Text() != fmt.Sprintf("call %d", i):
+				errs <- fmt.Errorf("call %d: %s", i, res.Text())
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if c := as.Counts(); user.count() != 2 || c.Registrations != 2 || c.CodeExchanges != 2 {
+		t.Errorf("user sent %d times, counts %+v; want one sign-in after the revocation", user.count(), c)
+	}
+}
+
+// TestOAuthGroupSharedRedirect: two servers of a group whose template has
+// one fixed RedirectURL sign in one after the other, not into each
+// other's port; the template's preregistered client is not used for them.
+func TestOAuthGroupSharedRedirect(t *testing.T) {
+	ctx := testCtx(t)
+	as1 := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{Name: "one"})})
+	as2 := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{Name: "two"})})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	redirect := "http://" + l.Addr().String() + "/cb"
+	l.Close()
+	cfg, err := mcpadapter.ParseConfig([]byte(`{"mcpServers": {
+		"one": {"url": "` + as1.MCPURL + `", "auth": "oauth"},
+		"two": {"url": "` + as2.MCPURL + `", "auth": "oauth"}
+	}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := &browser{delay: 200 * time.Millisecond}
+	tmpl := &mcpadapter.OAuth{OpenURL: user.open, RedirectURL: redirect, ClientID: "template-client", ClientSecret: "template-secret"}
+	g, err := mcpadapter.NewGroup(cfg, mcpadapter.ClientOptions{Auth: tmpl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := mcpadapter.New(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	tools := toolMap(t, ctx, a)
+	if tools["one_echo"] == nil || tools["two_echo"] == nil {
+		t.Fatalf("tools %v", slices.Collect(maps.Keys(tools)))
+	}
+	for i, as := range []*testauth.Server{as1, as2} {
+		if c := as.Counts(); c.Registrations != 1 || c.CodeExchanges != 1 {
+			t.Errorf("server %d: counts %+v (want its own dynamic registration, not the template's client)", i+1, c)
+		}
+	}
+}
+
+// TestSharedCredentialsRefused: one bearer token for several HTTP servers
+// of a config is refused; each server names its own.
+func TestSharedCredentialsRefused(t *testing.T) {
+	cfg, err := mcpadapter.ParseConfig([]byte(`{"mcpServers": {
+		"a": {"url": "https://a.example.com/mcp"},
+		"b": {"url": "https://b.example.com/mcp"},
+		"c": {"url": "https://c.example.com/mcp", "auth": "own-token"}
+	}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = mcpadapter.NewGroup(cfg, mcpadapter.ClientOptions{Auth: mcpadapter.BearerToken("t")})
+	if err == nil || !strings.Contains(err.Error(), "one credential to 2 servers (a, b)") {
+		t.Errorf("err = %v", err)
+	}
+	_, err = mcpadapter.NewGroup(cfg, mcpadapter.ClientOptions{OAuthHandler: staticOAuth("t")})
+	if err == nil || !strings.Contains(err.Error(), "one credential to 3 servers") {
+		t.Errorf("err = %v", err)
+	}
+	one, err := mcpadapter.ParseConfig([]byte(`{"mcpServers": {"a": {"url": "https://a.example.com/mcp"}, "c": {"url": "https://c.example.com/mcp", "auth": "own"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mcpadapter.NewGroup(one, mcpadapter.ClientOptions{Auth: mcpadapter.BearerToken("t")}); err != nil {
+		t.Errorf("one server without auth: %v", err)
 	}
 }

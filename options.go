@@ -24,8 +24,8 @@ type ClientOptions struct {
 	// HTTPClient is the base HTTP client; nil means a new client using
 	// http.DefaultTransport. Its Transport is wrapped, never modified.
 	HTTPClient *http.Client
-	// Auth authenticates HTTP requests; nil means none. See BearerToken and
-	// AuthFunc.
+	// Auth authenticates HTTP requests; nil means none. See BearerToken,
+	// OAuth and AuthFunc.
 	Auth Auth
 	// OAuthHandler runs the MCP authorization flow (go-sdk's auth package:
 	// auth.NewAuthorizationCodeHandler, extauth handlers, ...). It is given

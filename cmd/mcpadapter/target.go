@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -64,13 +65,15 @@ func (a *app) open(ctx context.Context, cmd *cobra.Command, args []string, oo op
 	if path == "" {
 		return a.openDemo(ctx, base, oo)
 	}
-	// The sign-in for the config's "auth": "oauth" servers.
-	if base.Auth, err = a.oauthFlow(); err != nil {
-		return nil, err
-	}
 	cfg, err := mcpadapter.LoadConfig(path)
 	if err != nil {
 		return nil, err
+	}
+	if slices.ContainsFunc(cfg.Servers, func(sc *mcpadapter.ServerConfig) bool { return sc.Auth == "oauth" }) {
+		// The sign-in for the config's "auth": "oauth" servers.
+		if base.Auth, err = a.oauthFlow(); err != nil {
+			return nil, err
+		}
 	}
 	g, err := mcpadapter.NewGroup(cfg, base)
 	if err != nil {

@@ -1,0 +1,7 @@
+//go:build !unix
+
+package mcpadapter
+
+// lockFile is a no-op where flock is missing: stores in one process are
+// still serialised by their mutex.
+func lockFile(string) (unlock func(), err error) { return func() {}, nil }
