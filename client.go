@@ -115,6 +115,7 @@ func newClientWith(ep *endpoint, opts ClientOptions, adjust func(*mcp.ClientOpti
 	}
 	c.sdk = mcp.NewClient(&mcp.Implementation{Name: "mcpadapter", Version: Version}, so)
 	c.sdk.AddSendingMiddleware(c.handshakeMiddleware)
+	c.sdk.AddReceivingMiddleware(c.backlogMiddleware)
 	c.sdk.AddSendingMiddleware(c.cacheMiddleware)
 	if opts.MessageHandler != nil {
 		c.sdk.AddReceivingMiddleware(messageMiddleware(opts.MessageHandler))

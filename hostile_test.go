@@ -402,13 +402,15 @@ func TestHostileNotificationFlood(t *testing.T) {
 	if got := logged.Load(); got != want {
 		t.Errorf("log handler saw %d notifications, want %d", got, want)
 	}
-	if mine.Load() == 0 {
-		t.Errorf("no progress notification reached its call")
+	// The connection holds the flood back, so no progress notification
+	// is left queued behind its call's response.
+	if got, want := mine.Load(), int64(calls*flood/2); got != want {
+		t.Errorf("progress handlers saw %d notifications, want %d", got, want)
 	}
 	if d > 10*time.Second {
 		t.Errorf("%d calls through the flood took %v", calls, d)
 	}
-	if mem.peakGrow > 64*mib || mem.retained > 8*mib {
+	if mem.peakGrow > 16*mib || mem.retained > 4*mib {
 		t.Errorf("memory: %s", mem)
 	}
 }

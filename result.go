@@ -42,6 +42,11 @@ func (a *Artifact) Decode(v any) error {
 // Text returns the result as text for a model: text blocks as they are,
 // other blocks as a short bracketed description, one block per line.
 func (r *Result) Text() string {
+	if len(r.Content) == 1 {
+		if t, ok := r.Content[0].(*TextContent); ok {
+			return t.Text // the common case, without a copy
+		}
+	}
 	var b strings.Builder
 	for i, c := range r.Content {
 		if i > 0 {

@@ -45,6 +45,7 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 		max = DefaultMaxMessageBytes
 	}
 	c := &stdioConn{
+		backlog:  newBacklog(),
 		proc:     p,
 		server:   t.server,
 		r:        bufio.NewReaderSize(p.stdout, 64*1024),
@@ -73,6 +74,7 @@ type stdioConn struct {
 	grace    time.Duration
 
 	writeMu sync.Mutex
+	backlog *backlog
 
 	closeOnce   sync.Once
 	exitedFirst bool // set by closeOnce
@@ -109,6 +111,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			continue
 		}
 		c.obs.received(msg, line)
+		c.backlog.passUp(ctx, msg)
 		return msg, nil
 	}
 }

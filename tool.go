@@ -54,8 +54,14 @@ type Tool struct {
 // Resume.
 func (t *Tool) Call(ctx context.Context, args json.RawMessage, opts ...CallOption) (*Result, error) {
 	cfg := callConfig{modelName: t.Name, interruptible: true}
-	for _, o := range opts {
-		o(&cfg)
+	if len(opts) > 0 {
+		// Applied to a copy so that cfg itself does not escape to the
+		// heap on every call.
+		c := cfg
+		for _, o := range opts {
+			o(&c)
+		}
+		cfg = c
 	}
 	return t.client.callTool(ctx, t.OriginalName, args, cfg)
 }
