@@ -415,6 +415,23 @@ func TestCredentialsStayOnOrigin(t *testing.T) {
 	if h := state.LastHeaders("headers"); h.Get("Authorization") != "Bearer sekrit" || h.Get("X-Api-Key") != "k3y" {
 		t.Errorf("the origin got %v", h)
 	}
+	signed, err := mcpadapter.NewClient(other.URL, mcpadapter.ClientOptions{Auth: mcpadapter.AuthFunc(func(next http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			r = r.Clone(r.Context())
+			r.Header.Set("X-Signed", "by-the-round-tripper")
+			return next.RoundTrip(r)
+		})
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer signed.Close()
+	if _, err := signed.CallTool(ctx, "headers", nil); err != nil {
+		t.Fatal(err)
+	}
+	if h := state.LastHeaders("headers"); h.Get("X-Signed") != "by-the-round-tripper" {
+		t.Errorf("the origin did not get the AuthFunc's header: %v", h)
+	}
 }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)
