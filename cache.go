@@ -10,10 +10,16 @@ import (
 	"fmt"
 	"hash"
 	"math"
+	"net"
 	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -37,9 +43,25 @@ import (
 // sharing a Store share them. "private" results are stored for the caller's
 // identity only: a hash of its bearer token and headers, or, when the
 // identity is not known to this package (AuthFunc, OAuthHandler, a custom
-// HTTPClient), the Client alone. A server's list_changed notification drops
-// that listing's entries; notifications/resources/updated drops the
-// resource's. WithCacheMode refreshes or bypasses the cache for one call.
+// HTTPClient), the Client alone. The private results of a stdio or
+// in-process server belong to the Client alone, whatever the Store. A
+// server is known by its URL (with this host's name for a loopback or
+// localhost URL), or by its resolved executable, arguments, environment,
+// absolute working directory and this host's name. A server's list_changed
+// notification drops that listing's entries, and an answer that was on its
+// way when the notification came is not stored;
+// notifications/resources/updated does the same for the resource's reads.
+// WithCacheMode refreshes or bypasses the cache for one call.
+//
+// server/discover results are cached too: while one is fresh, Connect (and
+// the reconnect after Close) does not contact the server at all, so it
+// succeeds even if the server is down, and whether the server is alive is
+// learned on the first real request; that request is retried once on a new
+// connection if it was never sent. A connection lost unexpectedly (the
+// server crashed, the HTTP session expired) drops the server's cached
+// server/discover results, so the reconnect that follows asks the server.
+//
+// NewClient rejects negative durations and a negative MaxEntries.
 type CacheConfig struct {
 	// DefaultTTL is how long to keep a 2026-07-28 result that carries no
 	// caching hints at all (neither ttlMs nor cacheScope; compliant servers
@@ -50,13 +72,29 @@ type CacheConfig struct {
 	// the server gives.
 	MaxTTL time.Duration
 	// MaxEntries is the size of the Client's own in-memory store; zero
-	// means DefaultCacheEntries. It is not used when Store is set.
+	// means DefaultCacheEntries. It is ignored when Store is set: the
+	// Store's own limits apply.
 	MaxEntries int
 	// Store holds the entries; nil means a new NewMemoryCacheStore for each
 	// Client (and for each client an Adapter derives from it, such as the
 	// copy WithElicitation makes). Give several Clients one Store to share
 	// public results between them.
 	Store CacheStore
+}
+
+// validate reports a setting NewClient rejects.
+func (cfg *CacheConfig) validate() error {
+	switch {
+	case cfg == nil:
+		return nil
+	case cfg.DefaultTTL < 0:
+		return fmt.Errorf("CacheConfig.DefaultTTL is negative (%v); want 0 (results without hints are not cached) or more", cfg.DefaultTTL)
+	case cfg.MaxTTL < 0:
+		return fmt.Errorf("CacheConfig.MaxTTL is negative (%v); want 0 (no cap) or more", cfg.MaxTTL)
+	case cfg.MaxEntries < 0:
+		return fmt.Errorf("CacheConfig.MaxEntries is negative (%d); want 0 (the default of %d) or more", cfg.MaxEntries, DefaultCacheEntries)
+	}
+	return nil
 }
 
 // CacheMode says how one call uses the response cache; see WithCacheMode.
@@ -126,6 +164,69 @@ type responseCache struct {
 	maxTTL     time.Duration
 	server     string // the server's identity: a hash, or a random id
 	private    string // the partition of private entries
+
+	// The generations of the cached methods and resources. An
+	// invalidation increments them before it deletes entries; an answer
+	// is stored only if its generation did not change while it was on its
+	// way, so a listing computed before a change and received after its
+	// list_changed is never cached.
+	genMu   sync.Mutex
+	gens    map[string]uint64 // by method
+	resSeq  uint64            // counts resources/updated notifications
+	resGens map[string]uint64 // the resSeq of the last update of a URI (a prefix of the URIs it covers)
+}
+
+// maxResourceGens bounds responseCache.resGens; past it the map is cleared
+// and every read in flight counts as invalidated.
+const maxResourceGens = 1024
+
+// cacheGen is a snapshot of the generation of one request's entry.
+type cacheGen struct {
+	method   uint64 // the method's generation
+	resource uint64 // for resources/read: the last update that covers the URI
+}
+
+// generation returns the current generation of cr's entry.
+func (rc *responseCache) generation(cr cacheRequest) cacheGen {
+	rc.genMu.Lock()
+	defer rc.genMu.Unlock()
+	g := cacheGen{method: rc.gens[cr.method]}
+	if cr.method == methodReadResource {
+		for prefix, seq := range rc.resGens {
+			if seq > g.resource && strings.HasPrefix(cr.param, prefix) {
+				g.resource = seq
+			}
+		}
+	}
+	return g
+}
+
+// bump starts a new generation of the methods.
+func (rc *responseCache) bump(methods ...string) {
+	rc.genMu.Lock()
+	defer rc.genMu.Unlock()
+	if rc.gens == nil {
+		rc.gens = make(map[string]uint64)
+	}
+	for _, m := range methods {
+		rc.gens[m]++
+	}
+}
+
+// bumpResource starts a new generation of the reads of uri and of the
+// resources under it.
+func (rc *responseCache) bumpResource(uri string) {
+	rc.genMu.Lock()
+	defer rc.genMu.Unlock()
+	if rc.resGens == nil || len(rc.resGens) >= maxResourceGens {
+		if rc.gens == nil {
+			rc.gens = make(map[string]uint64)
+		}
+		rc.gens[methodReadResource]++ // every read in flight is stale
+		rc.resGens = make(map[string]uint64)
+	}
+	rc.resSeq++
+	rc.resGens[uri] = rc.resSeq
 }
 
 // newResponseCache returns the cache for a client of ep with opts, or nil
@@ -137,7 +238,7 @@ func newResponseCache(ep *endpoint, opts *ClientOptions) *responseCache {
 	}
 	store := cfg.Store
 	if store == nil {
-		store = NewMemoryCacheStore(cfg.MaxEntries)
+		store = NewMemoryCacheStore(max(cfg.MaxEntries, 0))
 	}
 	return &responseCache{
 		store:      store,
@@ -148,16 +249,20 @@ func newResponseCache(ep *endpoint, opts *ClientOptions) *responseCache {
 	}
 }
 
-// serverIdentity names the server a client talks to: a hash of its URL or
-// of its command line, directory and environment; an in-process server is
-// known to one Client only.
+// serverIdentity names the server a client talks to: a hash of its URL
+// (and of this host's name, for a loopback URL) or of this host's name and
+// its resolved command line, absolute directory and environment; an
+// in-process server is known to one Client only.
 func serverIdentity(ep *endpoint) string {
 	h := sha256.New()
 	switch ep.kind {
 	case kindStdio:
+		dir := absDir(ep.command.Dir)
 		writeField(h, "stdio")
+		writeField(h, hostname())
 		writeField(h, ep.command.Path)
-		writeField(h, ep.command.Dir)
+		writeField(h, resolveExecutable(ep.command.Path, dir))
+		writeField(h, dir)
 		writeField(h, strconv.Itoa(len(ep.command.Args)))
 		for _, a := range ep.command.Args {
 			writeField(h, a)
@@ -170,10 +275,73 @@ func serverIdentity(ep *endpoint) string {
 	case kindStreamable, kindSSE:
 		writeField(h, "http")
 		writeField(h, ep.url)
+		if isLocalURL(ep.url) {
+			// localhost here is not localhost on another machine
+			// sharing the store.
+			writeField(h, hostname())
+		}
 	default:
 		return "c" + randomID()
 	}
 	return "s" + hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+// absDir returns the absolute directory a process started with Dir dir
+// runs in: this process's working directory when dir is "".
+func absDir(dir string) string {
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return ""
+		}
+		return wd
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		return abs
+	}
+	return dir
+}
+
+// resolveExecutable returns the file a Command with Path path and absolute
+// Dir dir runs: path found in PATH when it names no directory, path
+// relative to dir when it is relative. It returns path itself when the
+// lookup fails (the connect will say why).
+func resolveExecutable(path, dir string) string {
+	if !strings.ContainsRune(path, '/') && !strings.ContainsRune(path, filepath.Separator) {
+		if p, err := exec.LookPath(path); err == nil {
+			if abs, err := filepath.Abs(p); err == nil {
+				return abs
+			}
+			return p
+		}
+		return path
+	}
+	if !filepath.IsAbs(path) && dir != "" {
+		return filepath.Join(dir, path)
+	}
+	return path
+}
+
+// hostname returns this host's name, or "" if it is not known. Tests
+// replace it.
+var hostname = func() string {
+	h, _ := os.Hostname()
+	return h
+}
+
+// isLocalURL reports whether u names this host: localhost, a .localhost
+// name, or a loopback or unspecified IP address.
+func isLocalURL(u string) bool {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return false
+	}
+	host := strings.ToLower(strings.TrimSuffix(pu.Hostname(), "."))
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified())
 }
 
 // identityPartition returns the partition of the private entries of a
@@ -181,9 +349,11 @@ func serverIdentity(ep *endpoint) string {
 // knows them all, else an id of its own.
 func identityPartition(ep *endpoint, opts *ClientOptions) string {
 	if ep.kind != kindStreamable && ep.kind != kindSSE {
-		// A local process (whose environment is part of the server's
-		// identity) or an in-process server (known to this Client only).
-		return "ulocal"
+		// A local process or an in-process server: what it tells this
+		// Client privately depends on more than this package sees (the
+		// environment it inherits, the files it reads), so it is never
+		// shared, whatever the Store.
+		return "l" + randomID()
 	}
 	token := ""
 	switch a := opts.Auth.(type) {
@@ -386,6 +556,10 @@ func (c *Client) cacheMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return res, nil
 			}
 		}
+		var gen cacheGen
+		if cr.ok && mode != CacheBypass {
+			gen = rc.generation(cr)
+		}
 		res, err := next(ctx, method, req)
 		if err != nil {
 			return res, err
@@ -399,7 +573,7 @@ func (c *Client) cacheMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			hints.TTLMs = 0 // go-sdk's own cache drops what has no TTL
 		}
 		if cr.ok && mode != CacheBypass {
-			c.cacheStore(ctx, cr, res, ttlMs, scope, complete)
+			c.cacheStore(ctx, cr, gen, res, ttlMs, scope, complete)
 		}
 		return res, nil
 	}
@@ -417,6 +591,9 @@ func (c *Client) cacheLookup(ctx context.Context, cr cacheRequest) (mcp.Result, 
 		if !ok || !now.Before(e.Expires) {
 			continue
 		}
+		if lp := listPagesOf(ctx); lp != nil && isListMethod(cr.method) && cr.param == "" {
+			lp.first = e.Expires
+		}
 		res := newCacheResult(cr.method)
 		if err := json.Unmarshal(e.Value, res); err != nil {
 			c.log.Warn("dropping an unreadable cache entry", "method", cr.method, "error", err)
@@ -430,16 +607,17 @@ func (c *Client) cacheLookup(ctx context.Context, cr cacheRequest) (mcp.Result, 
 			// Tool schemas are handed out as the server wrote them.
 			c.obs.keepSchemas(e.Value)
 		}
-		c.log.Debug("served from the cache", "method", cr.method, "param", cr.param, "scope", part)
+		c.log.Debug("served from the cache", "method", cr.method, "param", redactURLSecrets(cr.param), "scope", part)
 		return res, true
 	}
 	return nil, false
 }
 
 // cacheStore stores res, the server's answer to cr with the hints ttlMs
-// and scope, if they allow it. An answer that may not be cached removes
-// the entries it replaces.
-func (c *Client) cacheStore(ctx context.Context, cr cacheRequest, res mcp.Result, ttlMs int, scope string, complete bool) {
+// and scope, if they allow it and the entry's generation is still gen (the
+// one read before the request was sent). An answer that may not be cached
+// removes the entries it replaces.
+func (c *Client) cacheStore(ctx context.Context, cr cacheRequest, gen cacheGen, res mcp.Result, ttlMs int, scope string, complete bool) {
 	rc := c.cache
 	if !complete {
 		return
@@ -448,6 +626,10 @@ func (c *Client) cacheStore(ctx context.Context, cr cacheRequest, res mcp.Result
 	if ttl <= 0 {
 		rc.store.Delete(ctx, rc.key(cr.method, cr.param, rc.private))
 		rc.store.Delete(ctx, rc.key(cr.method, cr.param, publicPartition))
+		return
+	}
+	if rc.generation(cr) != gen {
+		c.log.Debug("result not cached: invalidated while in flight", "method", cr.method, "param", redactURLSecrets(cr.param))
 		return
 	}
 	value, err := c.encodeForCache(cr.method, res)
@@ -459,7 +641,49 @@ func (c *Client) cacheStore(ctx context.Context, cr cacheRequest, res mcp.Result
 	if private {
 		part = rc.private
 	}
-	rc.store.Set(ctx, rc.key(cr.method, cr.param, part), CacheEntry{Value: value, Expires: time.Now().Add(ttl)})
+	expires := time.Now().Add(ttl)
+	if lp := listPagesOf(ctx); lp != nil && isListMethod(cr.method) {
+		if cr.param == "" {
+			lp.first = expires
+		} else if !lp.first.IsZero() && lp.first.Before(expires) {
+			// A continuation page never outlives the first page,
+			// whose cursor led to it.
+			expires = lp.first
+		}
+	}
+	key := rc.key(cr.method, cr.param, part)
+	rc.store.Set(ctx, key, CacheEntry{Value: value, Expires: expires})
+	if rc.generation(cr) != gen {
+		// Invalidated between the check and the Set: the invalidation's
+		// DeletePrefix may have run before the Set.
+		rc.store.Delete(ctx, key)
+	}
+}
+
+// isListMethod reports whether method is a paginated listing.
+func isListMethod(method string) bool {
+	switch method {
+	case methodListTools, methodListPrompts, methodListResources, methodListTemplates:
+		return true
+	}
+	return false
+}
+
+// listPages is the state of one paginated listing, which the cache uses
+// to keep continuation pages no longer than the first.
+type listPages struct {
+	first time.Time // when the first page's entry expires; zero if unknown
+}
+
+type listPagesKey struct{}
+
+func withListPages(ctx context.Context) context.Context {
+	return context.WithValue(ctx, listPagesKey{}, &listPages{})
+}
+
+func listPagesOf(ctx context.Context) *listPages {
+	lp, _ := ctx.Value(listPagesKey{}).(*listPages)
+	return lp
 }
 
 // encodeForCache encodes res. A tool list is stored with the schemas as
@@ -512,8 +736,9 @@ func marshalNoEscape(v any) (json.RawMessage, error) {
 }
 
 // invalidate drops every entry of this server for the methods, for every
-// caller and page.
+// caller and page, and keeps the answers on their way from being stored.
 func (rc *responseCache) invalidate(ctx context.Context, methods ...string) {
+	rc.bump(methods...)
 	for _, m := range methods {
 		rc.store.DeletePrefix(ctx, rc.methodPrefix(m))
 	}
@@ -522,7 +747,17 @@ func (rc *responseCache) invalidate(ctx context.Context, methods ...string) {
 // invalidateResource drops the cached reads of uri and of the resources
 // under it.
 func (rc *responseCache) invalidateResource(ctx context.Context, uri string) {
+	rc.bumpResource(uri)
 	rc.store.DeletePrefix(ctx, rc.methodPrefix(methodReadResource)+strings.TrimSuffix(strconv.Quote(uri), `"`))
+}
+
+// forgetDiscover drops this server's cached server/discover results, so
+// that the next connect asks the server: the connection was lost without
+// Close. It does nothing on a Client without a cache.
+func (rc *responseCache) forgetDiscover(ctx context.Context) {
+	if rc != nil {
+		rc.invalidate(ctx, methodDiscover)
+	}
 }
 
 // addCacheHandlers makes the server's change notifications invalidate the

@@ -2,10 +2,16 @@ package mcpadapter
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestCacheTTLPolicy(t *testing.T) {
@@ -173,8 +179,8 @@ func TestParseConfigCache(t *testing.T) {
 		{`false`, nil, true},
 		{`null`, nil, false},
 		{`{}`, &CacheConfig{}, false},
-		{`{"ttl": "30s", "maxTtl": "10m", "maxEntries": 500}`, &CacheConfig{DefaultTTL: 30 * time.Second, MaxTTL: 10 * time.Minute, MaxEntries: 500}, false},
-		{`{"ttl": 1.5, "maxTtl": null, "maxEntries": 0}`, &CacheConfig{DefaultTTL: 1500 * time.Millisecond}, false},
+		{`{"defaultTtl": "30s", "maxTtl": "10m", "maxEntries": 500}`, &CacheConfig{DefaultTTL: 30 * time.Second, MaxTTL: 10 * time.Minute, MaxEntries: 500}, false},
+		{`{"defaultTtl": 1.5, "maxTtl": null, "maxEntries": 0}`, &CacheConfig{DefaultTTL: 1500 * time.Millisecond}, false},
 	}
 	for _, tt := range good {
 		cfg, err := ParseConfigEnv(doc(tt.cache), lookupTestEnv)
@@ -188,17 +194,18 @@ func TestParseConfigCache(t *testing.T) {
 		}
 	}
 	bad := []struct{ cache, want string }{
-		{`"yes"`, `line 1, column 59: mcpServers.s.cache: want true, false or an object such as {"ttl": "30s", "maxTtl": "10m", "maxEntries": 500}, not a string`},
+		{`"yes"`, `line 1, column 59: mcpServers.s.cache: want true, false or an object such as {"defaultTtl": "30s", "maxTtl": "10m", "maxEntries": 500}, not a string`},
 		{`1`, `mcpServers.s.cache: want true, false or an object`},
-		{`{"ttl": "soon"}`, `line 1, column 67: mcpServers.s.cache.ttl: want a number of seconds or a duration such as "30s": time: invalid duration "soon"`},
+		{`{"defaultTtl": "soon"}`, `line 1, column 74: mcpServers.s.cache.defaultTtl: want a number of seconds or a duration such as "30s": time: invalid duration "soon"`},
 		{`{"maxTtl": "-1s"}`, `mcpServers.s.cache.maxTtl: negative duration "-1s"`},
-		{`{"ttl": [1]}`, `mcpServers.s.cache.ttl: want a number of seconds or a duration such as "30s", not an array`},
-		{`{"ttl": 1e300}`, `mcpServers.s.cache.ttl: 1e300 seconds is too long`},
+		{`{"defaultTtl": [1]}`, `mcpServers.s.cache.defaultTtl: want a number of seconds or a duration such as "30s", not an array`},
+		{`{"defaultTtl": 1e300}`, `mcpServers.s.cache.defaultTtl: 1e300 seconds is too long`},
 		{`{"maxEntries": -1}`, `mcpServers.s.cache.maxEntries: want a number of entries (a whole number, 0 for the default of 1024), not -1`},
 		{`{"maxEntries": 2.5}`, `mcpServers.s.cache.maxEntries: want a number of entries`},
 		{`{"maxEntries": "500"}`, `mcpServers.s.cache.maxEntries: want a number of entries`},
-		{`{"ttlMs": 5}`, `line 1, column 60: mcpServers.s.cache.ttlMs: unknown cache member "ttlMs"; want "ttl", "maxTtl" or "maxEntries"`},
-		{`{"ttl": "1s", "ttl": "2s"}`, `mcpServers.s.cache.ttl: duplicate key "ttl"`},
+		{`{"ttlMs": 5}`, `line 1, column 60: mcpServers.s.cache.ttlMs: unknown cache member "ttlMs"; want "defaultTtl", "maxTtl" or "maxEntries"`},
+		{`{"ttl": "30s"}`, `line 1, column 60: mcpServers.s.cache.ttl: unknown cache member "ttl": how long to keep results that carry no caching hints is "defaultTtl"`},
+		{`{"defaultTtl": "1s", "defaultTtl": "2s"}`, `mcpServers.s.cache.defaultTtl: duplicate key "defaultTtl"`},
 	}
 	for _, tt := range bad {
 		_, err := ParseConfigEnv(doc(tt.cache), lookupTestEnv)
@@ -229,6 +236,204 @@ func TestServerConfigCache(t *testing.T) {
 		got := tt.sc.cacheConfig(tt.base)
 		if (got == nil) != (tt.want == nil) || (got != nil && *got != *tt.want) {
 			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestCacheLocalIdentity: the private entries of stdio and in-process
+// servers are the Client's alone, and a stdio server is known by what
+// really runs: the executable PATH finds, the absolute working directory,
+// the host.
+func TestCacheLocalIdentity(t *testing.T) {
+	stdio := &endpoint{kind: kindStdio, command: Command{Path: "srv"}}
+	for _, ep := range []*endpoint{stdio, {kind: kindInProcess}} {
+		first, second := identityPartition(ep, &ClientOptions{}), identityPartition(ep, &ClientOptions{})
+		if first == second {
+			t.Errorf("kind %v: two clients share the private partition %q", ep.kind, first)
+		}
+	}
+
+	id := func(c Command) string { return serverIdentity(&endpoint{kind: kindStdio, command: c}) }
+	host := hostname
+	t.Cleanup(func() { hostname = host })
+
+	// The working directory, when Dir is "", and a relative Dir.
+	a, b := t.TempDir(), t.TempDir()
+	t.Chdir(a)
+	inA := id(Command{Path: "/bin/srv"})
+	if inA != id(Command{Path: "/bin/srv", Dir: a}) {
+		t.Error(`Dir "" and Dir = the working directory give two identities`)
+	}
+	relA := id(Command{Path: "/bin/srv", Dir: "sub"})
+	if relA != id(Command{Path: "/bin/srv", Dir: filepath.Join(a, "sub")}) {
+		t.Error("a relative Dir and its absolute form give two identities")
+	}
+	t.Chdir(b)
+	if id(Command{Path: "/bin/srv"}) == inA || id(Command{Path: "/bin/srv", Dir: "sub"}) == relA {
+		t.Error("the same command run from two directories has one identity")
+	}
+
+	// The executable PATH finds.
+	bin1, bin2 := t.TempDir(), t.TempDir()
+	for _, dir := range []string{bin1, bin2} {
+		if err := os.WriteFile(filepath.Join(dir, "mcp-srv-test"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", bin1)
+	in1 := id(Command{Path: "mcp-srv-test"})
+	if in1 != id(Command{Path: "mcp-srv-test"}) {
+		t.Error("one command, two identities")
+	}
+	t.Setenv("PATH", bin2)
+	if id(Command{Path: "mcp-srv-test"}) == in1 {
+		t.Error("two executables found in PATH under one name share an identity")
+	}
+	if got, want := resolveExecutable("mcp-srv-test", b), filepath.Join(bin2, "mcp-srv-test"); got != want {
+		t.Errorf("resolveExecutable = %q, want %q", got, want)
+	}
+	if got, want := resolveExecutable("./srv", "/opt/x"), "/opt/x/srv"; got != want {
+		t.Errorf("resolveExecutable(./srv) = %q, want %q", got, want)
+	}
+
+	// The host, for stdio servers and local URLs only.
+	hostname = func() string { return "host-1" }
+	local := []string{"http://localhost:8080/mcp", "http://127.0.0.1:9/mcp", "http://[::1]:9/mcp", "http://app.localhost/mcp", "http://0.0.0.0:1/"}
+	remote := "https://api.example.com/mcp"
+	before := map[string]string{"stdio": id(Command{Path: "/bin/srv"}), remote: serverIdentity(&endpoint{kind: kindStreamable, url: remote})}
+	for _, u := range local {
+		before[u] = serverIdentity(&endpoint{kind: kindStreamable, url: u})
+	}
+	hostname = func() string { return "host-2" }
+	if id(Command{Path: "/bin/srv"}) == before["stdio"] {
+		t.Error("one command on two hosts has one identity")
+	}
+	for _, u := range local {
+		if serverIdentity(&endpoint{kind: kindStreamable, url: u}) == before[u] {
+			t.Errorf("%s on two hosts has one identity", u)
+		}
+	}
+	if serverIdentity(&endpoint{kind: kindStreamable, url: remote}) != before[remote] {
+		t.Errorf("%s depends on the host asking", remote)
+	}
+	for u, want := range map[string]bool{
+		"http://LOCALHOST./x": true, "http://127.1.2.3/": true, "http://10.0.0.1/": false,
+		"https://localhost.example.com/": false, "::bad": false,
+	} {
+		if got := isLocalURL(u); got != want {
+			t.Errorf("isLocalURL(%q) = %v, want %v", u, got, want)
+		}
+	}
+}
+
+// hookStore runs beforeSet before each Set.
+type hookStore struct {
+	CacheStore
+	beforeSet func()
+}
+
+func (s *hookStore) Set(ctx context.Context, key string, e CacheEntry) {
+	if s.beforeSet != nil {
+		s.beforeSet()
+	}
+	s.CacheStore.Set(ctx, key, e)
+}
+
+// TestCacheGenerations: an answer is not stored when its listing or
+// resource was invalidated while it was on its way, even when the
+// invalidation lands between the check and the Set.
+func TestCacheGenerations(t *testing.T) {
+	ctx := context.Background()
+	store := &hookStore{CacheStore: NewMemoryCacheStore(0)}
+	rc := &responseCache{store: store, server: "s", private: "p"}
+	c := &Client{cache: rc, log: slog.New(slog.DiscardHandler)}
+	read := func(uri string) cacheRequest { return cacheRequest{method: methodReadResource, param: uri, ok: true} }
+	stored := func(cr cacheRequest) bool {
+		_, ok := store.Get(ctx, rc.key(cr.method, cr.param, publicPartition))
+		return ok
+	}
+	// flight stores an answer to cr, with during run while it is on its way.
+	flight := func(cr cacheRequest, during func()) bool {
+		store.Delete(ctx, rc.key(cr.method, cr.param, publicPartition))
+		gen := rc.generation(cr)
+		if during != nil {
+			during()
+		}
+		var res mcp.Result = &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: cr.param, Text: "x"}}}
+		if cr.method == methodListPrompts {
+			res = &mcp.ListPromptsResult{}
+		}
+		c.cacheStore(ctx, cr, gen, res, 60000, "public", true)
+		return stored(cr)
+	}
+
+	prompts := cacheRequest{method: methodListPrompts, ok: true}
+	if !flight(prompts, nil) {
+		t.Fatal("a quiet answer was not stored")
+	}
+	rc.invalidate(ctx, methodListPrompts)
+	if flight(prompts, func() { rc.invalidate(ctx, methodListPrompts) }) {
+		t.Error("an answer from before prompts/list_changed was stored")
+	}
+	if !flight(prompts, func() { rc.invalidate(ctx, methodListTools) }) {
+		t.Error("another method's list_changed kept an answer from being stored")
+	}
+
+	// Per resource: an update drops the answers under its URI only.
+	under, other := read("file:///a/b"), read("file:///c")
+	if flight(under, func() { rc.invalidateResource(ctx, "file:///a/") }) {
+		t.Error("a read from before its resource's update was stored")
+	}
+	if !flight(other, func() { rc.invalidateResource(ctx, "file:///a/") }) {
+		t.Error("another resource's update kept a read from being stored")
+	}
+	if !flight(under, nil) {
+		t.Error("a read after the update was not stored")
+	}
+
+	// The invalidation lands after the check, and its DeletePrefix before
+	// the Set: the entry is deleted after the Set.
+	rc.invalidate(ctx, methodListPrompts)
+	store.beforeSet = func() { store.beforeSet = nil; rc.invalidate(ctx, methodListPrompts) }
+	if flight(prompts, nil) {
+		t.Error("an answer invalidated just before its Set was kept")
+	}
+	store.beforeSet = func() { store.beforeSet = nil; rc.invalidateResource(ctx, "file:///c") }
+	if flight(other, nil) {
+		t.Error("a read invalidated just before its Set was kept")
+	}
+
+	// Past maxResourceGens updated URIs every read in flight is dropped,
+	// and the generations stay bounded.
+	if flight(other, func() {
+		for i := range maxResourceGens + 1 {
+			rc.bumpResource(fmt.Sprintf("file:///many/%d", i))
+		}
+	}) {
+		t.Error("a read in flight survived the reset of the resource generations")
+	}
+	if n := len(rc.resGens); n > maxResourceGens {
+		t.Errorf("%d resource generations kept", n)
+	}
+	if !flight(other, nil) {
+		t.Error("a read after the reset was not stored")
+	}
+}
+
+func TestCacheConfigValidate(t *testing.T) {
+	for _, tt := range []struct {
+		cfg  *CacheConfig
+		want string
+	}{
+		{nil, ""},
+		{&CacheConfig{}, ""},
+		{&CacheConfig{DefaultTTL: -time.Second}, "CacheConfig.DefaultTTL is negative (-1s)"},
+		{&CacheConfig{MaxTTL: -1}, "CacheConfig.MaxTTL is negative"},
+		{&CacheConfig{MaxEntries: -1}, "CacheConfig.MaxEntries is negative (-1)"},
+	} {
+		_, err := NewClient("https://x.example/mcp", ClientOptions{Cache: tt.cfg})
+		if (err == nil) != (tt.want == "") || (err != nil && !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("%+v: error %v, want %q", tt.cfg, err, tt.want)
 		}
 	}
 }

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -228,17 +230,38 @@ func TestCachePrivatePublic(t *testing.T) {
 			wantRequests(t, st, "server/discover", 1)
 			listToolsN(t, ctx, bob, 2)
 			wantRequests(t, st, listTools, tt.afterBob)
-			// server/discover is cached too, with the same scope.
+			// server/discover is cached too (the server gives it the same
+			// scope): a public one is shared, so bob's client connects
+			// without sending anything.
 			wantRequests(t, st, "server/discover", tt.afterBob)
 			listToolsN(t, ctx, alice2, 2)
 			wantRequests(t, st, listTools, tt.afterAlice2)
 			wantRequests(t, st, "server/discover", tt.afterAlice2)
 
-			// A client the server turns away is never served what others
-			// were told, however it is cached.
+			// The server turns mallory away. A private result is never
+			// served to her. A public one is, by definition, for any
+			// caller: with the discover and tool list cached, her client
+			// lists the tools without contacting the server, and the
+			// refusal comes with her first real request.
 			mallory := client("mallory")
-			if _, err := mallory.Tools(ctx); err == nil && tt.scope == "private" {
-				t.Error("an unauthorized client got the private tool list")
+			tools, err := mallory.Tools(ctx)
+			switch tt.scope {
+			case "private":
+				if err == nil {
+					t.Error("an unauthorized client got the private tool list")
+				}
+			case "public":
+				if err != nil || len(tools) == 0 {
+					t.Fatalf("the public tool list was not served from the cache: %d tools, %v", len(tools), err)
+				}
+				wantRequests(t, st, listTools, 1)
+				wantRequests(t, st, "server/discover", 1)
+				if _, err := mallory.CallTool(ctx, "echo", []byte(`{"text":"x"}`)); err == nil {
+					t.Error("the server took a tool call from an unauthorized client")
+				}
+				if n := st.Calls("echo"); n != 0 {
+					t.Errorf("the server ran echo %d times for an unauthorized client", n)
+				}
 			}
 		})
 	}
@@ -409,6 +432,284 @@ func TestCacheDiscoverOnReconnect(t *testing.T) {
 	}
 }
 
+// TestCacheDiscoverAfterLoss: a connection lost without Close drops the
+// cached server/discover, so the reconnect talks to the server, whether the
+// loss is noticed between requests or by a request that fails.
+func TestCacheDiscoverAfterLoss(t *testing.T) {
+	ctx := testCtx(t)
+	srv, st := testserver.NewWithState(testserver.Options{CacheTTLMs: 60000})
+	// drop ends the server's side of the session that calls it, and
+	// answers only once the client gave up.
+	srv.AddTool(&mcp.Tool{Name: "drop", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		go req.Session.Close()
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	c := cachedClient(t, srv, mcpadapter.ClientOptions{Cache: &mcpadapter.CacheConfig{}})
+	connect := func() {
+		t.Helper()
+		info, err := c.Connect(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Era != mcpadapter.EraDiscover {
+			t.Fatalf("era %v", info.Era)
+		}
+	}
+	connect()
+	_ = c.Close()
+	connect() // served from the cache
+	wantRequests(t, st, "server/discover", 1)
+
+	// Lost between requests.
+	cs, err := c.Session(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ss := range srv.Sessions() {
+		_ = ss.Close()
+	}
+	_ = cs.Wait()
+	connect()
+	wantRequests(t, st, "server/discover", 2)
+	listToolsN(t, ctx, c, 1)
+
+	// Lost under a request.
+	if _, err := c.CallTool(ctx, "drop", nil); err == nil {
+		t.Fatal("drop: no error")
+	}
+	connect()
+	wantRequests(t, st, "server/discover", 3)
+	if _, err := c.CallTool(ctx, "echo", []byte(`{"text":"x"}`)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCacheStaleAnswerAfterListChanged: a tools/list answer computed
+// before a change, and received after the change's list_changed, is not
+// cached.
+func TestCacheStaleAnswerAfterListChanged(t *testing.T) {
+	ctx := testCtx(t)
+	srv, _ := testserver.NewWithState(testserver.Options{CacheTTLMs: 60000})
+	computed := make(chan struct{}, 1)
+	release := make(chan struct{})
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if method == listTools {
+				select {
+				case computed <- struct{}{}: // the first answer is held back
+					select {
+					case <-release:
+					case <-ctx.Done():
+					}
+				default:
+				}
+			}
+			return res, err
+		}
+	})
+	acked := make(chan struct{}, 1)
+	changed := make(chan struct{}, 1)
+	c := cachedClient(t, srv, mcpadapter.ClientOptions{
+		Cache: &mcpadapter.CacheConfig{},
+		MessageHandler: func(_ context.Context, method string, _ mcp.Request) {
+			if method == "notifications/subscriptions/acknowledged" {
+				select {
+				case acked <- struct{}{}:
+				default:
+				}
+			}
+		},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		},
+	})
+	if _, err := c.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-acked:
+	case <-ctx.Done():
+		t.Fatal("no subscriptions/acknowledged")
+	}
+	done := make(chan []*mcpadapter.Tool, 1)
+	go func() {
+		tools, err := c.Tools(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- tools
+	}()
+	select {
+	case <-computed:
+	case <-ctx.Done():
+		t.Fatal("no tools/list")
+	}
+	srv.AddTool(&mcp.Tool{Name: "late", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{}, nil
+	})
+	select {
+	case <-changed:
+	case <-ctx.Done():
+		t.Fatal("no tools/list_changed")
+	}
+	close(release)
+	if old := <-done; hasTool(old, "late") {
+		t.Fatal("the held-back answer already has the new tool: the test proves nothing")
+	}
+	tools := listToolsN(t, ctx, c, 1)
+	if !hasTool(tools, "late") {
+		t.Errorf("after list_changed the cache still serves the old list (%d tools, no \"late\")", len(tools))
+	}
+}
+
+func hasTool(tools []*mcpadapter.Tool, name string) bool {
+	for _, tl := range tools {
+		if tl.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// recordingStore is a CacheStore that remembers the tools/list keys in
+// the order they were first set, and the entries set.
+type recordingStore struct {
+	mcpadapter.CacheStore
+	mu      sync.Mutex
+	pages   []string
+	entries map[string]mcpadapter.CacheEntry
+}
+
+func (s *recordingStore) Set(ctx context.Context, key string, e mcpadapter.CacheEntry) {
+	s.mu.Lock()
+	if s.entries == nil {
+		s.entries = make(map[string]mcpadapter.CacheEntry)
+	}
+	if _, ok := s.entries[key]; !ok && strings.Contains(key, "\x00"+listTools+"\x00") {
+		s.pages = append(s.pages, key)
+	}
+	s.entries[key] = e
+	s.mu.Unlock()
+	s.CacheStore.Set(ctx, key, e)
+}
+
+// page returns the key and the last entry set of tools/list page i.
+func (s *recordingStore) page(t *testing.T, i int) (string, mcpadapter.CacheEntry) {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i >= len(s.pages) {
+		t.Fatalf("%d tools/list pages stored, want more than %d", len(s.pages), i)
+	}
+	return s.pages[i], s.entries[s.pages[i]]
+}
+
+// TestCacheListingPagesRedone: a cached first page whose cursor the
+// server no longer takes (the next page was evicted) makes the listing
+// start over from the server, once; and pages stored after a cached
+// first page expire with it.
+func TestCacheListingPagesRedone(t *testing.T) {
+	ctx := testCtx(t)
+	srv, _ := testserver.NewWithState(testserver.Options{CacheTTLMs: 60000, PageSize: 10, ManyTools: true})
+	// The server's cursors name the generation they were made in and
+	// expire with it, as a server with stateful cursors does.
+	var mu sync.Mutex
+	gen, lists, rejected := 1, 0, 0
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			p, ok := req.GetParams().(*mcp.ListToolsParams)
+			if method != listTools || !ok {
+				return next(ctx, method, req)
+			}
+			mu.Lock()
+			lists++
+			g := fmt.Sprintf("g%d:", gen)
+			mu.Unlock()
+			if p.Cursor != "" {
+				if !strings.HasPrefix(p.Cursor, g) {
+					mu.Lock()
+					rejected++
+					mu.Unlock()
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "expired cursor"}
+				}
+				p.Cursor = strings.TrimPrefix(p.Cursor, g)
+			}
+			res, err := next(ctx, method, req)
+			if r, ok := res.(*mcp.ListToolsResult); ok && err == nil && r.NextCursor != "" {
+				r.NextCursor = g + r.NextCursor
+			}
+			return res, err
+		}
+	})
+	counts := func() (int, int) {
+		mu.Lock()
+		defer mu.Unlock()
+		return lists, rejected
+	}
+	store := &recordingStore{CacheStore: mcpadapter.NewMemoryCacheStore(0)}
+	c := cachedClient(t, srv, mcpadapter.ClientOptions{Cache: &mcpadapter.CacheConfig{Store: store}})
+	names := func(tools []*mcpadapter.Tool) string {
+		var b strings.Builder
+		for _, tl := range tools {
+			b.WriteString(tl.Name + " ")
+		}
+		return b.String()
+	}
+	first := listToolsN(t, ctx, c, 1)
+	n, _ := counts()
+	if n < 3 || len(first) <= 2*10 {
+		t.Fatalf("%d tools in %d pages: the listing does not paginate", len(first), n)
+	}
+	pages := n
+
+	// Page 2 evicted: page 1 from the cache, page 2 from the server,
+	// stored to expire with page 1.
+	key1, e1 := store.page(t, 0)
+	key2, e2 := store.page(t, 1)
+	if e2.Expires.After(e1.Expires) {
+		t.Errorf("page 2 expires %v after page 1", e2.Expires.Sub(e1.Expires))
+	}
+	store.Delete(ctx, key2)
+	time.Sleep(5 * time.Millisecond)
+	if got := listToolsN(t, ctx, c, 1); names(got) != names(first) {
+		t.Fatalf("after evicting page 2: %s, want %s", names(got), names(first))
+	}
+	if n, _ := counts(); n != pages+1 {
+		t.Errorf("%d tools/list requests, want %d", n, pages+1)
+	}
+	if _, e := store.page(t, 1); !e.Expires.Equal(e1.Expires) {
+		t.Errorf("page 2, stored after a cached page 1, expires %v after it", e.Expires.Sub(e1.Expires))
+	}
+
+	// The cursors expire and page 2 is evicted again: page 1's cached
+	// cursor is refused, and the listing starts over from the server.
+	mu.Lock()
+	gen++
+	mu.Unlock()
+	store.Delete(ctx, key2)
+	if got := listToolsN(t, ctx, c, 1); names(got) != names(first) {
+		t.Fatalf("after the cursors expired: %s, want %s", names(got), names(first))
+	}
+	if n, r := counts(); n != 2*pages+2 || r != 1 {
+		t.Errorf("%d tools/list requests (%d refused), want %d (1)", n, r, 2*pages+2)
+	}
+	if e, _ := store.Get(ctx, key1); !e.Expires.After(e1.Expires) {
+		t.Error("page 1 was not refreshed")
+	}
+	// Everything is cached again, with the new cursors.
+	if got := listToolsN(t, ctx, c, 2); names(got) != names(first) {
+		t.Fatalf("%s, want %s", names(got), names(first))
+	}
+	if n, _ := counts(); n != 2*pages+2 {
+		t.Errorf("%d tools/list requests, want %d", n, 2*pages+2)
+	}
+}
+
 func TestCacheCloneHasOwnStore(t *testing.T) {
 	ctx := testCtx(t)
 	srv, st := testserver.NewWithState(testserver.Options{CacheTTLMs: 60000})
@@ -461,13 +762,45 @@ func TestCacheGroupConfig(t *testing.T) {
 	}
 }
 
+// TestCacheConcurrent lists and reads from many goroutines, in every mode,
+// through a store too small for them, with pages, while the tool list
+// churns: every answer must be whole and right, and once the churn stops
+// the cache must converge on the server's list.
 func TestCacheConcurrent(t *testing.T) {
 	ctx := testCtx(t)
-	srv, st := testserver.NewWithState(testserver.Options{CacheTTLMs: 60000, Resources: true})
+	srv, st := testserver.NewWithState(testserver.Options{CacheTTLMs: 60000, Resources: true, PageSize: 8})
 	store := mcpadapter.NewMemoryCacheStore(4)
 	c := cachedClient(t, srv, mcpadapter.ClientOptions{Cache: &mcpadapter.CacheConfig{Store: store}})
 	handler := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{}, nil
+	}
+	base := listToolsN(t, ctx, c, 1)
+	pages := st.Requests(listTools)
+	if pages < 2 {
+		t.Fatalf("%d tools in %d pages: the listing does not paginate", len(base), pages)
+	}
+	// check says what is wrong with a tool list: every base tool once,
+	// and no other tool than the churn's.
+	check := func(tools []*mcpadapter.Tool) error {
+		seen := make(map[string]bool)
+		for _, tl := range tools {
+			if seen[tl.Name] {
+				return fmt.Errorf("tool %s listed twice", tl.Name)
+			}
+			seen[tl.Name] = true
+		}
+		for _, tl := range base {
+			if !seen[tl.Name] {
+				return fmt.Errorf("tool %s missing (%d tools)", tl.Name, len(tools))
+			}
+			delete(seen, tl.Name)
+		}
+		for name := range seen {
+			if !strings.HasPrefix(name, "churn_") {
+				return fmt.Errorf("unknown tool %s", name)
+			}
+		}
+		return nil
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, 100)
@@ -478,13 +811,21 @@ func TestCacheConcurrent(t *testing.T) {
 			mode := mcpadapter.CacheMode(i % 3)
 			cctx := mcpadapter.WithCacheMode(ctx, mode)
 			for j := range 40 {
-				if _, err := c.Tools(cctx); err != nil {
-					errs <- err
+				tools, err := c.Tools(cctx)
+				if err == nil {
+					err = check(tools)
+				}
+				if err != nil {
+					errs <- fmt.Errorf("goroutine %d (%v), list %d: %w", i, mode, j, err)
 					return
 				}
 				uri := fmt.Sprintf("test://cache/n%d", j%6) // more URIs than the store holds
-				if _, err := c.ReadResource(cctx, uri); err != nil {
-					errs <- err
+				res, err := c.ReadResource(cctx, uri)
+				if err == nil && (len(res.Contents) != 1 || res.Contents[0].URI != uri || !strings.HasPrefix(res.Contents[0].Text, uri+" read ")) {
+					err = fmt.Errorf("read %s: %+v", uri, res.Contents)
+				}
+				if err != nil {
+					errs <- fmt.Errorf("goroutine %d (%v), read %d: %w", i, mode, j, err)
 					return
 				}
 			}
@@ -505,8 +846,21 @@ func TestCacheConcurrent(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	if st.Requests(listTools) >= 8*40 {
-		t.Errorf("%d tools/list requests: nothing was cached", st.Requests(listTools))
+	if n := st.Requests(listTools); n >= pages*(1+8*40) {
+		t.Errorf("%d tools/list requests for %d listings of %d pages: nothing was cached", n, 1+8*40, pages)
+	}
+	// The last change's list_changed is on its way: the cached list must
+	// become the server's, without waiting for its TTL.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		tools := listToolsN(t, ctx, c, 1)
+		if check(tools) == nil && len(tools) == len(base) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the cache still serves a list of %d tools after the churn (the server has %d)", len(tools), len(base))
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

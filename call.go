@@ -69,6 +69,7 @@ func (c *Client) doWith(ctx context.Context, op, tool string, timeout time.Durat
 		// A write that failed on a stdio pipe means the process is gone.
 		lost := s.ended() || (notSent && s.stdio != nil) || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing)
 		if lost {
+			c.cache.forgetDiscover(ctx) // the reconnect must reach the server
 			c.drop(s)
 		}
 		if attempt == 0 && notSent {
@@ -191,27 +192,12 @@ func errorResult(text string) *Result {
 // ListTools returns every tool the server offers, all pages of tools/list,
 // as go-sdk decoded them.
 func (c *Client) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
-	var tools []*mcp.Tool
-	err := c.do(ctx, "tools/list", "", func(ctx context.Context, s *session) error {
-		tools = tools[:0]
-		params := &mcp.ListToolsParams{}
-		for page := 0; ; page++ {
-			if page >= maxPages {
-				return fmt.Errorf("tools/list returned more than %d pages; giving up (a cursor loop?)", maxPages)
-			}
-			res, err := s.cs.ListTools(ctx, params)
-			if err != nil {
-				return err
-			}
-			tools = append(tools, res.Tools...)
-			if res.NextCursor == "" {
-				return nil
-			}
-			if res.NextCursor == params.Cursor {
-				return fmt.Errorf("tools/list returned the same cursor %q twice", res.NextCursor)
-			}
-			params = &mcp.ListToolsParams{Cursor: res.NextCursor}
+	tools, err := listAll(ctx, c, "tools/list", func(ctx context.Context, s *session, cursor string) ([]*mcp.Tool, string, error) {
+		res, err := s.cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
+		if err != nil {
+			return nil, "", err
 		}
+		return res.Tools, res.NextCursor, nil
 	})
 	if err != nil {
 		return nil, c.serverErr(err, "tools/list")
@@ -221,3 +207,50 @@ func (c *Client) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 
 // maxPages bounds a paginated listing.
 const maxPages = 1000
+
+// listAll returns every item of the listing method, asking page for each
+// page. With the response cache, a cached first page may carry a cursor
+// the server no longer accepts (its next page was evicted, or the server
+// forgot the cursor): when a later page fails with a server error, the
+// whole listing is asked anew, once, bypassing the cached pages.
+func listAll[T any](ctx context.Context, c *Client, method string, page func(context.Context, *session, string) ([]T, string, error)) ([]T, error) {
+	var out []T
+	err := c.do(ctx, method, "", func(ctx context.Context, s *session) error {
+		for attempt := 0; ; attempt++ {
+			var (
+				failedPage int
+				err        error
+			)
+			out, failedPage, err = listPagesOnce(withListPages(ctx), s, method, out[:0], page)
+			if err == nil || attempt > 0 || failedPage == 0 || c.cache == nil || cacheModeOf(ctx) != CacheUse || !isServerError(err) {
+				return err
+			}
+			c.log.Debug("a later page of a cached listing failed; listing anew from the server", "op", method, "page", failedPage, "cause", redactURLSecrets(err.Error()))
+			ctx = WithCacheMode(ctx, CacheRefresh)
+		}
+	})
+	return out, err
+}
+
+// listPagesOnce appends every page of a listing to out. On failure it
+// returns the index of the page that failed.
+func listPagesOnce[T any](ctx context.Context, s *session, method string, out []T, page func(context.Context, *session, string) ([]T, string, error)) ([]T, int, error) {
+	cursor := ""
+	for n := 0; ; n++ {
+		if n >= maxPages {
+			return out, n, fmt.Errorf("%s returned more than %d pages; giving up (a cursor loop?)", method, maxPages)
+		}
+		items, next, err := page(ctx, s, cursor)
+		if err != nil {
+			return out, n, err
+		}
+		out = append(out, items...)
+		if next == "" {
+			return out, n, nil
+		}
+		if next == cursor {
+			return out, n, fmt.Errorf("%s returned the same cursor %q twice", method, next)
+		}
+		cursor = next
+	}
+}

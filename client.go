@@ -55,6 +55,9 @@ type Client struct {
 // *Config with a single server (whose entry's settings override opts).
 // It does not connect; the first request does, or Connect.
 func NewClient(target any, opts ClientOptions) (*Client, error) {
+	if err := opts.Cache.validate(); err != nil {
+		return nil, fmt.Errorf("ClientOptions.Cache: %w", err)
+	}
 	if cfg, ok := target.(*Config); ok && cfg != nil {
 		if len(cfg.Servers) != 1 {
 			return nil, &TargetError{Target: "config", Reason: fmt.Sprintf("it has %d servers; a Client talks to one: use NewGroup(cfg, opts) or New(cfg)", len(cfg.Servers))}

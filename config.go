@@ -150,8 +150,8 @@ func ParseConfig(data []byte) (*Config, error) {
 // server may also have "auth" ("oauth" or a bearer token), "timeout" (a
 // number of seconds, or a duration such as "30s"), "includeTools" and
 // "excludeTools" (lists of tool names), "cache" (true, false, or an object
-// {"ttl": "30s", "maxTtl": "10m", "maxEntries": 500}: see CacheConfig,
-// whose DefaultTTL, MaxTTL and MaxEntries these are), and "disabled" (true
+// {"defaultTtl": "30s", "maxTtl": "10m", "maxEntries": 500}: see
+// CacheConfig, whose DefaultTTL, MaxTTL and MaxEntries these are), and "disabled" (true
 // drops the server). Other members are kept in ServerConfig.Extra. A member whose
 // value is null counts as absent.
 //

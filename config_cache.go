@@ -9,7 +9,8 @@ import (
 
 // cache returns the "cache" member f of a server: true (the default
 // cache), false (no cache, whatever ClientOptions.Cache says) or an object
-// {"ttl": "30s", "maxTtl": "10m", "maxEntries": 500}.
+// {"defaultTtl": "30s", "maxTtl": "10m", "maxEntries": 500}, whose members
+// are CacheConfig's DefaultTTL, MaxTTL and MaxEntries.
 func (p *configParser) cache(f member, path string) (cfg *CacheConfig, off bool) {
 	switch f.val[0] {
 	case 't':
@@ -18,21 +19,23 @@ func (p *configParser) cache(f member, path string) (cfg *CacheConfig, off bool)
 		return nil, true
 	case '{':
 	default:
-		p.errorf(f.off, path, `want true, false or an object such as {"ttl": "30s", "maxTtl": "10m", "maxEntries": 500}, not %s`, jsonKind(f.val))
+		p.errorf(f.off, path, `want true, false or an object such as {"defaultTtl": "30s", "maxTtl": "10m", "maxEntries": 500}, not %s`, jsonKind(f.val))
 		return nil, false
 	}
 	cfg = &CacheConfig{}
 	for _, e := range p.members(f.val, f.off, path, "key") {
 		epath := joinPath(path, e.key)
 		switch e.key {
-		case "ttl":
+		case "defaultTtl":
 			cfg.DefaultTTL = p.cacheDuration(e, epath)
 		case "maxTtl":
 			cfg.MaxTTL = p.cacheDuration(e, epath)
 		case "maxEntries":
 			cfg.MaxEntries = p.cacheEntries(e, epath)
+		case "ttl":
+			p.errorf(e.keyOff, epath, `unknown cache member "ttl": how long to keep results that carry no caching hints is "defaultTtl"; a server's own ttlMs is capped by "maxTtl"`)
 		default:
-			p.errorf(e.keyOff, epath, `unknown cache member %q; want "ttl", "maxTtl" or "maxEntries"`, e.key)
+			p.errorf(e.keyOff, epath, `unknown cache member %q; want "defaultTtl", "maxTtl" or "maxEntries"`, e.key)
 		}
 	}
 	return cfg, false

@@ -90,6 +90,7 @@ func (c *Client) session(ctx context.Context) (*session, error) {
 		}
 		c.cur = nil
 		c.log.Info("connection lost; reconnecting", "cause", redactURLSecrets(fmt.Sprint(s.err)))
+		c.cache.forgetDiscover(ctx)
 	}
 	d := c.dialing
 	if d == nil {

@@ -12,16 +12,12 @@ import (
 
 // ListPrompts returns every prompt the server offers (all pages).
 func (c *Client) ListPrompts(ctx context.Context) ([]*mcp.Prompt, error) {
-	var out []*mcp.Prompt
-	err := c.do(ctx, "prompts/list", "", func(ctx context.Context, s *session) error {
-		out = out[:0]
-		for p, err := range s.cs.Prompts(ctx, nil) {
-			if err != nil {
-				return err
-			}
-			out = append(out, p)
+	out, err := listAll(ctx, c, "prompts/list", func(ctx context.Context, s *session, cursor string) ([]*mcp.Prompt, string, error) {
+		res, err := s.cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
+		if err != nil {
+			return nil, "", err
 		}
-		return nil
+		return res.Prompts, res.NextCursor, nil
 	})
 	return out, c.serverErr(err, "prompts/list")
 }
@@ -39,32 +35,24 @@ func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]str
 
 // ListResources returns every resource the server offers (all pages).
 func (c *Client) ListResources(ctx context.Context) ([]*mcp.Resource, error) {
-	var out []*mcp.Resource
-	err := c.do(ctx, "resources/list", "", func(ctx context.Context, s *session) error {
-		out = out[:0]
-		for r, err := range s.cs.Resources(ctx, nil) {
-			if err != nil {
-				return err
-			}
-			out = append(out, r)
+	out, err := listAll(ctx, c, "resources/list", func(ctx context.Context, s *session, cursor string) ([]*mcp.Resource, string, error) {
+		res, err := s.cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
+		if err != nil {
+			return nil, "", err
 		}
-		return nil
+		return res.Resources, res.NextCursor, nil
 	})
 	return out, c.serverErr(err, "resources/list")
 }
 
 // ListResourceTemplates returns every resource template (all pages).
 func (c *Client) ListResourceTemplates(ctx context.Context) ([]*mcp.ResourceTemplate, error) {
-	var out []*mcp.ResourceTemplate
-	err := c.do(ctx, "resources/templates/list", "", func(ctx context.Context, s *session) error {
-		out = out[:0]
-		for r, err := range s.cs.ResourceTemplates(ctx, nil) {
-			if err != nil {
-				return err
-			}
-			out = append(out, r)
+	out, err := listAll(ctx, c, "resources/templates/list", func(ctx context.Context, s *session, cursor string) ([]*mcp.ResourceTemplate, string, error) {
+		res, err := s.cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
+		if err != nil {
+			return nil, "", err
 		}
-		return nil
+		return res.ResourceTemplates, res.NextCursor, nil
 	})
 	return out, c.serverErr(err, "resources/templates/list")
 }
