@@ -52,6 +52,9 @@ func NewGroup(cfg *Config, opts ClientOptions) (*Group, error) {
 	if err := checkSharedCredentials(cfg, opts); err != nil {
 		return nil, err
 	}
+	if err := opts.Cache.validate(); err != nil {
+		return nil, fmt.Errorf("ClientOptions.Cache: %w", err)
+	}
 	g := &Group{filters: make(map[*Client]toolFilter)}
 	var errs []error
 	for _, sc := range cfg.Servers {

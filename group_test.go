@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
@@ -370,5 +371,16 @@ func BenchmarkGroupDiscovery(b *testing.B) {
 				b.StartTimer()
 			}
 		})
+	}
+}
+
+func TestNewGroupRejectsBadCache(t *testing.T) {
+	cfg, err := mcpadapter.ParseConfig([]byte(`{"mcpServers": {"a": {"url": "https://a.example.com/mcp"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = mcpadapter.NewGroup(cfg, mcpadapter.ClientOptions{Cache: &mcpadapter.CacheConfig{MaxTTL: -time.Second}})
+	if err == nil || !strings.Contains(err.Error(), "ClientOptions.Cache: CacheConfig.MaxTTL is negative") {
+		t.Errorf("err = %v", err)
 	}
 }
