@@ -466,18 +466,41 @@ func TestCacheDiscoverAfterLoss(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for ss := range srv.Sessions() {
-		_ = ss.Close()
+	// The go-sdk session ends under the Client (as when the transport
+	// breaks). (Closing the server's side instead can hang: go-sdk's
+	// ServerSession.Close waits for the open subscriptions/listen request.)
+	_ = cs.Close()
+	// The client learns of the loss a moment after go-sdk does: wait
+	// (bounded) until it has a new session.
+	newSession := func(old *mcp.ClientSession) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); ; {
+			next, err := c.Session(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if next != old {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the client kept the lost session for 5s")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
 	}
-	_ = cs.Wait()
+	newSession(cs)
 	connect()
 	wantRequests(t, st, "server/discover", 2)
 	listToolsN(t, ctx, c, 1)
 
 	// Lost under a request.
+	if cs, err = c.Session(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := c.CallTool(ctx, "drop", nil); err == nil {
 		t.Fatal("drop: no error")
 	}
+	newSession(cs)
 	connect()
 	wantRequests(t, st, "server/discover", 3)
 	if _, err := c.CallTool(ctx, "echo", []byte(`{"text":"x"}`)); err != nil {
