@@ -1,8 +1,6 @@
 package mcpadapter
 
 import (
-	"encoding/json"
-	"math"
 	"strconv"
 	"time"
 )
@@ -44,34 +42,10 @@ func (p *configParser) cache(f member, path string) (cfg *CacheConfig, off bool)
 // cacheDuration returns the duration e: a number of seconds, or a duration
 // string such as "30s". null is zero.
 func (p *configParser) cacheDuration(e member, path string) time.Duration {
-	var d time.Duration
-	switch e.val[0] {
-	case 'n':
-		return 0
-	case '"':
-		var s string
-		_ = json.Unmarshal(e.val, &s)
-		var err error
-		if d, err = time.ParseDuration(s); err != nil {
-			p.errorf(e.off, path, `want a number of seconds or a duration such as "30s": %v`, err)
-			return 0
-		}
-	case '{', '[', 't', 'f':
-		p.errorf(e.off, path, `want a number of seconds or a duration such as "30s", not %s`, jsonKind(e.val))
-		return 0
-	default:
-		secs, _ := strconv.ParseFloat(string(e.val), 64)
-		if secs > maxTimeoutSeconds {
-			p.errorf(e.off, path, "%s seconds is too long", e.val)
-			return 0
-		}
-		d = time.Duration(math.Round(max(secs, -maxTimeoutSeconds) * float64(time.Second)))
-	}
-	if d < 0 {
-		p.errorf(e.off, path, "negative duration %s", e.val)
+	if e.val[0] == 'n' {
 		return 0
 	}
-	return d
+	return p.duration(e, path, "", "negative duration %s")
 }
 
 // cacheEntries returns the entry count e, a non-negative integer.

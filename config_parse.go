@@ -537,6 +537,13 @@ const maxTimeoutSeconds = float64(math.MaxInt64 / int64(time.Second))
 
 // timeout returns the timeout f: a number of seconds, or a duration string.
 func (p *configParser) timeout(f member, path string) time.Duration {
+	return p.duration(f, path, " a timeout", "negative timeout %s; use 0, or leave it out, for no limit")
+}
+
+// duration returns f, a number of seconds or a duration string such as
+// "30s". what ends the too-long and too-short messages; negative is the
+// message (with %s for the value) for a negative one.
+func (p *configParser) duration(f member, path, what, negative string) time.Duration {
 	var d time.Duration
 	switch f.val[0] {
 	case '"':
@@ -554,17 +561,17 @@ func (p *configParser) timeout(f member, path string) time.Duration {
 		// A valid JSON number; one out of range parses as an infinity.
 		secs, _ := strconv.ParseFloat(string(f.val), 64)
 		if secs > maxTimeoutSeconds {
-			p.errorf(f.off, path, "%s seconds is too long a timeout", f.val)
+			p.errorf(f.off, path, "%s seconds is too long%s", f.val, what)
 			return 0
 		}
 		d = time.Duration(math.Round(max(secs, -maxTimeoutSeconds) * float64(time.Second)))
 		if secs > 0 && d == 0 {
-			p.errorf(f.off, path, "%s seconds is too short a timeout (under a nanosecond)", f.val)
+			p.errorf(f.off, path, "%s seconds is too short%s (under a nanosecond)", f.val, what)
 			return 0
 		}
 	}
 	if d < 0 {
-		p.errorf(f.off, path, "negative timeout %s; use 0, or leave it out, for no limit", f.val)
+		p.errorf(f.off, path, negative, f.val)
 		return 0
 	}
 	return d
