@@ -73,6 +73,7 @@ func (s *session) close(grace time.Duration) error {
 type dialCall struct {
 	done   chan struct{}
 	cancel context.CancelFunc // Close ends a connect in progress
+	lost   bool               // it replaces a lost connection
 	s      *session
 	err    error
 }
@@ -83,19 +84,20 @@ type dialCall struct {
 // context allows.
 func (c *Client) session(ctx context.Context) (*session, error) {
 	c.mu.Lock()
+	lost := false
 	if s := c.cur; s != nil {
 		if !s.ended() {
 			c.mu.Unlock()
 			return s, nil
 		}
 		c.cur = nil
+		lost = true
 		c.log.Info("connection lost; reconnecting", "cause", redactURLSecrets(fmt.Sprint(s.err)))
-		c.cache.forgetDiscover(ctx)
 	}
 	d := c.dialing
 	if d == nil {
 		dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		d = &dialCall{done: make(chan struct{}), cancel: cancel}
+		d = &dialCall{done: make(chan struct{}), cancel: cancel, lost: lost}
 		c.dialing = d
 		go c.runDial(dctx, d, c.gen)
 	}
@@ -113,6 +115,10 @@ func (c *Client) session(ctx context.Context) (*session, error) {
 // server that did not start).
 func (c *Client) runDial(ctx context.Context, d *dialCall, gen uint64) {
 	defer d.cancel()
+	if d.lost {
+		// The reconnect must reach the server, not a cached discover.
+		c.cache.forgetDiscover(ctx)
+	}
 	s, err := c.dial(ctx)
 	c.mu.Lock()
 	c.dialing = nil

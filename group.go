@@ -141,12 +141,14 @@ func clientForServer(sc *ServerConfig, base ClientOptions) (*Client, error) {
 // that gives every "auth": "oauth" server its own tokens.)
 func checkSharedCredentials(cfg *Config, opts ClientOptions) error {
 	_, bearer := opts.Auth.(bearerAuth)
-	if !bearer && opts.OAuthHandler == nil {
+	header := hasAuthorization(opts.Headers)
+	if !bearer && !header && opts.OAuthHandler == nil {
 		return nil
 	}
 	var shared []string
 	for _, sc := range cfg.Servers {
-		if sc.Transport != "stdio" && (sc.Auth == "" || opts.OAuthHandler != nil) {
+		own := sc.Auth != "" || hasAuthorization(sc.Headers)
+		if sc.Transport != "stdio" && (!own || opts.OAuthHandler != nil) {
 			shared = append(shared, sc.Name)
 		}
 	}
@@ -154,10 +156,23 @@ func checkSharedCredentials(cfg *Config, opts ClientOptions) error {
 		return nil
 	}
 	what := "ClientOptions.Auth (a bearer token)"
-	if opts.OAuthHandler != nil {
+	switch {
+	case opts.OAuthHandler != nil:
 		what = "ClientOptions.OAuthHandler"
+	case !bearer:
+		what = "the Authorization header in ClientOptions.Headers"
 	}
 	return &TargetError{Target: "config", Reason: fmt.Sprintf("%s would send one credential to %d servers (%s); give each server its own \"auth\" in the config", what, len(shared), strings.Join(shared, ", "))}
+}
+
+// hasAuthorization reports whether h sets an Authorization header.
+func hasAuthorization(h map[string]string) bool {
+	for k := range h {
+		if strings.EqualFold(k, "Authorization") {
+			return true
+		}
+	}
+	return false
 }
 
 // oauthFor returns the OAuth of one config server: the settings of its

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -133,7 +134,6 @@ type oauthHandler struct {
 	loaded bool               // the store has been read
 	ts     oauth2.TokenSource // nil before the first sign-in
 	scopes []string           // granted so far, asked for again at step-up
-	token  string             // the access token last saved
 }
 
 var _ auth.OAuthHandler = (*oauthHandler)(nil)
@@ -179,12 +179,16 @@ func (h *oauthHandler) loadLocked(ctx context.Context) {
 	refreshCtx := context.WithValue(context.Background(), oauth2.HTTPClient, h.hc)
 	h.ts = h.saving(oc, oc.TokenSource(refreshCtx, st.token()), st.Token.AccessToken)
 	h.scopes = st.Scopes
-	h.token = st.Token.AccessToken
 }
 
 // Authorize signs in after a 401, or a 403 asking for more scopes.
 func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusForbidden && !insufficientScope(resp) {
+		// A plain 403 is the server's answer, not a request to sign in
+		// (the transport sends the request once more, then reports it).
+		return nil
+	}
 	// One connect asks the user once: when the protocol probe's sign-in
 	// failed, the initialize handshake that follows must not ask again.
 	st, _ := ctx.Value(dialKey{}).(*dialState)
@@ -198,16 +202,19 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 	}
 	h.flow.Lock()
 	defer h.flow.Unlock()
-	if _, err := h.TokenSource(ctx); err != nil {
+	ts, err := h.TokenSource(ctx)
+	if err != nil {
 		return err
 	}
-	h.mu.Lock()
-	current := h.token
-	h.mu.Unlock()
-	if current != "" && req.Header.Get("Authorization") != "Bearer "+current {
-		// Signed in (or refreshed) since this request was sent: send it
-		// again with the new token before asking the user anything.
-		return nil
+	if ts != nil {
+		// Signed in or refreshed since this request was sent? Then send
+		// it again with the new token before asking the user anything. (A
+		// refresh token that no longer works fails here, and the user
+		// signs in again.)
+		sent := strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")
+		if tok, err := ts.Token(); err == nil && tok.AccessToken != "" && tok.AccessToken != sent {
+			return nil
+		}
 	}
 	h.log.Info("the server asks for authorization", "status", resp.StatusCode)
 	if err := h.signIn(ctx, req, resp); err != nil {
@@ -218,6 +225,20 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 		return aerr
 	}
 	return nil
+}
+
+// insufficientScope reports whether a 403 asks for more scopes (step-up).
+func insufficientScope(resp *http.Response) bool {
+	cs, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	if err != nil {
+		return false
+	}
+	for _, c := range cs {
+		if strings.EqualFold(c.Scheme, "bearer") && c.Params["error"] == "insufficient_scope" {
+			return true
+		}
+	}
+	return false
 }
 
 // signIn runs go-sdk's authorization code flow once.
@@ -322,10 +343,11 @@ func (h *oauthHandler) saving(oc *oauth2.Config, ts oauth2.TokenSource, last str
 func (h *oauthHandler) save(oc *oauth2.Config, tok *oauth2.Token) {
 	st := storedFrom(oc, tok)
 	h.mu.Lock()
-	h.token = tok.AccessToken
 	h.scopes = st.Scopes
 	h.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// Saves run on the request path (a refresh happens as a request is
+	// sent): a store that is slow or locked by another process gets 2s.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := h.store.Save(ctx, h.resource, st); err != nil {
 		h.log.Warn("could not save the OAuth token", "err", err)

@@ -2,6 +2,8 @@
 
 package mcpadapter
 
+import "context"
+
 // lockFile is a no-op where flock is missing: stores in one process are
 // still serialised by their mutex.
-func lockFile(string) (unlock func(), err error) { return func() {}, nil }
+func lockFile(context.Context, string) (unlock func(), err error) { return func() {}, nil }

@@ -115,8 +115,9 @@ func (s *memoryTokenStore) Save(_ context.Context, key string, t *StoredToken) e
 // NewFileTokenStore returns a TokenStore that keeps tokens in one JSON file
 // at path, readable only by the user (mode 0600, directory 0700). Each
 // save reads the file, changes one entry and replaces the file atomically,
-// under a lock on path+".lock" (on Unix), so stores in several goroutines
-// or processes do not lose each other's tokens. A file that is not valid
+// under a lock on path+".lock" (on Unix; a save gives up when its context
+// ends while another process holds the lock), so stores in several
+// goroutines or processes do not lose each other's tokens. A file that is not valid
 // JSON is moved aside to path+".corrupt" on the next save; any other read
 // error is returned.
 func NewFileTokenStore(path string) TokenStore {
@@ -152,14 +153,14 @@ func (s *fileTokenStore) Load(_ context.Context, key string) (*StoredToken, erro
 	return &t, nil
 }
 
-func (s *fileTokenStore) Save(_ context.Context, key string, t *StoredToken) error {
+func (s *fileTokenStore) Save(ctx context.Context, key string, t *StoredToken) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	dir := filepath.Dir(s.path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("token file: %w", err)
 	}
-	unlock, err := lockFile(s.path + ".lock")
+	unlock, err := lockFile(ctx, s.path+".lock")
 	if err != nil {
 		return fmt.Errorf("token file: %w", err)
 	}

@@ -680,11 +680,77 @@ func TestSharedCredentialsRefused(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "one credential to 3 servers") {
 		t.Errorf("err = %v", err)
 	}
+	_, err = mcpadapter.NewGroup(cfg, mcpadapter.ClientOptions{Headers: map[string]string{"authorization": "Bearer t"}})
+	if err == nil || !strings.Contains(err.Error(), "the Authorization header in ClientOptions.Headers would send one credential to 2 servers (a, b)") {
+		t.Errorf("err = %v", err)
+	}
 	one, err := mcpadapter.ParseConfig([]byte(`{"mcpServers": {"a": {"url": "https://a.example.com/mcp"}, "c": {"url": "https://c.example.com/mcp", "auth": "own"}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := mcpadapter.NewGroup(one, mcpadapter.ClientOptions{Auth: mcpadapter.BearerToken("t")}); err != nil {
 		t.Errorf("one server without auth: %v", err)
+	}
+}
+
+// TestOAuthDeadRefreshToken: a stored token whose refresh token the server
+// no longer accepts makes the user sign in again, once.
+func TestOAuthDeadRefreshToken(t *testing.T) {
+	ctx := testCtx(t)
+	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{})})
+	user := &browser{}
+	store := mcpadapter.NewMemoryTokenStore()
+	a := oauthClient(t, as.MCPURL, &mcpadapter.OAuth{OpenURL: user.open, Store: store}, nil)
+	if _, err := a.Tools(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := store.Load(ctx, as.MCPURL)
+	st.Token.Expiry = time.Now().Add(-time.Minute)
+	st.Token.RefreshToken = "revoked"
+	if err := store.Save(ctx, as.MCPURL, st); err != nil {
+		t.Fatal(err)
+	}
+	b := oauthClient(t, as.MCPURL, &mcpadapter.OAuth{OpenURL: user.open, Store: store}, nil)
+	if _, err := b.Tools(ctx); err != nil {
+		t.Fatalf("second client: %v (user sent %d times)", err, user.count())
+	}
+	if user.count() != 2 {
+		t.Errorf("user sent %d times, want 2", user.count())
+	}
+}
+
+// TestOAuthPlainForbidden: a 403 that does not ask for more scopes is the
+// server's answer: it is reported at once, without a sign-in (here the
+// fixed redirect port is even busy).
+func TestOAuthPlainForbidden(t *testing.T) {
+	ctx := testCtx(t)
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "forbidden", http.StatusForbidden)
+	}))
+	defer srv.Close()
+	user := &browser{}
+	c, err := mcpadapter.NewClient(srv.URL+"/mcp", mcpadapter.ClientOptions{
+		Auth: &mcpadapter.OAuth{OpenURL: user.open, RedirectURL: "http://" + busy.Addr().String() + "/cb", Timeout: 3 * time.Second},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	start := time.Now()
+	_, err = c.Connect(ctx)
+	if err == nil || !strings.Contains(err.Error(), "Forbidden") {
+		t.Errorf("err = %v, want the server's 403", err)
+	}
+	var ae *mcpadapter.AuthorizationError
+	if errors.As(err, &ae) || user.count() != 0 {
+		t.Errorf("a plain 403 started a sign-in: %v (user sent %d times)", err, user.count())
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("a plain 403 took %v", d)
 	}
 }
