@@ -134,6 +134,7 @@ type oauthHandler struct {
 	loaded bool               // the store has been read
 	ts     oauth2.TokenSource // nil before the first sign-in
 	scopes []string           // granted so far, asked for again at step-up
+	gen    uint64             // the token source whose tokens are saved
 }
 
 var _ auth.OAuthHandler = (*oauthHandler)(nil)
@@ -177,7 +178,8 @@ func (h *oauthHandler) loadLocked(ctx context.Context) {
 	}
 	oc := st.config()
 	refreshCtx := context.WithValue(context.Background(), oauth2.HTTPClient, h.hc)
-	h.ts = h.saving(oc, oc.TokenSource(refreshCtx, st.token()), st.Token.AccessToken)
+	h.gen++
+	h.ts = h.saving(oc, oc.TokenSource(refreshCtx, st.token()), st.Token.AccessToken, h.gen)
 	h.scopes = st.Scopes
 }
 
@@ -279,8 +281,14 @@ func (h *oauthHandler) flowConfig(f *loopbackFetcher) *auth.AuthorizationCodeHan
 		Client:                   h.hc,
 		ScopeFilter:              h.chooseScopes,
 		NewTokenSource: func(ctx context.Context, oc *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
-			h.save(oc, tok)
-			return h.saving(oc, oc.TokenSource(ctx, tok), tok.AccessToken), nil
+			// From now on only this sign-in's tokens are saved: a refresh
+			// by the source it replaces must not overwrite them.
+			h.mu.Lock()
+			h.gen++
+			gen := h.gen
+			h.mu.Unlock()
+			h.save(oc, tok, gen)
+			return h.saving(oc, oc.TokenSource(ctx, tok), tok.AccessToken, gen), nil
 		},
 	}
 	if h.o.ClientID != "" {
@@ -336,13 +344,17 @@ func (h *oauthHandler) open(ctx context.Context, authURL string) error {
 
 // saving wraps ts so that every new token is written to the store; last
 // is the token already saved.
-func (h *oauthHandler) saving(oc *oauth2.Config, ts oauth2.TokenSource, last string) *savingTokenSource {
-	return &savingTokenSource{src: ts, last: last, save: func(tok *oauth2.Token) { h.save(oc, tok) }}
+func (h *oauthHandler) saving(oc *oauth2.Config, ts oauth2.TokenSource, last string, gen uint64) *savingTokenSource {
+	return &savingTokenSource{src: ts, last: last, save: func(tok *oauth2.Token) { h.save(oc, tok, gen) }}
 }
 
-func (h *oauthHandler) save(oc *oauth2.Config, tok *oauth2.Token) {
+func (h *oauthHandler) save(oc *oauth2.Config, tok *oauth2.Token, gen uint64) {
 	st := storedFrom(oc, tok)
 	h.mu.Lock()
+	if gen != h.gen {
+		h.mu.Unlock()
+		return // a token from a source a later sign-in replaced
+	}
 	h.scopes = st.Scopes
 	h.mu.Unlock()
 	// Saves run on the request path (a refresh happens as a request is

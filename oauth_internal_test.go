@@ -3,6 +3,7 @@ package mcpadapter
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"golang.org/x/oauth2"
 )
 
 // TestLoopbackFetcher: only a redirect with this flow's state ends the
@@ -96,5 +98,32 @@ func TestConnectDeadline(t *testing.T) {
 	time.Sleep(120 * time.Millisecond)
 	if late.Load() {
 		t.Error("a stopped deadline fired")
+	}
+}
+
+type tokenFunc func() (*oauth2.Token, error)
+
+func (f tokenFunc) Token() (*oauth2.Token, error) { return f() }
+
+// TestOAuthStaleSourceNotSaved: once a sign-in has replaced a token
+// source, a late refresh by the old one does not overwrite the new token.
+func TestOAuthStaleSourceNotSaved(t *testing.T) {
+	ctx := context.Background()
+	store := NewMemoryTokenStore()
+	h := newOAuthHandler(&OAuth{Store: store}, "s", "https://mcp.example/mcp", http.DefaultClient, slog.New(slog.DiscardHandler))
+	oc := &oauth2.Config{ClientID: "c", Endpoint: oauth2.Endpoint{TokenURL: "https://as.example/token"}}
+	h.mu.Lock()
+	h.gen++
+	old := h.saving(oc, tokenFunc(func() (*oauth2.Token, error) { return &oauth2.Token{AccessToken: "old-refreshed"}, nil }), "old", h.gen)
+	h.gen++ // a sign-in installs a newer source
+	newGen := h.gen
+	h.mu.Unlock()
+	h.save(oc, &oauth2.Token{AccessToken: "new"}, newGen)
+	if _, err := old.Token(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Load(ctx, "https://mcp.example/mcp")
+	if err != nil || st == nil || st.Token.AccessToken != "new" {
+		t.Errorf("stored %v, %v; want the sign-in's token", st, err)
 	}
 }

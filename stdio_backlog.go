@@ -66,17 +66,30 @@ func (b *backlog) handledOne() {
 }
 
 // backlogMiddleware counts the messages of stdio sessions that reach
-// their handlers.
+// their handlers. (Those of a session still in its handshake are not
+// counted: the wait that gives up after backlogWait covers them.)
 func (c *Client) backlogMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if cs, ok := req.GetSession().(*mcp.ClientSession); ok {
-			c.mu.Lock()
-			s := c.cur
-			c.mu.Unlock()
-			if s != nil && s.cs == cs && s.stdio != nil {
+			if s := c.sessionOf(cs); s != nil && s.stdio != nil {
 				s.stdio.backlog.handledOne()
 			}
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// sessionOf finds the live or retiring session of cs.
+func (c *Client) sessionOf(cs *mcp.ClientSession) *session {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cur != nil && c.cur.cs == cs {
+		return c.cur
+	}
+	for _, s := range c.retiring {
+		if s.cs == cs {
+			return s
+		}
+	}
+	return nil
 }
