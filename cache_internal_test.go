@@ -75,7 +75,7 @@ func TestCacheIdentity(t *testing.T) {
 		}
 	}
 
-	rc := &responseCache{server: serverIdentity(web), private: alice}
+	rc := &responseCache{server: serverIdentity(web, "h"), private: alice}
 	for _, k := range []string{rc.key(methodListTools, "", alice), rc.key(methodReadResource, "file:///x", publicPartition)} {
 		if strings.Contains(k, "alice-token") || strings.Contains(k, "s3cret") {
 			t.Errorf("key %q holds a secret", k)
@@ -84,20 +84,20 @@ func TestCacheIdentity(t *testing.T) {
 			t.Errorf("key %q lacks the version", k)
 		}
 	}
-	if serverIdentity(web) != serverIdentity(&endpoint{kind: kindSSE, url: web.url}) {
+	if serverIdentity(web, "h") != serverIdentity(&endpoint{kind: kindSSE, url: web.url}, "h") {
 		t.Error("one URL, two identities")
 	}
 	cmd := func(env ...string) string {
-		return serverIdentity(&endpoint{kind: kindStdio, command: Command{Path: "srv", Args: []string{"a b"}, Env: env}})
+		return serverIdentity(&endpoint{kind: kindStdio, command: Command{Path: "srv", Args: []string{"a b"}, Env: env}}, "h")
 	}
 	if cmd("A=1", "B=2") != cmd("B=2", "A=1") || cmd("A=1") == cmd("A=2") {
 		t.Error("stdio identity does not follow the command's environment")
 	}
-	if serverIdentity(&endpoint{kind: kindStdio, command: Command{Path: "srv", Args: []string{"a", "b"}}}) == cmd() {
+	if serverIdentity(&endpoint{kind: kindStdio, command: Command{Path: "srv", Args: []string{"a", "b"}}}, "h") == cmd() {
 		t.Error("args [a b] and [a b] joined hash alike")
 	}
 	inproc := &endpoint{kind: kindInProcess}
-	if first, second := serverIdentity(inproc), serverIdentity(inproc); first == second {
+	if first, second := serverIdentity(inproc, "h"), serverIdentity(inproc, "h"); first == second {
 		t.Error("in-process servers share an identity")
 	}
 }
@@ -253,9 +253,8 @@ func TestCacheLocalIdentity(t *testing.T) {
 		}
 	}
 
-	id := func(c Command) string { return serverIdentity(&endpoint{kind: kindStdio, command: c}) }
-	host := hostname
-	t.Cleanup(func() { hostname = host })
+	host := "host-1"
+	id := func(c Command) string { return serverIdentity(&endpoint{kind: kindStdio, command: c}, host) }
 
 	// The working directory, when Dir is "", and a relative Dir.
 	a, b := t.TempDir(), t.TempDir()
@@ -297,23 +296,23 @@ func TestCacheLocalIdentity(t *testing.T) {
 	}
 
 	// The host, for stdio servers and local URLs only.
-	hostname = func() string { return "host-1" }
+	host = "host-1"
 	local := []string{"http://localhost:8080/mcp", "http://127.0.0.1:9/mcp", "http://[::1]:9/mcp", "http://app.localhost/mcp", "http://0.0.0.0:1/"}
 	remote := "https://api.example.com/mcp"
-	before := map[string]string{"stdio": id(Command{Path: "/bin/srv"}), remote: serverIdentity(&endpoint{kind: kindStreamable, url: remote})}
+	before := map[string]string{"stdio": id(Command{Path: "/bin/srv"}), remote: serverIdentity(&endpoint{kind: kindStreamable, url: remote}, host)}
 	for _, u := range local {
-		before[u] = serverIdentity(&endpoint{kind: kindStreamable, url: u})
+		before[u] = serverIdentity(&endpoint{kind: kindStreamable, url: u}, host)
 	}
-	hostname = func() string { return "host-2" }
+	host = "host-2"
 	if id(Command{Path: "/bin/srv"}) == before["stdio"] {
 		t.Error("one command on two hosts has one identity")
 	}
 	for _, u := range local {
-		if serverIdentity(&endpoint{kind: kindStreamable, url: u}) == before[u] {
+		if serverIdentity(&endpoint{kind: kindStreamable, url: u}, host) == before[u] {
 			t.Errorf("%s on two hosts has one identity", u)
 		}
 	}
-	if serverIdentity(&endpoint{kind: kindStreamable, url: remote}) != before[remote] {
+	if serverIdentity(&endpoint{kind: kindStreamable, url: remote}, host) != before[remote] {
 		t.Errorf("%s depends on the host asking", remote)
 	}
 	for u, want := range map[string]bool{

@@ -31,6 +31,40 @@ func cachedClient(t *testing.T, target any, opts mcpadapter.ClientOptions) *mcpa
 	return c
 }
 
+// subscribedClient returns a caching client of srv and channels that
+// receive when the server acknowledges the list_changed subscription and
+// when notifications/tools/list_changed arrives.
+func subscribedClient(t *testing.T, srv *mcp.Server) (c *mcpadapter.Client, acked, changed <-chan struct{}) {
+	t.Helper()
+	ack, change := make(chan struct{}, 1), make(chan struct{}, 1)
+	signal := func(ch chan struct{}) {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+	c = cachedClient(t, srv, mcpadapter.ClientOptions{
+		Cache: &mcpadapter.CacheConfig{},
+		MessageHandler: func(_ context.Context, method string, _ mcp.Request) {
+			if method == "notifications/subscriptions/acknowledged" {
+				signal(ack)
+			}
+		},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { signal(change) },
+	})
+	return c, ack, change
+}
+
+// waitAck waits for the subscription's acknowledgement.
+func waitAck(t *testing.T, ctx context.Context, acked <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-acked:
+	case <-ctx.Done():
+		t.Fatal("no subscriptions/acknowledged")
+	}
+}
+
 // listToolsN calls c.Tools n times with ctx.
 func listToolsN(t *testing.T, ctx context.Context, c *mcpadapter.Client, n int) []*mcpadapter.Tool {
 	t.Helper()
@@ -270,29 +304,10 @@ func TestCachePrivatePublic(t *testing.T) {
 func TestCacheInvalidatedOnListChanged(t *testing.T) {
 	ctx := testCtx(t)
 	srv, st := testserver.NewWithState(testserver.Options{CacheTTLMs: 60000})
-	acked := make(chan struct{}, 1)
-	changed := make(chan struct{}, 1)
-	c := cachedClient(t, srv, mcpadapter.ClientOptions{
-		Cache: &mcpadapter.CacheConfig{},
-		MessageHandler: func(_ context.Context, method string, _ mcp.Request) {
-			if method == "notifications/subscriptions/acknowledged" {
-				select {
-				case acked <- struct{}{}:
-				default:
-				}
-			}
-		},
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			changed <- struct{}{}
-		},
-	})
+	c, acked, changed := subscribedClient(t, srv)
 	tools := listToolsN(t, ctx, c, 2)
 	wantRequests(t, st, listTools, 1)
-	select {
-	case <-acked: // the server has the subscription: no notification is lost
-	case <-ctx.Done():
-		t.Fatal("no subscriptions/acknowledged")
-	}
+	waitAck(t, ctx, acked) // the server has the subscription: no notification is lost
 
 	srv.AddTool(&mcp.Tool{Name: "late", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{}, nil
@@ -532,33 +547,11 @@ func TestCacheStaleAnswerAfterListChanged(t *testing.T) {
 			return res, err
 		}
 	})
-	acked := make(chan struct{}, 1)
-	changed := make(chan struct{}, 1)
-	c := cachedClient(t, srv, mcpadapter.ClientOptions{
-		Cache: &mcpadapter.CacheConfig{},
-		MessageHandler: func(_ context.Context, method string, _ mcp.Request) {
-			if method == "notifications/subscriptions/acknowledged" {
-				select {
-				case acked <- struct{}{}:
-				default:
-				}
-			}
-		},
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			select {
-			case changed <- struct{}{}:
-			default:
-			}
-		},
-	})
+	c, acked, changed := subscribedClient(t, srv)
 	if _, err := c.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-acked:
-	case <-ctx.Done():
-		t.Fatal("no subscriptions/acknowledged")
-	}
+	waitAck(t, ctx, acked)
 	done := make(chan []*mcpadapter.Tool, 1)
 	go func() {
 		tools, err := c.Tools(ctx)

@@ -69,7 +69,6 @@ func (c *Client) doWith(ctx context.Context, op, tool string, timeout time.Durat
 		// A write that failed on a stdio pipe means the process is gone.
 		lost := s.ended() || (notSent && s.stdio != nil) || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing)
 		if lost {
-			c.cache.forgetDiscover(context.WithoutCancel(ctx)) // the reconnect must reach the server
 			c.drop(s)
 		}
 		if attempt == 0 && notSent {

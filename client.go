@@ -35,6 +35,7 @@ type Client struct {
 	mu      sync.Mutex
 	cur     *session  // the live session, or nil
 	dialing *dialCall // the connect in progress, or nil
+	lost    bool      // the last connection was lost: the next connect must reach the server
 	gen     uint64    // incremented by Close
 
 	httpTransport *http.Transport // used when ClientOptions.HTTPClient is nil

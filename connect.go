@@ -84,20 +84,20 @@ type dialCall struct {
 // context allows.
 func (c *Client) session(ctx context.Context) (*session, error) {
 	c.mu.Lock()
-	lost := false
 	if s := c.cur; s != nil {
 		if !s.ended() {
 			c.mu.Unlock()
 			return s, nil
 		}
 		c.cur = nil
-		lost = true
+		c.lost = true
 		c.log.Info("connection lost; reconnecting", "cause", redactURLSecrets(fmt.Sprint(s.err)))
 	}
 	d := c.dialing
 	if d == nil {
 		dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		d = &dialCall{done: make(chan struct{}), cancel: cancel, lost: lost}
+		d = &dialCall{done: make(chan struct{}), cancel: cancel, lost: c.lost}
+		c.lost = false
 		c.dialing = d
 		go c.runDial(dctx, d, c.gen)
 	}
@@ -162,11 +162,12 @@ func (c *Client) retire() {
 	}
 }
 
-// drop forgets s if it is current and closes it.
+// drop forgets s, a lost connection, if it is current, and closes it.
 func (c *Client) drop(s *session) {
 	c.mu.Lock()
 	if c.cur == s {
 		c.cur = nil
+		c.lost = true
 	}
 	c.mu.Unlock()
 	_ = s.close(c.opts.closeGrace())
