@@ -13,35 +13,40 @@ import (
 // Tools keep working after Close, reconnecting on their next call.
 type Adapter struct {
 	group *Group
-	cfg   adapterConfig
+	opts  Options
 }
 
-// Option configures an Adapter.
-type Option func(*adapterConfig)
+// Options configures an Adapter. A nil *Options is the default: no
+// elicitation, every tool, and Tools fails when a server does.
+type Options struct {
+	// Elicitation says what a tool does when its server asks the user a
+	// question mid-call; the zero value, ElicitNone, advertises no
+	// elicitation capability. With ElicitInterrupt the adapter clones the
+	// client it is given (auth, headers, cache settings and handlers carry
+	// over; cached entries and the caller's client are untouched) and
+	// installs its own elicitation handling.
+	Elicitation ElicitationMode
+	// ParkTimeout is how long a handshake-era call waits, parked in this
+	// process, for the answer to its server's question before the question
+	// is cancelled; zero means DefaultParkTimeout.
+	ParkTimeout time.Duration
 
-type adapterConfig struct {
-	filter      func(server string, tool *Tool) bool
-	skip        bool
-	unavailable func(ServerFailure)
-	elicit      ElicitationMode
-	parkTimeout time.Duration
+	// ToolFilter, if set, keeps only the tools for which it returns true.
+	// It sees each tool with its server's own name for it, before
+	// prefixing.
+	ToolFilter func(server string, tool *Tool) bool
+
+	// SkipUnavailable makes Tools return the tools of the servers that
+	// could be reached when others cannot, instead of failing. A server
+	// left out is tried again by the next call to Tools.
+	SkipUnavailable bool
+	// OnUnavailable, if set, is told about each server SkipUnavailable
+	// leaves out.
+	OnUnavailable func(ServerFailure)
 }
 
-// WithToolFilter keeps only the tools for which keep returns true. It sees
-// each tool with its server's own name for it, before prefixing.
-func WithToolFilter(keep func(server string, tool *Tool) bool) Option {
-	return func(c *adapterConfig) { c.filter = keep }
-}
-
-// SkipUnavailable makes Tools return the tools of the servers that could be
-// reached when others cannot, instead of failing. report, if not nil, is
-// told about each server left out. A server left out is tried again by the
-// next call to Tools.
-func SkipUnavailable(report func(ServerFailure)) Option {
-	return func(c *adapterConfig) { c.skip, c.unavailable = true, report }
-}
-
-// New returns an Adapter for target. The transport is inferred:
+// New returns an Adapter for target; opts may be nil. The transport is
+// inferred:
 //
 //   - string or *url.URL: an http(s) URL. A path ending in /sse uses the
 //     legacy HTTP+SSE transport; any other uses streamable HTTP, falling
@@ -53,10 +58,10 @@ func SkipUnavailable(report func(ServerFailure)) Option {
 //   - *Client or *Group: built with NewClient or NewGroup and their options.
 //
 // New does not connect; Tools does.
-func New(target any, opts ...Option) (*Adapter, error) {
-	var cfg adapterConfig
-	for _, o := range opts {
-		o(&cfg)
+func New(target any, opts *Options) (*Adapter, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
 	}
 	var g *Group
 	switch t := target.(type) {
@@ -67,7 +72,7 @@ func New(target any, opts ...Option) (*Adapter, error) {
 		g = t
 	case *Config:
 		var err error
-		if g, err = NewGroup(t, ClientOptions{}); err != nil {
+		if g, err = NewGroup(t, nil); err != nil {
 			return nil, err
 		}
 	case *Client:
@@ -76,40 +81,40 @@ func New(target any, opts ...Option) (*Adapter, error) {
 		}
 		g = &Group{clients: []*Client{t}}
 	default:
-		c, err := NewClient(target, ClientOptions{})
+		c, err := NewClient(target, nil)
 		if err != nil {
 			return nil, err
 		}
 		g = &Group{clients: []*Client{c}}
 	}
-	if cfg.elicit == ElicitInterrupt {
-		g = g.cloneForInterrupt(cfg.parkTimeout)
+	if o.Elicitation == ElicitInterrupt {
+		g = g.cloneForInterrupt(o.ParkTimeout)
 	}
-	return &Adapter{group: g, cfg: cfg}, nil
+	return &Adapter{group: g, opts: o}, nil
 }
 
 // Tools connects if needed and returns the tools of every server, named for
 // a model: unprefixed with one server, "server_tool" with several. Two
 // tools that would get the same name are a *NameCollisionError; nothing is
 // silently overwritten. When servers fail, Tools returns a *GroupError
-// listing all of them, unless SkipUnavailable was given.
+// listing all of them, unless Options.SkipUnavailable is set.
 func (a *Adapter) Tools(ctx context.Context) ([]*Tool, error) {
 	tools, failures := a.group.tools(ctx)
 	if len(failures) > 0 {
-		if !a.cfg.skip || len(failures) == len(a.group.clients) {
+		if !a.opts.SkipUnavailable || len(failures) == len(a.group.clients) {
 			if len(a.group.clients) == 1 {
 				return nil, failures[0].Err
 			}
 			return nil, &GroupError{Failures: failures}
 		}
-		if a.cfg.unavailable != nil {
+		if a.opts.OnUnavailable != nil {
 			for _, f := range failures {
-				a.cfg.unavailable(f)
+				a.opts.OnUnavailable(f)
 			}
 		}
 	}
 	prefix := len(a.group.clients) > 1
-	return finishTools(tools, prefix, a.cfg.filter)
+	return finishTools(tools, prefix, a.opts.ToolFilter)
 }
 
 // MetaOriginalName is the Tool.Meta key that holds the server's own name for

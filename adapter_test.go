@@ -64,7 +64,7 @@ func TestInProcessBothEras(t *testing.T) {
 		t.Run(e.era.String(), func(t *testing.T) {
 			ctx := testCtx(t)
 			srv := testserver.New(testserver.Options{Era: e.era, Instructions: "use echo"})
-			a, err := mcpadapter.New(srv)
+			a, err := mcpadapter.New(srv, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,7 +108,7 @@ func TestInProcessBothEras(t *testing.T) {
 
 func TestContentKinds(t *testing.T) {
 	ctx := testCtx(t)
-	a, err := mcpadapter.New(testserver.New(testserver.Options{}))
+	a, err := mcpadapter.New(testserver.New(testserver.Options{}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestSchemasVerbatim(t *testing.T) {
 	for _, e := range eras {
 		t.Run(e.era.String(), func(t *testing.T) {
 			ctx := testCtx(t)
-			a, err := mcpadapter.New(testserver.New(testserver.Options{Era: e.era}))
+			a, err := mcpadapter.New(testserver.New(testserver.Options{Era: e.era}), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -171,7 +171,7 @@ func TestPagination(t *testing.T) {
 		t.Run(e.era.String(), func(t *testing.T) {
 			ctx := testCtx(t)
 			srv, state := testserver.NewWithState(testserver.Options{Era: e.era, PageSize: 4, ManyTools: true})
-			a, err := mcpadapter.New(srv)
+			a, err := mcpadapter.New(srv, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -189,7 +189,7 @@ func TestPagination(t *testing.T) {
 
 func TestModelVisibleErrors(t *testing.T) {
 	ctx := testCtx(t)
-	a, err := mcpadapter.New(testserver.New(testserver.Options{}))
+	a, err := mcpadapter.New(testserver.New(testserver.Options{}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestModelVisibleErrors(t *testing.T) {
 			t.Errorf("%s(%s): IsError=%v %q, want it to mention %q", tc.name, tc.args, res.IsError, res.Text(), tc.want)
 		}
 	}
-	res, err := a.Client().CallTool(ctx, "nope", nil)
+	res, err := a.Client().CallTool(ctx, "nope", nil, nil)
 	if err != nil || !res.IsError || !strings.Contains(res.Text(), "nope") {
 		t.Errorf("unknown tool: %v %+v", err, res)
 	}
@@ -218,7 +218,7 @@ func TestToolsOutliveClose(t *testing.T) {
 	for _, e := range eras {
 		t.Run(e.era.String(), func(t *testing.T) {
 			ctx := testCtx(t)
-			a, err := mcpadapter.New(testserver.New(testserver.Options{Era: e.era}))
+			a, err := mcpadapter.New(testserver.New(testserver.Options{Era: e.era}), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -239,7 +239,7 @@ func TestConcurrentCalls(t *testing.T) {
 		t.Run(e.era.String(), func(t *testing.T) {
 			ctx := testCtx(t)
 			srv, state := testserver.NewWithState(testserver.Options{Era: e.era})
-			a, err := mcpadapter.New(srv)
+			a, err := mcpadapter.New(srv, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -278,7 +278,7 @@ func TestProgressPerCall(t *testing.T) {
 		t.Run(e.era.String(), func(t *testing.T) {
 			ctx := testCtx(t)
 			var global sync.Map
-			c, err := mcpadapter.NewClient(testserver.New(testserver.Options{Era: e.era}), mcpadapter.ClientOptions{
+			c, err := mcpadapter.NewClient(testserver.New(testserver.Options{Era: e.era}), &mcpadapter.ClientOptions{
 				ProgressHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
 					global.Store(r.Params.ProgressToken, true)
 				},
@@ -292,11 +292,11 @@ func TestProgressPerCall(t *testing.T) {
 			var wg sync.WaitGroup
 			for i := range 2 {
 				wg.Go(func() {
-					res, err := c.CallTool(ctx, "progress", json.RawMessage(fmt.Sprintf(`{"steps":%d}`, 3+i)), mcpadapter.OnProgress(func(p mcpadapter.Progress) {
+					res, err := c.CallTool(ctx, "progress", json.RawMessage(fmt.Sprintf(`{"steps":%d}`, 3+i)), &mcpadapter.CallOptions{Progress: func(p mcpadapter.Progress) {
 						mu.Lock()
 						got[i] = append(got[i], p)
 						mu.Unlock()
-					}))
+					}})
 					if err != nil || res.IsError {
 						t.Errorf("progress %d: %v %+v", i, err, res)
 					}
@@ -350,13 +350,13 @@ func TestTargets(t *testing.T) {
 		{mcpadapter.Command{}, "Path is empty"},
 		{(*mcp.Server)(nil), "nil"},
 	} {
-		_, err := mcpadapter.New(tc.target)
+		_, err := mcpadapter.New(tc.target, nil)
 		var te *mcpadapter.TargetError
 		if !errors.As(err, &te) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("New(%#v) = %v, want a TargetError mentioning %q", tc.target, err, tc.want)
+			t.Errorf("New(%#v, nil) = %v, want a TargetError mentioning %q", tc.target, err, tc.want)
 		}
 	}
-	if _, err := mcpadapter.NewClient(mcpadapter.Command{Path: "x"}, mcpadapter.ClientOptions{Headers: map[string]string{"a": "b"}}); err == nil {
+	if _, err := mcpadapter.NewClient(mcpadapter.Command{Path: "x"}, &mcpadapter.ClientOptions{Headers: map[string]string{"a": "b"}}); err == nil {
 		t.Error("headers on a stdio target: no error")
 	}
 }
@@ -364,7 +364,7 @@ func TestTargets(t *testing.T) {
 func TestProtocolVersionOption(t *testing.T) {
 	ctx := testCtx(t)
 	var logs syncBuffer
-	c, err := mcpadapter.NewClient(testserver.New(testserver.Options{}), mcpadapter.ClientOptions{
+	c, err := mcpadapter.NewClient(testserver.New(testserver.Options{}), &mcpadapter.ClientOptions{
 		ProtocolVersion: "2025-11-25",
 		Trace:           true,
 		Logger:          slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
@@ -394,7 +394,7 @@ func TestToolNamesSanitised(t *testing.T) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ran"}}}, nil
 		})
 	}
-	a, err := mcpadapter.New(srv)
+	a, err := mcpadapter.New(srv, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

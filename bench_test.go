@@ -19,7 +19,7 @@ var echoArgs = json.RawMessage(`{"text":"hello"}`)
 
 func benchAdapter(b *testing.B, target any) {
 	ctx := context.Background()
-	a, err := mcpadapter.New(target)
+	a, err := mcpadapter.New(target, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func BenchmarkToolsCache(b *testing.B) {
 				if mode == "cached" {
 					opts.Cache = &mcpadapter.CacheConfig{}
 				}
-				c, err := mcpadapter.NewClient(target, opts)
+				c, err := mcpadapter.NewClient(target, &opts)
 				if err != nil {
 					b.Fatal(err)
 				}

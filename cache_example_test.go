@@ -33,7 +33,7 @@ func ExampleCacheConfig() {
 			return nil, map[string]any{"forecast": "sunny"}, nil
 		})
 
-	c, err := mcpadapter.NewClient(srv, mcpadapter.ClientOptions{Cache: &mcpadapter.CacheConfig{}})
+	c, err := mcpadapter.NewClient(srv, &mcpadapter.ClientOptions{Cache: &mcpadapter.CacheConfig{}})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -430,7 +430,7 @@ func TestCacheConfigValidate(t *testing.T) {
 		{&CacheConfig{MaxTTL: -1}, "CacheConfig.MaxTTL is negative"},
 		{&CacheConfig{MaxEntries: -1}, "CacheConfig.MaxEntries is negative (-1)"},
 	} {
-		_, err := NewClient("https://x.example/mcp", ClientOptions{Cache: tt.cfg})
+		_, err := NewClient("https://x.example/mcp", &ClientOptions{Cache: tt.cfg})
 		if (err == nil) != (tt.want == "") || (err != nil && !strings.Contains(err.Error(), tt.want)) {
 			t.Errorf("%+v: error %v, want %q", tt.cfg, err, tt.want)
 		}

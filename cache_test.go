@@ -23,7 +23,7 @@ const listTools = "tools/list"
 // cachedClient returns a client of target with opts, closed at cleanup.
 func cachedClient(t *testing.T, target any, opts mcpadapter.ClientOptions) *mcpadapter.Client {
 	t.Helper()
-	c, err := mcpadapter.NewClient(target, opts)
+	c, err := mcpadapter.NewClient(target, &opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +253,7 @@ func TestCachePrivatePublic(t *testing.T) {
 			alice, bob, alice2 := client("alice"), client("bob"), client("alice")
 
 			listToolsN(t, ctx, alice, 2)
-			info, err := alice.Info(ctx)
+			info, err := alice.Connect(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -290,7 +290,7 @@ func TestCachePrivatePublic(t *testing.T) {
 				}
 				wantRequests(t, st, listTools, 1)
 				wantRequests(t, st, "server/discover", 1)
-				if _, err := mallory.CallTool(ctx, "echo", []byte(`{"text":"x"}`)); err == nil {
+				if _, err := mallory.CallTool(ctx, "echo", []byte(`{"text":"x"}`), nil); err == nil {
 					t.Error("the server took a tool call from an unauthorized client")
 				}
 				if n := st.Calls("echo"); n != 0 {
@@ -407,7 +407,7 @@ func TestCacheOtherMethods(t *testing.T) {
 		if _, err := c.GetPrompt(ctx, "greet", nil); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.CallTool(ctx, "echo", []byte(`{"text":"x"}`)); err != nil {
+		if _, err := c.CallTool(ctx, "echo", []byte(`{"text":"x"}`), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -437,7 +437,7 @@ func TestCacheDiscoverOnReconnect(t *testing.T) {
 				if info.Era != mcpadapter.EraDiscover || info.Implementation == nil || info.Implementation.Name != testserver.DefaultName {
 					t.Fatalf("info %+v", info)
 				}
-				if _, err := c.CallTool(ctx, "echo", []byte(`{"text":"x"}`)); err != nil {
+				if _, err := c.CallTool(ctx, "echo", []byte(`{"text":"x"}`), nil); err != nil {
 					t.Fatal(err)
 				}
 				_ = c.Close()
@@ -512,13 +512,13 @@ func TestCacheDiscoverAfterLoss(t *testing.T) {
 	if cs, err = c.Session(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.CallTool(ctx, "drop", nil); err == nil {
+	if _, err := c.CallTool(ctx, "drop", nil, nil); err == nil {
 		t.Fatal("drop: no error")
 	}
 	newSession(cs)
 	connect()
 	wantRequests(t, st, "server/discover", 3)
-	if _, err := c.CallTool(ctx, "echo", []byte(`{"text":"x"}`)); err != nil {
+	if _, err := c.CallTool(ctx, "echo", []byte(`{"text":"x"}`), nil); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -731,7 +731,7 @@ func TestCacheCloneHasOwnStore(t *testing.T) {
 	srv, st := testserver.NewWithState(testserver.Options{CacheTTLMs: 60000})
 	c := cachedClient(t, srv, mcpadapter.ClientOptions{Cache: &mcpadapter.CacheConfig{}})
 	listToolsN(t, ctx, c, 2)
-	a, err := mcpadapter.New(c, mcpadapter.WithElicitation(mcpadapter.ElicitInterrupt))
+	a, err := mcpadapter.New(c, &mcpadapter.Options{Elicitation: mcpadapter.ElicitInterrupt})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -761,7 +761,7 @@ func TestCacheGroupConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := mcpadapter.New(cfg)
+	a, err := mcpadapter.New(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,6 +42,9 @@ type Client struct {
 	oauthFlow     *oauthHandler   // set when ClientOptions.Auth is an *OAuth
 	pinVersion    string          // protocol version to ask for; "" means the newest
 	interrupt     *interruptState // set in ElicitInterrupt mode
+	// callTool makes a tool call: callDirect, or callInterruptible in
+	// ElicitInterrupt mode. It is chosen when the client is built.
+	callTool func(context.Context, *toolCall) (*Result, error)
 	retiring      []*session      // replaced sessions finishing their requests
 
 	seq      atomic.Uint64
@@ -54,14 +57,19 @@ type Client struct {
 // NewClient returns a Client for target, which may be an http(s) URL
 // (string or *url.URL), a Command, an *mcp.Server run in-process, or a
 // *Config with a single server (whose entry's settings override opts).
-// It does not connect; the first request does, or Connect.
-func NewClient(target any, opts ClientOptions) (*Client, error) {
+// opts may be nil; NewClient keeps a copy. It does not connect; the first
+// request does, or Connect.
+func NewClient(target any, options *ClientOptions) (*Client, error) {
+	var opts ClientOptions
+	if options != nil {
+		opts = *options
+	}
 	if err := opts.Cache.validate(); err != nil {
 		return nil, fmt.Errorf("ClientOptions.Cache: %w", err)
 	}
 	if cfg, ok := target.(*Config); ok && cfg != nil {
 		if len(cfg.Servers) != 1 {
-			return nil, &TargetError{Target: "config", Reason: fmt.Sprintf("it has %d servers; a Client talks to one: use NewGroup(cfg, opts) or New(cfg)", len(cfg.Servers))}
+			return nil, &TargetError{Target: "config", Reason: fmt.Sprintf("it has %d servers; a Client talks to one: use NewGroup(cfg, opts) or New(cfg, nil)", len(cfg.Servers))}
 		}
 		return clientForServer(cfg.Servers[0], opts)
 	}
@@ -107,6 +115,7 @@ func newClientWith(ep *endpoint, opts ClientOptions, adjust func(*mcp.ClientOpti
 	if opts.Trace {
 		trace = opts.logger()
 	}
+	c.callTool = c.callDirect
 	c.obs = newObserver(name, trace)
 	if o, ok := opts.Auth.(*OAuth); ok && o != nil && (ep.kind == kindStreamable || ep.kind == kindSSE) {
 		c.oauthFlow = newOAuthHandler(o, name, ep.url, c.plainHTTPClient(), c.log)
@@ -205,10 +214,6 @@ func (c *Client) Connect(ctx context.Context) (*ServerInfo, error) {
 	info := s.info
 	return &info, nil
 }
-
-// Info reports the live connection, connecting first if needed.
-// It is Connect by another name, for symmetry with Adapter.Info.
-func (c *Client) Info(ctx context.Context) (*ServerInfo, error) { return c.Connect(ctx) }
 
 // Session returns the live go-sdk session, connecting first if needed, for
 // everything this package does not wrap. Do not close it; use Client.Close.

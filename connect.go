@@ -198,6 +198,10 @@ func (st *dialState) pause() (resume func()) {
 	}
 }
 
+// dialKey carries a connect attempt's *dialState from Connect, through
+// go-sdk (which passes only the context on), to handshakeMiddleware and
+// to the OAuth handler. Only values that must cross go-sdk ride on the
+// context; what this package's own code passes to itself is a parameter.
 type dialKey struct{}
 
 // handshakeMiddleware bounds the server/discover probe and records the
@@ -232,21 +236,20 @@ func (c *Client) dial(ctx context.Context) (*session, error) {
 	defer cancel(nil)
 	deadline := newConnectDeadline(c.opts.connectTimeout(), func() { cancel(errConnectTimeout) })
 	defer deadline.stop()
-	ctx = context.WithValue(ctx, deadlineKey{}, deadline)
 	start := time.Now()
 
-	s, err := c.dialOnce(ctx, c.ep, c.pinned())
+	s, err := c.dialOnce(ctx, deadline, c.ep, c.pinned())
 	switch {
 	case err != nil && c.ep.kind == kindStdio && ctx.Err() == nil && s.exitedAlone:
 		// Some handshake-era servers exit when they see server/discover.
 		// Start the server again and speak only the initialize handshake.
 		c.log.Info("server exited during the protocol probe; restarting it with the initialize handshake", "cause", err)
-		s, err = c.dialOnce(ctx, c.ep, handshakeVersion)
+		s, err = c.dialOnce(ctx, deadline, c.ep, handshakeVersion)
 	case err != nil && c.ep.kind == kindStreamable && c.ep.fallbackSSE && s.legacyHTTP.Load() && ctx.Err() == nil:
 		c.log.Info("server answered as a legacy SSE server; using the SSE transport")
 		sse := *c.ep
 		sse.kind = kindSSE
-		s, err = c.dialOnce(ctx, &sse, c.pinned())
+		s, err = c.dialOnce(ctx, deadline, &sse, c.pinned())
 	}
 	if err != nil {
 		return nil, c.connectError(ctx, s, err)
@@ -263,10 +266,9 @@ func (c *Client) dial(ctx context.Context) (*session, error) {
 
 // dialOnce makes one connect attempt. On failure it still returns the
 // attempt's session value, for diagnostics.
-func (c *Client) dialOnce(ctx context.Context, ep *endpoint, pinVersion string) (*session, error) {
+func (c *Client) dialOnce(ctx context.Context, deadline *connectDeadline, ep *endpoint, pinVersion string) (*session, error) {
 	s := &session{done: make(chan struct{})}
-	st := &dialState{}
-	st.deadline, _ = ctx.Value(deadlineKey{}).(*connectDeadline)
+	st := &dialState{deadline: deadline}
 	st.step.Store("connect")
 	s.state = st
 	ctx = context.WithValue(ctx, dialKey{}, st)
@@ -441,8 +443,6 @@ type connectDeadline struct {
 	paused  int
 	done    bool // fired or stopped
 }
-
-type deadlineKey struct{}
 
 func newConnectDeadline(d time.Duration, expire func()) *connectDeadline {
 	return &connectDeadline{timer: time.AfterFunc(d, expire), left: d, started: time.Now()}

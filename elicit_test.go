@@ -14,9 +14,13 @@ import (
 )
 
 // interruptTools returns the tools of an adapter in ElicitInterrupt mode.
-func interruptTools(t *testing.T, target any, opts ...mcpadapter.Option) map[string]*mcpadapter.Tool {
+func interruptTools(t *testing.T, target any, parkTimeout ...time.Duration) map[string]*mcpadapter.Tool {
 	t.Helper()
-	a, err := mcpadapter.New(target, append([]mcpadapter.Option{mcpadapter.WithElicitation(mcpadapter.ElicitInterrupt)}, opts...)...)
+	opts := &mcpadapter.Options{Elicitation: mcpadapter.ElicitInterrupt}
+	if len(parkTimeout) > 0 {
+		opts.ParkTimeout = parkTimeout[0]
+	}
+	a, err := mcpadapter.New(target, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +180,7 @@ func TestElicitLegacyParkedCallGone(t *testing.T) {
 
 func TestElicitParkTimeout(t *testing.T) {
 	ctx := testCtx(t)
-	tools := interruptTools(t, stdioServer(t, "-era", "legacy"), mcpadapter.WithParkTimeout(200*time.Millisecond))
+	tools := interruptTools(t, stdioServer(t, "-era", "legacy"), 200*time.Millisecond)
 	res, err := tools["book"].Call(ctx, json.RawMessage(`{"date":"Tue"}`))
 	p := mustInterrupt(t, res, err)
 	time.Sleep(500 * time.Millisecond)
@@ -271,7 +275,7 @@ func TestElicitURLRequired(t *testing.T) {
 
 func TestElicitCloneLeavesCallerClient(t *testing.T) {
 	ctx := testCtx(t)
-	c, err := mcpadapter.NewClient(testserver.New(testserver.Options{}), mcpadapter.ClientOptions{Name: "mine", Timeout: 10 * time.Second})
+	c, err := mcpadapter.NewClient(testserver.New(testserver.Options{}), &mcpadapter.ClientOptions{Name: "mine", Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +286,7 @@ func TestElicitCloneLeavesCallerClient(t *testing.T) {
 	res, err := tools["book"].Call(ctx, json.RawMessage(`{"date":"Thu"}`))
 	mustInterrupt(t, res, err)
 	// The caller's own client still advertises no elicitation.
-	res, err = c.CallTool(ctx, "book", json.RawMessage(`{"date":"Thu"}`))
+	res, err = c.CallTool(ctx, "book", json.RawMessage(`{"date":"Thu"}`), nil)
 	if err != nil || !res.IsError || !strings.Contains(res.Text(), "does not support elicitation") {
 		t.Errorf("caller's client: %v %+v", err, res)
 	}

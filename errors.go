@@ -1,12 +1,9 @@
 package mcpadapter
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TransportError reports that a request could not be completed because the
@@ -114,25 +111,6 @@ type TargetError struct {
 
 func (e *TargetError) Error() string {
 	return fmt.Sprintf("mcpadapter: target %s: %s", e.Target, e.Reason)
-}
-
-// notSentError marks a failure to write a message: the server never saw it,
-// so the request may be retried on a new connection.
-type notSentError struct{ err error }
-
-func (e *notSentError) Error() string { return e.err.Error() }
-func (e *notSentError) Unwrap() error { return e.err }
-
-// wasNotSent reports whether err says the request never reached the
-// server: a write that failed, an HTTP connection that could not be made,
-// or a connection already closing when the request was made (go-sdk's
-// "client is closing").
-func wasNotSent(err error) bool {
-	var ns *notSentError
-	if errors.As(err, &ns) {
-		return true
-	}
-	return errors.Is(err, mcp.ErrConnectionClosed) && strings.Contains(err.Error(), "client is closing")
 }
 
 // urlSecret matches query parameters of a URL that carry secrets.

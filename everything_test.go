@@ -32,7 +32,7 @@ func TestEverything(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			a, err := mcpadapter.New(target(t))
+			a, err := mcpadapter.New(target(t), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -148,7 +148,7 @@ func TestEverything(t *testing.T) {
 				t.Errorf("reading a missing resource: %v, want a *ServerError", err)
 			}
 			// An unknown tool, called through the client.
-			unknown, err := a.Client().CallTool(ctx, "no-such-tool", nil)
+			unknown, err := a.Client().CallTool(ctx, "no-such-tool", nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

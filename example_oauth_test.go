@@ -29,7 +29,7 @@ func ExampleOAuth() {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		return resp.Body.Close()
 	}
-	c, err := mcpadapter.NewClient(as.MCPURL, mcpadapter.ClientOptions{
+	c, err := mcpadapter.NewClient(as.MCPURL, &mcpadapter.ClientOptions{
 		Auth: &mcpadapter.OAuth{OpenURL: browser, Store: mcpadapter.NewMemoryTokenStore()},
 	})
 	if err != nil {

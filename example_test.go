@@ -30,7 +30,7 @@ func weatherServer() *mcp.Server {
 
 func Example() {
 	ctx := context.Background()
-	a, err := mcpadapter.New(weatherServer()) // or a URL, or mcpadapter.Command{...}
+	a, err := mcpadapter.New(weatherServer(), nil) // or a URL, or mcpadapter.Command{...}
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -63,14 +63,14 @@ func Example() {
 
 func ExampleNewClient() {
 	ctx := context.Background()
-	c, err := mcpadapter.NewClient(weatherServer(), mcpadapter.ClientOptions{
+	c, err := mcpadapter.NewClient(weatherServer(), &mcpadapter.ClientOptions{
 		Name:    "weather",
 		Timeout: 30 * time.Second,
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	a, err := mcpadapter.New(c)
+	a, err := mcpadapter.New(c, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -105,13 +105,13 @@ func ExampleTool_Call_progress() {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "built"}}}, nil, nil
 	})
-	a, _ := mcpadapter.New(srv)
+	a, _ := mcpadapter.New(srv, nil)
 	defer a.Close()
 	tools, _ := a.Tools(ctx)
 	steps := make(chan string, 3)
-	res, err := tools[0].Call(ctx, nil, mcpadapter.OnProgress(func(p mcpadapter.Progress) {
+	res, err := tools[0].CallWith(ctx, nil, &mcpadapter.CallOptions{Progress: func(p mcpadapter.Progress) {
 		steps <- fmt.Sprintf("%s %v/%v %s", p.Tool, p.Progress, p.Total, p.Message)
-	}))
+	}})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -23,12 +23,12 @@ import (
 
 func TestFaultServerCrashMidCall(t *testing.T) {
 	ctx := testCtx(t)
-	c, err := mcpadapter.NewClient(stdioServer(t, "-stderr", "60"), mcpadapter.ClientOptions{Name: "crashy"})
+	c, err := mcpadapter.NewClient(stdioServer(t, "-stderr", "60"), &mcpadapter.ClientOptions{Name: "crashy"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	_, err = c.CallTool(ctx, "crash", nil)
+	_, err = c.CallTool(ctx, "crash", nil, nil)
 	var te *mcpadapter.TransportError
 	var pe *mcpadapter.ProcessExitError
 	if !errors.As(err, &te) || !errors.As(err, &pe) {
@@ -44,7 +44,7 @@ func TestFaultServerCrashMidCall(t *testing.T) {
 		t.Errorf("message lacks the server name or its last words:\n%v", err)
 	}
 	// The next call starts the server again.
-	res, err := c.CallTool(ctx, "echo", json.RawMessage(`{"text":"back"}`))
+	res, err := c.CallTool(ctx, "echo", json.RawMessage(`{"text":"back"}`), nil)
 	if err != nil || res.Text() != "back" {
 		t.Fatalf("after the crash: %v %+v", err, res)
 	}
@@ -53,7 +53,7 @@ func TestFaultServerCrashMidCall(t *testing.T) {
 func TestFaultStdoutPollution(t *testing.T) {
 	ctx := testCtx(t)
 	var logs syncBuffer
-	c, err := mcpadapter.NewClient(stdioServer(t, "-pollute"), mcpadapter.ClientOptions{
+	c, err := mcpadapter.NewClient(stdioServer(t, "-pollute"), &mcpadapter.ClientOptions{
 		Name:   "noisy",
 		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 	})
@@ -61,7 +61,7 @@ func TestFaultStdoutPollution(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	res, err := c.CallTool(ctx, "echo", json.RawMessage(`{"text":"still works"}`))
+	res, err := c.CallTool(ctx, "echo", json.RawMessage(`{"text":"still works"}`), nil)
 	if err != nil || res.Text() != "still works" {
 		t.Fatalf("polluted server: %v %+v", err, res)
 	}
@@ -74,7 +74,7 @@ func TestFaultNotAnMCPServer(t *testing.T) {
 	ctx := testCtx(t)
 	start := time.Now()
 	c, err := mcpadapter.NewClient(mcpadapter.Command{Path: "sh", Args: []string{"-c", "echo 'Welcome to my tool v1'; exec sleep 60"}},
-		mcpadapter.ClientOptions{Name: "notmcp", ConnectTimeout: time.Second, ProbeTimeout: 200 * time.Millisecond, StopTimeout: 200 * time.Millisecond})
+		&mcpadapter.ClientOptions{Name: "notmcp", ConnectTimeout: time.Second, ProbeTimeout: 200 * time.Millisecond, StopTimeout: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestFaultHungHandshake(t *testing.T) {
 	ctx := testCtx(t)
 	start := time.Now()
 	c, err := mcpadapter.NewClient(stdioServer(t, "-hang"),
-		mcpadapter.ClientOptions{ConnectTimeout: time.Second, ProbeTimeout: 200 * time.Millisecond, StopTimeout: 200 * time.Millisecond})
+		&mcpadapter.ClientOptions{ConnectTimeout: time.Second, ProbeTimeout: 200 * time.Millisecond, StopTimeout: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestFaultDiscoverIgnoredOrFatal(t *testing.T) {
 	for _, flag := range []string{"-ignore-discover", "-exit-on-discover"} {
 		t.Run(flag, func(t *testing.T) {
 			ctx := testCtx(t)
-			c, err := mcpadapter.NewClient(stdioServer(t, flag, "-era", "legacy"), mcpadapter.ClientOptions{ProbeTimeout: 300 * time.Millisecond})
+			c, err := mcpadapter.NewClient(stdioServer(t, flag, "-era", "legacy"), &mcpadapter.ClientOptions{ProbeTimeout: 300 * time.Millisecond})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -124,7 +124,7 @@ func TestFaultDiscoverIgnoredOrFatal(t *testing.T) {
 			if info.Era != mcpadapter.EraHandshake {
 				t.Errorf("era %v", info.Era)
 			}
-			res, err := c.CallTool(ctx, "echo", json.RawMessage(`{"text":"ok"}`))
+			res, err := c.CallTool(ctx, "echo", json.RawMessage(`{"text":"ok"}`), nil)
 			if err != nil || res.Text() != "ok" {
 				t.Fatalf("%v %+v", err, res)
 			}
@@ -147,7 +147,7 @@ func TestFaultCloseWithCallsInFlight(t *testing.T) {
 			target := tc.target(t)
 			ctx := testCtx(t)
 			before := runtime.NumGoroutine()
-			c, err := mcpadapter.NewClient(target, mcpadapter.ClientOptions{StopTimeout: 200 * time.Millisecond})
+			c, err := mcpadapter.NewClient(target, &mcpadapter.ClientOptions{StopTimeout: 200 * time.Millisecond})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -157,7 +157,7 @@ func TestFaultCloseWithCallsInFlight(t *testing.T) {
 			var wg sync.WaitGroup
 			errs := make([]error, 8)
 			for i := range errs {
-				wg.Go(func() { _, errs[i] = c.CallTool(ctx, "slow", json.RawMessage(`{"ms":3000}`)) })
+				wg.Go(func() { _, errs[i] = c.CallTool(ctx, "slow", json.RawMessage(`{"ms":3000}`), nil) })
 			}
 			time.Sleep(300 * time.Millisecond)
 			start := time.Now()
@@ -211,7 +211,7 @@ func TestFaultCloseKillsProcessGroup(t *testing.T) {
 	}
 	ctx := testCtx(t)
 	pids := make(chan int, 1)
-	c, err := mcpadapter.NewClient(stdioServer(t, "-spawn-grandchild"), mcpadapter.ClientOptions{
+	c, err := mcpadapter.NewClient(stdioServer(t, "-spawn-grandchild"), &mcpadapter.ClientOptions{
 		StopTimeout: 200 * time.Millisecond,
 		StderrHandler: func(_, line string) {
 			var pid int
@@ -283,7 +283,7 @@ func TestFaultHostKilled(t *testing.T) {
 // runHost is the body of the host process of TestFaultHostKilled.
 func runHost() {
 	ctx := context.Background()
-	c, err := mcpadapter.NewClient(mcpadapter.Command{Path: os.Getenv("MCPTESTSERVER_BIN")}, mcpadapter.ClientOptions{})
+	c, err := mcpadapter.NewClient(mcpadapter.Command{Path: os.Getenv("MCPTESTSERVER_BIN")}, &mcpadapter.ClientOptions{})
 	if err != nil {
 		panic(err)
 	}
@@ -306,13 +306,13 @@ func runHost() {
 func TestFaultRequestTimeout(t *testing.T) {
 	ctx := testCtx(t)
 	srv, state := testserver.NewWithState(testserver.Options{})
-	c, err := mcpadapter.NewClient(srv, mcpadapter.ClientOptions{Timeout: 200 * time.Millisecond})
+	c, err := mcpadapter.NewClient(srv, &mcpadapter.ClientOptions{Timeout: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	start := time.Now()
-	_, err = c.CallTool(ctx, "slow", json.RawMessage(`{"ms":5000}`))
+	_, err = c.CallTool(ctx, "slow", json.RawMessage(`{"ms":5000}`), nil)
 	var te *mcpadapter.TransportError
 	if !errors.As(err, &te) || !errors.Is(err, context.DeadlineExceeded) || te.Tool != "slow" {
 		t.Fatalf("got %v, want a TransportError for slow wrapping DeadlineExceeded", err)
@@ -326,7 +326,7 @@ func TestFaultRequestTimeout(t *testing.T) {
 	if err := state.Wait(wctx, func(s *testserver.State) bool { return s.Cancellations() > 0 }); err != nil {
 		t.Errorf("the server never saw the cancellation: %v", err)
 	}
-	if res, err := c.CallTool(ctx, "echo", json.RawMessage(`{"text":"ok"}`)); err != nil || res.Text() != "ok" {
+	if res, err := c.CallTool(ctx, "echo", json.RawMessage(`{"text":"ok"}`), nil); err != nil || res.Text() != "ok" {
 		t.Errorf("after a timeout: %v %+v", err, res)
 	}
 }

@@ -25,7 +25,7 @@ func (c *Client) ListPrompts(ctx context.Context) ([]*mcp.Prompt, error) {
 // GetPrompt gets a prompt with its arguments filled in.
 func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
 	var out *mcp.GetPromptResult
-	err := c.do(ctx, "prompts/get", "", func(ctx context.Context, s *session) error {
+	err := c.send(ctx, c.request("prompts/get", ""), func(ctx context.Context, s *session) error {
 		var err error
 		out, err = s.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
 		return err
@@ -60,7 +60,7 @@ func (c *Client) ListResourceTemplates(ctx context.Context) ([]*mcp.ResourceTemp
 // ReadResource reads the resource at uri.
 func (c *Client) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
 	var out *mcp.ReadResourceResult
-	err := c.do(ctx, "resources/read", "", func(ctx context.Context, s *session) error {
+	err := c.send(ctx, c.request("resources/read", ""), func(ctx context.Context, s *session) error {
 		var err error
 		out, err = s.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 		return err
@@ -72,7 +72,7 @@ func (c *Client) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourc
 // resource template.
 func (c *Client) Complete(ctx context.Context, params *mcp.CompleteParams) (*mcp.CompleteResult, error) {
 	var out *mcp.CompleteResult
-	err := c.do(ctx, "completion/complete", "", func(ctx context.Context, s *session) error {
+	err := c.send(ctx, c.request("completion/complete", ""), func(ctx context.Context, s *session) error {
 		var err error
 		out, err = s.cs.Complete(ctx, params)
 		return err

@@ -44,8 +44,13 @@ func (f toolFilter) keep(name string) bool {
 // Client with opts, overridden by what its entry sets: name, transport,
 // headers, auth and timeout. An *OAuth in opts.Auth is the template for
 // the servers whose entry says "auth": "oauth" (each gets its own tokens);
-// servers without auth get none. NewGroup does not connect.
-func NewGroup(cfg *Config, opts ClientOptions) (*Group, error) {
+// servers without auth get none. opts may be nil. NewGroup does not
+// connect.
+func NewGroup(cfg *Config, options *ClientOptions) (*Group, error) {
+	var opts ClientOptions
+	if options != nil {
+		opts = *options
+	}
 	if cfg == nil || len(cfg.Servers) == 0 {
 		return nil, &TargetError{Target: "config", Reason: "it has no servers"}
 	}

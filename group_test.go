@@ -41,7 +41,7 @@ func TestGroupThreeTransports(t *testing.T) {
 		"legacy": {"url": "${SSE_URL}", "transport": "sse", "headers": {"X-Team": "legacy-team"}}
 	}}`, map[string]string{"BIN": testserver.Build(t), "HTTP_URL": httpURL, "SSE_URL": sse.URL, "TOKEN": "remote-token"})
 
-	a, err := mcpadapter.New(cfg)
+	a, err := mcpadapter.New(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,17 +112,17 @@ func TestGroupEraRule(t *testing.T) {
 		"old": {"command": "${BIN}", "args": ["-era", "legacy"]}
 	}}`, vars)
 
-	am, err := mcpadapter.New(modern)
+	am, err := mcpadapter.New(modern, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer am.Close()
-	ax, err := mcpadapter.New(mixed)
+	ax, err := mcpadapter.New(mixed, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ax.Close()
-	alone, err := mcpadapter.New(modernURL)
+	alone, err := mcpadapter.New(modernURL, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestGroupBriefExample(t *testing.T) {
 	}
 	cfg.Servers[0].URL = testserver.ServeStreamable(t, wSrv, testserver.Stateless())
 	cfg.Servers[1].URL = testserver.ServeStreamable(t, cSrv, testserver.Stateless())
-	a, err := mcpadapter.New(cfg)
+	a, err := mcpadapter.New(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,13 +228,13 @@ func TestGroupCollision(t *testing.T) {
 		})
 		return srv
 	}
-	p, _ := mcpadapter.NewClient(server("q_echo"), mcpadapter.ClientOptions{Name: "p"})
-	pq, _ := mcpadapter.NewClient(server("echo"), mcpadapter.ClientOptions{Name: "p_q"})
+	p, _ := mcpadapter.NewClient(server("q_echo"), &mcpadapter.ClientOptions{Name: "p"})
+	pq, _ := mcpadapter.NewClient(server("echo"), &mcpadapter.ClientOptions{Name: "p_q"})
 	g, err := mcpadapter.GroupOf(p, pq)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, _ := mcpadapter.New(g)
+	a, _ := mcpadapter.New(g, nil)
 	defer a.Close()
 	_, err = a.Tools(ctx)
 	var ce *mcpadapter.NameCollisionError
@@ -242,7 +242,7 @@ func TestGroupCollision(t *testing.T) {
 		t.Fatalf("got %v, want a collision naming p/q_echo and p_q/echo", err)
 	}
 	// Filtering one of them out resolves it.
-	a2, _ := mcpadapter.New(g, mcpadapter.WithToolFilter(func(server string, _ *mcpadapter.Tool) bool { return server != "p" }))
+	a2, _ := mcpadapter.New(g, &mcpadapter.Options{ToolFilter: func(server string, _ *mcpadapter.Tool) bool { return server != "p" }})
 	if tools, err := a2.Tools(ctx); err != nil || len(tools) != 1 || tools[0].Name != "p_q_echo" {
 		t.Errorf("filtered: %v %v", tools, err)
 	}
@@ -250,7 +250,7 @@ func TestGroupCollision(t *testing.T) {
 	if _, err := mcpadapter.GroupOf(p, p); err == nil || !strings.Contains(err.Error(), `"p"`) {
 		t.Errorf("two clients named p: %v", err)
 	}
-	bad, _ := mcpadapter.NewClient(server("x"), mcpadapter.ClientOptions{Name: "has space"})
+	bad, _ := mcpadapter.NewClient(server("x"), &mcpadapter.ClientOptions{Name: "has space"})
 	if _, err := mcpadapter.GroupOf(p, bad); err == nil || !strings.Contains(err.Error(), "has space") {
 		t.Errorf("a server name with a space: %v", err)
 	}
@@ -262,7 +262,7 @@ func TestGroupFilters(t *testing.T) {
 		"a": {"command": "${BIN}", "includeTools": ["echo", "add"]},
 		"b": {"command": "${BIN}", "excludeTools": ["crash", "slow"]}
 	}}`, map[string]string{"BIN": testserver.Build(t)})
-	a, err := mcpadapter.New(cfg)
+	a, err := mcpadapter.New(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +295,7 @@ func TestGroupPartialFailure(t *testing.T) {
 	}}`, map[string]string{"BIN": testserver.Build(t), "LATE": late})
 
 	// By default every failed server is listed, not just the first.
-	strict, err := mcpadapter.New(cfg)
+	strict, err := mcpadapter.New(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,9 +308,9 @@ func TestGroupPartialFailure(t *testing.T) {
 
 	// With SkipUnavailable the agent keeps the servers that work.
 	var reported []string
-	lenient, err := mcpadapter.New(cfg, mcpadapter.SkipUnavailable(func(f mcpadapter.ServerFailure) {
+	lenient, err := mcpadapter.New(cfg, &mcpadapter.Options{SkipUnavailable: true, OnUnavailable: func(f mcpadapter.ServerFailure) {
 		reported = append(reported, f.Server)
-	}))
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +359,7 @@ func BenchmarkGroupDiscovery(b *testing.B) {
 			}
 			ctx := context.Background()
 			for b.Loop() {
-				a, err := mcpadapter.New(cfg)
+				a, err := mcpadapter.New(cfg, nil)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -379,7 +379,7 @@ func TestNewGroupRejectsBadCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = mcpadapter.NewGroup(cfg, mcpadapter.ClientOptions{Cache: &mcpadapter.CacheConfig{MaxTTL: -time.Second}})
+	_, err = mcpadapter.NewGroup(cfg, &mcpadapter.ClientOptions{Cache: &mcpadapter.CacheConfig{MaxTTL: -time.Second}})
 	if err == nil || !strings.Contains(err.Error(), "ClientOptions.Cache: CacheConfig.MaxTTL is negative") {
 		t.Errorf("err = %v", err)
 	}

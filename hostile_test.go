@@ -46,7 +46,7 @@ func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard
 // serverPID asks the stdio test server for its process id.
 func serverPID(t *testing.T, ctx context.Context, c *mcpadapter.Client) int {
 	t.Helper()
-	res, err := c.CallTool(ctx, "pid", nil)
+	res, err := c.CallTool(ctx, "pid", nil, nil)
 	if err != nil {
 		t.Fatalf("pid: %v", err)
 	}
@@ -61,7 +61,7 @@ func serverPID(t *testing.T, ctx context.Context, c *mcpadapter.Client) int {
 func echoOK(t *testing.T, ctx context.Context, c *mcpadapter.Client, text string) {
 	t.Helper()
 	args, _ := json.Marshal(map[string]string{"text": text})
-	res, err := c.CallTool(ctx, "echo", args)
+	res, err := c.CallTool(ctx, "echo", args, nil)
 	if err != nil || res.IsError || res.Text() != text {
 		t.Fatalf("echo %q: %v %+v", text, err, res)
 	}
@@ -135,7 +135,7 @@ func (m *memPeak) end() memReport {
 func TestHostileNeverAnswers(t *testing.T) {
 	ctx := testCtx(t)
 	before := runtime.NumGoroutine()
-	c, err := mcpadapter.NewClient(stdioServer(t, "-never-answer", "add"), mcpadapter.ClientOptions{
+	c, err := mcpadapter.NewClient(stdioServer(t, "-never-answer", "add"), &mcpadapter.ClientOptions{
 		Name: "mute", Timeout: 500 * time.Millisecond, Logger: quietLogger(), StopTimeout: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -162,14 +162,14 @@ func TestHostileNeverAnswers(t *testing.T) {
 	}
 	// ClientOptions.Timeout.
 	check("ClientOptions.Timeout", 500*time.Millisecond, func() error {
-		_, err := c.CallTool(ctx, "add", json.RawMessage(`{"a":1,"b":2}`))
+		_, err := c.CallTool(ctx, "add", json.RawMessage(`{"a":1,"b":2}`), nil)
 		return err
 	})
 	// The caller's deadline, shorter than ClientOptions.Timeout.
 	check("context deadline", 300*time.Millisecond, func() error {
 		cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 		defer cancel()
-		_, err := c.CallTool(cctx, "add", json.RawMessage(`{"a":1,"b":2}`))
+		_, err := c.CallTool(cctx, "add", json.RawMessage(`{"a":1,"b":2}`), nil)
 		return err
 	})
 	// Same process, same connection: still usable.
@@ -202,7 +202,7 @@ func raceEnabled() bool {
 func TestHostileBigResponseOverLimit(t *testing.T) {
 	const size = 50
 	ctx := testCtx(t)
-	c, err := mcpadapter.NewClient(stdioServer(t), mcpadapter.ClientOptions{
+	c, err := mcpadapter.NewClient(stdioServer(t), &mcpadapter.ClientOptions{
 		Name: "huge", MaxMessageBytes: 8 * mib, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
@@ -216,7 +216,7 @@ func TestHostileBigResponseOverLimit(t *testing.T) {
 	// timeout, forever without one.
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	res, err := c.CallTool(cctx, "big", json.RawMessage(fmt.Sprintf(`{"mb":%d}`, size)))
+	res, err := c.CallTool(cctx, "big", json.RawMessage(fmt.Sprintf(`{"mb":%d}`, size)), nil)
 	d := time.Since(start)
 	mem := m.end()
 	t.Logf("HOSTILE big limit=8MiB response=%dMiB took=%v %s", size, d.Round(time.Millisecond), mem)
@@ -257,7 +257,7 @@ func TestHostileBigResponseDefaultLimit(t *testing.T) {
 		size = 20
 	}
 	ctx := testCtx(t)
-	c, err := mcpadapter.NewClient(stdioServer(t), mcpadapter.ClientOptions{Name: "huge", Logger: quietLogger()})
+	c, err := mcpadapter.NewClient(stdioServer(t), &mcpadapter.ClientOptions{Name: "huge", Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +268,7 @@ func TestHostileBigResponseDefaultLimit(t *testing.T) {
 	// The result is dropped when the function returns, before the heap is
 	// measured again.
 	n, allX, err := func() (int, bool, error) {
-		res, err := c.CallTool(ctx, "big", json.RawMessage(fmt.Sprintf(`{"mb":%d}`, size)))
+		res, err := c.CallTool(ctx, "big", json.RawMessage(fmt.Sprintf(`{"mb":%d}`, size)), nil)
 		if err != nil || res.IsError {
 			return 0, false, fmt.Errorf("%v %+v", err, res)
 		}
@@ -294,7 +294,7 @@ func TestHostileBigResponseDefaultLimit(t *testing.T) {
 func TestHostileMalformedLines(t *testing.T) {
 	ctx := testCtx(t)
 	var logs syncBuffer
-	c, err := mcpadapter.NewClient(stdioServer(t, "-garbage"), mcpadapter.ClientOptions{
+	c, err := mcpadapter.NewClient(stdioServer(t, "-garbage"), &mcpadapter.ClientOptions{
 		Name: "garbled", Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -321,7 +321,7 @@ func concurrentEchoes(t *testing.T, ctx context.Context, c *mcpadapter.Client, w
 		wg.Go(func() {
 			for i := range n {
 				text := fmt.Sprintf("w%d-%d", w, i)
-				res, err := c.CallTool(ctx, "echo", json.RawMessage(`{"text":"`+text+`"}`))
+				res, err := c.CallTool(ctx, "echo", json.RawMessage(`{"text":"`+text+`"}`), nil)
 				switch {
 				case err != nil:
 					errs <- fmt.Errorf("%s: %w", text, err)
@@ -343,7 +343,7 @@ func concurrentEchoes(t *testing.T, ctx context.Context, c *mcpadapter.Client, w
 // no call gets an answer that is not its own.
 func TestHostileWrongIDs(t *testing.T) {
 	ctx := testCtx(t)
-	c, err := mcpadapter.NewClient(stdioServer(t, "-wrong-ids"), mcpadapter.ClientOptions{Name: "liar", Logger: quietLogger()})
+	c, err := mcpadapter.NewClient(stdioServer(t, "-wrong-ids"), &mcpadapter.ClientOptions{Name: "liar", Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,7 +365,7 @@ func TestHostileNotificationFlood(t *testing.T) {
 	const flood, calls = 10000, 3
 	ctx := testCtx(t)
 	var logged, progressed atomic.Int64
-	c, err := mcpadapter.NewClient(stdioServer(t, "-flood", strconv.Itoa(flood)), mcpadapter.ClientOptions{
+	c, err := mcpadapter.NewClient(stdioServer(t, "-flood", strconv.Itoa(flood)), &mcpadapter.ClientOptions{
 		Name:   "chatty",
 		Logger: quietLogger(),
 		LogHandler: func(context.Context, *mcp.LoggingMessageRequest) {
@@ -382,8 +382,7 @@ func TestHostileNotificationFlood(t *testing.T) {
 	var mine atomic.Int64
 	for i := range calls {
 		text := fmt.Sprintf("through the flood %d", i)
-		res, err := c.CallTool(ctx, "echo", json.RawMessage(`{"text":"`+text+`"}`),
-			mcpadapter.OnProgress(func(mcpadapter.Progress) { mine.Add(1); progressed.Add(1) }))
+		res, err := c.CallTool(ctx, "echo", json.RawMessage(`{"text":"`+text+`"}`), &mcpadapter.CallOptions{Progress: func(mcpadapter.Progress) { mine.Add(1); progressed.Add(1) }})
 		if err != nil || res.IsError || res.Text() != text {
 			t.Fatalf("call %d: %v %+v", i, err, res)
 		}
@@ -421,7 +420,7 @@ func TestHostileNotificationFlood(t *testing.T) {
 func TestHostileClosedStdout(t *testing.T) {
 	ctx := testCtx(t)
 	before := runtime.NumGoroutine()
-	c, err := mcpadapter.NewClient(stdioServer(t, "-ignore-sigterm"), mcpadapter.ClientOptions{
+	c, err := mcpadapter.NewClient(stdioServer(t, "-ignore-sigterm"), &mcpadapter.ClientOptions{
 		Name: "deaf", Logger: quietLogger(), StopTimeout: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -429,7 +428,7 @@ func TestHostileClosedStdout(t *testing.T) {
 	defer c.Close()
 	pid := serverPID(t, ctx, c)
 	start := time.Now()
-	res, err := c.CallTool(ctx, "close_stdout", nil)
+	res, err := c.CallTool(ctx, "close_stdout", nil, nil)
 	d := time.Since(start)
 	var te *mcpadapter.TransportError
 	var pe *mcpadapter.ProcessExitError
@@ -462,7 +461,7 @@ func TestHostileKilledUnderConcurrentCalls(t *testing.T) {
 		t.Skip("kills a process group")
 	}
 	ctx := testCtx(t)
-	c, err := mcpadapter.NewClient(stdioServer(t), mcpadapter.ClientOptions{Name: "doomed", Logger: quietLogger()})
+	c, err := mcpadapter.NewClient(stdioServer(t), &mcpadapter.ClientOptions{Name: "doomed", Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -472,7 +471,7 @@ func TestHostileKilledUnderConcurrentCalls(t *testing.T) {
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range errs {
-		wg.Go(func() { _, errs[i] = c.CallTool(ctx, "slow", json.RawMessage(`{"ms":10000}`)) })
+		wg.Go(func() { _, errs[i] = c.CallTool(ctx, "slow", json.RawMessage(`{"ms":10000}`), nil) })
 	}
 	time.Sleep(300 * time.Millisecond)
 	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil {
@@ -538,7 +537,7 @@ func TestHostileWriteFailureRetriedOnNewConnection(t *testing.T) {
 	}
 	ctx := testCtx(t)
 	onStderr, grandchild := grandchildPID()
-	c, err := mcpadapter.NewClient(stdioServer(t, "-grandchild-holds-stdout"), mcpadapter.ClientOptions{
+	c, err := mcpadapter.NewClient(stdioServer(t, "-grandchild-holds-stdout"), &mcpadapter.ClientOptions{
 		Name: "orphaned", Logger: quietLogger(), StopTimeout: 200 * time.Millisecond, StderrHandler: onStderr})
 	if err != nil {
 		t.Fatal(err)
@@ -551,7 +550,7 @@ func TestHostileWriteFailureRetriedOnNewConnection(t *testing.T) {
 	waitReaped(t, pid) // its stdin is closed: the next write fails
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	res, err := c.CallTool(cctx, "echo", json.RawMessage(`{"text":"retried"}`))
+	res, err := c.CallTool(cctx, "echo", json.RawMessage(`{"text":"retried"}`), nil)
 	if err != nil || res.Text() != "retried" {
 		t.Fatalf("echo after the server died: %v %+v; a request that could not be written must be retried on a new connection", err, res)
 	}
@@ -576,7 +575,7 @@ func TestHostileServerDiesStdoutHeldOpen(t *testing.T) {
 		t.Skip("kills a process")
 	}
 	ctx := testCtx(t)
-	c, err := mcpadapter.NewClient(stdioServer(t, "-grandchild-holds-stdout"), mcpadapter.ClientOptions{
+	c, err := mcpadapter.NewClient(stdioServer(t, "-grandchild-holds-stdout"), &mcpadapter.ClientOptions{
 		Name: "orphaned", Logger: quietLogger(), StopTimeout: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -587,7 +586,7 @@ func TestHostileServerDiesStdoutHeldOpen(t *testing.T) {
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	go func() {
-		_, err := c.CallTool(cctx, "slow", json.RawMessage(`{"ms":60000}`))
+		_, err := c.CallTool(cctx, "slow", json.RawMessage(`{"ms":60000}`), nil)
 		done <- err
 	}()
 	time.Sleep(300 * time.Millisecond)

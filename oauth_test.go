@@ -67,11 +67,11 @@ func oauthClient(t *testing.T, url string, o *mcpadapter.OAuth, logs io.Writer) 
 		opts.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		opts.Trace = true
 	}
-	c, err := mcpadapter.NewClient(url, opts)
+	c, err := mcpadapter.NewClient(url, &opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := mcpadapter.New(c)
+	a, err := mcpadapter.New(c, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestOAuthSlowUser(t *testing.T) {
 	ctx := testCtx(t)
 	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{})})
 	user := &browser{delay: 700 * time.Millisecond}
-	c, err := mcpadapter.NewClient(as.MCPURL, mcpadapter.ClientOptions{
+	c, err := mcpadapter.NewClient(as.MCPURL, &mcpadapter.ClientOptions{
 		Auth:           &mcpadapter.OAuth{OpenURL: user.open},
 		ConnectTimeout: 400 * time.Millisecond,
 	})
@@ -209,7 +209,7 @@ func TestOAuthSlowUser(t *testing.T) {
 	// A user who never comes back: OAuth.Timeout, with a clear error.
 	as2 := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{})})
 	never := func(context.Context, string) error { return nil }
-	c2, err := mcpadapter.NewClient(as2.MCPURL, mcpadapter.ClientOptions{
+	c2, err := mcpadapter.NewClient(as2.MCPURL, &mcpadapter.ClientOptions{
 		Auth: &mcpadapter.OAuth{OpenURL: never, Timeout: 300 * time.Millisecond},
 	})
 	if err != nil {
@@ -309,11 +309,11 @@ func TestOAuthFromConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	user := &browser{}
-	g, err := mcpadapter.NewGroup(cfg, mcpadapter.ClientOptions{Auth: &mcpadapter.OAuth{OpenURL: user.open}})
+	g, err := mcpadapter.NewGroup(cfg, &mcpadapter.ClientOptions{Auth: &mcpadapter.OAuth{OpenURL: user.open}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := mcpadapter.New(g)
+	a, err := mcpadapter.New(g, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +337,7 @@ func TestOAuthFromConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g2, err := mcpadapter.NewGroup(cfg, mcpadapter.ClientOptions{Auth: &mcpadapter.OAuth{OpenURL: user.open}})
+	g2, err := mcpadapter.NewGroup(cfg, &mcpadapter.ClientOptions{Auth: &mcpadapter.OAuth{OpenURL: user.open}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,12 +387,12 @@ func TestCredentialsStayOnOrigin(t *testing.T) {
 		"oauth": {OAuthHandler: staticOAuth("sekrit")},
 	} {
 		t.Run(name, func(t *testing.T) {
-			c, err := mcpadapter.NewClient(redirector.URL+"/mcp", opts)
+			c, err := mcpadapter.NewClient(redirector.URL+"/mcp", &opts)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			if _, err := c.CallTool(ctx, "headers", nil); err != nil {
+			if _, err := c.CallTool(ctx, "headers", nil, nil); err != nil {
 				t.Fatal(err)
 			}
 			h := state.LastHeaders("headers")
@@ -404,18 +404,18 @@ func TestCredentialsStayOnOrigin(t *testing.T) {
 		})
 	}
 	// On the origin itself, all of them arrive.
-	c, err := mcpadapter.NewClient(other.URL, mcpadapter.ClientOptions{OAuthHandler: staticOAuth("sekrit"), Headers: map[string]string{"X-Api-Key": "k3y"}})
+	c, err := mcpadapter.NewClient(other.URL, &mcpadapter.ClientOptions{OAuthHandler: staticOAuth("sekrit"), Headers: map[string]string{"X-Api-Key": "k3y"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.CallTool(ctx, "headers", nil); err != nil {
+	if _, err := c.CallTool(ctx, "headers", nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if h := state.LastHeaders("headers"); h.Get("Authorization") != "Bearer sekrit" || h.Get("X-Api-Key") != "k3y" {
 		t.Errorf("the origin got %v", h)
 	}
-	signed, err := mcpadapter.NewClient(other.URL, mcpadapter.ClientOptions{Auth: mcpadapter.AuthFunc(func(next http.RoundTripper) http.RoundTripper {
+	signed, err := mcpadapter.NewClient(other.URL, &mcpadapter.ClientOptions{Auth: mcpadapter.AuthFunc(func(next http.RoundTripper) http.RoundTripper {
 		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
 			r = r.Clone(r.Context())
 			r.Header.Set("X-Signed", "by-the-round-tripper")
@@ -426,7 +426,7 @@ func TestCredentialsStayOnOrigin(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer signed.Close()
-	if _, err := signed.CallTool(ctx, "headers", nil); err != nil {
+	if _, err := signed.CallTool(ctx, "headers", nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if h := state.LastHeaders("headers"); h.Get("X-Signed") != "by-the-round-tripper" {
@@ -460,7 +460,7 @@ func TestOAuthRedirectURL(t *testing.T) {
 	}
 
 	for _, bad := range []string{"https://app.example.com/cb", "http://127.0.0.1/cb", "myapp://cb"} {
-		_, err := mcpadapter.NewClient(as.MCPURL, mcpadapter.ClientOptions{Auth: &mcpadapter.OAuth{OpenURL: user.open, RedirectURL: bad}})
+		_, err := mcpadapter.NewClient(as.MCPURL, &mcpadapter.ClientOptions{Auth: &mcpadapter.OAuth{OpenURL: user.open, RedirectURL: bad}})
 		if err == nil || !strings.Contains(err.Error(), "want a loopback http URL with a port") {
 			t.Errorf("RedirectURL %q: err = %v", bad, err)
 		}
@@ -477,7 +477,7 @@ func TestOAuthCloseWhileSigningIn(t *testing.T) {
 	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{})})
 	base := runtime.NumGoroutine()
 	opened := make(chan struct{}, 1)
-	c, err := mcpadapter.NewClient(as.MCPURL, mcpadapter.ClientOptions{Auth: &mcpadapter.OAuth{
+	c, err := mcpadapter.NewClient(as.MCPURL, &mcpadapter.ClientOptions{Auth: &mcpadapter.OAuth{
 		OpenURL: func(context.Context, string) error { opened <- struct{}{}; return nil }, // the user never comes back
 	}})
 	if err != nil {
@@ -545,7 +545,7 @@ func TestOAuthBadSettings(t *testing.T) {
 		"oauth and a handler": {Auth: &mcpadapter.OAuth{}, OAuthHandler: staticOAuth("x")},
 		"nil oauth":           {Auth: (*mcpadapter.OAuth)(nil)},
 	} {
-		if _, err := mcpadapter.NewClient("https://mcp.example.com/mcp", opts); err == nil {
+		if _, err := mcpadapter.NewClient("https://mcp.example.com/mcp", &opts); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
@@ -553,7 +553,7 @@ func TestOAuthBadSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = mcpadapter.NewGroup(cfg, mcpadapter.ClientOptions{Auth: &mcpadapter.OAuth{RedirectURL: "https://x.example/cb"}})
+	_, err = mcpadapter.NewGroup(cfg, &mcpadapter.ClientOptions{Auth: &mcpadapter.OAuth{RedirectURL: "https://x.example/cb"}})
 	var ce *mcpadapter.ConfigError
 	if !errors.As(err, &ce) || ce.Path != "mcpServers.s.auth" {
 		t.Errorf("err = %v, want a ConfigError at mcpServers.s.auth", err)
@@ -567,7 +567,7 @@ func TestOAuthUserSlowerThanProbe(t *testing.T) {
 	ctx := testCtx(t)
 	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{})})
 	user := &browser{delay: 900 * time.Millisecond}
-	c, err := mcpadapter.NewClient(as.MCPURL, mcpadapter.ClientOptions{
+	c, err := mcpadapter.NewClient(as.MCPURL, &mcpadapter.ClientOptions{
 		Auth:           &mcpadapter.OAuth{OpenURL: user.open},
 		ProbeTimeout:   300 * time.Millisecond,
 		ConnectTimeout: 400 * time.Millisecond,
@@ -641,11 +641,11 @@ func TestOAuthGroupSharedRedirect(t *testing.T) {
 	}
 	user := &browser{delay: 200 * time.Millisecond}
 	tmpl := &mcpadapter.OAuth{OpenURL: user.open, RedirectURL: redirect, ClientID: "template-client", ClientSecret: "template-secret"}
-	g, err := mcpadapter.NewGroup(cfg, mcpadapter.ClientOptions{Auth: tmpl})
+	g, err := mcpadapter.NewGroup(cfg, &mcpadapter.ClientOptions{Auth: tmpl})
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := mcpadapter.New(g)
+	a, err := mcpadapter.New(g, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -672,15 +672,15 @@ func TestSharedCredentialsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = mcpadapter.NewGroup(cfg, mcpadapter.ClientOptions{Auth: mcpadapter.BearerToken("t")})
+	_, err = mcpadapter.NewGroup(cfg, &mcpadapter.ClientOptions{Auth: mcpadapter.BearerToken("t")})
 	if err == nil || !strings.Contains(err.Error(), "one credential to 2 servers (a, b)") {
 		t.Errorf("err = %v", err)
 	}
-	_, err = mcpadapter.NewGroup(cfg, mcpadapter.ClientOptions{OAuthHandler: staticOAuth("t")})
+	_, err = mcpadapter.NewGroup(cfg, &mcpadapter.ClientOptions{OAuthHandler: staticOAuth("t")})
 	if err == nil || !strings.Contains(err.Error(), "one credential to 3 servers") {
 		t.Errorf("err = %v", err)
 	}
-	_, err = mcpadapter.NewGroup(cfg, mcpadapter.ClientOptions{Headers: map[string]string{"authorization": "Bearer t"}})
+	_, err = mcpadapter.NewGroup(cfg, &mcpadapter.ClientOptions{Headers: map[string]string{"authorization": "Bearer t"}})
 	if err == nil || !strings.Contains(err.Error(), "the Authorization header in ClientOptions.Headers would send one credential to 2 servers (a, b)") {
 		t.Errorf("err = %v", err)
 	}
@@ -688,7 +688,7 @@ func TestSharedCredentialsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := mcpadapter.NewGroup(one, mcpadapter.ClientOptions{Auth: mcpadapter.BearerToken("t")}); err != nil {
+	if _, err := mcpadapter.NewGroup(one, &mcpadapter.ClientOptions{Auth: mcpadapter.BearerToken("t")}); err != nil {
 		t.Errorf("one server without auth: %v", err)
 	}
 }
@@ -734,7 +734,7 @@ func TestOAuthPlainForbidden(t *testing.T) {
 	}))
 	defer srv.Close()
 	user := &browser{}
-	c, err := mcpadapter.NewClient(srv.URL+"/mcp", mcpadapter.ClientOptions{
+	c, err := mcpadapter.NewClient(srv.URL+"/mcp", &mcpadapter.ClientOptions{
 		Auth: &mcpadapter.OAuth{OpenURL: user.open, RedirectURL: "http://" + busy.Addr().String() + "/cb", Timeout: 3 * time.Second},
 	})
 	if err != nil {

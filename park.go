@@ -169,7 +169,7 @@ func (c *Client) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Eli
 }
 
 // callParked makes a handshake-era call that may be parked.
-func (c *Client) callParked(ctx context.Context, pc *PendingCall, cfg callConfig) (*Result, error) {
+func (c *Client) callParked(ctx context.Context, pc *PendingCall, tc *toolCall) (*Result, error) {
 	st := c.interrupt
 	p := &parkedCall{id: newParkID(), questions: make(chan *question), done: make(chan callOutcome, 1), ended: make(chan struct{})}
 	ok, err := st.lane.enter(ctx, p)
@@ -190,8 +190,7 @@ func (c *Client) callParked(ctx context.Context, pc *PendingCall, cfg callConfig
 		defer cancel()
 		// No request timeout here: the call may wait for a person.
 		// waitParked bounds each wait for the server instead.
-		cfg.noTimeout = true
-		res, err := c.rawCall(callCtx, &mcp.CallToolParams{Name: pc.Tool, Arguments: pc.Arguments}, cfg)
+		res, err := c.sendCall(callCtx, tc, &mcp.CallToolParams{Name: pc.Tool, Arguments: pc.Arguments}, 0)
 		if err != nil {
 			r, err := c.callFailed(pc, err)
 			p.done <- callOutcome{r, err}
@@ -253,7 +252,7 @@ func (c *Client) park(p *parkedCall, q *question, pc *PendingCall) error {
 
 // resumeParked hands the answers to a parked call and waits for what it
 // does next.
-func (c *Client) resumeParked(ctx context.Context, pending *PendingCall, answers map[string]elicitation.Response, cfg callConfig) (*Result, error) {
+func (c *Client) resumeParked(ctx context.Context, pending *PendingCall, answers map[string]elicitation.Response) (*Result, error) {
 	st := c.interrupt
 	if len(pending.Requests) == 0 {
 		return nil, errors.New("mcpadapter: Resume: a parked call without its question")

@@ -18,38 +18,6 @@ type Progress struct {
 	Message  string
 }
 
-// CallOption configures one tool call.
-type CallOption func(*callConfig)
-
-type callConfig struct {
-	progress func(Progress)
-	meta     map[string]any
-	// modelName is the tool's name as the model knows it.
-	modelName string
-	// interruptible allows an ElicitInterrupt client to stop the call for
-	// the user's answers.
-	interruptible bool
-	// noTimeout skips ClientOptions.Timeout (a call that may wait for a
-	// person).
-	noTimeout bool
-}
-
-// OnProgress has the call report its progress notifications to fn.
-// fn runs on the connection's goroutine and must not block for long.
-//
-// Notifications are handled apart from responses (in go-sdk), so one the
-// server sent just before its result may reach fn shortly after Call
-// returns; fn keeps receiving this call's notifications for a second
-// after the call ends.
-func OnProgress(fn func(Progress)) CallOption {
-	return func(c *callConfig) { c.progress = fn }
-}
-
-// WithMeta sends meta as the _meta of the tools/call request.
-func WithMeta(meta map[string]any) CallOption {
-	return func(c *callConfig) { c.meta = meta }
-}
-
 // progressLinger is how long a call's progress token stays routed after
 // the call ends, for notifications that arrive after the result.
 const progressLinger = time.Second
@@ -87,4 +55,19 @@ func (c *Client) routeProgress(ctx context.Context, req *mcp.ProgressNotificatio
 	if c.opts.ProgressHandler != nil {
 		c.opts.ProgressHandler(ctx, req)
 	}
+}
+
+// withProgress gives params a progress token when anyone listens (fn, or
+// ClientOptions.ProgressHandler); release must be called when the call
+// ends.
+func (c *Client) withProgress(params *mcp.CallToolParams, fn func(Progress)) (release func()) {
+	if fn == nil && c.opts.ProgressHandler == nil {
+		return func() {}
+	}
+	if fn == nil {
+		fn = func(Progress) {}
+	}
+	tok, release := c.progressToken(params.Name, fn)
+	params.SetProgressToken(tok)
+	return release
 }

@@ -46,14 +46,14 @@ func TestRegressHTTPFailureIsTransportError(t *testing.T) {
 		h.ServeHTTP(w, r)
 	}))
 	defer hs.Close()
-	c, _ := mcpadapter.NewClient(hs.URL, mcpadapter.ClientOptions{})
+	c, _ := mcpadapter.NewClient(hs.URL, &mcpadapter.ClientOptions{})
 	defer c.Close()
-	if _, err := c.CallTool(ctx, "transfer_money", nil); err != nil {
+	if _, err := c.CallTool(ctx, "transfer_money", nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	down.Store(true)
 	var te *mcpadapter.TransportError
-	if res, err := c.CallTool(ctx, "transfer_money", nil); !errors.As(err, &te) {
+	if res, err := c.CallTool(ctx, "transfer_money", nil, nil); !errors.As(err, &te) {
 		t.Errorf("503: %v %+v, want a TransportError", err, res)
 	}
 	if _, err := c.ListTools(ctx); !errors.As(err, &te) {
@@ -61,7 +61,7 @@ func TestRegressHTTPFailureIsTransportError(t *testing.T) {
 	}
 	hs.CloseClientConnections()
 	hs.Listener.Close()
-	if res, err := c.CallTool(ctx, "transfer_money", nil); !errors.As(err, &te) {
+	if res, err := c.CallTool(ctx, "transfer_money", nil, nil); !errors.As(err, &te) {
 		t.Errorf("server gone: %v %+v, want a TransportError", err, res)
 	}
 }
@@ -95,7 +95,7 @@ func TestRegressSessionMissingNoDoubleRun(t *testing.T) {
 		h.ServeHTTP(w, r.WithContext(ctx))
 	}))
 	defer hs.Close()
-	c, _ := mcpadapter.NewClient(hs.URL+"/mcp", mcpadapter.ClientOptions{})
+	c, _ := mcpadapter.NewClient(hs.URL+"/mcp", &mcpadapter.ClientOptions{})
 	defer c.Close()
 	ctx := testCtx(t)
 	if _, err := c.ListTools(ctx); err != nil {
@@ -103,7 +103,7 @@ func TestRegressSessionMissingNoDoubleRun(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := c.CallTool(ctx, "transfer_money", nil)
+		_, err := c.CallTool(ctx, "transfer_money", nil, nil)
 		done <- err
 	}()
 	time.Sleep(100 * time.Millisecond)
@@ -136,14 +136,14 @@ func TestRegressSSEPostFailureNotRetried(t *testing.T) {
 		h.ServeHTTP(w, r)
 	}))
 	defer hs.Close()
-	c, _ := mcpadapter.NewClient(hs.URL+"/sse", mcpadapter.ClientOptions{})
+	c, _ := mcpadapter.NewClient(hs.URL+"/sse", &mcpadapter.ClientOptions{})
 	defer c.Close()
 	ctx := testCtx(t)
 	if _, err := c.ListTools(ctx); err != nil {
 		t.Fatal(err)
 	}
 	flaky.Store(true)
-	_, _ = c.CallTool(ctx, "transfer_money", nil)
+	_, _ = c.CallTool(ctx, "transfer_money", nil, nil)
 	time.Sleep(200 * time.Millisecond)
 	if n := runs.Load(); n != 1 {
 		t.Fatalf("the tool ran %d times for one call", n)
@@ -155,10 +155,10 @@ func TestRegressSSEPostFailureNotRetried(t *testing.T) {
 func TestRegressLongStderrLine(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, _ := mcpadapter.NewClient(stdioServer(t, "-noisy"), mcpadapter.ClientOptions{})
+	c, _ := mcpadapter.NewClient(stdioServer(t, "-noisy"), &mcpadapter.ClientOptions{})
 	defer c.Close()
 	for range 3 {
-		if res, err := c.CallTool(ctx, "echo", []byte(`{"text":"ok"}`)); err != nil || res.Text() != "ok" {
+		if res, err := c.CallTool(ctx, "echo", []byte(`{"text":"ok"}`), nil); err != nil || res.Text() != "ok" {
 			t.Fatalf("%v %+v", err, res)
 		}
 	}
@@ -167,19 +167,19 @@ func TestRegressLongStderrLine(t *testing.T) {
 // A caller with a short deadline does not make the others that share its
 // connect attempt fail.
 func TestRegressSharedDialDeadline(t *testing.T) {
-	c, _ := mcpadapter.NewClient(stdioServer(t, "-start-delay", "500ms"), mcpadapter.ClientOptions{})
+	c, _ := mcpadapter.NewClient(stdioServer(t, "-start-delay", "500ms"), &mcpadapter.ClientOptions{})
 	defer c.Close()
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		defer cancel()
-		_, err := c.CallTool(ctx, "echo", []byte(`{"text":"x"}`))
+		_, err := c.CallTool(ctx, "echo", []byte(`{"text":"x"}`), nil)
 		if !errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "ConnectTimeout") {
 			t.Errorf("impatient caller: %v", err)
 		}
 	})
 	time.Sleep(20 * time.Millisecond)
-	res, err := c.CallTool(testCtx(t), "echo", []byte(`{"text":"patient"}`))
+	res, err := c.CallTool(testCtx(t), "echo", []byte(`{"text":"patient"}`), nil)
 	wg.Wait()
 	if err != nil || res.Text() != "patient" {
 		t.Fatalf("patient caller: %v %+v", err, res)
@@ -199,8 +199,8 @@ func TestRegressTimeoutSparesParkedCall(t *testing.T) {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "booked " + r.Action}}}, nil, nil
 	})
-	c, _ := mcpadapter.NewClient(srv, mcpadapter.ClientOptions{Timeout: 300 * time.Millisecond})
-	a, _ := mcpadapter.New(c, mcpadapter.WithElicitation(mcpadapter.ElicitInterrupt))
+	c, _ := mcpadapter.NewClient(srv, &mcpadapter.ClientOptions{Timeout: 300 * time.Millisecond})
+	a, _ := mcpadapter.New(c, &mcpadapter.Options{Elicitation: mcpadapter.ElicitInterrupt})
 	defer a.Close()
 	tools, err := a.Tools(ctx)
 	if err != nil {
@@ -224,7 +224,7 @@ func TestRegressTimeoutSparesParkedCall(t *testing.T) {
 func TestRegressRefusedInitializeNotRestarted(t *testing.T) {
 	var logs syncBuffer
 	c, _ := mcpadapter.NewClient(stdioServer(t, "-era", "legacy", "-refuse-initialize"),
-		mcpadapter.ClientOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		&mcpadapter.ClientOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	defer c.Close()
 	_, err := c.Connect(testCtx(t))
 	if err == nil || !strings.Contains(err.Error(), "database unavailable") {
@@ -255,7 +255,7 @@ func TestRegressDialErrorSparesOtherCalls(t *testing.T) {
 		}
 		return d.DialContext(ctx, network, addr)
 	}}
-	c, _ := mcpadapter.NewClient(hs.URL, mcpadapter.ClientOptions{HTTPClient: &http.Client{Transport: tr}})
+	c, _ := mcpadapter.NewClient(hs.URL, &mcpadapter.ClientOptions{HTTPClient: &http.Client{Transport: tr}})
 	defer c.Close()
 	ctx := testCtx(t)
 	if _, err := c.Connect(ctx); err != nil {
@@ -263,12 +263,12 @@ func TestRegressDialErrorSparesOtherCalls(t *testing.T) {
 	}
 	slow := make(chan error, 1)
 	go func() {
-		_, err := c.CallTool(ctx, "slow", nil)
+		_, err := c.CallTool(ctx, "slow", nil, nil)
 		slow <- err
 	}()
 	time.Sleep(100 * time.Millisecond)
 	failNext.Store(true)
-	if res, err := c.CallTool(ctx, "fast", nil); err != nil || res.Text() != "fast done" {
+	if res, err := c.CallTool(ctx, "fast", nil, nil); err != nil || res.Text() != "fast done" {
 		t.Errorf("fast call after a failed dial (retried): %v %+v", err, res)
 	}
 	if err := <-slow; err != nil {

@@ -2,8 +2,11 @@ package mcpadapter
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // Result is what a tool call produced.
@@ -80,4 +83,20 @@ func (r *Result) Text() string {
 		b.Write(r.Artifact.StructuredContent)
 	}
 	return b.String()
+}
+
+// errorResult is a result the model reads as the tool's failure.
+func errorResult(text string) *Result {
+	return &Result{IsError: true, Content: []Content{&TextContent{Text: text}}}
+}
+
+// refusal turns the server's JSON-RPC error answer to a tool call (unknown
+// tool, invalid arguments, ...) into an error result the model can read;
+// any other error is returned as it is.
+func refusal(tool string, err error) (*Result, error) {
+	var we *jsonrpc.Error
+	if isServerError(err) && errors.As(err, &we) {
+		return errorResult(fmt.Sprintf("Error calling tool %q: %s (MCP error %d)", tool, we.Message, we.Code)), nil
+	}
+	return nil, err
 }

@@ -353,11 +353,11 @@ func TestSoakChaos(t *testing.T) {
 	var all []*soakTarget
 	var adapters []*mcpadapter.Adapter
 	for _, name := range []string{"stdio", "http"} {
-		c, err := mcpadapter.NewClient(targets[name], mcpadapter.ClientOptions{Name: "chaos-" + name, Logger: quietLogger()})
+		c, err := mcpadapter.NewClient(targets[name], &mcpadapter.ClientOptions{Name: "chaos-" + name, Logger: quietLogger()})
 		if err != nil {
 			t.Fatal(err)
 		}
-		a, err := mcpadapter.New(c)
+		a, err := mcpadapter.New(c, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

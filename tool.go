@@ -49,21 +49,17 @@ type Tool struct {
 // server is a *TransportError; a result that cannot be converted is a
 // *ContentError.
 //
-// In ElicitInterrupt mode (see WithElicitation) a call whose server asks
-// the user a question returns an *InputRequiredError; continue it with
-// Resume.
-func (t *Tool) Call(ctx context.Context, args json.RawMessage, opts ...CallOption) (*Result, error) {
-	cfg := callConfig{modelName: t.Name, interruptible: true}
-	if len(opts) > 0 {
-		// Applied to a copy so that cfg itself does not escape to the
-		// heap on every call.
-		c := cfg
-		for _, o := range opts {
-			o(&c)
-		}
-		cfg = c
-	}
-	return t.client.callTool(ctx, t.OriginalName, args, cfg)
+// In ElicitInterrupt mode (see Options.Elicitation) a call whose server
+// asks the user a question returns an *InputRequiredError; continue it
+// with Resume.
+func (t *Tool) Call(ctx context.Context, args json.RawMessage) (*Result, error) {
+	return t.client.call(ctx, t.OriginalName, t.Name, args, nil)
+}
+
+// CallWith is Call with per-call options (progress, _meta); opts may be
+// nil.
+func (t *Tool) CallWith(ctx context.Context, args json.RawMessage, opts *CallOptions) (*Result, error) {
+	return t.client.call(ctx, t.OriginalName, t.Name, args, opts)
 }
 
 // Client returns the client the tool calls through.
@@ -126,6 +122,22 @@ func (c *Client) Tools(ctx context.Context) ([]*Tool, error) {
 			return nil, &ContentError{Server: c.name, Tool: lt.Name, Index: -1, Err: err}
 		}
 		tools = append(tools, t)
+	}
+	return tools, nil
+}
+
+// ListTools returns every tool the server offers, all pages of tools/list,
+// as go-sdk decoded them.
+func (c *Client) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
+	tools, err := listAll(ctx, c, "tools/list", func(ctx context.Context, s *session, cursor string) ([]*mcp.Tool, string, error) {
+		res, err := s.cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
+		if err != nil {
+			return nil, "", err
+		}
+		return res.Tools, res.NextCursor, nil
+	})
+	if err != nil {
+		return nil, c.serverErr(err, "tools/list")
 	}
 	return tools, nil
 }

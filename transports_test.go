@@ -21,7 +21,7 @@ func TestStdioBothEras(t *testing.T) {
 	for _, e := range eras {
 		t.Run(e.era.String(), func(t *testing.T) {
 			ctx := testCtx(t)
-			a, err := mcpadapter.New(stdioServer(t, "-era", e.era.String()))
+			a, err := mcpadapter.New(stdioServer(t, "-era", e.era.String()), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -73,7 +73,7 @@ func TestHTTPTransports(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := testCtx(t)
 			url := tc.url(t, &testserver.Options{Era: tc.era})
-			a, err := mcpadapter.New(url)
+			a, err := mcpadapter.New(url, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,7 +100,7 @@ func TestHTTPHeadersAndAuth(t *testing.T) {
 	ctx := testCtx(t)
 	srv, state := testserver.NewWithState(testserver.Options{})
 	url := testserver.ServeStreamable(t, srv, testserver.Stateless())
-	c, err := mcpadapter.NewClient(url, mcpadapter.ClientOptions{
+	c, err := mcpadapter.NewClient(url, &mcpadapter.ClientOptions{
 		Headers: map[string]string{"X-Tenant": "acme"},
 		Auth:    mcpadapter.BearerToken("t0k3n"),
 	})
@@ -108,7 +108,7 @@ func TestHTTPHeadersAndAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.CallTool(ctx, "headers", nil); err != nil {
+	if _, err := c.CallTool(ctx, "headers", nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	h := state.LastHeaders("headers")
@@ -121,7 +121,7 @@ func TestSessionExpiry(t *testing.T) {
 	ctx := testCtx(t)
 	srv, state := testserver.NewWithState(testserver.Options{Era: testserver.Legacy})
 	hs := testserver.StartStreamable(t, srv)
-	a, err := mcpadapter.New(hs.URL)
+	a, err := mcpadapter.New(hs.URL, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,12 +182,12 @@ func TestTraceRedacted(t *testing.T) {
 			if tc.name == "streamable" || tc.name == "sse" {
 				opts.Auth = mcpadapter.BearerToken("header-secret")
 			}
-			c, err := mcpadapter.NewClient(tc.target(t), opts)
+			c, err := mcpadapter.NewClient(tc.target(t), &opts)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			if _, err := c.CallTool(ctx, "echo", json.RawMessage(`{"text":"Bearer abc123","token":"s3cret"}`)); err != nil {
+			if _, err := c.CallTool(ctx, "echo", json.RawMessage(`{"text":"Bearer abc123","token":"s3cret"}`), nil); err != nil {
 				t.Fatal(err)
 			}
 			out := logs.String()

@@ -32,21 +32,6 @@ const (
 // process, for the answer to its server's question.
 const DefaultParkTimeout = 10 * time.Minute
 
-// WithElicitation sets how tools handle a server's questions. With
-// ElicitInterrupt the adapter clones the client it is given (auth, headers
-// and handlers carry over; nothing is shared, the caller's client is not
-// changed) and installs its own elicitation handling.
-func WithElicitation(mode ElicitationMode) Option {
-	return func(c *adapterConfig) { c.elicit = mode }
-}
-
-// WithParkTimeout sets how long a handshake-era call waits for the answer to
-// its server's question before the question is cancelled (default
-// DefaultParkTimeout).
-func WithParkTimeout(d time.Duration) Option {
-	return func(c *adapterConfig) { c.parkTimeout = d }
-}
-
 // PendingCall is a tool call waiting for the user's answers. It holds only
 // plain data, so it can be saved in a checkpoint (encoding/json or gob)
 // and resumed by another process when the server speaks 2026-07-28; a
@@ -121,28 +106,31 @@ func (c *Client) cloneForInterrupt(parkTimeout time.Duration) *Client {
 	clone.interrupt = &interruptState{parkTimeout: parkTimeout}
 	clone.interrupt.lane.init()
 	clone.interrupt.parks.init()
+	clone.callTool = clone.callInterruptible
 	return clone
 }
 
-// callInterruptible makes a tool call that may stop for the user's answers.
-func (c *Client) callInterruptible(ctx context.Context, name string, args json.RawMessage, cfg callConfig) (*Result, error) {
+// callInterruptible makes a tool call that may stop for the user's
+// answers: a round of the multi-round-trip protocol on a 2026-07-28
+// connection, a call that may be parked on a handshake-era one.
+func (c *Client) callInterruptible(ctx context.Context, tc *toolCall) (*Result, error) {
 	s, err := c.session(ctx)
 	if err != nil {
 		return nil, err
 	}
-	pc := &PendingCall{Server: c.name, Tool: name, ModelTool: cfg.modelName, Arguments: args}
+	pc := &PendingCall{Server: c.name, Tool: tc.tool, ModelTool: tc.modelName, Arguments: tc.args}
 	if s.info.Era == EraDiscover {
-		return c.callRound(ctx, pc, nil, cfg)
+		return c.callRound(ctx, pc, nil, tc)
 	}
-	return c.callParked(ctx, pc, cfg)
+	return c.callParked(ctx, pc, tc)
 }
 
 // callRound makes one multi-round-trip (2026-07-28) attempt of pc with the
 // given answers.
-func (c *Client) callRound(ctx context.Context, pc *PendingCall, answers mcp.InputResponseMap, cfg callConfig) (*Result, error) {
+func (c *Client) callRound(ctx context.Context, pc *PendingCall, answers mcp.InputResponseMap, tc *toolCall) (*Result, error) {
 	params := &mcp.CallToolParams{Name: pc.Tool, Arguments: pc.Arguments, InputResponses: answers, RequestState: pc.RequestState}
 	for shed := 0; ; shed++ {
-		res, err := c.rawCall(ctx, params, cfg)
+		res, err := c.sendCall(ctx, tc, params, c.opts.Timeout)
 		if err != nil {
 			return c.callFailed(pc, err)
 		}
@@ -189,25 +177,6 @@ func (c *Client) callRound(ctx context.Context, pc *PendingCall, answers mcp.Inp
 	}
 }
 
-// rawCall sends one tools/call through the reconnecting client.
-func (c *Client) rawCall(ctx context.Context, params *mcp.CallToolParams, cfg callConfig) (*mcp.CallToolResult, error) {
-	if cfg.meta != nil {
-		params.Meta = cfg.meta
-	}
-	defer c.withProgress(params, cfg)()
-	timeout := c.opts.Timeout
-	if cfg.noTimeout {
-		timeout = 0
-	}
-	var res *mcp.CallToolResult
-	err := c.doWith(ctx, "tools/call", params.Name, timeout, func(ctx context.Context, s *session) error {
-		var err error
-		res, err = s.cs.CallTool(ctx, params)
-		return err
-	})
-	return res, err
-}
-
 // callFailed turns a failed call into its result: a server refusal becomes
 // an error result, except -32042 (URL elicitation required), which becomes
 // questions.
@@ -232,7 +201,7 @@ func (c *Client) callFailed(pc *PendingCall, err error) (*Result, error) {
 			return nil, &InputRequiredError{Pending: next}
 		}
 	}
-	return errorResult(fmt.Sprintf("Error calling tool %q: %s (MCP error %d)", pc.Tool, we.Message, we.Code)), nil
+	return refusal(pc.Tool, err)
 }
 
 // fulfill answers a non-elicitation input request with the client's own
@@ -289,23 +258,23 @@ func (c *Client) Resume(ctx context.Context, pending *PendingCall, resume *elici
 	if err != nil {
 		return nil, err
 	}
-	cfg := callConfig{modelName: pending.ModelTool}
+	tc := &toolCall{tool: pending.Tool, modelName: pending.ModelTool, args: pending.Arguments}
 	switch {
 	case pending.ParkID != "":
-		return c.resumeParked(ctx, pending, answers, cfg)
+		return c.resumeParked(ctx, pending, answers)
 	case anyAction(answers, elicitation.Cancel):
 		return errorResult(fmt.Sprintf("The user cancelled the call to tool %q.", pending.ModelTool)), nil
 	case pending.Retry:
 		if !allAction(answers, elicitation.Accept) {
 			return errorResult(fmt.Sprintf("The user declined what tool %q needs, so it did not run.", pending.ModelTool)), nil
 		}
-		return c.callInterruptible(ctx, pending.Tool, pending.Arguments, cfg)
+		return c.callInterruptible(ctx, tc)
 	default:
 		responses := make(mcp.InputResponseMap, len(answers))
 		for k, a := range answers {
 			responses[k] = &mcp.ElicitResult{Action: string(a.Action), Content: a.Content}
 		}
-		return c.callRound(ctx, pending, responses, cfg)
+		return c.callRound(ctx, pending, responses, tc)
 	}
 }
 

@@ -1,0 +1,81 @@
+// Package mcpadapter turns the tools of MCP (Model Context Protocol)
+// servers into tools a Go LLM agent can call.
+//
+// Give New a target — an http(s) URL, a Command (a local server over
+// stdio), an in-process go-sdk *mcp.Server, an mcpServers *Config, or a
+// *Client or *Group you configured — and Adapter.Tools returns one list of
+// Tools: a name safe for model APIs, the description, the input schema
+// byte for byte as the server sent it, and a Call method. Both protocol
+// eras (the initialize handshake of 2025-11-25 and earlier, and the
+// stateless server/discover of 2026-07-28) are negotiated per connection
+// by go-sdk; a connection that is closed, expires or crashes is made again
+// on the next call; stdio servers never outlive the process.
+//
+//	a, err := mcpadapter.New("https://example.com/mcp", nil)
+//	if err != nil {
+//		return err
+//	}
+//	defer a.Close() // ends connections; tools stay callable and reconnect
+//	tools, err := a.Tools(ctx)
+//	if err != nil {
+//		return err
+//	}
+//	for _, t := range tools {
+//		fmt.Println(t.Name, t.Description)
+//	}
+//	res, err := tools[0].Call(ctx, json.RawMessage(`{"city":"Paris"}`))
+//	if err != nil {
+//		return err // a transport failure: the model cannot act on it
+//	}
+//	fmt.Println(res.IsError, res.Text()) // a tool error is a result the model reads
+//
+// # Options
+//
+// Every constructor takes its options as a struct, as go-sdk, net/http and
+// log/slog do, and a nil pointer means the defaults: New(target, *Options)
+// for what the adapter does with tools (elicitation, filtering, servers
+// that are down), NewClient(target, *ClientOptions) and
+// NewGroup(cfg, *ClientOptions) for how to reach a server (auth, headers,
+// timeouts, cache, handlers), and Tool.CallWith(ctx, args, *CallOptions)
+// for one call (progress, _meta). Settings that travel with a request
+// through code you do not own are on the context, documented where they
+// are set: WithCacheMode.
+//
+// # Where things live
+//
+// The root package is the public face and the client lifecycle; machinery
+// with plain inputs lives in internal packages the compiler keeps apart.
+// Calls and imports point down this list only.
+//
+//	adapter.go      Adapter, Options, New: the tool list of one or several servers
+//	group.go        Group: several servers, fan-out, one protocol era, prefixes
+//	names.go        model-safe tool names
+//	tool.go         Tool, Tool.Call, Client.Tools and ListTools
+//	call.go         CallOptions, Client.CallTool: where every tool call starts
+//	interrupt.go    ElicitInterrupt: PendingCall, InputRequiredError, Resume,
+//	                multi-round-trip calls (2026-07-28)
+//	park.go         handshake-era calls parked while the user answers
+//	request.go      send: the one function every request goes through (retry, loss)
+//	list.go         paginated listings
+//	features.go     prompts, resources, completion
+//	progress.go     per-call progress tokens and routing
+//	connect.go      sessions: connect, handshake deadlines, era fallback, reconnect
+//	client.go       Client, NewClient: options to go-sdk, Close
+//	options.go      ClientOptions
+//	target.go       target inference (URL, Command, *mcp.Server, ...)
+//	command.go      Command and Script (stdio servers)
+//	auth.go         Auth: BearerToken, AuthFunc, credentials kept on their origin
+//	oauth*.go       OAuth, TokenStore, AuthorizationError (the flow: internal/oauthflow)
+//	cache*.go       the opt-in response cache (SEP-2549 hints)
+//	config*.go      Config, ServerConfig, LoadConfig (the parser: internal/config)
+//	content.go, convert.go, result.go   Result, Content, Artifact and their conversion
+//	errors.go       typed errors; sdkerrors.go: go-sdk errors recognised by text
+//	info.go         Era and ServerInfo
+//	internal/stdio       the stdio process transport: line filter, stderr tail, process group
+//	internal/wire        protocol trace, HTTP tap, redaction
+//	internal/oauthflow   the OAuth sign-in: loopback redirect, token files
+//	internal/config      the mcpServers document parser, with positions
+//
+// Package elicitation holds the interrupt payload and answers; the eino
+// module binds tools to eino's agents, and cmd/mcpadapter is the CLI.
+package mcpadapter
