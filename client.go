@@ -45,7 +45,7 @@ type Client struct {
 	// callTool makes a tool call: callDirect, or callInterruptible in
 	// ElicitInterrupt mode. It is chosen when the client is built.
 	callTool func(context.Context, *toolCall) (*Result, error)
-	retiring      []*session      // replaced sessions finishing their requests
+	retiring []*session // replaced sessions finishing their requests
 
 	seq      atomic.Uint64
 	progMu   sync.Mutex
