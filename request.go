@@ -91,10 +91,7 @@ func (c *Client) failed(ctx context.Context, s *session, r request, err error, g
 	if lost {
 		c.drop(s)
 	}
-	if notSent {
-		return true, err
-	}
-	return false, c.transportError(s, r.op, r.tool, err)
+	return notSent, c.transportError(s, r.op, r.tool, err)
 }
 
 // requestRecord is what the HTTP tap learns about one request's own POST.
