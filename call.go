@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -36,8 +36,8 @@ func (c *Client) doWith(ctx context.Context, op, tool string, timeout time.Durat
 		if err != nil {
 			return err
 		}
-		rec := &requestRecord{}
-		err = s.run(context.WithValue(ctx, requestRecordKey{}, rec), fn)
+		rctx, rec := wire.TrackRequest(ctx)
+		err = s.run(rctx, fn)
 		if err == nil {
 			return nil
 		}
@@ -64,7 +64,7 @@ func (c *Client) doWith(ctx context.Context, op, tool string, timeout time.Durat
 		// ErrSessionMissing also fails calls whose own POST was accepted
 		// (go-sdk fails the whole connection on any 404): only a 404 to
 		// this request's POST proves the server did not run it.
-		expired := errors.Is(err, mcp.ErrSessionMissing) && rec.status.Load() == 404
+		expired := errors.Is(err, mcp.ErrSessionMissing) && rec.Status() == 404
 		notSent := wasNotSent(err) || expired
 		// A write that failed on a stdio pipe means the process is gone.
 		lost := s.ended() || (notSent && s.stdio != nil) || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing)
@@ -72,19 +72,12 @@ func (c *Client) doWith(ctx context.Context, op, tool string, timeout time.Durat
 			c.drop(s)
 		}
 		if attempt == 0 && notSent {
-			c.log.Debug("request not delivered; retrying", "op", op, "cause", redactURLSecrets(err.Error()))
+			c.log.Debug("request not delivered; retrying", "op", op, "cause", wire.RedactURLSecrets(err.Error()))
 			continue
 		}
 		return c.transportError(s, op, tool, err)
 	}
 }
-
-// requestRecord is what the HTTP tap learns about one request's own POST.
-type requestRecord struct {
-	status atomic.Int32
-}
-
-type requestRecordKey struct{}
 
 // run calls fn with a context that also ends when the session is closed.
 func (s *session) run(ctx context.Context, fn func(context.Context, *session) error) error {
@@ -224,7 +217,7 @@ func listAll[T any](ctx context.Context, c *Client, method string, page func(con
 			if err == nil || attempt > 0 || failedPage == 0 || c.cache == nil || cacheModeOf(ctx) != CacheUse || !isServerError(err) {
 				return err
 			}
-			c.log.Debug("a later page of a cached listing failed; listing anew from the server", "op", method, "page", failedPage, "cause", redactURLSecrets(err.Error()))
+			c.log.Debug("a later page of a cached listing failed; listing anew from the server", "op", method, "page", failedPage, "cause", wire.RedactURLSecrets(err.Error()))
 			ctx = WithCacheMode(ctx, CacheRefresh)
 		}
 	})

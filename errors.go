@@ -3,9 +3,9 @@ package mcpadapter
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
+	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -37,7 +37,7 @@ func (e *TransportError) Error() string {
 	if e.Op != "" {
 		fmt.Fprintf(&b, ": %s", e.Op)
 	}
-	fmt.Fprintf(&b, ": %s", redactURLSecrets(e.Err.Error()))
+	fmt.Fprintf(&b, ": %s", wire.RedactURLSecrets(e.Err.Error()))
 	if len(e.Stderr) > 0 {
 		fmt.Fprintf(&b, "\nlast %d lines of the server's stderr:\n  %s", len(e.Stderr), strings.Join(e.Stderr, "\n  "))
 	}
@@ -129,19 +129,11 @@ func (e *notSentError) Unwrap() error { return e.err }
 // "client is closing").
 func wasNotSent(err error) bool {
 	var ns *notSentError
-	if errors.As(err, &ns) {
+	var dial *wire.NotSentError
+	if errors.As(err, &ns) || errors.As(err, &dial) {
 		return true
 	}
 	return errors.Is(err, mcp.ErrConnectionClosed) && strings.Contains(err.Error(), "client is closing")
-}
-
-// urlSecret matches query parameters of a URL that carry secrets.
-var urlSecret = regexp.MustCompile(`(?i)([?&][^=&\s"]*(?:key|token|secret|sig|signature|password|auth|code)[^=&\s"]*=)[^&\s"]+`)
-
-// redactURLSecrets hides secret-looking query parameters in s (URLs in
-// net/http errors).
-func redactURLSecrets(s string) string {
-	return urlSecret.ReplaceAllString(s, "${1}[REDACTED]")
 }
 
 // ServerError reports that the server answered a request (other than a
