@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -189,9 +190,9 @@ func (c *Client) cacheLookup(ctx context.Context, cr cacheRequest) (mcp.Result, 
 		}
 		if cr.method == methodListTools {
 			// Tool schemas are handed out as the server wrote them.
-			c.obs.keepSchemas(e.Value)
+			c.obs.KeepSchemas(e.Value)
 		}
-		c.log.Debug("served from the cache", "method", cr.method, "param", redactURLSecrets(cr.param), "scope", part)
+		c.log.Debug("served from the cache", "method", cr.method, "param", wire.RedactURLSecrets(cr.param), "scope", part)
 		return res, true
 	}
 	return nil, false
@@ -213,7 +214,7 @@ func (c *Client) cacheStore(ctx context.Context, cr cacheRequest, gen cacheGen, 
 		return
 	}
 	if rc.generation(cr) != gen {
-		c.log.Debug("result not cached: invalidated while in flight", "method", cr.method, "param", redactURLSecrets(cr.param))
+		c.log.Debug("result not cached: invalidated while in flight", "method", cr.method, "param", wire.RedactURLSecrets(cr.param))
 		return
 	}
 	value, err := c.encodeForCache(cr.method, res)
@@ -293,15 +294,15 @@ func (c *Client) encodeForCache(method string, res mcp.Result) ([]byte, error) {
 		if json.Unmarshal(t["name"], &name) != nil {
 			continue
 		}
-		raw, ok := c.obs.rawSchemas(name)
+		rawIn, rawOut, ok := c.obs.RawSchemas(name)
 		if !ok {
 			continue
 		}
-		if len(raw.input) > 0 {
-			t["inputSchema"] = raw.input
+		if len(rawIn) > 0 {
+			t["inputSchema"] = rawIn
 		}
-		if len(raw.output) > 0 && string(raw.output) != "null" {
-			t["outputSchema"] = raw.output
+		if len(rawOut) > 0 && string(rawOut) != "null" {
+			t["outputSchema"] = rawOut
 		}
 	}
 	if top["tools"], err = marshalNoEscape(tools); err != nil {

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -29,7 +30,7 @@ type Client struct {
 	ep   *endpoint
 	opts ClientOptions
 	sdk  *mcp.Client
-	obs  *observer
+	obs  *wire.Observer
 	log  *slog.Logger
 
 	mu      sync.Mutex
@@ -116,7 +117,7 @@ func newClientWith(ep *endpoint, opts ClientOptions, adjust func(*mcp.ClientOpti
 		trace = opts.logger()
 	}
 	c.callTool = c.callDirect
-	c.obs = newObserver(name, trace)
+	c.obs = wire.NewObserver(name, trace)
 	if o, ok := opts.Auth.(*OAuth); ok && o != nil && (ep.kind == kindStreamable || ep.kind == kindSSE) {
 		c.oauthFlow = newOAuthHandler(o, name, ep.url, c.plainHTTPClient(), c.log)
 	}

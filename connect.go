@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -91,7 +92,7 @@ func (c *Client) session(ctx context.Context) (*session, error) {
 		}
 		c.cur = nil
 		c.lost = true
-		c.log.Info("connection lost; reconnecting", "cause", redactURLSecrets(fmt.Sprint(s.err)))
+		c.log.Info("connection lost; reconnecting", "cause", wire.RedactURLSecrets(fmt.Sprint(s.err)))
 	}
 	d := c.dialing
 	if d == nil {
@@ -329,7 +330,7 @@ func (c *Client) transport(ctx context.Context, ep *endpoint, s *session) (mcp.T
 		if err != nil {
 			return nil, nil, fmt.Errorf("starting the in-process server: %w", err)
 		}
-		return &observedTransport{inner: ct, obs: c.obs}, func() { _ = ss.Close() }, nil
+		return &wire.ObservedTransport{Inner: ct, Observer: c.obs}, func() { _ = ss.Close() }, nil
 	case kindStreamable:
 		return &mcp.StreamableClientTransport{
 			Endpoint:     ep.url,
@@ -338,7 +339,7 @@ func (c *Client) transport(ctx context.Context, ep *endpoint, s *session) (mcp.T
 		}, nil, nil
 	case kindSSE:
 		inner := &mcp.SSEClientTransport{Endpoint: ep.url, HTTPClient: c.httpClient(false, s)}
-		return &observedTransport{inner: &detachedTransport{inner: inner}, obs: c.obs}, nil, nil
+		return &wire.ObservedTransport{Inner: &detachedTransport{inner: inner}, Observer: c.obs}, nil, nil
 	}
 	return nil, nil, fmt.Errorf("unknown transport %q", ep.kind)
 }
@@ -354,8 +355,8 @@ func (c *Client) httpClient(observe bool, s *session) *http.Client {
 	if base == nil {
 		base = c.ownTransport()
 	}
-	tap := &tapTransport{base: base, obs: c.obs, observe: observe}
-	tap.onStatus = func(method string, status int) {
+	tap := &wire.Tap{Base: base, Observer: c.obs, Observe: observe}
+	tap.OnStatus = func(method string, status int) {
 		// A legacy SSE server answers the first POST of the streamable
 		// transport with 404, 405 or 400.
 		// (A 401 or 403 is the server asking for authorization first.)

@@ -2,8 +2,9 @@ package mcpadapter
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
+
+	"github.com/mcpadapter/mcpadapter/internal/wire"
 )
 
 // TransportError reports that a request could not be completed because the
@@ -34,7 +35,7 @@ func (e *TransportError) Error() string {
 	if e.Op != "" {
 		fmt.Fprintf(&b, ": %s", e.Op)
 	}
-	fmt.Fprintf(&b, ": %s", redactURLSecrets(e.Err.Error()))
+	fmt.Fprintf(&b, ": %s", wire.RedactURLSecrets(e.Err.Error()))
 	if len(e.Stderr) > 0 {
 		fmt.Fprintf(&b, "\nlast %d lines of the server's stderr:\n  %s", len(e.Stderr), strings.Join(e.Stderr, "\n  "))
 	}
@@ -111,15 +112,6 @@ type TargetError struct {
 
 func (e *TargetError) Error() string {
 	return fmt.Sprintf("mcpadapter: target %s: %s", e.Target, e.Reason)
-}
-
-// urlSecret matches query parameters of a URL that carry secrets.
-var urlSecret = regexp.MustCompile(`(?i)([?&][^=&\s"]*(?:key|token|secret|sig|signature|password|auth|code)[^=&\s"]*=)[^&\s"]+`)
-
-// redactURLSecrets hides secret-looking query parameters in s (URLs in
-// net/http errors).
-func redactURLSecrets(s string) string {
-	return urlSecret.ReplaceAllString(s, "${1}[REDACTED]")
 }
 
 // ServerError reports that the server answered a request (other than a

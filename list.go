@@ -3,6 +3,8 @@ package mcpadapter
 import (
 	"context"
 	"fmt"
+
+	"github.com/mcpadapter/mcpadapter/internal/wire"
 )
 
 // maxPages bounds a paginated listing.
@@ -25,7 +27,7 @@ func listAll[T any](ctx context.Context, c *Client, method string, page func(con
 			if err == nil || attempt > 0 || failedPage == 0 || c.cache == nil || cacheModeOf(ctx) != CacheUse || !isServerError(err) {
 				return err
 			}
-			c.log.Debug("a later page of a cached listing failed; listing anew from the server", "op", method, "page", failedPage, "cause", redactURLSecrets(err.Error()))
+			c.log.Debug("a later page of a cached listing failed; listing anew from the server", "op", method, "page", failedPage, "cause", wire.RedactURLSecrets(err.Error()))
 			ctx = WithCacheMode(ctx, CacheRefresh)
 		}
 	})

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
@@ -108,7 +109,7 @@ type AuthorizationError struct {
 }
 
 func (e *AuthorizationError) Error() string {
-	return fmt.Sprintf("authorizing with %s: %s", e.Server, redactURLSecrets(e.Err.Error()))
+	return fmt.Sprintf("authorizing with %s: %s", e.Server, wire.RedactURLSecrets(e.Err.Error()))
 }
 
 func (e *AuthorizationError) Unwrap() error { return e.Err }

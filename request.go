@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -43,16 +43,16 @@ func (c *Client) send(ctx context.Context, r request, fn func(context.Context, *
 		if err != nil {
 			return err
 		}
-		rec := &requestRecord{}
-		err = s.run(context.WithValue(ctx, requestRecordKey{}, rec), fn)
+		rctx, rec := wire.TrackRequest(ctx)
+		err = s.run(rctx, fn)
 		if err == nil {
 			return nil
 		}
-		retry, err := c.failed(ctx, s, r, err, rec.status.Load() == 404)
+		retry, err := c.failed(ctx, s, r, err, rec.Status() == 404)
 		if !retry || attempt > 0 {
 			return err
 		}
-		c.log.Debug("request not delivered; retrying", "op", r.op, "cause", redactURLSecrets(err.Error()))
+		c.log.Debug("request not delivered; retrying", "op", r.op, "cause", wire.RedactURLSecrets(err.Error()))
 	}
 }
 
@@ -93,13 +93,6 @@ func (c *Client) failed(ctx context.Context, s *session, r request, err error, g
 	}
 	return notSent, c.transportError(s, r.op, r.tool, err)
 }
-
-// requestRecord is what the HTTP tap learns about one request's own POST.
-type requestRecord struct {
-	status atomic.Int32
-}
-
-type requestRecordKey struct{}
 
 // run calls fn with a context that also ends when the session is closed.
 func (s *session) run(ctx context.Context, fn func(context.Context, *session) error) error {

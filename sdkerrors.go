@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -54,7 +55,8 @@ func isRejectedByTransport(we *jsonrpc.Error) bool {
 // "client is closing").
 func wasNotSent(err error) bool {
 	var ns *notSentError
-	if errors.As(err, &ns) {
+	var dial *wire.NotSentError
+	if errors.As(err, &ns) || errors.As(err, &dial) {
 		return true
 	}
 	return errors.Is(err, mcp.ErrConnectionClosed) && strings.Contains(err.Error(), sdkClientClosing)

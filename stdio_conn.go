@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -25,7 +26,7 @@ type stdioTransport struct {
 	cmd      Command
 	server   string
 	opts     *ClientOptions
-	obs      *observer
+	obs      *wire.Observer
 	onStart  func(*stdioConn) // records the connection for diagnostics
 	logStray func(server, line string)
 }
@@ -69,7 +70,7 @@ type stdioConn struct {
 	server   string
 	r        *bufio.Reader // used only by Read, which go-sdk calls from one goroutine
 	max      int
-	obs      *observer
+	obs      *wire.Observer
 	logStray func(server, line string)
 	grace    time.Duration
 
@@ -110,7 +111,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.noteStray(line)
 			continue
 		}
-		c.obs.received(msg, line)
+		c.obs.Received(msg, line)
 		c.backlog.passUp(ctx, msg)
 		return msg, nil
 	}
@@ -385,7 +386,7 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return err
 	}
-	c.obs.sent(msg, data)
+	c.obs.Sent(msg, data)
 	data = append(data, '\n')
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()

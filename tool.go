@@ -82,10 +82,10 @@ func (c *Client) newTool(t *mcp.Tool) (*Tool, error) {
 	if out.Title == "" && t.Annotations != nil {
 		out.Title = t.Annotations.Title
 	}
-	raw, ok := c.obs.rawSchemas(t.Name)
+	rawIn, rawOut, ok := c.obs.RawSchemas(t.Name)
 	switch {
-	case ok && len(raw.input) > 0:
-		out.InputSchema = raw.input
+	case ok && len(rawIn) > 0:
+		out.InputSchema = rawIn
 	case t.InputSchema != nil:
 		b, err := json.Marshal(t.InputSchema)
 		if err != nil {
@@ -96,8 +96,8 @@ func (c *Client) newTool(t *mcp.Tool) (*Tool, error) {
 		out.InputSchema = json.RawMessage(`{"type":"object"}`)
 	}
 	switch {
-	case ok && len(raw.output) > 0 && string(raw.output) != "null":
-		out.OutputSchema = raw.output
+	case ok && len(rawOut) > 0 && string(rawOut) != "null":
+		out.OutputSchema = rawOut
 	case t.OutputSchema != nil:
 		b, err := json.Marshal(t.OutputSchema)
 		if err != nil {

@@ -1,4 +1,4 @@
-package mcpadapter
+package wire
 
 import (
 	"bytes"
@@ -11,47 +11,52 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// tapTransport is the innermost http.RoundTripper of a Client's HTTP
-// connections. It shows JSON-RPC messages to the observer (for the protocol
-// trace and for tool schemas as sent), marks requests that never left this
-// machine so they can be retried, and records the status of the first POST
-// so a legacy SSE server can be recognised.
-type tapTransport struct {
-	base http.RoundTripper
-	obs  *observer
-	// observe is false where messages are observed at the connection
-	// instead (the SSE transport).
-	observe bool
-	// onStatus, if set, sees the method and status of every response.
-	onStatus func(method string, status int)
+// Tap is the innermost http.RoundTripper of a client's HTTP connections.
+// It shows JSON-RPC messages to the Observer (for the protocol trace and
+// for tool schemas as sent), marks requests that never left this machine
+// (a *NotSentError) so they can be retried, reports the status of every
+// response, and records the status of a request's POST in the
+// RequestStatus its context carries (see TrackRequest).
+type Tap struct {
+	// Base makes the requests.
+	Base http.RoundTripper
+	// Observer sees the messages in request and response bodies when
+	// Observe is set.
+	Observer *Observer
+	// Observe is false where messages are observed at the connection
+	// instead (the SSE transport, with an ObservedTransport).
+	Observe bool
+	// OnStatus, if set, sees the method and status of every response.
+	OnStatus func(method string, status int)
 }
 
-func (t *tapTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	watch := t.observe && t.obs.trace != nil
-	if t.observe && req.Method == http.MethodPost && req.GetBody != nil {
+// RoundTrip makes the request with Base, observing it and its response.
+func (t *Tap) RoundTrip(req *http.Request) (*http.Response, error) {
+	watch := t.Observe && t.Observer.tracing()
+	if t.Observe && req.Method == http.MethodPost && req.GetBody != nil {
 		if body, err := req.GetBody(); err == nil {
 			data, _ := readBody(body, req.ContentLength)
 			_ = body.Close()
 			if watch || bytes.Contains(data, []byte(`"tools/list"`)) {
 				watch = true
 				if msg, err := jsonrpc.DecodeMessage(data); err == nil {
-					t.obs.sent(msg, data)
+					t.Observer.Sent(msg, data)
 				}
 			}
 		}
 	}
-	resp, err := t.base.RoundTrip(req)
+	resp, err := t.Base.RoundTrip(req)
 	if err != nil {
 		if isDialError(err) {
-			return nil, &notSentError{err}
+			return nil, &NotSentError{Err: err}
 		}
 		return nil, err
 	}
-	if t.onStatus != nil {
-		t.onStatus(req.Method, resp.StatusCode)
+	if t.OnStatus != nil {
+		t.OnStatus(req.Method, resp.StatusCode)
 	}
-	if rec, ok := req.Context().Value(requestRecordKey{}).(*requestRecord); ok && req.Method == http.MethodPost {
-		rec.status.Store(int32(resp.StatusCode))
+	if rs := requestStatus(req.Context()); rs != nil && req.Method == http.MethodPost {
+		rs.status.Store(int32(resp.StatusCode))
 	}
 	if !watch || resp.StatusCode/100 != 2 || resp.Body == nil {
 		return resp, nil
@@ -59,12 +64,24 @@ func (t *tapTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ct := resp.Header.Get("Content-Type")
 	switch {
 	case strings.HasPrefix(ct, "text/event-stream"):
-		resp.Body = &sseTap{ReadCloser: resp.Body, obs: t.obs}
+		resp.Body = &sseTap{ReadCloser: resp.Body, obs: t.Observer}
 	case strings.HasPrefix(ct, "application/json"):
-		resp.Body = &jsonTap{ReadCloser: resp.Body, obs: t.obs}
+		resp.Body = &jsonTap{ReadCloser: resp.Body, obs: t.Observer}
 	}
 	return resp, nil
 }
+
+// NotSentError is a request that never reached the server: the connection
+// to it could not be made. The request may be retried.
+type NotSentError struct {
+	Err error // the dial error
+}
+
+// Error returns the dial error's text.
+func (e *NotSentError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the dial error.
+func (e *NotSentError) Unwrap() error { return e.Err }
 
 // readBody reads a request body of n bytes (zero or less: unknown, as for
 // http.Request.ContentLength) in one allocation when n is known.
@@ -94,7 +111,7 @@ const maxTapBytes = 64 << 20
 // jsonTap observes a JSON response body as it is read.
 type jsonTap struct {
 	io.ReadCloser
-	obs  *observer
+	obs  *Observer
 	buf  bytes.Buffer
 	done bool
 }
@@ -109,7 +126,7 @@ func (j *jsonTap) Read(p []byte) (int, error) {
 	if err == io.EOF && !j.done {
 		j.done = true
 		if msg, derr := jsonrpc.DecodeMessage(j.buf.Bytes()); derr == nil {
-			j.obs.received(msg, j.buf.Bytes())
+			j.obs.Received(msg, j.buf.Bytes())
 		}
 	}
 	return n, err
@@ -118,7 +135,7 @@ func (j *jsonTap) Read(p []byte) (int, error) {
 // sseTap observes the messages of a server-sent event stream as it is read.
 type sseTap struct {
 	io.ReadCloser
-	obs     *observer
+	obs     *Observer
 	line    []byte
 	data    []byte
 	tooLong bool
@@ -158,7 +175,7 @@ func (s *sseTap) endLine() {
 	case len(line) == 0:
 		if len(s.data) > 0 && !s.tooLong {
 			if msg, err := jsonrpc.DecodeMessage(s.data); err == nil {
-				s.obs.received(msg, s.data)
+				s.obs.Received(msg, s.data)
 			}
 		}
 		s.data = s.data[:0]

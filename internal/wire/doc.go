@@ -1,0 +1,14 @@
+// Package wire observes the JSON-RPC messages a client exchanges with one
+// MCP server, below go-sdk's sessions.
+//
+// An Observer sees every message sent and received: it writes the protocol
+// trace (redacted) and keeps the tool schemas of tools/list answers exactly
+// as the server wrote them. Messages reach it from an ObservedTransport
+// (in-memory and SSE connections), from a Tap (the http.RoundTripper under
+// streamable HTTP, which also records response statuses and marks requests
+// that never left this machine), or from any transport that calls its Sent
+// and Received methods itself.
+//
+// RedactJSON and RedactURLSecrets hide secrets in what is logged or shown
+// in errors.
+package wire
