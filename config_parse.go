@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcpadapter/mcpadapter/internal/oauthflow"
 )
 
 // configParser holds the state of one parse: the document, for positions,
@@ -515,7 +517,7 @@ func (p *configParser) auth(f member, path string) (string, *OAuthSettings) {
 		case "redirectUrl":
 			var ok bool
 			if o.RedirectURL, ok = p.expandedString(e, epath); ok {
-				if _, _, err := redirectTarget(o.RedirectURL); err != nil {
+				if err := oauthflow.CheckRedirectURL(o.RedirectURL); err != nil {
 					p.errorf(e.off, epath, "%v", err)
 				}
 			}

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/oauthflow"
 	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -180,11 +181,12 @@ type dialState struct {
 	step     atomic.Value                    // string: the request awaiting an answer
 	deadline *connectDeadline                // the connect timeout, paused while a user signs in
 	probe    atomic.Pointer[connectDeadline] // the server/discover probe's, likewise
-	authErr  atomic.Value                    // error: a failed sign-in, not to be asked again
+	authErr  atomic.Pointer[error]           // a failed sign-in, not to be asked again
 }
 
-// pause stops the connect and probe clocks until resume is called.
-func (st *dialState) pause() (resume func()) {
+// Pause stops the connect and probe clocks until resume is called
+// (oauthflow.Attempt: while a user signs in).
+func (st *dialState) Pause() (resume func()) {
 	var resumes []func()
 	if st.deadline != nil {
 		resumes = append(resumes, st.deadline.pause())
@@ -199,9 +201,24 @@ func (st *dialState) pause() (resume func()) {
 	}
 }
 
+// FailedSignIn returns the error of a sign-in that failed in this attempt,
+// or nil (oauthflow.Attempt).
+func (st *dialState) FailedSignIn() error {
+	if p := st.authErr.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// SetFailedSignIn records a failed sign-in, not to be asked again in this
+// attempt (oauthflow.Attempt).
+func (st *dialState) SetFailedSignIn(err error) {
+	st.authErr.Store(&err)
+}
+
 // dialKey carries a connect attempt's *dialState from Connect, through
-// go-sdk (which passes only the context on), to handshakeMiddleware and
-// to the OAuth handler. Only values that must cross go-sdk ride on the
+// go-sdk (which passes only the context on), to handshakeMiddleware (the
+// OAuth handler gets it through oauthflow.WithAttempt). Only values that must cross go-sdk ride on the
 // context; what this package's own code passes to itself is a parameter.
 type dialKey struct{}
 
@@ -273,6 +290,7 @@ func (c *Client) dialOnce(ctx context.Context, deadline *connectDeadline, ep *en
 	st.step.Store("connect")
 	s.state = st
 	ctx = context.WithValue(ctx, dialKey{}, st)
+	ctx = oauthflow.WithAttempt(ctx, st)
 
 	t, cleanup, err := c.transport(ctx, ep, s)
 	if err != nil {
@@ -368,7 +386,7 @@ func (c *Client) httpClient(observe bool, s *session) *http.Client {
 	if h := c.oauth(); h != nil && !observe {
 		// go-sdk's SSE client has no OAuth: do it here. (Its streamable
 		// client does it itself, with the same handler.)
-		rt = &oauthTransport{h: h, next: rt}
+		rt = oauthflow.NewTransport(h, rt)
 	}
 	if c.opts.Auth != nil {
 		rt = c.opts.Auth.wrap(rt)

@@ -2,16 +2,12 @@ package mcpadapter
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
 
+	"github.com/mcpadapter/mcpadapter/internal/oauthflow"
 	"golang.org/x/oauth2"
 )
 
@@ -39,77 +35,14 @@ type StoredToken struct {
 }
 
 // String describes t without its secrets.
-func (t *StoredToken) String() string {
-	if t == nil || t.Token == nil {
-		return "StoredToken(none)"
-	}
-	return fmt.Sprintf("StoredToken(client %s, token endpoint %s, scopes %q, expires %v, refresh token: %t)",
-		t.ClientID, t.TokenURL, t.Scopes, t.Token.Expiry.Format("2006-01-02T15:04:05Z07:00"), t.Token.RefreshToken != "")
-}
+func (t *StoredToken) String() string { return (*oauthflow.StoredToken)(t).String() }
 
 // LogValue describes t for log/slog without its secrets.
 func (t *StoredToken) LogValue() slog.Value { return slog.StringValue(t.String()) }
 
-// config is the oauth2 configuration that refreshes t.
-func (t *StoredToken) config() *oauth2.Config {
-	return &oauth2.Config{
-		ClientID:     t.ClientID,
-		ClientSecret: t.ClientSecret,
-		Endpoint:     oauth2.Endpoint{AuthURL: t.AuthURL, TokenURL: t.TokenURL, AuthStyle: t.AuthStyle},
-		Scopes:       t.Scopes,
-	}
-}
-
-// token returns a copy of the token.
-func (t *StoredToken) token() *oauth2.Token {
-	tok := *t.Token
-	return &tok
-}
-
-// storedFrom records tok with the configuration that refreshes it.
-func storedFrom(oc *oauth2.Config, tok *oauth2.Token) *StoredToken {
-	scopes := oc.Scopes
-	if s, ok := tok.Extra("scope").(string); ok && s != "" {
-		scopes = strings.Fields(s)
-	}
-	// Keep only the standard fields: Extra is not serialised anyway.
-	t := &oauth2.Token{AccessToken: tok.AccessToken, TokenType: tok.TokenType, RefreshToken: tok.RefreshToken, Expiry: tok.Expiry}
-	return &StoredToken{
-		Token:        t,
-		Scopes:       scopes,
-		ClientID:     oc.ClientID,
-		ClientSecret: oc.ClientSecret,
-		AuthURL:      oc.Endpoint.AuthURL,
-		TokenURL:     oc.Endpoint.TokenURL,
-		AuthStyle:    oc.Endpoint.AuthStyle,
-	}
-}
-
 // NewMemoryTokenStore returns a TokenStore that keeps tokens in memory.
 func NewMemoryTokenStore() TokenStore {
-	return &memoryTokenStore{m: make(map[string]StoredToken)}
-}
-
-type memoryTokenStore struct {
-	mu sync.Mutex
-	m  map[string]StoredToken
-}
-
-func (s *memoryTokenStore) Load(_ context.Context, key string) (*StoredToken, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t, ok := s.m[key]
-	if !ok {
-		return nil, nil
-	}
-	return &t, nil
-}
-
-func (s *memoryTokenStore) Save(_ context.Context, key string, t *StoredToken) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.m[key] = *t
-	return nil
+	return publicStore{oauthflow.NewMemoryStore()}
 }
 
 // NewFileTokenStore returns a TokenStore that keeps tokens in one JSON file
@@ -121,7 +54,7 @@ func (s *memoryTokenStore) Save(_ context.Context, key string, t *StoredToken) e
 // JSON is moved aside to path+".corrupt" on the next save; any other read
 // error is returned.
 func NewFileTokenStore(path string) TokenStore {
-	return &fileTokenStore{path: path}
+	return publicStore{oauthflow.NewFileStore(path)}
 }
 
 // DefaultTokenFile is where the CLI keeps tokens:
@@ -134,107 +67,41 @@ func DefaultTokenFile() (string, error) {
 	return filepath.Join(dir, "mcpadapter", "tokens.json"), nil
 }
 
-type fileTokenStore struct {
-	path string
-	mu   sync.Mutex // within this store; the file lock is across stores
+// publicStore is one of oauthflow's stores as a TokenStore. StoredToken
+// has oauthflow.StoredToken's fields, field for field, so a pointer to
+// one converts to the other (and stops compiling if they drift apart).
+type publicStore struct{ s oauthflow.Store }
+
+func (p publicStore) Load(ctx context.Context, key string) (*StoredToken, error) {
+	t, err := p.s.Load(ctx, key)
+	return (*StoredToken)(t), err
 }
 
-func (s *fileTokenStore) Load(_ context.Context, key string) (*StoredToken, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m, err := s.read()
-	if err != nil {
-		return nil, err
-	}
-	t, ok := m[key]
-	if !ok || t.Token == nil {
-		return nil, nil
-	}
-	return &t, nil
+func (p publicStore) Save(ctx context.Context, key string, t *StoredToken) error {
+	return p.s.Save(ctx, key, (*oauthflow.StoredToken)(t))
 }
 
-func (s *fileTokenStore) Save(ctx context.Context, key string, t *StoredToken) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	dir := filepath.Dir(s.path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("token file: %w", err)
+// flowStore returns s as oauthflow's Store: nil (oauthflow keeps tokens in
+// memory) for nil, the store itself for one of oauthflow's.
+func flowStore(s TokenStore) oauthflow.Store {
+	switch s := s.(type) {
+	case nil:
+		return nil
+	case publicStore:
+		return s.s
+	default:
+		return tokenStoreAdapter{s}
 	}
-	unlock, err := lockFile(ctx, s.path+".lock")
-	if err != nil {
-		return fmt.Errorf("token file: %w", err)
-	}
-	defer unlock()
-	m, err := s.read()
-	var bad *corruptTokenFileError
-	switch {
-	case errors.As(err, &bad):
-		if err := os.Rename(s.path, s.path+".corrupt"); err != nil {
-			return fmt.Errorf("token file: moving the unreadable file aside: %w", err)
-		}
-		m = make(map[string]StoredToken)
-	case err != nil:
-		return err
-	}
-	m[key] = *t
-	data, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return fmt.Errorf("token file %s: %w", s.path, err)
-	}
-	return writeFileAtomic(s.path, data)
 }
 
-// writeFileAtomic replaces path with data (mode 0600) so that a reader
-// sees the old file or the new one, and the new one survives a crash.
-func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, ".tokens-*.json")
-	if err != nil {
-		return fmt.Errorf("token file: %w", err)
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	serr := f.Sync()
-	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("token file %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("token file: %w", err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		_ = d.Close()
-	}
-	return nil
+// tokenStoreAdapter is a user's TokenStore as oauthflow's Store.
+type tokenStoreAdapter struct{ s TokenStore }
+
+func (a tokenStoreAdapter) Load(ctx context.Context, key string) (*oauthflow.StoredToken, error) {
+	t, err := a.s.Load(ctx, key)
+	return (*oauthflow.StoredToken)(t), err
 }
 
-// corruptTokenFileError is a token file that is not valid JSON.
-type corruptTokenFileError struct {
-	path string
-	err  error
-}
-
-func (e *corruptTokenFileError) Error() string {
-	return fmt.Sprintf("token file %s is not valid JSON: %v", e.path, e.err)
-}
-
-func (e *corruptTokenFileError) Unwrap() error { return e.err }
-
-// read returns the file's tokens; a missing file holds none.
-func (s *fileTokenStore) read() (map[string]StoredToken, error) {
-	data, err := os.ReadFile(s.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return make(map[string]StoredToken), nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("token file: %w", err)
-	}
-	m := make(map[string]StoredToken)
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, &corruptTokenFileError{path: s.path, err: err}
-	}
-	return m, nil
+func (a tokenStoreAdapter) Save(ctx context.Context, key string, t *oauthflow.StoredToken) error {
+	return a.s.Save(ctx, key, (*StoredToken)(t))
 }

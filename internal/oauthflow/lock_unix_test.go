@@ -1,6 +1,6 @@
 //go:build unix
 
-package mcpadapter
+package oauthflow
 
 import (
 	"context"
@@ -20,7 +20,7 @@ func TestFileTokenStoreLocked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := NewFileTokenStore(path)
+	store := NewFileStore(path)
 	tok := &StoredToken{Token: &oauth2.Token{AccessToken: "a"}, TokenURL: "https://as.example/token"}
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()

@@ -1,4 +1,4 @@
-package mcpadapter
+package oauthflow
 
 import (
 	"context"
@@ -24,6 +24,13 @@ type loopbackFetcher struct {
 	path        string
 	open        func(ctx context.Context, authURL string) error
 	timeout     time.Duration
+}
+
+// CheckRedirectURL reports a redirect URL the flow cannot serve: it must
+// be a loopback http URL with a port.
+func CheckRedirectURL(redirect string) error {
+	_, _, err := redirectTarget(redirect)
+	return err
 }
 
 // redirectTarget checks a RedirectURL: it must be a loopback http URL

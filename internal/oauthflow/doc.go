@@ -1,0 +1,15 @@
+// Package oauthflow is the OAuth sign-in machinery of an MCP client: the
+// go-sdk auth.OAuthHandler that runs the authorization code flow (with
+// PKCE, client registration, refresh and scope step-up, all go-sdk's)
+// around a loopback redirect served only while the user signs in, the
+// token source that saves each new token, the round tripper that
+// authorizes the requests of go-sdk's SSE transport, and token stores: in
+// memory, and a file that several processes share safely.
+//
+// It takes plain inputs (Config) and knows nothing of the package that
+// uses it; that package maps its public OAuth settings onto Config, its
+// token stores onto Store, and a failed sign-in (*SignInError) onto its
+// own error. Error messages name the public settings (OAuth.RedirectURL,
+// OAuth.Timeout) because they reach users unchanged. No secret (token,
+// client secret) appears in a log line, an error or a String.
+package oauthflow
