@@ -2,10 +2,10 @@ package mcpadapter
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
-	"strings"
 	"time"
+
+	"github.com/mcpadapter/mcpadapter/internal/config"
 )
 
 // Config is an mcpServers document: several servers to use together.
@@ -50,26 +50,37 @@ type ServerConfig struct {
 
 	// Transport is "stdio", "http" (streamable HTTP) or "sse", after normalisation and inference.
 	Transport string
-	// Auth is "" (none), "oauth", or a bearer token.
-	Auth string
-	// OAuth holds the settings of an "auth" object; nil for a string.
-	OAuth *OAuthSettings
+	// Auth is the server's "auth" member: nil for none, else a bearer
+	// token or OAuth settings (see ServerAuth).
+	Auth *ServerAuth
 	// Timeout bounds each request to this server; 0 means no limit.
 	Timeout time.Duration
 	// IncludeTools, if non-empty, keeps only these tools; ExcludeTools drops these. Names are the server's own tool names.
 	IncludeTools []string
 	// ExcludeTools drops these tools; see IncludeTools.
 	ExcludeTools []string
-	// Cache is the server's "cache" member, true or an object: the response
-	// cache is on, with these settings over those of ClientOptions.Cache.
-	// nil means the member is absent or false.
-	Cache *CacheConfig
-	// NoCache is set by "cache": false: the response cache is off for this
-	// server, whatever ClientOptions.Cache says.
-	NoCache bool
+	// Cache is the server's "cache" member, one of three settings: nil
+	// (the member is absent or null) leaves the response cache to
+	// ClientOptions.Cache; Off ("cache": false) turns it off for this
+	// server, whatever ClientOptions.Cache says; any other value ("cache":
+	// true or an object) turns it on, with its non-zero settings over
+	// those of ClientOptions.Cache.
+	Cache *ServerCache
 
 	// Extra holds the members this package does not know, kept verbatim.
 	Extra map[string]json.RawMessage
+}
+
+// ServerAuth is a server's "auth" member: exactly one of Bearer and
+// OAuth is set. "auth": "<token>" sets Bearer; "auth": "oauth" sets OAuth
+// to empty settings, and an auth object {"type": "oauth", ...} to its
+// members. NewGroup refuses a ServerAuth with both or neither.
+type ServerAuth struct {
+	// Bearer is a bearer token, sent as "Authorization: Bearer <token>".
+	Bearer string
+	// OAuth runs the OAuth flow of ClientOptions.Auth's *OAuth (the
+	// template) for this server, with these settings over the template's.
+	OAuth *OAuthSettings
 }
 
 // OAuthSettings are the OAuth client settings a config may give a server:
@@ -78,16 +89,42 @@ type ServerConfig struct {
 // "redirectUrl": "http://127.0.0.1:8976/callback"}.
 // Anything not set comes from the *OAuth in ClientOptions.Auth, if any.
 type OAuthSettings struct {
-	ClientID     string
+	// ClientID is "clientId": a client registered with the authorization
+	// server in advance; empty means dynamic registration (see
+	// OAuth.ClientID). The template's own ClientID, ClientSecret and
+	// Issuer are never used for a config's server.
+	ClientID string
+	// ClientSecret is "clientSecret", the secret of ClientID.
 	ClientSecret string
-	Issuer       string
-	Scopes       []string
-	RedirectURL  string
+	// Issuer is "issuer", the authorization server ClientID is registered with.
+	Issuer string
+	// Scopes is "scopes"; non-empty, it replaces the template's Scopes.
+	Scopes []string
+	// RedirectURL is "redirectUrl", a loopback http URL with a port;
+	// non-empty, it replaces the template's RedirectURL.
+	RedirectURL string
+}
+
+// ServerCache is a server's "cache" member when present: false (Off) or
+// true or an object {"defaultTtl": "30s", "maxTtl": "10m",
+// "maxEntries": 500}. The settings are CacheConfig's fields of the same
+// names; zero ones come from ClientOptions.Cache.
+type ServerCache struct {
+	// Off turns the response cache off for the server; the settings are
+	// then ignored.
+	Off bool
+	// DefaultTTL is "defaultTtl"; see CacheConfig.DefaultTTL.
+	DefaultTTL time.Duration
+	// MaxTTL is "maxTtl"; see CacheConfig.MaxTTL.
+	MaxTTL time.Duration
+	// MaxEntries is "maxEntries"; see CacheConfig.MaxEntries.
+	MaxEntries int
 }
 
 // ConfigError reports a problem in a config document. A document with
 // several problems yields all of them, in document order, joined with
-// errors.Join; errors.As finds the first.
+// errors.Join; errors.As finds the first. Past 100 problems, a last
+// ConfigError says how many more there are.
 type ConfigError struct {
 	// File is the file the document was read from, or "" when it was
 	// parsed from bytes.
@@ -106,20 +143,7 @@ type ConfigError struct {
 // Error returns the problem as "file:line:column: path: message", leaving
 // out the parts that are unknown.
 func (e *ConfigError) Error() string {
-	var b strings.Builder
-	switch {
-	case e.File != "" && e.Line > 0:
-		fmt.Fprintf(&b, "%s:%d:%d: ", e.File, e.Line, e.Column)
-	case e.File != "":
-		fmt.Fprintf(&b, "%s: ", e.File)
-	case e.Line > 0:
-		fmt.Fprintf(&b, "line %d, column %d: ", e.Line, e.Column)
-	}
-	if e.Path != "" {
-		fmt.Fprintf(&b, "%s: ", e.Path)
-	}
-	b.WriteString(e.Msg)
-	return b.String()
+	return config.Problem(*e).String()
 }
 
 // LoadConfig reads and parses the config document in the file at path, as
@@ -147,23 +171,26 @@ func ParseConfig(data []byte) (*Config, error) {
 // HTTP or, when the URL's path ends in /sse, over legacy HTTP+SSE. "type"
 // or "transport" may say so explicitly: "stdio", "http" (or
 // "streamable-http", "streamableHttp", "streamable_http") or "sse". A
-// server may also have "auth" ("oauth" or a bearer token), "timeout" (a
-// number of seconds, or a duration such as "30s"), "includeTools" and
-// "excludeTools" (lists of tool names), "cache" (true, false, or an object
-// {"defaultTtl": "30s", "maxTtl": "10m", "maxEntries": 500}: see
-// CacheConfig, whose DefaultTTL, MaxTTL and MaxEntries these are), and "disabled" (true
-// drops the server). Other members are kept in ServerConfig.Extra. A member whose
+// server may also have "auth" ("oauth", a bearer token, or an OAuth object:
+// see OAuthSettings), "timeout" (a number of seconds, or a duration such as
+// "30s"), "includeTools" and "excludeTools" (lists of tool names), "cache"
+// (true, false, or an object {"defaultTtl": "30s", "maxTtl": "10m",
+// "maxEntries": 500}: see ServerCache), and "disabled" (true drops the
+// server). Other members are kept in ServerConfig.Extra. A member whose
 // value is null counts as absent.
 //
 // In command, args, env values, cwd, url, header values and auth, ${VAR}
 // is replaced by the variable VAR, which must be set, and ${VAR:-default}
-// by VAR, or by default when VAR is unset or empty. ${env:VAR}, as Cursor
-// and VS Code write it, is ${VAR}. A "$" not followed by "{" is kept as
-// is. Variables are not looked up in disabled servers.
+// by VAR, or by default when VAR is unset or empty. A default may hold
+// variables in turn, ${VAR:-${OTHER}}, looked up only when the default is
+// used; braces in a default must balance (${VAR:-{"a":1}} defaults to
+// {"a":1}). ${env:VAR}, as Cursor and VS Code write it, is ${VAR}. A "$"
+// not followed by "{" is kept as is. Variables are not looked up in
+// disabled servers. Messages quote values as written, never as expanded.
 //
 // Any problem makes ParseConfigEnv return no Config and every problem in
 // the document, each a *ConfigError, joined with errors.Join when there are
-// several.
+// several (past 100, one last *ConfigError says how many more there are).
 func ParseConfigEnv(data []byte, lookup func(string) (string, bool)) (*Config, error) {
 	return parseConfig("", data, lookup)
 }

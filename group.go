@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpadapter/mcpadapter/internal/config"
 )
 
 // A Group is several servers used together, as one list of tools: the
@@ -114,13 +116,15 @@ func clientForServer(sc *ServerConfig, base ClientOptions) (*Client, error) {
 			}
 			opts.Headers = h
 		}
-		switch sc.Auth {
-		case "":
+		switch {
+		case sc.Auth == nil:
 			if _, ok := base.Auth.(*OAuth); ok {
 				opts.Auth = nil // an *OAuth is the template for "auth": "oauth" servers only
 			}
-		case "oauth":
-			o := oauthFor(base.Auth, sc.OAuth)
+		case (sc.Auth.Bearer != "") == (sc.Auth.OAuth != nil):
+			return nil, &ConfigError{Path: "mcpServers." + sc.Name + ".auth", Msg: "a ServerAuth sets exactly one of Bearer and OAuth"}
+		case sc.Auth.OAuth != nil:
+			o := oauthFor(base.Auth, sc.Auth.OAuth)
 			if err := o.check(); err != nil {
 				return nil, &ConfigError{Path: "mcpServers." + sc.Name + ".auth", Msg: err.Error()}
 			}
@@ -129,7 +133,7 @@ func clientForServer(sc *ServerConfig, base ClientOptions) (*Client, error) {
 			}
 			opts.Auth = o
 		default:
-			opts.Auth = BearerToken(sc.Auth)
+			opts.Auth = BearerToken(sc.Auth.Bearer)
 		}
 	default:
 		return nil, &ConfigError{Path: "mcpServers." + sc.Name + ".transport", Msg: fmt.Sprintf("unknown transport %q", sc.Transport)}
@@ -152,7 +156,7 @@ func checkSharedCredentials(cfg *Config, opts ClientOptions) error {
 	}
 	var shared []string
 	for _, sc := range cfg.Servers {
-		own := sc.Auth != "" || hasAuthorization(sc.Headers)
+		own := sc.Auth != nil || hasAuthorization(sc.Headers)
 		if sc.Transport != "stdio" && (!own || opts.OAuthHandler != nil) {
 			shared = append(shared, sc.Name)
 		}
@@ -388,7 +392,7 @@ func GroupOf(clients ...*Client) (*Group, error) {
 		if c == nil {
 			return nil, &TargetError{Target: "group", Reason: "a nil *Client"}
 		}
-		if !validServerName(c.name) {
+		if !config.ValidServerName(c.name) {
 			return nil, &TargetError{Target: fmt.Sprintf("group server %q", c.name), Reason: "a server name prefixes its tools' names, so it must match ^[A-Za-z0-9_-]{1,64}$; set ClientOptions.Name"}
 		}
 		if seen[c.name] {
@@ -397,18 +401,6 @@ func GroupOf(clients ...*Client) (*Group, error) {
 		seen[c.name] = true
 	}
 	return &Group{clients: slices.Clone(clients), filters: make(map[*Client]toolFilter)}, nil
-}
-
-func validServerName(name string) bool {
-	if name == "" || len(name) > maxToolName {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		if !isNameByte(name[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // cloneForInterrupt returns a group of clones of g's clients in

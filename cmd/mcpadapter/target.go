@@ -69,7 +69,7 @@ func (a *app) open(ctx context.Context, cmd *cobra.Command, args []string, oo op
 	if err != nil {
 		return nil, err
 	}
-	if slices.ContainsFunc(cfg.Servers, func(sc *mcpadapter.ServerConfig) bool { return sc.Auth == "oauth" }) {
+	if slices.ContainsFunc(cfg.Servers, func(sc *mcpadapter.ServerConfig) bool { return sc.Auth != nil && sc.Auth.OAuth != nil }) {
 		// The sign-in for the config's "auth": "oauth" servers.
 		if base.Auth, err = a.oauthFlow(); err != nil {
 			return nil, err
