@@ -47,8 +47,8 @@ type Agent struct {
 	// not wrap.
 	Runner *adk.Runner
 	// Skipped lists the tools left out because their schemas cannot be
-	// represented (nil when none were).
-	Skipped error
+	// represented (empty when none were).
+	Skipped []SkippedTool
 }
 
 // NewAgent builds an agent that answers with chat and uses tools: the Go

@@ -101,9 +101,9 @@ func drain(t *testing.T, it *adk.AsyncIterator[*adk.AgentEvent]) run {
 
 var eras = []testserver.Era{testserver.Modern, testserver.Legacy}
 
-func adapterTools(t *testing.T, target any, opts ...mcpadapter.Option) []*mcpadapter.Tool {
+func adapterTools(t *testing.T, target any, opts *mcpadapter.Options) []*mcpadapter.Tool {
 	t.Helper()
-	a, err := mcpadapter.New(target, opts...)
+	a, err := mcpadapter.New(target, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func newAgent(t *testing.T, tools []*mcpadapter.Tool, store adk.CheckPointStore,
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Skipped != nil {
+	if len(a.Skipped) > 0 {
 		t.Fatalf("tools skipped: %v", a.Skipped)
 	}
 	return a
@@ -139,7 +139,7 @@ func TestAgentToolsBothEras(t *testing.T) {
 	for _, era := range eras {
 		t.Run(era.String(), func(t *testing.T) {
 			ctx := ctx30(t)
-			tools := adapterTools(t, testserver.New(testserver.Options{Era: era}))
+			tools := adapterTools(t, testserver.New(testserver.Options{Era: era}), nil)
 			a := newAgent(t, tools, nil, []schema.ToolCall{
 				call("c1", "echo", `{"text":"hello"}`),
 				call("c2", "add", `{"a":2,"b":3}`),
@@ -169,7 +169,7 @@ func TestAgentToolsBothEras(t *testing.T) {
 
 func TestAgentParallelToolCalls(t *testing.T) {
 	ctx := ctx30(t)
-	tools := adapterTools(t, testserver.New(testserver.Options{}))
+	tools := adapterTools(t, testserver.New(testserver.Options{}), nil)
 	a := newAgent(t, tools, nil, []schema.ToolCall{
 		call("c1", "slow", `{"ms":600}`),
 		call("c2", "slow", `{"ms":600}`),
@@ -187,7 +187,7 @@ func TestAgentParallelToolCalls(t *testing.T) {
 
 func TestAgentUnknownTool(t *testing.T) {
 	ctx := ctx30(t)
-	tools := adapterTools(t, testserver.New(testserver.Options{}))
+	tools := adapterTools(t, testserver.New(testserver.Options{}), nil)
 	a := newAgent(t, tools, nil, []schema.ToolCall{call("c1", "weather_lookup", `{}`)})
 	r := drain(t, a.Query(ctx, "cp", "go"))
 	if r.err != nil {
@@ -200,7 +200,7 @@ func TestAgentUnknownTool(t *testing.T) {
 
 func TestAgentTransportErrorAborts(t *testing.T) {
 	ctx := ctx30(t)
-	tools := adapterTools(t, mcpadapter.Command{Path: testserver.Build(t)})
+	tools := adapterTools(t, mcpadapter.Command{Path: testserver.Build(t)}, nil)
 	a := newAgent(t, tools, nil, []schema.ToolCall{call("c1", "crash", `{}`)})
 	r := drain(t, a.Query(ctx, "cp", "go"))
 	var te *mcpadapter.TransportError
@@ -226,7 +226,7 @@ func TestAgentElicitation(t *testing.T) {
 		} {
 			t.Run(era.String()+"/"+string(tc.action), func(t *testing.T) {
 				ctx := ctx30(t)
-				tools := adapterTools(t, testserver.New(testserver.Options{Era: era}), mcpadapter.WithElicitation(mcpadapter.ElicitInterrupt))
+				tools := adapterTools(t, testserver.New(testserver.Options{Era: era}), &mcpadapter.Options{Elicitation: mcpadapter.ElicitInterrupt})
 				a := newAgent(t, tools, nil, []schema.ToolCall{call("c1", "book", `{"date":"Fri"}`)})
 				r := drain(t, a.Query(ctx, "cp", "book a table"))
 				if r.err != nil || len(r.interrupts) != 1 {
@@ -254,7 +254,7 @@ func TestAgentElicitationInvalidAnswer(t *testing.T) {
 		t.Run(era.String(), func(t *testing.T) {
 			ctx := ctx30(t)
 			srv, state := testserver.NewWithState(testserver.Options{Era: era})
-			tools := adapterTools(t, srv, mcpadapter.WithElicitation(mcpadapter.ElicitInterrupt))
+			tools := adapterTools(t, srv, &mcpadapter.Options{Elicitation: mcpadapter.ElicitInterrupt})
 			a := newAgent(t, tools, nil, []schema.ToolCall{call("c1", "book", `{"date":"Sat"}`)})
 			r := drain(t, a.Query(ctx, "cp", "go"))
 			key := r.interrupts[0].Interrupt.Requests[0].Key
@@ -307,7 +307,7 @@ func TestAgentElicitationParallelAndMultiRound(t *testing.T) {
 	for _, era := range eras {
 		t.Run(era.String(), func(t *testing.T) {
 			ctx := ctx30(t)
-			tools := adapterTools(t, testserver.New(testserver.Options{Era: era}), mcpadapter.WithElicitation(mcpadapter.ElicitInterrupt))
+			tools := adapterTools(t, testserver.New(testserver.Options{Era: era}), &mcpadapter.Options{Elicitation: mcpadapter.ElicitInterrupt})
 			a := newAgent(t, tools, nil, []schema.ToolCall{
 				call("c1", "book", `{"date":"Fri"}`),
 				call("c2", "survey", `{}`),
@@ -337,14 +337,14 @@ func TestAgentElicitationResumeInNewRunner(t *testing.T) {
 	ctx := ctx30(t)
 	url := testserver.ServeStreamable(t, testserver.New(testserver.Options{}), testserver.Stateless())
 	store := eino.NewMemoryStore()
-	first := newAgent(t, adapterTools(t, url, mcpadapter.WithElicitation(mcpadapter.ElicitInterrupt)), store,
+	first := newAgent(t, adapterTools(t, url, &mcpadapter.Options{Elicitation: mcpadapter.ElicitInterrupt}), store,
 		[]schema.ToolCall{call("c1", "book", `{"date":"Sun"}`)})
 	r := drain(t, first.Query(ctx, "cp", "go"))
 	if len(r.interrupts) != 1 {
 		t.Fatalf("%v %+v", r.err, r.interrupts)
 	}
 	// A new adapter and runner, as after a restart, on the same store.
-	second := newAgent(t, adapterTools(t, url, mcpadapter.WithElicitation(mcpadapter.ElicitInterrupt)), store,
+	second := newAgent(t, adapterTools(t, url, &mcpadapter.Options{Elicitation: mcpadapter.ElicitInterrupt}), store,
 		[]schema.ToolCall{call("c1", "book", `{"date":"Sun"}`)})
 	it, err := second.Resume(ctx, "cp", answerAll(r.interrupts))
 	if err != nil {
@@ -358,7 +358,7 @@ func TestAgentElicitationResumeInNewRunner(t *testing.T) {
 func TestAgentElicitationParkTimeout(t *testing.T) {
 	ctx := ctx30(t)
 	tools := adapterTools(t, testserver.New(testserver.Options{Era: testserver.Legacy}),
-		mcpadapter.WithElicitation(mcpadapter.ElicitInterrupt), mcpadapter.WithParkTimeout(200*time.Millisecond))
+		&mcpadapter.Options{Elicitation: mcpadapter.ElicitInterrupt, ParkTimeout: 200 * time.Millisecond})
 	a := newAgent(t, tools, nil, []schema.ToolCall{call("c1", "book", `{"date":"Mon"}`)})
 	r := drain(t, a.Query(ctx, "cp", "go"))
 	time.Sleep(400 * time.Millisecond)
@@ -374,7 +374,7 @@ func TestAgentElicitationParkTimeout(t *testing.T) {
 func TestAgentEverythingElicitation(t *testing.T) {
 	ctx := ctx30(t)
 	target := everything(t)
-	tools := adapterTools(t, target, mcpadapter.WithElicitation(mcpadapter.ElicitInterrupt))
+	tools := adapterTools(t, target, &mcpadapter.Options{Elicitation: mcpadapter.ElicitInterrupt})
 	var names []string
 	for _, tl := range tools {
 		names = append(names, tl.Name)

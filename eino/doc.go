@@ -4,7 +4,7 @@
 //
 // Tools turns []*mcpadapter.Tool into eino tools; NewAgent builds an ADK
 // ChatModelAgent and Runner around them with a checkpoint store, so that a
-// server's questions (elicitation, see mcpadapter.WithElicitation) become
+// server's questions (elicitation, see mcpadapter.Options.Elicitation) become
 // agent interrupts that the application answers and resumes.
 //
 // NormalizeSchema and ToolParams turn an MCP tool's input JSON Schema into

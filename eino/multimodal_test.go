@@ -12,7 +12,7 @@ import (
 )
 
 func TestMultimodalTool(t *testing.T) {
-	tools := adapterTools(t, testserver.New(testserver.Options{}))
+	tools := adapterTools(t, testserver.New(testserver.Options{}), nil)
 	var image, link *eino.MultimodalTool
 	for _, tl := range tools {
 		mt, err := eino.NewMultimodalTool(tl)

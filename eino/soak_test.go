@@ -26,7 +26,7 @@ func TestSoakAgentToolFailuresNeverAbort(t *testing.T) {
 	for _, era := range eras {
 		t.Run(era.String(), func(t *testing.T) {
 			ctx := ctx30(t)
-			tools := adapterTools(t, testserver.New(testserver.Options{Era: era}))
+			tools := adapterTools(t, testserver.New(testserver.Options{Era: era}), nil)
 			a := newAgent(t, tools, nil,
 				[]schema.ToolCall{call("c1", "echo", `{"text":"first"}`)},
 				[]schema.ToolCall{
@@ -82,7 +82,7 @@ func TestSoakAgentCancelStopsCalls(t *testing.T) {
 				target = testserver.ServeStreamable(t, srv, tc.http...)
 			}
 			before := runtime.NumGoroutine()
-			ad, err := mcpadapter.New(target)
+			ad, err := mcpadapter.New(target, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

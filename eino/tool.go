@@ -61,21 +61,29 @@ func NewTool(t *mcpadapter.Tool) (*Tool, error) {
 	return &Tool{mcp: t, params: params}, nil
 }
 
+// SkippedTool is a tool Tools left out because its input schema cannot be
+// represented in eino's schema types.
+type SkippedTool struct {
+	// Tool is the tool left out.
+	Tool *mcpadapter.Tool
+	// Err says why.
+	Err error
+}
+
 // Tools wraps each of tools. A tool whose schema cannot be represented is
-// left out and named in the returned error; the other tools are returned
-// and usable all the same.
-func Tools(tools []*mcpadapter.Tool) ([]tool.BaseTool, error) {
-	out := make([]tool.BaseTool, 0, len(tools))
-	var errs []error
+// left out and listed in skipped; the other tools are returned and usable
+// all the same.
+func Tools(tools []*mcpadapter.Tool) (wrapped []tool.BaseTool, skipped []SkippedTool) {
+	wrapped = make([]tool.BaseTool, 0, len(tools))
 	for _, t := range tools {
 		et, err := NewTool(t)
 		if err != nil {
-			errs = append(errs, err)
+			skipped = append(skipped, SkippedTool{Tool: t, Err: err})
 			continue
 		}
-		out = append(out, et)
+		wrapped = append(wrapped, et)
 	}
-	return out, errors.Join(errs...)
+	return wrapped, skipped
 }
 
 // MCP returns the wrapped tool.
