@@ -299,71 +299,8 @@ func (n *normalizer) schemaNode(o *object, path string, depth int, resource *obj
 	_, tuple := o.m["items"].([]any)
 	// Subschemas first, at their input paths.
 	for _, k := range o.keys {
-		v := o.m[k]
-		kpath := path + "/" + pointerToken(k)
-		kd, eino := einoKeywords[k]
-		if !eino {
-			kd = otherSubschemas[k]
-		}
-		required := eino || k == "definitions" || (k == "additionalItems" && tuple)
-		switch {
-		case k == "items" && tuple:
-			for i, e := range v.([]any) {
-				if err := n.subschema(e, kpath+"/"+strconv.Itoa(i), depth, resource, base, true); err != nil {
-					return err
-				}
-			}
-		case k == "dependencies":
-			deps, ok := v.(*object)
-			if !ok {
-				return &SchemaError{Path: kpath, Reason: "want an object, got " + jsonType(v)}
-			}
-			for _, name := range deps.keys {
-				dpath := kpath + "/" + pointerToken(name)
-				if _, isArray := deps.m[name].([]any); isArray {
-					if err := checkValue(deps.m[name], kStringArray, dpath); err != nil {
-						return err
-					}
-					continue
-				}
-				if err := n.subschema(deps.m[name], dpath, depth, resource, base, true); err != nil {
-					return err
-				}
-			}
-		case kd == kSchema:
-			if err := n.subschema(v, kpath, depth, resource, base, required); err != nil {
-				return err
-			}
-		case kd == kSchemaArray:
-			a, ok := v.([]any)
-			if !ok {
-				return &SchemaError{Path: kpath, Reason: "want an array of schemas, got " + jsonType(v)}
-			}
-			for i, e := range a {
-				if err := n.subschema(e, kpath+"/"+strconv.Itoa(i), depth, resource, base, true); err != nil {
-					return err
-				}
-			}
-		case kd == kSchemaMap || kd == kProperties:
-			m, ok := v.(*object)
-			if !ok {
-				if !required {
-					continue
-				}
-				return &SchemaError{Path: kpath, Reason: "want an object of schemas, got " + jsonType(v)}
-			}
-			for _, name := range m.keys {
-				if err := n.subschema(m.m[name], kpath+"/"+pointerToken(name), depth, resource, base, true); err != nil {
-					return err
-				}
-			}
-		case eino:
-			if err := checkValue(v, kd, kpath); err != nil {
-				return err
-			}
-			if kd == kUint {
-				o.m[k], _ = asUint(v) // checked: an integral number
-			}
+		if err := n.keyword(o, k, path, depth, resource, base, tuple); err != nil {
+			return err
 		}
 	}
 	if ref, ok := o.m["$ref"].(string); ok && ref != "" {
@@ -386,6 +323,78 @@ func (n *normalizer) schemaNode(o *object, path string, depth int, resource *obj
 		}
 	}
 	return n.dependencies(o, path)
+}
+
+// keyword normalises the subschemas under keyword k of o, and checks the
+// value of a keyword eino reads. tuple says o has an items array.
+func (n *normalizer) keyword(o *object, k, path string, depth int, resource *object, base *url.URL, tuple bool) error {
+	v := o.m[k]
+	kpath := path + "/" + pointerToken(k)
+	kd, eino := einoKeywords[k]
+	if !eino {
+		kd = otherSubschemas[k]
+	}
+	required := eino || k == "definitions" || (k == "additionalItems" && tuple)
+	switch {
+	case k == "items" && tuple:
+		for i, e := range v.([]any) {
+			if err := n.subschema(e, kpath+"/"+strconv.Itoa(i), depth, resource, base, true); err != nil {
+				return err
+			}
+		}
+	case k == "dependencies":
+		deps, ok := v.(*object)
+		if !ok {
+			return &SchemaError{Path: kpath, Reason: "want an object, got " + jsonType(v)}
+		}
+		for _, name := range deps.keys {
+			dpath := kpath + "/" + pointerToken(name)
+			if _, isArray := deps.m[name].([]any); isArray {
+				if err := checkValue(deps.m[name], kStringArray, dpath); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := n.subschema(deps.m[name], dpath, depth, resource, base, true); err != nil {
+				return err
+			}
+		}
+	case kd == kSchema:
+		if err := n.subschema(v, kpath, depth, resource, base, required); err != nil {
+			return err
+		}
+	case kd == kSchemaArray:
+		a, ok := v.([]any)
+		if !ok {
+			return &SchemaError{Path: kpath, Reason: "want an array of schemas, got " + jsonType(v)}
+		}
+		for i, e := range a {
+			if err := n.subschema(e, kpath+"/"+strconv.Itoa(i), depth, resource, base, true); err != nil {
+				return err
+			}
+		}
+	case kd == kSchemaMap || kd == kProperties:
+		m, ok := v.(*object)
+		if !ok {
+			if !required {
+				return nil
+			}
+			return &SchemaError{Path: kpath, Reason: "want an object of schemas, got " + jsonType(v)}
+		}
+		for _, name := range m.keys {
+			if err := n.subschema(m.m[name], kpath+"/"+pointerToken(name), depth, resource, base, true); err != nil {
+				return err
+			}
+		}
+	case eino:
+		if err := checkValue(v, kd, kpath); err != nil {
+			return err
+		}
+		if kd == kUint {
+			o.m[k], _ = asUint(v) // checked: an integral number
+		}
+	}
+	return nil
 }
 
 // exclusiveBound rewrites a draft-04 boolean exclusive bound.
@@ -542,328 +551,4 @@ func asUint(v any) (json.Number, bool) {
 		return "", false
 	}
 	return json.Number(s), true
-}
-
-func withoutFragment(u *url.URL) string {
-	c := *u
-	c.Fragment, c.RawFragment = "", ""
-	return c.String()
-}
-
-// rewriteRef translates a $ref written against the input into one against
-// the normalised schema. Only JSON Pointer fragments into schemas of this
-// document change; anchors and other documents are left as they are.
-func (n *normalizer) rewriteRef(ref string, resource *object, base *url.URL) string {
-	i := strings.IndexByte(ref, '#')
-	if i < 0 {
-		return ref
-	}
-	frag := ref[i+1:]
-	if !strings.HasPrefix(frag, "/") {
-		return ref
-	}
-	if i > 0 {
-		u, err := url.Parse(ref)
-		if err != nil {
-			return ref
-		}
-		r, ok := n.resources[withoutFragment(base.ResolveReference(u))]
-		if !ok {
-			return ref
-		}
-		resource = r
-	}
-	return ref[:i+1] + n.translate(resource, frag)
-}
-
-// translate maps the JSON Pointer fragment frag (percent-encoded, starting
-// with "/") from input coordinates to normalised ones, starting at root.
-func (n *normalizer) translate(root *object, frag string) string {
-	raw := strings.Split(frag[1:], "/")
-	out := append([]string(nil), raw...)
-	var cur any = root
-	for i := 0; i < len(raw); {
-		o, ok := cur.(*object)
-		if !ok {
-			break
-		}
-		tok, ok := decodeToken(raw[i])
-		if !ok {
-			break
-		}
-		kw := tok
-		if rn := n.renames[o]; rn != nil {
-			if nu, ok := rn[tok]; ok {
-				kw = nu
-			} else if tok == "dependencies" && i+1 < len(raw) {
-				if name, ok := decodeToken(raw[i+1]); ok {
-					if nu, ok := rn["dependencies\x00"+name]; ok {
-						kw = nu
-					}
-				}
-			}
-		}
-		if kw != tok {
-			out[i] = kw // a keyword: no escaping needed
-		}
-		v, ok := o.m[kw]
-		if !ok {
-			break
-		}
-		k, eino := einoKeywords[kw]
-		if !eino {
-			k = otherSubschemas[kw]
-		}
-		switch k {
-		case kSchema:
-			cur = v
-			i++
-		case kSchemaArray:
-			a, ok := v.([]any)
-			if !ok || i+1 >= len(raw) {
-				return "/" + strings.Join(out, "/")
-			}
-			idx, err := strconv.Atoi(raw[i+1])
-			if err != nil || idx < 0 || idx >= len(a) {
-				return "/" + strings.Join(out, "/")
-			}
-			cur = a[idx]
-			i += 2
-		case kSchemaMap, kProperties:
-			m, ok := v.(*object)
-			if !ok || i+1 >= len(raw) {
-				return "/" + strings.Join(out, "/")
-			}
-			name, ok := decodeToken(raw[i+1])
-			if !ok {
-				return "/" + strings.Join(out, "/")
-			}
-			cur = m.m[name]
-			i += 2
-		default:
-			return "/" + strings.Join(out, "/")
-		}
-	}
-	return "/" + strings.Join(out, "/")
-}
-
-// decodeToken percent-decodes and unescapes one JSON Pointer token of a
-// URI fragment.
-func decodeToken(s string) (string, bool) {
-	u, err := url.PathUnescape(s)
-	if err != nil {
-		return "", false
-	}
-	return strings.ReplaceAll(strings.ReplaceAll(u, "~1", "/"), "~0", "~"), true
-}
-
-// toEino builds the eino schema: unmarshal the keywords eino has fields
-// for, then complete it from the normalised tree.
-func toEino(root *object) (s *jsonschema.Schema, err error) {
-	in := encodeJSON(einoView(root))
-	s = &jsonschema.Schema{}
-	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				err = fmt.Errorf("panic: %v", r)
-			}
-		}()
-		err = json.Unmarshal(in, s)
-	}()
-	if err != nil {
-		return nil, &SchemaError{Reason: "eino's jsonschema.Schema rejects the normalised schema", Err: err}
-	}
-	if err := complete(s, root, ""); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-// einoView returns the part of schema object o that goes through eino's
-// unmarshal: the keywords it has fields for, exactly spelled (encoding/json
-// would also match "Title" to title), except those complete sets itself.
-func einoView(o *object) *object {
-	out := newObject()
-	for _, k := range o.keys {
-		v := o.m[k]
-		kd, ok := einoKeywords[k]
-		if !ok || kd == kAny || kd == kAnyArray || dropped(kd, v) {
-			continue
-		}
-		out.set(k, einoSubView(kd, v))
-	}
-	return out
-}
-
-func einoSubView(kd kind, v any) any {
-	sub := func(v any) any {
-		if o, ok := v.(*object); ok {
-			return einoView(o)
-		}
-		return v
-	}
-	switch kd {
-	case kSchema:
-		return sub(v)
-	case kSchemaArray:
-		a := v.([]any)
-		out := make([]any, len(a))
-		for i, e := range a {
-			out[i] = sub(e)
-		}
-		return out
-	case kSchemaMap, kProperties:
-		m := v.(*object)
-		out := newObject()
-		for _, name := range m.keys {
-			out.set(name, sub(m.m[name]))
-		}
-		return out
-	}
-	return v
-}
-
-// dropped reports whether eino's field of kind k would leave v out when
-// marshalled (omitempty), so that v must go into Extras.
-func dropped(k kind, v any) bool {
-	switch k {
-	case kString:
-		return v == ""
-	case kBool:
-		return v == false
-	case kAny:
-		return v == nil
-	case kType:
-		if a, ok := v.([]any); ok {
-			return len(a) == 0
-		}
-		return v == ""
-	case kAnyArray, kStringArray, kSchemaArray:
-		a, _ := v.([]any)
-		return len(a) == 0
-	case kStringArrays, kSchemaMap:
-		m, _ := v.(*object)
-		return m == nil || len(m.keys) == 0
-	}
-	return false
-}
-
-// complete fills in what eino's unmarshal of einoView(o) left out of s.
-func complete(s *jsonschema.Schema, o *object, path string) error {
-	if s.Extras == nil {
-		s.Extras = map[string]any{}
-	}
-	for _, k := range o.keys {
-		v := o.m[k]
-		kpath := path + "/" + pointerToken(k)
-		kd, ok := einoKeywords[k]
-		if !ok || dropped(kd, v) {
-			s.Extras[k] = plain(v)
-			continue
-		}
-		switch kd {
-		case kAny:
-			if k == "const" {
-				s.Const = plain(v)
-			} else {
-				s.Default = plain(v)
-			}
-		case kAnyArray:
-			if k == "enum" {
-				s.Enum = plain(v).([]any)
-			} else {
-				s.Examples = plain(v).([]any)
-			}
-		case kSchema:
-			if err := completeSub(schemaField(s, k), v, kpath); err != nil {
-				return err
-			}
-		case kSchemaArray:
-			a := v.([]any)
-			fa := schemaArrayField(s, k)
-			if len(fa) != len(a) {
-				return &SchemaError{Path: kpath, Reason: "eino's unmarshal lost subschemas"}
-			}
-			for i, e := range a {
-				if err := completeSub(fa[i], e, kpath+"/"+strconv.Itoa(i)); err != nil {
-					return err
-				}
-			}
-		case kSchemaMap, kProperties:
-			m := v.(*object)
-			for _, name := range m.keys {
-				var child *jsonschema.Schema
-				if kd == kProperties {
-					child, _ = s.Properties.Get(name)
-				} else {
-					child = schemaMapField(s, k)[name]
-				}
-				if err := completeSub(child, m.m[name], kpath+"/"+pointerToken(name)); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
-}
-
-func completeSub(s *jsonschema.Schema, v any, path string) error {
-	o, ok := v.(*object)
-	if !ok {
-		return nil // true or false
-	}
-	if s == nil {
-		return &SchemaError{Path: path, Reason: "eino's unmarshal lost the subschema"}
-	}
-	return complete(s, o, path)
-}
-
-func schemaField(s *jsonschema.Schema, k string) *jsonschema.Schema {
-	switch k {
-	case "not":
-		return s.Not
-	case "if":
-		return s.If
-	case "then":
-		return s.Then
-	case "else":
-		return s.Else
-	case "items":
-		return s.Items
-	case "contains":
-		return s.Contains
-	case "additionalProperties":
-		return s.AdditionalProperties
-	case "propertyNames":
-		return s.PropertyNames
-	case "contentSchema":
-		return s.ContentSchema
-	}
-	return nil
-}
-
-func schemaArrayField(s *jsonschema.Schema, k string) []*jsonschema.Schema {
-	switch k {
-	case "allOf":
-		return s.AllOf
-	case "anyOf":
-		return s.AnyOf
-	case "oneOf":
-		return s.OneOf
-	case "prefixItems":
-		return s.PrefixItems
-	}
-	return nil
-}
-
-func schemaMapField(s *jsonschema.Schema, k string) map[string]*jsonschema.Schema {
-	switch k {
-	case "$defs":
-		return s.Definitions
-	case "patternProperties":
-		return s.PatternProperties
-	case "dependentSchemas":
-		return s.DependentSchemas
-	}
-	return nil
 }
