@@ -9,6 +9,7 @@ import (
 // $ref rewriting: references into draft-07 "definitions" and other
 // resources, translated to where normalize moved what they point at.
 
+// withoutFragment returns u as text without its fragment.
 func withoutFragment(u *url.URL) string {
 	c := *u
 	c.Fragment, c.RawFragment = "", ""
