@@ -52,7 +52,7 @@ func (c *Client) doWith(ctx context.Context, op, tool string, timeout time.Durat
 			// Another request found the connection dead and closed it: say
 			// how the server ended, when we know.
 			if s.stdio != nil {
-				if rerr := s.stdio.readError(); rerr != nil {
+				if rerr := s.stdio.ReadError(); rerr != nil {
 					return c.transportError(s, op, tool, rerr)
 				}
 			}

@@ -35,7 +35,7 @@ func (t *tapTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if watch || bytes.Contains(data, []byte(`"tools/list"`)) {
 				watch = true
 				if msg, err := jsonrpc.DecodeMessage(data); err == nil {
-					t.obs.sent(msg, data)
+					t.obs.Sent(msg, data)
 				}
 			}
 		}
@@ -109,7 +109,7 @@ func (j *jsonTap) Read(p []byte) (int, error) {
 	if err == io.EOF && !j.done {
 		j.done = true
 		if msg, derr := jsonrpc.DecodeMessage(j.buf.Bytes()); derr == nil {
-			j.obs.received(msg, j.buf.Bytes())
+			j.obs.Received(msg, j.buf.Bytes())
 		}
 	}
 	return n, err
@@ -158,7 +158,7 @@ func (s *sseTap) endLine() {
 	case len(line) == 0:
 		if len(s.data) > 0 && !s.tooLong {
 			if msg, err := jsonrpc.DecodeMessage(s.data); err == nil {
-				s.obs.received(msg, s.data)
+				s.obs.Received(msg, s.data)
 			}
 		}
 		s.data = s.data[:0]

@@ -40,8 +40,8 @@ func newObserver(server string, trace *slog.Logger) *observer {
 	}
 }
 
-// sent records an outgoing message; raw is its encoding, or nil.
-func (o *observer) sent(msg jsonrpc.Message, raw []byte) {
+// Sent records an outgoing message; raw is its encoding, or nil.
+func (o *observer) Sent(msg jsonrpc.Message, raw []byte) {
 	if o == nil {
 		return
 	}
@@ -56,8 +56,8 @@ func (o *observer) sent(msg jsonrpc.Message, raw []byte) {
 	}
 }
 
-// received records an incoming message; raw is its encoding, or nil.
-func (o *observer) received(msg jsonrpc.Message, raw []byte) {
+// Received records an incoming message; raw is its encoding, or nil.
+func (o *observer) Received(msg jsonrpc.Message, raw []byte) {
 	if o == nil {
 		return
 	}
@@ -192,7 +192,7 @@ type observedConn struct {
 func (c *observedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	m, err := c.Connection.Read(ctx)
 	if err == nil {
-		c.obs.received(m, nil)
+		c.obs.Received(m, nil)
 	}
 	return m, err
 }
@@ -202,6 +202,6 @@ func (c *observedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // request must not run twice; the HTTP tap marks the failures that are
 // certain.
 func (c *observedConn) Write(ctx context.Context, m jsonrpc.Message) error {
-	c.obs.sent(m, nil)
+	c.obs.Sent(m, nil)
 	return c.Connection.Write(ctx, m)
 }
