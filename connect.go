@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter/internal/oauthflow"
+	"github.com/mcpadapter/mcpadapter/internal/stdio"
 	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -19,7 +20,7 @@ import (
 type session struct {
 	cs    *mcp.ClientSession
 	info  ServerInfo
-	stdio *stdioConn // the process connection, for stdio targets
+	stdio *stdio.Conn // the process connection, for stdio targets
 	done  chan struct{}
 	err   error // why the session ended; valid after done is closed
 	// life ends when the session is closed; calls in flight are cancelled.
@@ -307,7 +308,7 @@ func (c *Client) dialOnce(ctx context.Context, deadline *connectDeadline, ep *en
 		}
 		if s.stdio != nil {
 			// Did it exit by itself, before go-sdk or we closed it?
-			s.exitedAlone = s.stdio.exitedAlone()
+			s.exitedAlone = s.stdio.ExitedAlone()
 			_ = s.stdio.Close()
 		}
 		return s, err
@@ -330,18 +331,7 @@ func (c *Client) dialOnce(ctx context.Context, deadline *connectDeadline, ep *en
 func (c *Client) transport(ctx context.Context, ep *endpoint, s *session) (mcp.Transport, func(), error) {
 	switch ep.kind {
 	case kindStdio:
-		return &stdioTransport{
-			cmd:    ep.command,
-			server: c.name,
-			opts:   &c.opts,
-			obs:    c.obs,
-			onStart: func(conn *stdioConn) {
-				s.stdio = conn
-			},
-			logStray: func(server, line string) {
-				c.log.Warn("server wrote a non-JSON line to stdout (logs belong on stderr); skipped", "line", line)
-			},
-		}, nil, nil
+		return c.stdioTransport(ep.command, s), nil, nil
 	case kindInProcess:
 		ct, st := mcp.NewInMemoryTransports()
 		ss, err := ep.server.Connect(ctx, st, nil)
@@ -531,8 +521,8 @@ func (c *Client) transportError(s *session, op, tool string, err error) error {
 	}
 	te = &TransportError{Server: c.name, Tool: tool, Op: op, Err: err}
 	if s != nil && s.stdio != nil {
-		stderr, stray := s.stdio.diagnostics()
-		te.Stderr = stderr
+		te.Stderr = s.stdio.Stderr()
+		stray := s.stdio.StrayLines()
 		var se *StdoutError
 		if len(stray) > 0 && !errors.As(err, &se) {
 			te.Err = errors.Join(err, &StdoutError{Lines: stray})

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mcpadapter/mcpadapter/internal/stdio"
 	"github.com/mcpadapter/mcpadapter/internal/wire"
 )
 
@@ -45,43 +46,19 @@ func (e *TransportError) Error() string {
 func (e *TransportError) Unwrap() error { return e.Err }
 
 // ProcessExitError reports that a stdio server process ended. It appears as
-// the Err of a TransportError.
-type ProcessExitError struct {
-	// Command is the program that was run.
-	Command string
-	// ExitCode is the process's exit status, or -1 when it was ended by a
-	// signal or its status is unknown.
-	ExitCode int
-	// Signal names the signal that ended it, if any.
-	Signal string
-	// StillRunning reports that the process closed its stdout but had not
-	// exited; it has been killed.
-	StillRunning bool
-}
-
-func (e *ProcessExitError) Error() string {
-	switch {
-	case e.StillRunning:
-		return fmt.Sprintf("server process %s closed its stdout but kept running (it was killed)", e.Command)
-	case e.Signal != "":
-		return fmt.Sprintf("server process %s was killed by signal %s", e.Command, e.Signal)
-	default:
-		return fmt.Sprintf("server process %s exited with status %d", e.Command, e.ExitCode)
-	}
-}
+// the Err of a TransportError. Its fields: Command, the program that was
+// run; ExitCode, the process's exit status, or -1 when it was ended by a
+// signal or its status is unknown; Signal, the signal that ended it, if
+// any; StillRunning, that the process closed its stdout but had not
+// exited (it has been killed).
+type ProcessExitError = stdio.ExitError
 
 // StdoutError reports that a stdio server wrote something to stdout that is
 // not a JSON-RPC message: usually a log line or a banner printed to stdout
 // instead of stderr. Such lines are skipped and logged; this error explains
-// a connection that failed after them.
-type StdoutError struct {
-	// Lines are the offending lines (the last few), each cut to 200 bytes.
-	Lines []string
-}
-
-func (e *StdoutError) Error() string {
-	return fmt.Sprintf("the server wrote non-JSON to stdout (logs must go to stderr): %q", e.Lines)
-}
+// a connection that failed after them. Lines are the offending lines (the
+// last few), each cut to 200 bytes.
+type StdoutError = stdio.StrayOutputError
 
 // ContentError reports a tool result that cannot be turned into Content.
 type ContentError struct {

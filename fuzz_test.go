@@ -98,12 +98,3 @@ func FuzzModelToolName(f *testing.F) {
 		}
 	})
 }
-
-func FuzzResponseID(f *testing.F) {
-	f.Add([]byte(`{"jsonrpc":"2.0","id":7,"result":{"content":[`), []byte(`aaa"}]}}`))
-	f.Add([]byte(`{"result":{"content":[{"type":"text","text":"`), []byte(`xx"}]},"jsonrpc":"2.0","id":"abc"}`))
-	f.Add([]byte(`{"jsonrpc":"2.0","method":"x","id":1`), []byte(``))
-	f.Fuzz(func(t *testing.T, head, tail []byte) {
-		_, _ = responseID(head, tail)
-	})
-}

@@ -72,7 +72,7 @@ func (c *Client) failed(ctx context.Context, s *session, r request, err error, g
 		// Another request found the connection dead and closed it: say
 		// how the server ended, when we know.
 		if s.stdio != nil {
-			if rerr := s.stdio.readError(); rerr != nil {
+			if rerr := s.stdio.ReadError(); rerr != nil {
 				return false, c.transportError(s, r.op, r.tool, rerr)
 			}
 		}

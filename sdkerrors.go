@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/mcpadapter/mcpadapter/internal/stdio"
 	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -50,21 +51,15 @@ func isRejectedByTransport(we *jsonrpc.Error) bool {
 }
 
 // wasNotSent reports whether err says the request never reached the
-// server: a write that failed, an HTTP connection that could not be made,
+// server: a write to a stdio server that failed, an HTTP connection that
+// could not be made,
 // or a connection already closing when the request was made (go-sdk's
 // "client is closing").
 func wasNotSent(err error) bool {
-	var ns *notSentError
+	var write *stdio.WriteError
 	var dial *wire.NotSentError
-	if errors.As(err, &ns) || errors.As(err, &dial) {
+	if errors.As(err, &write) || errors.As(err, &dial) {
 		return true
 	}
 	return errors.Is(err, mcp.ErrConnectionClosed) && strings.Contains(err.Error(), sdkClientClosing)
 }
-
-// notSentError marks a failure to write a message: the server never saw it,
-// so the request may be retried on a new connection.
-type notSentError struct{ err error }
-
-func (e *notSentError) Error() string { return e.err.Error() }
-func (e *notSentError) Unwrap() error { return e.err }

@@ -1,4 +1,4 @@
-package mcpadapter
+package stdio
 
 import (
 	"context"
@@ -6,16 +6,16 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // backlog holds back a server that floods the client with notifications.
 // go-sdk queues every request and notification from the server in an
 // unbounded list and hands them to their handlers one at a time, so a
 // server that writes faster than they are handled grows that list without
-// limit (and go-sdk never shrinks it). The stdio connection counts what it
-// passes up, the Client's receiving middleware counts what reaches a
-// handler, and Read stops reading while more than maxBacklog are waiting.
+// limit (and go-sdk never shrinks it). The connection counts what it
+// passes up, the client's receiving middleware reports what reaches a
+// handler (Conn.MessageHandled), and Read stops reading while more than
+// maxBacklog are waiting.
 //
 // It never waits long: after backlogWait without progress (a handler that
 // blocks, such as an elicitation waiting for its user, or messages go-sdk
@@ -63,33 +63,4 @@ func (b *backlog) handledOne() {
 	case b.wake <- struct{}{}:
 	default:
 	}
-}
-
-// backlogMiddleware counts the messages of stdio sessions that reach
-// their handlers. (Those of a session still in its handshake are not
-// counted: the wait that gives up after backlogWait covers them.)
-func (c *Client) backlogMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if cs, ok := req.GetSession().(*mcp.ClientSession); ok {
-			if s := c.sessionOf(cs); s != nil && s.stdio != nil {
-				s.stdio.backlog.handledOne()
-			}
-		}
-		return next(ctx, method, req)
-	}
-}
-
-// sessionOf finds the live or retiring session of cs.
-func (c *Client) sessionOf(cs *mcp.ClientSession) *session {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.cur != nil && c.cur.cs == cs {
-		return c.cur
-	}
-	for _, s := range c.retiring {
-		if s.cs == cs {
-			return s
-		}
-	}
-	return nil
 }

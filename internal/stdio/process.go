@@ -1,4 +1,4 @@
-package mcpadapter
+package stdio
 
 import (
 	"bufio"
@@ -13,10 +13,10 @@ import (
 	"time"
 )
 
-// stdioProcess owns one server child process: its pipes, its stderr tail and
-// its process group. It never outlives its Client: close kills the whole group,
-// and on Linux the child is bound to the parent's death.
-type stdioProcess struct {
+// process owns one server child process: its pipes, its stderr tail and
+// its process group. It never outlives its connection: close kills the whole
+// group, and on Linux the child is bound to the parent's death.
+type process struct {
 	cmd     *exec.Cmd
 	name    string // the program, for messages
 	stdin   *os.File
@@ -30,16 +30,17 @@ type stdioProcess struct {
 	closeOnce sync.Once
 }
 
-// startProcess starts cmd with fresh pipes in its own process group.
-// onStderr, if non-nil, sees each stderr line.
-func startProcess(c Command, tailLines int, onStderr func(string)) (*stdioProcess, error) {
-	if c.Path == "" {
-		return nil, errors.New("no command to run (Command.Path is empty)")
+// startProcess starts path with args, this process's environment plus env,
+// in dir, with fresh pipes in its own process group. It keeps the last
+// tailLines lines of stderr; onStderr, if non-nil, sees each of them.
+func startProcess(path string, args, env []string, dir string, tailLines int, onStderr func(string)) (*process, error) {
+	if path == "" {
+		return nil, errors.New("no command to run (Transport.Path is empty)")
 	}
-	cmd := exec.Command(c.Path, c.Args...)
-	cmd.Dir = c.Dir
-	if len(c.Env) > 0 {
-		cmd.Env = append(os.Environ(), c.Env...)
+	cmd := exec.Command(path, args...)
+	cmd.Dir = dir
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
 	}
 	setProcAttr(cmd)
 
@@ -65,9 +66,9 @@ func startProcess(c Command, tailLines int, onStderr func(string)) (*stdioProces
 	// The child holds its own copies now.
 	closeAll(inR, outW, errW)
 
-	p := &stdioProcess{
+	p := &process{
 		cmd:     cmd,
-		name:    c.Path,
+		name:    path,
 		stdin:   inW,
 		stdout:  outR,
 		stderr:  errR,
@@ -96,7 +97,7 @@ func closeAll(fs ...*os.File) {
 // readStderr keeps the last lines of the server's stderr until it closes.
 // It never stops reading early: a server blocked writing to a full stderr
 // pipe would hang. Lines longer than 64 KiB are cut.
-func (p *stdioProcess) readStderr(onStderr func(string)) {
+func (p *process) readStderr(onStderr func(string)) {
 	defer close(p.errDone)
 	r := bufio.NewReaderSize(p.stderr, 64*1024)
 	var line []byte
@@ -131,7 +132,7 @@ const (
 )
 
 // exitError describes how the process ended once its stdout closed. It
-// returns a *ProcessExitError, with StillRunning if the process did not
+// returns an *ExitError, with StillRunning if the process did not
 // exit.
 //
 // A process that exits closes its stdout a moment before it is reaped;
@@ -141,8 +142,8 @@ const (
 // up to wait to be reaped; one that is not exiting gets closedStdoutSettle
 // (a server may close stdout just before it exits). Where /proc cannot
 // tell, the process gets up to wait.
-func (p *stdioProcess) exitError(wait time.Duration) *ProcessExitError {
-	e := &ProcessExitError{Command: p.name, ExitCode: -1}
+func (p *process) exitError(wait time.Duration) *ExitError {
+	e := &ExitError{Command: p.name, ExitCode: -1}
 	if exiting, known := p.exiting(); known && !exiting {
 		wait = min(wait, closedStdoutSettle)
 	}
@@ -175,7 +176,7 @@ func (p *stdioProcess) exitError(wait time.Duration) *ProcessExitError {
 // close ends the process: it closes stdin and gives the server grace to
 // exit, then terminates and finally kills its whole process group, so that
 // grandchildren (npx, uvx and shell wrappers) go too.
-func (p *stdioProcess) close(grace time.Duration) {
+func (p *process) close(grace time.Duration) {
 	p.closeOnce.Do(func() {
 		_ = p.stdin.Close()
 		select {
@@ -201,50 +202,9 @@ func (p *stdioProcess) close(grace time.Duration) {
 	})
 }
 
-// lineRing keeps the last n lines written to it.
-type lineRing struct {
-	mu    sync.Mutex
-	lines []string
-	next  int
-	full  bool
-}
-
-func newLineRing(n int) *lineRing {
-	if n <= 0 {
-		n = 50
-	}
-	return &lineRing{lines: make([]string, n)}
-}
-
-func (r *lineRing) add(line string) {
-	const maxLine = 500
-	if len(line) > maxLine {
-		line = line[:maxLine] + "…"
-	}
-	r.mu.Lock()
-	r.lines[r.next] = line
-	r.next = (r.next + 1) % len(r.lines)
-	if r.next == 0 {
-		r.full = true
-	}
-	r.mu.Unlock()
-}
-
-// snapshot returns the kept lines, oldest first.
-func (r *lineRing) snapshot() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.full {
-		return append([]string(nil), r.lines[:r.next]...)
-	}
-	out := make([]string, 0, len(r.lines))
-	out = append(out, r.lines[r.next:]...)
-	return append(out, r.lines[:r.next]...)
-}
-
 // exiting reports whether the process has begun to exit or has exited, if
 // the system says (Linux).
-func (p *stdioProcess) exiting() (exiting, known bool) {
+func (p *process) exiting() (exiting, known bool) {
 	if p.exitedNow() {
 		return true, true
 	}
@@ -274,7 +234,7 @@ func (p *stdioProcess) exiting() (exiting, known bool) {
 }
 
 // exitedNow reports whether the process has ended.
-func (p *stdioProcess) exitedNow() bool {
+func (p *process) exitedNow() bool {
 	select {
 	case <-p.exited:
 		return true

@@ -1,4 +1,4 @@
-package mcpadapter
+package stdio
 
 import (
 	"bytes"
@@ -32,72 +32,85 @@ func decodeMessage(line []byte, owned bool) (jsonrpc.Message, error) {
 // maxJSONDepth is the nesting go-sdk's decoder accepts (internal/json).
 const maxJSONDepth = 1000
 
-// decodeCommon decodes b, valid JSON, if it has one of the common shapes,
-// and returns nil otherwise.
-func decodeCommon(b []byte, owned bool) jsonrpc.Message {
+// members holds the JSON text of the members of a message that
+// decodeCommon reads; nil when absent.
+type members struct {
+	version, id, method, params, result []byte
+}
+
+// scanMembers reads the members of b, valid JSON, if it is an object
+// decodeCommon may decode: plain ASCII keys, no "error", no duplicate, no
+// nesting deeper than maxJSONDepth. It reports false otherwise.
+func scanMembers(b []byte) (m members, ok bool) {
 	i := skipJSONSpace(b, 0)
 	if i == len(b) || b[i] != '{' {
-		return nil
+		return m, false
 	}
-	var version, id, method, params, result []byte
 	i = skipJSONSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
-		return nil // {}: not a message
+		return m, false // {}: not a message
 	}
 	for {
 		if i >= len(b) || b[i] != '"' {
-			return nil
+			return m, false
 		}
 		end := skipJSONString(b, i)
 		if end < 0 {
-			return nil
+			return m, false
 		}
 		key := b[i+1 : end-1]
 		i = skipJSONSpace(b, end)
 		if i >= len(b) || b[i] != ':' || !plainASCII(key) {
-			return nil
+			return m, false
 		}
 		i = skipJSONSpace(b, i+1)
 		vend := skipJSONValue(b, i)
 		if vend < 0 {
-			return nil
+			return m, false
 		}
 		var slot *[]byte
 		switch string(key) {
 		case "jsonrpc":
-			slot = &version
+			slot = &m.version
 		case "id":
-			slot = &id
+			slot = &m.id
 		case "method":
-			slot = &method
+			slot = &m.method
 		case "params":
-			slot = &params
+			slot = &m.params
 		case "result":
-			slot = &result
+			slot = &m.result
 		case "error":
-			return nil
+			return m, false
 		}
 		if slot != nil {
 			if *slot != nil {
-				return nil // a duplicate member
+				return m, false // a duplicate member
 			}
 			*slot = b[i:vend]
 		}
 		i = skipJSONSpace(b, vend)
 		if i >= len(b) {
-			return nil
+			return m, false
 		}
 		if b[i] == '}' {
 			i++
 			break
 		}
 		if b[i] != ',' {
-			return nil
+			return m, false
 		}
 		i = skipJSONSpace(b, i+1)
 	}
-	if skipJSONSpace(b, i) != len(b) || string(version) != `"2.0"` ||
-		string(params) == "null" || string(result) == "null" {
+	return m, skipJSONSpace(b, i) == len(b)
+}
+
+// decodeCommon decodes b, valid JSON, if it has one of the common shapes,
+// and returns nil otherwise.
+func decodeCommon(b []byte, owned bool) jsonrpc.Message {
+	m, ok := scanMembers(b)
+	id, method, params, result := m.id, m.method, m.params, m.result
+	if !ok || string(m.version) != `"2.0"` || string(params) == "null" || string(result) == "null" {
 		return nil
 	}
 	var mid jsonrpc.ID

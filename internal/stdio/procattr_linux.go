@@ -1,4 +1,4 @@
-package mcpadapter
+package stdio
 
 import (
 	"os/exec"

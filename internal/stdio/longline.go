@@ -1,132 +1,16 @@
-package mcpadapter
+package stdio
 
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
-	"sync"
-	"time"
 
-	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// stdioTransport is an mcp.Transport over a child process's stdin/stdout.
-// Unlike go-sdk's CommandTransport it skips and reports lines that are not
-// JSON (a server logging to stdout), bounds message size without killing the
-// session, keeps the stderr tail and kills the whole process group.
-type stdioTransport struct {
-	cmd      Command
-	server   string
-	opts     *ClientOptions
-	obs      *wire.Observer
-	onStart  func(*stdioConn) // records the connection for diagnostics
-	logStray func(server, line string)
-}
-
-func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	var onStderr func(string)
-	if t.opts.StderrHandler != nil {
-		h, server := t.opts.StderrHandler, t.server
-		onStderr = func(line string) { h(server, line) }
-	}
-	p, err := startProcess(t.cmd, t.opts.StderrLines, onStderr)
-	if err != nil {
-		return nil, fmt.Errorf("starting %s: %w", t.cmd.Path, err)
-	}
-	max := t.opts.MaxMessageBytes
-	if max <= 0 {
-		max = DefaultMaxMessageBytes
-	}
-	c := &stdioConn{
-		backlog:  newBacklog(),
-		proc:     p,
-		server:   t.server,
-		r:        bufio.NewReaderSize(p.stdout, 64*1024),
-		max:      max,
-		obs:      t.obs,
-		logStray: t.logStray,
-		grace:    t.opts.closeGrace(),
-	}
-	if t.onStart != nil {
-		t.onStart(c)
-	}
-	return c, nil
-}
-
-// DefaultMaxMessageBytes is the default limit on one message from a stdio
-// server (ClientOptions.MaxMessageBytes).
-const DefaultMaxMessageBytes = 64 << 20
-
-type stdioConn struct {
-	proc     *stdioProcess
-	server   string
-	r        *bufio.Reader // used only by Read, which go-sdk calls from one goroutine
-	max      int
-	obs      *wire.Observer
-	logStray func(server, line string)
-	grace    time.Duration
-
-	writeMu sync.Mutex
-	backlog *backlog
-
-	closeOnce   sync.Once
-	exitedFirst bool // set by closeOnce
-
-	mu      sync.Mutex
-	stray   []string // last non-JSON stdout lines
-	pending []jsonrpc.Message
-	readErr error
-}
-
-func (c *stdioConn) SessionID() string { return "" }
-
-// Read returns the next JSON-RPC message, skipping lines that are not JSON.
-func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	for {
-		if m := c.popPending(); m != nil {
-			return m, nil
-		}
-		line, owned, err := c.readLine()
-		if err != nil {
-			return nil, c.failRead(err)
-		}
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
-		}
-		if line[0] != '{' || !json.Valid(line) {
-			c.noteStray(line)
-			continue
-		}
-		msg, err := decodeMessage(line, owned)
-		if err != nil {
-			c.noteStray(line)
-			continue
-		}
-		c.obs.Received(msg, line)
-		c.backlog.passUp(ctx, msg)
-		return msg, nil
-	}
-}
-
-func (c *stdioConn) popPending() jsonrpc.Message {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.pending) == 0 {
-		return nil
-	}
-	m := c.pending[0]
-	c.pending = c.pending[1:]
-	return m
-}
 
 // readLine reads one line of at most c.max bytes, with its newline. A line
 // that fits the reader's buffer (64 KiB) is returned in place: it is valid
@@ -134,7 +18,7 @@ func (c *stdioConn) popPending() jsonrpc.Message {
 // blocks and copied once into a slice of its exact size, which the caller
 // owns: reading an n-byte line allocates at most 2n bytes + 1 MiB (growing
 // one slice by append allocated about 6n).
-func (c *stdioConn) readLine() (line []byte, owned bool, err error) {
+func (c *Conn) readLine() (line []byte, owned bool, err error) {
 	chunk, err := c.r.ReadSlice('\n')
 	if len(chunk) > c.max {
 		return nil, false, c.skipLongLine(nil, chunk, err)
@@ -232,7 +116,7 @@ func (lb *lineBlocks) tail(n int, last []byte) []byte {
 // error that read returned. If the line is a response, the call it answers
 // fails with a clear error instead of waiting forever, and the connection
 // stays usable. It returns a read error only.
-func (c *stdioConn) skipLongLine(lb *lineBlocks, last []byte, err error) error {
+func (c *Conn) skipLongLine(lb *lineBlocks, last []byte, err error) error {
 	head := lb.head(256, last)
 	tail := lb.tail(256, last)
 	size := len(last)
@@ -326,102 +210,4 @@ func makeID(raw any) (jsonrpc.ID, bool) {
 	}
 	id, err := jsonrpc.MakeID(raw)
 	return id, err == nil
-}
-
-func (c *stdioConn) noteStray(line []byte) {
-	s := string(line)
-	if len(s) > 200 {
-		s = s[:200] + "…"
-	}
-	c.mu.Lock()
-	if len(c.stray) == 5 {
-		c.stray = c.stray[1:]
-	}
-	c.stray = append(c.stray, s)
-	c.mu.Unlock()
-	if c.logStray != nil {
-		c.logStray(c.server, s)
-	}
-}
-
-// strayLines returns the last non-JSON lines seen on stdout.
-func (c *stdioConn) strayLines() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]string(nil), c.stray...)
-}
-
-// failRead turns the end of stdout into an error that says how the process
-// ended, with what it printed.
-func (c *stdioConn) failRead(err error) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.readErr != nil {
-		return c.readErr
-	}
-	var cause error
-	if err == io.EOF || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, os.ErrClosed) {
-		e := c.proc.exitError(2 * time.Second)
-		if e.StillRunning {
-			// Nothing can be read from it any more: stop it now (the
-			// error says it was killed), which also drains its stderr
-			// into the tail the error shows. It did not exit by itself.
-			c.closeOnce.Do(c.noteExited)
-			c.proc.close(min(c.grace, closedStdoutGrace))
-		}
-		cause = e
-	} else {
-		cause = fmt.Errorf("reading the server's stdout: %w", err)
-	}
-	if len(c.stray) > 0 {
-		cause = errors.Join(cause, &StdoutError{Lines: append([]string(nil), c.stray...)})
-	}
-	c.readErr = fmt.Errorf("%w: %w", mcp.ErrConnectionClosed, cause)
-	return c.readErr
-}
-
-// Write sends one message as a line of JSON.
-func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	data, err := jsonrpc.EncodeMessage(msg)
-	if err != nil {
-		return err
-	}
-	c.obs.Sent(msg, data)
-	data = append(data, '\n')
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
-	if _, err := c.proc.stdin.Write(data); err != nil {
-		return &notSentError{fmt.Errorf("writing to the server's stdin: %w", err)}
-	}
-	return nil
-}
-
-// Close ends the process and its group.
-func (c *stdioConn) Close() error {
-	c.closeOnce.Do(c.noteExited)
-	c.proc.close(c.grace)
-	return nil
-}
-
-// noteExited records, once, whether the process ended before the client
-// ended it.
-func (c *stdioConn) noteExited() { c.exitedFirst = c.proc.exitedNow() }
-
-// exitedAlone reports whether the process had ended before anyone closed
-// the connection.
-func (c *stdioConn) exitedAlone() bool {
-	c.closeOnce.Do(c.noteExited)
-	return c.exitedFirst
-}
-
-// readError returns the error that ended reading, if any.
-func (c *stdioConn) readError() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.readErr
-}
-
-// diagnostics returns what is known about why the process went away.
-func (c *stdioConn) diagnostics() (stderr []string, stray []string) {
-	return c.proc.tail.snapshot(), c.strayLines()
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package mcpadapter
+package stdio
 
 import (
 	"bufio"
@@ -16,27 +16,27 @@ import (
 )
 
 // shConn starts sh -c script as a stdio server and returns its connection.
-func shConn(t *testing.T, script string) *stdioConn {
+func shConn(t *testing.T, script string) *Conn {
 	t.Helper()
-	p, err := startProcess(Command{Path: "/bin/sh", Args: []string{"-c", script}}, 10, nil)
+	p, err := startProcess("/bin/sh", []string{"-c", script}, nil, "", 10, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &stdioConn{proc: p, r: bufio.NewReaderSize(p.stdout, 64*1024), max: DefaultMaxMessageBytes, grace: 2 * time.Second}
+	c := &Conn{proc: p, r: bufio.NewReaderSize(p.stdout, 64*1024), max: DefaultMaxMessageBytes, grace: 2 * time.Second}
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
 
 // readExit reads c to its end and returns how long that took and the
-// *ProcessExitError it reported.
-func readExit(t *testing.T, c *stdioConn) (time.Duration, *ProcessExitError) {
+// *ExitError it reported.
+func readExit(t *testing.T, c *Conn) (time.Duration, *ExitError) {
 	t.Helper()
 	start := time.Now()
 	_, err := c.Read(t.Context())
 	d := time.Since(start)
-	var pe *ProcessExitError
+	var pe *ExitError
 	if !errors.As(err, &pe) {
-		t.Fatalf("read: %v, want a *ProcessExitError", err)
+		t.Fatalf("read: %v, want an *ExitError", err)
 	}
 	return d, pe
 }
@@ -58,7 +58,7 @@ func TestStdioClosedStdoutStillRunning(t *testing.T) {
 	if !c.proc.exitedNow() {
 		t.Error("the server is still running")
 	}
-	stderr, _ := c.diagnostics()
+	stderr := c.Stderr()
 	if !slices.Contains(stderr, "stdout closed") {
 		t.Errorf("stderr tail %q lacks the server's last words", stderr)
 	}
@@ -74,8 +74,8 @@ func TestStdioClosedStdoutStillRunning(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if c.exitedAlone() {
-		t.Error("exitedAlone, want false: the client stopped it")
+	if c.ExitedAlone() {
+		t.Error("ExitedAlone, want false: the client stopped it")
 	}
 }
 
@@ -88,8 +88,8 @@ func TestStdioClosedStdoutThenExit(t *testing.T) {
 		if pe.StillRunning || pe.ExitCode != 3 {
 			t.Errorf("%s: %+v after %v, want exit status 3", script, pe, d)
 		}
-		if !c.exitedAlone() {
-			t.Errorf("%s: exitedAlone false, want true", script)
+		if !c.ExitedAlone() {
+			t.Errorf("%s: ExitedAlone false, want true", script)
 		}
 	}
 }
@@ -102,4 +102,41 @@ func zombie(pid int) bool {
 	}
 	i := strings.LastIndexByte(string(b), ')')
 	return i > 0 && i+2 < len(b) && (b[i+2] == 'Z' || b[i+2] == 'X')
+}
+
+// Close ends the whole process group, even a server and a child of it
+// that ignore SIGTERM and stdin's end: after two graces they are killed.
+func TestStdioCloseKillsGroup(t *testing.T) {
+	c := shConn(t, `trap '' TERM; sleep 30 & echo "child $!" >&2; while :; do sleep 1; done`)
+	c.grace = 50 * time.Millisecond
+	var child int
+	for deadline := time.Now().Add(5 * time.Second); child == 0; {
+		for _, l := range c.Stderr() {
+			fmt.Sscanf(l, "child %d", &child)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the server did not report its child")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	leader := c.proc.cmd.Process.Pid
+	start := time.Now()
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("Close took %v, want about two graces", d)
+	}
+	if syscall.Kill(leader, 0) == nil {
+		t.Errorf("the server %d is still there after Close", leader)
+	}
+	for deadline := time.Now().Add(5 * time.Second); syscall.Kill(child, 0) == nil && !zombie(child); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server's child %d is still running", child)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if c.ExitedAlone() {
+		t.Error("ExitedAlone, want false: Close stopped it")
+	}
 }

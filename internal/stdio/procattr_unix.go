@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package mcpadapter
+package stdio
 
 import (
 	"os/exec"

@@ -1,0 +1,99 @@
+package stdio
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DefaultMaxMessageBytes is the limit on one message from the server when
+// Transport.MaxMessageBytes is zero.
+const DefaultMaxMessageBytes = 64 << 20
+
+// DefaultStopGrace is how long a server gets at each step of stopping it
+// when Transport.StopGrace is zero.
+const DefaultStopGrace = 2 * time.Second
+
+// DefaultStderrLines is how many stderr lines are kept when
+// Transport.StderrLines is zero.
+const DefaultStderrLines = 50
+
+// Observer sees every JSON-RPC message of a connection, with its encoding.
+type Observer interface {
+	// Sent is called with each message before it is written.
+	Sent(msg jsonrpc.Message, raw []byte)
+	// Received is called with each message read, before it is returned.
+	Received(msg jsonrpc.Message, raw []byte)
+}
+
+// Transport is an mcp.Transport over a child process's stdin and stdout.
+// Unlike go-sdk's CommandTransport it skips and reports lines that are not
+// JSON (a server logging to stdout), bounds message size without killing the
+// session, keeps the stderr tail and kills the whole process group. Each
+// Connect starts a new process.
+type Transport struct {
+	// Path is the program to run, looked up in PATH if it has no slash.
+	Path string
+	// Args are the arguments, not including the program name.
+	Args []string
+	// Env holds extra "KEY=value" entries added to this process's
+	// environment for the child.
+	Env []string
+	// Dir is the working directory; empty means this process's.
+	Dir string
+
+	// StderrLines is how many of the last stderr lines are kept; zero means
+	// DefaultStderrLines.
+	StderrLines int
+	// OnStderr, if set, sees each line the server writes to stderr.
+	OnStderr func(line string)
+	// MaxMessageBytes bounds one message from the server; zero means
+	// DefaultMaxMessageBytes. A larger response fails its call with a clear
+	// error; the connection stays usable.
+	MaxMessageBytes int
+	// StopGrace is how long the server gets to exit after its stdin is
+	// closed, and again after SIGTERM, before its process group is killed;
+	// zero means DefaultStopGrace.
+	StopGrace time.Duration
+	// OnStrayLine, if set, sees each line of stdout that is not a JSON-RPC
+	// message (cut to 200 bytes); such lines are skipped.
+	OnStrayLine func(line string)
+	// Observer, if set, sees every message sent and received.
+	Observer Observer
+	// OnStart, if set, is called with each new connection before Connect
+	// returns it, so that the caller can ask it for diagnostics later.
+	OnStart func(*Conn)
+}
+
+// Connect starts the process and returns its connection, a *Conn.
+func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
+	p, err := startProcess(t.Path, t.Args, t.Env, t.Dir, t.StderrLines, t.OnStderr)
+	if err != nil {
+		return nil, fmt.Errorf("starting %s: %w", t.Path, err)
+	}
+	max := t.MaxMessageBytes
+	if max <= 0 {
+		max = DefaultMaxMessageBytes
+	}
+	grace := t.StopGrace
+	if grace <= 0 {
+		grace = DefaultStopGrace
+	}
+	c := &Conn{
+		backlog:  newBacklog(),
+		proc:     p,
+		r:        bufio.NewReaderSize(p.stdout, 64*1024),
+		max:      max,
+		obs:      t.Observer,
+		logStray: t.OnStrayLine,
+		grace:    grace,
+	}
+	if t.OnStart != nil {
+		t.OnStart(c)
+	}
+	return c, nil
+}
