@@ -66,7 +66,7 @@ trap cleanup EXIT
 start_time=$SECONDS
 
 log "== build"
-go build -o "$work/bench" ./bench/go
+go -C bench build -o "$work/bench" ./go
 go build -o "$work/mcptestserver" ./internal/testserver/cmd/mcptestserver
 
 log "== Node 22 and server-everything (internal/testenv)"

@@ -42,7 +42,7 @@ if [[ "$bin" == *" "* ]]; then
 fi
 
 echo "building the client: $bin"
-go build -o "$bin" ./conformance/client
+go -C conformance build -o "$bin" ./client
 
 # Node 22 and the pinned npm packages, installed (or found) exactly as the
 # tests do.

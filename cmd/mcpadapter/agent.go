@@ -2,225 +2,136 @@ package main
 
 import (
 	"context"
-	"errors"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strings"
 
-	"github.com/cloudwego/eino-ext/components/model/openai"
-	"github.com/cloudwego/eino/adk"
-	"github.com/cloudwego/eino/schema"
-	"github.com/mcpadapter/mcpadapter/eino"
-	"github.com/mcpadapter/mcpadapter/elicitation"
-	"github.com/mcpadapter/mcpadapter/internal/term"
+	"github.com/mcpadapter/mcpadapter/cmd/mcpadapter/internal/cmdline"
 	"github.com/spf13/cobra"
 )
 
-// agentFlags are the agent command's flags.
-type agentFlags struct {
-	model, baseURL, apiKey, once, system string
-	noStream                             bool
-}
+// The agent is a program of its own, mcpadapter-agent, in its own module:
+// it brings the eino agent framework and an OpenAI client, which listing and
+// calling tools do without. "mcpadapter agent ARGS" runs
+// "mcpadapter-agent ARGS", the way git runs git-foo.
+const (
+	agentProgram = "mcpadapter-agent"
+	// agentPackage is the agent's main package, at the root of its module.
+	agentPackage = "github.com/mcpadapter/mcpadapter/cmd/mcpadapter/mcpadapter-agent"
+)
 
-func (a *app) agentCommand() *cobra.Command {
-	var f agentFlags
-	cmd := &cobra.Command{
-		Use:   "agent [TARGET | -- COMMAND ARGS...] --model NAME",
-		Short: "Chat with an LLM agent that uses the servers' tools",
-		Long: `Run an agent (eino ADK) with an OpenAI-compatible chat model (OpenAI, vLLM, Ollama, LiteLLM,
-... through --base-url) and the tools of the target or config. The answer streams as it is
-written; each tool call and its result are shown as they happen. When a server asks a question
-mid-call (elicitation), you answer it here and the run resumes.
+// agentInstall ends the agent command's help.
+const agentInstall = `
 
-Type a message and press Enter; an empty line or EOF (Ctrl-D) ends the session. --once runs one
-question and exits, for scripts. The API key comes from --api-key or $OPENAI_API_KEY.`,
-		Example: `  mcpadapter agent --model gpt-4o-mini
-  mcpadapter agent --model llama3.1 --base-url http://127.0.0.1:11434/v1 --once "What is 2+3?"
-  mcpadapter agent --config .mcp.json --model gpt-4o`,
+The agent is a separate program, ` + agentProgram + `, so that the other commands build
+without the agent framework. "mcpadapter agent" runs it with the same arguments, looking
+next to mcpadapter, then on PATH; inside this repository's Go workspace (a go.work that
+has its module) it builds it from source. Install it with
+
+  go install ` + agentPackage + `@latest`
+
+func agentCommand(a *cmdline.App) *cobra.Command {
+	return &cobra.Command{
+		Use:     "agent " + cmdline.AgentUse,
+		Short:   cmdline.AgentShort,
+		Long:    cmdline.AgentLong + agentInstall,
+		Example: cmdline.AgentExample,
+		// Every argument, flags included, is the agent program's.
+		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runAgent(cmd, args, f)
+			path, err := findAgent(cmd.Context(), a.Stderr)
+			if err != nil {
+				return err
+			}
+			if path == "" {
+				if wantsHelp(args) {
+					return cmd.Help()
+				}
+				return fmt.Errorf("the agent command needs %s, which is neither next to mcpadapter nor on PATH; install it with: go install %s@latest", agentProgram, agentPackage)
+			}
+			code, err := runAgent(path, args, a)
+			a.Code = code
+			return err
 		},
 	}
-	fl := cmd.Flags()
-	fl.StringVarP(&f.model, "model", "m", "", "chat model `name` (required)")
-	fl.StringVar(&f.baseURL, "base-url", "", "OpenAI-compatible API base `URL` (default $OPENAI_BASE_URL, else OpenAI's)")
-	fl.StringVar(&f.apiKey, "api-key", "", "API `key` (default $OPENAI_API_KEY)")
-	fl.StringVar(&f.once, "once", "", "ask this `question`, print the answer and exit")
-	fl.StringVar(&f.system, "system", "You are a helpful assistant. Use the tools when they help.", "system `instruction`")
-	fl.BoolVar(&f.noStream, "no-stream", false, "print the answer when it is complete instead of streaming it")
-	return cmd
 }
 
-func (a *app) runAgent(cmd *cobra.Command, args []string, f agentFlags) error {
-	ctx := cmd.Context()
-	if f.model == "" {
-		return usagef("--model is required (for example --model gpt-4o-mini)")
-	}
-	if f.baseURL == "" {
-		f.baseURL = os.Getenv("OPENAI_BASE_URL")
-	}
-	if f.apiKey == "" {
-		f.apiKey = os.Getenv("OPENAI_API_KEY")
-	}
-	if f.apiKey == "" {
-		f.apiKey = "none" // local servers (Ollama, vLLM) need none
-	}
-	s, err := a.open(ctx, cmd, args, openOptions{elicit: true, adapter: a.skipUnavailable()})
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	tools, err := s.Tools(ctx)
-	if err != nil {
-		return err
-	}
-	chat, err := openai.NewChatModel(ctx, &openai.ChatModelConfig{APIKey: f.apiKey, BaseURL: f.baseURL, Model: f.model})
-	if err != nil {
-		return fmt.Errorf("chat model: %w", err)
-	}
-	ag, err := eino.NewAgent(ctx, chat, tools, eino.AgentConfig{Instruction: f.system, Streaming: !f.noStream})
-	if err != nil {
-		return err
-	}
-	if ag.Skipped != nil {
-		fmt.Fprintf(a.stderr, "mcpadapter: some tools were left out: %v\n", ag.Skipped)
-	}
-	fmt.Fprintf(a.stderr, "agent: model %s, %d tools from %s\n", f.model, len(tools), s.source)
-	prompter := term.NewPrompter(a.stdin, a.stderr)
-	var history []adk.Message
-	turn := 0
-	ask := func(question string) error {
-		turn++
-		history = append(history, schema.UserMessage(question))
-		answer, err := a.agentTurn(ctx, ag, prompter, fmt.Sprintf("turn-%d", turn), history)
-		if err != nil {
-			return err
-		}
-		history = append(history, schema.AssistantMessage(answer, nil))
-		return nil
-	}
-	if f.once != "" {
-		return ask(f.once)
-	}
-	for {
-		line, ok, err := prompter.Line(ctx, "> ")
-		if err != nil {
-			return err
-		}
-		line = strings.TrimSpace(line)
-		if !ok || line == "" || line == "exit" || line == "quit" {
-			return nil
-		}
-		if err := ask(line); err != nil {
-			return err
+// wantsHelp reports whether args ask for help before any "--".
+func wantsHelp(args []string) bool {
+	for _, arg := range args {
+		switch arg {
+		case "-h", "--help":
+			return true
+		case "--":
+			return false
 		}
 	}
+	return false
 }
 
-// agentTurn runs one user turn to its final answer, answering the
-// servers' questions at the terminal on the way.
-func (a *app) agentTurn(ctx context.Context, ag *eino.Agent, prompter *term.Prompter, checkpoint string, history []adk.Message) (string, error) {
-	it := ag.Runner.Run(ctx, history, adk.WithCheckPointID(checkpoint))
-	for range 50 {
-		answer, pending, err := a.render(it)
-		if err != nil {
-			return "", err
-		}
-		if len(pending) == 0 {
-			return answer, nil
-		}
-		answers := make(map[string]*elicitation.Resume, len(pending))
-		for _, p := range pending {
-			r, err := prompter.AskAll(ctx, p.Interrupt)
-			if err != nil {
-				return "", err
-			}
-			answers[p.ID] = r
-		}
-		if it, err = ag.Resume(ctx, checkpoint, answers); err != nil {
-			return "", err
+// findAgent returns the path of the agent program: next to this program,
+// else on PATH, else built from the Go workspace the working directory is
+// in; "" when there is none.
+func findAgent(ctx context.Context, stderr io.Writer) (string, error) {
+	name := agentProgram
+	if runtime.GOOS == "windows" {
+		name += ".exe"
+	}
+	if self, err := os.Executable(); err == nil {
+		if p := filepath.Join(filepath.Dir(self), name); isProgram(p) {
+			return p, nil
 		}
 	}
-	return "", errors.New("the run kept asking questions (50 rounds); giving up")
+	if p, err := exec.LookPath(agentProgram); err == nil {
+		return p, nil
+	}
+	return workspaceAgent(ctx, name, stderr)
 }
 
-// render prints a run's events as they come: the answer on stdout, tool
-// calls and results on stderr. It returns the final answer and the
-// interrupts the run stopped at.
-func (a *app) render(it *adk.AsyncIterator[*adk.AgentEvent]) (string, []eino.Pending, error) {
-	var answer string
-	var pending []eino.Pending
-	for {
-		ev, ok := it.Next()
-		if !ok {
-			return answer, pending, nil
-		}
-		if ev.Err != nil {
-			return "", nil, ev.Err
-		}
-		if p := eino.Interrupts(ev); p != nil {
-			pending = p
-		}
-		if ev.Output == nil || ev.Output.MessageOutput == nil {
-			continue
-		}
-		mv := ev.Output.MessageOutput
-		msg, streamed, err := a.readMessage(mv)
-		if err != nil {
-			return "", nil, err
-		}
-		switch {
-		case mv.Role == schema.Tool:
-			out := msg.Content
-			if ev.Action != nil {
-				if o, ok := ev.Action.CustomizedAction.(*eino.Output); ok && o.IsError {
-					out = "error: " + out
-				}
-			}
-			fmt.Fprintf(a.stderr, "← %s: %s\n", mv.ToolName, firstLine(out, 200))
-		case len(msg.ToolCalls) > 0:
-			for _, tc := range msg.ToolCalls {
-				fmt.Fprintf(a.stderr, "→ %s(%s)\n", tc.Function.Name, firstLine(tc.Function.Arguments, 200))
-			}
-		case msg.Content != "":
-			answer = msg.Content
-			if !streamed {
-				fmt.Fprintln(a.stdout, msg.Content)
-			}
-		}
-	}
+// isProgram reports whether path is an executable file.
+func isProgram(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && (runtime.GOOS == "windows" || fi.Mode()&0o111 != 0)
 }
 
-// readMessage returns the event's message, printing an assistant answer's
-// text to stdout as it streams in.
-func (a *app) readMessage(mv *adk.MessageVariant) (*schema.Message, bool, error) {
-	if !mv.IsStreaming {
-		m, err := mv.GetMessage()
-		return m, false, err
+// workspaceAgent builds the agent program from source when the working
+// directory is in a Go workspace that has the agent's module (a clone of
+// this repository, with its go.work), and returns the binary's path; ""
+// when it is not. The binary is kept in the user cache directory, one per
+// workspace; "go build" leaves it alone while it is up to date.
+//
+// It builds rather than "go run"s: go run reports any failure of the
+// program as exit status 1 (and prints "exit status N"), and the agent's
+// exit status must reach the caller unchanged.
+func workspaceAgent(ctx context.Context, name string, stderr io.Writer) (string, error) {
+	gocmd, err := exec.LookPath("go")
+	if err != nil {
+		return "", nil
 	}
-	var chunks []*schema.Message
-	printed := false
-	for {
-		chunk, err := mv.MessageStream.Recv()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, false, err
-		}
-		chunks = append(chunks, chunk)
-		if mv.Role == schema.Assistant && chunk.Content != "" {
-			fmt.Fprint(a.stdout, chunk.Content)
-			printed = true
-		}
+	out, err := exec.CommandContext(ctx, gocmd, "list", "-m", "-f", "{{.Main}} {{.Dir}}", agentPackage).Output()
+	main, dir, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
+	if err != nil || main != "true" {
+		return "", nil
 	}
-	if printed {
-		fmt.Fprintln(a.stdout)
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
 	}
-	if len(chunks) == 0 {
-		return &schema.Message{Role: mv.Role}, printed, nil
+	sum := sha256.Sum256([]byte(dir))
+	bin := filepath.Join(cache, "mcpadapter", "agent", hex.EncodeToString(sum[:8]), name)
+	if _, err := os.Stat(bin); err != nil {
+		fmt.Fprintf(stderr, "mcpadapter: %s is not installed; building it from this workspace (%s), once\n", agentProgram, dir)
 	}
-	m, err := schema.ConcatMessages(chunks)
-	return m, printed, err
+	build := exec.CommandContext(ctx, gocmd, "build", "-o", bin, agentPackage)
+	build.Stdout, build.Stderr = stderr, stderr
+	if err := build.Run(); err != nil {
+		return "", fmt.Errorf("building %s from the workspace %s: %w", agentProgram, dir, err)
+	}
+	return bin, nil
 }

@@ -14,12 +14,13 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/cmd/mcpadapter/internal/cmdline"
 	"github.com/mcpadapter/mcpadapter/elicitation"
 	"github.com/mcpadapter/mcpadapter/internal/term"
 	"github.com/spf13/cobra"
 )
 
-func (a *app) callCommand() *cobra.Command {
+func callCommand(a *cmdline.App) *cobra.Command {
 	var (
 		target string
 		kv     []string
@@ -49,7 +50,7 @@ Exit status: 0 success, 1 the tool reported an error, 2 usage or connection erro
 			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
 				targetArgs, args = args[dash:], args[:dash]
 				if len(targetArgs) == 0 {
-					return usagef("no command after --")
+					return cmdline.Usagef("no command after --")
 				}
 				// Present the command to open as if it were after a dash.
 				targetArgs = append([]string{"--"}, targetArgs...)
@@ -57,14 +58,14 @@ Exit status: 0 success, 1 the tool reported an error, 2 usage or connection erro
 				targetArgs = []string{target}
 			}
 			if len(args) == 0 || len(args) > 2 {
-				return usagef("want TOOL and at most one JSON argument (got %d arguments)", len(args))
+				return cmdline.Usagef("want TOOL and at most one JSON argument (got %d arguments)", len(args))
 			}
 			name := args[0]
 			argJSON, err := buildArgs(args[1:], kv)
 			if err != nil {
 				return err
 			}
-			s, err := a.openTarget(cmd, targetArgs, openOptions{elicit: true, adapter: a.skipUnavailable()})
+			s, err := a.OpenTarget(cmd, targetArgs, cmdline.OpenOptions{Elicit: true, Adapter: a.SkipUnavailable()})
 			if err != nil {
 				return err
 			}
@@ -77,7 +78,7 @@ Exit status: 0 success, 1 the tool reported an error, 2 usage or connection erro
 			if err != nil {
 				return err
 			}
-			bar := term.NewProgress(a.stderr, tool.Name, isTerminal(a.stderr))
+			bar := term.NewProgress(a.Stderr, tool.Name, isTerminal(a.Stderr))
 			var lastDone atomic.Bool // the last progress reached its total
 			var seen atomic.Bool
 			progress := mcpadapter.OnProgress(func(p mcpadapter.Progress) {
@@ -85,7 +86,7 @@ Exit status: 0 success, 1 the tool reported an error, 2 usage or connection erro
 				lastDone.Store(p.Total > 0 && p.Progress >= p.Total)
 				bar.Update(p.Progress, p.Total, p.Message)
 			})
-			prompter := term.NewPrompter(a.stdin, a.stderr)
+			prompter := term.NewPrompter(a.Stdin, a.Stderr)
 			res, err := tool.Call(ctx, argJSON, progress)
 			for range 20 {
 				var ir *mcpadapter.InputRequiredError
@@ -107,11 +108,11 @@ Exit status: 0 success, 1 the tool reported an error, 2 usage or connection erro
 			if err != nil {
 				return err
 			}
-			if err := a.printResult(tool, res, outDir); err != nil {
+			if err := printResult(a, tool, res, outDir); err != nil {
 				return err
 			}
 			if res.IsError {
-				a.code = exitToolError
+				a.Code = cmdline.ExitToolError
 			}
 			return nil
 		},
@@ -122,49 +123,19 @@ Exit status: 0 success, 1 the tool reported an error, 2 usage or connection erro
 	return cmd
 }
 
-// openTarget is open for a command whose target comes from a flag or
-// after "--" rather than from its positional arguments.
-func (a *app) openTarget(cmd *cobra.Command, targetArgs []string, oo openOptions) (*session, error) {
-	if len(targetArgs) > 0 && targetArgs[0] == "--" {
-		return a.openCommand(cmd, targetArgs[1:], oo)
-	}
-	return a.open(cmd.Context(), cmd, targetArgs, oo)
-}
-
-// openCommand opens a command line as a stdio target.
-func (a *app) openCommand(cmd *cobra.Command, argv []string, oo openOptions) (*session, error) {
-	base, err := a.clientOptions(oo)
-	if err != nil {
-		return nil, err
-	}
-	base.Name = serverName(filepath.Base(argv[0]))
-	c, err := mcpadapter.NewClient(mcpadapter.Command{Path: argv[0], Args: argv[1:]}, base)
-	if err != nil {
-		return nil, err
-	}
-	if oo.elicit {
-		oo.adapter = append(oo.adapter, mcpadapter.WithElicitation(mcpadapter.ElicitInterrupt))
-	}
-	ad, err := mcpadapter.New(c, oo.adapter...)
-	if err != nil {
-		return nil, err
-	}
-	return single(ad, base.Name), nil
-}
-
 // buildArgs makes the arguments object from a JSON argument and
 // key=value pairs.
 func buildArgs(positional, kv []string) (json.RawMessage, error) {
 	obj := map[string]json.RawMessage{}
 	if len(positional) == 1 {
 		if err := json.Unmarshal([]byte(positional[0]), &obj); err != nil {
-			return nil, usagef("arguments %q are not a JSON object: %v", positional[0], err)
+			return nil, cmdline.Usagef("arguments %q are not a JSON object: %v", positional[0], err)
 		}
 	}
 	for _, p := range kv {
 		k, v, ok := strings.Cut(p, "=")
 		if !ok || k == "" {
-			return nil, usagef("--arg %q: want key=value", p)
+			return nil, cmdline.Usagef("--arg %q: want key=value", p)
 		}
 		if json.Valid([]byte(v)) {
 			obj[k] = json.RawMessage(v)
@@ -197,16 +168,16 @@ func findTool(tools []*mcpadapter.Tool, name string) (*mcpadapter.Tool, error) {
 	}
 	sort.Strings(names)
 	if len(byOriginal) > 1 {
-		return nil, usagef("tool %q is offered by several servers; use the prefixed name (%s)", name, strings.Join(names, ", "))
+		return nil, cmdline.Usagef("tool %q is offered by several servers; use the prefixed name (%s)", name, strings.Join(names, ", "))
 	}
-	return nil, usagef("no tool %q; the tools are: %s", name, strings.Join(names, ", "))
+	return nil, cmdline.Usagef("no tool %q; the tools are: %s", name, strings.Join(names, ", "))
 }
 
 // printResult prints text, saves media, and shows structured content.
-func (a *app) printResult(tool *mcpadapter.Tool, res *mcpadapter.Result, outDir string) error {
-	w := a.stdout
+func printResult(a *cmdline.App, tool *mcpadapter.Tool, res *mcpadapter.Result, outDir string) error {
+	w := a.Stdout
 	if res.IsError {
-		w = a.stderr
+		w = a.Stderr
 		fmt.Fprintf(w, "tool %s reported an error:\n", tool.Name)
 	}
 	saved := 0

@@ -10,10 +10,12 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/cmd/mcpadapter/internal/cmdline"
+	"github.com/mcpadapter/mcpadapter/cmd/mcpadapter/internal/session"
 	"github.com/spf13/cobra"
 )
 
-func (a *app) inspectCommand() *cobra.Command {
+func inspectCommand(a *cmdline.App) *cobra.Command {
 	var trace bool
 	cmd := &cobra.Command{
 		Use:   "inspect [TARGET | -- COMMAND ARGS...]",
@@ -28,12 +30,12 @@ connect.`,
   mcpadapter inspect --trace -- python3 server.py`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			oo := openOptions{adapter: a.skipUnavailable()}
+			oo := cmdline.OpenOptions{Adapter: a.SkipUnavailable()}
 			if trace {
-				oo.trace = true
-				oo.logger = slog.New(&traceHandler{w: a.stderr, mu: &sync.Mutex{}})
+				oo.Trace = true
+				oo.Logger = slog.New(&traceHandler{w: a.Stderr, mu: &sync.Mutex{}})
 			}
-			s, err := a.open(ctx, cmd, args, oo)
+			s, err := a.Open(ctx, cmd, args, oo)
 			if err != nil {
 				return err
 			}
@@ -42,17 +44,17 @@ connect.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(a.stdout, "source: %s\nprotocol era of the whole: %s", s.source, info.Era)
+			fmt.Fprintf(a.Stdout, "source: %s\nprotocol era of the whole: %s", s.Source(), info.Era)
 			if info.PulledDownBy != "" {
-				fmt.Fprintf(a.stdout, " (pulled down to the handshake era by %s)", info.PulledDownBy)
+				fmt.Fprintf(a.Stdout, " (pulled down to the handshake era by %s)", info.PulledDownBy)
 			}
-			fmt.Fprintln(a.stdout)
+			fmt.Fprintln(a.Stdout)
 			for _, si := range info.Servers {
-				a.printServer(ctx, s, si)
+				printServer(ctx, a, s, si)
 			}
 			for _, f := range info.Unavailable {
 				msg, _, _ := strings.Cut(f.Err.Error(), "\n")
-				fmt.Fprintf(a.stdout, "\nserver %s: UNAVAILABLE: %s\n", f.Server, strings.TrimPrefix(msg, "mcpadapter: "))
+				fmt.Fprintf(a.Stdout, "\nserver %s: UNAVAILABLE: %s\n", f.Server, strings.TrimPrefix(msg, "mcpadapter: "))
 			}
 			return nil
 		},
@@ -61,8 +63,8 @@ connect.`,
 	return cmd
 }
 
-func (a *app) printServer(ctx context.Context, s *session, si mcpadapter.ServerInfo) {
-	w := a.stdout
+func printServer(ctx context.Context, a *cmdline.App, s *session.Session, si mcpadapter.ServerInfo) {
+	w := a.Stdout
 	fmt.Fprintf(w, "\nserver %s\n", si.Name)
 	fmt.Fprintf(w, "  transport:    %s\n", si.Transport)
 	fmt.Fprintf(w, "  protocol:     %s (%s era)\n", si.ProtocolVersion, si.Era)
@@ -94,7 +96,7 @@ func (a *app) printServer(ctx context.Context, s *session, si mcpadapter.ServerI
 	}
 	fmt.Fprintf(w, "  capabilities: %s\n", strings.Join(caps, ", "))
 	if si.Instructions != "" {
-		fmt.Fprintf(w, "  instructions: %s\n", firstLine(si.Instructions, 200))
+		fmt.Fprintf(w, "  instructions: %s\n", cmdline.FirstLine(si.Instructions, 200))
 	}
 	c, err := s.Client(si.Name)
 	if err != nil {
@@ -102,7 +104,7 @@ func (a *app) printServer(ctx context.Context, s *session, si mcpadapter.ServerI
 	}
 	count := func(what string, n int, err error) {
 		if err != nil {
-			fmt.Fprintf(w, "  %-13s error: %s\n", what+":", firstLine(err.Error(), 100))
+			fmt.Fprintf(w, "  %-13s error: %s\n", what+":", cmdline.FirstLine(err.Error(), 100))
 			return
 		}
 		fmt.Fprintf(w, "  %-13s %d\n", what+":", n)

@@ -3,14 +3,14 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/cmd/mcpadapter/internal/cmdline"
 	"github.com/spf13/cobra"
 )
 
-func (a *app) toolsCommand() *cobra.Command {
+func toolsCommand(a *cmdline.App) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "tools [TARGET | -- COMMAND ARGS...]",
@@ -24,7 +24,7 @@ of the description. --json prints everything, input and output schemas included.
   mcpadapter tools -- npx -y @modelcontextprotocol/server-everything`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			s, err := a.open(ctx, cmd, args, openOptions{adapter: a.skipUnavailable()})
+			s, err := a.Open(ctx, cmd, args, cmdline.OpenOptions{Adapter: a.SkipUnavailable()})
 			if err != nil {
 				return err
 			}
@@ -44,10 +44,10 @@ of the description. --json prints everything, input and output schemas included.
 			if asJSON {
 				return writeToolsJSON(a, tools, eras)
 			}
-			w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			w := tabwriter.NewWriter(a.Stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "NAME\tSERVER\tPROTOCOL\tDESCRIPTION")
 			for _, t := range tools {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", t.Name, t.Server, eras[t.Server], firstLine(t.Description, 70))
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", t.Name, t.Server, eras[t.Server], cmdline.FirstLine(t.Description, 70))
 			}
 			return w.Flush()
 		},
@@ -56,16 +56,7 @@ of the description. --json prints everything, input and output schemas included.
 	return cmd
 }
 
-// skipUnavailable keeps a command going when some servers of a config are
-// down, saying which.
-func (a *app) skipUnavailable() []mcpadapter.Option {
-	return []mcpadapter.Option{mcpadapter.SkipUnavailable(func(f mcpadapter.ServerFailure) {
-		msg, _, _ := strings.Cut(f.Err.Error(), "\n")
-		fmt.Fprintf(a.stderr, "mcpadapter: server %s is unavailable, its tools are left out: %s\n", f.Server, strings.TrimPrefix(msg, "mcpadapter: "))
-	})}
-}
-
-func writeToolsJSON(a *app, tools []*mcpadapter.Tool, eras map[string]string) error {
+func writeToolsJSON(a *cmdline.App, tools []*mcpadapter.Tool, eras map[string]string) error {
 	type jsonTool struct {
 		Name         string          `json:"name"`
 		OriginalName string          `json:"original_name"`
@@ -87,16 +78,7 @@ func writeToolsJSON(a *app, tools []*mcpadapter.Tool, eras map[string]string) er
 		}
 		out = append(out, jt)
 	}
-	enc := json.NewEncoder(a.stdout)
+	enc := json.NewEncoder(a.Stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
-}
-
-// firstLine returns the first line of s, cut to n runes.
-func firstLine(s string, n int) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
 }

@@ -1,4 +1,4 @@
-package main
+package cmdline
 
 import (
 	"context"
@@ -14,30 +14,36 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/cmd/mcpadapter/internal/session"
 	"github.com/spf13/cobra"
 )
 
-// openOptions are a command's wishes for the connection.
-type openOptions struct {
-	trace   bool
-	elicit  bool
-	logger  *slog.Logger
-	adapter []mcpadapter.Option
+// OpenOptions are a command's wishes for the connection.
+type OpenOptions struct {
+	// Trace logs every JSON-RPC message (to Logger).
+	Trace bool
+	// Elicit turns the servers' questions into prompts
+	// (mcpadapter.ElicitInterrupt).
+	Elicit bool
+	// Logger, if not nil, replaces the default logger on stderr.
+	Logger *slog.Logger
+	// Adapter are options for every adapter opened.
+	Adapter []mcpadapter.Option
 }
 
-// open connects to what the command line names: a target argument or
+// Open connects to what the command line names: a target argument or
 // command after "--", else a config, else the demo.
-func (a *app) open(ctx context.Context, cmd *cobra.Command, args []string, oo openOptions) (*session, error) {
+func (a *App) Open(ctx context.Context, cmd *cobra.Command, args []string, oo OpenOptions) (*session.Session, error) {
 	base, err := a.clientOptions(oo)
 	if err != nil {
 		return nil, err
 	}
-	if oo.elicit {
-		oo.adapter = append(oo.adapter, mcpadapter.WithElicitation(mcpadapter.ElicitInterrupt))
+	if oo.Elicit {
+		oo.Adapter = append(oo.Adapter, mcpadapter.WithElicitation(mcpadapter.ElicitInterrupt))
 	}
 	if len(args) > 0 {
 		if a.configPath != "" {
-			return nil, usagef("give a target or --config, not both")
+			return nil, Usagef("give a target or --config, not both")
 		}
 		target, name, err := targetFromArgs(cmd, args)
 		if err != nil {
@@ -48,14 +54,14 @@ func (a *app) open(ctx context.Context, cmd *cobra.Command, args []string, oo op
 		if err != nil {
 			return nil, err
 		}
-		ad, err := mcpadapter.New(c, oo.adapter...)
+		ad, err := mcpadapter.New(c, oo.Adapter...)
 		if err != nil {
 			return nil, err
 		}
-		return single(ad, name), nil
+		return session.Single(ad, name), nil
 	}
 	if len(a.headers) > 0 || a.token != "" || a.oauth {
-		return nil, usagef("--header, --token and --oauth apply to a URL target; in a config, set headers and auth per server")
+		return nil, Usagef("--header, --token and --oauth apply to a URL target; in a config, set headers and auth per server")
 	}
 	base.Headers, base.Auth = nil, nil
 	path, err := a.findConfig()
@@ -79,27 +85,66 @@ func (a *app) open(ctx context.Context, cmd *cobra.Command, args []string, oo op
 	if err != nil {
 		return nil, err
 	}
-	ad, err := mcpadapter.New(g, oo.adapter...)
+	ad, err := mcpadapter.New(g, oo.Adapter...)
 	if err != nil {
 		return nil, err
 	}
-	return single(ad, "config "+path), nil
+	return session.Single(ad, "config "+path), nil
+}
+
+// OpenTarget is Open for a command whose target comes from a flag or
+// after "--" rather than from its positional arguments.
+func (a *App) OpenTarget(cmd *cobra.Command, targetArgs []string, oo OpenOptions) (*session.Session, error) {
+	if len(targetArgs) > 0 && targetArgs[0] == "--" {
+		return a.openCommand(targetArgs[1:], oo)
+	}
+	return a.Open(cmd.Context(), cmd, targetArgs, oo)
+}
+
+// openCommand opens a command line as a stdio target.
+func (a *App) openCommand(argv []string, oo OpenOptions) (*session.Session, error) {
+	base, err := a.clientOptions(oo)
+	if err != nil {
+		return nil, err
+	}
+	base.Name = serverName(filepath.Base(argv[0]))
+	c, err := mcpadapter.NewClient(mcpadapter.Command{Path: argv[0], Args: argv[1:]}, base)
+	if err != nil {
+		return nil, err
+	}
+	if oo.Elicit {
+		oo.Adapter = append(oo.Adapter, mcpadapter.WithElicitation(mcpadapter.ElicitInterrupt))
+	}
+	ad, err := mcpadapter.New(c, oo.Adapter...)
+	if err != nil {
+		return nil, err
+	}
+	return session.Single(ad, base.Name), nil
+}
+
+// SkipUnavailable keeps a command going when some servers of a config are
+// down, saying which.
+func (a *App) SkipUnavailable() []mcpadapter.Option {
+	return []mcpadapter.Option{mcpadapter.SkipUnavailable(func(f mcpadapter.ServerFailure) {
+		msg, _, _ := strings.Cut(f.Err.Error(), "\n")
+		fmt.Fprintf(a.Stderr, "mcpadapter: server %s is unavailable, its tools are left out: %s\n", f.Server, strings.TrimPrefix(msg, "mcpadapter: "))
+	})}
 }
 
 // clientOptions are the options every server gets from the command line.
-func (a *app) clientOptions(oo openOptions) (mcpadapter.ClientOptions, error) {
-	o := mcpadapter.ClientOptions{Logger: oo.logger, Trace: oo.trace}
+func (a *App) clientOptions(oo OpenOptions) (mcpadapter.ClientOptions, error) {
+	o := mcpadapter.ClientOptions{Logger: oo.Logger, Trace: oo.Trace}
 	if o.Logger == nil {
 		level := slog.LevelWarn
 		if a.verbose {
 			level = slog.LevelInfo
 		}
-		o.Logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+		o.Logger = slog.New(slog.NewTextHandler(a.Stderr, &slog.HandlerOptions{Level: level}))
 	}
 	if a.timeout != "" {
 		d, err := time.ParseDuration(a.timeout)
 		if err != nil || d <= 0 {
-			return o, usagef("--timeout %q: want a positive duration such as 30s", a.timeout)
+			return o, Usagef("--timeout %q: want a positive duration such as 30s", a.timeout)
 		}
 		o.Timeout = d
 	}
@@ -109,7 +154,7 @@ func (a *app) clientOptions(oo openOptions) (mcpadapter.ClientOptions, error) {
 			k, v, ok := strings.Cut(h, "=")
 			if !ok || strings.TrimSpace(k) == "" {
 				if k, v, ok = strings.Cut(h, ":"); !ok {
-					return o, usagef("--header %q: want Name=Value", h)
+					return o, Usagef("--header %q: want Name=Value", h)
 				}
 			}
 			o.Headers[strings.TrimSpace(k)] = strings.TrimSpace(v)
@@ -124,7 +169,7 @@ func (a *app) clientOptions(oo openOptions) (mcpadapter.ClientOptions, error) {
 	}
 	if a.oauth {
 		if token != "" {
-			return o, usagef("--oauth and a bearer token (--token or $MCP_TOKEN): choose one")
+			return o, Usagef("--oauth and a bearer token (--token or $MCP_TOKEN): choose one")
 		}
 		var err error
 		if o.Auth, err = a.oauthFlow(); err != nil {
@@ -137,7 +182,7 @@ func (a *app) clientOptions(oo openOptions) (mcpadapter.ClientOptions, error) {
 // oauthFlow is how the CLI signs in: it prints the authorization URL on
 // stderr, serves the redirect on 127.0.0.1 while it waits, and keeps
 // tokens in the token file.
-func (a *app) oauthFlow() (*mcpadapter.OAuth, error) {
+func (a *App) oauthFlow() (*mcpadapter.OAuth, error) {
 	path := a.tokenFile
 	if path == "" {
 		path = os.Getenv("MCPADAPTER_TOKEN_FILE")
@@ -152,7 +197,7 @@ func (a *app) oauthFlow() (*mcpadapter.OAuth, error) {
 		ClientName: "mcpadapter CLI",
 		Store:      mcpadapter.NewFileTokenStore(path),
 		OpenURL: func(_ context.Context, authURL string) error {
-			_, err := fmt.Fprintf(a.stderr, "Sign in to continue. Open this URL in a browser:\n\n  %s\n\nWaiting for the browser to come back...\n", authURL)
+			_, err := fmt.Fprintf(a.Stderr, "Sign in to continue. Open this URL in a browser:\n\n  %s\n\nWaiting for the browser to come back...\n", authURL)
 			return err
 		},
 	}, nil
@@ -163,25 +208,25 @@ func (a *app) oauthFlow() (*mcpadapter.OAuth, error) {
 func targetFromArgs(cmd *cobra.Command, args []string) (any, string, error) {
 	if dash := cmd.ArgsLenAtDash(); dash >= 0 {
 		if dash > 0 {
-			return nil, "", usagef("unexpected %q before --", args[0])
+			return nil, "", Usagef("unexpected %q before --", args[0])
 		}
 		if len(args) == 0 {
-			return nil, "", usagef("no command after --")
+			return nil, "", Usagef("no command after --")
 		}
 		return mcpadapter.Command{Path: args[0], Args: args[1:]}, serverName(args[0]), nil
 	}
 	if len(args) > 1 {
-		return nil, "", usagef("one target at a time (a URL or a script); to run a command with arguments put it after --")
+		return nil, "", Usagef("one target at a time (a URL or a script); to run a command with arguments put it after --")
 	}
 	t := args[0]
 	if u, err := url.Parse(t); err == nil && (u.Scheme == "http" || u.Scheme == "https") {
 		return t, serverName(u.Host), nil
 	}
 	if strings.Contains(t, "://") {
-		return nil, "", usagef("target %q: only http and https URLs are supported", t)
+		return nil, "", Usagef("target %q: only http and https URLs are supported", t)
 	}
 	if _, err := os.Stat(t); err != nil {
-		return nil, "", usagef("target %q is neither an http(s) URL nor a file; to run a command, put it after -- (mcpadapter tools -- npx -y some-server)", t)
+		return nil, "", Usagef("target %q is neither an http(s) URL nor a file; to run a command, put it after -- (mcpadapter tools -- npx -y some-server)", t)
 	}
 	return mcpadapter.Script(t), serverName(filepath.Base(t)), nil
 }
@@ -205,7 +250,7 @@ func serverName(s string) string {
 
 // findConfig returns the config file to use: --config, ./.mcp.json, then
 // ~/.config/mcpadapter/mcp.json; "" when there is none.
-func (a *app) findConfig() (string, error) {
+func (a *App) findConfig() (string, error) {
 	if a.configPath != "" {
 		if _, err := os.Stat(a.configPath); err != nil {
 			return "", fmt.Errorf("--config: %w", err)

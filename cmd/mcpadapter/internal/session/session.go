@@ -1,4 +1,7 @@
-package main
+// Package session holds the servers one mcpadapter command works with:
+// usually one adapter (one server, or the group of a config); the demo uses
+// one adapter per server so that each keeps its own protocol era.
+package session
 
 import (
 	"context"
@@ -8,34 +11,48 @@ import (
 	"github.com/mcpadapter/mcpadapter"
 )
 
-// session is the servers a command works with: usually one adapter (one
-// server, or the group of a config); the demo uses one adapter per server
-// so that each keeps its own protocol era.
-type session struct {
+// Session is the adapters a command lists, calls and inspects.
+type Session struct {
 	adapters []*mcpadapter.Adapter
 	// prefix names tools "server_tool" across several adapters.
 	prefix bool
 	// source says where the servers came from, for messages.
 	source string
-	close  func()
+	stop   func()
 }
 
-func single(ad *mcpadapter.Adapter, source string) *session {
-	return &session{adapters: []*mcpadapter.Adapter{ad}, source: source}
+// Single is a session over one adapter; source says where its servers came
+// from ("config .mcp.json", a server name).
+func Single(ad *mcpadapter.Adapter, source string) *Session {
+	return &Session{adapters: []*mcpadapter.Adapter{ad}, source: source}
 }
+
+// Prefixed is an empty session whose adapters' tools are named
+// "server_tool"; stop, if not nil, runs after Close has closed them.
+func Prefixed(source string, stop func()) *Session {
+	return &Session{prefix: true, source: source, stop: stop}
+}
+
+// Add adds an adapter to the session.
+func (s *Session) Add(ad *mcpadapter.Adapter) {
+	s.adapters = append(s.adapters, ad)
+}
+
+// Source says where the session's servers came from, for messages.
+func (s *Session) Source() string { return s.source }
 
 // Close ends every connection.
-func (s *session) Close() {
+func (s *Session) Close() {
 	for _, ad := range s.adapters {
 		_ = ad.Close()
 	}
-	if s.close != nil {
-		s.close()
+	if s.stop != nil {
+		s.stop()
 	}
 }
 
 // Tools lists the tools of every adapter.
-func (s *session) Tools(ctx context.Context) ([]*mcpadapter.Tool, error) {
+func (s *Session) Tools(ctx context.Context) ([]*mcpadapter.Tool, error) {
 	var all []*mcpadapter.Tool
 	seen := map[string]string{}
 	for _, ad := range s.adapters {
@@ -58,7 +75,7 @@ func (s *session) Tools(ctx context.Context) ([]*mcpadapter.Tool, error) {
 }
 
 // Info describes every connection; the era is the oldest.
-func (s *session) Info(ctx context.Context) (*mcpadapter.Info, error) {
+func (s *Session) Info(ctx context.Context) (*mcpadapter.Info, error) {
 	out := &mcpadapter.Info{}
 	var errs []error
 	for _, ad := range s.adapters {
@@ -83,7 +100,7 @@ func (s *session) Info(ctx context.Context) (*mcpadapter.Info, error) {
 }
 
 // Client returns the client of the named server.
-func (s *session) Client(name string) (*mcpadapter.Client, error) {
+func (s *Session) Client(name string) (*mcpadapter.Client, error) {
 	for _, ad := range s.adapters {
 		if c := ad.Group().Client(name); c != nil {
 			return c, nil
