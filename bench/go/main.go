@@ -12,7 +12,7 @@
 //
 // Clients:
 //
-//	mcpadapter  mcpadapter.New(target), Adapter.Tools, Tool.Call: as an agent would
+//	mcpadapter  mcpadapter.New(target, nil), Adapter.Tools, Tool.Call: as an agent would
 //	sdk         go-sdk directly: mcp.Client.Connect, ClientSession.ListTools and CallTool
 //
 // Workloads (the timed part of each is described in docs/benchmarks.md):
@@ -329,7 +329,7 @@ func multi(f *flags, k int) connector {
 			if err != nil {
 				return nil, 0, err
 			}
-			a, err := mcpadapter.New(cfg)
+			a, err := mcpadapter.New(cfg, nil)
 			if err != nil {
 				return nil, 0, err
 			}
@@ -397,7 +397,7 @@ func newAdapterConn(a *mcpadapter.Adapter, tools []*mcpadapter.Tool) *adapterCon
 
 func adapterConnector(target any) connector {
 	return func(ctx context.Context) (conn, int, error) {
-		a, err := mcpadapter.New(target)
+		a, err := mcpadapter.New(target, nil)
 		if err != nil {
 			return nil, 0, err
 		}

@@ -65,7 +65,7 @@ Exit status: 0 success, 1 the tool reported an error, 2 usage or connection erro
 			if err != nil {
 				return err
 			}
-			s, err := a.OpenTarget(cmd, targetArgs, cmdline.OpenOptions{Elicit: true, Adapter: a.SkipUnavailable()})
+			s, err := a.OpenTarget(cmd, targetArgs, cmdline.OpenOptions{Elicit: true, SkipUnavailable: true})
 			if err != nil {
 				return err
 			}
@@ -81,13 +81,13 @@ Exit status: 0 success, 1 the tool reported an error, 2 usage or connection erro
 			bar := term.NewProgress(a.Stderr, tool.Name, isTerminal(a.Stderr))
 			var lastDone atomic.Bool // the last progress reached its total
 			var seen atomic.Bool
-			progress := mcpadapter.OnProgress(func(p mcpadapter.Progress) {
+			progress := &mcpadapter.CallOptions{Progress: func(p mcpadapter.Progress) {
 				seen.Store(true)
 				lastDone.Store(p.Total > 0 && p.Progress >= p.Total)
 				bar.Update(p.Progress, p.Total, p.Message)
-			})
+			}}
 			prompter := term.NewPrompter(a.Stdin, a.Stderr)
-			res, err := tool.Call(ctx, argJSON, progress)
+			res, err := tool.CallWith(ctx, argJSON, progress)
 			for range 20 {
 				var ir *mcpadapter.InputRequiredError
 				if !errors.As(err, &ir) {

@@ -30,7 +30,7 @@ connect.`,
   mcpadapter inspect --trace -- python3 server.py`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			oo := cmdline.OpenOptions{Adapter: a.SkipUnavailable()}
+			oo := cmdline.OpenOptions{SkipUnavailable: true}
 			if trace {
 				oo.Trace = true
 				oo.Logger = slog.New(&traceHandler{w: a.Stderr, mu: &sync.Mutex{}})

@@ -24,7 +24,7 @@ of the description. --json prints everything, input and output schemas included.
   mcpadapter tools -- npx -y @modelcontextprotocol/server-everything`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			s, err := a.Open(ctx, cmd, args, cmdline.OpenOptions{Adapter: a.SkipUnavailable()})
+			s, err := a.Open(ctx, cmd, args, cmdline.OpenOptions{SkipUnavailable: true})
 			if err != nil {
 				return err
 			}

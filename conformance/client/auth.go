@@ -89,7 +89,7 @@ func callTestTool(ctx context.Context) func(*mcpadapter.Client, map[string]*mcpa
 			return err
 		}
 		// Not listed: call it by name anyway, as go-sdk's client does.
-		res, err := c.CallTool(ctx, "test-tool", nil)
+		res, err := c.CallTool(ctx, "test-tool", nil, nil)
 		if err != nil {
 			return fmt.Errorf("Client.CallTool(%q): %w", "test-tool", err)
 		}

@@ -29,7 +29,7 @@ func newClient(url string, opts mcpadapter.ClientOptions) (*mcpadapter.Client, e
 	if v := os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION"); v != "" && v < "2026-07-28" {
 		opts.ProtocolVersion = v
 	}
-	return mcpadapter.NewClient(url, opts)
+	return mcpadapter.NewClient(url, &opts)
 }
 
 // tools lists the server's tools through the adapter and returns them by
@@ -203,7 +203,7 @@ func runRequestState(ctx context.Context, url string, _ scenarioContext) error {
 	if err != nil {
 		return err
 	}
-	a, err := mcpadapter.New(c, mcpadapter.WithElicitation(mcpadapter.ElicitInterrupt))
+	a, err := mcpadapter.New(c, &mcpadapter.Options{Elicitation: mcpadapter.ElicitInterrupt})
 	if err != nil {
 		return err
 	}
@@ -295,7 +295,7 @@ func runHTTPCustomHeaders(ctx context.Context, url string, sc scenarioContext) e
 			if !ok {
 				// Not listed (the adapter, like go-sdk, drops tools whose
 				// header annotations are invalid): call it by name anyway.
-				if _, err := c.CallTool(ctx, tc.Name, tc.Arguments); err != nil {
+				if _, err := c.CallTool(ctx, tc.Name, tc.Arguments, nil); err != nil {
 					log.Printf("Client.CallTool(%q): %v", tc.Name, err)
 				}
 				continue

@@ -51,7 +51,7 @@ func main() {
 		}
 		target = mcpadapter.Command{Path: self, Args: []string{"-serve"}}
 	}
-	adapter, err := mcpadapter.New(target, mcpadapter.WithElicitation(mcpadapter.ElicitInterrupt))
+	adapter, err := mcpadapter.New(target, &mcpadapter.Options{Elicitation: mcpadapter.ElicitInterrupt})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func main() {
 		{"stdio child process", mcpadapter.Command{Path: self, Args: []string{"serve-stdio"}}, "add", `{"a":2,"b":3}`},
 	}
 	for _, tg := range targets {
-		a, err := mcpadapter.New(tg.target)
+		a, err := mcpadapter.New(tg.target, nil)
 		if err != nil {
 			log.Fatal(err)
 		}

@@ -74,7 +74,7 @@ func (a *app) runAgent(cmd *cobra.Command, args []string, f agentFlags) error {
 	if f.apiKey == "" {
 		f.apiKey = "none" // local servers (Ollama, vLLM) need none
 	}
-	s, err := a.Open(ctx, cmd, args, cmdline.OpenOptions{Elicit: true, Adapter: a.SkipUnavailable()})
+	s, err := a.Open(ctx, cmd, args, cmdline.OpenOptions{Elicit: true, SkipUnavailable: true})
 	if err != nil {
 		return err
 	}
@@ -91,8 +91,8 @@ func (a *app) runAgent(cmd *cobra.Command, args []string, f agentFlags) error {
 	if err != nil {
 		return err
 	}
-	if ag.Skipped != nil {
-		fmt.Fprintf(a.Stderr, "mcpadapter: some tools were left out: %v\n", ag.Skipped)
+	for _, sk := range ag.Skipped {
+		fmt.Fprintf(a.Stderr, "mcpadapter: left out %v\n", sk.Err)
 	}
 	fmt.Fprintf(a.Stderr, "agent: model %s, %d tools from %s\n", f.model, len(tools), s.Source())
 	prompter := term.NewPrompter(a.Stdin, a.Stderr)

@@ -61,12 +61,12 @@ func (a *App) openDemo(ctx context.Context, base mcpadapter.ClientOptions, oo Op
 	} {
 		o := base
 		o.Name = target.name
-		c, err := mcpadapter.NewClient(target.t, o)
+		c, err := mcpadapter.NewClient(target.t, &o)
 		if err != nil {
 			s.Close()
 			return nil, err
 		}
-		ad, err := mcpadapter.New(c, oo.Adapter...)
+		ad, err := mcpadapter.New(c, a.adapterOptions(oo))
 		if err != nil {
 			s.Close()
 			return nil, err

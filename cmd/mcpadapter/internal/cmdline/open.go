@@ -27,8 +27,9 @@ type OpenOptions struct {
 	Elicit bool
 	// Logger, if not nil, replaces the default logger on stderr.
 	Logger *slog.Logger
-	// Adapter are options for every adapter opened.
-	Adapter []mcpadapter.Option
+	// SkipUnavailable keeps the command going when some servers of a
+	// config are down, saying which on stderr.
+	SkipUnavailable bool
 }
 
 // Open connects to what the command line names: a target argument or
@@ -37,9 +38,6 @@ func (a *App) Open(ctx context.Context, cmd *cobra.Command, args []string, oo Op
 	base, err := a.clientOptions(oo)
 	if err != nil {
 		return nil, err
-	}
-	if oo.Elicit {
-		oo.Adapter = append(oo.Adapter, mcpadapter.WithElicitation(mcpadapter.ElicitInterrupt))
 	}
 	if len(args) > 0 {
 		if a.configPath != "" {
@@ -50,11 +48,11 @@ func (a *App) Open(ctx context.Context, cmd *cobra.Command, args []string, oo Op
 			return nil, err
 		}
 		base.Name = name
-		c, err := mcpadapter.NewClient(target, base)
+		c, err := mcpadapter.NewClient(target, &base)
 		if err != nil {
 			return nil, err
 		}
-		ad, err := mcpadapter.New(c, oo.Adapter...)
+		ad, err := mcpadapter.New(c, a.adapterOptions(oo))
 		if err != nil {
 			return nil, err
 		}
@@ -81,11 +79,11 @@ func (a *App) Open(ctx context.Context, cmd *cobra.Command, args []string, oo Op
 			return nil, err
 		}
 	}
-	g, err := mcpadapter.NewGroup(cfg, base)
+	g, err := mcpadapter.NewGroup(cfg, &base)
 	if err != nil {
 		return nil, err
 	}
-	ad, err := mcpadapter.New(g, oo.Adapter...)
+	ad, err := mcpadapter.New(g, a.adapterOptions(oo))
 	if err != nil {
 		return nil, err
 	}
@@ -108,27 +106,31 @@ func (a *App) openCommand(argv []string, oo OpenOptions) (*session.Session, erro
 		return nil, err
 	}
 	base.Name = serverName(filepath.Base(argv[0]))
-	c, err := mcpadapter.NewClient(mcpadapter.Command{Path: argv[0], Args: argv[1:]}, base)
+	c, err := mcpadapter.NewClient(mcpadapter.Command{Path: argv[0], Args: argv[1:]}, &base)
 	if err != nil {
 		return nil, err
 	}
-	if oo.Elicit {
-		oo.Adapter = append(oo.Adapter, mcpadapter.WithElicitation(mcpadapter.ElicitInterrupt))
-	}
-	ad, err := mcpadapter.New(c, oo.Adapter...)
+	ad, err := mcpadapter.New(c, a.adapterOptions(oo))
 	if err != nil {
 		return nil, err
 	}
 	return session.Single(ad, base.Name), nil
 }
 
-// SkipUnavailable keeps a command going when some servers of a config are
-// down, saying which.
-func (a *App) SkipUnavailable() []mcpadapter.Option {
-	return []mcpadapter.Option{mcpadapter.SkipUnavailable(func(f mcpadapter.ServerFailure) {
-		msg, _, _ := strings.Cut(f.Err.Error(), "\n")
-		fmt.Fprintf(a.Stderr, "mcpadapter: server %s is unavailable, its tools are left out: %s\n", f.Server, strings.TrimPrefix(msg, "mcpadapter: "))
-	})}
+// adapterOptions are the adapter options for what the command wishes.
+func (a *App) adapterOptions(oo OpenOptions) *mcpadapter.Options {
+	o := &mcpadapter.Options{}
+	if oo.Elicit {
+		o.Elicitation = mcpadapter.ElicitInterrupt
+	}
+	if oo.SkipUnavailable {
+		o.SkipUnavailable = true
+		o.OnUnavailable = func(f mcpadapter.ServerFailure) {
+			msg, _, _ := strings.Cut(f.Err.Error(), "\n")
+			fmt.Fprintf(a.Stderr, "mcpadapter: server %s is unavailable, its tools are left out: %s\n", f.Server, strings.TrimPrefix(msg, "mcpadapter: "))
+		}
+	}
+	return o
 }
 
 // clientOptions are the options every server gets from the command line.
