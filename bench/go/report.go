@@ -68,16 +68,21 @@ var rows = []row{
 
 type key struct{ client, server, workload string }
 
-func report(path string, w io.Writer) error {
+// resultSet is the results of a run.sh run, by client, server and workload.
+type resultSet struct {
+	values, colds, cpus map[key][]float64
+	calls               map[string]int // calls per run of "echo" and "slow"
+}
+
+// readResults reads the JSON lines run.sh wrote.
+func readResults(path string) (*resultSet, error) {
 	fh, err := os.Open(path)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer fh.Close()
-	values := map[key][]float64{}
-	colds := map[key][]float64{}
-	cpus := map[key][]float64{}
-	calls := map[string]int{"echo": 2000, "slow": 256} // as run; see sizes below
+	rs := &resultSet{values: map[key][]float64{}, colds: map[key][]float64{}, cpus: map[key][]float64{},
+		calls: map[string]int{"echo": 2000, "slow": 256}} // as run; see sizes in report
 	sc := bufio.NewScanner(fh)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
@@ -86,63 +91,69 @@ func report(path string, w io.Writer) error {
 		}
 		var r result
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			return fmt.Errorf("%s: %q: %v", path, line, err)
+			return nil, fmt.Errorf("%s: %q: %v", path, line, err)
 		}
 		k := key{r.Client, r.Server, r.Workload}
-		values[k] = append(values[k], r.Value)
-		colds[k] = append(colds[k], r.Cold)
-		cpus[k] = append(cpus[k], r.CPU)
+		rs.values[k] = append(rs.values[k], r.Value)
+		rs.colds[k] = append(rs.colds[k], r.Cold)
+		rs.cpus[k] = append(rs.cpus[k], r.CPU)
 		switch r.Workload {
 		case "echo":
-			calls["echo"] = r.N
+			rs.calls["echo"] = r.N
 		case "slow64", "slow1":
-			calls["slow"] = r.N
+			rs.calls["slow"] = r.N
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return err
-	}
+	return rs, sc.Err()
+}
 
-	// series returns the per-run values of a row for a client, in run
-	// order (run.sh runs every combination once per run).
-	series := func(rw row, client string) []float64 {
-		if rw.speedup {
-			one, many := values[key{client, rw.server, "slow1"}], values[key{client, rw.server, "slow64"}]
-			out := make([]float64, 0, len(one))
-			for i := range min(len(one), len(many)) {
-				if many[i] > 0 {
-					out = append(out, one[i]/many[i])
-				}
-			}
-			return out
-		}
-		src := values
-		switch {
-		case rw.cold:
-			src = colds
-		case rw.cpu:
-			src = cpus
-		}
-		return src[key{client, rw.server, rw.workload}]
-	}
-	// med returns the median for a row and client, and the number of runs.
-	med := func(rw row, client string) (float64, int) {
-		xs := series(rw, client)
-		return median(xs), len(xs)
-	}
-	// paired returns the ratios mcpadapter / peer of the runs, each from
-	// one run, where the clients ran one after the other.
-	paired := func(rw row, peer string) []float64 {
-		a, b := series(rw, "mcpadapter"), series(rw, peer)
-		var out []float64
-		for i := range min(len(a), len(b)) {
-			if b[i] > 0 {
-				out = append(out, a[i]/b[i])
+// series returns the per-run values of a row for a client, in run order
+// (run.sh runs every combination once per run).
+func (rs *resultSet) series(rw row, client string) []float64 {
+	if rw.speedup {
+		one, many := rs.values[key{client, rw.server, "slow1"}], rs.values[key{client, rw.server, "slow64"}]
+		out := make([]float64, 0, len(one))
+		for i := range min(len(one), len(many)) {
+			if many[i] > 0 {
+				out = append(out, one[i]/many[i])
 			}
 		}
 		return out
 	}
+	src := rs.values
+	switch {
+	case rw.cold:
+		src = rs.colds
+	case rw.cpu:
+		src = rs.cpus
+	}
+	return src[key{client, rw.server, rw.workload}]
+}
 
+// med returns the median for a row and client, and the number of runs.
+func (rs *resultSet) med(rw row, client string) (float64, int) {
+	xs := rs.series(rw, client)
+	return median(xs), len(xs)
+}
+
+// paired returns the ratios mcpadapter / peer of the runs, each from one
+// run, where the clients ran one after the other.
+func (rs *resultSet) paired(rw row, peer string) []float64 {
+	a, b := rs.series(rw, "mcpadapter"), rs.series(rw, peer)
+	var out []float64
+	for i := range min(len(a), len(b)) {
+		if b[i] > 0 {
+			out = append(out, a[i]/b[i])
+		}
+	}
+	return out
+}
+
+func report(path string, w io.Writer) error {
+	rs, err := readResults(path)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(w, "| workload | server |")
 	for _, c := range clients {
 		fmt.Fprintf(w, " %s |", c.title)
@@ -155,12 +166,12 @@ func report(path string, w io.Writer) error {
 	fmt.Fprint(w, strings.Repeat("---:|", 2*len(clients)-1))
 	fmt.Fprintln(w)
 	runs := 0
-	sizes := strings.NewReplacer("{echo}", strconv.Itoa(calls["echo"]), "{slow}", strconv.Itoa(calls["slow"]))
+	sizes := strings.NewReplacer("{echo}", strconv.Itoa(rs.calls["echo"]), "{slow}", strconv.Itoa(rs.calls["slow"]))
 	for _, rw := range rows {
 		fmt.Fprintf(w, "| %s | %s |", sizes.Replace(rw.title), serverTitles[rw.server])
 		vals := make([]float64, len(clients))
 		for i, c := range clients {
-			v, n := med(rw, c.key)
+			v, n := rs.med(rw, c.key)
 			vals[i] = v
 			runs = max(runs, n)
 			if n == 0 {
@@ -179,7 +190,7 @@ func report(path string, w io.Writer) error {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "\nMedians of %d runs per cell (the speedup: median of the runs' one-by-one / 64-in-flight); ratios are ratios of the medians, below 1 when mcpadapter is faster or smaller (above 1 for the speedup); — : not run (server-everything has no sleep tool).\n", runs)
-	goals(w, med, paired, calls["slow"])
+	goals(w, rs.med, rs.paired, rs.calls["slow"])
 	return nil
 }
 

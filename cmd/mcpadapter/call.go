@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -78,33 +79,7 @@ Exit status: 0 success, 1 the tool reported an error, 2 usage or connection erro
 			if err != nil {
 				return err
 			}
-			bar := term.NewProgress(a.Stderr, tool.Name, isTerminal(a.Stderr))
-			var lastDone atomic.Bool // the last progress reached its total
-			var seen atomic.Bool
-			progress := &mcpadapter.CallOptions{Progress: func(p mcpadapter.Progress) {
-				seen.Store(true)
-				lastDone.Store(p.Total > 0 && p.Progress >= p.Total)
-				bar.Update(p.Progress, p.Total, p.Message)
-			}}
-			prompter := term.NewPrompter(a.Stdin, a.Stderr)
-			res, err := tool.CallWith(ctx, argJSON, progress)
-			for range 20 {
-				var ir *mcpadapter.InputRequiredError
-				if !errors.As(err, &ir) {
-					break
-				}
-				var resume *elicitation.Resume
-				resume, err = prompter.AskAll(ctx, ir.Pending.Interrupt())
-				if err != nil {
-					return err
-				}
-				res, err = tool.Resume(ctx, ir.Pending, resume)
-			}
-			// The server's last notification may arrive just after its result.
-			for i := 0; i < 50 && seen.Load() && !lastDone.Load(); i++ {
-				time.Sleep(10 * time.Millisecond)
-			}
-			bar.Done()
+			res, err := callAtTerminal(ctx, a, tool, argJSON)
 			if err != nil {
 				return err
 			}
@@ -121,6 +96,39 @@ Exit status: 0 success, 1 the tool reported an error, 2 usage or connection erro
 	cmd.Flags().StringArrayVarP(&kv, "arg", "a", nil, "an argument `key=value` (repeatable)")
 	cmd.Flags().StringVar(&outDir, "out-dir", ".", "`directory` for images and audio the tool returns")
 	return cmd
+}
+
+// callAtTerminal calls tool with a progress bar on stderr, asking the
+// server's questions at the terminal.
+func callAtTerminal(ctx context.Context, a *cmdline.App, tool *mcpadapter.Tool, args json.RawMessage) (*mcpadapter.Result, error) {
+	bar := term.NewProgress(a.Stderr, tool.Name, isTerminal(a.Stderr))
+	var lastDone atomic.Bool // the last progress reached its total
+	var seen atomic.Bool
+	progress := &mcpadapter.CallOptions{Progress: func(p mcpadapter.Progress) {
+		seen.Store(true)
+		lastDone.Store(p.Total > 0 && p.Progress >= p.Total)
+		bar.Update(p.Progress, p.Total, p.Message)
+	}}
+	prompter := term.NewPrompter(a.Stdin, a.Stderr)
+	res, err := tool.CallWith(ctx, args, progress)
+	for range 20 {
+		var ir *mcpadapter.InputRequiredError
+		if !errors.As(err, &ir) {
+			break
+		}
+		var resume *elicitation.Resume
+		resume, err = prompter.AskAll(ctx, ir.Pending.Interrupt())
+		if err != nil {
+			return nil, err
+		}
+		res, err = tool.Resume(ctx, ir.Pending, resume)
+	}
+	// The server's last notification may arrive just after its result.
+	for i := 0; i < 50 && seen.Load() && !lastDone.Load(); i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	bar.Done()
+	return res, err
 }
 
 // buildArgs makes the arguments object from a JSON argument and
