@@ -68,16 +68,40 @@ var rows = []row{
 
 type key struct{ client, server, workload string }
 
+// report prints the table of medians and the goals for the result lines
+// in path.
 func report(path string, w io.Writer) error {
-	fh, err := os.Open(path)
+	rs, err := readResults(path)
 	if err != nil {
 		return err
 	}
+	runs := rs.table(w)
+	fmt.Fprintf(w, "\nMedians of %d runs per cell (the speedup: median of the runs' one-by-one / 64-in-flight); ratios are ratios of the medians, below 1 when mcpadapter is faster or smaller (above 1 for the speedup); — : not run (server-everything has no sleep tool).\n", runs)
+	goals(w, rs.med, rs.paired, rs.calls["slow"])
+	return nil
+}
+
+// results are the result lines of a run.sh run, per client, server and
+// workload, in run order.
+type results struct {
+	values, colds, cpus map[key][]float64
+	// calls are the calls per run of the echo and slow workloads, as run.
+	calls map[string]int
+}
+
+// readResults reads the result lines in path.
+func readResults(path string) (*results, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
 	defer fh.Close()
-	values := map[key][]float64{}
-	colds := map[key][]float64{}
-	cpus := map[key][]float64{}
-	calls := map[string]int{"echo": 2000, "slow": 256} // as run; see sizes below
+	rs := &results{
+		values: map[key][]float64{},
+		colds:  map[key][]float64{},
+		cpus:   map[key][]float64{},
+		calls:  map[string]int{"echo": 2000, "slow": 256}, // as run; see sizes in table
+	}
 	sc := bufio.NewScanner(fh)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
@@ -86,63 +110,71 @@ func report(path string, w io.Writer) error {
 		}
 		var r result
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			return fmt.Errorf("%s: %q: %v", path, line, err)
+			return nil, fmt.Errorf("%s: %q: %v", path, line, err)
 		}
 		k := key{r.Client, r.Server, r.Workload}
-		values[k] = append(values[k], r.Value)
-		colds[k] = append(colds[k], r.Cold)
-		cpus[k] = append(cpus[k], r.CPU)
+		rs.values[k] = append(rs.values[k], r.Value)
+		rs.colds[k] = append(rs.colds[k], r.Cold)
+		rs.cpus[k] = append(rs.cpus[k], r.CPU)
 		switch r.Workload {
 		case "echo":
-			calls["echo"] = r.N
+			rs.calls["echo"] = r.N
 		case "slow64", "slow1":
-			calls["slow"] = r.N
+			rs.calls["slow"] = r.N
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return err
+		return nil, err
 	}
+	return rs, nil
+}
 
-	// series returns the per-run values of a row for a client, in run
-	// order (run.sh runs every combination once per run).
-	series := func(rw row, client string) []float64 {
-		if rw.speedup {
-			one, many := values[key{client, rw.server, "slow1"}], values[key{client, rw.server, "slow64"}]
-			out := make([]float64, 0, len(one))
-			for i := range min(len(one), len(many)) {
-				if many[i] > 0 {
-					out = append(out, one[i]/many[i])
-				}
-			}
-			return out
-		}
-		src := values
-		switch {
-		case rw.cold:
-			src = colds
-		case rw.cpu:
-			src = cpus
-		}
-		return src[key{client, rw.server, rw.workload}]
-	}
-	// med returns the median for a row and client, and the number of runs.
-	med := func(rw row, client string) (float64, int) {
-		xs := series(rw, client)
-		return median(xs), len(xs)
-	}
-	// paired returns the ratios mcpadapter / peer of the runs, each from
-	// one run, where the clients ran one after the other.
-	paired := func(rw row, peer string) []float64 {
-		a, b := series(rw, "mcpadapter"), series(rw, peer)
-		var out []float64
-		for i := range min(len(a), len(b)) {
-			if b[i] > 0 {
-				out = append(out, a[i]/b[i])
+// series returns the per-run values of a row for a client, in run order
+// (run.sh runs every combination once per run).
+func (rs *results) series(rw row, client string) []float64 {
+	if rw.speedup {
+		one, many := rs.values[key{client, rw.server, "slow1"}], rs.values[key{client, rw.server, "slow64"}]
+		out := make([]float64, 0, len(one))
+		for i := range min(len(one), len(many)) {
+			if many[i] > 0 {
+				out = append(out, one[i]/many[i])
 			}
 		}
 		return out
 	}
+	src := rs.values
+	switch {
+	case rw.cold:
+		src = rs.colds
+	case rw.cpu:
+		src = rs.cpus
+	}
+	return src[key{client, rw.server, rw.workload}]
+}
 
+// med returns the median for a row and client, and the number of runs.
+func (rs *results) med(rw row, client string) (float64, int) {
+	xs := rs.series(rw, client)
+	return median(xs), len(xs)
+}
+
+// paired returns the ratios mcpadapter / peer of the runs, each from one
+// run, where the clients ran one after the other.
+func (rs *results) paired(rw row, peer string) []float64 {
+	a, b := rs.series(rw, "mcpadapter"), rs.series(rw, peer)
+	var out []float64
+	for i := range min(len(a), len(b)) {
+		if b[i] > 0 {
+			out = append(out, a[i]/b[i])
+		}
+	}
+	return out
+}
+
+// table prints the medians of every row and client, and the ratios
+// mcpadapter / peer, as a markdown table; it returns the most runs a cell
+// has.
+func (rs *results) table(w io.Writer) int {
 	fmt.Fprintf(w, "| workload | server |")
 	for _, c := range clients {
 		fmt.Fprintf(w, " %s |", c.title)
@@ -155,12 +187,12 @@ func report(path string, w io.Writer) error {
 	fmt.Fprint(w, strings.Repeat("---:|", 2*len(clients)-1))
 	fmt.Fprintln(w)
 	runs := 0
-	sizes := strings.NewReplacer("{echo}", strconv.Itoa(calls["echo"]), "{slow}", strconv.Itoa(calls["slow"]))
+	sizes := strings.NewReplacer("{echo}", strconv.Itoa(rs.calls["echo"]), "{slow}", strconv.Itoa(rs.calls["slow"]))
 	for _, rw := range rows {
 		fmt.Fprintf(w, "| %s | %s |", sizes.Replace(rw.title), serverTitles[rw.server])
 		vals := make([]float64, len(clients))
 		for i, c := range clients {
-			v, n := med(rw, c.key)
+			v, n := rs.med(rw, c.key)
 			vals[i] = v
 			runs = max(runs, n)
 			if n == 0 {
@@ -178,9 +210,7 @@ func report(path string, w io.Writer) error {
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "\nMedians of %d runs per cell (the speedup: median of the runs' one-by-one / 64-in-flight); ratios are ratios of the medians, below 1 when mcpadapter is faster or smaller (above 1 for the speedup); — : not run (server-everything has no sleep tool).\n", runs)
-	goals(w, med, paired, calls["slow"])
-	return nil
+	return runs
 }
 
 // goals prints the goals checked against the medians.
