@@ -68,21 +68,40 @@ var rows = []row{
 
 type key struct{ client, server, workload string }
 
-// resultSet is the results of a run.sh run, by client, server and workload.
-type resultSet struct {
-	values, colds, cpus map[key][]float64
-	calls               map[string]int // calls per run of "echo" and "slow"
+// report prints the table of medians and the goals for the result lines
+// in path.
+func report(path string, w io.Writer) error {
+	rs, err := readResults(path)
+	if err != nil {
+		return err
+	}
+	runs := rs.table(w)
+	fmt.Fprintf(w, "\nMedians of %d runs per cell (the speedup: median of the runs' one-by-one / 64-in-flight); ratios are ratios of the medians, below 1 when mcpadapter is faster or smaller (above 1 for the speedup); — : not run (server-everything has no sleep tool).\n", runs)
+	goals(w, rs.med, rs.paired, rs.calls["slow"])
+	return nil
 }
 
-// readResults reads the JSON lines run.sh wrote.
-func readResults(path string) (*resultSet, error) {
+// results are the result lines of a run.sh run, per client, server and
+// workload, in run order.
+type results struct {
+	values, colds, cpus map[key][]float64
+	// calls are the calls per run of the echo and slow workloads, as run.
+	calls map[string]int
+}
+
+// readResults reads the result lines in path.
+func readResults(path string) (*results, error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer fh.Close()
-	rs := &resultSet{values: map[key][]float64{}, colds: map[key][]float64{}, cpus: map[key][]float64{},
-		calls: map[string]int{"echo": 2000, "slow": 256}} // as run; see sizes in report
+	rs := &results{
+		values: map[key][]float64{},
+		colds:  map[key][]float64{},
+		cpus:   map[key][]float64{},
+		calls:  map[string]int{"echo": 2000, "slow": 256}, // as run; see sizes in table
+	}
 	sc := bufio.NewScanner(fh)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
@@ -104,12 +123,15 @@ func readResults(path string) (*resultSet, error) {
 			rs.calls["slow"] = r.N
 		}
 	}
-	return rs, sc.Err()
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	return rs, nil
 }
 
 // series returns the per-run values of a row for a client, in run order
 // (run.sh runs every combination once per run).
-func (rs *resultSet) series(rw row, client string) []float64 {
+func (rs *results) series(rw row, client string) []float64 {
 	if rw.speedup {
 		one, many := rs.values[key{client, rw.server, "slow1"}], rs.values[key{client, rw.server, "slow64"}]
 		out := make([]float64, 0, len(one))
@@ -131,14 +153,14 @@ func (rs *resultSet) series(rw row, client string) []float64 {
 }
 
 // med returns the median for a row and client, and the number of runs.
-func (rs *resultSet) med(rw row, client string) (float64, int) {
+func (rs *results) med(rw row, client string) (float64, int) {
 	xs := rs.series(rw, client)
 	return median(xs), len(xs)
 }
 
 // paired returns the ratios mcpadapter / peer of the runs, each from one
 // run, where the clients ran one after the other.
-func (rs *resultSet) paired(rw row, peer string) []float64 {
+func (rs *results) paired(rw row, peer string) []float64 {
 	a, b := rs.series(rw, "mcpadapter"), rs.series(rw, peer)
 	var out []float64
 	for i := range min(len(a), len(b)) {
@@ -149,11 +171,10 @@ func (rs *resultSet) paired(rw row, peer string) []float64 {
 	return out
 }
 
-func report(path string, w io.Writer) error {
-	rs, err := readResults(path)
-	if err != nil {
-		return err
-	}
+// table prints the medians of every row and client, and the ratios
+// mcpadapter / peer, as a markdown table; it returns the most runs a cell
+// has.
+func (rs *results) table(w io.Writer) int {
 	fmt.Fprintf(w, "| workload | server |")
 	for _, c := range clients {
 		fmt.Fprintf(w, " %s |", c.title)
@@ -189,9 +210,7 @@ func report(path string, w io.Writer) error {
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "\nMedians of %d runs per cell (the speedup: median of the runs' one-by-one / 64-in-flight); ratios are ratios of the medians, below 1 when mcpadapter is faster or smaller (above 1 for the speedup); — : not run (server-everything has no sleep tool).\n", runs)
-	goals(w, rs.med, rs.paired, rs.calls["slow"])
-	return nil
+	return runs
 }
 
 // goals prints the goals checked against the medians.

@@ -22,11 +22,7 @@ import (
 )
 
 func callCommand(a *cmdline.App) *cobra.Command {
-	var (
-		target string
-		kv     []string
-		outDir string
-	)
+	var f callFlags
 	cmd := &cobra.Command{
 		Use:   "call TOOL [JSON] [--arg key=value ...] [-- COMMAND ARGS...]",
 		Short: "Call one tool and print what it returns",
@@ -46,61 +42,73 @@ Exit status: 0 success, 1 the tool reported an error, 2 usage or connection erro
   mcpadapter call echo '{"message":"hi"}' -- npx -y @modelcontextprotocol/server-everything`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			var targetArgs []string
-			if dash := cmd.ArgsLenAtDash(); dash >= 0 {
-				targetArgs, args = args[dash:], args[:dash]
-				if len(targetArgs) == 0 {
-					return cmdline.Usagef("no command after --")
-				}
-				// Present the command to open as if it were after a dash.
-				targetArgs = append([]string{"--"}, targetArgs...)
-			} else if target != "" {
-				targetArgs = []string{target}
-			}
-			if len(args) == 0 || len(args) > 2 {
-				return cmdline.Usagef("want TOOL and at most one JSON argument (got %d arguments)", len(args))
-			}
-			name := args[0]
-			argJSON, err := buildArgs(args[1:], kv)
-			if err != nil {
-				return err
-			}
-			s, err := a.OpenTarget(cmd, targetArgs, cmdline.OpenOptions{Elicit: true, SkipUnavailable: true})
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			tools, err := s.Tools(ctx)
-			if err != nil {
-				return err
-			}
-			tool, err := findTool(tools, name)
-			if err != nil {
-				return err
-			}
-			res, err := callAtTerminal(ctx, a, tool, argJSON)
-			if err != nil {
-				return err
-			}
-			if err := printResult(a, tool, res, outDir); err != nil {
-				return err
-			}
-			if res.IsError {
-				a.Code = cmdline.ExitToolError
-			}
-			return nil
+			return runCall(cmd, a, args, f)
 		},
 	}
-	cmd.Flags().StringVarP(&target, "target", "t", "", "the server: an http(s) URL or a script path (default: config, else the demo)")
-	cmd.Flags().StringArrayVarP(&kv, "arg", "a", nil, "an argument `key=value` (repeatable)")
-	cmd.Flags().StringVar(&outDir, "out-dir", ".", "`directory` for images and audio the tool returns")
+	cmd.Flags().StringVarP(&f.target, "target", "t", "", "the server: an http(s) URL or a script path (default: config, else the demo)")
+	cmd.Flags().StringArrayVarP(&f.kv, "arg", "a", nil, "an argument `key=value` (repeatable)")
+	cmd.Flags().StringVar(&f.outDir, "out-dir", ".", "`directory` for images and audio the tool returns")
 	return cmd
 }
 
-// callAtTerminal calls tool with a progress bar on stderr, asking the
-// server's questions at the terminal.
-func callAtTerminal(ctx context.Context, a *cmdline.App, tool *mcpadapter.Tool, args json.RawMessage) (*mcpadapter.Result, error) {
+// callFlags are the call command's flags.
+type callFlags struct {
+	target string
+	kv     []string
+	outDir string
+}
+
+// runCall calls the tool the command line names and prints its result.
+func runCall(cmd *cobra.Command, a *cmdline.App, args []string, f callFlags) error {
+	ctx := cmd.Context()
+	var targetArgs []string
+	if dash := cmd.ArgsLenAtDash(); dash >= 0 {
+		targetArgs, args = args[dash:], args[:dash]
+		if len(targetArgs) == 0 {
+			return cmdline.Usagef("no command after --")
+		}
+		// Present the command to open as if it were after a dash.
+		targetArgs = append([]string{"--"}, targetArgs...)
+	} else if f.target != "" {
+		targetArgs = []string{f.target}
+	}
+	if len(args) == 0 || len(args) > 2 {
+		return cmdline.Usagef("want TOOL and at most one JSON argument (got %d arguments)", len(args))
+	}
+	name := args[0]
+	argJSON, err := buildArgs(args[1:], f.kv)
+	if err != nil {
+		return err
+	}
+	s, err := a.OpenTarget(cmd, targetArgs, cmdline.OpenOptions{Elicit: true, SkipUnavailable: true})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	tools, err := s.Tools(ctx)
+	if err != nil {
+		return err
+	}
+	tool, err := findTool(tools, name)
+	if err != nil {
+		return err
+	}
+	res, err := callTool(ctx, a, tool, argJSON)
+	if err != nil {
+		return err
+	}
+	if err := printResult(a, tool, res, f.outDir); err != nil {
+		return err
+	}
+	if res.IsError {
+		a.Code = cmdline.ExitToolError
+	}
+	return nil
+}
+
+// callTool calls tool, drawing its progress on stderr and asking the
+// server's questions (elicitation) at the terminal.
+func callTool(ctx context.Context, a *cmdline.App, tool *mcpadapter.Tool, argJSON json.RawMessage) (*mcpadapter.Result, error) {
 	bar := term.NewProgress(a.Stderr, tool.Name, isTerminal(a.Stderr))
 	var lastDone atomic.Bool // the last progress reached its total
 	var seen atomic.Bool
@@ -110,7 +118,7 @@ func callAtTerminal(ctx context.Context, a *cmdline.App, tool *mcpadapter.Tool, 
 		bar.Update(p.Progress, p.Total, p.Message)
 	}}
 	prompter := term.NewPrompter(a.Stdin, a.Stderr)
-	res, err := tool.CallWith(ctx, args, progress)
+	res, err := tool.CallWith(ctx, argJSON, progress)
 	for range 20 {
 		var ir *mcpadapter.InputRequiredError
 		if !errors.As(err, &ir) {
