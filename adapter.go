@@ -3,6 +3,7 @@ package mcpadapter
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -97,9 +98,14 @@ func New(target any, opts *Options) (*Adapter, error) {
 // a model: unprefixed with one server, "server_tool" with several. Two
 // tools that would get the same name are a *NameCollisionError; nothing is
 // silently overwritten. When servers fail, Tools returns a *GroupError
-// listing all of them, unless Options.SkipUnavailable is set.
+// listing all of them, unless Options.SkipUnavailable is set. A server
+// whose own tools clash (it lists one name twice) has failed: its
+// *NameCollisionError is its failure, and SkipUnavailable leaves it out.
 func (a *Adapter) Tools(ctx context.Context) ([]*Tool, error) {
 	tools, failures := a.group.tools(ctx)
+	prefix := len(a.group.clients) > 1
+	tools, clashes := nameTools(tools, prefix, a.opts.ToolFilter)
+	failures = append(failures, clashes...)
 	if len(failures) > 0 {
 		if !a.opts.SkipUnavailable || len(failures) == len(a.group.clients) {
 			if len(a.group.clients) == 1 {
@@ -113,19 +119,23 @@ func (a *Adapter) Tools(ctx context.Context) ([]*Tool, error) {
 			}
 		}
 	}
-	prefix := len(a.group.clients) > 1
-	return finishTools(tools, prefix, a.opts.ToolFilter)
+	if err := rejectCollisions(tools); err != nil {
+		return nil, err
+	}
+	return tools, nil
 }
 
 // MetaOriginalName is the Tool.Meta key that holds the server's own name for
 // a tool whose model-facing name had to be sanitised or shortened.
 const MetaOriginalName = "io.mcpadapter/originalName"
 
-// finishTools filters tools, gives them their model names, and rejects
-// collisions.
-func finishTools(tools []*Tool, prefix bool, keep func(string, *Tool) bool) ([]*Tool, error) {
+// nameTools filters tools and gives them their model names. A server two
+// of whose tools get the same name is left out, and returned as failed.
+func nameTools(tools []*Tool, prefix bool, keep func(string, *Tool) bool) ([]*Tool, []ServerFailure) {
 	out := tools[:0]
-	seen := make(map[string]*Tool, len(tools))
+	seen := make(map[[2]string]*Tool, len(tools)) // by server and model name
+	clashed := make(map[string]bool)
+	var failures []ServerFailure
 	for _, t := range tools {
 		if keep != nil && !keep(t.Server, t) {
 			continue
@@ -145,13 +155,34 @@ func finishTools(tools []*Tool, prefix bool, keep func(string, *Tool) bool) ([]*
 			meta[MetaOriginalName] = t.OriginalName
 			t.Meta = meta
 		}
-		if prev, dup := seen[t.Name]; dup {
-			return nil, &NameCollisionError{Name: t.Name, First: prev.Server + "/" + prev.OriginalName, Second: t.Server + "/" + t.OriginalName}
+		key := [2]string{t.Server, t.Name}
+		if prev, dup := seen[key]; dup {
+			if !clashed[t.Server] {
+				clashed[t.Server] = true
+				failures = append(failures, ServerFailure{Server: t.Server, Err: &NameCollisionError{
+					Name: t.Name, First: prev.Server + "/" + prev.OriginalName, Second: t.Server + "/" + t.OriginalName}})
+			}
+			continue
 		}
-		seen[t.Name] = t
+		seen[key] = t
 		out = append(out, t)
 	}
-	return out, nil
+	if len(clashed) > 0 {
+		out = slices.DeleteFunc(out, func(t *Tool) bool { return clashed[t.Server] })
+	}
+	return out, failures
+}
+
+// rejectCollisions fails when tools of two servers got the same name.
+func rejectCollisions(tools []*Tool) error {
+	seen := make(map[string]*Tool, len(tools))
+	for _, t := range tools {
+		if prev, dup := seen[t.Name]; dup {
+			return &NameCollisionError{Name: t.Name, First: prev.Server + "/" + prev.OriginalName, Second: t.Server + "/" + t.OriginalName}
+		}
+		seen[t.Name] = t
+	}
+	return nil
 }
 
 // Info describes an adapter's connections.

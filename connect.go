@@ -344,9 +344,11 @@ func (c *Client) transport(ctx context.Context, ep *endpoint, s *session) (mcp.T
 			Endpoint:     ep.url,
 			HTTPClient:   c.httpClient(true, s),
 			OAuthHandler: c.oauth(),
+			MaxEventSize: sdkMaxEventSize(c.opts.maxMessageBytes()),
 		}, nil, nil
 	case kindSSE:
-		inner := &mcp.SSEClientTransport{Endpoint: ep.url, HTTPClient: c.httpClient(false, s)}
+		inner := &mcp.SSEClientTransport{Endpoint: ep.url, HTTPClient: c.httpClient(false, s),
+			MaxEventSize: sdkMaxEventSize(c.opts.maxMessageBytes())}
 		return &wire.ObservedTransport{Inner: &detachedTransport{inner: inner}, Observer: c.obs}, nil, nil
 	}
 	return nil, nil, fmt.Errorf("unknown transport %q", ep.kind)
@@ -363,7 +365,14 @@ func (c *Client) httpClient(observe bool, s *session) *http.Client {
 	if base == nil {
 		base = c.ownTransport()
 	}
-	tap := &wire.Tap{Base: base, Observer: c.obs, Observe: observe}
+	tap := &wire.Tap{Base: base, Observer: c.obs, Observe: observe, MaxMessageBytes: c.opts.maxMessageBytes()}
+	tap.OnOversized = func(size int64, failedCall bool) {
+		if failedCall {
+			c.log.Warn("a response was over the message size limit; its call failed", "bytes", size, "limit", c.opts.maxMessageBytes())
+		} else {
+			c.log.Warn("dropped a message over the message size limit", "bytes", size, "limit", c.opts.maxMessageBytes())
+		}
+	}
 	tap.OnStatus = func(method string, status int) {
 		// A legacy SSE server answers the first POST of the streamable
 		// transport with 404, 405 or 400.
@@ -393,6 +402,13 @@ func (c *Client) httpClient(observe bool, s *session) *http.Client {
 	}
 	hc.Transport = rt
 	return hc
+}
+
+// sdkMaxEventSize is the cap on one server-sent event given to go-sdk,
+// which fails the whole connection over it: the Tap replaces an event over
+// the limit first, so go-sdk's cap is only a backstop above it.
+func sdkMaxEventSize(limit int) int {
+	return limit + 64<<10
 }
 
 // ownTransport returns the HTTP transport the client uses when the caller

@@ -72,7 +72,7 @@
 //	errors.go       typed errors; sdkerrors.go: go-sdk errors recognised by text
 //	info.go         Era and ServerInfo
 //	internal/stdio       the stdio process transport: line filter, stderr tail, process group
-//	internal/wire        protocol trace, HTTP tap, redaction
+//	internal/wire        protocol trace, HTTP tap (size limits), redaction
 //	internal/oauthflow   the OAuth sign-in: loopback redirect, token files
 //	internal/config      the mcpServers document parser, with positions
 //

@@ -92,10 +92,22 @@ type ClientOptions struct {
 	StderrLines int
 	// StderrHandler, if set, sees each line a stdio server writes to stderr.
 	StderrHandler func(server, line string)
-	// MaxMessageBytes bounds one message from a stdio server; zero means
-	// DefaultMaxMessageBytes. A larger response fails its call with a clear
-	// error; the connection stays usable.
+	// MaxMessageBytes bounds one message from a server, over any
+	// transport: a stdio line, an HTTP response body, a server-sent event;
+	// zero means DefaultMaxMessageBytes. A larger response fails its call
+	// with a clear error (a tool call gets an error result saying the
+	// result was too large); the connection stays usable.
 	MaxMessageBytes int
+	// MaxListItems bounds the items of one listing (all the pages of a
+	// tools/list, prompts/list, resources/list or
+	// resources/templates/list); zero means DefaultMaxListItems, a
+	// negative value no bound. A longer listing fails with a
+	// *ListLimitError, as does one whose server hands out a cursor twice.
+	MaxListItems int
+	// MaxListBytes bounds the size of one listing, counted as the JSON of
+	// its items and cursors; zero means DefaultMaxListBytes, a negative
+	// value no bound.
+	MaxListBytes int
 	// StopTimeout is how long a stdio server gets to exit after its stdin is
 	// closed, and again after SIGTERM, before its process group is killed;
 	// zero means 2 seconds.
@@ -114,6 +126,13 @@ func (o *ClientOptions) probeTimeout() time.Duration {
 		return o.ProbeTimeout
 	}
 	return 5 * time.Second
+}
+
+func (o *ClientOptions) maxMessageBytes() int {
+	if o.MaxMessageBytes > 0 {
+		return o.MaxMessageBytes
+	}
+	return DefaultMaxMessageBytes
 }
 
 func (o *ClientOptions) closeGrace() time.Duration {

@@ -9,6 +9,11 @@
 // that never left this machine), or from any transport that calls its Sent
 // and Received methods itself.
 //
+// A Tap with MaxMessageBytes also bounds every response body: a message
+// over the limit in an event stream or a JSON body becomes a JSON-RPC error
+// response to the call it answers (see TooLargeText), so that call alone
+// fails and the connection stays.
+//
 // RedactJSON and RedactURLSecrets hide secrets in what is logged or shown
 // in errors.
 package wire

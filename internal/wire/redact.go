@@ -4,14 +4,73 @@ import (
 	"bytes"
 	"encoding/json"
 	"regexp"
+	"strings"
+	"unicode"
 )
 
-// sensitiveKey matches JSON member names whose values are secrets.
-var sensitiveKey = regexp.MustCompile(`(?i)(authorization|token|secret|password|passwd|api[-_]?key|cookie|credential|client[-_]?secret|session[-_]?id)`)
+// sensitiveKey matches JSON member names whose values are secrets wherever
+// the text appears in the name (accessToken, X-Api-Key, client_secret).
+var sensitiveKey = regexp.MustCompile(`(?i)(authorization|token|secret|password|passwd|passphrase|api[-_]?key|access[-_]?key|private[-_]?key|cookie|credential|client[-_]?secret|session[-_]?id)`)
+
+// sensitiveWords are words that make a member name secret when they are a
+// whole word of it (auth, x-auth, authKey, user_pwd, OTP), but not inside
+// another word (author, keyboard, compass).
+var sensitiveWords = map[string]bool{
+	"auth": true, "key": true, "keys": true, "pwd": true, "pass": true,
+	"jwt": true, "otp": true, "pin": true, "sig": true, "signature": true,
+}
+
+// isSensitiveKey reports whether a member named k holds a secret.
+func isSensitiveKey(k string) bool {
+	if sensitiveKey.MatchString(k) {
+		return true
+	}
+	for _, w := range nameWords(k) {
+		if sensitiveWords[w] {
+			return true
+		}
+	}
+	return false
+}
+
+// nameWords splits a member name into lower-case words at punctuation and
+// at case changes: "privateKey" → private, key; "JWTToken" → jwt, token.
+func nameWords(k string) []string {
+	var (
+		words []string
+		cur   []rune
+	)
+	flush := func() {
+		if len(cur) > 0 {
+			words = append(words, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	rs := []rune(k)
+	for i, r := range rs {
+		switch {
+		case !unicode.IsLetter(r) && !unicode.IsDigit(r):
+			flush()
+			continue
+		case unicode.IsUpper(r) && i > 0 && len(cur) > 0:
+			prev := rs[i-1]
+			nextLower := i+1 < len(rs) && unicode.IsLower(rs[i+1])
+			if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && nextLower) {
+				flush()
+			}
+		}
+		cur = append(cur, r)
+	}
+	flush()
+	return words
+}
 
 // RedactJSON returns the JSON text with the values of secret-looking
-// members replaced by "[REDACTED]", and bearer or basic credentials inside
-// strings hidden. Text that is not JSON is returned as "<not JSON>".
+// members replaced by "[REDACTED]" (whole objects and arrays too; null and
+// booleans, which cannot be secrets, are kept), and bearer or basic
+// credentials, secret query or form parameters (?code=, &access_token=)
+// and JSON Web Tokens inside strings hidden. Text that is not JSON is
+// returned as "<not JSON>".
 func RedactJSON(raw []byte) string {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -31,11 +90,13 @@ func redactValue(v any) any {
 	switch v := v.(type) {
 	case map[string]any:
 		for k, x := range v {
-			if sensitiveKey.MatchString(k) {
-				if _, isObj := x.(map[string]any); !isObj {
+			if isSensitiveKey(k) {
+				switch x.(type) {
+				case nil, bool:
+				default:
 					v[k] = "[REDACTED]"
-					continue
 				}
+				continue
 			}
 			v[k] = redactValue(x)
 		}
@@ -44,23 +105,37 @@ func redactValue(v any) any {
 			v[i] = redactValue(x)
 		}
 	case string:
-		return redactBearer(v)
+		return redactString(v)
 	}
 	return v
 }
 
+// redactString hides the credentials in free text inside a JSON string.
+func redactString(s string) string {
+	s = redactBearer(s)
+	s = RedactURLSecrets(s)
+	return jwtText.ReplaceAllString(s, "[REDACTED]")
+}
+
 var bearerText = regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+`)
+
+// jwtText matches a JSON Web Token (a base64url header that starts with
+// {" and a payload, then a signature).
+var jwtText = regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*`)
 
 // redactBearer hides the credentials of "Bearer x" and "Basic x" in s.
 func redactBearer(s string) string {
 	return bearerText.ReplaceAllString(s, "$1 [REDACTED]")
 }
 
-// urlSecret matches query parameters of a URL that carry secrets.
-var urlSecret = regexp.MustCompile(`(?i)([?&][^=&\s"]*(?:key|token|secret|sig|signature|password|auth|code)[^=&\s"]*=)[^&\s"]+`)
+// urlSecret matches query, fragment or form parameters whose names say
+// they carry secrets: after ?, &, # or a space, or at the start of the
+// text.
+var urlSecret = regexp.MustCompile(`(?i)((?:^|[?&#\s])[^=&\s"?#]*(?:key|token|secret|sig|signature|password|passwd|pwd|pass|auth|code|jwt|otp|credential|session)[^=&\s"?#]*=)[^&\s"#]+`)
 
 // RedactURLSecrets hides the values of secret-looking query parameters of
-// the URLs in s, free text such as a net/http error.
+// the URLs in s (and of name=value pairs of a form or free text), such as
+// a net/http error.
 func RedactURLSecrets(s string) string {
 	return urlSecret.ReplaceAllString(s, "${1}[REDACTED]")
 }

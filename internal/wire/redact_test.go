@@ -1,8 +1,10 @@
 package wire
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 func TestRedactJSON(t *testing.T) {
@@ -11,7 +13,7 @@ func TestRedactJSON(t *testing.T) {
 	}{
 		{`{"params":{"arguments":{"token":"s3cret","q":"x"}}}`, `{"params":{"arguments":{"q":"x","token":"[REDACTED]"}}}`},
 		{`{"headers":{"Authorization":"Bearer abc.def"}}`, `{"headers":{"Authorization":"[REDACTED]"}}`},
-		{`{"password":{"nested":"kept"}}`, `{"password":{"nested":"kept"}}`},
+		{`{"password":{"nested":"hidden"}}`, `{"password":"[REDACTED]"}`},
 		{`["Bearer abc", {"api_key": 5}]`, `["Bearer [REDACTED]",{"api_key":"[REDACTED]"}]`},
 		{`{"text":"use basic dXNlcjpwYXNz now","n":12345678901234567890}`, `{"n":12345678901234567890,"text":"use basic [REDACTED] now"}`},
 		{`not json`, `<not JSON>`},
@@ -37,15 +39,108 @@ func TestRedactURLSecrets(t *testing.T) {
 	}
 }
 
+// Issue 18, item 11: what used to be printed in clear.
+func TestRedactJSONMissed(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+	}{
+		// Short secret names, as whole words of the member name.
+		{`{"auth":"a1","key":"k1","private_key":"p1","pwd":"w1","pass":"s1","jwt":"j1","otp":"o1"}`,
+			`{"auth":"[REDACTED]","jwt":"[REDACTED]","key":"[REDACTED]","otp":"[REDACTED]","pass":"[REDACTED]","private_key":"[REDACTED]","pwd":"[REDACTED]"}`},
+		{`{"X-Auth":"a","authKey":"b","userPwd":"c","OTP":123456,"JWTValue":"d","privateKey":"e","apiKeys":["f"]}`,
+			`{"JWTValue":"[REDACTED]","OTP":"[REDACTED]","X-Auth":"[REDACTED]","apiKeys":"[REDACTED]","authKey":"[REDACTED]","privateKey":"[REDACTED]","userPwd":"[REDACTED]"}`},
+		// ... but not inside other words.
+		{`{"author":"Ann","keyboard":"qwerty","compass":"N","passage":"p","monkey":"m"}`,
+			`{"author":"Ann","compass":"N","keyboard":"qwerty","monkey":"m","passage":"p"}`},
+		// Objects and arrays under a secret name; null and booleans kept.
+		{`{"token":{"value":"t1","expires":3},"secrets":[{"v":"s2"}],"auth":null,"otp":true}`,
+			`{"auth":null,"otp":true,"secrets":"[REDACTED]","token":"[REDACTED]"}`},
+		// Secret parameters inside strings.
+		{`{"text":"go to https://h/cb?code=c0de&state=s then https://h/x#access_token=t0k&type=bearer"}`,
+			`{"text":"go to https://h/cb?code=[REDACTED]\u0026state=s then https://h/x#access_token=[REDACTED]\u0026type=bearer"}`},
+		{`{"body":"grant_type=authorization_code&code=c0de&client_secret=s3c"}`,
+			`{"body":"grant_type=authorization_code\u0026code=[REDACTED]\u0026client_secret=[REDACTED]"}`},
+		{`{"log":"login password=hunter2 ok"}`, `{"log":"login password=[REDACTED] ok"}`},
+		{`{"msg":"jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl here"}`, `{"msg":"jwt [REDACTED] here"}`},
+	} {
+		if got := RedactJSON([]byte(tc.in)); got != tc.want {
+			t.Errorf("RedactJSON(%s)\n = %s\nwant %s", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestNameWords(t *testing.T) {
+	for in, want := range map[string]string{
+		"privateKey": "private key", "JWTToken": "jwt token", "X-Api-Key": "x api key", "user_pwd2": "user pwd2",
+		"OTP": "otp", "authorName": "author name", "": "",
+	} {
+		if got := strings.Join(nameWords(in), " "); got != want {
+			t.Errorf("nameWords(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// secretNames are member names whose values must never be printed.
+var secretNames = []string{"token", "auth", "key", "private_key", "pwd", "pass", "jwt", "otp", "Authorization",
+	"api-key", "accessToken", "client_secret", "password", "X-Auth-Token", "sessionId", "refresh_token", "cookie"}
+
 func FuzzRedactJSON(f *testing.F) {
-	f.Add(`{"params":{"arguments":{"token":"s3cret","q":"x"}}}`)
-	f.Add(`{"headers":{"Authorization":"Bearer abc.def"}}`)
-	f.Add(`["Bearer abc", {"api_key": 5}]`)
-	f.Add(`not json`)
-	f.Fuzz(func(t *testing.T, s string) {
+	f.Add(`{"params":{"arguments":{"token":"s3cret","q":"x"}}}`, uint8(0), "abc123")
+	f.Add(`{"headers":{"Authorization":"Bearer abc.def"}}`, uint8(9), "x")
+	f.Add(`["Bearer abc", {"api_key": 5}]`, uint8(3), "")
+	f.Add(`not json`, uint8(200), "zz")
+	f.Fuzz(func(t *testing.T, s string, which uint8, secret string) {
+		// Any input: no panic, and JSON in gives JSON out in which no
+		// secret-named member has a value but null, a boolean or
+		// "[REDACTED]".
 		out := RedactJSON([]byte(s))
-		if strings.Contains(out, "s3cret") && strings.Contains(s, `"token":"s3cret"`) {
-			t.Fatalf("token leaked: %s", out)
+		if json.Valid([]byte(s)) {
+			var v any
+			if err := json.Unmarshal([]byte(out), &v); err != nil {
+				t.Fatalf("output is not JSON: %s", out)
+			}
+			checkRedacted(t, v, out)
+		}
+		// A secret in each place it can hide never comes out.
+		name := secretNames[int(which)%len(secretNames)]
+		marked := "S3CR" + strings.Map(func(r rune) rune {
+			if r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+				return r
+			}
+			return -1
+		}, secret)
+		for _, doc := range []string{
+			`{"` + name + `":"` + marked + `"}`,
+			`{"a":[{"` + name + `":{"value":"` + marked + `"}}]}`,
+			`{"` + name + `":["` + marked + `"]}`,
+			`{"text":"https://h/cb?code=` + marked + `&state=1"}`,
+			`{"text":"https://h/x?a=1&access_token=` + marked + `"}`,
+			`{"text":"Bearer ` + marked + `"}`,
+		} {
+			if got := RedactJSON([]byte(doc)); strings.Contains(got, "S3CR") {
+				t.Fatalf("secret leaked: %s -> %s", doc, got)
+			}
 		}
 	})
+}
+
+func checkRedacted(t *testing.T, v any, out string) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			if isSensitiveKey(k) {
+				switch x {
+				case nil, true, false, "[REDACTED]":
+				default:
+					t.Fatalf("member %q kept %v: %s", k, x, out)
+				}
+				continue
+			}
+			checkRedacted(t, x, out)
+		}
+	case []any:
+		for _, x := range v {
+			checkRedacted(t, x, out)
+		}
+	}
 }

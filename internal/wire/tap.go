@@ -28,6 +28,15 @@ type Tap struct {
 	Observe bool
 	// OnStatus, if set, sees the method and status of every response.
 	OnStatus func(method string, status int)
+	// MaxMessageBytes, if positive, bounds one message in a response
+	// body: a JSON-RPC message over it becomes an error response to the
+	// call it answers (see TooLargeText), and any other body fails its
+	// read with a *BodyTooLargeError.
+	MaxMessageBytes int
+	// OnOversized, if set, is told of each message over MaxMessageBytes:
+	// its size in bytes (at least) and whether a call was failed with it
+	// (false: it was dropped, answering no call that could be found).
+	OnOversized func(size int64, failedCall bool)
 }
 
 // RoundTrip makes the request with Base, observing it and its response.
@@ -58,6 +67,7 @@ func (t *Tap) RoundTrip(req *http.Request) (*http.Response, error) {
 	if rs := requestStatus(req.Context()); rs != nil && req.Method == http.MethodPost {
 		rs.status.Store(int32(resp.StatusCode))
 	}
+	t.limitBody(req, resp)
 	if !watch || resp.StatusCode/100 != 2 || resp.Body == nil {
 		return resp, nil
 	}

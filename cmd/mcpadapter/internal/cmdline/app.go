@@ -54,7 +54,7 @@ func (a *App) AddFlags(cmd *cobra.Command) {
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&a.configPath, "config", "", "mcpServers config `file` (default: ./.mcp.json, then ~/.config/mcpadapter/mcp.json)")
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "show full errors and connection details")
-	pf.StringArrayVarP(&a.headers, "header", "H", nil, "HTTP header `Name=Value` for a URL target (repeatable)")
+	pf.StringArrayVarP(&a.headers, "header", "H", nil, "HTTP header `Name: value` (or Name=value) for a URL target (repeatable)")
 	pf.StringVar(&a.token, "token", "", "bearer `token` for a URL target (default $MCP_TOKEN)")
 	pf.BoolVar(&a.oauth, "oauth", false, "sign in with OAuth to a URL target (a config says \"auth\": \"oauth\" per server)")
 	pf.StringVar(&a.tokenFile, "token-file", "", "`file` keeping OAuth tokens (default ~/.config/mcpadapter/tokens.json)")

@@ -152,14 +152,12 @@ func (a *App) clientOptions(oo OpenOptions) (mcpadapter.ClientOptions, error) {
 	}
 	if len(a.headers) > 0 {
 		o.Headers = map[string]string{}
-		for _, h := range a.headers {
-			k, v, ok := strings.Cut(h, "=")
-			if !ok || strings.TrimSpace(k) == "" {
-				if k, v, ok = strings.Cut(h, ":"); !ok {
-					return o, Usagef("--header %q: want Name=Value", h)
-				}
+		for i, h := range a.headers {
+			k, v, err := parseHeader(h, i+1)
+			if err != nil {
+				return o, err
 			}
-			o.Headers[strings.TrimSpace(k)] = strings.TrimSpace(v)
+			o.Headers[k] = v
 		}
 	}
 	token := a.token

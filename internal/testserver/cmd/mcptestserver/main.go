@@ -30,6 +30,7 @@ type config struct {
 	era             testserver.Era
 	name            string
 	stateless       bool
+	jsonResponse    bool
 	sessionTimeout  time.Duration
 	pageSize        int
 	manyTools       bool
@@ -63,6 +64,7 @@ func parseFlags() (*config, error) {
 	flag.StringVar(&era, "era", "modern", "protocol era: modern (2026-07-28 and older) or legacy (handshake only)")
 	flag.StringVar(&c.name, "name", "mcptestserver", "server implementation name")
 	flag.BoolVar(&c.stateless, "stateless", false, "http: serve statelessly (needed for 2026-07-28 over http)")
+	flag.BoolVar(&c.jsonResponse, "json-response", false, "http: answer with application/json instead of an event stream")
 	flag.DurationVar(&c.sessionTimeout, "session-timeout", 0, "http: close sessions idle this long")
 	flag.IntVar(&c.pageSize, "page-size", 0, "tools/list page size (0: go-sdk default)")
 	flag.BoolVar(&c.manyTools, "many-tools", false, "add extra_01 … extra_25")

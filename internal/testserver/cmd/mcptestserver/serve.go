@@ -72,6 +72,7 @@ func serveHTTP(ctx context.Context, c *config) error {
 		h = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 			Stateless:      c.stateless,
 			SessionTimeout: c.sessionTimeout,
+			JSONResponse:   c.jsonResponse,
 		})
 	}
 	fmt.Fprintf(os.Stderr, "%shttp://%s%s\n", testserver.ListeningPrefix, l.Addr(), path)

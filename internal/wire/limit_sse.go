@@ -1,0 +1,222 @@
+package wire
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// sseLimit is a server-sent event stream whose events are bounded: an
+// event is handed on whole once its blank line arrives, or, if its lines
+// exceed the limit, replaced by an event carrying an error response to the
+// message's id (a response read from its first or last bytes, else the
+// POST's own request) and dropped when it is not a response. Nothing over
+// the limit is held: the rest of an oversized event is read and discarded.
+type sseLimit struct {
+	body        io.ReadCloser
+	r           *bufio.Reader
+	limit       int
+	reqID       func() (jsonrpc.ID, bool) // nil for a GET stream
+	onOversized func(size int64, failedCall bool)
+
+	out    []byte // ready for Read
+	outOff int
+	err    error // returned once out is drained
+
+	ev        []byte // the current event's lines, while within the limit
+	size      int64  // bytes of the current event's lines
+	over      bool   // the current event is over the limit
+	lineStart bool   // the next chunk starts a line
+	line      lineKind
+	head      []byte // an oversized event's first data bytes
+	tail      []byte // and its last
+	fields    []byte // and its id, event and retry lines, if small
+	fieldAt   int    // where the current field line starts in fields
+}
+
+type lineKind int
+
+const (
+	lineOther lineKind = iota
+	lineData
+	lineField // id, event or retry
+)
+
+// keepBytes is how much of an oversized message is kept to find its id;
+// maxFieldBytes bounds the id, event and retry lines kept with it.
+const (
+	keepBytes     = 256
+	maxFieldBytes = 1024
+)
+
+func newSSELimit(body io.ReadCloser, limit int, reqID func() (jsonrpc.ID, bool), onOversized func(int64, bool)) *sseLimit {
+	return &sseLimit{
+		body:        body,
+		r:           bufio.NewReaderSize(body, 64<<10),
+		limit:       limit,
+		reqID:       reqID,
+		onOversized: onOversized,
+		lineStart:   true,
+	}
+}
+
+func (s *sseLimit) Read(p []byte) (int, error) {
+	for s.outOff == len(s.out) {
+		if s.err != nil {
+			return 0, s.err
+		}
+		if cap(s.out) > 1<<20 {
+			s.out = nil // let a big event go once it is handed on
+		}
+		s.out, s.outOff = s.out[:0], 0
+		s.step()
+	}
+	n := copy(p, s.out[s.outOff:])
+	s.outOff += n
+	return n, nil
+}
+
+func (s *sseLimit) Close() error { return s.body.Close() }
+
+// step reads one chunk of a line and handles it.
+func (s *sseLimit) step() {
+	chunk, err := s.r.ReadSlice('\n')
+	full := errors.Is(err, bufio.ErrBufferFull)
+	start := s.lineStart
+	s.lineStart = !full
+	if start && !full && isBlankLine(chunk) {
+		s.endEvent(chunk)
+	} else if len(chunk) > 0 {
+		s.add(chunk, start)
+	}
+	if err != nil && !full {
+		if s.size > 0 {
+			s.endEvent(nil) // go-sdk takes an unterminated last event too
+		}
+		s.err = err
+	}
+}
+
+func isBlankLine(b []byte) bool {
+	return len(b) == 1 && b[0] == '\n' || len(b) == 2 && b[0] == '\r' && b[1] == '\n'
+}
+
+// add takes one chunk of a line of the current event.
+func (s *sseLimit) add(chunk []byte, start bool) {
+	s.size += int64(len(chunk))
+	if s.over {
+		s.keep(chunk, start)
+		return
+	}
+	if s.size <= int64(s.limit) {
+		s.ev = appendWithin(s.ev, chunk, s.limit)
+		return
+	}
+	// Over: keep what identifies the message and let the rest go.
+	s.over = true
+	ev := s.ev
+	s.ev = nil
+	for len(ev) > 0 {
+		line := ev
+		if i := bytes.IndexByte(ev, '\n'); i >= 0 {
+			line, ev = ev[:i+1], ev[i+1:]
+		} else {
+			ev = nil
+		}
+		s.keep(line, true)
+	}
+	s.keep(chunk, start)
+}
+
+// appendWithin appends chunk to b, growing b by doubling but never past
+// limit bytes (which len(b)+len(chunk) does not exceed).
+func appendWithin(b, chunk []byte, limit int) []byte {
+	if need := len(b) + len(chunk); need > cap(b) {
+		grown := make([]byte, len(b), min(max(2*cap(b), need, 4096), max(limit, need)))
+		copy(grown, b)
+		b = grown
+	}
+	return append(b, chunk...)
+}
+
+// keep notes the parts of an oversized event's chunk that identify its
+// message.
+func (s *sseLimit) keep(chunk []byte, start bool) {
+	if start {
+		s.line = lineOther
+		switch {
+		case bytes.HasPrefix(chunk, []byte("data:")):
+			s.line = lineData
+			chunk = bytes.TrimPrefix(chunk[len("data:"):], []byte(" "))
+			if len(s.head) > 0 && len(s.head) < keepBytes {
+				s.head = append(s.head, '\n')
+			}
+		case bytes.HasPrefix(chunk, []byte("id:")) || bytes.HasPrefix(chunk, []byte("event:")) || bytes.HasPrefix(chunk, []byte("retry:")):
+			s.line = lineField
+			s.fieldAt = len(s.fields)
+		}
+	}
+	switch s.line {
+	case lineData:
+		if n := keepBytes - len(s.head); n > 0 {
+			s.head = append(s.head, chunk[:min(n, len(chunk))]...)
+		}
+		if len(chunk) >= keepBytes {
+			s.tail = append(s.tail[:0], chunk[len(chunk)-keepBytes:]...)
+		} else {
+			s.tail = append(s.tail, chunk...)
+			s.tail = s.tail[:copy(s.tail, s.tail[max(0, len(s.tail)-keepBytes):])]
+		}
+	case lineField:
+		if len(s.fields)+len(chunk) <= maxFieldBytes {
+			s.fields = append(s.fields, chunk...)
+		} else {
+			s.fields = s.fields[:s.fieldAt] // too long to keep: drop the line
+			s.line = lineOther
+		}
+	}
+}
+
+// endEvent hands on the current event, or what replaces it, followed by
+// blank, the line that ended it.
+func (s *sseLimit) endEvent(blank []byte) {
+	// Read calls step, which calls this, only when out is empty.
+	if s.over {
+		s.out = append(s.out[:0], s.replacement()...)
+	} else {
+		s.out, s.ev = append(s.ev, blank...), s.out[:0]
+	}
+	s.ev = s.ev[:0]
+	s.size, s.over = 0, false
+	s.head, s.tail, s.fields = s.head[:0], s.tail[:0], s.fields[:0]
+}
+
+// replacement returns the event that stands for an oversized one: its id,
+// event and retry lines and an error response for its call, or nothing
+// when it answers no call.
+func (s *sseLimit) replacement() []byte {
+	id, kind := responseID(s.head, bytes.TrimRight(s.tail, "\r\n"))
+	ok := kind == kindResponse
+	if kind == kindUnknown && s.reqID != nil {
+		// On a POST's stream, a message that is not a request is taken
+		// to be the answer to the POST.
+		id, ok = s.reqID()
+	}
+	if s.onOversized != nil {
+		s.onOversized(s.size, ok)
+	}
+	if !ok {
+		return nil
+	}
+	var b []byte
+	b = append(b, s.fields...)
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		b = append(b, '\n') // a last line cut by the end of the stream
+	}
+	b = append(b, "data: "...)
+	b = append(b, tooLargeResponse(id, s.size, true, s.limit)...)
+	return append(b, "\n\n"...)
+}
