@@ -49,6 +49,12 @@ type PendingCall struct {
 	RequestState string
 	// ParkID identifies a handshake-era call parked in this process.
 	ParkID string
+	// Queued is set on a handshake-era call that has not started because
+	// another call on its connection was parked, waiting for the user's
+	// answer; it asks nothing (Requests is empty). Resuming it, with no
+	// answers, waits until that answer is in (or the other call is passed
+	// over or ends), then makes the call. The value is opaque.
+	Queued string
 	// Retry is set when the server refused the call until the user visits
 	// the URLs (-32042): the call is made again after they accept.
 	Retry bool
@@ -71,6 +77,9 @@ type InputRequiredError struct {
 }
 
 func (e *InputRequiredError) Error() string {
+	if len(e.Pending.Requests) == 0 && e.Pending.Queued != "" {
+		return fmt.Sprintf("mcpadapter: server %q, tool %q: queued behind another call's question; resume it to run it", e.Pending.Server, e.Pending.Tool)
+	}
 	return fmt.Sprintf("mcpadapter: server %q, tool %q: waiting for the user to answer %d question(s)", e.Pending.Server, e.Pending.Tool, len(e.Pending.Requests))
 }
 
@@ -114,6 +123,12 @@ func (c *Client) cloneForInterrupt(parkTimeout time.Duration) *Client {
 // answers: a round of the multi-round-trip protocol on a 2026-07-28
 // connection, a call that may be parked on a handshake-era one.
 func (c *Client) callInterruptible(ctx context.Context, tc *toolCall) (*Result, error) {
+	return c.callInterruptibleAfter(ctx, tc, "")
+}
+
+// callInterruptibleAfter is callInterruptible for a queued call resumed
+// with its token (see callParked).
+func (c *Client) callInterruptibleAfter(ctx context.Context, tc *toolCall, after string) (*Result, error) {
 	s, err := c.session(ctx)
 	if err != nil {
 		return nil, err
@@ -122,7 +137,7 @@ func (c *Client) callInterruptible(ctx context.Context, tc *toolCall) (*Result, 
 	if s.info.Era == EraDiscover {
 		return c.callRound(ctx, pc, nil, tc)
 	}
-	return c.callParked(ctx, pc, tc)
+	return c.callParked(ctx, pc, tc, after)
 }
 
 // callRound makes one multi-round-trip (2026-07-28) attempt of pc with the
@@ -242,6 +257,13 @@ func requestFrom(key string, p *mcp.ElicitParams) elicitation.Request {
 // has more questions. An answer that does not fit its question (a form
 // value of the wrong type, a missing required field, an unknown key) is an
 // *elicitation.Error and nothing is sent: ask again and resume again.
+//
+// A nil resume answers nothing. A call with questions then keeps waiting:
+// Resume returns its *InputRequiredError again, and the calls queued
+// behind it (PendingCall.Queued) stop waiting for its answer. A queued
+// call, which asks nothing, is resumed with nil (or no responses): it
+// waits for the answer of the call it queued behind, then runs, so resume
+// it together with that call or after it.
 func (t *Tool) Resume(ctx context.Context, pending *PendingCall, resume *elicitation.Resume) (*Result, error) {
 	return t.client.Resume(ctx, pending, resume)
 }
@@ -254,12 +276,22 @@ func (c *Client) Resume(ctx context.Context, pending *PendingCall, resume *elici
 	if pending == nil {
 		return nil, errors.New("mcpadapter: Resume with no pending call")
 	}
+	if resume == nil {
+		if len(pending.Requests) > 0 {
+			c.passOver(pending)
+			return nil, &InputRequiredError{Pending: pending}
+		}
+		resume = &elicitation.Resume{}
+	}
 	answers, err := elicitation.Check(pending.Requests, resume)
 	if err != nil {
+		c.passOver(pending)
 		return nil, err
 	}
 	tc := &toolCall{tool: pending.Tool, modelName: pending.ModelTool, args: pending.Arguments}
 	switch {
+	case pending.Queued != "" && len(pending.Requests) == 0:
+		return c.callInterruptibleAfter(ctx, tc, pending.Queued)
 	case pending.ParkID != "":
 		return c.resumeParked(ctx, pending, answers)
 	case anyAction(answers, elicitation.Cancel):
@@ -275,6 +307,14 @@ func (c *Client) Resume(ctx context.Context, pending *PendingCall, resume *elici
 			responses[k] = &mcp.ElicitResult{Action: string(a.Action), Content: a.Content}
 		}
 		return c.callRound(ctx, pending, responses, tc)
+	}
+}
+
+// passOver lets the calls queued behind a parked pending call stop
+// waiting for its answer: it was resumed without one.
+func (c *Client) passOver(pending *PendingCall) {
+	if pending.ParkID != "" {
+		c.interrupt.lane.passOver(pending.ParkID)
 	}
 }
 

@@ -20,9 +20,27 @@ import (
 // lets one call at a time be in flight (its lane); the others queue. When
 // the call in flight asks a question, it is parked: it stays open in this
 // process, its Tool.Call returns an *InputRequiredError, and Tool.Resume
-// hands the answer to the waiting server. A call queued behind a parked
-// call does not wait (the answer may only come after it returns): it
-// returns an *InputRequiredError with no questions, and runs when resumed.
+// hands the answer to the waiting server.
+//
+// A call that comes while the call in flight is parked (call B behind
+// call A) cannot wait in Tool.Call: A's answer may come only after B has
+// returned, because an agent framework such as eino collects every tool
+// call of a turn before it shows the user any question. So B returns an
+// *InputRequiredError that asks nothing (PendingCall.Queued records the
+// state of the lane it saw), and runs when resumed. Resumed, B waits until
+// that state changes: A's answer is handed over (B then waits for A to
+// finish, and runs), A is passed over (Resume without answers, or with
+// answers that do not fit), or A ends. B comes back as another empty
+// interrupt only when A is parked again (a new question, or the same one
+// unanswered), that is when A interrupts again too.
+//
+// This cannot deadlock a framework that resumes A and B at once and waits
+// for both, as eino's parallel tool node does: B waits only for something
+// A's resume always does, whatever the answer, and A never waits for B.
+// The eino binding resumes a call that asks nothing by itself, and passes
+// over A when the user did not answer it. A Tool API caller resumes B
+// together with A or after it; B resumed alone waits for A's answer, at
+// most ParkTimeout (or until ctx ends).
 
 // question is one elicitation/create waiting for the user.
 type question struct {
@@ -53,37 +71,46 @@ type lane struct {
 	mu      sync.Mutex
 	current *parkedCall
 	parked  bool
+	epoch   uint64        // counts the changes, for the tokens of queued calls
 	changed chan struct{} // closed and replaced on every change
 }
 
 func (l *lane) init() { l.changed = make(chan struct{}) }
 
 func (l *lane) signal() {
+	l.epoch++
 	close(l.changed)
 	l.changed = make(chan struct{})
 }
 
-// enter makes p the call in flight. It returns false at once when the call
-// in flight is parked.
-func (l *lane) enter(ctx context.Context, p *parkedCall) (bool, error) {
+// token names the lane's state for a call queued behind a parked call.
+func (l *lane) token() string { return fmt.Sprintf("%s.%d", l.current.id, l.epoch) }
+
+// enter makes p the call in flight. When the call in flight is parked it
+// returns at once with the lane's token instead, unless the lane is still
+// in the state after names (the token a queued call got before): then it
+// waits for a change.
+func (l *lane) enter(ctx context.Context, p *parkedCall, after string) (queued string, err error) {
 	for {
 		l.mu.Lock()
 		if l.current == nil {
 			l.current = p
 			l.signal()
 			l.mu.Unlock()
-			return true, nil
+			return "", nil
 		}
 		if l.parked {
-			l.mu.Unlock()
-			return false, nil
+			if tok := l.token(); tok != after {
+				l.mu.Unlock()
+				return tok, nil
+			}
 		}
 		ch := l.changed
 		l.mu.Unlock()
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return false, ctx.Err()
+			return "", ctx.Err()
 		}
 	}
 }
@@ -101,6 +128,16 @@ func (l *lane) setParked(p *parkedCall, parked bool) {
 	l.mu.Lock()
 	if l.current == p {
 		l.parked = parked
+		l.signal()
+	}
+	l.mu.Unlock()
+}
+
+// passOver records that the parked call id was resumed without an answer
+// it could take, so that the calls queued behind it stop waiting for one.
+func (l *lane) passOver(id string) {
+	l.mu.Lock()
+	if l.current != nil && l.current.id == id && l.parked {
 		l.signal()
 	}
 	l.mu.Unlock()
@@ -168,18 +205,19 @@ func (c *Client) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Eli
 	}
 }
 
-// callParked makes a handshake-era call that may be parked.
-func (c *Client) callParked(ctx context.Context, pc *PendingCall, tc *toolCall) (*Result, error) {
+// callParked makes a handshake-era call that may be parked. after is the
+// token of a queued call being resumed, or "".
+func (c *Client) callParked(ctx context.Context, pc *PendingCall, tc *toolCall, after string) (*Result, error) {
 	st := c.interrupt
 	p := &parkedCall{id: newParkID(), questions: make(chan *question), done: make(chan callOutcome, 1), ended: make(chan struct{})}
-	ok, err := st.lane.enter(ctx, p)
+	queued, err := st.lane.enter(ctx, p, after)
 	if err != nil {
 		return nil, c.transportError(nil, "tools/call", pc.Tool, err)
 	}
-	if !ok {
+	if queued != "" {
 		// Queued behind a parked call: ask nothing, run on resume.
 		return nil, &InputRequiredError{Pending: &PendingCall{Server: pc.Server, Tool: pc.Tool, ModelTool: pc.ModelTool,
-			Arguments: pc.Arguments, Retry: true, Round: pc.Round}}
+			Arguments: pc.Arguments, Queued: queued, Round: pc.Round}}
 	}
 	// The call outlives this Tool.Call when it parks.
 	callCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))

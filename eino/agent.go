@@ -124,14 +124,22 @@ type Pending struct {
 }
 
 // Interrupts returns the elicitation interrupts an event carries, in the
-// order of the tool calls.
+// order of the tool calls: those with questions for the user.
+//
+// A tool call queued behind another call's question on a handshake-era
+// server interrupts too, with no questions; it is left out. The binding
+// resumes it by itself when the run is resumed, whether or not Resume
+// names it: it runs once the answer it waits for is in. So an event whose
+// run was interrupted carries at least one interrupt with questions, as
+// long as no other run uses the same handshake-era tools at the same time
+// (a call queued behind another run's question stops this run with none).
 func Interrupts(ev *adk.AgentEvent) []Pending {
 	if ev == nil || ev.Action == nil || ev.Action.Interrupted == nil {
 		return nil
 	}
 	var out []Pending
 	for _, ic := range ev.Action.Interrupted.InterruptContexts {
-		if in, ok := ic.Info.(*elicitation.Interrupt); ok && ic.IsRootCause {
+		if in, ok := ic.Info.(*elicitation.Interrupt); ok && ic.IsRootCause && len(in.Requests) > 0 {
 			out = append(out, Pending{ID: ic.ID, Interrupt: in})
 		}
 	}

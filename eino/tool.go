@@ -125,21 +125,34 @@ func (t *Tool) InvokableRun(ctx context.Context, args string, _ ...tool.Option) 
 
 // run calls the tool, or resumes it when the agent run was interrupted by
 // its server's question.
+//
+// Every interrupted call of a run is run again when the run is resumed,
+// answered or not. A call with questions the user did not answer keeps
+// waiting, and says so to the core (Resume with nil), so that a call
+// queued behind it on a handshake-era connection does not wait for its
+// answer. A queued call, which asks nothing, is resumed here without the
+// application: it waits for the answer of the call ahead of it, which
+// eino resumes at the same time, then runs (see the core's park.go).
 func (t *Tool) run(ctx context.Context, args string) (*mcpadapter.Result, error) {
 	wasInterrupted, hasState, pending := tool.GetInterruptState[*mcpadapter.PendingCall](ctx)
 	if !wasInterrupted || !hasState || pending == nil {
 		return t.mcp.Call(ctx, json.RawMessage(args))
 	}
+	if len(pending.Requests) == 0 {
+		return t.mcp.Resume(ctx, pending, nil)
+	}
 	isTarget, hasData, data := tool.GetResumeContext[any](ctx)
 	if !isTarget {
 		// Another interrupt of this run was resumed: keep waiting.
-		return nil, &mcpadapter.InputRequiredError{Pending: pending}
+		return t.mcp.Resume(ctx, pending, nil)
 	}
 	if !hasData {
+		_, _ = t.mcp.Resume(ctx, pending, nil)
 		return nil, reask(pending, errors.New("resumed without answers: pass an *elicitation.Resume for this interrupt"))
 	}
 	resume, err := toResume(data)
 	if err != nil {
+		_, _ = t.mcp.Resume(ctx, pending, nil)
 		return nil, reask(pending, err)
 	}
 	res, err := t.mcp.Resume(ctx, pending, resume)

@@ -141,7 +141,28 @@ func TestConfigStdioAndHTTP(t *testing.T) {
 	if err != nil || !bytes.Equal(png, testserver.TinyPNG) {
 		t.Errorf("saved image: %v", err)
 	}
-	cliIn(t, dir, "", "inspect").Must(t, 0, []string{"server local", "2025-11-25 (handshake era)", "server web", "pulled down to the handshake era by local"}, nil)
+	cliIn(t, dir, "", "inspect").Must(t, 0, []string{"server local", "2025-11-25 (handshake era)", "server web",
+		"protocol era of the group (local, web): handshake (pulled down to the handshake era by local)"}, nil)
+}
+
+// TestInspectEras: the demo's two servers are separate adapters, each with
+// its own era, and inspect says so; it names no era of the whole, and a
+// group era only for a config's group.
+func TestInspectEras(t *testing.T) {
+	r := cli(t, "", "inspect")
+	r.Must(t, 0, []string{"source: demo\nprotocol eras: one per server (separate adapters, each negotiating its own)\n",
+		"server weather\n  transport:    streamable-http\n  protocol:     2026-07-28 (discover era)",
+		"server math\n  transport:    stdio\n  protocol:     2025-11-25 (handshake era)"}, nil)
+	if strings.Contains(r.Stdout, "of the whole") || strings.Contains(r.Stdout, "of the group") {
+		t.Errorf("inspect of the demo names an era for both servers:\n%s", r.Stdout)
+	}
+	// One server: its era, and nothing about groups.
+	url := testserver.ServeStreamable(t, testserver.New(testserver.Options{}), testserver.Stateless())
+	r = cli(t, "", "inspect", url)
+	r.Must(t, 0, []string{"protocol:     2026-07-28 (discover era)"}, nil)
+	if strings.Contains(r.Stdout, "protocol era") {
+		t.Errorf("inspect of one server:\n%s", r.Stdout)
+	}
 }
 
 func TestInspectTrace(t *testing.T) {
@@ -189,6 +210,30 @@ func TestErrorsAreOneLine(t *testing.T) {
 	dir := t.TempDir()
 	writeConfig(t, dir, ".mcp.json", `{"mcpServers": {"w": {"url": "ftp://x"}}}`)
 	cliIn(t, dir, "", "tools").Must(t, 2, nil, []string{"mcpServers.w.url: not an http(s) URL"})
+}
+
+// TestConfigErrorsAll: a config with several problems gets every one of
+// them, each on its own line naming file, position and JSON path, with or
+// without -v.
+func TestConfigErrorsAll(t *testing.T) {
+	dir := t.TempDir()
+	writeConfig(t, dir, ".mcp.json", `{"mcpServers": {
+  "a": {"url": "ftp://x"},
+  "b": {"command": 5},
+  "c": {"url": "http://127.0.0.1:1/mcp", "timeout": "soon"}
+}}`)
+	want := []string{
+		"mcpadapter: .mcp.json:2:16: mcpServers.a.url: not an http(s) URL",
+		"mcpadapter: .mcp.json:3:20: mcpServers.b.command: want a string, not a number",
+		"mcpadapter: .mcp.json:4:53: mcpServers.c.timeout: want a number of seconds",
+	}
+	for _, args := range [][]string{{"tools"}, {"-v", "tools"}, {"call", "a_echo"}} {
+		r := cliIn(t, dir, "", args...)
+		r.Must(t, 2, nil, want)
+		if lines := strings.Split(strings.TrimSpace(r.Stderr), "\n"); len(lines) != len(want) {
+			t.Errorf("%v: %d lines, want one a problem:\n%s", args, len(lines), r.Stderr)
+		}
+	}
 }
 
 func TestHelpAndVersion(t *testing.T) {

@@ -20,7 +20,8 @@ func inspectCommand(a *cmdline.App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "inspect [TARGET | -- COMMAND ARGS...]",
 		Short: "Show each server's protocol, identity, capabilities and what it offers",
-		Long: `Connect to each server and report the protocol era and version negotiated, the server's name
+		Long: `Connect to each server and report the protocol era and version negotiated (the servers of a
+config are a group and speak one era, the oldest's; the demo's are separate), the server's name
 and version, its capabilities and instructions, how many tools, prompts and resources it
 offers, and how long connecting took. --trace prints every JSON-RPC message exchanged, with
 tokens and Authorization values redacted: the first thing to look at when a server will not
@@ -44,11 +45,7 @@ connect.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(a.Stdout, "source: %s\nprotocol era of the whole: %s", s.Source(), info.Era)
-			if info.PulledDownBy != "" {
-				fmt.Fprintf(a.Stdout, " (pulled down to the handshake era by %s)", info.PulledDownBy)
-			}
-			fmt.Fprintln(a.Stdout)
+			printEras(a.Stdout, s.Source(), info)
 			for _, si := range info.Servers {
 				printServer(ctx, a, s, si)
 			}
@@ -61,6 +58,23 @@ connect.`,
 	}
 	cmd.Flags().BoolVar(&trace, "trace", false, "print the JSON-RPC exchange (redacted) on stderr")
 	return cmd
+}
+
+// printEras says where the servers came from and how their protocol eras
+// were set: one era for the servers of a group (the oldest's), each its
+// own for servers in separate adapters (the demo).
+func printEras(w io.Writer, source string, info *session.Info) {
+	fmt.Fprintf(w, "source: %s\n", source)
+	if info.Separate {
+		fmt.Fprintln(w, "protocol eras: one per server (separate adapters, each negotiating its own)")
+	}
+	for _, g := range info.Groups {
+		fmt.Fprintf(w, "protocol era of the group (%s): %s", strings.Join(g.Servers, ", "), g.Era)
+		if g.PulledDownBy != "" {
+			fmt.Fprintf(w, " (pulled down to the handshake era by %s)", g.PulledDownBy)
+		}
+		fmt.Fprintln(w)
+	}
 }
 
 func printServer(ctx context.Context, a *cmdline.App, s *session.Session, si mcpadapter.ServerInfo) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strings"
 
@@ -71,9 +72,9 @@ func (a *app) runAgent(cmd *cobra.Command, args []string, f agentFlags) error {
 	if f.apiKey == "" {
 		f.apiKey = os.Getenv("OPENAI_API_KEY")
 	}
-	if f.apiKey == "" {
-		f.apiKey = "none" // local servers (Ollama, vLLM) need none
-	}
+	// With no key, no Authorization header is sent (local servers such as
+	// Ollama and vLLM need none); a remote server is told below.
+	endpoint := newModelEndpoint(f.baseURL, f.model, f.apiKey)
 	s, err := a.Open(ctx, cmd, args, cmdline.OpenOptions{Elicit: true, SkipUnavailable: true})
 	if err != nil {
 		return err
@@ -83,7 +84,9 @@ func (a *app) runAgent(cmd *cobra.Command, args []string, f agentFlags) error {
 	if err != nil {
 		return err
 	}
-	chat, err := openai.NewChatModel(ctx, &openai.ChatModelConfig{APIKey: f.apiKey, BaseURL: f.baseURL, Model: f.model})
+	transport := &modelTransport{base: http.DefaultTransport}
+	chat, err := openai.NewChatModel(ctx, &openai.ChatModelConfig{APIKey: f.apiKey, BaseURL: f.baseURL, Model: f.model,
+		HTTPClient: &http.Client{Transport: transport}})
 	if err != nil {
 		return fmt.Errorf("chat model: %w", err)
 	}
@@ -95,15 +98,19 @@ func (a *app) runAgent(cmd *cobra.Command, args []string, f agentFlags) error {
 		fmt.Fprintf(a.Stderr, "mcpadapter: left out %v\n", sk.Err)
 	}
 	fmt.Fprintf(a.Stderr, "agent: model %s, %d tools from %s\n", f.model, len(tools), s.Source())
+	if note := endpoint.keyNote(); note != "" {
+		fmt.Fprintf(a.Stderr, "mcpadapter: %s\n", note)
+	}
 	prompter := term.NewPrompter(a.Stdin, a.Stderr)
 	var history []adk.Message
 	turn := 0
 	ask := func(question string) error {
 		turn++
 		history = append(history, schema.UserMessage(question))
+		transport.record(nil)
 		answer, err := a.agentTurn(ctx, ag, prompter, fmt.Sprintf("turn-%d", turn), history)
 		if err != nil {
-			return err
+			return endpoint.explain(ctx, err, transport.failure())
 		}
 		history = append(history, schema.AssistantMessage(answer, nil))
 		return nil

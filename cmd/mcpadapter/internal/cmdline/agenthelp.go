@@ -14,7 +14,10 @@ written; each tool call and its result are shown as they happen. When a server a
 mid-call (elicitation), you answer it here and the run resumes.
 
 Type a message and press Enter; an empty line or EOF (Ctrl-D) ends the session. --once runs one
-question and exits, for scripts. The API key comes from --api-key or $OPENAI_API_KEY.`
+question and exits, for scripts. The API key comes from --api-key or $OPENAI_API_KEY; with none,
+requests go without an Authorization header (servers on this machine, such as Ollama, need none),
+and for a server elsewhere the agent says so before the first request. A refused key, an unknown
+model or a server that does not answer is reported in one plain line (--verbose shows the rest).`
 	// AgentExample is the agent command's examples.
 	AgentExample = `  mcpadapter agent --model gpt-4o-mini
   mcpadapter agent --model llama3.1 --base-url http://127.0.0.1:11434/v1 --once "What is 2+3?"

@@ -96,8 +96,15 @@ func isCobraUsage(err error) bool {
 		strings.HasPrefix(s, "invalid argument") || strings.HasPrefix(s, "accepts ") || strings.HasPrefix(s, "requires at least")
 }
 
-// printError prints err as one line, or in full with --verbose.
+// printError prints err as one line, or in full with --verbose. A config
+// with several problems gets a line for each, verbose or not.
 func (a *App) printError(err error) {
+	if problems := configProblems(err); len(problems) > 1 {
+		for _, p := range problems {
+			fmt.Fprintf(a.Stderr, "mcpadapter: %s\n", strings.TrimPrefix(p, "mcpadapter: "))
+		}
+		return
+	}
 	msg := err.Error()
 	if !a.verbose {
 		first, rest, cut := strings.Cut(msg, "\n")
@@ -111,4 +118,23 @@ func (a *App) printError(err error) {
 	}
 	msg = strings.TrimPrefix(msg, "mcpadapter: ")
 	fmt.Fprintf(a.Stderr, "mcpadapter: %s\n", msg)
+}
+
+// configProblems returns the problems of a config error (several joined
+// with errors.Join, each a *mcpadapter.ConfigError), one a line; nil when
+// err is anything else.
+func configProblems(err error) []string {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	var out []string
+	for _, e := range errs {
+		var ce *mcpadapter.ConfigError
+		if !errors.As(e, &ce) {
+			return nil
+		}
+		out = append(out, strings.Split(e.Error(), "\n")...)
+	}
+	return out
 }

@@ -74,9 +74,34 @@ func (s *Session) Tools(ctx context.Context) ([]*mcpadapter.Tool, error) {
 	return all, nil
 }
 
-// Info describes every connection; the era is the oldest.
-func (s *Session) Info(ctx context.Context) (*mcpadapter.Info, error) {
-	out := &mcpadapter.Info{}
+// Info describes a session's connections.
+type Info struct {
+	// Servers are the servers connected, each with the era it negotiated.
+	Servers []mcpadapter.ServerInfo
+	// Unavailable are the servers that could not be connected.
+	Unavailable []mcpadapter.ServerFailure
+	// Groups are the adapters of several servers, each speaking one era;
+	// servers outside a group (the demo's) negotiate their eras apart.
+	Groups []Group
+	// Separate reports that the session has several adapters, each
+	// negotiating its own era.
+	Separate bool
+}
+
+// Group is an adapter of several servers: one protocol era for all.
+type Group struct {
+	// Servers names the group's servers, in order.
+	Servers []string
+	// Era is the group's era, that of its oldest server.
+	Era mcpadapter.Era
+	// PulledDownBy names the handshake-era server that pulled the group
+	// down from 2026-07-28, if one did.
+	PulledDownBy string
+}
+
+// Info describes every connection.
+func (s *Session) Info(ctx context.Context) (*Info, error) {
+	out := &Info{Separate: len(s.adapters) > 1}
 	var errs []error
 	for _, ad := range s.adapters {
 		info, err := ad.Info(ctx)
@@ -84,11 +109,12 @@ func (s *Session) Info(ctx context.Context) (*mcpadapter.Info, error) {
 			errs = append(errs, err)
 			continue
 		}
-		if out.Era == mcpadapter.EraUnknown || info.Era < out.Era {
-			out.Era = info.Era
-		}
-		if info.PulledDownBy != "" {
-			out.PulledDownBy = info.PulledDownBy
+		if clients := ad.Group().Clients(); len(clients) > 1 {
+			g := Group{Era: info.Era, PulledDownBy: info.PulledDownBy}
+			for _, c := range clients {
+				g.Servers = append(g.Servers, c.Name())
+			}
+			out.Groups = append(out.Groups, g)
 		}
 		out.Servers = append(out.Servers, info.Servers...)
 		out.Unavailable = append(out.Unavailable, info.Unavailable...)

@@ -34,6 +34,13 @@ type Turn struct {
 	// ToolCalls, if any, are returned as tool_calls (finish_reason
 	// "tool_calls").
 	ToolCalls []ToolCall
+	// Status, if not zero, makes the reply an HTTP error of that status
+	// with OpenAI's error body: {"error": {"message": Error, "type": ...,
+	// "code": Code}}, as OpenAI answers a bad key (401, "invalid_api_key")
+	// or an unknown model (404, "model_not_found").
+	Status int
+	// Error and Code are the error's message and code when Status is set.
+	Error, Code string
 }
 
 // A ToolCall is one function call requested by the assistant, or recorded in
@@ -315,6 +322,10 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		turn = reply(req.clone())
 	}
 
+	if turn.Status != 0 {
+		writeAPIError(w, turn.Status, turn.Error, turn.Code)
+		return
+	}
 	resp := newResponse(n, req.Model, turn, len(body))
 	if !req.Stream {
 		w.Header().Set("Content-Type", "application/json")
@@ -515,12 +526,21 @@ func splitRunes(s string, n int) []string {
 }
 
 func writeError(w http.ResponseWriter, status int, msg string) {
+	writeAPIError(w, status, msg, "")
+}
+
+// writeAPIError writes an error in OpenAI's format; an empty code is null.
+func writeAPIError(w http.ResponseWriter, status int, msg, code string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
+	var c any
+	if code != "" {
+		c = code
+	}
 	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
 		"message": msg,
 		"type":    "invalid_request_error",
 		"param":   nil,
-		"code":    nil,
+		"code":    c,
 	}})
 }

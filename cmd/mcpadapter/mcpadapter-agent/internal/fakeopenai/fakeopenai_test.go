@@ -379,3 +379,29 @@ func TestWire(t *testing.T) {
 		t.Errorf("bad requests were recorded: %d requests", n)
 	}
 }
+
+// TestErrorTurn: a Turn with a Status is an HTTP error with OpenAI's error
+// body, and is recorded like any request.
+func TestErrorTurn(t *testing.T) {
+	s := Start(t, Turn{Status: http.StatusUnauthorized, Error: "Incorrect API key provided.", Code: "invalid_api_key"}, Turn{Content: "ok"})
+	resp, err := http.Post(s.URL+"/chat/completions", "application/json", strings.NewReader(`{"model":"m","messages":[{"role":"user","content":"hi"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Error struct{ Message, Type, Code string }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 401 || body.Error.Message != "Incorrect API key provided." || body.Error.Code != "invalid_api_key" {
+		t.Errorf("%d %+v", resp.StatusCode, body)
+	}
+	if _, err := newModel(t, s).Generate(context.Background(), []*schema.Message{schema.UserMessage("hi")}); err != nil {
+		t.Errorf("the turn after the error: %v", err)
+	}
+	if n := len(s.Requests()); n != 2 {
+		t.Errorf("%d requests recorded", n)
+	}
+}
