@@ -100,6 +100,7 @@ func (c *Client) cloneForInterrupt(parkTimeout time.Duration) *Client {
 		o.Capabilities.Elicitation = &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}
 	})
 	clone.pinVersion = c.pinned()
+	clone.shape = c.shape
 	if c.oauthFlow != nil {
 		clone.oauthFlow = c.oauthFlow // the same user's tokens for the same server
 	}
@@ -243,7 +244,8 @@ func requestFrom(key string, p *mcp.ElicitParams) elicitation.Request {
 // value of the wrong type, a missing required field, an unknown key) is an
 // *elicitation.Error and nothing is sent: ask again and resume again.
 func (t *Tool) Resume(ctx context.Context, pending *PendingCall, resume *elicitation.Resume) (*Result, error) {
-	return t.client.Resume(ctx, pending, resume)
+	res, err := t.client.Resume(ctx, pending, resume)
+	return t.softened(ctx, res, err)
 }
 
 // Resume continues a pending call; see Tool.Resume.
