@@ -12,8 +12,9 @@ import (
 // An Adapter governs discovery, not the tools' lifetime: tools returned by
 // Tools keep working after Close, reconnecting on their next call.
 type Adapter struct {
-	group  *Group
-	opts   Options
+	group *Group
+	opts  Options
+
 	shapes map[*Client]*serverShape // tool transforms by server; nil entries: none
 }
 

@@ -202,4 +202,9 @@ func TestMaxConcurrentCallsNegative(t *testing.T) {
 	if _, err := mcpadapter.NewGroup(cfg, &mcpadapter.ClientOptions{MaxConcurrentCalls: -2}); err == nil || !strings.Contains(err.Error(), "MaxConcurrentCalls") {
 		t.Errorf("NewGroup: %v", err)
 	}
+	cfg.Servers[1].MaxConcurrentCalls = -1
+	var ce *mcpadapter.ConfigError
+	if _, err := mcpadapter.NewGroup(cfg, nil); !errors.As(err, &ce) || ce.Path != "mcpServers.b.maxConcurrentCalls" {
+		t.Errorf("NewGroup with a negative ServerConfig.MaxConcurrentCalls: %v", err)
+	}
 }

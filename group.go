@@ -89,7 +89,10 @@ func clientForServer(sc *ServerConfig, base ClientOptions) (*Client, error) {
 	if sc.Timeout > 0 {
 		opts.Timeout = sc.Timeout
 	}
-	if sc.MaxConcurrentCalls > 0 {
+	switch {
+	case sc.MaxConcurrentCalls < 0:
+		return nil, &ConfigError{Path: "mcpServers." + sc.Name + ".maxConcurrentCalls", Msg: fmt.Sprintf("%d: want 0 (no cap) or more", sc.MaxConcurrentCalls)}
+	case sc.MaxConcurrentCalls > 0:
 		opts.MaxConcurrentCalls = sc.MaxConcurrentCalls
 	}
 	shape, err := configShape(sc)
