@@ -15,6 +15,8 @@ import (
 type Adapter struct {
 	group *Group
 	opts  Options
+
+	shapes map[*Client]*serverShape // tool transforms by server; nil entries: none
 }
 
 // Options configures an Adapter. A nil *Options is the default: no
@@ -33,9 +35,28 @@ type Options struct {
 	ParkTimeout time.Duration
 
 	// ToolFilter, if set, keeps only the tools for which it returns true.
-	// It sees each tool with its server's own name for it, before
-	// prefixing.
+	// It sees each tool after its transforms and before prefixing: Name
+	// is the server's name for it or the one a ToolTransform gives it,
+	// OriginalName the server's.
 	ToolFilter func(server string, tool *Tool) bool
+
+	// Prefix says when tool names start with their server's name:
+	// PrefixAuto (with several servers), PrefixAlways or PrefixNever. A
+	// server's own prefix (ServerTransform.Prefix, "prefix" in a config)
+	// is always used.
+	Prefix PrefixMode
+	// Transforms shape what the model sees of each server's tools, by
+	// server name (the config key, or ClientOptions.Name): see
+	// ServerTransform. An entry's settings replace those of the server's
+	// config entry, tool by tool. Tools applies them before any binding
+	// sees the tools; calls still reach the server with its own names.
+	Transforms map[string]*ServerTransform
+
+	// RequireTools makes a server that offers no tools (it lists none, or
+	// filters and transforms leave none) a failure, a *NoToolsError,
+	// instead of a warning in the log: usually a wrong URL path, wrong
+	// credentials or a misconfigured server.
+	RequireTools bool
 
 	// SkipUnavailable makes Tools return the tools of the servers that
 	// could be reached when others cannot, instead of failing. A server
@@ -44,6 +65,15 @@ type Options struct {
 	// OnUnavailable, if set, is told about each server SkipUnavailable
 	// leaves out.
 	OnUnavailable func(ServerFailure)
+
+	// TransportErrorsAsResults makes the tools' calls, when their server
+	// cannot be reached (it died, the network is down, it did not answer
+	// in time), return a Result the model can read ("The "weather"
+	// server is unavailable: ...") instead of a *TransportError, so that
+	// an agent run goes on without that server. Result.Failure keeps the
+	// *TransportError for the application. A call whose own context ends
+	// still returns its error.
+	TransportErrorsAsResults bool
 }
 
 // New returns an Adapter for target; opts may be nil. The transport is
@@ -91,20 +121,24 @@ func New(target any, opts *Options) (*Adapter, error) {
 	if o.Elicitation == ElicitInterrupt {
 		g = g.cloneForInterrupt(o.ParkTimeout)
 	}
-	return &Adapter{group: g, opts: o}, nil
+	shapes, err := adapterShapes(g, o.Transforms)
+	if err != nil {
+		return nil, err
+	}
+	return &Adapter{group: g, opts: o, shapes: shapes}, nil
 }
 
 // Tools connects if needed and returns the tools of every server, named for
-// a model: unprefixed with one server, "server_tool" with several. Two
-// tools that would get the same name are a *NameCollisionError; nothing is
-// silently overwritten. When servers fail, Tools returns a *GroupError
+// a model: unprefixed with one server, "server_tool" with several (see
+// Options.Prefix), and shaped by their transforms. Two tools of different
+// servers that would get the same name are a *NameCollisionError; nothing
+// is silently overwritten. When servers fail, Tools returns a *GroupError
 // listing all of them, unless Options.SkipUnavailable is set. A server
 // whose own tools clash (it lists one name twice) has failed: its
 // *NameCollisionError is its failure, and SkipUnavailable leaves it out.
 func (a *Adapter) Tools(ctx context.Context) ([]*Tool, error) {
-	tools, failures := a.group.tools(ctx)
-	prefix := len(a.group.clients) > 1
-	tools, clashes := nameTools(tools, prefix, a.opts.ToolFilter)
+	tools, failures := a.group.tools(ctx, a.prepare)
+	tools, clashes := nameTools(tools, a.prefixOf, a.opts.ToolFilter)
 	failures = append(failures, clashes...)
 	if len(failures) > 0 {
 		if !a.opts.SkipUnavailable || len(failures) == len(a.group.clients) {
@@ -126,12 +160,14 @@ func (a *Adapter) Tools(ctx context.Context) ([]*Tool, error) {
 }
 
 // MetaOriginalName is the Tool.Meta key that holds the server's own name for
-// a tool whose model-facing name had to be sanitised or shortened.
+// a tool whose model-facing name had to be sanitised or shortened, or was
+// given by a ToolTransform.
 const MetaOriginalName = "io.mcpadapter/originalName"
 
-// nameTools filters tools and gives them their model names. A server two
-// of whose tools get the same name is left out, and returned as failed.
-func nameTools(tools []*Tool, prefix bool, keep func(string, *Tool) bool) ([]*Tool, []ServerFailure) {
+// nameTools filters tools and gives them their model names (prefixOf says
+// each one's prefix, "" for none). A server two of whose tools get the
+// same name is left out, and returned as failed.
+func nameTools(tools []*Tool, prefixOf func(*Tool) string, keep func(string, *Tool) bool) ([]*Tool, []ServerFailure) {
 	out := tools[:0]
 	seen := make(map[[2]string]*Tool, len(tools)) // by server and model name
 	clashed := make(map[string]bool)
@@ -140,11 +176,8 @@ func nameTools(tools []*Tool, prefix bool, keep func(string, *Tool) bool) ([]*To
 		if keep != nil && !keep(t.Server, t) {
 			continue
 		}
-		p := ""
-		if prefix {
-			p = t.Server
-		}
-		t.Name = modelToolName(p, t.OriginalName)
+		p := prefixOf(t)
+		t.Name = modelToolName(p, t.Name) // the server's name or a transform's
 		if t.Name != t.OriginalName && (p == "" || t.Name != p+"_"+t.OriginalName) {
 			// Sanitised or shortened: keep the server's name where the
 			// model's framework can see it.

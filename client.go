@@ -53,6 +53,13 @@ type Client struct {
 	progress map[string]func(Progress)
 
 	cache *responseCache // nil when ClientOptions.Cache is
+
+	// shape is the tool transform of the client's config entry, or nil.
+	shape *serverShape
+
+	// slots holds a token per tool call in flight when
+	// ClientOptions.MaxConcurrentCalls caps them; nil means no cap.
+	slots chan struct{}
 }
 
 // NewClient returns a Client for target, which may be an http(s) URL
@@ -67,6 +74,9 @@ func NewClient(target any, options *ClientOptions) (*Client, error) {
 	}
 	if err := opts.Cache.validate(); err != nil {
 		return nil, fmt.Errorf("ClientOptions.Cache: %w", err)
+	}
+	if opts.MaxConcurrentCalls < 0 {
+		return nil, fmt.Errorf("ClientOptions.MaxConcurrentCalls is %d: want 0 (no cap) or more", opts.MaxConcurrentCalls)
 	}
 	if cfg, ok := target.(*Config); ok && cfg != nil {
 		if len(cfg.Servers) != 1 {
@@ -117,6 +127,9 @@ func newClientWith(ep *endpoint, opts ClientOptions, adjust func(*mcp.ClientOpti
 		trace = opts.logger()
 	}
 	c.callTool = c.callDirect
+	if opts.MaxConcurrentCalls > 0 {
+		c.slots = make(chan struct{}, opts.MaxConcurrentCalls)
+	}
 	c.obs = wire.NewObserver(name, trace)
 	if o, ok := opts.Auth.(*OAuth); ok && o != nil && (ep.kind == kindStreamable || ep.kind == kindSSE) {
 		c.oauthFlow = newOAuthHandler(o, name, ep.url, c.plainHTTPClient(), c.log)

@@ -66,6 +66,21 @@ type ServerConfig struct {
 	// true or an object) turns it on, with its non-zero settings over
 	// those of ClientOptions.Cache.
 	Cache *ServerCache
+	// MaxConcurrentCalls is "maxConcurrentCalls": the cap on the server's
+	// tool calls in flight (ClientOptions.MaxConcurrentCalls); 0 means
+	// the ClientOptions' setting.
+	MaxConcurrentCalls int
+
+	// Prefix is "prefix": what starts the names of the server's tools
+	// instead of Name (ServerTransform.Prefix).
+	Prefix string
+	// Description is "description" when it is a string: a note put before
+	// the description of each of the server's tools
+	// (ServerTransform.Description).
+	Description string
+	// Tools is "tools" when it is an object: transforms of the server's
+	// tools, by the server's name for each (ServerTransform.Tools).
+	Tools map[string]*ToolTransform
 
 	// Extra holds the members this package does not know, kept verbatim.
 	Extra map[string]json.RawMessage
@@ -175,9 +190,17 @@ func ParseConfig(data []byte) (*Config, error) {
 // see OAuthSettings), "timeout" (a number of seconds, or a duration such as
 // "30s"), "includeTools" and "excludeTools" (lists of tool names), "cache"
 // (true, false, or an object {"defaultTtl": "30s", "maxTtl": "10m",
-// "maxEntries": 500}: see ServerCache), and "disabled" (true drops the
-// server). Other members are kept in ServerConfig.Extra. A member whose
-// value is null counts as absent.
+// "maxEntries": 500}: see ServerCache), "maxConcurrentCalls" (a whole
+// number: see ClientOptions.MaxConcurrentCalls), "disabled" (true drops
+// the server), and the tool transforms of ServerTransform: "prefix" (a
+// name), "description" (a string) and "tools", an object of tools by the
+// server's name for each: {"search": {"name": "search_docs",
+// "description": "...", "enabled": true, "arguments": {"limit":
+// {"default": 10}, "tenant": {"hide": true, "default": "acme"}, "q":
+// {"name": "query", "description": "..."}}}}. Other members, and a
+// "description" or "tools" of another shape (as other programs write
+// them), are kept in ServerConfig.Extra. A member whose value is null
+// counts as absent.
 //
 // In command, args, env values, cwd, url, header values and auth, ${VAR}
 // is replaced by the variable VAR, which must be set, and ${VAR:-default}

@@ -54,6 +54,11 @@ func configFromDocument(doc *config.Document) *Config {
 			ExcludeTools: s.ExcludeTools,
 			Cache:        serverCache(s.Cache),
 			Extra:        s.Extra,
+
+			MaxConcurrentCalls: s.MaxConcurrentCalls,
+			Prefix:             s.Prefix,
+			Description:        s.Description,
+			Tools:              toolTransforms(s.Tools),
 		}
 	}
 	return cfg
@@ -80,4 +85,24 @@ func serverCache(c *config.Cache) *ServerCache {
 	}
 	sc := ServerCache(*c)
 	return &sc
+}
+
+// toolTransforms returns the ToolTransforms of a parsed "tools" member.
+func toolTransforms(tools map[string]*config.Tool) map[string]*ToolTransform {
+	if tools == nil {
+		return nil
+	}
+	out := make(map[string]*ToolTransform, len(tools))
+	for name, t := range tools {
+		tt := &ToolTransform{Name: t.Name, Description: t.Description, Disabled: t.Disabled}
+		if t.Arguments != nil {
+			tt.Arguments = make(map[string]*ArgTransform, len(t.Arguments))
+			for an, a := range t.Arguments {
+				at := ArgTransform(*a)
+				tt.Arguments[an] = &at
+			}
+		}
+		out[name] = tt
+	}
+	return out
 }

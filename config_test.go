@@ -230,7 +230,8 @@ func TestParseConfigConversion(t *testing.T) {
 		"token": {"url": "https://t.example/mcp", "headers": {"H": "h"}, "auth": "${TOKEN}", "cache": false},
 		"oauth": {"url": "https://o.example/sse", "auth": {"type": "oauth", "clientId": "id", "clientSecret": "s", "issuer": "https://as.example",
 			"scopes": ["s1"], "redirectUrl": "http://127.0.0.1:8976/cb"}, "cache": true},
-		"plain": {"url": "https://p.example/mcp", "auth": "oauth"}
+		"plain": {"url": "https://p.example/mcp", "auth": "oauth", "maxConcurrentCalls": 2, "prefix": "p", "description": "Note.",
+			"tools": {"t": {"name": "n", "description": "d", "enabled": false, "arguments": {"a": {"name": "b", "description": "x", "default": 1, "hide": true}}}}}
 	}}`
 	cfg, err := ParseConfigEnv([]byte(doc), lookupTestEnv)
 	if err != nil {
@@ -245,7 +246,9 @@ func TestParseConfigConversion(t *testing.T) {
 			Auth: &ServerAuth{Bearer: "t0k3n"}, Cache: &ServerCache{Off: true}},
 		{Name: "oauth", URL: "https://o.example/sse", Transport: "sse", Cache: &ServerCache{},
 			Auth: &ServerAuth{OAuth: &OAuthSettings{ClientID: "id", ClientSecret: "s", Issuer: "https://as.example", Scopes: []string{"s1"}, RedirectURL: "http://127.0.0.1:8976/cb"}}},
-		{Name: "plain", URL: "https://p.example/mcp", Transport: "http", Auth: &ServerAuth{OAuth: &OAuthSettings{}}},
+		{Name: "plain", URL: "https://p.example/mcp", Transport: "http", Auth: &ServerAuth{OAuth: &OAuthSettings{}},
+			MaxConcurrentCalls: 2, Prefix: "p", Description: "Note.", Tools: map[string]*ToolTransform{"t": {Name: "n", Description: "d", Disabled: true,
+				Arguments: map[string]*ArgTransform{"a": {Name: "b", Description: "x", Default: json.RawMessage(`1`), Hide: true}}}}},
 	}
 	if !reflect.DeepEqual(cfg.Servers, want) {
 		t.Fatalf("got\n%s\nwant\n%s", dump(cfg.Servers), dump(want))

@@ -36,6 +36,8 @@ type session struct {
 	sawPOST     atomic.Bool // the first POST has been answered
 	legacyHTTP  atomic.Bool // ... with a status a legacy SSE server gives
 
+	firstAnswer atomic.Pointer[httpAnswer] // the first HTTP response (endpointHint)
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -258,6 +260,7 @@ func (c *Client) dial(ctx context.Context) (*session, error) {
 	start := time.Now()
 
 	s, err := c.dialOnce(ctx, deadline, c.ep, c.pinned())
+	first := s
 	switch {
 	case err != nil && c.ep.kind == kindStdio && ctx.Err() == nil && s.exitedAlone:
 		// Some handshake-era servers exit when they see server/discover.
@@ -271,7 +274,7 @@ func (c *Client) dial(ctx context.Context) (*session, error) {
 		s, err = c.dialOnce(ctx, deadline, &sse, c.pinned())
 	}
 	if err != nil {
-		return nil, c.connectError(ctx, s, err)
+		return nil, c.connectError(ctx, s, c.endpointHint(first, err))
 	}
 	s.info.ConnectedAt = start
 	s.info.ConnectTime = time.Since(start)
@@ -365,7 +368,7 @@ func (c *Client) httpClient(observe bool, s *session) *http.Client {
 	if base == nil {
 		base = c.ownTransport()
 	}
-	tap := &wire.Tap{Base: base, Observer: c.obs, Observe: observe, MaxMessageBytes: c.opts.maxMessageBytes()}
+	tap := &wire.Tap{Base: &firstAnswer{next: base, s: s}, Observer: c.obs, Observe: observe, MaxMessageBytes: c.opts.maxMessageBytes()}
 	tap.OnOversized = func(size int64, failedCall bool) {
 		if failedCall {
 			c.log.Warn("a response was over the message size limit; its call failed", "bytes", size, "limit", c.opts.maxMessageBytes())

@@ -50,6 +50,10 @@
 //	adapter.go      Adapter, Options, New: the tool list of one or several servers
 //	group.go        Group: several servers, fan-out, one protocol era, prefixes
 //	names.go        model-safe tool names
+//	prepare.go      each server's listing made tools: filters, transforms,
+//	                empty lists (NoToolsError), prefixes (PrefixMode)
+//	transform*.go   tool transforms: names, descriptions, arguments
+//	unavailable.go  transport failures as results (TransportErrorResult)
 //	tool.go         Tool, Tool.Call, Client.Tools and ListTools
 //	call.go         CallOptions, Client.CallTool: where every tool call starts
 //	interrupt.go    ElicitInterrupt: PendingCall, InputRequiredError, Resume,
@@ -60,6 +64,7 @@
 //	features.go     prompts, resources, completion
 //	progress.go     per-call progress tokens and routing
 //	connect.go      sessions: connect, handshake deadlines, era fallback, reconnect
+//	endpoint_hint.go  a URL that is not the MCP endpoint: say so, suggest one
 //	client.go       Client, NewClient: options to go-sdk, Close
 //	options.go      ClientOptions
 //	target.go       target inference (URL, Command, *mcp.Server, ...)

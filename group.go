@@ -62,6 +62,9 @@ func NewGroup(cfg *Config, options *ClientOptions) (*Group, error) {
 	if err := opts.Cache.validate(); err != nil {
 		return nil, fmt.Errorf("ClientOptions.Cache: %w", err)
 	}
+	if opts.MaxConcurrentCalls < 0 {
+		return nil, fmt.Errorf("ClientOptions.MaxConcurrentCalls is %d: want 0 (no cap) or more", opts.MaxConcurrentCalls)
+	}
 	g := &Group{filters: make(map[*Client]toolFilter)}
 	var errs []error
 	for _, sc := range cfg.Servers {
@@ -86,6 +89,16 @@ func clientForServer(sc *ServerConfig, base ClientOptions) (*Client, error) {
 	if sc.Timeout > 0 {
 		opts.Timeout = sc.Timeout
 	}
+	switch {
+	case sc.MaxConcurrentCalls < 0:
+		return nil, &ConfigError{Path: "mcpServers." + sc.Name + ".maxConcurrentCalls", Msg: fmt.Sprintf("%d: want 0 (no cap) or more", sc.MaxConcurrentCalls)}
+	case sc.MaxConcurrentCalls > 0:
+		opts.MaxConcurrentCalls = sc.MaxConcurrentCalls
+	}
+	shape, err := configShape(sc)
+	if err != nil {
+		return nil, err
+	}
 	opts.Cache = sc.cacheConfig(base.Cache)
 	var ep *endpoint
 	switch sc.Transport {
@@ -97,7 +110,6 @@ func clientForServer(sc *ServerConfig, base ClientOptions) (*Client, error) {
 		slices.Sort(env)
 		ep = &endpoint{kind: kindStdio, command: Command{Path: sc.Command, Args: sc.Args, Env: env, Dir: sc.Cwd}}
 	case "http", "sse":
-		var err error
 		if ep, err = endpointFromString(sc.URL); err != nil {
 			return nil, &ConfigError{Path: "mcpServers." + sc.Name + ".url", Msg: err.Error()}
 		}
@@ -141,7 +153,9 @@ func clientForServer(sc *ServerConfig, base ClientOptions) (*Client, error) {
 	if ep.kind == kindStdio || ep.kind == kindInProcess {
 		opts.Headers, opts.Auth, opts.HTTPClient, opts.OAuthHandler = nil, nil, nil, nil
 	}
-	return newClient(ep, opts), nil
+	c := newClient(ep, opts)
+	c.shape = shape
+	return c, nil
 }
 
 // checkSharedCredentials refuses one bearer token or OAuth handler for
@@ -341,9 +355,11 @@ func (c *Client) failedIn(failures []ServerFailure) bool {
 	return slices.ContainsFunc(failures, func(f ServerFailure) bool { return f.Server == c.name })
 }
 
-// tools lists the tools of every server at once. It returns the tools of
-// the servers that answered and the failures of those that did not.
-func (g *Group) tools(ctx context.Context) ([]*Tool, []ServerFailure) {
+// tools lists the tools of every server at once and runs prepare on each
+// server's list (Adapter.prepare: filters, transforms). It returns the
+// tools of the servers that answered and the failures of those that did
+// not, or whose prepare failed.
+func (g *Group) tools(ctx context.Context, prepare func(*Client, []*Tool) ([]*Tool, error)) ([]*Tool, []ServerFailure) {
 	failures := g.connect(ctx)
 	lists := make([][]*Tool, len(g.clients))
 	more := g.fanOut(ctx, func(ctx context.Context, i int, c *Client) error {
@@ -354,13 +370,8 @@ func (g *Group) tools(ctx context.Context) ([]*Tool, []ServerFailure) {
 		if err != nil {
 			return err
 		}
-		f := g.filters[c]
-		for _, t := range ts {
-			if f.keep(t.OriginalName) {
-				lists[i] = append(lists[i], t)
-			}
-		}
-		return nil
+		lists[i], err = prepare(c, ts)
+		return err
 	})
 	failures = append(failures, more...)
 	var all []*Tool

@@ -109,6 +109,7 @@ func (c *Client) cloneForInterrupt(parkTimeout time.Duration) *Client {
 		o.Capabilities.Elicitation = &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}
 	})
 	clone.pinVersion = c.pinned()
+	clone.shape = c.shape
 	if c.oauthFlow != nil {
 		clone.oauthFlow = c.oauthFlow // the same user's tokens for the same server
 	}
@@ -265,7 +266,8 @@ func requestFrom(key string, p *mcp.ElicitParams) elicitation.Request {
 // waits for the answer of the call it queued behind, then runs, so resume
 // it together with that call or after it.
 func (t *Tool) Resume(ctx context.Context, pending *PendingCall, resume *elicitation.Resume) (*Result, error) {
-	return t.client.Resume(ctx, pending, resume)
+	res, err := t.client.Resume(ctx, pending, resume)
+	return t.softened(ctx, res, err)
 }
 
 // Resume continues a pending call; see Tool.Resume.

@@ -46,8 +46,16 @@ type ClientOptions struct {
 	Cache *CacheConfig
 
 	// Timeout bounds each request (tool call, listing, ...); zero means no
-	// limit beyond the caller's context.
+	// limit beyond the caller's context. A call queued by
+	// MaxConcurrentCalls starts its Timeout when it is sent.
 	Timeout time.Duration
+	// MaxConcurrentCalls, if positive, caps the tool calls in flight to
+	// this server at once (a single-threaded stdio server, a server with
+	// one upstream connection); more calls wait for a free slot, each for
+	// as long as its own context allows. Zero means no cap. It counts
+	// tools/call requests only (listings, reads and prompts are not held
+	// back), and each Client has its own cap.
+	MaxConcurrentCalls int
 	// ConnectTimeout bounds starting the server and the protocol handshake;
 	// zero means 30 seconds.
 	ConnectTimeout time.Duration

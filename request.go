@@ -106,17 +106,44 @@ func (s *session) run(ctx context.Context, fn func(context.Context, *session) er
 }
 
 // sendCall sends one tools/call, with tc's _meta and progress routing,
-// bounded by timeout (zero: none).
+// bounded by timeout (zero: none), once a call slot is free.
 func (c *Client) sendCall(ctx context.Context, tc *toolCall, params *mcp.CallToolParams, timeout time.Duration) (*mcp.CallToolResult, error) {
+	release, err := c.callSlot(ctx, params.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	if tc.meta != nil {
 		params.Meta = tc.meta
 	}
 	defer c.withProgress(params, tc.progress)()
 	var res *mcp.CallToolResult
-	err := c.send(ctx, request{op: "tools/call", tool: params.Name, timeout: timeout}, func(ctx context.Context, s *session) error {
+	err = c.send(ctx, request{op: "tools/call", tool: params.Name, timeout: timeout}, func(ctx context.Context, s *session) error {
 		var err error
 		res, err = s.cs.CallTool(ctx, params)
 		return err
 	})
 	return res, err
+}
+
+// callSlot waits for one of the tool-call slots of
+// ClientOptions.MaxConcurrentCalls and returns its release. A call whose
+// context ends while it waits is a *TransportError that wraps the
+// context's cause and was never sent.
+func (c *Client) callSlot(ctx context.Context, tool string) (release func(), _ error) {
+	if c.slots == nil {
+		return func() {}, nil
+	}
+	select {
+	case c.slots <- struct{}{}:
+		return func() { <-c.slots }, nil
+	default:
+	}
+	c.log.Debug("tool call waits for a free slot", "tool", tool, "maxConcurrentCalls", cap(c.slots))
+	select {
+	case c.slots <- struct{}{}:
+		return func() { <-c.slots }, nil
+	case <-ctx.Done():
+		return nil, c.transportError(nil, "tools/call", tool, fmt.Errorf("not sent: still waiting for one of the %d call slots (ClientOptions.MaxConcurrentCalls) when the call ended: %w", cap(c.slots), context.Cause(ctx)))
+	}
 }

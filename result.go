@@ -26,6 +26,12 @@ type Result struct {
 	Artifact *Artifact
 	// Meta is the result's _meta, or nil.
 	Meta map[string]any
+	// Failure is the transport failure this result stands for, when one
+	// was turned into a result (Options.TransportErrorsAsResults,
+	// TransportErrorResult): IsError is then set and Content tells the
+	// model that the server is unavailable. It is nil for every result
+	// that came from a server.
+	Failure *TransportError
 }
 
 // Artifact is the part of a result meant for the program rather than the

@@ -12,9 +12,9 @@ import (
 // A Tool holds its Client, not a connection: it stays callable after the
 // Adapter that listed it is closed, reconnecting on its next call.
 type Tool struct {
-	// Name is the name to show the model: the server's name for the tool,
-	// made to match ^[A-Za-z0-9_-]{1,64}$ and, with several servers,
-	// prefixed with the server's name.
+	// Name is the name to show the model: the server's name for the tool
+	// (or the one a ToolTransform gives it), made to match
+	// ^[A-Za-z0-9_-]{1,64}$ and prefixed as Options.Prefix says.
 	Name string
 	// OriginalName is the server's own name for the tool.
 	OriginalName string
@@ -25,7 +25,7 @@ type Tool struct {
 	// Description tells the model what the tool does.
 	Description string
 	// InputSchema is the JSON Schema of the arguments, byte for byte as the
-	// server sent it.
+	// server sent it (unless a ToolTransform changes the arguments).
 	InputSchema json.RawMessage
 	// OutputSchema is the JSON Schema of the structured content, as sent, or
 	// nil when the tool declares none.
@@ -38,6 +38,8 @@ type Tool struct {
 	Icons []mcp.Icon
 
 	client *Client
+	args   *argPlan // the model's arguments to the server's; nil: as they are
+	soft   bool     // transport failures are results (Options.TransportErrorsAsResults)
 }
 
 // Call calls the tool with args, a JSON object (nil or empty means {}).
@@ -52,14 +54,20 @@ type Tool struct {
 // In ElicitInterrupt mode (see Options.Elicitation) a call whose server
 // asks the user a question returns an *InputRequiredError; continue it
 // with Resume.
+//
+// A tool listed with a ToolTransform sends the server its own name and
+// the arguments it expects (renamed back, hidden values and defaults
+// filled in). With Options.TransportErrorsAsResults, a failure to reach
+// the server is a Result the model can read, with Failure set.
 func (t *Tool) Call(ctx context.Context, args json.RawMessage) (*Result, error) {
-	return t.client.call(ctx, t.OriginalName, t.Name, args, nil)
+	return t.CallWith(ctx, args, nil)
 }
 
 // CallWith is Call with per-call options (progress, _meta); opts may be
 // nil.
 func (t *Tool) CallWith(ctx context.Context, args json.RawMessage, opts *CallOptions) (*Result, error) {
-	return t.client.call(ctx, t.OriginalName, t.Name, args, opts)
+	res, err := t.client.call(ctx, t.OriginalName, t.Name, t.args.wire(args), opts)
+	return t.softened(ctx, res, err)
 }
 
 // Client returns the client the tool calls through.

@@ -34,8 +34,23 @@ type AgentConfig struct {
 	// default (20).
 	MaxIterations int
 	// Sequential runs a turn's tool calls one at a time instead of in
-	// parallel.
+	// parallel. To hold back only the calls to one server, set its
+	// ClientOptions.MaxConcurrentCalls ("maxConcurrentCalls" in a config).
 	Sequential bool
+	// TransportErrorsAsResults keeps a run going when a server cannot be
+	// reached (it died mid-run, the network is down, it did not answer
+	// in time): the model gets a tool result saying the server is
+	// unavailable (mcpadapter.TransportErrorResult) instead of the run
+	// ending with the *mcpadapter.TransportError. The tool event's
+	// *Output has Unavailable set. A run whose own context ends still
+	// ends.
+	TransportErrorsAsResults bool
+	// OnTransportError, if set, is told about each transport failure a
+	// tool turned into a result for the model (with
+	// TransportErrorsAsResults, or with the adapter's
+	// Options.TransportErrorsAsResults): the typed error, for the
+	// application. It runs on the tool's goroutine.
+	OnTransportError func(context.Context, *mcpadapter.TransportError)
 	// ExtraTools are more eino tools to offer the model.
 	ExtraTools []tool.BaseTool
 }
@@ -60,6 +75,11 @@ func NewAgent(ctx context.Context, chat model.ToolCallingChatModel, tools []*mcp
 		return nil, errors.New("eino: NewAgent needs a chat model")
 	}
 	ets, skipped := Tools(tools)
+	for _, et := range ets {
+		if t, ok := et.(*Tool); ok {
+			t.soft, t.onFailure = cfg.TransportErrorsAsResults, cfg.OnTransportError
+		}
+	}
 	ets = append(ets, cfg.ExtraTools...)
 	names := make([]string, 0, len(ets))
 	for _, t := range ets {

@@ -25,6 +25,10 @@ type Output struct {
 	// IsError reports that the tool ran and failed (its text went to the
 	// model as the tool's output).
 	IsError bool
+	// Unavailable reports that the tool's server could not be reached and
+	// the model was told so (AgentConfig.TransportErrorsAsResults); IsError
+	// is set too. AgentConfig.OnTransportError gets the error.
+	Unavailable bool
 	// StructuredContent is the result's structured content, or nil.
 	StructuredContent json.RawMessage
 	// Meta is the result's _meta, or nil.
@@ -43,12 +47,17 @@ func init() {
 //
 // A result the tool reports as an error reaches the model as the tool's
 // output, with the server's own words; it never ends the agent run. A
-// transport failure does end it, with the *mcpadapter.TransportError. A
-// server's question (in ElicitInterrupt mode) interrupts the run with an
+// transport failure does end it, with the *mcpadapter.TransportError,
+// unless AgentConfig.TransportErrorsAsResults (or the adapter's
+// Options.TransportErrorsAsResults) is set. A server's question (in
+// ElicitInterrupt mode) interrupts the run with an
 // *elicitation.Interrupt; resume it with an *elicitation.Resume.
 type Tool struct {
 	mcp    *mcpadapter.Tool
 	params *schema.ParamsOneOf
+
+	soft      bool                                              // transport failures are results
+	onFailure func(context.Context, *mcpadapter.TransportError) // told about each
 }
 
 // NewTool wraps t. It fails when t's input schema cannot be represented in
@@ -110,10 +119,17 @@ func (t *Tool) InvokableRun(ctx context.Context, args string, _ ...tool.Option) 
 	if errors.As(err, &ir) {
 		return "", tool.StatefulInterrupt(ctx, ir.Pending.Interrupt(), ir.Pending)
 	}
+	var te *mcpadapter.TransportError
+	if err != nil && t.soft && ctx.Err() == nil && errors.As(err, &te) {
+		res, err = mcpadapter.TransportErrorResult(te), nil
+	}
 	if err != nil {
 		return "", err
 	}
-	out := &Output{Tool: t.mcp.Name, Server: t.mcp.Server, IsError: res.IsError, Meta: res.Meta}
+	if res.Failure != nil && t.onFailure != nil {
+		t.onFailure(ctx, res.Failure)
+	}
+	out := &Output{Tool: t.mcp.Name, Server: t.mcp.Server, IsError: res.IsError, Unavailable: res.Failure != nil, Meta: res.Meta}
 	if res.Artifact != nil {
 		out.StructuredContent = res.Artifact.StructuredContent
 	}

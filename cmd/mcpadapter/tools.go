@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/cmd/mcpadapter/internal/cmdline"
+	"github.com/mcpadapter/mcpadapter/cmd/mcpadapter/internal/session"
 	"github.com/spf13/cobra"
 )
 
@@ -16,8 +17,10 @@ func toolsCommand(a *cmdline.App) *cobra.Command {
 		Use:   "tools [TARGET | -- COMMAND ARGS...]",
 		Short: "List the tools of one or more servers, as an agent sees them",
 		Long: `List the combined tools of the target or config: the name a model sees (prefixed with the
-server's name when there are several servers), the server, its protocol era, and the first line
-of the description. --json prints everything, input and output schemas included.`,
+server's name when there are several servers, or with its "prefix"; renamed by its "tools"
+transforms), the server, its protocol era, and the first line of the description. A server that
+offers no tools is listed as "(none)": check its URL or command, its credentials and its
+includeTools. --json prints everything, input and output schemas included.`,
 		Example: `  mcpadapter tools
   mcpadapter tools https://example.com/mcp
   mcpadapter tools --config ~/.cursor/mcp.json --json
@@ -41,7 +44,11 @@ of the description. --json prints everything, input and output schemas included.
 			for _, si := range info.Servers {
 				eras[si.Name] = fmt.Sprintf("%s (%s)", si.ProtocolVersion, si.Era)
 			}
+			empty := serversWithoutTools(info, tools)
 			if asJSON {
+				for _, name := range empty {
+					fmt.Fprintf(a.Stderr, "mcpadapter: server %s offers no tools: %s\n", name, noToolsAdvice)
+				}
 				return writeToolsJSON(a, tools, eras)
 			}
 			w := tabwriter.NewWriter(a.Stdout, 0, 4, 2, ' ', 0)
@@ -49,11 +56,33 @@ of the description. --json prints everything, input and output schemas included.
 			for _, t := range tools {
 				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", t.Name, t.Server, eras[t.Server], cmdline.FirstLine(t.Description, 70))
 			}
+			for _, name := range empty {
+				fmt.Fprintf(w, "(none)\t%s\t%s\tno tools: %s\n", name, eras[name], noToolsAdvice)
+			}
 			return w.Flush()
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the full tool list as JSON (schemas included)")
 	return cmd
+}
+
+// noToolsAdvice says what to check about a server that offers no tools.
+const noToolsAdvice = "check its URL or command, its credentials and its includeTools"
+
+// serversWithoutTools returns the connected servers none of whose tools
+// are listed, in the order of info.
+func serversWithoutTools(info *session.Info, tools []*mcpadapter.Tool) []string {
+	has := map[string]bool{}
+	for _, t := range tools {
+		has[t.Server] = true
+	}
+	var out []string
+	for _, si := range info.Servers {
+		if !has[si.Name] {
+			out = append(out, si.Name)
+		}
+	}
+	return out
 }
 
 func writeToolsJSON(a *cmdline.App, tools []*mcpadapter.Tool, eras map[string]string) error {

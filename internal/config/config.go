@@ -69,6 +69,17 @@ type Server struct {
 	ExcludeTools []string
 	// Cache is the "cache" member; nil when absent or null.
 	Cache *Cache
+	// MaxConcurrentCalls is "maxConcurrentCalls"; 0 means no cap.
+	MaxConcurrentCalls int
+	// Prefix is "prefix": what starts the names of the server's tools
+	// instead of its name; it matches ValidServerName, or is "".
+	Prefix string
+	// Description is "description" when it is a string: a note put
+	// before each tool's description. (Another value is kept in Extra.)
+	Description string
+	// Tools is "tools": transforms of the server's tools, by the server's
+	// name for each.
+	Tools map[string]*Tool
 
 	// Extra holds the members the parser does not know, verbatim.
 	Extra map[string]json.RawMessage

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -38,6 +39,8 @@ func FuzzParse(f *testing.F) {
 		`{"mcpServers":{"a":{"command":"${"}}}`,
 		`{"mcpServers":{"a":{"command":"${UNSET:-${SET}}","args":["${SET:-{x}}","${UNSET:-${UNSET2:-{\"a\":1}}}","${A:-{"]}}}`,
 		"\ufeff{\"mcpServers\":{\"a\":{\"command\":\"x\"}}}",
+		`{"mcpServers":{"kb":{"url":"http://h/mcp","maxConcurrentCalls":2,"prefix":"docs","description":"Wiki.","tools":{"search":{"name":"s","description":"d","enabled":false,"arguments":{"t":{"hide":true,"default":{"a":[1]}},"q":{"name":"query","description":"x"}}}}}}}`,
+		`{"mcpServers":{"kb":{"command":"x","maxConcurrentCalls":-1.5,"prefix":"a b","description":[],"tools":{"":{"arguments":{"x":{"name":"","hide":"y","z":1}}},"b":1}}}}`,
 		`[]`, `{`, ``, `null`, `{"mcpServers":null}`,
 	} {
 		f.Add([]byte(s))
@@ -69,7 +72,8 @@ func FuzzParse(f *testing.F) {
 
 // checkServers fails unless the servers hold what Parse promises: valid
 // and distinct names, a known transport with its command or URL, no
-// negative durations, a cache that is off or on, an auth of one kind.
+// negative durations, a cache that is off or on, an auth of one kind, no
+// negative call cap, prefixes and tool names that are names.
 func checkServers(t *testing.T, servers []Server) {
 	t.Helper()
 	seen := make(map[string]bool)
@@ -100,6 +104,19 @@ func checkServers(t *testing.T, servers []Server) {
 		}
 		if a := s.Auth; a != nil && (a.Bearer != "") == (a.OAuth != nil) {
 			t.Fatalf("server %q: auth %+v", s.Name, a)
+		}
+		if s.MaxConcurrentCalls < 0 || s.Prefix != "" && !serverNameRE.MatchString(s.Prefix) {
+			t.Fatalf("server %q: maxConcurrentCalls %d, prefix %q", s.Name, s.MaxConcurrentCalls, s.Prefix)
+		}
+		for name, tool := range s.Tools {
+			if name == "" || tool == nil || tool.Name != "" && !serverNameRE.MatchString(tool.Name) {
+				t.Fatalf("server %q: tool transform %q: %+v", s.Name, name, tool)
+			}
+			for an, a := range tool.Arguments {
+				if a == nil || len(a.Default) > 0 && !json.Valid(a.Default) {
+					t.Fatalf("server %q: tool %q: argument %q: %+v", s.Name, name, an, a)
+				}
+			}
 		}
 	}
 }

@@ -44,7 +44,8 @@ var transportNames = map[string]string{
 // null one counts as absent. ("disabled" is read before the others.)
 func knownMember(key string) bool {
 	switch key {
-	case "command", "args", "env", "cwd", "url", "headers", "type", "transport", "auth", "timeout", "includeTools", "excludeTools", "cache":
+	case "command", "args", "env", "cwd", "url", "headers", "type", "transport", "auth", "timeout", "includeTools", "excludeTools", "cache",
+		"maxConcurrentCalls", "prefix", "description", "tools":
 		return true
 	}
 	return false
@@ -152,12 +153,36 @@ func (p *parser) serverMember(sc *Server, st *serverState, f member) {
 		sc.ExcludeTools = p.stringList(f, fpath, false)
 	case "cache":
 		sc.Cache = p.cache(f, fpath)
-	default:
-		if sc.Extra == nil {
-			sc.Extra = make(map[string]json.RawMessage)
+	case "maxConcurrentCalls":
+		sc.MaxConcurrentCalls = p.maxConcurrentCalls(f, fpath)
+	case "prefix":
+		sc.Prefix = p.prefix(f, fpath)
+	case "description":
+		if f.val[0] != '"' {
+			// Not the note this package reads: some other tool's member.
+			p.extra(sc, f)
+			return
 		}
-		sc.Extra[f.key] = f.val
+		sc.Description = rawString(f)
+	case "tools":
+		if f.val[0] != '{' {
+			// Not this package's transforms: some other tool's member
+			// (GitHub Copilot's list of allowed tools, "tools": ["*"]).
+			p.extra(sc, f)
+			return
+		}
+		sc.Tools = p.tools(f, fpath)
+	default:
+		p.extra(sc, f)
 	}
+}
+
+// extra keeps the member f, which the parser does not read, in sc.Extra.
+func (p *parser) extra(sc *Server, f member) {
+	if sc.Extra == nil {
+		sc.Extra = make(map[string]json.RawMessage)
+	}
+	sc.Extra[f.key] = f.val
 }
 
 // transport parses the member f, "type" or "transport", into sc.Transport;

@@ -2,8 +2,10 @@ package testserver
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -47,7 +49,21 @@ type Options struct {
 	// template [ResourceTemplate] and the prompt "greet", and accepts
 	// resource subscriptions.
 	Resources bool
+	// OneCallAtATime makes the server handle one tools/call at a time, as
+	// a single-threaded server or one with a single upstream connection
+	// does: a call that arrives while another is in flight gets an error
+	// result starting with [BusyMessage] (see [State.Overlaps]).
+	OneCallAtATime bool
 }
+
+// RecvPrefix starts the stderr lines of an mcptestserver run with
+// -log-methods: one "recv PID METHOD" line per message read from stdin,
+// in order, PID being the process's.
+const RecvPrefix = "recv "
+
+// BusyMessage starts the error result of a call refused by a server with
+// Options.OneCallAtATime.
+const BusyMessage = "busy: another tool call is in flight"
 
 // New returns a go-sdk server with the test tools, configured by opts.
 func New(opts Options) *mcp.Server {
@@ -77,7 +93,10 @@ func NewWithState(opts Options) (*mcp.Server, *State) {
 	setCacheOptions(opts, sopts)
 	srv := mcp.NewServer(&mcp.Implementation{Name: name, Version: version}, sopts)
 	st := newState()
-	srv.AddReceivingMiddleware(recordingMiddleware(st))
+	if opts.OneCallAtATime {
+		srv.AddReceivingMiddleware(oneAtATimeMiddleware(st))
+	}
+	srv.AddReceivingMiddleware(recordingMiddleware(st)) // outermost: sees refused calls too
 	if opts.NoCacheHints {
 		srv.AddReceivingMiddleware(noHintsMiddleware)
 	}
@@ -104,8 +123,29 @@ func recordingMiddleware(st *State) mcp.Middleware {
 				st.recordList()
 			case "tools/call":
 				if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && p != nil {
-					st.recordCall(p.Name, requestHeader(req))
+					st.recordCall(p.Name, requestHeader(req), p.Arguments)
 				}
+			}
+			return next(ctx, method, req)
+		}
+	}
+}
+
+// oneAtATimeMiddleware refuses a tools/call while another is in flight,
+// counting the refusals and the most calls it saw at once in st.
+func oneAtATimeMiddleware(st *State) mcp.Middleware {
+	var inflight atomic.Int32
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "tools/call" {
+				return next(ctx, method, req)
+			}
+			n := inflight.Add(1)
+			defer inflight.Add(-1)
+			st.recordInFlight(int(n))
+			if n > 1 {
+				msg := fmt.Sprintf("%s (%d calls at once; this server handles one at a time)", BusyMessage, n)
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{text(msg)}}, nil
 			}
 			return next(ctx, method, req)
 		}

@@ -2,8 +2,10 @@ package testserver
 
 import (
 	"context"
+	"encoding/json"
 	"maps"
 	"net/http"
+	"slices"
 	"sync"
 )
 
@@ -19,6 +21,9 @@ type State struct {
 	lastHeaders   map[string]http.Header
 	requests      map[string]int // by method
 	reads         map[string]int // resources/read by URI
+	lastArgs      map[string]json.RawMessage
+	maxInFlight   int // the most tools/call at once (Options.OneCallAtATime)
+	overlaps      int // the calls refused for overlapping
 }
 
 func newState() *State {
@@ -28,6 +33,7 @@ func newState() *State {
 		lastHeaders: make(map[string]http.Header),
 		requests:    make(map[string]int),
 		reads:       make(map[string]int),
+		lastArgs:    make(map[string]json.RawMessage),
 	}
 }
 
@@ -69,15 +75,51 @@ func (s *State) Reads(uri string) int {
 	return s.reads[uri]
 }
 
-func (s *State) recordCall(name string, h http.Header) {
+func (s *State) recordCall(name string, h http.Header, args json.RawMessage) {
 	s.update(func() {
 		s.calls[name]++
+		s.lastArgs[name] = slices.Clone(args)
 		if h != nil {
 			s.lastHeaders[name] = h.Clone()
 		} else {
 			delete(s.lastHeaders, name)
 		}
 	})
+}
+
+// recordInFlight notes n tools/call in flight at once; more than one is an
+// overlap.
+func (s *State) recordInFlight(n int) {
+	s.update(func() {
+		s.maxInFlight = max(s.maxInFlight, n)
+		if n > 1 {
+			s.overlaps++
+		}
+	})
+}
+
+// LastArguments returns the arguments of the most recent call of the named
+// tool, byte for byte as the server received them, or nil.
+func (s *State) LastArguments(tool string) json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.lastArgs[tool])
+}
+
+// MaxInFlight returns the most tools/call requests a server with
+// Options.OneCallAtATime saw in flight at once.
+func (s *State) MaxInFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.maxInFlight
+}
+
+// Overlaps returns how many calls a server with Options.OneCallAtATime
+// refused because another call was in flight.
+func (s *State) Overlaps() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.overlaps
 }
 
 func (s *State) recordCancel() { s.update(func() { s.cancellations++ }) }

@@ -103,11 +103,13 @@ func delayMiddleware(method string, d time.Duration) mcp.Middleware {
 // server/discover request are dropped (never answered). With exitFirst, the
 // process exits with code 4 if the first request is server/discover. With
 // neverAnswer set, tools/call requests for that tool are dropped: the call is
-// never answered, and its cancellation is ignored.
+// never answered, and its cancellation is ignored. With logMethods, the
+// method of every message read (request or notification) is written to
+// stderr as "recv PID METHOD", in the order the messages arrive.
 //
 // This has to happen below go-sdk: a handshake-era go-sdk server answers
 // server/discover itself, before any receiving middleware runs.
-func filterStdin(r io.Reader, ignore, exitFirst bool, neverAnswer string) io.ReadCloser {
+func filterStdin(r io.Reader, ignore, exitFirst bool, neverAnswer string, logMethods bool) io.ReadCloser {
 	pr, pw := io.Pipe()
 	go func() {
 		br := bufio.NewReader(r)
@@ -116,6 +118,9 @@ func filterStdin(r io.Reader, ignore, exitFirst bool, neverAnswer string) io.Rea
 			line, err := br.ReadBytes('\n')
 			if len(line) > 0 {
 				method, isRequest := requestMethod(line)
+				if logMethods && method != "" {
+					fmt.Fprintf(os.Stderr, "%s%d %s\n", testserver.RecvPrefix, os.Getpid(), method)
+				}
 				discover := isRequest && method == "server/discover"
 				if exitFirst && isRequest && !sawRequest && discover {
 					fmt.Fprintln(os.Stderr, "mcptestserver: first request is server/discover; exiting")

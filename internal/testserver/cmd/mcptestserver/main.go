@@ -54,6 +54,8 @@ type config struct {
 	cacheTTLMs      int
 	cacheScope      string
 	resources       bool
+	oneAtATime      bool
+	logMethods      bool
 }
 
 func parseFlags() (*config, error) {
@@ -87,6 +89,8 @@ func parseFlags() (*config, error) {
 	flag.IntVar(&c.cacheTTLMs, "cache-ttl-ms", 0, "the ttlMs caching hint of discover, list and read results")
 	flag.StringVar(&c.cacheScope, "cache-scope", "", "the cacheScope caching hint (public or private) of discover, list and read results")
 	flag.BoolVar(&c.resources, "resources", false, "add the test://cache/ resources, their template and the greet prompt")
+	flag.BoolVar(&c.oneAtATime, "one-at-a-time", false, "refuse a tools/call while another is in flight (a single-threaded server)")
+	flag.BoolVar(&c.logMethods, "log-methods", false, "stdio: write \"recv PID METHOD\" to stderr for every message read from stdin, in order")
 	flag.StringVar(&c.neverAnswer, "never-answer", "", "stdio: drop every tools/call of this tool (never answered, cancellation ignored)")
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -152,13 +156,14 @@ func startup(c *config) {
 // newServer builds the server with the middleware requested by flags.
 func newServer(c *config, out *lockedWriter) *mcp.Server {
 	opts := testserver.Options{
-		Name:       c.name,
-		Era:        c.era,
-		PageSize:   c.pageSize,
-		ManyTools:  c.manyTools,
-		CacheTTLMs: c.cacheTTLMs,
-		CacheScope: c.cacheScope,
-		Resources:  c.resources,
+		Name:           c.name,
+		Era:            c.era,
+		PageSize:       c.pageSize,
+		ManyTools:      c.manyTools,
+		CacheTTLMs:     c.cacheTTLMs,
+		CacheScope:     c.cacheScope,
+		Resources:      c.resources,
+		OneCallAtATime: c.oneAtATime,
 		OnCrash: func() {
 			fmt.Fprintln(os.Stderr, testserver.CrashMessage)
 			os.Exit(testserver.CrashExitCode)

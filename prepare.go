@@ -1,0 +1,77 @@
+package mcpadapter
+
+import (
+	"fmt"
+)
+
+// NoToolsError reports a server that offers no tools, with
+// Options.RequireTools set: usually the wrong URL path, wrong credentials
+// or a misconfigured server.
+type NoToolsError struct {
+	// Server names the server.
+	Server string
+	// Listed is how many tools the server listed, all of them left out
+	// by filters or transforms; 0 means it listed none.
+	Listed int
+}
+
+func (e *NoToolsError) Error() string {
+	if e.Listed == 0 {
+		return fmt.Sprintf("mcpadapter: server %q lists no tools (is the URL, the command or the credential right?)", e.Server)
+	}
+	return fmt.Sprintf("mcpadapter: server %q: includeTools, excludeTools and \"enabled\": false leave none of its %d tools", e.Server, e.Listed)
+}
+
+// prepare turns one server's listing into its tools for a model: the
+// config's includeTools and excludeTools, then the transforms. A server
+// left with no tools is logged as a warning, or is a *NoToolsError with
+// Options.RequireTools.
+func (a *Adapter) prepare(c *Client, listed []*Tool) ([]*Tool, error) {
+	sh := a.shapes[c]
+	f := a.group.filters[c]
+	kept := make([]*Tool, 0, len(listed))
+	for _, t := range listed {
+		if !f.keep(t.OriginalName) || sh.disabled(t.OriginalName) {
+			continue
+		}
+		if err := sh.apply(t); err != nil {
+			return nil, err
+		}
+		t.soft = a.opts.TransportErrorsAsResults
+		kept = append(kept, t)
+	}
+	for _, path := range sh.unmatched(listed) {
+		c.log.Warn("a tool transform names a tool the server does not list", "at", path)
+	}
+	if len(kept) > 0 {
+		return kept, nil
+	}
+	if len(listed) == 0 {
+		c.log.Warn("server lists no tools: check its URL or command, its credentials and its configuration")
+	} else {
+		c.log.Warn("filters leave none of the server's tools", "listed", len(listed))
+	}
+	if a.opts.RequireTools {
+		return nil, &NoToolsError{Server: c.name, Listed: len(listed)}
+	}
+	return kept, nil
+}
+
+// prefixOf returns the prefix of t's model-facing name: its server's own
+// prefix if it has one, else the server's name or nothing, as
+// Options.Prefix says.
+func (a *Adapter) prefixOf(t *Tool) string {
+	if sh := a.shapes[t.client]; sh != nil && sh.prefix != "" {
+		return sh.prefix
+	}
+	switch a.opts.Prefix {
+	case PrefixAlways:
+		return t.Server
+	case PrefixNever:
+		return ""
+	}
+	if len(a.group.clients) > 1 {
+		return t.Server
+	}
+	return ""
+}
