@@ -81,6 +81,8 @@
 //	internal/oauthflow   the OAuth sign-in: loopback redirect, token files
 //	internal/config      the mcpServers document parser, with positions
 //
+// Package schemaprofile rewrites input schemas for model providers
+// (OpenAI strict and not, Anthropic, Gemini) and lists what it changed.
 // Package elicitation holds the interrupt payload and answers; the eino
 // module binds tools to eino's agents, and cmd/mcpadapter is the CLI.
 package mcpadapter

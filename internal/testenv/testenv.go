@@ -242,3 +242,45 @@ func (b *tailBuffer) String() string {
 	defer b.mu.Unlock()
 	return strings.ToValidUTF8(string(b.buf), "?")
 }
+
+// NPMServer is one pinned npm MCP server that speaks stdio (versions in
+// npm/package.json): its package, its bin name and the arguments it needs.
+type NPMServer struct {
+	Package string
+	Bin     string
+	Args    []string
+}
+
+// NPMServers are the pinned npm MCP servers besides server-everything, as
+// the schema corpus of package schemaprofile starts them: none needs the
+// network or a key to list its tools. Args naming a directory use "{dir}",
+// which StdioCommand replaces with a temporary directory.
+func NPMServers() []NPMServer {
+	return []NPMServer{
+		{Package: "@modelcontextprotocol/server-filesystem", Bin: "mcp-server-filesystem", Args: []string{"{dir}"}},
+		{Package: "@modelcontextprotocol/server-memory", Bin: "mcp-server-memory"},
+		{Package: "@modelcontextprotocol/server-sequential-thinking", Bin: "mcp-server-sequential-thinking"},
+		{Package: "@modelcontextprotocol/server-github", Bin: "mcp-server-github"},
+		{Package: "@notionhq/notion-mcp-server", Bin: "notion-mcp-server"},
+		{Package: "@playwright/mcp", Bin: "playwright-mcp", Args: []string{"--headless", "--isolated"}},
+	}
+}
+
+// StdioCommand returns how to launch s over stdio with Node 22: the node
+// binary, [entry, args...] and the child's environment.
+func (s NPMServer) StdioCommand(t testing.TB) (path string, args []string, env []string) {
+	t.Helper()
+	node := Node(t)
+	entry, err := PackageBin(NPMDir(t), s.Package, s.Bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args = []string{entry}
+	for _, a := range s.Args {
+		if a == "{dir}" {
+			a = t.TempDir()
+		}
+		args = append(args, a)
+	}
+	return node, args, NodeEnv(node)
+}

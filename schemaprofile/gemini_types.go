@@ -1,0 +1,158 @@
+package schemaprofile
+
+// geminiType writes o's type as genai.Schema holds it: one type name,
+// null as nullable, several as anyOf.
+func (t *transform) geminiType(o, out *object, path string) {
+	v, has := o.get("type")
+	if !has {
+		return
+	}
+	ts := types(o)
+	var keep []string
+	null := false
+	for _, ty := range ts {
+		switch {
+		case ty == "null":
+			null = true
+		case contains(geminiTypes, ty) && !contains(keep, ty):
+			keep = append(keep, ty)
+		}
+	}
+	if ts == nil || len(keep)+boolInt(null) != len(ts) {
+		t.note(RuleDropped, ptr(path, "type"), "type %s: unknown names dropped", short(text(v), 60))
+	}
+	switch {
+	case len(keep) == 0 && null:
+		out.set("type", "null")
+		return
+	case len(keep) == 0:
+		return
+	case len(keep) == 1:
+		out.set("type", keep[0])
+	default:
+		var alts []any
+		for _, ty := range keep {
+			b := newObject()
+			b.set("type", ty)
+			alts = append(alts, b)
+		}
+		if prev, ok := o.vals["anyOf"].([]any); ok {
+			addDescription(out, "Also one of: "+text(prev)+".")
+		}
+		o.set("anyOf", alts)
+		t.note(RuleTypeList, ptr(path, "type"), "type list %s sent as anyOf", short(text(v), 60))
+	}
+	if null {
+		out.set("nullable", true)
+		if len(keep) == 1 {
+			t.note(RuleTypeList, ptr(path, "type"), "type list %s sent as nullable %s", short(text(v), 60), keep[0])
+		}
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// geminiEnum keeps an enum of strings on a string schema; other enums go
+// to the description.
+func (t *transform) geminiEnum(o, out *object, path string) {
+	e, has := o.get("enum")
+	if !has {
+		if c, ok := o.str("const"); ok && (!out.has("type") || hasType(out, "string")) {
+			out.set("type", "string")
+			out.set("enum", []any{c})
+			t.note(RuleEnumToDescription, ptr(path, "const"), "const %q sent as a one-value enum", short(c, 60))
+		}
+		return
+	}
+	list, ok := e.([]any)
+	strs := ok && len(list) > 0
+	var vals []any
+	for _, x := range list {
+		switch x.(type) {
+		case string:
+			vals = append(vals, x)
+		case nil:
+			out.set("nullable", true)
+		default:
+			strs = false
+		}
+	}
+	if strs && len(vals) > 0 && (!out.has("type") || hasType(out, "string")) {
+		out.set("type", "string")
+		out.set("enum", vals)
+		return
+	}
+	addDescription(out, "Allowed values: "+text(e)+".")
+	t.note(RuleEnumToDescription, ptr(path, "enum"), "enum %s written into the description", short(text(e), 80))
+}
+
+// geminiFormat keeps the formats Gemini knows for the type.
+func (t *transform) geminiFormat(out *object, path string) {
+	f, ok := out.str("format")
+	if !ok {
+		return
+	}
+	ty, _ := out.str("type")
+	if contains(geminiFormats[ty], f) {
+		return
+	}
+	out.del("format")
+	addDescription(out, "Format: "+f+".")
+	t.note(RuleToDescription, ptr(path, "format"), "format %q", short(f, 60))
+}
+
+// geminiObject writes properties and the required names that have one.
+func (t *transform) geminiObject(o, out *object, path string) {
+	props := newObject()
+	if p, ok := o.obj("properties"); ok {
+		for _, k := range p.keys {
+			props.set(k, t.geminiNode(p.vals[k], ptr(path, "properties", k)))
+		}
+	}
+	out.set("properties", props)
+	r, ok := o.vals["required"].([]any)
+	if !ok {
+		return
+	}
+	var req []any
+	for _, x := range r {
+		s, ok := x.(string)
+		if ok && props.has(s) && !containsValue(req, s) {
+			req = append(req, s)
+		} else {
+			t.note(RuleRequiredUndefined, ptr(path, "required"), "required %s has no property", short(text(x), 60))
+		}
+	}
+	if len(req) > 0 {
+		out.set("required", req)
+	}
+}
+
+// geminiUntyped gives a schema without type or anyOf the types it
+// stands for: properties mean object; otherwise any value, as anyOf.
+func (t *transform) geminiUntyped(out *object, path string) {
+	if out.has("type") || out.has("anyOf") {
+		return
+	}
+	t.note(RuleUntyped, path, "no type: sent as anyOf string, number, boolean, object, array")
+	var alts []any
+	for _, ty := range []string{"string", "number", "boolean", "object", "array"} {
+		b := newObject()
+		b.set("type", ty)
+		if ty == "object" {
+			b.set("properties", newObject())
+		}
+		if ty == "array" {
+			it := newObject()
+			it.set("type", "string")
+			b.set("items", it)
+		}
+		alts = append(alts, b)
+	}
+	out.set("anyOf", alts)
+}
