@@ -330,7 +330,7 @@ func (c *Client) dialOnce(ctx context.Context, deadline *connectDeadline, ep *en
 func (c *Client) transport(ctx context.Context, ep *endpoint, s *session) (mcp.Transport, func(), error) {
 	switch ep.kind {
 	case kindStdio:
-		return &stdioTransport{
+		t := &stdioTransport{
 			cmd:    ep.command,
 			server: c.name,
 			opts:   &c.opts,
@@ -341,7 +341,10 @@ func (c *Client) transport(ctx context.Context, ep *endpoint, s *session) (mcp.T
 			logStray: func(server, line string) {
 				c.log.Warn("server wrote a non-JSON line to stdout (logs belong on stderr); skipped", "line", line)
 			},
-		}, nil, nil
+		}
+		// The stdio connection reports to the observer itself; the
+		// wrapper only hands calls their results as sent.
+		return &wire.ObservedTransport{Inner: t}, nil, nil
 	case kindInProcess:
 		ct, st := mcp.NewInMemoryTransports()
 		ss, err := ep.server.Connect(ctx, st, nil)

@@ -68,3 +68,14 @@ type notSentError struct{ err error }
 
 func (e *notSentError) Error() string { return e.err.Error() }
 func (e *notSentError) Unwrap() error { return e.err }
+
+// sdkUnknownContent is the start of go-sdk's error for a tool result with
+// a content block of a type it does not know ("unrecognized content type
+// %q"); a block without a type gets it too, with "".
+const sdkUnknownContent = "unrecognized content type "
+
+// isUnknownContentError reports whether err is go-sdk refusing a tool
+// result for a content block of a type it does not know.
+func isUnknownContentError(err error) bool {
+	return !isServerError(err) && strings.Contains(err.Error(), sdkUnknownContent)
+}
