@@ -182,6 +182,7 @@ type dialState struct {
 	deadline *connectDeadline                // the connect timeout, paused while a user signs in
 	probe    atomic.Pointer[connectDeadline] // the server/discover probe's, likewise
 	authErr  atomic.Pointer[error]           // a failed sign-in, not to be asked again
+	refused  atomic.Pointer[error]           // server/discover refused authorization: no fallback
 }
 
 // Pause stops the connect and probe clocks until resume is called
@@ -223,12 +224,17 @@ func (st *dialState) SetFailedSignIn(err error) {
 type dialKey struct{}
 
 // handshakeMiddleware bounds the server/discover probe and records the
-// handshake step in progress.
+// handshake step in progress. A probe the server refused authorization
+// (HTTP 401 or 403) ends the connect: the initialize handshake go-sdk
+// falls back to is not sent (see connect_auth.go).
 func (c *Client) handshakeMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		st, _ := ctx.Value(dialKey{}).(*dialState)
 		if st == nil {
 			return next(ctx, method, req)
+		}
+		if refused := st.refused.Load(); refused != nil && method == "initialize" {
+			return nil, *refused
 		}
 		st.step.Store(method)
 		if method != "server/discover" {
@@ -240,7 +246,14 @@ func (c *Client) handshakeMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		defer probe.stop()
 		st.probe.Store(probe)
 		defer st.probe.Store(nil)
+		pctx, rec := wire.TrackRequest(pctx)
 		res, err := next(pctx, method, req)
+		rec.Done()
+		if refused := authRefusal(rec, err); refused != nil && ctx.Err() == nil {
+			c.log.Info("server refused authorization for server/discover; not falling back to older protocols", "status", rec.Status())
+			st.refused.Store(&refused)
+			return nil, refused
+		}
 		if err != nil && pctx.Err() != nil && ctx.Err() == nil {
 			c.log.Info("server did not answer server/discover; using the initialize handshake", "after", c.opts.probeTimeout())
 		}
