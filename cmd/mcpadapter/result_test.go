@@ -13,10 +13,10 @@ import (
 func TestCallShowsResultsAsSent(t *testing.T) {
 	server := testserver.Build(t)
 	r := cli(t, "", "call", "precise", "--", server)
-	r.must(t, 0, []string{"structured content:", `"z": 1`, `"id": 12345678901234567890`, `"a": 9007199254740993`}, nil)
-	if z, id, a := strings.Index(r.stdout, `"z"`), strings.Index(r.stdout, `"id"`), strings.Index(r.stdout, `"a"`); z > id || id > a {
-		t.Errorf("members reordered:\n%s", r.stdout)
+	r.Must(t, 0, []string{"structured content:", `"z": 1`, `"id": 12345678901234567890`, `"a": 9007199254740993`}, nil)
+	if z, id, a := strings.Index(r.Stdout, `"z"`), strings.Index(r.Stdout, `"id"`), strings.Index(r.Stdout, `"a"`); z > id || id > a {
+		t.Errorf("members reordered:\n%s", r.Stdout)
 	}
-	cli(t, "", "call", "hologram", "--", server).must(t, 0,
+	cli(t, "", "call", "hologram", "--", server).Must(t, 0,
 		[]string{testserver.HologramText, `["hologram" content, not shown: this client does not support the type]`}, nil)
 }
