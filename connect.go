@@ -185,6 +185,7 @@ type dialState struct {
 	deadline *connectDeadline                // the connect timeout, paused while a user signs in
 	probe    atomic.Pointer[connectDeadline] // the server/discover probe's, likewise
 	authErr  atomic.Pointer[error]           // a failed sign-in, not to be asked again
+	refused  atomic.Pointer[error]           // server/discover refused authorization: no fallback
 }
 
 // Pause stops the connect and probe clocks until resume is called
@@ -226,12 +227,17 @@ func (st *dialState) SetFailedSignIn(err error) {
 type dialKey struct{}
 
 // handshakeMiddleware bounds the server/discover probe and records the
-// handshake step in progress.
+// handshake step in progress. A probe the server refused authorization
+// (HTTP 401 or 403) ends the connect: the initialize handshake go-sdk
+// falls back to is not sent (see connect_auth.go).
 func (c *Client) handshakeMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		st, _ := ctx.Value(dialKey{}).(*dialState)
 		if st == nil {
 			return next(ctx, method, req)
+		}
+		if refused := st.refused.Load(); refused != nil && method == "initialize" {
+			return nil, *refused
 		}
 		st.step.Store(method)
 		if method != "server/discover" {
@@ -243,7 +249,14 @@ func (c *Client) handshakeMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		defer probe.stop()
 		st.probe.Store(probe)
 		defer st.probe.Store(nil)
+		pctx, rec := wire.TrackRequest(pctx)
 		res, err := next(pctx, method, req)
+		rec.Done()
+		if refused := authRefusal(rec, err); refused != nil && ctx.Err() == nil {
+			c.log.Info("server refused authorization for server/discover; not falling back to older protocols", "status", rec.Status())
+			st.refused.Store(&refused)
+			return nil, refused
+		}
 		if err != nil && pctx.Err() != nil && ctx.Err() == nil {
 			c.log.Info("server did not answer server/discover; using the initialize handshake", "after", c.opts.probeTimeout())
 		}
@@ -334,7 +347,9 @@ func (c *Client) dialOnce(ctx context.Context, deadline *connectDeadline, ep *en
 func (c *Client) transport(ctx context.Context, ep *endpoint, s *session) (mcp.Transport, func(), error) {
 	switch ep.kind {
 	case kindStdio:
-		return c.stdioTransport(ep.command, s), nil, nil
+		// The stdio connection reports to the observer itself; the
+		// wrapper only hands calls their results as sent.
+		return &wire.ObservedTransport{Inner: c.stdioTransport(ep.command, s)}, nil, nil
 	case kindInProcess:
 		ct, st := mcp.NewInMemoryTransports()
 		ss, err := ep.server.Connect(ctx, st, nil)

@@ -1,16 +1,19 @@
 package mcpadapter
 
 import (
+	"encoding/json"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Content is one block of a tool result: *TextContent, *ImageContent,
-// *AudioContent, *ResourceLinkContent or *EmbeddedResourceContent.
+// *AudioContent, *ResourceLinkContent or *EmbeddedResourceContent, or
+// *UnknownContent for a block of a type this version does not convert.
 //
 // Every block keeps the annotations and _meta the server attached to it.
 type Content interface {
 	// Kind names the block's MCP content type: "text", "image", "audio",
-	// "resource_link" or "resource".
+	// "resource_link" or "resource", or an UnknownContent's Type.
 	Kind() string
 	// ContentAnnotations returns the block's annotations, or nil.
 	ContentAnnotations() *mcp.Annotations
@@ -70,6 +73,21 @@ type EmbeddedResourceContent struct {
 	Meta         map[string]any
 }
 
+// UnknownContent is a content block of a type this version of the package
+// does not convert, such as one a newer protocol version added. It is kept
+// as the server sent it rather than failing the call; Result.Text shows it
+// to a model as a short placeholder, and a program can read Raw itself.
+type UnknownContent struct {
+	// Type is the block's "type", such as "hologram".
+	Type string
+	// Raw is the whole block, as the server wrote it.
+	Raw json.RawMessage
+	// Annotations and Meta are the block's annotations and _meta, when it
+	// has them in their usual form; Raw has them in any case.
+	Annotations *mcp.Annotations
+	Meta        map[string]any
+}
+
 // Kind implements Content.
 func (*TextContent) Kind() string { return "text" }
 
@@ -84,6 +102,9 @@ func (*ResourceLinkContent) Kind() string { return "resource_link" }
 
 // Kind implements Content.
 func (*EmbeddedResourceContent) Kind() string { return "resource" }
+
+// Kind implements Content: the block's Type.
+func (c *UnknownContent) Kind() string { return c.Type }
 
 // ContentAnnotations implements Content.
 func (c *TextContent) ContentAnnotations() *mcp.Annotations { return c.Annotations }
@@ -100,6 +121,9 @@ func (c *ResourceLinkContent) ContentAnnotations() *mcp.Annotations { return c.A
 // ContentAnnotations implements Content.
 func (c *EmbeddedResourceContent) ContentAnnotations() *mcp.Annotations { return c.Annotations }
 
+// ContentAnnotations implements Content.
+func (c *UnknownContent) ContentAnnotations() *mcp.Annotations { return c.Annotations }
+
 // ContentMeta implements Content.
 func (c *TextContent) ContentMeta() map[string]any { return c.Meta }
 
@@ -114,3 +138,6 @@ func (c *ResourceLinkContent) ContentMeta() map[string]any { return c.Meta }
 
 // ContentMeta implements Content.
 func (c *EmbeddedResourceContent) ContentMeta() map[string]any { return c.Meta }
+
+// ContentMeta implements Content.
+func (c *UnknownContent) ContentMeta() map[string]any { return c.Meta }

@@ -1,42 +1,218 @@
 package mcpadapter
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 
+	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// convertResult turns a go-sdk tool result into a Result.
-func convertResult(server, tool string, r *mcp.CallToolResult) (*Result, error) {
-	if r == nil {
+// rawSource gives the result of a call as the server wrote it, when it was
+// seen (a *wire.RequestStatus).
+type rawSource interface {
+	Result() (json.RawMessage, bool)
+}
+
+// callReply is the answer to a tools/call: go-sdk's decoding of it, and
+// where to find the result as the server wrote it.
+type callReply struct {
+	*mcp.CallToolResult
+	raw rawSource // may be nil, or have nothing
+	// unknown holds the content blocks of types go-sdk does not decode,
+	// by their position in the result's content; CallToolResult.Content
+	// holds the others, in order.
+	unknown map[int]*UnknownContent
+}
+
+// replyOf makes the reply to a call from go-sdk's answer res and the
+// result as sent. A result that go-sdk refused only for a content block of
+// a type it does not know is decoded again from raw, with such blocks kept
+// as *UnknownContent; if that cannot be done, undecodable says why.
+// Any other error is go-sdk's err, returned as it is.
+func replyOf(res *mcp.CallToolResult, raw rawSource, err error) (reply *callReply, undecodable, _ error) {
+	if err == nil {
+		return &callReply{CallToolResult: res, raw: raw}, nil, nil
+	}
+	if !isUnknownContentError(err) {
+		return nil, nil, err
+	}
+	var result json.RawMessage
+	ok := false
+	if raw != nil {
+		result, ok = raw.Result()
+	}
+	if !ok {
+		return nil, fmt.Errorf("%w (the result as sent was not seen, so the block could not be kept)", err), nil
+	}
+	r, unknown, derr := decodeLenient(result)
+	if derr != nil {
+		return nil, derr, nil
+	}
+	return &callReply{CallToolResult: r, raw: raw, unknown: unknown}, nil, nil
+}
+
+// knownKinds are the content types a tool result may hold that this
+// package converts; decodeLenient leaves every other block to
+// UnknownContent.
+var knownKinds = map[string]bool{"text": true, "image": true, "audio": true, "resource_link": true, "resource": true}
+
+// decodeLenient decodes a tool result whose content has blocks of types
+// go-sdk does not know: those become *UnknownContent, by position, and
+// go-sdk decodes the rest.
+func decodeLenient(result json.RawMessage) (*mcp.CallToolResult, map[int]*UnknownContent, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(result, &fields); err != nil {
+		return nil, nil, fmt.Errorf("result: %w", err)
+	}
+	var blocks []json.RawMessage
+	if c := fields["content"]; c != nil {
+		if err := json.Unmarshal(c, &blocks); err != nil {
+			return nil, nil, fmt.Errorf("content: %w", err)
+		}
+	}
+	known := make([]json.RawMessage, 0, len(blocks))
+	unknown := make(map[int]*UnknownContent)
+	for i, b := range blocks {
+		kind, err := blockType(b)
+		if err != nil {
+			return nil, nil, fmt.Errorf("content[%d]: %w", i, err)
+		}
+		if knownKinds[kind] {
+			known = append(known, b)
+			continue
+		}
+		unknown[i] = newUnknownContent(kind, b)
+	}
+	if len(unknown) == 0 {
+		return nil, nil, errors.New("go-sdk refused a content type, but every block has a known type")
+	}
+	var err error
+	if fields["content"], err = json.Marshal(known); err != nil {
+		return nil, nil, fmt.Errorf("content: %w", err)
+	}
+	rest, err := json.Marshal(fields)
+	if err != nil {
+		return nil, nil, fmt.Errorf("result: %w", err)
+	}
+	var r mcp.CallToolResult
+	if err := json.Unmarshal(rest, &r); err != nil {
+		return nil, nil, fmt.Errorf("result: %w", err)
+	}
+	return &r, unknown, nil
+}
+
+// blockType returns the type of the content block b, a JSON object.
+func blockType(b json.RawMessage) (string, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil || fields == nil {
+		return "", errors.New("a content block must be a JSON object")
+	}
+	var kind string
+	if t := fields["type"]; t == nil || json.Unmarshal(t, &kind) != nil || kind == "" {
+		return "", errors.New(`a content block has no "type"`)
+	}
+	return kind, nil
+}
+
+// newUnknownContent keeps the block b of type kind, with the annotations
+// and _meta it has when they are well-formed.
+func newUnknownContent(kind string, b json.RawMessage) *UnknownContent {
+	u := &UnknownContent{Type: kind, Raw: b}
+	var common struct {
+		Annotations *mcp.Annotations `json:"annotations"`
+		Meta        map[string]any   `json:"_meta"`
+	}
+	if json.Unmarshal(b, &common) == nil {
+		u.Annotations, u.Meta = common.Annotations, common.Meta
+	}
+	return u
+}
+
+// convertResult turns the reply to a tool call into a Result.
+func convertResult(server, tool string, r *callReply) (*Result, error) {
+	if r == nil || r.CallToolResult == nil {
 		return nil, &ContentError{Server: server, Tool: tool, Index: -1, Err: errors.New("empty result")}
 	}
 	if r.NeedsInput() {
 		return nil, &ContentError{Server: server, Tool: tool, Index: -1,
 			Err: errors.New("the server asked for input (input_required) but this client has no elicitation; use WithElicitation")}
 	}
-	out := &Result{IsError: r.IsError, Meta: r.Meta, Content: make([]Content, 0, len(r.Content))}
-	for i, c := range r.Content {
-		cc, err := convertContent(c)
+	n := len(r.Content) + len(r.unknown)
+	out := &Result{IsError: r.IsError, Meta: r.Meta, Content: make([]Content, 0, n)}
+	next := 0 // the next block of r.Content
+	for i := range n {
+		if u := r.unknown[i]; u != nil {
+			out.Content = append(out.Content, u)
+			continue
+		}
+		if next >= len(r.Content) {
+			return nil, &ContentError{Server: server, Tool: tool, Index: i, Err: errors.New("missing content block")}
+		}
+		cc, err := convertContent(r.Content[next], func() json.RawMessage { return r.rawBlock(next) })
 		if err != nil {
 			return nil, &ContentError{Server: server, Tool: tool, Index: i, Err: err}
 		}
 		out.Content = append(out.Content, cc)
+		next++
 	}
 	if r.StructuredContent != nil {
-		raw, err := json.Marshal(r.StructuredContent)
-		if err != nil {
-			return nil, &ContentError{Server: server, Tool: tool, Index: -1, Err: fmt.Errorf("structuredContent: %w", err)}
+		raw := r.rawStructured()
+		if raw == nil {
+			var err error
+			if raw, err = json.Marshal(r.StructuredContent); err != nil {
+				return nil, &ContentError{Server: server, Tool: tool, Index: -1, Err: fmt.Errorf("structuredContent: %w", err)}
+			}
 		}
 		out.Artifact = &Artifact{StructuredContent: raw, Meta: r.Meta}
 	}
 	return out, nil
 }
 
-// convertContent turns one go-sdk content block into a Content.
-func convertContent(c mcp.Content) (Content, error) {
+// rawStructured returns the structured content as the server wrote it, or
+// nil when the result as sent is unknown.
+func (r *callReply) rawStructured() json.RawMessage {
+	if r.raw == nil {
+		return nil
+	}
+	result, ok := r.raw.Result()
+	if !ok {
+		return nil
+	}
+	sc, ok := wire.Member(result, "structuredContent")
+	if !ok || !json.Valid(sc) || bytes.Equal(sc, []byte("null")) {
+		return nil
+	}
+	return bytes.Clone(sc) // not the whole message
+}
+
+// rawBlock returns content block i as the server wrote it, or nil. Only
+// for a reply go-sdk decoded whole (no unknown blocks).
+func (r *callReply) rawBlock(i int) json.RawMessage {
+	if r.raw == nil || len(r.unknown) > 0 {
+		return nil
+	}
+	result, ok := r.raw.Result()
+	if !ok {
+		return nil
+	}
+	content, ok := wire.Member(result, "content")
+	if !ok {
+		return nil
+	}
+	var blocks []json.RawMessage
+	if json.Unmarshal(content, &blocks) != nil || i >= len(blocks) {
+		return nil
+	}
+	return blocks[i]
+}
+
+// convertContent turns one go-sdk content block into a Content. raw
+// returns the block as the server wrote it, or nil; it is asked only for
+// a block this package does not convert.
+func convertContent(c mcp.Content, raw func() json.RawMessage) (Content, error) {
 	switch c := c.(type) {
 	case *mcp.TextContent:
 		return &TextContent{Text: c.Text, Annotations: c.Annotations, Meta: c.Meta}, nil
@@ -74,6 +250,19 @@ func convertContent(c mcp.Content) (Content, error) {
 	case nil:
 		return nil, errors.New("null content block")
 	default:
-		return nil, fmt.Errorf("unsupported content type %T", c)
+		// A type go-sdk knows but a tool result does not carry (tool_use,
+		// tool_result): kept like a type nobody knows.
+		b := raw()
+		if b == nil {
+			var err error
+			if b, err = json.Marshal(c); err != nil {
+				return nil, fmt.Errorf("content of type %T: %w", c, err)
+			}
+		}
+		kind, err := blockType(b)
+		if err != nil {
+			return nil, err
+		}
+		return newUnknownContent(kind, b), nil
 	}
 }

@@ -63,7 +63,7 @@
 //	list.go         paginated listings
 //	features.go     prompts, resources, completion
 //	progress.go     per-call progress tokens and routing
-//	connect.go      sessions: connect, handshake deadlines, era fallback, reconnect
+//	connect*.go     sessions: connect, handshake deadlines, era fallback, reconnect
 //	endpoint_hint.go  a URL that is not the MCP endpoint: say so, suggest one
 //	client.go       Client, NewClient: options to go-sdk, Close
 //	options.go      ClientOptions
@@ -77,7 +77,7 @@
 //	errors.go       typed errors; sdkerrors.go: go-sdk errors recognised by text
 //	info.go         Era and ServerInfo
 //	internal/stdio       the stdio process transport: line filter, stderr tail, process group
-//	internal/wire        protocol trace, HTTP tap (size limits), redaction
+//	internal/wire        protocol trace, HTTP tap (size limits), redaction, results as sent
 //	internal/oauthflow   the OAuth sign-in: loopback redirect, token files
 //	internal/config      the mcpServers document parser, with positions
 //

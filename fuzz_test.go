@@ -1,12 +1,14 @@
 package mcpadapter
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -35,6 +37,11 @@ func FuzzResolveTarget(f *testing.F) {
 	})
 }
 
+// rawResult is a tool result as the server wrote it (a rawSource).
+type rawResult json.RawMessage
+
+func (r rawResult) Result() (json.RawMessage, bool) { return json.RawMessage(r), true }
+
 func FuzzConvertResult(f *testing.F) {
 	for _, s := range []string{
 		`{"content":[{"type":"text","text":"hi","annotations":{"audience":["user"],"priority":0.5},"_meta":{"k":1}}]}`,
@@ -48,15 +55,34 @@ func FuzzConvertResult(f *testing.F) {
 		`{"content":[{"type":"image"}]}`,
 		`{"content":null}`,
 		`{"resultType":"input_required","inputRequests":{}}`,
+		// Kept verbatim: member order and numbers beyond float64.
+		`{"content":[{"type":"text","text":"precise"}],"structuredContent":{"z":1,"id":12345678901234567890,"a":9007199254740993}}`,
+		`{"structuredContent": [ 1.50, -0e0 , "\u00e9" ] ,"content":[]}`,
+		// Blocks of types this version does not know.
+		`{"content":[{"type":"text","text":"a hologram follows"},{"type":"hologram","frames":[{"n":12345678901234567890}],"_meta":{"vendor":"test"}}]}`,
+		`{"content":[{"type":"hologram"},{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"},{"type":"smell","annotations":{"priority":2}}],"isError":true}`,
+		`{"content":[{"type":"tool_use","id":"u1","name":"x","input":{}}]}`,
+		`{"content":[{"type":"tool_result","toolUseId":"u1","content":[{"type":"hologram"}]}]}`,
+		`{"content":[{"text":"no type"}]}`,
+		`{"content":[{"type":""},{"type":"x"}]}`,
+		`{"content":[{"type":7}]}`,
+		`{"content":[{"type":"x"}],"structuredContent":{"b":1,"a":2},"_meta":{"m":true}}`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var r mcp.CallToolResult
-		if json.Unmarshal(data, &r) != nil {
+		reply, undecodable, err := replyOf(&r, rawResult(data), json.Unmarshal(data, &r))
+		if err != nil {
+			return // go-sdk refused the result for another reason
+		}
+		if undecodable != nil {
+			if undecodable.Error() == "" {
+				t.Fatal("an empty reason for an undecodable result")
+			}
 			return
 		}
-		res, err := convertResult("srv", "tool", &r)
+		res, err := convertResult("srv", "tool", reply)
 		if err != nil {
 			var ce *ContentError
 			if !errors.As(err, &ce) {
@@ -67,14 +93,28 @@ func FuzzConvertResult(f *testing.F) {
 			}
 			return
 		}
-		if len(res.Content) != len(r.Content) {
-			t.Fatalf("converted %d blocks, want %d", len(res.Content), len(r.Content))
+		if content, ok := wire.Member(data, "content"); ok {
+			var blocks []json.RawMessage
+			if json.Unmarshal(content, &blocks) == nil && len(res.Content) != len(blocks) {
+				t.Fatalf("converted %d blocks, want %d", len(res.Content), len(blocks))
+			}
 		}
-		if (r.StructuredContent != nil) != (res.Artifact != nil) {
-			t.Fatalf("artifact presence %v, structured content presence %v", res.Artifact != nil, r.StructuredContent != nil)
+		for i, c := range res.Content {
+			if u, ok := c.(*UnknownContent); ok && (u.Type == "" || !json.Valid(u.Raw) || u.Kind() != u.Type) {
+				t.Fatalf("content[%d]: unknown block %+v", i, u)
+			}
 		}
-		if res.Artifact != nil && !json.Valid(res.Artifact.StructuredContent) {
-			t.Fatalf("artifact is not JSON: %q", res.Artifact.StructuredContent)
+		if (reply.StructuredContent != nil) != (res.Artifact != nil) {
+			t.Fatalf("artifact presence %v, structured content presence %v", res.Artifact != nil, reply.StructuredContent != nil)
+		}
+		if res.Artifact != nil {
+			sc := res.Artifact.StructuredContent
+			if !json.Valid(sc) {
+				t.Fatalf("artifact is not JSON: %q", sc)
+			}
+			if sent, ok := wire.Member(data, "structuredContent"); ok && !bytes.Equal(sc, sent) {
+				t.Fatalf("artifact %s, the server sent %s", sc, sent)
+			}
 		}
 		_ = res.Text()
 	})

@@ -16,6 +16,9 @@ type request struct {
 	op      string        // the method, such as "tools/call"
 	tool    string        // the tool called, or ""
 	timeout time.Duration // zero: no limit beyond the caller's context
+	// attempt, if set, is given each attempt's wire record before the
+	// attempt is made; the record keeps the raw result of the response.
+	attempt func(*wire.RequestStatus)
 }
 
 // request describes a request bounded by ClientOptions.Timeout.
@@ -44,7 +47,12 @@ func (c *Client) send(ctx context.Context, r request, fn func(context.Context, *
 			return err
 		}
 		rctx, rec := wire.TrackRequest(ctx)
+		if r.attempt != nil {
+			rec.KeepResult(r.op)
+			r.attempt(rec)
+		}
 		err = s.run(rctx, fn)
+		rec.Done()
 		if err == nil {
 			return nil
 		}
@@ -106,8 +114,9 @@ func (s *session) run(ctx context.Context, fn func(context.Context, *session) er
 }
 
 // sendCall sends one tools/call, with tc's _meta and progress routing,
-// bounded by timeout (zero: none), once a call slot is free.
-func (c *Client) sendCall(ctx context.Context, tc *toolCall, params *mcp.CallToolParams, timeout time.Duration) (*mcp.CallToolResult, error) {
+// bounded by timeout (zero: none), once a call slot is free. The reply
+// knows the result as the server wrote it, when the wire layer saw it.
+func (c *Client) sendCall(ctx context.Context, tc *toolCall, params *mcp.CallToolParams, timeout time.Duration) (*callReply, error) {
 	release, err := c.callSlot(ctx, params.Name)
 	if err != nil {
 		return nil, err
@@ -117,13 +126,21 @@ func (c *Client) sendCall(ctx context.Context, tc *toolCall, params *mcp.CallToo
 		params.Meta = tc.meta
 	}
 	defer c.withProgress(params, tc.progress)()
-	var res *mcp.CallToolResult
-	err = c.send(ctx, request{op: "tools/call", tool: params.Name, timeout: timeout}, func(ctx context.Context, s *session) error {
-		var err error
-		res, err = s.cs.CallTool(ctx, params)
+	var rec *wire.RequestStatus
+	var reply *callReply
+	var undecodable error
+	r := request{op: "tools/call", tool: params.Name, timeout: timeout, attempt: func(r *wire.RequestStatus) { rec = r }}
+	err = c.send(ctx, r, func(ctx context.Context, s *session) error {
+		res, err := s.cs.CallTool(ctx, params)
+		// A result go-sdk could not decode was delivered: not a
+		// transport failure, and never to be sent again.
+		reply, undecodable, err = replyOf(res, rec, err)
 		return err
 	})
-	return res, err
+	if err == nil && undecodable != nil {
+		return nil, &ContentError{Server: c.name, Tool: params.Name, Index: -1, Err: undecodable}
+	}
+	return reply, err
 }
 
 // callSlot waits for one of the tool-call slots of

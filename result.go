@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -49,7 +50,9 @@ func (a *Artifact) Decode(v any) error {
 }
 
 // Text returns the result as text for a model: text blocks as they are,
-// other blocks as a short bracketed description, one block per line.
+// other blocks as a short bracketed description, one block per line (a
+// block of a type this version does not support is a placeholder naming
+// its type).
 func (r *Result) Text() string {
 	if len(r.Content) == 1 {
 		if t, ok := r.Content[0].(*TextContent); ok {
@@ -83,12 +86,23 @@ func (r *Result) Text() string {
 			} else {
 				fmt.Fprintf(&b, "[resource %s, %s, %d bytes]", c.URI, c.MIMEType, len(c.Blob))
 			}
+		case *UnknownContent:
+			fmt.Fprintf(&b, "[%s content, not shown: this client does not support the type]", unknownTypeText(c.Type))
 		}
 	}
 	if len(r.Content) == 0 && r.Artifact != nil {
 		b.Write(r.Artifact.StructuredContent)
 	}
 	return b.String()
+}
+
+// unknownTypeText is a block type fit for a model's text: quoted, and cut
+// to 40 bytes (the server chose it).
+func unknownTypeText(kind string) string {
+	if len(kind) > 40 {
+		kind = strings.ToValidUTF8(kind[:40], "") + "..."
+	}
+	return strconv.Quote(kind)
 }
 
 // errorResult is a result the model reads as the tool's failure.

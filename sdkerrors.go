@@ -63,3 +63,14 @@ func wasNotSent(err error) bool {
 	}
 	return errors.Is(err, mcp.ErrConnectionClosed) && strings.Contains(err.Error(), sdkClientClosing)
 }
+
+// sdkUnknownContent is the start of go-sdk's error for a tool result with
+// a content block of a type it does not know ("unrecognized content type
+// %q"); a block without a type gets it too, with "".
+const sdkUnknownContent = "unrecognized content type "
+
+// isUnknownContentError reports whether err is go-sdk refusing a tool
+// result for a content block of a type it does not know.
+func isUnknownContentError(err error) bool {
+	return !isServerError(err) && strings.Contains(err.Error(), sdkUnknownContent)
+}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/testserver"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -73,6 +74,26 @@ func TestSDKErrorWording(t *testing.T) {
 		}
 		if isServerError(err) {
 			t.Fatalf("isServerError(%v) = true for an HTTP failure", err)
+		}
+	})
+	t.Run("unrecognized content type", func(t *testing.T) {
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := testserver.New(testserver.Options{}).Connect(ctx, st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ss.Close()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, ct, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "hologram"})
+		if err == nil {
+			t.Fatal("go-sdk now decodes a block of an unknown type: convert.go's lenient decoding may be unneeded")
+		}
+		if !isUnknownContentError(err) {
+			t.Fatalf("go-sdk's error for a block of an unknown type is no longer recognised: %v", err)
 		}
 	})
 }

@@ -42,6 +42,11 @@ type Options struct {
 	// AdminTool, if set, is a tool whose calls need AdminScope: without it
 	// the server answers 403 insufficient_scope (step-up).
 	AdminTool string
+	// ForbidMethod, if set, is a JSON-RPC method (such as
+	// "server/discover") whose requests are answered 403
+	// insufficient_scope, asking for AdminScope, whatever scopes the
+	// token has: a policy no sign-in satisfies.
+	ForbidMethod string
 	// Deny makes the authorization endpoint refuse (error=access_denied).
 	Deny bool
 	// ClientID and ClientSecret, if set, are a preregistered client.
@@ -349,7 +354,7 @@ func (s *Server) protect(next http.Handler) http.Handler {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
-		if s.opts.AdminTool != "" && !slices.Contains(g.scopes, AdminScope) && r.Method == http.MethodPost {
+		if (s.opts.AdminTool != "" || s.opts.ForbidMethod != "") && r.Method == http.MethodPost {
 			body, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(strings.NewReader(string(body)))
 			var msg struct {
@@ -359,7 +364,8 @@ func (s *Server) protect(next http.Handler) http.Handler {
 				} `json:"params"`
 			}
 			_ = json.Unmarshal(body, &msg)
-			if msg.Method == "tools/call" && msg.Params.Name == s.opts.AdminTool {
+			admin := s.opts.AdminTool != "" && msg.Method == "tools/call" && msg.Params.Name == s.opts.AdminTool && !slices.Contains(g.scopes, AdminScope)
+			if admin || (msg.Method != "" && msg.Method == s.opts.ForbidMethod) {
 				s.mu.Lock()
 				s.counts.StepUps++
 				s.mu.Unlock()

@@ -52,3 +52,17 @@ const (
 	// ManyToolsCount is the number of extra_NN tools added by Options.ManyTools.
 	ManyToolsCount = 25
 )
+
+// PreciseStructured is the structured content of the precise tool, as the
+// server writes it: members out of alphabetical order and integers that a
+// float64 cannot hold, so that decoding it into Go maps and encoding it
+// again changes its bytes.
+const PreciseStructured = `{"z":1,"id":12345678901234567890,"a":9007199254740993}`
+
+// HologramBlock is the content block of a type no MCP version defines that
+// the hologram tool returns after its text block [HologramText].
+const HologramBlock = `{"type":"hologram","frames":[{"n":12345678901234567890,"at":0.5}],"annotations":{"priority":0.25},"_meta":{"vendor":"test"}}`
+
+// HologramText is the text block the hologram tool returns before
+// [HologramBlock].
+const HologramText = "a hologram follows"

@@ -17,8 +17,29 @@ func rawTool(srv *mcp.Server, name, description string, content func() []mcp.Con
 		})
 }
 
-// addContentTools registers image, audio, link, embedded and schema.
+// hologram is a content block of a type no MCP version defines: go-sdk's
+// Content interface cannot be implemented outside go-sdk, so it borrows
+// TextContent's unexported method and writes its own JSON.
+type hologram struct{ *mcp.TextContent }
+
+// MarshalJSON writes HologramBlock.
+func (hologram) MarshalJSON() ([]byte, error) { return []byte(HologramBlock), nil }
+
+// addContentTools registers image, audio, link, embedded, schema, precise
+// and hologram.
 func addContentTools(srv *mcp.Server) {
+	srv.AddTool(&mcp.Tool{Name: "precise", Description: "Return structured content with large numbers, members out of order.", InputSchema: emptyObject},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{
+				Content:           []mcp.Content{text("precise")},
+				StructuredContent: json.RawMessage(PreciseStructured),
+			}, nil
+		})
+
+	rawTool(srv, "hologram", "Return a text block and a block of an unknown type.", func() []mcp.Content {
+		return []mcp.Content{text(HologramText), hologram{&mcp.TextContent{}}}
+	})
+
 	rawTool(srv, "image", "Return a tiny PNG image.", func() []mcp.Content {
 		return []mcp.Content{&mcp.ImageContent{
 			Data:        TinyPNG,

@@ -14,6 +14,13 @@
 // response to the call it answers (see TooLargeText), so that call alone
 // fails and the connection stays.
 //
+// A RequestStatus (TrackRequest) follows one request through go-sdk on its
+// context: the HTTP status and authorization challenge of its POST and,
+// with KeepResult, the result of its response byte for byte as the server
+// wrote it (go-sdk decodes results into maps). Connections match the
+// response by JSON-RPC id; the Tap takes it from the request's own POST.
+// Member takes one member out of a JSON object without decoding it.
+//
 // RedactJSON and RedactURLSecrets hide secrets in what is logged or shown
 // in errors.
 package wire

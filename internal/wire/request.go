@@ -2,14 +2,31 @@ package wire
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"sync"
 	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// RequestStatus is what a Tap learns about one request's own HTTP POST:
-// whether the server answered this very request with, say, 404 (an
-// expired session), which proves the server did not run it.
+// RequestStatus is what the wire layer learns about one request on its way
+// through go-sdk: the HTTP status of the request's own POST (whether the
+// server answered this very request with, say, 404 for an expired
+// session, which proves the server did not run it), the authorization
+// challenge of a 401 or 403, and, when asked with KeepResult, the result
+// of the request's response exactly as the server wrote it.
 type RequestStatus struct {
 	status atomic.Int32
+	keep   string // the method whose result to keep; set before sending
+
+	mu        sync.Mutex
+	id        jsonrpc.ID      // the id the request was sent with
+	result    json.RawMessage // the response's result, from a connection
+	message   *spool          // the whole response, from an HTTP body
+	challenge []string        // WWW-Authenticate of the latest 401 or 403
+	forget    func()          // ends the wait for the response
 }
 
 // Status returns the HTTP status of the latest POST made for the request,
@@ -18,12 +35,130 @@ func (r *RequestStatus) Status() int {
 	return int(r.status.Load())
 }
 
+// Challenge returns the WWW-Authenticate header values of the latest 401
+// or 403 answer to the request's POST, or nil.
+func (r *RequestStatus) Challenge() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.challenge
+}
+
+// KeepResult asks for the result of the response to the request, if its
+// method is method (go-sdk may send other messages with the request's
+// context, such as its cancellation). Call it before the request is sent.
+func (r *RequestStatus) KeepResult(method string) {
+	r.keep = method
+}
+
+// Result returns the result of the response to the request, byte for byte
+// as the server wrote it (go-sdk decodes results into maps, which loses
+// member order and the precision of large numbers). ok is false when no
+// such response was seen: the request was not tracked with KeepResult,
+// the response was an error, or it came where the wire layer does not
+// look (a streamable HTTP stream resumed under another context).
+func (r *RequestStatus) Result() (result json.RawMessage, ok bool) {
+	if r == nil {
+		return nil, false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.result != nil {
+		return r.result, true
+	}
+	if r.message == nil {
+		return nil, false
+	}
+	// From an HTTP body: the message must answer this request.
+	var v [2][]byte
+	if !members(r.message.bytes(), []string{"id", "result"}, v[:]) || !sameID(v[0], r.id) {
+		return nil, false
+	}
+	r.result, r.message = v[1], nil
+	return r.result, true
+}
+
+// Done ends the request: a response that arrives later is not kept.
+func (r *RequestStatus) Done() {
+	r.mu.Lock()
+	forget := r.forget
+	r.forget = nil
+	r.mu.Unlock()
+	if forget != nil {
+		forget()
+	}
+}
+
+// keeps reports whether r wants the result of a request for method.
+func (r *RequestStatus) keeps(method string) bool {
+	return r != nil && r.keep != "" && r.keep == method
+}
+
+// sent records that the request went out with id, forgetting any earlier
+// attempt's response (go-sdk sends a multi-round-trip call again with the
+// same context). forget, if set, ends the wait for the response.
+func (r *RequestStatus) sent(id jsonrpc.ID, forget func()) {
+	r.mu.Lock()
+	old := r.forget
+	r.id, r.result, r.message, r.forget = id, nil, nil, forget
+	r.mu.Unlock()
+	if old != nil {
+		old()
+	}
+}
+
+// answered records the result of the response.
+func (r *RequestStatus) answered(result json.RawMessage) {
+	r.mu.Lock()
+	r.result, r.message = result, nil
+	r.mu.Unlock()
+}
+
+// answeredWith records a response message read from an HTTP body; Result
+// checks its id and takes its result out when asked.
+func (r *RequestStatus) answeredWith(msg *spool) {
+	r.mu.Lock()
+	r.result, r.message = nil, msg
+	r.mu.Unlock()
+}
+
+// httpAnswer records the status of the request's POST, and the challenge
+// of a 401 or 403.
+func (r *RequestStatus) httpAnswer(resp *http.Response) {
+	r.status.Store(int32(resp.StatusCode))
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		r.mu.Lock()
+		r.challenge = resp.Header.Values("WWW-Authenticate")
+		r.mu.Unlock()
+	}
+}
+
+// sameID reports whether the JSON text raw is the id id.
+func sameID(raw []byte, id jsonrpc.ID) bool {
+	return id.IsValid() && parseID(raw) == id
+}
+
+// parseID returns the id whose JSON text is raw, or an invalid id.
+func parseID(raw []byte) jsonrpc.ID {
+	var v any
+	if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil && n >= -1<<53 && n <= 1<<53 {
+		v = float64(n) // the usual id, without a decoder
+	} else if json.Unmarshal(raw, &v) != nil {
+		return jsonrpc.ID{}
+	}
+	id, err := jsonrpc.MakeID(v)
+	if err != nil {
+		return jsonrpc.ID{}
+	}
+	return id
+}
+
 type requestStatusKey struct{}
 
-// TrackRequest returns a context carrying a new RequestStatus, which a Tap
-// fills in for the POSTs made with that context. It rides on the context
-// because go-sdk stands between the caller and the HTTP request and
-// carries nothing else of the caller's down to it.
+// TrackRequest returns a context carrying a new RequestStatus, which the
+// wire layer fills in for the messages and POSTs made with that context.
+// It rides on the context because go-sdk stands between the caller and
+// the connection and carries nothing else of the caller's down to it.
+// Call Done on it when the request has returned.
 func TrackRequest(ctx context.Context) (context.Context, *RequestStatus) {
 	rs := &RequestStatus{}
 	return context.WithValue(ctx, requestStatusKey{}, rs), rs

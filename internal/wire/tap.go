@@ -15,8 +15,9 @@ import (
 // It shows JSON-RPC messages to the Observer (for the protocol trace and
 // for tool schemas as sent), marks requests that never left this machine
 // (a *NotSentError) so they can be retried, reports the status of every
-// response, and records the status of a request's POST in the
-// RequestStatus its context carries (see TrackRequest).
+// response, and fills in the RequestStatus a request's context carries
+// (see TrackRequest): the status of its POST, the challenge of a 401 or
+// 403, and the response kept with KeepResult.
 type Tap struct {
 	// Base makes the requests.
 	Base http.RoundTripper
@@ -24,7 +25,8 @@ type Tap struct {
 	// Observe is set.
 	Observer *Observer
 	// Observe is false where messages are observed at the connection
-	// instead (the SSE transport, with an ObservedTransport).
+	// instead (the SSE transport, with an ObservedTransport); results are
+	// then kept there too.
 	Observe bool
 	// OnStatus, if set, sees the method and status of every response.
 	OnStatus func(method string, status int)
@@ -42,10 +44,15 @@ type Tap struct {
 // RoundTrip makes the request with Base, observing it and its response.
 func (t *Tap) RoundTrip(req *http.Request) (*http.Response, error) {
 	watch := t.Observe && t.Observer.tracing()
+	rs := requestStatus(req.Context())
+	var keep *RequestStatus // the request whose response to keep
 	if t.Observe && req.Method == http.MethodPost && req.GetBody != nil {
 		if body, err := req.GetBody(); err == nil {
 			data, _ := readBody(body, req.ContentLength)
 			_ = body.Close()
+			if rs != nil && rs.keep != "" {
+				keep = keepFor(rs, data)
+			}
 			if watch || bytes.Contains(data, []byte(`"tools/list"`)) {
 				watch = true
 				if msg, err := jsonrpc.DecodeMessage(data); err == nil {
@@ -53,6 +60,9 @@ func (t *Tap) RoundTrip(req *http.Request) (*http.Response, error) {
 				}
 			}
 		}
+	}
+	if t.Observe && req.Method == http.MethodGet && rs != nil && rs.keep != "" {
+		keep = rs // go-sdk resuming the stream of a call it sent
 	}
 	resp, err := t.Base.RoundTrip(req)
 	if err != nil {
@@ -64,21 +74,45 @@ func (t *Tap) RoundTrip(req *http.Request) (*http.Response, error) {
 	if t.OnStatus != nil {
 		t.OnStatus(req.Method, resp.StatusCode)
 	}
-	if rs := requestStatus(req.Context()); rs != nil && req.Method == http.MethodPost {
-		rs.status.Store(int32(resp.StatusCode))
+	if rs != nil && req.Method == http.MethodPost {
+		rs.httpAnswer(resp)
 	}
 	t.limitBody(req, resp)
-	if !watch || resp.StatusCode/100 != 2 || resp.Body == nil {
+	if (!watch && keep == nil) || resp.StatusCode/100 != 2 || resp.Body == nil {
 		return resp, nil
+	}
+	var obs *Observer
+	if watch {
+		obs = t.Observer
 	}
 	ct := resp.Header.Get("Content-Type")
 	switch {
 	case strings.HasPrefix(ct, "text/event-stream"):
-		resp.Body = &sseTap{ReadCloser: resp.Body, obs: t.Observer}
+		resp.Body = &sseTap{ReadCloser: resp.Body, obs: obs, keep: keep}
 	case strings.HasPrefix(ct, "application/json"):
-		resp.Body = &jsonTap{ReadCloser: resp.Body, obs: t.Observer}
+		j := &jsonTap{ReadCloser: resp.Body, obs: obs, keep: keep}
+		if resp.ContentLength > 0 && resp.ContentLength <= maxTapBytes {
+			j.buf.grow(int(resp.ContentLength))
+		}
+		resp.Body = j
 	}
 	return resp, nil
+}
+
+// keepFor returns rs if the POST body data is the request whose result rs
+// keeps, having recorded the request's id, and nil otherwise (go-sdk sends
+// a call's cancellation with the call's context too).
+func keepFor(rs *RequestStatus, data []byte) *RequestStatus {
+	method, rawID := callOf(data)
+	if rawID == nil || string(method) != `"`+rs.keep+`"` {
+		return nil
+	}
+	id := parseID(rawID)
+	if !id.IsValid() {
+		return nil
+	}
+	rs.sent(id, nil)
+	return rs
 }
 
 // NotSentError is a request that never reached the server: the connection
@@ -117,84 +151,3 @@ func isDialError(err error) bool {
 
 // maxTapBytes bounds what a tap keeps of one message.
 const maxTapBytes = 64 << 20
-
-// jsonTap observes a JSON response body as it is read.
-type jsonTap struct {
-	io.ReadCloser
-	obs  *Observer
-	buf  bytes.Buffer
-	done bool
-}
-
-func (j *jsonTap) Read(p []byte) (int, error) {
-	n, err := j.ReadCloser.Read(p)
-	if !j.done && j.buf.Len()+n <= maxTapBytes {
-		j.buf.Write(p[:n])
-	} else {
-		j.done = true
-	}
-	if err == io.EOF && !j.done {
-		j.done = true
-		if msg, derr := jsonrpc.DecodeMessage(j.buf.Bytes()); derr == nil {
-			j.obs.Received(msg, j.buf.Bytes())
-		}
-	}
-	return n, err
-}
-
-// sseTap observes the messages of a server-sent event stream as it is read.
-type sseTap struct {
-	io.ReadCloser
-	obs     *Observer
-	line    []byte
-	data    []byte
-	tooLong bool
-}
-
-func (s *sseTap) Read(p []byte) (int, error) {
-	n, err := s.ReadCloser.Read(p)
-	s.feed(p[:n])
-	return n, err
-}
-
-func (s *sseTap) feed(b []byte) {
-	for len(b) > 0 {
-		i := bytes.IndexByte(b, '\n')
-		if i < 0 {
-			s.appendLine(b)
-			return
-		}
-		s.appendLine(b[:i])
-		s.endLine()
-		b = b[i+1:]
-	}
-}
-
-func (s *sseTap) appendLine(b []byte) {
-	if len(s.line)+len(b) > maxTapBytes {
-		s.tooLong = true
-		return
-	}
-	s.line = append(s.line, b...)
-}
-
-func (s *sseTap) endLine() {
-	line := bytes.TrimSuffix(s.line, []byte("\r"))
-	s.line = s.line[:0]
-	switch {
-	case len(line) == 0:
-		if len(s.data) > 0 && !s.tooLong {
-			if msg, err := jsonrpc.DecodeMessage(s.data); err == nil {
-				s.obs.Received(msg, s.data)
-			}
-		}
-		s.data = s.data[:0]
-		s.tooLong = false
-	case bytes.HasPrefix(line, []byte("data:")):
-		d := bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" "))
-		if len(s.data) > 0 {
-			s.data = append(s.data, '\n')
-		}
-		s.data = append(s.data, d...)
-	}
-}
