@@ -49,6 +49,8 @@ type config struct {
 	wrongIDs        bool
 	flood           int
 	neverAnswer     string
+	stopReading     string
+	deepSchema      bool
 	heldStdout      bool
 	cacheTTLMs      int
 	cacheScope      string
@@ -86,6 +88,8 @@ func parseFlags() (*config, error) {
 	flag.StringVar(&c.cacheScope, "cache-scope", "", "the cacheScope caching hint (public or private) of discover, list and read results")
 	flag.BoolVar(&c.resources, "resources", false, "add the test://cache/ resources, their template and the greet prompt")
 	flag.StringVar(&c.neverAnswer, "never-answer", "", "stdio: drop every tools/call of this tool (never answered, cancellation ignored)")
+	flag.StringVar(&c.stopReading, "stop-reading", "", "stdio: after a tools/call of this tool (still answered), never read stdin again")
+	flag.BoolVar(&c.deepSchema, "deep-schema", false, fmt.Sprintf("stdio: add the tool deep_schema, whose input schema nests %d levels deep", testserver.DeepNesting))
 	flag.Parse()
 	if flag.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", flag.Args())
@@ -184,5 +188,18 @@ func newServer(c *config, out *lockedWriter) *mcp.Server {
 		srv.AddReceivingMiddleware(floodMiddleware(out, c.flood))
 	}
 	addHostileTools(srv, out)
+	if c.deepSchema {
+		addDeepSchemaTool(srv)
+	}
 	return srv
+}
+
+// stdinFilter returns the stdin filter the flags ask for.
+func (c *config) stdinFilter() stdinFilter {
+	return stdinFilter{
+		ignoreDiscover: c.ignoreDiscover,
+		exitOnDiscover: c.exitOnDiscover,
+		neverAnswer:    c.neverAnswer,
+		stopReading:    c.stopReading,
+	}
 }
