@@ -55,7 +55,11 @@ func (s *session) ended() bool {
 // return, and closes the connection. It waits at most about two grace
 // periods: a server that is slow to end its session (an HTTP DELETE that
 // does not return) finishes closing in the background, bounded by go-sdk's
-// own timeout.
+// own timeout. A stdio server is different: go-sdk closes the connection
+// only once every request has finished, and an answer being written to a
+// server that does not read its stdin never finishes; so after one grace
+// period the process is ended here, and close returns only when it and its
+// process group are gone.
 func (s *session) close(grace time.Duration) error {
 	s.closeOnce.Do(func() {
 		s.kill()
@@ -68,7 +72,15 @@ func (s *session) close(grace time.Duration) error {
 		select {
 		case s.closeErr = <-closed:
 			<-s.done
+			return
 		case <-time.After(grace):
+		}
+		if s.stdio != nil {
+			_ = s.stdio.Close()
+			select {
+			case s.closeErr = <-closed:
+			case <-time.After(grace):
+			}
 		}
 	})
 	return s.closeErr

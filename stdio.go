@@ -24,10 +24,24 @@ func (c *Client) stdioTransport(cmd Command, s *session) *stdio.Transport {
 		OnStderr:        onStderr,
 		MaxMessageBytes: c.opts.MaxMessageBytes,
 		StopGrace:       c.opts.closeGrace(),
-		OnStrayLine: func(line string) {
-			c.log.Warn("server wrote a non-JSON line to stdout (logs belong on stderr); skipped", "line", line)
-		},
-		Observer: c.obs,
-		OnStart:  func(conn *stdio.Conn) { s.stdio = conn },
+		OnSkip:          c.logSkip,
+		Observer:        c.obs,
+		OnStart:         func(conn *stdio.Conn) { s.stdio = conn },
+	}
+}
+
+// logSkip logs a line of a stdio server's stdout that was skipped, or a
+// summary of the lines skipped without a record each (internal/stdio
+// rate-limits them: a server printing a million lines makes a few
+// records).
+func (c *Client) logSkip(s stdio.Skip) {
+	switch {
+	case s.Suppressed > 0:
+		c.log.Warn("server wrote more lines to stdout that were skipped (non-JSON, or responses that could not be decoded); not logged one by one",
+			"skipped", s.Suppressed, "last", s.Line)
+	case s.Err != nil:
+		c.log.Warn("server sent a response that could not be decoded; its call fails", "error", s.Err, "line", s.Line)
+	default:
+		c.log.Warn("server wrote a non-JSON line to stdout (logs belong on stderr); skipped", "line", s.Line)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,15 +20,19 @@ import (
 // stderr tail, the stray lines it wrote to stdout, the error that ended
 // reading and whether it exited by itself.
 type Conn struct {
-	proc     *process
-	r        *bufio.Reader // used only by Read, which go-sdk calls from one goroutine
-	max      int
-	obs      Observer // nil: none
-	logStray func(line string)
-	grace    time.Duration
+	proc    *process
+	r       *bufio.Reader // used only by Read, which go-sdk calls from one goroutine
+	max     int
+	obs     Observer // nil: none
+	skipped *skipLog
+	grace   time.Duration
 
-	writeMu sync.Mutex
-	backlog *backlog
+	writing  chan struct{} // holds one token: the right to write
+	dead     chan struct{} // closed when the connection is ended: writers stop waiting
+	deadOnce sync.Once
+	aborting sync.WaitGroup // abort in progress (a cut-off write)
+	backlog  *backlog
+	held     heldRequests
 
 	closeOnce   sync.Once
 	exitedFirst bool // set by closeOnce
@@ -38,12 +41,32 @@ type Conn struct {
 	stray   []string // last non-JSON stdout lines
 	pending []jsonrpc.Message
 	readErr error
+	broken  error // why the connection ended itself (*CutOffError, *OverloadError)
+	closing bool  // Close was called: no abort starts any more
+}
+
+// newConn returns the connection to p.
+func newConn(p *process, max int, grace time.Duration, obs Observer, onSkip func(Skip)) *Conn {
+	return &Conn{
+		proc:    p,
+		r:       bufio.NewReaderSize(p.stdout, 64*1024),
+		max:     max,
+		obs:     obs,
+		skipped: newSkipLog(onSkip),
+		grace:   grace,
+		writing: make(chan struct{}, 1),
+		dead:    make(chan struct{}),
+		backlog: newBacklog(),
+	}
 }
 
 // SessionID returns "": a process connection has no session id.
 func (c *Conn) SessionID() string { return "" }
 
 // Read returns the next JSON-RPC message, skipping lines that are not JSON.
+// A response that cannot be decoded fails its call at once (a JSON-RPC
+// error that says why) when its id can be read; a server that makes the
+// client hold more than MaxHeldRequests requests ends the connection.
 func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
 		if m := c.popPending(); m != nil {
@@ -57,17 +80,21 @@ func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if len(line) == 0 {
 			continue
 		}
-		if line[0] != '{' || !json.Valid(line) {
+		if line[0] != '{' {
 			c.noteStray(line)
 			continue
 		}
-		msg, err := decodeMessage(line, owned)
+		msg, err := decodeLine(line, owned)
 		if err != nil {
-			c.noteStray(line)
+			c.undecodable(line, err)
 			continue
 		}
 		if c.obs != nil {
 			c.obs.Received(msg, line)
+		}
+		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && c.held.add(req.ID) > MaxHeldRequests {
+			c.abort(&OverloadError{Limit: MaxHeldRequests})
+			return nil, c.failRead(io.EOF)
 		}
 		c.backlog.passUp(ctx, msg)
 		return msg, nil
@@ -88,19 +115,22 @@ func (c *Conn) popPending() jsonrpc.Message {
 // noteStray keeps line (cut to 200 bytes) among the last five stray lines
 // and reports it.
 func (c *Conn) noteStray(line []byte) {
-	s := string(line)
-	if len(s) > 200 {
-		s = s[:200] + "…"
-	}
+	s := cut(line)
 	c.mu.Lock()
 	if len(c.stray) == 5 {
 		c.stray = c.stray[1:]
 	}
 	c.stray = append(c.stray, s)
 	c.mu.Unlock()
-	if c.logStray != nil {
-		c.logStray(s)
+	c.skipped.add(Skip{Line: s})
+}
+
+// cut returns line as a string of at most 200 bytes.
+func cut(line []byte) string {
+	if len(line) > 200 {
+		return string(line[:200]) + "…"
 	}
+	return string(line)
 }
 
 // StrayLines returns the last lines (up to five, each cut to 200 bytes)
@@ -112,11 +142,19 @@ func (c *Conn) StrayLines() []string {
 }
 
 // failRead turns the end of stdout into an error that says how the process
-// ended, with what it printed.
+// ended, with what it printed, or why the connection ended itself.
 func (c *Conn) failRead(err error) error {
+	defer c.skipped.flush()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.readErr != nil {
+		return c.readErr
+	}
+	if c.broken != nil {
+		// abort is stopping the process: let it finish, so that the
+		// process is gone when the caller hears of it.
+		c.proc.close(min(c.grace, closedStdoutGrace))
+		c.readErr = fmt.Errorf("%w: %w", mcp.ErrConnectionClosed, c.broken)
 		return c.readErr
 	}
 	var cause error
@@ -140,33 +178,55 @@ func (c *Conn) failRead(err error) error {
 	return c.readErr
 }
 
-// Write sends one message as a line of JSON. A message that could not be
-// written fails with a *WriteError.
-func (c *Conn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	data, err := jsonrpc.EncodeMessage(msg)
-	if err != nil {
-		return err
-	}
-	if c.obs != nil {
-		c.obs.Sent(msg, data)
-	}
-	data = append(data, '\n')
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
-	if _, err := c.proc.stdin.Write(data); err != nil {
-		return &WriteError{Err: fmt.Errorf("writing to the server's stdin: %w", err)}
-	}
+// Close ends the process and its whole process group, whatever its pipes
+// do: it closes stdin (which also ends a write blocked on a full pipe),
+// waits StopGrace, sends SIGTERM, waits StopGrace again, then kills the
+// group. It returns when the process has been reaped and no process of the
+// group is left running, and may be called more than once.
+func (c *Conn) Close() error {
+	c.closeOnce.Do(c.noteExited)
+	c.mu.Lock()
+	c.closing = true
+	c.mu.Unlock()
+	c.end()
+	c.proc.close(c.grace)
+	c.aborting.Wait()
+	c.skipped.flush()
 	return nil
 }
 
-// Close ends the process and its whole process group: it closes stdin,
-// waits StopGrace, sends SIGTERM, waits StopGrace again, then kills the
-// group. It waits for the process to be reaped and may be called more than
-// once.
-func (c *Conn) Close() error {
+// end makes writers waiting for their turn give up.
+func (c *Conn) end() { c.deadOnce.Do(func() { close(c.dead) }) }
+
+// abortLater starts abort(cause) on a goroutine of its own, which Close
+// waits for, unless Close was called (then the connection is ending
+// anyway).
+func (c *Conn) abortLater(cause error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closing {
+		return
+	}
+	c.aborting.Add(1)
+	go func() {
+		defer c.aborting.Done()
+		c.abort(cause)
+	}()
+}
+
+// abort ends the connection from the inside, for cause: writers give up,
+// and the process is stopped without the usual grace (stdin closed, then
+// SIGTERM, then SIGKILL, closedStdoutGrace apart). Read then fails with
+// cause.
+func (c *Conn) abort(cause error) {
+	c.mu.Lock()
+	if c.broken == nil {
+		c.broken = cause
+	}
+	c.mu.Unlock()
+	c.end()
 	c.closeOnce.Do(c.noteExited)
-	c.proc.close(c.grace)
-	return nil
+	c.proc.close(min(c.grace, closedStdoutGrace))
 }
 
 // noteExited records, once, whether the process ended before the client
@@ -183,10 +243,15 @@ func (c *Conn) ExitedAlone() bool {
 
 // ReadError returns the error that ended reading, if any. It wraps
 // mcp.ErrConnectionClosed and says how the process ended (an *ExitError)
-// and what it wrote to stdout that was not JSON (a *StrayOutputError).
+// and what it wrote to stdout that was not JSON (a *StrayOutputError), or
+// why the connection ended itself (a *CutOffError or an *OverloadError,
+// reported as soon as it happens, before reading has stopped).
 func (c *Conn) ReadError() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.readErr == nil && c.broken != nil {
+		return fmt.Errorf("%w: %w", mcp.ErrConnectionClosed, c.broken)
+	}
 	return c.readErr
 }
 

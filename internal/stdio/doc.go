@@ -6,15 +6,29 @@
 //   - a line of stdout that is not a JSON-RPC message (a server logging to
 //     stdout) is skipped and reported, not fatal; the last few are kept
 //     and explain a connection that fails after them (StrayOutputError);
+//     reports are rate-limited (Transport.OnSkip: ten per ten seconds one
+//     by one, then a summary with the count);
+//   - a response that cannot be decoded (NaN, a truncated line, nesting
+//     deeper than go-sdk decodes) fails its call at once with the reason,
+//     when its id can be read, instead of leaving it to wait;
 //   - a message over MaxMessageBytes is skipped without ending the
 //     connection, and if it is a response its call fails with a clear
 //     error instead of waiting forever;
+//   - a write waits for its turn and writes within its context: a server
+//     that stops reading its stdin cannot hold a call past its deadline,
+//     and a line cut in the middle ends the connection (CutOffError);
+//   - the requests the server sends are bounded: at most MaxHeldRequests
+//     are held while they are answered, and a server that sends more ends
+//     the connection (OverloadError);
 //   - the last lines of stderr are kept (Conn.Stderr), and the end of
 //     stdout becomes an error that says how the process ended (ExitError);
 //   - the process runs in its own process group, which Close ends (stdin
-//     closed, then SIGTERM, then SIGKILL), so wrapper processes (npx, uvx,
-//     shells) leave no orphans; on Linux the child is also killed when
-//     this process dies;
+//     closed, then SIGTERM, then SIGKILL) whatever its pipes do, returning
+//     when no process of the group is left, so wrapper processes (npx,
+//     uvx, shells) leave no orphans; on Linux the child is also killed
+//     when this process dies, and on every Unix a watcher process in the
+//     group kills the whole group then (see watcher; a process that
+//     leaves the group with setsid or setpgid is not covered);
 //   - a server that floods the client with notifications is slowed down
 //     while they wait for their handlers (Conn.MessageHandled).
 //

@@ -162,42 +162,14 @@ var tailID = regexp.MustCompile(`"id"\s*:\s*(-?[0-9]+|"(?:[^"\\]|\\.)*")\s*(?:,\
 // responseID extracts the id of an oversized response from its first or
 // last bytes, if it is a response at all.
 func responseID(head, tail []byte) (jsonrpc.ID, bool) {
-	dec := json.NewDecoder(bytes.NewReader(head))
-	dec.UseNumber()
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return jsonrpc.ID{}, false
+	raw, haveID, method, _ := walkMembers(head)
+	switch {
+	case method:
+		return jsonrpc.ID{}, false // a request or notification
+	case haveID:
+		return makeID(raw)
 	}
-	for dec.More() {
-		k, err := dec.Token()
-		if err != nil {
-			break
-		}
-		switch k {
-		case "method":
-			return jsonrpc.ID{}, false // a request or notification
-		case "id":
-			var raw any
-			if dec.Decode(&raw) != nil {
-				return jsonrpc.ID{}, false
-			}
-			return makeID(raw)
-		}
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			break
-		}
-	}
-	m := tailID.FindSubmatch(tail)
-	if m == nil {
-		return jsonrpc.ID{}, false
-	}
-	d := json.NewDecoder(bytes.NewReader(m[1]))
-	d.UseNumber()
-	var raw any
-	if d.Decode(&raw) != nil {
-		return jsonrpc.ID{}, false
-	}
-	return makeID(raw)
+	return tailResponseID(tail)
 }
 
 func makeID(raw any) (jsonrpc.ID, bool) {

@@ -26,6 +26,7 @@ type process struct {
 	exited  chan struct{} // closed when the process has been reaped
 	waitErr error         // valid after exited is closed
 	errDone chan struct{} // closed when stderr reached EOF or was closed
+	watch   *watcher      // kills the group if this process dies; nil if it could not start
 
 	closeOnce sync.Once
 }
@@ -85,6 +86,9 @@ func startProcess(path string, args, env []string, dir string, tailLines int, on
 		time.AfterFunc(time.Second, func() { _ = p.stdout.Close() })
 	}()
 	go p.readStderr(onStderr)
+	// Without a watcher the child still dies with this process (Linux),
+	// but its own children may not.
+	p.watch, _ = startWatcher(cmd.Process.Pid)
 	return p, nil
 }
 
@@ -122,6 +126,10 @@ func (p *process) readStderr(onStderr func(string)) {
 		}
 	}
 }
+
+// groupGoneWait bounds the wait for the killed process group to be gone (a
+// process in uninterruptible sleep dies late).
+const groupGoneWait = 5 * time.Second
 
 // How long a process that closed its stdout without exiting gets to exit
 // by itself before it is reported StillRunning; and the grace of each step
@@ -189,9 +197,12 @@ func (p *process) close(grace time.Duration) {
 			}
 		}
 		// Whatever is left of the group (the leader if it ignored SIGTERM,
-		// and any grandchildren) is killed.
+		// any grandchildren, the watcher) is killed, and is gone before
+		// close returns: a host that exits right after leaves nothing.
 		signalGroup(p.cmd, syscall.SIGKILL)
 		<-p.exited
+		waitGroupGone(p.cmd, groupGoneWait)
+		p.watch.stop()
 		_ = p.stdout.Close()
 		select {
 		case <-p.errDone:

@@ -1,7 +1,6 @@
 package stdio
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"time"
@@ -59,9 +58,13 @@ type Transport struct {
 	// closed, and again after SIGTERM, before its process group is killed;
 	// zero means DefaultStopGrace.
 	StopGrace time.Duration
-	// OnStrayLine, if set, sees each line of stdout that is not a JSON-RPC
-	// message (cut to 200 bytes); such lines are skipped.
-	OnStrayLine func(line string)
+	// OnSkip, if set, hears of the lines of stdout that are skipped: lines
+	// that are not JSON-RPC messages, and responses that cannot be decoded
+	// (their calls fail with the reason). It hears of the first ten of every
+	// ten seconds one by one, then, at the end of those ten seconds (or of
+	// the connection), of the number of the others in one summary, so that
+	// a server printing a million lines makes a few reports.
+	OnSkip func(Skip)
 	// Observer, if set, sees every message sent and received.
 	Observer Observer
 	// OnStart, if set, is called with each new connection before Connect
@@ -83,15 +86,7 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if grace <= 0 {
 		grace = DefaultStopGrace
 	}
-	c := &Conn{
-		backlog:  newBacklog(),
-		proc:     p,
-		r:        bufio.NewReaderSize(p.stdout, 64*1024),
-		max:      max,
-		obs:      t.Observer,
-		logStray: t.OnStrayLine,
-		grace:    grace,
-	}
+	c := newConn(p, max, grace, t.Observer, t.OnSkip)
 	if t.OnStart != nil {
 		t.OnStart(c)
 	}

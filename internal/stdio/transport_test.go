@@ -157,10 +157,12 @@ func TestTransportStrayLines(t *testing.T) {
 	ctx := testCtx(t)
 	var mu sync.Mutex
 	var seen []string
-	tr := &stdio.Transport{OnStrayLine: func(line string) {
+	tr := &stdio.Transport{OnSkip: func(s stdio.Skip) {
 		mu.Lock()
 		defer mu.Unlock()
-		seen = append(seen, line)
+		if s.Err == nil && s.Suppressed == 0 {
+			seen = append(seen, s.Line)
+		}
 	}}
 	cs, conn := connect(t, ctx, tr, "-pollute")
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "still here"}})
@@ -174,6 +176,6 @@ func TestTransportStrayLines(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	if !slices.Equal(seen, stray) {
-		t.Errorf("OnStrayLine saw %q, StrayLines %q", seen, stray)
+		t.Errorf("OnSkip saw %q, StrayLines %q", seen, stray)
 	}
 }

@@ -34,6 +34,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	if l.closed {
 		return 0, os.ErrClosed
 	}
+	p = spoil(p)
 	if l.before != nil {
 		if pre := l.before(p); len(pre) > 0 {
 			if _, err := l.w.Write(pre); err != nil {
@@ -45,12 +46,14 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 }
 
 // writeRaw writes p as it is, without the before hook.
-func (l *lockedWriter) writeRaw(p []byte) {
+func (l *lockedWriter) writeRaw(p []byte) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.closed {
-		_, _ = l.w.Write(p)
+	if l.closed {
+		return os.ErrClosed
 	}
+	_, err := l.w.Write(p)
+	return err
 }
 
 // close closes the underlying stdout for good (the close_stdout tool).
@@ -66,7 +69,7 @@ func (l *lockedWriter) close() {
 // Close implements io.Closer; stdout stays open.
 func (l *lockedWriter) Close() error { return nil }
 
-func (l *lockedWriter) println(s string) { l.writeRaw([]byte(s + "\n")) }
+func (l *lockedWriter) println(s string) { _ = l.writeRaw([]byte(s + "\n")) }
 
 // polluteMiddleware prints the non-JSON banner on stdout before every
 // tools/call is handled.
@@ -99,17 +102,28 @@ func delayMiddleware(method string, d time.Duration) mcp.Middleware {
 	}
 }
 
-// filterStdin returns a reader of the lines of r. With ignore, lines holding a
-// server/discover request are dropped (never answered). With exitFirst, the
-// process exits with code 4 if the first request is server/discover. With
-// neverAnswer set, tools/call requests for that tool are dropped: the call is
-// never answered, and its cancellation is ignored. With logMethods, the
-// method of every message read (request or notification) is written to
-// stderr as "recv PID METHOD", in the order the messages arrive.
+// stdinFilter says which requests filterStdin keeps from the server.
+type stdinFilter struct {
+	ignoreDiscover bool   // drop server/discover requests (never answered)
+	exitOnDiscover bool   // exit with code 4 if the first request is server/discover
+	neverAnswer    string // drop tools/call requests of this tool (never answered, cancellation ignored)
+	stopReading    string // after a tools/call of this tool, never read stdin again
+	logMethods     bool   // write "recv PID METHOD" to stderr for every message read, in order
+}
+
+func (f stdinFilter) active() bool {
+	return f.ignoreDiscover || f.exitOnDiscover || f.neverAnswer != "" || f.stopReading != "" || f.logMethods
+}
+
+// filterStdin returns a reader of the lines of r, filtered by f. With
+// f.stopReading set, the line that calls that tool is passed on (the call
+// is answered) and then r is never read again: the server goes on writing
+// but its stdin pipe fills up, as a single-threaded server busy in a tool
+// does.
 //
 // This has to happen below go-sdk: a handshake-era go-sdk server answers
 // server/discover itself, before any receiving middleware runs.
-func filterStdin(r io.Reader, ignore, exitFirst bool, neverAnswer string, logMethods bool) io.ReadCloser {
+func filterStdin(r io.Reader, f stdinFilter) io.ReadCloser {
 	pr, pw := io.Pipe()
 	go func() {
 		br := bufio.NewReader(r)
@@ -118,19 +132,29 @@ func filterStdin(r io.Reader, ignore, exitFirst bool, neverAnswer string, logMet
 			line, err := br.ReadBytes('\n')
 			if len(line) > 0 {
 				method, isRequest := requestMethod(line)
-				if logMethods && method != "" {
+				if f.logMethods && method != "" {
 					fmt.Fprintf(os.Stderr, "%s%d %s\n", testserver.RecvPrefix, os.Getpid(), method)
 				}
 				discover := isRequest && method == "server/discover"
-				if exitFirst && isRequest && !sawRequest && discover {
+				if f.exitOnDiscover && isRequest && !sawRequest && discover {
 					fmt.Fprintln(os.Stderr, "mcptestserver: first request is server/discover; exiting")
 					os.Exit(testserver.DiscoverExitCode)
 				}
 				sawRequest = sawRequest || isRequest
-				dropped := neverAnswer != "" && isRequest && method == "tools/call" && toolName(line) == neverAnswer
-				if !(ignore && discover) && !dropped {
+				call := ""
+				if isRequest && method == "tools/call" {
+					call = toolName(line)
+				}
+				dropped := f.neverAnswer != "" && call == f.neverAnswer
+				if !(f.ignoreDiscover && discover) && !dropped {
 					if _, werr := pw.Write(line); werr != nil {
 						return
+					}
+				}
+				if f.stopReading != "" && call == f.stopReading {
+					fmt.Fprintln(os.Stderr, testserver.StoppedReadingMessage)
+					for { // never read stdin again; the process lives on
+						time.Sleep(time.Hour)
 					}
 				}
 			}

@@ -9,7 +9,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,8 +24,10 @@ import (
 // alive after its session ends, until a signal stops it.
 var stdoutClosed atomic.Bool
 
-// addHostileTools registers pid, big and close_stdout.
+// addHostileTools registers pid, big, close_stdout, ping_flood, spam and
+// bad_response.
 func addHostileTools(srv *mcp.Server, out *lockedWriter) {
+	addFloodTools(srv, out)
 	srv.AddTool(&mcp.Tool{Name: "pid", Description: "Return the server's process id.",
 		InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -134,4 +138,140 @@ func floodMiddleware(out *lockedWriter, n int) mcp.Middleware {
 			return next(ctx, method, req)
 		}
 	}
+}
+
+// countIn is the input of ping_flood and spam.
+type countIn struct {
+	N int `json:"n"`
+}
+
+var countSchema = json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","minimum":0,"maximum":10000000}},"required":["n"]}`)
+
+// addFloodTools registers ping_flood, spam and bad_response.
+func addFloodTools(srv *mcp.Server, out *lockedWriter) {
+	srv.AddTool(&mcp.Tool{Name: "ping_flood", Description: "Write n ping requests to stdout, then answer.", InputSchema: countSchema},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			n, err := count(req)
+			if err != nil {
+				return nil, err
+			}
+			writeLines(out, n, func(b *bytes.Buffer, i int) {
+				fmt.Fprintf(b, `{"jsonrpc":"2.0","id":"flood-%d","method":"ping"}`+"\n", i)
+			})
+			return textResult(fmt.Sprintf("sent %d pings", n)), nil
+		})
+	srv.AddTool(&mcp.Tool{Name: "spam", Description: "Write n non-JSON lines to stdout, then answer.", InputSchema: countSchema},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			n, err := count(req)
+			if err != nil {
+				return nil, err
+			}
+			writeLines(out, n, func(b *bytes.Buffer, i int) {
+				b.WriteString(testserver.SpamLine(i))
+				b.WriteByte('\n')
+			})
+			return textResult(fmt.Sprintf("wrote %d lines", n)), nil
+		})
+	srv.AddTool(&mcp.Tool{Name: "bad_response", Description: "Answer with a response that cannot be decoded.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"kind":{"type":"string"}},"required":["kind"]}`)},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var in struct {
+				Kind string `json:"kind"`
+			}
+			if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
+				return nil, err
+			}
+			res := textResult("a bad response")
+			res.StructuredContent = map[string]any{"value": testserver.BadMarker + in.Kind}
+			return res, nil
+		})
+}
+
+// addDeepSchemaTool registers deep_schema, whose input schema the stdout
+// writer nests testserver.DeepNesting levels deep.
+func addDeepSchemaTool(srv *mcp.Server) {
+	srv.AddTool(&mcp.Tool{Name: "deep_schema", Description: "A tool whose input schema nests too deep.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"x":{"description":"` + testserver.BadMarker + testserver.BadDeep + `"}}}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return textResult("unreachable"), nil
+		})
+}
+
+func count(req *mcp.CallToolRequest) (int, error) {
+	var in countIn
+	if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
+		return 0, err
+	}
+	if in.N < 0 || in.N > 10_000_000 {
+		return 0, fmt.Errorf("n %d out of range", in.N)
+	}
+	return in.N, nil
+}
+
+func textResult(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+// writeLines writes n lines made by line straight to stdout, 64 KiB at a
+// time, stopping if stdout fails.
+func writeLines(out *lockedWriter, n int, line func(*bytes.Buffer, int)) {
+	var b bytes.Buffer
+	for i := range n {
+		line(&b, i)
+		if b.Len() > 64*1024 {
+			if out.writeRaw(b.Bytes()) != nil {
+				return
+			}
+			b.Reset()
+		}
+	}
+	_ = out.writeRaw(b.Bytes())
+}
+
+// spoil rewrites a message holding the JSON string BadMarker+kind into
+// the undecodable line that kind names; other messages are returned as
+// they are.
+func spoil(msg []byte) []byte {
+	i := bytes.Index(msg, []byte(`"`+testserver.BadMarker))
+	if i < 0 {
+		return msg
+	}
+	end := bytes.IndexByte(msg[i+1:], '"')
+	if end < 0 {
+		return msg
+	}
+	end += i + 2
+	kind := string(msg[i+1+len(testserver.BadMarker) : end-1])
+	var out []byte
+	switch kind {
+	case testserver.BadNaN:
+		out = slices.Concat(msg[:i], []byte("NaN"), msg[end:])
+	case testserver.BadNaNIDLast:
+		out = idLast(slices.Concat(msg[:i], []byte("NaN"), msg[end:]))
+	case testserver.BadTruncated:
+		out = append(slices.Clone(msg[:i]), '\n')
+	case testserver.BadDeep:
+		deep := strings.Repeat("[", testserver.DeepNesting) + strings.Repeat("]", testserver.DeepNesting)
+		out = slices.Concat(msg[:i], []byte(deep), msg[end:])
+	default:
+		return msg
+	}
+	return out
+}
+
+// idLast moves the id of a go-sdk response line ({"jsonrpc":"2.0","id":N,...})
+// to its end.
+func idLast(msg []byte) []byte {
+	const head = `{"jsonrpc":"2.0","id":`
+	if !bytes.HasPrefix(msg, []byte(head)) {
+		return msg
+	}
+	comma := bytes.IndexByte(msg[len(head):], ',')
+	if comma < 0 {
+		return msg
+	}
+	id := msg[len(head) : len(head)+comma]
+	rest := bytes.TrimRight(msg[len(head)+comma+1:], "\n")
+	rest = bytes.TrimSuffix(rest, []byte("}"))
+	return slices.Concat([]byte(`{"jsonrpc":"2.0",`), rest, []byte(`,"id":`), id, []byte("}\n"))
 }

@@ -50,6 +50,8 @@ type config struct {
 	wrongIDs        bool
 	flood           int
 	neverAnswer     string
+	stopReading     string
+	deepSchema      bool
 	heldStdout      bool
 	cacheTTLMs      int
 	cacheScope      string
@@ -92,6 +94,8 @@ func parseFlags() (*config, error) {
 	flag.BoolVar(&c.oneAtATime, "one-at-a-time", false, "refuse a tools/call while another is in flight (a single-threaded server)")
 	flag.BoolVar(&c.logMethods, "log-methods", false, "stdio: write \"recv PID METHOD\" to stderr for every message read from stdin, in order")
 	flag.StringVar(&c.neverAnswer, "never-answer", "", "stdio: drop every tools/call of this tool (never answered, cancellation ignored)")
+	flag.StringVar(&c.stopReading, "stop-reading", "", "stdio: after a tools/call of this tool (still answered), never read stdin again")
+	flag.BoolVar(&c.deepSchema, "deep-schema", false, fmt.Sprintf("stdio: add the tool deep_schema, whose input schema nests %d levels deep", testserver.DeepNesting))
 	flag.Parse()
 	if flag.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", flag.Args())
@@ -191,5 +195,19 @@ func newServer(c *config, out *lockedWriter) *mcp.Server {
 		srv.AddReceivingMiddleware(floodMiddleware(out, c.flood))
 	}
 	addHostileTools(srv, out)
+	if c.deepSchema {
+		addDeepSchemaTool(srv)
+	}
 	return srv
+}
+
+// stdinFilter returns the stdin filter the flags ask for.
+func (c *config) stdinFilter() stdinFilter {
+	return stdinFilter{
+		ignoreDiscover: c.ignoreDiscover,
+		exitOnDiscover: c.exitOnDiscover,
+		neverAnswer:    c.neverAnswer,
+		stopReading:    c.stopReading,
+		logMethods:     c.logMethods,
+	}
 }

@@ -35,8 +35,8 @@ func serveStdio(ctx context.Context, c *config) error {
 		out.before = hostileStdout(c.garbage, c.wrongIDs)
 	}
 	var in io.ReadCloser = os.Stdin
-	if c.ignoreDiscover || c.exitOnDiscover || c.neverAnswer != "" || c.logMethods {
-		in = filterStdin(os.Stdin, c.ignoreDiscover, c.exitOnDiscover, c.neverAnswer, c.logMethods)
+	if f := c.stdinFilter(); f.active() {
+		in = filterStdin(os.Stdin, f)
 	}
 	srv := newServer(c, out)
 	err := srv.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})

@@ -1,0 +1,99 @@
+package stdio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// Write sends one message as a line of JSON. It waits for its turn and
+// writes within ctx: a server that does not read its stdin fills the pipe,
+// and a write then returns when ctx ends, wrapping ctx.Err(). If that cut
+// a line in the middle, the server has half a message: the connection
+// ends (a *CutOffError) and the process is stopped. A message that could
+// not be written otherwise fails with a *WriteError.
+//
+// The answers go-sdk writes to the server's requests have no deadline;
+// they are held (MaxHeldRequests) until written, and Close ends them.
+func (c *Conn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		defer c.held.answered(resp.ID)
+	}
+	if c.obs != nil {
+		c.obs.Sent(msg, data)
+	}
+	data = append(data, '\n')
+	select {
+	case c.writing <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("waiting to write to the server's stdin (it is not reading it): %w", ctx.Err())
+	case <-c.dead:
+		return c.deadError()
+	}
+	defer func() { <-c.writing }()
+	select {
+	case <-c.dead:
+		return c.deadError()
+	default:
+	}
+	n, err := c.writeLine(ctx, data)
+	switch {
+	case err == nil:
+		return nil
+	case n > 0:
+		cause := err
+		if ctx.Err() != nil {
+			cause = ctx.Err()
+		}
+		c.abortLater(&CutOffError{Written: n, Size: len(data), Err: cause})
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("writing to the server's stdin (it is not reading it; %d of %d bytes written): %w", n, len(data), ctx.Err())
+	}
+	return &WriteError{Err: fmt.Errorf("writing to the server's stdin: %w", err)}
+}
+
+// writeLine writes data to the server's stdin, stopping when ctx ends. It
+// returns how many bytes were written.
+func (c *Conn) writeLine(ctx context.Context, data []byte) (int, error) {
+	f := c.proc.stdin
+	deadline, _ := ctx.Deadline() // the zero time: none
+	_ = f.SetWriteDeadline(deadline)
+	if ctx.Done() == nil {
+		return f.Write(data)
+	}
+	fired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(fired)
+		_ = f.SetWriteDeadline(time.Unix(1, 0)) // in the past: the write returns now
+	})
+	n, err := f.Write(data)
+	if !stop() {
+		<-fired // its deadline must not reach the next writer
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		// The poller may see ctx's deadline a moment before ctx does: wait
+		// for ctx, so that the caller (and go-sdk, which otherwise takes
+		// the error for a broken pipe) sees a write that ran out of time.
+		<-ctx.Done()
+	}
+	return n, err
+}
+
+// deadError is what a write gets once the connection has ended.
+func (c *Conn) deadError() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.broken != nil {
+		return &WriteError{Err: fmt.Errorf("writing to the server's stdin: %w", c.broken)}
+	}
+	return &WriteError{Err: errors.New("writing to the server's stdin: the connection is closed")}
+}
