@@ -9,9 +9,10 @@ import (
 
 // backlogMiddleware tells the stdio connection of a session each message
 // from the server that has been handled, so that it holds back a server
-// that floods the client, and holds a response until the notifications
-// read before it have been handled (see internal/stdio): a call's progress
-// and log notifications reach their handlers before the call returns. A
+// that floods the client, and each barrier it reaches, so that the result
+// of a call with a progress token comes after the notifications read
+// before it have been handled (see internal/stdio): a call's progress
+// notifications reach their handler before the call returns. A
 // notification counts once its handler has returned; a request (such as
 // elicitation/create) once it started, since it runs on its own and may
 // wait for a user.
@@ -29,6 +30,9 @@ func (c *Client) backlogMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		defer conn.MessageHandled()
+		if p, ok := req.GetParams().(*mcp.ProgressNotificationParams); ok && p != nil && conn.Barrier(p.ProgressToken) {
+			return nil, nil // the connection's own, for no handler
+		}
 		return next(ctx, method, req)
 	}
 }

@@ -200,6 +200,7 @@ func raceEnabled() bool {
 // message, without the client holding the 50 MiB; the connection stays
 // usable.
 func TestHostileBigResponseOverLimit(t *testing.T) {
+	testenv.SkipShort(t, "a 50 MiB response")
 	const size = 50
 	ctx := testCtx(t)
 	c, err := mcpadapter.NewClient(stdioServer(t), &mcpadapter.ClientOptions{
@@ -252,6 +253,7 @@ func TestHostileBigResponseOverLimit(t *testing.T) {
 // -race run uses 20 MiB unless MCPADAPTER_SOAK_SECONDS asks for the long
 // settings.
 func TestHostileBigResponseDefaultLimit(t *testing.T) {
+	testenv.SkipShort(t, "a 50 MiB response")
 	size := 50
 	if raceEnabled() && os.Getenv("MCPADAPTER_SOAK_SECONDS") == "" {
 		size = 20
@@ -292,6 +294,7 @@ func TestHostileBigResponseDefaultLimit(t *testing.T) {
 // Garbage and truncated JSON objects before every response are skipped
 // (and logged); every call, concurrent ones included, gets its own answer.
 func TestHostileMalformedLines(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	var logs syncBuffer
 	c, err := mcpadapter.NewClient(stdioServer(t, "-garbage"), &mcpadapter.ClientOptions{
@@ -342,6 +345,7 @@ func concurrentEchoes(t *testing.T, ctx context.Context, c *mcpadapter.Client, w
 // of a request already answered) before every real response are ignored:
 // no call gets an answer that is not its own.
 func TestHostileWrongIDs(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	c, err := mcpadapter.NewClient(stdioServer(t, "-wrong-ids"), &mcpadapter.ClientOptions{Name: "liar", Logger: quietLogger()})
 	if err != nil {
@@ -362,9 +366,7 @@ func TestHostileWrongIDs(t *testing.T) {
 // 10,000 notifications (log messages and progress) during each call: the
 // call completes, the handlers see them, memory stays bounded.
 func TestHostileNotificationFlood(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a flood of 40000 notifications (-short)")
-	}
+	testenv.SkipShort(t, "a flood of 40000 notifications")
 	const flood, calls = 10000, 3
 	// A bound for a hang, not for speed: with -race on a loaded machine
 	// the 40000 notifications take tens of seconds.
@@ -383,12 +385,10 @@ func TestHostileNotificationFlood(t *testing.T) {
 	}
 	defer c.Close()
 	echoOK(t, ctx, c, "warm up") // its flood counts too
-	// The connection holds the flood back and holds each response until
-	// the notifications before it have been handled: when a call returns,
-	// its server's log and progress notifications have all been handled.
-	if got, want := logged.Load(), int64(flood/2); got != want {
-		t.Errorf("after the warm-up call the log handler saw %d notifications, want %d", got, want)
-	}
+	// The connection holds the flood back, and holds the result of a call
+	// with a progress handler until the notifications before it have been
+	// handled: when such a call returns, its progress notifications and
+	// the log notifications before them have all been handled.
 	m := watchMemory()
 	start := time.Now()
 	for i := range calls {
@@ -457,6 +457,7 @@ func TestHostileClosedStdout(t *testing.T) {
 // a TransportError that says how the server ended (a *ProcessExitError), not
 // only the first one to notice.
 func TestHostileKilledUnderConcurrentCalls(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("kills a process group")
 	}
@@ -532,6 +533,7 @@ func grandchildPID() (func(server, line string), <-chan int) {
 // never reached the server: it must be retried once, on a new connection,
 // and succeed.
 func TestHostileWriteFailureRetriedOnNewConnection(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("kills a process")
 	}
@@ -571,6 +573,7 @@ func TestHostileWriteFailureRetriedOnNewConnection(t *testing.T) {
 // child process has exited), rather than wait for their timeout (forever
 // without one).
 func TestHostileServerDiesStdoutHeldOpen(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("kills a process")
 	}

@@ -29,5 +29,7 @@ func (c *Client) stdioTransport(cmd Command, s *session) *stdio.Transport {
 		},
 		Observer: c.obs,
 		OnStart:  func(conn *stdio.Conn) { s.stdio = conn },
+		// backlogMiddleware reports handled messages and barriers.
+		HoldResults: true,
 	}
 }

@@ -30,6 +30,7 @@ type Conn struct {
 
 	writeMu sync.Mutex
 	backlog *backlog
+	held    jsonrpc.Message // a result passed up after its barrier; Read's goroutine only
 
 	closeOnce   sync.Once
 	exitedFirst bool // set by closeOnce
@@ -45,6 +46,11 @@ func (c *Conn) SessionID() string { return "" }
 
 // Read returns the next JSON-RPC message, skipping lines that are not JSON.
 func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	if m := c.held; m != nil {
+		c.held = nil
+		c.backlog.awaitBarrier(ctx)
+		return m, nil
+	}
 	for {
 		if m := c.popPending(); m != nil {
 			return m, nil
@@ -70,6 +76,10 @@ func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.obs.Received(msg, line)
 		}
 		c.backlog.passUp(ctx, msg)
+		if barrier := c.backlog.barrierFor(msg); barrier != nil {
+			c.held = msg
+			return barrier, nil
+		}
 		return msg, nil
 	}
 }
@@ -150,6 +160,7 @@ func (c *Conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if c.obs != nil {
 		c.obs.Sent(msg, data)
 	}
+	c.backlog.sent(msg)
 	data = append(data, '\n')
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
@@ -195,11 +206,21 @@ func (c *Conn) Stderr() []string {
 	return c.proc.tail.snapshot()
 }
 
-// MessageHandled tells the connection that a request or notification from
-// the server reached its handler. Read holds back a server that floods the
-// client: it stops reading while too many messages wait for their handlers,
-// but never for long, so a client that does not report handled messages
-// is slowed down, not stalled.
+// MessageHandled tells the connection that a notification from the server
+// has been handled (its handler returned) or that a request from it reached
+// its handler. Read holds back a server that floods the client: it stops
+// reading while too many messages wait for their handlers, but never for
+// long, so a client that does not report handled messages is slowed down,
+// not stalled.
 func (c *Conn) MessageHandled() {
 	c.backlog.handledOne()
+}
+
+// Barrier reports whether token, the progress token of a
+// notifications/progress the client is about to handle, is a barrier of
+// this connection (Transport.HoldResults), and notes it reached. The
+// client's receiving middleware must call it for every progress
+// notification, and must not hand a barrier on to the client's handlers.
+func (c *Conn) Barrier(token any) bool {
+	return c.backlog.barrier(token)
 }

@@ -46,6 +46,7 @@ func readExit(t *testing.T, c *Conn) (time.Duration, *ExitError) {
 // ("it was killed"), its group is gone, its last stderr words are kept, and
 // it does not count as having exited by itself.
 func TestStdioClosedStdoutStillRunning(t *testing.T) {
+	t.Parallel()
 	c := shConn(t, `exec >&-; sleep 30 & echo "child $!" >&2; echo "stdout closed" >&2; wait`)
 	d, pe := readExit(t, c)
 	if !pe.StillRunning {
@@ -82,6 +83,7 @@ func TestStdioClosedStdoutStillRunning(t *testing.T) {
 // A server that closes its stdout just before it exits is reported with
 // its exit status, not as StillRunning.
 func TestStdioClosedStdoutThenExit(t *testing.T) {
+	t.Parallel()
 	for _, script := range []string{`exit 3`, `exec >&-; exit 3`} {
 		c := shConn(t, script)
 		d, pe := readExit(t, c)
@@ -107,6 +109,7 @@ func zombie(pid int) bool {
 // Close ends the whole process group, even a server and a child of it
 // that ignore SIGTERM and stdin's end: after two graces they are killed.
 func TestStdioCloseKillsGroup(t *testing.T) {
+	t.Parallel()
 	c := shConn(t, `trap '' TERM; sleep 30 & echo "child $!" >&2; while :; do sleep 1; done`)
 	c.grace = 50 * time.Millisecond
 	var child int
