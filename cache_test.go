@@ -801,7 +801,7 @@ func TestCacheGroupConfig(t *testing.T) {
 // churns: every answer must be whole and right, and once the churn stops
 // the cache must converge on the server's list.
 func TestCacheConcurrent(t *testing.T) {
-	t.Parallel()
+	// Not parallel: a CPU-bound stress, alone in its time.
 	testenv.SkipShort(t, "a concurrency stress of the cache")
 	ctx := testCtx(t)
 	srv, st := testserver.NewWithState(testserver.Options{CacheTTLMs: 60000, Resources: true, PageSize: 8})

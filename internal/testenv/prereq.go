@@ -19,6 +19,7 @@ func Missing(t testing.TB, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	if os.Getenv(EnvCI) == "true" {
 		t.Fatalf("%s (CI=true: a missing prerequisite fails the run)", msg)
+		return
 	}
 	t.Skipf("%s (skipped: a missing prerequisite; with CI=true this fails)", msg)
 }
