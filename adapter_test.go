@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpadapter/mcpadapter"
@@ -60,6 +61,7 @@ func mustCall(t *testing.T, ctx context.Context, tool *mcpadapter.Tool, args str
 }
 
 func TestInProcessBothEras(t *testing.T) {
+	t.Parallel()
 	for _, e := range eras {
 		t.Run(e.era.String(), func(t *testing.T) {
 			ctx := testCtx(t)
@@ -107,6 +109,7 @@ func TestInProcessBothEras(t *testing.T) {
 }
 
 func TestContentKinds(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	a, err := mcpadapter.New(testserver.New(testserver.Options{}), nil)
 	if err != nil {
@@ -144,6 +147,7 @@ func TestContentKinds(t *testing.T) {
 }
 
 func TestSchemasVerbatim(t *testing.T) {
+	t.Parallel()
 	for _, e := range eras {
 		t.Run(e.era.String(), func(t *testing.T) {
 			ctx := testCtx(t)
@@ -167,6 +171,7 @@ func TestSchemasVerbatim(t *testing.T) {
 }
 
 func TestPagination(t *testing.T) {
+	t.Parallel()
 	for _, e := range eras {
 		t.Run(e.era.String(), func(t *testing.T) {
 			ctx := testCtx(t)
@@ -188,6 +193,7 @@ func TestPagination(t *testing.T) {
 }
 
 func TestModelVisibleErrors(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	a, err := mcpadapter.New(testserver.New(testserver.Options{}), nil)
 	if err != nil {
@@ -215,6 +221,7 @@ func TestModelVisibleErrors(t *testing.T) {
 }
 
 func TestToolsOutliveClose(t *testing.T) {
+	t.Parallel()
 	for _, e := range eras {
 		t.Run(e.era.String(), func(t *testing.T) {
 			ctx := testCtx(t)
@@ -235,108 +242,108 @@ func TestToolsOutliveClose(t *testing.T) {
 }
 
 func TestConcurrentCalls(t *testing.T) {
+	t.Parallel()
 	for _, e := range eras {
 		t.Run(e.era.String(), func(t *testing.T) {
-			ctx := testCtx(t)
-			srv, state := testserver.NewWithState(testserver.Options{Era: e.era})
-			a, err := mcpadapter.New(srv, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer a.Close()
-			tools := toolMap(t, ctx, a)
-			// 32 calls that each sleep 200 ms: run one by one they would
-			// take 6.4 s; in parallel over one session, about 200 ms.
-			var wg sync.WaitGroup
-			errs := make(chan error, 32)
-			start := time.Now()
-			for i := range 32 {
-				wg.Go(func() {
-					res, err := tools["slow"].Call(ctx, json.RawMessage(`{"ms":200}`))
-					if err != nil || res.IsError {
-						errs <- fmt.Errorf("call %d: %v %+v", i, err, res)
-					}
-				})
-			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				t.Error(err)
-			}
-			if state.Calls("slow") != 32 {
-				t.Errorf("server saw %d calls", state.Calls("slow"))
-			}
-			if d := time.Since(start); d > 3*time.Second {
-				t.Errorf("32 parallel 200 ms calls took %v: they ran one at a time", d)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				ctx := testCtx(t)
+				srv, state := testserver.NewWithState(testserver.Options{Era: e.era})
+				a, err := mcpadapter.New(srv, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer a.Close()
+				tools := toolMap(t, ctx, a)
+				// 32 calls that each sleep 200 ms: run one by one they would
+				// take 6.4 s; in parallel over one session, 200 ms (the clock
+				// is synctest's).
+				var wg sync.WaitGroup
+				errs := make(chan error, 32)
+				start := time.Now()
+				for i := range 32 {
+					wg.Go(func() {
+						res, err := tools["slow"].Call(ctx, json.RawMessage(`{"ms":200}`))
+						if err != nil || res.IsError {
+							errs <- fmt.Errorf("call %d: %v %+v", i, err, res)
+						}
+					})
+				}
+				wg.Wait()
+				close(errs)
+				for err := range errs {
+					t.Error(err)
+				}
+				if state.Calls("slow") != 32 {
+					t.Errorf("server saw %d calls", state.Calls("slow"))
+				}
+				if d := time.Since(start); d != 200*time.Millisecond {
+					t.Errorf("32 parallel 200 ms calls took %v: they did not all run at once", d)
+				}
+			})
 		})
 	}
 }
 
 func TestProgressPerCall(t *testing.T) {
+	t.Parallel()
 	for _, e := range eras {
 		t.Run(e.era.String(), func(t *testing.T) {
-			ctx := testCtx(t)
-			var global sync.Map
-			c, err := mcpadapter.NewClient(testserver.New(testserver.Options{Era: e.era}), &mcpadapter.ClientOptions{
-				ProgressHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
-					global.Store(r.Params.ProgressToken, true)
-				},
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			var mu sync.Mutex
-			got := map[int][]mcpadapter.Progress{}
-			var wg sync.WaitGroup
-			for i := range 2 {
-				wg.Go(func() {
-					res, err := c.CallTool(ctx, "progress", json.RawMessage(fmt.Sprintf(`{"steps":%d}`, 3+i)), &mcpadapter.CallOptions{Progress: func(p mcpadapter.Progress) {
-						mu.Lock()
-						got[i] = append(got[i], p)
-						mu.Unlock()
-					}})
-					if err != nil || res.IsError {
-						t.Errorf("progress %d: %v %+v", i, err, res)
-					}
+			synctest.Test(t, func(t *testing.T) {
+				ctx := testCtx(t)
+				var global sync.Map
+				c, err := mcpadapter.NewClient(testserver.New(testserver.Options{Era: e.era}), &mcpadapter.ClientOptions{
+					ProgressHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+						global.Store(r.Params.ProgressToken, true)
+					},
 				})
-			}
-			wg.Wait()
-			// The last notification of a call may arrive just after its result.
-			deadline := time.Now().Add(2 * time.Second)
-			for {
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				var mu sync.Mutex
+				got := map[int][]mcpadapter.Progress{}
+				var wg sync.WaitGroup
+				for i := range 2 {
+					wg.Go(func() {
+						res, err := c.CallTool(ctx, "progress", json.RawMessage(fmt.Sprintf(`{"steps":%d}`, 3+i)), &mcpadapter.CallOptions{Progress: func(p mcpadapter.Progress) {
+							mu.Lock()
+							got[i] = append(got[i], p)
+							mu.Unlock()
+						}})
+						if err != nil || res.IsError {
+							t.Errorf("progress %d: %v %+v", i, err, res)
+						}
+					})
+				}
+				wg.Wait()
+				// The last notification of a call may arrive just after its
+				// result (in-process): wait until everything is idle.
+				synctest.Wait()
 				mu.Lock()
-				done := len(got[0]) == 3 && len(got[1]) == 4
-				mu.Unlock()
-				if done || time.Now().After(deadline) {
-					break
+				defer mu.Unlock()
+				for i := range 2 {
+					ps := got[i]
+					if len(ps) != 3+i {
+						t.Errorf("call %d got %d progress notifications, want %d: %+v", i, len(ps), 3+i, ps)
+						continue
+					}
+					last := ps[len(ps)-1]
+					if last.Tool != "progress" || last.Total != float64(3+i) || last.Progress != float64(3+i) {
+						t.Errorf("call %d last progress %+v", i, last)
+					}
 				}
-				time.Sleep(10 * time.Millisecond)
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			for i := range 2 {
-				ps := got[i]
-				if len(ps) != 3+i {
-					t.Errorf("call %d got %d progress notifications, want %d: %+v", i, len(ps), 3+i, ps)
-					continue
+				n := 0
+				global.Range(func(any, any) bool { n++; return true })
+				if n != 2 {
+					t.Errorf("ProgressHandler saw %d tokens, want 2", n)
 				}
-				last := ps[len(ps)-1]
-				if last.Tool != "progress" || last.Total != float64(3+i) || last.Progress != float64(3+i) {
-					t.Errorf("call %d last progress %+v", i, last)
-				}
-			}
-			n := 0
-			global.Range(func(any, any) bool { n++; return true })
-			if n != 2 {
-				t.Errorf("ProgressHandler saw %d tokens, want 2", n)
-			}
+			})
 		})
 	}
 }
 
 func TestTargets(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		target any
 		want   string
@@ -362,6 +369,7 @@ func TestTargets(t *testing.T) {
 }
 
 func TestProtocolVersionOption(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	var logs syncBuffer
 	c, err := mcpadapter.NewClient(testserver.New(testserver.Options{}), &mcpadapter.ClientOptions{
@@ -386,6 +394,7 @@ func TestProtocolVersionOption(t *testing.T) {
 }
 
 func TestToolNamesSanitised(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	long := strings.Repeat("very_long_tool_name_", 5)
 	srv := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)

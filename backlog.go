@@ -2,36 +2,37 @@ package mcpadapter
 
 import (
 	"context"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // backlogMiddleware tells the stdio connection of a session each message
-// that reaches its handler, so that it holds back a server that floods the
-// client (see internal/stdio). (Those of a session still in its handshake
-// are not counted: the connection's wait that gives up covers them.)
+// from the server that has been handled, so that it holds back a server
+// that floods the client, and each barrier it reaches, so that the result
+// of a call with a progress token comes after the notifications read
+// before it have been handled (see internal/stdio): a call's progress
+// notifications reach their handler before the call returns. A
+// notification counts once its handler has returned; a request (such as
+// elicitation/create) once it started, since it runs on its own and may
+// wait for a user.
 func (c *Client) backlogMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if cs, ok := req.GetSession().(*mcp.ClientSession); ok {
-			if s := c.sessionOf(cs); s != nil && s.stdio != nil {
-				s.stdio.MessageHandled()
-			}
+		// go-sdk hands handlers a context made from the one given to
+		// Connect, which carries the connect attempt's state.
+		st, _ := ctx.Value(dialKey{}).(*dialState)
+		if st == nil || st.session == nil || st.session.stdio == nil {
+			return next(ctx, method, req)
+		}
+		conn := st.session.stdio
+		if !strings.HasPrefix(method, "notifications/") {
+			conn.MessageHandled()
+			return next(ctx, method, req)
+		}
+		defer conn.MessageHandled()
+		if p, ok := req.GetParams().(*mcp.ProgressNotificationParams); ok && p != nil && conn.Barrier(p.ProgressToken) {
+			return nil, nil // the connection's own, for no handler
 		}
 		return next(ctx, method, req)
 	}
-}
-
-// sessionOf finds the live or retiring session of cs.
-func (c *Client) sessionOf(cs *mcp.ClientSession) *session {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.cur != nil && c.cur.cs == cs {
-		return c.cur
-	}
-	for _, s := range c.retiring {
-		if s.cs == cs {
-			return s
-		}
-	}
-	return nil
 }

@@ -15,6 +15,7 @@ import (
 )
 
 func TestCacheTTLPolicy(t *testing.T) {
+	t.Parallel()
 	rc := &responseCache{defaultTTL: 30 * time.Second}
 	capped := &responseCache{defaultTTL: time.Hour, maxTTL: time.Minute}
 	tests := []struct {
@@ -48,6 +49,7 @@ func TestCacheTTLPolicy(t *testing.T) {
 }
 
 func TestCacheIdentity(t *testing.T) {
+	t.Parallel()
 	web := &endpoint{kind: kindStreamable, url: "https://api.example.com/mcp?key=s3cret"}
 	part := func(o ClientOptions) string { return identityPartition(web, &o) }
 
@@ -103,6 +105,7 @@ func TestCacheIdentity(t *testing.T) {
 }
 
 func TestCacheKeyPrefixes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	rc := &responseCache{store: NewMemoryCacheStore(0), server: "s1", private: "u1"}
 	other := &responseCache{store: rc.store, server: "s2", private: "u1"}
@@ -139,6 +142,7 @@ func TestCacheKeyPrefixes(t *testing.T) {
 }
 
 func TestMemoryCacheStore(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := NewMemoryCacheStore(2).(*memoryStore)
 	fresh := CacheEntry{Value: []byte("1"), Expires: time.Now().Add(time.Hour)}
@@ -167,6 +171,7 @@ func TestMemoryCacheStore(t *testing.T) {
 }
 
 func TestServerConfigCache(t *testing.T) {
+	t.Parallel()
 	store := NewMemoryCacheStore(1)
 	base := &CacheConfig{DefaultTTL: time.Second, MaxTTL: time.Hour, Store: store}
 	tests := []struct {
@@ -293,6 +298,7 @@ func (s *hookStore) Set(ctx context.Context, key string, e CacheEntry) {
 // resource was invalidated while it was on its way, even when the
 // invalidation lands between the check and the Set.
 func TestCacheGenerations(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	store := &hookStore{CacheStore: NewMemoryCacheStore(0)}
 	rc := &responseCache{store: store, server: "s", private: "p"}
@@ -371,6 +377,7 @@ func TestCacheGenerations(t *testing.T) {
 }
 
 func TestCacheConfigValidate(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		cfg  *CacheConfig
 		want string

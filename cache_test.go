@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/internal/testenv"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -98,6 +99,7 @@ func readText(t *testing.T, ctx context.Context, c *mcpadapter.Client, uri strin
 }
 
 func TestCacheHitWithinTTL(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	srv, st := testserver.NewWithState(testserver.Options{CacheTTLMs: 60000})
 	c := cachedClient(t, srv, mcpadapter.ClientOptions{Cache: &mcpadapter.CacheConfig{}})
@@ -132,6 +134,7 @@ func TestCacheHitWithinTTL(t *testing.T) {
 }
 
 func TestCacheMissAfterTTL(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	srv, st := testserver.NewWithState(testserver.Options{CacheTTLMs: 150})
 	c := cachedClient(t, srv, mcpadapter.ClientOptions{Cache: &mcpadapter.CacheConfig{}})
@@ -143,6 +146,7 @@ func TestCacheMissAfterTTL(t *testing.T) {
 }
 
 func TestCacheMaxTTL(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	srv, st := testserver.NewWithState(testserver.Options{CacheTTLMs: 60000})
 	c := cachedClient(t, srv, mcpadapter.ClientOptions{Cache: &mcpadapter.CacheConfig{MaxTTL: 100 * time.Millisecond}})
@@ -153,6 +157,7 @@ func TestCacheMaxTTL(t *testing.T) {
 }
 
 func TestCacheTTLZero(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	for _, scope := range []string{"public", "private"} {
 		t.Run(scope, func(t *testing.T) {
@@ -171,6 +176,7 @@ func TestCacheTTLZero(t *testing.T) {
 }
 
 func TestCacheWithoutHints(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	for _, tt := range []struct {
 		ttl  time.Duration
@@ -188,6 +194,7 @@ func TestCacheWithoutHints(t *testing.T) {
 // TestCacheOffByDefault shows that without ClientOptions.Cache every
 // listing reaches the server, although go-sdk alone would keep it.
 func TestCacheOffByDefault(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	srv, st := testserver.NewWithState(testserver.Options{CacheTTLMs: 60000, Resources: true})
 	c := cachedClient(t, srv, mcpadapter.ClientOptions{})
@@ -230,6 +237,7 @@ func TestCacheOffByDefault(t *testing.T) {
 // a stateless HTTP server that checks bearer tokens: alice, bob, and alice
 // again.
 func TestCachePrivatePublic(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		scope                 string
 		afterBob, afterAlice2 int
@@ -302,6 +310,7 @@ func TestCachePrivatePublic(t *testing.T) {
 }
 
 func TestCacheInvalidatedOnListChanged(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	srv, st := testserver.NewWithState(testserver.Options{CacheTTLMs: 60000})
 	c, acked, changed := subscribedClient(t, srv)
@@ -325,6 +334,7 @@ func TestCacheInvalidatedOnListChanged(t *testing.T) {
 }
 
 func TestCacheRefreshAndBypass(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	srv, st := testserver.NewWithState(testserver.Options{CacheTTLMs: 60000, Resources: true})
 	c := cachedClient(t, srv, mcpadapter.ClientOptions{Cache: &mcpadapter.CacheConfig{}})
@@ -361,6 +371,7 @@ func TestCacheRefreshAndBypass(t *testing.T) {
 }
 
 func TestCacheInertOnLegacyServer(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	// The legacy server sends hints anyway; a handshake-era connection's
 	// results are never cached.
@@ -383,6 +394,7 @@ func TestCacheInertOnLegacyServer(t *testing.T) {
 }
 
 func TestCacheOtherMethods(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	srv, st := testserver.NewWithState(testserver.Options{CacheTTLMs: 60000, Resources: true})
 	c := cachedClient(t, srv, mcpadapter.ClientOptions{Cache: &mcpadapter.CacheConfig{}})
@@ -420,6 +432,7 @@ func TestCacheOtherMethods(t *testing.T) {
 }
 
 func TestCacheDiscoverOnReconnect(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name  string
 		cache *mcpadapter.CacheConfig
@@ -451,6 +464,7 @@ func TestCacheDiscoverOnReconnect(t *testing.T) {
 // cached server/discover, so the reconnect talks to the server, whether the
 // loss is noticed between requests or by a request that fails.
 func TestCacheDiscoverAfterLoss(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	srv, st := testserver.NewWithState(testserver.Options{CacheTTLMs: 60000})
 	// drop ends the server's side of the session that calls it, and
@@ -527,6 +541,7 @@ func TestCacheDiscoverAfterLoss(t *testing.T) {
 // before a change, and received after the change's list_changed, is not
 // cached.
 func TestCacheStaleAnswerAfterListChanged(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	srv, _ := testserver.NewWithState(testserver.Options{CacheTTLMs: 60000})
 	computed := make(chan struct{}, 1)
@@ -630,6 +645,7 @@ func (s *recordingStore) page(t *testing.T, i int) (string, mcpadapter.CacheEntr
 // start over from the server, once; and pages stored after a cached
 // first page expire with it.
 func TestCacheListingPagesRedone(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	srv, _ := testserver.NewWithState(testserver.Options{CacheTTLMs: 60000, PageSize: 10, ManyTools: true})
 	// The server's cursors name the generation they were made in and
@@ -727,6 +743,7 @@ func TestCacheListingPagesRedone(t *testing.T) {
 }
 
 func TestCacheCloneHasOwnStore(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	srv, st := testserver.NewWithState(testserver.Options{CacheTTLMs: 60000})
 	c := cachedClient(t, srv, mcpadapter.ClientOptions{Cache: &mcpadapter.CacheConfig{}})
@@ -746,6 +763,7 @@ func TestCacheCloneHasOwnStore(t *testing.T) {
 }
 
 func TestCacheGroupConfig(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	var states []*testserver.State
 	var urls []string
@@ -783,6 +801,8 @@ func TestCacheGroupConfig(t *testing.T) {
 // churns: every answer must be whole and right, and once the churn stops
 // the cache must converge on the server's list.
 func TestCacheConcurrent(t *testing.T) {
+	// Not parallel: a CPU-bound stress, alone in its time.
+	testenv.SkipShort(t, "a concurrency stress of the cache")
 	ctx := testCtx(t)
 	srv, st := testserver.NewWithState(testserver.Options{CacheTTLMs: 60000, Resources: true, PageSize: 8})
 	store := mcpadapter.NewMemoryCacheStore(4)
@@ -881,6 +901,7 @@ func TestCacheConcurrent(t *testing.T) {
 }
 
 func TestCacheInvalidatedOnResourceUpdated(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	srv, st := testserver.NewWithState(testserver.Options{CacheTTLMs: 60000, Resources: true})
 	acks := make(chan struct{}, 10)

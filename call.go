@@ -15,9 +15,11 @@ type CallOptions struct {
 	// Progress, if set, receives the call's progress notifications. It
 	// runs on the connection's goroutine and must not block for long.
 	//
-	// Notifications are handled apart from responses (in go-sdk), so one
-	// the server sent just before its result may reach Progress shortly
-	// after the call returns; Progress keeps receiving this call's
+	// Over stdio, the notifications a server sends before its result
+	// have all reached Progress when the call returns. Over HTTP and
+	// in-process, go-sdk handles notifications apart from responses, so
+	// one sent just before the result may reach Progress shortly after
+	// the call returns; Progress keeps receiving this call's
 	// notifications for a second after the call ends.
 	Progress func(Progress)
 	// Meta is sent as the _meta of the tools/call request.

@@ -142,11 +142,12 @@ func newClientWith(ep *endpoint, opts ClientOptions, adjust func(*mcp.ClientOpti
 	}
 	c.sdk = mcp.NewClient(&mcp.Implementation{Name: "mcpadapter", Version: Version}, so)
 	c.sdk.AddSendingMiddleware(c.handshakeMiddleware)
-	c.sdk.AddReceivingMiddleware(c.backlogMiddleware)
 	c.sdk.AddSendingMiddleware(c.cacheMiddleware)
 	if opts.MessageHandler != nil {
 		c.sdk.AddReceivingMiddleware(messageMiddleware(opts.MessageHandler))
 	}
+	// Added last, so outermost: it sees a message before MessageHandler.
+	c.sdk.AddReceivingMiddleware(c.backlogMiddleware)
 	if len(opts.Roots) > 0 {
 		//lint:ignore SA1019 roots, sampling and logging are deprecated in 2026-07-28 but live in the handshake era, which we support
 		c.sdk.AddRoots(opts.Roots...)

@@ -50,6 +50,7 @@ func configErrors(t *testing.T, err error) []*ConfigError {
 }
 
 func TestParseConfigBriefExample(t *testing.T) {
+	t.Parallel()
 	doc := `{"mcpServers":{"weather":{"url":"https://weather.example.com/mcp"},"calendar":{"url":"https://calendar.example.com/mcp","headers":{"Authorization":"Bearer ..."}}}}`
 	cfg, err := ParseConfigEnv([]byte(doc), lookupTestEnv)
 	if err != nil {
@@ -162,6 +163,7 @@ func TestLoadConfigErrorsNameTheFile(t *testing.T) {
 }
 
 func TestLoadConfigMissingFile(t *testing.T) {
+	t.Parallel()
 	_, err := LoadConfig("testdata/config/no-such-file.json")
 	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "no-such-file.json") {
 		t.Fatalf("err = %v, want a not-exist error naming the file", err)
@@ -169,6 +171,7 @@ func TestLoadConfigMissingFile(t *testing.T) {
 }
 
 func TestParseConfigOAuthObject(t *testing.T) {
+	t.Parallel()
 	doc := `{"mcpServers":{"w":{"url":"https://x.example/mcp","auth":{"type":"OAuth","clientId":"app","clientSecret":"${TOKEN}","issuer":"https://as.example","scopes":["a","b"],"redirectUrl":"http://127.0.0.1:8976/cb"}}}}`
 	cfg, err := ParseConfigEnv([]byte(doc), lookupTestEnv)
 	if err != nil {
@@ -182,6 +185,7 @@ func TestParseConfigOAuthObject(t *testing.T) {
 }
 
 func TestConfigErrorFormat(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		err  ConfigError
 		want string
@@ -211,6 +215,7 @@ func TestParseConfigUsesEnvironment(t *testing.T) {
 }
 
 func TestParseConfigRedirectURL(t *testing.T) {
+	t.Parallel()
 	doc := `{"mcpServers":{"w":{"url":"https://x.example/mcp","auth":{"type":"oauth","redirectUrl":"https://x.example/cb"}}}}`
 	want := `line 1, column 88: mcpServers.w.auth.redirectUrl: OAuth.RedirectURL "https://x.example/cb": want a loopback http URL with a port, such as http://127.0.0.1:8976/callback (for other redirects use ClientOptions.OAuthHandler)`
 	_, err := ParseConfigEnv([]byte(doc), lookupTestEnv)
@@ -224,6 +229,7 @@ func TestParseConfigRedirectURL(t *testing.T) {
 // ServerConfig field, and every field (nested ones too) is set by some
 // server, so that a field the conversion forgets shows up here.
 func TestParseConfigConversion(t *testing.T) {
+	t.Parallel()
 	doc := `{"mcpServers":{
 		"local": {"command": "${BIN}", "args": ["-v"], "env": {"K": "v"}, "cwd": "/srv", "timeout": 5,
 			"includeTools": ["a"], "excludeTools": ["b"], "cache": {"defaultTtl": "1s", "maxTtl": "2s", "maxEntries": 3}, "x-extra": [1]},
@@ -293,6 +299,7 @@ func TestParseConfigConversion(t *testing.T) {
 // TestParseConfigManyProblems: past 100 problems, ParseConfig lists the
 // first 100 and one more *ConfigError that counts the rest.
 func TestParseConfigManyProblems(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	b.WriteString(`{"mcpServers":{"a":{"command":"x","args":[`)
 	for i := range 250 {
@@ -318,6 +325,7 @@ func TestParseConfigManyProblems(t *testing.T) {
 // TestServerAuthExactlyOne: NewGroup refuses a ServerAuth with both or
 // neither of Bearer and OAuth.
 func TestServerAuthExactlyOne(t *testing.T) {
+	t.Parallel()
 	for _, a := range []*ServerAuth{{}, {Bearer: "t", OAuth: &OAuthSettings{}}} {
 		cfg := &Config{Servers: []*ServerConfig{{Name: "a", URL: "https://a.example/mcp", Transport: "http", Auth: a}}}
 		_, err := NewGroup(cfg, &ClientOptions{})
@@ -329,6 +337,7 @@ func TestServerAuthExactlyOne(t *testing.T) {
 }
 
 func TestDefaultCacheEntriesAgree(t *testing.T) {
+	t.Parallel()
 	if config.DefaultCacheEntries != DefaultCacheEntries {
 		t.Fatalf("internal/config quotes %d entries as the default; the cache keeps %d", config.DefaultCacheEntries, DefaultCacheEntries)
 	}

@@ -198,6 +198,8 @@ type dialState struct {
 	probe    atomic.Pointer[connectDeadline] // the server/discover probe's, likewise
 	authErr  atomic.Pointer[error]           // a failed sign-in, not to be asked again
 	refused  atomic.Pointer[error]           // server/discover refused authorization: no fallback
+	session  *session                        // the attempt's session (its stdio connection)
+	late     atomic.Bool                     // the probe got no answer in time
 }
 
 // Pause stops the connect and probe clocks until resume is called
@@ -252,6 +254,12 @@ func (c *Client) handshakeMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return nil, *refused
 		}
 		st.step.Store(method)
+		if method == "initialize" && st.late.Load() {
+			// go-sdk falls back to initialize on the same connection, but
+			// the server may have taken the discover late (and then
+			// refuses initialize as a duplicate): connect again.
+			return nil, errProbeUnanswered
+		}
 		if method != "server/discover" {
 			return next(ctx, method, req)
 		}
@@ -271,6 +279,9 @@ func (c *Client) handshakeMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		if err != nil && pctx.Err() != nil && ctx.Err() == nil {
 			c.log.Info("server did not answer server/discover; using the initialize handshake", "after", c.opts.probeTimeout())
+			// A process or an in-process server is one session: start a
+			// new one. (Over HTTP each request stands alone.)
+			st.late.Store(c.ep.kind == kindStdio || c.ep.kind == kindInProcess)
 		}
 		return res, err
 	}
@@ -287,6 +298,10 @@ func (c *Client) dial(ctx context.Context) (*session, error) {
 	s, err := c.dialOnce(ctx, deadline, c.ep, c.pinned())
 	first := s
 	switch {
+	case err != nil && ctx.Err() == nil && errors.Is(err, errProbeUnanswered):
+		// The server may still act on the probe: a new process (or
+		// in-process session) speaks only the initialize handshake.
+		s, err = c.dialOnce(ctx, deadline, c.ep, handshakeVersion)
 	case err != nil && c.ep.kind == kindStdio && ctx.Err() == nil && s.exitedAlone:
 		// Some handshake-era servers exit when they see server/discover.
 		// Start the server again and speak only the initialize handshake.
@@ -315,7 +330,7 @@ func (c *Client) dial(ctx context.Context) (*session, error) {
 // attempt's session value, for diagnostics.
 func (c *Client) dialOnce(ctx context.Context, deadline *connectDeadline, ep *endpoint, pinVersion string) (*session, error) {
 	s := &session{done: make(chan struct{})}
-	st := &dialState{deadline: deadline}
+	st := &dialState{deadline: deadline, session: s}
 	st.step.Store("connect")
 	s.state = st
 	ctx = context.WithValue(ctx, dialKey{}, st)
@@ -542,6 +557,12 @@ var errConnectTimeout = errors.New("connect timeout")
 // errProbeTimeout is the cause of a server/discover probe that got no
 // answer in time.
 var errProbeTimeout = errors.New("no answer to server/discover within ProbeTimeout")
+
+// errProbeUnanswered ends a connect attempt whose server/discover probe
+// got no answer within ProbeTimeout, on a connection that is one server
+// session (stdio, in-process): the next attempt is pinned to the
+// initialize handshake.
+var errProbeUnanswered = errors.New("no answer to server/discover within ProbeTimeout; connecting again with the initialize handshake")
 
 // connectError explains a failed connect.
 func (c *Client) connectError(ctx context.Context, s *session, err error) error {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpadapter/mcpadapter"
@@ -43,6 +44,7 @@ func answer(key string, action elicitation.Action, content map[string]any) *elic
 }
 
 func TestElicitForm(t *testing.T) {
+	t.Parallel()
 	for _, e := range eras {
 		t.Run(e.era.String(), func(t *testing.T) {
 			ctx := testCtx(t)
@@ -79,6 +81,7 @@ func TestElicitForm(t *testing.T) {
 }
 
 func TestElicitInvalidAnswer(t *testing.T) {
+	t.Parallel()
 	for _, e := range eras {
 		t.Run(e.era.String(), func(t *testing.T) {
 			ctx := testCtx(t)
@@ -113,6 +116,7 @@ func TestElicitInvalidAnswer(t *testing.T) {
 }
 
 func TestElicitMultiRound(t *testing.T) {
+	t.Parallel()
 	for _, e := range eras {
 		t.Run(e.era.String(), func(t *testing.T) {
 			ctx := testCtx(t)
@@ -136,6 +140,7 @@ func TestElicitMultiRound(t *testing.T) {
 }
 
 func TestElicitModernResumeElsewhere(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	url := testserver.ServeStreamable(t, testserver.New(testserver.Options{}), testserver.Stateless())
 	book := interruptTools(t, url)["book"]
@@ -158,6 +163,7 @@ func TestElicitModernResumeElsewhere(t *testing.T) {
 }
 
 func TestElicitLegacyParkedCallGone(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	srv := testserver.New(testserver.Options{Era: testserver.Legacy})
 	book := interruptTools(t, srv)["book"]
@@ -179,22 +185,27 @@ func TestElicitLegacyParkedCallGone(t *testing.T) {
 }
 
 func TestElicitParkTimeout(t *testing.T) {
-	ctx := testCtx(t)
-	tools := interruptTools(t, stdioServer(t, "-era", "legacy"), 200*time.Millisecond)
-	res, err := tools["book"].Call(ctx, json.RawMessage(`{"date":"Tue"}`))
-	p := mustInterrupt(t, res, err)
-	time.Sleep(500 * time.Millisecond)
-	res, err = tools["book"].Resume(ctx, p, answer(p.Requests[0].Key, elicitation.Accept, map[string]any{"guests": 2}))
-	if err != nil || !res.IsError || !strings.Contains(res.Text(), "abandoned after 200ms") {
-		t.Errorf("after the park timeout: %v %+v", err, res)
-	}
-	// The connection is free again.
-	if res, err := tools["echo"].Call(ctx, json.RawMessage(`{"text":"free"}`)); err != nil || res.Text() != "free" {
-		t.Errorf("after the park timeout: %v %+v", err, res)
-	}
+	t.Parallel()
+	// The clock is synctest's: the person thinks 500 ms, exactly.
+	synctest.Test(t, func(t *testing.T) {
+		ctx := testCtx(t)
+		tools := interruptTools(t, testserver.New(testserver.Options{Era: testserver.Legacy}), 200*time.Millisecond)
+		res, err := tools["book"].Call(ctx, json.RawMessage(`{"date":"Tue"}`))
+		p := mustInterrupt(t, res, err)
+		time.Sleep(500 * time.Millisecond)
+		res, err = tools["book"].Resume(ctx, p, answer(p.Requests[0].Key, elicitation.Accept, map[string]any{"guests": 2}))
+		if err != nil || !res.IsError || !strings.Contains(res.Text(), "abandoned after 200ms") {
+			t.Errorf("after the park timeout: %v %+v", err, res)
+		}
+		// The connection is free again.
+		if res, err := tools["echo"].Call(ctx, json.RawMessage(`{"text":"free"}`)); err != nil || res.Text() != "free" {
+			t.Errorf("after the park timeout: %v %+v", err, res)
+		}
+	})
 }
 
 func TestElicitLegacyParallel(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	tools := interruptTools(t, stdioServer(t, "-era", "legacy"))
 	var wg sync.WaitGroup
@@ -249,6 +260,7 @@ func TestElicitLegacyParallel(t *testing.T) {
 }
 
 func TestElicitURLRequired(t *testing.T) {
+	t.Parallel()
 	for _, e := range eras {
 		t.Run(e.era.String(), func(t *testing.T) {
 			ctx := testCtx(t)
@@ -274,6 +286,7 @@ func TestElicitURLRequired(t *testing.T) {
 }
 
 func TestElicitCloneLeavesCallerClient(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	c, err := mcpadapter.NewClient(testserver.New(testserver.Options{}), &mcpadapter.ClientOptions{Name: "mine", Timeout: 10 * time.Second})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 // TestEverything runs the adapter against @modelcontextprotocol/server-everything,
 // a server nobody here wrote, over each of its transports.
 func TestEverything(t *testing.T) {
+	t.Parallel()
 	targets := map[string]func(t *testing.T) any{
 		"stdio": func(t *testing.T) any {
 			path, args, env := testenv.EverythingStdio(t)

@@ -22,6 +22,7 @@ import (
 )
 
 func TestFaultServerCrashMidCall(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	c, err := mcpadapter.NewClient(stdioServer(t, "-stderr", "60"), &mcpadapter.ClientOptions{Name: "crashy"})
 	if err != nil {
@@ -51,6 +52,7 @@ func TestFaultServerCrashMidCall(t *testing.T) {
 }
 
 func TestFaultStdoutPollution(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	var logs syncBuffer
 	c, err := mcpadapter.NewClient(stdioServer(t, "-pollute"), &mcpadapter.ClientOptions{
@@ -71,6 +73,7 @@ func TestFaultStdoutPollution(t *testing.T) {
 }
 
 func TestFaultNotAnMCPServer(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	start := time.Now()
 	c, err := mcpadapter.NewClient(mcpadapter.Command{Path: "sh", Args: []string{"-c", "echo 'Welcome to my tool v1'; exec sleep 60"}},
@@ -90,6 +93,7 @@ func TestFaultNotAnMCPServer(t *testing.T) {
 }
 
 func TestFaultHungHandshake(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	start := time.Now()
 	c, err := mcpadapter.NewClient(stdioServer(t, "-hang"),
@@ -109,6 +113,7 @@ func TestFaultHungHandshake(t *testing.T) {
 }
 
 func TestFaultDiscoverIgnoredOrFatal(t *testing.T) {
+	t.Parallel()
 	for _, flag := range []string{"-ignore-discover", "-exit-on-discover"} {
 		t.Run(flag, func(t *testing.T) {
 			ctx := testCtx(t)
@@ -206,6 +211,7 @@ func waitGone(t *testing.T, pid int, what string) {
 }
 
 func TestFaultCloseKillsProcessGroup(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc")
 	}
@@ -242,6 +248,7 @@ func TestFaultCloseKillsProcessGroup(t *testing.T) {
 // TestFaultHostKilled kills -9 a process that runs a stdio server through
 // the adapter, and checks that the server does not outlive it.
 func TestFaultHostKilled(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("Pdeathsig is Linux-only")
 	}
@@ -304,6 +311,7 @@ func runHost() {
 }
 
 func TestFaultRequestTimeout(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	srv, state := testserver.NewWithState(testserver.Options{})
 	c, err := mcpadapter.NewClient(srv, &mcpadapter.ClientOptions{Timeout: 200 * time.Millisecond})

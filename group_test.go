@@ -31,6 +31,7 @@ func parseConfig(t *testing.T, doc string, vars map[string]string) *mcpadapter.C
 }
 
 func TestGroupThreeTransports(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	httpSrv, httpState := testserver.NewWithState(testserver.Options{Name: "http-server"})
 	httpURL := testserver.ServeStreamable(t, httpSrv, testserver.Stateless())
@@ -97,6 +98,7 @@ func TestGroupThreeTransports(t *testing.T) {
 }
 
 func TestGroupEraRule(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	bin := testserver.Build(t)
 	modernURL := testserver.ServeStreamable(t, testserver.New(testserver.Options{Name: "modern-http"}), testserver.Stateless())
@@ -178,6 +180,7 @@ func TestGroupEraRule(t *testing.T) {
 }
 
 func TestGroupBriefExample(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	wSrv, wState := testserver.NewWithState(testserver.Options{Name: "weather"})
 	cSrv, cState := testserver.NewWithState(testserver.Options{Name: "calendar"})
@@ -220,6 +223,7 @@ func TestGroupBriefExample(t *testing.T) {
 }
 
 func TestGroupCollision(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	server := func(tool string) *mcp.Server {
 		srv := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, nil)
@@ -257,6 +261,7 @@ func TestGroupCollision(t *testing.T) {
 }
 
 func TestGroupFilters(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	cfg := parseConfig(t, `{"mcpServers": {
 		"a": {"command": "${BIN}", "includeTools": ["echo", "add"]},
@@ -285,6 +290,7 @@ func keys[M ~map[string]V, V any](m M) []string {
 }
 
 func TestGroupPartialFailure(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	dir := t.TempDir()
 	late := filepath.Join(dir, "late-server")
@@ -375,6 +381,7 @@ func BenchmarkGroupDiscovery(b *testing.B) {
 }
 
 func TestNewGroupRejectsBadCache(t *testing.T) {
+	t.Parallel()
 	cfg, err := mcpadapter.ParseConfig([]byte(`{"mcpServers": {"a": {"url": "https://a.example.com/mcp"}}}`))
 	if err != nil {
 		t.Fatal(err)

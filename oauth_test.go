@@ -84,6 +84,7 @@ func oauthClient(t *testing.T, url string, o *mcpadapter.OAuth, logs io.Writer) 
 // a stored token reused and refreshed by a second client without the
 // user, and a 403 insufficient_scope step-up.
 func TestOAuthEndToEnd(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{}), AdminTool: "add"})
 	user := &browser{}
@@ -153,6 +154,7 @@ func TestOAuthEndToEnd(t *testing.T) {
 }
 
 func TestOAuthPreregisteredClient(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	as := testauth.Start(t, testauth.Options{
 		MCP: testserver.New(testserver.Options{}), ClientID: "cli-app", ClientSecret: "s3cret", NoRegistration: true,
@@ -171,6 +173,7 @@ func TestOAuthPreregisteredClient(t *testing.T) {
 // TestOAuthDenied: the user refuses; the error says so, is typed, and
 // holds no secret.
 func TestOAuthDenied(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{}), Deny: true})
 	user := &browser{}
@@ -191,6 +194,7 @@ func TestOAuthDenied(t *testing.T) {
 // TestOAuthSlowUser: the time a user takes to sign in does not count
 // against ConnectTimeout; OAuth.Timeout bounds it instead.
 func TestOAuthSlowUser(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{})})
 	user := &browser{delay: 700 * time.Millisecond}
@@ -225,6 +229,7 @@ func TestOAuthSlowUser(t *testing.T) {
 // TestOAuthFileTokenStore: tokens survive the process (a new client and a
 // new store on the same file), in a file only the user can read.
 func TestOAuthFileTokenStore(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{})})
 	path := filepath.Join(t.TempDir(), "sub", "tokens.json")
@@ -298,6 +303,7 @@ func TestOAuthFileTokenStore(t *testing.T) {
 // TestOAuthFromConfig: "auth": "oauth" in a config, with the *OAuth in
 // ClientOptions.Auth as the template; a server without auth gets none.
 func TestOAuthFromConfig(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{})})
 	open := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "open"}), testserver.Stateless())
@@ -367,6 +373,7 @@ func (staticOAuth) Authorize(_ context.Context, _ *http.Request, resp *http.Resp
 // treats as the same host) gets the request, but not the token, the
 // OAuth token or the configured headers.
 func TestCredentialsStayOnOrigin(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	srv, state := testserver.NewWithState(testserver.Options{})
 	other := testserver.StartStreamable(t, srv, testserver.Stateless())
@@ -441,6 +448,7 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // TestOAuthRedirectURL: a fixed loopback redirect is served; anything else
 // is refused before the user is sent anywhere.
 func TestOAuthRedirectURL(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{})})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -510,6 +518,7 @@ func TestOAuthCloseWhileSigningIn(t *testing.T) {
 // server, and the SSE connection uses the same token; the user signs in
 // once.
 func TestOAuthSSE(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{Era: testserver.Legacy}), SSE: true})
 	user := &browser{}
@@ -538,6 +547,7 @@ func TestOAuthSSE(t *testing.T) {
 // TestOAuthBadSettings: settings that cannot work fail in NewClient and
 // NewGroup, before anything is sent.
 func TestOAuthBadSettings(t *testing.T) {
+	t.Parallel()
 	for name, opts := range map[string]mcpadapter.ClientOptions{
 		"secret without id":   {Auth: &mcpadapter.OAuth{ClientSecret: "s"}},
 		"issuer without id":   {Auth: &mcpadapter.OAuth{Issuer: "https://a.example"}},
@@ -564,6 +574,7 @@ func TestOAuthBadSettings(t *testing.T) {
 // server/discover probe; a user slower than ProbeTimeout and
 // ConnectTimeout still gets through.
 func TestOAuthUserSlowerThanProbe(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{})})
 	user := &browser{delay: 900 * time.Millisecond}
@@ -588,6 +599,7 @@ func TestOAuthUserSlowerThanProbe(t *testing.T) {
 // TestOAuthConcurrentSignIn: calls that all get 401 at once (the tokens
 // were revoked) wait for one sign-in and share it.
 func TestOAuthConcurrentSignIn(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{})})
 	user := &browser{delay: 100 * time.Millisecond}
@@ -623,6 +635,7 @@ func TestOAuthConcurrentSignIn(t *testing.T) {
 // one fixed RedirectURL sign in one after the other, not into each
 // other's port; the template's preregistered client is not used for them.
 func TestOAuthGroupSharedRedirect(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	as1 := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{Name: "one"})})
 	as2 := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{Name: "two"})})
@@ -664,6 +677,7 @@ func TestOAuthGroupSharedRedirect(t *testing.T) {
 // TestSharedCredentialsRefused: one bearer token for several HTTP servers
 // of a config is refused; each server names its own.
 func TestSharedCredentialsRefused(t *testing.T) {
+	t.Parallel()
 	cfg, err := mcpadapter.ParseConfig([]byte(`{"mcpServers": {
 		"a": {"url": "https://a.example.com/mcp"},
 		"b": {"url": "https://b.example.com/mcp"},
@@ -696,6 +710,7 @@ func TestSharedCredentialsRefused(t *testing.T) {
 // TestOAuthDeadRefreshToken: a stored token whose refresh token the server
 // no longer accepts makes the user sign in again, once.
 func TestOAuthDeadRefreshToken(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{})})
 	user := &browser{}
@@ -723,6 +738,7 @@ func TestOAuthDeadRefreshToken(t *testing.T) {
 // server's answer: it is reported at once, without a sign-in (here the
 // fixed redirect port is even busy).
 func TestOAuthPlainForbidden(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -61,7 +61,9 @@ type ClientOptions struct {
 	ConnectTimeout time.Duration
 	// ProbeTimeout bounds the wait for an answer to server/discover before
 	// falling back to the initialize handshake (some older servers never
-	// answer it); zero means 5 seconds.
+	// answer it); zero means 5 seconds. A stdio or in-process server is
+	// then connected to anew (a new process), since one that took the
+	// probe late refuses initialize on the same session.
 	ProbeTimeout time.Duration
 
 	// LogHandler receives the server's log notifications (notifications/message).

@@ -112,10 +112,12 @@ func errorResult(text string) *Result {
 
 // refusal turns the server's JSON-RPC error answer to a tool call (unknown
 // tool, invalid arguments, ...) into an error result the model can read;
-// any other error is returned as it is.
+// any other error is returned as it is, such as a TransportError for a
+// connect the server refused (the tool never ran).
 func refusal(tool string, err error) (*Result, error) {
 	var we *jsonrpc.Error
-	if isServerError(err) && errors.As(err, &we) {
+	var te *TransportError
+	if isServerError(err) && errors.As(err, &we) && !errors.As(err, &te) {
 		return errorResult(fmt.Sprintf("Error calling tool %q: %s (MCP error %d)", tool, we.Message, we.Code)), nil
 	}
 	return nil, err

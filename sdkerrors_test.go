@@ -18,6 +18,7 @@ import (
 // by their text. If a go-sdk upgrade changes their wording or code, this
 // test fails, rather than retry behaviour changing silently.
 func TestSDKErrorWording(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/internal/testenv"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
 )
 
@@ -307,6 +308,7 @@ func ms(d time.Duration) string {
 }
 
 func TestSoakChaos(t *testing.T) {
+	testenv.SkipShort(t, "the soak test")
 	if runtime.GOOS != "linux" {
 		t.Skip("finds and kills server processes through /proc")
 	}

@@ -27,6 +27,8 @@ func (c *Client) stdioTransport(cmd Command, s *session) *stdio.Transport {
 		OnSkip:          c.logSkip,
 		Observer:        c.obs,
 		OnStart:         func(conn *stdio.Conn) { s.stdio = conn },
+		// backlogMiddleware reports handled messages and barriers.
+		HoldResults: true,
 	}
 }
 

@@ -18,6 +18,7 @@ func stdioServer(t *testing.T, flags ...string) mcpadapter.Command {
 }
 
 func TestStdioBothEras(t *testing.T) {
+	t.Parallel()
 	for _, e := range eras {
 		t.Run(e.era.String(), func(t *testing.T) {
 			ctx := testCtx(t)
@@ -45,6 +46,7 @@ func TestStdioBothEras(t *testing.T) {
 }
 
 func TestHTTPTransports(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name    string
 		url     func(t *testing.T, srv *testserver.Options) string
@@ -97,6 +99,7 @@ func TestHTTPTransports(t *testing.T) {
 }
 
 func TestHTTPHeadersAndAuth(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	srv, state := testserver.NewWithState(testserver.Options{})
 	url := testserver.ServeStreamable(t, srv, testserver.Stateless())
@@ -118,6 +121,7 @@ func TestHTTPHeadersAndAuth(t *testing.T) {
 }
 
 func TestSessionExpiry(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	srv, state := testserver.NewWithState(testserver.Options{Era: testserver.Legacy})
 	hs := testserver.StartStreamable(t, srv)
@@ -160,6 +164,7 @@ func (s *syncBuffer) String() string {
 }
 
 func TestTraceRedacted(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		target func(t *testing.T) any

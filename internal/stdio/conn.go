@@ -27,12 +27,13 @@ type Conn struct {
 	skipped *skipLog
 	grace   time.Duration
 
-	writing  chan struct{} // holds one token: the right to write
-	dead     chan struct{} // closed when the connection is ended: writers stop waiting
-	deadOnce sync.Once
-	aborting sync.WaitGroup // abort in progress (a cut-off write)
-	backlog  *backlog
-	held     heldRequests
+	writing    chan struct{} // holds one token: the right to write
+	dead       chan struct{} // closed when the connection is ended: writers stop waiting
+	deadOnce   sync.Once
+	aborting   sync.WaitGroup // abort in progress (a cut-off write)
+	backlog    *backlog
+	held       heldRequests
+	heldResult jsonrpc.Message // a result passed up after its barrier; Read's goroutine only
 
 	closeOnce   sync.Once
 	exitedFirst bool // set by closeOnce
@@ -46,7 +47,7 @@ type Conn struct {
 }
 
 // newConn returns the connection to p.
-func newConn(p *process, max int, grace time.Duration, obs Observer, onSkip func(Skip)) *Conn {
+func newConn(p *process, max int, grace time.Duration, obs Observer, onSkip func(Skip), holdResults bool) *Conn {
 	return &Conn{
 		proc:    p,
 		r:       bufio.NewReaderSize(p.stdout, 64*1024),
@@ -56,7 +57,7 @@ func newConn(p *process, max int, grace time.Duration, obs Observer, onSkip func
 		grace:   grace,
 		writing: make(chan struct{}, 1),
 		dead:    make(chan struct{}),
-		backlog: newBacklog(),
+		backlog: newBacklog(holdResults),
 	}
 }
 
@@ -68,6 +69,11 @@ func (c *Conn) SessionID() string { return "" }
 // error that says why) when its id can be read; a server that makes the
 // client hold more than MaxHeldRequests requests ends the connection.
 func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	if m := c.heldResult; m != nil {
+		c.heldResult = nil
+		c.backlog.awaitBarrier(ctx)
+		return m, nil
+	}
 	for {
 		if m := c.popPending(); m != nil {
 			return m, nil
@@ -97,6 +103,10 @@ func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return nil, c.failRead(io.EOF)
 		}
 		c.backlog.passUp(ctx, msg)
+		if barrier := c.backlog.barrierFor(msg); barrier != nil {
+			c.heldResult = msg
+			return barrier, nil
+		}
 		return msg, nil
 	}
 }
@@ -260,11 +270,21 @@ func (c *Conn) Stderr() []string {
 	return c.proc.tail.snapshot()
 }
 
-// MessageHandled tells the connection that a request or notification from
-// the server reached its handler. Read holds back a server that floods the
-// client: it stops reading while too many messages wait for their handlers,
-// but never for long, so a client that does not report handled messages
-// is slowed down, not stalled.
+// MessageHandled tells the connection that a notification from the server
+// has been handled (its handler returned) or that a request from it reached
+// its handler. Read holds back a server that floods the client: it stops
+// reading while too many messages wait for their handlers, but never for
+// long, so a client that does not report handled messages is slowed down,
+// not stalled.
 func (c *Conn) MessageHandled() {
 	c.backlog.handledOne()
+}
+
+// Barrier reports whether token, the progress token of a
+// notifications/progress the client is about to handle, is a barrier of
+// this connection (Transport.HoldResults), and notes it reached. The
+// client's receiving middleware must call it for every progress
+// notification, and must not hand a barrier on to the client's handlers.
+func (c *Conn) Barrier(token any) bool {
+	return c.backlog.barrier(token)
 }

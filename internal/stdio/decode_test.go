@@ -84,6 +84,7 @@ func FuzzDecodeMessage(f *testing.F) {
 }
 
 func TestDecodeMessageCommonShapesSkipGoSDK(t *testing.T) {
+	t.Parallel()
 	for _, s := range decodeSeeds[:6] {
 		if decodeCommon([]byte(s), false) == nil {
 			t.Errorf("%s: left to go-sdk, want decoded here", s)

@@ -30,7 +30,9 @@
 //     group kills the whole group then (see watcher; a process that
 //     leaves the group with setsid or setpgid is not covered);
 //   - a server that floods the client with notifications is slowed down
-//     while they wait for their handlers (Conn.MessageHandled).
+//     while they wait for their handlers (Conn.MessageHandled), and the
+//     result of a call sent with a progress token waits until the
+//     notifications before it have been handled.
 //
 // What it does not do: it does not reconnect. A connection whose process
 // has ended stays ended; starting a new one (and deciding when to) is the

@@ -21,6 +21,7 @@ func connOver(r io.Reader, max int) *Conn {
 // readLine returns whole lines of every length, in place when they fit the
 // reader's buffer and as one slice of their own otherwise.
 func TestStdioReadLineSizes(t *testing.T) {
+	t.Parallel()
 	sizes := []int{0, 1, 64<<10 - 1, 64 << 10, 64<<10 + 1, 200 << 10, 3<<20 + 17}
 	var in bytes.Buffer
 	var want [][]byte
@@ -66,6 +67,7 @@ func bigResponse(n int, id string) []byte {
 // response was dropped as a stray line and its call waited for its
 // timeout.
 func TestStdioOverLimitIDAcrossChunks(t *testing.T) {
+	t.Parallel()
 	const max = 128 << 10 // two full chunks of the 64 KiB reader
 	for _, extra := range []int{1, 2, 3, 5, 9, 300} {
 		line := bigResponse(max+extra, "4242")

@@ -21,7 +21,7 @@ func shConn(t *testing.T, script string) *Conn {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newConn(p, DefaultMaxMessageBytes, 2*time.Second, nil, nil)
+	c := newConn(p, DefaultMaxMessageBytes, 2*time.Second, nil, nil, false)
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
@@ -45,6 +45,7 @@ func readExit(t *testing.T, c *Conn) (time.Duration, *ExitError) {
 // ("it was killed"), its group is gone, its last stderr words are kept, and
 // it does not count as having exited by itself.
 func TestStdioClosedStdoutStillRunning(t *testing.T) {
+	t.Parallel()
 	c := shConn(t, `exec >&-; sleep 30 & echo "child $!" >&2; echo "stdout closed" >&2; wait`)
 	d, pe := readExit(t, c)
 	if !pe.StillRunning {
@@ -81,6 +82,7 @@ func TestStdioClosedStdoutStillRunning(t *testing.T) {
 // A server that closes its stdout just before it exits is reported with
 // its exit status, not as StillRunning.
 func TestStdioClosedStdoutThenExit(t *testing.T) {
+	t.Parallel()
 	for _, script := range []string{`exit 3`, `exec >&-; exit 3`} {
 		c := shConn(t, script)
 		d, pe := readExit(t, c)
@@ -107,6 +109,7 @@ func zombie(pid int) bool {
 // that ignore SIGTERM and stdin's end: after two graces they are killed,
 // and are gone when Close returns.
 func TestStdioCloseKillsGroup(t *testing.T) {
+	t.Parallel()
 	c := shConn(t, `trap '' TERM; sleep 30 & echo "child $!" >&2; while :; do sleep 1; done`)
 	c.grace = 50 * time.Millisecond
 	var child int

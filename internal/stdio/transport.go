@@ -70,6 +70,12 @@ type Transport struct {
 	// OnStart, if set, is called with each new connection before Connect
 	// returns it, so that the caller can ask it for diagnostics later.
 	OnStart func(*Conn)
+	// HoldResults makes Read hold the result of a request sent with a
+	// progress token until the notifications read before it have been
+	// handled, so that none of its progress is left behind it. The
+	// client's receiving middleware must report handled messages
+	// (Conn.MessageHandled) and barriers (Conn.Barrier).
+	HoldResults bool
 }
 
 // Connect starts the process and returns its connection, a *Conn.
@@ -86,7 +92,7 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if grace <= 0 {
 		grace = DefaultStopGrace
 	}
-	c := newConn(p, max, grace, t.Observer, t.OnSkip)
+	c := newConn(p, max, grace, t.Observer, t.OnSkip, t.HoldResults)
 	if t.OnStart != nil {
 		t.OnStart(c)
 	}

@@ -87,6 +87,7 @@ func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
 // A go-sdk client over Transport: it connects, lists tools, calls one, and
 // closing the session ends the server process.
 func TestTransportWithSDKClient(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	obs := &recorder{}
 	cs, conn := connect(t, ctx, &stdio.Transport{Observer: obs})
@@ -132,6 +133,7 @@ func TestTransportWithSDKClient(t *testing.T) {
 // A server that dies is reported with its exit status, its last stderr
 // lines, and as having exited by itself.
 func TestTransportServerCrash(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	cs, conn := connect(t, ctx, &stdio.Transport{StderrLines: 3}, "-stderr", "10")
 	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "crash"}); err == nil {
@@ -154,6 +156,7 @@ func TestTransportServerCrash(t *testing.T) {
 // Lines on stdout that are not JSON are skipped and reported; the session
 // goes on.
 func TestTransportStrayLines(t *testing.T) {
+	t.Parallel()
 	ctx := testCtx(t)
 	var mu sync.Mutex
 	var seen []string

@@ -30,6 +30,7 @@ func (c *Conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if c.obs != nil {
 		c.obs.Sent(msg, data)
 	}
+	c.backlog.sent(msg)
 	data = append(data, '\n')
 	select {
 	case c.writing <- struct{}{}:

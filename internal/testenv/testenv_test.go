@@ -20,6 +20,7 @@ import (
 )
 
 func TestNode(t *testing.T) {
+	t.Parallel()
 	node := testenv.Node(t)
 	out, err := exec.Command(node, "--version").Output()
 	if err != nil {
@@ -32,6 +33,7 @@ func TestNode(t *testing.T) {
 }
 
 func TestNPMDir(t *testing.T) {
+	t.Parallel()
 	dir := testenv.NPMDir(t)
 	t.Logf("npm dir: %s", dir)
 	if e := testenv.EverythingEntry(t); !strings.HasSuffix(e, "/server-everything/dist/index.js") {
@@ -108,6 +110,7 @@ func connect(t *testing.T, ctx context.Context, transport string, full bool) *mc
 }
 
 func TestEverythingTransports(t *testing.T) {
+	t.Parallel()
 	for _, transport := range []string{testenv.TransportStdio, testenv.TransportSSE, testenv.TransportStreamable} {
 		t.Run(transport, func(t *testing.T) {
 			t.Parallel()
@@ -148,6 +151,7 @@ func TestEverythingTransports(t *testing.T) {
 // TestEverythingTools calls the tools mcpadapter's tests rely on over stdio
 // and checks the shape of their results.
 func TestEverythingTools(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cs := connect(t, ctx, testenv.TransportStdio, true)
@@ -265,6 +269,7 @@ func TestEverythingTools(t *testing.T) {
 // SDK) does with a method it does not know, sent before initialize: it answers
 // JSON-RPC -32601 "Method not found" and stays usable.
 func TestEverythingDiscoverBeforeInitialize(t *testing.T) {
+	t.Parallel()
 	path, args, env := testenv.EverythingStdio(t)
 	cmd := exec.Command(path, args...)
 	cmd.Env = env

@@ -3,6 +3,7 @@ package testserver
 import "testing"
 
 func TestParseEra(t *testing.T) {
+	t.Parallel()
 	for _, e := range []Era{Modern, Legacy} {
 		got, err := ParseEra(e.String())
 		if err != nil || got != e {

@@ -15,6 +15,7 @@ var eras = []struct {
 }
 
 func TestInMemory(t *testing.T) {
+	t.Parallel()
 	for _, e := range eras {
 		t.Run(e.era.String(), func(t *testing.T) {
 			var log progressLog
@@ -28,6 +29,7 @@ func TestInMemory(t *testing.T) {
 }
 
 func TestStdio(t *testing.T) {
+	t.Parallel()
 	for _, e := range eras {
 		t.Run(e.era.String(), func(t *testing.T) {
 			var log progressLog
@@ -42,6 +44,7 @@ func TestStdio(t *testing.T) {
 }
 
 func TestStreamable(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		era       Era
@@ -81,6 +84,7 @@ func TestStreamable(t *testing.T) {
 }
 
 func TestSSE(t *testing.T) {
+	t.Parallel()
 	// SSE is handshake-only in go-sdk: even a Modern server negotiates
 	// 2025-11-25 over it.
 	for _, e := range eras {
@@ -94,6 +98,7 @@ func TestSSE(t *testing.T) {
 }
 
 func TestProcessHTTP(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		args []string

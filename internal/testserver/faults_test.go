@@ -59,6 +59,7 @@ func tryConnect(t *testing.T, d time.Duration, opts *mcp.ClientSessionOptions, a
 var legacyOnly = &mcp.ClientSessionOptions{ProtocolVersion: LegacyVersion}
 
 func TestIgnoreDiscover(t *testing.T) {
+	t.Parallel()
 	// A go-sdk client waits for server/discover for as long as the Connect
 	// context allows, then fails: it does not fall back to initialize.
 	_, _, _, elapsed, err := tryConnect(t, 500*time.Millisecond, nil, "-era", "legacy", "-ignore-discover")
@@ -84,6 +85,7 @@ func TestIgnoreDiscover(t *testing.T) {
 }
 
 func TestExitOnDiscover(t *testing.T) {
+	t.Parallel()
 	_, cmd, stderr, elapsed, err := tryConnect(t, 10*time.Second, nil, "-era", "legacy", "-exit-on-discover")
 	if err == nil {
 		t.Fatal("Connect succeeded against a server exiting on server/discover")
@@ -107,6 +109,7 @@ func TestExitOnDiscover(t *testing.T) {
 }
 
 func TestHang(t *testing.T) {
+	t.Parallel()
 	// A failed Connect closes the transport, and CommandTransport.Close waits
 	// for the process: TerminateDuration after closing stdin, then SIGTERM,
 	// then TerminateDuration more before SIGKILL. So Connect fails after
@@ -132,6 +135,7 @@ func TestHang(t *testing.T) {
 }
 
 func TestPollute(t *testing.T) {
+	t.Parallel()
 	cs, _, _, _, err := tryConnect(t, 10*time.Second, nil, "-pollute")
 	if err != nil {
 		// Record go-sdk's behaviour: it may refuse a non-JSON stdout line.
@@ -146,6 +150,7 @@ func TestPollute(t *testing.T) {
 }
 
 func TestCrash(t *testing.T) {
+	t.Parallel()
 	t.Run("in-process", func(t *testing.T) {
 		cs := connect(t, inMemory(t, New(Options{})), nil)
 		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "crash"})
@@ -180,6 +185,7 @@ func TestCrash(t *testing.T) {
 }
 
 func TestStderrLines(t *testing.T) {
+	t.Parallel()
 	cs, _, stderr, _, err := tryConnect(t, 10*time.Second, nil, "-stderr", "3")
 	if err != nil {
 		t.Fatal(err)
@@ -191,6 +197,7 @@ func TestStderrLines(t *testing.T) {
 }
 
 func TestListDelay(t *testing.T) {
+	t.Parallel()
 	cs, _, _, _, err := tryConnect(t, 10*time.Second, nil, "-list-delay", "150ms")
 	if err != nil {
 		t.Fatal(err)

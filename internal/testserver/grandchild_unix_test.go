@@ -12,6 +12,7 @@ import (
 )
 
 func TestSpawnGrandchild(t *testing.T) {
+	t.Parallel()
 	cmd := Command(t, "-hang", "-spawn-grandchild", "-stderr", "1")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stderr, err := cmd.StderrPipe()

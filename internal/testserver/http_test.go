@@ -22,6 +22,7 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 func TestHeaders(t *testing.T) {
+	t.Parallel()
 	client := &http.Client{Transport: headerTransport{"X-Test-Token", "secret-1"}}
 	for _, stateless := range []bool{false, true} {
 		name := "stateful"
@@ -61,6 +62,7 @@ func TestHeaders(t *testing.T) {
 }
 
 func TestSSEHeaders(t *testing.T) {
+	t.Parallel()
 	// go-sdk's SSE transport does not pass HTTP headers to handlers
 	// (RequestExtra is nil), so only the HTTPServer sees them.
 	client := &http.Client{Transport: headerTransport{"X-Test-Token", "sse-1"}}
@@ -88,6 +90,7 @@ func TestSSEHeaders(t *testing.T) {
 }
 
 func TestExpireSessions(t *testing.T) {
+	t.Parallel()
 	hs := StartStreamable(t, New(Options{Era: Legacy}))
 	cs := connect(t, &mcp.StreamableClientTransport{Endpoint: hs.URL}, nil)
 	call(t, cs, "echo", map[string]any{"text": "before"})
@@ -113,6 +116,7 @@ func TestExpireSessions(t *testing.T) {
 }
 
 func TestExpireOneSession(t *testing.T) {
+	t.Parallel()
 	hs := StartStreamable(t, New(Options{}))
 	a := connect(t, &mcp.StreamableClientTransport{Endpoint: hs.URL}, nil)
 	b := connect(t, &mcp.StreamableClientTransport{Endpoint: hs.URL}, nil)
@@ -126,6 +130,7 @@ func TestExpireOneSession(t *testing.T) {
 }
 
 func TestSessionTimeout(t *testing.T) {
+	t.Parallel()
 	hs := StartStreamable(t, New(Options{}), SessionTimeout(100*time.Millisecond))
 	cs := connect(t, &mcp.StreamableClientTransport{Endpoint: hs.URL}, nil)
 	call(t, cs, "echo", map[string]any{"text": "x"})
@@ -140,6 +145,7 @@ func TestSessionTimeout(t *testing.T) {
 }
 
 func TestSSEExpire(t *testing.T) {
+	t.Parallel()
 	hs := StartSSE(t, New(Options{}))
 	cs := connect(t, &mcp.SSEClientTransport{Endpoint: hs.URL}, nil)
 	call(t, cs, "echo", map[string]any{"text": "x"})
@@ -154,6 +160,7 @@ func TestSSEExpire(t *testing.T) {
 }
 
 func TestHTTPCancellation(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		opts       []StreamableOption
@@ -184,6 +191,7 @@ func TestHTTPCancellation(t *testing.T) {
 }
 
 func TestStatelessRecordsNoSessions(t *testing.T) {
+	t.Parallel()
 	hs := StartStreamable(t, New(Options{}), Stateless())
 	cs := connect(t, &mcp.StreamableClientTransport{Endpoint: hs.URL}, nil)
 	call(t, cs, "echo", map[string]any{"text": "x"})

@@ -78,6 +78,7 @@ func idOf(t *testing.T, line string) string {
 }
 
 func TestRawPollute(t *testing.T) {
+	t.Parallel()
 	p := startRaw(t, "-pollute")
 	if l := p.next(5 * time.Second); l != PolluteBanner {
 		t.Fatalf("first line %q, want the banner", l)
@@ -97,6 +98,7 @@ func TestRawPollute(t *testing.T) {
 }
 
 func TestRawIgnoreDiscover(t *testing.T) {
+	t.Parallel()
 	p := startRaw(t, "-era", "legacy", "-ignore-discover")
 	p.send(rawDiscover)
 	if l := p.next(300 * time.Millisecond); l != "" {
@@ -109,6 +111,7 @@ func TestRawIgnoreDiscover(t *testing.T) {
 }
 
 func TestRawLegacyDiscover(t *testing.T) {
+	t.Parallel()
 	// Without faults, a legacy go-sdk server rejects server/discover with
 	// -32022 and lists its versions, which makes clients fall back.
 	p := startRaw(t, "-era", "legacy")
@@ -121,6 +124,7 @@ func TestRawLegacyDiscover(t *testing.T) {
 }
 
 func TestRawModernDiscover(t *testing.T) {
+	t.Parallel()
 	p := startRaw(t, "-name", "raw-modern")
 	p.send(rawDiscover)
 	l := p.next(5 * time.Second)

@@ -13,6 +13,7 @@ import (
 )
 
 func TestContentTools(t *testing.T) {
+	t.Parallel()
 	cs := connect(t, inMemory(t, New(Options{})), nil)
 
 	res := call(t, cs, "image", nil)
@@ -70,6 +71,7 @@ func TestContentTools(t *testing.T) {
 }
 
 func TestToolList(t *testing.T) {
+	t.Parallel()
 	var wire syncBuffer
 	srv, st := NewWithState(Options{PageSize: 5, ManyTools: true})
 	cs := connect(t, &mcp.LoggingTransport{Transport: inMemory(t, srv), Writer: &wire}, nil)
@@ -114,6 +116,7 @@ func TestToolList(t *testing.T) {
 }
 
 func TestCounters(t *testing.T) {
+	t.Parallel()
 	srv, st := NewWithState(Options{})
 	cs := connect(t, inMemory(t, srv), nil)
 	call(t, cs, "echo", map[string]any{"text": "a"})
@@ -126,14 +129,18 @@ func TestCounters(t *testing.T) {
 		t.Errorf("in-memory headers = %v", h)
 	}
 
-	// Cancellation of slow is observed by the server.
+	// Cancellation of slow is observed by the server: cancelled once the
+	// server runs it (a fixed delay can fire before the call arrives).
+	wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer wcancel()
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(50*time.Millisecond, cancel)
+	go func() {
+		_ = st.Wait(wctx, func(s *State) bool { return s.Calls("slow") == 1 })
+		cancel()
+	}()
 	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 10000}}); err == nil {
 		t.Fatal("cancelled slow call succeeded")
 	}
-	wctx, wcancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer wcancel()
 	if err := st.Wait(wctx, func(s *State) bool { return s.Cancellations() == 1 }); err != nil {
 		t.Errorf("server saw %d cancellations: %v", st.Cancellations(), err)
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpadapter/mcpadapter/internal/testenv"
 )
 
 // Terminal is a command running in a real terminal (a tmux pane).
@@ -19,7 +21,7 @@ type Terminal struct {
 func Tmux(t *testing.T, dir, binDir, command string) *Terminal {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Fatal("tmux is needed for this test (apt-get install tmux); .ci/run installs it")
+		testenv.Missing(t, "tmux is needed for this test (apt-get install tmux; .ci/run installs it)")
 	}
 	s := fmt.Sprintf("mcpadapter-%d", time.Now().UnixNano())
 	shell := fmt.Sprintf("cd %q && export HOME=%q PATH=%q:$PATH && %s; sleep 60", dir, dir, binDir, command)

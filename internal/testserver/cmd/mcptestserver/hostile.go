@@ -275,3 +275,17 @@ func idLast(msg []byte) []byte {
 	rest = bytes.TrimSuffix(rest, []byte("}"))
 	return slices.Concat([]byte(`{"jsonrpc":"2.0",`), rest, []byte(`,"id":`), id, []byte("}\n"))
 }
+
+// vendorNoteMiddleware writes a notification of a method no client knows
+// (go-sdk drops it before any handler) straight to stdout before every
+// tools/call is handled.
+func vendorNoteMiddleware(out *lockedWriter) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/call" {
+				out.println(`{"jsonrpc":"2.0","method":"notifications/vendor/note","params":{"note":"hello"}}`)
+			}
+			return next(ctx, method, req)
+		}
+	}
+}

@@ -49,6 +49,7 @@ type config struct {
 	garbage         bool
 	wrongIDs        bool
 	flood           int
+	vendorNote      bool
 	neverAnswer     string
 	stopReading     string
 	deepSchema      bool
@@ -87,6 +88,7 @@ func parseFlags() (*config, error) {
 	flag.BoolVar(&c.garbage, "garbage", false, "stdio: write a non-JSON line and a truncated JSON object before every response")
 	flag.BoolVar(&c.wrongIDs, "wrong-ids", false, "stdio: write responses to ids nobody asked for before every response")
 	flag.IntVar(&c.flood, "flood", 0, "stdio: write this many notifications (log messages and progress) before handling every tools/call")
+	flag.BoolVar(&c.vendorNote, "vendor-note", false, "stdio: write a notification of a method no client knows (notifications/vendor/note) before handling every tools/call")
 	flag.BoolVar(&c.heldStdout, "grandchild-holds-stdout", false, "like -spawn-grandchild, with the child writing to our stdout: stdout stays open after this process dies")
 	flag.IntVar(&c.cacheTTLMs, "cache-ttl-ms", 0, "the ttlMs caching hint of discover, list and read results")
 	flag.StringVar(&c.cacheScope, "cache-scope", "", "the cacheScope caching hint (public or private) of discover, list and read results")
@@ -193,6 +195,9 @@ func newServer(c *config, out *lockedWriter) *mcp.Server {
 	}
 	if c.flood > 0 && out != nil && c.transport == "stdio" {
 		srv.AddReceivingMiddleware(floodMiddleware(out, c.flood))
+	}
+	if c.vendorNote && out != nil && c.transport == "stdio" {
+		srv.AddReceivingMiddleware(vendorNoteMiddleware(out))
 	}
 	addHostileTools(srv, out)
 	if c.deepSchema {
