@@ -131,6 +131,10 @@ var listeningRE = regexp.MustCompile(`MCPADAPTER_TESTENV_LISTENING (127\.0\.0\.1
 // endpoint URL: http://127.0.0.1:PORT/sse for "sse" (the client then POSTs to
 // the /message?sessionId=... endpoint the server announces) and
 // http://127.0.0.1:PORT/mcp for "streamableHttp".
+//
+// It is one function of about 90 lines on purpose: starting the process,
+// reading its stderr for the port and waiting for it share the channels
+// and the cleanup, and read best in the order they happen.
 func StartEverythingHTTP(t testing.TB, transport string) string {
 	t.Helper()
 	var path string

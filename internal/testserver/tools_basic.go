@@ -48,7 +48,8 @@ var emptyObject = json.RawMessage(`{"type":"object"}`)
 func text(s string) *mcp.TextContent { return &mcp.TextContent{Text: s} }
 
 // addBasicTools registers echo, add, fail, fail_structured, slow, progress,
-// crash and headers.
+// crash and headers. It is long because it is a list: one registration per
+// tool, each a few lines, read best side by side.
 func addBasicTools(srv *mcp.Server, st *State, opts Options) {
 	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "Echo the text back."},
 		func(_ context.Context, _ *mcp.CallToolRequest, in EchoIn) (*mcp.CallToolResult, any, error) {
