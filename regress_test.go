@@ -134,6 +134,11 @@ func TestRegressSSEPostFailureNotRetried(t *testing.T) {
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && flaky.Swap(false) {
 			h.ServeHTTP(httptest.NewRecorder(), r)
+			// The proxy answers 504 once the tool runs (otherwise the
+			// client's reaction to the 504 can end the session first).
+			for deadline := time.Now().Add(10 * time.Second); runs.Load() == 0 && time.Now().Before(deadline); {
+				time.Sleep(5 * time.Millisecond)
+			}
 			http.Error(w, "gateway timeout", http.StatusGatewayTimeout)
 			return
 		}
@@ -148,7 +153,7 @@ func TestRegressSSEPostFailureNotRetried(t *testing.T) {
 	}
 	flaky.Store(true)
 	_, _ = c.CallTool(ctx, "transfer_money", nil, nil)
-	time.Sleep(200 * time.Millisecond)
+	time.Sleep(200 * time.Millisecond) // for a second run that must not come
 	if n := runs.Load(); n != 1 {
 		t.Fatalf("the tool ran %d times for one call", n)
 	}
