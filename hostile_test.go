@@ -5,13 +5,8 @@ package mcpadapter_test
 // -grandchild-holds-stdout flags and its pid, big and close_stdout tools).
 // Each test checks what the caller sees, that it sees it in bounded time,
 // that memory stays bounded, and that the connection (or a new one) is
-// usable afterwards. See docs/reliability.md.
-//
-// Four tests fail until bugs in the root package are fixed (see
-// docs/reliability.md, "Bugs found"): TestHostileBigResponseOverLimit,
-// TestHostileKilledUnderConcurrentCalls,
-// TestHostileWriteFailureRetriedOnNewConnection and
-// TestHostileServerDiesStdoutHeldOpen.
+// usable afterwards. See docs/reliability.md (each case with its measured
+// outcome, and "Bugs found" for the defects these tests found).
 
 import (
 	"context"
