@@ -266,6 +266,9 @@ func (c *Client) Close() error {
 	}
 	if ht != nil {
 		ht.CloseIdleConnections()
+		// Responses still draining (wire.DrainGrace) leave their
+		// connections idle a little later.
+		time.AfterFunc(2*wire.DrainGrace, ht.CloseIdleConnections)
 	}
 	return err
 }
