@@ -69,6 +69,8 @@
 //	options.go      ClientOptions
 //	target.go       target inference (URL, Command, *mcp.Server, ...)
 //	command.go      Command and Script (stdio servers)
+//	stdio.go, backlog.go   a stdio connection's settings and its flow control
+//	                (the transport itself: internal/stdio)
 //	auth.go         Auth: BearerToken, AuthFunc, credentials kept on their origin
 //	oauth*.go       OAuth, TokenStore, AuthorizationError (the flow: internal/oauthflow)
 //	cache*.go       the opt-in response cache (SEP-2549 hints)
@@ -84,5 +86,6 @@
 // Package schemaprofile rewrites input schemas for model providers
 // (OpenAI strict and not, Anthropic, Gemini) and lists what it changed.
 // Package elicitation holds the interrupt payload and answers; the eino
-// module binds tools to eino's agents, and cmd/mcpadapter is the CLI.
+// module binds tools to eino's agents, the openai module to the OpenAI
+// SDK's tools, and cmd/mcpadapter is the CLI.
 package mcpadapter
