@@ -82,6 +82,7 @@
 //	internal/wire        protocol trace, HTTP tap (size limits), redaction, results as sent
 //	internal/oauthflow   the OAuth sign-in: loopback redirect, token files
 //	internal/config      the mcpServers document parser, with positions
+//	internal/jsonscan    skipping JSON text without decoding it (stdio, wire)
 //
 // Package schemaprofile rewrites input schemas for model providers
 // (OpenAI strict and not, Anthropic, Gemini) and lists what it changed.

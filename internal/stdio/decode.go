@@ -3,6 +3,7 @@ package stdio
 import (
 	"bytes"
 
+	"github.com/mcpadapter/mcpadapter/internal/jsonscan"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -42,11 +43,11 @@ type members struct {
 // decodeCommon may decode: plain ASCII keys, no "error", no duplicate, no
 // nesting deeper than maxJSONDepth. It reports false otherwise.
 func scanMembers(b []byte) (m members, ok bool) {
-	i := skipJSONSpace(b, 0)
+	i := jsonscan.Space(b, 0)
 	if i == len(b) || b[i] != '{' {
 		return m, false
 	}
-	i = skipJSONSpace(b, i+1)
+	i = jsonscan.Space(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return m, false // {}: not a message
 	}
@@ -54,17 +55,17 @@ func scanMembers(b []byte) (m members, ok bool) {
 		if i >= len(b) || b[i] != '"' {
 			return m, false
 		}
-		end := skipJSONString(b, i)
+		end := jsonscan.String(b, i)
 		if end < 0 {
 			return m, false
 		}
 		key := b[i+1 : end-1]
-		i = skipJSONSpace(b, end)
+		i = jsonscan.Space(b, end)
 		if i >= len(b) || b[i] != ':' || !plainASCII(key) {
 			return m, false
 		}
-		i = skipJSONSpace(b, i+1)
-		vend := skipJSONValue(b, i)
+		i = jsonscan.Space(b, i+1)
+		vend := jsonscan.Value(b, i, maxJSONDepth-1)
 		if vend < 0 {
 			return m, false
 		}
@@ -89,7 +90,7 @@ func scanMembers(b []byte) (m members, ok bool) {
 			}
 			*slot = b[i:vend]
 		}
-		i = skipJSONSpace(b, vend)
+		i = jsonscan.Space(b, vend)
 		if i >= len(b) {
 			return m, false
 		}
@@ -100,9 +101,9 @@ func scanMembers(b []byte) (m members, ok bool) {
 		if b[i] != ',' {
 			return m, false
 		}
-		i = skipJSONSpace(b, i+1)
+		i = jsonscan.Space(b, i+1)
 	}
-	return m, skipJSONSpace(b, i) == len(b)
+	return m, jsonscan.Space(b, i) == len(b)
 }
 
 // decodeCommon decodes b, valid JSON, if it has one of the common shapes,
@@ -168,76 +169,6 @@ func rawPart(v []byte, owned bool) []byte {
 	default:
 		return bytes.Clone(v)
 	}
-}
-
-func skipJSONSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipJSONString returns the index after the string that starts at b[i], or
-// -1 if it does not end.
-func skipJSONString(b []byte, i int) int {
-	j := i + 1
-	for {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
-			return -1
-		}
-		j += k
-		n := 0 // backslashes before the quote
-		for p := j - 1; p > i && b[p] == '\\'; p-- {
-			n++
-		}
-		if n%2 == 0 {
-			return j + 1
-		}
-		j++
-	}
-}
-
-// skipJSONValue returns the index after the value of a top-level member that
-// starts at b[i], or -1 if it does not end or nests deeper than
-// maxJSONDepth (counting the enclosing object, as go-sdk does).
-func skipJSONValue(b []byte, i int) int {
-	if i >= len(b) {
-		return -1
-	}
-	switch b[i] {
-	case '"':
-		return skipJSONString(b, i)
-	case '{', '[':
-		depth := 1 // the message object
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				if i = skipJSONString(b, i); i < 0 {
-					return -1
-				}
-				continue
-			case '{', '[':
-				if depth++; depth > maxJSONDepth {
-					return -1
-				}
-			case '}', ']':
-				if depth--; depth == 1 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return -1
-	}
-	j := i // a number or a literal
-	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
-		j++
-	}
-	if j == i {
-		return -1
-	}
-	return j
 }
 
 // plainASCII reports whether s has only printable ASCII and no backslash,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/mcpadapter/mcpadapter/internal/jsonscan"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -48,7 +49,7 @@ func nestingDepth(b []byte) int {
 	for i := 0; i < len(b); i++ {
 		switch b[i] {
 		case '"':
-			end := skipJSONString(b, i)
+			end := jsonscan.String(b, i)
 			if end < 0 {
 				return most
 			}

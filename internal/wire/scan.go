@@ -1,6 +1,10 @@
 package wire
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/mcpadapter/mcpadapter/internal/jsonscan"
+)
 
 // The functions here walk the top level of a JSON object without decoding
 // it: finding one member of a large message this way allocates nothing
@@ -20,19 +24,19 @@ func eachMember(b []byte, fn func(key, value []byte) bool) bool {
 // walkObject is eachMember with a look at each name before its value is
 // skipped: when before returns false, the walk stops there.
 func walkObject(b []byte, before func(key []byte) bool, fn func(key, value []byte) bool) bool {
-	i := skipSpace(b, 0)
+	i := jsonscan.Space(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return false
 	}
-	i = skipSpace(b, i+1)
+	i = jsonscan.Space(b, i+1)
 	if i < len(b) && b[i] == '}' {
-		return skipSpace(b, i+1) == len(b)
+		return jsonscan.Space(b, i+1) == len(b)
 	}
 	for {
 		if i >= len(b) || b[i] != '"' {
 			return false
 		}
-		end := skipString(b, i)
+		end := jsonscan.String(b, i)
 		if end < 0 {
 			return false
 		}
@@ -43,27 +47,27 @@ func walkObject(b []byte, before func(key []byte) bool, fn func(key, value []byt
 		if before != nil && !before(key) {
 			return true
 		}
-		i = skipSpace(b, end)
+		i = jsonscan.Space(b, end)
 		if i >= len(b) || b[i] != ':' {
 			return false
 		}
-		i = skipSpace(b, i+1)
-		vend := skipValue(b, i)
+		i = jsonscan.Space(b, i+1)
+		vend := jsonscan.Value(b, i, 0)
 		if vend < 0 {
 			return false
 		}
 		if fn != nil && !fn(key, b[i:vend]) {
 			return true
 		}
-		i = skipSpace(b, vend)
+		i = jsonscan.Space(b, vend)
 		if i >= len(b) {
 			return false
 		}
 		switch b[i] {
 		case ',':
-			i = skipSpace(b, i+1)
+			i = jsonscan.Space(b, i+1)
 		case '}':
-			return skipSpace(b, i+1) == len(b)
+			return jsonscan.Space(b, i+1) == len(b)
 		default:
 			return false
 		}
@@ -138,71 +142,4 @@ func callOf(msg []byte) (method, id []byte) {
 		return method == nil || id == nil
 	})
 	return method, id
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index after the string that starts at b[i], or
-// -1 if it does not end.
-func skipString(b []byte, i int) int {
-	j := i + 1
-	for {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
-			return -1
-		}
-		j += k
-		n := 0 // backslashes before the quote
-		for p := j - 1; p > i && b[p] == '\\'; p-- {
-			n++
-		}
-		if n%2 == 0 {
-			return j + 1
-		}
-		j++
-	}
-}
-
-// skipValue returns the index after the value that starts at b[i], or -1
-// if it does not end.
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return -1
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				if i = skipString(b, i); i < 0 {
-					return -1
-				}
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				if depth--; depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return -1
-	}
-	j := i // a number or a literal
-	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
-		j++
-	}
-	if j == i {
-		return -1
-	}
-	return j
 }
