@@ -17,6 +17,7 @@ type Adapter struct {
 	opts  Options
 
 	shapes map[*Client]*serverShape // tool transforms by server; nil entries: none
+	search *toolSearch              // the catalog behind Search and the search pair
 }
 
 // Options configures an Adapter. A nil *Options is the default: no
@@ -74,6 +75,19 @@ type Options struct {
 	// *TransportError for the application. A call whose own context ends
 	// still returns its error.
 	TransportErrorsAsResults bool
+
+	// ToolSearch, if set, makes Tools return the tool-search pair
+	// (search_tools and call_tool) instead of the catalog when its
+	// definitions are over ToolSearch.Threshold estimated tokens. See
+	// ToolSearch and "Tool search" in the README.
+	ToolSearch *ToolSearch
+	// WatchTools subscribes to the servers' tool-list changes
+	// (ClientOptions.WatchTools) for the clients New builds from a URL, a
+	// Command, an *mcp.Server or a *Config; set ClientOptions.WatchTools
+	// on a *Client or a *Group you build. ToolsVersion then counts the
+	// changes, and the search catalog re-lists at once. See "Live tool
+	// lists" in the README.
+	WatchTools bool
 }
 
 // New returns an Adapter for target; opts may be nil. The transport is
@@ -103,7 +117,7 @@ func New(target any, opts *Options) (*Adapter, error) {
 		g = t
 	case *Config:
 		var err error
-		if g, err = NewGroup(t, nil); err != nil {
+		if g, err = NewGroup(t, &ClientOptions{WatchTools: o.WatchTools}); err != nil {
 			return nil, err
 		}
 	case *Client:
@@ -112,7 +126,7 @@ func New(target any, opts *Options) (*Adapter, error) {
 		}
 		g = &Group{clients: []*Client{t}}
 	default:
-		c, err := NewClient(target, nil)
+		c, err := NewClient(target, &ClientOptions{WatchTools: o.WatchTools})
 		if err != nil {
 			return nil, err
 		}
@@ -125,7 +139,12 @@ func New(target any, opts *Options) (*Adapter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Adapter{group: g, opts: o, shapes: shapes}, nil
+	a := &Adapter{group: g, opts: o, shapes: shapes}
+	a.search = &toolSearch{a: a}
+	if o.ToolSearch != nil {
+		a.search.opts = *o.ToolSearch
+	}
+	return a, nil
 }
 
 // Tools connects if needed and returns the tools of every server, named for
@@ -136,7 +155,20 @@ func New(target any, opts *Options) (*Adapter, error) {
 // listing all of them, unless Options.SkipUnavailable is set. A server
 // whose own tools clash (it lists one name twice) has failed: its
 // *NameCollisionError is its failure, and SkipUnavailable leaves it out.
+//
+// With Options.ToolSearch, a catalog over its threshold is returned as
+// the two tools search_tools and call_tool instead (see ToolSearch).
 func (a *Adapter) Tools(ctx context.Context) ([]*Tool, error) {
+	tools, err := a.list(ctx)
+	if err != nil || a.opts.ToolSearch == nil {
+		return tools, err
+	}
+	return a.search.offer(tools), nil
+}
+
+// list returns the tools of every server, named and checked (Tools
+// without the search pair).
+func (a *Adapter) list(ctx context.Context) ([]*Tool, error) {
 	tools, failures := a.group.tools(ctx, a.prepare)
 	tools, clashes := nameTools(tools, a.prefixOf, a.opts.ToolFilter)
 	failures = append(failures, clashes...)

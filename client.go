@@ -57,6 +57,10 @@ type Client struct {
 	// shape is the tool transform of the client's config entry, or nil.
 	shape *serverShape
 
+	// toolsGen counts the tool-list changes the server announced
+	// (live.go); zero when ClientOptions.WatchTools is off.
+	toolsGen atomic.Uint64
+
 	// slots holds a token per tool call in flight when
 	// ClientOptions.MaxConcurrentCalls caps them; nil means no cap.
 	slots chan struct{}
@@ -180,7 +184,7 @@ func (c *Client) sdkOptions() *mcp.ClientOptions {
 		//lint:ignore SA1019 roots, sampling and logging are deprecated in 2026-07-28 but live in the handshake era, which we support
 		LoggingMessageHandler:       c.opts.LogHandler,
 		ProgressNotificationHandler: c.routeProgress,
-		ToolListChangedHandler:      c.opts.ToolListChangedHandler,
+		ToolListChangedHandler:      c.toolListChangedHandler(),
 		//lint:ignore SA1019 roots, sampling and logging are deprecated in 2026-07-28 but live in the handshake era, which we support
 		CreateMessageHandler: c.opts.SamplingHandler,
 		ElicitationHandler:   c.opts.ElicitationHandler,

@@ -266,6 +266,9 @@ func requestFrom(key string, p *mcp.ElicitParams) elicitation.Request {
 // waits for the answer of the call it queued behind, then runs, so resume
 // it together with that call or after it.
 func (t *Tool) Resume(ctx context.Context, pending *PendingCall, resume *elicitation.Resume) (*Result, error) {
+	if t.local != nil {
+		return t.local.resume(ctx, pending, resume)
+	}
 	res, err := t.client.Resume(ctx, pending, resume)
 	return t.softened(ctx, res, err)
 }

@@ -76,7 +76,17 @@ type ClientOptions struct {
 	// before the handler for it runs.
 	MessageHandler func(ctx context.Context, method string, req mcp.Request)
 	// ToolListChangedHandler receives notifications/tools/list_changed.
+	// Setting it also subscribes to the server's tool-list changes, as
+	// WatchTools does.
 	ToolListChangedHandler func(context.Context, *mcp.ToolListChangedRequest)
+	// WatchTools subscribes to the server's tool-list changes: the
+	// handshake era's notifications/tools/list_changed, and on 2026-07-28
+	// servers that announce tools.listChanged, a subscriptions/listen
+	// stream that go-sdk keeps open (one long-lived request; over HTTP, one
+	// more connection). An Adapter then re-lists the server's tools when
+	// they change; see Options.WatchTools and "Live tool lists" in the
+	// README.
+	WatchTools bool
 	// Roots are the roots offered to the server; none means the roots
 	// capability is not advertised.
 	//lint:ignore SA1019 roots, sampling and logging are deprecated in 2026-07-28 but live in the handshake era, which we support

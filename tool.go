@@ -40,6 +40,11 @@ type Tool struct {
 	client *Client
 	args   *argPlan // the model's arguments to the server's; nil: as they are
 	soft   bool     // transport failures are results (Options.TransportErrorsAsResults)
+	// local, if set, answers calls and resumes instead of client: the
+	// tool-search pair (search.go).
+	local localTool
+	// listedGen is client.toolsGen when the tool was listed (live.go).
+	listedGen uint64
 }
 
 // Call calls the tool with args, a JSON object (nil or empty means {}).
@@ -66,8 +71,12 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (*Result, error) 
 // CallWith is Call with per-call options (progress, _meta); opts may be
 // nil.
 func (t *Tool) CallWith(ctx context.Context, args json.RawMessage, opts *CallOptions) (*Result, error) {
+	if t.local != nil {
+		return t.local.call(ctx, args, opts)
+	}
 	res, err := t.client.call(ctx, t.OriginalName, t.Name, t.args.wire(args), opts)
-	return t.softened(ctx, res, err)
+	res, err = t.softened(ctx, res, err)
+	return t.ifRemoved(ctx, res, err)
 }
 
 // Client returns the client the tool calls through.
@@ -86,6 +95,7 @@ func (c *Client) newTool(t *mcp.Tool) (*Tool, error) {
 		Meta:         t.Meta,
 		Icons:        t.Icons,
 		client:       c,
+		listedGen:    c.toolsGen.Load(),
 	}
 	if out.Title == "" && t.Annotations != nil {
 		out.Title = t.Annotations.Title

@@ -1,0 +1,222 @@
+package mcpadapter
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter/elicitation"
+	"github.com/mcpadapter/mcpadapter/toolsearch"
+)
+
+// DefaultToolSearchThreshold is the estimated tokens of tool definitions
+// (see EstimateTokens) above which an Adapter with Options.ToolSearch
+// hands the model the search pair instead of every tool: about 50 tools
+// with ordinary descriptions and schemas, the size at which model vendors
+// report that tool choice degrades and tool search starts to pay off.
+const DefaultToolSearchThreshold = 10000
+
+// DefaultToolSearchMaxAge is how long the search catalog serves a listing
+// before listing again, when no change notification came first.
+const DefaultToolSearchMaxAge = time.Minute
+
+// The names of the tool-search pair.
+const (
+	SearchToolsName = "search_tools"
+	CallToolName    = "call_tool"
+)
+
+// ToolSearch configures tool search for large catalogs (Options.ToolSearch).
+//
+// Above Threshold, Adapter.Tools returns two tools instead of the
+// catalog: search_tools (a query → the best matching tools, with their
+// descriptions and input schemas) and call_tool (a tool's name and
+// arguments → its result). Their definitions never change, so a
+// provider's prompt cache stays valid from turn to turn; the catalog
+// behind them follows the servers (see MaxAge).
+type ToolSearch struct {
+	// Threshold is the estimated tokens of all tool definitions above
+	// which the pair replaces them; zero means
+	// DefaultToolSearchThreshold, a negative value always.
+	Threshold int
+	// Limit is how many tools search_tools returns when the model does
+	// not say; zero means 5. The model may ask for up to 20.
+	Limit int
+	// MaxAge is how long a listing serves the catalog before the servers
+	// are listed again; zero means DefaultToolSearchMaxAge. A server's
+	// change notification (Options.WatchTools) makes the next search or
+	// call list again at once, and Tools always lists.
+	MaxAge time.Duration
+}
+
+// EstimateTokens estimates the tokens tools' definitions take in a model's
+// prompt: a quarter of the bytes of each name, description and input
+// schema (the usual rule of thumb for English and JSON under BPE
+// tokenizers), plus 8 per tool for the framing a provider adds. It is an
+// estimate, for thresholds and comparisons, not any provider's count.
+func EstimateTokens(tools []*Tool) int {
+	n := 0
+	for _, t := range tools {
+		n += 8 + (len(t.Name)+len(t.Description)+len(t.InputSchema)+3)/4
+	}
+	return n
+}
+
+// A SearchHit is a tool the catalog search found.
+type SearchHit struct {
+	// Tool is the tool, named as the model would call it.
+	Tool *Tool
+	// Score is its BM25F score; higher matches better, within one query.
+	Score float64
+}
+
+// localTool is a tool answered in this process: the search pair.
+type localTool interface {
+	call(context.Context, json.RawMessage, *CallOptions) (*Result, error)
+	resume(context.Context, *PendingCall, *elicitation.Resume) (*Result, error)
+}
+
+// toolSearch is an adapter's catalog: its tools, their index, and when
+// they were listed.
+type toolSearch struct {
+	a    *Adapter
+	opts ToolSearch
+
+	mu      sync.Mutex // held while listing, so one listing serves all
+	tools   map[string]*Tool
+	removed map[string]string // tool name → server, of tools gone since the last listing
+	index   *toolsearch.Index
+	at      time.Time
+	version uint64 // Adapter.ToolsVersion at the listing
+	size    int    // EstimateTokens of the catalog
+}
+
+// setCatalog rebuilds the catalog from a fresh listing. Call with mu held.
+func (s *toolSearch) setCatalog(tools []*Tool, version uint64) {
+	byName := make(map[string]*Tool, len(tools))
+	docs := make([]toolsearch.Doc, 0, len(tools))
+	for _, t := range tools {
+		byName[t.Name] = t
+		docs = append(docs, toolsearch.Doc{ID: t.Name, Name: t.Name, Title: t.Title, Description: t.Description, Args: argDocs(t.InputSchema)})
+	}
+	removed := make(map[string]string)
+	for name, t := range s.tools {
+		if byName[name] == nil {
+			removed[name] = t.Server
+		}
+	}
+	for name, server := range s.removed {
+		if byName[name] == nil && removed[name] == "" {
+			removed[name] = server
+		}
+	}
+	s.tools, s.removed, s.index = byName, removed, toolsearch.New(docs)
+	s.at, s.version, s.size = time.Now(), version, EstimateTokens(tools)
+}
+
+// argDocs returns the names and descriptions of a schema's top-level
+// properties.
+func argDocs(schema json.RawMessage) []toolsearch.Arg {
+	var s struct {
+		Properties map[string]struct {
+			Description string `json:"description"`
+		} `json:"properties"`
+	}
+	if json.Unmarshal(schema, &s) != nil {
+		return nil
+	}
+	args := make([]toolsearch.Arg, 0, len(s.Properties))
+	for name, p := range s.Properties {
+		args = append(args, toolsearch.Arg{Name: name, Description: p.Description})
+	}
+	return args
+}
+
+// current returns the catalog, listing the servers again when it is
+// older than MaxAge or a server announced a change. When that listing
+// fails, the catalog it has is used if there is one.
+func (s *toolSearch) current(ctx context.Context) (map[string]*Tool, map[string]string, *toolsearch.Index, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	maxAge := s.opts.MaxAge
+	if maxAge <= 0 {
+		maxAge = DefaultToolSearchMaxAge
+	}
+	v := s.a.ToolsVersion()
+	if s.index == nil || v != s.version || time.Since(s.at) > maxAge {
+		tools, err := s.a.list(ctx)
+		switch {
+		case err == nil:
+			s.setCatalog(tools, v)
+		case s.index == nil:
+			return nil, nil, nil, err
+		default:
+			s.a.group.clients[0].log.Warn("listing tools for the search catalog failed; searching the last listing", "err", err)
+		}
+	}
+	return s.tools, s.removed, s.index, nil
+}
+
+// offer takes a fresh listing: it becomes the catalog, and the pair is
+// returned instead when the listing is over the threshold.
+func (s *toolSearch) offer(tools []*Tool) []*Tool {
+	s.mu.Lock()
+	s.setCatalog(tools, s.a.ToolsVersion())
+	size := s.size
+	s.mu.Unlock()
+	threshold := s.opts.Threshold
+	if threshold == 0 {
+		threshold = DefaultToolSearchThreshold
+	}
+	if threshold > 0 && size <= threshold {
+		return tools
+	}
+	return searchPair(s)
+}
+
+// Search ranks the adapter's tools against query and returns the best k
+// (k <= 0: all that match), listing the servers first if the catalog is
+// older than ToolSearch.MaxAge or a server announced a change. It works
+// with or without Options.ToolSearch (without it, the defaults).
+func (a *Adapter) Search(ctx context.Context, query string, k int) ([]SearchHit, error) {
+	tools, _, ix, err := a.search.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	hits := ix.Search(query, k)
+	out := make([]SearchHit, len(hits))
+	for i, h := range hits {
+		out[i] = SearchHit{Tool: tools[h.ID], Score: h.Score}
+	}
+	return out, nil
+}
+
+// oneLine returns the first line of s, at most 200 bytes of it.
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[:i])
+	}
+	if len(s) > 200 {
+		s = strings.ToValidUTF8(s[:200], "") + "..."
+	}
+	return s
+}
+
+// catalogSummary names the servers of a catalog and how many tools it has.
+func catalogSummary(tools map[string]*Tool) string {
+	servers := make(map[string]bool)
+	for _, t := range tools {
+		servers[t.Server] = true
+	}
+	names := make([]string, 0, len(servers))
+	for s := range servers {
+		names = append(names, s)
+	}
+	slices.Sort(names)
+	return fmt.Sprintf("%d tools from %s", len(tools), strings.Join(names, ", "))
+}
