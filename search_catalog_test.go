@@ -2,6 +2,7 @@ package mcpadapter_test
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"testing"
 	"time"
@@ -136,6 +137,10 @@ func TestToolSearchCatalog(t *testing.T) {
 	if len(pair) != 2 || pair[0].Name != mcpadapter.SearchToolsName || pair[1].Name != mcpadapter.CallToolName {
 		t.Fatalf("Tools with search: %d tools, want search_tools and call_tool", len(pair))
 	}
+	res, err := pair[1].Call(ctx, json.RawMessage(`{"name":"github_create_issue","arguments":{"title":"crash"}}`))
+	if err != nil || res.IsError || res.Text() != `create_issue {"title":"crash"}` {
+		t.Fatalf("call_tool github_create_issue: %v %v", res, err)
+	}
 	allTokens, pairTokens := mcpadapter.EstimateTokens(all), mcpadapter.EstimateTokens(pair)
 	ratio := float64(allTokens) / float64(pairTokens)
 	t.Logf("tokens of tool definitions per turn: all %d tools %d, pair %d: %.0fx fewer", len(all), allTokens, pairTokens, ratio)
@@ -169,4 +174,28 @@ func TestToolSearchCatalog(t *testing.T) {
 	if len(catalogQueries) < 50 || acc < 0.90 {
 		t.Errorf("top-5 accuracy %.1f%% on %d queries, want at least 90%% on 50 or more", 100*acc, len(catalogQueries))
 	}
+}
+
+// BenchmarkToolSearch measures the catalog's two costs: listing the
+// 1,000 tools and rebuilding the index (each Tools call with ToolSearch
+// on), and one query.
+func BenchmarkToolSearch(b *testing.B) {
+	ctx := context.Background()
+	a := newCatalogAdapter(b, &mcpadapter.Options{ToolSearch: &mcpadapter.ToolSearch{}})
+	b.Run("Tools", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := a.Tools(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Search", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := a.Search(ctx, "schedule a meeting with Ana on Friday at 3pm", 5); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

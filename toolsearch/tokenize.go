@@ -24,7 +24,7 @@ func Tokenize(text string) []string {
 		if len(word) == 0 {
 			return
 		}
-		w := strings.ToLower(string(word))
+		w := string(word)
 		word = word[:0]
 		if len(w) > maxTokenBytes {
 			w = strings.ToValidUTF8(w[:maxTokenBytes], "")
@@ -46,7 +46,7 @@ func Tokenize(text string) []string {
 		if len(word) > 0 && boundary(prev, r, text[i:]) {
 			flush()
 		}
-		word = append(word, r)
+		word = append(word, unicode.ToLower(r))
 		prev = r
 	}
 	flush()

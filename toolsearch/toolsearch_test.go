@@ -66,3 +66,17 @@ func FuzzTokenize(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkNew indexes 1,000 tools of about the size of real ones.
+func BenchmarkNew(b *testing.B) {
+	docs := make([]Doc, 1000)
+	for i := range docs {
+		docs[i] = Doc{ID: strings.Repeat("x", i%7), Name: "create_pull_request_" + string(rune('a'+i%26)),
+			Description: "Create a new pull request (proposed code changes to merge from one branch into another) with the given fields and return it.",
+			Args:        []Arg{{Name: "head", Description: "The branch with the changes."}, {Name: "base", Description: "The branch to merge into."}}}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		New(docs)
+	}
+}

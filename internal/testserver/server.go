@@ -54,6 +54,9 @@ type Options struct {
 	// does: a call that arrives while another is in flight gets an error
 	// result starting with [BusyMessage] (see [State.Overlaps]).
 	OneCallAtATime bool
+	// Mutable adds the tools tool_add and tool_remove, which change the
+	// server's tool list while clients use it (see addMutableTools).
+	Mutable bool
 }
 
 // RecvPrefix starts the stderr lines of an mcptestserver run with
@@ -108,6 +111,9 @@ func NewWithState(opts Options) (*mcp.Server, *State) {
 	}
 	if opts.Resources {
 		addResources(srv, st)
+	}
+	if opts.Mutable {
+		addMutableTools(srv)
 	}
 	return srv, st
 }
