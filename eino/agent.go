@@ -53,6 +53,17 @@ type AgentConfig struct {
 	OnTransportError func(context.Context, *mcpadapter.TransportError)
 	// ExtraTools are more eino tools to offer the model.
 	ExtraTools []tool.BaseTool
+	// Live, if set, is the adapter the tools came from, so the agent
+	// follows its servers' tool lists: before each model call, when
+	// Live.ToolsVersion says a server changed its list, the agent lists
+	// Live.Tools again and gives the model the new list (per call, with
+	// model.WithTools, which eino-ext's chat models honour); the tools a
+	// server added run through the tools node's unknown-tool path, and
+	// a removed tool the model still calls answers that it was removed.
+	// Build Live with Options.WatchTools (or its clients with
+	// ClientOptions.WatchTools). With Options.ToolSearch the pair never
+	// changes and needs no Live: call_tool follows the servers itself.
+	Live *mcpadapter.Adapter
 }
 
 // Agent is an eino ChatModelAgent with MCP tools, run by an adk.Runner
@@ -88,6 +99,13 @@ func NewAgent(ctx context.Context, chat model.ToolCallingChatModel, tools []*mcp
 		}
 	}
 	slices.Sort(names)
+	unknown := func(_ context.Context, name, _ string) (string, error) {
+		return fmt.Sprintf("There is no tool named %q. The tools are: %s.", name, strings.Join(names, ", ")), nil
+	}
+	if cfg.Live != nil {
+		l := newLiveTools(ctx, cfg, ets)
+		chat, unknown = liveModel{inner: chat, l: l}, l.unknown
+	}
 	if cfg.Name == "" {
 		cfg.Name = "assistant"
 	}
@@ -106,9 +124,7 @@ func NewAgent(ctx context.Context, chat model.ToolCallingChatModel, tools []*mcp
 		ToolsConfig: adk.ToolsConfig{ToolsNodeConfig: compose.ToolsNodeConfig{
 			Tools:               ets,
 			ExecuteSequentially: cfg.Sequential,
-			UnknownToolsHandler: func(_ context.Context, name, _ string) (string, error) {
-				return fmt.Sprintf("There is no tool named %q. The tools are: %s.", name, strings.Join(names, ", ")), nil
-			},
+			UnknownToolsHandler: unknown,
 		}},
 	})
 	if err != nil {
