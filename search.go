@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -98,10 +99,8 @@ type toolSearch struct {
 // setCatalog rebuilds the catalog from a fresh listing. Call with mu held.
 func (s *toolSearch) setCatalog(tools []*Tool, version uint64) {
 	byName := make(map[string]*Tool, len(tools))
-	docs := make([]toolsearch.Doc, 0, len(tools))
 	for _, t := range tools {
 		byName[t.Name] = t
-		docs = append(docs, toolsearch.Doc{ID: t.Name, Name: t.Name, Title: t.Title, Description: t.Description, Args: argDocs(t.InputSchema)})
 	}
 	removed := make(map[string]string)
 	for name, t := range s.tools {
@@ -114,8 +113,35 @@ func (s *toolSearch) setCatalog(tools []*Tool, version uint64) {
 			removed[name] = server
 		}
 	}
-	s.tools, s.removed, s.index = byName, removed, toolsearch.New(docs)
+	s.tools, s.removed, s.index = byName, removed, toolsearch.New(searchDocs(tools))
 	s.at, s.version, s.size = time.Now(), version, EstimateTokens(tools)
+}
+
+// searchDocs returns what the index knows of each tool.
+func searchDocs(tools []*Tool) []toolsearch.Doc {
+	docs := make([]toolsearch.Doc, 0, len(tools))
+	for _, t := range tools {
+		docs = append(docs, toolsearch.Doc{ID: t.Name, Name: t.Name, Title: t.Title, Description: t.Description, Args: argDocs(t.InputSchema)})
+	}
+	return docs
+}
+
+// SearchTools ranks tools against query as Adapter.Search does and
+// returns the best k (k <= 0: all that match), for a list of tools you
+// hold (the tools of several adapters, a filtered list). It indexes the
+// tools on every call; Adapter.Search keeps its index.
+func SearchTools(tools []*Tool, query string, k int) []SearchHit {
+	docs := searchDocs(tools)
+	for i := range docs {
+		docs[i].ID = strconv.Itoa(i) // names may repeat in a list you hold
+	}
+	hits := toolsearch.New(docs).Search(query, k)
+	out := make([]SearchHit, len(hits))
+	for i, h := range hits {
+		n, _ := strconv.Atoi(h.ID)
+		out[i] = SearchHit{Tool: tools[n], Score: h.Score}
+	}
+	return out
 }
 
 // argDocs returns the names and descriptions of a schema's top-level

@@ -13,6 +13,8 @@ import (
 
 func toolsCommand(a *cmdline.App) *cobra.Command {
 	var asJSON bool
+	var search string
+	var limit int
 	cmd := &cobra.Command{
 		Use:   "tools [TARGET | -- COMMAND ARGS...]",
 		Short: "List the tools of one or more servers, as an agent sees them",
@@ -20,11 +22,17 @@ func toolsCommand(a *cmdline.App) *cobra.Command {
 server's name when there are several servers, or with its "prefix"; renamed by its "tools"
 transforms), the server, its protocol era, and the first line of the description. A server that
 offers no tools is listed as "(none)": check its URL or command, its credentials and its
-includeTools. --json prints everything, input and output schemas included.`,
+includeTools. --json prints everything, input and output schemas included.
+
+--search QUERY ranks the tools against the query with the index an agent's search_tools uses
+(Options.ToolSearch: BM25 over names, titles, descriptions and argument names) and prints the
+best --limit matches with their scores, after a line saying how many tools and estimated tokens
+of definitions the catalog has and whether an agent would be given the search pair.`,
 		Example: `  mcpadapter tools
   mcpadapter tools https://example.com/mcp
   mcpadapter tools --config ~/.cursor/mcp.json --json
-  mcpadapter tools -- npx -y @modelcontextprotocol/server-everything`,
+  mcpadapter tools -- npx -y @modelcontextprotocol/server-everything
+  mcpadapter tools --config mcp.json --search "open an issue" --limit 3`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			s, err := a.Open(ctx, cmd, args, cmdline.OpenOptions{SkipUnavailable: true})
@@ -35,6 +43,9 @@ includeTools. --json prints everything, input and output schemas included.`,
 			tools, err := s.Tools(ctx)
 			if err != nil {
 				return err
+			}
+			if cmd.Flags().Changed("search") {
+				return writeSearch(a, tools, search, limit, asJSON)
 			}
 			info, err := s.Info(ctx)
 			if err != nil {
@@ -63,6 +74,8 @@ includeTools. --json prints everything, input and output schemas included.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the full tool list as JSON (schemas included)")
+	cmd.Flags().StringVar(&search, "search", "", "rank the tools against this query and print the best matches with their scores")
+	cmd.Flags().IntVar(&limit, "limit", 5, "with --search, how many matches to print (0: all that match)")
 	return cmd
 }
 
