@@ -55,6 +55,9 @@
 //	transform*.go   tool transforms: names, descriptions, arguments
 //	unavailable.go  transport failures as results (TransportErrorResult)
 //	tool.go         Tool, Tool.Call, Client.Tools and ListTools
+//	search*.go      tool search for large catalogs: ToolSearch, the
+//	                search_tools/call_tool pair, Adapter.Search (index: toolsearch)
+//	live.go         live tool lists: WatchTools, ToolsVersion, removed tools
 //	call.go         CallOptions, Client.CallTool: where every tool call starts
 //	interrupt.go    ElicitInterrupt: PendingCall, InputRequiredError, Resume,
 //	                multi-round-trip calls (2026-07-28)
@@ -84,7 +87,8 @@
 //	internal/config      the mcpServers document parser, with positions
 //	internal/jsonscan    skipping JSON text without decoding it (stdio, wire)
 //
-// Package schemaprofile rewrites input schemas for model providers
+// Package toolsearch ranks tools against a query (BM25F, standard library
+// only). Package schemaprofile rewrites input schemas for model providers
 // (OpenAI strict and not, Anthropic, Gemini) and lists what it changed.
 // Package elicitation holds the interrupt payload and answers; the eino
 // module binds tools to eino's agents, the openai module to the OpenAI

@@ -148,7 +148,7 @@ func TestToolSearchCatalog(t *testing.T) {
 		t.Errorf("the pair saves %.1fx, want at least 20x", ratio)
 	}
 
-	found := 0
+	found, first := 0, 0
 	for _, q := range catalogQueries {
 		for _, w := range q.want {
 			if !names[w] {
@@ -163,6 +163,9 @@ func TestToolSearchCatalog(t *testing.T) {
 		for i, h := range hits {
 			got[i] = h.Tool.Name
 		}
+		if len(got) > 0 && slices.Contains(q.want, got[0]) {
+			first++
+		}
 		if slices.ContainsFunc(got, func(n string) bool { return slices.Contains(q.want, n) }) {
 			found++
 		} else {
@@ -170,7 +173,7 @@ func TestToolSearchCatalog(t *testing.T) {
 		}
 	}
 	acc := float64(found) / float64(len(catalogQueries))
-	t.Logf("top-5 accuracy: %d of %d queries (%.1f%%)", found, len(catalogQueries), 100*acc)
+	t.Logf("top-5 accuracy: %d of %d queries (%.1f%%); top-1: %d", found, len(catalogQueries), 100*acc, first)
 	if len(catalogQueries) < 50 || acc < 0.90 {
 		t.Errorf("top-5 accuracy %.1f%% on %d queries, want at least 90%% on 50 or more", 100*acc, len(catalogQueries))
 	}
