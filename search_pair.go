@@ -77,7 +77,11 @@ func (st searchTool) call(ctx context.Context, args json.RawMessage, _ *CallOpti
 	}{}
 	for _, h := range hits {
 		t := tools[h.ID]
-		out.Tools = append(out.Tools, searchMatch{Name: t.Name, Description: oneLine(t.Description), InputSchema: t.InputSchema})
+		schema := t.InputSchema
+		if !json.Valid(schema) {
+			schema = json.RawMessage("null") // never from a server: go-sdk decoded it
+		}
+		out.Tools = append(out.Tools, searchMatch{Name: t.Name, Description: oneLine(t.Description), InputSchema: schema})
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
