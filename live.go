@@ -55,7 +55,7 @@ func (t *Tool) ifRemoved(ctx context.Context, res *Result, err error) (*Result, 
 	if err != nil || res == nil || !res.IsError || t.client == nil {
 		return res, err
 	}
-	if t.listedGen == t.client.toolsGen.Load() && !refusedAsUnknown(res) {
+	if t.listedGen == t.client.toolsGen.Load() && !refusedAsUnknown(res, t.OriginalName) {
 		return res, err
 	}
 	listed, lerr := t.client.ListTools(ctx)
@@ -77,11 +77,14 @@ func (t *Tool) ifRemoved(ctx context.Context, res *Result, err error) (*Result, 
 }
 
 // refusedAsUnknown reports whether an error result is a server's refusal
-// of a tool it does not know: go-sdk says "unknown tool", the TypeScript
-// and Python SDKs "Tool X not found".
-func refusedAsUnknown(res *Result) bool {
+// of the tool named name as one it does not know: go-sdk and FastMCP say
+// "unknown tool", the TypeScript SDK "Tool NAME not found". (A tool's own
+// "file not found" does not name the tool, so it costs no listing.)
+func refusedAsUnknown(res *Result, name string) bool {
 	text := strings.ToLower(res.Text())
-	return strings.Contains(text, "unknown tool") || strings.Contains(text, "not found")
+	return strings.Contains(text, "unknown tool") ||
+		strings.Contains(text, "tool "+strings.ToLower(name)+" not found") ||
+		strings.Contains(text, "tool \""+strings.ToLower(name)+"\" not found")
 }
 
 // removedResult is the error result for a call to a tool that server
