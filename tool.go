@@ -79,7 +79,8 @@ func (t *Tool) CallWith(ctx context.Context, args json.RawMessage, opts *CallOpt
 	return t.ifRemoved(ctx, res, err)
 }
 
-// Client returns the client the tool calls through.
+// Client returns the client the tool calls through; nil for search_tools
+// and call_tool (Options.ToolSearch), which are answered in this process.
 func (t *Tool) Client() *Client { return t.client }
 
 // newTool builds a Tool from a listed go-sdk tool, taking the schemas as
