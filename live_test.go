@@ -133,3 +133,27 @@ func TestRemovedToolUnwatched(t *testing.T) {
 		t.Fatalf("fail: %q", res.Text())
 	}
 }
+
+// TestRemovedToolEverything: server-everything (the TypeScript SDK), asked
+// for a tool it does not list, refuses in its own words; the model gets
+// the removed-tool result naming its real tools.
+func TestRemovedToolEverything(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	path, args, env := testenv.EverythingStdio(t)
+	a, err := mcpadapter.New(mcpadapter.Command{Path: path, Args: args, Env: env}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	tools, err := a.Tools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := *toolNamed(tools, "echo") // as if listed before the server dropped it
+	gone.Name, gone.OriginalName = "retired", "retired"
+	res := callText(t, ctx, &gone, `{}`)
+	if !res.IsError || !strings.HasPrefix(res.Text(), `Tool "retired" was removed by server "`) || !strings.Contains(res.Text(), "get-sum") {
+		t.Fatalf("calling a tool server-everything does not have: IsError %v, %q", res.IsError, res.Text())
+	}
+}
