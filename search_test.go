@@ -155,3 +155,36 @@ func TestToolSearchThreshold(t *testing.T) {
 		t.Fatalf("calling a found tool: %v %v", res, err)
 	}
 }
+
+// TestToolSearchMaxAge: with no change notifications (WatchTools off),
+// the catalog follows the server once its listing is older than MaxAge,
+// and not before.
+func TestToolSearchMaxAge(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv := testserver.New(testserver.Options{Mutable: true})
+	adapter := func(maxAge time.Duration) (*mcpadapter.Adapter, []*mcpadapter.Tool) {
+		a, err := mcpadapter.New(srv, &mcpadapter.Options{ToolSearch: &mcpadapter.ToolSearch{Threshold: -1, MaxAge: maxAge}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { a.Close() })
+		pair, err := a.Tools(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a, pair
+	}
+	quick, pair := adapter(time.Millisecond)
+	slow, _ := adapter(time.Hour)
+	if _, err := pair[1].Call(ctx, json.RawMessage(`{"name":"tool_add","arguments":{"name":"zebra_stripes","description":"Count the stripes of a zebra."}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if hits, _ := slow.Search(ctx, "zebra stripes", 1); len(hits) != 0 {
+		t.Fatalf("found %q within MaxAge, with no notification", hits[0].Tool.Name)
+	}
+	time.Sleep(2 * time.Millisecond)
+	if hits, err := quick.Search(ctx, "zebra stripes", 1); err != nil || len(hits) != 1 || hits[0].Tool.Name != "zebra_stripes" {
+		t.Fatalf("after MaxAge: %v, %v", hits, err)
+	}
+}
