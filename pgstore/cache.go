@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -52,7 +51,7 @@ func NewCacheStore(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Cac
 		get:       `SELECT value, expires_at FROM ` + t + ` WHERE key = $1 AND expires_at > now()`,
 		set:       `INSERT INTO ` + t + ` (key, value, expires_at) VALUES ($1, $2, $3) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at`,
 		del:       `DELETE FROM ` + t + ` WHERE key = $1`,
-		delPrefix: `DELETE FROM ` + t + ` WHERE key LIKE $1 ESCAPE '\'`,
+		delPrefix: `DELETE FROM ` + t + ` WHERE key >= $1 AND ($2::bytea IS NULL OR key < $2)`,
 		sweep:     `DELETE FROM ` + t + ` WHERE key IN (SELECT key FROM ` + t + ` WHERE expires_at <= now() LIMIT ` + fmt.Sprint(sweepBatch) + `)`,
 		log:       opts.logger(),
 		where:     where(pool),
@@ -113,7 +112,7 @@ func (s *CacheStore) Sweep(ctx context.Context) (int64, error) {
 // Get returns the entry stored under key, if any and not expired.
 func (s *CacheStore) Get(ctx context.Context, key string) (mcpadapter.CacheEntry, bool) {
 	var e mcpadapter.CacheEntry
-	err := s.pool.QueryRow(ctx, s.get, key).Scan(&e.Value, &e.Expires)
+	err := s.pool.QueryRow(ctx, s.get, []byte(key)).Scan(&e.Value, &e.Expires)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return mcpadapter.CacheEntry{}, false
 	}
@@ -130,22 +129,35 @@ func (s *CacheStore) Set(ctx context.Context, key string, e mcpadapter.CacheEntr
 	if !time.Now().Before(e.Expires) {
 		return
 	}
-	if _, err := s.pool.Exec(ctx, s.set, key, e.Value, e.Expires); err != nil {
+	if _, err := s.pool.Exec(ctx, s.set, []byte(key), e.Value, e.Expires); err != nil {
 		s.log.WarnContext(ctx, "pgstore: cache write failed", "store", s.where, "err", err)
 	}
 }
 
 // Delete removes the entry stored under key, if any.
 func (s *CacheStore) Delete(ctx context.Context, key string) {
-	if _, err := s.pool.Exec(ctx, s.del, key); err != nil {
+	if _, err := s.pool.Exec(ctx, s.del, []byte(key)); err != nil {
 		s.log.WarnContext(ctx, "pgstore: cache delete failed", "store", s.where, "err", err)
 	}
 }
 
-// DeletePrefix removes every entry whose key starts with prefix.
+// DeletePrefix removes every entry whose key starts with prefix: the keys
+// from prefix up to the first key after all of prefix's (an index range).
 func (s *CacheStore) DeletePrefix(ctx context.Context, prefix string) {
-	pattern := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(prefix) + "%"
-	if _, err := s.pool.Exec(ctx, s.delPrefix, pattern); err != nil {
+	if _, err := s.pool.Exec(ctx, s.delPrefix, []byte(prefix), prefixEnd([]byte(prefix))); err != nil {
 		s.log.WarnContext(ctx, "pgstore: cache invalidation failed", "store", s.where, "err", err)
 	}
+}
+
+// prefixEnd returns the least byte string greater than every string that
+// starts with p, or nil if there is none (p is all 0xff bytes).
+func prefixEnd(p []byte) []byte {
+	end := append([]byte(nil), p...)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] < 0xff {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil
 }

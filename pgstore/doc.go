@@ -18,7 +18,8 @@
 // Their names start with Options.TablePrefix ("mcpadapter_" by default):
 //
 //	mcpadapter_checkpoints  id text primary key, data bytea, updated_at
-//	mcpadapter_cache        key text primary key (collation "C"), value bytea,
+//	mcpadapter_cache        key bytea primary key (the cache's keys hold NUL
+//	                        bytes, which text cannot), value bytea,
 //	                        expires_at timestamptz (indexed); rows past
 //	                        expires_at are never returned, and a sweeper
 //	                        deletes them

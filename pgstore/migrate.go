@@ -74,7 +74,7 @@ func ddl(opts *Options, name string) []string {
 		return []string{`CREATE TABLE IF NOT EXISTS ` + t + ` (id text PRIMARY KEY, data bytea NOT NULL, updated_at timestamptz NOT NULL DEFAULT now())`}
 	case "cache":
 		return []string{
-			`CREATE TABLE IF NOT EXISTS ` + t + ` (key text COLLATE "C" PRIMARY KEY, value bytea NOT NULL, expires_at timestamptz NOT NULL)`,
+			`CREATE TABLE IF NOT EXISTS ` + t + ` (key bytea PRIMARY KEY, value bytea NOT NULL, expires_at timestamptz NOT NULL)`,
 			`CREATE INDEX IF NOT EXISTS ` + opts.table("cache_expires_at") + ` ON ` + t + ` (expires_at)`,
 		}
 	case "tokens":

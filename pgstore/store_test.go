@@ -75,7 +75,7 @@ func testCache(t *testing.T, srv *testdb.Server) {
 	}
 	defer s.Close()
 	exp := time.Now().Add(time.Hour).Truncate(time.Microsecond)
-	for _, k := range []string{"srv%1|tools/list|", "srv%1|tools/list|page2", "srv%1|prompts/list|", "srvX1|tools/list|"} {
+	for _, k := range []string{"srv%1|tools/list|", "srv%1|tools/list|page2", "srv%1|prompts/list|", "srvX1|tools/list|", "srv%1|tools/list\x00|"} {
 		s.Set(ctx, k, mcpadapter.CacheEntry{Value: []byte(`{"k":1}`), Expires: exp})
 	}
 	e, ok := s.Get(ctx, "srv%1|tools/list|")
@@ -83,13 +83,13 @@ func testCache(t *testing.T, srv *testdb.Server) {
 		t.Fatalf("Get: %v %+v", ok, e)
 	}
 	s.DeletePrefix(ctx, "srv%1|tools/list|")
-	for k, want := range map[string]bool{"srv%1|tools/list|": false, "srv%1|tools/list|page2": false, "srv%1|prompts/list|": true, "srvX1|tools/list|": true} {
+	for k, want := range map[string]bool{"srv%1|tools/list|": false, "srv%1|tools/list|page2": false, "srv%1|tools/list\x00|": true, "srv%1|prompts/list|": true, "srvX1|tools/list|": true} {
 		if _, ok := s.Get(ctx, k); ok != want {
 			t.Errorf("after DeletePrefix, %q present: %v, want %v", k, ok, want)
 		}
 	}
 	// A row past expires_at is not returned, and the sweeper deletes it.
-	if _, err := p.Exec(ctx, `UPDATE mcpadapter_cache SET expires_at = now() - interval '1 second' WHERE key = 'srvX1|tools/list|'`); err != nil {
+	if _, err := p.Exec(ctx, `UPDATE mcpadapter_cache SET expires_at = now() - interval '1 second' WHERE key = $1`, []byte("srvX1|tools/list|")); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := s.Get(ctx, "srvX1|tools/list|"); ok {
@@ -97,7 +97,7 @@ func testCache(t *testing.T, srv *testdb.Server) {
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for n := 1; n > 0; {
-		if err := p.QueryRow(ctx, `SELECT count(*) FROM mcpadapter_cache WHERE key = 'srvX1|tools/list|'`).Scan(&n); err != nil {
+		if err := p.QueryRow(ctx, `SELECT count(*) FROM mcpadapter_cache WHERE key = $1`, []byte("srvX1|tools/list|")).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		if time.Now().After(deadline) {

@@ -79,7 +79,7 @@ func TestCacheStore(t *testing.T) {
 	rdb := client(t, srv)
 	s := redisstore.NewCacheStore(rdb, &redisstore.Options{Prefix: "t:"})
 	exp := time.Now().Add(time.Hour).Truncate(time.Millisecond)
-	for _, k := range []string{"srv*1|tools/list|", "srv*1|tools/list|page2", "srv*1|prompts/list|", "srv21|tools/list|"} {
+	for _, k := range []string{"srv*1|tools/list|", "srv*1|tools/list|page2", "srv*1|prompts/list|", "srv21|tools/list|", "srv*1|tools/list\x00|"} {
 		s.Set(ctx, k, mcpadapter.CacheEntry{Value: []byte(`{"k":"` + k + `"}`), Expires: exp})
 	}
 	e, ok := s.Get(ctx, "srv*1|tools/list|")
@@ -90,7 +90,7 @@ func TestCacheStore(t *testing.T) {
 		t.Errorf("Redis holds no expiry for the entry: PTTL %v", ttl)
 	}
 	s.DeletePrefix(ctx, "srv*1|tools/list|")
-	for k, want := range map[string]bool{"srv*1|tools/list|": false, "srv*1|tools/list|page2": false, "srv*1|prompts/list|": true, "srv21|tools/list|": true} {
+	for k, want := range map[string]bool{"srv*1|tools/list|": false, "srv*1|tools/list|page2": false, "srv*1|tools/list\x00|": true, "srv*1|prompts/list|": true, "srv21|tools/list|": true} {
 		if _, ok := s.Get(ctx, k); ok != want {
 			t.Errorf("after DeletePrefix, %q present: %v, want %v", k, ok, want)
 		}
