@@ -122,7 +122,7 @@ func testTwoReplicas(t *testing.T, kind string) {
 }
 
 // startDB starts the database of kind.
-func startDB(t *testing.T, kind string) *testdb.Server {
+func startDB(t testing.TB, kind string) *testdb.Server {
 	if kind == "redis" {
 		return testdb.Redis(t)
 	}
