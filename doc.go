@@ -83,6 +83,8 @@
 //	internal/oauthflow   the OAuth sign-in: loopback redirect, token files
 //	internal/config      the mcpServers document parser, with positions
 //	internal/jsonscan    skipping JSON text without decoding it (stdio, wire)
+//	internal/sealed      AES-GCM sealing of the tokens the store modules keep
+//	internal/testdb      real redis-server and postgres processes for tests
 //
 // Package schemaprofile rewrites input schemas for model providers
 // (OpenAI strict and not, Anthropic, Gemini) and lists what it changed.
