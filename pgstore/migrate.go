@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -45,10 +46,18 @@ func (o *Options) logger() *slog.Logger {
 // table returns the quoted name of the table name, after the prefix.
 func (o *Options) table(name string) string {
 	p := o.prefix()
-	for i := 0; i < len(p); i++ {
-		if p[i] == '.' {
-			return pgx.Identifier{p[:i], p[i+1:] + name}.Sanitize()
-		}
+	if schema, rest, ok := strings.Cut(p, "."); ok {
+		return pgx.Identifier{schema, rest + name}.Sanitize()
+	}
+	return pgx.Identifier{p + name}.Sanitize()
+}
+
+// indexName returns the quoted name of the index name: the prefix without
+// its schema (an index lives in its table's schema).
+func (o *Options) indexName(name string) string {
+	p := o.prefix()
+	if i := strings.LastIndexByte(p, '.'); i >= 0 {
+		p = p[i+1:]
 	}
 	return pgx.Identifier{p + name}.Sanitize()
 }
@@ -75,7 +84,7 @@ func ddl(opts *Options, name string) []string {
 	case "cache":
 		return []string{
 			`CREATE TABLE IF NOT EXISTS ` + t + ` (key bytea PRIMARY KEY, value bytea NOT NULL, expires_at timestamptz NOT NULL)`,
-			`CREATE INDEX IF NOT EXISTS ` + opts.table("cache_expires_at") + ` ON ` + t + ` (expires_at)`,
+			`CREATE INDEX IF NOT EXISTS ` + opts.indexName("cache_expires_at") + ` ON ` + t + ` (expires_at)`,
 		}
 	case "tokens":
 		return []string{`CREATE TABLE IF NOT EXISTS ` + t + ` (key text PRIMARY KEY, data bytea NOT NULL, version bigint NOT NULL DEFAULT 1, updated_at timestamptz NOT NULL DEFAULT now())`}

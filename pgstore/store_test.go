@@ -64,6 +64,17 @@ func testMigrate(t *testing.T, srv *testdb.Server) {
 	if err := pool(t, srv).QueryRow(ctx, `SELECT count(*) FROM pg_tables WHERE tablename LIKE 'm\_%'`).Scan(&n); err != nil || n != 3 {
 		t.Errorf("tables: %d %v", n, err)
 	}
+	// A prefix may name a schema.
+	p := pool(t, srv)
+	if _, err := p.Exec(ctx, `CREATE SCHEMA agents`); err != nil {
+		t.Fatal(err)
+	}
+	if err := pgstore.Migrate(ctx, p, &pgstore.Options{TablePrefix: "agents.mcp_"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.QueryRow(ctx, `SELECT count(*) FROM pg_tables WHERE schemaname = 'agents'`).Scan(&n); err != nil || n != 3 {
+		t.Errorf("tables in schema agents: %d %v", n, err)
+	}
 }
 
 func testCache(t *testing.T, srv *testdb.Server) {

@@ -19,8 +19,9 @@
 //	PREFIX cache:KEY        a cached result: 8 bytes of expiry (Unix ms,
 //	                        big-endian) then the JSON; Redis expires the key
 //	                        at that time (PXAT)
-//	PREFIX token:KEY        a token, AES-GCM sealed under the key's name
-//	PREFIX token-lock:KEY   held while one process refreshes KEY's token
+//	PREFIX token:{KEY}      a token, AES-GCM sealed under the key's name
+//	PREFIX token-lock:{KEY} held while one process refreshes KEY's token
+//	                        (the braces: one Redis Cluster slot for both)
 //
 // KEY is the key mcpadapter passes: for cache entries it names the server,
 // the method and, for private entries, the caller; for tokens it is the

@@ -129,7 +129,7 @@ func TestTokenStore(t *testing.T) {
 	if err := s.Save(ctx, url, token("at-secret", "rt-secret")); err != nil {
 		t.Fatal(err)
 	}
-	raw := rdb.Get(ctx, "mcpadapter:token:"+url).Val()
+	raw := rdb.Get(ctx, "mcpadapter:token:{"+url+"}").Val()
 	if raw == "" || strings.Contains(raw, "secret") {
 		t.Fatalf("stored form: %q", raw)
 	}

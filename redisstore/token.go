@@ -59,8 +59,10 @@ func NewTokenStore(rdb redis.UniversalClient, opts *TokenOptions) (*TokenStore, 
 	return &TokenStore{rdb: rdb, prefix: opts.Options.prefix(), box: box, lockTTL: ttl, where: where(rdb)}, nil
 }
 
-func (s *TokenStore) tokenKey(key string) string { return s.prefix + "token:" + key }
-func (s *TokenStore) lockKey(key string) string  { return s.prefix + "token-lock:" + key }
+// tokenKey and lockKey put key in braces, a Redis Cluster hash tag: a
+// token and its lock are in one slot, as the Lua script needs.
+func (s *TokenStore) tokenKey(key string) string { return s.prefix + "token:{" + key + "}" }
+func (s *TokenStore) lockKey(key string) string  { return s.prefix + "token-lock:{" + key + "}" }
 
 // Load returns the token kept for key, or nil.
 func (s *TokenStore) Load(ctx context.Context, key string) (*mcpadapter.StoredToken, error) {
