@@ -10,6 +10,7 @@ require (
 	github.com/mcpadapter/mcpadapter/pgstore v0.0.0-00010101000000-000000000000
 	github.com/mcpadapter/mcpadapter/redisstore v0.0.0-00010101000000-000000000000
 	github.com/redis/go-redis/v9 v9.23.0
+	golang.org/x/oauth2 v0.35.0
 )
 
 require (
@@ -49,7 +50,6 @@ require (
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/arch v0.11.0 // indirect
 	golang.org/x/exp v0.0.0-20230713183714-613f0c0eb8a1 // indirect
-	golang.org/x/oauth2 v0.35.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
