@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/internal/testdb"
+	"github.com/mcpadapter/mcpadapter/internal/testenv"
 	"github.com/mcpadapter/mcpadapter/pgstore"
 	"golang.org/x/oauth2"
 )
@@ -80,6 +82,10 @@ func testMigrate(t *testing.T, srv *testdb.Server) {
 func testCache(t *testing.T, srv *testdb.Server) {
 	ctx := ctx60(t)
 	p := pool(t, srv)
+	if err := p.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := runtime.NumGoroutine()
 	s, err := pgstore.NewCacheStore(ctx, p, &pgstore.Options{SweepInterval: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -119,6 +125,7 @@ func testCache(t *testing.T, srv *testdb.Server) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
+	testenv.WaitGoroutines(t, before) // the sweeper has ended
 }
 
 var key32 = bytes.Repeat([]byte{42}, 32)
