@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -178,5 +179,35 @@ func TestTokenStore(t *testing.T) {
 	}
 	if err := s.Update(ctx, url, func(*mcpadapter.StoredToken) (*mcpadapter.StoredToken, error) { return nil, nil }); err != nil {
 		t.Errorf("Update after a failed one: %v", err)
+	}
+}
+
+// TestStoreAway: with Redis stopped, the cache misses and logs why and
+// where (calls go to the server), and checkpoints written with
+// CheckpointTTL carry Redis's expiry.
+func TestStoreAway(t *testing.T) {
+	ctx := ctx30(t)
+	srv := testdb.Redis(t)
+	rdb := client(t, srv)
+	var logs bytes.Buffer
+	s := redisstore.NewCacheStore(rdb, &redisstore.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	cp := redisstore.NewCheckpointStore(rdb, &redisstore.Options{CheckpointTTL: time.Hour})
+	if err := cp.Set(ctx, "run", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if ttl := rdb.PTTL(ctx, "mcpadapter:checkpoint:run").Val(); ttl <= 0 || ttl > time.Hour {
+		t.Errorf("checkpoint PTTL %v, want up to an hour", ttl)
+	}
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	s.Set(ctx, "k", mcpadapter.CacheEntry{Value: []byte("{}"), Expires: time.Now().Add(time.Hour)})
+	if _, ok := s.Get(ctx, "k"); ok {
+		t.Error("a hit with Redis stopped")
+	}
+	for _, want := range []string{"cache write failed", "cache read failed", "redis " + srv.Addr} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("logs lack %q:\n%s", want, logs.String())
+		}
 	}
 }
