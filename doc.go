@@ -86,6 +86,8 @@
 //	internal/oauthflow   the OAuth sign-in: loopback redirect, token files
 //	internal/config      the mcpServers document parser, with positions
 //	internal/jsonscan    skipping JSON text without decoding it (stdio, wire)
+//	internal/sealed      AES-GCM sealing of the tokens the store modules keep
+//	internal/testdb      real redis-server and postgres processes for tests
 //
 // Package toolsearch ranks tools against a query (BM25F, standard library
 // only). Package schemaprofile rewrites input schemas for model providers

@@ -19,6 +19,23 @@ type TokenStore interface {
 	Save(ctx context.Context, key string, t *StoredToken) error
 }
 
+// A TokenUpdater is a TokenStore that several processes share and that
+// can lock one key among all of them (a row lock in a database, a lock
+// key in Redis). When OAuth.Store is one, an expired token is refreshed
+// inside Update: the refresh reads the store first and takes a token
+// another process refreshed meanwhile, and otherwise uses the newest
+// stored refresh token, so a refresh token the authorization server
+// rotates is used once and never lost. The redisstore and pgstore modules
+// implement it.
+type TokenUpdater interface {
+	TokenStore
+	// Update locks key among every process sharing the store, calls fn
+	// with the token stored under key (nil if none) and, if fn returns a
+	// token, saves it before unlocking. An error from fn is returned,
+	// wrapped, and nothing is saved.
+	Update(ctx context.Context, key string, fn func(cur *StoredToken) (*StoredToken, error)) error
+}
+
 // StoredToken is what a TokenStore keeps for one server: the token and
 // what is needed to refresh it without asking the user again. It holds
 // secrets: its String and LogValue methods print none of them.
@@ -89,6 +106,8 @@ func flowStore(s TokenStore) oauthflow.Store {
 		return nil
 	case publicStore:
 		return s.s
+	case TokenUpdater:
+		return tokenUpdaterAdapter{tokenStoreAdapter{s}, s}
 	default:
 		return tokenStoreAdapter{s}
 	}
@@ -104,4 +123,17 @@ func (a tokenStoreAdapter) Load(ctx context.Context, key string) (*oauthflow.Sto
 
 func (a tokenStoreAdapter) Save(ctx context.Context, key string, t *oauthflow.StoredToken) error {
 	return a.s.Save(ctx, key, (*StoredToken)(t))
+}
+
+// tokenUpdaterAdapter is a user's TokenUpdater as oauthflow's Updater.
+type tokenUpdaterAdapter struct {
+	tokenStoreAdapter
+	u TokenUpdater
+}
+
+func (a tokenUpdaterAdapter) Update(ctx context.Context, key string, fn func(*oauthflow.StoredToken) (*oauthflow.StoredToken, error)) error {
+	return a.u.Update(ctx, key, func(cur *StoredToken) (*StoredToken, error) {
+		next, err := fn((*oauthflow.StoredToken)(cur))
+		return (*StoredToken)(next), err
+	})
 }

@@ -93,9 +93,8 @@ func (h *Handler) loadLocked(ctx context.Context) {
 		return
 	}
 	oc := st.config()
-	refreshCtx := context.WithValue(context.Background(), oauth2.HTTPClient, h.hc)
 	h.gen++
-	h.ts = h.saving(oc, oc.TokenSource(refreshCtx, st.token()), st.Token.AccessToken, h.gen)
+	h.ts = h.source(context.Background(), oc, st.token(), h.gen)
 	h.scopes = st.Scopes
 }
 
@@ -207,7 +206,7 @@ func (h *Handler) flowConfig(f *loopbackFetcher) *auth.AuthorizationCodeHandlerC
 			gen := h.gen
 			h.mu.Unlock()
 			h.save(oc, tok, gen)
-			return h.saving(oc, oc.TokenSource(ctx, tok), tok.AccessToken, gen), nil
+			return h.source(ctx, oc, tok, gen), nil
 		},
 	}
 	if h.cfg.ClientID != "" {
@@ -259,6 +258,20 @@ func (h *Handler) open(ctx context.Context, authURL string) error {
 	}
 	h.log.Warn("authorization needed: open this URL in a browser to sign in", "url", authURL)
 	return nil
+}
+
+// source returns the token source that refreshes tok. With a store
+// shared by processes (an Updater), refreshes go through the store's lock
+// and the store saves them; otherwise each new token is saved (see
+// saving). ctx carries the HTTP client for refreshes, if it has one.
+func (h *Handler) source(ctx context.Context, oc *oauth2.Config, tok *oauth2.Token, gen uint64) oauth2.TokenSource {
+	if u, ok := h.store.(Updater); ok {
+		return oauth2.ReuseTokenSource(tok, &sharedRefresher{store: u, key: h.cfg.Resource, oc: oc, hc: h.hc, last: tok})
+	}
+	if _, ok := ctx.Value(oauth2.HTTPClient).(*http.Client); !ok {
+		ctx = context.WithValue(ctx, oauth2.HTTPClient, h.hc)
+	}
+	return h.saving(oc, oc.TokenSource(ctx, tok), tok.AccessToken, gen)
 }
 
 // saving wraps ts so that every new token is written to the store; last

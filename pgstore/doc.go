@@ -1,0 +1,33 @@
+// Package pgstore keeps mcpadapter's shared state in PostgreSQL, so that
+// several replicas of an agent service share it: eino checkpoints
+// (CheckpointStore, an adk.CheckPointStore by its method set, without this
+// module importing eino), the response cache (CacheStore, an
+// mcpadapter.CacheStore) and OAuth tokens (TokenStore, an
+// mcpadapter.TokenUpdater).
+//
+// Pending tool calls travel in the eino checkpoint: a call waiting on a
+// 2026-07-28 server (multi-round-trip) is plain data there and resumes on
+// any replica. A call parked on a handshake-era connection stays in the
+// process that holds the connection; resumed on another replica, its tool
+// answers with the error the adapter gives after a restart.
+//
+// # Tables
+//
+// Each constructor creates the tables it needs if they are missing (see
+// Migrate, which also creates them all at once, for a deployment step).
+// Their names start with Options.TablePrefix ("mcpadapter_" by default):
+//
+//	mcpadapter_checkpoints  id text primary key, data bytea, updated_at
+//	mcpadapter_cache        key bytea primary key (the cache's keys hold NUL
+//	                        bytes, which text cannot), value bytea,
+//	                        expires_at timestamptz (indexed); rows past
+//	                        expires_at are never returned, and a sweeper
+//	                        deletes them
+//	mcpadapter_tokens       key text primary key, data bytea (AES-GCM sealed),
+//	                        version bigint (one more at every save), updated_at
+//
+// Keys are those mcpadapter passes: for cache entries they name the
+// server, the method and, for private entries, the caller; for tokens the
+// MCP server's URL. To keep tokens per user, give each user's TokenStore
+// its own TablePrefix or KeyPrefix.
+package pgstore

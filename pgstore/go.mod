@@ -1,0 +1,29 @@
+module github.com/mcpadapter/mcpadapter/pgstore
+
+go 1.25.0
+
+require (
+	github.com/jackc/pgx/v5 v5.12.0
+	github.com/mcpadapter/mcpadapter v0.0.0-00010101000000-000000000000
+	golang.org/x/oauth2 v0.35.0
+)
+
+require (
+	github.com/google/jsonschema-go v0.4.3 // indirect
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/puddle/v2 v2.2.3 // indirect
+	github.com/modelcontextprotocol/go-sdk v1.8.0 // indirect
+	github.com/segmentio/asm v1.1.3 // indirect
+	github.com/segmentio/encoding v0.5.4 // indirect
+	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
+	golang.org/x/sync v0.22.0 // indirect
+	golang.org/x/sys v0.41.0 // indirect
+	golang.org/x/text v0.41.0 // indirect
+	golang.org/x/time v0.15.0 // indirect
+)
+
+// The repository's own modules come from this clone, so that the module
+// builds without go.work too (GOWORK=off). A release tag of this module
+// needs them replaced by the tagged versions first (README, Modules).
+replace github.com/mcpadapter/mcpadapter => ..

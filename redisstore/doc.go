@@ -1,0 +1,30 @@
+// Package redisstore keeps mcpadapter's shared state in Redis, so that
+// several replicas of an agent service share it: eino checkpoints
+// (CheckpointStore, an adk.CheckPointStore by its method set, without this
+// module importing eino), the response cache (CacheStore, an
+// mcpadapter.CacheStore) and OAuth tokens (TokenStore, an
+// mcpadapter.TokenUpdater).
+//
+// Pending tool calls travel in the eino checkpoint: a call waiting on a
+// 2026-07-28 server (multi-round-trip) is plain data there and resumes on
+// any replica. A call parked on a handshake-era connection stays in the
+// process that holds the connection; resumed on another replica, its tool
+// answers with the error the adapter gives after a restart.
+//
+// # Keys
+//
+// Every key starts with Options.Prefix ("mcpadapter:" by default):
+//
+//	PREFIX checkpoint:ID    a checkpoint (string; Options.CheckpointTTL, if set)
+//	PREFIX cache:KEY        a cached result: 8 bytes of expiry (Unix ms,
+//	                        big-endian) then the JSON; Redis expires the key
+//	                        at that time (PXAT)
+//	PREFIX token:{KEY}      a token, AES-GCM sealed under the key's name
+//	PREFIX token-lock:{KEY} held while one process refreshes KEY's token
+//	                        (the braces: one Redis Cluster slot for both)
+//
+// KEY is the key mcpadapter passes: for cache entries it names the server,
+// the method and, for private entries, the caller; for tokens it is the
+// MCP server's URL. To keep tokens per user, give each user's TokenStore
+// its own Prefix.
+package redisstore
