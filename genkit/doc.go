@@ -1,0 +1,42 @@
+// Package genkit gives the tools of MCP servers (mcpadapter.Tool) to
+// Firebase Genkit for Go (github.com/firebase/genkit/go) as Genkit tools.
+//
+//	ts, err := genkit.New(tools, nil) // this package; g is Genkit's *genkit.Genkit
+//	resp, err := gk.Generate(ctx, g, ai.WithPrompt("..."), ai.WithTools(ts.Refs()...))
+//	for resp.FinishReason == ai.FinishReasonInterrupted {
+//		var restarts []*ai.Part
+//		for _, p := range ts.Interrupts(resp) { // a server asked the user
+//			answers := ask(p.Interrupt)        // the application asks the human
+//			part, err := ts.Restart(p, answers)
+//			restarts = append(restarts, part)
+//		}
+//		resp, err = gk.Generate(ctx, g, ai.WithMessages(resp.History()...),
+//			ai.WithTools(ts.Refs()...), ai.WithToolRestarts(restarts...))
+//	}
+//
+// The tools are Genkit's dynamic tools (ai.NewMultipartTool): nothing is
+// registered, so a server's tool list may change between calls to
+// Generate; build a new Toolset from the new list and pass its Refs.
+// Genkit runs one turn's tool requests in parallel itself.
+//
+// Schemas pass through a schemaprofile profile, schemaprofile.Gemini by
+// default: Genkit's own model plugin is googlegenai (Gemini), whose
+// function declarations take the OpenAPI 3.0 subset; choose
+// schemaprofile.OpenAI or schemaprofile.Anthropic for the compat_oai or
+// anthropic plugins (Restore maps renamed properties back).
+//
+// What maps to what: a tool's text and resource content become the tool
+// response's output (a string); images and audio go into the tool
+// response's content as media parts (data URLs) the model sees; a tool
+// error (isError) becomes the output "Error: ..." so the model reads it
+// and may retry (a Go error from a Genkit tool ends Generate, so tool
+// errors never become one); a transport failure is a Go error, which
+// ends Generate with it; structured content reaches the application
+// through Options.OnResult, with the whole result; a server's question
+// (elicitation, with mcpadapter.ElicitInterrupt) is a Genkit tool
+// interrupt (FinishReasonInterrupted), whose metadata holds the
+// elicitation.Interrupt and the pending call, resumed with
+// Toolset.Restart and ai.WithToolRestarts. Genkit runs a restarted tool
+// through its output only, so a restarted call's images are described
+// in the text instead.
+package genkit
