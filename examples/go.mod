@@ -4,9 +4,15 @@ go 1.25.0
 
 require (
 	github.com/cloudwego/eino v0.7.36
-	github.com/mcpadapter/mcpadapter v0.0.0-00010101000000-000000000000
+	github.com/mcpadapter/mcpadapter v0.0.0
 	github.com/mcpadapter/mcpadapter/eino v0.0.0-00010101000000-000000000000
 	github.com/modelcontextprotocol/go-sdk v1.8.0
+)
+
+require (
+	github.com/dlclark/regexp2 v1.10.0 // indirect
+	github.com/pkoukk/tiktoken-go v0.1.6 // indirect
+	go.starlark.net v0.0.0-20230302034142-4b1e35fe2254 // indirect
 )
 
 require (
@@ -24,6 +30,7 @@ require (
 	github.com/json-iterator/go v1.1.12 // indirect
 	github.com/klauspost/cpuid/v2 v2.2.9 // indirect
 	github.com/mailru/easyjson v0.7.7 // indirect
+	github.com/mcpadapter/mcpadapter/langchaingo v0.0.0-00010101000000-000000000000
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.2 // indirect
 	github.com/nikolalohinski/gonja v1.5.3 // indirect
@@ -33,12 +40,13 @@ require (
 	github.com/segmentio/encoding v0.5.4 // indirect
 	github.com/sirupsen/logrus v1.9.3 // indirect
 	github.com/slongfield/pyfmt v0.0.0-20220222012616-ea85ff4c361f // indirect
+	github.com/tmc/langchaingo v0.1.14
 	github.com/twitchyliquid64/golang-asm v0.15.1 // indirect
 	github.com/wk8/go-ordered-map/v2 v2.1.8 // indirect
 	github.com/yargevad/filepathx v1.0.0 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	golang.org/x/arch v0.11.0 // indirect
-	golang.org/x/exp v0.0.0-20230713183714-613f0c0eb8a1 // indirect
+	golang.org/x/exp v0.0.0-20240808152545-0cdaa3abc0fa // indirect
 	golang.org/x/oauth2 v0.35.0 // indirect
 	golang.org/x/sync v0.20.0 // indirect
 	golang.org/x/sys v0.41.0 // indirect
@@ -52,4 +60,6 @@ require (
 replace (
 	github.com/mcpadapter/mcpadapter => ..
 	github.com/mcpadapter/mcpadapter/eino => ../eino
+	github.com/mcpadapter/mcpadapter/genkit => ../genkit
+	github.com/mcpadapter/mcpadapter/langchaingo => ../langchaingo
 )
