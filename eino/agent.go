@@ -14,6 +14,7 @@ import (
 	"github.com/cloudwego/eino/compose"
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/elicitation"
+	"github.com/mcpadapter/mcpadapter/schemaprofile"
 )
 
 // AgentConfig configures NewAgent. The zero value is ready to use.
@@ -53,6 +54,9 @@ type AgentConfig struct {
 	OnTransportError func(context.Context, *mcpadapter.TransportError)
 	// ExtraTools are more eino tools to offer the model.
 	ExtraTools []tool.BaseTool
+	// Profile is the schema profile of the MCP tools (ToolOptions.Profile);
+	// empty keeps the servers' schemas as before profiles.
+	Profile schemaprofile.Profile
 }
 
 // Agent is an eino ChatModelAgent with MCP tools, run by an adk.Runner
@@ -74,7 +78,7 @@ func NewAgent(ctx context.Context, chat model.ToolCallingChatModel, tools []*mcp
 	if chat == nil {
 		return nil, errors.New("eino: NewAgent needs a chat model")
 	}
-	ets, skipped := Tools(tools)
+	ets, skipped := ToolsWith(tools, &ToolOptions{Profile: cfg.Profile})
 	for _, et := range ets {
 		if t, ok := et.(*Tool); ok {
 			t.soft, t.onFailure = cfg.TransportErrorsAsResults, cfg.OnTransportError

@@ -39,4 +39,12 @@
 // Toolset.Restart and ai.WithToolRestarts. Genkit runs a restarted tool
 // through its output only, so a restarted call's images are described
 // in the text instead.
+//
+// Genkit v1.4.0 returns from Generate at the first tool's Go error and
+// leaves the goroutines of that turn's other tool requests blocked for
+// good (they send on a channel nobody reads any more). A transport
+// failure is such an error; where a turn may hold several tool requests,
+// set mcpadapter.Options.TransportErrorsAsResults so that an unreachable
+// server is a result the model reads ("Error: The ... server is
+// unavailable") instead, and Options.OnResult sees Result.Failure.
 package genkit

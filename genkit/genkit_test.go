@@ -227,3 +227,29 @@ func lastRequest(msgs []*ai.Message) *ai.Part {
 	}
 	return nil
 }
+
+// TestTransportFailureAsResult: with the core's TransportErrorsAsResults a
+// dead server is a result the model reads, and Generate goes on (the way
+// around Genkit ending Generate at a tool's Go error).
+func TestTransportFailureAsResult(t *testing.T) {
+	var failure error
+	ts := toolset(t, mcpadapter.Command{Path: testserver.Build(t)}, &mcpadapter.Options{TransportErrorsAsResults: true},
+		&genkit.Options{OnResult: func(_ context.Context, _ *mcpadapter.Tool, res *mcpadapter.Result) {
+			if res.Failure != nil {
+				failure = res.Failure
+			}
+		}})
+	g, m := scripted(t, &ai.ToolRequest{Name: "crash", Ref: "c1", Input: map[string]any{}})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := gk.Generate(ctx, g, ai.WithModel(m), ai.WithPrompt("go"), ai.WithTools(ts.Refs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resp.Text(); !strings.HasPrefix(got, "crash: Error: ") || !strings.Contains(got, "unavailable") {
+		t.Errorf("model read %q, want the server unavailable", got)
+	}
+	if failure == nil {
+		t.Error("OnResult saw no Result.Failure")
+	}
+}

@@ -4,7 +4,7 @@ go 1.25.0
 
 require (
 	github.com/firebase/genkit/go v1.4.0
-	github.com/mcpadapter/mcpadapter v0.0.0
+	github.com/mcpadapter/mcpadapter v0.0.0-00010101000000-000000000000
 )
 
 require (

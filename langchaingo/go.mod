@@ -3,7 +3,7 @@ module github.com/mcpadapter/mcpadapter/langchaingo
 go 1.25.0
 
 require (
-	github.com/mcpadapter/mcpadapter v0.0.0
+	github.com/mcpadapter/mcpadapter v0.0.0-00010101000000-000000000000
 	github.com/tmc/langchaingo v0.1.14
 )
 
