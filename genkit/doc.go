@@ -7,7 +7,8 @@
 //		var restarts []*ai.Part
 //		for _, p := range ts.Interrupts(resp) { // a server asked the user
 //			answers := ask(p.Interrupt)        // the application asks the human
-//			part, err := ts.Restart(p, answers)
+//			part, next, err := ts.Resume(ctx, p, answers)
+//			// next != nil: the server asked again; ask, Resume(ctx, *next, ...)
 //			restarts = append(restarts, part)
 //		}
 //		resp, err = gk.Generate(ctx, g, ai.WithMessages(resp.History()...),
@@ -35,10 +36,12 @@
 // through Options.OnResult, with the whole result; a server's question
 // (elicitation, with mcpadapter.ElicitInterrupt) is a Genkit tool
 // interrupt (FinishReasonInterrupted), whose metadata holds the
-// elicitation.Interrupt and the pending call, resumed with
-// Toolset.Restart and ai.WithToolRestarts. Genkit runs a restarted tool
-// through its output only, so a restarted call's images are described
-// in the text instead.
+// elicitation.Interrupt and the pending call. Toolset.Resume answers it
+// and finishes the MCP call (or returns the server's next question); the
+// part it returns goes to ai.WithToolRestarts, and the restarted tool
+// gives the finished call's response to the model. Genkit runs a
+// restarted tool through its output only, so a restarted call's images
+// are described in the text instead.
 //
 // Genkit v1.4.0 returns from Generate at the first tool's Go error and
 // leaves the goroutines of that turn's other tool requests blocked for

@@ -96,22 +96,20 @@ func (s *Toolset) Profile(name string) *schemaprofile.Result {
 }
 
 // run is the Genkit tool function of e: a first call, or a restart after
-// an interrupt (tc.Resumed holds the pending call and the answers).
+// an interrupt, which carries the response Toolset.Resume got.
 func (s *Toolset) run(e *entry) ai.MultipartToolFunc[any] {
 	return func(tc *ai.ToolContext, input any) (*ai.MultipartToolResponse, error) {
-		var res *mcpadapter.Result
-		var err error
-		if p, answers, ok, rerr := resumed(tc.Resumed); rerr != nil {
-			return nil, fmt.Errorf("genkit: tool %q: %w", e.mcp.Name, rerr)
-		} else if ok {
-			res, err = e.mcp.Resume(tc, p, answers)
-		} else {
-			args, bad := arguments(e, input)
-			if bad != nil {
-				return response(bad), nil
+		if out, err := restarted(tc.Resumed); err != nil || out != nil {
+			if err != nil {
+				return nil, fmt.Errorf("genkit: tool %q: %w", e.mcp.Name, err)
 			}
-			res, err = e.mcp.Call(tc, args)
+			return out, nil
 		}
+		args, bad := arguments(e, input)
+		if bad != nil {
+			return response(bad), nil
+		}
+		res, err := e.mcp.Call(tc, args)
 		var ire *mcpadapter.InputRequiredError
 		switch {
 		case errors.As(err, &ire):

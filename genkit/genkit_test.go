@@ -188,11 +188,11 @@ func TestElicitationRestart(t *testing.T) {
 			}
 			// The history goes through JSON, as a saved conversation would.
 			hist := roundTrip(t, resp.History())
-			part, err := ts.Restart(genkit.Pending{Part: lastRequest(hist), Interrupt: pend[0].Interrupt, Call: pend[0].Call},
+			part, next, err := ts.Resume(ctx, genkit.Pending{Part: lastRequest(hist), Interrupt: pend[0].Interrupt, Call: pend[0].Call},
 				&elicitation.Resume{Responses: map[string]elicitation.Response{
 					pend[0].Interrupt.Requests[0].Key: {Action: elicitation.Accept, Content: map[string]any{"guests": 4}}}})
-			if err != nil {
-				t.Fatal(err)
+			if err != nil || next != nil {
+				t.Fatalf("Resume: next %+v, err %v", next, err)
 			}
 			resp, err = gk.Generate(ctx, g, ai.WithModel(m), ai.WithMessages(hist...),
 				ai.WithTools(ts.Refs()...), ai.WithToolRestarts(part))
@@ -251,5 +251,54 @@ func TestTransportFailureAsResult(t *testing.T) {
 	}
 	if failure == nil {
 		t.Error("OnResult saw no Result.Failure")
+	}
+}
+
+// TestElicitationTwoRounds: a server that asks twice: the second question
+// comes from Resume, and the finished call goes to the model with one
+// restart.
+func TestElicitationTwoRounds(t *testing.T) {
+	for _, era := range eras {
+		t.Run(era.String(), func(t *testing.T) {
+			var results int
+			ts := toolset(t, testserver.New(testserver.Options{Era: era}),
+				&mcpadapter.Options{Elicitation: mcpadapter.ElicitInterrupt},
+				&genkit.Options{OnResult: func(context.Context, *mcpadapter.Tool, *mcpadapter.Result) { results++ }})
+			g, m := scripted(t, &ai.ToolRequest{Name: "survey", Ref: "c1", Input: map[string]any{}})
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			resp, err := gk.Generate(ctx, g, ai.WithModel(m), ai.WithPrompt("survey"), ai.WithTools(ts.Refs()...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pend := ts.Interrupts(resp)
+			if len(pend) != 1 {
+				t.Fatalf("interrupts %+v", pend)
+			}
+			p := &pend[0]
+			answers := []map[string]any{{"name": "Ada"}, {"ok": true}}
+			var asked []string
+			var part *ai.Part
+			for round := 0; part == nil; round++ {
+				if round == len(answers) || len(p.Interrupt.Requests) != 1 {
+					t.Fatalf("round %d: %+v", round, p.Interrupt)
+				}
+				q := p.Interrupt.Requests[0]
+				asked = append(asked, q.Message)
+				part, p, err = ts.Resume(ctx, *p, &elicitation.Resume{Responses: map[string]elicitation.Response{
+					q.Key: {Action: elicitation.Accept, Content: answers[round]}}})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			resp, err = gk.Generate(ctx, g, ai.WithModel(m), ai.WithMessages(resp.History()...),
+				ai.WithTools(ts.Refs()...), ai.WithToolRestarts(part))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(asked, " / ") != "Your name? / Confirm Ada?" || resp.Text() != "survey: Ada confirmed=true" || results != 1 {
+				t.Errorf("asked %q, model read %q, %d results", asked, resp.Text(), results)
+			}
+		})
 	}
 }

@@ -1,7 +1,9 @@
 package genkit
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/firebase/genkit/go/ai"
@@ -17,8 +19,8 @@ const (
 	MetaInterrupt = "mcpadapter"
 	// MetaPending holds the mcpadapter.PendingCall.
 	MetaPending = "mcpadapter_pending"
-	// MetaAnswers holds the elicitation.Resume of a restart.
-	MetaAnswers = "mcpadapter_answers"
+	// MetaOutput holds a restart's finished tool response.
+	MetaOutput = "mcpadapter_output"
 )
 
 // A Pending is an interrupted tool request whose server asked the user
@@ -51,33 +53,42 @@ func (s *Toolset) Interrupts(resp *ai.ModelResponse) []Pending {
 	return out
 }
 
-// Restart returns the part for ai.WithToolRestarts that resumes p's MCP
-// call with the answers; the tool may interrupt again (another question,
-// or the same one with Interrupt.Problem set).
-func (s *Toolset) Restart(p Pending, answers *elicitation.Resume) (*ai.Part, error) {
+// Resume answers p's questions and finishes its MCP call. When the call
+// is done it returns the part for ai.WithToolRestarts, which gives the
+// tool's response to the model in the next Generate. When the server
+// asks again (another question, or the same one with Interrupt.Problem
+// set after an answer that does not fit) it returns next instead: ask,
+// and Resume next. (Genkit v1.4.0 fails a Generate whose restarted tool
+// interrupts again, so the questions are asked here, not in Generate.) A
+// transport failure is the error.
+func (s *Toolset) Resume(ctx context.Context, p Pending, answers *elicitation.Resume) (part *ai.Part, next *Pending, err error) {
 	if p.Part == nil || p.Part.ToolRequest == nil || p.Call == nil {
-		return nil, fmt.Errorf("genkit: Restart: no interrupted tool request")
+		return nil, nil, fmt.Errorf("genkit: Resume: no interrupted tool request")
 	}
 	e := s.byName[p.Part.ToolRequest.Name]
 	if e == nil {
-		return nil, fmt.Errorf("genkit: Restart: unknown tool %q", p.Part.ToolRequest.Name)
+		return nil, nil, fmt.Errorf("genkit: Resume: unknown tool %q", p.Part.ToolRequest.Name)
 	}
-	if answers == nil {
-		answers = &elicitation.Resume{}
+	res, err := e.mcp.Resume(ctx, p.Call, answers)
+	var ire *mcpadapter.InputRequiredError
+	switch {
+	case errors.As(err, &ire):
+		return nil, &Pending{Part: p.Part, Interrupt: ire.Pending.Interrupt(), Call: ire.Pending}, nil
+	case err != nil:
+		return nil, nil, fmt.Errorf("genkit: tool %q: %w", e.mcp.Name, err)
 	}
-	pending, err := toMap(p.Call)
+	if s.onResult != nil {
+		s.onResult(ctx, e.mcp, res)
+	}
+	out, err := toMap(response(res))
 	if err != nil {
-		return nil, fmt.Errorf("genkit: Restart: tool %q: %w", e.mcp.Name, err)
+		return nil, nil, fmt.Errorf("genkit: tool %q: %w", e.mcp.Name, err)
 	}
-	ans, err := toMap(answers)
+	part, err = e.tool.RestartWith(p.Part, ai.WithResumedMetadata[any](map[string]any{MetaOutput: out}))
 	if err != nil {
-		return nil, fmt.Errorf("genkit: Restart: tool %q: answers: %w", e.mcp.Name, err)
+		return nil, nil, fmt.Errorf("genkit: Resume: tool %q: %w", e.mcp.Name, err)
 	}
-	part, err := e.tool.RestartWith(p.Part, ai.WithResumedMetadata[any](map[string]any{MetaPending: pending, MetaAnswers: ans}))
-	if err != nil {
-		return nil, fmt.Errorf("genkit: Restart: tool %q: %w", e.mcp.Name, err)
-	}
-	return part, nil
+	return part, nil, nil
 }
 
 // interruptMetadata is the metadata of the interrupt for a pending call.
@@ -93,22 +104,18 @@ func interruptMetadata(p *mcpadapter.PendingCall) (map[string]any, error) {
 	return map[string]any{MetaInterrupt: in, MetaPending: call}, nil
 }
 
-// resumed reads a restart's metadata: ok is false for a first call.
-func resumed(meta map[string]any) (p *mcpadapter.PendingCall, answers *elicitation.Resume, ok bool, err error) {
-	if meta == nil || meta[MetaPending] == nil {
-		return nil, nil, false, nil
+// restarted returns the response a restart carries, or nil for a first
+// call.
+func restarted(meta map[string]any) (*ai.MultipartToolResponse, error) {
+	v, ok := meta[MetaOutput]
+	if !ok {
+		return nil, nil
 	}
-	p = new(mcpadapter.PendingCall)
-	if err := decode(meta[MetaPending], p); err != nil {
-		return nil, nil, false, fmt.Errorf("restart metadata %q: %w", MetaPending, err)
+	out := new(ai.MultipartToolResponse)
+	if err := decode(v, out); err != nil {
+		return nil, fmt.Errorf("restart metadata %q: %w", MetaOutput, err)
 	}
-	answers = new(elicitation.Resume)
-	if v := meta[MetaAnswers]; v != nil {
-		if err := decode(v, answers); err != nil {
-			return nil, nil, false, fmt.Errorf("restart metadata %q: %w", MetaAnswers, err)
-		}
-	}
-	return p, answers, true, nil
+	return out, nil
 }
 
 func toMap(v any) (map[string]any, error) {

@@ -38,7 +38,8 @@ import (
 // Prompt is the user's request.
 const Prompt = "Plan Friday: the weather in Paris and in Berlin, and a table for us at Chez Marie."
 
-// maxRestarts bounds the interrupts of one run.
+// maxRestarts bounds the interrupts of one run, and the questions of one
+// tool call.
 const maxRestarts = 4
 
 func main() {
@@ -105,7 +106,7 @@ func Run(ctx context.Context, w io.Writer, g *gk.Genkit, model ai.ModelArg, prom
 		}
 		var restarts []*ai.Part
 		for _, p := range pending {
-			part, err := ts.Restart(p, ask(w, p, guests))
+			part, err := resume(ctx, w, ts, p, guests)
 			if err != nil {
 				return err
 			}
@@ -123,6 +124,19 @@ func Run(ctx context.Context, w io.Writer, g *gk.Genkit, model ai.ModelArg, prom
 		fmt.Fprintf(w, "  (structured content for the application: %s)\n", s)
 	}
 	return nil
+}
+
+// resume asks the user until the server has no more questions for p and
+// returns the part that restarts its tool.
+func resume(ctx context.Context, w io.Writer, ts *mg.Toolset, p mg.Pending, guests int) (*ai.Part, error) {
+	for range maxRestarts {
+		part, next, err := ts.Resume(ctx, p, ask(w, p, guests))
+		if err != nil || next == nil {
+			return part, err
+		}
+		p = *next // the server asked again
+	}
+	return nil, fmt.Errorf("%s: still asking after %d answers", p.Interrupt.ToolName, maxRestarts)
 }
 
 // ask asks the user the server's questions (here: answers them with
