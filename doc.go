@@ -83,6 +83,7 @@
 //	internal/oauthflow   the OAuth sign-in: loopback redirect, token files
 //	internal/config      the mcpServers document parser, with positions
 //	internal/jsonscan    skipping JSON text without decoding it (stdio, wire)
+//	internal/jsontree    the ordered JSON tree schemaprofile and the eino binding rewrite schemas in
 //
 // Package schemaprofile rewrites input schemas for model providers
 // (OpenAI strict and not, Anthropic, Gemini) and lists what it changed.
