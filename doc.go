@@ -88,6 +88,7 @@
 //	internal/jsonscan    skipping JSON text without decoding it (stdio, wire)
 //	internal/sealed      AES-GCM sealing of the tokens the store modules keep
 //	internal/testdb      real redis-server and postgres processes for tests
+//	internal/jsontree    the ordered JSON tree schemaprofile and the eino binding rewrite schemas in
 //
 // Package toolsearch ranks tools against a query (BM25F, standard library
 // only). Package schemaprofile rewrites input schemas for model providers

@@ -14,6 +14,7 @@ import (
 	"github.com/cloudwego/eino/compose"
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/elicitation"
+	"github.com/mcpadapter/mcpadapter/schemaprofile"
 )
 
 // AgentConfig configures NewAgent. The zero value is ready to use.
@@ -64,6 +65,9 @@ type AgentConfig struct {
 	// ClientOptions.WatchTools). With Options.ToolSearch the pair never
 	// changes and needs no Live: call_tool follows the servers itself.
 	Live *mcpadapter.Adapter
+	// Profile is the schema profile of the MCP tools (ToolOptions.Profile);
+	// empty keeps the servers' schemas as before profiles.
+	Profile schemaprofile.Profile
 }
 
 // Agent is an eino ChatModelAgent with MCP tools, run by an adk.Runner
@@ -85,7 +89,7 @@ func NewAgent(ctx context.Context, chat model.ToolCallingChatModel, tools []*mcp
 	if chat == nil {
 		return nil, errors.New("eino: NewAgent needs a chat model")
 	}
-	ets, skipped := Tools(tools)
+	ets, skipped := ToolsWith(tools, &ToolOptions{Profile: cfg.Profile})
 	for _, et := range ets {
 		if t, ok := et.(*Tool); ok {
 			t.soft, t.onFailure = cfg.TransportErrorsAsResults, cfg.OnTransportError

@@ -185,7 +185,7 @@ func normalize(raw json.RawMessage) (*object, error) {
 	}
 	n := &normalizer{renames: map[*object]map[string]string{}, resources: map[string]*object{}}
 	base := &url.URL{}
-	if id, ok := root.m["$id"].(string); ok && !strings.HasPrefix(id, "#") {
+	if id, ok := root.Vals["$id"].(string); ok && !strings.HasPrefix(id, "#") {
 		if u, err := url.Parse(id); err == nil {
 			base = u
 		}
@@ -195,19 +195,19 @@ func normalize(raw json.RawMessage) (*object, error) {
 		return nil, err
 	}
 	for _, r := range n.refs {
-		r.node.m["$ref"] = n.rewriteRef(r.node.m["$ref"].(string), r.resource, r.base)
+		r.node.Vals["$ref"] = n.rewriteRef(r.node.Vals["$ref"].(string), r.resource, r.base)
 	}
-	if _, ok := root.m["type"]; !ok && objectLike(root) {
-		root.setFront("type", "object")
+	if _, ok := root.Vals["type"]; !ok && objectLike(root) {
+		root.SetFront("type", "object")
 	}
-	if root.m["type"] == "object" && !root.has("properties") {
+	if root.Vals["type"] == "object" && !root.Has("properties") {
 		props := newObject()
 		// after "type", so that {} reads {"type":"object","properties":{}}
-		root.set("properties", props)
-		for i, k := range root.keys {
-			if k == "type" && i+1 < len(root.keys) {
-				copy(root.keys[i+2:], root.keys[i+1:len(root.keys)-1])
-				root.keys[i+1] = "properties"
+		root.Set("properties", props)
+		for i, k := range root.Keys {
+			if k == "type" && i+1 < len(root.Keys) {
+				copy(root.Keys[i+2:], root.Keys[i+1:len(root.Keys)-1])
+				root.Keys[i+1] = "properties"
 				break
 			}
 		}
@@ -227,7 +227,7 @@ var nonObjectKeywords = []string{
 
 func objectLike(o *object) bool {
 	for _, k := range nonObjectKeywords {
-		if o.has(k) {
+		if o.Has(k) {
 			return false
 		}
 	}
@@ -281,7 +281,7 @@ func (n *normalizer) schemaNode(o *object, path string, depth int, resource *obj
 		return &SchemaError{Path: path, Reason: fmt.Sprintf("subschemas nested deeper than %d levels", maxSchemaDepth)}
 	}
 	// A non-fragment $id starts a new schema resource.
-	if id, ok := o.m["$id"].(string); ok && id != "" && !strings.HasPrefix(id, "#") {
+	if id, ok := o.Vals["$id"].(string); ok && id != "" && !strings.HasPrefix(id, "#") {
 		if u, err := url.Parse(id); err == nil {
 			base = base.ResolveReference(u)
 			resource = o
@@ -290,20 +290,20 @@ func (n *normalizer) schemaNode(o *object, path string, depth int, resource *obj
 			}
 		}
 	}
-	if s, ok := o.m["$schema"].(string); ok && oldDrafts[strings.TrimSuffix(s, "#")] {
-		o.m["$schema"] = jsonschema.Version
+	if s, ok := o.Vals["$schema"].(string); ok && oldDrafts[strings.TrimSuffix(s, "#")] {
+		o.Vals["$schema"] = jsonschema.Version
 	}
 	exclusiveBound(o, "exclusiveMinimum", "minimum")
 	exclusiveBound(o, "exclusiveMaximum", "maximum")
 
-	_, tuple := o.m["items"].([]any)
+	_, tuple := o.Vals["items"].([]any)
 	// Subschemas first, at their input paths.
-	for _, k := range o.keys {
+	for _, k := range o.Keys {
 		if err := n.keyword(o, k, path, depth, resource, base, tuple); err != nil {
 			return err
 		}
 	}
-	if ref, ok := o.m["$ref"].(string); ok && ref != "" {
+	if ref, ok := o.Vals["$ref"].(string); ok && ref != "" {
 		n.refs = append(n.refs, refSite{node: o, resource: resource, base: base})
 	}
 
@@ -312,13 +312,13 @@ func (n *normalizer) schemaNode(o *object, path string, depth int, resource *obj
 		return err
 	}
 	if tuple {
-		if o.has("prefixItems") {
+		if o.Has("prefixItems") {
 			return &SchemaError{Path: path + "/items", Reason: "both an items array and prefixItems"}
 		}
-		o.replaceKey("items", "prefixItems")
+		o.ReplaceKey("items", "prefixItems")
 		n.rename(o, "items", "prefixItems")
-		if o.has("additionalItems") {
-			o.replaceKey("additionalItems", "items")
+		if o.Has("additionalItems") {
+			o.ReplaceKey("additionalItems", "items")
 			n.rename(o, "additionalItems", "items")
 		}
 	}
@@ -328,7 +328,7 @@ func (n *normalizer) schemaNode(o *object, path string, depth int, resource *obj
 // keyword normalises the subschemas under keyword k of o, and checks the
 // value of a keyword eino reads. tuple says o has an items array.
 func (n *normalizer) keyword(o *object, k, path string, depth int, resource *object, base *url.URL, tuple bool) error {
-	v := o.m[k]
+	v := o.Vals[k]
 	kpath := path + "/" + pointerToken(k)
 	kd, eino := einoKeywords[k]
 	if !eino {
@@ -347,15 +347,15 @@ func (n *normalizer) keyword(o *object, k, path string, depth int, resource *obj
 		if !ok {
 			return &SchemaError{Path: kpath, Reason: "want an object, got " + jsonType(v)}
 		}
-		for _, name := range deps.keys {
+		for _, name := range deps.Keys {
 			dpath := kpath + "/" + pointerToken(name)
-			if _, isArray := deps.m[name].([]any); isArray {
-				if err := checkValue(deps.m[name], kStringArray, dpath); err != nil {
+			if _, isArray := deps.Vals[name].([]any); isArray {
+				if err := checkValue(deps.Vals[name], kStringArray, dpath); err != nil {
 					return err
 				}
 				continue
 			}
-			if err := n.subschema(deps.m[name], dpath, depth, resource, base, true); err != nil {
+			if err := n.subschema(deps.Vals[name], dpath, depth, resource, base, true); err != nil {
 				return err
 			}
 		}
@@ -381,8 +381,8 @@ func (n *normalizer) keyword(o *object, k, path string, depth int, resource *obj
 			}
 			return &SchemaError{Path: kpath, Reason: "want an object of schemas, got " + jsonType(v)}
 		}
-		for _, name := range m.keys {
-			if err := n.subschema(m.m[name], kpath+"/"+pointerToken(name), depth, resource, base, true); err != nil {
+		for _, name := range m.Keys {
+			if err := n.subschema(m.Vals[name], kpath+"/"+pointerToken(name), depth, resource, base, true); err != nil {
 				return err
 			}
 		}
@@ -391,7 +391,7 @@ func (n *normalizer) keyword(o *object, k, path string, depth int, resource *obj
 			return err
 		}
 		if kd == kUint {
-			o.m[k], _ = asUint(v) // checked: an integral number
+			o.Vals[k], _ = asUint(v) // checked: an integral number
 		}
 	}
 	return nil
@@ -399,39 +399,39 @@ func (n *normalizer) keyword(o *object, k, path string, depth int, resource *obj
 
 // exclusiveBound rewrites a draft-04 boolean exclusive bound.
 func exclusiveBound(o *object, excl, bound string) {
-	b, ok := o.m[excl].(bool)
+	b, ok := o.Vals[excl].(bool)
 	if !ok {
 		return
 	}
-	num, isNum := o.m[bound].(json.Number)
+	num, isNum := o.Vals[bound].(json.Number)
 	if b && isNum {
-		o.m[excl] = num
-		o.del(bound)
+		o.Vals[excl] = num
+		o.Del(bound)
 		return
 	}
-	o.del(excl) // false, or true without a bound: no constraint
+	o.Del(excl) // false, or true without a bound: no constraint
 }
 
 // definitions merges draft-07 "definitions" into "$defs".
 func (n *normalizer) definitions(o *object, path string) error {
-	v, ok := o.m["definitions"]
+	v, ok := o.Vals["definitions"]
 	if !ok {
 		return nil
 	}
 	defs := v.(*object) // checked by schemaNode
-	existing, ok := o.m["$defs"].(*object)
+	existing, ok := o.Vals["$defs"].(*object)
 	if !ok {
-		o.replaceKey("definitions", "$defs")
+		o.ReplaceKey("definitions", "$defs")
 		n.rename(o, "definitions", "$defs")
 		return nil
 	}
-	for _, name := range defs.keys {
-		if old, dup := existing.m[name]; dup && !equalJSON(old, defs.m[name]) {
+	for _, name := range defs.Keys {
+		if old, dup := existing.Vals[name]; dup && !equalJSON(old, defs.Vals[name]) {
 			return &SchemaError{Path: path + "/definitions/" + pointerToken(name), Reason: "differs from $defs/" + pointerToken(name)}
 		}
-		existing.set(name, defs.m[name])
+		existing.Set(name, defs.Vals[name])
 	}
-	o.del("definitions")
+	o.Del("definitions")
 	n.rename(o, "definitions", "$defs")
 	return nil
 }
@@ -439,31 +439,31 @@ func (n *normalizer) definitions(o *object, path string) error {
 // dependencies splits draft-07 "dependencies" into dependentRequired (the
 // arrays) and dependentSchemas (the schemas).
 func (n *normalizer) dependencies(o *object, path string) error {
-	v, ok := o.m["dependencies"]
+	v, ok := o.Vals["dependencies"]
 	if !ok {
 		return nil
 	}
 	deps := v.(*object) // checked by schemaNode
-	for _, name := range deps.keys {
+	for _, name := range deps.Keys {
 		target := "dependentSchemas"
-		if _, isArray := deps.m[name].([]any); isArray {
+		if _, isArray := deps.Vals[name].([]any); isArray {
 			target = "dependentRequired"
 		}
-		m, ok := o.m[target].(*object)
+		m, ok := o.Vals[target].(*object)
 		if !ok {
-			if o.has(target) {
-				return &SchemaError{Path: path + "/" + target, Reason: "want an object, got " + jsonType(o.m[target])}
+			if o.Has(target) {
+				return &SchemaError{Path: path + "/" + target, Reason: "want an object, got " + jsonType(o.Vals[target])}
 			}
 			m = newObject()
-			o.set(target, m)
+			o.Set(target, m)
 		}
-		if old, dup := m.m[name]; dup && !equalJSON(old, deps.m[name]) {
+		if old, dup := m.Vals[name]; dup && !equalJSON(old, deps.Vals[name]) {
 			return &SchemaError{Path: path + "/dependencies/" + pointerToken(name), Reason: "differs from " + target + "/" + pointerToken(name)}
 		}
-		m.set(name, deps.m[name])
+		m.Set(name, deps.Vals[name])
 		n.rename(o, "dependencies\x00"+name, target)
 	}
-	o.del("dependencies")
+	o.Del("dependencies")
 	return nil
 }
 
@@ -520,8 +520,8 @@ func checkValue(v any, k kind, path string) error {
 		if !ok {
 			return bad("an object of string arrays")
 		}
-		for _, name := range m.keys {
-			if err := checkValue(m.m[name], kStringArray, path+"/"+pointerToken(name)); err != nil {
+		for _, name := range m.Keys {
+			if err := checkValue(m.Vals[name], kStringArray, path+"/"+pointerToken(name)); err != nil {
 				return err
 			}
 		}

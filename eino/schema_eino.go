@@ -38,13 +38,13 @@ func toEino(root *object) (s *jsonschema.Schema, err error) {
 // would also match "Title" to title), except those complete sets itself.
 func einoView(o *object) *object {
 	out := newObject()
-	for _, k := range o.keys {
-		v := o.m[k]
+	for _, k := range o.Keys {
+		v := o.Vals[k]
 		kd, ok := einoKeywords[k]
 		if !ok || kd == kAny || kd == kAnyArray || dropped(kd, v) {
 			continue
 		}
-		out.set(k, einoSubView(kd, v))
+		out.Set(k, einoSubView(kd, v))
 	}
 	return out
 }
@@ -69,8 +69,8 @@ func einoSubView(kd kind, v any) any {
 	case kSchemaMap, kProperties:
 		m := v.(*object)
 		out := newObject()
-		for _, name := range m.keys {
-			out.set(name, sub(m.m[name]))
+		for _, name := range m.Keys {
+			out.Set(name, sub(m.Vals[name]))
 		}
 		return out
 	}
@@ -97,7 +97,7 @@ func dropped(k kind, v any) bool {
 		return len(a) == 0
 	case kStringArrays, kSchemaMap:
 		m, _ := v.(*object)
-		return m == nil || len(m.keys) == 0
+		return m == nil || len(m.Keys) == 0
 	}
 	return false
 }
@@ -107,8 +107,8 @@ func complete(s *jsonschema.Schema, o *object, path string) error {
 	if s.Extras == nil {
 		s.Extras = map[string]any{}
 	}
-	for _, k := range o.keys {
-		v := o.m[k]
+	for _, k := range o.Keys {
+		v := o.Vals[k]
 		kpath := path + "/" + pointerToken(k)
 		kd, ok := einoKeywords[k]
 		if !ok || dropped(kd, v) {
@@ -145,14 +145,14 @@ func complete(s *jsonschema.Schema, o *object, path string) error {
 			}
 		case kSchemaMap, kProperties:
 			m := v.(*object)
-			for _, name := range m.keys {
+			for _, name := range m.Keys {
 				var child *jsonschema.Schema
 				if kd == kProperties {
 					child, _ = s.Properties.Get(name)
 				} else {
 					child = schemaMapField(s, k)[name]
 				}
-				if err := completeSub(child, m.m[name], kpath+"/"+pointerToken(name)); err != nil {
+				if err := completeSub(child, m.Vals[name], kpath+"/"+pointerToken(name)); err != nil {
 					return err
 				}
 			}

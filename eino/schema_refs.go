@@ -72,7 +72,7 @@ func (n *normalizer) translate(root *object, frag string) string {
 		if kw != tok {
 			out[i] = kw // a keyword: no escaping needed
 		}
-		v, ok := o.m[kw]
+		v, ok := o.Vals[kw]
 		if !ok {
 			break
 		}
@@ -104,7 +104,7 @@ func (n *normalizer) translate(root *object, frag string) string {
 			if !ok {
 				return "/" + strings.Join(out, "/")
 			}
-			cur = m.m[name]
+			cur = m.Vals[name]
 			i += 2
 		default:
 			return "/" + strings.Join(out, "/")

@@ -58,17 +58,17 @@ func diffValues(w, g any, path string) string {
 		if !ok {
 			return path + ": want an object, got " + jsonType(g)
 		}
-		for _, k := range w.keys {
-			gv, ok := g.m[k]
+		for _, k := range w.Keys {
+			gv, ok := g.Vals[k]
 			if !ok {
 				return path + "/" + pointerToken(k) + ": keyword missing"
 			}
-			if d := diffValues(w.m[k], gv, path+"/"+pointerToken(k)); d != "" {
+			if d := diffValues(w.Vals[k], gv, path+"/"+pointerToken(k)); d != "" {
 				return d
 			}
 		}
-		for _, k := range g.keys {
-			if !w.has(k) {
+		for _, k := range g.Keys {
+			if !w.Has(k) {
 				return path + "/" + pointerToken(k) + ": unexpected keyword"
 			}
 		}

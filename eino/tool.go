@@ -11,6 +11,7 @@ import (
 	"github.com/cloudwego/eino/schema"
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/elicitation"
+	"github.com/mcpadapter/mcpadapter/schemaprofile"
 )
 
 // Output is attached to every tool event (adk.AgentEvent.Action's
@@ -53,22 +54,56 @@ func init() {
 // ElicitInterrupt mode) interrupts the run with an
 // *elicitation.Interrupt; resume it with an *elicitation.Resume.
 type Tool struct {
-	mcp    *mcpadapter.Tool
-	params *schema.ParamsOneOf
+	mcp     *mcpadapter.Tool
+	params  *schema.ParamsOneOf
+	schema  json.RawMessage       // the input schema the model gets
+	profile *schemaprofile.Result // nil without ToolOptions.Profile
 
 	soft      bool                                              // transport failures are results
 	onFailure func(context.Context, *mcpadapter.TransportError) // told about each
 }
 
+// ToolOptions configures NewToolWith and ToolsWith; nil means the
+// defaults.
+type ToolOptions struct {
+	// Profile passes each input schema through a schemaprofile profile
+	// before it becomes eino's parameters: schemaprofile.Gemini for an
+	// eino Gemini model, schemaprofile.OpenAIStrict or OpenAI for an
+	// OpenAI one, schemaprofile.Anthropic for Claude (arguments of
+	// renamed properties are mapped back before the call). Empty (the
+	// default) keeps the behaviour eino users had before profiles: the
+	// server's schema, only normalised for eino's types (NormalizeSchema);
+	// that is schemaprofile.Verbatim.
+	Profile schemaprofile.Profile
+}
+
 // NewTool wraps t. It fails when t's input schema cannot be represented in
 // eino's schema types.
-func NewTool(t *mcpadapter.Tool) (*Tool, error) {
-	params, err := ToolParams(t.InputSchema)
+func NewTool(t *mcpadapter.Tool) (*Tool, error) { return NewToolWith(t, nil) }
+
+// NewToolWith wraps t with options. It fails when the profile cannot read
+// t's input schema or the result cannot be represented in eino's schema
+// types; the error names the tool and server.
+func NewToolWith(t *mcpadapter.Tool, opts *ToolOptions) (*Tool, error) {
+	et := &Tool{mcp: t, schema: t.InputSchema}
+	if opts != nil && opts.Profile != "" {
+		r, err := schemaprofile.Apply(opts.Profile, t.InputSchema)
+		if err != nil {
+			return nil, fmt.Errorf("tool %q of server %q: %w", t.Name, t.Server, err)
+		}
+		et.schema, et.profile = r.Schema, r
+	}
+	params, err := ToolParams(et.schema)
 	if err != nil {
 		return nil, fmt.Errorf("tool %q of server %q: %w", t.Name, t.Server, err)
 	}
-	return &Tool{mcp: t, params: params}, nil
+	et.params = params
+	return et, nil
 }
+
+// Profile returns what ToolOptions.Profile did to the tool's schema (its
+// Changes are the losses), or nil when no profile was set.
+func (t *Tool) Profile() *schemaprofile.Result { return t.profile }
 
 // SkippedTool is a tool Tools left out because its input schema cannot be
 // represented in eino's schema types.
@@ -83,9 +118,14 @@ type SkippedTool struct {
 // left out and listed in skipped; the other tools are returned and usable
 // all the same.
 func Tools(tools []*mcpadapter.Tool) (wrapped []tool.BaseTool, skipped []SkippedTool) {
+	return ToolsWith(tools, nil)
+}
+
+// ToolsWith is Tools with options (a schema profile).
+func ToolsWith(tools []*mcpadapter.Tool, opts *ToolOptions) (wrapped []tool.BaseTool, skipped []SkippedTool) {
 	wrapped = make([]tool.BaseTool, 0, len(tools))
 	for _, t := range tools {
-		et, err := NewTool(t)
+		et, err := NewToolWith(t, opts)
 		if err != nil {
 			skipped = append(skipped, SkippedTool{Tool: t, Err: err})
 			continue
@@ -105,7 +145,7 @@ func (t *Tool) Info(context.Context) (*schema.ToolInfo, error) {
 		desc = t.mcp.Title
 	}
 	// A fresh copy each time: model implementations may change it in place.
-	params, err := ToolParams(t.mcp.InputSchema)
+	params, err := ToolParams(t.schema)
 	if err != nil {
 		params = t.params
 	}
@@ -152,7 +192,16 @@ func (t *Tool) InvokableRun(ctx context.Context, args string, _ ...tool.Option) 
 func (t *Tool) run(ctx context.Context, args string) (*mcpadapter.Result, error) {
 	wasInterrupted, hasState, pending := tool.GetInterruptState[*mcpadapter.PendingCall](ctx)
 	if !wasInterrupted || !hasState || pending == nil {
-		return t.mcp.Call(ctx, json.RawMessage(args))
+		raw := json.RawMessage(args)
+		if t.profile != nil && json.Valid(raw) {
+			// Map renamed properties back (Anthropic profile).
+			restored, err := t.profile.Restore(raw)
+			if err != nil {
+				return nil, fmt.Errorf("eino: tool %q: %w", t.mcp.Name, err)
+			}
+			raw = restored
+		}
+		return t.mcp.Call(ctx, raw)
 	}
 	if len(pending.Requests) == 0 {
 		return t.mcp.Resume(ctx, pending, nil)

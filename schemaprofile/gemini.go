@@ -36,8 +36,8 @@ func (t *transform) gemini(root any) *object {
 	o := t.rootObject(root)
 	in := &inliner{t: t, root: o, maxRepeat: geminiRepeat, cut: func(ref string) *object {
 		c := newObject()
-		c.set("type", "object")
-		c.set("description", "(recursive "+short(ref, 60)+", not expanded)")
+		c.Set("type", "object")
+		c.Set("description", "(recursive "+short(ref, 60)+", not expanded)")
 		return c
 	}}
 	o = in.inline(o)
@@ -53,20 +53,20 @@ func (t *transform) geminiNode(v any, path string) *object {
 	} else if _, isBool := v.(bool); isBool {
 		t.note(RuleBoolSchema, path, "%v schema", v)
 	}
-	o = o.clone()
+	o = o.Clone()
 	t.geminiCombinators(o, path)
-	if !o.has("type") && !o.has("anyOf") {
+	if !o.Has("type") && !o.Has("anyOf") {
 		switch {
-		case o.has("properties"):
-			o.set("type", "object")
+		case o.Has("properties"):
+			o.Set("type", "object")
 			t.note(RuleUntyped, path, "properties without type: type object")
-		case o.has("items"):
-			o.set("type", "array")
+		case o.Has("items"):
+			o.Set("type", "array")
 			t.note(RuleUntyped, path, "items without type: type array")
 		}
 	}
 	out := newObject()
-	for _, k := range o.keys {
+	for _, k := range o.Keys {
 		t.geminiKeyword(o, out, k, path)
 	}
 	t.geminiType(o, out, path)
@@ -76,19 +76,19 @@ func (t *transform) geminiNode(v any, path string) *object {
 		t.geminiObject(o, out, path)
 	}
 	if hasType(out, "array") {
-		it, ok := o.get("items")
+		it, ok := o.Get("items")
 		if !ok {
 			t.note(RuleArrayItems, path, "items added (any scalar or object)")
 			it = newObject()
 		}
-		out.set("items", t.geminiNode(it, ptr(path, "items")))
+		out.Set("items", t.geminiNode(it, ptr(path, "items")))
 	}
-	if a, ok := o.vals["anyOf"].([]any); ok {
+	if a, ok := o.Vals["anyOf"].([]any); ok {
 		var alts []any
 		for i, b := range a {
 			alts = append(alts, t.geminiNode(b, ptr(path, "anyOf", itoa(i))))
 		}
-		out.set("anyOf", alts)
+		out.Set("anyOf", alts)
 	}
 	t.geminiUntyped(out, path)
 	return out
@@ -96,28 +96,28 @@ func (t *transform) geminiNode(v any, path string) *object {
 
 // geminiCombinators turns oneOf into anyOf and merges allOf.
 func (t *transform) geminiCombinators(o *object, path string) {
-	if a, ok := o.vals["oneOf"].([]any); ok {
-		o.del("oneOf")
-		if prev, ok := o.vals["anyOf"].([]any); ok {
+	if a, ok := o.Vals["oneOf"].([]any); ok {
+		o.Del("oneOf")
+		if prev, ok := o.Vals["anyOf"].([]any); ok {
 			t.note(RuleToDescription, ptr(path, "oneOf"), "oneOf beside anyOf: oneOf dropped")
 			addDescription(o, "Exactly one of: "+text(a)+".")
 			_ = prev
 		} else {
-			o.set("anyOf", a)
+			o.Set("anyOf", a)
 			t.note(RuleOneOfAsAnyOf, ptr(path, "oneOf"), "oneOf sent as anyOf (one or more may match)")
 		}
 	}
-	if a, ok := o.vals["allOf"].([]any); ok {
-		o.del("allOf")
+	if a, ok := o.Vals["allOf"].([]any); ok {
+		o.Del("allOf")
 		for i, b := range a {
 			bo, ok := asObject(b)
 			if !ok {
 				continue
 			}
-			bo = bo.clone()
-			if !o.has("type") {
-				if ty, ok := bo.get("type"); ok {
-					o.set("type", ty)
+			bo = bo.Clone()
+			if !o.Has("type") {
+				if ty, ok := bo.Get("type"); ok {
+					o.Set("type", ty)
 				}
 			}
 			t.geminiCombinators(bo, ptr(path, "allOf", itoa(i)))
@@ -129,7 +129,7 @@ func (t *transform) geminiCombinators(o *object, path string) {
 
 // geminiKeyword copies, describes or drops keyword k.
 func (t *transform) geminiKeyword(o, out *object, k, path string) {
-	v := o.vals[k]
+	v := o.Vals[k]
 	switch {
 	case k == "properties" || k == "required" || k == "items" || k == "anyOf" || k == "type" || k == "enum":
 	case k == "description" || k == "title" || k == "pattern" || k == "format":
@@ -138,25 +138,25 @@ func (t *transform) geminiKeyword(o, out *object, k, path string) {
 			t.note(RuleDropped, ptr(path, k), "%s is not a string", k)
 			return
 		}
-		if d, ok := out.str(k); ok && k == "description" {
+		if d, ok := out.Str(k); ok && k == "description" {
 			str = strings.TrimSpace(str + " " + d)
 		}
-		out.set(k, str)
+		out.Set(k, str)
 	case k == "nullable":
 		if b, ok := v.(bool); ok {
-			out.set(k, b)
+			out.Set(k, b)
 		}
 	case k == "minimum" || k == "maximum":
 		if isNumber(v) {
-			out.set(k, v)
+			out.Set(k, v)
 		} else {
 			t.note(RuleDropped, ptr(path, k), "%s is not a number", k)
 		}
 	case contains(geminiKeep, k) && k != "propertyOrdering":
 		if k == "default" || k == "example" {
-			out.set(k, v)
+			out.Set(k, v)
 		} else if isCount(v) {
-			out.set(k, v)
+			out.Set(k, v)
 		} else {
 			t.note(RuleDropped, ptr(path, k), "%s is not a count", k)
 		}
@@ -166,8 +166,8 @@ func (t *transform) geminiKeyword(o, out *object, k, path string) {
 			return
 		}
 		if k == "examples" {
-			if a, ok := v.([]any); ok && len(a) > 0 && !o.has("example") {
-				out.set("example", a[0])
+			if a, ok := v.([]any); ok && len(a) > 0 && !o.Has("example") {
+				out.Set("example", a[0])
 			}
 		}
 		addDescription(out, k+": "+text(v)+".")
@@ -194,5 +194,5 @@ func isCount(v any) bool {
 
 func isEmptyObject(v any) bool {
 	o, ok := v.(*object)
-	return ok && len(o.keys) == 0
+	return ok && len(o.Keys) == 0
 }

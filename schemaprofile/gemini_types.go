@@ -3,7 +3,7 @@ package schemaprofile
 // geminiType writes o's type as genai.Schema holds it: one type name,
 // null as nullable, several as anyOf.
 func (t *transform) geminiType(o, out *object, path string) {
-	v, has := o.get("type")
+	v, has := o.Get("type")
 	if !has {
 		return
 	}
@@ -23,27 +23,27 @@ func (t *transform) geminiType(o, out *object, path string) {
 	}
 	switch {
 	case len(keep) == 0 && null:
-		out.set("type", "null")
+		out.Set("type", "null")
 		return
 	case len(keep) == 0:
 		return
 	case len(keep) == 1:
-		out.set("type", keep[0])
+		out.Set("type", keep[0])
 	default:
 		var alts []any
 		for _, ty := range keep {
 			b := newObject()
-			b.set("type", ty)
+			b.Set("type", ty)
 			alts = append(alts, b)
 		}
-		if prev, ok := o.vals["anyOf"].([]any); ok {
+		if prev, ok := o.Vals["anyOf"].([]any); ok {
 			addDescription(out, "Also one of: "+text(prev)+".")
 		}
-		o.set("anyOf", alts)
+		o.Set("anyOf", alts)
 		t.note(RuleTypeList, ptr(path, "type"), "type list %s sent as anyOf", short(text(v), 60))
 	}
 	if null {
-		out.set("nullable", true)
+		out.Set("nullable", true)
 		if len(keep) == 1 {
 			t.note(RuleTypeList, ptr(path, "type"), "type list %s sent as nullable %s", short(text(v), 60), keep[0])
 		}
@@ -60,11 +60,11 @@ func boolInt(b bool) int {
 // geminiEnum keeps an enum of strings on a string schema; other enums go
 // to the description.
 func (t *transform) geminiEnum(o, out *object, path string) {
-	e, has := o.get("enum")
+	e, has := o.Get("enum")
 	if !has {
-		if c, ok := o.str("const"); ok && (!out.has("type") || hasType(out, "string")) {
-			out.set("type", "string")
-			out.set("enum", []any{c})
+		if c, ok := o.Str("const"); ok && (!out.Has("type") || hasType(out, "string")) {
+			out.Set("type", "string")
+			out.Set("enum", []any{c})
 			t.note(RuleEnumToDescription, ptr(path, "const"), "const %q sent as a one-value enum", short(c, 60))
 		}
 		return
@@ -77,14 +77,14 @@ func (t *transform) geminiEnum(o, out *object, path string) {
 		case string:
 			vals = append(vals, x)
 		case nil:
-			out.set("nullable", true)
+			out.Set("nullable", true)
 		default:
 			strs = false
 		}
 	}
-	if strs && len(vals) > 0 && (!out.has("type") || hasType(out, "string")) {
-		out.set("type", "string")
-		out.set("enum", vals)
+	if strs && len(vals) > 0 && (!out.Has("type") || hasType(out, "string")) {
+		out.Set("type", "string")
+		out.Set("enum", vals)
 		return
 	}
 	addDescription(out, "Allowed values: "+text(e)+".")
@@ -93,15 +93,15 @@ func (t *transform) geminiEnum(o, out *object, path string) {
 
 // geminiFormat keeps the formats Gemini knows for the type.
 func (t *transform) geminiFormat(out *object, path string) {
-	f, ok := out.str("format")
+	f, ok := out.Str("format")
 	if !ok {
 		return
 	}
-	ty, _ := out.str("type")
+	ty, _ := out.Str("type")
 	if contains(geminiFormats[ty], f) {
 		return
 	}
-	out.del("format")
+	out.Del("format")
 	addDescription(out, "Format: "+f+".")
 	t.note(RuleToDescription, ptr(path, "format"), "format %q", short(f, 60))
 }
@@ -109,50 +109,50 @@ func (t *transform) geminiFormat(out *object, path string) {
 // geminiObject writes properties and the required names that have one.
 func (t *transform) geminiObject(o, out *object, path string) {
 	props := newObject()
-	if p, ok := o.obj("properties"); ok {
-		for _, k := range p.keys {
-			props.set(k, t.geminiNode(p.vals[k], ptr(path, "properties", k)))
+	if p, ok := o.Obj("properties"); ok {
+		for _, k := range p.Keys {
+			props.Set(k, t.geminiNode(p.Vals[k], ptr(path, "properties", k)))
 		}
 	}
-	out.set("properties", props)
-	r, ok := o.vals["required"].([]any)
+	out.Set("properties", props)
+	r, ok := o.Vals["required"].([]any)
 	if !ok {
 		return
 	}
 	var req []any
 	for _, x := range r {
 		s, ok := x.(string)
-		if ok && props.has(s) && !containsValue(req, s) {
+		if ok && props.Has(s) && !containsValue(req, s) {
 			req = append(req, s)
 		} else {
 			t.note(RuleRequiredUndefined, ptr(path, "required"), "required %s has no property", short(text(x), 60))
 		}
 	}
 	if len(req) > 0 {
-		out.set("required", req)
+		out.Set("required", req)
 	}
 }
 
 // geminiUntyped gives a schema without type or anyOf the types it
 // stands for: properties mean object; otherwise any value, as anyOf.
 func (t *transform) geminiUntyped(out *object, path string) {
-	if out.has("type") || out.has("anyOf") {
+	if out.Has("type") || out.Has("anyOf") {
 		return
 	}
 	t.note(RuleUntyped, path, "no type: sent as anyOf string, number, boolean, object, array")
 	var alts []any
 	for _, ty := range []string{"string", "number", "boolean", "object", "array"} {
 		b := newObject()
-		b.set("type", ty)
+		b.Set("type", ty)
 		if ty == "object" {
-			b.set("properties", newObject())
+			b.Set("properties", newObject())
 		}
 		if ty == "array" {
 			it := newObject()
-			it.set("type", "string")
-			b.set("items", it)
+			it.Set("type", "string")
+			b.Set("items", it)
 		}
 		alts = append(alts, b)
 	}
-	out.set("anyOf", alts)
+	out.Set("anyOf", alts)
 }

@@ -30,15 +30,15 @@ func badNames(v any) bool {
 	if !ok {
 		return false
 	}
-	if p, ok := o.obj("properties"); ok {
-		for _, k := range p.keys {
+	if p, ok := o.Obj("properties"); ok {
+		for _, k := range p.Keys {
 			if !goodName(k) {
 				return true
 			}
 		}
 	}
 	bad := false
-	eachSub(o.clone(), "", func(sub any, _ string) any {
+	eachSub(o.Clone(), "", func(sub any, _ string) any {
 		bad = bad || badNames(sub)
 		return sub
 	})
@@ -69,9 +69,9 @@ func (t *transform) renameProps(v any, path string) *argMap {
 		return nil
 	}
 	m := &argMap{}
-	if p, ok := o.obj("properties"); ok {
+	if p, ok := o.Obj("properties"); ok {
 		out := newObject()
-		for _, k := range p.keys {
+		for _, k := range p.Keys {
 			name := k
 			if !goodName(k) {
 				name = uniqueName(safeName(k), p, out)
@@ -82,19 +82,19 @@ func (t *transform) renameProps(v any, path string) *argMap {
 				t.note(RulePropertyRenamed, ptr(path, "properties", k), "property %q sent as %q", short(k, 80), name)
 				renameRequired(o, k, name)
 			}
-			out.set(name, p.vals[k])
-			if sub := t.renameProps(p.vals[k], ptr(path, "properties", k)); sub != nil {
+			out.Set(name, p.Vals[k])
+			if sub := t.renameProps(p.Vals[k], ptr(path, "properties", k)); sub != nil {
 				m.prop(name).rename, m.prop(name).props = sub.rename, sub.props
 				m.prop(name).items, m.prop(name).alts = sub.items, sub.alts
 			}
 		}
-		o.set("properties", out)
+		o.Set("properties", out)
 	}
-	if it, ok := o.get("items"); ok {
+	if it, ok := o.Get("items"); ok {
 		m.items = t.renameProps(it, ptr(path, "items"))
 	}
 	for _, kw := range []string{"anyOf", "oneOf", "allOf"} {
-		if a, ok := o.vals[kw].([]any); ok {
+		if a, ok := o.Vals[kw].([]any); ok {
 			for i, b := range a {
 				if sub := t.renameProps(b, ptr(path, kw, itoa(i))); sub != nil {
 					m.alts = append(m.alts, sub)
@@ -112,7 +112,7 @@ func (t *transform) renameProps(v any, path string) *argMap {
 // in neither the input nor the output properties.
 func uniqueName(name string, in, out *object) string {
 	cand := name
-	for i := 2; in.has(cand) || out.has(cand); i++ {
+	for i := 2; in.Has(cand) || out.Has(cand); i++ {
 		suffix := "_" + itoa(i)
 		base := name
 		if len(base)+len(suffix) > maxPropertyName {
@@ -124,7 +124,7 @@ func uniqueName(name string, in, out *object) string {
 }
 
 func renameRequired(o *object, from, to string) {
-	r, ok := o.vals["required"].([]any)
+	r, ok := o.Vals["required"].([]any)
 	if !ok {
 		return
 	}

@@ -165,7 +165,7 @@ func (t *transform) note(rule, path, format string, args ...any) {
 
 // addDescription appends a sentence to o's description.
 func addDescription(o *object, s string) {
-	d, _ := o.str("description")
+	d, _ := o.Str("description")
 	d = strings.TrimSpace(d)
 	if d != "" && !strings.HasSuffix(d, ".") {
 		d += "."
@@ -173,7 +173,7 @@ func addDescription(o *object, s string) {
 	if d != "" {
 		d += " "
 	}
-	o.set("description", d+s)
+	o.Set("description", d+s)
 }
 
 // short cuts s to n bytes on a rune boundary.
@@ -196,7 +196,7 @@ func asObject(v any) (*object, bool) {
 	case bool:
 		o := newObject()
 		if !v {
-			o.set("not", newObject())
+			o.Set("not", newObject())
 		}
 		return o, true
 	}
@@ -211,21 +211,21 @@ func (t *transform) rootObject(root any) *object {
 		t.note(RuleRootObject, "", "the root was %s, not a schema object", short(text(root), 60))
 		o = newObject()
 	} else {
-		o = o.clone()
+		o = o.Clone()
 	}
-	if ty, has := o.get("type"); !has || ty != "object" {
+	if ty, has := o.Get("type"); !has || ty != "object" {
 		if has {
 			t.note(RuleRootObject, "", "root type %s replaced by object", short(text(ty), 60))
 		} else {
 			t.note(RuleRootObject, "", "type object added")
 		}
-		o.set("type", "object")
+		o.Set("type", "object")
 	}
-	if !o.has("properties") {
-		o.set("properties", newObject())
-	} else if _, ok := o.obj("properties"); !ok {
+	if !o.Has("properties") {
+		o.Set("properties", newObject())
+	} else if _, ok := o.Obj("properties"); !ok {
 		t.note(RuleRootObject, "/properties", "properties was not an object")
-		o.set("properties", newObject())
+		o.Set("properties", newObject())
 	}
 	return o
 }

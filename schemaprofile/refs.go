@@ -19,8 +19,8 @@ type inliner struct {
 // definitions removed.
 func (in *inliner) inline(root *object) *object {
 	out := in.node(root, "", nil).(*object)
-	out.del("$defs")
-	out.del("definitions")
+	out.Del("$defs")
+	out.Del("definitions")
 	return out
 }
 
@@ -37,10 +37,10 @@ func (in *inliner) node(v any, path string, stack []string) any {
 		}
 		return newObject()
 	}
-	if ref, ok := o.str("$ref"); ok {
+	if ref, ok := o.Str("$ref"); ok {
 		return in.ref(o, ref, path, stack)
 	}
-	o = o.clone()
+	o = o.Clone()
 	eachSub(o, path, func(sub any, p string) any {
 		if strings.HasPrefix(p, "/$defs/") || strings.HasPrefix(p, "/definitions/") {
 			if strings.Count(p, "/") == 2 && path == "" {
@@ -56,8 +56,8 @@ func (in *inliner) ref(o *object, ref, path string, stack []string) any {
 	target, tpath, ok := in.resolve(ref)
 	if !ok {
 		in.t.note(RuleDropped, ptr(path, "$ref"), "$ref %q does not resolve in this schema", short(ref, 80))
-		c := o.clone()
-		c.del("$ref")
+		c := o.Clone()
+		c.Del("$ref")
 		return in.node(c, path, stack)
 	}
 	n := 0
@@ -74,18 +74,18 @@ func (in *inliner) ref(o *object, ref, path string, stack []string) any {
 	in.t.note(RuleRefInlined, path, "$ref %q", short(ref, 80))
 	var merged *object
 	if to, ok := target.(*object); ok {
-		merged = to.clone()
+		merged = to.Clone()
 	} else {
 		merged, _ = asObject(target)
 		if merged == nil {
 			merged = newObject()
 		}
 	}
-	merged.del("$defs")
-	merged.del("definitions")
-	for _, k := range o.keys {
+	merged.Del("$defs")
+	merged.Del("definitions")
+	for _, k := range o.Keys {
 		if k != "$ref" {
-			merged.set(k, cloneValue(o.vals[k])) // siblings of $ref win
+			merged.Set(k, cloneValue(o.Vals[k])) // siblings of $ref win
 		}
 	}
 	return in.node(merged, tpath, append(stack[:len(stack):len(stack)], ref))
@@ -109,7 +109,7 @@ func (in *inliner) resolve(ref string) (any, string, bool) {
 		tok = unptr(tok)
 		switch c := cur.(type) {
 		case *object:
-			v, ok := c.get(tok)
+			v, ok := c.Get(tok)
 			if !ok {
 				return nil, "", false
 			}
@@ -145,10 +145,10 @@ func atoi(s string) (int, bool) {
 func hasRef(v any) bool {
 	switch v := v.(type) {
 	case *object:
-		if _, ok := v.str("$ref"); ok {
+		if _, ok := v.Str("$ref"); ok {
 			return true
 		}
-		for _, x := range v.vals {
+		for _, x := range v.Vals {
 			if hasRef(x) {
 				return true
 			}

@@ -74,8 +74,8 @@ func restore(v any, m *argMap) any {
 	switch v := v.(type) {
 	case *object:
 		out := newObject()
-		for _, k := range v.keys {
-			x := v.vals[k]
+		for _, k := range v.Keys {
+			x := v.Vals[k]
 			if x == nil && m.dropNull[k] {
 				continue
 			}
@@ -83,7 +83,7 @@ func restore(v any, m *argMap) any {
 			if in, ok := m.rename[k]; ok {
 				name = in
 			}
-			out.set(name, restore(x, m.props[k]))
+			out.Set(name, restore(x, m.props[k]))
 		}
 		for _, a := range m.alts {
 			out = restore(out, a).(*object)

@@ -7,8 +7,8 @@ import "strings"
 // branches are merged in; anyOf and oneOf branches give their properties
 // as optional ones and are described; the rest goes to the description.
 func (t *transform) flattenRoot(o *object) {
-	if a, ok := o.vals["allOf"].([]any); ok {
-		o.del("allOf")
+	if a, ok := o.Vals["allOf"].([]any); ok {
+		o.Del("allOf")
 		for i, b := range a {
 			bo, ok := asObject(b)
 			if !ok {
@@ -19,11 +19,11 @@ func (t *transform) flattenRoot(o *object) {
 		t.note(RuleRootCombinator, "/allOf", "allOf at the root merged into the root")
 	}
 	for _, kw := range []string{"anyOf", "oneOf"} {
-		a, ok := o.vals[kw].([]any)
+		a, ok := o.Vals[kw].([]any)
 		if !ok {
 			continue
 		}
-		o.del(kw)
+		o.Del(kw)
 		var alts []string
 		for i, b := range a {
 			bo, ok := asObject(b)
@@ -37,8 +37,8 @@ func (t *transform) flattenRoot(o *object) {
 		t.note(RuleRootCombinator, "/"+kw, "%s at the root: its properties made optional properties of the root", kw)
 	}
 	for _, kw := range []string{"not", "if", "then", "else", "enum", "const"} {
-		if v, ok := o.get(kw); ok {
-			o.del(kw)
+		if v, ok := o.Get(kw); ok {
+			o.Del(kw)
 			addDescription(o, kw+": "+text(v))
 			t.note(RuleRootCombinator, "/"+kw, "%s at the root written into the description", kw)
 		}
@@ -48,36 +48,36 @@ func (t *transform) flattenRoot(o *object) {
 // mergeInto copies branch's properties into o (required too when
 // required is true) and branch's other keywords where o has none.
 func (t *transform) mergeInto(o, branch *object, path string, required bool) {
-	props, _ := o.obj("properties")
+	props, _ := o.Obj("properties")
 	if props == nil {
 		props = newObject()
-		o.set("properties", props)
+		o.Set("properties", props)
 	}
-	if bp, ok := branch.obj("properties"); ok {
-		for _, k := range bp.keys {
-			if !props.has(k) {
-				props.set(k, cloneValue(bp.vals[k]))
+	if bp, ok := branch.Obj("properties"); ok {
+		for _, k := range bp.Keys {
+			if !props.Has(k) {
+				props.Set(k, cloneValue(bp.Vals[k]))
 			}
 		}
 	}
 	if required {
-		if br, ok := branch.vals["required"].([]any); ok {
-			req, _ := o.vals["required"].([]any)
+		if br, ok := branch.Vals["required"].([]any); ok {
+			req, _ := o.Vals["required"].([]any)
 			for _, r := range br {
 				if !containsValue(req, r) {
 					req = append(req, r)
 				}
 			}
-			o.set("required", req)
+			o.Set("required", req)
 		}
 	}
-	for _, k := range branch.keys {
+	for _, k := range branch.Keys {
 		switch k {
 		case "properties", "required", "type":
 			continue
 		}
-		if !o.has(k) {
-			o.set(k, cloneValue(branch.vals[k]))
+		if !o.Has(k) {
+			o.Set(k, cloneValue(branch.Vals[k]))
 		}
 	}
 	_ = path
@@ -86,7 +86,7 @@ func (t *transform) mergeInto(o, branch *object, path string, required bool) {
 // describeAlt names one argument set of a root anyOf/oneOf.
 func describeAlt(b *object) string {
 	var names []string
-	if r, ok := b.vals["required"].([]any); ok {
+	if r, ok := b.Vals["required"].([]any); ok {
 		for _, x := range r {
 			if s, ok := x.(string); ok {
 				names = append(names, s)
@@ -94,11 +94,11 @@ func describeAlt(b *object) string {
 		}
 	}
 	if len(names) == 0 {
-		if p, ok := b.obj("properties"); ok {
-			names = p.keys
+		if p, ok := b.Obj("properties"); ok {
+			names = p.Keys
 		}
 	}
-	if d, ok := b.str("description"); ok && d != "" {
+	if d, ok := b.Str("description"); ok && d != "" {
 		return short(d, 80) + " (" + strings.Join(names, ", ") + ")"
 	}
 	return "(" + strings.Join(names, ", ") + ")"
@@ -120,8 +120,8 @@ func (t *transform) arrayItems(v any, path string) any {
 	if !ok {
 		return v
 	}
-	if isArraySchema(o) && !o.has("items") && !o.has("prefixItems") {
-		o.set("items", newObject())
+	if isArraySchema(o) && !o.Has("items") && !o.Has("prefixItems") {
+		o.Set("items", newObject())
 		t.note(RuleArrayItems, path, "items {} added (any item)")
 	}
 	eachSub(o, path, t.arrayItems)

@@ -49,7 +49,7 @@ func applyStrict(root any) (*Result, error) {
 	s := &strict{t: t}
 	o := t.rootObject(root)
 	for _, kw := range []string{"anyOf", "oneOf", "allOf", "not", "enum", "const"} {
-		if o.has(kw) {
+		if o.Has(kw) {
 			s.refuse(ptr("", kw), "%s at the root: strict mode wants one object", kw)
 		}
 	}
@@ -85,46 +85,46 @@ func (s *strict) node(v any, path string, depth int) (*object, *argMap) {
 		return newObject(), nil
 	}
 	out := newObject()
-	for _, k := range o.keys {
+	for _, k := range o.Keys {
 		s.keyword(o, out, k, path)
 	}
 	ts := types(o)
-	if o.has("type") && ts == nil {
-		s.refuse(ptr(path, "type"), "type %s is not a type name or list", short(text(o.vals["type"]), 40))
+	if o.Has("type") && ts == nil {
+		s.refuse(ptr(path, "type"), "type %s is not a type name or list", short(text(o.Vals["type"]), 40))
 	}
 	for _, ty := range ts {
 		if !contains([]string{"string", "number", "integer", "boolean", "object", "array", "null"}, ty) {
 			s.refuse(ptr(path, "type"), "unknown type %q", short(ty, 40))
 		}
 	}
-	if ts == nil && !o.has("anyOf") && !o.has("enum") && !o.has("const") {
+	if ts == nil && !o.Has("anyOf") && !o.Has("enum") && !o.Has("const") {
 		s.refuse(path, "no type: strict mode wants every schema typed")
 	}
 	m := &argMap{}
 	if contains(ts, "object") {
 		s.object(o, out, path, depth, m)
-	} else if o.has("properties") {
+	} else if o.Has("properties") {
 		s.refuse(path, "properties without type object")
 	}
 	if contains(ts, "array") {
-		if it, ok := o.get("items"); ok {
+		if it, ok := o.Get("items"); ok {
 			items, im := s.node(it, ptr(path, "items"), depth+1)
-			out.set("items", items)
+			out.Set("items", items)
 			m.items = im
 		} else {
 			s.refuse(path, "array without items")
 		}
 	}
-	if a, ok := o.vals["anyOf"].([]any); ok {
+	if a, ok := o.Vals["anyOf"].([]any); ok {
 		var alts []any
 		for i, b := range a {
 			bo, bm := s.node(b, ptr(path, "anyOf", itoa(i)), depth)
 			alts = append(alts, bo)
 			m.alts = append(m.alts, bm)
 		}
-		out.set("anyOf", alts)
+		out.Set("anyOf", alts)
 	}
-	if e, ok := o.vals["enum"].([]any); ok {
+	if e, ok := o.Vals["enum"].([]any); ok {
 		s.enums += len(e)
 		if s.enums > strictMaxEnum {
 			s.refuse(ptr(path, "enum"), "more than %d enum values in all", strictMaxEnum)
@@ -135,29 +135,29 @@ func (s *strict) node(v any, path string, depth int) (*object, *argMap) {
 
 // keyword copies, describes, drops or refuses keyword k of o.
 func (s *strict) keyword(o, out *object, k, path string) {
-	v := o.vals[k]
+	v := o.Vals[k]
 	switch {
 	case k == "properties" || k == "required" || k == "additionalProperties" || k == "items" || k == "anyOf":
 		// the object, array and anyOf parts
 	case k == "format":
 		f, _ := v.(string)
 		if contains(strictFormats, f) {
-			out.set(k, v)
+			out.Set(k, v)
 		} else {
 			addDescription(out, "Format: "+short(text(v), 80)+".")
 			s.t.note(RuleToDescription, ptr(path, k), "format %s", short(text(v), 80))
 		}
 	case k == "description" || k == "title":
 		if str, ok := v.(string); ok {
-			if d, ok := out.str(k); ok && k == "description" {
+			if d, ok := out.Str(k); ok && k == "description" {
 				str = strings.TrimSpace(str + " " + d)
 			}
-			out.set(k, str)
+			out.Set(k, str)
 		} else {
 			s.t.note(RuleDropped, ptr(path, k), "%s is not a string", k)
 		}
 	case contains(strictKeep, k):
-		out.set(k, v)
+		out.Set(k, v)
 	case k == "default" || k == "examples" || k == "example":
 		label := map[string]string{"default": "Default", "examples": "Examples", "example": "Example"}[k]
 		addDescription(out, label+": "+text(v)+".")
@@ -176,23 +176,23 @@ func (s *strict) object(o, out *object, path string, depth int, m *argMap) {
 		s.refuse(path, "objects nested deeper than %d", strictMaxDepth)
 		return
 	}
-	props, _ := o.obj("properties")
-	if o.has("properties") && props == nil {
+	props, _ := o.Obj("properties")
+	if o.Has("properties") && props == nil {
 		s.refuse(ptr(path, "properties"), "properties is not an object")
 	}
 	required := map[string]bool{}
-	if r, ok := o.vals["required"].([]any); ok {
+	if r, ok := o.Vals["required"].([]any); ok {
 		for _, x := range r {
 			if str, ok := x.(string); ok {
 				required[str] = true
 			}
 		}
 	}
-	ap, hasAP := o.get("additionalProperties")
+	ap, hasAP := o.Get("additionalProperties")
 	switch apo, isObj := ap.(*object); {
 	case ap == false:
-	case !hasAP || ap == true || (isObj && len(apo.keys) == 0):
-		if props == nil || len(props.keys) == 0 {
+	case !hasAP || ap == true || (isObj && len(apo.Keys) == 0):
+		if props == nil || len(props.Keys) == 0 {
 			if path != "" {
 				s.refuse(path, "an object without properties takes any keys")
 			}
@@ -205,9 +205,9 @@ func (s *strict) object(o, out *object, path string, depth int, m *argMap) {
 	outProps := newObject()
 	var req []any
 	if props != nil {
-		for _, k := range props.keys {
+		for _, k := range props.Keys {
 			s.props++
-			p, pm := s.node(props.vals[k], ptr(path, "properties", k), depth+1)
+			p, pm := s.node(props.Vals[k], ptr(path, "properties", k), depth+1)
 			if !required[k] {
 				if !acceptsNull(p) {
 					makeNullable(p)
@@ -218,7 +218,7 @@ func (s *strict) object(o, out *object, path string, depth int, m *argMap) {
 				}
 				s.t.note(RuleOptionalNullable, ptr(path, "properties", k), "optional %q made required and nullable (null means absent)", short(k, 80))
 			}
-			outProps.set(k, p)
+			outProps.Set(k, p)
 			req = append(req, k)
 			if !pm.empty() {
 				*m.prop(k) = *pm
@@ -229,35 +229,35 @@ func (s *strict) object(o, out *object, path string, depth int, m *argMap) {
 		s.refuse(path, "more than %d properties in all", strictMaxProperties)
 	}
 	for r := range required {
-		if props == nil || !props.has(r) {
+		if props == nil || !props.Has(r) {
 			s.t.note(RuleRequiredUndefined, ptr(path, "required"), "required %q has no property", short(r, 80))
 		}
 	}
-	out.set("properties", outProps)
-	out.set("required", append([]any{}, req...))
-	out.set("additionalProperties", false)
+	out.Set("properties", outProps)
+	out.Set("required", append([]any{}, req...))
+	out.Set("additionalProperties", false)
 }
 
 // makeNullable lets o accept null too.
 func makeNullable(o *object) {
-	if e, ok := o.vals["enum"].([]any); ok {
-		o.set("enum", append(e, nil))
+	if e, ok := o.Vals["enum"].([]any); ok {
+		o.Set("enum", append(e, nil))
 	}
-	if c, ok := o.get("const"); ok {
-		o.del("const")
-		o.set("enum", []any{c, nil})
+	if c, ok := o.Get("const"); ok {
+		o.Del("const")
+		o.Set("enum", []any{c, nil})
 	}
-	switch t := o.vals["type"].(type) {
+	switch t := o.Vals["type"].(type) {
 	case string:
-		o.set("type", []any{t, "null"})
+		o.Set("type", []any{t, "null"})
 		return
 	case []any:
-		o.set("type", append(t, "null"))
+		o.Set("type", append(t, "null"))
 		return
 	}
-	if a, ok := o.vals["anyOf"].([]any); ok {
+	if a, ok := o.Vals["anyOf"].([]any); ok {
 		n := newObject()
-		n.set("type", "null")
-		o.set("anyOf", append(a, n))
+		n.Set("type", "null")
+		o.Set("anyOf", append(a, n))
 	}
 }

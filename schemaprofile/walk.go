@@ -17,11 +17,11 @@ var (
 // the subschema) with its JSON Pointer. Values of the wrong shape (a
 // string where a schema belongs) are passed too; f decides.
 func eachSub(o *object, path string, f func(v any, path string) any) {
-	for _, k := range append([]string(nil), o.keys...) {
-		v := o.vals[k]
+	for _, k := range append([]string(nil), o.Keys...) {
+		v := o.Vals[k]
 		if contains(singleKeywords, k) {
 			if _, isList := v.([]any); !isList {
-				o.vals[k] = f(v, ptr(path, k))
+				o.Vals[k] = f(v, ptr(path, k))
 				continue
 			}
 		}
@@ -35,13 +35,13 @@ func eachSub(o *object, path string, f func(v any, path string) any) {
 		}
 		if contains(mapKeywords, k) {
 			if m, ok := v.(*object); ok {
-				for _, name := range m.keys {
+				for _, name := range m.Keys {
 					if k == "dependencies" {
-						if _, isList := m.vals[name].([]any); isList {
+						if _, isList := m.Vals[name].([]any); isList {
 							continue
 						}
 					}
-					m.vals[name] = f(m.vals[name], ptr(path, k, name))
+					m.Vals[name] = f(m.Vals[name], ptr(path, k, name))
 				}
 			}
 		}
@@ -74,7 +74,7 @@ func itoa(i int) string {
 // types returns the type keyword of o as a list (nil when absent or not
 // strings).
 func types(o *object) []string {
-	switch t := o.vals["type"].(type) {
+	switch t := o.Vals["type"].(type) {
 	case string:
 		return []string{t}
 	case []any:
@@ -99,17 +99,17 @@ func acceptsNull(o *object) bool {
 	if hasType(o, "null") {
 		return true
 	}
-	if e, ok := o.vals["enum"].([]any); ok {
+	if e, ok := o.Vals["enum"].([]any); ok {
 		for _, x := range e {
 			if x == nil {
 				return true
 			}
 		}
 	}
-	if c, ok := o.get("const"); ok && c == nil {
+	if c, ok := o.Get("const"); ok && c == nil {
 		return true
 	}
-	if a, ok := o.vals["anyOf"].([]any); ok {
+	if a, ok := o.Vals["anyOf"].([]any); ok {
 		for _, b := range a {
 			if bo, ok := b.(*object); ok && acceptsNull(bo) {
 				return true

@@ -1,226 +1,31 @@
 package eino
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/mcpadapter/mcpadapter/internal/jsontree"
 )
 
 // maxJSONDepth bounds the nesting of parsed JSON, as encoding/json does.
 const maxJSONDepth = 10000
 
-// object is a JSON object that keeps its keys in input order. Values are
-// *object, []any, string, json.Number, bool or nil.
-type object struct {
-	keys []string
-	m    map[string]any
-}
+// object is a JSON object that keeps its keys in input order (the tree is
+// shared with package schemaprofile). Values are *object, []any, string,
+// json.Number, bool or nil.
+type object = jsontree.Object
 
-func newObject() *object { return &object{m: map[string]any{}} }
-
-func (o *object) has(k string) bool {
-	_, ok := o.m[k]
-	return ok
-}
-
-// set replaces the value of k, or appends k.
-func (o *object) set(k string, v any) {
-	if _, ok := o.m[k]; !ok {
-		o.keys = append(o.keys, k)
-	}
-	o.m[k] = v
-}
-
-// setFront replaces the value of k, or inserts k first.
-func (o *object) setFront(k string, v any) {
-	if _, ok := o.m[k]; !ok {
-		o.keys = append([]string{k}, o.keys...)
-	}
-	o.m[k] = v
-}
-
-// replaceKey renames old to nu in place, keeping its position. nu must be absent.
-func (o *object) replaceKey(old, nu string) {
-	for i, k := range o.keys {
-		if k == old {
-			o.keys[i] = nu
-		}
-	}
-	o.m[nu] = o.m[old]
-	delete(o.m, old)
-}
-
-func (o *object) del(k string) {
-	if _, ok := o.m[k]; !ok {
-		return
-	}
-	delete(o.m, k)
-	for i, kk := range o.keys {
-		if kk == k {
-			o.keys = append(o.keys[:i:i], o.keys[i+1:]...)
-			return
-		}
-	}
-}
+func newObject() *object { return jsontree.New() }
 
 // parseJSON decodes exactly one JSON value, keeping object key order and
 // numbers as json.Number. A repeated key keeps its first position and its
 // last value.
-func parseJSON(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	v, err := parseValue(dec, 0)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("data after the top-level value")
-	}
-	return v, nil
-}
-
-func parseValue(dec *json.Decoder, depth int) (any, error) {
-	if depth > maxJSONDepth {
-		return nil, fmt.Errorf("nested deeper than %d levels", maxJSONDepth)
-	}
-	tok, err := dec.Token()
-	if err != nil {
-		if err == io.EOF {
-			return nil, io.ErrUnexpectedEOF
-		}
-		return nil, err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			o := newObject()
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				k, ok := kt.(string)
-				if !ok {
-					return nil, fmt.Errorf("object key %v is not a string", kt)
-				}
-				v, err := parseValue(dec, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				o.set(k, v)
-			}
-			if _, err := dec.Token(); err != nil { // '}'
-				return nil, err
-			}
-			return o, nil
-		case '[':
-			a := []any{}
-			for dec.More() {
-				v, err := parseValue(dec, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				a = append(a, v)
-			}
-			if _, err := dec.Token(); err != nil { // ']'
-				return nil, err
-			}
-			return a, nil
-		}
-		return nil, fmt.Errorf("unexpected %v", t)
-	default:
-		return tok, nil // string, json.Number, bool, nil
-	}
-}
+func parseJSON(data []byte) (any, error) { return jsontree.Parse(data, maxJSONDepth) }
 
 // encodeJSON writes v compactly, objects in key order, numbers verbatim.
-func encodeJSON(v any) []byte {
-	var b bytes.Buffer
-	writeJSON(&b, v)
-	return b.Bytes()
-}
-
-func writeJSON(b *bytes.Buffer, v any) {
-	switch v := v.(type) {
-	case nil:
-		b.WriteString("null")
-	case bool:
-		b.WriteString(strconv.FormatBool(v))
-	case json.Number:
-		b.WriteString(string(v))
-	case string:
-		writeString(b, v)
-	case []any:
-		b.WriteByte('[')
-		for i, e := range v {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeJSON(b, e)
-		}
-		b.WriteByte(']')
-	case *object:
-		b.WriteByte('{')
-		for i, k := range v.keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeString(b, k)
-			b.WriteByte(':')
-			writeJSON(b, v.m[k])
-		}
-		b.WriteByte('}')
-	default:
-		panic(fmt.Sprintf("eino: unexpected JSON value %T", v))
-	}
-}
-
-func writeString(b *bytes.Buffer, s string) {
-	const hex = "0123456789abcdef"
-	b.WriteByte('"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b.WriteByte('\\')
-				b.WriteByte(c)
-			case c == '\n':
-				b.WriteString(`\n`)
-			case c == '\r':
-				b.WriteString(`\r`)
-			case c == '\t':
-				b.WriteString(`\t`)
-			case c < 0x20:
-				b.WriteString(`\u00`)
-				b.WriteByte(hex[c>>4])
-				b.WriteByte(hex[c&0xf])
-			default:
-				b.WriteByte(c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b.WriteString(`\ufffd`)
-		case r == '\u2028' || r == '\u2029':
-			b.WriteString(`\u202`)
-			b.WriteByte(hex[r&0xf])
-		default:
-			b.WriteString(s[i : i+size])
-		}
-		i += size
-	}
-	b.WriteByte('"')
-}
+func encodeJSON(v any) []byte { return jsontree.Encode(v) }
 
 // plain converts a parsed value into what encoding/json itself would
 // produce (map[string]any, []any, float64, ...), except that a number that
@@ -228,9 +33,9 @@ func writeString(b *bytes.Buffer, s string) {
 func plain(v any) any {
 	switch v := v.(type) {
 	case *object:
-		m := make(map[string]any, len(v.keys))
-		for _, k := range v.keys {
-			m[k] = plain(v.m[k])
+		m := make(map[string]any, len(v.Keys))
+		for _, k := range v.Keys {
+			m[k] = plain(v.Vals[k])
 		}
 		return m
 	case []any:
@@ -339,11 +144,11 @@ func equalJSON(a, b any) bool {
 	switch a := a.(type) {
 	case *object:
 		b, ok := b.(*object)
-		if !ok || len(a.m) != len(b.m) {
+		if !ok || len(a.Vals) != len(b.Vals) {
 			return false
 		}
-		for k, av := range a.m {
-			bv, ok := b.m[k]
+		for k, av := range a.Vals {
+			bv, ok := b.Vals[k]
 			if !ok || !equalJSON(av, bv) {
 				return false
 			}
