@@ -435,6 +435,9 @@ func (c *Client) httpClient(observe bool, s *session) *http.Client {
 	if c.opts.Auth != nil {
 		rt = c.opts.Auth.wrap(rt)
 	}
+	// Inside the static headers, so a CallIdentity's win; outside Auth,
+	// which has the last word on credentials.
+	rt = identityTransport{next: rt}
 	if len(c.opts.Headers) > 0 {
 		rt = headerTransport{next: rt, set: c.opts.Headers}
 	}

@@ -6,7 +6,7 @@
 //
 // Every server built by [New] exposes the same fixed set of tools (echo,
 // add, fail, fail_structured, image, audio, link, embedded, slow, progress,
-// crash, headers, schema, precise, hologram, and optionally
+// crash, headers, schema, precise, hologram, whoami, long_text, and optionally
 // extra_01…extra_25), so tests of the adapter can assert on exact, known
 // results. [NewWithState] also returns a
 // [State] that records what the server observed.

@@ -103,11 +103,13 @@ func NewWithState(opts Options) (*mcp.Server, *State) {
 	addBasicTools(srv, st, opts)
 	addContentTools(srv)
 	addElicitTools(srv)
+	addIdentityTools(srv)
 	if opts.ManyTools {
 		addManyTools(srv)
 	}
 	if opts.Resources {
 		addResources(srv, st)
+		addWhoamiResource(srv, st)
 	}
 	return srv, st
 }
