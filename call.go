@@ -39,6 +39,8 @@ type CallOptions struct {
 	// MaxTotalTimeout, if positive, bounds the call overall, progress or
 	// not, instead of ClientOptions.MaxTotalTimeout.
 	MaxTotalTimeout time.Duration
+
+	toolTimeout time.Duration // the tool's own timeout (ToolTransform.Timeout), set by Tool.CallWith
 }
 
 // toolCall is one tool call on its way to the server.

@@ -55,6 +55,12 @@ type ServerConfig struct {
 	Auth *ServerAuth
 	// Timeout bounds each request to this server; 0 means no limit.
 	Timeout time.Duration
+	// MaxTotalTimeout is "maxTotalTimeout": ClientOptions.MaxTotalTimeout
+	// for this server; 0 means the ClientOptions' setting.
+	MaxTotalTimeout time.Duration
+	// ResetTimeoutOnProgress is "resetTimeoutOnProgress": true turns on
+	// ClientOptions.ResetTimeoutOnProgress for this server.
+	ResetTimeoutOnProgress bool
 	// IncludeTools, if non-empty, keeps only these tools; ExcludeTools drops these. Names are the server's own tool names.
 	IncludeTools []string
 	// ExcludeTools drops these tools; see IncludeTools.

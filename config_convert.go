@@ -50,6 +50,9 @@ func configFromDocument(doc *config.Document) *Config {
 			Transport:    s.Transport,
 			Auth:         serverAuth(s.Auth),
 			Timeout:      s.Timeout,
+
+			MaxTotalTimeout:        s.MaxTotalTimeout,
+			ResetTimeoutOnProgress: s.ResetTimeoutOnProgress,
 			IncludeTools: s.IncludeTools,
 			ExcludeTools: s.ExcludeTools,
 			Cache:        serverCache(s.Cache),
@@ -94,7 +97,7 @@ func toolTransforms(tools map[string]*config.Tool) map[string]*ToolTransform {
 	}
 	out := make(map[string]*ToolTransform, len(tools))
 	for name, t := range tools {
-		tt := &ToolTransform{Name: t.Name, Description: t.Description, Disabled: t.Disabled}
+		tt := &ToolTransform{Name: t.Name, Description: t.Description, Disabled: t.Disabled, Timeout: t.Timeout, MaxResultBytes: t.MaxResultBytes}
 		if t.Arguments != nil {
 			tt.Arguments = make(map[string]*ArgTransform, len(t.Arguments))
 			for an, a := range t.Arguments {

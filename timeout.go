@@ -76,8 +76,11 @@ type callTimeouts struct {
 // timeouts returns the limits o sets.
 func (o *CallOptions) timeouts() callTimeouts {
 	t := callTimeouts{resetOnProgess: o.ResetTimeoutOnProgress}
-	if o.Timeout > 0 {
+	switch {
+	case o.Timeout > 0:
 		t.timeout, t.timeoutFrom = o.Timeout, "CallOptions.Timeout"
+	case o.toolTimeout > 0:
+		t.timeout, t.timeoutFrom = o.toolTimeout, "the tool's timeout (ToolTransform.Timeout, a config file's tools.<name>.timeout)"
 	}
 	if o.MaxTotalTimeout > 0 {
 		t.maxTotal, t.maxTotalFrom = o.MaxTotalTimeout, "CallOptions.MaxTotalTimeout"

@@ -3,6 +3,7 @@ package mcpadapter
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -40,6 +41,9 @@ type Tool struct {
 	client *Client
 	args   *argPlan // the model's arguments to the server's; nil: as they are
 	soft   bool     // transport failures are results (Options.TransportErrorsAsResults)
+
+	timeout   time.Duration // ToolTransform.Timeout; 0: the client's
+	maxResult int           // the byte limit of results' text; 0: DefaultMaxResultBytes, <0: none
 }
 
 // Call calls the tool with args, a JSON object (nil or empty means {}).
@@ -65,9 +69,36 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (*Result, error) 
 
 // CallWith is Call with per-call options (progress, _meta); opts may be
 // nil.
+//
+// The result's text for a model (Result.Text, Result.ModelContent) is
+// limited as Options.MaxResultBytes and the tool's own limit say.
 func (t *Tool) CallWith(ctx context.Context, args json.RawMessage, opts *CallOptions) (*Result, error) {
+	if t.timeout > 0 {
+		o := CallOptions{}
+		if opts != nil {
+			o = *opts
+		}
+		o.toolTimeout = t.timeout
+		opts = &o
+	}
 	res, err := t.client.call(ctx, t.OriginalName, t.Name, t.args.wire(args), opts)
-	return t.softened(ctx, res, err)
+	res, err = t.softened(ctx, res, err)
+	if res != nil {
+		res.SetTextLimit(t.resultLimit())
+	}
+	return res, err
+}
+
+// resultLimit returns the byte limit of the tool's results' text; 0 means
+// none.
+func (t *Tool) resultLimit() int {
+	switch {
+	case t.maxResult < 0:
+		return 0
+	case t.maxResult == 0:
+		return DefaultMaxResultBytes
+	}
+	return t.maxResult
 }
 
 // Client returns the client the tool calls through.
