@@ -40,28 +40,28 @@ func configFromDocument(doc *config.Document) *Config {
 	cfg := &Config{Servers: make([]*ServerConfig, len(doc.Servers))}
 	for i, s := range doc.Servers {
 		cfg.Servers[i] = &ServerConfig{
-			Name:      s.Name,
-			Command:   s.Command,
-			Args:      s.Args,
-			Env:       s.Env,
-			Cwd:       s.Cwd,
-			URL:       s.URL,
-			Headers:   s.Headers,
-			Transport: s.Transport,
-			Auth:      serverAuth(s.Auth),
-			Timeout:   s.Timeout,
-
-			MaxTotalTimeout:        s.MaxTotalTimeout,
-			ResetTimeoutOnProgress: s.ResetTimeoutOnProgress,
-			IncludeTools:           s.IncludeTools,
-			ExcludeTools:           s.ExcludeTools,
-			Cache:                  serverCache(s.Cache),
-			Extra:                  s.Extra,
+			Name:         s.Name,
+			Command:      s.Command,
+			Args:         s.Args,
+			Env:          s.Env,
+			Cwd:          s.Cwd,
+			URL:          s.URL,
+			Headers:      s.Headers,
+			Transport:    s.Transport,
+			Auth:         serverAuth(s.Auth),
+			Timeout:      s.Timeout,
+			IncludeTools: s.IncludeTools,
+			ExcludeTools: s.ExcludeTools,
+			Cache:        serverCache(s.Cache),
+			Extra:        s.Extra,
 
 			MaxConcurrentCalls: s.MaxConcurrentCalls,
 			Prefix:             s.Prefix,
 			Description:        s.Description,
 			Tools:              toolTransforms(s.Tools),
+
+			MaxTotalTimeout:        s.MaxTotalTimeout,
+			ResetTimeoutOnProgress: s.ResetTimeoutOnProgress,
 		}
 	}
 	return cfg
