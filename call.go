@@ -80,7 +80,7 @@ func (c *Client) call(ctx context.Context, tool, modelName string, args json.Raw
 		tc.timeouts = opts.timeouts()
 	}
 	tc.meta = callMeta(ctx, tc.meta)
-	return c.callTool(ctx, tc)
+	return c.observedCall(ctx, tc)
 }
 
 // callDirect makes a call that cannot stop for the user's answers.

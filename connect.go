@@ -136,7 +136,15 @@ func (c *Client) runDial(ctx context.Context, d *dialCall, gen uint64) {
 		// The reconnect must reach the server, not a cached discover.
 		c.cache.forgetDiscover(ctx)
 	}
-	s, err := c.dial(ctx)
+	octx, end := c.startOp(ctx, "connect", "")
+	s, err := c.dial(octx)
+	if c.opts.Telemetry != nil {
+		r := OperationResult{Err: err, ErrorType: ErrorType(err)}
+		if s != nil {
+			r.SessionID, r.ProtocolVersion = s.cs.ID(), s.info.ProtocolVersion
+		}
+		end(r)
+	}
 	c.mu.Lock()
 	c.dialing = nil
 	closed := c.gen != gen

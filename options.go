@@ -101,6 +101,11 @@ type ClientOptions struct {
 	// of asking.
 	ElicitationHandler func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
 
+	// Telemetry, if set, observes each connect, listing and tool call and
+	// adds the trace context to each tool call's _meta (see Telemetry
+	// and the otel module); nil costs nothing.
+	Telemetry Telemetry
+
 	// Logger receives the client's own logs (reconnects, stray stdout lines,
 	// the protocol trace); nil means slog.Default().
 	Logger *slog.Logger
