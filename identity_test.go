@@ -70,7 +70,13 @@ func TestCallIdentityTwoPrincipals(t *testing.T) {
 	for i, p := range principals {
 		ids[i] = &mcpadapter.CallIdentity{Principal: p, Headers: map[string]string{testserver.PrincipalHeader: p}, Meta: map[string]any{"tenant": "t-" + p}}
 	}
-	const calls, workers, readEvery = 10000, 8, 7
+	// 10,000 calls; 1,000 under the race detector, which makes each
+	// call ten times slower (the scale is the only difference).
+	calls := 10000
+	if raceDetector {
+		calls = 1000
+	}
+	const workers, readEvery = 8, 7
 	var wrong, crossHits, reads atomic.Int64
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -79,7 +85,7 @@ func TestCallIdentityTwoPrincipals(t *testing.T) {
 		wg.Go(func() {
 			for {
 				i := next.Add(1) - 1
-				if i >= calls {
+				if i >= int64(calls) {
 					return
 				}
 				id := ids[i%2]
@@ -133,7 +139,7 @@ func TestCallIdentityTwoPrincipals(t *testing.T) {
 		t.Fatalf("no read was served from the cache (%d reads, %d by the server): the test proves nothing", reads.Load()+1, served)
 	}
 	for _, p := range principals {
-		if n, ok := tokens.Load(p); !ok || n.(*atomic.Int64).Load() < calls/2 {
+		if n, ok := tokens.Load(p); !ok || n.(*atomic.Int64).Load() < int64(calls/2) {
 			t.Errorf("PrincipalToken was asked for %q's token %v times; want at least %d", p, n, calls/2)
 		}
 	}

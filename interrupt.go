@@ -267,7 +267,7 @@ func requestFrom(key string, p *mcp.ElicitParams) elicitation.Request {
 // it together with that call or after it.
 func (t *Tool) Resume(ctx context.Context, pending *PendingCall, resume *elicitation.Resume) (*Result, error) {
 	res, err := t.client.Resume(ctx, pending, resume)
-	return t.softened(ctx, res, err)
+	return t.limited(t.softened(ctx, res, err))
 }
 
 // Resume continues a pending call; see Tool.Resume.

@@ -82,7 +82,11 @@ func (t *Tool) CallWith(ctx context.Context, args json.RawMessage, opts *CallOpt
 		opts = &o
 	}
 	res, err := t.client.call(ctx, t.OriginalName, t.Name, t.args.wire(args), opts)
-	res, err = t.softened(ctx, res, err)
+	return t.limited(t.softened(ctx, res, err))
+}
+
+// limited gives res the tool's result limit.
+func (t *Tool) limited(res *Result, err error) (*Result, error) {
 	if res != nil {
 		res.SetTextLimit(t.resultLimit())
 	}
