@@ -68,14 +68,14 @@ func (e *TimeoutError) Unwrap() error { return context.DeadlineExceeded }
 type callTimeouts struct {
 	timeout        time.Duration
 	timeoutFrom    string
-	resetOnProgess bool
+	resetOnProgress bool
 	maxTotal       time.Duration
 	maxTotalFrom   string
 }
 
 // timeouts returns the limits o sets.
 func (o *CallOptions) timeouts() callTimeouts {
-	t := callTimeouts{resetOnProgess: o.ResetTimeoutOnProgress}
+	t := callTimeouts{resetOnProgress: o.ResetTimeoutOnProgress}
 	switch {
 	case o.Timeout > 0:
 		t.timeout, t.timeoutFrom = o.Timeout, "CallOptions.Timeout"
@@ -88,7 +88,7 @@ func (o *CallOptions) timeouts() callTimeouts {
 	return t
 }
 
-// effective returns the call's limits: its own, else the tool's, else the
+// effectiveTimeouts returns the call's limits: its own, else the tool's, else the
 // client's.
 func (c *Client) effectiveTimeouts(tc *toolCall, clientTimeout time.Duration) callTimeouts {
 	t := tc.timeouts
@@ -98,7 +98,7 @@ func (c *Client) effectiveTimeouts(tc *toolCall, clientTimeout time.Duration) ca
 	if t.maxTotal == 0 && c.opts.MaxTotalTimeout > 0 {
 		t.maxTotal, t.maxTotalFrom = c.opts.MaxTotalTimeout, "ClientOptions.MaxTotalTimeout"
 	}
-	t.resetOnProgess = t.resetOnProgess || c.opts.ResetTimeoutOnProgress
+	t.resetOnProgress = t.resetOnProgress || c.opts.ResetTimeoutOnProgress
 	return t
 }
 
@@ -117,7 +117,7 @@ func (c *Client) callDeadline(ctx context.Context, tc *toolCall, clientTimeout t
 	var idle *time.Timer
 	if t.timeout > 0 {
 		kind := TimeoutRequest
-		if t.resetOnProgess {
+		if t.resetOnProgress {
 			kind = TimeoutNoProgress
 		}
 		idle = time.AfterFunc(t.timeout, func() { d.fire(kind, t.timeout, t.timeoutFrom) })
@@ -127,7 +127,7 @@ func (c *Client) callDeadline(ctx context.Context, tc *toolCall, clientTimeout t
 		total = time.AfterFunc(t.maxTotal, func() { d.fire(TimeoutTotal, t.maxTotal, t.maxTotalFrom) })
 	}
 	progress := tc.progress
-	if idle != nil && t.resetOnProgess {
+	if idle != nil && t.resetOnProgress {
 		user := tc.progress
 		progress = func(p Progress) {
 			d.progressed(idle, t.timeout)
