@@ -66,11 +66,11 @@ func (e *TimeoutError) Unwrap() error { return context.DeadlineExceeded }
 
 // callTimeouts are the time limits of one call, and where each was set.
 type callTimeouts struct {
-	timeout        time.Duration
-	timeoutFrom    string
+	timeout         time.Duration
+	timeoutFrom     string
 	resetOnProgress bool
-	maxTotal       time.Duration
-	maxTotalFrom   string
+	maxTotal        time.Duration
+	maxTotalFrom    string
 }
 
 // timeouts returns the limits o sets.
@@ -88,8 +88,8 @@ func (o *CallOptions) timeouts() callTimeouts {
 	return t
 }
 
-// effectiveTimeouts returns the call's limits: its own, else the tool's, else the
-// client's.
+// effectiveTimeouts returns the call's limits: its own, else the
+// tool's, else the client's.
 func (c *Client) effectiveTimeouts(tc *toolCall, clientTimeout time.Duration) callTimeouts {
 	t := tc.timeouts
 	if t.timeout == 0 && clientTimeout > 0 {
