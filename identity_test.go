@@ -42,7 +42,7 @@ func whoamiOf(res *mcpadapter.Result) (testserver.Whoami, error) {
 // and no private cache entry reaches the other principal (or a request
 // with no principal).
 func TestCallIdentityTwoPrincipals(t *testing.T) {
-	srv, st := testserver.NewWithState(testserver.Options{CacheTTLMs: 600000, CacheScope: "private", Resources: true})
+	srv, st := testserver.NewWithState(testserver.Options{CacheTTLMs: 600000, CacheScope: "private", WhoamiResource: true})
 	url := testserver.ServeStreamable(t, srv, testserver.Stateless())
 	var tokens sync.Map // principal -> times its token was asked for
 	auth := mcpadapter.PrincipalToken(func(_ context.Context, p string) (string, error) {

@@ -13,7 +13,7 @@ import (
 // ResourceWhoami resource report.
 const PrincipalHeader = "X-Principal"
 
-// ResourceWhoami, added by Options.Resources, reads as
+// ResourceWhoami, added by Options.WhoamiResource, reads as
 // "whoami <X-Principal header> read <n>", n counting its reads.
 const ResourceWhoami = "test://whoami"
 
