@@ -290,7 +290,7 @@ func (c *Client) Resume(ctx context.Context, pending *PendingCall, resume *elici
 		c.passOver(pending)
 		return nil, err
 	}
-	tc := &toolCall{tool: pending.Tool, modelName: pending.ModelTool, args: pending.Arguments}
+	tc := &toolCall{tool: pending.Tool, modelName: pending.ModelTool, args: pending.Arguments, meta: callMeta(ctx, nil)}
 	switch {
 	case pending.Queued != "" && len(pending.Requests) == 0:
 		return c.callInterruptibleAfter(ctx, tc, pending.Queued)
