@@ -88,6 +88,27 @@ type Options struct {
 	// changes, and the search catalog re-lists at once. See "Live tool
 	// lists" in the README.
 	WatchTools bool
+	// MaxResultBytes bounds the text of a tool's result that reaches a
+	// model (Result.Text, Result.ModelContent, and so every binding):
+	// past it the text is cut and ends with a note saying how much was
+	// left out, while Result.Content, Result.FullText and the Artifact
+	// stay whole for the application. Zero means DefaultMaxResultBytes
+	// (about 25,000 tokens); a negative value, no limit. TokenBudget
+	// turns a token count into bytes. A tool's own limit
+	// (ToolTransform.MaxResultBytes, a config file's per-tool
+	// "maxResultBytes") wins. At least 256 when set.
+	MaxResultBytes int
+}
+
+// resultLimit returns the byte limit of the tools' results: 0 for none.
+func (o *Options) resultLimit() int {
+	switch {
+	case o.MaxResultBytes < 0:
+		return 0
+	case o.MaxResultBytes == 0:
+		return DefaultMaxResultBytes
+	}
+	return o.MaxResultBytes
 }
 
 // New returns an Adapter for target; opts may be nil. The transport is
@@ -131,6 +152,9 @@ func New(target any, opts *Options) (*Adapter, error) {
 			return nil, err
 		}
 		g = &Group{clients: []*Client{c}}
+	}
+	if o.MaxResultBytes > 0 && o.MaxResultBytes < minResultLimit {
+		return nil, fmt.Errorf("Options.MaxResultBytes is %d: want at least %d (room for the truncation note), 0 for the default of %d, or a negative value for no limit", o.MaxResultBytes, minResultLimit, DefaultMaxResultBytes)
 	}
 	if o.Elicitation == ElicitInterrupt {
 		g = g.cloneForInterrupt(o.ParkTimeout)

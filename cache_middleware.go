@@ -170,7 +170,7 @@ func (c *Client) cacheMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 func (c *Client) cacheLookup(ctx context.Context, cr cacheRequest) (mcp.Result, bool) {
 	rc := c.cache
 	now := time.Now()
-	for _, part := range []string{rc.private, publicPartition} {
+	for _, part := range []string{principalPartition(ctx, rc.private), publicPartition} {
 		key := rc.key(cr.method, cr.param, part)
 		e, ok := rc.store.Get(ctx, key)
 		if !ok || !now.Before(e.Expires) {
@@ -209,7 +209,7 @@ func (c *Client) cacheStore(ctx context.Context, cr cacheRequest, gen cacheGen, 
 	}
 	ttl, private := rc.ttl(ttlMs, scope)
 	if ttl <= 0 {
-		rc.store.Delete(ctx, rc.key(cr.method, cr.param, rc.private))
+		rc.store.Delete(ctx, rc.key(cr.method, cr.param, principalPartition(ctx, rc.private)))
 		rc.store.Delete(ctx, rc.key(cr.method, cr.param, publicPartition))
 		return
 	}
@@ -224,7 +224,7 @@ func (c *Client) cacheStore(ctx context.Context, cr cacheRequest, gen cacheGen, 
 	}
 	part := publicPartition
 	if private {
-		part = rc.private
+		part = principalPartition(ctx, rc.private)
 	}
 	expires := time.Now().Add(ttl)
 	if lp := listPagesOf(ctx); lp != nil && isListMethod(cr.method) {

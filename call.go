@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -22,8 +23,24 @@ type CallOptions struct {
 	// the call returns; Progress keeps receiving this call's
 	// notifications for a second after the call ends.
 	Progress func(Progress)
-	// Meta is sent as the _meta of the tools/call request.
+	// Meta is sent as the _meta of the tools/call request, over the
+	// entries of the context's CallIdentity.
 	Meta map[string]any
+
+	// Timeout, if positive, bounds this call instead of the tool's
+	// timeout (ToolTransform.Timeout, a config file's per-tool
+	// "timeout") and ClientOptions.Timeout. When it fires the call
+	// fails with a *TransportError whose Err is a *TimeoutError.
+	Timeout time.Duration
+	// ResetTimeoutOnProgress restarts the call's timeout each time the
+	// server reports progress (ClientOptions.ResetTimeoutOnProgress does
+	// it for every call).
+	ResetTimeoutOnProgress bool
+	// MaxTotalTimeout, if positive, bounds the call overall, progress or
+	// not, instead of ClientOptions.MaxTotalTimeout.
+	MaxTotalTimeout time.Duration
+
+	toolTimeout time.Duration // the tool's own timeout (ToolTransform.Timeout), set by Tool.CallWith
 }
 
 // toolCall is one tool call on its way to the server.
@@ -33,6 +50,7 @@ type toolCall struct {
 	args      json.RawMessage // one JSON object
 	progress  func(Progress)
 	meta      map[string]any
+	timeouts  callTimeouts // this call's own limits (CallOptions)
 }
 
 // CallTool calls the tool the server knows as name with args, a JSON object
@@ -53,11 +71,16 @@ func (c *Client) call(ctx context.Context, tool, modelName string, args json.Raw
 	if err := checkArguments(args); err != nil {
 		return errorResult(fmt.Sprintf("Invalid arguments for tool %q: %v. Send a JSON object that matches the tool's input schema.", tool, err)), nil
 	}
+	if err := CallIdentityFrom(ctx).check(); err != nil {
+		return nil, err
+	}
 	tc := &toolCall{tool: tool, modelName: modelName, args: args}
 	if opts != nil {
 		tc.progress, tc.meta = opts.Progress, opts.Meta
+		tc.timeouts = opts.timeouts()
 	}
-	return c.callTool(ctx, tc)
+	tc.meta = callMeta(ctx, tc.meta)
+	return c.observedCall(ctx, tc)
 }
 
 // callDirect makes a call that cannot stop for the user's answers.

@@ -79,6 +79,9 @@ func NewClient(target any, options *ClientOptions) (*Client, error) {
 	if err := opts.Cache.validate(); err != nil {
 		return nil, fmt.Errorf("ClientOptions.Cache: %w", err)
 	}
+	if opts.Timeout < 0 || opts.MaxTotalTimeout < 0 {
+		return nil, fmt.Errorf("ClientOptions: Timeout (%v) and MaxTotalTimeout (%v) must not be negative", opts.Timeout, opts.MaxTotalTimeout)
+	}
 	if opts.MaxConcurrentCalls < 0 {
 		return nil, fmt.Errorf("ClientOptions.MaxConcurrentCalls is %d: want 0 (no cap) or more", opts.MaxConcurrentCalls)
 	}

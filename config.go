@@ -55,6 +55,12 @@ type ServerConfig struct {
 	Auth *ServerAuth
 	// Timeout bounds each request to this server; 0 means no limit.
 	Timeout time.Duration
+	// MaxTotalTimeout is "maxTotalTimeout": ClientOptions.MaxTotalTimeout
+	// for this server; 0 means the ClientOptions' setting.
+	MaxTotalTimeout time.Duration
+	// ResetTimeoutOnProgress is "resetTimeoutOnProgress": true turns on
+	// ClientOptions.ResetTimeoutOnProgress for this server.
+	ResetTimeoutOnProgress bool
 	// IncludeTools, if non-empty, keeps only these tools; ExcludeTools drops these. Names are the server's own tool names.
 	IncludeTools []string
 	// ExcludeTools drops these tools; see IncludeTools.
@@ -191,13 +197,16 @@ func ParseConfig(data []byte) (*Config, error) {
 // "30s"), "includeTools" and "excludeTools" (lists of tool names), "cache"
 // (true, false, or an object {"defaultTtl": "30s", "maxTtl": "10m",
 // "maxEntries": 500}: see ServerCache), "maxConcurrentCalls" (a whole
-// number: see ClientOptions.MaxConcurrentCalls), "disabled" (true drops
-// the server), and the tool transforms of ServerTransform: "prefix" (a
+// number: see ClientOptions.MaxConcurrentCalls), "resetTimeoutOnProgress"
+// (true or false) and "maxTotalTimeout" (a duration: see
+// ClientOptions.ResetTimeoutOnProgress, MaxTotalTimeout), "disabled" (true
+// drops the server), and the tool transforms of ServerTransform: "prefix" (a
 // name), "description" (a string) and "tools", an object of tools by the
 // server's name for each: {"search": {"name": "search_docs",
 // "description": "...", "enabled": true, "arguments": {"limit":
 // {"default": 10}, "tenant": {"hide": true, "default": "acme"}, "q":
-// {"name": "query", "description": "..."}}}}. Other members, and a
+// {"name": "query", "description": "..."}}, "timeout": "2m",
+// "maxResultBytes": 20000}} (see ToolTransform). Other members, and a
 // "description" or "tools" of another shape (as other programs write
 // them), are kept in ServerConfig.Extra. A member whose value is null
 // counts as absent.

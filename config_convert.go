@@ -59,6 +59,9 @@ func configFromDocument(doc *config.Document) *Config {
 			Prefix:             s.Prefix,
 			Description:        s.Description,
 			Tools:              toolTransforms(s.Tools),
+
+			MaxTotalTimeout:        s.MaxTotalTimeout,
+			ResetTimeoutOnProgress: s.ResetTimeoutOnProgress,
 		}
 	}
 	return cfg
@@ -94,7 +97,7 @@ func toolTransforms(tools map[string]*config.Tool) map[string]*ToolTransform {
 	}
 	out := make(map[string]*ToolTransform, len(tools))
 	for name, t := range tools {
-		tt := &ToolTransform{Name: t.Name, Description: t.Description, Disabled: t.Disabled}
+		tt := &ToolTransform{Name: t.Name, Description: t.Description, Disabled: t.Disabled, Timeout: t.Timeout, MaxResultBytes: t.MaxResultBytes}
 		if t.Arguments != nil {
 			tt.Arguments = make(map[string]*ArgTransform, len(t.Arguments))
 			for an, a := range t.Arguments {

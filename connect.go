@@ -136,7 +136,15 @@ func (c *Client) runDial(ctx context.Context, d *dialCall, gen uint64) {
 		// The reconnect must reach the server, not a cached discover.
 		c.cache.forgetDiscover(ctx)
 	}
-	s, err := c.dial(ctx)
+	octx, end := c.startOp(ctx, "connect", "")
+	s, err := c.dial(octx)
+	if c.opts.Telemetry != nil {
+		r := OperationResult{Err: err, ErrorType: ErrorType(err)}
+		if s != nil {
+			r.SessionID, r.ProtocolVersion = s.cs.ID(), s.info.ProtocolVersion
+		}
+		end(r)
+	}
 	c.mu.Lock()
 	c.dialing = nil
 	closed := c.gen != gen
@@ -435,6 +443,9 @@ func (c *Client) httpClient(observe bool, s *session) *http.Client {
 	if c.opts.Auth != nil {
 		rt = c.opts.Auth.wrap(rt)
 	}
+	// Inside the static headers, so a CallIdentity's win; outside Auth,
+	// which has the last word on credentials.
+	rt = identityTransport{next: rt}
 	if len(c.opts.Headers) > 0 {
 		rt = headerTransport{next: rt, set: c.opts.Headers}
 	}

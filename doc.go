@@ -37,9 +37,9 @@
 // that are down), NewClient(target, *ClientOptions) and
 // NewGroup(cfg, *ClientOptions) for how to reach a server (auth, headers,
 // timeouts, cache, handlers), and Tool.CallWith(ctx, args, *CallOptions)
-// for one call (progress, _meta). Settings that travel with a request
-// through code you do not own are on the context, documented where they
-// are set: WithCacheMode.
+// for one call (progress, _meta, timeouts). Settings that travel with a
+// request through code you do not own are on the context, documented
+// where they are set: WithCacheMode, WithCallIdentity.
 //
 // # Where things live
 //
@@ -59,6 +59,11 @@
 //	                search_tools/call_tool pair, Adapter.Search (index: toolsearch)
 //	live.go         live tool lists: WatchTools, ToolsVersion, removed tools
 //	call.go         CallOptions, Client.CallTool: where every tool call starts
+//	identity.go     CallIdentity (principal, headers, _meta per call),
+//	                PrincipalToken
+//	timeout.go      a call's time limits: TimeoutError, reset on progress
+//	resultlimit.go  big results: the text a model gets, cut with a note
+//	telemetry.go    the Telemetry hook (operations, _meta), ErrorType
 //	interrupt.go    ElicitInterrupt: PendingCall, InputRequiredError, Resume,
 //	                multi-round-trip calls (2026-07-28)
 //	park.go         handshake-era calls parked while the user answers
@@ -95,5 +100,6 @@
 // (OpenAI strict and not, Anthropic, Gemini) and lists what it changed.
 // Package elicitation holds the interrupt payload and answers; the eino
 // module binds tools to eino's agents, the openai module to the OpenAI
-// SDK's tools, and cmd/mcpadapter is the CLI.
+// SDK's tools, the otel module reports to OpenTelemetry, and
+// cmd/mcpadapter is the CLI.
 package mcpadapter

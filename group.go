@@ -89,6 +89,10 @@ func clientForServer(sc *ServerConfig, base ClientOptions) (*Client, error) {
 	if sc.Timeout > 0 {
 		opts.Timeout = sc.Timeout
 	}
+	if sc.MaxTotalTimeout > 0 {
+		opts.MaxTotalTimeout = sc.MaxTotalTimeout
+	}
+	opts.ResetTimeoutOnProgress = opts.ResetTimeoutOnProgress || sc.ResetTimeoutOnProgress
 	switch {
 	case sc.MaxConcurrentCalls < 0:
 		return nil, &ConfigError{Path: "mcpServers." + sc.Name + ".maxConcurrentCalls", Msg: fmt.Sprintf("%d: want 0 (no cap) or more", sc.MaxConcurrentCalls)}

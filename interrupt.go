@@ -270,7 +270,7 @@ func (t *Tool) Resume(ctx context.Context, pending *PendingCall, resume *elicita
 		return t.local.resume(ctx, pending, resume)
 	}
 	res, err := t.client.Resume(ctx, pending, resume)
-	return t.softened(ctx, res, err)
+	return t.limited(t.softened(ctx, res, err))
 }
 
 // Resume continues a pending call; see Tool.Resume.
@@ -293,7 +293,7 @@ func (c *Client) Resume(ctx context.Context, pending *PendingCall, resume *elici
 		c.passOver(pending)
 		return nil, err
 	}
-	tc := &toolCall{tool: pending.Tool, modelName: pending.ModelTool, args: pending.Arguments}
+	tc := &toolCall{tool: pending.Tool, modelName: pending.ModelTool, args: pending.Arguments, meta: callMeta(ctx, nil)}
 	switch {
 	case pending.Queued != "" && len(pending.Requests) == 0:
 		return c.callInterruptibleAfter(ctx, tc, pending.Queued)

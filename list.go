@@ -83,6 +83,17 @@ func (c *Client) listLimits() listLimits {
 // whole listing is asked anew, once, bypassing the cached pages. A listing
 // over its bounds is a *ListLimitError.
 func listAll[T any](ctx context.Context, c *Client, method string, page func(context.Context, *session, string) ([]T, string, error)) ([]T, error) {
+	if c.opts.Telemetry == nil {
+		return listAllPages(ctx, c, method, page)
+	}
+	ctx, end := c.startOp(ctx, method, "")
+	out, err := listAllPages(ctx, c, method, page)
+	end(c.opResult(nil, err))
+	return out, err
+}
+
+// listAllPages is listAll without the Telemetry.
+func listAllPages[T any](ctx context.Context, c *Client, method string, page func(context.Context, *session, string) ([]T, string, error)) ([]T, error) {
 	var (
 		out      []T
 		limitErr *ListLimitError

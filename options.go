@@ -49,6 +49,17 @@ type ClientOptions struct {
 	// limit beyond the caller's context. A call queued by
 	// MaxConcurrentCalls starts its Timeout when it is sent.
 	Timeout time.Duration
+	// ResetTimeoutOnProgress makes Timeout, for tool calls, restart each
+	// time the server reports the call's progress (as the TypeScript
+	// SDK's resetTimeoutOnProgress): a long call that keeps reporting
+	// runs on, one that goes silent for Timeout ends with a
+	// *TimeoutError of kind TimeoutNoProgress. MaxTotalTimeout still
+	// bounds it. A progress token is then sent with every call.
+	ResetTimeoutOnProgress bool
+	// MaxTotalTimeout, if positive, bounds each tool call overall,
+	// however often its server reports progress (*TimeoutError of kind
+	// TimeoutTotal). Zero means no bound beyond Timeout.
+	MaxTotalTimeout time.Duration
 	// MaxConcurrentCalls, if positive, caps the tool calls in flight to
 	// this server at once (a single-threaded stdio server, a server with
 	// one upstream connection); more calls wait for a free slot, each for
@@ -99,6 +110,11 @@ type ClientOptions struct {
 	// elicitation capability is not advertised, so servers decline instead
 	// of asking.
 	ElicitationHandler func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
+
+	// Telemetry, if set, observes each connect, listing and tool call and
+	// adds the trace context to each tool call's _meta (see Telemetry
+	// and the otel module); nil costs nothing.
+	Telemetry Telemetry
 
 	// Logger receives the client's own logs (reconnects, stray stdout lines,
 	// the protocol trace); nil means slog.Default().

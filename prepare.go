@@ -38,6 +38,9 @@ func (a *Adapter) prepare(c *Client, listed []*Tool) ([]*Tool, error) {
 			return nil, err
 		}
 		t.soft = a.opts.TransportErrorsAsResults
+		if t.maxResult == 0 {
+			t.maxResult = a.opts.resultLimit()
+		}
 		kept = append(kept, t)
 	}
 	for _, path := range sh.unmatched(listed) {

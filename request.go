@@ -114,7 +114,8 @@ func (s *session) run(ctx context.Context, fn func(context.Context, *session) er
 }
 
 // sendCall sends one tools/call, with tc's _meta and progress routing,
-// bounded by timeout (zero: none), once a call slot is free. The reply
+// bounded by tc's time limits, else timeout (zero: none; see
+// callDeadline), once a call slot is free. The reply
 // knows the result as the server wrote it, when the wire layer saw it.
 func (c *Client) sendCall(ctx context.Context, tc *toolCall, params *mcp.CallToolParams, timeout time.Duration) (*callReply, error) {
 	release, err := c.callSlot(ctx, params.Name)
@@ -125,11 +126,14 @@ func (c *Client) sendCall(ctx context.Context, tc *toolCall, params *mcp.CallToo
 	if tc.meta != nil {
 		params.Meta = tc.meta
 	}
-	defer c.withProgress(params, tc.progress)()
+	// The call's time limits (timeout.go) start once it has a slot.
+	ctx, progress, stop := c.callDeadline(ctx, tc, timeout)
+	defer stop()
+	defer c.withProgress(params, progress)()
 	var rec *wire.RequestStatus
 	var reply *callReply
 	var undecodable error
-	r := request{op: "tools/call", tool: params.Name, timeout: timeout, attempt: func(r *wire.RequestStatus) { rec = r }}
+	r := request{op: "tools/call", tool: params.Name, attempt: func(r *wire.RequestStatus) { rec = r }}
 	err = c.send(ctx, r, func(ctx context.Context, s *session) error {
 		res, err := s.cs.CallTool(ctx, params)
 		// A result go-sdk could not decode was delivered: not a

@@ -33,6 +33,8 @@ type Result struct {
 	// model that the server is unavailable. It is nil for every result
 	// that came from a server.
 	Failure *TransportError
+
+	limit int // the byte limit of Text and ModelContent; 0: none
 }
 
 // Artifact is the part of a result meant for the program rather than the
@@ -52,8 +54,20 @@ func (a *Artifact) Decode(v any) error {
 // Text returns the result as text for a model: text blocks as they are,
 // other blocks as a short bracketed description, one block per line (a
 // block of a type this version does not support is a placeholder naming
-// its type).
+// its type). Past TextLimit (results of Tool.Call: Options.MaxResultBytes,
+// DefaultMaxResultBytes) the text is cut, on a UTF-8 boundary, and ends
+// with a note: "… truncated: N of M bytes shown; ...". FullText is the
+// whole text.
 func (r *Result) Text() string {
+	if r.limit <= 0 {
+		return r.render()
+	}
+	t, _, _ := truncateText(r.render(), r.limit)
+	return t
+}
+
+// render returns the whole result as text (see Text).
+func (r *Result) render() string {
 	if len(r.Content) == 1 {
 		if t, ok := r.Content[0].(*TextContent); ok {
 			return t.Text // the common case, without a copy

@@ -3,6 +3,7 @@ package mcpadapter
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -45,6 +46,9 @@ type Tool struct {
 	local localTool
 	// listedGen is client.toolsGen when the tool was listed (live.go).
 	listedGen uint64
+
+	timeout   time.Duration // ToolTransform.Timeout; 0: the client's
+	maxResult int           // the byte limit of results' text; 0: DefaultMaxResultBytes, <0: none
 }
 
 // Call calls the tool with args, a JSON object (nil or empty means {}).
@@ -70,13 +74,44 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (*Result, error) 
 
 // CallWith is Call with per-call options (progress, _meta); opts may be
 // nil.
+//
+// The result's text for a model (Result.Text, Result.ModelContent) is
+// limited as Options.MaxResultBytes and the tool's own limit say.
 func (t *Tool) CallWith(ctx context.Context, args json.RawMessage, opts *CallOptions) (*Result, error) {
 	if t.local != nil {
 		return t.local.call(ctx, args, opts)
 	}
+	if t.timeout > 0 {
+		o := CallOptions{}
+		if opts != nil {
+			o = *opts
+		}
+		o.toolTimeout = t.timeout
+		opts = &o
+	}
 	res, err := t.client.call(ctx, t.OriginalName, t.Name, t.args.wire(args), opts)
 	res, err = t.softened(ctx, res, err)
-	return t.ifRemoved(ctx, res, err)
+	return t.limited(t.ifRemoved(ctx, res, err))
+}
+
+// limited gives res the tool's result limit.
+func (t *Tool) limited(res *Result, err error) (*Result, error) {
+	if res != nil {
+		res.SetTextLimit(t.resultLimit())
+	}
+	return res, err
+}
+
+// resultLimit returns the byte limit of the tool's results' text; 0 means
+// none.
+func (t *Tool) resultLimit() int {
+	switch {
+	case t.maxResult < 0:
+		return 0
+	case t.maxResult == 0:
+		return DefaultMaxResultBytes
+	}
+	return t.maxResult
 }
 
 // Client returns the client the tool calls through; nil for search_tools

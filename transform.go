@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mcpadapter/mcpadapter/internal/config"
 )
@@ -62,6 +63,15 @@ type ToolTransform struct {
 	// Arguments transform the tool's arguments, by the server's name for
 	// each: the properties of its input schema.
 	Arguments map[string]*ArgTransform
+	// Timeout, if positive, bounds each call of the tool instead of
+	// ClientOptions.Timeout ("timeout" of the tool in a config file);
+	// CallOptions.Timeout still wins.
+	Timeout time.Duration
+	// MaxResultBytes, if not zero, is the tool's own limit on the text of
+	// its results that reaches a model, instead of Options.MaxResultBytes
+	// ("maxResultBytes" of the tool in a config file); negative means no
+	// limit. At least 256 when positive.
+	MaxResultBytes int
 }
 
 // ArgTransform changes one argument of a tool.
@@ -177,6 +187,10 @@ func newShape(st *ServerTransform, paths shapePaths) (_ *serverShape, path, msg 
 			continue
 		case tt.Name != "" && !config.ValidServerName(tt.Name):
 			return nil, paths.member(tpath, "name", "Name"), fmt.Sprintf("tool name %q is not allowed: model APIs take names matching ^[A-Za-z0-9_-]{1,64}$", tt.Name)
+		case tt.Timeout < 0:
+			return nil, paths.member(tpath, "timeout", "Timeout"), fmt.Sprintf("negative timeout %v; use 0, or leave it out, for the server's", tt.Timeout)
+		case tt.MaxResultBytes > 0 && tt.MaxResultBytes < minResultLimit:
+			return nil, paths.member(tpath, "maxResultBytes", "MaxResultBytes"), fmt.Sprintf("%d bytes is too small: want at least %d (room for the truncation note), or a negative number for no limit", tt.MaxResultBytes, minResultLimit)
 		}
 		args := make([]string, 0, len(tt.Arguments))
 		for an := range tt.Arguments {
@@ -244,6 +258,7 @@ func (sh *serverShape) apply(t *Tool) error {
 		if tt.Description != "" {
 			t.Description = tt.Description
 		}
+		t.timeout, t.maxResult = tt.Timeout, tt.MaxResultBytes
 		if len(tt.Arguments) > 0 {
 			schema, plan, err := transformSchema(t.InputSchema, tt.Arguments)
 			if err != nil {

@@ -50,7 +50,8 @@ func toolResult(res *mcpadapter.Result) *schema.ToolResult {
 	text := func(s string) {
 		out.Parts = append(out.Parts, schema.ToolOutputPart{Type: schema.ToolPartTypeText, Text: s})
 	}
-	for _, c := range res.Content {
+	// ModelContent: the blocks within the tool's result limit.
+	for _, c := range res.ModelContent() {
 		switch c := c.(type) {
 		case *mcpadapter.ImageContent:
 			data := base64.StdEncoding.EncodeToString(c.Data)

@@ -23,7 +23,8 @@ func (o Outcome) Text() string {
 		return ""
 	}
 	var parts []string
-	for _, c := range o.Result.Content {
+	// ModelContent: the blocks within the tool's result limit.
+	for _, c := range o.Result.ModelContent() {
 		parts = append(parts, contentText(c))
 	}
 	t := strings.Join(parts, "\n")
@@ -67,7 +68,7 @@ func (o Outcome) ResponseItem() responses.ResponseInputItemUnionParam {
 		if o.Result.IsError {
 			prefix = "Error: "
 		}
-		for _, c := range o.Result.Content {
+		for _, c := range o.Result.ModelContent() {
 			if img, ok := c.(*mcpadapter.ImageContent); ok {
 				url := "data:" + img.MIMEType + ";base64," + base64.StdEncoding.EncodeToString(img.Data)
 				items = append(items, responses.ResponseFunctionCallOutputItemUnionParam{

@@ -63,6 +63,10 @@ type Server struct {
 	Auth *Auth
 	// Timeout bounds each request; 0 means no limit.
 	Timeout time.Duration
+	// MaxTotalTimeout is "maxTotalTimeout": a tool call's overall bound.
+	MaxTotalTimeout time.Duration
+	// ResetTimeoutOnProgress is "resetTimeoutOnProgress".
+	ResetTimeoutOnProgress bool
 	// IncludeTools keeps only these tools when non-empty.
 	IncludeTools []string
 	// ExcludeTools drops these tools.

@@ -30,6 +30,7 @@ func FuzzParse(f *testing.F) {
 		`{"servers":{"a":{"type":"stdio","command":"${SET}","args":["${UNSET:-x}","${EMPTY}"],"env":{"K":"$V"}}}}`,
 		`{"mcpServers":{"a":{"url":"http://h/sse/","transport":"sse","timeout":1.5,"auth":"oauth"}}}`,
 		`{"mcpServers":{"a":{"command":"x","url":"http://h"},"a":{}}}`,
+		`{"mcpServers":{"a":{"url":"http://h","resetTimeoutOnProgress":true,"maxTotalTimeout":"10m","tools":{"t":{"timeout":-2,"maxResultBytes":1e3}}}}}`,
 		`{"mcpServers":{"a b":{"type":"http","transport":"stdio","timeout":-1,"disabled":true}}}`,
 		`{"mcpServers":{"a":{"command":"x","disabled":1,"includeTools":[1],"excludeTools":"x"}}}`,
 		`{"mcpServers":{}, "servers":{}}`,
@@ -96,8 +97,13 @@ func checkServers(t *testing.T, servers []Server) {
 		if (s.Transport == "stdio") == (s.URL != "") {
 			t.Fatalf("server %q: transport %q with url %q", s.Name, s.Transport, s.URL)
 		}
-		if s.Timeout < 0 {
-			t.Fatalf("server %q: timeout %v", s.Name, s.Timeout)
+		if s.Timeout < 0 || s.MaxTotalTimeout < 0 {
+			t.Fatalf("server %q: timeout %v, maxTotalTimeout %v", s.Name, s.Timeout, s.MaxTotalTimeout)
+		}
+		for name, tool := range s.Tools {
+			if tool.Timeout < 0 {
+				t.Fatalf("server %q, tool %q: timeout %v", s.Name, name, tool.Timeout)
+			}
 		}
 		if c := s.Cache; c != nil && (c.DefaultTTL < 0 || c.MaxTTL < 0 || c.MaxEntries < 0 || c.Off && *c != Cache{Off: true}) {
 			t.Fatalf("server %q: cache %+v", s.Name, c)

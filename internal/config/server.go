@@ -147,6 +147,10 @@ func (p *parser) serverMember(sc *Server, st *serverState, f member) {
 		sc.Auth = p.auth(f, fpath)
 	case "timeout":
 		sc.Timeout = p.timeout(f, fpath)
+	case "maxTotalTimeout":
+		sc.MaxTotalTimeout = p.timeout(f, fpath)
+	case "resetTimeoutOnProgress":
+		sc.ResetTimeoutOnProgress = p.boolean(f, fpath)
 	case "includeTools":
 		sc.IncludeTools = p.stringList(f, fpath, false)
 	case "excludeTools":

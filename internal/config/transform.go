@@ -3,6 +3,7 @@ package config
 import (
 	"encoding/json"
 	"strconv"
+	"time"
 )
 
 // Tool is one member of a server's "tools" object: how to show one of the
@@ -16,6 +17,11 @@ type Tool struct {
 	Disabled bool
 	// Arguments is "arguments": by the server's name for each argument.
 	Arguments map[string]*Argument
+	// Timeout is "timeout": the tool's calls' timeout.
+	Timeout time.Duration
+	// MaxResultBytes is "maxResultBytes": the tool's limit on result text
+	// for a model; negative means none.
+	MaxResultBytes int
 }
 
 // Argument is one member of a tool's "arguments" object.
@@ -37,6 +43,17 @@ func (p *parser) maxConcurrentCalls(f member, path string) int {
 	n, err := strconv.ParseInt(string(f.val), 10, 32)
 	if err != nil || n < 0 {
 		p.errorf(f.off, path, "want a whole number of calls (0 for no cap), not %s", f.val)
+		return 0
+	}
+	return int(n)
+}
+
+// resultBytes returns a "maxResultBytes" member f: a whole number of
+// bytes, negative for no limit.
+func (p *parser) resultBytes(f member, path string) int {
+	n, err := strconv.ParseInt(string(f.val), 10, 32)
+	if err != nil {
+		p.errorf(f.off, path, "want a whole number of bytes (negative for no limit), not %s", f.val)
 		return 0
 	}
 	return int(n)
@@ -118,8 +135,12 @@ func (p *parser) tool(m member, path string) *Tool {
 			t.Disabled = !p.boolean(e, epath)
 		case "arguments":
 			t.Arguments = p.arguments(e, epath)
+		case "timeout":
+			t.Timeout = p.timeout(e, epath)
+		case "maxResultBytes":
+			t.MaxResultBytes = p.resultBytes(e, epath)
 		default:
-			p.errorf(e.keyOff, epath, "unknown tool member %q; want name, description, enabled or arguments", e.key)
+			p.errorf(e.keyOff, epath, "unknown tool member %q; want name, description, enabled, arguments, timeout or maxResultBytes", e.key)
 		}
 	}
 	return t

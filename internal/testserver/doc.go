@@ -6,10 +6,10 @@
 //
 // Every server built by [New] exposes the same fixed set of tools (echo,
 // add, fail, fail_structured, image, audio, link, embedded, slow, progress,
-// crash, headers, schema, precise, hologram, and optionally
-// extra_01…extra_25, and tool_add and tool_remove, which change the list
-// while clients use it), so tests of the adapter can assert on exact, known
-// results. [Catalog] builds the servers of a 1,000-tool catalog in ten
-// domains, for tool search. [NewWithState] also returns a
+// crash, headers, schema, precise, hologram, whoami, long_text, and
+// optionally extra_01…extra_25, and tool_add and tool_remove, which change
+// the list while clients use it), so tests of the adapter can assert on
+// exact, known results. [Catalog] builds the servers of a 1,000-tool
+// catalog in ten domains, for tool search. [NewWithState] also returns a
 // [State] that records what the server observed.
 package testserver

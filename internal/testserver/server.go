@@ -49,6 +49,8 @@ type Options struct {
 	// template [ResourceTemplate] and the prompt "greet", and accepts
 	// resource subscriptions.
 	Resources bool
+	// WhoamiResource adds the resource [ResourceWhoami].
+	WhoamiResource bool
 	// OneCallAtATime makes the server handle one tools/call at a time, as
 	// a single-threaded server or one with a single upstream connection
 	// does: a call that arrives while another is in flight gets an error
@@ -106,6 +108,7 @@ func NewWithState(opts Options) (*mcp.Server, *State) {
 	addBasicTools(srv, st, opts)
 	addContentTools(srv)
 	addElicitTools(srv)
+	addIdentityTools(srv)
 	if opts.ManyTools {
 		addManyTools(srv)
 	}
@@ -114,6 +117,9 @@ func NewWithState(opts Options) (*mcp.Server, *State) {
 	}
 	if opts.Mutable {
 		addMutableTools(srv)
+	}
+	if opts.WhoamiResource {
+		addWhoamiResource(srv, st)
 	}
 	return srv, st
 }

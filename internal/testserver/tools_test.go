@@ -82,7 +82,7 @@ func TestToolList(t *testing.T) {
 		}
 		tools = append(tools, tool)
 	}
-	const base = 18 // 15 basic and content tools, 3 that elicit
+	const base = 20 // 15 basic and content tools, 3 that elicit, whoami and long_text
 	if len(tools) != base+ManyToolsCount {
 		t.Errorf("listed %d tools, want %d", len(tools), base+ManyToolsCount)
 	}

@@ -40,6 +40,10 @@ type App struct {
 	oauth      bool
 	tokenFile  string
 	timeout    string
+	// resetOnProgress and maxTotal: --timeout-resets-on-progress,
+	// --max-total-timeout.
+	resetOnProgress bool
+	maxTotal        string
 }
 
 // New returns an App on the given streams; helpHint is the command line
@@ -59,6 +63,8 @@ func (a *App) AddFlags(cmd *cobra.Command) {
 	pf.BoolVar(&a.oauth, "oauth", false, "sign in with OAuth to a URL target (a config says \"auth\": \"oauth\" per server)")
 	pf.StringVar(&a.tokenFile, "token-file", "", "`file` keeping OAuth tokens (default ~/.config/mcpadapter/tokens.json)")
 	pf.StringVar(&a.timeout, "timeout", "", "per-request `timeout`, e.g. 30s (default: none)")
+	pf.BoolVar(&a.resetOnProgress, "timeout-resets-on-progress", false, "restart a tool call's --timeout each time the server reports progress")
+	pf.StringVar(&a.maxTotal, "max-total-timeout", "", "bound each tool call overall, progress or not, e.g. 10m (default: none)")
 }
 
 // Execute runs root with args and returns the exit status, printing an

@@ -150,6 +150,14 @@ func (a *App) clientOptions(oo OpenOptions) (mcpadapter.ClientOptions, error) {
 		}
 		o.Timeout = d
 	}
+	o.ResetTimeoutOnProgress = a.resetOnProgress
+	if a.maxTotal != "" {
+		d, err := time.ParseDuration(a.maxTotal)
+		if err != nil || d <= 0 {
+			return o, Usagef("--max-total-timeout %q: want a positive duration such as 10m", a.maxTotal)
+		}
+		o.MaxTotalTimeout = d
+	}
 	if len(a.headers) > 0 {
 		o.Headers = map[string]string{}
 		for i, h := range a.headers {

@@ -1,0 +1,251 @@
+package mcpadapter
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// CallIdentity says whom a request is made for: one user of a shared
+// agent, one tenant. Put it on the context of a call, or of a whole agent
+// run, with WithCallIdentity; the settings of the server (ClientOptions,
+// the config file) still apply around it.
+//
+//   - Principal names the user. It partitions the response cache: a
+//     "private" result stored for one principal is never served to
+//     another, nor to a request without a principal (and one stored
+//     without a principal is never served to a principal). An Auth made
+//     with PrincipalToken picks the credential by it.
+//   - Headers are added to the HTTP requests made with the context, to the
+//     server's origin only, over ClientOptions.Headers and the config's
+//     headers of the same name. A header the adapter owns (Authorization,
+//     Proxy-Authorization, Cookie, Host, Content-Type, Content-Length,
+//     Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID) is
+//     refused with an *IdentityError: credentials per principal come from
+//     the Auth (PrincipalToken), never from a header. Over stdio and
+//     in-process there are no headers: Headers are ignored there (the
+//     Principal and Meta still apply).
+//   - Meta is merged into the _meta of each tools/call made with the
+//     context, over every transport; CallOptions.Meta wins for a key both
+//     set.
+//
+// The connection itself (the handshake, a server's event stream) is not
+// made for any one principal: those requests carry no identity.
+type CallIdentity struct {
+	// Principal names whom the request is for; "" means no one.
+	Principal string
+	// Headers are HTTP headers for this principal's requests.
+	Headers map[string]string
+	// Meta holds _meta entries for this principal's tool calls.
+	Meta map[string]any
+}
+
+type identityKey struct{}
+
+// WithCallIdentity returns a context whose requests are made for id (see
+// CallIdentity). A nil id removes the identity of ctx.
+func WithCallIdentity(ctx context.Context, id *CallIdentity) context.Context {
+	return context.WithValue(ctx, identityKey{}, id)
+}
+
+// CallIdentityFrom returns the identity set by WithCallIdentity, or nil.
+func CallIdentityFrom(ctx context.Context) *CallIdentity {
+	id, _ := ctx.Value(identityKey{}).(*CallIdentity)
+	return id
+}
+
+// principalOf returns the principal of ctx, or "".
+func principalOf(ctx context.Context) string {
+	if id := CallIdentityFrom(ctx); id != nil {
+		return id.Principal
+	}
+	return ""
+}
+
+// IdentityError reports a CallIdentity the adapter refuses: a header it
+// may not set.
+type IdentityError struct {
+	// Principal is the identity's principal.
+	Principal string
+	// Header is the refused header's name.
+	Header string
+	// Reason says why.
+	Reason string
+}
+
+func (e *IdentityError) Error() string {
+	return fmt.Sprintf("mcpadapter: CallIdentity{Principal: %q}.Headers[%q]: %s", e.Principal, e.Header, e.Reason)
+}
+
+// reservedHeaders are the headers a CallIdentity may not set.
+var reservedHeaders = map[string]string{
+	"Authorization":        "credentials come from ClientOptions.Auth; use PrincipalToken to pick one per principal",
+	"Proxy-Authorization":  "credentials come from ClientOptions.Auth and the HTTP client",
+	"Cookie":               "credentials come from ClientOptions.Auth",
+	"Host":                 "the adapter sets it",
+	"Content-Type":         "the transport sets it",
+	"Content-Length":       "the transport sets it",
+	"Accept":               "the transport sets it",
+	"Mcp-Session-Id":       "the transport sets it",
+	"Mcp-Protocol-Version": "the transport sets it",
+	"Last-Event-Id":        "the transport sets it",
+}
+
+// check reports a header id may not set, or a header that is not valid.
+func (id *CallIdentity) check() error {
+	if id == nil {
+		return nil
+	}
+	for k, v := range id.Headers {
+		ck := http.CanonicalHeaderKey(k)
+		if why, ok := reservedHeaders[ck]; ok {
+			return &IdentityError{Principal: id.Principal, Header: k, Reason: "the adapter owns this header: " + why}
+		}
+		if !validHeaderName(k) {
+			return &IdentityError{Principal: id.Principal, Header: k, Reason: "not a valid header name"}
+		}
+		if strings.ContainsAny(v, "\r\n\x00") {
+			// The value is not repeated: it may be a secret.
+			return &IdentityError{Principal: id.Principal, Header: k, Reason: "the value holds a line break or NUL"}
+		}
+	}
+	return nil
+}
+
+// validHeaderName reports whether k is an HTTP token.
+func validHeaderName(k string) bool {
+	if k == "" {
+		return false
+	}
+	for _, r := range k {
+		if r <= ' ' || r >= 0x7f || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, r) {
+			return false
+		}
+	}
+	return true
+}
+
+// callMeta returns the _meta of a tools/call made with ctx and opts' Meta:
+// the identity's entries, then opts' (which win), or nil when there are
+// none. The maps given are never modified.
+func callMeta(ctx context.Context, meta map[string]any) map[string]any {
+	id := CallIdentityFrom(ctx)
+	if id == nil || len(id.Meta) == 0 {
+		return meta
+	}
+	out := make(map[string]any, len(id.Meta)+len(meta))
+	maps.Copy(out, id.Meta)
+	maps.Copy(out, meta)
+	return out
+}
+
+// identityTransport adds the headers of the request's CallIdentity. It
+// sits inside the origin gate, so the headers reach the server's origin
+// only.
+type identityTransport struct {
+	next http.RoundTripper
+}
+
+func (t identityTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	id := CallIdentityFrom(req.Context())
+	if id == nil || len(id.Headers) == 0 {
+		return t.next.RoundTrip(req)
+	}
+	if err := id.check(); err != nil {
+		closeBody(req)
+		return nil, err
+	}
+	req = req.Clone(req.Context())
+	for k, v := range id.Headers {
+		req.Header.Set(k, v)
+	}
+	return t.next.RoundTrip(req)
+}
+
+// closeBody closes req's body, as a RoundTripper must, also on error.
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		_ = req.Body.Close()
+	}
+}
+
+// PrincipalToken authenticates each HTTP request with the bearer token
+// token returns for the request's principal (CallIdentity.Principal; ""
+// for a request made for no one, such as the connection's handshake and
+// its event stream). token runs for every request, so it should answer
+// from memory (a token cache it refreshes). An error fails the request,
+// wrapped in a *PrincipalAuthError; the token is never logged.
+//
+// The response cache knows each principal apart (CallIdentity), so a
+// private result fetched with one principal's token is never served to
+// another.
+func PrincipalToken(token func(ctx context.Context, principal string) (string, error)) Auth {
+	return principalAuth(token)
+}
+
+type principalAuth func(ctx context.Context, principal string) (string, error)
+
+func (f principalAuth) wrap(next http.RoundTripper) http.RoundTripper {
+	return principalTransport{next: next, token: f}
+}
+
+// PrincipalAuthError reports that the token source of PrincipalToken gave
+// no token for a principal.
+type PrincipalAuthError struct {
+	// Principal is the request's principal ("" for none).
+	Principal string
+	// Err is the token source's error.
+	Err error
+}
+
+func (e *PrincipalAuthError) Error() string {
+	return fmt.Sprintf("mcpadapter: PrincipalToken: no token for principal %q: %v", e.Principal, e.Err)
+}
+
+func (e *PrincipalAuthError) Unwrap() error { return e.Err }
+
+type principalTransport struct {
+	next  http.RoundTripper
+	token func(ctx context.Context, principal string) (string, error)
+}
+
+func (t principalTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	p := principalOf(req.Context())
+	tok, err := t.token(req.Context(), p)
+	if err == nil && tok == "" {
+		err = errors.New("the token source returned an empty token")
+	}
+	if err != nil {
+		closeBody(req)
+		return nil, &PrincipalAuthError{Principal: p, Err: err}
+	}
+	req = req.Clone(req.Context())
+	req.Header.Set("Authorization", "Bearer "+tok)
+	return t.next.RoundTrip(req)
+}
+
+// principalPartition returns the cache partition of the private entries of
+// ctx's identity: base itself when there is none, else base joined with a
+// hash of the principal and the identity's headers (which may say who
+// calls, too).
+func principalPartition(ctx context.Context, base string) string {
+	id := CallIdentityFrom(ctx)
+	if id == nil || (id.Principal == "" && len(id.Headers) == 0) {
+		return base
+	}
+	h := sha256.New()
+	writeField(h, base)
+	writeField(h, id.Principal)
+	keys := slices.Sorted(maps.Keys(id.Headers))
+	for _, k := range keys {
+		writeField(h, http.CanonicalHeaderKey(k))
+		writeField(h, id.Headers[k])
+	}
+	return base + "/p" + hex.EncodeToString(h.Sum(nil))[:32]
+}

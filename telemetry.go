@@ -1,0 +1,161 @@
+package mcpadapter
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"strconv"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// Telemetry observes a Client's work: each connect, listing and tool call
+// is an Operation that starts and ends, and each tools/call can carry the
+// caller's trace context to the server in its _meta. Set it with
+// ClientOptions.Telemetry; nil (the default) costs nothing. The otel
+// module (github.com/mcpadapter/mcpadapter/otel) implements it with
+// OpenTelemetry spans and metrics, following the semantic conventions for
+// MCP; this module does not depend on OpenTelemetry.
+//
+// Implementations must be safe for concurrent use and should not block.
+type Telemetry interface {
+	// StartOperation is called when op begins. The context it returns is
+	// the operation's (a span's, say): the request is made with it. end
+	// is called once, when the operation ends.
+	StartOperation(ctx context.Context, op Operation) (_ context.Context, end func(OperationResult))
+	// InjectMeta adds entries to the _meta of a request made with ctx,
+	// such as the W3C trace context ("traceparent", "tracestate"). meta
+	// is the request's own copy, never nil; entries the caller set
+	// (CallOptions.Meta, CallIdentity.Meta) are already in it, and what
+	// InjectMeta writes wins.
+	InjectMeta(ctx context.Context, meta map[string]any)
+}
+
+// Operation is one piece of a Client's work that Telemetry sees.
+type Operation struct {
+	// Method is the MCP method: "tools/call", "tools/list",
+	// "prompts/list", "resources/list", "resources/templates/list", or
+	// "connect" for making a connection (process start, handshake).
+	Method string
+	// Server names the server (ClientOptions.Name, the config key).
+	Server string
+	// Tool is the server's name of the tool called (tools/call only).
+	Tool string
+	// Transport is "stdio", "streamable-http", "sse" or "in-process".
+	Transport string
+	// URL is an HTTP server's URL, "" for the other transports.
+	URL string
+}
+
+// OperationResult says how an Operation ended.
+type OperationResult struct {
+	// Err is the Go error the operation returned, or nil.
+	Err error
+	// ToolError reports a tool call that ran and failed (Result.IsError).
+	ToolError bool
+	// ErrorType is ErrorType(Err), or "tool_error" for a tool error: ""
+	// when the operation succeeded.
+	ErrorType string
+	// SessionID is the connection's MCP session id, if it has one.
+	SessionID string
+	// ProtocolVersion is the connection's protocol version, once known.
+	ProtocolVersion string
+}
+
+// ErrorType names the kind of err for metrics and traces, in few values:
+// "" for nil; a JSON-RPC error's code ("-32602"); "timeout" (a
+// *TimeoutError or a deadline); "canceled"; "identity" (*IdentityError);
+// "auth" (*PrincipalAuthError, *AuthorizationError); "content"
+// (*ContentError); "list_limit" (*ListLimitError); "input_required"
+// (*InputRequiredError); "process_exit" (*ProcessExitError); "transport"
+// (any other *TransportError); else "_OTHER".
+func ErrorType(err error) string {
+	var (
+		rpc      *jsonrpc.Error
+		timeout  *TimeoutError
+		identity *IdentityError
+		pauth    *PrincipalAuthError
+		authz    *AuthorizationError
+		content  *ContentError
+		limit    *ListLimitError
+		input    *InputRequiredError
+		exit     *ProcessExitError
+		te       *TransportError
+	)
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &identity):
+		return "identity"
+	case errors.As(err, &pauth), errors.As(err, &authz):
+		return "auth"
+	case errors.As(err, &timeout), errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case errors.As(err, &content):
+		return "content"
+	case errors.As(err, &limit):
+		return "list_limit"
+	case errors.As(err, &input):
+		return "input_required"
+	case errors.As(err, &exit):
+		return "process_exit"
+	case isServerError(err) && errors.As(err, &rpc):
+		return strconv.FormatInt(rpc.Code, 10)
+	case errors.As(err, &te):
+		return "transport"
+	}
+	return "_OTHER"
+}
+
+// noEnd is the end of an operation nobody observes.
+func noEnd(OperationResult) {}
+
+// startOp starts the operation method (on tool, for tools/call) when
+// ClientOptions.Telemetry is set.
+func (c *Client) startOp(ctx context.Context, method, tool string) (context.Context, func(OperationResult)) {
+	t := c.opts.Telemetry
+	if t == nil {
+		return ctx, noEnd
+	}
+	op := Operation{Method: method, Server: c.name, Tool: tool, Transport: string(c.ep.kind)}
+	if c.ep.kind == kindStreamable || c.ep.kind == kindSSE {
+		op.URL = c.ep.url
+	}
+	return t.StartOperation(ctx, op)
+}
+
+// opResult describes how an operation ended: with err, or with res for a
+// tool call.
+func (c *Client) opResult(res *Result, err error) OperationResult {
+	r := OperationResult{Err: err, ErrorType: ErrorType(err)}
+	if err == nil && res != nil && res.IsError {
+		r.ToolError, r.ErrorType = true, "tool_error"
+	}
+	c.mu.Lock()
+	s := c.cur
+	c.mu.Unlock()
+	if s != nil {
+		r.SessionID, r.ProtocolVersion = s.cs.ID(), s.info.ProtocolVersion
+	}
+	return r
+}
+
+// observedCall makes the tool call tc as an Operation of
+// ClientOptions.Telemetry, with the trace context in its _meta.
+func (c *Client) observedCall(ctx context.Context, tc *toolCall) (*Result, error) {
+	if c.opts.Telemetry == nil {
+		return c.callTool(ctx, tc)
+	}
+	ctx, end := c.startOp(ctx, "tools/call", tc.tool)
+	meta := make(map[string]any, len(tc.meta)+2)
+	maps.Copy(meta, tc.meta)
+	c.opts.Telemetry.InjectMeta(ctx, meta)
+	if len(meta) > 0 {
+		tc.meta = meta
+	}
+	res, err := c.callTool(ctx, tc)
+	end(c.opResult(res, err))
+	return res, err
+}

@@ -1,0 +1,118 @@
+package mcpadapter_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/internal/testserver"
+)
+
+// timeoutOf returns the *TimeoutError in err, or fails.
+func timeoutOf(t *testing.T, err error) *mcpadapter.TimeoutError {
+	t.Helper()
+	var te *mcpadapter.TimeoutError
+	var tre *mcpadapter.TransportError
+	if !errors.As(err, &te) || !errors.As(err, &tre) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("got %v; want a *TransportError with a *TimeoutError", err)
+	}
+	return te
+}
+
+// TestCallTimeouts checks each limit of a tool call against the test
+// server's slow and progress tools: the error says which limit fired.
+// The progress tool reports a step every 10ms; 200 steps take 2s or more.
+func TestCallTimeouts(t *testing.T) {
+	ctx := testCtx(t)
+	c, err := mcpadapter.NewClient(testserver.New(testserver.Options{}), &mcpadapter.ClientOptions{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+
+	// ClientOptions.Timeout, then CallOptions.Timeout over it.
+	_, err = c.CallTool(ctx, "slow", []byte(`{"ms":20000}`), nil)
+	if te := timeoutOf(t, err); te.Kind != mcpadapter.TimeoutRequest || te.Setting != "ClientOptions.Timeout" || te.Limit != time.Second {
+		t.Errorf("ClientOptions.Timeout: got %+v", te)
+	}
+	_, err = c.CallTool(ctx, "slow", []byte(`{"ms":20000}`), &mcpadapter.CallOptions{Timeout: 100 * time.Millisecond})
+	if te := timeoutOf(t, err); te.Kind != mcpadapter.TimeoutRequest || te.Setting != "CallOptions.Timeout" {
+		t.Errorf("CallOptions.Timeout: got %+v", te)
+	}
+
+	// Without reset, a call that keeps reporting progress still ends.
+	steps := []byte(`{"steps":200}`)
+	_, err = c.CallTool(ctx, "progress", steps, nil)
+	if te := timeoutOf(t, err); te.Kind != mcpadapter.TimeoutRequest {
+		t.Errorf("progress without reset: got %+v", te)
+	}
+	// With reset, it runs to its end.
+	var seen int
+	res, err := c.CallTool(ctx, "progress", steps, &mcpadapter.CallOptions{ResetTimeoutOnProgress: true, Progress: func(mcpadapter.Progress) { seen++ }})
+	if err != nil || res.Text() != "done" {
+		t.Fatalf("progress with reset: %v, %v", res, err)
+	}
+	if seen == 0 {
+		t.Error("the call's own Progress got nothing")
+	}
+	// The overall maximum ends it anyway.
+	_, err = c.CallTool(ctx, "progress", steps, &mcpadapter.CallOptions{ResetTimeoutOnProgress: true, MaxTotalTimeout: 300 * time.Millisecond})
+	if te := timeoutOf(t, err); te.Kind != mcpadapter.TimeoutTotal || te.Setting != "CallOptions.MaxTotalTimeout" || te.Progress == 0 {
+		t.Errorf("MaxTotalTimeout: got %+v", te)
+	}
+	// A silent server with reset on: the no-progress limit.
+	_, err = c.CallTool(ctx, "slow", []byte(`{"ms":20000}`), &mcpadapter.CallOptions{ResetTimeoutOnProgress: true, Timeout: 200 * time.Millisecond})
+	if te := timeoutOf(t, err); te.Kind != mcpadapter.TimeoutNoProgress || !strings.Contains(err.Error(), "no progress") {
+		t.Errorf("no progress: got %+v (%v)", te, err)
+	}
+	// The connection stays usable.
+	if res, err := c.CallTool(ctx, "echo", []byte(`{"text":"still here"}`), nil); err != nil || res.Text() != "still here" {
+		t.Fatalf("after the timeouts: %v, %v", res, err)
+	}
+}
+
+// TestConfigTimeouts checks a config file's per-server and per-tool
+// timeouts: "timeout" of a tool bounds that tool only, and the server's
+// "resetTimeoutOnProgress" and "maxTotalTimeout" apply to its calls.
+func TestConfigTimeouts(t *testing.T) {
+	ctx := testCtx(t)
+	url := testserver.ServeStreamable(t, testserver.New(testserver.Options{}))
+	cfg, err := mcpadapter.ParseConfig([]byte(fmt.Sprintf(`{"mcpServers":{"s":{
+		"url": %q, "timeout": "1s", "resetTimeoutOnProgress": true, "maxTotalTimeout": "30s",
+		"tools": {"slow": {"timeout": "150ms"}}
+	}}}`, url)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := mcpadapter.New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	tools, err := a.Tools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = toolByName(t, tools, "slow").Call(ctx, []byte(`{"ms":20000}`))
+	if te := timeoutOf(t, err); te.Limit != 150*time.Millisecond || !strings.Contains(te.Setting, "tools.<name>.timeout") {
+		t.Errorf("tool timeout: got %+v", te)
+	}
+	// The server's timeout restarts on progress: 2s of steps pass.
+	if res, err := toolByName(t, tools, "progress").Call(ctx, []byte(`{"steps":200}`)); err != nil || res.Text() != "done" {
+		t.Fatalf("progress: %v, %v", res, err)
+	}
+
+	for _, bad := range []string{
+		`{"mcpServers":{"s":{"url":"http://127.0.0.1:1/mcp","tools":{"slow":{"timeout":"-1s"}}}}}`,
+		`{"mcpServers":{"s":{"url":"http://127.0.0.1:1/mcp","maxTotalTimeout":true}}}`,
+		`{"mcpServers":{"s":{"url":"http://127.0.0.1:1/mcp","resetTimeoutOnProgress":"yes"}}}`,
+	} {
+		if _, err := mcpadapter.ParseConfig([]byte(bad)); err == nil || !strings.Contains(err.Error(), "mcpServers.s.") {
+			t.Errorf("%s: got %v; want an error naming the member", bad, err)
+		}
+	}
+}
