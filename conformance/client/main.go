@@ -63,6 +63,10 @@ var scenarios = map[string]scenario{
 	"auth/enterprise-managed-authorization": runEnterprise,
 	"auth/dpop":                             runDPoP,
 	"auth/dpop-nonce":                       runDPoP,
+	"sep-2640-client-no-prefetch":           runSkillsList,
+	"sep-2640-client-verify-digest":         runSkillsLoad,
+	"sep-2640-client-verify-size":           runSkillsLoad,
+	"sep-2640-client-verify-frontmatter":    runSkillsLoad,
 }
 
 func init() {
