@@ -54,6 +54,14 @@ type Options struct {
 	// does: a call that arrives while another is in flight gets an error
 	// result starting with [BusyMessage] (see [State.Overlaps]).
 	OneCallAtATime bool
+	// Skills serves a skill over the skills extension (extensions.go);
+	// SkillTamper ("digest", "size", "frontmatter") serves a SKILL.md
+	// that fails that check.
+	Skills      bool
+	SkillTamper string
+	// Apps adds two MCP Apps tools, one visible to the app only, and
+	// their ui:// view (extensions.go).
+	Apps bool
 }
 
 // RecvPrefix starts the stderr lines of an mcptestserver run with
@@ -91,6 +99,9 @@ func NewWithState(opts Options) (*mcp.Server, *State) {
 		sopts.PageSize = opts.PageSize
 	}
 	setCacheOptions(opts, sopts)
+	if ext := extensionCapabilities(opts); len(ext) > 0 {
+		sopts.Capabilities = &mcp.ServerCapabilities{Extensions: ext}
+	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: name, Version: version}, sopts)
 	st := newState()
 	if opts.OneCallAtATime {
@@ -108,6 +119,12 @@ func NewWithState(opts Options) (*mcp.Server, *State) {
 	}
 	if opts.Resources {
 		addResources(srv, st)
+	}
+	if opts.Skills {
+		addSkills(srv, opts.SkillTamper)
+	}
+	if opts.Apps {
+		addApps(srv)
 	}
 	return srv, st
 }
