@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -246,5 +245,3 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 func originOf(u *url.URL) string {
 	return strings.ToLower(u.Scheme + "://" + u.Host)
 }
-
-var errNoProof = errors.New("no DPoP proof") // reserved for the verifier

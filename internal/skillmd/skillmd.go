@@ -19,6 +19,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // CheckSize reports whether content is size bytes long.
@@ -147,6 +148,9 @@ func clip(s string) string {
 // documentation) into JSON-like values: map[string]any, []any, string,
 // float64, bool and nil.
 func Parse(src string) (map[string]any, error) {
+	if !utf8.ValidString(src) {
+		return nil, errors.New("not UTF-8")
+	}
 	var lines []line
 	for n, raw := range strings.Split(strings.ReplaceAll(src, "\r\n", "\n"), "\n") {
 		text := strings.TrimRight(raw, " \t")
