@@ -18,8 +18,11 @@
 // the ElicitInterrupt mode (Tool.Call returning an *InputRequiredError and
 // Tool.Resume) for the multi-round-trip scenario, and the adapter's own
 // OAuth flow (mcpadapter.OAuth) for the authorization-code auth/*
-// scenarios (go-sdk's extauth handler through ClientOptions.OAuthHandler
-// for client credentials).
+// scenarios (with OAuth.DPoPKey for the DPoP ones), ClientCredentials,
+// JWTBearer and EnterpriseAuth for the other auth extensions (go-sdk's
+// extauth handler through ClientOptions.OAuthHandler for
+// auth/client-credentials-basic), and Client.Skills and Client.Skill for
+// the skills scenarios.
 //
 // See ../README.md for how to run the suite against it.
 package main
