@@ -38,8 +38,19 @@ type GrantSettings struct {
 	DPoPKeyFile                                          string
 }
 
-// auth returns the Auth of g, reading its key files.
+// auth returns the Auth of g, reading its key files, and checks it.
 func (g *GrantSettings) auth() (Auth, error) {
+	a, err := g.build()
+	if err != nil {
+		return nil, err
+	}
+	if err := a.check(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func (g *GrantSettings) build() (grantAuth, error) {
 	dpop, err := readKeyFile("dpopKeyFile", g.DPoPKeyFile)
 	if err != nil {
 		return nil, err

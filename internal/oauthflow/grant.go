@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -176,7 +177,7 @@ func (e *TokenError) Error() string {
 		msg += " " + e.Code
 	}
 	if e.Description != "" {
-		d := e.Description
+		d := jwtLike.ReplaceAllString(e.Description, "[a JWT]") // a server may echo an assertion
 		if len(d) > 200 {
 			d = strings.ToValidUTF8(d[:200], "") + "..."
 		}
@@ -184,6 +185,9 @@ func (e *TokenError) Error() string {
 	}
 	return msg
 }
+
+// jwtLike matches a compact JWS, such as an assertion a server repeats.
+var jwtLike = regexp.MustCompile(`eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*`)
 
 // PostToken sends a token request (form, optionally with HTTP Basic client
 // authentication) and decodes the token response. Errors name the

@@ -147,3 +147,11 @@ func FuzzDPoPNonce(f *testing.F) {
 		_ = UseDPoPNonce([]string{challenge})
 	})
 }
+
+func TestTokenErrorHidesEchoedJWT(t *testing.T) {
+	e := &TokenError{Endpoint: "https://as/token", Status: 400, Code: "invalid_grant",
+		Description: "bad assertion eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln here"}
+	if msg := e.Error(); strings.Contains(msg, "eyJ") || !strings.Contains(msg, "invalid_grant") || !strings.Contains(msg, "[a JWT]") {
+		t.Errorf("%s", msg)
+	}
+}
