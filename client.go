@@ -40,7 +40,7 @@ type Client struct {
 	gen     uint64    // incremented by Close
 
 	httpTransport *http.Transport // used when ClientOptions.HTTPClient is nil
-	oauthFlow     *oauthHandler   // set when ClientOptions.Auth is an *OAuth
+	oauthFlow     *oauthHandler   // set when ClientOptions.Auth is an *OAuth or a grant (auth_grants.go)
 	pinVersion    string          // protocol version to ask for; "" means the newest
 	interrupt     *interruptState // set in ElicitInterrupt mode
 	// callTool makes a tool call: callDirect, or callInterruptible in
@@ -106,6 +106,14 @@ func NewClient(target any, options *ClientOptions) (*Client, error) {
 			return nil, fmt.Errorf("ClientOptions.Auth: %w", err)
 		}
 	}
+	if g, ok := opts.Auth.(grantAuth); ok {
+		if opts.OAuthHandler != nil {
+			return nil, errors.New("ClientOptions: give Auth or OAuthHandler, not both")
+		}
+		if err := g.check(); err != nil {
+			return nil, fmt.Errorf("ClientOptions.Auth: %w", err)
+		}
+	}
 	if (opts.Headers != nil || opts.Auth != nil || opts.HTTPClient != nil || opts.OAuthHandler != nil) && (ep.kind == kindStdio || ep.kind == kindInProcess) {
 		return nil, &TargetError{Target: ep.defaultName(), Reason: "Headers, Auth, OAuthHandler and HTTPClient apply to HTTP targets only"}
 	}
@@ -140,6 +148,9 @@ func newClientWith(ep *endpoint, opts ClientOptions, adjust func(*mcp.ClientOpti
 	c.obs = wire.NewObserver(name, trace)
 	if o, ok := opts.Auth.(*OAuth); ok && o != nil && (ep.kind == kindStreamable || ep.kind == kindSSE) {
 		c.oauthFlow = newOAuthHandler(o, name, ep.url, c.plainHTTPClient(), c.log)
+	}
+	if g, ok := opts.Auth.(grantAuth); ok && (ep.kind == kindStreamable || ep.kind == kindSSE) {
+		c.oauthFlow = newGrantHandler(g, name, c.plainHTTPClient(), c.log)
 	}
 	c.pinVersion = opts.ProtocolVersion
 	c.cache = newResponseCache(ep, &opts)

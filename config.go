@@ -92,8 +92,9 @@ type ServerConfig struct {
 	Extra map[string]json.RawMessage
 }
 
-// ServerAuth is a server's "auth" member: exactly one of Bearer and
-// OAuth is set. "auth": "<token>" sets Bearer; "auth": "oauth" sets OAuth
+// ServerAuth is a server's "auth" member: exactly one of Bearer, OAuth
+// and Grant is set (Grant by an auth object of type "client_credentials",
+// "jwt_bearer" or "enterprise": see GrantSettings). "auth": "<token>" sets Bearer; "auth": "oauth" sets OAuth
 // to empty settings, and an auth object {"type": "oauth", ...} to its
 // members. NewGroup refuses a ServerAuth with both or neither.
 type ServerAuth struct {
@@ -102,6 +103,8 @@ type ServerAuth struct {
 	// OAuth runs the OAuth flow of ClientOptions.Auth's *OAuth (the
 	// template) for this server, with these settings over the template's.
 	OAuth *OAuthSettings
+	// Grant runs a grant that needs no user (config_grants.go).
+	Grant *GrantSettings
 }
 
 // OAuthSettings are the OAuth client settings a config may give a server:
@@ -124,6 +127,9 @@ type OAuthSettings struct {
 	// RedirectURL is "redirectUrl", a loopback http URL with a port;
 	// non-empty, it replaces the template's RedirectURL.
 	RedirectURL string
+	// DPoPKeyFile is "dpopKeyFile", a PEM private key: tokens are bound
+	// to it (OAuth.DPoPKey).
+	DPoPKeyFile string
 }
 
 // ServerCache is a server's "cache" member when present: false (Off) or

@@ -74,6 +74,9 @@ func serverAuth(a *config.Auth) *ServerAuth {
 	switch {
 	case a == nil:
 		return nil
+	case a.Grant != nil:
+		g := GrantSettings(*a.Grant)
+		return &ServerAuth{Grant: &g}
 	case a.OAuth == nil:
 		return &ServerAuth{Bearer: a.Bearer}
 	}

@@ -435,6 +435,10 @@ func (c *Client) httpClient(observe bool, s *session) *http.Client {
 		}
 	}
 	var rt http.RoundTripper = tap
+	if c.oauthFlow != nil && c.oauthFlow.dpop != nil {
+		// Below go-sdk's and oauthflow's "Bearer": a bound token goes as DPoP.
+		rt = c.oauthFlow.dpop.ResourceTransport(rt)
+	}
 	if h := c.oauth(); h != nil && !observe {
 		// go-sdk's SSE client has no OAuth: do it here. (Its streamable
 		// client does it itself, with the same handler.)

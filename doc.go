@@ -81,6 +81,12 @@
 //	                (the transport itself: internal/stdio)
 //	auth.go         Auth: BearerToken, AuthFunc, credentials kept on their origin
 //	oauth*.go       OAuth, TokenStore, AuthorizationError (the flow: internal/oauthflow)
+//	auth_grants.go  ClientCredentials, JWTBearer, EnterpriseAuth, DPoP keys: grants
+//	                without a user (internal/oauthflow: grant*.go, jose*.go, dpop.go)
+//	config_grants.go  GrantSettings: those grants in a config's "auth"
+//	skills.go       Client.Skills, Client.Skill, Client.SkillFile (SEP-2640; the
+//	                checks: internal/skillmd)
+//	apps.go         MCP Apps: Tool.UI, Tool.ModelVisible, Client.ReadUIResource
 //	cache*.go       the opt-in response cache (SEP-2549 hints)
 //	config*.go      Config, ServerConfig, LoadConfig (the parser: internal/config)
 //	content.go, convert.go, result.go   Result, Content, Artifact and their conversion
@@ -94,6 +100,7 @@
 //	internal/sealed      AES-GCM sealing of the tokens the store modules keep
 //	internal/testdb      real redis-server and postgres processes for tests
 //	internal/jsontree    the ordered JSON tree schemaprofile and the eino binding rewrite schemas in
+//	internal/skillmd     skill files against their listing: size, digest, frontmatter
 //
 // Package toolsearch ranks tools against a query (BM25F, standard library
 // only). Package schemaprofile rewrites input schemas for model providers

@@ -137,10 +137,26 @@ func clientForServer(sc *ServerConfig, base ClientOptions) (*Client, error) {
 			if _, ok := base.Auth.(*OAuth); ok {
 				opts.Auth = nil // an *OAuth is the template for "auth": "oauth" servers only
 			}
-		case (sc.Auth.Bearer != "") == (sc.Auth.OAuth != nil):
-			return nil, &ConfigError{Path: "mcpServers." + sc.Name + ".auth", Msg: "a ServerAuth sets exactly one of Bearer and OAuth"}
+		case sc.Auth.Grant != nil && sc.Auth.Bearer == "" && sc.Auth.OAuth == nil:
+			a, err := sc.Auth.Grant.auth() // config_grants.go
+			if err != nil {
+				return nil, &ConfigError{Path: "mcpServers." + sc.Name + ".auth", Msg: err.Error()}
+			}
+			if base.OAuthHandler != nil {
+				return nil, &ConfigError{Path: "mcpServers." + sc.Name + ".auth", Msg: fmt.Sprintf("%q and ClientOptions.OAuthHandler: choose one", sc.Auth.Grant.Type)}
+			}
+			opts.Auth = a
+		case (sc.Auth.Bearer != "") == (sc.Auth.OAuth != nil) || sc.Auth.Grant != nil:
+			return nil, &ConfigError{Path: "mcpServers." + sc.Name + ".auth", Msg: "a ServerAuth sets exactly one of Bearer, OAuth and Grant"}
 		case sc.Auth.OAuth != nil:
 			o := oauthFor(base.Auth, sc.Auth.OAuth)
+			if sc.Auth.OAuth.DPoPKeyFile != "" {
+				key, err := readKeyFile("dpopKeyFile", sc.Auth.OAuth.DPoPKeyFile)
+				if err != nil {
+					return nil, &ConfigError{Path: "mcpServers." + sc.Name + ".auth", Msg: err.Error()}
+				}
+				o.DPoPKey = key
+			}
 			if err := o.check(); err != nil {
 				return nil, &ConfigError{Path: "mcpServers." + sc.Name + ".auth", Msg: err.Error()}
 			}

@@ -2,6 +2,7 @@ package mcpadapter
 
 import (
 	"context"
+	"crypto"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -69,6 +70,10 @@ type OAuth struct {
 	// registration, token); nil means ClientOptions.HTTPClient without the
 	// client's Headers and Auth, or a plain client.
 	HTTPClient *http.Client
+	// DPoPKey, if set, binds tokens to this key (DPoP, RFC 9449): a proof
+	// with each token request and, for a token issued as DPoP, with each
+	// request to the server. See NewDPoPKey and ClientCredentials.
+	DPoPKey crypto.Signer
 }
 
 // wrap leaves requests alone: OAuth tokens are set by go-sdk's streamable
@@ -88,7 +93,7 @@ func (o *OAuth) check() error {
 	if o.Timeout < 0 {
 		return fmt.Errorf("OAuth.Timeout %v is negative", o.Timeout)
 	}
-	return nil
+	return checkDPoPKey("OAuth", o.DPoPKey)
 }
 
 // AuthorizationError is a failure of the OAuth flow: discovery,
@@ -110,8 +115,9 @@ func (e *AuthorizationError) Unwrap() error { return e.Err }
 // ClientOptions.Auth is an *OAuth: oauthflow's handler, with a failed
 // sign-in reported as an *AuthorizationError naming the server.
 type oauthHandler struct {
-	flow   *oauthflow.Handler
-	server string // the server's name, for errors
+	flow   auth.OAuthHandler // *oauthflow.Handler, or a *oauthflow.GrantHandler (auth_grants.go)
+	server string            // the server's name, for errors
+	dpop   *oauthflow.DPoP   // set when the tokens are bound to a DPoP key
 }
 
 var _ auth.OAuthHandler = (*oauthHandler)(nil)
@@ -123,7 +129,11 @@ func newOAuthHandler(o *OAuth, server, resource string, hc *http.Client, log *sl
 	if o.HTTPClient != nil {
 		hc = o.HTTPClient
 	}
-	return &oauthHandler{server: server, flow: oauthflow.NewHandler(oauthflow.Config{
+	var dpop *oauthflow.DPoP
+	if o.DPoPKey != nil {
+		dpop, hc = withDPoP(o.DPoPKey, hc)
+	}
+	return &oauthHandler{server: server, dpop: dpop, flow: oauthflow.NewHandler(oauthflow.Config{
 		ClientID:            o.ClientID,
 		ClientSecret:        o.ClientSecret,
 		Issuer:              o.Issuer,

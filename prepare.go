@@ -31,8 +31,8 @@ func (a *Adapter) prepare(c *Client, listed []*Tool) ([]*Tool, error) {
 	f := a.group.filters[c]
 	kept := make([]*Tool, 0, len(listed))
 	for _, t := range listed {
-		if !f.keep(t.OriginalName) || sh.disabled(t.OriginalName) {
-			continue
+		if !f.keep(t.OriginalName) || sh.disabled(t.OriginalName) || !t.ModelVisible() {
+			continue // filtered out, or an MCP Apps tool for the app only (apps.go)
 		}
 		if err := sh.apply(t); err != nil {
 			return nil, err

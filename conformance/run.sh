@@ -1,33 +1,38 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite (@modelcontextprotocol/conformance,
 # pinned in internal/testenv/npm/package.json) against the mcpadapter
-# conformance client (conformance/client), once per requirement set.
+# conformance client (conformance/client): every client scenario the suite
+# lists, at every spec version it lists the scenario for, and each
+# extension scenario once.
 #
-#	bash conformance/run.sh [REQUIREMENT_SET...]	(default: 2025-11-25 2026-07-28)
+#	bash conformance/run.sh [SET...]	(default: every spec version the
+#						suite lists, and "extensions")
 #
-# It prints one line per set, "2025-11-25: N passed, M failed", counting the
-# client scenarios the set requires (not the ones it runs without scoring),
-# lists each failing scenario with its failed checks, and exits non-zero if
-# any required scenario failed. A required scenario passes when the suite
-# marks it passed with at least one passed check (the suite marks a scenario
-# that emitted no check at all as passed; this script does not).
+# A SET is a spec version (2025-11-25, ...) or "extensions". Each run is
+# one scenario at one version, in a suite process of its own, a few at a
+# time (CONFORMANCE_JOBS): the suite's own parallel mode starts every
+# scenario at once, and on a loaded machine its mock servers then answer
+# too late. The script prints one line per run, lists each failing run
+# with its failed checks, and ends with "N of M runs passed"; it exits
+# non-zero if any run failed. A run passes when the suite exits 0 (no
+# failed check, no warning, and the client exited 0 unless the scenario
+# allows an error) and at least one check passed (the suite passes a
+# scenario that emitted no check, or only skipped ones; this script does
+# not).
 #
 # Environment:
 #	CONFORMANCE_RESULTS	directory for the client binary, the suite's logs
 #				and its per-scenario results (default: a new
 #				temporary directory, kept and printed)
-#	CONFORMANCE_TIMEOUT	seconds allowed for one requirement set (default 600)
+#	CONFORMANCE_TIMEOUT	seconds allowed for one run (default 120)
+#	CONFORMANCE_JOBS	runs at a time (default 4)
 #	CONFORMANCE_SCENARIO_TIMEOUT_MS	the suite's per-scenario timeout (default 30000)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-sets=("$@")
-if [[ ${#sets[@]} -eq 0 ]]; then
-	sets=(2025-11-25 2026-07-28)
-fi
-set_timeout="${CONFORMANCE_TIMEOUT:-600}"
+run_timeout="${CONFORMANCE_TIMEOUT:-120}"
 scenario_timeout="${CONFORMANCE_SCENARIO_TIMEOUT_MS:-30000}"
 
 start=$SECONDS
@@ -59,97 +64,114 @@ echo "node $("$node" --version): $node"
 echo "conformance $("$node" "$entry" --version): $entry"
 echo "results: $work"
 
-failed_sets=0
-total_pass=0
-total_fail=0
-summaries=()
-for set in "${sets[@]}"; do
-	log="$work/$set.log"
-	out="$work/$set"
-	rm -rf "$out"
-	echo
-	echo "== requirements $set (log: $log)"
-	set_start=$SECONDS
-	rc=0
-	timeout --kill-after=10 "$set_timeout" \
-		"$node" "$entry" client --command "$bin" --requirements "$set" \
-		--timeout "$scenario_timeout" -o "$out" >"$log" 2>&1 || rc=$?
-	elapsed=$((SECONDS - set_start))
+# The suite's client scenarios, one "NAME VERSION" line per run it lists
+# ("NAME extension" for an extension): "  - name [2025-11-25,2026-07-28]".
+mapfile -t runs < <("$node" "$entry" list --client |
+	awk '/^Client scenarios/ { on = 1; next }
+		on && /^  - / {
+			v = $3; gsub(/[][]/, "", v); n = split(v, vs, ",")
+			for (i = 1; i <= n; i++) print $2, vs[i]
+			next
+		}
+		on && !NF { exit }')
+if [[ ${#runs[@]} -eq 0 ]]; then
+	echo "run.sh: the suite lists no client scenarios" >&2
+	exit 2
+fi
 
-	# The client scenarios the set requires (the suite's own list).
-	mapfile -t required < <("$node" "$entry" list --client --requirements "$set" |
-		awk '/^Client scenarios/ { on = 1; next } on && /^  - / { print $2; next } on && !NF { exit }')
-	if [[ ${#required[@]} -eq 0 ]]; then
-		echo "run.sh: the suite lists no client scenarios for $set" >&2
-		exit 2
+sets=("$@")
+if [[ ${#sets[@]} -eq 0 ]]; then
+	mapfile -t sets < <(printf '%s\n' "${runs[@]}" | awk '{ print $2 }' | sort -u)
+fi
+
+# one_run NAME VERSION: one scenario at one version (or "extension"), in a
+# directory of its own; it writes "✓ name @ version: P passed, F failed"
+# (or ✗) to that directory's verdict file. A run passes when the suite
+# exits 0 (no failed check, no warning, and the client exited 0 unless the
+# scenario allows an error) with at least one passed check.
+one_run() {
+	local name="$1" version="$2"
+	local dir="$work/runs/$version/${name//\//_}"
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	local args=(--scenario "$name")
+	[[ "$version" == extension ]] || args+=(--spec-version "$version")
+	local rc=0
+	timeout --kill-after=10 "$run_timeout" \
+		"$node" "$entry" client --command "$bin" "${args[@]}" \
+		--timeout "$scenario_timeout" -o "$dir" >"$dir/suite.log" 2>&1 || rc=$?
+	local checks
+	checks="$(find "$dir" -name checks.json | head -n1)"
+	"$node" -e '
+		const [file, name, version, rc] = process.argv.slice(1);
+		let cs = [];
+		try { cs = require(file); } catch {}
+		const n = (st) => cs.filter((c) => c.status === st).length;
+		const ok = rc === "0" && n("SUCCESS") > 0;
+		let why = "";
+		if (!file) why = ", no checks (suite exit " + rc + ")";
+		else if (rc !== "0" && n("FAILURE") === 0 && n("WARNING") === 0) why = ", suite exit " + rc;
+		console.log((ok ? "✓ " : "✗ ") + name + " @ " + version + ": " + n("SUCCESS") + " passed, " +
+			n("FAILURE") + " failed" + (n("WARNING") ? ", " + n("WARNING") + " warnings" : "") +
+			(n("SKIPPED") ? ", " + n("SKIPPED") + " skipped" : "") + why);
+		for (const c of cs)
+			if (!ok && (c.status === "FAILURE" || c.status === "WARNING" || c.status === "SKIPPED"))
+				console.log("      " + c.status + " " + c.id + ": " + (c.errorMessage || c.description || ""));
+	' "$checks" "$name" "$version" "$rc" >"$dir/verdict"
+	if [[ -n "$checks" && ! "$(head -n1 "$dir/verdict")" == "✓ "* ]]; then
+		echo "      client stderr: $(dirname "$checks")/stderr.txt" >>"$dir/verdict"
 	fi
+}
 
-	# "✓ name: 3 passed, 0 failed" lines of the suite's summary.
-	summary="$(awk '/=== SUITE SUMMARY ===/ { on = 1; next } on && /^(✓|✗) / { print }' "$log")"
-	pass=0
-	fail=0
-	failing=()
-	echo "required client scenarios (checks passed, failed):"
-	for s in "${required[@]}"; do
-		line="$(grep -F -- " $s: " <<<"$summary" | head -n1 || true)"
-		reason=""
-		if [[ -z "$line" ]]; then
-			reason="not in the suite's summary"
-		elif [[ "$line" != "✓ "* ]]; then
-			reason="${line#* $s: }"
-		elif [[ "$line" == *": 0 passed,"* ]]; then
-			reason="no checks emitted"
-		fi
-		echo "  ${line:-✗ $s: missing}"
-		if [[ -z "$reason" ]]; then
-			pass=$((pass + 1))
-		else
-			fail=$((fail + 1))
-			failing+=("$s: $reason")
+jobs_max="${CONFORMANCE_JOBS:-4}"
+selected=()
+for r in "${runs[@]}"; do
+	for set in "${sets[@]}"; do
+		if [[ "${r#* }" == "$set" || ( "$set" == extensions && "${r#* }" == extension ) ]]; then
+			selected+=("$r")
 		fi
 	done
-	total_pass=$((total_pass + pass))
-	total_fail=$((total_fail + fail))
+done
+if [[ ${#selected[@]} -eq 0 ]]; then
+	echo "run.sh: no scenario runs for: ${sets[*]}" >&2
+	exit 2
+fi
+echo "running ${#selected[@]} scenario runs, $jobs_max at a time"
+for r in "${selected[@]}"; do
+	while [[ $(jobs -rp | wc -l) -ge $jobs_max ]]; do
+		wait -n || true
+	done
+	one_run "${r% *}" "${r#* }" &
+done
+wait || true
 
-	if [[ ${#failing[@]} -gt 0 ]]; then
-		echo "failing required scenarios:"
-		for f in "${failing[@]}"; do
-			s="${f%%: *}"
-			echo "  ✗ $f"
-			# The failed checks, from the scenario's checks.json.
-			for checks in "$out/$s"-*/checks.json; do
-				[[ -f "$checks" ]] || continue
-				"$node" -e '
-					for (const c of require(process.argv[1]))
-						if (c.status === "FAILURE")
-							console.log("      " + c.id + ": " + (c.errorMessage || c.description || ""));
-				' "$checks"
-				echo "      client stderr: $(dirname "$checks")/stderr.txt"
-			done
-		done
+total_pass=0
+total_fail=0
+failing=()
+for r in "${selected[@]}"; do
+	name="${r% *}" version="${r#* }"
+	verdict="$work/runs/$version/${name//\//_}/verdict"
+	if [[ ! -s "$verdict" ]]; then
+		echo "✗ $name @ $version: no verdict" >"$verdict"
 	fi
-	# What the set runs without scoring (extensions, scenarios added after
-	# its release): reported, never counted.
-	sed -n '/^Not scored for /,/^$/p' "$log"
-	if [[ $rc -ne 0 ]]; then
-		if [[ $rc -eq 124 || $rc -eq 137 ]]; then
-			echo "the suite did not finish within ${set_timeout}s (exit $rc)"
-		else
-			echo "the suite exited with status $rc"
-		fi
+	head -n1 "$verdict"
+	if [[ "$(head -n1 "$verdict")" == "✓ "* ]]; then
+		total_pass=$((total_pass + 1))
+	else
+		total_fail=$((total_fail + 1))
+		failing+=("$verdict")
 	fi
-	echo "requirements $set: ${elapsed}s"
-	if [[ $fail -gt 0 || $rc -ne 0 ]]; then
-		failed_sets=$((failed_sets + 1))
-	fi
-	summaries+=("$set: $pass passed, $fail failed")
 done
 
 echo
 echo "wall time: $((SECONDS - start))s; results in $work"
-for s in "${summaries[@]}"; do
-	echo "$s"
-done
-if [[ $failed_sets -gt 0 ]]; then
+if [[ ${#failing[@]} -gt 0 ]]; then
+	echo "failing runs:"
+	for f in "${failing[@]}"; do
+		sed 's/^/  /' "$f"
+	done
+fi
+echo "$total_pass of $((total_pass + total_fail)) runs passed"
+if [[ $total_fail -gt 0 ]]; then
 	exit 1
 fi

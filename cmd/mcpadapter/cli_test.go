@@ -321,3 +321,21 @@ func TestOAuthSignIn(t *testing.T) {
 	cliEnv(t, dir, env, "tools").Must(t, 0, []string{"echo"}, nil)
 	cliEnv(t, dir, env, "tools", "--oauth").Must(t, 2, nil, []string{"--oauth apply to a URL target"})
 }
+
+// TestSkills lists a server's skills and loads one, checked.
+func TestSkills(t *testing.T) {
+	url := testserver.ServeStreamable(t, testserver.New(testserver.Options{Skills: true}), testserver.Stateless())
+	r := cli(t, "", "skills", url)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "pdf-processing") || !strings.Contains(r.Stdout, "Extract, fill, and assemble") {
+		t.Fatalf("skills: %+v", r)
+	}
+	r = cli(t, "", "skills", url, "--load", "pdf-processing")
+	if r.Code != 0 || !strings.Contains(r.Stdout, testserver.SkillBody) {
+		t.Fatalf("skills --load: %+v", r)
+	}
+	bad := testserver.ServeStreamable(t, testserver.New(testserver.Options{Skills: true, SkillTamper: "digest"}), testserver.Stateless())
+	r = cli(t, "", "skills", bad, "--load", "pdf-processing")
+	if r.Code == 0 || !strings.Contains(r.Stderr, "digest check failed") || strings.Contains(r.Stdout, "fill ANY") {
+		t.Fatalf("a tampered skill: %+v", r)
+	}
+}

@@ -11,12 +11,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
 
-// authScenarios are the OAuth authorization-code scenarios. Of the suite's
-// auth extensions (which it runs but does not score) only
-// auth/client-credentials-basic is handled, by runClientCredentials:
-// go-sdk has no client for private_key_jwt, DPoP or workload identity
-// federation, and its enterprise-managed handler needs an oauth2.Token
-// built by the caller (see ../README.md).
+// authScenarios are the OAuth authorization-code scenarios. The suite's
+// auth extensions have drivers of their own (runClientCredentials and the
+// functions after it).
 var authScenarios = []string{
 	"auth/2025-03-26-oauth-metadata-backcompat",
 	"auth/2025-03-26-oauth-endpoint-fallback",
@@ -79,6 +76,59 @@ func runClientCredentials(ctx context.Context, serverURL string, sc scenarioCont
 		return fmt.Errorf("extauth.NewClientCredentialsHandler: %w", err)
 	}
 	return withTools(ctx, serverURL, mcpadapter.ClientOptions{OAuthHandler: h}, callTestTool(ctx))
+}
+
+// runClientCredentialsJWT (auth/client-credentials-jwt) authorizes with
+// the client credentials grant and a private key JWT client assertion
+// (mcpadapter.ClientCredentials with PrivateKey), with the key the suite
+// passes in the context.
+func runClientCredentialsJWT(ctx context.Context, serverURL string, sc scenarioContext) error {
+	key, err := mcpadapter.ParsePrivateKeyPEM([]byte(sc.PrivateKeyPEM))
+	if err != nil {
+		return fmt.Errorf("private_key_pem: %w", err)
+	}
+	a := &mcpadapter.ClientCredentials{ClientID: sc.ClientID, PrivateKey: key}
+	return withTools(ctx, serverURL, mcpadapter.ClientOptions{Auth: a}, callTestTool(ctx))
+}
+
+// runWorkloadIdentity (auth/wif-jwt-bearer) authorizes with the JWT bearer
+// grant and the workload's identity token (mcpadapter.JWTBearer).
+func runWorkloadIdentity(ctx context.Context, serverURL string, sc scenarioContext) error {
+	a := &mcpadapter.JWTBearer{
+		ClientID:  sc.ClientID,
+		Assertion: func(context.Context) (string, error) { return sc.ValidJWT, nil },
+	}
+	return withTools(ctx, serverURL, mcpadapter.ClientOptions{Auth: a}, callTestTool(ctx))
+}
+
+// runEnterprise (auth/enterprise-managed-authorization) exchanges the
+// user's ID token at the identity provider for an ID-JAG and presents it in
+// a JWT bearer grant (mcpadapter.EnterpriseAuth).
+func runEnterprise(ctx context.Context, serverURL string, sc scenarioContext) error {
+	a := &mcpadapter.EnterpriseAuth{
+		IDToken:      func(context.Context) (string, error) { return sc.IdPIDToken, nil },
+		IdPTokenURL:  sc.IdPTokenEndpoint,
+		IdPIssuer:    sc.IdPIssuer,
+		IdPClientID:  sc.IdPClientID,
+		ClientID:     sc.ClientID,
+		ClientSecret: sc.ClientSecret,
+	}
+	return withTools(ctx, serverURL, mcpadapter.ClientOptions{Auth: a}, callTestTool(ctx))
+}
+
+// runDPoP (auth/dpop, auth/dpop-nonce) is the authorization code flow of
+// runAuth with DPoP-bound tokens (OAuth.DPoPKey).
+func runDPoP(ctx context.Context, serverURL string, sc scenarioContext) error {
+	key, err := mcpadapter.NewDPoPKey()
+	if err != nil {
+		return err
+	}
+	o := &mcpadapter.OAuth{
+		ClientIDMetadataURL: "https://conformance-test.local/client-metadata.json",
+		OpenURL:             followAuthorizationURL,
+		DPoPKey:             key,
+	}
+	return withTools(ctx, serverURL, mcpadapter.ClientOptions{Auth: o}, callTestTool(ctx))
 }
 
 // callTestTool calls test-tool, listed or not.

@@ -18,8 +18,11 @@
 // the ElicitInterrupt mode (Tool.Call returning an *InputRequiredError and
 // Tool.Resume) for the multi-round-trip scenario, and the adapter's own
 // OAuth flow (mcpadapter.OAuth) for the authorization-code auth/*
-// scenarios (go-sdk's extauth handler through ClientOptions.OAuthHandler
-// for client credentials).
+// scenarios (with OAuth.DPoPKey for the DPoP ones), ClientCredentials,
+// JWTBearer and EnterpriseAuth for the other auth extensions (go-sdk's
+// extauth handler through ClientOptions.OAuthHandler for
+// auth/client-credentials-basic), and Client.Skills and Client.Skill for
+// the skills scenarios.
 //
 // See ../README.md for how to run the suite against it.
 package main
@@ -46,18 +49,27 @@ type scenario func(ctx context.Context, url string, sc scenarioContext) error
 
 // scenarios maps the suite's scenario names to their drivers.
 var scenarios = map[string]scenario{
-	"initialize":                          runInitialize,
-	"tools_call":                          runToolsCall,
-	"request-metadata":                    runRequestMetadata,
-	"elicitation-sep1034-client-defaults": runElicitationDefaults,
-	"sse-retry":                           runSSERetry,
-	"json-schema-ref-no-deref":            runJSONSchemaRefNoDeref,
-	"json-schema-2020-12-preservation":    runJSONSchemaPreservation,
-	"sep-2322-client-request-state":       runRequestState,
-	"http-standard-headers":               runHTTPStandardHeaders,
-	"http-custom-headers":                 runHTTPCustomHeaders,
-	"http-invalid-tool-headers":           runHTTPInvalidToolHeaders,
-	"auth/client-credentials-basic":       runClientCredentials,
+	"initialize":                            runInitialize,
+	"tools_call":                            runToolsCall,
+	"request-metadata":                      runRequestMetadata,
+	"elicitation-sep1034-client-defaults":   runElicitationDefaults,
+	"sse-retry":                             runSSERetry,
+	"json-schema-ref-no-deref":              runJSONSchemaRefNoDeref,
+	"json-schema-2020-12-preservation":      runJSONSchemaPreservation,
+	"sep-2322-client-request-state":         runRequestState,
+	"http-standard-headers":                 runHTTPStandardHeaders,
+	"http-custom-headers":                   runHTTPCustomHeaders,
+	"http-invalid-tool-headers":             runHTTPInvalidToolHeaders,
+	"auth/client-credentials-basic":         runClientCredentials,
+	"auth/client-credentials-jwt":           runClientCredentialsJWT,
+	"auth/wif-jwt-bearer":                   runWorkloadIdentity,
+	"auth/enterprise-managed-authorization": runEnterprise,
+	"auth/dpop":                             runDPoP,
+	"auth/dpop-nonce":                       runDPoP,
+	"sep-2640-client-no-prefetch":           runSkillsList,
+	"sep-2640-client-verify-digest":         runSkillsLoad,
+	"sep-2640-client-verify-size":           runSkillsLoad,
+	"sep-2640-client-verify-frontmatter":    runSkillsLoad,
 }
 
 func init() {
@@ -117,6 +129,17 @@ type scenarioContext struct {
 	// (auth/pre-registration).
 	ClientID     string `json:"client_id"`
 	ClientSecret string `json:"client_secret"`
+	// PrivateKeyPEM signs the client assertion
+	// (auth/client-credentials-jwt).
+	PrivateKeyPEM string `json:"private_key_pem"`
+	// ValidJWT is the workload's identity token (auth/wif-jwt-bearer).
+	ValidJWT string `json:"valid_jwt"`
+	// The enterprise identity provider, the client there, and the user's
+	// ID token (auth/enterprise-managed-authorization).
+	IdPClientID      string `json:"idp_client_id"`
+	IdPIDToken       string `json:"idp_id_token"`
+	IdPIssuer        string `json:"idp_issuer"`
+	IdPTokenEndpoint string `json:"idp_token_endpoint"`
 	// ToolCalls are the calls to make (http-custom-headers).
 	ToolCalls []struct {
 		Name      string          `json:"name"`

@@ -28,6 +28,11 @@ func newClient(url string, opts mcpadapter.ClientOptions) (*mcpadapter.Client, e
 	// means initialize, with no server/discover probe first.
 	if v := os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION"); v != "" && v < "2026-07-28" {
 		opts.ProtocolVersion = v
+	} else if opts.ProbeTimeout == 0 {
+		// Every server of a 2026-07-28 (or extension) scenario answers
+		// server/discover; on a loaded machine the suite's mock servers
+		// can take longer than the default 5 seconds to do it.
+		opts.ProbeTimeout = 15 * time.Second
 	}
 	return mcpadapter.NewClient(url, &opts)
 }

@@ -20,7 +20,7 @@ func (p *parser) auth(f member, path string) *Auth {
 		}
 		return &Auth{Bearer: s}
 	case '{':
-		return &Auth{OAuth: p.oauth(f, path)}
+		return p.authObject(f, path) // grant.go
 	default:
 		p.errorf(f.off, path, `want "oauth", a bearer token or an OAuth object, not %s`, jsonKind(f.val))
 		return nil
@@ -37,7 +37,7 @@ func (p *parser) oauth(f member, path string) *OAuth {
 		case "type":
 			typ, _ = p.expandedString(e, epath)
 			if !strings.EqualFold(typ, "oauth") {
-				p.errorf(e.off, epath, `unknown auth type %q; want "oauth"`, rawString(e))
+				p.errorf(e.off, epath, `unknown auth type %q; want "oauth", "client_credentials", "jwt_bearer" or "enterprise"`, rawString(e))
 			}
 		case "clientId":
 			o.ClientID, _ = p.expandedString(e, epath)
@@ -47,13 +47,15 @@ func (p *parser) oauth(f member, path string) *OAuth {
 			o.Scopes = p.stringList(e, epath, true)
 		case "issuer":
 			o.Issuer, _ = p.expandedString(e, epath)
+		case "dpopKeyFile":
+			o.DPoPKeyFile, _ = p.expandedString(e, epath)
 		case "redirectUrl":
 			var ok bool
 			if o.RedirectURL, ok = p.expandedString(e, epath); ok {
 				p.checkRedirectURL(e, epath, o.RedirectURL)
 			}
 		default:
-			p.errorf(e.keyOff, epath, "unknown auth member %q; want type, clientId, clientSecret, issuer, scopes or redirectUrl", e.key)
+			p.errorf(e.keyOff, epath, "unknown auth member %q; want type, clientId, clientSecret, issuer, scopes, redirectUrl or dpopKeyFile", e.key)
 		}
 	}
 	if typ == "" {

@@ -89,13 +89,17 @@ type Server struct {
 	Extra map[string]json.RawMessage
 }
 
-// Auth is a server's "auth" member: exactly one of Bearer and OAuth is set.
+// Auth is a server's "auth" member: exactly one of Bearer, OAuth and Grant
+// is set.
 type Auth struct {
 	// Bearer is the token of "auth": "<token>".
 	Bearer string
 	// OAuth is set by "auth": "oauth" (all fields empty) or by an auth
 	// object {"type": "oauth", ...}.
 	OAuth *OAuth
+	// Grant is set by an auth object of a grant that needs no user
+	// (grant.go).
+	Grant *Grant
 }
 
 // OAuth holds the members of an auth object.
@@ -110,6 +114,8 @@ type OAuth struct {
 	Scopes []string
 	// RedirectURL is "redirectUrl".
 	RedirectURL string
+	// DPoPKeyFile is "dpopKeyFile".
+	DPoPKeyFile string
 }
 
 // Cache is a server's "cache" member: false (Off), true (all settings

@@ -8,10 +8,12 @@
 package testauth
 
 import (
+	"crypto"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -56,6 +58,22 @@ type Options struct {
 	// SSE serves the MCP server over the legacy HTTP+SSE transport (at
 	// the same /mcp path) instead of streamable HTTP.
 	SSE bool
+
+	// ClientKey, with ClientID, authenticates the client by private key
+	// JWT assertions (RFC 7523) signed with it; the client credentials
+	// grant is then allowed (see grants.go).
+	ClientKey crypto.PublicKey
+	// AssertionKey, if set, allows the JWT bearer grant (RFC 7523) with
+	// assertions signed by it whose aud is the server's URL: a workload's
+	// token, or an IdP's ID-JAG (IdP.PublicKey).
+	AssertionKey crypto.PublicKey
+	// DPoP makes the server issue DPoP-bound tokens to token requests
+	// that carry a proof, and demand "DPoP" and a proof for them at the
+	// MCP endpoint; DPoPNonce, if set, is the nonce every proof must
+	// carry at the token endpoint (the server asks with use_dpop_nonce);
+	// the MCP endpoint asks for DPoPNonce+"-rs".
+	DPoP      bool
+	DPoPNonce string
 }
 
 // Server is the authorization server and the protected MCP endpoint.
@@ -72,7 +90,8 @@ type Server struct {
 	tokens  map[string]grant  // access tokens
 	refresh map[string]grant  // refresh tokens
 	counts  Counts
-	authz   []string // Authorization headers seen at the MCP endpoint
+	authz   []string        // Authorization headers seen at the MCP endpoint
+	jtis    map[string]bool // DPoP proof IDs seen
 }
 
 // Counts says what the server has seen.
@@ -84,6 +103,11 @@ type Counts struct {
 	Unauthorized   int // 401 answers at the MCP endpoint
 	StepUps        int // 403 insufficient_scope answers
 	MCPRequests    int // requests that reached the MCP server
+
+	ClientCredentials int // client_credentials grants
+	JWTBearer         int // JWT bearer grants
+	DPoPTokens        int // DPoP-bound tokens issued
+	NonceChallenges   int // use_dpop_nonce answers
 }
 
 type client struct {
@@ -98,6 +122,7 @@ type grant struct {
 	challenge string
 	resource  string
 	expires   time.Time
+	jkt       string // the DPoP key thumbprint the token is bound to
 }
 
 // Start starts a Server on 127.0.0.1, closed by t's cleanup.
@@ -122,6 +147,7 @@ func New(opts Options) (*Server, error) {
 		codes:   make(map[string]grant),
 		tokens:  make(map[string]grant),
 		refresh: make(map[string]grant),
+		jtis:    make(map[string]bool),
 	}
 	if opts.ClientID != "" {
 		s.clients[opts.ClientID] = client{secret: opts.ClientSecret}
@@ -199,12 +225,15 @@ func (s *Server) serverMetadata(w http.ResponseWriter, _ *http.Request) {
 		"token_endpoint":                        s.URL + "/token",
 		"scopes_supported":                      []string{BaseScope, AdminScope, "offline_access"},
 		"response_types_supported":              []string{"code"},
-		"grant_types_supported":                 []string{"authorization_code", "refresh_token"},
+		"grant_types_supported":                 []string{"authorization_code", "refresh_token", "client_credentials", "urn:ietf:params:oauth:grant-type:jwt-bearer"},
 		"code_challenge_methods_supported":      []string{"S256"},
 		"token_endpoint_auth_methods_supported": []string{"none", "client_secret_post", "client_secret_basic"},
 	}
 	if !s.opts.NoRegistration {
 		m["registration_endpoint"] = s.URL + "/register"
+	}
+	if s.opts.DPoP {
+		m["dpop_signing_alg_values_supported"] = []string{"ES256", "ES384", "RS256"}
 	}
 	writeJSON(w, http.StatusOK, m)
 }
@@ -291,12 +320,48 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, known := s.clients[clientID]
+	if r.PostForm.Has("client_assertion") {
+		var err error
+		clientID, err = s.checkClientAssertion(r.PostForm)
+		known, c.secret, secret = err == nil, "", ""
+	}
 	if !known || c.secret != secret {
 		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client"})
 		return
 	}
+	jkt := ""
+	if s.opts.DPoP && r.Header.Get("DPoP") != "" {
+		var err error
+		jkt, err = s.checkProof(r.Header.Get("DPoP"), http.MethodPost, s.URL+"/token", "", s.opts.DPoPNonce)
+		if errors.Is(err, errNonce) {
+			w.Header().Set("DPoP-Nonce", s.opts.DPoPNonce)
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "use_dpop_nonce"})
+			return
+		} else if err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_dpop_proof"})
+			return
+		}
+	}
 	var g grant
 	switch r.PostForm.Get("grant_type") {
+	case "client_credentials":
+		if s.opts.ClientKey == nil && c.secret == "" {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "unauthorized_client"})
+			return
+		}
+		g = grant{clientID: clientID, scopes: strings.Fields(r.PostForm.Get("scope")), resource: r.PostForm.Get("resource")}
+		s.counts.ClientCredentials++
+	case "urn:ietf:params:oauth:grant-type:jwt-bearer":
+		if s.opts.AssertionKey == nil {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "unsupported_grant_type"})
+			return
+		}
+		if _, err := verifyJWT(r.PostForm.Get("assertion"), s.opts.AssertionKey, s.URL); err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant"})
+			return
+		}
+		g = grant{clientID: clientID, scopes: strings.Fields(r.PostForm.Get("scope")), resource: r.PostForm.Get("resource")}
+		s.counts.JWTBearer++
 	case "authorization_code":
 		code := r.PostForm.Get("code")
 		g, ok = s.codes[code]
@@ -324,11 +389,17 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	}
 	access, refresh := "at-"+rand.Text(), "rt-"+rand.Text()
 	g.expires = time.Now().Add(s.opts.TokenTTL)
+	g.jkt = jkt
+	typ := "Bearer"
+	if jkt != "" {
+		typ = "DPoP"
+		s.counts.DPoPTokens++
+	}
 	s.tokens[access] = g
 	s.refresh[refresh] = g
 	writeJSON(w, http.StatusOK, map[string]any{
 		"access_token":  access,
-		"token_type":    "Bearer",
+		"token_type":    typ,
 		"expires_in":    int(s.opts.TokenTTL.Seconds()),
 		"refresh_token": refresh,
 		"scope":         strings.Join(g.scopes, " "),
@@ -340,15 +411,29 @@ func (s *Server) protect(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		authz := r.Header.Get("Authorization")
 		tok, _ := strings.CutPrefix(authz, "Bearer ")
+		if t, ok := strings.CutPrefix(authz, "DPoP "); ok {
+			tok = t
+		}
+		meta := s.URL + "/.well-known/oauth-protected-resource/mcp"
 		s.mu.Lock()
 		s.authz = append(s.authz, authz)
 		g, ok := s.tokens[tok]
 		valid := ok && time.Now().Before(g.expires) && g.resource == s.MCPURL && slices.Contains(g.scopes, BaseScope)
+		if valid && g.jkt != "" {
+			jkt, err := s.checkProof(r.Header.Get("DPoP"), r.Method, s.MCPURL, tok, s.resourceNonce())
+			if errors.Is(err, errNonce) {
+				s.mu.Unlock()
+				w.Header().Set("DPoP-Nonce", s.resourceNonce())
+				w.Header().Set("WWW-Authenticate", `DPoP error="use_dpop_nonce", resource_metadata="`+meta+`"`)
+				http.Error(w, "use_dpop_nonce", http.StatusUnauthorized)
+				return
+			}
+			valid = err == nil && jkt == g.jkt && strings.HasPrefix(authz, "DPoP ")
+		}
 		if !valid {
 			s.counts.Unauthorized++
 		}
 		s.mu.Unlock()
-		meta := s.URL + "/.well-known/oauth-protected-resource/mcp"
 		if !valid {
 			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+meta+`", scope="`+BaseScope+`"`)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)

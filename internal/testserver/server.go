@@ -59,6 +59,14 @@ type Options struct {
 	// Mutable adds the tools tool_add and tool_remove, which change the
 	// server's tool list while clients use it (see addMutableTools).
 	Mutable bool
+	// Skills serves a skill over the skills extension (extensions.go);
+	// SkillTamper ("digest", "size", "frontmatter") serves a SKILL.md
+	// that fails that check.
+	Skills      bool
+	SkillTamper string
+	// Apps adds two MCP Apps tools, one visible to the app only, and
+	// their ui:// view (extensions.go).
+	Apps bool
 }
 
 // RecvPrefix starts the stderr lines of an mcptestserver run with
@@ -96,6 +104,9 @@ func NewWithState(opts Options) (*mcp.Server, *State) {
 		sopts.PageSize = opts.PageSize
 	}
 	setCacheOptions(opts, sopts)
+	if ext := extensionCapabilities(opts); len(ext) > 0 {
+		sopts.Capabilities = &mcp.ServerCapabilities{Extensions: ext}
+	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: name, Version: version}, sopts)
 	st := newState()
 	if opts.OneCallAtATime {
@@ -120,6 +131,12 @@ func NewWithState(opts Options) (*mcp.Server, *State) {
 	}
 	if opts.WhoamiResource {
 		addWhoamiResource(srv, st)
+	}
+	if opts.Skills {
+		addSkills(srv, opts.SkillTamper)
+	}
+	if opts.Apps {
+		addApps(srv)
 	}
 	return srv, st
 }

@@ -1,0 +1,59 @@
+package mcpadapter_test
+
+import (
+	"testing"
+
+	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/internal/testserver"
+)
+
+// TestAppOnlyToolHiddenFromModel: a tool whose _meta.ui.visibility leaves
+// out "model" is not among Adapter.Tools, yet the application lists it
+// with Client.Tools, calls it, and reads its ui:// view.
+func TestAppOnlyToolHiddenFromModel(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	c, err := mcpadapter.NewClient(testserver.New(testserver.Options{Apps: true}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := mcpadapter.New(c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	model := toolMap(t, ctx, a)
+	if _, ok := model[testserver.AppOnlyTool]; ok {
+		t.Errorf("the app-only tool %q was handed to the model", testserver.AppOnlyTool)
+	}
+	if _, ok := model[testserver.AppModelTool]; !ok {
+		t.Errorf("the tool visible to model and app %q is missing", testserver.AppModelTool)
+	}
+	if _, ok := model["echo"]; !ok {
+		t.Errorf("a tool without UI metadata is missing")
+	}
+
+	all, err := c.Tools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var appOnly *mcpadapter.Tool
+	for _, tl := range all {
+		if tl.OriginalName == testserver.AppOnlyTool {
+			appOnly = tl
+		}
+	}
+	if appOnly == nil || appOnly.ModelVisible() {
+		t.Fatalf("Client.Tools: the app-only tool %v (want it listed, not model-visible)", appOnly)
+	}
+	if ui := appOnly.UI(); ui == nil || ui.ResourceURI != testserver.AppViewURI || len(ui.Visibility) != 1 {
+		t.Errorf("UI %+v", ui)
+	}
+	if got := mustCall(t, ctx, appOnly, `{}`).Text(); got != testserver.AppOnlyTool+" done" {
+		t.Errorf("the app's call: %q", got)
+	}
+	view, err := c.ReadUIResource(ctx, appOnly)
+	if err != nil || len(view.Contents) != 1 || view.Contents[0].Text != testserver.AppViewHTML {
+		t.Errorf("ReadUIResource: %v, %v", view, err)
+	}
+}

@@ -1,0 +1,249 @@
+package mcpadapter
+
+import (
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/mcpadapter/mcpadapter/internal/oauthflow"
+	"golang.org/x/oauth2"
+)
+
+// The grants of the MCP authorization extensions that need no user:
+// ClientCredentials (SEP-1046, with a secret or a private key JWT, RFC
+// 7523), JWTBearer (workload identity federation, SEP-1933) and
+// EnterpriseAuth (enterprise-managed authorization, SEP-990: an ID token
+// exchanged for an ID-JAG, RFC 8693, then a JWT bearer grant). Each is an
+// Auth: on the server's first 401 the client finds the authorization
+// server from the protected resource metadata (RFC 9728) and its metadata
+// (RFC 8414), gets a token, and gets a new one when it expires. A grant
+// the authorization server refuses fails the connect with an
+// *AuthorizationError naming the server and the OAuth error code; it is
+// not retried, nor replaced by another grant. Keys, secrets, assertions
+// and DPoP proofs appear in no log, trace or error.
+//
+// DPoP (RFC 9449, SEP-1932) is opt-in: with DPoPKey set the client sends a
+// proof with each token request and, when the token comes back bound
+// (token_type DPoP), presents it as "Authorization: DPoP" with a fresh
+// proof on every request, retrying once with the server's nonce when the
+// authorization server or the MCP server asks for one (use_dpop_nonce).
+// NewDPoPKey makes a key for the life of the process.
+
+// ClientCredentials authorizes the client as itself (the client
+// credentials grant): with ClientSecret (HTTP Basic) or, when PrivateKey
+// is set, a signed JWT client assertion (private_key_jwt, RFC 7523
+// section 2.2: iss and sub the client ID, aud the authorization server's
+// issuer).
+type ClientCredentials struct {
+	ClientID     string
+	ClientSecret string
+	// PrivateKey signs the client assertion: ECDSA P-256 (ES256), P-384
+	// (ES384) or RSA (RS256). See ParsePrivateKeyPEM.
+	PrivateKey crypto.Signer
+	// Scopes are asked for in addition to those the server names.
+	Scopes []string
+	// DPoPKey, if set, binds the tokens to this key (DPoP).
+	DPoPKey crypto.Signer
+	// HTTPClient sends the requests to the authorization server; nil
+	// means ClientOptions.HTTPClient without the client's headers, or a
+	// plain client.
+	HTTPClient *http.Client
+}
+
+// JWTBearer authorizes with a JWT the workload already holds (workload
+// identity federation: a Kubernetes service account token, a cloud
+// identity token) as the assertion of a JWT bearer grant (RFC 7523
+// section 2.1). ClientID is sent with the grant; ClientSecret, if set,
+// authenticates the client with HTTP Basic.
+type JWTBearer struct {
+	// Assertion returns the JWT; it is called for each token request, so
+	// a token file that is rotated is read again. See AssertionFile.
+	Assertion              func(ctx context.Context) (string, error)
+	ClientID, ClientSecret string
+	Scopes                 []string
+	DPoPKey                crypto.Signer
+	HTTPClient             *http.Client
+}
+
+// EnterpriseAuth is enterprise-managed authorization: the user's ID token
+// from the enterprise identity provider (IdP) is exchanged at the IdP's
+// token endpoint for an identity assertion JWT authorization grant
+// (ID-JAG) naming the MCP authorization server and the MCP server, which
+// the client presents there in a JWT bearer grant, authenticated as
+// ClientID with ClientSecret.
+type EnterpriseAuth struct {
+	// IDToken returns the user's ID token from the IdP (from a sign-in the
+	// application did, a file, a command). See AssertionFile.
+	IDToken func(ctx context.Context) (string, error)
+	// IdPTokenURL is the IdP's token endpoint; empty means the one in the
+	// metadata of IdPIssuer.
+	IdPTokenURL, IdPIssuer string
+	// IdPClientID and IdPClientSecret identify the client at the IdP
+	// (HTTP Basic with a secret, client_id in the form without).
+	IdPClientID, IdPClientSecret string
+	// ClientID and ClientSecret identify the client at the MCP
+	// authorization server.
+	ClientID, ClientSecret string
+	Scopes                 []string
+	DPoPKey                crypto.Signer
+	HTTPClient             *http.Client
+}
+
+// AssertionFile returns an assertion source that reads a JWT from path
+// each time (surrounding white space removed), for tokens a platform
+// writes and rotates.
+func AssertionFile(path string) func(context.Context) (string, error) {
+	return func(context.Context) (string, error) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return "", fmt.Errorf("reading the assertion file: %w", err)
+		}
+		s := strings.TrimSpace(string(b))
+		if s == "" {
+			return "", fmt.Errorf("the assertion file %s is empty", path)
+		}
+		return s, nil
+	}
+}
+
+// ParsePrivateKeyPEM reads a PEM private key (PKCS #8, "EC PRIVATE KEY" or
+// "RSA PRIVATE KEY") for ClientCredentials.PrivateKey or a DPoPKey. Its
+// errors never quote the key.
+func ParsePrivateKeyPEM(pemData []byte) (crypto.Signer, error) {
+	return oauthflow.ParsePrivateKeyPEM(pemData)
+}
+
+// NewDPoPKey returns a new ECDSA P-256 key for DPoP.
+func NewDPoPKey() (crypto.Signer, error) {
+	return ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+}
+
+// grantAuth is an Auth that runs a grant of its own (go-sdk's transport
+// calls its handler on a 401).
+type grantAuth interface {
+	Auth
+	check() error
+	grant() (oauthflow.Grant, []string, crypto.Signer, *http.Client)
+}
+
+func (*ClientCredentials) wrap(next http.RoundTripper) http.RoundTripper { return next }
+func (*JWTBearer) wrap(next http.RoundTripper) http.RoundTripper         { return next }
+func (*EnterpriseAuth) wrap(next http.RoundTripper) http.RoundTripper    { return next }
+
+func (c *ClientCredentials) check() error {
+	if c.ClientID == "" {
+		return errors.New("ClientCredentials.ClientID is empty")
+	}
+	if c.ClientSecret == "" && c.PrivateKey == nil {
+		return errors.New("ClientCredentials needs ClientSecret or PrivateKey")
+	}
+	if c.PrivateKey != nil {
+		if _, err := oauthflow.Alg(c.PrivateKey); err != nil {
+			return fmt.Errorf("ClientCredentials.PrivateKey: %w", err)
+		}
+	}
+	return checkDPoPKey("ClientCredentials", c.DPoPKey)
+}
+
+func (c *ClientCredentials) grant() (oauthflow.Grant, []string, crypto.Signer, *http.Client) {
+	ca := oauthflow.ClientAuth{ClientID: c.ClientID, ClientSecret: c.ClientSecret, Key: c.PrivateKey}
+	return oauthflow.ClientCredentialsGrant(ca), c.Scopes, c.DPoPKey, c.HTTPClient
+}
+
+func (j *JWTBearer) check() error {
+	if j.Assertion == nil {
+		return errors.New("JWTBearer.Assertion is nil")
+	}
+	return checkDPoPKey("JWTBearer", j.DPoPKey)
+}
+
+func (j *JWTBearer) grant() (oauthflow.Grant, []string, crypto.Signer, *http.Client) {
+	ca := oauthflow.ClientAuth{ClientID: j.ClientID, ClientSecret: j.ClientSecret}
+	return oauthflow.JWTBearerGrant(j.Assertion, ca), j.Scopes, j.DPoPKey, j.HTTPClient
+}
+
+func (e *EnterpriseAuth) check() error {
+	switch {
+	case e.IDToken == nil:
+		return errors.New("EnterpriseAuth.IDToken is nil")
+	case e.IdPTokenURL == "" && e.IdPIssuer == "":
+		return errors.New("EnterpriseAuth needs IdPTokenURL or IdPIssuer")
+	case e.ClientID == "":
+		return errors.New("EnterpriseAuth.ClientID is empty")
+	}
+	return checkDPoPKey("EnterpriseAuth", e.DPoPKey)
+}
+
+func (e *EnterpriseAuth) grant() (oauthflow.Grant, []string, crypto.Signer, *http.Client) {
+	g := oauthflow.Enterprise{
+		IDToken:     e.IDToken,
+		IdPTokenURL: e.IdPTokenURL,
+		IdPIssuer:   e.IdPIssuer,
+		IdP:         oauthflow.ClientAuth{ClientID: e.IdPClientID, ClientSecret: e.IdPClientSecret},
+		Client:      oauthflow.ClientAuth{ClientID: e.ClientID, ClientSecret: e.ClientSecret},
+	}
+	return g.Grant(), e.Scopes, e.DPoPKey, e.HTTPClient
+}
+
+func checkDPoPKey(what string, key crypto.Signer) error {
+	if key == nil {
+		return nil
+	}
+	if _, err := oauthflow.NewDPoP(key); err != nil {
+		return fmt.Errorf("%s.DPoPKey: %w", what, err)
+	}
+	return nil
+}
+
+// newGrantHandler returns the handler of the client named server for a.
+func newGrantHandler(a grantAuth, server string, hc *http.Client, log *slog.Logger) *oauthHandler {
+	g, scopes, key, own := a.grant()
+	if own != nil {
+		hc = own
+	}
+	h := &oauthHandler{server: server}
+	if key != nil {
+		h.dpop, hc = withDPoP(key, hc)
+	}
+	if len(scopes) > 0 {
+		inner := g
+		g = func(ctx context.Context, hc *http.Client, t oauthflow.Target) (*oauth2.Token, error) {
+			for _, s := range scopes {
+				if !slices.Contains(t.Scopes, s) {
+					t.Scopes = append(slices.Clip(t.Scopes), s)
+				}
+			}
+			return inner(ctx, hc, t)
+		}
+	}
+	h.flow = oauthflow.NewGrantHandler(g, hc, log)
+	return h
+}
+
+// withDPoP returns the DPoP state of key and hc with its token requests
+// proved. key was checked.
+func withDPoP(key crypto.Signer, hc *http.Client) (*oauthflow.DPoP, *http.Client) {
+	d, err := oauthflow.NewDPoP(key)
+	if err != nil {
+		return nil, hc
+	}
+	out := &http.Client{}
+	if hc != nil {
+		*out = *hc
+	}
+	base := out.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	out.Transport = d.TokenTransport(base)
+	return d, out
+}

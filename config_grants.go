@@ -1,0 +1,117 @@
+package mcpadapter
+
+import (
+	"context"
+	"crypto"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// GrantSettings are a config's settings for the grants that need no user
+// (see ClientCredentials, JWTBearer and EnterpriseAuth):
+//
+//	"auth": {"type": "client_credentials", "clientId": "svc",
+//	         "privateKeyFile": "/etc/mcp/key.pem"}           (or "clientSecret")
+//	"auth": {"type": "jwt_bearer", "clientId": "ci",
+//	         "assertionFile": "/var/run/secrets/tokens/mcp"}  (workload identity)
+//	"auth": {"type": "enterprise", "clientId": "app", "clientSecret": "${SECRET}",
+//	         "idpTokenUrl": "https://idp.example.com/token", "idpClientId": "app",
+//	         "idTokenCommand": ["my-sso", "print-id-token"]}  (or "idTokenFile")
+//
+// Each may add "scopes" and "dpopKeyFile" (a PEM key: DPoP-bound tokens).
+// Key files are read when the group is made; assertion and ID token files
+// (and the command) each time a token is requested. The command's output,
+// trimmed, is the token; its output never appears in an error.
+type GrantSettings struct {
+	Type                                                 string
+	ClientID, ClientSecret                               string
+	PrivateKeyFile                                       string
+	AssertionFile                                        string
+	IDTokenFile                                          string
+	IDTokenCommand                                       []string
+	IdPTokenURL, IdPIssuer, IdPClientID, IdPClientSecret string
+	Scopes                                               []string
+	DPoPKeyFile                                          string
+}
+
+// auth returns the Auth of g, reading its key files, and checks it.
+func (g *GrantSettings) auth() (Auth, error) {
+	a, err := g.build()
+	if err != nil {
+		return nil, err
+	}
+	if err := a.check(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func (g *GrantSettings) build() (grantAuth, error) {
+	dpop, err := readKeyFile("dpopKeyFile", g.DPoPKeyFile)
+	if err != nil {
+		return nil, err
+	}
+	switch g.Type {
+	case "client_credentials":
+		key, err := readKeyFile("privateKeyFile", g.PrivateKeyFile)
+		if err != nil {
+			return nil, err
+		}
+		return &ClientCredentials{ClientID: g.ClientID, ClientSecret: g.ClientSecret, PrivateKey: key, Scopes: g.Scopes, DPoPKey: dpop}, nil
+	case "jwt_bearer":
+		return &JWTBearer{ClientID: g.ClientID, ClientSecret: g.ClientSecret, Assertion: AssertionFile(g.AssertionFile), Scopes: g.Scopes, DPoPKey: dpop}, nil
+	case "enterprise":
+		idToken := AssertionFile(g.IDTokenFile)
+		if len(g.IDTokenCommand) > 0 {
+			idToken = tokenCommand(g.IDTokenCommand)
+		}
+		return &EnterpriseAuth{IDToken: idToken, IdPTokenURL: g.IdPTokenURL, IdPIssuer: g.IdPIssuer,
+			IdPClientID: g.IdPClientID, IdPClientSecret: g.IdPClientSecret,
+			ClientID: g.ClientID, ClientSecret: g.ClientSecret, Scopes: g.Scopes, DPoPKey: dpop}, nil
+	}
+	return nil, fmt.Errorf("unknown auth type %q", g.Type)
+}
+
+// readKeyFile reads the PEM private key at path ("" is none); what names
+// the member in errors.
+func readKeyFile(what, path string) (crypto.Signer, error) {
+	if path == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	key, err := ParsePrivateKeyPEM(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", what, path, err)
+	}
+	return key, nil
+}
+
+// tokenCommand returns a source that runs argv (at most 30 seconds) and
+// returns its output, trimmed.
+func tokenCommand(argv []string) func(context.Context) (string, error) {
+	return func(ctx context.Context) (string, error) {
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		out, err := cmd.Output()
+		if err != nil {
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				return "", fmt.Errorf("idTokenCommand %s: %s", argv[0], ee.ProcessState)
+			}
+			return "", fmt.Errorf("idTokenCommand %s: %w", argv[0], err)
+		}
+		tok := strings.TrimSpace(string(out))
+		if tok == "" {
+			return "", fmt.Errorf("idTokenCommand %s printed nothing", argv[0])
+		}
+		return tok, nil
+	}
+}

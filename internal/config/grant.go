@@ -1,0 +1,106 @@
+package config
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// Grant holds an auth object of one of the grants that need no user:
+// {"type": "client_credentials" | "jwt_bearer" | "enterprise", ...}.
+type Grant struct {
+	// Type is "type", in lower case.
+	Type string
+	// ClientID and ClientSecret are "clientId" and "clientSecret".
+	ClientID, ClientSecret string
+	// PrivateKeyFile is "privateKeyFile": a PEM key for private key JWT
+	// client authentication (client_credentials).
+	PrivateKeyFile string
+	// AssertionFile is "assertionFile": the workload's JWT (jwt_bearer).
+	AssertionFile string
+	// IDTokenFile and IDTokenCommand are "idTokenFile" and
+	// "idTokenCommand" (a command and its arguments, whose output is the
+	// token): the user's ID token (enterprise).
+	IDTokenFile    string
+	IDTokenCommand []string
+	// IdPTokenURL, IdPIssuer, IdPClientID and IdPClientSecret are
+	// "idpTokenUrl", "idpIssuer", "idpClientId" and "idpClientSecret"
+	// (enterprise).
+	IdPTokenURL, IdPIssuer, IdPClientID, IdPClientSecret string
+	// Scopes is "scopes".
+	Scopes []string
+	// DPoPKeyFile is "dpopKeyFile": a PEM key binding the tokens (DPoP).
+	DPoPKeyFile string
+}
+
+// grantTypes are the "type" values of Grant auth objects.
+var grantTypes = []string{"client_credentials", "jwt_bearer", "enterprise"}
+
+// authObject returns the auth object f: an OAuth object, or a Grant when
+// its "type" is one of grantTypes.
+func (p *parser) authObject(f member, path string) *Auth {
+	var peek struct {
+		Type json.RawMessage `json:"type"`
+	}
+	_ = json.Unmarshal(f.val, &peek)
+	var typ string
+	_ = json.Unmarshal(peek.Type, &typ)
+	typ = strings.ToLower(typ)
+	for _, g := range grantTypes {
+		if typ == g {
+			return &Auth{Grant: p.grant(f, path, typ)}
+		}
+	}
+	return &Auth{OAuth: p.oauth(f, path)}
+}
+
+// grant parses a Grant auth object of type typ.
+func (p *parser) grant(f member, path, typ string) *Grant {
+	g := &Grant{Type: typ}
+	allowed := map[string][]string{
+		"client_credentials": {"clientId", "clientSecret", "privateKeyFile"},
+		"jwt_bearer":         {"clientId", "clientSecret", "assertionFile"},
+		"enterprise":         {"clientId", "clientSecret", "idTokenFile", "idTokenCommand", "idpTokenUrl", "idpIssuer", "idpClientId", "idpClientSecret"},
+	}[typ]
+	allowed = append(allowed, "type", "scopes", "dpopKeyFile")
+	str := map[string]*string{
+		"clientId": &g.ClientID, "clientSecret": &g.ClientSecret, "privateKeyFile": &g.PrivateKeyFile,
+		"assertionFile": &g.AssertionFile, "idTokenFile": &g.IDTokenFile, "idpTokenUrl": &g.IdPTokenURL,
+		"idpIssuer": &g.IdPIssuer, "idpClientId": &g.IdPClientID, "idpClientSecret": &g.IdPClientSecret,
+		"dpopKeyFile": &g.DPoPKeyFile,
+	}
+	for _, e := range p.members(f.val, f.off, path, "key") {
+		epath := joinPath(path, e.key)
+		known := false
+		for _, a := range allowed {
+			known = known || a == e.key
+		}
+		switch {
+		case !known:
+			p.errorf(e.keyOff, epath, "unknown member %q of a %q auth object; want %s", e.key, typ, strings.Join(allowed, ", "))
+		case e.key == "type":
+		case e.key == "scopes":
+			g.Scopes = p.stringList(e, epath, true)
+		case e.key == "idTokenCommand":
+			g.IDTokenCommand = p.stringList(e, epath, true)
+		default:
+			*str[e.key], _ = p.expandedString(e, epath)
+		}
+	}
+	need := func(ok bool, msg string) {
+		if !ok {
+			p.errorf(f.off, path, "a %q auth object needs %s", typ, msg)
+		}
+	}
+	switch typ {
+	case "client_credentials":
+		need(g.ClientID != "", `"clientId"`)
+		need((g.ClientSecret != "") != (g.PrivateKeyFile != ""), `"clientSecret" or "privateKeyFile" (one of them)`)
+	case "jwt_bearer":
+		need(g.AssertionFile != "", `"assertionFile"`)
+	case "enterprise":
+		need(g.ClientID != "", `"clientId"`)
+		need((g.IDTokenFile != "") != (len(g.IDTokenCommand) > 0), `"idTokenFile" or "idTokenCommand" (one of them)`)
+		need(g.IdPTokenURL != "" || g.IdPIssuer != "", `"idpTokenUrl" or "idpIssuer"`)
+	}
+	return g
+}

@@ -1,0 +1,186 @@
+package oauthflow
+
+import (
+	"context"
+	"crypto"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"golang.org/x/oauth2"
+)
+
+// Grant types and token types of RFC 7523 and RFC 8693, and the
+// identity assertion JWT authorization grant (ID-JAG) of the MCP
+// enterprise-managed authorization extension.
+const (
+	GrantClientCredentials = "client_credentials"
+	GrantJWTBearer         = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+	GrantTokenExchange     = "urn:ietf:params:oauth:grant-type:token-exchange"
+	AssertionTypeJWTBearer = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+	TokenTypeIDToken       = "urn:ietf:params:oauth:token-type:id_token"
+	TokenTypeIDJAG         = "urn:ietf:params:oauth:token-type:id-jag"
+)
+
+// AssertionSource returns a JWT to present (a workload identity token, an
+// identity provider's ID token).
+type AssertionSource func(ctx context.Context) (string, error)
+
+// ClientAssertion returns a private_key_jwt client assertion (RFC 7523
+// section 2.2): iss and sub the client ID, aud the authorization server's
+// issuer, valid for five minutes.
+func ClientAssertion(key crypto.Signer, clientID, audience string, now time.Time) (string, error) {
+	jti := make([]byte, 16)
+	_, _ = rand.Read(jti)
+	return SignJWT(key, map[string]any{"typ": "JWT"}, map[string]any{
+		"iss": clientID, "sub": clientID, "aud": audience,
+		"iat": now.Unix(), "exp": now.Add(5 * time.Minute).Unix(),
+		"jti": b64.EncodeToString(jti),
+	})
+}
+
+// ClientAuth is how a client authenticates at a token endpoint: a secret
+// (HTTP Basic), a private key (private_key_jwt), or neither (client_id in
+// the form).
+type ClientAuth struct {
+	ClientID     string
+	ClientSecret string
+	Key          crypto.Signer
+}
+
+// apply adds the client's authentication to form and returns the Basic
+// credentials to send, if any.
+func (c ClientAuth) apply(form url.Values, t Target) (id, secret string, err error) {
+	switch {
+	case c.Key != nil:
+		aud := t.AS.Issuer
+		if aud == "" {
+			aud = t.AS.TokenEndpoint
+		}
+		a, err := ClientAssertion(c.Key, c.ClientID, aud, time.Now())
+		if err != nil {
+			return "", "", fmt.Errorf("signing the client assertion: %w", err)
+		}
+		form.Set("client_id", c.ClientID)
+		form.Set("client_assertion_type", AssertionTypeJWTBearer)
+		form.Set("client_assertion", a)
+		return "", "", nil
+	case c.ClientSecret != "":
+		return c.ClientID, c.ClientSecret, nil
+	case c.ClientID != "":
+		form.Set("client_id", c.ClientID)
+	}
+	return "", "", nil
+}
+
+func withTarget(form url.Values, t Target) url.Values {
+	if len(t.Scopes) > 0 {
+		form.Set("scope", strings.Join(t.Scopes, " "))
+	}
+	if t.Resource != "" {
+		form.Set("resource", t.Resource)
+	}
+	return form
+}
+
+// ClientCredentialsGrant is the client credentials grant (RFC 6749 section
+// 4.4) with the client's secret or private key.
+func ClientCredentialsGrant(c ClientAuth) Grant {
+	return func(ctx context.Context, hc *http.Client, t Target) (*oauth2.Token, error) {
+		form := withTarget(url.Values{"grant_type": {GrantClientCredentials}}, t)
+		id, secret, err := c.apply(form, t)
+		if err != nil {
+			return nil, err
+		}
+		return PostToken(ctx, hc, t.AS.TokenEndpoint, form, id, secret)
+	}
+}
+
+// JWTBearerGrant is the JWT bearer grant (RFC 7523 section 2.1) with the
+// assertion src returns: workload identity federation.
+func JWTBearerGrant(src AssertionSource, c ClientAuth) Grant {
+	return func(ctx context.Context, hc *http.Client, t Target) (*oauth2.Token, error) {
+		a, err := src(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("getting the assertion: %w", err)
+		}
+		return jwtBearer(ctx, hc, t, a, c)
+	}
+}
+
+func jwtBearer(ctx context.Context, hc *http.Client, t Target, assertion string, c ClientAuth) (*oauth2.Token, error) {
+	form := withTarget(url.Values{"grant_type": {GrantJWTBearer}, "assertion": {assertion}}, t)
+	id, secret, err := c.apply(form, t)
+	if err != nil {
+		return nil, err
+	}
+	return PostToken(ctx, hc, t.AS.TokenEndpoint, form, id, secret)
+}
+
+// Enterprise is the enterprise-managed authorization flow: the user's ID
+// token from the enterprise identity provider is exchanged there (RFC
+// 8693) for an identity assertion JWT authorization grant (ID-JAG) for the
+// MCP authorization server, which the client then presents in a JWT
+// bearer grant (RFC 7523).
+type Enterprise struct {
+	IDToken AssertionSource
+	// IdPTokenURL is the identity provider's token endpoint; if empty it
+	// is discovered from IdPIssuer.
+	IdPTokenURL string
+	IdPIssuer   string
+	IdP         ClientAuth // the client at the identity provider
+	Client      ClientAuth // the client at the MCP authorization server
+}
+
+// Grant returns the flow as a Grant.
+func (e Enterprise) Grant() Grant {
+	return func(ctx context.Context, hc *http.Client, t Target) (*oauth2.Token, error) {
+		endpoint := e.IdPTokenURL
+		if endpoint == "" {
+			if e.IdPIssuer == "" {
+				return nil, errors.New("no identity provider token endpoint or issuer")
+			}
+			meta, err := auth.GetAuthServerMetadata(ctx, e.IdPIssuer, hc)
+			if err != nil {
+				return nil, fmt.Errorf("identity provider metadata: %w", err)
+			}
+			if meta == nil || meta.TokenEndpoint == "" {
+				return nil, fmt.Errorf("identity provider %s publishes no token endpoint", e.IdPIssuer)
+			}
+			endpoint = meta.TokenEndpoint
+		}
+		idToken, err := e.IDToken(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("getting the ID token: %w", err)
+		}
+		form := url.Values{
+			"grant_type":           {GrantTokenExchange},
+			"subject_token":        {idToken},
+			"subject_token_type":   {TokenTypeIDToken},
+			"requested_token_type": {TokenTypeIDJAG},
+			"audience":             {t.AS.Issuer},
+		}
+		withTarget(form, t)
+		id, secret, err := e.IdP.apply(form, Target{AS: t.AS})
+		if err != nil {
+			return nil, err
+		}
+		jag, err := PostToken(ctx, hc, endpoint, form, id, secret)
+		if err != nil {
+			return nil, fmt.Errorf("token exchange at the identity provider: %w", err)
+		}
+		if it, _ := jag.Extra("issued_token_type").(string); it != "" && it != TokenTypeIDJAG {
+			return nil, fmt.Errorf("the identity provider issued a %q, not an ID-JAG", it)
+		}
+		tok, err := jwtBearer(ctx, hc, t, jag.AccessToken, e.Client)
+		if err != nil {
+			return nil, fmt.Errorf("JWT bearer grant with the ID-JAG: %w", err)
+		}
+		return tok, nil
+	}
+}

@@ -1,0 +1,236 @@
+package mcpadapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mcpadapter/mcpadapter/internal/skillmd"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// SkillsExtension is the ID of the MCP skills extension (SEP-2640): a
+// server that declares it lists Agent Skills with skills/list, each a
+// SKILL.md and its supporting files, all of them resources.
+const SkillsExtension = "io.modelcontextprotocol/skills"
+
+// Skill is a server's listing of one skill: nothing of it has been read.
+// Load it with Client.Skill, which reads SKILL.md and checks it; read its
+// other files with Client.SkillFile, when the skill's instructions call
+// for them.
+type Skill struct {
+	// URI is the resource of the skill's SKILL.md.
+	URI string
+	// Name and Description are from the listed frontmatter.
+	Name, Description string
+	// Frontmatter is the listed frontmatter, as the server sent it.
+	Frontmatter map[string]any
+	// Files are the skill's files (SKILL.md among them), each with the
+	// digest and size the content must have.
+	Files []SkillFile
+}
+
+// SkillFile is one file of a skill as listed.
+type SkillFile struct {
+	URI    string
+	Digest string // "sha256:" and hex
+	Size   int64  // bytes
+}
+
+// LoadedSkill is a skill whose SKILL.md was read and passed the checks.
+type LoadedSkill struct {
+	*Skill
+	// Content is SKILL.md; Instructions is its body, after the frontmatter.
+	Content, Instructions string
+}
+
+// SkillError is a skill file that failed a check (its size, its digest, or
+// SKILL.md's frontmatter against the listing): its content is not used.
+type SkillError struct {
+	Server, Skill, URI string
+	Check              string // "size", "digest", "frontmatter" or "listing"
+	Err                error
+}
+
+// Error names the server, the skill, the file and the check.
+func (e *SkillError) Error() string {
+	return fmt.Sprintf("%s: skill %q: %s: %s check failed: %v", e.Server, e.Skill, e.URI, e.Check, e.Err)
+}
+
+// Unwrap returns Err.
+func (e *SkillError) Unwrap() error { return e.Err }
+
+// Skills lists the server's skills (skills/list) without reading any of
+// their files. A server that does not declare SkillsExtension has none:
+// the list is empty and nothing is sent.
+func (c *Client) Skills(ctx context.Context) ([]*Skill, error) {
+	info, err := c.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if info.Capabilities == nil || info.Capabilities.Extensions[SkillsExtension] == nil {
+		return nil, nil
+	}
+	if err := mcp.AddSendingCustomMethod[*listSkillsParams, *listSkillsResult](c.sdk, "skills/list"); err != nil {
+		return nil, err
+	}
+	var out []*Skill
+	cursor := ""
+	for page := 0; page < maxListPages; page++ {
+		var res *listSkillsResult
+		err := c.send(ctx, c.request("skills/list", ""), func(ctx context.Context, s *session) error {
+			var err error
+			res, err = mcp.CallCustomMethod[*listSkillsParams, *listSkillsResult](ctx, s.cs, "skills/list", &listSkillsParams{Cursor: cursor})
+			return err
+		})
+		if err != nil {
+			return nil, c.serverErr(err, "skills/list")
+		}
+		for i, e := range res.Skills {
+			s, err := e.skill()
+			if err != nil {
+				return nil, &SkillError{Server: c.name, Skill: e.name(), URI: e.URI, Check: "listing", Err: fmt.Errorf("skills[%d]: %w", i, err)}
+			}
+			out = append(out, s)
+		}
+		if res.NextCursor == "" {
+			return out, nil
+		}
+		cursor = res.NextCursor
+	}
+	return nil, fmt.Errorf("%s: skills/list: more than %d pages", c.name, maxListPages)
+}
+
+// maxListPages bounds a paginated skills listing.
+const maxListPages = 100
+
+// Skill loads the skill named name (or whose SKILL.md URI is name): it
+// lists the skills, reads SKILL.md and checks its size and digest against
+// the listing and its frontmatter field by field; on any mismatch it
+// returns a *SkillError and the content is not used.
+func (c *Client) Skill(ctx context.Context, name string) (*LoadedSkill, error) {
+	skills, err := c.Skills(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var s *Skill
+	for _, k := range skills {
+		if k.Name == name || k.URI == name {
+			s = k
+			break
+		}
+	}
+	if s == nil {
+		return nil, fmt.Errorf("%s: no skill named %q", c.name, name)
+	}
+	content, err := c.SkillFile(ctx, s, s.URI)
+	if err != nil {
+		return nil, err
+	}
+	doc := string(content)
+	if err := skillmd.CheckFrontmatter(doc, s.Frontmatter); err != nil {
+		return nil, &SkillError{Server: c.name, Skill: s.Name, URI: s.URI, Check: "frontmatter", Err: err}
+	}
+	_, body, _ := skillmd.Split(doc)
+	return &LoadedSkill{Skill: s, Content: doc, Instructions: body}, nil
+}
+
+// SkillFile reads one file of s (uri must be among s.Files) and checks its
+// size and digest.
+func (c *Client) SkillFile(ctx context.Context, s *Skill, uri string) ([]byte, error) {
+	var f *SkillFile
+	for i := range s.Files {
+		if s.Files[i].URI == uri {
+			f = &s.Files[i]
+		}
+	}
+	if f == nil {
+		return nil, fmt.Errorf("%s: skill %q lists no file %q", c.name, s.Name, uri)
+	}
+	res, err := c.ReadResource(ctx, uri)
+	if err != nil {
+		return nil, err
+	}
+	content, err := resourceBytes(res, uri)
+	if err != nil {
+		return nil, &SkillError{Server: c.name, Skill: s.Name, URI: uri, Check: "size", Err: err}
+	}
+	if err := skillmd.CheckSize(content, f.Size); err != nil {
+		return nil, &SkillError{Server: c.name, Skill: s.Name, URI: uri, Check: "size", Err: err}
+	}
+	if err := skillmd.CheckDigest(content, f.Digest); err != nil {
+		return nil, &SkillError{Server: c.name, Skill: s.Name, URI: uri, Check: "digest", Err: err}
+	}
+	return content, nil
+}
+
+// resourceBytes is the one content of uri in res: its text as UTF-8, or
+// its blob.
+func resourceBytes(res *mcp.ReadResourceResult, uri string) ([]byte, error) {
+	var found []*mcp.ResourceContents
+	for _, c := range res.Contents {
+		if c != nil && (c.URI == uri || c.URI == "") {
+			found = append(found, c)
+		}
+	}
+	if len(found) != 1 {
+		return nil, fmt.Errorf("the server sent %d contents for the file, not 1", len(found))
+	}
+	if found[0].Blob != nil {
+		return found[0].Blob, nil
+	}
+	return []byte(found[0].Text), nil
+}
+
+// listSkillsParams and listSkillsResult are skills/list on the wire.
+type listSkillsParams struct {
+	mcp.ParamsBase
+	Cursor string `json:"cursor,omitempty"`
+}
+
+type listSkillsResult struct {
+	mcp.ResultBase
+	Skills     []skillEntry `json:"skills"`
+	NextCursor string       `json:"nextCursor,omitempty"`
+}
+
+type skillEntry struct {
+	URI         string         `json:"uri"`
+	Frontmatter map[string]any `json:"frontmatter"`
+	Resources   []struct {
+		URI    string `json:"uri"`
+		Digest string `json:"digest"`
+		Size   *int64 `json:"size"`
+	} `json:"resources"`
+}
+
+func (e *skillEntry) name() string {
+	n, _ := e.Frontmatter["name"].(string)
+	return n
+}
+
+// skill checks an entry: a SKILL.md URI, a name, and a digest and size
+// for every file, SKILL.md among them.
+func (e *skillEntry) skill() (*Skill, error) {
+	if e.URI == "" {
+		return nil, errors.New("no uri")
+	}
+	s := &Skill{URI: e.URI, Name: e.name(), Frontmatter: e.Frontmatter}
+	s.Description, _ = e.Frontmatter["description"].(string)
+	if s.Name == "" {
+		return nil, errors.New("no frontmatter name")
+	}
+	listed := false
+	for i, r := range e.Resources {
+		if r.URI == "" || r.Size == nil || *r.Size < 0 || !strings.HasPrefix(strings.ToLower(r.Digest), "sha256:") {
+			return nil, fmt.Errorf("resources[%d]: a file needs a uri, a size and a sha256 digest", i)
+		}
+		listed = listed || r.URI == e.URI
+		s.Files = append(s.Files, SkillFile{URI: r.URI, Digest: r.Digest, Size: *r.Size})
+	}
+	if !listed {
+		return nil, errors.New("SKILL.md is not among its resources")
+	}
+	return s, nil
+}
