@@ -37,6 +37,7 @@ type session struct {
 	legacyHTTP  atomic.Bool // ... with a status a legacy SSE server gives
 
 	firstAnswer atomic.Pointer[httpAnswer] // the first HTTP response (endpointHint)
+	fast        fastState                  // the fast path's (fastcall.go)
 
 	closeOnce sync.Once
 	closeErr  error
