@@ -110,7 +110,7 @@ func (c *Client) callFast(ctx context.Context, s *session, params *mcp.CallToolP
 	// go-sdk's own decoding of a result (what its CallTool does with it).
 	res := new(mcp.CallToolResult)
 	if err := res.UnmarshalJSON(resp.Result); err != nil {
-		return nil, nil, fmt.Errorf("calling %q: %w", "tools/call", err)
+		return nil, sentResult(resp.Result), fmt.Errorf("calling %q: %w", "tools/call", err)
 	}
 	if res.InputRequests != nil {
 		// go-sdk's multi-round-trip loop answers these and retries:

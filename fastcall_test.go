@@ -1,0 +1,168 @@
+package mcpadapter_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/internal/testserver"
+)
+
+// diffPair is two clients of the same stdio test server binary, one with
+// the fast path and one without.
+type diffPair struct {
+	fast, sdk *mcpadapter.Client
+}
+
+func newDiffPair(t testing.TB, era string) *diffPair {
+	t.Helper()
+	mk := func(disable bool) *mcpadapter.Client {
+		c, err := mcpadapter.NewClient(mcpadapter.Command{Path: testserver.Build(t), Args: []string{"-era", era}}, &mcpadapter.ClientOptions{
+			DisableFastPath: disable,
+			Logger:          quietLogger(),
+			Timeout:         time.Second,
+			MaxMessageBytes: 64 << 10,
+			StopTimeout:     200 * time.Millisecond,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	return &diffPair{fast: mk(false), sdk: mk(true)}
+}
+
+// outcome is what a call came to, comparable across the two clients.
+type outcome struct {
+	res *mcpadapter.Result
+	err string
+}
+
+func (p *diffPair) call(t testing.TB, reply string) (fast, sdk outcome) {
+	t.Helper()
+	one := func(c *mcpadapter.Client) outcome {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		res, err := c.CallTool(ctx, "bad_response", testserver.ScriptedArgs(reply), nil)
+		o := outcome{res: res}
+		if err != nil {
+			o.err = err.Error()
+		}
+		return o
+	}
+	return one(p.fast), one(p.sdk)
+}
+
+// check makes the same scripted reply reach both clients and fails if
+// their outcomes differ.
+func (p *diffPair) check(t testing.TB, reply string) outcome {
+	t.Helper()
+	fast, sdk := p.call(t, reply)
+	if normalized(fast) != normalized(sdk) {
+		t.Fatalf("reply %.300q:\nfast path: %s\ngo-sdk:    %s", reply, describe(fast), describe(sdk))
+	}
+	return fast
+}
+
+// messageSize is a size or an offset in a message in an error: the fast
+// path's ids have more digits than go-sdk's, so the same answer is a few
+// bytes longer.
+var messageSize = regexp.MustCompile(`\d+ bytes|byte \d+ of \d+`)
+
+// normalized describes o, with message sizes masked.
+func normalized(o outcome) string {
+	return messageSize.ReplaceAllString(describe(o), "N")
+}
+
+func describe(o outcome) string {
+	if o.res == nil {
+		return "error " + o.err
+	}
+	b, _ := json.Marshal(o.res)
+	return fmt.Sprintf("result %s (error %q)", b, o.err)
+}
+
+// diffReplies are scripted answers to a tools/call: results of every
+// shape, error responses, ids in other forms, answers over the size
+// limit, input_required, malformed JSON, and messages before the answer.
+func diffReplies() []string {
+	big := strings.Repeat("x", 100<<10)
+	r := func(result string) string { return `{"jsonrpc":"2.0","id":@ID@,"result":` + result + `}` }
+	return []string{
+		r(`{"content":[{"type":"text","text":"plain"}]}`),
+		r(`{"content":[{"type":"text","text":"a\nb \"q\" \u00e9 ✓"}],"isError":true}`),
+		r(`{"content":[{"type":"text","text":"3"}],"structuredContent":{"sum":3,"deep":[1,{"x":null}]},"_meta":{"k":[1,"v",true]}}`),
+		r(`{"content":[{"type":"image","data":"AA==","mimeType":"image/png"},{"type":"resource_link","uri":"test://a","name":"a"}]}`),
+		r(`{"content":[{"type":"text","text":"x"}],"resultType":"complete","ttlMs":5}`),
+		r(`{"content":[{"type":"made_up","x":1},{"type":"text","text":"known"}]}`),
+		r(`{"content":[{"type":"text","text":"x"}],"structuredContent":{"n":1e400}}`),
+		r(`{"content":"not a list"}`),
+		r(`{}`),
+		r(`null`),
+		r(`[]`),
+		r(`{"resultType":"input_required","inputRequests":{"q":{"method":"elicitation/create","params":{"message":"name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}},"requestState":"s1"}`),
+		r(`{"resultType":"input_required"}`),
+		r(`{"content":[{"type":"text","text":"` + big + `"}]}`),
+		`{"jsonrpc":"2.0","id":@ID@,"error":{"code":-32000,"message":"boom","data":{"why":"scripted"}}}`,
+		`{"jsonrpc":"2.0","id":@ID@,"error":{"code":-32602,"message":"bad params"}}`,
+		`{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"id last"}]},"id":@ID@}`,
+		`{"jsonrpc":"2.0","id":@ID@.0,"result":{"content":[{"type":"text","text":"float id"}]}}`,
+		`{"jsonrpc":"2.0","id":@ID@,"result":{"content":[{"type":"text","text":NaN}]}}`,
+		`{"jsonrpc":"2.0","id":@ID@,"result":{"content":[{"type":"text","text":"truncated"`,
+		`not json at all` + "\n" + r(`{"content":[{"type":"text","text":"after a stray line"}]}`),
+		`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"note"}}` + "\n" + r(`{"content":[{"type":"text","text":"after a notification"}]}`),
+		`{"jsonrpc":"2.0","id":"srv-ping","method":"ping"}` + "\n" + r(`{"content":[{"type":"text","text":"after a server request"}]}`),
+		`{"jsonrpc":"2.0","id":987654321,"result":{"content":[{"type":"text","text":"nobody asked"}]}}` + "\n" + r(`{"content":[{"type":"text","text":"after a wrong id"}]}`),
+		`{"jsonrpc":"2.0","id":"@ID@","result":{"content":[{"type":"text","text":"string id: never matches"}]}}`,
+	}
+}
+
+// The fast path and go-sdk's path come to the same result or error for
+// the same answers, in both eras (item 5 of issue 19).
+func TestFastPathSameAsSDK(t *testing.T) {
+	t.Parallel()
+	for _, era := range []string{testserver.Legacy.String(), testserver.Modern.String()} {
+		t.Run(era, func(t *testing.T) {
+			t.Parallel()
+			p := newDiffPair(t, era)
+			for _, reply := range diffReplies() {
+				p.check(t, reply)
+			}
+			echoOK(t, testCtx(t), p.fast, "after the replies")
+		})
+	}
+}
+
+// FuzzFastPathSameAsSDK feeds both paths the same server answers: mode
+// picks how body is framed (a result, an error, a result with its id
+// last, or the whole line).
+func FuzzFastPathSameAsSDK(f *testing.F) {
+	for i, reply := range diffReplies() {
+		f.Add(uint8(3), reply)
+		if i < 3 {
+			f.Add(uint8(i), `{"content":[{"type":"text","text":"seed"}]}`)
+		}
+	}
+	f.Add(uint8(1), `{"code":1,"message":"m"}`)
+	p := newDiffPair(f, testserver.Modern.String())
+	f.Fuzz(func(t *testing.T, mode uint8, body string) {
+		var reply string
+		switch mode % 4 {
+		case 0:
+			reply = `{"jsonrpc":"2.0","id":@ID@,"result":` + body + `}`
+		case 1:
+			reply = `{"jsonrpc":"2.0","id":@ID@,"error":` + body + `}`
+		case 2:
+			reply = `{"jsonrpc":"2.0","result":` + body + `,"id":@ID@}`
+		default:
+			reply = body
+		}
+		p.check(t, reply)
+	})
+}
