@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"strings"
 	"testing"
@@ -165,4 +166,70 @@ func FuzzFastPathSameAsSDK(f *testing.F) {
 		}
 		p.check(t, reply)
 	})
+}
+
+// A plain call whose context ends, or that runs out of
+// ClientOptions.Timeout, ends the same way on both paths, and the fast
+// path tells the server (notifications/cancelled for its request, seen in
+// the protocol trace); both clients go on.
+func TestFastPathCancelAndTimeout(t *testing.T) {
+	t.Parallel()
+	for _, era := range []string{testserver.Legacy.String(), testserver.Modern.String()} {
+		t.Run(era, func(t *testing.T) {
+			t.Parallel()
+			ctx := testCtx(t)
+			trace := &countingHandler{}
+			mk := func(disable bool, log *slog.Logger) *mcpadapter.Client {
+				c, err := mcpadapter.NewClient(mcpadapter.Command{Path: testserver.Build(t), Args: []string{"-era", era}}, &mcpadapter.ClientOptions{
+					DisableFastPath: disable, Logger: log, Trace: true, Timeout: 400 * time.Millisecond, StopTimeout: 200 * time.Millisecond,
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = c.Close() })
+				return c
+			}
+			fast, sdk := mk(false, slog.New(trace)), mk(true, quietLogger())
+			// The first plain call teaches a 2026-07-28 connection's fast
+			// path the _meta to send.
+			echoOK(t, ctx, fast, "first")
+			echoOK(t, ctx, sdk, "first")
+			call := func(c *mcpadapter.Client, cancelAfter time.Duration) string {
+				cctx, cancel := context.WithTimeout(ctx, cancelAfter)
+				defer cancel()
+				var msg string
+				within(t, 5*time.Second, "a cancelled call", func() {
+					_, err := c.CallTool(cctx, "slow", json.RawMessage(`{"ms":5000}`), nil)
+					if err == nil {
+						t.Fatal("slow returned before its deadline")
+					}
+					msg = err.Error()
+				})
+				return msg
+			}
+			for _, after := range []time.Duration{150 * time.Millisecond, time.Minute} { // the caller's deadline, then Timeout's
+				if f, s := call(fast, after), call(sdk, after); f != s {
+					t.Errorf("deadline %v:\nfast path: %s\ngo-sdk:    %s", after, f, s)
+				}
+			}
+			// The notices are sent in the background, as go-sdk sends its own.
+			cancels := 0
+			for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				cancels = 0
+				for _, r := range trace.all() {
+					if r["msg"] == "mcp send" && strings.Contains(r["message"], `"notifications/cancelled"`) && strings.Contains(r["message"], `"requestId":1000000000000`) {
+						cancels++
+					}
+				}
+				if cancels == 2 {
+					break
+				}
+			}
+			if cancels != 2 {
+				t.Errorf("the fast path sent %d notifications/cancelled for its requests, want 2", cancels)
+			}
+			echoOK(t, ctx, fast, "after the cancelled calls")
+			echoOK(t, ctx, sdk, "after the cancelled calls")
+		})
+	}
 }
