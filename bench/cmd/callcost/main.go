@@ -24,6 +24,9 @@
 // Usage, from the bench directory:
 //
 //	go run ./cmd/callcost [-runs 5] [-n 2000] [-callgrind] [-json FILE]
+//	go run ./cmd/callcost -report FILE   # the table of earlier -json output
+//
+// -runs 0 -callgrind counts instructions only.
 package main
 
 import (
@@ -62,6 +65,8 @@ func main() {
 		runs      = flag.Int("runs", 5, "runs per cell (the table shows medians)")
 		callgrind = flag.Bool("callgrind", false, "also count instructions per call with valgrind's callgrind")
 		jsonOut   = flag.String("json", "", "also write every measurement to this file, one JSON line each")
+		report    = flag.String("report", "", "print the table of the JSON lines of earlier runs (-json files, concatenated) and exit")
+		noClose   = flag.Bool("exit-without-close", false, "with -cell: exit without closing the client (callgrind trips over the signals of a process group being stopped)")
 	)
 	flag.Parse()
 	if *cell != "" {
@@ -69,11 +74,20 @@ func main() {
 		if len(parts) != 3 {
 			log.Fatalf("-cell %q: want transport/era/client", *cell)
 		}
-		m, err := measure(parts[0], parts[1], parts[2], *server, *url, *n)
+		m, c, err := measure(parts[0], parts[1], parts[2], *server, *url, *n)
 		if err != nil {
 			log.Fatalf("%s: %v", *cell, err)
 		}
 		_ = json.NewEncoder(os.Stdout).Encode(m)
+		if !*noClose {
+			_ = c.close()
+		}
+		return
+	}
+	if *report != "" {
+		if err := printReport(*report); err != nil {
+			log.Fatal(err)
+		}
 		return
 	}
 	if err := drive(*server, *n, *runs, *callgrind, *jsonOut); err != nil {
@@ -152,6 +166,7 @@ func drive(server string, n, runs int, callgrind bool, jsonOut string) error {
 						v, err := countInstructions(self, server, urls[era], tr, era, cl)
 						if err == nil {
 							instr[tr+"/"+era+"/"+cl] = v
+							_ = json.NewEncoder(out).Encode(instrLine{Cell: tr + "/" + era + "/" + cl, Instructions: v})
 							break
 						}
 						log.Printf("%s/%s/%s: callgrind failed (try %d of 3): %.200s", tr, era, cl, try+1, err)
@@ -159,6 +174,10 @@ func drive(server string, n, runs int, callgrind bool, jsonOut string) error {
 				}
 			}
 		}
+	}
+	if runs == 0 {
+		printInstructions(os.Stdout, instr)
+		return nil
 	}
 	printTable(os.Stdout, all, instr, n, runs)
 	return nil
@@ -218,7 +237,7 @@ func countInstructions(self, server, url, tr, era, cl string) (float64, error) {
 	for i, n := range []int{100, 600} {
 		outFile := filepath.Join(os.TempDir(), fmt.Sprintf("callcost-cg-%d-%d.out", os.Getpid(), i))
 		cmd := exec.Command("valgrind", "--tool=callgrind", "--callgrind-out-file="+outFile,
-			self, "-cell", tr+"/"+era+"/"+cl, "-server", server, "-url", url, "-n", fmt.Sprint(n))
+			self, "-cell", tr+"/"+era+"/"+cl, "-server", server, "-url", url, "-n", fmt.Sprint(n), "-exit-without-close")
 		// Asynchronous preemption signals also trip callgrind.
 		cmd.Env = append(os.Environ(), "GOMAXPROCS=1", "GODEBUG=asyncpreemptoff=1")
 		var stderr bytes.Buffer

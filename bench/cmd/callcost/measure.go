@@ -41,18 +41,29 @@ var echoArgs = json.RawMessage(`{"text":"hello"}`)
 const warmup = 200
 
 // measure runs one cell: connect, warm up, then n calls measured.
-func measure(tr, era, cl, server, url string, n int) (measurement, error) {
+// The caller closes the client it returns.
+func measure(tr, era, cl, server, url string, n int) (measurement, caller, error) {
 	m := measurement{Transport: tr, Era: era, Client: cl, N: n}
 	var dials atomic.Int64
 	hc := countingClient(&dials)
 	ctx := context.Background()
 	c, version, err := connect(ctx, tr, era, cl, server, url, hc)
 	if err != nil {
-		return m, err
+		return m, nil, err
 	}
-	defer c.close()
-	if version != era {
-		return m, fmt.Errorf("connected with protocol version %q, want %q", version, era)
+	m, err = measureCalls(ctx, c, m, &dials, version)
+	if err != nil {
+		_ = c.close()
+		return m, nil, err
+	}
+	return m, c, nil
+}
+
+// measureCalls warms c up and measures n calls.
+func measureCalls(ctx context.Context, c caller, m measurement, dials *atomic.Int64, version string) (measurement, error) {
+	n := m.N
+	if version != m.Era {
+		return m, fmt.Errorf("connected with protocol version %q, want %q", version, m.Era)
 	}
 	for range warmup {
 		if err := c.call(ctx); err != nil {

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 )
 
@@ -56,4 +60,70 @@ func printTable(w io.Writer, all []measurement, instr map[string]float64, n, run
 			}
 		}
 	}
+}
+
+// printInstructions prints the instructions per call alone (-runs 0).
+func printInstructions(w io.Writer, instr map[string]float64) {
+	fmt.Fprintln(w, "| transport | era | client | instructions/call |")
+	fmt.Fprintln(w, "|---|---|---|---:|")
+	for _, tr := range transports {
+		for _, era := range eras {
+			for _, cl := range clients {
+				ins := "—"
+				if v, ok := instr[tr+"/"+era+"/"+cl]; ok {
+					ins = fmt.Sprintf("%.0f k", v/1000)
+				}
+				fmt.Fprintf(w, "| %s | %s | %s | %s |\n", tr, era, cl, ins)
+			}
+		}
+	}
+}
+
+// instrLine is the JSON line of one cell's instruction count.
+type instrLine struct {
+	Cell         string  `json:"instructions_cell"`
+	Instructions float64 `json:"instructions"`
+}
+
+// printReport prints the table of the JSON lines in path: measurements and
+// instruction counts, from one run or several.
+func printReport(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var all []measurement
+	instr := map[string]float64{}
+	runs := map[string]int{}
+	n := 0
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var il instrLine
+		if json.Unmarshal(line, &il) == nil && il.Cell != "" {
+			instr[il.Cell] = il.Instructions
+			continue
+		}
+		var m measurement
+		if err := json.Unmarshal(line, &m); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		all = append(all, m)
+		k := m.Transport + "/" + m.Era + "/" + m.Client
+		runs[k]++
+		n = m.N
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	most := 0
+	for _, r := range runs {
+		most = max(most, r)
+	}
+	printTable(os.Stdout, all, instr, n, most)
+	return nil
 }
