@@ -132,6 +132,7 @@ func (c *Client) sendCall(ctx context.Context, tc *toolCall, params *mcp.CallToo
 	r := request{op: "tools/call", tool: params.Name, timeout: timeout, attempt: func(r *wire.RequestStatus) { rec = r }}
 	err = c.send(ctx, r, func(ctx context.Context, s *session) error {
 		var res *mcp.CallToolResult
+		var err error
 		var raw rawSource = rec
 		if c.plainCall(s, tc) {
 			var sent rawSource
