@@ -41,8 +41,10 @@ type fastState struct {
 	meta atomic.Pointer[[]byte]
 }
 
-// go-sdk's _meta keys of a 2026-07-28 request.
-var sdkMetaKeys = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcp.MetaKeyClientCapabilities}
+// sdkMetaKeys returns go-sdk's _meta keys of a 2026-07-28 request.
+func sdkMetaKeys() [3]string {
+	return [3]string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcp.MetaKeyClientCapabilities}
+}
 
 // plainCall reports whether tc may take the fast path on s.
 func (c *Client) plainCall(s *session, tc *toolCall) bool {
@@ -70,10 +72,11 @@ func (c *Client) learnFast(s *session, tc *toolCall, params *mcp.CallToolParams)
 	if fastPathOff || c.opts.DisableFastPath || s.stdio == nil || s.info.Era != EraDiscover || s.fast.meta.Load() != nil || !c.plainOptions(tc) {
 		return
 	}
-	if len(params.Meta) != len(sdkMetaKeys) {
+	keys := sdkMetaKeys()
+	if len(params.Meta) != len(keys) {
 		return
 	}
-	for _, k := range sdkMetaKeys {
+	for _, k := range keys {
 		if _, ok := params.Meta[k]; !ok {
 			return
 		}
@@ -93,7 +96,14 @@ func (r sentResult) Result() (json.RawMessage, bool) { return json.RawMessage(r)
 // callFast makes the plain call params on s's stdio connection. It
 // returns what go-sdk's CallTool would, and the result as sent.
 func (c *Client) callFast(ctx context.Context, s *session, params *mcp.CallToolParams) (*mcp.CallToolResult, rawSource, error) {
-	args, _ := params.Arguments.(json.RawMessage)
+	args, ok := params.Arguments.(json.RawMessage)
+	if !ok {
+		b, err := json.Marshal(params.Arguments)
+		if err != nil {
+			return nil, nil, fmt.Errorf("calling %q: marshaling call parameters: %w", "tools/call", err)
+		}
+		args = b
+	}
 	var meta []byte
 	if m := s.fast.meta.Load(); m != nil {
 		meta = *m
