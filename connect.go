@@ -37,6 +37,7 @@ type session struct {
 	legacyHTTP  atomic.Bool // ... with a status a legacy SSE server gives
 
 	firstAnswer atomic.Pointer[httpAnswer] // the first HTTP response (endpointHint)
+	fast        fastState                  // the fast path's (fastcall.go)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -478,9 +479,17 @@ func (c *Client) ownTransport() *http.Transport {
 	defer c.mu.Unlock()
 	if c.httpTransport == nil {
 		c.httpTransport = http.DefaultTransport.(*http.Transport).Clone()
+		// One server, many calls in flight: keep their connections (the
+		// default keeps 2 per host, so every burst of parallel calls dialled
+		// anew; TestHTTPConnectionsReusedConcurrent).
+		c.httpTransport.MaxIdleConnsPerHost = maxIdleConnsPerServer
 	}
 	return c.httpTransport
 }
+
+// maxIdleConnsPerServer is how many idle keep-alive connections the
+// client's own HTTP transport keeps to its server.
+const maxIdleConnsPerServer = 64
 
 // detachedTransport connects its inner transport with a context that lives
 // as long as the connection: go-sdk's SSE client ties its event stream to

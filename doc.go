@@ -68,6 +68,9 @@
 //	                multi-round-trip calls (2026-07-28)
 //	park.go         handshake-era calls parked while the user answers
 //	request.go      send: the one function every request goes through (retry, loss)
+//	fastcall.go     the fast path: a plain stdio tool call written and answered
+//	                without go-sdk's request machinery (fastresult.go: its
+//	                decoder; fastpath_*.go: the build tag that turns it off)
 //	list.go         paginated listings
 //	features.go     prompts, resources, completion
 //	progress.go     per-call progress tokens and routing

@@ -148,6 +148,12 @@ type ClientOptions struct {
 	// closed, and again after SIGTERM, before its process group is killed;
 	// zero means 2 seconds.
 	StopTimeout time.Duration
+	// DisableFastPath sends every tool call through go-sdk's request
+	// machinery. By default a plain tool call over stdio (no progress
+	// handler, no _meta, no cache, no ElicitInterrupt) is written and
+	// answered by the adapter on the connection it owns, at a fraction of
+	// the CPU and garbage (docs/benchmarks.md); it behaves the same.
+	DisableFastPath bool
 }
 
 func (o *ClientOptions) connectTimeout() time.Duration {

@@ -135,10 +135,21 @@ func (c *Client) sendCall(ctx context.Context, tc *toolCall, params *mcp.CallToo
 	var undecodable error
 	r := request{op: "tools/call", tool: params.Name, attempt: func(r *wire.RequestStatus) { rec = r }}
 	err = c.send(ctx, r, func(ctx context.Context, s *session) error {
-		res, err := s.cs.CallTool(ctx, params)
+		var res *mcp.CallToolResult
+		var err error
+		var raw rawSource = rec
+		if c.plainCall(s, tc) {
+			var sent rawSource
+			if res, sent, err = c.callFast(ctx, s, params); sent != nil {
+				raw = sent
+			}
+		} else {
+			res, err = s.cs.CallTool(ctx, params)
+			c.learnFast(s, tc, params)
+		}
 		// A result go-sdk could not decode was delivered: not a
 		// transport failure, and never to be sent again.
-		reply, undecodable, err = replyOf(res, rec, err)
+		reply, undecodable, err = replyOf(res, raw, err)
 		return err
 	})
 	if err == nil && undecodable != nil {

@@ -35,6 +35,8 @@ type Conn struct {
 	held       heldRequests
 	heldResult jsonrpc.Message // a result passed up after its barrier; Read's goroutine only
 
+	direct direct // requests written by RoundTrip
+
 	closeOnce   sync.Once
 	exitedFirst bool // set by closeOnce
 
@@ -76,6 +78,9 @@ func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 	for {
 		if m := c.popPending(); m != nil {
+			if c.direct.deliver(m) {
+				continue
+			}
 			return m, nil
 		}
 		line, owned, err := c.readLine()
@@ -97,6 +102,9 @@ func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		if c.obs != nil {
 			c.obs.Received(msg, line)
+		}
+		if c.direct.deliver(msg) {
+			continue
 		}
 		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && c.held.add(req.ID) > MaxHeldRequests {
 			c.abort(&OverloadError{Limit: MaxHeldRequests})
@@ -155,6 +163,13 @@ func (c *Conn) StrayLines() []string {
 // ended, with what it printed, or why the connection ended itself.
 func (c *Conn) failRead(err error) error {
 	defer c.skipped.flush()
+	rerr := c.readFailure(err)
+	c.direct.fail(rerr)
+	return rerr
+}
+
+// readFailure returns (and records, once) the error that ends reading.
+func (c *Conn) readFailure(err error) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.readErr != nil {
@@ -199,8 +214,10 @@ func (c *Conn) Close() error {
 	c.closing = true
 	c.mu.Unlock()
 	c.end()
+	c.direct.fail(fmt.Errorf("%w: the connection is closed", mcp.ErrConnectionClosed))
 	c.proc.close(c.grace)
 	c.aborting.Wait()
+	c.direct.notes.Wait()
 	c.skipped.flush()
 	return nil
 }
@@ -235,6 +252,7 @@ func (c *Conn) abort(cause error) {
 	}
 	c.mu.Unlock()
 	c.end()
+	c.direct.fail(fmt.Errorf("%w: %w", mcp.ErrConnectionClosed, cause))
 	c.closeOnce.Do(c.noteExited)
 	c.proc.close(min(c.grace, closedStdoutGrace))
 }

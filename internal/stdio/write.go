@@ -31,7 +31,11 @@ func (c *Conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		c.obs.Sent(msg, data)
 	}
 	c.backlog.sent(msg)
-	data = append(data, '\n')
+	return c.writeData(ctx, append(data, '\n'))
+}
+
+// writeData writes data, one message and its newline, as Write does.
+func (c *Conn) writeData(ctx context.Context, data []byte) error {
 	select {
 	case c.writing <- struct{}{}:
 	case <-ctx.Done():

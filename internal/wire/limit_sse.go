@@ -55,7 +55,7 @@ const (
 func newSSELimit(body io.ReadCloser, limit int, reqID func() (jsonrpc.ID, bool), onOversized func(int64, bool)) *sseLimit {
 	return &sseLimit{
 		body:        body,
-		r:           bufio.NewReaderSize(body, 64<<10),
+		r:           bufio.NewReaderSize(body, 4<<10), // lines longer than this are read in chunks
 		limit:       limit,
 		reqID:       reqID,
 		onOversized: onOversized,

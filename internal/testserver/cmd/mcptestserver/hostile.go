@@ -6,6 +6,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -254,9 +255,26 @@ func spoil(msg []byte) []byte {
 		deep := strings.Repeat("[", testserver.DeepNesting) + strings.Repeat("]", testserver.DeepNesting)
 		out = slices.Concat(msg[:i], []byte(deep), msg[end:])
 	default:
+		if s, ok := strings.CutPrefix(kind, testserver.ScriptedKind); ok {
+			return scripted(msg, s)
+		}
 		return msg
 	}
 	return out
+}
+
+// scripted returns the reply that enc (base64) holds, with the id of msg,
+// a go-sdk response line ({"jsonrpc":"2.0","id":N,...}), in place of
+// testserver.ScriptedIDMark (see testserver.ScriptedArgs).
+func scripted(msg []byte, enc string) []byte {
+	reply, err := base64.RawURLEncoding.DecodeString(enc)
+	const head = `{"jsonrpc":"2.0","id":`
+	comma := bytes.IndexByte(msg[min(len(head), len(msg)):], ',')
+	if err != nil || !bytes.HasPrefix(msg, []byte(head)) || comma < 0 {
+		return msg
+	}
+	id := msg[len(head) : len(head)+comma]
+	return append(bytes.ReplaceAll(reply, []byte(testserver.ScriptedIDMark), id), '\n')
 }
 
 // idLast moves the id of a go-sdk response line ({"jsonrpc":"2.0","id":N,...})

@@ -1,0 +1,224 @@
+package mcpadapter
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The fast path: a plain tools/call over stdio is written by the adapter
+// on the connection it owns (internal/stdio's Conn.RoundTrip) and its
+// answer is handed straight back, instead of going through go-sdk's
+// request machinery, which costs several times the CPU and about 70 KB of
+// garbage per call (docs/benchmarks.md, issue 19). go-sdk still makes the
+// connection, lists, handles every request and notification the server
+// sends, and makes every call that is not plain.
+//
+// A call is plain when nothing but its name and arguments travel with it:
+// no progress handler (CallOptions.Progress, ClientOptions.
+// ProgressHandler), no _meta, no response cache, not an ElicitInterrupt
+// client, a stdio connection, and on a 2026-07-28 connection once go-sdk
+// has made one plain call there (whose _meta, the protocol version, client
+// info and capabilities go-sdk adds to every request of that era, the
+// fast path then sends as it is). The answer is decoded here when it is
+// one of the common shapes (fastresult.go) and by go-sdk's own decoder
+// otherwise; an answer that asks for input (input_required) is left to
+// go-sdk, which makes the call again and runs its multi-round-trip loop.
+// ClientOptions.DisableFastPath (or building with the tag
+// mcpadapter_nofastpath, which the tests use to run everything on
+// go-sdk's path) turns it off.
+
+// fastState is what the fast path knows of one session.
+type fastState struct {
+	// meta is the _meta go-sdk sends with every request on a 2026-07-28
+	// connection, as JSON; nil until go-sdk has made a plain call.
+	meta atomic.Pointer[[]byte]
+}
+
+// sdkMetaKeys returns go-sdk's _meta keys of a 2026-07-28 request.
+func sdkMetaKeys() [3]string {
+	return [3]string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcp.MetaKeyClientCapabilities}
+}
+
+// plainCall reports whether tc may take the fast path on s.
+func (c *Client) plainCall(s *session, tc *toolCall) bool {
+	if fastPathOff || c.opts.DisableFastPath || s.stdio == nil || !c.plainOptions(tc) {
+		return false
+	}
+	switch s.info.Era {
+	case EraHandshake:
+		return true
+	case EraDiscover:
+		return s.fast.meta.Load() != nil
+	}
+	return false
+}
+
+// plainOptions reports whether nothing but tc's name and arguments travel
+// with it.
+func (c *Client) plainOptions(tc *toolCall) bool {
+	return tc.progress == nil && tc.meta == nil && c.opts.ProgressHandler == nil && c.cache == nil && c.interrupt == nil
+}
+
+// learnFast keeps the _meta go-sdk sent with params, a plain call it made
+// on s, a 2026-07-28 connection, for the fast path's later calls.
+func (c *Client) learnFast(s *session, tc *toolCall, params *mcp.CallToolParams) {
+	if fastPathOff || c.opts.DisableFastPath || s.stdio == nil || s.info.Era != EraDiscover || s.fast.meta.Load() != nil || !c.plainOptions(tc) {
+		return
+	}
+	keys := sdkMetaKeys()
+	if len(params.Meta) != len(keys) {
+		return
+	}
+	for _, k := range keys {
+		if _, ok := params.Meta[k]; !ok {
+			return
+		}
+	}
+	b, err := json.Marshal(params.Meta)
+	if err != nil {
+		return
+	}
+	s.fast.meta.Store(&b)
+}
+
+// sentResult is a result as the server wrote it.
+type sentResult json.RawMessage
+
+func (r sentResult) Result() (json.RawMessage, bool) { return json.RawMessage(r), r != nil }
+
+// callFast makes the plain call params on s's stdio connection. It
+// returns what go-sdk's CallTool would, and the result as sent.
+func (c *Client) callFast(ctx context.Context, s *session, params *mcp.CallToolParams) (*mcp.CallToolResult, rawSource, error) {
+	args, ok := params.Arguments.(json.RawMessage)
+	if !ok {
+		b, err := json.Marshal(params.Arguments)
+		if err != nil {
+			return nil, nil, fmt.Errorf("calling %q: marshaling call parameters: %w", "tools/call", err)
+		}
+		args = b
+	}
+	var meta []byte
+	if m := s.fast.meta.Load(); m != nil {
+		meta = *m
+	}
+	resp, err := s.stdio.RoundTrip(ctx, "tools/call", func(buf []byte, id int64) []byte {
+		return appendCallRequest(buf, id, params.Name, args, meta)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if res, ok := decodePlainResult(resp.Result); ok {
+		return res, sentResult(resp.Result), nil
+	}
+	// go-sdk's own decoding of a result (what its CallTool does with it).
+	res := new(mcp.CallToolResult)
+	if err := res.UnmarshalJSON(resp.Result); err != nil {
+		return nil, sentResult(resp.Result), fmt.Errorf("calling %q: %w", "tools/call", err)
+	}
+	if res.InputRequests != nil {
+		// go-sdk's multi-round-trip loop answers these and retries:
+		// leave the call to it.
+		c.log.Debug("the server asked for input; making the call again through go-sdk", "tool", params.Name)
+		res, err := s.cs.CallTool(ctx, params)
+		return res, nil, err
+	}
+	return res, sentResult(resp.Result), nil
+}
+
+// appendCallRequest appends the tools/call request with id for the tool
+// name, with args (one JSON object) and, if not nil, meta as its _meta.
+func appendCallRequest(buf []byte, id int64, name string, args, meta []byte) []byte {
+	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
+	buf = strconv.AppendInt(buf, id, 10)
+	buf = append(buf, `,"method":"tools/call","params":{`...)
+	if meta != nil {
+		buf = append(buf, `"_meta":`...)
+		buf = append(buf, meta...)
+		buf = append(buf, ',')
+	}
+	buf = append(buf, `"name":`...)
+	buf = appendJSONString(buf, name)
+	buf = append(buf, `,"arguments":`...)
+	if len(args) == 0 {
+		buf = append(buf, "{}"...)
+	} else if bytes.ContainsAny(args, "\r\n") {
+		// A message is one line: drop the whitespace between tokens.
+		var b bytes.Buffer
+		if json.Compact(&b, args) == nil {
+			buf = append(buf, b.Bytes()...)
+		} else {
+			buf = append(buf, "{}"...) // unreachable: call checked args
+		}
+	} else {
+		buf = append(buf, args...)
+	}
+	return append(buf, "}}"...)
+}
+
+// appendJSONString appends s as a JSON string.
+func appendJSONString(buf []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			b, _ := json.Marshal(s)
+			return append(buf, b...)
+		}
+	}
+	buf = append(buf, '"')
+	buf = append(buf, s...)
+	return append(buf, '"')
+}
+
+// jsonString decodes b, the text of a JSON string, when it has no \u
+// escape and is valid UTF-8 (what go-sdk's decoder would make of the rest
+// is left to it).
+func jsonString(b []byte) (string, bool) {
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return "", false
+	}
+	b = b[1 : len(b)-1]
+	if bytes.IndexByte(b, '\\') < 0 {
+		if !utf8.Valid(b) {
+			return "", false
+		}
+		return string(b), true
+	}
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if c != '\\' {
+			out = append(out, c)
+			continue
+		}
+		i++
+		if i == len(b) {
+			return "", false
+		}
+		switch b[i] {
+		case '"', '\\', '/':
+			out = append(out, b[i])
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		default:
+			return "", false
+		}
+	}
+	if !utf8.Valid(out) {
+		return "", false
+	}
+	return string(out), true
+}

@@ -1,0 +1,81 @@
+package mcpadapter
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// FuzzPlainResult: wherever the fast path's decoder takes a tool result,
+// the Result it makes is the one go-sdk's decoder (what go-sdk's CallTool
+// uses) makes, converted the same way; and the shapes the fast path
+// exists for are taken.
+func FuzzPlainResult(f *testing.F) {
+	for _, s := range []string{
+		`{"content":[{"type":"text","text":"hi"}]}`,
+		`{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcptestserver","version":"1.0.0"}},"content":[{"type":"text","text":"hi"}],"resultType":"complete"}`,
+		`{"content":[{"type":"text","text":"a\nb \"q\" \\ \/ \t"},{"text":"x","type":"text"}],"isError":true}`,
+		`{"content":[],"structuredContent":{"sum":3,"list":[1,2.5,-4],"ok":true,"none":null}}`,
+		`{"content":[{"type":"text","text":"x"}],"structuredContent":null}`,
+		`{"content":[{"type":"text","text":"\u00e9"}]}`,
+		`{"content":[{"type":"text","text":"é ✓"}]}`,
+		`{"content":[{"type":"image","data":"AA==","mimeType":"image/png"}]}`,
+		`{"content":[{"type":"text","text":"x","annotations":{"priority":1}}]}`,
+		`{"content":[{"type":"text","text":"x"}],"content":[]}`,
+		`{"Content":[{"type":"text","text":"x"}]}`,
+		`{"content":[{"type":"text","text":"x"}],"resultType":"input_required","inputRequests":{}}`,
+		`{"content":[{"type":"text","text":"x"}],"structuredContent":{"big":1e400}}`,
+		`{"content":[{"type":"text","text":"x"}],"_meta":{"n":12345678901234567890,"s":"\ud800"}}`,
+		`{"isError":null}`,
+		`{}`,
+		`[]`,
+		`null`,
+		`"x"`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !json.Valid(b) {
+			return
+		}
+		fast, ok := decodePlainResult(b)
+		if !ok {
+			return
+		}
+		sdk := new(mcp.CallToolResult)
+		if err := sdk.UnmarshalJSON(b); err != nil {
+			t.Fatalf("the fast path took %s, which go-sdk refuses: %v", b, err)
+		}
+		if fast.NeedsInput() != sdk.NeedsInput() || !reflect.DeepEqual(fast.Meta, sdk.Meta) {
+			t.Fatalf("%s: fast %+v, go-sdk %+v", b, fast, sdk)
+		}
+		want, werr := convertResult("s", "t", &callReply{CallToolResult: sdk, raw: sentResult(b)})
+		got, gerr := convertResult("s", "t", &callReply{CallToolResult: fast, raw: sentResult(b)})
+		if !reflect.DeepEqual(got, want) || !sameError(gerr, werr) {
+			t.Fatalf("%s:\nfast   %#v, %v\ngo-sdk %#v, %v", b, got, gerr, want, werr)
+		}
+	})
+}
+
+func sameError(a, b error) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Error() == b.Error()
+}
+
+// The shapes the common servers answer with are taken by the fast path.
+func TestPlainResultShapes(t *testing.T) {
+	for _, s := range []string{
+		`{"content":[{"type":"text","text":"hi"}]}`,
+		`{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcptestserver","version":"1.0.0"}},"content":[{"type":"text","text":"hi"}],"resultType":"complete"}`,
+		`{"content":[{"type":"text","text":"3"}],"structuredContent":{"sum":3}}`,
+		`{"content":[{"type":"text","text":"line 1\nline 2"}],"isError":true}`,
+	} {
+		if _, ok := decodePlainResult([]byte(s)); !ok {
+			t.Errorf("not taken: %s", s)
+		}
+	}
+}
