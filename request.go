@@ -138,7 +138,9 @@ func (c *Client) sendCall(ctx context.Context, tc *toolCall, params *mcp.CallToo
 		var res *mcp.CallToolResult
 		var err error
 		var raw rawSource = rec
-		if c.plainCall(s, tc) {
+		// A _meta set here (a progress token, for a timeout that
+		// restarts on progress) is not plain: the fast path sends none.
+		if len(params.Meta) == 0 && c.plainCall(s, tc) {
 			var sent rawSource
 			if res, sent, err = c.callFast(ctx, s, params); sent != nil {
 				raw = sent

@@ -116,3 +116,33 @@ func TestConfigTimeouts(t *testing.T) {
 		}
 	}
 }
+
+// TestResetTimeoutOnProgressStdio checks a timeout that restarts on
+// progress over stdio, in both eras, with no Progress handler of the
+// caller's: the call must still ask the server for progress (a plain call
+// would take the stdio fast path, which sends no _meta), so it runs to its
+// end.
+func TestResetTimeoutOnProgressStdio(t *testing.T) {
+	t.Parallel()
+	for _, e := range eras {
+		t.Run(e.era.String(), func(t *testing.T) {
+			ctx := testCtx(t)
+			c, err := mcpadapter.NewClient(stdioServer(t, "-era", e.era.String()), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			// A plain call first, so a 2026-07-28 connection has
+			// learnt what the fast path sends.
+			if _, err := c.CallTool(ctx, "echo", []byte(`{"text":"x"}`), nil); err != nil {
+				t.Fatal(err)
+			}
+			// 100 steps of 10ms: about 1s, over the 300ms limit
+			// that restarts on every step.
+			res, err := c.CallTool(ctx, "progress", []byte(`{"steps":100}`), &mcpadapter.CallOptions{Timeout: 300 * time.Millisecond, ResetTimeoutOnProgress: true})
+			if err != nil || res.Text() != "done" {
+				t.Fatalf("progress with reset: %v, %v", res, err)
+			}
+		})
+	}
+}
