@@ -27,20 +27,20 @@ import (
 )
 
 func main() {
-	real := flag.Bool("real", false, "use the real API (key from ANTHROPIC_API_KEY) instead of the loopback fake")
+	useReal := flag.Bool("real", false, "use the real API (key from ANTHROPIC_API_KEY) instead of the loopback fake")
 	model := flag.String("model", "claude-sonnet-4-5", "model")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, os.Stdout, *real, *model); err != nil {
+	if err := run(ctx, os.Stdout, *useReal, *model); err != nil {
 		fmt.Fprintln(os.Stderr, "anthropic:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, w io.Writer, real bool, model string) (err error) {
+func run(ctx context.Context, w io.Writer, useReal bool, model string) (err error) {
 	opts := []option.RequestOption{option.WithAPIKey(os.Getenv("ANTHROPIC_API_KEY"))}
-	if !real {
+	if !useReal {
 		fake := fakeprovider.Anthropic(demotools.Script())
 		defer func() { fake.Close(); err = errors.Join(err, fake.Err()) }()
 		opts = []option.RequestOption{option.WithAPIKey("fake-key"), option.WithBaseURL(fake.URL)}

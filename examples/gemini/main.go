@@ -26,20 +26,20 @@ import (
 )
 
 func main() {
-	real := flag.Bool("real", false, "use the real API (key from GEMINI_API_KEY) instead of the loopback fake")
+	useReal := flag.Bool("real", false, "use the real API (key from GEMINI_API_KEY) instead of the loopback fake")
 	model := flag.String("model", "gemini-2.5-flash", "model")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, os.Stdout, *real, *model); err != nil {
+	if err := run(ctx, os.Stdout, *useReal, *model); err != nil {
 		fmt.Fprintln(os.Stderr, "gemini:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, w io.Writer, real bool, model string) (err error) {
+func run(ctx context.Context, w io.Writer, useReal bool, model string) (err error) {
 	cfg := &genai.ClientConfig{APIKey: os.Getenv("GEMINI_API_KEY"), Backend: genai.BackendGeminiAPI}
-	if !real {
+	if !useReal {
 		fake := fakeprovider.Gemini(demotools.Script())
 		defer func() { fake.Close(); err = errors.Join(err, fake.Err()) }()
 		cfg.APIKey, cfg.HTTPOptions.BaseURL = "fake-key", fake.URL

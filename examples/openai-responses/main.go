@@ -27,20 +27,20 @@ import (
 )
 
 func main() {
-	real := flag.Bool("real", false, "use the real API (key from OPENAI_API_KEY) instead of the loopback fake")
+	useReal := flag.Bool("real", false, "use the real API (key from OPENAI_API_KEY) instead of the loopback fake")
 	model := flag.String("model", "gpt-4.1-mini", "model")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, os.Stdout, *real, *model); err != nil {
+	if err := run(ctx, os.Stdout, *useReal, *model); err != nil {
 		fmt.Fprintln(os.Stderr, "openai-responses:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, w io.Writer, real bool, model string) (err error) {
+func run(ctx context.Context, w io.Writer, useReal bool, model string) (err error) {
 	opts := []option.RequestOption{option.WithAPIKey(os.Getenv("OPENAI_API_KEY"))}
-	if !real {
+	if !useReal {
 		fake := fakeprovider.OpenAIResponses(demotools.Script())
 		defer func() { fake.Close(); err = errors.Join(err, fake.Err()) }()
 		opts = []option.RequestOption{option.WithAPIKey("fake-key"), option.WithBaseURL(fake.URL + "/v1")}
