@@ -76,21 +76,20 @@ func New(tools []*mcpadapter.Tool, opts *Options) (*Toolset, error) {
 	return s, nil
 }
 
-// inputSchema splits the profile's schema into the SDK's input_schema:
-// properties and every other keyword are kept as raw JSON, so property
-// order and unknown keywords survive.
+// inputSchema makes the SDK's input_schema send the profile's schema
+// byte for byte (property order, $defs, vendor keywords, big integers; the
+// SDK's own extra-fields path would read keys such as "a.b" or "" as
+// paths). Properties and Required are filled in too, for reading.
 func inputSchema(schema json.RawMessage) (ant.ToolInputSchemaParam, error) {
 	var root map[string]json.RawMessage
 	if err := json.Unmarshal(schema, &root); err != nil {
 		return ant.ToolInputSchemaParam{}, fmt.Errorf("input schema is no JSON object: %w", err)
 	}
 	var typ string
-	if raw, ok := root["type"]; ok {
-		if err := json.Unmarshal(raw, &typ); err != nil || typ != "object" {
-			return ant.ToolInputSchemaParam{}, fmt.Errorf("input schema: type %s, want \"object\" (use the anthropic profile)", raw)
-		}
+	if err := json.Unmarshal(root["type"], &typ); err != nil || typ != "object" {
+		return ant.ToolInputSchemaParam{}, fmt.Errorf("input schema: type %s, want \"object\" (use the anthropic profile)", root["type"])
 	}
-	var out ant.ToolInputSchemaParam
+	out := param.Override[ant.ToolInputSchemaParam](schema)
 	if raw, ok := root["properties"]; ok {
 		out.Properties = raw
 	}
@@ -98,16 +97,6 @@ func inputSchema(schema json.RawMessage) (ant.ToolInputSchemaParam, error) {
 		if err := json.Unmarshal(raw, &out.Required); err != nil {
 			return ant.ToolInputSchemaParam{}, fmt.Errorf("input schema: /required: %w", err)
 		}
-	}
-	for k, v := range root {
-		switch k {
-		case "type", "properties", "required":
-			continue
-		}
-		if out.ExtraFields == nil {
-			out.ExtraFields = map[string]any{}
-		}
-		out.ExtraFields[k] = v
 	}
 	return out, nil
 }
