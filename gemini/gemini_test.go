@@ -180,6 +180,14 @@ func TestSchemaNumbers(t *testing.T) {
 	}
 }
 
+// field is the string under key in a FunctionResponse's response ("" when
+// there is none).
+func field(fr map[string]any, key string) string {
+	r, _ := fr["response"].(map[string]any)
+	s, _ := r[key].(string)
+	return s
+}
+
 func response(t *testing.T, o gemini.Outcome) map[string]any {
 	t.Helper()
 	data, err := json.Marshal(o.Part())
@@ -217,19 +225,19 @@ func TestRun(t *testing.T) {
 			if fr := response(t, outs[0]); fr["id"] != "f1" || fr["name"] != "echo" || !reflect.DeepEqual(fr["response"], map[string]any{"output": "hi"}) {
 				t.Errorf("echo %v", fr)
 			}
-			if fr := response(t, outs[1]); !strings.Contains(fr["response"].(map[string]any)["error"].(string), "boom") {
+			if fr := response(t, outs[1]); !strings.Contains(field(fr, "error"), "boom") {
 				t.Errorf("fail %v", fr)
 			}
 			fr := response(t, outs[2])
 			parts, _ := fr["parts"].([]any)
-			if len(parts) != 1 || !strings.Contains(fr["response"].(map[string]any)["output"].(string), "image-1.png") {
+			if len(parts) != 1 || !strings.Contains(field(fr, "output"), "image-1.png") {
 				t.Fatalf("image %v", fr)
 			}
-			inline := parts[0].(map[string]any)["inlineData"].(map[string]any)
+			inline, _ := parts[0].(map[string]any)["inlineData"].(map[string]any)
 			if inline["mimeType"] != "image/png" || inline["data"] == "" || inline["displayName"] != "image-1.png" {
 				t.Errorf("image part %v", inline)
 			}
-			if fr := response(t, outs[3]); !strings.Contains(fr["response"].(map[string]any)["error"].(string), `unknown function "nope"`) {
+			if fr := response(t, outs[3]); !strings.Contains(field(fr, "error"), `unknown function "nope"`) {
 				t.Errorf("nope %v", fr)
 			}
 			if outs[4].Result == nil || !outs[4].Result.IsError || outs[4].Result.Artifact == nil {
@@ -272,7 +280,7 @@ func TestRunTransportFailure(t *testing.T) {
 	if outs[0].Err == nil || !strings.Contains(err.Error(), "mcptestserver") {
 		t.Errorf("outcome %+v, err %v: want the failure naming the server", outs[0], err)
 	}
-	if fr := response(t, outs[0]); fr["response"].(map[string]any)["error"] == nil {
+	if fr := response(t, outs[0]); field(fr, "error") == "" {
 		t.Errorf("transport failure response %v, want error", fr)
 	}
 }
@@ -296,7 +304,7 @@ func TestElicitationResume(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := out.FunctionResponse().Response["output"]; got == nil || !strings.Contains(got.(string), "Booked 4 guests") {
+			if got, _ := out.FunctionResponse().Response["output"].(string); !strings.Contains(got, "Booked 4 guests") {
 				t.Errorf("after resume: %v", out.FunctionResponse().Response)
 			}
 		})
