@@ -16,6 +16,7 @@ import (
 	"github.com/mcpadapter/mcpadapter/internal/schemacheck"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
 	"github.com/mcpadapter/mcpadapter/schemaprofile"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 var eras = []testserver.Era{testserver.Modern, testserver.Legacy}
@@ -232,5 +233,30 @@ func TestElicitationResume(t *testing.T) {
 				t.Error("Resume of a finished outcome: no error")
 			}
 		})
+	}
+}
+
+// TestRenamedProperty: a property name Anthropic refuses is sent renamed,
+// and the server gets its own name back when the model uses the new one.
+func TestRenamedProperty(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "names", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "greet", InputSchema: json.RawMessage(
+		`{"type":"object","properties":{"user name":{"type":"string"}},"required":["user name"]}`)},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(req.Params.Arguments)}}}, nil
+		})
+	ts := toolsetOf(t, srv, nil)
+	data, _ := json.Marshal(ts.Tools())
+	if !strings.Contains(string(data), `"properties":{"user_name":`) || !strings.Contains(string(data), `"required":["user_name"]`) {
+		t.Fatalf("tools %s", data)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	outs, err := ts.Run(ctx, []anthropic.Call{{ID: "toolu_1", Name: "greet", Input: json.RawMessage(`{"user_name":"Ada"}`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := outs[0].Text(); got != `{"user name":"Ada"}` {
+		t.Errorf("the server got %s", got)
 	}
 }
