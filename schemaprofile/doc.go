@@ -40,7 +40,8 @@
 // Anthropic (Messages tools, input_schema): as OpenAI at the root
 // (root-object, root-combinator); property names outside
 // ^[a-zA-Z0-9_.-]{1,64}$ are renamed (property-renamed; $refs inlined
-// first when that happens) and Restore maps them back.
+// first when that happens; $defs that nothing refers to and that hold
+// such names are dropped, keyword-dropped) and Restore maps them back.
 //
 // Gemini (function declarations, genai.Schema, an OpenAPI 3.0 subset):
 // $ref/$defs inlined (ref-inlined), a recursive $ref expanded at most 3

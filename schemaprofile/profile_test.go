@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpadapter/mcpadapter/internal/schemacheck"
 	"github.com/mcpadapter/mcpadapter/schemaprofile"
 )
 
@@ -89,6 +90,19 @@ func TestAnthropicRenamesAndRestores(t *testing.T) {
 	args, err := r.Restore(json.RawMessage(`{"a_b":"v","ok":{"x_y":1}}`))
 	if err != nil || string(args) != `{"a b":"v","ok":{"x/y":1}}` {
 		t.Errorf("Restore = %s, %v", args, err)
+	}
+}
+
+// TestAnthropicUnusedDefs: definitions nothing refers to whose property
+// names Anthropic refuses are dropped (found by FuzzTools in the
+// anthropic module).
+func TestAnthropicUnusedDefs(t *testing.T) {
+	r := apply(t, schemaprofile.Anthropic, `{"type":"object","properties":{"a":{"type":"string"}},"$defs":{"d":{"type":"object","properties":{"":{}}}}}`)
+	if strings.Contains(string(r.Schema), "$defs") {
+		t.Errorf("schema %s", r.Schema)
+	}
+	if p := schemacheck.Anthropic(r.Schema); len(p) > 0 {
+		t.Errorf("schema %s: %v", r.Schema, p)
 	}
 }
 

@@ -1,5 +1,5 @@
 // Command genkit is an agent on Firebase Genkit for Go with the tools of
-// an MCP server (examples/internal/tripserver, run in this process):
+// an MCP server (internal/tripserver, run in this process):
 // Genkit runs the model's tool requests of each turn in parallel through
 // mcpadapter/genkit, a tool error goes back to the model as the tool's
 // output, and the server's question (elicitation) is a Genkit tool
@@ -31,8 +31,8 @@ import (
 	"github.com/firebase/genkit/go/plugins/googlegenai"
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/elicitation"
-	"github.com/mcpadapter/mcpadapter/examples/internal/tripserver"
 	mg "github.com/mcpadapter/mcpadapter/genkit"
+	"github.com/mcpadapter/mcpadapter/internal/tripserver"
 )
 
 // Prompt is the user's request.

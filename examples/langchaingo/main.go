@@ -1,5 +1,5 @@
 // Command langchaingo is an agent loop on github.com/tmc/langchaingo with
-// the tools of an MCP server (examples/internal/tripserver, run in this
+// the tools of an MCP server (internal/tripserver, run in this
 // process): the model's tool calls of each turn run in parallel through
 // mcpadapter/langchaingo, a tool error goes back to the model as text,
 // and the server's question (elicitation) is answered by the user, here
@@ -25,7 +25,7 @@ import (
 
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/elicitation"
-	"github.com/mcpadapter/mcpadapter/examples/internal/tripserver"
+	"github.com/mcpadapter/mcpadapter/internal/tripserver"
 	lc "github.com/mcpadapter/mcpadapter/langchaingo"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/openai"

@@ -1,8 +1,10 @@
 // Package tripserver is the MCP server of the agent examples
-// (examples/genkit, examples/langchaingo): a go-sdk server run in the
+// examples/genkit and examples/langchaingo: a go-sdk server run in the
 // example's own process, with a tool that returns structured content, one
 // that fails the way a tool fails (isError), and one that asks the user a
-// question (elicitation).
+// question (elicitation). It lives in the core module's internal tree so
+// that examples/genkit, a module of its own (see the README, Modules), can
+// use it too.
 package tripserver
 
 import (
