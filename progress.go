@@ -16,6 +16,8 @@ type Progress struct {
 	Progress float64
 	Total    float64
 	Message  string
+	// Task is set on the statuses of the task behind the call.
+	Task *TaskProgress
 }
 
 // progressLinger is how long a call's progress token stays routed after

@@ -36,6 +36,9 @@ type Tool struct {
 	Meta map[string]any
 	// Icons are the tool's icons, if any.
 	Icons []mcp.Icon
+	// TaskSupport is the tool's execution.taskSupport (2025-11-25 tasks):
+	// "required", "optional", "forbidden", or "" when not said.
+	TaskSupport string
 
 	client *Client
 	args   *argPlan // the model's arguments to the server's; nil: as they are
@@ -91,6 +94,7 @@ func (c *Client) newTool(t *mcp.Tool) (*Tool, error) {
 		out.Title = t.Annotations.Title
 	}
 	rawIn, rawOut, ok := c.obs.RawSchemas(t.Name)
+	out.TaskSupport = c.obs.TaskSupport(t.Name)
 	switch {
 	case ok && len(rawIn) > 0:
 		out.InputSchema = rawIn
