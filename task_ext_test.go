@@ -1,0 +1,273 @@
+package mcpadapter_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/elicitation"
+	"github.com/mcpadapter/mcpadapter/internal/taskserver"
+	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// extTargets are the 2026-07-28 task server in-process and over
+// stateless streamable HTTP.
+func extTargets() map[string]func(t *testing.T, s *taskserver.Server) any {
+	return map[string]func(t *testing.T, s *taskserver.Server) any{
+		"inprocess": func(t *testing.T, s *taskserver.Server) any { return s.MCP },
+		"http": func(t *testing.T, s *taskserver.Server) any {
+			return testserver.ServeStreamable(t, s.MCP, testserver.Stateless())
+		},
+	}
+}
+
+func newTaskServer(t *testing.T, opts taskserver.Options) *taskserver.Server {
+	s := taskserver.New(opts)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// extTool lists the server's tools and returns the named one.
+func extTool(t *testing.T, ctx context.Context, a *mcpadapter.Adapter, name string) *mcpadapter.Tool {
+	t.Helper()
+	tools, err := a.Tools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range tools {
+		if tl.Name == name {
+			return tl
+		}
+	}
+	t.Fatalf("tool %q not listed", name)
+	return nil
+}
+
+// TestExtTaskCompletes: a 2026-07-28 server answers with a task (Tasks
+// extension), the call polls it and returns its result; the server's
+// pollInterval is honoured (counted: a task done well before the first
+// poll is polled once; with a short interval, no two polls come closer
+// than most of it).
+func TestExtTaskCompletes(t *testing.T) {
+	t.Parallel()
+	for name, target := range extTargets() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			for _, tc := range []struct {
+				interval, steps, stepMs int64
+				polls                   func(n int) bool
+				want                    string
+			}{
+				{interval: 1000, steps: 1, stepMs: 50, polls: func(n int) bool { return n == 1 }, want: "once"},
+				{interval: 40, steps: 5, stepMs: 40, polls: func(n int) bool { return n >= 2 && n <= 12 }, want: "2 to 12 times"},
+			} {
+				srv := newTaskServer(t, taskserver.Options{PollInterval: tc.interval})
+				a, err := mcpadapter.New(target(t, srv), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer a.Close()
+				var log statusLog
+				var h mcpadapter.TaskHandle
+				args, _ := json.Marshal(map[string]int64{"steps": tc.steps, "stepMs": tc.stepMs})
+				res, err := extTool(t, ctx, a, "work").CallWith(ctx, args, &mcpadapter.CallOptions{
+					Progress: log.progress, OnTask: func(th mcpadapter.TaskHandle) { h = th }})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := "done: " + string(rune('0'+tc.steps)) + " steps"; res.IsError || res.Text() != want {
+					t.Fatalf("result %q (isError %v), want %q", res.Text(), res.IsError, want)
+				}
+				if h.Protocol != mcpadapter.TaskProtocolExtension || h.TaskID == "" {
+					t.Fatalf("handle %+v", h)
+				}
+				gets := srv.Gets(h.TaskID)
+				if !tc.polls(len(gets)) {
+					t.Errorf("interval %dms: polled %d times, want %s", tc.interval, len(gets), tc.want)
+				}
+				for i := 1; i < len(gets); i++ {
+					if gap := gets[i].Sub(gets[i-1]); gap < time.Duration(tc.interval)*time.Millisecond*3/4 {
+						t.Errorf("polls %d and %d only %v apart; the server advised %dms", i-1, i, gap, tc.interval)
+					}
+				}
+				if srv.Started("work") != 1 {
+					t.Errorf("work started %d times", srv.Started("work"))
+				}
+				if !log.seen(mcpadapter.TaskWorking) || !log.seen(mcpadapter.TaskCompleted) {
+					t.Errorf("statuses: %v", log.statuses)
+				}
+			}
+		})
+	}
+}
+
+// TestExtTaskFailsAndForgotten: a failed task is an error result with
+// the server's words; a task the server forgot is a *TaskError naming
+// the task and tasks/get.
+func TestExtTaskFailsAndForgotten(t *testing.T) {
+	t.Parallel()
+	for name, target := range extTargets() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			srv := newTaskServer(t, taskserver.Options{PollInterval: 20})
+			a, err := mcpadapter.New(target(t, srv), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			res, err := extTool(t, ctx, a, "fail").Call(ctx, json.RawMessage(`{"stepMs":10}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.IsError || !strings.Contains(res.Text(), "disk on fire") {
+				t.Errorf("failed task: isError=%v %q", res.IsError, res.Text())
+			}
+			_, err = extTool(t, ctx, a, "forget").Call(ctx, nil)
+			var te *mcpadapter.TaskError
+			if !errors.As(err, &te) || te.Op != "tasks/get" || te.Handle.TaskID == "" || !strings.Contains(err.Error(), "unknown task") {
+				t.Fatalf("want a *TaskError from tasks/get saying the task is unknown, got %v", err)
+			}
+		})
+	}
+}
+
+// TestExtTaskCancel: the call's context ends, tasks/cancel goes out, the
+// error says the task was cancelled on the server, and no work is left
+// running.
+func TestExtTaskCancel(t *testing.T) {
+	t.Parallel()
+	for name, target := range extTargets() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			srv := newTaskServer(t, taskserver.Options{PollInterval: 20})
+			a, err := mcpadapter.New(target(t, srv), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			callCtx, stop := context.WithCancel(ctx)
+			var id string
+			_, err = extTool(t, ctx, a, "work").CallWith(callCtx, json.RawMessage(`{"steps":100,"stepMs":100}`), &mcpadapter.CallOptions{
+				OnTask: func(h mcpadapter.TaskHandle) { id = h.TaskID; stop() }})
+			var tce *mcpadapter.TaskCancelledError
+			if !errors.As(err, &tce) || !tce.Confirmed || !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "cancelled on the server") {
+				t.Fatalf("want a confirmed *TaskCancelledError, got %v", err)
+			}
+			if got := srv.Status(id); got != "cancelled" || srv.Cancels() != 1 || srv.Running() != 0 {
+				t.Errorf("server: status %q, %d cancels, %d running", got, srv.Cancels(), srv.Running())
+			}
+			if err := a.Close(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// TestExtTaskInput: a task waiting for input becomes the elicitation
+// interrupt; its pending call is plain data (JSON) that a fresh client
+// resumes, and the answer reaches the task (tasks/update).
+func TestExtTaskInput(t *testing.T) {
+	t.Parallel()
+	for name, target := range extTargets() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			srv := newTaskServer(t, taskserver.Options{PollInterval: 20})
+			tgt := target(t, srv)
+			a, err := mcpadapter.New(tgt, &mcpadapter.Options{Elicitation: mcpadapter.ElicitInterrupt})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = extTool(t, ctx, a, "ask").Call(ctx, json.RawMessage(`{"stepMs":10}`))
+			var ire *mcpadapter.InputRequiredError
+			if !errors.As(err, &ire) || ire.Pending.Task == nil || len(ire.Pending.Requests) != 1 || ire.Pending.Requests[0].Message != "What is your name?" {
+				t.Fatalf("want the task's question as an interrupt, got %v", err)
+			}
+			saved, err := json.Marshal(ire.Pending)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a.Close()
+
+			b, err := mcpadapter.New(tgt, &mcpadapter.Options{Elicitation: mcpadapter.ElicitInterrupt})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			var pending mcpadapter.PendingCall
+			if err := json.Unmarshal(saved, &pending); err != nil {
+				t.Fatal(err)
+			}
+			res, err := extTool(t, ctx, b, "ask").Resume(ctx, &pending, &elicitation.Resume{Responses: map[string]elicitation.Response{
+				"name": {Action: elicitation.Accept, Content: map[string]any{"name": "Ada"}}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Text() != "hello Ada (accept)" {
+				t.Errorf("result %q", res.Text())
+			}
+			if srv.Started("ask") != 1 {
+				t.Errorf("ask started %d times", srv.Started("ask"))
+			}
+		})
+	}
+}
+
+// TestExtTaskInputHandler: without ElicitInterrupt the client's own
+// ElicitationHandler answers the task's question.
+func TestExtTaskInputHandler(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv := newTaskServer(t, taskserver.Options{PollInterval: 20})
+	c, err := mcpadapter.NewClient(srv.MCP, &mcpadapter.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Grace"}}, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res, err := c.CallTool(ctx, "ask", json.RawMessage(`{"stepMs":10}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Text() != "hello Grace (accept)" {
+		t.Errorf("result %q", res.Text())
+	}
+}
+
+// TestExtTaskNever: TaskNever does not declare the extension, so the
+// server runs the call at once.
+func TestExtTaskNever(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv := newTaskServer(t, taskserver.Options{})
+	c, err := mcpadapter.NewClient(srv.MCP, &mcpadapter.ClientOptions{Tasks: &mcpadapter.TaskOptions{Mode: mcpadapter.TaskNever}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res, err := c.CallTool(ctx, "work", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Text() != "plain call of work" || srv.Started("work") != 0 {
+		t.Errorf("result %q, %d tasks started", res.Text(), srv.Started("work"))
+	}
+	if _, err := c.ListTasks(ctx); !errors.Is(err, mcpadapter.ErrNoTaskList) {
+		t.Errorf("ListTasks on 2026-07-28: %v", err)
+	}
+}
