@@ -119,6 +119,7 @@ func (c *Client) followTaskAnswered(ctx context.Context, tc *toolCall, h *TaskHa
 	}
 	lo, hi := c.opts.Tasks.bounds()
 	backoff := 4 * lo
+	gen := c.closeGen()
 	var last Task
 	for polls := 0; ; polls++ {
 		if st.Task != last {
@@ -145,19 +146,56 @@ func (c *Client) followTaskAnswered(ctx context.Context, tc *toolCall, h *TaskHa
 			backoff = min(backoff+backoff/2, hi)
 		}
 		wait = min(max(wait, lo), hi)
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return c.cancelTask(ctx, h)
+		if err := c.pollWait(ctx, h, wait, gen); err != nil {
+			return c.taskEnded(ctx, h, err)
 		}
 		next, err := c.getTask(ctx, h)
+		if err != nil && ctx.Err() == nil && c.closeGen() != gen {
+			err = &TaskError{Handle: *h, Op: "tasks/get", Err: fmt.Errorf("%w: %w", ErrTaskDetached, err)}
+		}
 		if err != nil {
 			return c.taskEnded(ctx, h, err)
 		}
 		st = next
 	}
+}
+
+// ErrTaskDetached says a task call ended because its client was closed:
+// the task goes on on the server (over stdio, the server ended with the
+// client). Its TaskError's Handle resumes it with Client.ResumeTask.
+var ErrTaskDetached = errors.New("the client was closed while the task ran; the task was not cancelled (resume it with Client.ResumeTask)")
+
+// pollWait waits d before the next poll. It ends early when ctx ends
+// (the caller cancels the task) or the client is closed (the call lets
+// go of the task: ErrTaskDetached). A connection that is lost otherwise
+// ends the wait too; the next poll reconnects.
+func (c *Client) pollWait(ctx context.Context, h *TaskHandle, d time.Duration, gen uint64) error {
+	if c.closeGen() != gen {
+		return &TaskError{Handle: *h, Op: "tasks/get", Err: ErrTaskDetached}
+	}
+	s, err := c.session(ctx)
+	if err != nil {
+		return err
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.life.Done():
+		if c.closeGen() != gen {
+			return &TaskError{Handle: *h, Op: "tasks/get", Err: ErrTaskDetached}
+		}
+	}
+	return nil
+}
+
+// closeGen counts the client's Close calls.
+func (c *Client) closeGen() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen
 }
 
 // reportTask hands a task's status to the call's progress function.

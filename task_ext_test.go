@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/elicitation"
 	"github.com/mcpadapter/mcpadapter/internal/taskserver"
+	"github.com/mcpadapter/mcpadapter/internal/testenv"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -269,5 +271,56 @@ func TestExtTaskNever(t *testing.T) {
 	}
 	if _, err := c.ListTasks(ctx); !errors.Is(err, mcpadapter.ErrNoTaskList) {
 		t.Errorf("ListTasks on 2026-07-28: %v", err)
+	}
+}
+
+// TestExtTaskClose: closing the client ends a task call at once, lets go
+// of the task (which goes on on the server: Close is not a cancel) and
+// leaves no goroutine behind; the handle resumes it.
+func TestExtTaskClose(t *testing.T) {
+	// Not parallel: it counts goroutines.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv := newTaskServer(t, taskserver.Options{PollInterval: 5000})
+	url := testserver.ServeStreamable(t, srv.MCP, testserver.Stateless())
+	before := runtime.NumGoroutine()
+	c, err := mcpadapter.NewClient(url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	made := make(chan mcpadapter.TaskHandle, 1)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.CallTool(ctx, "work", json.RawMessage(`{"steps":4,"stepMs":100}`), &mcpadapter.CallOptions{
+			OnTask: func(h mcpadapter.TaskHandle) { made <- h }})
+		done <- err
+	}()
+	h := <-made
+	time.Sleep(50 * time.Millisecond) // into the 5s wait for the next poll
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		var te *mcpadapter.TaskError
+		if !errors.As(err, &te) || !errors.Is(err, mcpadapter.ErrTaskDetached) || te.Handle.TaskID != h.TaskID {
+			t.Fatalf("want a *TaskError with ErrTaskDetached, got %v", err)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("the task call still waits after Close")
+	}
+	if got := srv.Status(h.TaskID); got != "working" {
+		t.Errorf("task %q after Close, want working (not cancelled)", got)
+	}
+	testenv.WaitGoroutines(t, before)
+	// The handle still reaches the task.
+	d, err := mcpadapter.NewClient(url, &mcpadapter.ClientOptions{Tasks: &mcpadapter.TaskOptions{MaxPoll: 100 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	res, err := d.ResumeTask(ctx, h, nil)
+	if err != nil || res.Text() != "done: 4 steps" {
+		t.Fatalf("resumed: %v %v", res, err)
 	}
 }
