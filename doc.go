@@ -59,6 +59,11 @@
 //	interrupt.go    ElicitInterrupt: PendingCall, InputRequiredError, Resume,
 //	                multi-round-trip calls (2026-07-28)
 //	park.go         handshake-era calls parked while the user answers
+//	task.go         MCP tasks: TaskMode, TaskOptions, TaskHandle, Task, typed errors
+//	task_call.go    a call as a task: create, poll, result, cancel; ResumeTask
+//	task_input.go   a 2026-07-28 task's questions: interrupt, handlers, tasks/update
+//	task_rpc.go     tasks/* as go-sdk custom methods; the "task" member of tools/call
+//	tasks_list.go   Client.ListTasks, GetTask, CancelTask
 //	request.go      send: the one function every request goes through (retry, loss)
 //	list.go         paginated listings
 //	features.go     prompts, resources, completion
@@ -83,6 +88,7 @@
 //	internal/oauthflow   the OAuth sign-in: loopback redirect, token files
 //	internal/config      the mcpServers document parser, with positions
 //	internal/jsonscan    skipping JSON text without decoding it (stdio, wire)
+//	internal/taskserver  a 2026-07-28 Tasks-extension server on go-sdk, for tests
 //
 // Package schemaprofile rewrites input schemas for model providers
 // (OpenAI strict and not, Anthropic, Gemini) and lists what it changed.
