@@ -70,6 +70,9 @@ type ServerConfig struct {
 	// tool calls in flight (ClientOptions.MaxConcurrentCalls); 0 means
 	// the ClientOptions' setting.
 	MaxConcurrentCalls int
+	// Tasks is "tasks": the server's TaskMode ("auto", "prefer",
+	// "never"); TaskDefault keeps ClientOptions.Tasks.Mode.
+	Tasks TaskMode
 
 	// Prefix is "prefix": what starts the names of the server's tools
 	// instead of Name (ServerTransform.Prefix).
@@ -191,8 +194,10 @@ func ParseConfig(data []byte) (*Config, error) {
 // "30s"), "includeTools" and "excludeTools" (lists of tool names), "cache"
 // (true, false, or an object {"defaultTtl": "30s", "maxTtl": "10m",
 // "maxEntries": 500}: see ServerCache), "maxConcurrentCalls" (a whole
-// number: see ClientOptions.MaxConcurrentCalls), "disabled" (true drops
-// the server), and the tool transforms of ServerTransform: "prefix" (a
+// number: see ClientOptions.MaxConcurrentCalls), "tasks" ("auto",
+// "prefer" or "never": the TaskMode of the server's calls, and of one
+// tool's in "tools"), "disabled" (true drops the server), and the tool
+// transforms of ServerTransform: "prefix" (a
 // name), "description" (a string) and "tools", an object of tools by the
 // server's name for each: {"search": {"name": "search_docs",
 // "description": "...", "enabled": true, "arguments": {"limit":

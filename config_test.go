@@ -236,8 +236,8 @@ func TestParseConfigConversion(t *testing.T) {
 		"token": {"url": "https://t.example/mcp", "headers": {"H": "h"}, "auth": "${TOKEN}", "cache": false},
 		"oauth": {"url": "https://o.example/sse", "auth": {"type": "oauth", "clientId": "id", "clientSecret": "s", "issuer": "https://as.example",
 			"scopes": ["s1"], "redirectUrl": "http://127.0.0.1:8976/cb"}, "cache": true},
-		"plain": {"url": "https://p.example/mcp", "auth": "oauth", "maxConcurrentCalls": 2, "prefix": "p", "description": "Note.",
-			"tools": {"t": {"name": "n", "description": "d", "enabled": false, "arguments": {"a": {"name": "b", "description": "x", "default": 1, "hide": true}}}}}
+		"plain": {"url": "https://p.example/mcp", "auth": "oauth", "maxConcurrentCalls": 2, "prefix": "p", "description": "Note.", "tasks": "prefer",
+			"tools": {"t": {"name": "n", "description": "d", "enabled": false, "tasks": "never", "arguments": {"a": {"name": "b", "description": "x", "default": 1, "hide": true}}}}}
 	}}`
 	cfg, err := ParseConfigEnv([]byte(doc), lookupTestEnv)
 	if err != nil {
@@ -253,7 +253,7 @@ func TestParseConfigConversion(t *testing.T) {
 		{Name: "oauth", URL: "https://o.example/sse", Transport: "sse", Cache: &ServerCache{},
 			Auth: &ServerAuth{OAuth: &OAuthSettings{ClientID: "id", ClientSecret: "s", Issuer: "https://as.example", Scopes: []string{"s1"}, RedirectURL: "http://127.0.0.1:8976/cb"}}},
 		{Name: "plain", URL: "https://p.example/mcp", Transport: "http", Auth: &ServerAuth{OAuth: &OAuthSettings{}},
-			MaxConcurrentCalls: 2, Prefix: "p", Description: "Note.", Tools: map[string]*ToolTransform{"t": {Name: "n", Description: "d", Disabled: true,
+			MaxConcurrentCalls: 2, Prefix: "p", Description: "Note.", Tasks: TaskPrefer, Tools: map[string]*ToolTransform{"t": {Name: "n", Description: "d", Disabled: true, Task: TaskNever,
 				Arguments: map[string]*ArgTransform{"a": {Name: "b", Description: "x", Default: json.RawMessage(`1`), Hide: true}}}}},
 	}
 	if !reflect.DeepEqual(cfg.Servers, want) {

@@ -49,8 +49,11 @@ const (
 	// TaskPrefer is TaskAuto, and also asks for a task when the tool
 	// allows one (taskSupport "optional").
 	TaskPrefer
-	// TaskNever never asks for a task and does not declare the Tasks
-	// extension: a tool that requires tasks is refused by its server.
+	// TaskNever never asks for a task: a tool that requires one is
+	// refused by its server. On a client it also leaves the Tasks
+	// extension undeclared; on one call it cannot, as go-sdk declares a
+	// client's capabilities with every request, so a 2026-07-28 server
+	// may still answer that call with a task, which is then followed.
 	TaskNever
 )
 
@@ -312,4 +315,17 @@ func withTaskAsk(ctx context.Context, o *TaskOptions) context.Context {
 		a.TTL = &ms
 	}
 	return context.WithValue(ctx, taskAskKey{}, a)
+}
+
+// taskModeOf reads a config's "tasks" member.
+func taskModeOf(s string) TaskMode {
+	switch s {
+	case "auto":
+		return TaskAuto
+	case "prefer":
+		return TaskPrefer
+	case "never":
+		return TaskNever
+	}
+	return TaskDefault
 }

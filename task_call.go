@@ -120,10 +120,13 @@ func (c *Client) followTaskAnswered(ctx context.Context, tc *toolCall, h *TaskHa
 	lo, hi := c.opts.Tasks.bounds()
 	backoff := 4 * lo
 	gen := c.closeGen()
-	var last Task
-	for polls := 0; ; polls++ {
-		if st.Task != last {
-			last = st.Task
+	var last struct {
+		status TaskStatus
+		msg    string
+	}
+	for {
+		if st.Status != last.status || st.StatusMessage != last.msg {
+			last.status, last.msg = st.Status, st.StatusMessage
 			c.reportTask(tc, h, st)
 		}
 		switch st.Status {

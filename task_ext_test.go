@@ -324,3 +324,63 @@ func TestExtTaskClose(t *testing.T) {
 		t.Fatalf("resumed: %v %v", res, err)
 	}
 }
+
+// TestTaskConfig: an mcpServers config sets the task mode per server and
+// per tool ("tasks"); a bad mode is an error naming its JSON path.
+func TestTaskConfig(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	srv := newTaskServer(t, taskserver.Options{PollInterval: 20})
+	url := testserver.ServeStreamable(t, srv.MCP, testserver.Stateless())
+	path, args, env := testenv.EverythingStdio(t)
+	adapter := func(servers map[string]any) *mcpadapter.Adapter {
+		doc, _ := json.Marshal(map[string]any{"mcpServers": servers})
+		cfg, err := mcpadapter.ParseConfig(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := mcpadapter.New(cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { a.Close() })
+		return a
+	}
+	// Two groups: a handshake-era server would pull a group down to
+	// 2025-11-25, where the Tasks extension is not spoken.
+	a := adapter(map[string]any{"plain": map[string]any{"url": url, "tasks": "never"}, "tasks": map[string]any{"url": url}})
+	b := adapter(map[string]any{"everything": map[string]any{"command": path, "args": args, "env": envMap(env),
+		"tools": map[string]any{"simulate-research-query": map[string]any{"tasks": "never"}}}})
+	for tool, want := range map[string]string{
+		"plain_work": "plain call of work", // the server's mode: no task
+		"tasks_work": "done: 1 steps",      // the default: the server makes a task
+	} {
+		res, err := extTool(t, ctx, a, tool).Call(ctx, json.RawMessage(`{"stepMs":10}`))
+		if err != nil || res.Text() != want {
+			t.Errorf("%s: %v %v, want %q", tool, res, err, want)
+		}
+	}
+	// The tool's mode: a plain call, which the server refuses.
+	res, err := extTool(t, ctx, b, "simulate-research-query").Call(ctx, json.RawMessage(`{"topic":"x"}`))
+	if err != nil || !res.IsError || !strings.Contains(res.Text(), "requires task augmentation") {
+		t.Errorf("tasks never on the tool: %v %v", res, err)
+	}
+
+	_, err = mcpadapter.ParseConfig([]byte(`{"mcpServers":{"s":{"url":"http://127.0.0.1:1/mcp","tools":{"t":{"tasks":"sometimes"}}}}}`))
+	var ce *mcpadapter.ConfigError
+	if !errors.As(err, &ce) || ce.Path != "mcpServers.s.tools.t.tasks" || !strings.Contains(err.Error(), `unknown task mode "sometimes"`) {
+		t.Errorf("bad mode: %v", err)
+	}
+}
+
+// envMap turns KEY=value pairs into a config's "env" object.
+func envMap(env []string) map[string]string {
+	m := map[string]string{}
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
+}

@@ -43,6 +43,7 @@ type Tool struct {
 	client *Client
 	args   *argPlan // the model's arguments to the server's; nil: as they are
 	soft   bool     // transport failures are results (Options.TransportErrorsAsResults)
+	task   TaskMode // the tool's TaskMode (ToolTransform.Task), or TaskDefault
 }
 
 // Call calls the tool with args, a JSON object (nil or empty means {}).
@@ -69,6 +70,14 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (*Result, error) 
 // CallWith is Call with per-call options (progress, _meta); opts may be
 // nil.
 func (t *Tool) CallWith(ctx context.Context, args json.RawMessage, opts *CallOptions) (*Result, error) {
+	if t.task != TaskDefault && (opts == nil || opts.Task == TaskDefault) {
+		o := CallOptions{}
+		if opts != nil {
+			o = *opts
+		}
+		o.Task = t.task
+		opts = &o
+	}
 	res, err := t.client.call(ctx, t.OriginalName, t.Name, t.args.wire(args), opts)
 	return t.softened(ctx, res, err)
 }

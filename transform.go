@@ -62,6 +62,9 @@ type ToolTransform struct {
 	// Arguments transform the tool's arguments, by the server's name for
 	// each: the properties of its input schema.
 	Arguments map[string]*ArgTransform
+	// Task, unless TaskDefault, is the tool's TaskMode: it applies to
+	// calls whose CallOptions.Task is TaskDefault (config: "tasks").
+	Task TaskMode
 }
 
 // ArgTransform changes one argument of a tool.
@@ -244,6 +247,7 @@ func (sh *serverShape) apply(t *Tool) error {
 		if tt.Description != "" {
 			t.Description = tt.Description
 		}
+		t.task = tt.Task
 		if len(tt.Arguments) > 0 {
 			schema, plan, err := transformSchema(t.InputSchema, tt.Arguments)
 			if err != nil {

@@ -16,6 +16,8 @@ type Tool struct {
 	Disabled bool
 	// Arguments is "arguments": by the server's name for each argument.
 	Arguments map[string]*Argument
+	// Tasks is "tasks": "auto", "prefer" or "never" (MCP tasks), or "".
+	Tasks string
 }
 
 // Argument is one member of a tool's "arguments" object.
@@ -53,6 +55,20 @@ func (p *parser) prefix(f member, path string) string {
 		p.errorf(f.off, path, "prefix %q is not allowed: it starts tool names (kb_search), so it must match ^[A-Za-z0-9_-]+$ and be at most %d bytes", s, MaxServerName)
 	}
 	return s
+}
+
+// taskMode returns the "tasks" member f: when tool calls run as MCP
+// tasks.
+func (p *parser) taskMode(f member, path string) string {
+	s := p.plainString(f, path)
+	switch s {
+	case "auto", "prefer", "never":
+		return s
+	}
+	if f.val[0] == '"' {
+		p.errorf(f.off, path, `unknown task mode %q; want "auto" (when the tool requires it or the server chooses), "prefer" (whenever the tool allows) or "never"`, s)
+	}
+	return ""
 }
 
 // plainString returns the string f, as written (no variables expanded).
@@ -118,8 +134,10 @@ func (p *parser) tool(m member, path string) *Tool {
 			t.Disabled = !p.boolean(e, epath)
 		case "arguments":
 			t.Arguments = p.arguments(e, epath)
+		case "tasks":
+			t.Tasks = p.taskMode(e, epath)
 		default:
-			p.errorf(e.keyOff, epath, "unknown tool member %q; want name, description, enabled or arguments", e.key)
+			p.errorf(e.keyOff, epath, "unknown tool member %q; want name, description, enabled, arguments or tasks", e.key)
 		}
 	}
 	return t
