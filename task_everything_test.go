@@ -231,3 +231,49 @@ func TestEverythingTaskInput(t *testing.T) {
 		})
 	}
 }
+
+// TestEverythingResumeTask: ResumeTask follows a 2025-11-25 task from its
+// handle (tasks/get, then tasks/result) while the call that made it still
+// runs; both get the report. (server-everything keeps a task for the
+// session that made it, so the handle works on the same connection.)
+func TestEverythingResumeTask(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	a, err := mcpadapter.New(testenv.StartEverythingHTTP(t, testenv.TransportStreamable), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	tool := researchTool(t, ctx, a)
+	handles := make(chan mcpadapter.TaskHandle, 1)
+	type outcome struct {
+		res *mcpadapter.Result
+		err error
+	}
+	first := make(chan outcome, 1)
+	go func() {
+		res, err := tool.CallWith(ctx, json.RawMessage(`{"topic":"otters"}`), &mcpadapter.CallOptions{
+			OnTask: func(h mcpadapter.TaskHandle) { handles <- h }})
+		first <- outcome{res, err}
+	}()
+	var h mcpadapter.TaskHandle
+	select {
+	case h = <-handles:
+	case o := <-first:
+		t.Fatalf("the call ended before its task was made: %v", o.err)
+	}
+	saved, _ := json.Marshal(h)
+	var back mcpadapter.TaskHandle
+	if err := json.Unmarshal(saved, &back); err != nil {
+		t.Fatal(err)
+	}
+	res, err := a.Client().ResumeTask(ctx, back, nil)
+	if err != nil || !strings.Contains(res.Text(), "# Research Report: otters") {
+		t.Fatalf("ResumeTask: %v %v", res, err)
+	}
+	o := <-first
+	if o.err != nil || !strings.Contains(o.res.Text(), "# Research Report: otters") {
+		t.Fatalf("the call: %v %v", o.res, o.err)
+	}
+}
