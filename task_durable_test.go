@@ -31,7 +31,12 @@ func taskChild(url string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
+	if _, err := c.Tools(ctx); err != nil { // 2025-11-25: the tool's taskSupport
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
 	_, err = c.CallTool(ctx, "work", json.RawMessage(`{"steps":30,"stepMs":100}`), &mcpadapter.CallOptions{
+		Task: mcpadapter.TaskPrefer,
 		OnTask: func(h mcpadapter.TaskHandle) {
 			b, _ := json.Marshal(h)
 			fmt.Println(string(b))
@@ -44,13 +49,26 @@ func taskChild(url string) int {
 // TestTaskSurvivesHostKill: a host process starts a task and is killed
 // (SIGKILL) while it runs; a fresh client in another process resumes the
 // task from its handle, plain JSON, and gets the result; the server
-// started the work once.
+// started the work once. Both eras: the 2026-07-28 Tasks extension over
+// stateless HTTP, 2025-11-25 tasks over HTTP sessions (the resuming
+// client has a session of its own).
 func TestTaskSurvivesHostKill(t *testing.T) {
 	t.Parallel()
+	t.Run("2026-07-28", func(t *testing.T) {
+		t.Parallel()
+		srv := newTaskServer(t, taskserver.Options{PollInterval: 50})
+		hostKill(t, srv, testserver.ServeStreamable(t, srv.MCP, testserver.Stateless()), mcpadapter.TaskProtocolExtension)
+	})
+	t.Run("2025-11-25", func(t *testing.T) {
+		t.Parallel()
+		srv, url := coreServer(t, 50)
+		hostKill(t, srv, url, mcpadapter.TaskProtocolCore)
+	})
+}
+
+func hostKill(t *testing.T, srv *taskserver.Server, url string, proto mcpadapter.TaskProtocol) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	srv := newTaskServer(t, taskserver.Options{PollInterval: 50})
-	url := testserver.ServeStreamable(t, srv.MCP, testserver.Stateless())
 
 	child := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
 	child.Env = append(os.Environ(), taskChildEnv+"="+url)
@@ -71,8 +89,8 @@ func TestTaskSurvivesHostKill(t *testing.T) {
 	// Let the host poll a little, then kill it mid-task.
 	deadline := time.Now().Add(10 * time.Second)
 	var h mcpadapter.TaskHandle
-	if err := json.Unmarshal(line, &h); err != nil {
-		t.Fatalf("handle %q: %v", line, err)
+	if err := json.Unmarshal(line, &h); err != nil || h.Protocol != proto {
+		t.Fatalf("handle %q: %v, want protocol %s", line, err, proto)
 	}
 	for len(srv.Gets(h.TaskID)) < 2 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)

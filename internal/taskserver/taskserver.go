@@ -5,6 +5,8 @@
 // tasks/cancel are custom methods. Tasks live in the Server, not in a
 // session, so a client in another process can pick one up.
 //
+// Core (Options.Core) makes it a 2025-11-25 server instead: see core.go.
+//
 // Tools: work (steps × stepMs of work, then "done: N steps"), fail (the
 // task fails with a JSON-RPC error), ask (waits for the user's name,
 // then "hello NAME"), forget (the server loses the task at once:
@@ -30,6 +32,9 @@ type Options struct {
 	// PollInterval is the interval the server advises, in milliseconds;
 	// zero advises none.
 	PollInterval int64
+	// Core makes it a 2025-11-25 server with that protocol's experimental
+	// tasks instead (see core.go); serve it with Handler.
+	Core bool
 }
 
 // Server is the MCP server and the tasks it runs.
@@ -59,6 +64,8 @@ type task struct {
 	asks     map[string]any  // input_required: the inputRequests
 	answer   chan map[string]json.RawMessage
 	stop     context.CancelFunc
+	done     chan struct{} // closed when the task is over
+	ttl      *int64        // asked by the client (2025-11-25)
 }
 
 // New returns a Server; Close stops the work of its tasks.
@@ -67,18 +74,30 @@ func New(opts Options) *Server {
 	s := &Server{opts: opts, ctx: ctx, cancel: cancel, tasks: map[string]*task{}, started: map[string]int{}, gets: map[string][]time.Time{}}
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
 	caps.AddExtension(Extension, map[string]any{})
-	srv := mcp.NewServer(&mcp.Implementation{Name: "taskserver", Version: "1"}, &mcp.ServerOptions{Capabilities: caps})
+	so := &mcp.ServerOptions{Capabilities: caps}
+	if opts.Core {
+		so.SupportedProtocolVersions = []string{"2025-11-25"}
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "taskserver", Version: "1"}, so)
 	type workArgs struct {
 		Steps  int `json:"steps,omitempty"`
 		StepMs int `json:"stepMs,omitempty"`
 	}
 	plain := func(ctx context.Context, req *mcp.CallToolRequest, _ workArgs) (*mcp.CallToolResult, any, error) {
+		if opts.Core && taskSupport[req.Params.Name] == "required" {
+			return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "tool " + req.Params.Name + " requires task augmentation"}
+		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "plain call of " + req.Params.Name}}}, nil, nil
 	}
 	for _, name := range []string{"work", "fail", "ask", "forget"} {
 		mcp.AddTool(srv, &mcp.Tool{Name: name, Description: "a task tool: " + name}, plain)
 	}
 	srv.AddReceivingMiddleware(s.middleware)
+	if opts.Core {
+		srv.AddReceivingMiddleware(s.coreMiddleware)
+		must(mcp.AddReceivingCustomMethod(srv, "tasks/result", s.result))
+		must(mcp.AddReceivingCustomMethod(srv, "tasks/list", s.list))
+	}
 	must(mcp.AddReceivingCustomMethod(srv, "tasks/get", s.get))
 	must(mcp.AddReceivingCustomMethod(srv, "tasks/update", s.update))
 	must(mcp.AddReceivingCustomMethod(srv, "tasks/cancel", s.cancelTask))
@@ -160,7 +179,7 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
-		if !ok || !declares(p.Meta) {
+		if !ok || s.opts.Core || !declares(p.Meta) {
 			return next(ctx, method, req)
 		}
 		var args struct {

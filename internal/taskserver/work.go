@@ -45,9 +45,13 @@ func (s *Server) view(t *task, created bool) *taskResult {
 		ms := s.opts.PollInterval
 		r.PollInterval = &ms
 	}
+	r.TTL = t.ttl
 	if created {
 		r.ResultType = "task"
 		return r
+	}
+	if s.opts.Core {
+		return r // 2025-11-25: the result comes with tasks/result
 	}
 	switch t.status {
 	case "completed":
@@ -66,7 +70,7 @@ func (s *Server) create(tool string, steps int, step time.Duration) *task {
 	s.mu.Lock()
 	s.seq++
 	t := &task{id: fmt.Sprintf("task-%d-%d", time.Now().UnixNano(), s.seq), tool: tool, status: "working", created: time.Now(), stop: stop,
-		answer: make(chan map[string]json.RawMessage, 1)}
+		answer: make(chan map[string]json.RawMessage, 1), done: make(chan struct{})}
 	s.tasks[t.id] = t
 	s.started[tool]++
 	if tool == "forget" {
@@ -139,6 +143,9 @@ func (s *Server) set(t *task, status, msg string, result json.RawMessage, err *j
 	if status != "input_required" {
 		t.asks = nil
 	}
+	if status == "completed" || status == "failed" || status == "cancelled" {
+		close(t.done)
+	}
 }
 
 func (s *Server) lookup(id string) (*task, error) {
@@ -180,7 +187,7 @@ func (s *Server) update(_ context.Context, _ *mcp.ServerSession, p *idParams) (*
 	return &ack{}, nil
 }
 
-func (s *Server) cancelTask(_ context.Context, _ *mcp.ServerSession, p *idParams) (*ack, error) {
+func (s *Server) cancelTask(ctx context.Context, ss *mcp.ServerSession, p *idParams) (mcp.Result, error) {
 	s.mu.Lock()
 	s.cancels++
 	s.mu.Unlock()
@@ -190,5 +197,8 @@ func (s *Server) cancelTask(_ context.Context, _ *mcp.ServerSession, p *idParams
 	}
 	s.set(t, "cancelled", "cancelled by the client", nil, nil)
 	t.stop()
+	if s.opts.Core {
+		return s.view(t, false), nil // 2025-11-25 answers with the task
+	}
 	return &ack{}, nil
 }
