@@ -206,13 +206,9 @@ func (c *Client) taskMode(tc *toolCall) TaskMode {
 	return m
 }
 
-// wantsTask reports whether tc is sent as a task-augmented tools/call:
-// on a 2025-11-25 connection, when the tool's taskSupport (from the
-// latest tools/list) and the call's mode say so.
-func (c *Client) wantsTask(s *session, tc *toolCall) bool {
-	if s.info.Era == EraDiscover {
-		return false
-	}
+// mayWantTask reports whether tc would be a task on a 2025-11-25
+// connection, before connecting.
+func (c *Client) mayWantTask(tc *toolCall) bool {
 	switch c.obs.TaskSupport(tc.tool) {
 	case "required":
 		return c.taskMode(tc) != TaskNever
@@ -220,6 +216,13 @@ func (c *Client) wantsTask(s *session, tc *toolCall) bool {
 		return c.taskMode(tc) == TaskPrefer
 	}
 	return false
+}
+
+// wantsTask reports whether tc is sent as a task-augmented tools/call:
+// on a 2025-11-25 connection, when the tool's taskSupport (from the
+// latest tools/list) and the call's mode say so.
+func (c *Client) wantsTask(s *session, tc *toolCall) bool {
+	return s.info.Era != EraDiscover && c.mayWantTask(tc)
 }
 
 // taskState is a task as tasks/get, or the tools/call that made it,

@@ -15,6 +15,9 @@ import (
 // tool and the call's mode ask for it; ok is false when tc is a plain
 // call.
 func (c *Client) callAsTask(ctx context.Context, tc *toolCall) (res *Result, err error, ok bool) {
+	if !c.mayWantTask(tc) {
+		return nil, nil, false // a plain call goes as it always did
+	}
 	s, err := c.session(ctx)
 	if err != nil {
 		return nil, err, true
