@@ -133,9 +133,10 @@ type Task struct {
 	CreatedAt     string     `json:"createdAt,omitempty"`
 	LastUpdatedAt string     `json:"lastUpdatedAt,omitempty"`
 	// TTL is how long the server keeps the task, in milliseconds; nil:
-	// not said, or unlimited.
+	// not said, or unlimited. (2026-07-28 servers say "ttlMs".)
 	TTL *int64 `json:"ttl,omitempty"`
 	// PollInterval is the server's advice, in milliseconds, or nil.
+	// (2026-07-28 servers say "pollIntervalMs".)
 	PollInterval *int64 `json:"pollInterval,omitempty"`
 }
 
@@ -229,7 +230,9 @@ func (c *Client) wantsTask(s *session, tc *toolCall) bool {
 // described it, with the 2026-07-28 extension's members.
 type taskState struct {
 	Task
+	// The extension's names for Task.PollInterval and Task.TTL.
 	PollIntervalMs *int64          `json:"pollIntervalMs,omitempty"`
+	TTLMs          *int64          `json:"ttlMs,omitempty"`
 	InputRequests  json.RawMessage `json:"inputRequests,omitempty"`
 	RequestState   string          `json:"requestState,omitempty"`
 	Result         json.RawMessage `json:"result,omitempty"`
@@ -248,7 +251,7 @@ func (t *taskState) interval() time.Duration {
 	if ms == nil {
 		ms = t.PollIntervalMs
 	}
-	if ms == nil || *ms <= 0 {
+	if ms == nil || *ms <= 0 || *ms > int64(24*time.Hour/time.Millisecond) {
 		return 0
 	}
 	return time.Duration(*ms) * time.Millisecond
@@ -287,6 +290,7 @@ func taskCreated(raw json.RawMessage) (st *taskState, proto TaskProtocol, ok boo
 	if st.Status == "" {
 		st.Status = TaskWorking
 	}
+	st.normalize()
 	return st, proto, true, nil
 }
 
@@ -299,7 +303,18 @@ func readTask(raw json.RawMessage) (*taskState, error) {
 	if st.Status == "" {
 		return nil, errors.New("the task has no status")
 	}
+	st.normalize()
 	return st, nil
+}
+
+// normalize gives Task the extension's ttlMs and pollIntervalMs.
+func (t *taskState) normalize() {
+	if t.TTL == nil {
+		t.TTL = t.TTLMs
+	}
+	if t.PollInterval == nil {
+		t.PollInterval = t.PollIntervalMs
+	}
 }
 
 // taskAskKey is the context key of the "task" member a tools/call

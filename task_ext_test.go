@@ -102,6 +102,11 @@ func TestExtTaskCompletes(t *testing.T) {
 				if srv.Started("work") != 1 {
 					t.Errorf("work started %d times", srv.Started("work"))
 				}
+				// The extension's ttlMs and pollIntervalMs, read as TTL and PollInterval.
+				got, err := a.Client().GetTask(ctx, h.TaskID)
+				if err != nil || got.Status != mcpadapter.TaskCompleted || got.TTL == nil || *got.TTL != 3600000 || got.PollInterval == nil || *got.PollInterval != tc.interval {
+					t.Errorf("GetTask: %+v %v", got, err)
+				}
 				if !log.seen(mcpadapter.TaskWorking) || !log.seen(mcpadapter.TaskCompleted) {
 					t.Errorf("statuses: %v", log.statuses)
 				}

@@ -11,7 +11,7 @@ import (
 func FuzzTaskResult(f *testing.F) {
 	for _, s := range []string{
 		`{"task":{"taskId":"a","status":"working","pollInterval":1000,"ttl":300000}}`,
-		`{"resultType":"task","taskId":"b","status":"working","pollIntervalMs":5}`,
+		`{"resultType":"task","taskId":"b","status":"working","pollIntervalMs":5,"ttlMs":60000}`,
 		`{"resultType":"task","taskId":""}`, `{"task":null}`, `{"task":{"taskId":1}}`,
 		`{"content":[{"type":"text","text":"x"}]}`, `{"resultType":"complete","task":{}}`,
 		`{"taskId":"c","status":"input_required","inputRequests":{"k":{"method":"elicitation/create","params":{"message":"?"}}}}`,

@@ -14,16 +14,19 @@ import (
 // tools/call (resultType "task") and to tasks/get.
 type taskResult struct {
 	mcp.ResultBase
-	ResultType    string          `json:"resultType,omitempty"`
-	TaskID        string          `json:"taskId"`
-	Status        string          `json:"status"`
-	StatusMessage string          `json:"statusMessage,omitempty"`
-	CreatedAt     string          `json:"createdAt"`
-	PollInterval  *int64          `json:"pollInterval,omitempty"`
-	TTL           *int64          `json:"ttl"`
-	InputRequests map[string]any  `json:"inputRequests,omitempty"`
-	Result        json.RawMessage `json:"result,omitempty"`
-	Error         *jsonrpc.Error  `json:"error,omitempty"`
+	ResultType    string `json:"resultType,omitempty"`
+	TaskID        string `json:"taskId"`
+	Status        string `json:"status"`
+	StatusMessage string `json:"statusMessage,omitempty"`
+	CreatedAt     string `json:"createdAt"`
+	PollInterval  *int64 `json:"pollInterval,omitempty"` // 2025-11-25
+	TTL           *int64 `json:"ttl,omitempty"`          // 2025-11-25
+	// The extension's names (2026-07-28).
+	PollIntervalMs *int64          `json:"pollIntervalMs,omitempty"`
+	TTLMs          *int64          `json:"ttlMs,omitempty"`
+	InputRequests  map[string]any  `json:"inputRequests,omitempty"`
+	Result         json.RawMessage `json:"result,omitempty"`
+	Error          *jsonrpc.Error  `json:"error,omitempty"`
 }
 
 // idParams are the params of tasks/get, tasks/update and tasks/cancel.
@@ -46,6 +49,10 @@ func (s *Server) view(t *task, created bool) *taskResult {
 		r.PollInterval = &ms
 	}
 	r.TTL = t.ttl
+	if !s.opts.Core {
+		ttl := int64(time.Hour / time.Millisecond)
+		r.PollIntervalMs, r.TTLMs, r.PollInterval, r.TTL = r.PollInterval, &ttl, nil, nil
+	}
 	if created {
 		r.ResultType = "task"
 		return r
