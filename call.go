@@ -41,6 +41,13 @@ type CallOptions struct {
 	MaxTotalTimeout time.Duration
 
 	toolTimeout time.Duration // the tool's own timeout (ToolTransform.Timeout), set by Tool.CallWith
+	// Task says whether the call runs as an MCP task (see TaskMode);
+	// TaskDefault takes ClientOptions.Tasks.
+	Task TaskMode
+	// OnTask, if set, is given the handle of the task the server made for
+	// the call, before the call polls it: save it to resume the task
+	// elsewhere (Client.ResumeTask) if this process ends.
+	OnTask func(TaskHandle)
 }
 
 // toolCall is one tool call on its way to the server.
@@ -50,7 +57,9 @@ type toolCall struct {
 	args      json.RawMessage // one JSON object
 	progress  func(Progress)
 	meta      map[string]any
-	timeouts  callTimeouts // this call's own limits (CallOptions)
+	timeouts  callTimeouts     // this call's own limits (CallOptions)
+	task      TaskMode         // CallOptions.Task
+	onTask    func(TaskHandle) // CallOptions.OnTask
 }
 
 // CallTool calls the tool the server knows as name with args, a JSON object
@@ -78,6 +87,7 @@ func (c *Client) call(ctx context.Context, tool, modelName string, args json.Raw
 	if opts != nil {
 		tc.progress, tc.meta = opts.Progress, opts.Meta
 		tc.timeouts = opts.timeouts()
+		tc.task, tc.onTask = opts.Task, opts.OnTask
 	}
 	tc.meta = callMeta(ctx, tc.meta)
 	return c.observedCall(ctx, tc)
@@ -85,9 +95,15 @@ func (c *Client) call(ctx context.Context, tool, modelName string, args json.Raw
 
 // callDirect makes a call that cannot stop for the user's answers.
 func (c *Client) callDirect(ctx context.Context, tc *toolCall) (*Result, error) {
+	if r, err, ok := c.callAsTask(ctx, tc); ok { // task.go
+		return r, err
+	}
 	res, err := c.sendCall(ctx, tc, &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args}, c.opts.Timeout)
 	if err != nil {
 		return refusal(tc.tool, err)
+	}
+	if r, err, ok := c.taskReply(ctx, tc, res); ok { // a task the server made
+		return r, err
 	}
 	return convertResult(c.name, tc.tool, res)
 }

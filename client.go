@@ -155,12 +155,14 @@ func newClientWith(ep *endpoint, opts ClientOptions, adjust func(*mcp.ClientOpti
 	c.pinVersion = opts.ProtocolVersion
 	c.cache = newResponseCache(ep, &opts)
 	so := c.sdkOptions()
+	declareTasks(&opts, so)
 	if adjust != nil {
 		adjust(so)
 	}
 	c.sdk = mcp.NewClient(&mcp.Implementation{Name: "mcpadapter", Version: Version}, so)
 	c.sdk.AddSendingMiddleware(c.handshakeMiddleware)
 	c.sdk.AddSendingMiddleware(c.cacheMiddleware)
+	c.addTaskMethods() // tasks/*, and the "task" member of tools/call: last, innermost
 	if opts.MessageHandler != nil {
 		c.sdk.AddReceivingMiddleware(messageMiddleware(opts.MessageHandler))
 	}

@@ -76,6 +76,9 @@ type ServerConfig struct {
 	// tool calls in flight (ClientOptions.MaxConcurrentCalls); 0 means
 	// the ClientOptions' setting.
 	MaxConcurrentCalls int
+	// Tasks is "tasks": the server's TaskMode ("auto", "prefer",
+	// "never"); TaskDefault keeps ClientOptions.Tasks.Mode.
+	Tasks TaskMode
 
 	// Prefix is "prefix": what starts the names of the server's tools
 	// instead of Name (ServerTransform.Prefix).
@@ -205,8 +208,10 @@ func ParseConfig(data []byte) (*Config, error) {
 // "maxEntries": 500}: see ServerCache), "maxConcurrentCalls" (a whole
 // number: see ClientOptions.MaxConcurrentCalls), "resetTimeoutOnProgress"
 // (true or false) and "maxTotalTimeout" (a duration: see
-// ClientOptions.ResetTimeoutOnProgress, MaxTotalTimeout), "disabled" (true
-// drops the server), and the tool transforms of ServerTransform: "prefix" (a
+// ClientOptions.ResetTimeoutOnProgress, MaxTotalTimeout), "tasks" ("auto",
+// "prefer" or "never": the TaskMode of the server's calls, and of one
+// tool's in "tools"), "disabled" (true drops the server), and the tool
+// transforms of ServerTransform: "prefix" (a
 // name), "description" (a string) and "tools", an object of tools by the
 // server's name for each: {"search": {"name": "search_docs",
 // "description": "...", "enabled": true, "arguments": {"limit":

@@ -56,6 +56,7 @@ func configFromDocument(doc *config.Document) *Config {
 			Extra:        s.Extra,
 
 			MaxConcurrentCalls: s.MaxConcurrentCalls,
+			Tasks:              taskModeOf(s.Tasks),
 			Prefix:             s.Prefix,
 			Description:        s.Description,
 			Tools:              toolTransforms(s.Tools),
@@ -100,7 +101,7 @@ func toolTransforms(tools map[string]*config.Tool) map[string]*ToolTransform {
 	}
 	out := make(map[string]*ToolTransform, len(tools))
 	for name, t := range tools {
-		tt := &ToolTransform{Name: t.Name, Description: t.Description, Disabled: t.Disabled, Timeout: t.Timeout, MaxResultBytes: t.MaxResultBytes}
+		tt := &ToolTransform{Name: t.Name, Description: t.Description, Disabled: t.Disabled, Timeout: t.Timeout, MaxResultBytes: t.MaxResultBytes, Task: taskModeOf(t.Tasks)}
 		if t.Arguments != nil {
 			tt.Arguments = make(map[string]*ArgTransform, len(t.Arguments))
 			for an, a := range t.Arguments {

@@ -67,6 +67,11 @@
 //	interrupt.go    ElicitInterrupt: PendingCall, InputRequiredError, Resume,
 //	                multi-round-trip calls (2026-07-28)
 //	park.go         handshake-era calls parked while the user answers
+//	task.go         MCP tasks: TaskMode, TaskOptions, TaskHandle, Task, typed errors
+//	task_call.go    a call as a task: create, poll, result, cancel; ResumeTask
+//	task_input.go   a 2026-07-28 task's questions: interrupt, handlers, tasks/update
+//	task_rpc.go     tasks/* as go-sdk custom methods; the "task" member of tools/call
+//	tasks_list.go   Client.ListTasks, GetTask, CancelTask
 //	request.go      send: the one function every request goes through (retry, loss)
 //	fastcall.go     the fast path: a plain stdio tool call written and answered
 //	                without go-sdk's request machinery (fastresult.go: its
@@ -104,6 +109,7 @@
 //	internal/testdb      real redis-server and postgres processes for tests
 //	internal/jsontree    the ordered JSON tree schemaprofile and the eino binding rewrite schemas in
 //	internal/skillmd     skill files against their listing: size, digest, frontmatter
+//	internal/taskserver  a 2026-07-28 Tasks-extension server on go-sdk, for tests
 //
 // Package toolsearch ranks tools against a query (BM25F, standard library
 // only). Package schemaprofile rewrites input schemas for model providers

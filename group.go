@@ -99,6 +99,14 @@ func clientForServer(sc *ServerConfig, base ClientOptions) (*Client, error) {
 	case sc.MaxConcurrentCalls > 0:
 		opts.MaxConcurrentCalls = sc.MaxConcurrentCalls
 	}
+	if sc.Tasks != TaskDefault { // "tasks" (task.go)
+		t := TaskOptions{}
+		if opts.Tasks != nil {
+			t = *opts.Tasks
+		}
+		t.Mode = sc.Tasks
+		opts.Tasks = &t
+	}
 	shape, err := configShape(sc)
 	if err != nil {
 		return nil, err

@@ -62,6 +62,9 @@ type PendingCall struct {
 	Round int
 	// Problem says why the previous answer was not taken, if it was not.
 	Problem string
+	// Task is set when the questions come from a task (2026-07-28 Tasks
+	// extension): Resume answers them with tasks/update, in any process.
+	Task *TaskHandle `json:",omitempty"`
 }
 
 // Interrupt returns the payload for an agent interrupt.
@@ -149,6 +152,9 @@ func (c *Client) callRound(ctx context.Context, pc *PendingCall, answers mcp.Inp
 		res, err := c.sendCall(ctx, tc, params, c.opts.Timeout)
 		if err != nil {
 			return c.callFailed(pc, err)
+		}
+		if r, err, ok := c.taskReply(ctx, tc, res); ok { // a task the server made
+			return r, err
 		}
 		if !res.NeedsInput() {
 			return convertResult(c.name, pc.Tool, res)
@@ -299,6 +305,8 @@ func (c *Client) Resume(ctx context.Context, pending *PendingCall, resume *elici
 		return c.callInterruptibleAfter(ctx, tc, pending.Queued)
 	case pending.ParkID != "":
 		return c.resumeParked(ctx, pending, answers)
+	case pending.Task != nil:
+		return c.resumeTaskInput(ctx, pending, answers, tc) // task_input.go
 	case anyAction(answers, elicitation.Cancel):
 		return errorResult(fmt.Sprintf("The user cancelled the call to tool %q.", pending.ModelTool)), nil
 	case pending.Retry:

@@ -67,6 +67,9 @@ type ClientOptions struct {
 	// tools/call requests only (listings, reads and prompts are not held
 	// back), and each Client has its own cap.
 	MaxConcurrentCalls int
+	// Tasks configures tool calls that run as MCP tasks (see TaskMode);
+	// nil: TaskAuto, with the default poll bounds.
+	Tasks *TaskOptions
 	// ConnectTimeout bounds starting the server and the protocol handshake;
 	// zero means 30 seconds.
 	ConnectTimeout time.Duration

@@ -226,6 +226,11 @@ func (c *Client) callParked(ctx context.Context, pc *PendingCall, tc *toolCall, 
 		defer st.lane.leave(p)
 		defer close(p.ended)
 		defer cancel()
+		// A task's questions come while tasks/result waits (task.go).
+		if r, err, ok := c.callAsTask(callCtx, tc); ok {
+			p.done <- callOutcome{r, err}
+			return
+		}
 		// No request timeout here: the call may wait for a person.
 		// waitParked bounds each wait for the server instead.
 		res, err := c.sendCall(callCtx, tc, &mcp.CallToolParams{Name: pc.Tool, Arguments: pc.Arguments}, 0)
@@ -261,8 +266,9 @@ func (c *Client) waitParked(ctx context.Context, p *parkedCall, pc *PendingCall)
 	case <-ctx.Done():
 		p.cancel()
 		o := <-p.done
-		if o.err == nil {
-			return o.res, nil
+		var tce *TaskCancelledError
+		if o.err == nil || errors.As(o.err, &tce) {
+			return o.res, o.err
 		}
 		return nil, c.transportError(nil, "tools/call", pc.Tool, ctx.Err())
 	}

@@ -16,6 +16,8 @@ type Progress struct {
 	Progress float64
 	Total    float64
 	Message  string
+	// Task is set on the statuses of the task behind the call.
+	Task *TaskProgress
 }
 
 // progressLinger is how long a call's progress token stays routed after
@@ -61,6 +63,9 @@ func (c *Client) routeProgress(ctx context.Context, req *mcp.ProgressNotificatio
 // ClientOptions.ProgressHandler); release must be called when the call
 // ends.
 func (c *Client) withProgress(params *mcp.CallToolParams, fn func(Progress)) (release func()) {
+	if params.GetProgressToken() != nil {
+		return func() {} // routed already: a task's token lives as long as the task (task_call.go)
+	}
 	if fn == nil && c.opts.ProgressHandler == nil {
 		return func() {}
 	}

@@ -139,8 +139,10 @@ func (c *Client) sendCall(ctx context.Context, tc *toolCall, params *mcp.CallToo
 		var err error
 		var raw rawSource = rec
 		// A _meta set here (a progress token, for a timeout that
-		// restarts on progress) is not plain: the fast path sends none.
-		if len(params.Meta) == 0 && c.plainCall(s, tc) {
+		// restarts on progress) is not plain: the fast path sends none;
+		// nor is a call asked to run as a task (the "task" member is
+		// added by go-sdk's sending middleware, task_rpc.go).
+		if len(params.Meta) == 0 && ctx.Value(taskAskKey{}) == nil && c.plainCall(s, tc) {
 			var sent rawSource
 			if res, sent, err = c.callFast(ctx, s, params); sent != nil {
 				raw = sent

@@ -37,6 +37,9 @@ type Tool struct {
 	Meta map[string]any
 	// Icons are the tool's icons, if any.
 	Icons []mcp.Icon
+	// TaskSupport is the tool's execution.taskSupport (2025-11-25 tasks):
+	// "required", "optional", "forbidden", or "" when not said.
+	TaskSupport string
 
 	client *Client
 	args   *argPlan // the model's arguments to the server's; nil: as they are
@@ -49,6 +52,7 @@ type Tool struct {
 
 	timeout   time.Duration // ToolTransform.Timeout; 0: the client's
 	maxResult int           // the byte limit of results' text; 0: DefaultMaxResultBytes, <0: none
+	task      TaskMode      // the tool's TaskMode (ToolTransform.Task), or TaskDefault
 }
 
 // Call calls the tool with args, a JSON object (nil or empty means {}).
@@ -81,12 +85,16 @@ func (t *Tool) CallWith(ctx context.Context, args json.RawMessage, opts *CallOpt
 	if t.local != nil {
 		return t.local.call(ctx, args, opts)
 	}
-	if t.timeout > 0 {
+	toolTask := t.task != TaskDefault && (opts == nil || opts.Task == TaskDefault)
+	if t.timeout > 0 || toolTask {
 		o := CallOptions{}
 		if opts != nil {
 			o = *opts
 		}
 		o.toolTimeout = t.timeout
+		if toolTask {
+			o.Task = t.task
+		}
 		opts = &o
 	}
 	res, err := t.client.call(ctx, t.OriginalName, t.Name, t.args.wire(args), opts)
@@ -137,6 +145,7 @@ func (c *Client) newTool(t *mcp.Tool) (*Tool, error) {
 		out.Title = t.Annotations.Title
 	}
 	rawIn, rawOut, ok := c.obs.RawSchemas(t.Name)
+	out.TaskSupport = c.obs.TaskSupport(t.Name)
 	switch {
 	case ok && len(rawIn) > 0:
 		out.InputSchema = rawIn

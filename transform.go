@@ -72,6 +72,9 @@ type ToolTransform struct {
 	// ("maxResultBytes" of the tool in a config file); negative means no
 	// limit. At least 256 when positive.
 	MaxResultBytes int
+	// Task, unless TaskDefault, is the tool's TaskMode: it applies to
+	// calls whose CallOptions.Task is TaskDefault (config: "tasks").
+	Task TaskMode
 }
 
 // ArgTransform changes one argument of a tool.
@@ -259,6 +262,7 @@ func (sh *serverShape) apply(t *Tool) error {
 			t.Description = tt.Description
 		}
 		t.timeout, t.maxResult = tt.Timeout, tt.MaxResultBytes
+		t.task = tt.Task
 		if len(tt.Arguments) > 0 {
 			schema, plan, err := transformSchema(t.InputSchema, tt.Arguments)
 			if err != nil {

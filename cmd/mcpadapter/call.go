@@ -114,8 +114,10 @@ func callTool(ctx context.Context, a *cmdline.App, tool *mcpadapter.Tool, argJSO
 	var seen atomic.Bool
 	progress := &mcpadapter.CallOptions{Progress: func(p mcpadapter.Progress) {
 		seen.Store(true)
-		lastDone.Store(p.Total > 0 && p.Progress >= p.Total)
+		lastDone.Store(p.Total > 0 && p.Progress >= p.Total || p.Task != nil && p.Task.Status.Terminal())
 		bar.Update(p.Progress, p.Total, p.Message)
+	}, OnTask: func(h mcpadapter.TaskHandle) { // the call runs as a task: say how to reach it
+		fmt.Fprintf(a.Stderr, "%s: running as task %s on %s (mcpadapter tasks get|cancel TARGET %s)\n", tool.Name, h.TaskID, h.Server, h.TaskID)
 	}}
 	prompter := term.NewPrompter(a.Stdin, a.Stderr)
 	res, err := tool.CallWith(ctx, argJSON, progress)

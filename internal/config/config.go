@@ -75,6 +75,8 @@ type Server struct {
 	Cache *Cache
 	// MaxConcurrentCalls is "maxConcurrentCalls"; 0 means no cap.
 	MaxConcurrentCalls int
+	// Tasks is "tasks": "auto", "prefer" or "never" (MCP tasks), or "".
+	Tasks string
 	// Prefix is "prefix": what starts the names of the server's tools
 	// instead of its name; it matches ValidServerName, or is "".
 	Prefix string

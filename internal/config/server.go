@@ -45,7 +45,7 @@ var transportNames = map[string]string{
 func knownMember(key string) bool {
 	switch key {
 	case "command", "args", "env", "cwd", "url", "headers", "type", "transport", "auth", "timeout", "includeTools", "excludeTools", "cache",
-		"maxConcurrentCalls", "prefix", "description", "tools":
+		"maxConcurrentCalls", "prefix", "description", "tools", "tasks":
 		return true
 	}
 	return false
@@ -159,6 +159,8 @@ func (p *parser) serverMember(sc *Server, st *serverState, f member) {
 		sc.Cache = p.cache(f, fpath)
 	case "maxConcurrentCalls":
 		sc.MaxConcurrentCalls = p.maxConcurrentCalls(f, fpath)
+	case "tasks":
+		sc.Tasks = p.taskMode(f, fpath)
 	case "prefix":
 		sc.Prefix = p.prefix(f, fpath)
 	case "description":

@@ -22,6 +22,8 @@ type Tool struct {
 	// MaxResultBytes is "maxResultBytes": the tool's limit on result text
 	// for a model; negative means none.
 	MaxResultBytes int
+	// Tasks is "tasks": "auto", "prefer" or "never" (MCP tasks), or "".
+	Tasks string
 }
 
 // Argument is one member of a tool's "arguments" object.
@@ -70,6 +72,20 @@ func (p *parser) prefix(f member, path string) string {
 		p.errorf(f.off, path, "prefix %q is not allowed: it starts tool names (kb_search), so it must match ^[A-Za-z0-9_-]+$ and be at most %d bytes", s, MaxServerName)
 	}
 	return s
+}
+
+// taskMode returns the "tasks" member f: when tool calls run as MCP
+// tasks.
+func (p *parser) taskMode(f member, path string) string {
+	s := p.plainString(f, path)
+	switch s {
+	case "auto", "prefer", "never":
+		return s
+	}
+	if f.val[0] == '"' {
+		p.errorf(f.off, path, `unknown task mode %q; want "auto" (when the tool requires it or the server chooses), "prefer" (whenever the tool allows) or "never"`, s)
+	}
+	return ""
 }
 
 // plainString returns the string f, as written (no variables expanded).
@@ -139,8 +155,10 @@ func (p *parser) tool(m member, path string) *Tool {
 			t.Timeout = p.timeout(e, epath)
 		case "maxResultBytes":
 			t.MaxResultBytes = p.resultBytes(e, epath)
+		case "tasks":
+			t.Tasks = p.taskMode(e, epath)
 		default:
-			p.errorf(e.keyOff, epath, "unknown tool member %q; want name, description, enabled, arguments, timeout or maxResultBytes", e.key)
+			p.errorf(e.keyOff, epath, "unknown tool member %q; want name, description, enabled, arguments, timeout, maxResultBytes or tasks", e.key)
 		}
 	}
 	return t

@@ -26,6 +26,7 @@ type Observer struct {
 
 type rawSchemas struct {
 	input, output json.RawMessage
+	taskSupport   string // execution.taskSupport, or ""
 }
 
 // NewObserver returns an Observer for the named server. If trace is not
@@ -89,6 +90,9 @@ func (o *Observer) KeepSchemas(result json.RawMessage) {
 			Name         string          `json:"name"`
 			InputSchema  json.RawMessage `json:"inputSchema"`
 			OutputSchema json.RawMessage `json:"outputSchema"`
+			Execution    struct {
+				TaskSupport string `json:"taskSupport"`
+			} `json:"execution"`
 		} `json:"tools"`
 	}
 	if json.Unmarshal(result, &page) != nil {
@@ -97,8 +101,20 @@ func (o *Observer) KeepSchemas(result json.RawMessage) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for _, t := range page.Tools {
-		o.schemas[t.Name] = rawSchemas{input: t.InputSchema, output: t.OutputSchema}
+		o.schemas[t.Name] = rawSchemas{input: t.InputSchema, output: t.OutputSchema, taskSupport: t.Execution.TaskSupport}
 	}
+}
+
+// TaskSupport returns the execution.taskSupport of the named tool in the
+// latest tools/list answer ("required", "optional", "forbidden"), or ""
+// when it is not said or the tool was not listed.
+func (o *Observer) TaskSupport(tool string) string {
+	if o == nil {
+		return ""
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.schemas[tool].taskSupport
 }
 
 // RawSchemas returns the input and output schemas of the named tool as the

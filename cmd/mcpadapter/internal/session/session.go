@@ -134,3 +134,12 @@ func (s *Session) Client(name string) (*mcpadapter.Client, error) {
 	}
 	return nil, fmt.Errorf("no server %q", name)
 }
+
+// Clients returns the clients of every server, in order.
+func (s *Session) Clients() []*mcpadapter.Client {
+	var out []*mcpadapter.Client
+	for _, ad := range s.adapters {
+		out = append(out, ad.Group().Clients()...)
+	}
+	return out
+}

@@ -1,0 +1,211 @@
+package taskserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// taskResult is a task as the extension describes it: the answer to a
+// tools/call (resultType "task") and to tasks/get.
+type taskResult struct {
+	mcp.ResultBase
+	ResultType    string `json:"resultType,omitempty"`
+	TaskID        string `json:"taskId"`
+	Status        string `json:"status"`
+	StatusMessage string `json:"statusMessage,omitempty"`
+	CreatedAt     string `json:"createdAt"`
+	PollInterval  *int64 `json:"pollInterval,omitempty"` // 2025-11-25
+	TTL           *int64 `json:"ttl,omitempty"`          // 2025-11-25
+	// The extension's names (2026-07-28).
+	PollIntervalMs *int64          `json:"pollIntervalMs,omitempty"`
+	TTLMs          *int64          `json:"ttlMs,omitempty"`
+	InputRequests  map[string]any  `json:"inputRequests,omitempty"`
+	Result         json.RawMessage `json:"result,omitempty"`
+	Error          *jsonrpc.Error  `json:"error,omitempty"`
+}
+
+// idParams are the params of tasks/get, tasks/update and tasks/cancel.
+type idParams struct {
+	mcp.ParamsBase
+	TaskID         string                     `json:"taskId"`
+	InputResponses map[string]json.RawMessage `json:"inputResponses,omitempty"`
+	RequestState   string                     `json:"requestState,omitempty"`
+}
+
+type ack struct{ mcp.ResultBase }
+
+// view describes t; created says it answers the tools/call that made it.
+func (s *Server) view(t *task, created bool) *taskResult {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := &taskResult{TaskID: t.id, Status: t.status, StatusMessage: t.message, CreatedAt: t.created.UTC().Format(time.RFC3339)}
+	if s.opts.PollInterval > 0 {
+		ms := s.opts.PollInterval
+		r.PollInterval = &ms
+	}
+	r.TTL = t.ttl
+	if !s.opts.Core {
+		ttl := int64(time.Hour / time.Millisecond)
+		r.PollIntervalMs, r.TTLMs, r.PollInterval, r.TTL = r.PollInterval, &ttl, nil, nil
+	}
+	if created {
+		r.ResultType = "task"
+		return r
+	}
+	if s.opts.Core {
+		return r // 2025-11-25: the result comes with tasks/result
+	}
+	switch t.status {
+	case "completed":
+		r.Result = t.result
+	case "failed":
+		r.Error = t.err
+	case "input_required":
+		r.InputRequests = t.asks
+	}
+	return r
+}
+
+// create makes a task for tool and starts its work.
+func (s *Server) create(tool string, steps int, step time.Duration) *task {
+	ctx, stop := context.WithCancel(s.ctx)
+	s.mu.Lock()
+	s.seq++
+	t := &task{id: fmt.Sprintf("task-%d-%d", time.Now().UnixNano(), s.seq), tool: tool, status: "working", created: time.Now(), stop: stop,
+		answer: make(chan map[string]json.RawMessage, 1), done: make(chan struct{})}
+	s.tasks[t.id] = t
+	s.started[tool]++
+	if tool == "forget" {
+		delete(s.tasks, t.id)
+	}
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer stop()
+		s.run(ctx, t, steps, step)
+	}()
+	return t
+}
+
+// run does the work of t until it ends or ctx does.
+func (s *Server) run(ctx context.Context, t *task, steps int, step time.Duration) {
+	if steps <= 0 {
+		steps = 1
+	}
+	for i := 0; i < steps; i++ {
+		s.set(t, "working", fmt.Sprintf("step %d of %d", i+1, steps), nil, nil)
+		select {
+		case <-time.After(step):
+		case <-ctx.Done():
+			return
+		}
+	}
+	switch t.tool {
+	case "fail":
+		s.set(t, "failed", "disk on fire", nil, &jsonrpc.Error{Code: -32000, Message: "disk on fire"})
+	case "ask":
+		s.mu.Lock()
+		t.asks = map[string]any{"name": map[string]any{"method": "elicitation/create", "params": map[string]any{
+			"mode": "form", "message": "What is your name?",
+			"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}, "required": []string{"name"}},
+		}}}
+		s.mu.Unlock()
+		s.set(t, "input_required", "waiting for a name", nil, nil)
+		var answer map[string]json.RawMessage
+		select {
+		case answer = <-t.answer:
+		case <-ctx.Done():
+			return
+		}
+		var resp struct {
+			Action  string         `json:"action"`
+			Content map[string]any `json:"content"`
+		}
+		_ = json.Unmarshal(answer["name"], &resp)
+		s.set(t, "completed", "", textResult(fmt.Sprintf("hello %v (%s)", resp.Content["name"], resp.Action)), nil)
+	default:
+		s.set(t, "completed", "", textResult(fmt.Sprintf("done: %d steps", steps)), nil)
+	}
+}
+
+func textResult(text string) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}})
+	return b
+}
+
+// set moves t to status, unless it is already over.
+func (s *Server) set(t *task, status, msg string, result json.RawMessage, err *jsonrpc.Error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t.status == "completed" || t.status == "failed" || t.status == "cancelled" {
+		return
+	}
+	t.status, t.message, t.result, t.err = status, msg, result, err
+	if status != "input_required" {
+		t.asks = nil
+	}
+	if status == "completed" || status == "failed" || status == "cancelled" {
+		close(t.done)
+	}
+}
+
+func (s *Server) lookup(id string) (*task, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.tasks[id]
+	if t == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown task " + id}
+	}
+	return t, nil
+}
+
+func (s *Server) get(_ context.Context, _ *mcp.ServerSession, p *idParams) (*taskResult, error) {
+	s.mu.Lock()
+	s.gets[p.TaskID] = append(s.gets[p.TaskID], time.Now())
+	s.mu.Unlock()
+	t, err := s.lookup(p.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	return s.view(t, false), nil
+}
+
+func (s *Server) update(_ context.Context, _ *mcp.ServerSession, p *idParams) (*ack, error) {
+	t, err := s.lookup(p.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	waiting := t.status == "input_required"
+	s.mu.Unlock()
+	if waiting {
+		select {
+		case t.answer <- p.InputResponses:
+			s.set(t, "working", "answer received", nil, nil)
+		default: // answered already
+		}
+	}
+	return &ack{}, nil
+}
+
+func (s *Server) cancelTask(ctx context.Context, ss *mcp.ServerSession, p *idParams) (mcp.Result, error) {
+	s.mu.Lock()
+	s.cancels++
+	s.mu.Unlock()
+	t, err := s.lookup(p.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	s.set(t, "cancelled", "cancelled by the client", nil, nil)
+	t.stop()
+	if s.opts.Core {
+		return s.view(t, false), nil // 2025-11-25 answers with the task
+	}
+	return &ack{}, nil
+}

@@ -1,0 +1,349 @@
+package mcpadapter
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// MCP tasks let a server answer a tools/call with a task handle and the
+// result later: the client polls tasks/get and fetches the result. Two
+// protocols exist. The 2025-11-25 protocol has them as an experimental
+// part of the core: the client asks for a task with a "task" member in
+// the tools/call params, as a tool's execution.taskSupport allows
+// ("required", "optional", "forbidden"), and fetches the result with
+// tasks/result. The 2026-07-28 protocol has them as the Tasks extension
+// (io.modelcontextprotocol/tasks): the client declares the extension in
+// its per-request capabilities, the server decides whether to make a
+// task (resultType "task"), tasks/get carries the result or the questions
+// (inputRequests), and tasks/update answers them.
+//
+// A Tool's Call hides either: it returns the task's result as it would a
+// plain call's. CallOptions.OnTask hands the caller the TaskHandle, plain
+// data that Client.ResumeTask takes in another process.
+
+// TaskProtocol names the protocol a task was made with.
+type TaskProtocol string
+
+const (
+	// TaskProtocolCore is the experimental tasks of protocol 2025-11-25.
+	TaskProtocolCore TaskProtocol = "2025-11-25"
+	// TaskProtocolExtension is the Tasks extension of 2026-07-28.
+	TaskProtocolExtension TaskProtocol = "io.modelcontextprotocol/tasks"
+)
+
+// TaskMode says when a tool call runs as a task.
+type TaskMode int
+
+const (
+	// TaskDefault, on CallOptions, takes the client's mode; on
+	// TaskOptions it is TaskAuto.
+	TaskDefault TaskMode = iota
+	// TaskAuto makes a task when the tool requires one (taskSupport
+	// "required", 2025-11-25), and lets a 2026-07-28 server make one when
+	// it chooses.
+	TaskAuto
+	// TaskPrefer is TaskAuto, and also asks for a task when the tool
+	// allows one (taskSupport "optional").
+	TaskPrefer
+	// TaskNever never asks for a task: a tool that requires one is
+	// refused by its server. On a client it also leaves the Tasks
+	// extension undeclared; on one call it cannot, as go-sdk declares a
+	// client's capabilities with every request, so a 2026-07-28 server
+	// may still answer that call with a task, which is then followed.
+	TaskNever
+)
+
+// TaskOptions configures a client's task calls (ClientOptions.Tasks).
+type TaskOptions struct {
+	// Mode is the client's TaskMode; per call, CallOptions.Task overrides
+	// it.
+	Mode TaskMode
+	// TTL is how long the server should keep a task after it is made,
+	// asked of 2025-11-25 servers; zero leaves it to the server.
+	TTL time.Duration
+	// MinPoll and MaxPoll bound the interval between two tasks/get: the
+	// server's pollInterval is kept within them, and without one the
+	// interval starts at MinPoll*4 and grows by half up to MaxPoll.
+	// Defaults: 50ms and 10s.
+	MinPoll, MaxPoll time.Duration
+}
+
+const (
+	defaultMinPoll = 50 * time.Millisecond
+	defaultMaxPoll = 10 * time.Second
+	// taskCancelTimeout bounds the tasks/cancel sent when a call ends.
+	taskCancelTimeout = 5 * time.Second
+)
+
+func (o *TaskOptions) bounds() (lo, hi time.Duration) {
+	lo, hi = defaultMinPoll, defaultMaxPoll
+	if o != nil && o.MinPoll > 0 {
+		lo = o.MinPoll
+	}
+	if o != nil && o.MaxPoll > 0 {
+		hi = o.MaxPoll
+	}
+	if hi < lo {
+		hi = lo
+	}
+	return lo, hi
+}
+
+// TaskHandle names a task on its server. It is plain data: save it (JSON)
+// and give it to Client.ResumeTask, in this process or another, to get the
+// task's result.
+type TaskHandle struct {
+	// Server is the name of the server (ServerInfo.Name) that runs it.
+	Server string `json:"server"`
+	// Tool is the server's name for the tool; ModelTool the model's.
+	Tool      string `json:"tool"`
+	ModelTool string `json:"modelTool,omitempty"`
+	// TaskID is the server's id for the task.
+	TaskID string `json:"taskId"`
+	// Protocol is the task protocol the server spoke.
+	Protocol TaskProtocol `json:"protocol"`
+}
+
+// TaskStatus is the state of a task.
+type TaskStatus string
+
+// The statuses of a task; the last three are terminal.
+const (
+	TaskWorking       TaskStatus = "working"
+	TaskInputRequired TaskStatus = "input_required"
+	TaskCompleted     TaskStatus = "completed"
+	TaskFailed        TaskStatus = "failed"
+	TaskCancelled     TaskStatus = "cancelled"
+)
+
+// Terminal reports whether a task in status s is over.
+func (s TaskStatus) Terminal() bool {
+	return s == TaskCompleted || s == TaskFailed || s == TaskCancelled
+}
+
+// Task is what a server says about a task (tasks/get, tasks/list).
+type Task struct {
+	TaskID        string     `json:"taskId"`
+	Status        TaskStatus `json:"status"`
+	StatusMessage string     `json:"statusMessage,omitempty"`
+	CreatedAt     string     `json:"createdAt,omitempty"`
+	LastUpdatedAt string     `json:"lastUpdatedAt,omitempty"`
+	// TTL is how long the server keeps the task, in milliseconds; nil:
+	// not said, or unlimited. (2026-07-28 servers say "ttlMs".)
+	TTL *int64 `json:"ttl,omitempty"`
+	// PollInterval is the server's advice, in milliseconds, or nil.
+	// (2026-07-28 servers say "pollIntervalMs".)
+	PollInterval *int64 `json:"pollInterval,omitempty"`
+}
+
+// TaskCancelledError is the error of a task call that ended cancelled:
+// the caller's context ended and tasks/cancel was sent (Requested), or
+// the server cancelled the task itself. errors.Is(err, context.Canceled)
+// holds when the caller's context was cancelled.
+type TaskCancelledError struct {
+	Handle TaskHandle
+	// Requested is set when this client sent tasks/cancel; Confirmed when
+	// the server acknowledged it, and CancelErr says why not otherwise.
+	Requested, Confirmed bool
+	CancelErr            error
+	// StatusMessage is the server's word on the cancelled task, if any.
+	StatusMessage string
+	// Err is why the call ended (the context's cause), or nil.
+	Err error
+}
+
+func (e *TaskCancelledError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "mcpadapter: server %q, tool %q: task %s ", e.Handle.Server, e.Handle.Tool, e.Handle.TaskID)
+	switch {
+	case !e.Requested:
+		b.WriteString("was cancelled by the server")
+		if e.StatusMessage != "" {
+			fmt.Fprintf(&b, " (%s)", e.StatusMessage)
+		}
+	case e.Confirmed:
+		b.WriteString("was cancelled on the server (tasks/cancel acknowledged)")
+	default:
+		fmt.Fprintf(&b, "may still run on the server: tasks/cancel failed: %v", e.CancelErr)
+	}
+	if e.Err != nil {
+		fmt.Fprintf(&b, ", because the call ended: %v", e.Err)
+	}
+	return b.String()
+}
+
+func (e *TaskCancelledError) Unwrap() error { return e.Err }
+
+// TaskError is the error of a task the client could not follow: the
+// server no longer knows it (a tasks/get or tasks/result refused), or
+// answered what cannot be read. The task may still run: its Handle can be
+// given to Client.ResumeTask, or to Client.CancelTask.
+type TaskError struct {
+	Handle TaskHandle
+	// Op is the request that failed, such as "tasks/get".
+	Op  string
+	Err error
+}
+
+func (e *TaskError) Error() string {
+	return fmt.Sprintf("mcpadapter: server %q, tool %q: %s of task %s: %v", e.Handle.Server, e.Handle.Tool, e.Op, e.Handle.TaskID, e.Err)
+}
+
+func (e *TaskError) Unwrap() error { return e.Err }
+
+// taskMode is the mode of one call.
+func (c *Client) taskMode(tc *toolCall) TaskMode {
+	m := tc.task
+	if m == TaskDefault && c.opts.Tasks != nil {
+		m = c.opts.Tasks.Mode
+	}
+	if m == TaskDefault {
+		m = TaskAuto
+	}
+	return m
+}
+
+// mayWantTask reports whether tc would be a task on a 2025-11-25
+// connection, before connecting.
+func (c *Client) mayWantTask(tc *toolCall) bool {
+	switch c.obs.TaskSupport(tc.tool) {
+	case "required":
+		return c.taskMode(tc) != TaskNever
+	case "optional":
+		return c.taskMode(tc) == TaskPrefer
+	}
+	return false
+}
+
+// wantsTask reports whether tc is sent as a task-augmented tools/call:
+// on a 2025-11-25 connection, when the tool's taskSupport (from the
+// latest tools/list) and the call's mode say so.
+func (c *Client) wantsTask(s *session, tc *toolCall) bool {
+	return s.info.Era != EraDiscover && c.mayWantTask(tc)
+}
+
+// taskState is a task as tasks/get, or the tools/call that made it,
+// described it, with the 2026-07-28 extension's members.
+type taskState struct {
+	Task
+	// The extension's names for Task.PollInterval and Task.TTL.
+	PollIntervalMs *int64          `json:"pollIntervalMs,omitempty"`
+	TTLMs          *int64          `json:"ttlMs,omitempty"`
+	InputRequests  json.RawMessage `json:"inputRequests,omitempty"`
+	RequestState   string          `json:"requestState,omitempty"`
+	Result         json.RawMessage `json:"result,omitempty"`
+	Error          *taskRPCError   `json:"error,omitempty"`
+}
+
+type taskRPCError struct {
+	Code    int64           `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// interval returns the server's advised poll interval, or 0.
+func (t *taskState) interval() time.Duration {
+	ms := t.PollInterval
+	if ms == nil {
+		ms = t.PollIntervalMs
+	}
+	if ms == nil || *ms <= 0 || *ms > int64(24*time.Hour/time.Millisecond) {
+		return 0
+	}
+	return time.Duration(*ms) * time.Millisecond
+}
+
+// taskCreated reads a tools/call result as sent: a 2025-11-25
+// CreateTaskResult ({"task": {...}}) or a 2026-07-28 task
+// ({"resultType": "task", ...}). ok is false for any other result.
+func taskCreated(raw json.RawMessage) (st *taskState, proto TaskProtocol, ok bool, err error) {
+	if len(raw) == 0 {
+		return nil, "", false, nil
+	}
+	var probe struct {
+		ResultType string          `json:"resultType"`
+		Task       json.RawMessage `json:"task"`
+	}
+	if json.Unmarshal(raw, &probe) != nil {
+		return nil, "", false, nil
+	}
+	switch {
+	case probe.ResultType == "task":
+		st, proto = new(taskState), TaskProtocolExtension
+		err = json.Unmarshal(raw, st)
+	case len(probe.Task) > 0 && string(probe.Task) != "null" && probe.ResultType == "":
+		st, proto = new(taskState), TaskProtocolCore
+		err = json.Unmarshal(probe.Task, st)
+	default:
+		return nil, "", false, nil
+	}
+	if err == nil && st.TaskID == "" {
+		err = errors.New("the task has no taskId")
+	}
+	if err != nil {
+		return nil, proto, true, fmt.Errorf("reading the task the server made: %w", err)
+	}
+	if st.Status == "" {
+		st.Status = TaskWorking
+	}
+	st.normalize()
+	return st, proto, true, nil
+}
+
+// readTask reads a tasks/get (or tasks/cancel) result.
+func readTask(raw json.RawMessage) (*taskState, error) {
+	st := new(taskState)
+	if err := json.Unmarshal(raw, st); err != nil {
+		return nil, err
+	}
+	if st.Status == "" {
+		return nil, errors.New("the task has no status")
+	}
+	st.normalize()
+	return st, nil
+}
+
+// normalize gives Task the extension's ttlMs and pollIntervalMs.
+func (t *taskState) normalize() {
+	if t.TTL == nil {
+		t.TTL = t.TTLMs
+	}
+	if t.PollInterval == nil {
+		t.PollInterval = t.PollIntervalMs
+	}
+}
+
+// taskAskKey is the context key of the "task" member a tools/call
+// carries (see taskMiddleware).
+type taskAskKey struct{}
+
+// taskAsk is the "task" member of a task-augmented tools/call.
+type taskAsk struct {
+	TTL *int64 `json:"ttl,omitempty"`
+}
+
+func withTaskAsk(ctx context.Context, o *TaskOptions) context.Context {
+	a := &taskAsk{}
+	if o != nil && o.TTL > 0 {
+		ms := o.TTL.Milliseconds()
+		a.TTL = &ms
+	}
+	return context.WithValue(ctx, taskAskKey{}, a)
+}
+
+// taskModeOf reads a config's "tasks" member.
+func taskModeOf(s string) TaskMode {
+	switch s {
+	case "auto":
+		return TaskAuto
+	case "prefer":
+		return TaskPrefer
+	case "never":
+		return TaskNever
+	}
+	return TaskDefault
+}

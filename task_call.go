@@ -1,0 +1,325 @@
+package mcpadapter
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// callAsTask makes tc a task-augmented tools/call (2025-11-25) when the
+// tool and the call's mode ask for it; ok is false when tc is a plain
+// call.
+func (c *Client) callAsTask(ctx context.Context, tc *toolCall) (res *Result, err error, ok bool) {
+	if !c.mayWantTask(tc) {
+		return nil, nil, false // a plain call goes as it always did
+	}
+	s, err := c.session(ctx)
+	if err != nil {
+		return nil, err, true
+	}
+	if !c.wantsTask(s, tc) {
+		return nil, nil, false
+	}
+	res, err = c.startTask(ctx, tc)
+	return res, err, true
+}
+
+// startTask sends tc as a task-augmented tools/call and follows the task
+// it makes to its result.
+func (c *Client) startTask(ctx context.Context, tc *toolCall) (*Result, error) {
+	params := &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args}
+	// The progress token lives as long as the task (see followTask).
+	release := c.withProgress(params, tc.progress)
+	defer release()
+	inner := *tc
+	inner.progress = nil // routed by the token set above
+	reply, err := c.sendCall(withTaskAsk(ctx, c.opts.Tasks), &inner, params, c.opts.Timeout)
+	if err != nil {
+		return refusal(tc.tool, err)
+	}
+	var raw json.RawMessage
+	if reply.raw != nil {
+		raw, _ = reply.raw.Result()
+	}
+	st, proto, isTask, err := taskCreated(raw)
+	switch {
+	case err != nil:
+		return nil, &ContentError{Server: c.name, Tool: tc.tool, Index: -1, Err: err}
+	case !isTask:
+		// The server ran the call at once: its result is the result.
+		if raw == nil && len(reply.Content) == 0 {
+			return nil, &ContentError{Server: c.name, Tool: tc.tool, Index: -1,
+				Err: errors.New("asked for a task, the server's answer could not be read (the result as sent was not seen)")}
+		}
+		return convertResult(c.name, tc.tool, reply)
+	}
+	h := &TaskHandle{Server: c.name, Tool: tc.tool, ModelTool: tc.modelName, TaskID: st.TaskID, Protocol: proto}
+	return c.followTask(ctx, tc, h, st)
+}
+
+// taskReply reports whether a tools/call answer is a task the server
+// made on its own (the 2026-07-28 extension), and follows it to its
+// result if so.
+func (c *Client) taskReply(ctx context.Context, tc *toolCall, reply *callReply) (res *Result, err error, ok bool) {
+	if reply == nil || reply.raw == nil {
+		return nil, nil, false
+	}
+	raw, _ := reply.raw.Result()
+	st, proto, isTask, err := taskCreated(raw)
+	if !isTask {
+		return nil, nil, false
+	}
+	if err != nil {
+		return nil, &ContentError{Server: c.name, Tool: tc.tool, Index: -1, Err: err}, true
+	}
+	h := &TaskHandle{Server: c.name, Tool: tc.tool, ModelTool: tc.modelName, TaskID: st.TaskID, Protocol: proto}
+	res, err = c.followTask(ctx, tc, h, st)
+	return res, err, true
+}
+
+// ResumeTask follows a task that this or another process started (see
+// CallOptions.OnTask) to its result, which it returns as Tool.Call
+// would. opts may be nil; its Progress receives the task's statuses.
+// The client must reach the same server: the handle's Server must be the
+// client's name.
+func (c *Client) ResumeTask(ctx context.Context, h TaskHandle, opts *CallOptions) (*Result, error) {
+	if h.TaskID == "" {
+		return nil, errors.New("mcpadapter: ResumeTask: the handle has no TaskID")
+	}
+	if h.Server != "" && h.Server != c.name {
+		return nil, fmt.Errorf("mcpadapter: ResumeTask: the task runs on server %q, this client reaches %q", h.Server, c.name)
+	}
+	h.Server = c.name
+	tc := &toolCall{tool: h.Tool, modelName: h.ModelTool}
+	if opts != nil {
+		tc.progress, tc.meta, tc.task = opts.Progress, opts.Meta, opts.Task
+	}
+	st, err := c.getTask(ctx, &h)
+	if err != nil {
+		return c.taskEnded(ctx, &h, err)
+	}
+	return c.followTask(ctx, tc, &h, st)
+}
+
+// followTask polls the task until it ends and returns its result. It
+// tells tc.onTask about the task first, and tc.progress about every
+// status it sees.
+func (c *Client) followTask(ctx context.Context, tc *toolCall, h *TaskHandle, st *taskState) (*Result, error) {
+	return c.followTaskAnswered(ctx, tc, h, st, make(map[string]bool))
+}
+
+// followTaskAnswered is followTask for a task whose input requests with
+// the keys in answered have been answered.
+func (c *Client) followTaskAnswered(ctx context.Context, tc *toolCall, h *TaskHandle, st *taskState, answered map[string]bool) (*Result, error) {
+	c.log.Debug("tool call runs as a task", "tool", h.Tool, "task", h.TaskID, "protocol", h.Protocol)
+	if tc.onTask != nil {
+		tc.onTask(*h)
+	}
+	lo, hi := c.opts.Tasks.bounds()
+	backoff := 4 * lo
+	gen := c.closeGen()
+	var last struct {
+		status TaskStatus
+		msg    string
+	}
+	for {
+		if st.Status != last.status || st.StatusMessage != last.msg {
+			last.status, last.msg = st.Status, st.StatusMessage
+			c.reportTask(tc, h, st)
+		}
+		switch st.Status {
+		case TaskCompleted, TaskFailed:
+			return c.taskOutcome(ctx, tc, h, st)
+		case TaskCancelled:
+			return nil, &TaskCancelledError{Handle: *h, StatusMessage: st.StatusMessage}
+		case TaskInputRequired:
+			if h.Protocol == TaskProtocolCore {
+				// The server asks its questions while tasks/result waits.
+				return c.taskOutcome(ctx, tc, h, st)
+			}
+			if res, err, stop := c.taskInput(ctx, tc, h, st, answered); stop {
+				return res, err
+			}
+		}
+		wait := st.interval()
+		if wait == 0 {
+			wait = backoff
+			backoff = min(backoff+backoff/2, hi)
+		}
+		wait = min(max(wait, lo), hi)
+		if err := c.pollWait(ctx, h, wait, gen); err != nil {
+			return c.taskEnded(ctx, h, err)
+		}
+		next, err := c.getTask(ctx, h)
+		if err != nil && ctx.Err() == nil && c.closeGen() != gen {
+			err = &TaskError{Handle: *h, Op: "tasks/get", Err: fmt.Errorf("%w: %w", ErrTaskDetached, err)}
+		}
+		if err != nil {
+			return c.taskEnded(ctx, h, err)
+		}
+		st = next
+	}
+}
+
+// ErrTaskDetached says a task call ended because its client was closed:
+// the task goes on on the server (over stdio, the server ended with the
+// client). Its TaskError's Handle resumes it with Client.ResumeTask.
+var ErrTaskDetached = errors.New("the client was closed while the task ran; the task was not cancelled (resume it with Client.ResumeTask)")
+
+// pollWait waits d before the next poll. It ends early when ctx ends
+// (the caller cancels the task) or the client is closed (the call lets
+// go of the task: ErrTaskDetached). A connection that is lost otherwise
+// ends the wait too; the next poll reconnects.
+func (c *Client) pollWait(ctx context.Context, h *TaskHandle, d time.Duration, gen uint64) error {
+	if c.closeGen() != gen {
+		return &TaskError{Handle: *h, Op: "tasks/get", Err: ErrTaskDetached}
+	}
+	s, err := c.session(ctx)
+	if err != nil {
+		return err
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.life.Done():
+		if c.closeGen() != gen {
+			return &TaskError{Handle: *h, Op: "tasks/get", Err: ErrTaskDetached}
+		}
+	}
+	return nil
+}
+
+// closeGen counts the client's Close calls.
+func (c *Client) closeGen() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen
+}
+
+// reportTask hands a task's status to the call's progress function.
+func (c *Client) reportTask(tc *toolCall, h *TaskHandle, st *taskState) {
+	c.log.Debug("task status", "tool", h.Tool, "task", h.TaskID, "status", st.Status)
+	if tc.progress == nil {
+		return
+	}
+	msg := "task " + string(st.Status)
+	if st.StatusMessage != "" {
+		msg += ": " + st.StatusMessage
+	}
+	tc.progress(Progress{Tool: h.Tool, Message: msg, Task: &TaskProgress{Handle: *h, Status: st.Status, StatusMessage: st.StatusMessage}})
+}
+
+// TaskProgress is the status of the task behind a call, on the Progress
+// its Progress function receives while the task runs.
+type TaskProgress struct {
+	Handle        TaskHandle
+	Status        TaskStatus
+	StatusMessage string
+}
+
+// getTask sends tasks/get.
+func (c *Client) getTask(ctx context.Context, h *TaskHandle) (*taskState, error) {
+	raw, err := c.taskRequest(ctx, h, "tasks/get", nil, c.opts.Timeout)
+	if err != nil {
+		return nil, err
+	}
+	st, err := readTask(raw)
+	if err != nil {
+		return nil, &TaskError{Handle: *h, Op: "tasks/get", Err: fmt.Errorf("unreadable answer: %w", err)}
+	}
+	return st, nil
+}
+
+// taskEnded turns a failed tasks/* request into the call's error: the
+// context's end cancels the task; a server's refusal means it lost the
+// task.
+func (c *Client) taskEnded(ctx context.Context, h *TaskHandle, err error) (*Result, error) {
+	if ctx.Err() != nil {
+		return c.cancelTask(ctx, h)
+	}
+	var te *TaskError
+	if errors.As(err, &te) {
+		return nil, err
+	}
+	op := "tasks/get"
+	var tre *TransportError
+	if errors.As(err, &tre) && tre.Op != "" {
+		op = tre.Op
+	}
+	return nil, &TaskError{Handle: *h, Op: op, Err: err}
+}
+
+// cancelTask sends tasks/cancel for a call whose context ended, with its
+// own short deadline, and says how it went.
+func (c *Client) cancelTask(ctx context.Context, h *TaskHandle) (*Result, error) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskCancelTimeout)
+	defer cancel()
+	_, err := c.taskRequest(cctx, h, "tasks/cancel", nil, 0)
+	c.log.Debug("task cancelled", "tool", h.Tool, "task", h.TaskID, "acknowledged", err == nil)
+	return nil, &TaskCancelledError{Handle: *h, Requested: true, Confirmed: err == nil, CancelErr: err, Err: context.Cause(ctx)}
+}
+
+// taskOutcome fetches the result of a task that ended (or, on
+// 2025-11-25, one that waits for input: tasks/result carries the
+// server's questions to the client's elicitation handler).
+func (c *Client) taskOutcome(ctx context.Context, tc *toolCall, h *TaskHandle, st *taskState) (*Result, error) {
+	var raw json.RawMessage
+	if h.Protocol == TaskProtocolExtension {
+		switch {
+		case st.Error != nil:
+			return errorResult(fmt.Sprintf("Tool %q failed: %s (MCP error %d)", h.Tool, st.Error.Message, st.Error.Code)), nil
+		case len(st.Result) == 0 && st.Status == TaskFailed:
+			return errorResult(fmt.Sprintf("Tool %q failed: %s", h.Tool, orText(st.StatusMessage, "the task failed"))), nil
+		case len(st.Result) == 0:
+			return nil, &TaskError{Handle: *h, Op: "tasks/get", Err: errors.New("the completed task carries no result")}
+		}
+		raw = st.Result
+	} else {
+		var err error
+		// tasks/result waits for the task: no request timeout.
+		raw, err = c.taskRequest(ctx, h, "tasks/result", nil, 0)
+		if err != nil {
+			if ctx.Err() != nil {
+				return c.cancelTask(ctx, h)
+			}
+			var we *jsonrpc.Error
+			if isServerError(err) && errors.As(err, &we) && st.Status == TaskFailed {
+				return errorResult(fmt.Sprintf("Tool %q failed: %s (MCP error %d)", h.Tool, we.Message, we.Code)), nil
+			}
+			return c.taskEnded(ctx, h, err)
+		}
+	}
+	var r mcp.CallToolResult
+	reply, undecodable, err := replyOf(&r, asSent(raw), json.Unmarshal(raw, &r))
+	if err == nil {
+		err = undecodable
+	}
+	if err != nil {
+		return nil, &ContentError{Server: c.name, Tool: h.Tool, Index: -1, Err: err}
+	}
+	res, err := convertResult(c.name, h.Tool, reply)
+	if res != nil && st.Status == TaskFailed {
+		res.IsError = true
+	}
+	return res, err
+}
+
+// asSent is a result as sent, for convertResult.
+type asSent json.RawMessage
+
+func (a asSent) Result() (json.RawMessage, bool) { return json.RawMessage(a), len(a) > 0 }
+
+func orText(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}

@@ -1,0 +1,38 @@
+package mcpadapter
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// FuzzTaskResult reads any text as a tools/call answer and as a
+// tasks/get answer: no panic, and a task is only ever made with an id and
+// a status.
+func FuzzTaskResult(f *testing.F) {
+	for _, s := range []string{
+		`{"task":{"taskId":"a","status":"working","pollInterval":1000,"ttl":300000}}`,
+		`{"resultType":"task","taskId":"b","status":"working","pollIntervalMs":5,"ttlMs":60000}`,
+		`{"resultType":"task","taskId":""}`, `{"task":null}`, `{"task":{"taskId":1}}`,
+		`{"content":[{"type":"text","text":"x"}]}`, `{"resultType":"complete","task":{}}`,
+		`{"taskId":"c","status":"input_required","inputRequests":{"k":{"method":"elicitation/create","params":{"message":"?"}}}}`,
+		`{"taskId":"d","status":"failed","error":{"code":-32000,"message":"boom"}}`,
+		`{"taskId":"e","status":"completed","result":{"content":[]}}`, `null`, `[]`, ``, `{`, `{"pollInterval":-1,"status":"working"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		st, proto, ok, err := taskCreated(json.RawMessage(b))
+		if ok && err == nil && (st.TaskID == "" || st.Status == "" || proto == "") {
+			t.Fatalf("a task without id, status or protocol from %q: %+v %q", b, st, proto)
+		}
+		if !ok && (st != nil || err != nil) {
+			t.Fatalf("not a task, yet %+v %v", st, err)
+		}
+		if st != nil && err == nil && st.interval() < 0 {
+			t.Fatalf("negative interval from %q", b)
+		}
+		if st, err := readTask(json.RawMessage(b)); err == nil && st.Status == "" {
+			t.Fatalf("readTask: no status from %q", b)
+		}
+	})
+}
