@@ -110,12 +110,15 @@
 //	internal/jsontree    the ordered JSON tree schemaprofile and the eino binding rewrite schemas in
 //	internal/skillmd     skill files against their listing: size, digest, frontmatter
 //	internal/taskserver  a 2026-07-28 Tasks-extension server on go-sdk, for tests
+//	internal/tripserver  the in-process MCP server of the agent examples (langchaingo, genkit)
 //
 // Package toolsearch ranks tools against a query (BM25F, standard library
 // only). Package schemaprofile rewrites input schemas for model providers
 // (OpenAI strict and not, Anthropic, Gemini) and lists what it changed.
-// Package elicitation holds the interrupt payload and answers; the eino
-// module binds tools to eino's agents, the openai module to the OpenAI
-// SDK's tools, the otel module reports to OpenTelemetry, and
-// cmd/mcpadapter is the CLI.
+// Package elicitation holds the interrupt payload and answers. The
+// binding modules give the tools to eino's agents (eino), the model SDKs
+// of OpenAI, Anthropic and Gemini (openai, anthropic, gemini), Genkit
+// (genkit) and langchaingo (langchaingo); the otel module reports to
+// OpenTelemetry; redisstore and pgstore keep shared state for several
+// replicas; cmd/mcpadapter is the CLI.
 package mcpadapter
