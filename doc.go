@@ -114,6 +114,8 @@
 // Package toolsearch ranks tools against a query (BM25F, standard library
 // only). Package schemaprofile rewrites input schemas for model providers
 // (OpenAI strict and not, Anthropic, Gemini) and lists what it changed.
+// Package toolcall runs one model turn's tool calls for the SDK bindings
+// (bounded, in call order; outcomes; content as text).
 // Package elicitation holds the interrupt payload and answers; the eino
 // module binds tools to eino's agents, the openai module to the OpenAI
 // SDK's tools, the otel module reports to OpenTelemetry, and
