@@ -80,11 +80,8 @@ func (s *Toolset) Resume(ctx context.Context, o Outcome, answers *elicitation.Re
 // Text renders the outcome as the text the model reads: the tool's text
 // (images and audio described), "Error: ..." for a tool error.
 func (o Outcome) Text() string {
-	switch {
-	case o.Err != nil:
-		return "Error: the tool could not be reached: " + o.Err.Error()
-	case o.Pending != nil:
-		return "Error: the tool is waiting for the user's answer"
+	if o.Err != nil || o.Pending != nil {
+		return "Error: " + toolcall.Outcome[llms.ToolCall](o).Text()
 	}
 	return resultText(o.Result)
 }

@@ -15,10 +15,8 @@ import (
 // (images and audio described), "Error: ..." for a tool error.
 func (o Outcome) Text() string {
 	switch {
-	case o.Err != nil:
-		return "Error: the tool could not be reached: " + o.Err.Error()
-	case o.Pending != nil:
-		return "Error: the tool is waiting for the user's answer"
+	case o.Err != nil || o.Pending != nil:
+		return "Error: " + toolcall.Outcome[Call](o).Text()
 	case o.Result == nil:
 		return ""
 	}
