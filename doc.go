@@ -115,6 +115,8 @@
 // Package toolsearch ranks tools against a query (BM25F, standard library
 // only). Package schemaprofile rewrites input schemas for model providers
 // (OpenAI strict and not, Anthropic, Gemini) and lists what it changed.
+// Package toolcall runs one model turn's tool calls for the SDK bindings
+// (bounded, in call order; outcomes; content as text).
 // Package elicitation holds the interrupt payload and answers. The
 // binding modules give the tools to eino's agents (eino), the model SDKs
 // of OpenAI, Anthropic and Gemini (openai, anthropic, gemini), Genkit

@@ -2,56 +2,20 @@ package anthropic
 
 import (
 	"encoding/base64"
-	"fmt"
-	"strings"
 
 	ant "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/toolcall"
 )
 
 // Text renders the outcome as the text a model reads: the tool's text
 // (images and audio described), the server's error text for a tool error.
-func (o Outcome) Text() string {
-	switch {
-	case o.Err != nil:
-		return "the tool could not be reached: " + o.Err.Error()
-	case o.Pending != nil:
-		return "the tool is waiting for the user's answer"
-	case o.Result == nil:
-		return ""
-	}
-	var parts []string
-	for _, c := range o.Result.Content {
-		parts = append(parts, contentText(c))
-	}
-	return strings.Join(parts, "\n")
-}
+func (o Outcome) Text() string { return toolcall.Outcome[Call](o).Text() }
 
 // IsError reports whether the model should read the outcome as an error
 // (the tool_result's is_error): a tool error, or a call that did not
 // finish (transport failure, pending question).
-func (o Outcome) IsError() bool {
-	return o.Err != nil || o.Pending != nil || (o.Result != nil && o.Result.IsError)
-}
-
-func contentText(c mcpadapter.Content) string {
-	switch c := c.(type) {
-	case *mcpadapter.TextContent:
-		return c.Text
-	case *mcpadapter.ImageContent:
-		return fmt.Sprintf("[image %s, %d bytes]", c.MIMEType, len(c.Data))
-	case *mcpadapter.AudioContent:
-		return fmt.Sprintf("[audio %s, %d bytes]", c.MIMEType, len(c.Data))
-	case *mcpadapter.ResourceLinkContent:
-		return fmt.Sprintf("[resource %s %s]", c.Name, c.URI)
-	case *mcpadapter.EmbeddedResourceContent:
-		if c.Text != "" {
-			return c.Text
-		}
-		return fmt.Sprintf("[resource %s, %d bytes]", c.URI, len(c.Blob))
-	}
-	return ""
-}
+func (o Outcome) IsError() bool { return toolcall.Outcome[Call](o).IsError() }
 
 // imageTypes are the media types Messages image blocks accept.
 var imageTypes = map[string]bool{"image/jpeg": true, "image/png": true, "image/gif": true, "image/webp": true}
@@ -77,7 +41,7 @@ func (o Outcome) ResultBlock() ant.ContentBlockParamUnion {
 				}}}})
 			continue
 		}
-		if t := contentText(c); t != "" {
+		if t := toolcall.ContentText(c); t != "" {
 			tr.Content = append(tr.Content, ant.ToolResultBlockParamContentUnion{OfText: &ant.TextBlockParam{Text: t}})
 		}
 	}

@@ -5,52 +5,18 @@ import (
 	"strings"
 
 	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/toolcall"
 	"google.golang.org/genai"
 )
 
 // Text renders the outcome as the text a model reads: the tool's text
 // (images and audio described), the server's error text for a tool error.
-func (o Outcome) Text() string {
-	switch {
-	case o.Err != nil:
-		return "the tool could not be reached: " + o.Err.Error()
-	case o.Pending != nil:
-		return "the tool is waiting for the user's answer"
-	case o.Result == nil:
-		return ""
-	}
-	var parts []string
-	for _, c := range o.Result.Content {
-		parts = append(parts, contentText(c))
-	}
-	return strings.Join(parts, "\n")
-}
+func (o Outcome) Text() string { return toolcall.Outcome[Call](o).Text() }
 
 // IsError reports whether the model should read the outcome as an error
 // ({"error": ...}): a tool error, or a call that did not finish
 // (transport failure, pending question).
-func (o Outcome) IsError() bool {
-	return o.Err != nil || o.Pending != nil || (o.Result != nil && o.Result.IsError)
-}
-
-func contentText(c mcpadapter.Content) string {
-	switch c := c.(type) {
-	case *mcpadapter.TextContent:
-		return c.Text
-	case *mcpadapter.ImageContent:
-		return fmt.Sprintf("[image %s, %d bytes]", c.MIMEType, len(c.Data))
-	case *mcpadapter.AudioContent:
-		return fmt.Sprintf("[audio %s, %d bytes]", c.MIMEType, len(c.Data))
-	case *mcpadapter.ResourceLinkContent:
-		return fmt.Sprintf("[resource %s %s]", c.Name, c.URI)
-	case *mcpadapter.EmbeddedResourceContent:
-		if c.Text != "" {
-			return c.Text
-		}
-		return fmt.Sprintf("[resource %s, %d bytes]", c.URI, len(c.Blob))
-	}
-	return ""
-}
+func (o Outcome) IsError() bool { return toolcall.Outcome[Call](o).IsError() }
 
 // imageTypes are the image types Gemini takes in a function response.
 var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/webp": true}
@@ -72,7 +38,7 @@ func (o Outcome) FunctionResponse() *genai.FunctionResponse {
 				texts = append(texts, fmt.Sprintf("[image %s attached]", name))
 				continue
 			}
-			texts = append(texts, contentText(c))
+			texts = append(texts, toolcall.ContentText(c))
 		}
 	} else {
 		texts = []string{o.Text()}

@@ -2,28 +2,21 @@ package langchaingo
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/elicitation"
+	"github.com/mcpadapter/mcpadapter/toolcall"
 	"github.com/tmc/langchaingo/llms"
 )
 
-// An Outcome is what one tool call came to.
-type Outcome struct {
-	Call llms.ToolCall
-	// Result is the tool's result (IsError for a tool error the model
-	// reads; Artifact for the structured content); nil when Pending or
-	// Err is set.
-	Result *mcpadapter.Result
-	// Pending is set when the server asked the user something
-	// (elicitation with mcpadapter.ElicitInterrupt): ask, then Resume.
-	Pending *mcpadapter.PendingCall
-	// Err is a transport failure: the model cannot act on it.
-	Err error
-}
+// An Outcome is what one tool call came to: one of Result
+// (the tool's result; IsError for a tool error the model reads), Pending
+// (the server asked the user something, with mcpadapter.ElicitInterrupt:
+// ask, then Resume) and Err (a transport failure: the model cannot act on
+// it) is set. Its fields are those of [toolcall.Outcome].
+// Result.Artifact holds the structured content.
+type Outcome toolcall.Outcome[llms.ToolCall]
 
 // A CallError is a tool call whose tool could not be reached.
 type CallError struct {
@@ -37,6 +30,8 @@ func (e *CallError) Error() string {
 
 func (e *CallError) Unwrap() error { return e.Err }
 
+func newCallError(c llms.ToolCall, err error) error { return &CallError{Call: c, Err: err} }
+
 func callName(c llms.ToolCall) string {
 	if c.FunctionCall == nil {
 		return ""
@@ -49,58 +44,23 @@ func callName(c llms.ToolCall) string {
 // order. The error joins the CallErrors of transport failures; the other
 // outcomes are complete.
 func (s *Toolset) Run(ctx context.Context, calls []llms.ToolCall) ([]Outcome, error) {
-	outs := make([]Outcome, len(calls))
-	sem := make(chan struct{}, s.maxParallel)
-	var wg sync.WaitGroup
-	for i, c := range calls {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				outs[i] = Outcome{Call: c, Err: ctx.Err()}
-				return
-			}
-			defer func() { <-sem }()
-			outs[i] = s.run(ctx, c)
-		}()
-	}
-	wg.Wait()
-	var errs []error
-	for _, o := range outs {
-		if o.Err != nil {
-			errs = append(errs, &CallError{Call: o.Call, Err: o.Err})
-		}
-	}
-	return outs, errors.Join(errs...)
+	outs := toolcall.RunTurn(ctx, calls, s.maxParallel, s.call)
+	return toolcall.Outcomes[Outcome](outs), toolcall.Failures(outs, newCallError)
 }
 
-func (s *Toolset) run(ctx context.Context, c llms.ToolCall) Outcome {
+func (s *Toolset) call(ctx context.Context, c llms.ToolCall) (*mcpadapter.Result, error) {
 	if c.FunctionCall == nil || (c.Type != "" && c.Type != "function") {
-		return Outcome{Call: c, Result: modelError(fmt.Sprintf("tool call %s: not a function call", c.ID))}
+		return modelError(fmt.Sprintf("tool call %s: not a function call", c.ID)), nil
 	}
 	t := s.byName[c.FunctionCall.Name]
 	if t == nil {
-		return Outcome{Call: c, Result: modelError(fmt.Sprintf("unknown tool %q", c.FunctionCall.Name))}
+		return modelError(fmt.Sprintf("unknown tool %q", c.FunctionCall.Name)), nil
 	}
 	args, bad := t.arguments(c.FunctionCall.Arguments)
 	if bad != nil {
-		return Outcome{Call: c, Result: bad}
+		return bad, nil
 	}
-	res, err := t.mcp.Call(ctx, args)
-	return outcome(c, res, err)
-}
-
-func outcome(c llms.ToolCall, res *mcpadapter.Result, err error) Outcome {
-	var ire *mcpadapter.InputRequiredError
-	switch {
-	case errors.As(err, &ire):
-		return Outcome{Call: c, Pending: ire.Pending}
-	case err != nil:
-		return Outcome{Call: c, Err: err}
-	}
-	return Outcome{Call: c, Result: res}
+	return t.mcp.Call(ctx, args)
 }
 
 // Resume answers a pending outcome's question and finishes its call; the
@@ -113,22 +73,15 @@ func (s *Toolset) Resume(ctx context.Context, o Outcome, answers *elicitation.Re
 	if t == nil {
 		return o, fmt.Errorf("langchaingo: tool call %s: unknown tool %q", o.Call.ID, callName(o.Call))
 	}
-	res, err := t.mcp.Resume(ctx, o.Pending, answers)
-	out := outcome(o.Call, res, err)
-	if out.Err != nil {
-		return out, &CallError{Call: o.Call, Err: out.Err}
-	}
-	return out, nil
+	out, err := toolcall.Resume(ctx, t.mcp, o.Call, o.Pending, answers, newCallError)
+	return Outcome(out), err
 }
 
 // Text renders the outcome as the text the model reads: the tool's text
 // (images and audio described), "Error: ..." for a tool error.
 func (o Outcome) Text() string {
-	switch {
-	case o.Err != nil:
-		return "Error: the tool could not be reached: " + o.Err.Error()
-	case o.Pending != nil:
-		return "Error: the tool is waiting for the user's answer"
+	if o.Err != nil || o.Pending != nil {
+		return "Error: " + toolcall.Outcome[llms.ToolCall](o).Text()
 	}
 	return resultText(o.Result)
 }

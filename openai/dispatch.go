@@ -3,12 +3,11 @@ package openai
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/elicitation"
+	"github.com/mcpadapter/mcpadapter/toolcall"
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/responses"
 )
@@ -47,18 +46,12 @@ func ResponseCalls(resp *responses.Response) []Call {
 	return out
 }
 
-// An Outcome is what one call came to.
-type Outcome struct {
-	Call Call
-	// Result is the tool's result (IsError for a tool error the model
-	// reads); nil when Pending or Err is set.
-	Result *mcpadapter.Result
-	// Pending is set when the server asked the user something
-	// (elicitation with mcpadapter.ElicitInterrupt): ask, then Resume.
-	Pending *mcpadapter.PendingCall
-	// Err is a transport failure: the model cannot act on it.
-	Err error
-}
+// An Outcome is what one call came to: one of Result
+// (the tool's result; IsError for a tool error the model reads), Pending
+// (the server asked the user something, with mcpadapter.ElicitInterrupt:
+// ask, then Resume) and Err (a transport failure: the model cannot act on
+// it) is set. Its fields are those of [toolcall.Outcome].
+type Outcome toolcall.Outcome[Call]
 
 // A CallError is a call whose tool could not be reached.
 type CallError struct {
@@ -72,66 +65,33 @@ func (e *CallError) Error() string {
 
 func (e *CallError) Unwrap() error { return e.Err }
 
+func newCallError(c Call, err error) error { return &CallError{Call: c, Err: err} }
+
 // Run runs calls, at most MaxParallel at once, and returns one Outcome
 // per call in the same order. The error joins the CallErrors of
 // transport failures; the other outcomes are complete.
 func (s *Toolset) Run(ctx context.Context, calls []Call) ([]Outcome, error) {
-	outs := make([]Outcome, len(calls))
-	sem := make(chan struct{}, s.maxParallel)
-	var wg sync.WaitGroup
-	for i, c := range calls {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				outs[i] = Outcome{Call: c, Err: ctx.Err()}
-				return
-			}
-			defer func() { <-sem }()
-			outs[i] = s.run(ctx, c)
-		}()
-	}
-	wg.Wait()
-	var errs []error
-	for _, o := range outs {
-		if o.Err != nil {
-			errs = append(errs, &CallError{Call: o.Call, Err: o.Err})
-		}
-	}
-	return outs, errors.Join(errs...)
+	outs := toolcall.RunTurn(ctx, calls, s.maxParallel, s.call)
+	return toolcall.Outcomes[Outcome](outs), toolcall.Failures(outs, newCallError)
 }
 
-func (s *Toolset) run(ctx context.Context, c Call) Outcome {
+func (s *Toolset) call(ctx context.Context, c Call) (*mcpadapter.Result, error) {
 	e := s.byName[c.Name]
 	if e == nil {
-		return Outcome{Call: c, Result: modelError(fmt.Sprintf("unknown tool %q", c.Name))}
+		return modelError(fmt.Sprintf("unknown tool %q", c.Name)), nil
 	}
 	args := json.RawMessage(c.Arguments)
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
 	if !json.Valid(args) {
-		return Outcome{Call: c, Result: modelError(fmt.Sprintf("tool %q: the arguments are not JSON", c.Name))}
+		return modelError(fmt.Sprintf("tool %q: the arguments are not JSON", c.Name)), nil
 	}
 	args, err := e.profile.Restore(args)
 	if err != nil {
-		return Outcome{Call: c, Result: modelError(fmt.Sprintf("tool %q: %v", c.Name, err))}
+		return modelError(fmt.Sprintf("tool %q: %v", c.Name, err)), nil
 	}
-	res, err := e.tool.Call(ctx, args)
-	return outcome(c, res, err)
-}
-
-func outcome(c Call, res *mcpadapter.Result, err error) Outcome {
-	var ire *mcpadapter.InputRequiredError
-	switch {
-	case errors.As(err, &ire):
-		return Outcome{Call: c, Pending: ire.Pending}
-	case err != nil:
-		return Outcome{Call: c, Err: err}
-	}
-	return Outcome{Call: c, Result: res}
+	return e.tool.Call(ctx, args)
 }
 
 // Resume answers a pending outcome's question and finishes its call; the
@@ -144,14 +104,8 @@ func (s *Toolset) Resume(ctx context.Context, o Outcome, answers *elicitation.Re
 	if e == nil {
 		return o, fmt.Errorf("openai: tool call %s: unknown tool %q", o.Call.ID, o.Call.Name)
 	}
-	res, err := e.tool.Resume(ctx, o.Pending, answers)
-	out := outcome(o.Call, res, err)
-	if out.Err != nil {
-		return out, &CallError{Call: o.Call, Err: out.Err}
-	}
-	return out, nil
+	out, err := toolcall.Resume(ctx, e.tool, o.Call, o.Pending, answers, newCallError)
+	return Outcome(out), err
 }
 
-func modelError(text string) *mcpadapter.Result {
-	return &mcpadapter.Result{IsError: true, Content: []mcpadapter.Content{&mcpadapter.TextContent{Text: text}}}
-}
+func modelError(text string) *mcpadapter.Result { return toolcall.ErrorResult(text) }

@@ -2,10 +2,10 @@ package openai
 
 import (
 	"encoding/base64"
-	"fmt"
 	"strings"
 
 	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/toolcall"
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/responses"
@@ -15,42 +15,21 @@ import (
 // (images and audio described), "Error: ..." for a tool error.
 func (o Outcome) Text() string {
 	switch {
-	case o.Err != nil:
-		return "Error: the tool could not be reached: " + o.Err.Error()
-	case o.Pending != nil:
-		return "Error: the tool is waiting for the user's answer"
+	case o.Err != nil || o.Pending != nil:
+		return "Error: " + toolcall.Outcome[Call](o).Text()
 	case o.Result == nil:
 		return ""
 	}
 	var parts []string
 	// ModelContent: the blocks within the tool's result limit.
 	for _, c := range o.Result.ModelContent() {
-		parts = append(parts, contentText(c))
+		parts = append(parts, toolcall.ContentText(c))
 	}
 	t := strings.Join(parts, "\n")
 	if o.Result.IsError {
 		return "Error: " + t
 	}
 	return t
-}
-
-func contentText(c mcpadapter.Content) string {
-	switch c := c.(type) {
-	case *mcpadapter.TextContent:
-		return c.Text
-	case *mcpadapter.ImageContent:
-		return fmt.Sprintf("[image %s, %d bytes]", c.MIMEType, len(c.Data))
-	case *mcpadapter.AudioContent:
-		return fmt.Sprintf("[audio %s, %d bytes]", c.MIMEType, len(c.Data))
-	case *mcpadapter.ResourceLinkContent:
-		return fmt.Sprintf("[resource %s %s]", c.Name, c.URI)
-	case *mcpadapter.EmbeddedResourceContent:
-		if c.Text != "" {
-			return c.Text
-		}
-		return fmt.Sprintf("[resource %s, %d bytes]", c.URI, len(c.Blob))
-	}
-	return ""
 }
 
 // ChatMessage returns the Chat Completions tool message for the outcome
@@ -76,7 +55,7 @@ func (o Outcome) ResponseItem() responses.ResponseInputItemUnionParam {
 				continue
 			}
 			items = append(items, responses.ResponseFunctionCallOutputItemUnionParam{
-				OfInputText: &responses.ResponseInputTextContentParam{Text: prefix + contentText(c)}})
+				OfInputText: &responses.ResponseInputTextContentParam{Text: prefix + toolcall.ContentText(c)}})
 			prefix = ""
 		}
 	}

@@ -1,0 +1,63 @@
+package toolcall_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/mcpadapter/mcpadapter/toolcall"
+)
+
+// A binding runs one model turn's calls two at a time and renders each
+// outcome as the text the model reads.
+func ExampleRunTurn() {
+	ctx := context.Background()
+	a, err := mcpadapter.New(testserver.New(testserver.Options{}), nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer a.Close()
+	tools, err := a.Tools(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	byName := map[string]*mcpadapter.Tool{}
+	for _, t := range tools {
+		byName[t.Name] = t
+	}
+
+	type modelCall struct{ ID, Name, Args string }
+	calls := []modelCall{
+		{"c1", "echo", `{"text":"hello"}`},
+		{"c2", "fail", `{"message":"no such city"}`},
+		{"c3", "weather", `{}`},
+	}
+	outs := toolcall.RunTurn(ctx, calls, 2, func(ctx context.Context, c modelCall) (*mcpadapter.Result, error) {
+		t, ok := byName[c.Name]
+		if !ok {
+			return toolcall.ErrorResult(fmt.Sprintf("unknown tool %q", c.Name)), nil
+		}
+		return t.Call(ctx, json.RawMessage(c.Args))
+	})
+	for _, o := range outs {
+		var parts []string
+		for _, c := range o.Result.Content {
+			parts = append(parts, toolcall.ContentText(c))
+		}
+		fmt.Printf("%s error=%t %s\n", o.Call.ID, o.Result.IsError, strings.Join(parts, "\n"))
+	}
+	if err := toolcall.Failures(outs, func(c modelCall, err error) error {
+		return fmt.Errorf("call %s: %w", c.ID, err)
+	}); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// c1 error=false hello
+	// c2 error=true no such city
+	// c3 error=true unknown tool "weather"
+}

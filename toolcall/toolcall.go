@@ -1,0 +1,182 @@
+// Package toolcall holds what the model SDK bindings (the anthropic,
+// gemini, openai and langchaingo modules) share when they run the tool
+// calls of one model turn: the calls run in parallel with a bound, each
+// call's (Result, error) becomes an [Outcome] — a result the model reads
+// (IsError for a tool error), a pending question (a
+// [mcpadapter.PendingCall] from [mcpadapter.ElicitInterrupt]) or a
+// transport failure —, and [ContentText] renders a content block as the
+// text a model reads.
+//
+// A binding keeps its own Call and Outcome types; its Outcome has the
+// fields of Outcome[Call] in the same order, so Go converts one into the
+// other.
+package toolcall
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/elicitation"
+)
+
+// An Outcome is what one call came to: exactly one of Result, Pending and
+// Err is set (Result may be nil when the call function returned nil, nil).
+type Outcome[C any] struct {
+	// Call is the model's call, as the binding represents it.
+	Call C
+	// Result is the tool's result (IsError for a tool error the model
+	// reads); nil when Pending or Err is set.
+	Result *mcpadapter.Result
+	// Pending is set when the server asked the user something
+	// (elicitation with mcpadapter.ElicitInterrupt): ask, then resume.
+	Pending *mcpadapter.PendingCall
+	// Err is a transport failure: the model cannot act on it.
+	Err error
+}
+
+// Text renders the outcome as the text a model reads: the text of the
+// result's blocks (each by [ContentText], one a line), the server's error
+// text for a tool error, and a sentence for a call that did not finish.
+// Whether it is an error is [Outcome.IsError]'s to say.
+func (o Outcome[C]) Text() string {
+	switch {
+	case o.Err != nil:
+		return "the tool could not be reached: " + o.Err.Error()
+	case o.Pending != nil:
+		return "the tool is waiting for the user's answer"
+	case o.Result == nil:
+		return ""
+	}
+	parts := make([]string, 0, len(o.Result.Content))
+	for _, c := range o.Result.Content {
+		parts = append(parts, ContentText(c))
+	}
+	return strings.Join(parts, "\n")
+}
+
+// IsError reports whether the model should read the outcome as an error:
+// a tool error, or a call that did not finish (transport failure, pending
+// question).
+func (o Outcome[C]) IsError() bool {
+	return o.Err != nil || o.Pending != nil || (o.Result != nil && o.Result.IsError)
+}
+
+// Settle builds the Outcome of call c from what Tool.Call or Tool.Resume
+// returned: an *mcpadapter.InputRequiredError becomes Pending, any other
+// error Err, and otherwise res is the Result.
+func Settle[C any](c C, res *mcpadapter.Result, err error) Outcome[C] {
+	var ire *mcpadapter.InputRequiredError
+	switch {
+	case errors.As(err, &ire):
+		return Outcome[C]{Call: c, Pending: ire.Pending}
+	case err != nil:
+		return Outcome[C]{Call: c, Err: err}
+	}
+	return Outcome[C]{Call: c, Result: res}
+}
+
+// RunTurn runs call for each of calls, at most limit at once (limit < 1
+// means 1), and returns one Outcome per call in the same order, each
+// built by [Settle]. A call that has not started when ctx is done is not
+// run: its Outcome's Err is ctx.Err(). RunTurn returns when every call it
+// started has returned.
+func RunTurn[C any](ctx context.Context, calls []C, limit int,
+	call func(context.Context, C) (*mcpadapter.Result, error)) []Outcome[C] {
+	if limit < 1 {
+		limit = 1
+	}
+	outs := make([]Outcome[C], len(calls))
+	sem := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				outs[i] = Outcome[C]{Call: c, Err: ctx.Err()}
+				return
+			}
+			defer func() { <-sem }()
+			res, err := call(ctx, c)
+			outs[i] = Settle(c, res, err)
+		}()
+	}
+	wg.Wait()
+	return outs
+}
+
+// Outcomes converts outs to a binding's own outcome type O, a struct type
+// with the fields of Outcome[C] in the same order.
+func Outcomes[O ~struct {
+	Call    C
+	Result  *mcpadapter.Result
+	Pending *mcpadapter.PendingCall
+	Err     error
+}, C any](outs []Outcome[C]) []O {
+	conv := make([]O, len(outs))
+	for i, o := range outs {
+		conv[i] = O(o)
+	}
+	return conv
+}
+
+// Resume answers the pending question of call c on tool and settles the
+// call's new outcome (which may be pending again: another question). For a
+// transport failure the error is wrap(c, Err).
+func Resume[C any](ctx context.Context, tool *mcpadapter.Tool, c C, pending *mcpadapter.PendingCall,
+	answers *elicitation.Resume, wrap func(C, error) error) (Outcome[C], error) {
+	res, err := tool.Resume(ctx, pending, answers)
+	out := Settle(c, res, err)
+	if out.Err != nil {
+		return out, wrap(c, out.Err)
+	}
+	return out, nil
+}
+
+// Failures joins, with errors.Join, wrap(call, err) for each outcome whose
+// Err is set (the transport failures); nil when there is none.
+func Failures[C any](outs []Outcome[C], wrap func(C, error) error) error {
+	var errs []error
+	for _, o := range outs {
+		if o.Err != nil {
+			errs = append(errs, wrap(o.Call, o.Err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ContentText renders one content block as the text a model reads: the
+// text of text blocks and of embedded text resources, a bracketed
+// description of images, audio, resource links and binary resources
+// ("[image image/png, 67 bytes]"), "" for a kind it does not know.
+func ContentText(c mcpadapter.Content) string {
+	switch c := c.(type) {
+	case *mcpadapter.TextContent:
+		return c.Text
+	case *mcpadapter.ImageContent:
+		return fmt.Sprintf("[image %s, %d bytes]", c.MIMEType, len(c.Data))
+	case *mcpadapter.AudioContent:
+		return fmt.Sprintf("[audio %s, %d bytes]", c.MIMEType, len(c.Data))
+	case *mcpadapter.ResourceLinkContent:
+		return fmt.Sprintf("[resource %s %s]", c.Name, c.URI)
+	case *mcpadapter.EmbeddedResourceContent:
+		if c.Text != "" {
+			return c.Text
+		}
+		return fmt.Sprintf("[resource %s, %d bytes]", c.URI, len(c.Blob))
+	}
+	return ""
+}
+
+// ErrorResult returns a tool-error result with one text block: what a
+// binding gives the model for a call it cannot send (an unknown tool,
+// arguments that are not JSON).
+func ErrorResult(text string) *mcpadapter.Result {
+	return &mcpadapter.Result{IsError: true, Content: []mcpadapter.Content{&mcpadapter.TextContent{Text: text}}}
+}
