@@ -91,7 +91,9 @@ func directParams(data []byte) json.RawMessage {
 // with id n is no longer awaited, as go-sdk does for its own calls.
 func (c *Conn) notifyCancelled(ctx context.Context, n int64) {
 	reason := ctx.Err().Error()
-	c.direct.notes.Add(1)
+	if !c.direct.addNote() {
+		return // the connection has ended: nobody to tell
+	}
 	go func() {
 		defer c.direct.notes.Done()
 		nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelNotifyTimeout)
@@ -99,6 +101,19 @@ func (c *Conn) notifyCancelled(ctx context.Context, n int64) {
 		params, _ := json.Marshal(&mcp.CancelledParams{Reason: reason, RequestID: n})
 		_ = c.Write(nctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: params})
 	}()
+}
+
+// addNote counts one more cancellation notice, which Close waits for;
+// false once the connection has ended. Close fails d before it waits, so
+// no notice is counted while it waits (sync.WaitGroup's rule).
+func (d *direct) addNote() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed != nil {
+		return false
+	}
+	d.notes.Add(1)
+	return true
 }
 
 // register makes id awaited; it fails once the connection has ended.
