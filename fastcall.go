@@ -46,9 +46,16 @@ func sdkMetaKeys() [3]string {
 	return [3]string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcp.MetaKeyClientCapabilities}
 }
 
-// plainCall reports whether tc may take the fast path on s.
-func (c *Client) plainCall(s *session, tc *toolCall) bool {
+// plainCall reports whether tc, about to be sent on s with params under
+// ctx, may take the fast path. Not plain: a _meta set on params (a
+// progress token, for a timeout that restarts on progress; the fast path
+// sends none) and a call asked to run as a task (go-sdk's sending
+// middleware adds its "task" member, task_rpc.go).
+func (c *Client) plainCall(ctx context.Context, s *session, tc *toolCall, params *mcp.CallToolParams) bool {
 	if fastPathOff || c.opts.DisableFastPath || s.stdio == nil || !c.plainOptions(tc) {
+		return false
+	}
+	if len(params.Meta) > 0 || ctx.Value(taskAskKey{}) != nil {
 		return false
 	}
 	switch s.info.Era {

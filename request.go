@@ -138,11 +138,7 @@ func (c *Client) sendCall(ctx context.Context, tc *toolCall, params *mcp.CallToo
 		var res *mcp.CallToolResult
 		var err error
 		var raw rawSource = rec
-		// A _meta set here (a progress token, for a timeout that
-		// restarts on progress) is not plain: the fast path sends none;
-		// nor is a call asked to run as a task (the "task" member is
-		// added by go-sdk's sending middleware, task_rpc.go).
-		if len(params.Meta) == 0 && ctx.Value(taskAskKey{}) == nil && c.plainCall(s, tc) {
+		if c.plainCall(ctx, s, tc, params) {
 			var sent rawSource
 			if res, sent, err = c.callFast(ctx, s, params); sent != nil {
 				raw = sent
