@@ -111,6 +111,7 @@
 //	internal/skillmd     skill files against their listing: size, digest, frontmatter
 //	internal/taskserver  a 2026-07-28 Tasks-extension server on go-sdk, for tests
 //	internal/tripserver  the in-process MCP server of the agent examples (langchaingo, genkit)
+//	internal/bindingtest the binding modules' test set-up: an adapter's tools from a target
 //
 // Package toolsearch ranks tools against a query (BM25F, standard library
 // only). Package schemaprofile rewrites input schemas for model providers

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/bindingtest"
+
 	ant "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/anthropic"
@@ -28,18 +30,7 @@ func toolset(t *testing.T, era testserver.Era, opts *mcpadapter.Options) *anthro
 
 func toolsetOf(t *testing.T, target any, opts *mcpadapter.Options) *anthropic.Toolset {
 	t.Helper()
-	a, err := mcpadapter.New(target, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	tools, err := a.Tools(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts, err := anthropic.New(tools, nil)
+	ts, err := anthropic.New(bindingtest.Tools(t, target, opts), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

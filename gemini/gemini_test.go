@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/bindingtest"
+
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/elicitation"
 	"github.com/mcpadapter/mcpadapter/gemini"
@@ -27,18 +29,7 @@ func toolset(t *testing.T, era testserver.Era, opts *mcpadapter.Options, gopts *
 
 func toolsetOf(t *testing.T, target any, opts *mcpadapter.Options, gopts *gemini.Options) *gemini.Toolset {
 	t.Helper()
-	a, err := mcpadapter.New(target, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	tools, err := a.Tools(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts, err := gemini.New(tools, gopts)
+	ts, err := gemini.New(bindingtest.Tools(t, target, opts), gopts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/bindingtest"
+
 	"github.com/firebase/genkit/go/ai"
 	gk "github.com/firebase/genkit/go/genkit"
 	"github.com/mcpadapter/mcpadapter"
@@ -21,18 +23,7 @@ var eras = []testserver.Era{testserver.Modern, testserver.Legacy}
 
 func toolset(t *testing.T, target any, opts *mcpadapter.Options, gopts *genkit.Options) *genkit.Toolset {
 	t.Helper()
-	a, err := mcpadapter.New(target, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	tools, err := a.Tools(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts, err := genkit.New(tools, gopts)
+	ts, err := genkit.New(bindingtest.Tools(t, target, opts), gopts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/bindingtest"
+
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/elicitation"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
@@ -25,18 +27,7 @@ func toolset(t *testing.T, era testserver.Era, opts *mcpadapter.Options, lopts *
 
 func toolsetOf(t *testing.T, target any, opts *mcpadapter.Options, lopts *langchaingo.Options) *langchaingo.Toolset {
 	t.Helper()
-	a, err := mcpadapter.New(target, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	tools, err := a.Tools(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts, err := langchaingo.New(tools, lopts)
+	ts, err := langchaingo.New(bindingtest.Tools(t, target, opts), lopts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/bindingtest"
+
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/elicitation"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
@@ -23,18 +25,7 @@ func toolset(t *testing.T, era testserver.Era, opts *mcpadapter.Options) *openai
 
 func toolsetOf(t *testing.T, target any, opts *mcpadapter.Options) *openai.Toolset {
 	t.Helper()
-	a, err := mcpadapter.New(target, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	tools, err := a.Tools(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts, err := openai.New(tools, nil)
+	ts, err := openai.New(bindingtest.Tools(t, target, opts), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
