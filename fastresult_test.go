@@ -29,6 +29,10 @@ func FuzzPlainResult(f *testing.F) {
 		`{"content":[{"type":"text","text":"x"}],"structuredContent":{"big":1e400}}`,
 		`{"content":[{"type":"text","text":"x"}],"_meta":{"n":12345678901234567890,"s":"\ud800"}}`,
 		`{"isError":null}`,
+		`{"task":{"taskId":"t1","status":"working"}}`,
+		`{"resultType":"task","taskId":"t1","status":"working"}`,
+		`{"content":[],"Task":{"taskId":"t1"}}`,
+		`{"content":[],"resultType":"Task","taskId":"t1"}`,
 		`{}`,
 		`[]`,
 		`null`,
@@ -47,6 +51,10 @@ func FuzzPlainResult(f *testing.F) {
 		sdk := new(mcp.CallToolResult)
 		if err := sdk.UnmarshalJSON(b); err != nil {
 			t.Fatalf("the fast path took %s, which go-sdk refuses: %v", b, err)
+		}
+		// A result the fast path takes is no task (taskReply skips it).
+		if _, _, isTask, _ := taskCreated(b); isTask {
+			t.Fatalf("the fast path took %s, a task", b)
 		}
 		if fast.NeedsInput() != sdk.NeedsInput() || !reflect.DeepEqual(fast.Meta, sdk.Meta) {
 			t.Fatalf("%s: fast %+v, go-sdk %+v", b, fast, sdk)
