@@ -54,7 +54,10 @@ func (c *Conn) RoundTrip(ctx context.Context, method string, build func(buf []by
 	}
 	data := build(make([]byte, 0, 256), n)
 	if c.obs != nil {
-		c.obs.Sent(&jsonrpc.Request{ID: id, Method: method, Params: directParams(data)}, data)
+		// Params stay in data: the Observer logs the text and looks only
+		// at tools/list requests, which RoundTrip does not make (finding
+		// them again costs more than the rest of the write).
+		c.obs.Sent(&jsonrpc.Request{ID: id, Method: method}, data)
 	}
 	if err := c.writeData(ctx, append(data, '\n')); err != nil {
 		c.direct.forget(id)
@@ -75,16 +78,6 @@ func (c *Conn) RoundTrip(ctx context.Context, method string, build func(buf []by
 		c.notifyCancelled(ctx, n)
 		return nil, ctx.Err()
 	}
-}
-
-// directParams returns the params member of data, a request, for the
-// Observer; nil if it cannot be found.
-func directParams(data []byte) json.RawMessage {
-	m, ok := scanMembers(data)
-	if !ok {
-		return nil
-	}
-	return m.params
 }
 
 // notifyCancelled tells the server, in the background, that the request
