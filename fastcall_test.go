@@ -26,7 +26,9 @@ func newDiffPair(t testing.TB, era string) *diffPair {
 		c, err := mcpadapter.NewClient(mcpadapter.Command{Path: testserver.Build(t), Args: []string{"-era", era}}, &mcpadapter.ClientOptions{
 			DisableFastPath: disable,
 			Logger:          quietLogger(),
-			Timeout:         time.Second,
+			// Bounds the answers that never come (a string id); a
+			// second was too short for go-sdk's path on a loaded machine.
+			Timeout:         3 * time.Second,
 			MaxMessageBytes: 64 << 10,
 			StopTimeout:     200 * time.Millisecond,
 		})
