@@ -39,6 +39,8 @@ type fastState struct {
 	// meta is the _meta go-sdk sends with every request on a 2026-07-28
 	// connection, as JSON; nil until go-sdk has made a plain call.
 	meta atomic.Pointer[[]byte]
+	// resultMeta is the last _meta of a result, decoded (fastresult.go).
+	resultMeta metaMemo
 }
 
 // sdkMetaKeys returns go-sdk's _meta keys of a 2026-07-28 request.
@@ -129,7 +131,7 @@ func (c *Client) callFast(ctx context.Context, s *session, params *mcp.CallToolP
 	if err != nil {
 		return nil, nil, err
 	}
-	if res, ok := decodePlainResult(resp.Result); ok {
+	if res, ok := decodePlainResult(resp.Result, &s.fast.resultMeta); ok {
 		return res, plainSent(resp.Result), nil
 	}
 	// go-sdk's own decoding of a result (what its CallTool does with it).

@@ -44,9 +44,21 @@ func FuzzPlainResult(f *testing.F) {
 		if !json.Valid(b) {
 			return
 		}
-		fast, ok := decodePlainResult(b)
+		fast, ok := decodePlainResult(b, nil)
 		if !ok {
 			return
+		}
+		// The memo's answer, first decoded then copied, is the same, and
+		// shares nothing with the one it keeps.
+		var memo metaMemo
+		for range 2 {
+			again, _ := decodePlainResult(b, &memo)
+			if !reflect.DeepEqual(again, fast) {
+				t.Fatalf("%s: with the memo %+v, without %+v", b, again, fast)
+			}
+			if again.Meta != nil {
+				again.Meta["mutated"] = true
+			}
 		}
 		sdk := new(mcp.CallToolResult)
 		if err := sdk.UnmarshalJSON(b); err != nil {
@@ -82,7 +94,7 @@ func TestPlainResultShapes(t *testing.T) {
 		`{"content":[{"type":"text","text":"3"}],"structuredContent":{"sum":3}}`,
 		`{"content":[{"type":"text","text":"line 1\nline 2"}],"isError":true}`,
 	} {
-		if _, ok := decodePlainResult([]byte(s)); !ok {
+		if _, ok := decodePlainResult([]byte(s), nil); !ok {
 			t.Errorf("not taken: %s", s)
 		}
 	}
