@@ -21,7 +21,7 @@ import (
 // reading and whether it exited by itself.
 type Conn struct {
 	proc    *process
-	stdin   stdinWriter   // the first try of every write (writeLine)
+	stdin   *stdinWriter  // the first try of every write (writeLine)
 	r       *bufio.Reader // used only by Read, which go-sdk calls from one goroutine
 	max     int
 	obs     Observer // nil: none
