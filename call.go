@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/jsonscan"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -113,7 +114,7 @@ func checkArguments(args json.RawMessage) error {
 	if args[0] != '{' {
 		return errors.New("arguments must be a JSON object")
 	}
-	if !json.Valid(args) {
+	if !jsonscan.Valid(args) { // json.Valid's verdict, faster
 		return errors.New("arguments are not valid JSON")
 	}
 	return nil

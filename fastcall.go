@@ -39,6 +39,8 @@ type fastState struct {
 	// meta is the _meta go-sdk sends with every request on a 2026-07-28
 	// connection, as JSON; nil until go-sdk has made a plain call.
 	meta atomic.Pointer[[]byte]
+	// resultMeta is the last _meta of a result, decoded (fastresult.go).
+	resultMeta metaMemo
 }
 
 // sdkMetaKeys returns go-sdk's _meta keys of a 2026-07-28 request.
@@ -100,6 +102,14 @@ type sentResult json.RawMessage
 
 func (r sentResult) Result() (json.RawMessage, bool) { return json.RawMessage(r), r != nil }
 
+// plainSent is a result as the server wrote it that decodePlainResult
+// took: its members are content, isError, structuredContent, _meta and
+// resultType "complete", so it is no task (taskReply need not read it
+// again: what taskCreated would find is known).
+type plainSent json.RawMessage
+
+func (r plainSent) Result() (json.RawMessage, bool) { return json.RawMessage(r), r != nil }
+
 // callFast makes the plain call params on s's stdio connection. It
 // returns what go-sdk's CallTool would, and the result as sent.
 func (c *Client) callFast(ctx context.Context, s *session, params *mcp.CallToolParams) (*mcp.CallToolResult, rawSource, error) {
@@ -121,8 +131,8 @@ func (c *Client) callFast(ctx context.Context, s *session, params *mcp.CallToolP
 	if err != nil {
 		return nil, nil, err
 	}
-	if res, ok := decodePlainResult(resp.Result); ok {
-		return res, sentResult(resp.Result), nil
+	if res, ok := decodePlainResult(resp.Result, &s.fast.resultMeta); ok {
+		return res, plainSent(resp.Result), nil
 	}
 	// go-sdk's own decoding of a result (what its CallTool does with it).
 	res := new(mcp.CallToolResult)

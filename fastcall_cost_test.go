@@ -12,8 +12,10 @@ import (
 
 // A plain tool call over stdio allocates a few KB, not the ~70 KB of
 // go-sdk's path (issue 19: the goal is 4 KB, which bench/cmd/callcost
-// measures; this test allows twice that for whatever else the process
-// does meanwhile). It also proves the fast path is taken, in both eras.
+// measures; the fast path allocates 1.3 KB and 2.1 KB, 1.5 KB and 2.3 KB
+// under -race; this test allows 3 KiB, below the goal and the 4 KB a
+// 2026-07-28 call took before session 5). It also proves the fast path is
+// taken, in both eras.
 func TestFastPathAllocatesLittle(t *testing.T) {
 	if fastPathOff {
 		t.Skip("built with -tags mcpadapter_nofastpath: every call takes go-sdk's path by design")
@@ -47,8 +49,8 @@ func TestFastPathAllocatesLittle(t *testing.T) {
 			runtime.ReadMemStats(&after)
 			perCall := (after.TotalAlloc - before.TotalAlloc) / n
 			t.Logf("%s: %d bytes allocated per call", era, perCall)
-			if perCall > 8<<10 {
-				t.Errorf("%d bytes allocated per call, want at most 8 KiB (go-sdk's path: about 70 KB)", perCall)
+			if perCall > 3<<10 {
+				t.Errorf("%d bytes allocated per call, want at most 3 KiB (go-sdk's path: about 70 KB)", perCall)
 			}
 		})
 	}

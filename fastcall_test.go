@@ -26,7 +26,9 @@ func newDiffPair(t testing.TB, era string) *diffPair {
 		c, err := mcpadapter.NewClient(mcpadapter.Command{Path: testserver.Build(t), Args: []string{"-era", era}}, &mcpadapter.ClientOptions{
 			DisableFastPath: disable,
 			Logger:          quietLogger(),
-			Timeout:         time.Second,
+			// Bounds the answers that never come (a string id); a
+			// second was too short for go-sdk's path on a loaded machine.
+			Timeout:         3 * time.Second,
 			MaxMessageBytes: 64 << 10,
 			StopTimeout:     200 * time.Millisecond,
 		})
@@ -198,7 +200,9 @@ func TestFastPathCancelAndTimeout(t *testing.T) {
 			trace := &countingHandler{}
 			mk := func(disable bool, log *slog.Logger) *mcpadapter.Client {
 				c, err := mcpadapter.NewClient(mcpadapter.Command{Path: testserver.Build(t), Args: []string{"-era", era}}, &mcpadapter.ClientOptions{
-					DisableFastPath: disable, Logger: log, Trace: true, Timeout: 400 * time.Millisecond, StopTimeout: 200 * time.Millisecond,
+					// Timeout bounds the first call's connect too: 400 ms
+					// was too short under -race on a loaded machine.
+					DisableFastPath: disable, Logger: log, Trace: true, Timeout: 2 * time.Second, StopTimeout: 200 * time.Millisecond,
 				})
 				if err != nil {
 					t.Fatal(err)

@@ -1,8 +1,10 @@
 package mcpadapter
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/mcpadapter/mcpadapter/internal/jsonscan"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -22,7 +24,9 @@ const maxPlainDepth = 900
 // at most once, and strings without \u escapes. It
 // reports false for anything else, which go-sdk's decoder then decodes:
 // so the two agree on every result (FuzzPlainResult).
-func decodePlainResult(b []byte) (*mcp.CallToolResult, bool) {
+//
+// memo, if not nil, keeps the last _meta decoded (see metaMemo).
+func decodePlainResult(b []byte, memo *metaMemo) (*mcp.CallToolResult, bool) {
 	res := &mcp.CallToolResult{}
 	var seen [5]bool
 	ok := eachMember(b, func(key, v []byte) bool {
@@ -66,8 +70,8 @@ func decodePlainResult(b []byte) (*mcp.CallToolResult, bool) {
 				return false
 			}
 			seen[3] = true
-			m, ok := plainValue(v, 0)
-			res.Meta, _ = m.(map[string]any)
+			m, ok := memo.decode(v)
+			res.Meta = m
 			return ok
 		case "resultType":
 			// go-sdk keeps it only to tell input_required apart.
@@ -302,4 +306,56 @@ func plainValue(v []byte, depth int) (any, bool) {
 	}
 	f, err := strconv.ParseFloat(string(v), 64)
 	return f, err == nil
+}
+
+// maxMemoMeta is the size of the largest _meta a metaMemo keeps.
+const maxMemoMeta = 1 << 10
+
+// metaMemo keeps the last result _meta the fast path decoded on a
+// session, and what it decoded to. A server often sends the same _meta
+// with every result (a 2026-07-28 go-sdk server sends its serverInfo), and
+// copying the maps costs about a third of decoding them again. The kept
+// maps are never handed out: every result gets a copy of its own.
+type metaMemo struct {
+	last atomic.Pointer[decodedMeta]
+}
+
+type decodedMeta struct {
+	raw []byte
+	v   map[string]any
+}
+
+// decode decodes v, a JSON object, as plainValue does.
+func (m *metaMemo) decode(v []byte) (map[string]any, bool) {
+	if m != nil {
+		if d := m.last.Load(); d != nil && bytes.Equal(d.raw, v) {
+			return copyValue(d.v).(map[string]any), true
+		}
+	}
+	x, ok := plainValue(v, 0)
+	meta, _ := x.(map[string]any)
+	if ok && m != nil && meta != nil && len(v) <= maxMemoMeta {
+		m.last.Store(&decodedMeta{raw: bytes.Clone(v), v: copyValue(meta).(map[string]any)})
+	}
+	return meta, ok
+}
+
+// copyValue returns a copy of x, a value plainValue made, that shares no
+// map or slice with it (strings, numbers and booleans need no copy).
+func copyValue(x any) any {
+	switch x := x.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, v := range x {
+			m[k] = copyValue(v)
+		}
+		return m
+	case []any:
+		s := make([]any, len(x))
+		for i, v := range x {
+			s[i] = copyValue(v)
+		}
+		return s
+	}
+	return x
 }

@@ -29,6 +29,10 @@ func FuzzPlainResult(f *testing.F) {
 		`{"content":[{"type":"text","text":"x"}],"structuredContent":{"big":1e400}}`,
 		`{"content":[{"type":"text","text":"x"}],"_meta":{"n":12345678901234567890,"s":"\ud800"}}`,
 		`{"isError":null}`,
+		`{"task":{"taskId":"t1","status":"working"}}`,
+		`{"resultType":"task","taskId":"t1","status":"working"}`,
+		`{"content":[],"Task":{"taskId":"t1"}}`,
+		`{"content":[],"resultType":"Task","taskId":"t1"}`,
 		`{}`,
 		`[]`,
 		`null`,
@@ -40,13 +44,29 @@ func FuzzPlainResult(f *testing.F) {
 		if !json.Valid(b) {
 			return
 		}
-		fast, ok := decodePlainResult(b)
+		fast, ok := decodePlainResult(b, nil)
 		if !ok {
 			return
+		}
+		// The memo's answer, first decoded then copied, is the same, and
+		// shares nothing with the one it keeps.
+		var memo metaMemo
+		for range 2 {
+			again, _ := decodePlainResult(b, &memo)
+			if !reflect.DeepEqual(again, fast) {
+				t.Fatalf("%s: with the memo %+v, without %+v", b, again, fast)
+			}
+			if again.Meta != nil {
+				again.Meta["mutated"] = true
+			}
 		}
 		sdk := new(mcp.CallToolResult)
 		if err := sdk.UnmarshalJSON(b); err != nil {
 			t.Fatalf("the fast path took %s, which go-sdk refuses: %v", b, err)
+		}
+		// A result the fast path takes is no task (taskReply skips it).
+		if _, _, isTask, _ := taskCreated(b); isTask {
+			t.Fatalf("the fast path took %s, a task", b)
 		}
 		if fast.NeedsInput() != sdk.NeedsInput() || !reflect.DeepEqual(fast.Meta, sdk.Meta) {
 			t.Fatalf("%s: fast %+v, go-sdk %+v", b, fast, sdk)
@@ -74,7 +94,7 @@ func TestPlainResultShapes(t *testing.T) {
 		`{"content":[{"type":"text","text":"3"}],"structuredContent":{"sum":3}}`,
 		`{"content":[{"type":"text","text":"line 1\nline 2"}],"isError":true}`,
 	} {
-		if _, ok := decodePlainResult([]byte(s)); !ok {
+		if _, ok := decodePlainResult([]byte(s), nil); !ok {
 			t.Errorf("not taken: %s", s)
 		}
 	}

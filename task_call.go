@@ -69,6 +69,9 @@ func (c *Client) taskReply(ctx context.Context, tc *toolCall, reply *callReply) 
 	if reply == nil || reply.raw == nil {
 		return nil, nil, false
 	}
+	if _, plain := reply.raw.(plainSent); plain {
+		return nil, nil, false // no task: the fast path's decoder saw every member
+	}
 	raw, _ := reply.raw.Result()
 	st, proto, isTask, err := taskCreated(raw)
 	if !isTask {

@@ -21,6 +21,7 @@ import (
 // reading and whether it exited by itself.
 type Conn struct {
 	proc    *process
+	stdin   *stdinWriter  // the first try of every write (writeLine)
 	r       *bufio.Reader // used only by Read, which go-sdk calls from one goroutine
 	max     int
 	obs     Observer // nil: none
@@ -52,6 +53,7 @@ type Conn struct {
 func newConn(p *process, max int, grace time.Duration, obs Observer, onSkip func(Skip), holdResults bool) *Conn {
 	return &Conn{
 		proc:    p,
+		stdin:   newStdinWriter(p.stdin),
 		r:       bufio.NewReaderSize(p.stdout, 64*1024),
 		max:     max,
 		obs:     obs,

@@ -25,6 +25,8 @@ const cancelNotifyTimeout = 5 * time.Second
 // responses. Read hands it every response first; the ones it knows go
 // straight to their callers, so go-sdk never sees them.
 type direct struct {
+	bufs    sync.Pool // *[]byte: request buffers
+	chans   sync.Pool // chan *jsonrpc.Response, empty and awaited by no one
 	seq     atomic.Int64
 	waiting atomic.Int32 // len(calls), read without mu
 	notes   sync.WaitGroup
@@ -52,11 +54,18 @@ func (c *Conn) RoundTrip(ctx context.Context, method string, build func(buf []by
 	if err != nil {
 		return nil, &WriteError{Err: fmt.Errorf("writing to the server's stdin: %w", err)}
 	}
-	data := build(make([]byte, 0, 256), n)
+	bp := c.direct.getBuf()
+	data := build((*bp)[:0], n)
 	if c.obs != nil {
-		c.obs.Sent(&jsonrpc.Request{ID: id, Method: method, Params: directParams(data)}, data)
+		// Params stay in data: the Observer logs the text and looks only
+		// at tools/list requests, which RoundTrip does not make (finding
+		// them again costs more than the rest of the write).
+		c.obs.Sent(&jsonrpc.Request{ID: id, Method: method}, data)
 	}
-	if err := c.writeData(ctx, append(data, '\n')); err != nil {
+	line := append(data, '\n')
+	err = c.writeData(ctx, line)
+	c.direct.putBuf(bp, line) // nothing keeps the line once written
+	if err != nil {
 		c.direct.forget(id)
 		if ctx.Err() != nil {
 			c.notifyCancelled(ctx, n)
@@ -66,6 +75,7 @@ func (c *Conn) RoundTrip(ctx context.Context, method string, build func(buf []by
 	}
 	select {
 	case resp := <-ch:
+		c.direct.chans.Put(ch) // emptied, and no longer in calls: no one sends on it
 		if resp.Error != nil {
 			return nil, fmt.Errorf("calling %q: %w", method, resp.Error)
 		}
@@ -75,16 +85,6 @@ func (c *Conn) RoundTrip(ctx context.Context, method string, build func(buf []by
 		c.notifyCancelled(ctx, n)
 		return nil, ctx.Err()
 	}
-}
-
-// directParams returns the params member of data, a request, for the
-// Observer; nil if it cannot be found.
-func directParams(data []byte) json.RawMessage {
-	m, ok := scanMembers(data)
-	if !ok {
-		return nil
-	}
-	return m.params
 }
 
 // notifyCancelled tells the server, in the background, that the request
@@ -126,10 +126,34 @@ func (d *direct) register(id jsonrpc.ID) (chan *jsonrpc.Response, error) {
 	if d.calls == nil {
 		d.calls = make(map[jsonrpc.ID]chan *jsonrpc.Response)
 	}
-	ch := make(chan *jsonrpc.Response, 1)
+	ch, _ := d.chans.Get().(chan *jsonrpc.Response)
+	if ch == nil {
+		ch = make(chan *jsonrpc.Response, 1)
+	}
 	d.calls[id] = ch
 	d.waiting.Store(int32(len(d.calls)))
 	return ch, nil
+}
+
+// maxPooledBuf is the largest request buffer kept for the next request.
+const maxPooledBuf = 16 << 10
+
+// getBuf returns an empty request buffer.
+func (d *direct) getBuf() *[]byte {
+	if bp, _ := d.bufs.Get().(*[]byte); bp != nil {
+		return bp
+	}
+	b := make([]byte, 0, 512)
+	return &b
+}
+
+// putBuf keeps line, the request written from *bp, for the next request,
+// unless it is large.
+func (d *direct) putBuf(bp *[]byte, line []byte) {
+	if cap(line) <= maxPooledBuf {
+		*bp = line[:0]
+		d.bufs.Put(bp)
+	}
 }
 
 // forget stops awaiting id; a response that comes later goes to go-sdk,

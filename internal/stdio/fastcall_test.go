@@ -84,3 +84,29 @@ func TestRoundTrip(t *testing.T) {
 		t.Errorf("a call after Close: %v, want a *WriteError (never sent)", err)
 	}
 }
+
+// A request larger than the pipe holds is written part without waiting
+// and the rest the waiting way, bounded by the call's deadline or not;
+// the small requests around it, which go whole without waiting, and go-sdk's
+// own writes keep working (no deadline left behind).
+func TestRoundTripLargeRequests(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, conn := connect(t, ctx, &stdio.Transport{}, "-era", "legacy")
+	big := strings.Repeat("x", 1<<20) // 16 pipe buffers
+	for i, size := range []int{10, len(big), 10, len(big), 10} {
+		text := big[:size]
+		cctx := ctx // a deadline on the waiting write
+		if i == 1 {
+			cctx = context.Background() // none, and nothing to watch
+		}
+		resp, err := conn.RoundTrip(cctx, "tools/call", callLine("echo", `{"text":"`+text+`"}`))
+		if err != nil || !strings.Contains(string(resp.Result), `"text":"`+text+`"`) {
+			t.Fatalf("call %d (%d bytes of text): %v", i, size, err)
+		}
+		if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "via go-sdk"}}); err != nil || res.Content[0].(*mcp.TextContent).Text != "via go-sdk" {
+			t.Fatalf("go-sdk's call after call %d: %v", i, err)
+		}
+	}
+}

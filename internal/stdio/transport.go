@@ -23,7 +23,8 @@ const DefaultStderrLines = 50
 
 // Observer sees every JSON-RPC message of a connection, with its encoding.
 type Observer interface {
-	// Sent is called with each message before it is written.
+	// Sent is called with each message before it is written. A request
+	// Conn.RoundTrip writes comes without its Params (raw has them).
 	Sent(msg jsonrpc.Message, raw []byte)
 	// Received is called with each message read, before it is returned.
 	Received(msg jsonrpc.Message, raw []byte)

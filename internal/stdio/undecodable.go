@@ -15,7 +15,7 @@ import (
 // says why: invalid JSON (where), a line that ends too early, nesting
 // deeper than go-sdk decodes, or not a JSON-RPC message.
 func decodeLine(line []byte, owned bool) (jsonrpc.Message, error) {
-	if json.Valid(line) {
+	if jsonscan.Valid(line) { // json.Valid's verdict, at a quarter of its cost
 		msg, err := decodeMessage(line, owned)
 		if err == nil {
 			return msg, nil

@@ -68,8 +68,27 @@ func (c *Conn) writeData(ctx context.Context, data []byte) error {
 
 // writeLine writes data to the server's stdin, stopping when ctx ends. It
 // returns how many bytes were written.
+//
+// A line usually fits in the pipe at once: a first try that cannot wait
+// writes it without setting a deadline or watching ctx (which cost more
+// than the write); whatever it leaves is written the waiting way.
 func (c *Conn) writeLine(ctx context.Context, data []byte) (int, error) {
+	n := 0
+	if ctx.Err() == nil {
+		if n = c.stdin.try(data); n == len(data) {
+			return n, nil
+		}
+	}
+	m, err := c.writeWaiting(ctx, data[n:])
+	return n + m, err
+}
+
+// writeWaiting writes data to the server's stdin, waiting while the pipe
+// is full, until ctx ends. It returns how many bytes were written.
+func (c *Conn) writeWaiting(ctx context.Context, data []byte) (int, error) {
 	f := c.proc.stdin
+	// The try of the next write needs no deadline: none is left behind.
+	defer func() { _ = f.SetWriteDeadline(time.Time{}) }()
 	deadline, _ := ctx.Deadline() // the zero time: none
 	_ = f.SetWriteDeadline(deadline)
 	if ctx.Done() == nil {
