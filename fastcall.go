@@ -39,6 +39,8 @@ type fastState struct {
 	// meta is the _meta go-sdk sends with every request on a 2026-07-28
 	// connection, as JSON; nil until go-sdk has made a plain call.
 	meta atomic.Pointer[[]byte]
+	// http is set for a streamable HTTP session (fasthttp.go).
+	http *fastHTTP
 }
 
 // sdkMetaKeys returns go-sdk's _meta keys of a 2026-07-28 request.
@@ -52,7 +54,7 @@ func sdkMetaKeys() [3]string {
 // sends none) and a call asked to run as a task (go-sdk's sending
 // middleware adds its "task" member, task_rpc.go).
 func (c *Client) plainCall(ctx context.Context, s *session, tc *toolCall, params *mcp.CallToolParams) bool {
-	if fastPathOff || c.opts.DisableFastPath || s.stdio == nil || !c.plainOptions(tc) {
+	if fastPathOff || c.opts.DisableFastPath || (s.stdio == nil && s.fast.http == nil) || !c.plainOptions(tc) {
 		return false
 	}
 	if len(params.Meta) > 0 || ctx.Value(taskAskKey{}) != nil {
@@ -62,9 +64,20 @@ func (c *Client) plainCall(ctx context.Context, s *session, tc *toolCall, params
 	case EraHandshake:
 		return true
 	case EraDiscover:
-		return s.fast.meta.Load() != nil
+		return s.fast.meta.Load() != nil && !c.paramHeaders(s, params.Name)
 	}
 	return false
+}
+
+// paramHeaders reports whether go-sdk sends Mcp-Param-* headers with a
+// call of the tool over HTTP: the input schema it was listed with has
+// x-mcp-header annotations (calls of such tools are left to go-sdk).
+func (c *Client) paramHeaders(s *session, tool string) bool {
+	if s.fast.http == nil {
+		return false
+	}
+	in, _, _ := c.obs.RawSchemas(tool)
+	return bytes.Contains(in, []byte("x-mcp-header"))
 }
 
 // plainOptions reports whether nothing but tc's name and arguments travel
@@ -76,7 +89,7 @@ func (c *Client) plainOptions(tc *toolCall) bool {
 // learnFast keeps the _meta go-sdk sent with params, a plain call it made
 // on s, a 2026-07-28 connection, for the fast path's later calls.
 func (c *Client) learnFast(s *session, tc *toolCall, params *mcp.CallToolParams) {
-	if fastPathOff || c.opts.DisableFastPath || s.stdio == nil || s.info.Era != EraDiscover || s.fast.meta.Load() != nil || !c.plainOptions(tc) {
+	if fastPathOff || c.opts.DisableFastPath || (s.stdio == nil && s.fast.http == nil) || s.info.Era != EraDiscover || s.fast.meta.Load() != nil || !c.plainOptions(tc) {
 		return
 	}
 	keys := sdkMetaKeys()
@@ -100,7 +113,8 @@ type sentResult json.RawMessage
 
 func (r sentResult) Result() (json.RawMessage, bool) { return json.RawMessage(r), r != nil }
 
-// callFast makes the plain call params on s's stdio connection. It
+// callFast makes the plain call params on s's stdio connection or, over
+// streamable HTTP, with a POST of its own (fasthttp.go). It
 // returns what go-sdk's CallTool would, and the result as sent.
 func (c *Client) callFast(ctx context.Context, s *session, params *mcp.CallToolParams) (*mcp.CallToolResult, rawSource, error) {
 	args, ok := params.Arguments.(json.RawMessage)
@@ -115,19 +129,29 @@ func (c *Client) callFast(ctx context.Context, s *session, params *mcp.CallToolP
 	if m := s.fast.meta.Load(); m != nil {
 		meta = *m
 	}
-	resp, err := s.stdio.RoundTrip(ctx, "tools/call", func(buf []byte, id int64) []byte {
-		return appendCallRequest(buf, id, params.Name, args, meta)
-	})
-	if err != nil {
-		return nil, nil, err
+	var result json.RawMessage
+	if s.stdio != nil {
+		resp, err := s.stdio.RoundTrip(ctx, "tools/call", func(buf []byte, id int64) []byte {
+			return appendCallRequest(buf, id, params.Name, args, meta)
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		result = resp.Result
+	} else {
+		var res *mcp.CallToolResult
+		var err error
+		if result, res, err = c.roundTripHTTP(ctx, s, params, args, meta); result == nil {
+			return res, nil, err // handed over to go-sdk, or failed
+		}
 	}
-	if res, ok := decodePlainResult(resp.Result); ok {
-		return res, sentResult(resp.Result), nil
+	if res, ok := decodePlainResult(result); ok {
+		return res, sentResult(result), nil
 	}
 	// go-sdk's own decoding of a result (what its CallTool does with it).
 	res := new(mcp.CallToolResult)
-	if err := res.UnmarshalJSON(resp.Result); err != nil {
-		return nil, sentResult(resp.Result), fmt.Errorf("calling %q: %w", "tools/call", err)
+	if err := res.UnmarshalJSON(result); err != nil {
+		return nil, sentResult(result), fmt.Errorf("calling %q: %w", "tools/call", err)
 	}
 	if res.InputRequests != nil {
 		// go-sdk's multi-round-trip loop answers these and retries:
@@ -136,7 +160,7 @@ func (c *Client) callFast(ctx context.Context, s *session, params *mcp.CallToolP
 		res, err := s.cs.CallTool(ctx, params)
 		return res, nil, err
 	}
-	return res, sentResult(resp.Result), nil
+	return res, sentResult(result), nil
 }
 
 // appendCallRequest appends the tools/call request with id for the tool
