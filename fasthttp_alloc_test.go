@@ -1,4 +1,4 @@
-package mcpadapter
+package mcpadapter_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
 )
 
@@ -29,10 +30,10 @@ func httpCells() []struct {
 
 // A plain tool call over streamable HTTP allocates a few KB on the fast
 // path, not the 150–240 KB of go-sdk's (issue 19: the goal is 40 KB,
-// which bench/cmd/callcost measures; this test allows 16 KiB). It also
+// which bench/cmd/callcost measures; this test allows 16 KiB, 40 KiB under the race detector). It also
 // proves the fast path is taken, in every cell.
 func TestHTTPFastPathAllocatesLittle(t *testing.T) {
-	if fastPathOff {
+	if !mcpadapter.FastPathBuilt {
 		t.Skip("built with -tags mcpadapter_nofastpath: every call takes go-sdk's path by design")
 	}
 	for _, cell := range httpCells() {
@@ -42,7 +43,7 @@ func TestHTTPFastPathAllocatesLittle(t *testing.T) {
 			p := testserver.StartProcess(t, append([]string{"-transport", "http", "-minimal"}, cell.args...)...)
 			url := p.URL
 			per := func(disable bool) uint64 {
-				c, err := NewClient(url, &ClientOptions{DisableFastPath: disable})
+				c, err := mcpadapter.NewClient(url, &mcpadapter.ClientOptions{DisableFastPath: disable})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -69,8 +70,12 @@ func TestHTTPFastPathAllocatesLittle(t *testing.T) {
 			}
 			fast, sdk := per(false), per(true)
 			t.Logf("%s: %d bytes allocated per call on the fast path, %d on go-sdk's", cell.name, fast, sdk)
-			if fast > 16<<10 {
-				t.Errorf("the fast path allocated %d bytes per call, want at most 16 KiB (go-sdk's path: %d)", fast, sdk)
+			bound := uint64(16 << 10)
+			if raceDetector {
+				bound = 40 << 10 // the race detector's own
+			}
+			if fast > bound {
+				t.Errorf("the fast path allocated %d bytes per call, want at most %d (go-sdk's path: %d)", fast, bound, sdk)
 			}
 		})
 	}
