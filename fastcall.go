@@ -13,17 +13,23 @@ import (
 )
 
 // The fast path: a plain tools/call over stdio is written by the adapter
-// on the connection it owns (internal/stdio's Conn.RoundTrip) and its
-// answer is handed straight back, instead of going through go-sdk's
-// request machinery, which costs several times the CPU and about 70 KB of
-// garbage per call (docs/benchmarks.md, issue 19). go-sdk still makes the
-// connection, lists, handles every request and notification the server
-// sends, and makes every call that is not plain.
+// on the connection it owns (internal/stdio's Conn.RoundTrip), and over
+// streamable HTTP POSTed by the adapter through the session's HTTP client
+// (fasthttp.go), and its answer is handed straight back, instead of going
+// through go-sdk's request machinery, which costs several times the CPU
+// and 70–240 KB of garbage per call (docs/benchmarks.md, issue 19).
+// go-sdk still makes the connection, lists, handles every request and
+// notification the server sends, and makes every call that is not plain;
+// over HTTP an answer that carries anything but the result is handed over
+// to go-sdk as it came (fasthttp_handoff.go).
 //
 // A call is plain when nothing but its name and arguments travel with it:
 // no progress handler (CallOptions.Progress, ClientOptions.
 // ProgressHandler), no _meta, no response cache, not an ElicitInterrupt
-// client, a stdio connection, and on a 2026-07-28 connection once go-sdk
+// client, a stdio connection or a streamable HTTP session (not the legacy
+// SSE transport; at 2026-07-28 only for a tool whose input schema, as
+// listed, has no x-mcp-header, for which go-sdk sends Mcp-Param-*
+// headers), and on a 2026-07-28 connection once go-sdk
 // has made one plain call there (whose _meta, the protocol version, client
 // info and capabilities go-sdk adds to every request of that era, the
 // fast path then sends as it is). The answer is decoded here when it is

@@ -451,3 +451,48 @@ func TestHTTPFastPathConnectionsReused(t *testing.T) {
 		})
 	}
 }
+
+// At 2026-07-28 a tool whose input schema has x-mcp-header annotations is
+// called through go-sdk, which sends the Mcp-Param-* headers; the other
+// tools of the server still take the fast path.
+func TestHTTPFastPathLeavesParamHeadersToSDK(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	srv := testserver.New(testserver.Options{Era: testserver.Modern})
+	srv.AddTool(&mcp.Tool{Name: "region_echo", Description: "Echo the region.", InputSchema: json.RawMessage(
+		`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}`)},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(req.Params.Arguments)}}}, nil
+		})
+	rs := serveRecording(t, srv, mcp.StreamableHTTPOptions{Stateless: true})
+	a, err := mcpadapter.New(rs.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	tools, err := a.Tools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*mcpadapter.Tool{}
+	for _, tl := range tools {
+		byName[tl.Name] = tl
+	}
+	for i := range 3 {
+		if _, err := byName["echo"].Call(ctx, json.RawMessage(`{"text":"x"}`)); err != nil {
+			t.Fatal(err)
+		}
+		if i > 0 { // the first plain call teaches the fast path the _meta
+			wantFast(t, rs, true, "echo")
+		}
+		res, err := byName["region_echo"].Call(ctx, json.RawMessage(`{"region":"eu-west"}`))
+		if err != nil || !strings.Contains(res.Text(), "eu-west") {
+			t.Fatalf("region_echo: %v %+v", err, res)
+		}
+		wantFast(t, rs, false, "region_echo")
+		_, headers := rs.posts("tools/call")
+		if got := headers[len(headers)-1].Get("Mcp-Param-Region"); got != "eu-west" {
+			t.Errorf("Mcp-Param-Region: %q, want eu-west", got)
+		}
+	}
+}
