@@ -323,8 +323,8 @@ func (a *fastAnswer) readSSE(limit int) {
 	}
 }
 
-// answer takes msg when it is the answer in its common form: an object
-// with "jsonrpc": "2.0", the call's id and a result object or an error,
+// answer takes msg when it is the answer in its common form: valid JSON,
+// an object with "jsonrpc": "2.0", the call's id and a result object or an error,
 // and no other member. The error of an error answer is go-sdk's decoding
 // of it.
 func (a *fastAnswer) answer(msg []byte) bool {
@@ -346,8 +346,8 @@ func (a *fastAnswer) answer(msg []byte) bool {
 		}
 		return true
 	})
-	if !ok || n != 3 || string(version) != `"2.0"` || string(id) != strconv.FormatInt(a.id, 10) {
-		return false
+	if !ok || n != 3 || string(version) != `"2.0"` || string(id) != strconv.FormatInt(a.id, 10) || !json.Valid(msg) {
+		return false // go-sdk's decoder says what it is
 	}
 	switch {
 	case len(result) > 0 && result[0] == '{':
