@@ -143,4 +143,3 @@ func FuzzTranslateID(f *testing.F) {
 		}
 	})
 }
-
