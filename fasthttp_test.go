@@ -496,3 +496,85 @@ func TestHTTPFastPathLeavesParamHeadersToSDK(t *testing.T) {
 		}
 	}
 }
+
+// cutWriter ends the connection of a response once its first event (the
+// priming event of a resumable stream) has been flushed.
+type cutWriter struct {
+	http.ResponseWriter
+	cut bool
+}
+
+func (w *cutWriter) Write(p []byte) (int, error) {
+	if w.cut {
+		return 0, errors.New("cut by the test")
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *cutWriter) Flush() {
+	if w.cut {
+		return
+	}
+	http.NewResponseController(w.ResponseWriter).Flush()
+	w.cut = true
+	if conn, _, err := http.NewResponseController(w.ResponseWriter).Hijack(); err == nil {
+		_ = conn.Close()
+	}
+}
+
+// A call's event stream that breaks after its priming event (a resumable
+// 2025-11-25 stream) is resumed, with GET and Last-Event-ID, and the
+// answer it then brings ends the call, as on go-sdk's path.
+func TestHTTPFastPathResumesStream(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	srv := testserver.New(testserver.Options{Era: testserver.Legacy})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{EventStore: mcp.NewMemoryEventStore(nil)})
+	var resumes atomic.Int64
+	var slowIDs []string
+	var mu sync.Mutex
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "" {
+			resumes.Add(1)
+		}
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte(`"slow"`)) {
+				var msg struct {
+					ID json.RawMessage `json:"id"`
+				}
+				_ = json.Unmarshal(body, &msg)
+				mu.Lock()
+				slowIDs = append(slowIDs, string(msg.ID))
+				mu.Unlock()
+				w = &cutWriter{ResponseWriter: w}
+			}
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	for _, disable := range []bool{false, true} {
+		c, err := mcpadapter.NewClient(hs.URL, &mcpadapter.ClientOptions{DisableFastPath: disable, Logger: quietLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		echoOK(t, ctx, c, "first")
+		before := resumes.Load()
+		res, err := c.CallTool(ctx, "slow", json.RawMessage(`{"ms":200}`), nil)
+		if err != nil || res.Text() != "slept 200ms" {
+			t.Errorf("DisableFastPath %v: slow: %v %+v", disable, err, res)
+		}
+		if resumes.Load() == before {
+			t.Errorf("DisableFastPath %v: the stream was not resumed", disable)
+		}
+		mu.Lock()
+		id := slowIDs[len(slowIDs)-1]
+		mu.Unlock()
+		if fastID(id) != (!disable && mcpadapter.FastPathBuilt) {
+			t.Errorf("DisableFastPath %v: slow was sent with id %s", disable, id)
+		}
+		echoOK(t, ctx, c, "after")
+		_ = c.Close()
+	}
+}
