@@ -28,12 +28,13 @@ import (
 // streamableClientConn would set, and reads the answer on the caller's
 // goroutine: an application/json body, or an event stream whose only
 // message is the answer (priming events and events of other names are
-// skipped, as go-sdk skips them), within the size limit. Anything else — another message on the
+// skipped, as go-sdk skips them), of at most 1 MiB and within the size
+// limit. Anything else — another message on the
 // call's stream (a server request such as an elicitation, a log message,
 // progress), a stream that ends before the answer, a status other than
 // 200, another session id, an unknown media type, an answer in an unusual
-// form, a message over the size limit (which the Tap then replaces, as it
-// does for go-sdk) — is handed over to go-sdk: it makes the call as usual, and its
+// form, a bigger message (one over the size limit the Tap then replaces,
+// as it does for go-sdk) — is handed over to go-sdk: it makes the call as usual, and its
 // POST is answered with the very response the fast path holds, its bytes
 // replayed (fasthttp_handoff.go). go-sdk then does what it always does
 // with such a response: it handles the server's requests and
@@ -48,6 +49,12 @@ type fastHTTP struct {
 	limit  int          // ClientOptions.MaxMessageBytes
 	seq    atomic.Int64 // the last id used, after stdio.FirstDirectID
 }
+
+// maxFastMessage bounds the answer the fast path reads: a bigger one (or
+// one over ClientOptions.MaxMessageBytes) is handed over to go-sdk, whose
+// cost per call is then small beside the answer's, and the Tap bounds it
+// there, so that the client never holds much more than the limit.
+const maxFastMessage = 1 << 20
 
 // cancelNotifyTimeout bounds a cancellation notice (go-sdk's
 // notifyCancellationTimeout).
@@ -79,13 +86,13 @@ func (c *Client) roundTripHTTP(ctx context.Context, s *session, params *mcp.Call
 		// What go-sdk's call returns for a failed POST.
 		return nil, nil, fmt.Errorf("calling %q: sending %q: %w: %w", "tools/call", "tools/call", &jsonrpc.Error{Code: codeRejectedByTransport, Message: sdkRejected}, err)
 	}
-	a := fastAnswer{id: n, body: resp.Body, limit: f.limit}
+	a := fastAnswer{id: n, body: resp.Body, limit: min(f.limit, maxFastMessage)}
 	if resp.StatusCode == http.StatusOK && sameSession(resp, s) {
 		switch mediaTypeOf(resp) {
 		case "application/json":
-			a.readJSON(resp.ContentLength, f.limit)
+			a.readJSON(resp.ContentLength, a.limit)
 		case "text/event-stream":
-			a.readSSE(f.limit)
+			a.readSSE(a.limit)
 		}
 	}
 	switch {
@@ -196,7 +203,7 @@ type fastAnswer struct {
 	body    io.Reader
 	buf     []byte // what was read of the body
 	pos     int    // where the next line starts, in an event stream
-	limit   int    // ClientOptions.MaxMessageBytes
+	limit   int    // the biggest message read (see maxFastMessage)
 	eof     bool
 	readErr error // the error that ended the read, other than io.EOF
 

@@ -36,6 +36,7 @@ type handoff struct {
 	mu   sync.Mutex
 	resp *http.Response // nil once taken
 	sdk  string         // go-sdk's id of the call, as JSON, once taken
+	sent bool           // go-sdk sent the call itself too (after a 401)
 }
 
 // handOff makes the call params through go-sdk, whose POST is answered
@@ -103,7 +104,8 @@ func (t handoffTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		method, id := methodAndID(data)
 		switch method {
 		case "tools/call":
-			if resp := h.take(id); resp != nil {
+			resp := h.take(id)
+			if resp != nil {
 				closeBody(req)
 				out := *resp
 				out.Request = req
@@ -112,9 +114,9 @@ func (t handoffTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		case "notifications/cancelled":
 			h.mu.Lock()
-			sdk := h.sdk
+			sdk, sent := h.sdk, h.sent
 			h.mu.Unlock()
-			if sdk != "" {
+			if sdk != "" && !sent {
 				data = bytes.Replace(data, []byte(`"requestId":`+sdk), []byte(`"requestId":`+h.ours), 1)
 				req = withBody(req, data)
 			}
@@ -138,6 +140,11 @@ func (h *handoff) take(sdk string) *http.Response {
 	if resp != nil && sdk != "" {
 		h.resp, h.sdk = nil, sdk
 		return resp
+	}
+	if h.sdk != "" && sdk == h.sdk {
+		// go-sdk sends the call again (having authorized): the server
+		// now knows it by go-sdk's id.
+		h.sent = true
 	}
 	return nil
 }
