@@ -394,9 +394,11 @@ func (c *Client) transport(ctx context.Context, ep *endpoint, s *session) (mcp.T
 		}
 		return &wire.ObservedTransport{Inner: ct, Observer: c.obs}, func() { _ = ss.Close() }, nil
 	case kindStreamable:
+		hc := c.httpClient(true, s)
+		s.fast.http = &fastHTTP{client: hc, url: ep.url, oauth: c.oauth() != nil, limit: c.opts.maxMessageBytes()}
 		return &mcp.StreamableClientTransport{
 			Endpoint:     ep.url,
-			HTTPClient:   c.httpClient(true, s),
+			HTTPClient:   hc,
 			OAuthHandler: c.oauth(),
 			MaxEventSize: sdkMaxEventSize(c.opts.maxMessageBytes()),
 		}, nil, nil
@@ -419,7 +421,7 @@ func (c *Client) httpClient(observe bool, s *session) *http.Client {
 	if base == nil {
 		base = c.ownTransport()
 	}
-	tap := &wire.Tap{Base: &firstAnswer{next: base, s: s}, Observer: c.obs, Observe: observe, MaxMessageBytes: c.opts.maxMessageBytes()}
+	tap := &wire.Tap{Base: handoffTransport{next: &firstAnswer{next: base, s: s}}, Observer: c.obs, Observe: observe, MaxMessageBytes: c.opts.maxMessageBytes()}
 	tap.OnOversized = func(size int64, failedCall bool) {
 		if failedCall {
 			c.log.Warn("a response was over the message size limit; its call failed", "bytes", size, "limit", c.opts.maxMessageBytes())

@@ -76,6 +76,8 @@
 //	fastcall.go     the fast path: a plain stdio tool call written and answered
 //	                without go-sdk's request machinery (fastresult.go: its
 //	                decoder; fastpath_*.go: the build tag that turns it off)
+//	fasthttp*.go    the fast path over streamable HTTP: the POST, its answer,
+//	                and the hand-over to go-sdk of an answer that is not plain
 //	list.go         paginated listings
 //	features.go     prompts, resources, completion
 //	progress.go     per-call progress tokens and routing

@@ -13,17 +13,23 @@ import (
 )
 
 // The fast path: a plain tools/call over stdio is written by the adapter
-// on the connection it owns (internal/stdio's Conn.RoundTrip) and its
-// answer is handed straight back, instead of going through go-sdk's
-// request machinery, which costs several times the CPU and about 70 KB of
-// garbage per call (docs/benchmarks.md, issue 19). go-sdk still makes the
-// connection, lists, handles every request and notification the server
-// sends, and makes every call that is not plain.
+// on the connection it owns (internal/stdio's Conn.RoundTrip), and over
+// streamable HTTP POSTed by the adapter through the session's HTTP client
+// (fasthttp.go), and its answer is handed straight back, instead of going
+// through go-sdk's request machinery, which costs several times the CPU
+// and 70–240 KB of garbage per call (docs/benchmarks.md, issue 19).
+// go-sdk still makes the connection, lists, handles every request and
+// notification the server sends, and makes every call that is not plain;
+// over HTTP an answer that carries anything but the result is handed over
+// to go-sdk as it came (fasthttp_handoff.go).
 //
 // A call is plain when nothing but its name and arguments travel with it:
 // no progress handler (CallOptions.Progress, ClientOptions.
 // ProgressHandler), no _meta, no response cache, not an ElicitInterrupt
-// client, a stdio connection, and on a 2026-07-28 connection once go-sdk
+// client, a stdio connection or a streamable HTTP session (not the legacy
+// SSE transport; at 2026-07-28 only for a tool whose input schema, as
+// listed, has no x-mcp-header, for which go-sdk sends Mcp-Param-*
+// headers), and on a 2026-07-28 connection once go-sdk
 // has made one plain call there (whose _meta, the protocol version, client
 // info and capabilities go-sdk adds to every request of that era, the
 // fast path then sends as it is). The answer is decoded here when it is
@@ -41,6 +47,8 @@ type fastState struct {
 	meta atomic.Pointer[[]byte]
 	// resultMeta is the last _meta of a result, decoded (fastresult.go).
 	resultMeta metaMemo
+	// http is set for a streamable HTTP session (fasthttp.go).
+	http *fastHTTP
 }
 
 // sdkMetaKeys returns go-sdk's _meta keys of a 2026-07-28 request.
@@ -54,7 +62,7 @@ func sdkMetaKeys() [3]string {
 // sends none) and a call asked to run as a task (go-sdk's sending
 // middleware adds its "task" member, task_rpc.go).
 func (c *Client) plainCall(ctx context.Context, s *session, tc *toolCall, params *mcp.CallToolParams) bool {
-	if fastPathOff || c.opts.DisableFastPath || s.stdio == nil || !c.plainOptions(tc) {
+	if fastPathOff || c.opts.DisableFastPath || (s.stdio == nil && s.fast.http == nil) || !c.plainOptions(tc) {
 		return false
 	}
 	if len(params.Meta) > 0 || ctx.Value(taskAskKey{}) != nil {
@@ -64,9 +72,20 @@ func (c *Client) plainCall(ctx context.Context, s *session, tc *toolCall, params
 	case EraHandshake:
 		return true
 	case EraDiscover:
-		return s.fast.meta.Load() != nil
+		return s.fast.meta.Load() != nil && !c.paramHeaders(s, params.Name)
 	}
 	return false
+}
+
+// paramHeaders reports whether go-sdk sends Mcp-Param-* headers with a
+// call of the tool over HTTP: the input schema it was listed with has
+// x-mcp-header annotations (calls of such tools are left to go-sdk).
+func (c *Client) paramHeaders(s *session, tool string) bool {
+	if s.fast.http == nil {
+		return false
+	}
+	in, _, _ := c.obs.RawSchemas(tool)
+	return bytes.Contains(in, []byte("x-mcp-header"))
 }
 
 // plainOptions reports whether nothing but tc's name and arguments travel
@@ -78,7 +97,7 @@ func (c *Client) plainOptions(tc *toolCall) bool {
 // learnFast keeps the _meta go-sdk sent with params, a plain call it made
 // on s, a 2026-07-28 connection, for the fast path's later calls.
 func (c *Client) learnFast(s *session, tc *toolCall, params *mcp.CallToolParams) {
-	if fastPathOff || c.opts.DisableFastPath || s.stdio == nil || s.info.Era != EraDiscover || s.fast.meta.Load() != nil || !c.plainOptions(tc) {
+	if fastPathOff || c.opts.DisableFastPath || (s.stdio == nil && s.fast.http == nil) || s.info.Era != EraDiscover || s.fast.meta.Load() != nil || !c.plainOptions(tc) {
 		return
 	}
 	keys := sdkMetaKeys()
@@ -110,7 +129,8 @@ type plainSent json.RawMessage
 
 func (r plainSent) Result() (json.RawMessage, bool) { return json.RawMessage(r), r != nil }
 
-// callFast makes the plain call params on s's stdio connection. It
+// callFast makes the plain call params on s's stdio connection or, over
+// streamable HTTP, with a POST of its own (fasthttp.go). It
 // returns what go-sdk's CallTool would, and the result as sent.
 func (c *Client) callFast(ctx context.Context, s *session, params *mcp.CallToolParams) (*mcp.CallToolResult, rawSource, error) {
 	args, ok := params.Arguments.(json.RawMessage)
@@ -125,19 +145,29 @@ func (c *Client) callFast(ctx context.Context, s *session, params *mcp.CallToolP
 	if m := s.fast.meta.Load(); m != nil {
 		meta = *m
 	}
-	resp, err := s.stdio.RoundTrip(ctx, "tools/call", func(buf []byte, id int64) []byte {
-		return appendCallRequest(buf, id, params.Name, args, meta)
-	})
-	if err != nil {
-		return nil, nil, err
+	var result json.RawMessage
+	if s.stdio != nil {
+		resp, err := s.stdio.RoundTrip(ctx, "tools/call", func(buf []byte, id int64) []byte {
+			return appendCallRequest(buf, id, params.Name, args, meta)
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		result = resp.Result
+	} else {
+		var res *mcp.CallToolResult
+		var err error
+		if result, res, err = c.roundTripHTTP(ctx, s, params, args, meta); result == nil {
+			return res, nil, err // handed over to go-sdk, or failed
+		}
 	}
-	if res, ok := decodePlainResult(resp.Result, &s.fast.resultMeta); ok {
-		return res, plainSent(resp.Result), nil
+	if res, ok := decodePlainResult(result, &s.fast.resultMeta); ok {
+		return res, plainSent(result), nil
 	}
 	// go-sdk's own decoding of a result (what its CallTool does with it).
 	res := new(mcp.CallToolResult)
-	if err := res.UnmarshalJSON(resp.Result); err != nil {
-		return nil, sentResult(resp.Result), fmt.Errorf("calling %q: %w", "tools/call", err)
+	if err := res.UnmarshalJSON(result); err != nil {
+		return nil, sentResult(result), fmt.Errorf("calling %q: %w", "tools/call", err)
 	}
 	if res.InputRequests != nil {
 		// go-sdk's multi-round-trip loop answers these and retries:
@@ -146,7 +176,7 @@ func (c *Client) callFast(ctx context.Context, s *session, params *mcp.CallToolP
 		res, err := s.cs.CallTool(ctx, params)
 		return res, nil, err
 	}
-	return res, sentResult(resp.Result), nil
+	return res, sentResult(result), nil
 }
 
 // appendCallRequest appends the tools/call request with id for the tool

@@ -152,10 +152,11 @@ type ClientOptions struct {
 	// zero means 2 seconds.
 	StopTimeout time.Duration
 	// DisableFastPath sends every tool call through go-sdk's request
-	// machinery. By default a plain tool call over stdio (no progress
-	// handler, no _meta, no cache, no ElicitInterrupt) is written and
-	// answered by the adapter on the connection it owns, at a fraction of
-	// the CPU and garbage (docs/benchmarks.md); it behaves the same.
+	// machinery. By default a plain tool call over stdio or streamable
+	// HTTP (no progress handler, no _meta, no cache, no ElicitInterrupt) is
+	// written and answered by the adapter on the connection it owns (over
+	// HTTP, POSTed through the session's HTTP client), at a fraction of the
+	// CPU and garbage (docs/benchmarks.md); it behaves the same.
 	DisableFastPath bool
 }
 

@@ -154,6 +154,18 @@ func parseID(raw []byte) jsonrpc.ID {
 
 type requestStatusKey struct{}
 
+// callerReadsKey marks a request whose caller reads its response itself.
+type callerReadsKey struct{}
+
+// CallerReads returns ctx marked for requests whose caller reads the
+// response to its end itself, on its own goroutine, and bounds it (the
+// HTTP fast path): a Tap still records the response's status, but neither
+// observes nor keeps its messages unless tracing, nor bounds its body, nor
+// lets the request outlive ctx.
+func CallerReads(ctx context.Context) context.Context {
+	return context.WithValue(ctx, callerReadsKey{}, true)
+}
+
 // TrackRequest returns a context carrying a new RequestStatus, which the
 // wire layer fills in for the messages and POSTs made with that context.
 // It rides on the context because go-sdk stands between the caller and

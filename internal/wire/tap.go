@@ -46,7 +46,8 @@ func (t *Tap) RoundTrip(req *http.Request) (*http.Response, error) {
 	watch := t.Observe && t.Observer.tracing()
 	rs := requestStatus(req.Context())
 	var keep *RequestStatus // the request whose response to keep
-	if t.Observe && req.Method == http.MethodPost && req.GetBody != nil {
+	callerReads := req.Context().Value(callerReadsKey{}) != nil
+	if t.Observe && (!callerReads || watch) && req.Method == http.MethodPost && req.GetBody != nil {
 		if body, err := req.GetBody(); err == nil {
 			data, _ := readBody(body, req.ContentLength)
 			_ = body.Close()
@@ -64,7 +65,10 @@ func (t *Tap) RoundTrip(req *http.Request) (*http.Response, error) {
 	if t.Observe && req.Method == http.MethodGet && rs != nil && rs.keep != "" {
 		keep = rs // go-sdk resuming the stream of a call it sent
 	}
-	req, settle := outlive(req)
+	settle := func(*http.Response) {}
+	if !callerReads {
+		req, settle = outlive(req)
+	}
 	resp, err := t.Base.RoundTrip(req)
 	if err != nil {
 		settle(nil)
@@ -80,7 +84,9 @@ func (t *Tap) RoundTrip(req *http.Request) (*http.Response, error) {
 	if rs != nil && req.Method == http.MethodPost {
 		rs.httpAnswer(resp)
 	}
-	t.limitBody(req, resp)
+	if !callerReads { // the caller bounds what it reads
+		t.limitBody(req, resp)
+	}
 	if (!watch && keep == nil) || resp.StatusCode/100 != 2 || resp.Body == nil {
 		return resp, nil
 	}

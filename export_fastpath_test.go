@@ -1,0 +1,5 @@
+package mcpadapter
+
+// FastPathBuilt tells the external tests whether this build has the fast
+// path (not built with -tags mcpadapter_nofastpath).
+const FastPathBuilt = !fastPathOff

@@ -1,0 +1,373 @@
+package mcpadapter
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter/internal/stdio"
+	"github.com/mcpadapter/mcpadapter/internal/wire"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/oauth2"
+)
+
+// The fast path over streamable HTTP (see fastcall.go for the rules that
+// make a call plain). The adapter POSTs the tools/call itself, through the
+// very *http.Client go-sdk's transport of the session uses (so static and
+// CallIdentity headers, Auth, DPoP, the origin gate, the Tap's size limit
+// and status record all apply), with the headers go-sdk v1.8.0's
+// streamableClientConn would set, and reads the answer on the caller's
+// goroutine: an application/json body, or an event stream whose only
+// message is the answer (priming events and events of other names are
+// skipped, as go-sdk skips them), of at most 1 MiB and within the size
+// limit. Anything else — another message on the
+// call's stream (a server request such as an elicitation, a log message,
+// progress), a stream that ends before the answer, a status other than
+// 200, another session id, an unknown media type, an answer in an unusual
+// form, a bigger message (one over the size limit the Tap then replaces,
+// as it does for go-sdk) — is handed over to go-sdk: it makes the call as usual, and its
+// POST is answered with the very response the fast path holds, its bytes
+// replayed (fasthttp_handoff.go). go-sdk then does what it always does
+// with such a response: it handles the server's requests and
+// notifications, resumes the stream, fails the connection or authorizes
+// and sends again.
+
+// fastHTTP is the fast path's view of a streamable HTTP session.
+type fastHTTP struct {
+	client *http.Client // the session's go-sdk transport's client
+	url    string       // the MCP endpoint
+	oauth  bool         // go-sdk's transport has an OAuth handler
+	limit  int          // ClientOptions.MaxMessageBytes
+	seq    atomic.Int64 // the last id used, after stdio.FirstDirectID
+}
+
+// maxFastMessage bounds the answer the fast path reads: a bigger one (or
+// one over ClientOptions.MaxMessageBytes) is handed over to go-sdk, whose
+// cost per call is then small beside the answer's, and the Tap bounds it
+// there, so that the client never holds much more than the limit.
+const maxFastMessage = 1 << 20
+
+// cancelNotifyTimeout bounds a cancellation notice (go-sdk's
+// notifyCancellationTimeout).
+const cancelNotifyTimeout = 5 * time.Second
+
+// roundTripHTTP makes the plain call params, its arguments args and _meta
+// meta, on s, a streamable HTTP session. It returns the result as sent;
+// or, when it is nil, what go-sdk's CallTool returned (the call was handed
+// over to it) or the error.
+func (c *Client) roundTripHTTP(ctx context.Context, s *session, params *mcp.CallToolParams, args, meta []byte) (json.RawMessage, *mcp.CallToolResult, error) {
+	f := s.fast.http
+	n := stdio.FirstDirectID + f.seq.Add(1)
+	body := appendCallRequest(make([]byte, 0, 128+len(args)+len(meta)+len(params.Name)), n, params.Name, args, meta)
+	req, err := http.NewRequestWithContext(wire.CallerReads(ctx), http.MethodPost, f.url, bytes.NewReader(body))
+	if err == nil {
+		err = c.fastHeaders(s, req.Header, "tools/call", params.Name)
+	}
+	if err != nil {
+		// go-sdk's path fails the same way, or does not.
+		res, err := s.cs.CallTool(ctx, params)
+		return nil, res, err
+	}
+	resp, err := f.client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			c.cancelHTTP(ctx, s, n)
+			return nil, nil, ctx.Err()
+		}
+		// What go-sdk's call returns for a failed POST.
+		return nil, nil, fmt.Errorf("calling %q: sending %q: %w: %w", "tools/call", "tools/call", &jsonrpc.Error{Code: codeRejectedByTransport, Message: sdkRejected}, err)
+	}
+	a := fastAnswer{id: n, body: resp.Body, limit: min(f.limit, maxFastMessage)}
+	if resp.StatusCode == http.StatusOK && sameSession(resp, s) {
+		switch mediaTypeOf(resp) {
+		case "application/json":
+			a.readJSON(resp.ContentLength, a.limit)
+		case "text/event-stream":
+			a.readSSE(a.limit)
+		}
+	}
+	switch {
+	case a.result != nil || a.err != nil:
+		_ = resp.Body.Close()
+		return a.result, nil, a.err
+	case a.readErr != nil && ctx.Err() != nil:
+		_ = resp.Body.Close()
+		c.cancelHTTP(ctx, s, n)
+		return nil, nil, ctx.Err()
+	}
+	c.log.Debug("the server's answer is not plain; handing the call over to go-sdk", "tool", params.Name, "status", resp.StatusCode)
+	res, err := c.handOff(ctx, s, params, resp, &a)
+	return nil, res, err
+}
+
+// fastHeaders sets the headers go-sdk v1.8.0's streamable client sets on
+// a request for method (its Write, setMCPHeaders and setStandardHeaders);
+// name is the tool's, for a tools/call.
+func (c *Client) fastHeaders(s *session, h http.Header, method, name string) error {
+	h["Content-Type"] = []string{"application/json"}
+	h["Accept"] = []string{"application/json, text/event-stream"}
+	if s.fast.http.oauth {
+		// go-sdk asks the handler's token source for every request.
+		ts, err := c.oauth().TokenSource(s.life)
+		if err != nil {
+			return err
+		}
+		if ts != nil {
+			tok, err := ts.Token()
+			var re *oauth2.RetrieveError
+			switch {
+			case err == nil && tok != nil:
+				h["Authorization"] = []string{"Bearer " + tok.AccessToken}
+			case err != nil && (!errors.As(err, &re) || re.ErrorCode != "invalid_grant"):
+				return err
+			}
+		}
+	}
+	v := s.info.ProtocolVersion
+	h["Mcp-Protocol-Version"] = []string{v}
+	if id := s.cs.ID(); id != "" {
+		h["Mcp-Session-Id"] = []string{id}
+	}
+	if v >= discoverVersion {
+		h["Mcp-Method"] = []string{method}
+		if name != "" {
+			h["Mcp-Name"] = []string{name}
+		}
+	}
+	return nil
+}
+
+// discoverVersion is the first protocol version with go-sdk's standard
+// request headers (Mcp-Method, Mcp-Name).
+const discoverVersion = "2026-07-28"
+
+// sameSession reports whether resp carries no session id or s's: go-sdk
+// takes a first session id, or fails on another.
+func sameSession(resp *http.Response, s *session) bool {
+	id := resp.Header.Get("Mcp-Session-Id")
+	return id == "" || id == s.cs.ID()
+}
+
+// mediaTypeOf returns resp's media type, without parameters.
+func mediaTypeOf(resp *http.Response) string {
+	ct := resp.Header.Get("Content-Type")
+	switch ct {
+	case "application/json", "text/event-stream":
+		return ct
+	}
+	mt, _, _ := mime.ParseMediaType(ct)
+	return mt
+}
+
+// cancelHTTP tells the server, in the background, that the call with id
+// n is no longer awaited, as go-sdk does for its own calls in both eras.
+// The notice counts as a request of s, which close waits for.
+func (c *Client) cancelHTTP(ctx context.Context, s *session, n int64) {
+	reason := ctx.Err().Error()
+	s.inflight.Add(1)
+	go func() {
+		defer s.doneRequest()
+		nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelNotifyTimeout)
+		defer cancel()
+		params, _ := json.Marshal(&mcp.CancelledParams{Reason: reason, RequestID: n})
+		body, _ := json.Marshal(&struct {
+			JSONRPC string          `json:"jsonrpc"`
+			Method  string          `json:"method"`
+			Params  json.RawMessage `json:"params"`
+		}{"2.0", "notifications/cancelled", params})
+		req, err := http.NewRequestWithContext(wire.CallerReads(nctx), http.MethodPost, s.fast.http.url, bytes.NewReader(body))
+		if err != nil || c.fastHeaders(s, req.Header, "notifications/cancelled", "") != nil {
+			return
+		}
+		resp, err := s.fast.http.client.Do(req)
+		if err != nil {
+			return
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		_ = resp.Body.Close()
+	}()
+}
+
+// fastAnswer reads the answer to the call with id from body.
+type fastAnswer struct {
+	id      int64
+	body    io.Reader
+	buf     []byte // what was read of the body
+	pos     int    // where the next line starts, in an event stream
+	limit   int    // the biggest message read (see maxFastMessage)
+	eof     bool
+	readErr error // the error that ended the read, other than io.EOF
+
+	result json.RawMessage // the answer's result
+	err    error           // the answer's error
+}
+
+// readJSON reads an application/json body of n bytes (negative: unknown)
+// whose only message is the answer, of at most limit bytes.
+func (a *fastAnswer) readJSON(n int64, limit int) {
+	if n > int64(limit) {
+		return
+	}
+	if n >= 0 {
+		// One byte more than said: the read ends at the body's end.
+		a.buf = make([]byte, n+1)
+		k, err := io.ReadFull(a.body, a.buf)
+		a.buf = a.buf[:k]
+		switch err {
+		case io.ErrUnexpectedEOF, io.EOF:
+			a.eof = true
+		case nil: // more than it said
+		default:
+			a.readErr = err
+			return
+		}
+	}
+	for !a.eof && a.readErr == nil && len(a.buf) <= limit {
+		a.readErr = a.fill()
+	}
+	if a.eof && a.readErr == nil && len(a.buf) <= limit {
+		a.answer(a.buf)
+	}
+}
+
+// fill reads more of the body into buf.
+func (a *fastAnswer) fill() error {
+	if len(a.buf) == cap(a.buf) {
+		// Within the size limit, or a bit over it (to know it is over).
+		nb := make([]byte, len(a.buf), max(1024, min(2*cap(a.buf), a.pos+a.limit+4096)))
+		copy(nb, a.buf)
+		a.buf = nb
+	}
+	k, err := a.body.Read(a.buf[len(a.buf):cap(a.buf)])
+	a.buf = a.buf[:len(a.buf)+k]
+	if err == io.EOF {
+		a.eof = true
+		return nil
+	}
+	return err
+}
+
+// line returns the next line of an event stream, without its end of
+// line, and false when the stream ends (or fails: readErr) first, or the
+// line is longer than limit.
+func (a *fastAnswer) line(limit int) ([]byte, bool) {
+	for {
+		if i := bytes.IndexByte(a.buf[a.pos:], '\n'); i >= 0 {
+			l := a.buf[a.pos : a.pos+i]
+			a.pos += i + 1
+			return bytes.TrimRight(l, "\r"), true
+		}
+		if a.eof {
+			if a.pos < len(a.buf) {
+				// The last line, without its end.
+				l := a.buf[a.pos:]
+				a.pos = len(a.buf)
+				return bytes.TrimRight(l, "\r"), true
+			}
+			return nil, false
+		}
+		if a.readErr != nil || (limit > 0 && len(a.buf)-a.pos > limit) {
+			return nil, false
+		}
+		a.readErr = a.fill()
+	}
+}
+
+// readSSE reads an event stream until the answer, skipping the events
+// go-sdk skips (no data; a name other than "message"), and then to its
+// end. It stops at anything else (another message, a malformed line, an
+// event of several data lines or over limit bytes, the end of the
+// stream), leaving the call to go-sdk.
+func (a *fastAnswer) readSSE(limit int) {
+	for {
+		var data []byte
+		ndata, message := 0, true
+		for {
+			l, ok := a.line(limit)
+			if !ok {
+				return
+			}
+			if len(l) == 0 {
+				break
+			}
+			key, value, found := bytes.Cut(l, []byte{':'})
+			if !found {
+				return // go-sdk fails the connection
+			}
+			switch string(key) {
+			case "data":
+				ndata++
+				data = bytes.TrimSpace(value)
+			case "event":
+				name := bytes.TrimSpace(value)
+				message = len(name) == 0 || string(name) == "message"
+			}
+		}
+		if ndata > 1 {
+			return
+		}
+		if len(data) == 0 || !message {
+			continue
+		}
+		if !a.answer(data) {
+			return
+		}
+		// go-sdk reads the rest of the stream, so that the connection
+		// can be used again.
+		if !a.eof {
+			_, _ = io.Copy(io.Discard, a.body)
+		}
+		return
+	}
+}
+
+// answer takes msg when it is the answer in its common form: valid JSON,
+// an object with "jsonrpc": "2.0", the call's id and a result object or an error,
+// and no other member. The error of an error answer is go-sdk's decoding
+// of it.
+func (a *fastAnswer) answer(msg []byte) bool {
+	var version, id, result, rpcErr []byte
+	n := 0
+	ok := eachMember(msg, func(key, v []byte) bool {
+		n++
+		switch string(key) {
+		case "jsonrpc":
+			version = v
+		case "id":
+			id = v
+		case "result":
+			result = v
+		case "error":
+			rpcErr = v
+		default:
+			return false
+		}
+		return true
+	})
+	if !ok || n != 3 || string(version) != `"2.0"` || string(id) != strconv.FormatInt(a.id, 10) || !json.Valid(msg) {
+		return false // go-sdk's decoder says what it is
+	}
+	switch {
+	case len(result) > 0 && result[0] == '{':
+		a.result = result
+		return true
+	case len(rpcErr) > 0 && rpcErr[0] == '{':
+		m, err := jsonrpc.DecodeMessage(msg)
+		resp, isResp := m.(*jsonrpc.Response)
+		if err != nil || !isResp || resp.Error == nil {
+			return false
+		}
+		a.err = fmt.Errorf("calling %q: %w", "tools/call", resp.Error)
+		return true
+	}
+	return false
+}
