@@ -182,6 +182,13 @@ func httpAnswers() []string {
 		`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"no answer follows"}}`,
 		`{"jsonrpc":"2.0","id":987654321,"result":{"content":[{"type":"text","text":"only the wrong id"}]}}`,
 		`{"jsonrpc":"2.0","id":@ID@,"result":{"content":[{"type":"text","text":"@PAD@"}]}}`,
+		`{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"no id"}]}}`,
+		`{"jsonrpc":"2.0","id":null,"result":{"content":[{"type":"text","text":"null id"}]}}`,
+		`{"jsonrpc":"2.0","id":@ID@e0,"result":{"content":[{"type":"text","text":"exponent id"}]}}`,
+		`{"jsonrpc":"2.0","id":-@ID@,"result":{"content":[{"type":"text","text":"negative id"}]}}`,
+		`{"jsonrpc":"2.0","id":@ID@,"result":{"content":[{"type":"text","text":"no version"}]},"extra":1}`,
+		`{"id":@ID@,"result":{"content":[{"type":"text","text":"no jsonrpc member"}]}}`,
+		`{"jsonrpc":"2.0","id":@ID@,"result":{"content":[]},"error":{"code":1,"message":"both"}}`,
 	)
 }
 
