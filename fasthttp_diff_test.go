@@ -307,3 +307,33 @@ func TestHTTPFastPathSameAsSDK(t *testing.T) {
 		}
 	}
 }
+
+// The comparison tells two clients apart that do differ: one with a
+// larger MaxMessageBytes (a 100 KiB answer is a result for one, a
+// too-large error for the other) and one that sends an extra header
+// (the request differs). Without this, a harness that compared nothing
+// would pass the tests above as well.
+func TestHTTPDiffPairTellsApart(t *testing.T) {
+	t.Parallel()
+	p := newHTTPDiffPair(t, testserver.Legacy, false)
+	other, err := mcpadapter.NewClient(p.peer.URL, &mcpadapter.ClientOptions{
+		DisableFastPath: true, Logger: quietLogger(), Timeout: httpDiffTimeout,
+		MaxMessageBytes: 1 << 20, Headers: map[string]string{"X-Differs": "1"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = other.Close() })
+	q := &httpDiffPair{peer: p.peer, fast: other, sdk: p.sdk}
+	_, big := answerScripts(`{"jsonrpc":"2.0","id":@ID@,"result":{"content":[{"type":"text","text":"@PAD@"}]}}`)
+	f, s := q.call(t, big)
+	if httpNormalized(f, normalized) == httpNormalized(s, normalized) {
+		t.Errorf("clients with different MaxMessageBytes and headers compare equal:\n%s", httpNormalized(f, normalized))
+	}
+	if f.request == s.request || !strings.Contains(f.request, "X-Differs") {
+		t.Errorf("the extra header does not show in the request compared:\n%s\n%s", f.request, s.request)
+	}
+	if f.call.res == nil || f.call.res.IsError || s.call.res == nil || !s.call.res.IsError {
+		t.Errorf("want a result within 1 MiB and a too-large error within 64 KiB:\n%s\n%s", describe(f.call), describe(s.call))
+	}
+}
