@@ -85,7 +85,7 @@ func (p *httpDiffPair) call(t testing.TB, s testserver.HTTPScript) (fast, sdk ht
 			o.id = calls[0].ID
 		}
 		res, err = c.CallTool(ctx, "echo", json.RawMessage(`{"text":"after"}`), nil)
-		o.after = describe(outcome{res: res, err: errText(err)})
+		o.after = describe(outcome{res: res, err: scriptedErrText(err)})
 		return o
 	}
 	return one(p.fast), one(p.sdk)
@@ -106,7 +106,7 @@ func ownID(text, id string) string {
 	return re.ReplaceAllString(text, "${1}ID")
 }
 
-func errText(err error) string {
+func scriptedErrText(err error) string {
 	if err == nil {
 		return ""
 	}
@@ -280,7 +280,7 @@ func httpScripts() []testserver.HTTPScript {
 // the same request and leave the connection in the same state, for the
 // same answers over streamable HTTP: both eras, the real handler
 // answering in event streams and in JSON (item 5 of issue 19).
-func TestHTTPFastPathSameAsSDK(t *testing.T) {
+func TestHTTPScriptedSameAsSDK(t *testing.T) {
 	t.Parallel()
 	for _, era := range []testserver.Era{testserver.Legacy, testserver.Modern} {
 		for _, jsonResponse := range []bool{false, true} {
