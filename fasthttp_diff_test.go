@@ -106,6 +106,13 @@ func ownID(text, id string) string {
 	return re.ReplaceAllString(text, "${1}ID")
 }
 
+// cutQuote is where go-sdk's JSON errors quote the first bytes of what
+// they could not decode, cut after a fixed number of bytes and ended by
+// "..." (`cannot unmarshal "[{\"jsonrpc\":\"2.0\",\"id\":12..."`,
+// `looking for beginning of value: data: {"id":1...`): where the cut falls
+// depends on the digits of the id.
+var cutQuote = regexp.MustCompile(`(cannot unmarshal |of value: )[^\n]*\.\.\."?`)
+
 func scriptedErrText(err error) string {
 	if err == nil {
 		return ""
@@ -150,7 +157,7 @@ var sessionText = regexp.MustCompile(`session ID: [^ )]*|session IDs "[^"]*"`)
 // httpNormalized describes o with norm applied to the call's outcome,
 // message sizes and session ids masked.
 func httpNormalized(o httpOutcome, norm func(outcome) string) string {
-	call := sessionText.ReplaceAllString(ownID(norm(o.call), o.id), "session S")
+	call := cutQuote.ReplaceAllString(sessionText.ReplaceAllString(ownID(norm(o.call), o.id), "session S"), "${1}…")
 	after := sessionText.ReplaceAllString(messageSize.ReplaceAllString(o.after, "N"), "session S")
 	return fmt.Sprintf("%s\nrequest (%d POSTs):\n%s\nthen echo: %s", call, o.posts, o.request, after)
 }
@@ -162,8 +169,26 @@ func (p *httpDiffPair) check(t testing.TB, s testserver.HTTPScript, norm func(ou
 	fast, sdk := p.call(t, s)
 	if f, g := httpNormalized(fast, norm), httpNormalized(sdk, norm); f != g {
 		script, _ := json.Marshal(s)
-		t.Errorf("script %.600s:\nfast path: %s\ngo-sdk:    %s", script, f, g)
+		t.Errorf("script %.600s:\n%s", script, lineDiff(f, g))
 	}
+}
+
+// lineDiff lists the lines of the fast path's outcome f that go-sdk's, g,
+// lacks, and the other way round.
+func lineDiff(f, g string) string {
+	fl, gl := strings.Split(f, "\n"), strings.Split(g, "\n")
+	var b strings.Builder
+	for _, l := range fl {
+		if !slices.Contains(gl, l) {
+			b.WriteString("fast path: " + l + "\n")
+		}
+	}
+	for _, l := range gl {
+		if !slices.Contains(fl, l) {
+			b.WriteString("go-sdk:    " + l + "\n")
+		}
+	}
+	return b.String()
 }
 
 // httpAnswers are JSON-RPC messages answering a scripted call, one per
