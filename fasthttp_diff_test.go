@@ -106,12 +106,13 @@ func ownID(text, id string) string {
 	return re.ReplaceAllString(text, "${1}ID")
 }
 
-// cutQuote is where go-sdk's JSON errors quote the first bytes of what
-// they could not decode, cut after a fixed number of bytes and ended by
-// "..." (`cannot unmarshal "[{\"jsonrpc\":\"2.0\",\"id\":12..."`,
-// `looking for beginning of value: data: {"id":1...`): where the cut falls
-// depends on the digits of the id.
-var cutQuote = regexp.MustCompile(`(cannot unmarshal |of value: )[^\n]*\.\.\."?`)
+// cutQuote is where go-sdk's JSON errors quote what they could not
+// decode (`json: cannot unmarshal "[{\"jsonrpc\":\"2.0\",\"id\":12..."`,
+// `json: invalid character 'd' looking for beginning of value: data: {"id":1...`):
+// a quote cut after a fixed number of bytes, so where the cut falls (and
+// whether there is one) depends on the digits of the id. Masked to the
+// end of the outcome (a quote may hold line breaks).
+var cutQuote = regexp.MustCompile(`(?s)(json: cannot unmarshal |json: .*?: ).*`)
 
 func scriptedErrText(err error) string {
 	if err == nil {
@@ -207,6 +208,8 @@ func httpAnswers() []string {
 		`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"no answer follows"}}`,
 		`{"jsonrpc":"2.0","id":987654321,"result":{"content":[{"type":"text","text":"only the wrong id"}]}}`,
 		`{"jsonrpc":"2.0","id":@ID@,"result":{"content":[{"type":"text","text":"@PAD@"}]}}`,
+		`{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"@PAD@"}]},"id":@ID@}`,
+		`{"jsonrpc":"2.0","id":@ID@,"result":{"content":[{"type":"text","text":"@PAD@`,
 		`{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"no id"}]}}`,
 		`{"jsonrpc":"2.0","id":null,"result":{"content":[{"type":"text","text":"null id"}]}}`,
 		`{"jsonrpc":"2.0","id":@ID@e0,"result":{"content":[{"type":"text","text":"exponent id"}]}}`,
@@ -214,6 +217,9 @@ func httpAnswers() []string {
 		`{"jsonrpc":"2.0","id":@ID@,"result":{"content":[{"type":"text","text":"no version"}]},"extra":1}`,
 		`{"id":@ID@,"result":{"content":[{"type":"text","text":"no jsonrpc member"}]}}`,
 		`{"jsonrpc":"2.0","id":@ID@,"result":{"content":[]},"error":{"code":1,"message":"both"}}`,
+		`{"jsonrpc":"2.0","id":@ID@,"result":{"content":[{"type":"text","text":"done"}],"resultType":"complete","inputRequests":{"q":{"method":"roots/list"}}}}`,
+		`{"jsonrpc":"2.0","id":@ID@,"result":{"resultType":"complete","inputRequests":{"q":{"method":"roots/list"}}}}`,
+		`{"jsonrpc":"2.0","id":@ID@,"result":{"resultType":"other","inputRequests":{"q":{"method":"elicitation/create","params":{"message":"name?","requestedSchema":{"type":"object"}}}}}}`,
 	)
 }
 
