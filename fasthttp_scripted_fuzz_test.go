@@ -27,8 +27,9 @@ var fuzzContentTypes = [4]string{"", "application/json; charset=utf-8", "text/pl
 // whole body or stream), bits 4–6 the status, bit 7 CRLF line ends; more:
 // bits 0–1 the Content-Type. A stream's reconnection delay is fixed at
 // 1 ms (the fuzzer's own retry fields are defused): go-sdk's default, 1 to
-// 2 s with jitter, would race the client's timeout, and the two paths
-// could differ by chance.
+// 2 s with jitter, and fuzzed retry values would slow the run and, near
+// the client's timeout, race it, so that the two paths could differ by
+// chance.
 func fuzzScript(knobs, more uint8, body string) testserver.HTTPScript {
 	var msg string
 	switch knobs >> 2 & 3 {
