@@ -11,5 +11,7 @@
 // the list while clients use it), so tests of the adapter can assert on
 // exact, known results. [Catalog] builds the servers of a 1,000-tool
 // catalog in ten domains, for tool search. [NewWithState] also returns a
-// [State] that records what the server observed.
+// [State] that records what the server observed. [ScriptedHTTP] is a
+// streamable HTTP peer that answers the calls of one tool from a script,
+// for the fast path's differential tests.
 package testserver
