@@ -17,11 +17,19 @@ func FuzzTaskResult(f *testing.F) {
 		`{"taskId":"c","status":"input_required","inputRequests":{"k":{"method":"elicitation/create","params":{"message":"?"}}}}`,
 		`{"taskId":"d","status":"failed","error":{"code":-32000,"message":"boom"}}`,
 		`{"taskId":"e","status":"completed","result":{"content":[]}}`, `null`, `[]`, ``, `{`, `{"pollInterval":-1,"status":"working"}`,
+		`{"TASK":{"taskId":"f"}}`, `{"resultType":"TaSk"}`, `{"resultType":"\u0074ask","taskId":"g"}`, "{\"tas\u212a\":{\"taskId\":\"h\"}}",
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		st, proto, ok, err := taskCreated(json.RawMessage(b))
+		if !mayBeTask(b) {
+			// The shortcut: what it skips must be no task to the full
+			// decode either.
+			if p, isObj := probeTask(b); isObj && (p.ResultType == "task" || len(p.Task) > 0 && string(p.Task) != "null" && p.ResultType == "") {
+				t.Fatalf("mayBeTask(%q) = false, yet the decode finds a task: %+v", b, p)
+			}
+		}
 		if ok && err == nil && (st.TaskID == "" || st.Status == "" || proto == "") {
 			t.Fatalf("a task without id, status or protocol from %q: %+v %q", b, st, proto)
 		}

@@ -64,16 +64,16 @@ func (t *Tap) RoundTrip(req *http.Request) (*http.Response, error) {
 	if t.Observe && req.Method == http.MethodGet && rs != nil && rs.keep != "" {
 		keep = rs // go-sdk resuming the stream of a call it sent
 	}
-	req, settle := outlive(req)
+	req, drain := outlive(req)
 	resp, err := t.Base.RoundTrip(req)
 	if err != nil {
-		settle(nil)
+		drain.settle(nil)
 		if isDialError(err) {
 			return nil, &NotSentError{Err: err}
 		}
 		return nil, err
 	}
-	settle(resp)
+	drain.settle(resp)
 	if t.OnStatus != nil {
 		t.OnStatus(req.Method, resp.StatusCode)
 	}
