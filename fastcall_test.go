@@ -26,7 +26,7 @@ func newDiffPair(t testing.TB, era string) *diffPair {
 		c, err := mcpadapter.NewClient(mcpadapter.Command{Path: testserver.Build(t), Args: []string{"-era", era}}, &mcpadapter.ClientOptions{
 			DisableFastPath: disable,
 			Logger:          quietLogger(),
-			Timeout:         time.Second,
+			Timeout:         3 * time.Second, // the answers that never come; 1s timed out real ones under -race at load 10
 			MaxMessageBytes: 64 << 10,
 			StopTimeout:     200 * time.Millisecond,
 		})
