@@ -1,7 +1,9 @@
 package mcpadapter
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -312,13 +314,30 @@ func probeTask(raw json.RawMessage) (probe taskProbe, ok bool) {
 // non-ASCII byte and without "task" in any case is no task.
 // FuzzTaskResult checks this against the full decode.
 func mayBeTask(raw []byte) bool {
-	for i := 0; i < len(raw); i++ {
-		switch c := raw[i]; {
-		case c == '\\' || c >= 0x80:
+	if bytes.IndexByte(raw, '\\') >= 0 {
+		return true
+	}
+	i := 0
+	for ; i+8 <= len(raw); i += 8 { // non-ASCII, 8 bytes at a time
+		if binary.LittleEndian.Uint64(raw[i:])&0x8080808080808080 != 0 {
 			return true
-		case c|0x20 == 't' && i+4 <= len(raw) &&
-			raw[i+1]|0x20 == 'a' && raw[i+2]|0x20 == 's' && raw[i+3]|0x20 == 'k':
+		}
+	}
+	for ; i < len(raw); i++ {
+		if raw[i] >= 0x80 {
 			return true
+		}
+	}
+	for _, k := range [2]byte{'k', 'K'} {
+		for at := 0; ; {
+			j := bytes.IndexByte(raw[at:], k)
+			if j < 0 {
+				break
+			}
+			at += j + 1
+			if j := at - 1; j >= 3 && raw[j-3]|0x20 == 't' && raw[j-2]|0x20 == 'a' && raw[j-1]|0x20 == 's' {
+				return true
+			}
 		}
 	}
 	return false

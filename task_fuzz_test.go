@@ -1,6 +1,7 @@
 package mcpadapter
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 )
@@ -23,6 +24,10 @@ func FuzzTaskResult(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		st, proto, ok, err := taskCreated(json.RawMessage(b))
+		naive := bytes.Contains(bytes.ToLower(b), []byte("task")) || bytes.IndexByte(b, '\\') >= 0 || bytes.IndexFunc(b, func(r rune) bool { return r >= 0x80 }) >= 0
+		if mayBeTask(b) != naive {
+			t.Fatalf("mayBeTask(%q) = %v, want %v", b, !naive, naive)
+		}
 		if !mayBeTask(b) {
 			// The shortcut: what it skips must be no task to the full
 			// decode either.
