@@ -59,7 +59,7 @@ type originGate struct {
 }
 
 func (g originGate) RoundTrip(req *http.Request) (*http.Response, error) {
-	if originOf(req.URL) == g.origin {
+	if sameOrigin(req.URL, g.origin) {
 		return g.authed.RoundTrip(req)
 	}
 	req = req.Clone(req.Context())
@@ -67,6 +67,45 @@ func (g originGate) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Header.Del(h)
 	}
 	return g.plain.RoundTrip(req)
+}
+
+// sameOrigin reports whether originOf(u) == origin, without building
+// originOf(u): it is asked for every request.
+func sameOrigin(u *url.URL, origin string) bool {
+	port := u.Port()
+	if port == "" {
+		switch u.Scheme {
+		case "https":
+			port = "443"
+		case "http":
+			port = "80"
+		}
+	}
+	// strings.ToLower returns a string already in lower case as it is.
+	host := strings.ToLower(u.Hostname())
+	rest, ok := strings.CutPrefix(origin, strings.ToLower(u.Scheme))
+	if !ok {
+		return false
+	}
+	if rest, ok = strings.CutPrefix(rest, "://"); !ok {
+		return false
+	}
+	if strings.IndexByte(host, ':') >= 0 { // as net.JoinHostPort writes it
+		if rest, ok = strings.CutPrefix(rest, "["); !ok {
+			return false
+		}
+		if rest, ok = strings.CutPrefix(rest, host); !ok {
+			return false
+		}
+		rest, ok = strings.CutPrefix(rest, "]")
+	} else {
+		rest, ok = strings.CutPrefix(rest, host)
+	}
+	if !ok {
+		return false
+	}
+	rest, ok = strings.CutPrefix(rest, ":")
+	return ok && rest == port
 }
 
 // originOf returns scheme://host:port of u, with the default port filled

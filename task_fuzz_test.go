@@ -1,6 +1,7 @@
 package mcpadapter
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 )
@@ -17,11 +18,23 @@ func FuzzTaskResult(f *testing.F) {
 		`{"taskId":"c","status":"input_required","inputRequests":{"k":{"method":"elicitation/create","params":{"message":"?"}}}}`,
 		`{"taskId":"d","status":"failed","error":{"code":-32000,"message":"boom"}}`,
 		`{"taskId":"e","status":"completed","result":{"content":[]}}`, `null`, `[]`, ``, `{`, `{"pollInterval":-1,"status":"working"}`,
+		`{"TASK":{"taskId":"f"}}`, `{"resultType":"TaSk"}`, `{"resultType":"\u0074ask","taskId":"g"}`, "{\"tas\u212a\":{\"taskId\":\"h\"}}",
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		st, proto, ok, err := taskCreated(json.RawMessage(b))
+		naive := bytes.Contains(bytes.ToLower(b), []byte("task")) || bytes.IndexByte(b, '\\') >= 0 || bytes.IndexFunc(b, func(r rune) bool { return r >= 0x80 }) >= 0
+		if mayBeTask(b) != naive {
+			t.Fatalf("mayBeTask(%q) = %v, want %v", b, !naive, naive)
+		}
+		if !mayBeTask(b) {
+			// The shortcut: what it skips must be no task to the full
+			// decode either.
+			if p, isObj := probeTask(b); isObj && (p.ResultType == "task" || len(p.Task) > 0 && string(p.Task) != "null" && p.ResultType == "") {
+				t.Fatalf("mayBeTask(%q) = false, yet the decode finds a task: %+v", b, p)
+			}
+		}
 		if ok && err == nil && (st.TaskID == "" || st.Status == "" || proto == "") {
 			t.Fatalf("a task without id, status or protocol from %q: %+v %q", b, st, proto)
 		}

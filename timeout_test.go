@@ -137,9 +137,10 @@ func TestResetTimeoutOnProgressStdio(t *testing.T) {
 			if _, err := c.CallTool(ctx, "echo", []byte(`{"text":"x"}`), nil); err != nil {
 				t.Fatal(err)
 			}
-			// 100 steps of 10ms: about 1s, over the 300ms limit
-			// that restarts on every step.
-			res, err := c.CallTool(ctx, "progress", []byte(`{"steps":100}`), &mcpadapter.CallOptions{Timeout: 300 * time.Millisecond, ResetTimeoutOnProgress: true})
+			// 200 steps of 10ms: 2s or more, over the 1s limit that
+			// restarts on every step (a limit well above the step, so
+			// that a loaded machine's stall is no timeout).
+			res, err := c.CallTool(ctx, "progress", []byte(`{"steps":200}`), &mcpadapter.CallOptions{Timeout: time.Second, ResetTimeoutOnProgress: true})
 			if err != nil || res.Text() != "done" {
 				t.Fatalf("progress with reset: %v, %v", res, err)
 			}

@@ -27,6 +27,11 @@
 #	CONFORMANCE_TIMEOUT	seconds allowed for one run (default 120)
 #	CONFORMANCE_JOBS	runs at a time (default 4)
 #	CONFORMANCE_SCENARIO_TIMEOUT_MS	the suite's per-scenario timeout (default 30000)
+#	CONFORMANCE_SCENARIOS	an extended regular expression: only the
+#				scenarios whose names match it (default: all)
+#	CONFORMANCE_BUILD_TAGS	build tags for the client, e.g.
+#				mcpadapter_nofastpath (every call on go-sdk's
+#				path; .ci/run runs the suite with and without it)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -46,8 +51,9 @@ if [[ "$bin" == *" "* ]]; then
 	exit 2
 fi
 
-echo "building the client: $bin"
-go -C conformance build -o "$bin" ./client
+tags="${CONFORMANCE_BUILD_TAGS:-}"
+echo "building the client: $bin${tags:+ (-tags $tags)}"
+go -C conformance build -tags "$tags" -o "$bin" ./client
 
 # Node 22 and the pinned npm packages, installed (or found) exactly as the
 # tests do.
@@ -124,8 +130,12 @@ one_run() {
 }
 
 jobs_max="${CONFORMANCE_JOBS:-4}"
+filter="${CONFORMANCE_SCENARIOS:-}"
 selected=()
 for r in "${runs[@]}"; do
+	if [[ -n "$filter" && ! "${r% *}" =~ $filter ]]; then
+		continue
+	fi
 	for set in "${sets[@]}"; do
 		if [[ "${r#* }" == "$set" || ( "$set" == extensions && "${r#* }" == extension ) ]]; then
 			selected+=("$r")
@@ -133,7 +143,7 @@ for r in "${runs[@]}"; do
 	done
 done
 if [[ ${#selected[@]} -eq 0 ]]; then
-	echo "run.sh: no scenario runs for: ${sets[*]}" >&2
+	echo "run.sh: no scenario runs for: ${sets[*]}${filter:+ matching $filter}" >&2
 	exit 2
 fi
 echo "running ${#selected[@]} scenario runs, $jobs_max at a time"
@@ -171,7 +181,7 @@ if [[ ${#failing[@]} -gt 0 ]]; then
 		sed 's/^/  /' "$f"
 	done
 fi
-echo "$total_pass of $((total_pass + total_fail)) runs passed"
+echo "$total_pass of $((total_pass + total_fail)) runs passed${tags:+ (client built with -tags $tags)}"
 if [[ $total_fail -gt 0 ]]; then
 	exit 1
 fi

@@ -45,6 +45,11 @@ const (
 	lineField // id, event or retry
 )
 
+// sseChunkBytes is the read buffer of an sseLimit, and the least an event's
+// buffer starts with: a POST's stream usually carries one small event, and
+// its buffers, made per response, are most of what the limit costs a call.
+const sseChunkBytes = 512
+
 // keepBytes is how much of an oversized message is kept to find its id;
 // maxFieldBytes bounds the id, event and retry lines kept with it.
 const (
@@ -55,7 +60,7 @@ const (
 func newSSELimit(body io.ReadCloser, limit int, reqID func() (jsonrpc.ID, bool), onOversized func(int64, bool)) *sseLimit {
 	return &sseLimit{
 		body:        body,
-		r:           bufio.NewReaderSize(body, 4<<10), // lines longer than this are read in chunks
+		r:           bufio.NewReaderSize(body, sseChunkBytes), // longer lines are read in chunks
 		limit:       limit,
 		reqID:       reqID,
 		onOversized: onOversized,
@@ -135,7 +140,7 @@ func (s *sseLimit) add(chunk []byte, start bool) {
 // limit bytes (which len(b)+len(chunk) does not exceed).
 func appendWithin(b, chunk []byte, limit int) []byte {
 	if need := len(b) + len(chunk); need > cap(b) {
-		grown := make([]byte, len(b), min(max(2*cap(b), need, 4096), max(limit, need)))
+		grown := make([]byte, len(b), min(max(2*cap(b), need, sseChunkBytes), max(limit, need)))
 		copy(grown, b)
 		b = grown
 	}

@@ -25,55 +25,82 @@ const DrainGrace = 500 * time.Millisecond
 // to its end, whichever comes first. The caller's cancellation still
 // reaches a request that is slow to answer, DrainGrace late.
 //
-// settle must be called with the response (nil on failure).
-func outlive(req *http.Request) (_ *http.Request, settle func(*http.Response)) {
+// The returned drain's settle must be called with the response (nil on
+// failure); it is nil, and settle does nothing, for other methods.
+func outlive(req *http.Request) (*http.Request, *drain) {
 	if req.Method != http.MethodPost {
-		return req, func(*http.Response) {}
+		return req, nil
 	}
 	parent := req.Context()
 	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
-	var timer *time.Timer
-	var mu sync.Mutex
-	stop := context.AfterFunc(parent, func() {
-		mu.Lock()
-		timer = time.AfterFunc(DrainGrace, cancel)
-		mu.Unlock()
-	})
-	end := func() {
-		stop()
-		mu.Lock()
-		if timer != nil {
-			timer.Stop()
-		}
-		mu.Unlock()
-		cancel()
-	}
-	return req.WithContext(ctx), func(resp *http.Response) {
-		if resp == nil || resp.Body == nil {
-			end()
-			return
-		}
-		resp.Body = &endingBody{ReadCloser: resp.Body, end: end}
-	}
+	d := &drain{cancel: cancel}
+	d.stop = context.AfterFunc(parent, d.parentEnded)
+	return req.WithContext(ctx), d
 }
 
-// endingBody calls end once, when the body is closed or read to its end.
-type endingBody struct {
-	io.ReadCloser
-	end  func()
+// A drain is one POST's request context, kept alive past its caller's,
+// and, once settled, its response body: everything it needs is in one
+// allocation, as it is made for every POST.
+type drain struct {
+	cancel context.CancelFunc // ends the request's context
+	stop   func() bool        // stops watching the caller's context
+
+	mu    sync.Mutex
+	timer *time.Timer // set when the caller's context ended first
+	ended bool
+
+	body io.ReadCloser // the response body, once settled
 	once sync.Once
 }
 
-func (b *endingBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
+// parentEnded starts the grace period, unless the body is done.
+func (d *drain) parentEnded() {
+	d.mu.Lock()
+	if !d.ended {
+		d.timer = time.AfterFunc(DrainGrace, d.cancel)
+	}
+	d.mu.Unlock()
+}
+
+// end ends the request's context: the body is closed or read to its end,
+// or there is none.
+func (d *drain) end() {
+	d.stop()
+	d.mu.Lock()
+	d.ended = true
+	if d.timer != nil {
+		d.timer.Stop()
+	}
+	d.mu.Unlock()
+	d.cancel()
+}
+
+// settle takes the response (nil on failure): its body, if any, ends the
+// request's context when it is closed or read to its end.
+func (d *drain) settle(resp *http.Response) {
+	if d == nil {
+		return
+	}
+	if resp == nil || resp.Body == nil {
+		d.end()
+		return
+	}
+	d.body = resp.Body
+	resp.Body = d
+}
+
+// Read reads the response body; its end ends the request.
+func (d *drain) Read(p []byte) (int, error) {
+	n, err := d.body.Read(p)
 	if err == io.EOF {
-		b.once.Do(b.end)
+		d.once.Do(d.end)
 	}
 	return n, err
 }
 
-func (b *endingBody) Close() error {
-	err := b.ReadCloser.Close()
-	b.once.Do(b.end)
+// Close closes the response body and ends the request.
+func (d *drain) Close() error {
+	err := d.body.Close()
+	d.once.Do(d.end)
 	return err
 }

@@ -134,15 +134,22 @@ func (r *RequestStatus) httpAnswer(resp *http.Response) {
 
 // sameID reports whether the JSON text raw is the id id.
 func sameID(raw []byte, id jsonrpc.ID) bool {
+	if n, ok := intID(raw); ok {
+		// The usual id, compared without making an ID of it.
+		v, isInt := id.Raw().(int64)
+		return isInt && v == n
+	}
 	return id.IsValid() && parseID(raw) == id
 }
 
 // parseID returns the id whose JSON text is raw, or an invalid id.
 func parseID(raw []byte) jsonrpc.ID {
+	if n, ok := intID(raw); ok {
+		id, _ := jsonrpc.MakeID(float64(n)) // the usual id, without a decoder
+		return id
+	}
 	var v any
-	if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil && n >= -1<<53 && n <= 1<<53 {
-		v = float64(n) // the usual id, without a decoder
-	} else if json.Unmarshal(raw, &v) != nil {
+	if json.Unmarshal(raw, &v) != nil {
 		return jsonrpc.ID{}
 	}
 	id, err := jsonrpc.MakeID(v)
@@ -150,6 +157,13 @@ func parseID(raw []byte) jsonrpc.ID {
 		return jsonrpc.ID{}
 	}
 	return id
+}
+
+// intID reads raw as an integer id that a float64 holds exactly, as a
+// JSON decoder would read it into an ID.
+func intID(raw []byte) (int64, bool) {
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	return n, err == nil && n >= -1<<53 && n <= 1<<53
 }
 
 type requestStatusKey struct{}

@@ -65,19 +65,19 @@ func (t *Tap) RoundTrip(req *http.Request) (*http.Response, error) {
 	if t.Observe && req.Method == http.MethodGet && rs != nil && rs.keep != "" {
 		keep = rs // go-sdk resuming the stream of a call it sent
 	}
-	settle := func(*http.Response) {}
+	var drained *drain // nil: settle does nothing
 	if !callerReads {
-		req, settle = outlive(req)
+		req, drained = outlive(req)
 	}
 	resp, err := t.Base.RoundTrip(req)
 	if err != nil {
-		settle(nil)
+		drained.settle(nil)
 		if isDialError(err) {
 			return nil, &NotSentError{Err: err}
 		}
 		return nil, err
 	}
-	settle(resp)
+	drained.settle(resp)
 	if t.OnStatus != nil {
 		t.OnStatus(req.Method, resp.StatusCode)
 	}

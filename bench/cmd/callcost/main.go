@@ -66,6 +66,8 @@ func main() {
 		callgrind = flag.Bool("callgrind", false, "also count instructions per call with valgrind's callgrind")
 		jsonOut   = flag.String("json", "", "also write every measurement to this file, one JSON line each")
 		report    = flag.String("report", "", "print the table of the JSON lines of earlier runs (-json files, concatenated) and exit")
+		cpuProf   = flag.String("cpuprofile", "", "with -cell: write a CPU profile of the measured calls to this file")
+		memProf   = flag.String("memprofile", "", "with -cell: write an allocation profile of the measured calls (every allocation) to this file")
 		noClose   = flag.Bool("exit-without-close", false, "with -cell: exit without closing the client (callgrind trips over the signals of a process group being stopped)")
 	)
 	flag.Parse()
@@ -74,7 +76,7 @@ func main() {
 		if len(parts) != 3 {
 			log.Fatalf("-cell %q: want transport/era/client", *cell)
 		}
-		m, c, err := measure(parts[0], parts[1], parts[2], *server, *url, *n)
+		m, c, err := measure(parts[0], parts[1], parts[2], *server, *url, *n, profiles{cpu: *cpuProf, mem: *memProf})
 		if err != nil {
 			log.Fatalf("%s: %v", *cell, err)
 		}

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -42,7 +44,7 @@ const warmup = 200
 
 // measure runs one cell: connect, warm up, then n calls measured.
 // The caller closes the client it returns.
-func measure(tr, era, cl, server, url string, n int) (measurement, caller, error) {
+func measure(tr, era, cl, server, url string, n int, prof profiles) (measurement, caller, error) {
 	m := measurement{Transport: tr, Era: era, Client: cl, N: n}
 	var dials atomic.Int64
 	hc := countingClient(&dials)
@@ -51,7 +53,7 @@ func measure(tr, era, cl, server, url string, n int) (measurement, caller, error
 	if err != nil {
 		return m, nil, err
 	}
-	m, err = measureCalls(ctx, c, m, &dials, version)
+	m, err = measureCalls(ctx, c, m, &dials, version, prof)
 	if err != nil {
 		_ = c.close()
 		return m, nil, err
@@ -60,7 +62,7 @@ func measure(tr, era, cl, server, url string, n int) (measurement, caller, error
 }
 
 // measureCalls warms c up and measures n calls.
-func measureCalls(ctx context.Context, c caller, m measurement, dials *atomic.Int64, version string) (measurement, error) {
+func measureCalls(ctx context.Context, c caller, m measurement, dials *atomic.Int64, version string, prof profiles) (measurement, error) {
 	n := m.N
 	if version != m.Era {
 		return m, fmt.Errorf("connected with protocol version %q, want %q", version, m.Era)
@@ -69,6 +71,10 @@ func measureCalls(ctx context.Context, c caller, m measurement, dials *atomic.In
 		if err := c.call(ctx); err != nil {
 			return m, err
 		}
+	}
+	stop, err := prof.start()
+	if err != nil {
+		return m, err
 	}
 	runtime.GC()
 	var before, after runtime.MemStats
@@ -86,6 +92,9 @@ func measureCalls(ctx context.Context, c caller, m measurement, dials *atomic.In
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 	d1 := dials.Load()
 	runtime.ReadMemStats(&after)
+	if err := stop(); err != nil {
+		return m, err
+	}
 	cpu := tv(ru1.Utime) - tv(ru0.Utime) + tv(ru1.Stime) - tv(ru0.Stime)
 	f := float64(n)
 	m.CPUus = float64(cpu.Microseconds()) / f
@@ -94,6 +103,54 @@ func measureCalls(ctx context.Context, c caller, m measurement, dials *atomic.In
 	m.Allocs = float64(after.Mallocs-before.Mallocs) / f
 	m.NewConns = float64(d1-d0) / f
 	return m, nil
+}
+
+// profiles names the files for a CPU and an allocation profile of the
+// measured calls (empty: none). Profiling costs CPU and, for allocations
+// (every one recorded), a lot of it: profile in a run of its own.
+type profiles struct{ cpu, mem string }
+
+// start starts the profiles; stop writes them.
+func (p profiles) start() (stop func() error, _ error) {
+	var cpu *os.File
+	if p.cpu != "" {
+		f, err := os.Create(p.cpu)
+		if err != nil {
+			return nil, err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return nil, err
+		}
+		cpu = f
+	}
+	rate := runtime.MemProfileRate
+	if p.mem != "" {
+		runtime.MemProfileRate = 1
+	}
+	return func() error {
+		if cpu != nil {
+			pprof.StopCPUProfile()
+			if err := cpu.Close(); err != nil {
+				return err
+			}
+		}
+		if p.mem == "" {
+			return nil
+		}
+		// pprof scales the samples by the rate in force when it
+		// writes them: restore it after.
+		defer func() { runtime.MemProfileRate = rate }()
+		f, err := os.Create(p.mem)
+		if err != nil {
+			return err
+		}
+		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}, nil
 }
 
 func tv(t syscall.Timeval) time.Duration {
