@@ -3,6 +3,7 @@ package clitest
 import (
 	"fmt"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -51,14 +52,28 @@ func (m *Terminal) Screen() string {
 // it fails the test if it never does.
 func (m *Terminal) WaitFor(s string) string {
 	m.t.Helper()
+	return m.waitUntil(fmt.Sprintf("%q", s), func(sc string) bool { return strings.Contains(sc, s) })
+}
+
+// WaitForMatch is WaitFor for a screen that matches re: for a line that
+// changes faster than the screen can be read (a progress line).
+func (m *Terminal) WaitForMatch(re *regexp.Regexp) string {
+	m.t.Helper()
+	return m.waitUntil(re.String(), re.MatchString)
+}
+
+// waitUntil waits up to 20 s for a screen that ok accepts; what names it
+// for the failure.
+func (m *Terminal) waitUntil(what string, ok func(string) bool) string {
+	m.t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		sc := m.Screen()
-		if strings.Contains(sc, s) {
+		if ok(sc) {
 			return sc
 		}
 		if time.Now().After(deadline) {
-			m.t.Fatalf("the terminal never showed %q:\n%s", s, sc)
+			m.t.Fatalf("the terminal never showed %s:\n%s", what, sc)
 		}
 		time.Sleep(30 * time.Millisecond)
 	}
