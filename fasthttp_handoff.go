@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strconv"
@@ -239,55 +240,74 @@ func translateID(b []byte, from, to string) []byte {
 	if bytes.HasPrefix(msg, []byte("data:")) {
 		msg = msg[len("data:"):]
 	}
-	if to == "" || !bytes.Contains(msg, []byte(from)) {
+	if to == "" || !bytes.Contains(msg, []byte(`"id"`)) {
 		return b
 	}
-	at := idAt(msg, from)
+	at, end := idAt(msg, from)
 	if at < 0 {
 		return b
 	}
 	at += len(b) - len(msg)
-	out := make([]byte, 0, len(b)-len(from)+len(to))
+	end += len(b) - len(msg)
+	out := make([]byte, 0, len(b)-(end-at)+len(to))
 	out = append(out, b[:at]...)
 	out = append(out, to...)
-	return append(out, b[at+len(from):]...)
+	return append(out, b[end:]...)
+}
+
+// sameID reports whether v, a JSON value, is the id from (an integer, as
+// JSON) in go-sdk's reading: go-sdk decodes a number id as a float64 and
+// converts it to an int64 (jsonrpc2.MakeID), so 7.0, 7e0 and 7.5 are 7.
+func sameID(v []byte, from string) bool {
+	if string(v) == from {
+		return true
+	}
+	if len(v) == 0 || (v[0] != '-' && (v[0] < '0' || v[0] > '9')) || !json.Valid(v) {
+		return false
+	}
+	f, err := strconv.ParseFloat(string(v), 64)
+	if err != nil {
+		return false // out of float64's range: go-sdk fails to decode it
+	}
+	n, err := strconv.ParseInt(from, 10, 64)
+	return err == nil && int64(f) == n
 }
 
 // idAt returns where, in b (a message or its start), the value of the
-// top-level "id" member starts when it is from, and -1 otherwise or when
-// b ends before it is known.
-func idAt(b []byte, from string) int {
+// top-level "id" member starts and ends when it is from in go-sdk's
+// reading (sameID), and -1 otherwise or when b ends before it is known.
+func idAt(b []byte, from string) (int, int) {
 	i := jsonscan.Space(b, 0)
 	if i >= len(b) || b[i] != '{' {
-		return -1
+		return -1, -1
 	}
 	i = jsonscan.Space(b, i+1)
 	for i < len(b) && b[i] == '"' {
 		kend := jsonscan.String(b, i)
 		if kend < 0 {
-			return -1
+			return -1, -1
 		}
 		key := b[i+1 : kend-1]
 		i = jsonscan.Space(b, kend)
 		if i >= len(b) || b[i] != ':' {
-			return -1
+			return -1, -1
 		}
 		i = jsonscan.Space(b, i+1)
 		vend := jsonscan.Value(b, i, 0)
 		if vend < 0 || vend >= len(b) {
-			return -1 // the value may go on past b
+			return -1, -1 // the value may go on past b
 		}
 		if string(key) == "id" {
-			if string(b[i:vend]) == from {
-				return i
+			if sameID(b[i:vend], from) {
+				return i, vend
 			}
-			return -1
+			return -1, -1
 		}
 		i = jsonscan.Space(b, vend)
 		if i >= len(b) || b[i] != ',' {
-			return -1
+			return -1, -1
 		}
 		i = jsonscan.Space(b, i+1)
 	}
-	return -1
+	return -1, -1
 }
