@@ -33,8 +33,11 @@ import (
 // call's stream (a server request such as an elicitation, a log message,
 // progress), a stream that ends before the answer, a status other than
 // 200, another session id, an unknown media type, an answer in an unusual
-// form, a bigger message (one over the size limit the Tap then replaces,
-// as it does for go-sdk) — is handed over to go-sdk: it makes the call as usual, and its
+// form (an id that is the call's only in go-sdk's reading, such as 7.0),
+// an event of several data lines, a bigger message (one over the size
+// limit the Tap then replaces, as it does for go-sdk, whatever its id),
+// an answer that asks for input (go-sdk's multi-round-trip loop starts
+// from it) — is handed over to go-sdk: it makes the call as usual, and its
 // POST is answered with the very response the fast path holds, its bytes
 // replayed (fasthttp_handoff.go). go-sdk then does what it always does
 // with such a response: it handles the server's requests and
