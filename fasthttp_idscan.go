@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"regexp"
 )
 
 // Translating the call's id in what the server sends for a call handed
@@ -183,6 +184,7 @@ type idTranslator struct {
 	data   bool // the current line is a data line
 	scan   idScanner
 	buf    []byte
+	tail   []byte // the end of a data line, translated, held (tailBytes)
 	out    []byte // translated, not yet read
 	err    error
 }
@@ -211,6 +213,8 @@ func (t *idTranslator) Read(p []byte) (int, error) {
 		t.buf = t.translate(t.buf[:0], chunk)
 		if t.err != nil {
 			t.buf = t.scan.flush(t.buf)
+			t.buf = append(t.buf, translateTail(t.tail, t.scan.from, t.scan.to)...)
+			t.tail = t.tail[:0]
 		}
 		t.out = t.buf
 	}
@@ -244,7 +248,45 @@ func (t *idTranslator) translate(out, chunk []byte) []byte {
 	}
 	// The line's end is whitespace to JSON, as the newline go-sdk joins
 	// data lines with.
-	return t.scan.feed(out, chunk)
+	t.tail = t.scan.feed(t.tail, chunk)
+	if !t.start && t.err == nil {
+		// Hold the line's last bytes until its end (tailBytes).
+		if k := len(t.tail) - tailBytes; k > 0 {
+			out = append(out, t.tail[:k]...)
+			t.tail = append(t.tail[:0], t.tail[k:]...)
+		}
+		return out
+	}
+	out = append(out, translateTail(t.tail, t.scan.from, t.scan.to)...)
+	t.tail = t.tail[:0]
+	return out
+}
+
+// tailBytes is how much of a data line's end is held to find an id there.
+const tailBytes = 256
+
+// tailIDNumber is the Tap's tailID (internal/wire) for a number: a
+// top-level "id" member at the end of a JSON object. The Tap reads an
+// oversized message's id there, even when the message is not valid JSON
+// (the scan above then finds no top-level id), so the call's id is
+// translated there too. In valid JSON it is the top-level id.
+var tailIDNumber = regexp.MustCompile(`"id"\s*:\s*(-?[0-9]+)\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?}\s*$`)
+
+// translateTail returns line, the end of a data line, with the id at its
+// end (tailIDNumber) changed from from to to.
+func translateTail(line []byte, from, to string) []byte {
+	body := bytes.TrimRight(line, "\r\n")
+	if !bytes.Contains(body, []byte(from)) {
+		return line
+	}
+	m := tailIDNumber.FindSubmatchIndex(body)
+	if m == nil || !sameID(body[m[2]:m[3]], from) {
+		return line
+	}
+	out := make([]byte, 0, len(line)+len(to))
+	out = append(out, line[:m[2]]...)
+	out = append(out, to...)
+	return append(out, line[m[3]:]...)
 }
 
 func (t *idTranslator) Close() error { return t.body.Close() }
@@ -257,6 +299,8 @@ func translateID(b []byte, from, to string) []byte {
 		return b
 	}
 	t := idTranslator{stream: bytes.HasPrefix(b, []byte("data:")), start: true, scan: idScanner{from: from, to: to}}
+	t.err = io.EOF // b is all there is
 	out := t.translate(nil, b)
-	return t.scan.flush(out)
+	out = t.scan.flush(out)
+	return append(out, translateTail(t.tail, from, to)...)
 }
