@@ -35,7 +35,10 @@ import (
 // fast path then sends as it is). The answer is decoded here when it is
 // one of the common shapes (fastresult.go) and by go-sdk's own decoder
 // otherwise; an answer that asks for input (input_required) is left to
-// go-sdk, which makes the call again and runs its multi-round-trip loop.
+// go-sdk, which runs its multi-round-trip loop: over HTTP from the answer
+// the fast path holds (handed over, fasthttp.go), over stdio by making
+// the call again (the server runs the tool once more than on go-sdk's
+// path: stdio has no hand-over yet).
 // ClientOptions.DisableFastPath (or building with the tag
 // mcpadapter_nofastpath, which the tests use to run everything on
 // go-sdk's path) turns it off.
@@ -171,7 +174,8 @@ func (c *Client) callFast(ctx context.Context, s *session, params *mcp.CallToolP
 	}
 	if res.InputRequests != nil {
 		// go-sdk's multi-round-trip loop answers these and retries:
-		// leave the call to it.
+		// leave the call to it (stdio only: over HTTP roundTripHTTP
+		// handed such an answer over).
 		c.log.Debug("the server asked for input; making the call again through go-sdk", "tool", params.Name)
 		res, err := s.cs.CallTool(ctx, params)
 		return res, nil, err

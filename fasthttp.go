@@ -33,8 +33,11 @@ import (
 // call's stream (a server request such as an elicitation, a log message,
 // progress), a stream that ends before the answer, a status other than
 // 200, another session id, an unknown media type, an answer in an unusual
-// form, a bigger message (one over the size limit the Tap then replaces,
-// as it does for go-sdk) — is handed over to go-sdk: it makes the call as usual, and its
+// form (an id that is the call's only in go-sdk's reading, such as 7.0),
+// an event of several data lines, a bigger message (one over the size
+// limit the Tap then replaces, as it does for go-sdk, whatever its id),
+// an answer that asks for input (go-sdk's multi-round-trip loop starts
+// from it) — is handed over to go-sdk: it makes the call as usual, and its
 // POST is answered with the very response the fast path holds, its bytes
 // replayed (fasthttp_handoff.go). go-sdk then does what it always does
 // with such a response: it handles the server's requests and
@@ -96,7 +99,12 @@ func (c *Client) roundTripHTTP(ctx context.Context, s *session, params *mcp.Call
 		}
 	}
 	switch {
+	case a.result != nil && asksInput(a.result):
+		// go-sdk's multi-round-trip loop answers the input requests and
+		// retries: it starts from this answer, handed over below.
+		a.result = nil
 	case a.result != nil || a.err != nil:
+		a.drain()
 		_ = resp.Body.Close()
 		return a.result, nil, a.err
 	case a.readErr != nil && ctx.Err() != nil:
@@ -318,15 +326,18 @@ func (a *fastAnswer) readSSE(limit int) {
 		if len(data) == 0 || !message {
 			continue
 		}
-		if !a.answer(data) {
-			return
-		}
-		// go-sdk reads the rest of the stream, so that the connection
-		// can be used again.
-		if !a.eof {
-			_, _ = io.Copy(io.Discard, a.body)
-		}
+		// The caller drains the rest of the stream (drain), or hands it
+		// over.
+		a.answer(data)
 		return
+	}
+}
+
+// drain reads the rest of the body, as go-sdk does, so that the
+// connection can be used again.
+func (a *fastAnswer) drain() {
+	if !a.eof {
+		_, _ = io.Copy(io.Discard, a.body)
 	}
 }
 
@@ -370,4 +381,32 @@ func (a *fastAnswer) answer(msg []byte) bool {
 		return true
 	}
 	return false
+}
+
+// asksInput reports whether result, a tools/call result as sent, asks
+// for input in go-sdk's reading (its InputRequests are set): then the
+// call is go-sdk's to finish (callFast does the same over stdio). Only a
+// result that mentions inputRequests (in any case, or with a \u escape,
+// which could spell it) is decoded.
+func asksInput(result []byte) bool {
+	const key = "inputrequests"
+	if !bytes.Contains(result, []byte(`\u`)) {
+		found := false
+		for i := bytes.IndexAny(result, "iI"); i >= 0 && i+len(key) <= len(result); {
+			if bytes.EqualFold(result[i:i+len(key)], []byte(key)) {
+				found = true
+				break
+			}
+			j := bytes.IndexAny(result[i+1:], "iI")
+			if j < 0 {
+				break
+			}
+			i += 1 + j
+		}
+		if !found {
+			return false
+		}
+	}
+	res := new(mcp.CallToolResult)
+	return res.UnmarshalJSON(result) == nil && res.InputRequests != nil
 }

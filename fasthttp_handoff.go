@@ -4,12 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strconv"
 	"sync"
 
-	"github.com/mcpadapter/mcpadapter/internal/jsonscan"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -175,119 +175,29 @@ func methodAndID(data []byte) (method, id string) {
 }
 
 // translating returns body with the id of the call changed from the fast
-// path's to go-sdk's in the message that has it: at the start of each line
-// of an event stream, or of the whole body.
+// path's to go-sdk's in the messages that have it (fasthttp_idscan.go):
+// each event of an event stream, or the whole body.
 func (h *handoff) translating(body io.ReadCloser, stream bool) io.ReadCloser {
 	h.mu.Lock()
 	sdk := h.sdk
 	h.mu.Unlock()
-	return &idTranslator{src: bufio.NewReaderSize(body, translateWindow), body: body, stream: stream, start: true, from: h.ours, to: sdk}
+	return &idTranslator{src: bufio.NewReaderSize(body, translateWindow), body: body, stream: stream, start: true, scan: idScanner{from: h.ours, to: sdk}}
 }
 
-// translateWindow is how much of the start of a line (or of a JSON body)
-// is looked at for the id; a message's id comes before its result.
-const translateWindow = 64 << 10
-
-// idTranslator is a body whose messages with the id from get the id to.
-// It holds at most translateWindow bytes of the body.
-type idTranslator struct {
-	src      *bufio.Reader
-	body     io.Closer
-	stream   bool
-	start    bool // the next bytes start a line (or the body)
-	from, to string
-	out      []byte // translated, not yet read
-	err      error
-}
-
-func (t *idTranslator) Read(p []byte) (int, error) {
-	for len(t.out) == 0 {
-		if t.err != nil {
-			return 0, t.err
-		}
-		if !t.stream && !t.start {
-			return t.src.Read(p)
-		}
-		var chunk []byte
-		if t.stream {
-			chunk, t.err = t.src.ReadSlice('\n')
-		} else {
-			chunk, t.err = t.src.Peek(translateWindow)
-			_, _ = t.src.Discard(len(chunk))
-		}
-		if t.err == bufio.ErrBufferFull {
-			t.err = nil
-		}
-		if t.start {
-			chunk = translateID(chunk, t.from, t.to)
-		}
-		t.start = t.stream && len(chunk) > 0 && chunk[len(chunk)-1] == '\n'
-		t.out = chunk
+// sameID reports whether v, a JSON value, is the id from (an integer, as
+// JSON) in go-sdk's reading: go-sdk decodes a number id as a float64 and
+// converts it to an int64 (jsonrpc2.MakeID), so 7.0, 7e0 and 7.5 are 7.
+func sameID(v []byte, from string) bool {
+	if string(v) == from {
+		return true
 	}
-	n := copy(p, t.out)
-	t.out = t.out[n:]
-	return n, nil
-}
-
-func (t *idTranslator) Close() error { return t.body.Close() }
-
-// translateID returns b, the start of a message or of an event stream's
-// line, with its top-level "id" member changed from from to to when it is
-// from. b itself is never changed.
-func translateID(b []byte, from, to string) []byte {
-	msg := b
-	if bytes.HasPrefix(msg, []byte("data:")) {
-		msg = msg[len("data:"):]
+	if len(v) == 0 || (v[0] != '-' && (v[0] < '0' || v[0] > '9')) || !json.Valid(v) {
+		return false
 	}
-	if to == "" || !bytes.Contains(msg, []byte(from)) {
-		return b
+	f, err := strconv.ParseFloat(string(v), 64)
+	if err != nil {
+		return false // out of float64's range: go-sdk fails to decode it
 	}
-	at := idAt(msg, from)
-	if at < 0 {
-		return b
-	}
-	at += len(b) - len(msg)
-	out := make([]byte, 0, len(b)-len(from)+len(to))
-	out = append(out, b[:at]...)
-	out = append(out, to...)
-	return append(out, b[at+len(from):]...)
-}
-
-// idAt returns where, in b (a message or its start), the value of the
-// top-level "id" member starts when it is from, and -1 otherwise or when
-// b ends before it is known.
-func idAt(b []byte, from string) int {
-	i := jsonscan.Space(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return -1
-	}
-	i = jsonscan.Space(b, i+1)
-	for i < len(b) && b[i] == '"' {
-		kend := jsonscan.String(b, i)
-		if kend < 0 {
-			return -1
-		}
-		key := b[i+1 : kend-1]
-		i = jsonscan.Space(b, kend)
-		if i >= len(b) || b[i] != ':' {
-			return -1
-		}
-		i = jsonscan.Space(b, i+1)
-		vend := jsonscan.Value(b, i, 0)
-		if vend < 0 || vend >= len(b) {
-			return -1 // the value may go on past b
-		}
-		if string(key) == "id" {
-			if string(b[i:vend]) == from {
-				return i
-			}
-			return -1
-		}
-		i = jsonscan.Space(b, vend)
-		if i >= len(b) || b[i] != ',' {
-			return -1
-		}
-		i = jsonscan.Space(b, i+1)
-	}
-	return -1
+	n, err := strconv.ParseInt(from, 10, 64)
+	return err == nil && int64(f) == n
 }
