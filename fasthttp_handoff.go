@@ -31,7 +31,8 @@ type handoffKey struct{}
 
 // handoff is a response the fast path hands over to go-sdk.
 type handoff struct {
-	ours string // the fast path's id of the call, as JSON
+	ours  string // the fast path's id of the call, as JSON
+	limit int    // the biggest message whose id is translated wherever it is
 
 	mu   sync.Mutex
 	resp *http.Response // nil once taken
@@ -47,7 +48,7 @@ func (c *Client) handOff(ctx context.Context, s *session, params *mcp.CallToolPa
 		end = io.EOF
 	}
 	resp.Body = &replayBody{prefix: a.buf, rest: resp.Body, err: end}
-	h := &handoff{ours: strconv.FormatInt(a.id, 10), resp: resp}
+	h := &handoff{ours: strconv.FormatInt(a.id, 10), limit: s.fast.http.limit, resp: resp}
 	res, err := s.cs.CallTool(context.WithValue(ctx, handoffKey{}, h), params)
 	h.mu.Lock()
 	left := h.resp
@@ -175,27 +176,33 @@ func methodAndID(data []byte) (method, id string) {
 }
 
 // translating returns body with the id of the call changed from the fast
-// path's to go-sdk's in the message that has it: at the start of each line
-// of an event stream, or of the whole body.
+// path's to go-sdk's in the message that has it: each line of an event
+// stream, or the whole body. A message of up to limit bytes is read whole
+// first, since its id may come after its result (the TypeScript SDK
+// writes {"result":…,"jsonrpc":"2.0","id":…}); of a bigger one (which the
+// Tap above replaces with an error to go-sdk's request) only the first
+// translateWindow bytes are looked at.
 func (h *handoff) translating(body io.ReadCloser, stream bool) io.ReadCloser {
 	h.mu.Lock()
 	sdk := h.sdk
 	h.mu.Unlock()
-	return &idTranslator{src: bufio.NewReaderSize(body, translateWindow), body: body, stream: stream, start: true, from: h.ours, to: sdk}
+	return &idTranslator{src: bufio.NewReaderSize(body, translateWindow), body: body, stream: stream, start: true, from: h.ours, to: sdk, limit: h.limit}
 }
 
-// translateWindow is how much of the start of a line (or of a JSON body)
-// is looked at for the id; a message's id comes before its result.
+// translateWindow is the size of the translator's read buffer, and how
+// much of a message over the limit is looked at for the id.
 const translateWindow = 64 << 10
 
 // idTranslator is a body whose messages with the id from get the id to.
-// It holds at most translateWindow bytes of the body.
+// It holds at most one message of limit bytes (plus a line's "data:" and
+// end), or translateWindow bytes.
 type idTranslator struct {
 	src      *bufio.Reader
 	body     io.Closer
 	stream   bool
 	start    bool // the next bytes start a line (or the body)
 	from, to string
+	limit    int
 	out      []byte // translated, not yet read
 	err      error
 }
@@ -205,29 +212,60 @@ func (t *idTranslator) Read(p []byte) (int, error) {
 		if t.err != nil {
 			return 0, t.err
 		}
-		if !t.stream && !t.start {
+		switch {
+		case !t.stream && !t.start:
 			return t.src.Read(p)
-		}
-		var chunk []byte
-		if t.stream {
-			chunk, t.err = t.src.ReadSlice('\n')
-		} else {
-			chunk, t.err = t.src.Peek(translateWindow)
-			_, _ = t.src.Discard(len(chunk))
+		case !t.start: // the rest of a line over the limit
+			t.out, t.err = t.src.ReadSlice('\n')
+		case t.stream:
+			t.out, t.err = t.line()
+		default:
+			t.out, t.err = t.whole()
 		}
 		if t.err == bufio.ErrBufferFull {
 			t.err = nil
 		}
-		if t.start {
-			chunk = translateID(chunk, t.from, t.to)
-		}
-		t.start = t.stream && len(chunk) > 0 && chunk[len(chunk)-1] == '\n'
-		t.out = chunk
+		t.start = t.stream && len(t.out) > 0 && t.out[len(t.out)-1] == '\n'
 	}
 	n := copy(p, t.out)
 	t.out = t.out[n:]
 	return n, nil
 }
+
+// line reads the next line of an event stream, with its id translated
+// when it is at most limit bytes long (and otherwise its first
+// translateWindow bytes, the rest of it left to be read).
+func (t *idTranslator) line() ([]byte, error) {
+	chunk, err := t.src.ReadSlice('\n')
+	if err != bufio.ErrBufferFull {
+		return translateID(chunk, t.from, t.to), err
+	}
+	l := append([]byte(nil), chunk...)
+	for err == bufio.ErrBufferFull && len(l) <= t.bound()+len("data: \r\n") {
+		chunk, err = t.src.ReadSlice('\n')
+		l = append(l, chunk...)
+	}
+	return translateID(l, t.from, t.to), err
+}
+
+// whole reads a JSON body, with its id translated when it is at most
+// limit bytes long (and otherwise its first translateWindow bytes, the
+// rest of it left to be read).
+func (t *idTranslator) whole() ([]byte, error) {
+	b, err := t.src.Peek(translateWindow)
+	if err == nil { // the body may go on
+		b, err = io.ReadAll(io.LimitReader(t.src, int64(t.bound())+1))
+		if err == nil && len(b) <= t.bound() {
+			err = io.EOF
+		}
+		return translateID(b, t.from, t.to), err
+	}
+	_, _ = t.src.Discard(len(b))
+	return translateID(b, t.from, t.to), err
+}
+
+// bound is the size of the biggest message read whole.
+func (t *idTranslator) bound() int { return max(t.limit, translateWindow) }
 
 func (t *idTranslator) Close() error { return t.body.Close() }
 
