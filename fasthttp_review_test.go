@@ -3,13 +3,17 @@ package mcpadapter_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/internal/testauth"
 	"github.com/mcpadapter/mcpadapter/internal/testenv"
+	"github.com/mcpadapter/mcpadapter/internal/testserver"
 )
 
 // A call handed over to go-sdk by the fast path (here: an answer over
@@ -46,4 +50,79 @@ func TestHTTPFastPathHandOffIDAfterResult(t *testing.T) {
 			t.Errorf("echo of %d bytes: sent with id %s; fast path built: %v", n, id, mcpadapter.FastPathBuilt)
 		}
 	}
+}
+
+// A fast-path call that gets 401 (the access token expired) is handed
+// over to go-sdk, whose OAuth handler authorizes again and sends the call
+// again: the caller gets the result, in both eras, with the same 401s and
+// sign-ins as on go-sdk's path.
+func TestHTTPFastPathUnauthorizedCall(t *testing.T) {
+	t.Parallel()
+	type outcome struct {
+		unauthorized, signIns, requests int
+	}
+	got := map[string]outcome{}
+	var mu sync.Mutex
+	t.Run("group", func(t *testing.T) {
+		for _, era := range []testserver.Era{testserver.Legacy, testserver.Modern} {
+			for _, disable := range []bool{false, true} {
+				name := fmt.Sprintf("%v/disable=%v", era, disable)
+				t.Run(name, func(t *testing.T) {
+					t.Parallel()
+					o := unauthorizedCall(t, era, disable)
+					mu.Lock()
+					got[name] = o
+					mu.Unlock()
+				})
+			}
+		}
+	})
+	for _, era := range []testserver.Era{testserver.Legacy, testserver.Modern} {
+		f, s := got[fmt.Sprintf("%v/disable=false", era)], got[fmt.Sprintf("%v/disable=true", era)]
+		if f != s {
+			t.Errorf("%v: after the token expired: fast path %+v, go-sdk %+v", era, f, s)
+		}
+	}
+}
+
+// unauthorizedCall makes a call after the access token expired and
+// returns the 401s, sign-ins and MCP requests it took.
+func unauthorizedCall(t *testing.T, era testserver.Era, disable bool) (o struct{ unauthorized, signIns, requests int }) {
+	ctx := testCtx(t)
+	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{Era: era})})
+	user := &browser{}
+	rec := &callIDRecorder{base: http.DefaultTransport.(*http.Transport).Clone()}
+	c, err := mcpadapter.NewClient(as.MCPURL, &mcpadapter.ClientOptions{
+		Auth: &mcpadapter.OAuth{OpenURL: user.open}, ConnectTimeout: 10 * time.Second, DisableFastPath: disable,
+		Logger: quietLogger(), HTTPClient: &http.Client{Transport: rec},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Close() }()
+	echoOK(t, ctx, c, "first") // teaches a 2026-07-28 session the _meta
+	echoOK(t, ctx, c, "second")
+	if id := rec.last(); fastID(id) != (mcpadapter.FastPathBuilt && !disable) {
+		t.Fatalf("sent with id %s; fast path built: %v", id, mcpadapter.FastPathBuilt)
+	}
+	before := as.Counts()
+	as.ExpireAccessTokens()
+	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	res, err := c.CallTool(cctx, "echo", json.RawMessage(`{"text":"after 401"}`), nil)
+	if err != nil || res.IsError || res.Text() != "after 401" {
+		t.Fatalf("call after the token expired: %v, %+v", err, res)
+	}
+	after := as.Counts()
+	if after.Unauthorized <= before.Unauthorized {
+		t.Errorf("counts before %+v, after %+v: no 401", before, after)
+	}
+	echoOK(t, ctx, c, "third")
+	if id := rec.last(); fastID(id) != (mcpadapter.FastPathBuilt && !disable) {
+		t.Errorf("after the new sign-in: sent with id %s; fast path built: %v", id, mcpadapter.FastPathBuilt)
+	}
+	o.unauthorized = after.Unauthorized - before.Unauthorized
+	o.signIns = after.CodeExchanges - before.CodeExchanges + after.Refreshes - before.Refreshes
+	o.requests = as.Counts().MCPRequests - before.MCPRequests
+	return o
 }
