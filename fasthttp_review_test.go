@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/mcpadapter/mcpadapter/internal/testauth"
 	"github.com/mcpadapter/mcpadapter/internal/testenv"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // A call handed over to go-sdk by the fast path (here: an answer over
@@ -125,4 +127,54 @@ func unauthorizedCall(t *testing.T, era testserver.Era, disable bool) (o struct{
 	o.signIns = after.CodeExchanges - before.CodeExchanges + after.Refreshes - before.Refreshes
 	o.requests = as.Counts().MCPRequests - before.MCPRequests
 	return o
+}
+
+// With the protocol trace on, a call during which the server logs (which
+// the fast path would hand over to go-sdk) shows in the trace as on
+// go-sdk's path: its request sent once, its answer received once. (With
+// the trace on, calls over HTTP take go-sdk's path.)
+func TestHTTPFastPathTraceOfHandedOverCall(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	srv := testserver.New(testserver.Options{Era: testserver.Legacy})
+	mcp.AddTool(srv, &mcp.Tool{Name: "chatty", Description: "Log, then echo."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in struct {
+			Text string `json:"text"`
+		}) (*mcp.CallToolResult, any, error) {
+			//lint:ignore SA1019 a 2025-11-25 server still logs during a call.
+			if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: "about " + in.Text}); err != nil {
+				return nil, nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+		})
+	rs := serveRecording(t, srv, mcp.StreamableHTTPOptions{})
+	count := func(disable bool) string {
+		trace := &countingHandler{}
+		c, err := mcpadapter.NewClient(rs.URL, &mcpadapter.ClientOptions{Logger: slog.New(trace), Trace: true, DisableFastPath: disable})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = c.Close() }()
+		echoOK(t, ctx, c, "first")
+		setLogLevel(t, ctx, rs)
+		text := fmt.Sprintf("chat %v", disable)
+		res, err := c.CallTool(ctx, "chatty", json.RawMessage(fmt.Sprintf(`{"text":%q}`, text)), nil)
+		if err != nil || res.Text() != text {
+			t.Fatalf("chatty: %v %+v", err, res)
+		}
+		wantFast(t, rs, false, "chatty with the trace on")
+		sent, received := 0, 0
+		for _, r := range trace.all() {
+			switch {
+			case r["msg"] == "mcp send" && strings.Contains(r["message"], `"chatty"`):
+				sent++
+			case strings.HasPrefix(r["msg"], "mcp ") && r["msg"] != "mcp send" && strings.Contains(r["message"], `"`+text+`"`):
+				received++
+			}
+		}
+		return fmt.Sprintf("the call sent %d times, its answer received %d times", sent, received)
+	}
+	if f, s := count(false), count(true); f != s {
+		t.Errorf("trace:\nfast path: %s\ngo-sdk:    %s", f, s)
+	}
 }
