@@ -1,11 +1,14 @@
 package mcpadapter_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -176,5 +179,56 @@ func TestHTTPFastPathTraceOfHandedOverCall(t *testing.T) {
 	}
 	if f, s := count(false), count(true); f != s {
 		t.Errorf("trace:\nfast path: %s\ngo-sdk:    %s", f, s)
+	}
+}
+
+// The legacy HTTP+SSE transport never takes the fast path: named by its
+// /sse URL, or found by the fallback from streamable HTTP.
+func TestHTTPFastPathNeverOnLegacySSE(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	h := mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return testserver.New(testserver.Options{Era: testserver.Legacy}) }, nil)
+	var mu sync.Mutex
+	var ids []string
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var msg struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal(body, &msg) == nil && msg.Method == "tools/call" {
+				mu.Lock()
+				ids = append(ids, string(msg.ID))
+				mu.Unlock()
+			}
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer hs.Close()
+	for _, path := range []string{"/sse", "/mcp"} {
+		c, err := mcpadapter.NewClient(hs.URL+path, &mcpadapter.ClientOptions{Logger: quietLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			echoOK(t, ctx, c, fmt.Sprint(path, " ", i))
+		}
+		info, err := c.Connect(ctx)
+		if err != nil || info.Transport != "sse" {
+			t.Errorf("%s: transport %q, %v; want sse", path, info.Transport, err)
+		}
+		_ = c.Close()
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(ids) != 6 {
+		t.Fatalf("the server saw %d calls, want 6", len(ids))
+	}
+	for _, id := range ids {
+		if fastID(id) {
+			t.Errorf("a call over the SSE transport went with the fast path's id %s", id)
+		}
 	}
 }
