@@ -68,17 +68,22 @@ func (c *Client) roundTripHTTP(ctx context.Context, s *session, params *mcp.Call
 	f := s.fast.http
 	n := stdio.FirstDirectID + f.seq.Add(1)
 	body := appendCallRequest(make([]byte, 0, 128+len(args)+len(meta)+len(params.Name)), n, params.Name, args, meta)
-	req, err := http.NewRequestWithContext(wire.CallerReads(ctx), http.MethodPost, f.url, bytes.NewReader(body))
+	// The request's context ends with ctx, when its body is closed, or
+	// when the rest of an event stream after the answer takes too long.
+	rctx, stop := context.WithCancel(wire.CallerReads(ctx))
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, f.url, bytes.NewReader(body))
 	if err == nil {
 		err = c.fastHeaders(s, req.Header, "tools/call", params.Name)
 	}
 	if err != nil {
+		stop()
 		// go-sdk's path fails the same way, or does not.
 		res, err := s.cs.CallTool(ctx, params)
 		return nil, res, err
 	}
 	resp, err := f.client.Do(req)
 	if err != nil {
+		stop()
 		if ctx.Err() != nil {
 			c.cancelHTTP(ctx, s, n)
 			return nil, nil, ctx.Err()
@@ -86,7 +91,7 @@ func (c *Client) roundTripHTTP(ctx context.Context, s *session, params *mcp.Call
 		// What go-sdk's call returns for a failed POST.
 		return nil, nil, fmt.Errorf("calling %q: sending %q: %w: %w", "tools/call", "tools/call", &jsonrpc.Error{Code: codeRejectedByTransport, Message: sdkRejected}, err)
 	}
-	a := fastAnswer{id: n, body: resp.Body, limit: min(f.limit, maxFastMessage)}
+	a := fastAnswer{id: n, body: resp.Body, limit: min(f.limit, maxFastMessage), stop: stop}
 	if resp.StatusCode == http.StatusOK && sameSession(resp, s) {
 		switch mediaTypeOf(resp) {
 		case "application/json":
@@ -98,9 +103,11 @@ func (c *Client) roundTripHTTP(ctx context.Context, s *session, params *mcp.Call
 	switch {
 	case a.result != nil || a.err != nil:
 		_ = resp.Body.Close()
+		stop()
 		return a.result, nil, a.err
 	case a.readErr != nil && ctx.Err() != nil:
 		_ = resp.Body.Close()
+		stop()
 		c.cancelHTTP(ctx, s, n)
 		return nil, nil, ctx.Err()
 	}
@@ -205,7 +212,8 @@ type fastAnswer struct {
 	pos     int    // where the next line starts, in an event stream
 	limit   int    // the biggest message read (see maxFastMessage)
 	eof     bool
-	readErr error // the error that ended the read, other than io.EOF
+	readErr error  // the error that ended the read, other than io.EOF
+	stop    func() // if set, ends the request (see readSSE)
 
 	result json.RawMessage // the answer's result
 	err    error           // the answer's error
@@ -322,8 +330,15 @@ func (a *fastAnswer) readSSE(limit int) {
 			return
 		}
 		// go-sdk reads the rest of the stream, so that the connection
-		// can be used again.
+		// can be used again; but it hands the answer over first, so a
+		// stream the server keeps open after the answer holds the call
+		// back here at most wire.DrainGrace (the connection is then
+		// dropped).
 		if !a.eof {
+			if a.stop != nil {
+				t := time.AfterFunc(wire.DrainGrace, a.stop)
+				defer t.Stop()
+			}
 			_, _ = io.Copy(io.Discard, a.body)
 		}
 		return

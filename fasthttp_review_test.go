@@ -232,3 +232,43 @@ func TestHTTPFastPathNeverOnLegacySSE(t *testing.T) {
 		}
 	}
 }
+
+// A server that keeps a call's event stream open after the answer (the
+// spec says it SHOULD close it, not MUST): the call returns its result
+// anyway, as on go-sdk's path, which hands the answer over at once and
+// drains the stream behind it; it does not wait for the stream to end.
+func TestHTTPFastPathStreamOpenAfterAnswer(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return testserver.New(testserver.Options{Era: testserver.Legacy}) }, nil)
+	release := make(chan struct{})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body []byte
+		if r.Method == http.MethodPost {
+			body, _ = io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		h.ServeHTTP(w, r)
+		if bytes.Contains(body, []byte(`"linger"`)) {
+			w.(http.Flusher).Flush()
+			select { // the answer is written; the stream stays open
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}
+	}))
+	t.Cleanup(hs.Close)
+	t.Cleanup(func() { close(release) })
+	for _, disable := range []bool{false, true} {
+		c, err := mcpadapter.NewClient(hs.URL, &mcpadapter.ClientOptions{Logger: quietLogger(), DisableFastPath: disable})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		echoOK(t, ctx, c, "first")
+		within(t, 10*time.Second, fmt.Sprintf("a call whose stream stays open (DisableFastPath %v)", disable), func() {
+			echoOK(t, ctx, c, "linger")
+		})
+		echoOK(t, ctx, c, "after")
+	}
+}
