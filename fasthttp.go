@@ -177,7 +177,8 @@ func mediaTypeOf(resp *http.Response) string {
 
 // cancelHTTP tells the server, in the background, that the call with id
 // n is no longer awaited, as go-sdk does for its own calls in both eras.
-// The notice counts as a request of s, which close waits for.
+// The notice counts as a request of s, which close waits for, and ends
+// when s is closed.
 func (c *Client) cancelHTTP(ctx context.Context, s *session, n int64) {
 	reason := ctx.Err().Error()
 	s.inflight.Add(1)
@@ -185,6 +186,10 @@ func (c *Client) cancelHTTP(ctx context.Context, s *session, n int64) {
 		defer s.doneRequest()
 		nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelNotifyTimeout)
 		defer cancel()
+		if s.life != nil {
+			// Closing the session ends it too.
+			defer context.AfterFunc(s.life, cancel)()
+		}
 		params, _ := json.Marshal(&mcp.CancelledParams{Reason: reason, RequestID: n})
 		body, _ := json.Marshal(&struct {
 			JSONRPC string          `json:"jsonrpc"`

@@ -272,3 +272,45 @@ func TestHTTPFastPathStreamOpenAfterAnswer(t *testing.T) {
 		echoOK(t, ctx, c, "after")
 	}
 }
+
+// The fast path's background cancellation notice ends with the client:
+// against a server that never answers it, Close ends it (the server sees
+// its request end) instead of leaving it running until its own timeout.
+func TestHTTPFastPathCancelNoticeEndsWithClose(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return testserver.New(testserver.Options{Era: testserver.Legacy}) }, nil)
+	ended := make(chan struct{}, 4)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			if bytes.Contains(body, []byte(`"notifications/cancelled"`)) {
+				<-r.Context().Done() // never answered
+				ended <- struct{}{}
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	c, err := mcpadapter.NewClient(hs.URL, &mcpadapter.ClientOptions{Logger: quietLogger(), StopTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	echoOK(t, ctx, c, "first")
+	cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	_, err = c.CallTool(cctx, "slow", json.RawMessage(`{"ms":3000}`), nil)
+	cancel()
+	if err == nil {
+		t.Fatal("slow returned before its deadline")
+	}
+	time.Sleep(100 * time.Millisecond) // the notice is on its way
+	_ = c.Close()
+	select {
+	case <-ended:
+	case <-time.After(2 * time.Second): // the notice's own bound is 5 s
+		t.Error("the cancellation notice still ran 2 s after Close")
+	}
+}
