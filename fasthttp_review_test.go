@@ -63,10 +63,7 @@ func TestHTTPFastPathHandOffIDAfterResult(t *testing.T) {
 // sign-ins as on go-sdk's path.
 func TestHTTPFastPathUnauthorizedCall(t *testing.T) {
 	t.Parallel()
-	type outcome struct {
-		unauthorized, signIns, requests int
-	}
-	got := map[string]outcome{}
+	got := map[string]authOutcome{}
 	var mu sync.Mutex
 	t.Run("group", func(t *testing.T) {
 		for _, era := range []testserver.Era{testserver.Legacy, testserver.Modern} {
@@ -90,9 +87,14 @@ func TestHTTPFastPathUnauthorizedCall(t *testing.T) {
 	}
 }
 
+// authOutcome is what a call after the access token expired took.
+type authOutcome struct {
+	unauthorized, signIns, requests int
+}
+
 // unauthorizedCall makes a call after the access token expired and
 // returns the 401s, sign-ins and MCP requests it took.
-func unauthorizedCall(t *testing.T, era testserver.Era, disable bool) (o struct{ unauthorized, signIns, requests int }) {
+func unauthorizedCall(t *testing.T, era testserver.Era, disable bool) (o authOutcome) {
 	ctx := testCtx(t)
 	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{Era: era})})
 	user := &browser{}
