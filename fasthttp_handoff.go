@@ -1,7 +1,6 @@
 package mcpadapter
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/mcpadapter/mcpadapter/internal/jsonscan"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -31,8 +29,7 @@ type handoffKey struct{}
 
 // handoff is a response the fast path hands over to go-sdk.
 type handoff struct {
-	ours  string // the fast path's id of the call, as JSON
-	limit int    // the biggest message whose id is translated wherever it is
+	ours string // the fast path's id of the call, as JSON
 
 	mu   sync.Mutex
 	resp *http.Response // nil once taken
@@ -48,7 +45,7 @@ func (c *Client) handOff(ctx context.Context, s *session, params *mcp.CallToolPa
 		end = io.EOF
 	}
 	resp.Body = &replayBody{prefix: a.buf, rest: resp.Body, err: end, stop: a.stop}
-	h := &handoff{ours: strconv.FormatInt(a.id, 10), limit: s.fast.http.limit, resp: resp}
+	h := &handoff{ours: strconv.FormatInt(a.id, 10), resp: resp}
 	res, err := s.cs.CallTool(context.WithValue(ctx, handoffKey{}, h), params)
 	h.mu.Lock()
 	left := h.resp
@@ -185,34 +182,28 @@ func methodAndID(data []byte) (method, id string) {
 
 // translating returns body with the id of the call changed from the fast
 // path's to go-sdk's in the message that has it: each line of an event
-// stream, or the whole body. A message of up to limit bytes is read whole
-// first, since its id may come after its result (the TypeScript SDK
-// writes {"result":…,"jsonrpc":"2.0","id":…}); of a bigger one (which the
-// Tap above replaces with an error to go-sdk's request) only the first
-// translateWindow bytes are looked at.
+// stream, or the whole body. The top-level "id" member is found wherever
+// it stands (the TypeScript SDK writes {"result":…,"jsonrpc":"2.0","id":…})
+// by scanning the bytes as they pass, holding only the id's value.
 func (h *handoff) translating(body io.ReadCloser, stream bool) io.ReadCloser {
 	h.mu.Lock()
 	sdk := h.sdk
 	h.mu.Unlock()
-	return &idTranslator{src: bufio.NewReaderSize(body, translateWindow), body: body, stream: stream, start: true, from: h.ours, to: sdk, limit: h.limit}
+	return &idTranslator{src: body, body: body, scan: idScan{stream: stream, from: h.ours, to: sdk}}
 }
 
-// translateWindow is the size of the translator's read buffer, and how
-// much of a message over the limit is looked at for the id.
-const translateWindow = 64 << 10
+// translateWindow is how much is read from the body at a time.
+const translateWindow = 32 << 10
 
 // idTranslator is a body whose messages with the id from get the id to.
-// It holds at most one message of limit bytes (plus a line's "data:" and
-// end), or translateWindow bytes.
 type idTranslator struct {
-	src      *bufio.Reader
-	body     io.Closer
-	stream   bool
-	start    bool // the next bytes start a line (or the body)
-	from, to string
-	limit    int
-	out      []byte // translated, not yet read
-	err      error
+	src  io.Reader
+	body io.Closer
+	scan idScan
+	in   []byte // read from src
+	buf  []byte // in, translated
+	out  []byte // what of buf is not yet read
+	err  error
 }
 
 func (t *idTranslator) Read(p []byte) (int, error) {
@@ -220,120 +211,136 @@ func (t *idTranslator) Read(p []byte) (int, error) {
 		if t.err != nil {
 			return 0, t.err
 		}
-		switch {
-		case !t.stream && !t.start:
-			return t.src.Read(p)
-		case !t.start: // the rest of a line over the limit
-			t.out, t.err = t.src.ReadSlice('\n')
-		case t.stream:
-			t.out, t.err = t.line()
-		default:
-			t.out, t.err = t.whole()
+		if t.in == nil {
+			t.in = make([]byte, translateWindow)
 		}
-		if t.err == bufio.ErrBufferFull {
-			t.err = nil
+		var n int
+		n, t.err = t.src.Read(t.in)
+		t.buf = t.scan.feed(t.buf[:0], t.in[:n])
+		if t.err != nil {
+			t.buf = t.scan.flush(t.buf)
 		}
-		t.start = t.stream && len(t.out) > 0 && t.out[len(t.out)-1] == '\n'
+		t.out = t.buf
 	}
 	n := copy(p, t.out)
 	t.out = t.out[n:]
 	return n, nil
 }
 
-// line reads the next line of an event stream, with its id translated
-// when it is at most limit bytes long (and otherwise its first
-// translateWindow bytes, the rest of it left to be read).
-func (t *idTranslator) line() ([]byte, error) {
-	chunk, err := t.src.ReadSlice('\n')
-	if err != bufio.ErrBufferFull {
-		return translateID(chunk, t.from, t.to), err
-	}
-	l := append([]byte(nil), chunk...)
-	for err == bufio.ErrBufferFull && len(l) <= t.bound()+len("data: \r\n") {
-		chunk, err = t.src.ReadSlice('\n')
-		l = append(l, chunk...)
-	}
-	return translateID(l, t.from, t.to), err
-}
-
-// whole reads a JSON body, with its id translated when it is at most
-// limit bytes long (and otherwise its first translateWindow bytes, the
-// rest of it left to be read).
-func (t *idTranslator) whole() ([]byte, error) {
-	b, err := t.src.Peek(translateWindow)
-	if err == nil { // the body may go on
-		b, err = io.ReadAll(io.LimitReader(t.src, int64(t.bound())+1))
-		if err == nil && len(b) <= t.bound() {
-			err = io.EOF
-		}
-		return translateID(b, t.from, t.to), err
-	}
-	_, _ = t.src.Discard(len(b))
-	return translateID(b, t.from, t.to), err
-}
-
-// bound is the size of the biggest message read whole.
-func (t *idTranslator) bound() int { return max(t.limit, translateWindow) }
-
 func (t *idTranslator) Close() error { return t.body.Close() }
 
-// translateID returns b, the start of a message or of an event stream's
-// line, with its top-level "id" member changed from from to to when it is
-// from. b itself is never changed.
-func translateID(b []byte, from, to string) []byte {
-	msg := b
-	if bytes.HasPrefix(msg, []byte("data:")) {
-		msg = msg[len("data:"):]
-	}
-	if to == "" || !bytes.Contains(msg, []byte(from)) {
-		return b
-	}
-	at := idAt(msg, from)
-	if at < 0 {
-		return b
-	}
-	at += len(b) - len(msg)
-	out := make([]byte, 0, len(b)-len(from)+len(to))
-	out = append(out, b[:at]...)
-	out = append(out, to...)
-	return append(out, b[at+len(from):]...)
+// idScan follows the JSON of a message (or of each line of an event
+// stream) byte by byte, to find its top-level "id" member.
+type idScan struct {
+	stream   bool
+	from, to string
+	depth    int
+	inStr    bool
+	esc      bool
+	inKey    bool
+	key      []byte
+	expect   bool // a key may come next (depth 1)
+	inID     bool // in the id's value, held
+	held     []byte
+	done     bool // nothing more to look for (until the next line)
 }
 
-// idAt returns where, in b (a message or its start), the value of the
-// top-level "id" member starts when it is from, and -1 otherwise or when
-// b ends before it is known.
-func idAt(b []byte, from string) int {
-	i := jsonscan.Space(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return -1
-	}
-	i = jsonscan.Space(b, i+1)
-	for i < len(b) && b[i] == '"' {
-		kend := jsonscan.String(b, i)
-		if kend < 0 {
-			return -1
+// feed appends b, translated, to out.
+func (s *idScan) feed(out, b []byte) []byte {
+	for _, c := range b {
+		if s.stream && c == '\n' {
+			out = s.flush(out)
+			*s = idScan{stream: true, from: s.from, to: s.to, key: s.key[:0], held: s.held[:0]}
+			out = append(out, c)
+			continue
 		}
-		key := b[i+1 : kend-1]
-		i = jsonscan.Space(b, kend)
-		if i >= len(b) || b[i] != ':' {
-			return -1
+		if s.done || s.to == "" {
+			out = append(out, c)
+			continue
 		}
-		i = jsonscan.Space(b, i+1)
-		vend := jsonscan.Value(b, i, 0)
-		if vend < 0 || vend >= len(b) {
-			return -1 // the value may go on past b
-		}
-		if string(key) == "id" {
-			if string(b[i:vend]) == from {
-				return i
+		if s.inID {
+			if !s.inStr && (c == ',' || c == '}') {
+				out = s.endID(out)
+			} else {
+				s.held = append(s.held, c)
+				s.string(c)
+				if len(s.held) > 64 {
+					out = s.flush(out)
+				}
+				continue
 			}
-			return -1
 		}
-		i = jsonscan.Space(b, vend)
-		if i >= len(b) || b[i] != ',' {
-			return -1
+		out = append(out, c)
+		if s.inStr {
+			if s.string(c) && s.inKey {
+				s.inKey = false
+			} else if s.inKey && len(s.key) < 3 {
+				s.key = append(s.key, c)
+			}
+			continue
 		}
-		i = jsonscan.Space(b, i+1)
+		switch c {
+		case '{', '[':
+			s.depth++
+			s.expect = s.depth == 1 && c == '{'
+		case '}', ']':
+			s.depth--
+			if s.depth <= 0 {
+				s.done = true
+			}
+		case '"':
+			s.inStr = true
+			if s.depth == 1 && s.expect {
+				s.inKey, s.key = true, s.key[:0]
+			}
+		case ':':
+			if s.depth == 1 {
+				s.expect = false
+				s.inID = string(s.key) == "id"
+				s.held = s.held[:0]
+			}
+		case ',':
+			s.expect = s.depth == 1
+		}
 	}
-	return -1
+	return out
+}
+
+// string follows c inside a string; it reports whether c ended it.
+func (s *idScan) string(c byte) bool {
+	switch {
+	case !s.inStr:
+		s.inStr = c == '"'
+	case s.esc:
+		s.esc = false
+	case c == '\\':
+		s.esc = true
+	case c == '"':
+		s.inStr = false
+		return true
+	}
+	return false
+}
+
+// endID appends the id's value held, changed when it is from; the scan
+// of the message is done.
+func (s *idScan) endID(out []byte) []byte {
+	v := bytes.TrimSpace(s.held)
+	if string(v) == s.from {
+		at := bytes.Index(s.held, v)
+		out = append(out, s.held[:at]...)
+		out = append(out, s.to...)
+		out = append(out, s.held[at+len(v):]...)
+	} else {
+		out = append(out, s.held...)
+	}
+	s.held, s.inID, s.done, s.inStr = s.held[:0], false, true, false
+	return out
+}
+
+// flush appends what is held, as it is, and ends the scan.
+func (s *idScan) flush(out []byte) []byte {
+	out = append(out, s.held...)
+	s.held, s.inID, s.done = s.held[:0], false, true
+	return out
 }
