@@ -280,6 +280,11 @@ func TestHTTPFastPathStreamOpenAfterAnswer(t *testing.T) {
 // its request end) instead of leaving it running until its own timeout.
 func TestHTTPFastPathCancelNoticeEndsWithClose(t *testing.T) {
 	t.Parallel()
+	if !mcpadapter.FastPathBuilt {
+		// go-sdk's own notice is not ended by Close: it runs on to its
+		// 5 s bound (notifyCancellationTimeout) against this server.
+		t.Skip("checks the fast path's notice; go-sdk's runs on to its own 5 s bound")
+	}
 	ctx := testCtx(t)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return testserver.New(testserver.Options{Era: testserver.Legacy}) }, nil)
 	ended := make(chan struct{}, 4)
