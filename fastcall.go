@@ -27,7 +27,8 @@ import (
 // no progress handler (CallOptions.Progress, ClientOptions.
 // ProgressHandler), no _meta, no response cache, not an ElicitInterrupt
 // client, a stdio connection or a streamable HTTP session (not the legacy
-// SSE transport; at 2026-07-28 only for a tool whose input schema, as
+// SSE transport; not with ClientOptions.Trace, whose trace would show a
+// call handed over to go-sdk twice; at 2026-07-28 only for a tool whose input schema, as
 // listed, has no x-mcp-header, for which go-sdk sends Mcp-Param-*
 // headers), and on a 2026-07-28 connection once go-sdk
 // has made one plain call there (whose _meta, the protocol version, client
@@ -69,6 +70,11 @@ func (c *Client) plainCall(ctx context.Context, s *session, tc *toolCall, params
 		return false
 	}
 	if len(params.Meta) > 0 || ctx.Value(taskAskKey{}) != nil {
+		return false
+	}
+	if s.fast.http != nil && c.opts.Trace {
+		// A call handed over to go-sdk would show twice in the trace:
+		// its request and the answer replayed to go-sdk are seen again.
 		return false
 	}
 	switch s.info.Era {

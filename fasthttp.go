@@ -71,17 +71,22 @@ func (c *Client) roundTripHTTP(ctx context.Context, s *session, params *mcp.Call
 	f := s.fast.http
 	n := stdio.FirstDirectID + f.seq.Add(1)
 	body := appendCallRequest(make([]byte, 0, 128+len(args)+len(meta)+len(params.Name)), n, params.Name, args, meta)
-	req, err := http.NewRequestWithContext(wire.CallerReads(ctx), http.MethodPost, f.url, bytes.NewReader(body))
+	// The request's context ends with ctx, when its body is closed, or
+	// when the rest of an event stream after the answer takes too long.
+	rctx, stop := context.WithCancel(wire.CallerReads(ctx))
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, f.url, bytes.NewReader(body))
 	if err == nil {
 		err = c.fastHeaders(s, req.Header, "tools/call", params.Name)
 	}
 	if err != nil {
+		stop()
 		// go-sdk's path fails the same way, or does not.
 		res, err := s.cs.CallTool(ctx, params)
 		return nil, res, err
 	}
 	resp, err := f.client.Do(req)
 	if err != nil {
+		stop()
 		if ctx.Err() != nil {
 			c.cancelHTTP(ctx, s, n)
 			return nil, nil, ctx.Err()
@@ -89,7 +94,7 @@ func (c *Client) roundTripHTTP(ctx context.Context, s *session, params *mcp.Call
 		// What go-sdk's call returns for a failed POST.
 		return nil, nil, fmt.Errorf("calling %q: sending %q: %w: %w", "tools/call", "tools/call", &jsonrpc.Error{Code: codeRejectedByTransport, Message: sdkRejected}, err)
 	}
-	a := fastAnswer{id: n, body: resp.Body, limit: min(f.limit, maxFastMessage)}
+	a := fastAnswer{id: n, body: resp.Body, limit: min(f.limit, maxFastMessage), stop: stop}
 	if resp.StatusCode == http.StatusOK && sameSession(resp, s) {
 		switch mediaTypeOf(resp) {
 		case "application/json":
@@ -106,9 +111,11 @@ func (c *Client) roundTripHTTP(ctx context.Context, s *session, params *mcp.Call
 	case a.result != nil || a.err != nil:
 		a.drain()
 		_ = resp.Body.Close()
+		stop()
 		return a.result, nil, a.err
 	case a.readErr != nil && ctx.Err() != nil:
 		_ = resp.Body.Close()
+		stop()
 		c.cancelHTTP(ctx, s, n)
 		return nil, nil, ctx.Err()
 	}
@@ -178,7 +185,8 @@ func mediaTypeOf(resp *http.Response) string {
 
 // cancelHTTP tells the server, in the background, that the call with id
 // n is no longer awaited, as go-sdk does for its own calls in both eras.
-// The notice counts as a request of s, which close waits for.
+// The notice counts as a request of s, which close waits for, and ends
+// when s is closed.
 func (c *Client) cancelHTTP(ctx context.Context, s *session, n int64) {
 	reason := ctx.Err().Error()
 	s.inflight.Add(1)
@@ -186,6 +194,10 @@ func (c *Client) cancelHTTP(ctx context.Context, s *session, n int64) {
 		defer s.doneRequest()
 		nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelNotifyTimeout)
 		defer cancel()
+		if s.life != nil {
+			// Closing the session ends it too.
+			defer context.AfterFunc(s.life, cancel)()
+		}
 		params, _ := json.Marshal(&mcp.CancelledParams{Reason: reason, RequestID: n})
 		body, _ := json.Marshal(&struct {
 			JSONRPC string          `json:"jsonrpc"`
@@ -213,7 +225,8 @@ type fastAnswer struct {
 	pos     int    // where the next line starts, in an event stream
 	limit   int    // the biggest message read (see maxFastMessage)
 	eof     bool
-	readErr error // the error that ended the read, other than io.EOF
+	readErr error  // the error that ended the read, other than io.EOF
+	stop    func() // if set, ends the request (see readSSE)
 
 	result json.RawMessage // the answer's result
 	err    error           // the answer's error
@@ -336,9 +349,18 @@ func (a *fastAnswer) readSSE(limit int) {
 // drain reads the rest of the body, as go-sdk does, so that the
 // connection can be used again.
 func (a *fastAnswer) drain() {
-	if !a.eof {
-		_, _ = io.Copy(io.Discard, a.body)
+	if a.eof {
+		return
 	}
+	// go-sdk reads the rest of the stream, so that the connection can be
+	// used again; but it hands the answer over first, so a stream the
+	// server keeps open after the answer holds the call back here at most
+	// wire.DrainGrace (the connection is then dropped).
+	if a.stop != nil {
+		t := time.AfterFunc(wire.DrainGrace, a.stop)
+		defer t.Stop()
+	}
+	_, _ = io.Copy(io.Discard, a.body)
 }
 
 // answer takes msg when it is the answer in its common form: valid JSON,

@@ -46,7 +46,7 @@ func (c *Client) handOff(ctx context.Context, s *session, params *mcp.CallToolPa
 	if a.eof {
 		end = io.EOF
 	}
-	resp.Body = &replayBody{prefix: a.buf, rest: resp.Body, err: end}
+	resp.Body = &replayBody{prefix: a.buf, rest: resp.Body, err: end, stop: a.stop}
 	h := &handoff{ours: strconv.FormatInt(a.id, 10), resp: resp}
 	res, err := s.cs.CallTool(context.WithValue(ctx, handoffKey{}, h), params)
 	h.mu.Lock()
@@ -60,11 +60,13 @@ func (c *Client) handOff(ctx context.Context, s *session, params *mcp.CallToolPa
 	return res, err
 }
 
-// replayBody reads prefix, then rest (or, if err is set, fails with it).
+// replayBody reads prefix, then rest (or, if err is set, fails with it);
+// closing it ends its request's context (stop).
 type replayBody struct {
 	prefix []byte
 	rest   io.ReadCloser
 	err    error
+	stop   func()
 }
 
 func (b *replayBody) Read(p []byte) (int, error) {
@@ -79,7 +81,13 @@ func (b *replayBody) Read(p []byte) (int, error) {
 	return b.rest.Read(p)
 }
 
-func (b *replayBody) Close() error { return b.rest.Close() }
+func (b *replayBody) Close() error {
+	err := b.rest.Close()
+	if b.stop != nil {
+		b.stop()
+	}
+	return err
+}
 
 // handoffTransport answers go-sdk's POST of a call handed over to it (see
 // handoff) and translates the call's id; it passes every other request
