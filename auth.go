@@ -72,15 +72,7 @@ func (g originGate) RoundTrip(req *http.Request) (*http.Response, error) {
 // sameOrigin reports whether originOf(u) == origin, without building
 // originOf(u): it is asked for every request.
 func sameOrigin(u *url.URL, origin string) bool {
-	port := u.Port()
-	if port == "" {
-		switch u.Scheme {
-		case "https":
-			port = "443"
-		case "http":
-			port = "80"
-		}
-	}
+	port := portOf(u)
 	// strings.ToLower returns a string already in lower case as it is.
 	host := strings.ToLower(u.Hostname())
 	rest, ok := strings.CutPrefix(origin, strings.ToLower(u.Scheme))
@@ -108,17 +100,23 @@ func sameOrigin(u *url.URL, origin string) bool {
 	return ok && rest == port
 }
 
+// portOf returns u's port, or its scheme's default port.
+func portOf(u *url.URL) string {
+	if port := u.Port(); port != "" {
+		return port
+	}
+	switch u.Scheme {
+	case "https":
+		return "443"
+	case "http":
+		return "80"
+	}
+	return ""
+}
+
 // originOf returns scheme://host:port of u, with the default port filled
 // in and the host in lower case.
 func originOf(u *url.URL) string {
-	port := u.Port()
-	if port == "" {
-		switch u.Scheme {
-		case "https":
-			port = "443"
-		case "http":
-			port = "80"
-		}
-	}
+	port := portOf(u)
 	return strings.ToLower(u.Scheme) + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
