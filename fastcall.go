@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
+	"github.com/mcpadapter/mcpadapter/internal/stdio"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -36,10 +37,9 @@ import (
 // fast path then sends as it is). The answer is decoded here when it is
 // one of the common shapes (fastresult.go) and by go-sdk's own decoder
 // otherwise; an answer that asks for input (input_required) is left to
-// go-sdk, which runs its multi-round-trip loop: over HTTP from the answer
-// the fast path holds (handed over, fasthttp.go), over stdio by making
-// the call again (the server runs the tool once more than on go-sdk's
-// path: stdio has no hand-over yet).
+// go-sdk, which runs its multi-round-trip loop from the answer the fast
+// path holds (handed over: over HTTP fasthttp_handoff.go, over stdio
+// internal/stdio's handoff.go), so the server runs the tool once.
 // ClientOptions.DisableFastPath (or building with the tag
 // mcpadapter_nofastpath, which the tests use to run everything on
 // go-sdk's path) turns it off.
@@ -180,9 +180,15 @@ func (c *Client) callFast(ctx context.Context, s *session, params *mcp.CallToolP
 	}
 	if res.InputRequests != nil {
 		// go-sdk's multi-round-trip loop answers these and retries:
-		// leave the call to it (stdio only: over HTTP roundTripHTTP
-		// handed such an answer over).
-		c.log.Debug("the server asked for input; making the call again through go-sdk", "tool", params.Name)
+		// leave the call to it, starting from this answer, which go-sdk's
+		// call is answered with at the connection (internal/stdio
+		// handoff.go), so the server runs the tool once. (Over HTTP
+		// roundTripHTTP handed such an answer over already.)
+		c.log.Debug("the server asked for input; handing the call over to go-sdk", "tool", params.Name)
+		if s.stdio != nil {
+			h := stdio.NewHandOff(result, func(buf []byte, id int64) []byte { return appendPing(buf, id, meta) })
+			ctx = stdio.WithHandOff(ctx, h)
+		}
 		res, err := s.cs.CallTool(ctx, params)
 		return res, nil, err
 	}
@@ -217,6 +223,20 @@ func appendCallRequest(buf []byte, id int64, name string, args, meta []byte) []b
 		buf = append(buf, args...)
 	}
 	return append(buf, "}}"...)
+}
+
+// appendPing appends a ping request with id and, if not nil, meta as its
+// _meta.
+func appendPing(buf []byte, id int64, meta []byte) []byte {
+	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
+	buf = strconv.AppendInt(buf, id, 10)
+	buf = append(buf, `,"method":"ping"`...)
+	if meta != nil {
+		buf = append(buf, `,"params":{"_meta":`...)
+		buf = append(buf, meta...)
+		buf = append(buf, '}')
+	}
+	return append(buf, '}')
 }
 
 // appendJSONString appends s as a JSON string.

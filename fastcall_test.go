@@ -254,3 +254,56 @@ func TestFastPathCancelAndTimeout(t *testing.T) {
 		})
 	}
 }
+
+// TestFastPathInputRequiredSentOnce: an answer that asks for input
+// (2026-07-28, over stdio) is handed over to go-sdk, whose multi-round-trip
+// loop starts from it: the fast path sends the call as many times as
+// go-sdk's path does (it used to make go-sdk send it once more, so the
+// server ran the tool twice), and the outcome is the same.
+func TestFastPathInputRequiredSentOnce(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	mk := func(disable bool, trace *countingHandler) *mcpadapter.Client {
+		c, err := mcpadapter.NewClient(mcpadapter.Command{Path: testserver.Build(t), Args: []string{"-era", testserver.Modern.String()}}, &mcpadapter.ClientOptions{
+			DisableFastPath: disable, Logger: slog.New(trace), Trace: true, Timeout: 10 * time.Second, StopTimeout: 200 * time.Millisecond,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	fastTrace, sdkTrace := &countingHandler{}, &countingHandler{}
+	fast, sdk := mk(false, fastTrace), mk(true, sdkTrace)
+	// The first plain call teaches the fast path the _meta to send.
+	echoOK(t, ctx, fast, "first")
+	echoOK(t, ctx, sdk, "first")
+	sent := func(h *countingHandler) int {
+		n := 0
+		for _, r := range h.all() {
+			if r["msg"] == "mcp send" && strings.Contains(r["message"], `"method":"tools/call"`) && strings.Contains(r["message"], `"bad_response"`) {
+				n++
+			}
+		}
+		return n
+	}
+	for _, result := range []string{
+		`{"resultType":"input_required","inputRequests":{"q":{"method":"elicitation/create","params":{"message":"name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}},"requestState":"s1"}`,
+		`{"resultType":"input_required","inputRequests":{"r":{"method":"roots/list"}},"requestState":"s2"}`,
+	} {
+		reply := `{"jsonrpc":"2.0","id":@ID@,"result":` + result + `}`
+		f0, s0 := sent(fastTrace), sent(sdkTrace)
+		var fo, so outcome
+		within(t, 30*time.Second, "an input_required answer", func() {
+			p := &diffPair{fast: fast, sdk: sdk}
+			fo, so = p.call(t, reply)
+		})
+		if normalized(fo) != normalized(so) {
+			t.Errorf("reply %.120s:\nfast path: %s\ngo-sdk:    %s", reply, describe(fo), describe(so))
+		}
+		if f, s := sent(fastTrace)-f0, sent(sdkTrace)-s0; f != s || s == 0 {
+			t.Errorf("reply %.120s: the fast path sent the call %d times, go-sdk's path %d", reply, f, s)
+		}
+		echoOK(t, ctx, fast, "after an input_required answer")
+	}
+}

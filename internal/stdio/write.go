@@ -20,6 +20,9 @@ import (
 // The answers go-sdk writes to the server's requests have no deadline;
 // they are held (MaxHeldRequests) until written, and Close ends them.
 func (c *Conn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if c.handOver(ctx, msg) {
+		return nil // answered with the fast path's result (handoff.go)
+	}
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
 		return err
