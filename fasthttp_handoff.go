@@ -4,12 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"strconv"
 	"sync"
 
+	"github.com/mcpadapter/mcpadapter/internal/wire"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -193,19 +194,15 @@ func (h *handoff) translating(body io.ReadCloser, stream bool) io.ReadCloser {
 }
 
 // sameID reports whether v, a JSON value, is the id from (an integer, as
-// JSON) in go-sdk's reading: go-sdk decodes a number id as a float64 and
-// converts it to an int64 (jsonrpc2.MakeID), so 7.0, 7e0 and 7.5 are 7.
+// JSON) in go-sdk's reading (wire.SameID: 7.0 and 7e0 are 7).
 func sameID(v []byte, from string) bool {
 	if string(v) == from {
 		return true
 	}
-	if len(v) == 0 || (v[0] != '-' && (v[0] < '0' || v[0] > '9')) || !json.Valid(v) {
+	n, err := strconv.ParseInt(from, 10, 64)
+	if err != nil {
 		return false
 	}
-	f, err := strconv.ParseFloat(string(v), 64)
-	if err != nil {
-		return false // out of float64's range: go-sdk fails to decode it
-	}
-	n, err := strconv.ParseInt(from, 10, 64)
-	return err == nil && int64(f) == n
+	id, _ := jsonrpc.MakeID(float64(n))
+	return wire.SameID(v, id)
 }

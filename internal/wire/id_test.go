@@ -8,7 +8,7 @@ import (
 )
 
 // FuzzSameID checks sameID's shortcut for integer ids against making the
-// ID: sameID(a, parseID(b)) is parseID(a) == parseID(b) for valid ids.
+// ID: SameID(a, parseID(b)) is parseID(a) == parseID(b) for valid ids.
 func FuzzSameID(f *testing.F) {
 	for _, s := range [][2]string{
 		{"7", "7"}, {"7", `"7"`}, {"-1", "-1"}, {"007", "7"}, {"+7", "7"},
@@ -20,8 +20,8 @@ func FuzzSameID(f *testing.F) {
 	f.Fuzz(func(t *testing.T, a, b []byte) {
 		id := parseID(b)
 		want := id.IsValid() && parseID(a) == id
-		if got := sameID(a, id); got != want {
-			t.Fatalf("sameID(%q, parseID(%q)) = %v, want %v", a, b, got, want)
+		if got := SameID(a, id); got != want {
+			t.Fatalf("SameID(%q, parseID(%q)) = %v, want %v", a, b, got, want)
 		}
 		// parseID's shortcut makes the ID a decoder would.
 		if n, ok := intID(b); ok {

@@ -70,7 +70,7 @@ func (r *RequestStatus) Result() (result json.RawMessage, ok bool) {
 	}
 	// From an HTTP body: the message must answer this request.
 	var v [2][]byte
-	if !members(r.message.bytes(), []string{"id", "result"}, v[:]) || !sameID(v[0], r.id) {
+	if !members(r.message.bytes(), []string{"id", "result"}, v[:]) || !SameID(v[0], r.id) {
 		return nil, false
 	}
 	r.result, r.message = v[1], nil
@@ -133,7 +133,7 @@ func (r *RequestStatus) httpAnswer(resp *http.Response) {
 }
 
 // sameID reports whether the JSON text raw is the id id.
-func sameID(raw []byte, id jsonrpc.ID) bool {
+func SameID(raw []byte, id jsonrpc.ID) bool {
 	if n, ok := intID(raw); ok {
 		// The usual id, compared without making an ID of it.
 		v, isInt := id.Raw().(int64)
