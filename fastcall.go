@@ -66,7 +66,7 @@ func sdkMetaKeys() [3]string {
 // sends none) and a call asked to run as a task (go-sdk's sending
 // middleware adds its "task" member, task_rpc.go).
 func (c *Client) plainCall(ctx context.Context, s *session, tc *toolCall, params *mcp.CallToolParams) bool {
-	if fastPathOff || c.opts.DisableFastPath || (s.stdio == nil && s.fast.http == nil) || !c.plainOptions(tc) {
+	if !c.fastPathOn(s) || !c.plainOptions(tc) {
 		return false
 	}
 	if len(params.Meta) > 0 || ctx.Value(taskAskKey{}) != nil {
@@ -84,6 +84,12 @@ func (c *Client) plainCall(ctx context.Context, s *session, tc *toolCall, params
 		return s.fast.meta.Load() != nil && !c.paramHeaders(s, params.Name)
 	}
 	return false
+}
+
+// fastPathOn reports whether the fast path is on for s: not turned off,
+// and s a stdio or streamable HTTP connection.
+func (c *Client) fastPathOn(s *session) bool {
+	return !fastPathOff && !c.opts.DisableFastPath && (s.stdio != nil || s.fast.http != nil)
 }
 
 // paramHeaders reports whether go-sdk sends Mcp-Param-* headers with a
@@ -106,7 +112,7 @@ func (c *Client) plainOptions(tc *toolCall) bool {
 // learnFast keeps the _meta go-sdk sent with params, a plain call it made
 // on s, a 2026-07-28 connection, for the fast path's later calls.
 func (c *Client) learnFast(s *session, tc *toolCall, params *mcp.CallToolParams) {
-	if fastPathOff || c.opts.DisableFastPath || (s.stdio == nil && s.fast.http == nil) || s.info.Era != EraDiscover || s.fast.meta.Load() != nil || !c.plainOptions(tc) {
+	if !c.fastPathOn(s) || s.info.Era != EraDiscover || s.fast.meta.Load() != nil || !c.plainOptions(tc) {
 		return
 	}
 	keys := sdkMetaKeys()
