@@ -41,10 +41,8 @@ func NewCacheStore(rdb redis.UniversalClient, opts *Options) *CacheStore {
 
 // Get returns the entry stored under key, if any.
 func (s *CacheStore) Get(ctx context.Context, key string) (mcpadapter.CacheEntry, bool) {
-	var b []byte
-	err := s.r.do(ctx, s.timeout, func(ctx context.Context) (err error) {
-		b, err = s.r.rdb.Get(ctx, s.prefix+key).Bytes()
-		return err
+	b, err := call(s.r, ctx, s.timeout, func(ctx context.Context) ([]byte, error) {
+		return s.r.rdb.Get(ctx, s.prefix+key).Bytes()
 	})
 	if errors.Is(err, redis.Nil) {
 		return mcpadapter.CacheEntry{}, false
@@ -122,15 +120,14 @@ func (s *CacheStore) deletePrefix(ctx context.Context, prefix string) error {
 func (s *CacheStore) scanDelete(ctx context.Context, c *redis.Client, match string) error {
 	var cursor uint64
 	for {
-		var keys []string
-		var next uint64
-		err := s.r.do(ctx, s.batch, func(ctx context.Context) (err error) {
-			keys, next, err = c.Scan(ctx, cursor, match, scanBatch).Result()
-			return err
+		page, err := call(s.r, ctx, s.batch, func(ctx context.Context) (scanPage, error) {
+			keys, next, err := c.Scan(ctx, cursor, match, scanBatch).Result()
+			return scanPage{keys, next}, err
 		})
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.Options().Addr, err)
 		}
+		keys, next := page.keys, page.next
 		if len(keys) > 0 {
 			err := s.r.do(ctx, s.batch, func(ctx context.Context) error {
 				// One key per command (in a cluster keys live in different
@@ -152,6 +149,12 @@ func (s *CacheStore) scanDelete(ctx context.Context, c *redis.Client, match stri
 		}
 		cursor = next
 	}
+}
+
+// scanPage is one SCAN reply.
+type scanPage struct {
+	keys []string
+	next uint64
 }
 
 // globEscape quotes the characters SCAN MATCH treats as a pattern.

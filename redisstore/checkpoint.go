@@ -29,10 +29,8 @@ func NewCheckpointStore(rdb redis.UniversalClient, opts *Options) *CheckpointSto
 
 // Get returns the checkpoint id, and whether there is one.
 func (s *CheckpointStore) Get(ctx context.Context, id string) ([]byte, bool, error) {
-	var b []byte
-	err := s.r.do(ctx, s.timeout, func(ctx context.Context) (err error) {
-		b, err = s.r.rdb.Get(ctx, s.prefix+id).Bytes()
-		return err
+	b, err := call(s.r, ctx, s.timeout, func(ctx context.Context) ([]byte, error) {
+		return s.r.rdb.Get(ctx, s.prefix+id).Bytes()
 	})
 	if errors.Is(err, redis.Nil) {
 		return nil, false, nil

@@ -121,22 +121,37 @@ func newRunner(rdb redis.UniversalClient) runner {
 	return r
 }
 
-// do runs op with a context that ends after d. go-redis bounds a command
-// by the context's deadline only with ContextTimeoutEnabled; without it,
-// op runs in a goroutine of its own and do returns at the deadline, the
-// command ending within the client's ReadTimeout (3 s by default).
-func (r runner) do(ctx context.Context, d time.Duration, op func(context.Context) error) error {
+// call runs op with a context that ends after d and returns its result.
+// go-redis bounds a command by the context's deadline only with
+// ContextTimeoutEnabled; without it, op runs in a goroutine of its own and
+// call returns at the deadline, the command ending within the client's
+// ReadTimeout (3 s by default), its result dropped.
+func call[T any](r runner, ctx context.Context, d time.Duration, op func(context.Context) (T, error)) (T, error) {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	if r.ctxDeadlines {
 		return op(ctx)
 	}
-	done := make(chan error, 1)
-	go func() { done <- op(ctx) }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return fmt.Errorf("no answer within %v: %w", d, context.Cause(ctx))
+	type result struct {
+		v   T
+		err error
 	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := op(ctx)
+		done <- result{v, err}
+	}()
+	select {
+	case res := <-done:
+		return res.v, res.err
+	case <-ctx.Done():
+		var zero T
+		return zero, fmt.Errorf("no answer within %v: %w", d, context.Cause(ctx))
+	}
+}
+
+// do is call for an op with no result.
+func (r runner) do(ctx context.Context, d time.Duration, op func(context.Context) error) error {
+	_, err := call(r, ctx, d, func(ctx context.Context) (struct{}, error) { return struct{}{}, op(ctx) })
+	return err
 }

@@ -120,10 +120,8 @@ func (s *TokenStore) get(ctx context.Context, key string) ([]byte, error) {
 	if err := s.checkKey(key); err != nil {
 		return nil, fmt.Errorf("redisstore: %w", err)
 	}
-	var b []byte
-	err := s.r.do(ctx, s.timeout, func(ctx context.Context) (err error) {
-		b, err = s.r.rdb.Get(ctx, s.tokenKey(key)).Bytes()
-		return err
+	b, err := call(s.r, ctx, s.timeout, func(ctx context.Context) ([]byte, error) {
+		return s.r.rdb.Get(ctx, s.tokenKey(key)).Bytes()
 	})
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
@@ -280,10 +278,8 @@ func (s *TokenStore) Update(ctx context.Context, key string, fn func(context.Con
 	// Not ctx: a token the authorization server issued is saved even when
 	// the caller has stopped waiting.
 	wctx := context.WithoutCancel(ctx)
-	var saved int
-	err = s.retry(wctx, saveAttempts, func(ctx context.Context) (err error) {
-		saved, err = save.Run(ctx, s.r.rdb, []string{s.tokenKey(key), s.lockKey(key)}, owner, sum, b).Int()
-		return err
+	saved, err := retry(s, wctx, saveAttempts, func(ctx context.Context) (int, error) {
+		return save.Run(ctx, s.r.rdb, []string{s.tokenKey(key), s.lockKey(key)}, owner, sum, b).Int()
 	})
 	if err != nil {
 		s.release(wctx, key, owner)
@@ -304,10 +300,8 @@ func (s *TokenStore) lock(ctx context.Context, key, owner string) (time.Time, er
 	var failures int
 	for {
 		sent := time.Now()
-		var ok int
-		err := s.r.do(ctx, s.timeout, func(ctx context.Context) (err error) {
-			ok, err = acquire.Run(ctx, s.r.rdb, []string{s.lockKey(key)}, owner, ttl).Int()
-			return err
+		ok, err := call(s.r, ctx, s.timeout, func(ctx context.Context) (int, error) {
+			return acquire.Run(ctx, s.r.rdb, []string{s.lockKey(key)}, owner, ttl).Int()
 		})
 		switch {
 		case err == nil && ok == 1:
@@ -361,10 +355,8 @@ func (s *TokenStore) hold(ctx context.Context, key, owner string, since time.Tim
 				return
 			}
 			sent := time.Now()
-			var ok int
-			err := s.r.do(fctx, min(s.timeout, time.Until(valid.Add(-margin))), func(ctx context.Context) (err error) {
-				ok, err = extend.Run(ctx, s.r.rdb, []string{s.lockKey(key)}, owner, s.lockTTL.Milliseconds()).Int()
-				return err
+			ok, err := call(s.r, fctx, min(s.timeout, time.Until(valid.Add(-margin))), func(ctx context.Context) (int, error) {
+				return extend.Run(ctx, s.r.rdb, []string{s.lockKey(key)}, owner, s.lockTTL.Milliseconds()).Int()
 			})
 			switch {
 			case err == nil && ok == 1:
@@ -388,14 +380,16 @@ func (s *TokenStore) hold(ctx context.Context, key, owner string, since time.Tim
 // context of its own (not ctx's end) and a few attempts. A lock it cannot
 // release lapses after LockTTL.
 func (s *TokenStore) release(ctx context.Context, key, owner string) {
-	_ = s.retry(context.WithoutCancel(ctx), releaseAttempts, func(ctx context.Context) error {
-		return unlock.Run(ctx, s.r.rdb, []string{s.lockKey(key)}, owner).Err()
+	_, _ = retry(s, context.WithoutCancel(ctx), releaseAttempts, func(ctx context.Context) (int, error) {
+		return unlock.Run(ctx, s.r.rdb, []string{s.lockKey(key)}, owner).Int()
 	})
 }
 
 // retry runs op up to attempts times, each bounded by Options.Timeout,
-// backing off between them.
-func (s *TokenStore) retry(ctx context.Context, attempts int, op func(context.Context) error) error {
+// backing off between them, and returns its first success or its last
+// error.
+func retry[T any](s *TokenStore, ctx context.Context, attempts int, op func(context.Context) (T, error)) (T, error) {
+	var v T
 	var err error
 	wait := 50 * time.Millisecond
 	for i := range attempts {
@@ -404,14 +398,14 @@ func (s *TokenStore) retry(ctx context.Context, attempts int, op func(context.Co
 			select {
 			case <-ctx.Done():
 				t.Stop()
-				return errors.Join(err, ctx.Err())
+				return v, errors.Join(err, ctx.Err())
 			case <-t.C:
 			}
 			wait *= 4
 		}
-		if err = s.r.do(ctx, s.timeout, op); err == nil {
-			return nil
+		if v, err = call(s.r, ctx, s.timeout, op); err == nil {
+			return v, nil
 		}
 	}
-	return err
+	return v, err
 }
