@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -138,6 +140,33 @@ func exec(ctx context.Context, pool *pgxpool.Pool, sql string, args ...any) (int
 		return err
 	})
 	return n, err
+}
+
+// execAgain is exec for statements that may run twice (each a no-op the
+// second time): it runs one again, up to three times in all while ctx
+// lasts, when it failed on its connection (closed, reset, or terminated
+// by the server) rather than on its own.
+func execAgain(ctx context.Context, pool *pgxpool.Pool, sql string, args ...any) (int64, error) {
+	var n int64
+	var err error
+	for range 3 {
+		if n, err = exec(ctx, pool, sql, args...); err == nil || !connectionError(err) || ctx.Err() != nil {
+			return n, err
+		}
+	}
+	return n, err
+}
+
+// connectionError reports whether err is a failure of the connection:
+// not an error the server gave the statement, or one that ends the
+// session (class 08, connection exception; 57P01, terminated by an
+// administrator; 57P02/57P03, crash or startup).
+func connectionError(err error) bool {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+	}
+	return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
 }
 
 // Keys longer than maxKey bytes are stored as their first keepKey bytes

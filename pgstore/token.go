@@ -111,7 +111,12 @@ func (s *TokenStore) read(ctx context.Context, key string) (*mcpadapter.StoredTo
 	defer cancel()
 	var b []byte
 	var version int64
-	err := s.pool.QueryRow(ctx, s.load, s.rowKey(key)).Scan(&b, &version)
+	var err error
+	for range 3 { // a read may run again after a connection failure
+		if err = s.pool.QueryRow(ctx, s.load, s.rowKey(key)).Scan(&b, &version); err == nil || !connectionError(err) || ctx.Err() != nil {
+			break
+		}
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, 0, nil, nil
 	}

@@ -122,7 +122,7 @@ func (s *TokenStore) lock(ctx context.Context, key, owner string) (time.Time, er
 	for {
 		sent := time.Now()
 		actx, cancel := context.WithTimeout(ctx, s.timeout)
-		n, err := exec(actx, s.pool, s.lockQ, s.rowKey(key), owner, s.lockTTL.Milliseconds())
+		n, err := execAgain(actx, s.pool, s.lockQ, s.rowKey(key), owner, s.lockTTL.Milliseconds())
 		cancel()
 		switch {
 		case err == nil && n == 1:
@@ -175,7 +175,7 @@ func (s *TokenStore) hold(ctx context.Context, key, owner string, since time.Tim
 			}
 			sent := time.Now()
 			ectx, ecancel := context.WithTimeout(fctx, min(s.timeout, time.Until(valid.Add(-margin))))
-			n, err := exec(ectx, s.pool, s.extendQ, s.rowKey(key), owner, s.lockTTL.Milliseconds())
+			n, err := execAgain(ectx, s.pool, s.extendQ, s.rowKey(key), owner, s.lockTTL.Milliseconds())
 			ecancel()
 			switch {
 			case err == nil && n == 1:
@@ -200,7 +200,7 @@ func (s *TokenStore) hold(ctx context.Context, key, owner string, since time.Tim
 // lapses after LockTTL.
 func (s *TokenStore) release(ctx context.Context, key, owner string) {
 	_ = s.retry(context.WithoutCancel(ctx), releaseAttempts, func(ctx context.Context) error {
-		_, err := exec(ctx, s.pool, s.unlockQ, s.rowKey(key), owner)
+		_, err := execAgain(ctx, s.pool, s.unlockQ, s.rowKey(key), owner)
 		return err
 	})
 }
