@@ -198,7 +198,7 @@ func testTerminated(t *testing.T, srv *testdb.Server, admin *pgxpool.Pool) {
 		}
 	}
 	replicasRefresh(t, 2, func(i int) *pgxpool.Pool { return poolAt(t, srv.Addr, "postgres", "term", fmt.Sprint("r", i), 0) },
-		r, pgstore.TokenOptions{LockTTL: time.Second})
+		r, pgstore.TokenOptions{LockTTL: 2 * time.Second})
 }
 
 // testStall: the network to the database stops forwarding. A cache Get
@@ -208,10 +208,16 @@ func testTerminated(t *testing.T, srv *testdb.Server, admin *pgxpool.Pool) {
 // refresh never overlaps it.
 func testStall(t *testing.T, srv *testdb.Server) {
 	ctx := ctx60(t)
+	if err := pgstore.Migrate(ctx, pool(t, srv), &pgstore.Options{TablePrefix: "stall_"}); err != nil {
+		t.Fatal(err)
+	}
 	p := testdb.NewProxy(t, srv.Addr)
 	via := poolAt(t, p.Addr, "postgres", "postgres", "via-proxy", 0)
+	if err := via.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
 	var logs syncBuffer
-	opts := &pgstore.Options{TablePrefix: "stall_", Timeout: 300 * time.Millisecond, CacheTimeout: 200 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	opts := &pgstore.Options{TablePrefix: "stall_", Timeout: time.Second, CacheTimeout: 200 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 	cache, err := pgstore.NewCacheStore(ctx, via, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -228,12 +228,12 @@ func TestConnectionKilledMidRefresh(t *testing.T) {
 	ctx := ctx30(t)
 	srv := testdb.Redis(t)
 	rdb, p := proxied(t, srv)
-	s := tokenStore(t, rdb, redisstore.TokenOptions{LockTTL: 300 * time.Millisecond})
+	s := tokenStore(t, rdb, redisstore.TokenOptions{LockTTL: 2 * time.Second})
 	const url = "http://127.0.0.1:1/mcp"
 	if err := s.Save(ctx, url, token("at-0", "rt-0")); err != nil {
 		t.Fatal(err)
 	}
-	r := &refresher{took: 400 * time.Millisecond, onRefresh: func(context.Context) {
+	r := &refresher{took: 2 * time.Second, onRefresh: func(context.Context) {
 		time.AfterFunc(50*time.Millisecond, p.Cut)
 	}}
 	if err := s.Update(ctx, url, r.fn); err != nil {

@@ -256,7 +256,11 @@ func (s *TokenStore) Update(ctx context.Context, key string, fn func(context.Con
 	}
 	fctx, stop := s.hold(ctx, key, owner, since)
 	next, err := fn(fctx, cur)
-	stop()
+	if err != nil || next == nil {
+		stop()
+	} else {
+		defer stop() // the lock is kept through the save
+	}
 	if err != nil {
 		s.release(ctx, key, owner)
 		return fmt.Errorf("redisstore: updating the token of %q: %w", key, err)
