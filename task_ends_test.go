@@ -61,7 +61,7 @@ func TestTaskEndsTold(t *testing.T) {
 		client    mcpadapter.ClientOptions
 		interrupt bool
 		end       func(stop func(), c *mcpadapter.Client) // called once the task is made
-		want      string                                 // the task's status on the server afterwards
+		want      string                                  // the task's status on the server afterwards
 	}{
 		{name: "completed", tool: "work", want: "completed"},
 		{name: "failed", tool: "fail", want: "failed"},
