@@ -223,7 +223,7 @@ func (c *Client) followTaskFrom(ctx context.Context, tc *toolCall, h *TaskHandle
 				// The server asks its questions while tasks/result waits.
 				return c.taskOutcome(ctx, tc, h, st)
 			}
-			res, err, next, stop := c.taskInput(ctx, tc, h, st, round)
+			res, next, err, stop := c.taskInput(ctx, tc, h, st, round)
 			if stop {
 				return res, err
 			}

@@ -79,10 +79,10 @@ func taskQuestions(h *TaskHandle, st *taskState) (mcp.InputRequestMap, error) {
 // res and err (an interrupt, a failure); otherwise the answers went out,
 // or had gone out before, next is the round answered, and the caller
 // polls on.
-func (c *Client) taskInput(ctx context.Context, tc *toolCall, h *TaskHandle, st *taskState, round *taskRound) (res *Result, err error, next *taskRound, stop bool) {
+func (c *Client) taskInput(ctx context.Context, tc *toolCall, h *TaskHandle, st *taskState, round *taskRound) (res *Result, next *taskRound, err error, stop bool) {
 	reqs, err := taskQuestions(h, st)
 	if err != nil {
-		return nil, err, nil, true // told to the caller: the handle is in the error
+		return nil, nil, err, true // told to the caller: the handle is in the error
 	}
 	prints := make(map[string]string, len(reqs))
 	keys := make([]string, 0, len(reqs))
@@ -93,7 +93,7 @@ func (c *Client) taskInput(ctx context.Context, tc *toolCall, h *TaskHandle, st 
 		}
 	}
 	if len(keys) == 0 {
-		return nil, nil, round, false // answered; the server has not taken the answers yet
+		return nil, round, nil, false // answered; the server has not taken the answers yet
 	}
 	sort.Strings(keys)
 	responses := make(mcp.InputResponseMap, len(keys))
@@ -113,22 +113,22 @@ func (c *Client) taskInput(ctx context.Context, tc *toolCall, h *TaskHandle, st 
 		}
 		if err != nil {
 			res, err := c.abandonTask(ctx, h, err)
-			return res, err, nil, true
+			return res, nil, err, true
 		}
 		responses[k] = resp
 	}
 	if len(asks) > 0 {
 		if len(responses) > 0 {
 			res, err := c.abandonTask(ctx, h, errors.New("it asked for the user's answers and for sampling or roots at once, which this client does not support"))
-			return res, err, nil, true
+			return res, nil, err, true
 		}
 		task := *h
-		return nil, &InputRequiredError{Pending: &PendingCall{Server: h.Server, Tool: h.Tool, ModelTool: h.ModelTool,
-			Arguments: tc.args, Requests: asks, RequestState: st.RequestState, Task: &task}}, nil, true
+		return nil, nil, &InputRequiredError{Pending: &PendingCall{Server: h.Server, Tool: h.Tool, ModelTool: h.ModelTool,
+			Arguments: tc.args, Requests: asks, RequestState: st.RequestState, Task: &task}}, true
 	}
 	if err := c.updateTask(ctx, h, responses, st.RequestState); err != nil {
 		res, err := c.taskEnded(ctx, h, "tasks/update", err)
-		return res, err, nil, true
+		return res, nil, err, true
 	}
 	next = &taskRound{updatedAt: st.LastUpdatedAt, state: st.RequestState, asked: make(map[string]string, len(reqs))}
 	if round != nil && round.updatedAt == st.LastUpdatedAt && round.state == st.RequestState {
@@ -137,7 +137,7 @@ func (c *Client) taskInput(ctx context.Context, tc *toolCall, h *TaskHandle, st 
 	for k := range responses {
 		next.asked[k] = prints[k]
 	}
-	return nil, nil, next, false
+	return nil, next, nil, false
 }
 
 // abandonTask ends a call that cannot go on with its task, because the
