@@ -65,18 +65,18 @@ type groupView struct {
 }
 
 type toolView struct {
-	Name         string                `json:"name"`
-	OriginalName string                `json:"originalName"`
-	Server       string                `json:"server"`
-	Title        string                `json:"title,omitempty"`
-	Description  string                `json:"description,omitempty"`
-	InputSchema  json.RawMessage       `json:"inputSchema,omitempty"`
-	OutputSchema json.RawMessage       `json:"outputSchema,omitempty"`
-	Annotations  *mcp.ToolAnnotations  `json:"annotations,omitempty"`
-	Meta         map[string]any        `json:"meta,omitempty"`
-	TaskSupport  string                `json:"taskSupport,omitempty"`
-	UI           *mcpadapter.ToolUI    `json:"ui,omitempty"`
-	Collides     bool                  `json:"collides,omitempty"`
+	Name         string               `json:"name"`
+	OriginalName string               `json:"originalName"`
+	Server       string               `json:"server"`
+	Title        string               `json:"title,omitempty"`
+	Description  string               `json:"description,omitempty"`
+	InputSchema  json.RawMessage      `json:"inputSchema,omitempty"`
+	OutputSchema json.RawMessage      `json:"outputSchema,omitempty"`
+	Annotations  *mcp.ToolAnnotations `json:"annotations,omitempty"`
+	Meta         map[string]any       `json:"meta,omitempty"`
+	TaskSupport  string               `json:"taskSupport,omitempty"`
+	UI           *mcpadapter.ToolUI   `json:"ui,omitempty"`
+	Collides     bool                 `json:"collides,omitempty"`
 }
 
 // errorInfo is an error as the page shows it: the adapter's message
