@@ -246,6 +246,10 @@ type fieldChange struct {
 // handleReconnect closes every connection, connects and lists again, and
 // says what changed in the servers' versions, capabilities and tools.
 func (s *Server) handleReconnect(w http.ResponseWriter, r *http.Request) {
+	var req struct{}
+	if !readJSON(w, r, &req) {
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Minute)
 	defer cancel()
 	before := s.state.current(ctx)
