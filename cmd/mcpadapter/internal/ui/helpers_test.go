@@ -245,6 +245,7 @@ func (p *page) screenshot(name string) {
 	if dir == "" {
 		return
 	}
+	p.eval(`(() => { window.scrollTo(0, 0); document.getElementById("toast").hidden = true; return 0 })()`, nil)
 	png, err := chromedp.Run(p.ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		p.t.Fatal(err)

@@ -8,6 +8,7 @@
   const App = {
     state: null, calls: new Map(), trace: [], seq: 0, views: {}, tab: "servers",
     selected: null, // {server, name} of the tool shown
+    metrics: { filterMs: [] }, // how long the tool list took to render and filter
     listeners: [],
   };
   window.App = App;
@@ -186,12 +187,14 @@
   }
 
   // ---- tools ----
+  const PAGE = 100; // tools drawn at a time
   const tools = {
     built: false,
     items: [],
     el: () => document.getElementById("view-tools"),
     show() { if (!this.built) this.build(); },
     build() {
+      const t0 = performance.now();
       this.built = true;
       const root = this.el();
       const st = App.state;
@@ -199,39 +202,78 @@
       this.count = h("span", { class: "muted", "data-testid": "tool-count" });
       this.list = h("div", { class: "list", "data-testid": "tool-list" });
       this.detail = h("div", { "data-testid": "tool-detail" });
-      const frag = document.createDocumentFragment();
-      this.items = st.tools.map((t) => {
-        const el = h("div", { class: "item", "data-testid": "tool-item", "data-tool": t.name, "data-server": t.server },
-          h("div", {}, t.collides ? h("span", { class: "badge bad", "data-testid": "collision", text: "collision" }) : null, h("b", { text: t.name }),
-            t.name !== t.originalName ? h("span", { class: "muted", text: " ← " + t.server + "/" + t.originalName }) : h("span", { class: "muted", text: " " + t.server })),
-          h("div", { class: "d", text: t.title || t.description || "" }));
-        el.addEventListener("click", () => this.select(t));
-        frag.append(el);
-        return { t, el, hay: (t.name + " " + t.server + " " + (t.title || "") + " " + (t.description || "")).toLowerCase() };
-      });
-      this.list.append(frag);
+      this.items = st.tools.map((t) => ({ t, el: null, hay: (t.name + " " + t.server + " " + (t.title || "") + " " + (t.description || "")).toLowerCase() }));
+      this.more = h("button", { class: "small more", "data-testid": "tool-more", onclick: () => this.grow() });
+      // The list is drawn a page at a time: the next page when its end
+      // scrolls into view, so a catalog of thousands costs what a hundred do.
+      this.observer = new IntersectionObserver((es) => { if (es.some((e) => e.isIntersecting)) this.grow(); }, { root: this.list });
+      this.observer.observe(this.more);
       const head = [h("h2", { text: "Tools" }), filter, this.count];
       if (st.listError) head.push(App.errorBox(st.listError, "list-error"));
       root.replaceChildren(h("div", { class: "toolbar" }, ...head), h("div", { class: "split" }, this.list, this.detail));
       this.filter("");
+      App.metrics.toolsBuildMs = performance.now() - t0;
       root.dataset.state = "ready";
       if (this.items.length && !App.selected) this.select(this.items[0].t);
+      // Make the other tools' entries while the page is idle, so that a
+      // filter only moves them.
+      const items = this.items;
+      let next = 0;
+      const work = (deadline) => {
+        while (next < items.length && deadline.timeRemaining() > 2) this.itemEl(items[next++]);
+        if (next < items.length && this.items === items) requestIdleCallback(work);
+      };
+      requestIdleCallback(work);
+    },
+    itemEl(it) {
+      if (!it.el) {
+        const t = it.t;
+        it.el = h("div", { class: "item", "data-testid": "tool-item", "data-tool": t.name, "data-server": t.server },
+          h("div", {}, t.collides ? h("span", { class: "badge bad", "data-testid": "collision", text: "collision" }) : null, h("b", { text: t.name }),
+            t.name !== t.originalName ? h("span", { class: "muted", text: " ← " + t.server + "/" + t.originalName }) : h("span", { class: "muted", text: " " + t.server })),
+          h("div", { class: "d", text: t.title || t.description || "" }));
+        it.el.addEventListener("click", () => this.select(t));
+        it.el.classList.toggle("sel", !!App.selected && App.selected.server === t.server && App.selected.name === t.name);
+      }
+      return it.el;
+    },
+    // draw adds the matches from shown up to limit, and the "more" button.
+    draw() {
+      const frag = document.createDocumentFragment();
+      const end = Math.min(this.limit, this.matches.length);
+      for (let i = this.shown; i < end; i++) frag.append(this.itemEl(this.matches[i]));
+      this.shown = end;
+      this.more.remove();
+      const left = this.matches.length - end;
+      if (left > 0) {
+        this.more.textContent = "show " + Math.min(left, PAGE) + " more of " + left;
+        frag.append(this.more);
+      }
+      this.list.append(frag);
+      this.list.dataset.drawn = String(end);
+      void this.list.offsetHeight; // lay the list out before the clock stops
+    },
+    grow() {
+      if (this.shown >= this.matches.length) return;
+      this.limit = this.shown + PAGE;
+      this.draw();
     },
     filter(q) {
+      const t0 = performance.now();
       const words = q.toLowerCase().split(/\s+/).filter(Boolean);
-      let n = 0;
-      for (const it of this.items) {
-        const show = words.every((w) => it.hay.includes(w));
-        it.el.hidden = !show;
-        if (show) n++;
-      }
-      this.count.textContent = n + " of " + this.items.length + " tools";
-      this.count.dataset.shown = String(n);
+      this.matches = this.items.filter((it) => words.every((w) => it.hay.includes(w)));
+      this.list.replaceChildren();
+      this.shown = 0;
+      this.limit = PAGE;
+      this.draw();
+      this.count.textContent = this.matches.length + " of " + this.items.length + " tools";
+      this.count.dataset.shown = String(this.matches.length);
       this.list.dataset.query = q;
+      App.metrics.filterMs.push(performance.now() - t0);
     },
     select(t) {
       App.selected = { server: t.server, name: t.name };
-      for (const it of this.items) it.el.classList.toggle("sel", it.t === t);
+      for (const it of this.items) if (it.el) it.el.classList.toggle("sel", it.t === t);
       this.detail.replaceChildren(toolDetail(t));
     },
   };
@@ -371,7 +413,8 @@
     const last = t.history.length ? t.history[t.history.length - 1].status : "";
     return h("div", { "data-testid": "task", "data-task-id": t.handle.taskId, "data-status": last },
       h("span", { class: "muted", text: "task " + t.handle.taskId + " (" + t.handle.protocol + ")" }),
-      h("div", { class: "timeline" }, t.history.map((s) => h("span", { class: "st", "data-testid": "task-status", "data-status": s.status, title: new Date(s.time).toLocaleTimeString(), text: s.status + (s.message ? ": " + s.message : "") }))));
+      h("div", { class: "timeline" }, t.history.map((s) => h("span", { class: "st", "data-testid": "task-status", "data-status": s.status, title: new Date(s.time).toLocaleTimeString(),
+        text: "+" + ((new Date(s.time) - new Date(c.started)) / 1000).toFixed(1) + "s " + s.status + (s.message ? ": " + s.message : "") }))));
   }
 
   async function saveCall(c) {
@@ -460,11 +503,16 @@
     for (const b of document.querySelectorAll("#tabs button")) b.addEventListener("click", () => App.show(b.dataset.tab));
     try {
       const t0 = performance.now();
-      App.setState(await App.api("GET", "/api/state"));
-      App.stateMs = performance.now() - t0;
-      await reloadCalls();
+      const [st, calls] = await Promise.all([App.api("GET", "/api/state"), App.api("GET", "/api/calls")]);
+      const t1 = performance.now();
+      App.metrics.stateMs = t1 - t0; // the server connecting and listing
+      App.setState(st);
+      for (const c of calls) App.updateCall(c);
       App.show(App.tab);
       document.body.dataset.state = "ready";
+      void document.body.offsetHeight;
+      App.metrics.renderMs = performance.now() - t1;
+      App.metrics.readyMs = performance.now();
     } catch (e) {
       document.body.dataset.state = "error";
       document.querySelector("main").replaceChildren(h("div", { class: "err", "data-testid": "load-error", text: "The inspector could not load: " + e.message }));
