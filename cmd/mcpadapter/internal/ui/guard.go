@@ -32,14 +32,18 @@ type guard struct {
 	// apart by port, so each inspector names its own.
 	cookie string
 
+	// csp is the page's Content-Security-Policy.
+	csp string
+
 	mu      sync.Mutex
 	token   string // the one-time token; "" once used
 	session string // the cookie's value, set when the token is used
 }
 
-// newGuard returns a guard for an inspector listening on port.
-func newGuard(port string) *guard {
-	return &guard{port: port, cookie: "mcpadapter_ui_" + port, token: randomHex(24)}
+// newGuard returns a guard for an inspector listening on port, whose
+// page may frame the views served at viewsOrigin.
+func newGuard(port, viewsOrigin string) *guard {
+	return &guard{port: port, cookie: "mcpadapter_ui_" + port, token: randomHex(24), csp: csp + "; frame-src " + viewsOrigin}
 }
 
 // randomHex returns n random bytes, hex-encoded.
@@ -119,7 +123,7 @@ func (g *guard) exchange(token string) (string, bool) {
 // wrap returns next behind the guard.
 func (g *guard) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		securityHeaders(w.Header())
+		securityHeaders(w.Header(), g.csp)
 		if code, why := g.check(r); code != 0 {
 			http.Error(w, why, code)
 			return
@@ -144,15 +148,16 @@ func (g *guard) wrap(next http.Handler) http.Handler {
 	})
 }
 
-// csp is the page's Content-Security-Policy: its own scripts and styles
-// only, no inline script (so a javascript: URL cannot run either), images
-// and audio from data: URLs (tool results), frames only from the views'
-// origin, and no connection anywhere but back to the inspector.
+// csp is the page's Content-Security-Policy, to which the guard adds the
+// views' origin as the only frame-src: its own scripts and styles only,
+// no inline script (so a javascript: URL cannot run either), images and
+// audio from data: URLs (tool results), and no connection anywhere but
+// back to the inspector.
 const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src data:; " +
 	"connect-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'"
 
 // securityHeaders sets the headers every answer carries.
-func securityHeaders(h http.Header) {
+func securityHeaders(h http.Header, csp string) {
 	h.Set("Content-Security-Policy", csp)
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("X-Content-Type-Options", "nosniff")

@@ -87,6 +87,7 @@ type Server struct {
 	saved *savedCalls
 	state *state
 	pair  searchPair
+	views *views
 }
 
 // Serve serves the inspector on l, which must listen on a loopback
@@ -108,7 +109,12 @@ func Serve(l net.Listener, opts *Options) (*Server, error) {
 	}
 	s.events = s.opts.Recorder.log
 	port := strconv.Itoa(addr.Port)
-	s.guard = newGuard(port)
+	views, viewsListener, err := newViews(addr.IP, port)
+	if err != nil {
+		return nil, err
+	}
+	s.views = views
+	s.guard = newGuard(port, views.origin)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.calls = newCalls(s)
 	s.saved = &savedCalls{}
@@ -120,13 +126,13 @@ func Serve(l net.Listener, opts *Options) (*Server, error) {
 		host = "[::1]"
 	}
 	s.url = "http://" + host + ":" + port + "/?token=" + s.guard.token
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		if err := s.http.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.log.Error("ui: serving stopped", "err", err)
-		}
-	}()
+	for srv, l := range map[*http.Server]net.Listener{s.http: l, views.http: viewsListener} {
+		s.goOwned(func() {
+			if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.log.Error("ui: serving stopped", "err", err)
+			}
+		})
+	}
 	return s, nil
 }
 
@@ -141,15 +147,17 @@ func (s *Server) Close() error {
 	s.cancel()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	err := s.http.Shutdown(ctx)
-	if err != nil {
-		err = s.http.Close()
+	var errs []error
+	for _, srv := range []*http.Server{s.http, s.views.http} {
+		if err := srv.Shutdown(ctx); err != nil {
+			errs = append(errs, srv.Close())
+		}
 	}
 	s.wg.Wait()
-	return err
+	return errors.Join(errs...)
 }
 
-// go runs f on a goroutine the server owns: Close waits for it.
+// goOwned runs f on a goroutine the server owns: Close waits for it.
 func (s *Server) goOwned(f func()) {
 	s.wg.Add(1)
 	go func() {
@@ -179,6 +187,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("POST /api/task/cancel", s.handleCancelTask)
 	mux.HandleFunc("GET /api/model", s.handleModel)
 	mux.HandleFunc("POST /api/search", s.handleSearch)
+	mux.HandleFunc("POST /api/view", s.handleView)
 	mux.HandleFunc("GET /api/saved", s.handleSaved)
 	mux.HandleFunc("POST /api/saved", s.handleSave)
 	mux.HandleFunc("POST /api/saved/run", s.handleRunSaved)

@@ -75,8 +75,14 @@ type toolView struct {
 	Annotations  *mcp.ToolAnnotations `json:"annotations,omitempty"`
 	Meta         map[string]any       `json:"meta,omitempty"`
 	TaskSupport  string               `json:"taskSupport,omitempty"`
-	UI           *mcpadapter.ToolUI   `json:"ui,omitempty"`
+	UI           *toolUI              `json:"ui,omitempty"`
 	Collides     bool                 `json:"collides,omitempty"`
+}
+
+// toolUI is a tool's MCP Apps metadata.
+type toolUI struct {
+	ResourceURI string   `json:"resourceUri"`
+	Visibility  []string `json:"visibility,omitempty"`
 }
 
 // errorInfo is an error as the page shows it: the adapter's message
@@ -172,7 +178,10 @@ func (st *state) refresh(ctx context.Context) *stateView {
 	for _, t := range tools {
 		tv := toolView{Name: t.Name, OriginalName: t.OriginalName, Server: t.Server, Title: t.Title, Description: t.Description,
 			InputSchema: t.InputSchema, OutputSchema: t.OutputSchema, Annotations: t.Annotations, Meta: t.Meta,
-			TaskSupport: t.TaskSupport, UI: t.UI()}
+			TaskSupport: t.TaskSupport}
+		if u := t.UI(); u != nil {
+			tv.UI = &toolUI{ResourceURI: u.ResourceURI, Visibility: u.Visibility}
+		}
 		for _, c := range v.Collisions {
 			tv.Collides = tv.Collides || c == t.Name
 		}

@@ -347,11 +347,21 @@
     return box;
   }
 
-  // appView says that the tool has an MCP Apps view; the view itself is
-  // not run in this page.
+  // appView shows the tool's MCP Apps view on demand, in a frame on the
+  // views' own origin, sandboxed to scripts only; it gets no host bridge.
   function appView(t) {
+    const holder = h("div", {});
+    const btn = h("button", { class: "small", "data-testid": "app-show", text: "Show the view", onclick: async () => {
+      try {
+        const r = await App.api("POST", "/api/view", { server: t.server, tool: t.name });
+        const frame = h("iframe", { sandbox: "allow-scripts", referrerpolicy: "no-referrer", class: "appframe", "data-testid": "app-frame", title: "MCP Apps view of " + t.name });
+        frame.src = r.url;
+        holder.replaceChildren(frame);
+      } catch (e) { holder.replaceChildren(App.errorBox(e.info || e)); }
+    } });
     return h("div", { class: "muted", "data-testid": "app-view" }, "MCP Apps view: ", h("code", { text: t.ui.resourceUri || "" }),
-      t.ui.visibility && t.ui.visibility.length ? " (visible to " + t.ui.visibility.join(", ") + ")" : "");
+      t.ui.visibility && t.ui.visibility.length ? " (visible to " + t.ui.visibility.join(", ") + ") " : " ", btn,
+      h("div", { class: "muted", text: "It runs sandboxed on another origin, with no network and no host bridge: it renders, and cannot call tools." }), holder);
   }
 
   // ---- calls ----

@@ -283,6 +283,7 @@
       }
       box.append(row);
     }
+    if (!props.length && (s.additionalProperties === undefined || s.additionalProperties === false) && depth === 0) box.append(h("span", { class: "muted", text: "no arguments" }));
     // A map (additionalProperties with a schema): entries of key and value.
     let mapField = null;
     const ap = s.additionalProperties;
