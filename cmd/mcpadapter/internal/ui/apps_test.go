@@ -56,6 +56,9 @@ func TestBrowserAppView(t *testing.T) {
 	p.eval(`(() => { window.__viewMsgs = []; addEventListener("message", (e) => { if (e.data && e.data.from === "view") __viewMsgs.push(e.data.m); }); return 0 })()`, nil)
 	p.tab("tools")
 	p.click(`[data-testid="tool-item"][data-tool="apps_dashboard"]`)
+	if got := p.text(`[data-testid="app-view"] code`); got != "ui://apps/view.html" {
+		t.Errorf("the view's URI shown as %q", got)
+	}
 	p.click(`[data-testid="app-show"]`)
 	p.wait(`iframe[data-testid="app-frame"][sandbox="allow-scripts"]`)
 	var frameOrigin, pageOrigin string
