@@ -131,6 +131,7 @@ func TestBrowserEverything(t *testing.T) {
 	if first != "everything_get-tiny-image" {
 		t.Errorf("the best hit for %q is %s", "tiny image", first)
 	}
+	p.eval(`(() => { document.querySelector('[data-testid="profiled-tool"][data-tool="everything_get-sum"]').open = true; return 0 })()`, nil)
 	p.screenshot("model")
 	p.choose(`[data-testid="profile-select"]`, "gemini")
 	p.wait(`#view-model[data-profile="gemini"][data-state="ready"]`)
