@@ -45,13 +45,25 @@ func captureCorpus(t *testing.T) []corpusSchema {
 	seen := map[string]bool{}
 	var out []corpusSchema
 	var wg sync.WaitGroup
+	slots := make(chan struct{}, 3) // node servers starting at once, on a shared machine
 	for name, target := range targets {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 			defer cancel()
-			a, err := mcpadapter.New(target, nil)
+			o := &mcpadapter.ClientOptions{Name: name, ConnectTimeout: 3 * time.Minute}
+			if _, ok := target.(mcpadapter.Command); ok {
+				o.ProtocolVersion = "2025-11-25" // the npm servers speak the handshake: no probe
+			}
+			c, err := mcpadapter.NewClient(target, o)
+			if err != nil {
+				t.Errorf("%s: %v", name, err)
+				return
+			}
+			a, err := mcpadapter.New(c, nil)
 			if err != nil {
 				t.Errorf("%s: %v", name, err)
 				return
