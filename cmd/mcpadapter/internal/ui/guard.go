@@ -89,7 +89,7 @@ func (g *guard) check(r *http.Request) (int, string) {
 		return 0, ""
 	}
 	u, err := url.Parse(origin)
-	if err != nil || u.Scheme != "http" || u.Path != "" || !hostOK(u.Host, g.port) {
+	if err != nil || u.Scheme != "http" || origin != "http://"+u.Host || !hostOK(u.Host, g.port) {
 		return http.StatusForbidden, "requests from other origins are refused"
 	}
 	return 0, ""
