@@ -150,26 +150,16 @@ func (st *state) refresh(ctx context.Context) *stateView {
 	tools, err := sess.Tools(ctx)
 	var nc *mcpadapter.NameCollisionError
 	if errors.As(err, &nc) {
-		// Show each server's own list, with the contested names marked.
+		// Show each server's own list, with the two contested tools
+		// marked.
 		v.ListError = errorView(err)
+		v.Collisions = append(v.Collisions, nc.Name)
 		tools = nil
-		count := map[string]int{}
 		for _, c := range sess.Clients() {
-			ct, cerr := c.Tools(ctx)
-			if cerr != nil {
-				continue
-			}
-			for _, t := range ct {
-				count[t.Name]++
-			}
-			tools = append(tools, ct...)
-		}
-		for name, n := range count {
-			if n > 1 {
-				v.Collisions = append(v.Collisions, name)
+			if ct, cerr := c.Tools(ctx); cerr == nil {
+				tools = append(tools, ct...)
 			}
 		}
-		sort.Strings(v.Collisions)
 	} else if err != nil {
 		v.ListError = errorView(err)
 	}
@@ -180,8 +170,9 @@ func (st *state) refresh(ctx context.Context) *stateView {
 		if u := t.UI(); u != nil {
 			tv.UI = &toolUI{ResourceURI: u.ResourceURI, Visibility: u.Visibility}
 		}
-		for _, c := range v.Collisions {
-			tv.Collides = tv.Collides || c == t.Name
+		if nc != nil {
+			source := t.Server + "/" + t.OriginalName
+			tv.Collides = source == nc.First || source == nc.Second
 		}
 		v.Tools = append(v.Tools, tv)
 	}
