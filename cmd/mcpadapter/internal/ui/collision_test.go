@@ -23,7 +23,7 @@ func TestCollision(t *testing.T) {
 	in.login(t)
 	_, body := in.request(t, "GET", "/api/state", nil, "")
 	var st struct {
-		ListError *struct{ Error string }
+		ListError  *struct{ Error string }
 		Collisions []string
 		Tools      []struct {
 			Name, Server string
