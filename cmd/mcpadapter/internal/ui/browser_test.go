@@ -87,10 +87,12 @@ func TestBrowserDemo(t *testing.T) {
 
 	// Progress, then cancel: a slow count on the handshake-era server.
 	p.click(`[data-testid="tool-item"][data-tool="math_count"]`)
-	p.typeIn(`[data-testid="tool"] [data-path="/to"]`, "60")
-	p.typeIn(`[data-testid="tool"] [data-path="/delay_ms"]`, "150")
+	// 100 numbers, 400 ms apart: 40 s, time enough to cancel on a loaded
+	// machine.
+	p.typeIn(`[data-testid="tool"] [data-path="/to"]`, "100")
+	p.typeIn(`[data-testid="tool"] [data-path="/delay_ms"]`, "400")
 	p.click(`[data-testid="call-button"]`)
-	p.wait(`[data-testid="call"][data-status="running"] [data-testid="progress"][data-total="60"]:not([data-count="0"]):not([data-count="1"])`)
+	p.wait(`[data-testid="call"][data-status="running"] [data-testid="progress"][data-total="100"]:not([data-count="0"]):not([data-count="1"])`)
 	p.screenshot("progress")
 	p.click(`[data-testid="call"][data-status="running"] [data-testid="cancel-call"]`)
 	p.wait(`[data-testid="call"][data-status="cancelled"]`)
