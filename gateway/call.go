@@ -92,7 +92,7 @@ func (g *Gateway) callTool(ctx context.Context, name string, req *mcp.CallToolRe
 	params := &mcp.CallToolParams{
 		Name:           r.tool.OriginalName,
 		Arguments:      json.RawMessage(r.tool.ServerArguments(args)),
-		Meta:           forwardMeta(req.Params.Meta, u.isModern()),
+		Meta:           g.forwardMeta(req, req.Params.Meta, u),
 		InputResponses: req.Params.InputResponses,
 		RequestState:   state,
 	}
@@ -178,17 +178,15 @@ func checkArgs(args json.RawMessage) error {
 	return nil
 }
 
-// forwardMeta returns the _meta of a client's request to send on to a
-// server: the client's own entries (trace context, say), without those
-// that belong to one hop (the protocol version, client info and
-// capabilities, which the gateway's client sets) and without the progress
-// token (the gateway sets its own). A 2026-07-28 server gets the client's
-// log level.
-func forwardMeta(m mcp.Meta, modern bool) mcp.Meta {
-	if len(m) == 0 {
-		return nil
-	}
-	out := make(mcp.Meta, len(m))
+// forwardMeta returns the _meta of a client's request to send on to u: the
+// client's own entries (trace context, say), without those that belong to
+// one hop (the protocol version, client info and capabilities, which the
+// gateway's client sets) and without the progress token (the gateway sets
+// its own). A 2026-07-28 server gets the client's log level: from the
+// request's _meta, or the level a handshake-era session set.
+func (g *Gateway) forwardMeta(req mcp.Request, m mcp.Meta, u *upstream) mcp.Meta {
+	modern := u.isModern()
+	out := make(mcp.Meta, len(m)+1)
 	for k, v := range m {
 		switch k {
 		case "progressToken", mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcp.MetaKeyClientCapabilities, mcp.MetaKeySubscriptionID:
@@ -199,6 +197,13 @@ func forwardMeta(m mcp.Meta, modern bool) mcp.Meta {
 			}
 		}
 		out[k] = v
+	}
+	if _, ok := out[mcp.MetaKeyLogLevel]; modern && !ok {
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+			if l := g.logLevel(ss); l != "" {
+				out[mcp.MetaKeyLogLevel] = l
+			}
+		}
 	}
 	if len(out) == 0 {
 		return nil

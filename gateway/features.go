@@ -26,9 +26,12 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 					return nil, g.unknownTool(ctx, p.Name)
 				}
 			}
-		case "resources/read":
-			if r, ok := req.(*mcp.ReadResourceRequest); ok {
-				return g.read(ctx, r)
+		case "logging/setLevel":
+			//lint:ignore SA1019 logging lives in the handshake era, which the gateway serves
+			if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && p != nil {
+				if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+					g.setLogLevel(ss, string(p.Level))
+				}
 			}
 		case "prompts/get":
 			if p, ok := req.GetParams().(*mcp.GetPromptParams); ok && p != nil {
@@ -138,7 +141,7 @@ func (g *Gateway) promptHandler(name string) mcp.PromptHandler {
 			return nil, errUnknownState()
 		}
 		params := &mcp.GetPromptParams{
-			Meta:           forwardMeta(req.Params.Meta, r.u.isModern()),
+			Meta:           g.forwardMeta(req, req.Params.Meta, r.u),
 			Name:           r.name,
 			Arguments:      req.Params.Arguments,
 			InputResponses: req.Params.InputResponses,
@@ -169,10 +172,37 @@ func (g *Gateway) promptHandler(name string) mcp.PromptHandler {
 	}
 }
 
-// readHandler is registered with the resources the gateway lists; every
-// resources/read goes to read by the middleware before go-sdk looks.
+// readHandler is registered with the resources and resource templates the
+// gateway lists: go-sdk matches a resources/read to one of them (or answers
+// that the resource is not found) and calls it.
 func (g *Gateway) readHandler(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	return g.read(ctx, req)
+}
+
+// setLogLevel records the level a handshake-era session asked for with
+// logging/setLevel, for the requests the gateway makes to 2026-07-28
+// servers on its behalf (which carry the level in their _meta), and
+// forgets the levels of sessions that have ended.
+func (g *Gateway) setLogLevel(ss *mcp.ServerSession, level string) {
+	g.sessMu.Lock()
+	defer g.sessMu.Unlock()
+	live := make(map[*mcp.ServerSession]bool)
+	for s := range g.server.Sessions() {
+		live[s] = true
+	}
+	for s := range g.levels {
+		if !live[s] {
+			delete(g.levels, s)
+		}
+	}
+	g.levels[ss] = level
+}
+
+// logLevel returns the level a session asked for, or "".
+func (g *Gateway) logLevel(ss *mcp.ServerSession) string {
+	g.sessMu.Lock()
+	defer g.sessMu.Unlock()
+	return g.levels[ss]
 }
 
 // read forwards a resources/read to the server that lists the URI, or
@@ -201,7 +231,7 @@ func (g *Gateway) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.
 	if parked {
 		return nil, errUnknownState()
 	}
-	params := &mcp.ReadResourceParams{Meta: forwardMeta(req.Params.Meta, u.isModern()), URI: uri, InputResponses: req.Params.InputResponses, RequestState: state}
+	params := &mcp.ReadResourceParams{Meta: g.forwardMeta(req, req.Params.Meta, u), URI: uri, InputResponses: req.Params.InputResponses, RequestState: state}
 	for round := 0; ; round++ {
 		var res *mcp.ReadResourceResult
 		err := u.do(ctx, o, true, func(ctx context.Context, cs *mcp.ClientSession) error {
@@ -258,7 +288,7 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 	default:
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid params: $.ref.type is %q: want \"ref/prompt\" or \"ref/resource\"", ref.Type)}
 	}
-	params.Meta = forwardMeta(req.Params.Meta, u.isModern())
+	params.Meta = g.forwardMeta(req, req.Params.Meta, u)
 	var res *mcp.CompleteResult
 	err = u.do(ctx, newOrigin(ctx, req), true, func(ctx context.Context, cs *mcp.ClientSession) error {
 		var err error

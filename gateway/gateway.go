@@ -42,14 +42,15 @@ type Gateway struct {
 	progress map[string]*origin // by the progress token sent to the server
 
 	sessMu   sync.Mutex
-	sessions map[*mcp.ServerSession]*int // tool calls in flight by client session
+	sessions map[*mcp.ServerSession]*int   // tool calls in flight by client session
+	levels   map[*mcp.ServerSession]string // log levels set by handshake-era sessions
 }
 
 // New returns a gateway for servers; opts may be nil. Server names must be
 // distinct and match ^[A-Za-z0-9_-]{1,64}$ (config keys already do). New
 // builds every server's client but connects none: Start does.
 func New(servers []Server, opts *Options) (*Gateway, error) {
-	g := &Gateway{progress: make(map[string]*origin), sessions: make(map[*mcp.ServerSession]*int)}
+	g := &Gateway{progress: make(map[string]*origin), sessions: make(map[*mcp.ServerSession]*int), levels: make(map[*mcp.ServerSession]string)}
 	if opts != nil {
 		g.opts = *opts
 	}
