@@ -29,9 +29,14 @@ func (g *Gateway) admit(ss *mcp.ServerSession, call bool) (release func(), err e
 		return nil, &jsonrpc.Error{Code: CodeShuttingDown, Message: "the gateway is shutting down; try another instance or try again later"}
 	}
 	g.inflight.Add(1)
+	g.nflight.Add(1)
+	done := func() {
+		g.nflight.Add(-1)
+		g.inflight.Done()
+	}
 	max := g.opts.maxCallsPerSession()
 	if !call || ss == nil || max <= 0 {
-		return g.inflight.Done, nil
+		return done, nil
 	}
 	g.sessMu.Lock()
 	n := g.sessions[ss]
@@ -41,7 +46,7 @@ func (g *Gateway) admit(ss *mcp.ServerSession, call bool) (release func(), err e
 	}
 	if *n >= max {
 		g.sessMu.Unlock()
-		g.inflight.Done()
+		done()
 		return nil, &jsonrpc.Error{Code: CodeTooManyCalls, Message: fmt.Sprintf("this session has %d tool calls in flight, the most the gateway allows (MaxCallsPerSession); wait for one to end", max)}
 	}
 	*n++
@@ -52,9 +57,12 @@ func (g *Gateway) admit(ss *mcp.ServerSession, call bool) (release func(), err e
 			delete(g.sessions, ss)
 		}
 		g.sessMu.Unlock()
-		g.inflight.Done()
+		done()
 	}, nil
 }
+
+// inflightCount returns how many forwarded requests are in flight.
+func (g *Gateway) inflightCount() int64 { return g.nflight.Load() }
 
 // callTool forwards a call of the tool clients know as name, with args.
 func (g *Gateway) callTool(ctx context.Context, name string, req *mcp.CallToolRequest, args json.RawMessage) (*mcp.CallToolResult, error) {

@@ -34,6 +34,7 @@ type Gateway struct {
 
 	draining atomic.Bool    // Shutdown was called: new requests are refused
 	inflight sync.WaitGroup // forwarded requests in flight
+	nflight  atomic.Int64   // how many, for Shutdown's messages and tests
 	started  atomic.Bool
 	closed   sync.Once
 
