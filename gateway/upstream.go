@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -98,11 +99,16 @@ func (u *upstream) relistSoon() {
 // run keeps the server connected and its lists published until ctx ends:
 // it connects, lists, waits for the connection to end or a list to change,
 // and after a failure tries again with a growing pause (at most 30 s).
-// ready is called after the first attempt, whatever its outcome.
+// A stdio server whose process ended is reported down before it is
+// started again; an HTTP session that ended is made again at once, and
+// reported only if that fails. ready is called after the first attempt,
+// whatever its outcome.
 func (u *upstream) run(ctx context.Context, ready func()) {
 	fails := 0
+	var prev *mcp.ClientSession // the session that ended last
+	quick := 0
 	for ctx.Err() == nil {
-		cs, err := u.connect(ctx)
+		cs, err := u.connect(ctx, prev)
 		if err == nil {
 			err = u.relist(ctx)
 		}
@@ -114,6 +120,16 @@ func (u *upstream) run(ctx context.Context, ready func()) {
 			if ctx.Err() != nil {
 				return
 			}
+			if prev != nil && quick > 0 {
+				// An HTTP session just ended: a new one may be lost too
+				// (the server restarting); try again at once a few times
+				// before saying the server is down.
+				quick--
+				if !sleep(ctx, 50*time.Millisecond) {
+					return
+				}
+				continue
+			}
 			u.setDown(err)
 			_ = u.client.Close()
 			fails++
@@ -123,26 +139,45 @@ func (u *upstream) run(ctx context.Context, ready func()) {
 			continue
 		}
 		fails = 0
-		ended := make(chan struct{})
-		go func() { _ = cs.Wait(); close(ended) }()
-	watch:
-		for {
-			select {
-			case <-ended:
-				u.setDown(errors.New("its connection ended"))
-				break watch
-			case <-u.kick:
-				if err := u.relist(ctx); err != nil && ctx.Err() == nil {
-					u.g.event(Event{Kind: ServerProblem, Server: u.name, Err: fmt.Errorf("listing again after a change: %w", err)})
-				}
-			case <-ctx.Done():
+		if !u.watch(ctx, cs) {
+			return
+		}
+		prev, quick = cs, 3
+		if u.transport() == "stdio" {
+			u.setDown(errors.New("its process exited"))
+			if !sleep(ctx, 100*time.Millisecond) {
 				return
 			}
 		}
-		if !sleep(ctx, 100*time.Millisecond) {
-			return
+	}
+}
+
+// watch waits for the connection to end (true) or ctx to end (false),
+// listing the server again when it announces a change.
+func (u *upstream) watch(ctx context.Context, cs *mcp.ClientSession) bool {
+	ended := make(chan struct{})
+	go func() { _ = cs.Wait(); close(ended) }()
+	for {
+		select {
+		case <-ended:
+			return true
+		case <-u.kick:
+			if err := u.relist(ctx); err != nil && ctx.Err() == nil {
+				u.g.event(Event{Kind: ServerProblem, Server: u.name, Err: fmt.Errorf("listing again after a change: %w", err)})
+			}
+		case <-ctx.Done():
+			return false
 		}
 	}
+}
+
+func (u *upstream) transport() string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.info == nil {
+		return ""
+	}
+	return u.info.Transport
 }
 
 func backoff(fails int) time.Duration {
@@ -162,12 +197,13 @@ func sleep(ctx context.Context, d time.Duration) bool {
 }
 
 // connect connects (or reconnects) the server and learns what it offers.
-func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
-	info, err := u.client.Connect(ctx)
+// prev, if not nil, is a session that has ended.
+func (u *upstream) connect(ctx context.Context, prev *mcp.ClientSession) (*mcp.ClientSession, error) {
+	cs, err := u.session(ctx, prev)
 	if err != nil {
 		return nil, err
 	}
-	cs, err := u.client.Session(ctx)
+	info, err := u.client.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -194,6 +230,22 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 		_ = cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
 	}
 	return cs, nil
+}
+
+// session returns the client's live session, connecting if needed. prev,
+// if not nil, is a session that has ended: the client learns that on its
+// own an instant after, so session waits (a little) for one that is not
+// prev.
+func (u *upstream) session(ctx context.Context, prev *mcp.ClientSession) (*mcp.ClientSession, error) {
+	for i := 0; ; i++ {
+		cs, err := u.client.Session(ctx)
+		if err != nil || cs != prev || i == 100 {
+			return cs, err
+		}
+		if !sleep(ctx, 10*time.Millisecond) {
+			return nil, context.Cause(ctx)
+		}
+	}
 }
 
 // relist lists everything the server offers and publishes it.
@@ -276,20 +328,45 @@ func (u *upstream) do(ctx context.Context, o *origin, idempotent bool, fn func(c
 		return err
 	}
 	defer u.lane.leave(f)
+	var prev *mcp.ClientSession
 	for attempt := 0; ; attempt++ {
-		cs, err := u.client.Session(ctx)
+		cs, err := u.session(ctx, prev)
 		if err != nil {
 			return &unavailableError{server: u.name, err: err}
 		}
+		prev = cs
 		err = fn(ctx, cs)
 		if err == nil || attempt > 0 || ctx.Err() != nil {
 			return u.wrapErr(err)
 		}
-		if errors.Is(err, mcp.ErrSessionMissing) || idempotent && errors.Is(err, mcp.ErrConnectionClosed) {
+		if sessionLost(err) || idempotent && errors.Is(err, mcp.ErrConnectionClosed) {
 			u.g.log.Info("the server lost the session; trying again on a new one", "server", u.name)
+			waitEnded(ctx, cs)
 			continue
 		}
 		return u.wrapErr(err)
+	}
+}
+
+// sessionLost reports whether err says the server did not know the
+// session a request was sent on (HTTP 404): it never saw the request.
+// go-sdk reports it as ErrSessionMissing, or in words inside a
+// "connection closed" error.
+func sessionLost(err error) bool {
+	return errors.Is(err, mcp.ErrSessionMissing) || strings.Contains(err.Error(), mcp.ErrSessionMissing.Error())
+}
+
+// waitEnded waits, briefly, for a session go-sdk is closing to end, so
+// that the next request connects anew.
+func waitEnded(ctx context.Context, cs *mcp.ClientSession) {
+	done := make(chan struct{})
+	go func() { _ = cs.Wait(); close(done) }()
+	t := time.NewTimer(2 * time.Second)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	case <-ctx.Done():
 	}
 }
 
@@ -299,7 +376,7 @@ func (u *upstream) wrapErr(err error) error {
 	if err == nil || isWireError(err) {
 		return err
 	}
-	if errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing) {
+	if errors.Is(err, mcp.ErrConnectionClosed) || sessionLost(err) {
 		u.relistSoon()
 		return &unavailableError{server: u.name, err: err}
 	}
