@@ -117,6 +117,7 @@ type ClientOptions struct {
 	// it advertises the roots capability (with listChanged). A program
 	// that relays the server to another client (a gateway) answers with
 	// that client's roots.
+	//lint:ignore SA1019 roots, sampling and logging are deprecated in 2026-07-28 but live in the handshake era, which we support
 	RootsHandler func(context.Context, *mcp.ListRootsRequest) (*mcp.ListRootsResult, error)
 	// Relay marks a client that relays the server to another client (a
 	// gateway): requests made through Session (tools/call, prompts/get,

@@ -1,9 +1,9 @@
 package gateway
 
 import (
-	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -163,4 +163,22 @@ func TestCompletionRouted(t *testing.T) {
 	}
 }
 
-var _ = context.Background
+// TestExampleConfig: the example config parses, and its disabled server is
+// left out.
+func TestExampleConfig(t *testing.T) {
+	data, err := os.ReadFile("examples/mcp.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := mcpadapter.ParseConfigEnv(data, func(k string) (string, bool) { return "token-of-" + k, k == "GITHUB_TOKEN" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range FromConfig(cfg) {
+		names = append(names, s.Name)
+	}
+	if strings.Join(names, ",") != "files,memory,github" {
+		t.Errorf("servers %v, want files, memory, github", names)
+	}
+}

@@ -93,15 +93,12 @@ func firstLine(s string) string {
 func (g *Gateway) unknownTool(ctx context.Context, name string) error {
 	if server := g.cat.wasServerOf(name); server != "" {
 		if u := g.upstream(server); u != nil {
-			if up, err, _ := u.status(); !up {
+			if up, _, err := u.status(); !up {
 				return &jsonrpc.Error{Code: CodeServerUnavailable, Message: (&unavailableError{server: server, err: err}).Error() + fmt.Sprintf(" (tool %q is its)", name)}
 			}
 		}
 	}
-	var known []string
-	for _, n := range g.visibleTools(ctx) {
-		known = append(known, n)
-	}
+	known := g.visibleTools(ctx)
 	msg := fmt.Sprintf("unknown tool %q", name)
 	switch {
 	case len(known) == 0:

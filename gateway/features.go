@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the gateway relays roots, sampling and logging, deprecated in 2026-07-28 but alive in the handshake era it serves
+
 package gateway
 
 import (
@@ -27,7 +29,6 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				}
 			}
 		case "logging/setLevel":
-			//lint:ignore SA1019 logging lives in the handshake era, which the gateway serves
 			if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && p != nil {
 				if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
 					g.setLogLevel(ss, string(p.Level))

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the gateway relays roots, sampling and logging, deprecated in 2026-07-28 but alive in the handshake era it serves
+
 package gateway
 
 import (
@@ -123,8 +125,7 @@ func (g *Gateway) newServer() *mcp.Server {
 			Tools:     &mcp.ToolCapabilities{ListChanged: true},
 			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
 			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
-			//lint:ignore SA1019 logging lives in the handshake era, which the gateway serves
-			Logging: &mcp.LoggingCapabilities{},
+			Logging:   &mcp.LoggingCapabilities{},
 		},
 	})
 	s.AddReceivingMiddleware(g.middleware)
@@ -194,7 +195,7 @@ type ServerStatus struct {
 func (g *Gateway) Servers() []ServerStatus {
 	out := make([]ServerStatus, 0, len(g.ups))
 	for _, u := range g.ups {
-		up, err, info := u.status()
+		up, info, err := u.status()
 		st := ServerStatus{Name: u.name, Up: up, Err: err, Info: info}
 		g.cat.mu.Lock()
 		for _, r := range g.cat.tools {

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the gateway relays roots, sampling and logging, deprecated in 2026-07-28 but alive in the handshake era it serves
+
 package gateway
 
 import (
@@ -169,13 +171,10 @@ func (o *origin) ask(ctx context.Context, kind string, q mcp.InputRequest) (mcp.
 	case *mcp.ElicitParams:
 		return ss.Elicit(rctx, p)
 	case *mcp.CreateMessageParams:
-		//lint:ignore SA1019 sampling lives in the handshake era, which the gateway serves
 		return ss.CreateMessage(rctx, p)
 	case *mcp.CreateMessageWithToolsParams:
-		//lint:ignore SA1019 sampling lives in the handshake era, which the gateway serves
 		return ss.CreateMessageWithTools(rctx, p)
 	case *mcp.ListRootsParams:
-		//lint:ignore SA1019 roots live in the handshake era, which the gateway serves
 		return ss.ListRoots(rctx, p)
 	}
 	return nil, fmt.Errorf("unknown input request %T", q)
@@ -204,7 +203,6 @@ func (o *origin) log(p *mcp.LoggingMessageParams) {
 		return
 	}
 	o.noted()
-	//lint:ignore SA1019 logging lives in the handshake era, which the gateway serves
 	_ = ss.Log(ctx, p)
 }
 

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the gateway relays roots, sampling and logging, deprecated in 2026-07-28 but alive in the handshake era it serves
+
 package gateway
 
 import (
@@ -212,11 +214,9 @@ func (u *upstream) connect(ctx context.Context, prev *mcp.ClientSession) (*mcp.C
 		caps = ir.Capabilities
 	}
 	modern := info.Era == mcpadapter.EraDiscover
-	//lint:ignore SA1019 logging lives in the handshake era, which the gateway serves
 	if !modern && caps != nil && caps.Logging != nil {
 		// Every message comes to the gateway; each client session gets
 		// those at its own level (go-sdk's ServerSession.Log).
-		//lint:ignore SA1019 logging lives in the handshake era, which the gateway serves
 		_ = cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"})
 	}
 	u.mu.Lock()
@@ -296,10 +296,10 @@ func (u *upstream) setDown(err error) {
 }
 
 // status returns whether the server is up, and why not.
-func (u *upstream) status() (bool, error, *mcpadapter.ServerInfo) {
+func (u *upstream) status() (bool, *mcpadapter.ServerInfo, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	return u.up, u.err, u.info
+	return u.up, u.info, u.err
 }
 
 func (u *upstream) isModern() bool {
@@ -313,7 +313,7 @@ func (u *upstream) isModern() bool {
 // when the server had lost the first (it never saw the request), or when
 // idempotent and the connection was closed before the answer.
 func (u *upstream) do(ctx context.Context, o *origin, idempotent bool, fn func(context.Context, *mcp.ClientSession) error) error {
-	if up, err, _ := u.status(); !up {
+	if up, _, err := u.status(); !up {
 		return &unavailableError{server: u.name, err: err}
 	}
 	f := &flight{o: o, asker: o.asker()}
@@ -402,7 +402,6 @@ func (u *upstream) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.E
 	return r, nil
 }
 
-//lint:ignore SA1019 sampling lives in the handshake era, which the gateway serves
 func (u *upstream) onSample(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 	o, err := u.lane.attribute()
 	if err != nil {
@@ -434,8 +433,6 @@ func (u *upstream) onRoots(ctx context.Context, req *mcp.ListRootsRequest) (*mcp
 
 // onLog passes a server's log message to the client whose request it is
 // for, or to the gateway's log.
-//
-//lint:ignore SA1019 logging lives in the handshake era, which the gateway serves
 func (u *upstream) onLog(ctx context.Context, req *mcp.LoggingMessageRequest) {
 	p := *req.Params
 	if p.Logger == "" {
