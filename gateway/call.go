@@ -208,6 +208,15 @@ func (g *Gateway) forwardMeta(req mcp.Request, m mcp.Meta, u *upstream) mcp.Meta
 		}
 		out[k] = v
 	}
+	if modern {
+		// The server learns what the client can be asked, not what the
+		// gateway could relay.
+		if r, ok := req.(interface{ ClientCapabilities() *mcp.ClientCapabilities }); ok {
+			if c := capsMeta(r.ClientCapabilities()); c != nil {
+				out[mcp.MetaKeyClientCapabilities] = c
+			}
+		}
+	}
 	if _, ok := out[mcp.MetaKeyLogLevel]; modern && !ok {
 		if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
 			if l := g.logLevel(ss); l != "" {
@@ -219,6 +228,30 @@ func (g *Gateway) forwardMeta(req mcp.Request, m mcp.Meta, u *upstream) mcp.Meta
 		return nil
 	}
 	return out
+}
+
+// capsMeta returns client capabilities as the _meta of a 2026-07-28
+// request carries them (roots as an object, present only when declared).
+func capsMeta(c *mcp.ClientCapabilities) map[string]any {
+	if c == nil {
+		c = &mcp.ClientCapabilities{}
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return nil
+	}
+	var m map[string]any
+	if json.Unmarshal(b, &m) != nil {
+		return nil
+	}
+	delete(m, "roots")
+	switch {
+	case c.RootsV2 != nil:
+		m["roots"] = c.RootsV2
+	case c.Roots.ListChanged:
+		m["roots"] = &c.Roots
+	}
+	return m
 }
 
 func cloneMeta(m mcp.Meta) mcp.Meta {

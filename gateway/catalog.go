@@ -76,9 +76,18 @@ func newCatalog(g *Gateway) *catalog {
 	}
 }
 
+// What a server announced had changed (notifications/*/list_changed),
+// as bits: a change it announced reaches the clients even when its new
+// listing looks the same to the gateway.
+const (
+	changedTools = 1 << iota
+	changedPrompts
+	changedResources
+)
+
 // publish replaces the listing of u (nil: the server is down) and brings
-// the registry up to date.
-func (c *catalog) publish(u *upstream, l *listing) {
+// the registry up to date. announced says which lists u said changed.
+func (c *catalog) publish(u *upstream, l *listing, announced uint32) {
 	c.syncMu.Lock()
 	defer c.syncMu.Unlock()
 	c.mu.Lock()
@@ -89,11 +98,39 @@ func (c *catalog) publish(u *upstream, l *listing) {
 	}
 	problems := c.rebuild()
 	tools, prompts, resources, templates := c.wanted()
+	var touchTool, touchPrompt, touchResource string
+	for name, r := range c.tools {
+		if r.u == u && !c.searching && (touchTool == "" || name < touchTool) {
+			touchTool = name
+		}
+	}
+	for name, r := range c.prompts {
+		if r.u == u && (touchPrompt == "" || name < touchPrompt) {
+			touchPrompt = name
+		}
+	}
+	for uri, o := range c.resources {
+		if o == u && (touchResource == "" || uri < touchResource) {
+			touchResource = uri
+		}
+	}
 	c.mu.Unlock()
 	for _, p := range problems {
 		c.g.event(p)
 	}
-	c.sync(tools, prompts, resources, templates)
+	changed := c.sync(tools, prompts, resources, templates)
+	// go-sdk tells the clients when its registry changes; adding an item
+	// again as it is tells them too.
+	s := c.g.server
+	if announced&changedTools != 0 && changed&changedTools == 0 && touchTool != "" {
+		_ = protect(func() { s.AddTool(tools[touchTool], c.g.toolHandler(touchTool)) })
+	}
+	if announced&changedPrompts != 0 && changed&changedPrompts == 0 && touchPrompt != "" {
+		_ = protect(func() { s.AddPrompt(prompts[touchPrompt], c.g.promptHandler(touchPrompt)) })
+	}
+	if announced&changedResources != 0 && changed&changedResources == 0 && touchResource != "" {
+		_ = protect(func() { s.AddResource(resources[touchResource], c.g.readHandler) })
+	}
 }
 
 // rebuild recomputes the routes from the listings. c.mu is held.
@@ -235,21 +272,31 @@ func toolDef(t *mcpadapter.Tool) *mcp.Tool {
 
 // sync brings go-sdk's registry to the wanted definitions: what is gone is
 // removed, what is new or changed is added (go-sdk then tells the clients,
-// debounced).
-func (c *catalog) sync(tools map[string]*mcp.Tool, prompts map[string]*mcp.Prompt, resources map[string]*mcp.Resource, templates map[string]*mcp.ResourceTemplate) {
+// debounced). It returns which kinds changed.
+func (c *catalog) sync(tools map[string]*mcp.Tool, prompts map[string]*mcp.Prompt, resources map[string]*mcp.Resource, templates map[string]*mcp.ResourceTemplate) uint32 {
 	s := c.g.server
-	syncKind(c.regTools, tools, s.RemoveTools, func(name string, d *mcp.Tool) error {
+	var changed uint32
+	if syncKind(c.regTools, tools, s.RemoveTools, func(name string, d *mcp.Tool) error {
 		return protect(func() { s.AddTool(d, c.g.toolHandler(name)) })
-	}, c.badDef("tool"))
-	syncKind(c.regPrompts, prompts, s.RemovePrompts, func(name string, d *mcp.Prompt) error {
+	}, c.badDef("tool")) {
+		changed |= changedTools
+	}
+	if syncKind(c.regPrompts, prompts, s.RemovePrompts, func(name string, d *mcp.Prompt) error {
 		return protect(func() { s.AddPrompt(d, c.g.promptHandler(name)) })
-	}, c.badDef("prompt"))
-	syncKind(c.regResources, resources, s.RemoveResources, func(uri string, d *mcp.Resource) error {
+	}, c.badDef("prompt")) {
+		changed |= changedPrompts
+	}
+	if syncKind(c.regResources, resources, s.RemoveResources, func(uri string, d *mcp.Resource) error {
 		return protect(func() { s.AddResource(d, c.g.readHandler) })
-	}, c.badDef("resource"))
-	syncKind(c.regTemplates, templates, s.RemoveResourceTemplates, func(uri string, d *mcp.ResourceTemplate) error {
+	}, c.badDef("resource")) {
+		changed |= changedResources
+	}
+	if syncKind(c.regTemplates, templates, s.RemoveResourceTemplates, func(uri string, d *mcp.ResourceTemplate) error {
 		return protect(func() { s.AddResourceTemplate(d, c.g.readHandler) })
-	}, c.badDef("resource template"))
+	}, c.badDef("resource template")) {
+		changed |= changedResources
+	}
+	return changed
 }
 
 func (c *catalog) badDef(kind string) func(string, error) {
@@ -277,8 +324,8 @@ func (c *catalog) serverOf(kind, name string) string {
 }
 
 // syncKind registers the changes between reg (name → JSON registered) and
-// want, and updates reg.
-func syncKind[T any](reg map[string]string, want map[string]T, remove func(...string), add func(string, T) error, bad func(string, error)) {
+// want, updates reg, and reports whether anything changed.
+func syncKind[T any](reg map[string]string, want map[string]T, remove func(...string), add func(string, T) error, bad func(string, error)) (changed bool) {
 	var gone []string
 	for name := range reg {
 		if _, ok := want[name]; !ok {
@@ -291,6 +338,7 @@ func syncKind[T any](reg map[string]string, want map[string]T, remove func(...st
 		for _, n := range gone {
 			delete(reg, n)
 		}
+		changed = true
 	}
 	names := make([]string, 0, len(want))
 	for name := range want {
@@ -311,11 +359,14 @@ func syncKind[T any](reg map[string]string, want map[string]T, remove func(...st
 			if _, had := reg[name]; had {
 				remove(name)
 				delete(reg, name)
+				changed = true
 			}
 			continue
 		}
 		reg[name] = string(b)
+		changed = true
 	}
+	return changed
 }
 
 // protect turns a panic of go-sdk's registry (a tool whose input schema is

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpadapter/mcpadapter"
@@ -27,6 +28,9 @@ type upstream struct {
 	lane    *lane
 	sem     chan struct{} // tool calls in flight; nil means no cap
 	kick    chan struct{} // a list changed: list again (buffered)
+	// announced holds the lists the server said changed since the last
+	// listing (changedTools, ...).
+	announced atomic.Uint32
 
 	mu     sync.Mutex
 	up     bool
@@ -64,7 +68,7 @@ func newUpstream(g *Gateway, s Server, prefix mcpadapter.PrefixMode) (*upstream,
 	co.RootsHandler = u.onRoots
 	co.Roots = nil
 	co.MessageHandler = u.onMessage
-	co.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { u.relistSoon() }
+	co.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { u.changed(changedTools) }
 	co.Relay = true
 	var grp *mcpadapter.Group
 	var err error
@@ -88,6 +92,13 @@ func newUpstream(g *Gateway, s Server, prefix mcpadapter.PrefixMode) (*upstream,
 		return nil, fmt.Errorf("server %q: %w", s.Name, err)
 	}
 	return u, nil
+}
+
+// changed records that the server announced a change of the lists in
+// bits, and asks for a listing.
+func (u *upstream) changed(bits uint32) {
+	u.announced.Or(bits)
+	u.relistSoon()
 }
 
 // relistSoon asks the supervisor to list the server again.
@@ -250,6 +261,7 @@ func (u *upstream) session(ctx context.Context, prev *mcp.ClientSession) (*mcp.C
 
 // relist lists everything the server offers and publishes it.
 func (u *upstream) relist(ctx context.Context) error {
+	announced := u.announced.Swap(0)
 	tools, err := u.adapter.Tools(ctx)
 	if err != nil {
 		return err
@@ -276,7 +288,7 @@ func (u *upstream) relist(ctx context.Context) error {
 	u.up, u.err = true, nil
 	info := u.info
 	u.mu.Unlock()
-	u.g.cat.publish(u, l)
+	u.g.cat.publish(u, l, announced)
 	if first {
 		u.g.event(Event{Kind: ServerUp, Server: u.name, Info: info})
 	}
@@ -289,7 +301,7 @@ func (u *upstream) setDown(err error) {
 	was := u.up || u.err == nil
 	u.up, u.err = false, err
 	u.mu.Unlock()
-	u.g.cat.publish(u, nil)
+	u.g.cat.publish(u, nil, 0)
 	if was {
 		u.g.event(Event{Kind: ServerDown, Server: u.name, Err: err})
 	}
@@ -458,8 +470,10 @@ func (u *upstream) onLog(ctx context.Context, req *mcp.LoggingMessageRequest) {
 // handler for: prompt and resource list changes, resource updates.
 func (u *upstream) onMessage(ctx context.Context, method string, req mcp.Request) {
 	switch method {
-	case "notifications/prompts/list_changed", "notifications/resources/list_changed":
-		u.relistSoon()
+	case "notifications/prompts/list_changed":
+		u.changed(changedPrompts)
+	case "notifications/resources/list_changed":
+		u.changed(changedResources)
 	case "notifications/resources/updated":
 		if p, ok := req.GetParams().(*mcp.ResourceUpdatedNotificationParams); ok && p != nil {
 			_ = u.g.server.ResourceUpdated(context.WithoutCancel(ctx), &mcp.ResourceUpdatedNotificationParams{URI: p.URI})
