@@ -211,7 +211,9 @@ func (g *Gateway) forwardMeta(req mcp.Request, m mcp.Meta, u *upstream) mcp.Meta
 	if modern {
 		// The server learns what the client can be asked, not what the
 		// gateway could relay.
-		if r, ok := req.(interface{ ClientCapabilities() *mcp.ClientCapabilities }); ok {
+		if r, ok := req.(interface {
+			ClientCapabilities() *mcp.ClientCapabilities
+		}); ok {
 			if c := capsMeta(r.ClientCapabilities()); c != nil {
 				out[mcp.MetaKeyClientCapabilities] = c
 			}
