@@ -141,7 +141,7 @@ func (g *Gateway) forwardCall(ctx context.Context, u *upstream, o *origin, param
 	timeout := g.opts.CallTimeout
 	var watch *progressWatch
 	if o.tok != nil || timeout > 0 {
-		tok, forget := g.progressToken(o)
+		tok, forget := g.progressToken(u, o)
 		defer forget()
 		p := *params
 		p.Meta = cloneMeta(params.Meta)

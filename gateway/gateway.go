@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -41,8 +40,7 @@ type Gateway struct {
 	closed   sync.Once
 
 	progMu   sync.Mutex
-	progNext uint64
-	progress map[string]*origin // by the progress token sent to the server
+	progress map[string]progressRoute // by the progress token sent to a server
 
 	sessMu   sync.Mutex
 	sessions map[*mcp.ServerSession]*int   // tool calls in flight by client session
@@ -53,7 +51,7 @@ type Gateway struct {
 // distinct and match ^[A-Za-z0-9_-]{1,64}$ (config keys already do). New
 // builds every server's client but connects none: Start does.
 func New(servers []Server, opts *Options) (*Gateway, error) {
-	g := &Gateway{progress: make(map[string]*origin), sessions: make(map[*mcp.ServerSession]*int), levels: make(map[*mcp.ServerSession]string)}
+	g := &Gateway{progress: make(map[string]progressRoute), sessions: make(map[*mcp.ServerSession]*int), levels: make(map[*mcp.ServerSession]string)}
 	if opts != nil {
 		g.opts = *opts
 	}
@@ -286,13 +284,20 @@ func (g *Gateway) promptPrefix(u *upstream) string {
 	return ""
 }
 
-// progressToken returns a token for a request to a server whose progress
-// goes to o, and the function that forgets it.
-func (g *Gateway) progressToken(o *origin) (string, func()) {
+// progressRoute is where the progress reports of one forwarded request
+// go: the client request o, for reports from the server u only.
+type progressRoute struct {
+	u *upstream
+	o *origin
+}
+
+// progressToken returns a token for a request to u whose progress goes to
+// o, and the function that forgets it. Tokens are random: a server cannot
+// guess those of other servers' calls.
+func (g *Gateway) progressToken(u *upstream, o *origin) (string, func()) {
+	tok := "gw-" + newKey()
 	g.progMu.Lock()
-	g.progNext++
-	tok := "gw-" + strconv.FormatUint(g.progNext, 10)
-	g.progress[tok] = o
+	g.progress[tok] = progressRoute{u: u, o: o}
 	g.progMu.Unlock()
 	return tok, func() {
 		g.progMu.Lock()
@@ -301,17 +306,18 @@ func (g *Gateway) progressToken(o *origin) (string, func()) {
 	}
 }
 
-// onProgress routes a server's progress report to the client whose
-// request it is about.
-func (g *Gateway) onProgress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+// onProgress routes a progress report of u to the client whose request it
+// is about; a report naming a token u was not given is dropped.
+func (u *upstream) onProgress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 	tok, ok := req.Params.ProgressToken.(string)
 	if !ok {
 		return
 	}
+	g := u.g
 	g.progMu.Lock()
-	o := g.progress[tok]
+	r, ok := g.progress[tok]
 	g.progMu.Unlock()
-	if o != nil {
-		o.progress(req.Params)
+	if ok && r.u == u {
+		r.o.progress(req.Params)
 	}
 }

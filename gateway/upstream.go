@@ -62,7 +62,7 @@ func newUpstream(g *Gateway, s Server, prefix mcpadapter.PrefixMode) (*upstream,
 		co.Logger = g.log
 	}
 	co.LogHandler = u.onLog
-	co.ProgressHandler = g.onProgress
+	co.ProgressHandler = u.onProgress
 	co.SamplingHandler = u.onSample
 	co.ElicitationHandler = u.onElicit
 	co.RootsHandler = u.onRoots
