@@ -1,8 +1,11 @@
 package gateway
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -75,5 +78,98 @@ func waitUntil(t testing.TB, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// rawSession is a handshake-era client made of plain HTTP requests: it
+// can do what a go-sdk client never does (vanish mid-call, never answer).
+type rawSession struct {
+	t   testing.TB
+	url string
+	id  string
+}
+
+// rawInit initializes a session declaring caps (JSON).
+func rawInit(t testing.TB, url, caps string) *rawSession {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":` + caps + `,"clientInfo":{"name":"raw","version":"1"}}}`
+	req, _ := http.NewRequestWithContext(testCtx(t, 10*time.Second), http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	s := &rawSession{t: t, url: url, id: resp.Header.Get("Mcp-Session-Id")}
+	if s.id == "" {
+		t.Fatalf("initialize: %s, no session", resp.Status)
+	}
+	s.post(testCtx(t, 10*time.Second), `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+	return s
+}
+
+// post sends one message of the session and returns the open response.
+func (s *rawSession) post(ctx context.Context, body string) *http.Response {
+	s.t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", s.id)
+	req.Header.Set("Mcp-Protocol-Version", v1125)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return resp
+}
+
+// callUntil posts a tools/call and reads its stream until a line holds
+// want; it returns the function that drops the connection.
+func (s *rawSession) callUntil(tool, args, want string) (drop func()) {
+	s.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	resp := s.post(ctx, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"`+tool+`","arguments":`+args+`}}`)
+	sc := bufio.NewScanner(resp.Body)
+	found := make(chan bool, 1)
+	go func() {
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), want) {
+				found <- true
+				return
+			}
+		}
+		found <- false
+	}()
+	select {
+	case ok := <-found:
+		if !ok {
+			cancel()
+			s.t.Fatalf("the call's stream ended without %q", want)
+		}
+	case <-time.After(30 * time.Second):
+		cancel()
+		s.t.Fatalf("no %q on the call's stream", want)
+	}
+	return func() { cancel(); resp.Body.Close() }
+}
+
+// TestVanishedAskerDoesNotBlockOthers: a handshake-era client that can be
+// asked calls a tool whose server asks it a question, then drops its
+// connection without answering (and without ending its session). Other
+// clients' calls to that server still run.
+func TestVanishedAskerDoesNotBlockOthers(t *testing.T) {
+	srv := testserver.StartStreamable(t, testserver.New(testserver.Options{Era: testserver.Legacy}))
+	_, url := startGateway(t, []Server{{Name: "s", Target: srv.URL}}, nil)
+	hostile := rawInit(t, url, `{"elicitation":{}}`)
+	drop := hostile.callUntil("book", `{"date":"friday"}`, "elicitation/create")
+	drop()
+	for _, v := range []string{v1125, v0728} {
+		cs := connect(t, url, v, nil)
+		res, err := cs.CallTool(testCtx(t, 20*time.Second), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "still here"}})
+		if err != nil || texts(res) != "still here" {
+			t.Fatalf("%s client after another vanished mid-question: %q, %v", v, texts(res), err)
+		}
 	}
 }
