@@ -158,10 +158,10 @@ func (s *rawSession) callUntil(tool, args, want string) (drop func()) {
 // TestVanishedAskerDoesNotBlockOthers: a handshake-era client that can be
 // asked calls a tool whose server asks it a question, then drops its
 // connection without answering (and without ending its session). Other
-// clients' calls to that server still run.
+// clients' calls to that server run once ParkTimeout has passed.
 func TestVanishedAskerDoesNotBlockOthers(t *testing.T) {
 	srv := testserver.StartStreamable(t, testserver.New(testserver.Options{Era: testserver.Legacy}))
-	_, url := startGateway(t, []Server{{Name: "s", Target: srv.URL}}, nil)
+	_, url := startGateway(t, []Server{{Name: "s", Target: srv.URL}}, &Options{ParkTimeout: time.Second})
 	hostile := rawInit(t, url, `{"elicitation":{}}`)
 	drop := hostile.callUntil("book", `{"date":"friday"}`, "elicitation/create")
 	drop()

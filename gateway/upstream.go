@@ -403,7 +403,7 @@ func (u *upstream) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.E
 		u.g.log.Warn("refused a server's elicitation", "server", u.name, "reason", err)
 		return nil, err
 	}
-	resp, err := o.ask(ctx, "elicitation", req.Params)
+	resp, err := u.ask(ctx, o, "elicitation", req.Params)
 	if err != nil {
 		return nil, err
 	}
@@ -420,7 +420,7 @@ func (u *upstream) onSample(ctx context.Context, req *mcp.CreateMessageRequest) 
 		u.g.log.Warn("refused a server's sampling request", "server", u.name, "reason", err)
 		return nil, err
 	}
-	resp, err := o.ask(ctx, "sampling", req.Params)
+	resp, err := u.ask(ctx, o, "sampling", req.Params)
 	if err != nil {
 		return nil, err
 	}
@@ -432,7 +432,7 @@ func (u *upstream) onRoots(ctx context.Context, req *mcp.ListRootsRequest) (*mcp
 	if err != nil || !o.canAsk("roots") {
 		return &mcp.ListRootsResult{Roots: append([]*mcp.Root{}, u.g.opts.Roots...)}, nil
 	}
-	resp, err := o.ask(ctx, "roots", &mcp.ListRootsParams{})
+	resp, err := u.ask(ctx, o, "roots", &mcp.ListRootsParams{})
 	if err != nil {
 		return nil, err
 	}
@@ -441,6 +441,16 @@ func (u *upstream) onRoots(ctx context.Context, req *mcp.ListRootsRequest) (*mcp
 		return nil, fmt.Errorf("the client answered roots/list with %T", resp)
 	}
 	return r, nil
+}
+
+// ask puts a server's question to the client o, bounded by ParkTimeout:
+// while it waits, the server's other clients wait too (see lane), so a
+// client that never answers holds them back no longer than that.
+func (u *upstream) ask(ctx context.Context, o *origin, kind string, q mcp.InputRequest) (mcp.InputResponse, error) {
+	d := u.g.opts.parkTimeout()
+	ctx, cancel := context.WithTimeoutCause(ctx, d, fmt.Errorf("the client did not answer the server's %s request within %s", kind, d))
+	defer cancel()
+	return o.ask(ctx, kind, q)
 }
 
 // onLog passes a server's log message to the client whose request it is
