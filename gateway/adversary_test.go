@@ -173,3 +173,32 @@ func TestVanishedAskerDoesNotBlockOthers(t *testing.T) {
 		}
 	}
 }
+
+// TestAskerCannotStarveAnother: a client that can be asked keeps calls in
+// flight on a handshake-era server without a pause (four loops of slow
+// calls, overlapping); another such client's call still gets its turn.
+func TestAskerCannotStarveAnother(t *testing.T) {
+	srv := testserver.StartStreamable(t, testserver.New(testserver.Options{Era: testserver.Legacy}))
+	_, url := startGateway(t, []Server{{Name: "s", Target: srv.URL}}, nil)
+	asker := &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}}
+	hog, other := connect(t, url, v1125, asker), connect(t, url, v1125, asker)
+	ctx, stop := context.WithCancel(testCtx(t, 60*time.Second))
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Go(func() {
+			time.Sleep(time.Duration(i) * 200 * time.Millisecond) // staggered: one always in flight
+			for ctx.Err() == nil {
+				_, _ = hog.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 800}})
+			}
+		})
+	}
+	time.Sleep(time.Second)
+	res, err := other.CallTool(testCtx(t, 20*time.Second), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "my turn"}})
+	stop()
+	wg.Wait()
+	if err != nil || texts(res) != "my turn" {
+		t.Fatalf("a call beside a client that never pauses: %q, %v", texts(res), err)
+	}
+}
