@@ -236,3 +236,58 @@ func TestLateToolCannotTakeAnotherServersName(t *testing.T) {
 	}
 	stolen.Range(func(k, _ any) bool { t.Errorf("the newcomer got a call meant for another server: %s", k); return true })
 }
+
+// TestUnsubscribeOfAnotherSessionKeepsMine: client A subscribes to a
+// resource; client B, who never subscribed, unsubscribes from it: A still
+// gets the server's updates. B subscribes twice and unsubscribes once, A
+// unsubscribes: the server keeps the gateway's subscription until B's
+// ends too.
+func TestUnsubscribeOfAnotherSessionKeepsMine(t *testing.T) {
+	const uri = "res://shared/doc"
+	var subs sync.Map
+	srv := mcp.NewServer(&mcp.Implementation{Name: "docs"}, &mcp.ServerOptions{
+		SupportedProtocolVersions: testserver.LegacyVersions,
+		SubscribeHandler:          func(context.Context, *mcp.SubscribeRequest) error { subs.Store(uri, true); return nil },
+		UnsubscribeHandler:        func(context.Context, *mcp.UnsubscribeRequest) error { subs.Delete(uri); return nil },
+	})
+	srv.AddResource(&mcp.Resource{URI: uri, Name: "doc"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, Text: "v"}}}, nil
+	})
+	_, url := startGateway(t, []Server{{Name: "docs", Target: srv}}, nil)
+	updates := make(chan string, 10)
+	a := connect(t, url, v1125, &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+		updates <- r.Params.URI
+	}})
+	b := connect(t, url, v1125, nil)
+	ctx := testCtx(t, 20*time.Second)
+	subscribed := func() bool { _, ok := subs.Load(uri); return ok }
+	if err := a.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	_ = b.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
+	if !subscribed() {
+		t.Error("B's unsubscribe ended the server's subscription while A is subscribed")
+	}
+	_ = srv.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri})
+	select {
+	case got := <-updates:
+		if got != uri {
+			t.Errorf("update of %q", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("A got no update after B unsubscribed")
+	}
+	for _, step := range []func() error{
+		func() error { return b.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}) },
+		func() error { return b.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}) },
+		func() error { return b.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}) },
+		func() error { return a.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}) },
+	} {
+		if err := step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if subscribed() {
+		t.Error("the server's subscription outlived every client's")
+	}
+}
