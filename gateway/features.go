@@ -300,53 +300,33 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 }
 
 // subscribe and unsubscribe keep one subscription per resource at its
-// server, however many client sessions subscribed (go-sdk tells each of
-// them of the updates).
+// server while any client session is subscribed to it (go-sdk tells each
+// of them of the updates).
 func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
-	u := g.cat.resourceOwner(req.Params.URI)
-	if u == nil {
-		return mcp.ResourceNotFoundError(req.Params.URI)
+	uri := req.Params.URI
+	u := g.cat.resourceOwner(uri)
+	if u == nil || !g.allowed(ctx, u.name, "resource", uri) {
+		return mcp.ResourceNotFoundError(uri)
 	}
-	u.mu.Lock()
-	u.subs[req.Params.URI]++
-	first := u.subs[req.Params.URI] == 1
-	u.mu.Unlock()
-	if !first {
+	if !u.setSubscribed(uri, req.Session, true) {
 		return nil
 	}
 	err := u.do(ctx, newOrigin(ctx, req), true, func(ctx context.Context, cs *mcp.ClientSession) error {
-		return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: req.Params.URI})
+		return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
 	})
 	if err != nil {
-		u.mu.Lock()
-		if u.subs[req.Params.URI]--; u.subs[req.Params.URI] <= 0 {
-			delete(u.subs, req.Params.URI)
-		}
-		u.mu.Unlock()
+		u.setSubscribed(uri, req.Session, false)
 	}
 	return rpcError(err)
 }
 
 func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
-	u := g.cat.resourceOwner(req.Params.URI)
-	if u == nil {
-		return nil
-	}
-	u.mu.Lock()
-	n, had := u.subs[req.Params.URI]
-	if had {
-		n--
-		if n <= 0 {
-			delete(u.subs, req.Params.URI)
-		} else {
-			u.subs[req.Params.URI] = n
-		}
-	}
-	u.mu.Unlock()
-	if !had || n > 0 {
+	uri := req.Params.URI
+	u := g.cat.resourceOwner(uri)
+	if u == nil || !u.setSubscribed(uri, req.Session, false) {
 		return nil
 	}
 	return rpcError(u.do(ctx, newOrigin(ctx, req), true, func(ctx context.Context, cs *mcp.ClientSession) error {
-		return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: req.Params.URI})
+		return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
 	}))
 }

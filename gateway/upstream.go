@@ -38,12 +38,12 @@ type upstream struct {
 	info   *mcpadapter.ServerInfo
 	caps   *mcp.ServerCapabilities
 	modern bool // the connection speaks 2026-07-28
-	subs   map[string]int
+	subs   map[string]map[*mcp.ServerSession]bool // client sessions subscribed, by resource URI
 }
 
 // newUpstream builds the client of s, with the gateway's handlers.
 func newUpstream(g *Gateway, s Server, prefix mcpadapter.PrefixMode) (*upstream, error) {
-	u := &upstream{g: g, name: s.Name, lane: newLane(), kick: make(chan struct{}, 1), subs: make(map[string]int)}
+	u := &upstream{g: g, name: s.Name, lane: newLane(), kick: make(chan struct{}, 1), subs: make(map[string]map[*mcp.ServerSession]bool)}
 	if s.Config != nil {
 		u.prefix = s.Config.Prefix
 	}
@@ -393,6 +393,39 @@ func (u *upstream) wrapErr(err error) error {
 		return &unavailableError{server: u.name, err: err}
 	}
 	return err
+}
+
+// setSubscribed records whether the client session ss is subscribed to
+// uri (forgetting sessions that have ended), and reports whether that
+// changed whether any session is: the gateway's own subscription at the
+// server is then to be made or ended.
+func (u *upstream) setSubscribed(uri string, ss *mcp.ServerSession, on bool) bool {
+	live := make(map[*mcp.ServerSession]bool)
+	for s := range u.g.server.Sessions() {
+		live[s] = true
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	set := u.subs[uri]
+	was := len(set) > 0
+	for s := range set {
+		if !live[s] {
+			delete(set, s)
+		}
+	}
+	if on {
+		if set == nil {
+			set = make(map[*mcp.ServerSession]bool)
+			u.subs[uri] = set
+		}
+		set[ss] = true
+	} else {
+		delete(set, ss)
+	}
+	if len(set) == 0 {
+		delete(u.subs, uri)
+	}
+	return was != (len(set) > 0)
 }
 
 // onElicit, onSample and onRoots take a handshake-era server's questions
