@@ -4,6 +4,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -18,6 +19,11 @@ import (
 // resources/read, and leaves out of listings what the Policy refuses.
 func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		// Close ends whatever a request is waiting for.
+		ctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		stop := context.AfterFunc(g.ctx, func() { cancel(errClosed) })
+		defer stop()
 		if ex := req.GetExtra(); ex != nil && ex.TokenInfo != nil {
 			ctx = withPrincipal(ctx, ex.TokenInfo.UserID)
 		}
@@ -50,6 +56,8 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		return next(ctx, method, req)
 	}
 }
+
+var errClosed = errors.New("the gateway closed")
 
 // allowed asks the Policy whether the request's principal may use an item.
 func (g *Gateway) allowed(ctx context.Context, server, kind, name string) bool {

@@ -215,7 +215,7 @@ func (g *Gateway) Close() error {
 	g.closed.Do(func() {
 		g.draining.Store(true)
 		g.cancel()
-		g.parks.closeAll(errors.New("the gateway closed"))
+		g.parks.closeAll(errClosed)
 		for ss := range g.server.Sessions() {
 			_ = ss.Close()
 		}
