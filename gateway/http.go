@@ -51,7 +51,7 @@ func (g *Gateway) newHTTPHandlers() (stateful, stateless httpHandler) {
 // It refuses a Host that is not a loopback name or listed in
 // Options.AllowedHosts, and an Origin that is neither the gateway's own nor
 // listed in Options.AllowedOrigins (403), and while shutting down answers
-// 503 with a JSON-RPC error.
+// a request for a new session with 503 and a JSON-RPC error.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !g.hostAllowed(r.Host) {
 		http.Error(w, fmt.Sprintf("Forbidden: Host %q is not a loopback name or an allowed host (DNS rebinding protection)", r.Host), http.StatusForbidden)
@@ -59,10 +59,6 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if o := r.Header.Get("Origin"); o != "" && !g.originAllowed(r, o) {
 		http.Error(w, fmt.Sprintf("Forbidden: Origin %q is not allowed", o), http.StatusForbidden)
-		return
-	}
-	if g.draining.Load() {
-		writeRPCError(w, http.StatusServiceUnavailable, &jsonrpc.Error{Code: CodeShuttingDown, Message: "the gateway is shutting down; try another instance or try again later"})
 		return
 	}
 	modern, err := g.isStateless(w, r)
@@ -73,6 +69,13 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		http.Error(w, "reading the request: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if g.draining.Load() && !modern && r.Header.Get("Mcp-Session-Id") == "" {
+		// No new session; the requests of sessions (a client's answer to
+		// a server's question, say) and of 2026-07-28 clients go on: the
+		// gateway refuses new calls among them with a JSON-RPC error.
+		writeRPCError(w, http.StatusServiceUnavailable, errShuttingDown())
 		return
 	}
 	if modern {
