@@ -4,7 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
+	"github.com/mcpadapter/mcpadapter"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -289,5 +292,43 @@ func TestUnsubscribeOfAnotherSessionKeepsMine(t *testing.T) {
 	}
 	if subscribed() {
 		t.Error("the server's subscription outlived every client's")
+	}
+}
+
+// TestEnvSecretsNeverShown: a stdio server given a secret in its "env"
+// prints it (to stdout, which is not JSON-RPC, and to stderr) and exits:
+// the secret is in no event, no status, no log line and no answer.
+func TestEnvSecretsNeverShown(t *testing.T) {
+	const secret = "SECRET-ENV-0451"
+	doc := `{"mcpServers": {
+		"leaky": {"command": "/bin/sh", "args": ["-c", "echo \"using key $API_KEY\"; echo \"key $API_KEY refused\" >&2; exit 3"], "env": {"API_KEY": "` + secret + `"}},
+		"ok": {"url": "` + testserver.StartStreamable(t, testserver.New(testserver.Options{})).URL + `"}
+	}}`
+	cfg, err := mcpadapter.ParseConfig([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs lockedBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	var mu sync.Mutex
+	var seen []string
+	g, url := startGateway(t, FromConfig(cfg), &Options{Logger: logger, OnEvent: func(e Event) {
+		mu.Lock()
+		seen = append(seen, fmt.Sprint(e.Kind, e.Server, e.Err))
+		mu.Unlock()
+	}})
+	for _, s := range g.Servers() {
+		seen = append(seen, fmt.Sprint(s.Err))
+	}
+	cs := connect(t, url, v1125, nil)
+	_, err = cs.CallTool(testCtx(t, 10*time.Second), &mcp.CallToolParams{Name: "leaky_echo", Arguments: map[string]any{}})
+	mu.Lock()
+	all := strings.Join(seen, "\n") + "\n" + fmt.Sprint(err) + "\n" + logs.String()
+	mu.Unlock()
+	if !strings.Contains(all, "leaky") {
+		t.Fatalf("nothing says leaky is down:\n%s", all)
+	}
+	if i := strings.Index(all, secret); i >= 0 {
+		t.Errorf("the env secret shown: ...%s...", all[max(0, i-200):min(len(all), i+60)])
 	}
 }
