@@ -17,7 +17,16 @@ import (
 // puts the request's principal on the context, answers requests for tools
 // the client cannot call with an error naming the ones it can, routes
 // resources/read, and leaves out of listings what the Policy refuses.
+// Its errors never carry the config's secrets.
 func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	handle := g.route(next)
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := handle(ctx, method, req)
+		return res, g.red.rpcErr(err)
+	}
+}
+
+func (g *Gateway) route(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		// Close ends whatever a request is waiting for.
 		ctx, cancel := context.WithCancelCause(ctx)

@@ -20,7 +20,8 @@ import (
 // New, Start it, and Close (or Shutdown) it.
 type Gateway struct {
 	opts   Options
-	log    *slog.Logger
+	log    *slog.Logger // its handler redacts
+	red    *redactor
 	server *mcp.Server
 	ups    []*upstream
 	cat    *catalog
@@ -55,10 +56,12 @@ func New(servers []Server, opts *Options) (*Gateway, error) {
 	if opts != nil {
 		g.opts = *opts
 	}
+	g.red = newRedactor(servers)
 	g.log = g.opts.Logger
 	if g.log == nil {
 		g.log = slog.Default()
 	}
+	g.log = slog.New(g.red.handler(g.log.Handler()))
 	if len(servers) == 0 {
 		return nil, errors.New("gateway: no servers")
 	}
@@ -194,7 +197,7 @@ func (g *Gateway) Servers() []ServerStatus {
 	out := make([]ServerStatus, 0, len(g.ups))
 	for _, u := range g.ups {
 		up, info, err := u.status()
-		st := ServerStatus{Name: u.name, Up: up, Err: err, Info: info}
+		st := ServerStatus{Name: u.name, Up: up, Err: g.red.err(err), Info: info}
 		g.cat.mu.Lock()
 		for _, r := range g.cat.tools {
 			if r.u == u {
@@ -249,6 +252,7 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 
 // event reports what happened to a server.
 func (g *Gateway) event(e Event) {
+	e.Err = g.red.err(e.Err)
 	switch e.Kind {
 	case ServerUp:
 		g.log.Info("server up", "server", e.Server)

@@ -60,6 +60,8 @@ func newUpstream(g *Gateway, s Server, prefix mcpadapter.PrefixMode) (*upstream,
 	co.Name = s.Name
 	if co.Logger == nil {
 		co.Logger = g.log
+	} else {
+		co.Logger = slog.New(g.red.handler(co.Logger.Handler()))
 	}
 	co.LogHandler = u.onLog
 	co.ProgressHandler = u.onProgress
