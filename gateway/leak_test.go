@@ -1,0 +1,91 @@
+package gateway
+
+import (
+	"context"
+	"net/http"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// settleGoroutines waits until at most want goroutines run, and returns
+// how many do.
+func settleGoroutines(want int) int {
+	n := runtime.NumGoroutine()
+	for deadline := time.Now().Add(20 * time.Second); n > want && time.Now().Before(deadline); n = runtime.NumGoroutine() {
+		time.Sleep(20 * time.Millisecond)
+	}
+	return n
+}
+
+// TestNoGoroutinesLeftByClients: clients of every version that call,
+// are asked and go away (closing their sessions or dropping their
+// connections mid-stream) leave no goroutine behind in the gateway.
+func TestNoGoroutinesLeftByClients(t *testing.T) {
+	srv := testserver.StartStreamable(t, testserver.New(testserver.Options{Era: testserver.Legacy}))
+	_, url := startGateway(t, []Server{{Name: "s", Target: srv.URL}}, &Options{ParkTimeout: 500 * time.Millisecond})
+	// Warm up: the first client's connections and the server's pools.
+	warm := connect(t, url, v1125, nil)
+	_, _ = warm.CallTool(testCtx(t, 10*time.Second), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+	_ = warm.Close()
+	http.DefaultClient.CloseIdleConnections()
+	base := settleGoroutines(0)
+	for round := range 5 {
+		for _, v := range clientVersions {
+			c := mcp.NewClient(&mcp.Implementation{Name: "c"}, &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"guests": 2}}, nil
+			}})
+			cs, err := c.Connect(testCtx(t, 10*time.Second), &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: v})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := testCtx(t, 20*time.Second)
+			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "book", Arguments: map[string]any{"date": "d"}}); err != nil {
+				t.Fatalf("%s book: %v", v, err)
+			}
+			_ = cs.Close()
+		}
+		hostile := rawInit(t, url, `{"elicitation":{}}`)
+		hostile.callUntil("book", `{"date":"r`+itoa(round)+`"}`, "elicitation/create")()
+		hostile.post(testCtx(t, 5*time.Second), "").Body.Close()
+		req, _ := http.NewRequest(http.MethodDelete, url, nil)
+		req.Header.Set("Mcp-Session-Id", hostile.id)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}
+	http.DefaultClient.CloseIdleConnections()
+	if n := settleGoroutines(base + 5); n > base+5 {
+		buf := make([]byte, 1<<20)
+		t.Fatalf("%d goroutines after 20 clients came and went, %d before:\n%s", n, base, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+// TestEndingSessionCancelsItsCalls: a handshake-era client that ends its
+// session (DELETE) while its call is in flight gets its session ended at
+// once, and the server's call is cancelled.
+func TestEndingSessionCancelsItsCalls(t *testing.T) {
+	srv, st := testserver.NewWithState(testserver.Options{Era: testserver.Legacy})
+	hs := testserver.StartStreamable(t, srv)
+	_, url := startGateway(t, []Server{{Name: "s", Target: hs.URL}}, nil)
+	cs := connect(t, url, v1125, nil)
+	go func() {
+		_, _ = cs.CallTool(testCtx(t, 60*time.Second), &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 30000}})
+	}()
+	if err := st.Wait(testCtx(t, 20*time.Second), func(s *testserver.State) bool { return s.Calls("slow") > 0 }); err != nil {
+		t.Fatal(err)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- cs.Close() }()
+	select {
+	case <-closed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("ending the session waited for its call")
+	}
+	if err := st.Wait(testCtx(t, 20*time.Second), func(s *testserver.State) bool { return s.Cancellations() > 0 }); err != nil {
+		t.Fatal("the server's call was not cancelled")
+	}
+}
