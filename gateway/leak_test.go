@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"runtime"
 	"testing"
@@ -71,17 +72,31 @@ func TestEndingSessionCancelsItsCalls(t *testing.T) {
 	srv, st := testserver.NewWithState(testserver.Options{Era: testserver.Legacy})
 	hs := testserver.StartStreamable(t, srv)
 	_, url := startGateway(t, []Server{{Name: "s", Target: hs.URL}}, nil)
-	cs := connect(t, url, v1125, nil)
+	s := rawInit(t, url, `{}`)
 	go func() {
-		_, _ = cs.CallTool(testCtx(t, 60*time.Second), &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 30000}})
+		resp := s.post(testCtx(t, 60*time.Second), `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow","arguments":{"ms":30000}}}`)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
 	}()
 	if err := st.Wait(testCtx(t, 20*time.Second), func(s *testserver.State) bool { return s.Calls("slow") > 0 }); err != nil {
 		t.Fatal(err)
 	}
+	time.Sleep(300 * time.Millisecond) // the call's request has reached the server
 	closed := make(chan error, 1)
-	go func() { closed <- cs.Close() }()
+	go func() {
+		req, _ := http.NewRequestWithContext(testCtx(t, 60*time.Second), http.MethodDelete, url, nil)
+		req.Header.Set("Mcp-Session-Id", s.id)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		closed <- err
+	}()
 	select {
-	case <-closed:
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("ending the session waited for its call")
 	}
