@@ -36,6 +36,9 @@ func (g *Gateway) route(next mcp.MethodHandler) mcp.MethodHandler {
 		if ex := req.GetExtra(); ex != nil && ex.TokenInfo != nil {
 			ctx = withPrincipal(ctx, ex.TokenInfo.UserID)
 		}
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss.ID() != "" {
+		defer g.trackSession(ss.ID(), PrincipalFrom(ctx), cancel)()
+		}
 		switch method {
 		case "tools/call":
 			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && p != nil && !g.search.handles(p.Name) {

@@ -44,15 +44,16 @@ type Gateway struct {
 	progress map[string]progressRoute // by the progress token sent to a server
 
 	sessMu   sync.Mutex
-	sessions map[*mcp.ServerSession]*int   // tool calls in flight by client session
-	levels   map[*mcp.ServerSession]string // log levels set by handshake-era sessions
+	sessions map[*mcp.ServerSession]*int     // tool calls in flight by client session
+	running  map[string]map[*runningReq]bool // requests being handled, by session id
+	levels   map[*mcp.ServerSession]string   // log levels set by handshake-era sessions
 }
 
 // New returns a gateway for servers; opts may be nil. Server names must be
 // distinct and match ^[A-Za-z0-9_-]{1,64}$ (config keys already do). New
 // builds every server's client but connects none: Start does.
 func New(servers []Server, opts *Options) (*Gateway, error) {
-	g := &Gateway{progress: make(map[string]progressRoute), sessions: make(map[*mcp.ServerSession]*int), levels: make(map[*mcp.ServerSession]string)}
+	g := &Gateway{progress: make(map[string]progressRoute), sessions: make(map[*mcp.ServerSession]*int), running: make(map[string]map[*runningReq]bool), levels: make(map[*mcp.ServerSession]string)}
 	if opts != nil {
 		g.opts = *opts
 	}

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -60,6 +62,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if o := r.Header.Get("Origin"); o != "" && !g.originAllowed(r, o) {
 		http.Error(w, fmt.Sprintf("Forbidden: Origin %q is not allowed", o), http.StatusForbidden)
 		return
+	}
+	if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && id != "" {
+		// go-sdk ends a session only when its requests have ended.
+		g.endSession(id, principalOf(r))
 	}
 	modern, err := g.isStateless(w, r)
 	if err != nil {
@@ -174,4 +180,53 @@ func writeRPCError(w http.ResponseWriter, status int, e *jsonrpc.Error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
+}
+
+// runningReq is a client request being handled in a session.
+type runningReq struct {
+	principal string
+	cancel    context.CancelCauseFunc
+}
+
+var errSessionEnded = errors.New("the client ended its session")
+
+// trackSession records a request of the session id being handled, until
+// the returned function is called.
+func (g *Gateway) trackSession(id, principal string, cancel context.CancelCauseFunc) (untrack func()) {
+	rr := &runningReq{principal: principal, cancel: cancel}
+	g.sessMu.Lock()
+	if g.running[id] == nil {
+		g.running[id] = make(map[*runningReq]bool)
+	}
+	g.running[id][rr] = true
+	g.sessMu.Unlock()
+	return func() {
+		g.sessMu.Lock()
+		delete(g.running[id], rr)
+		if len(g.running[id]) == 0 {
+			delete(g.running, id)
+		}
+		g.sessMu.Unlock()
+	}
+}
+
+// endSession cancels the requests of the session id that principal made
+// (a client ending its session: DELETE).
+func (g *Gateway) endSession(id, principal string) {
+	g.sessMu.Lock()
+	defer g.sessMu.Unlock()
+	for rr := range g.running[id] {
+		if rr.principal == principal {
+			rr.cancel(errSessionEnded)
+		}
+	}
+}
+
+// principalOf returns the principal of an HTTP request (the UserID of its
+// go-sdk auth.TokenInfo), or "".
+func principalOf(r *http.Request) string {
+	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
+		return ti.UserID
+	}
+	return ""
 }
