@@ -37,7 +37,7 @@ func (g *Gateway) route(next mcp.MethodHandler) mcp.MethodHandler {
 			ctx = withPrincipal(ctx, ex.TokenInfo.UserID)
 		}
 		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss.ID() != "" {
-		defer g.trackSession(ss.ID(), PrincipalFrom(ctx), cancel)()
+			defer g.trackSession(ss.ID(), PrincipalFrom(ctx), cancel)()
 		}
 		switch method {
 		case "tools/call":
