@@ -332,3 +332,30 @@ func TestEnvSecretsNeverShown(t *testing.T) {
 		t.Errorf("the env secret shown: ...%s...", all[max(0, i-200):min(len(all), i+60)])
 	}
 }
+
+// TestServerStateLikeGateways: a 2026-07-28 server whose requestState
+// starts like the gateway's own ("mcpgw:") gets it back as it sent it
+// with the client's answers; the gateway does not take it for one of its
+// parked calls.
+func TestServerStateLikeGateways(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "mimic"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "ask", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if req.Params.RequestState == "" {
+			return &mcp.CallToolResult{
+				InputRequests: mcp.InputRequestMap{"q": &mcp.ElicitParams{Message: "ok?", RequestedSchema: map[string]any{"type": "object"}}},
+				RequestState:  statePrefix + "server-own",
+			}, nil
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "state " + req.Params.RequestState}}}, nil
+	})
+	_, url := startGateway(t, []Server{{Name: "mimic", Target: srv}}, nil)
+	for _, v := range []string{v0728, v1125} {
+		cs := connect(t, url, v, &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
+		}})
+		res, err := cs.CallTool(testCtx(t, 20*time.Second), &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{}})
+		if want := "state " + statePrefix + "server-own"; err != nil || texts(res) != want {
+			t.Errorf("%s: %q, %v; want %q", v, texts(res), err, want)
+		}
+	}
+}
