@@ -85,7 +85,7 @@ func TestClientCredentialsPrivateKeyJWT(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	a := grantClient(t, as.MCPURL, &mcpadapter.ClientCredentials{ClientID: "svc", PrivateKey: parsed}, &logs)
+	a := grantClient(t, as.MCPURL, &mcpadapter.ClientCredentials{Issuer: as.URL, ClientID: "svc", PrivateKey: parsed}, &logs)
 	tools := toolMap(t, ctx, a)
 	if got := mustCall(t, ctx, tools["echo"], `{"text":"as a service"}`).Text(); got != "as a service" {
 		t.Errorf("echo: %q", got)
@@ -97,7 +97,7 @@ func TestClientCredentialsPrivateKeyJWT(t *testing.T) {
 	// Another key: the server refuses the assertion, and the error says
 	// so, naming the server, without the assertion.
 	var logs2 bytes.Buffer
-	b := grantClient(t, as.MCPURL, &mcpadapter.ClientCredentials{ClientID: "svc", PrivateKey: newKey(t)}, &logs2)
+	b := grantClient(t, as.MCPURL, &mcpadapter.ClientCredentials{Issuer: as.URL, ClientID: "svc", PrivateKey: newKey(t)}, &logs2)
 	_, err = b.Tools(ctx)
 	var ae *mcpadapter.AuthorizationError
 	if !errors.As(err, &ae) || !strings.Contains(err.Error(), "invalid_client") {
@@ -117,7 +117,7 @@ func TestClientCredentialsSecret(t *testing.T) {
 	ctx := testCtx(t)
 	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{}), ClientID: "svc", ClientSecret: "s3cret-value", NoRegistration: true})
 	var logs bytes.Buffer
-	a := grantClient(t, as.MCPURL, &mcpadapter.ClientCredentials{ClientID: "svc", ClientSecret: "s3cret-value"}, &logs)
+	a := grantClient(t, as.MCPURL, &mcpadapter.ClientCredentials{Issuer: as.URL, ClientID: "svc", ClientSecret: "s3cret-value"}, &logs)
 	tools := toolMap(t, ctx, a)
 	mustCall(t, ctx, tools["echo"], `{"text":"x"}`)
 	if c := as.Counts(); c.ClientCredentials != 1 {
@@ -147,7 +147,7 @@ func TestWorkloadIdentityJWTBearer(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	a := grantClient(t, as.MCPURL, &mcpadapter.JWTBearer{ClientID: "workload", Assertion: mcpadapter.AssertionFile(file)}, &logs)
+	a := grantClient(t, as.MCPURL, &mcpadapter.JWTBearer{Issuer: as.URL, ClientID: "workload", Assertion: mcpadapter.AssertionFile(file)}, &logs)
 	tools := toolMap(t, ctx, a)
 	mustCall(t, ctx, tools["echo"], `{"text":"x"}`)
 	if c := as.Counts(); c.JWTBearer != 1 {
@@ -156,7 +156,7 @@ func TestWorkloadIdentityJWTBearer(t *testing.T) {
 
 	expired := sign(time.Now().Add(-time.Hour))
 	var logs2 bytes.Buffer
-	b := grantClient(t, as.MCPURL, &mcpadapter.JWTBearer{ClientID: "workload", Assertion: func(context.Context) (string, error) { return expired, nil }}, &logs2)
+	b := grantClient(t, as.MCPURL, &mcpadapter.JWTBearer{Issuer: as.URL, ClientID: "workload", Assertion: func(context.Context) (string, error) { return expired, nil }}, &logs2)
 	_, err := b.Tools(ctx)
 	if err == nil || !strings.Contains(err.Error(), "invalid_grant") {
 		t.Fatalf("expired assertion: %v (want invalid_grant)", err)
@@ -177,6 +177,7 @@ func TestEnterpriseManagedAuthorization(t *testing.T) {
 	idToken := idp.IDToken(t, "alice@example.com")
 	var logs bytes.Buffer
 	a := grantClient(t, as.MCPURL, &mcpadapter.EnterpriseAuth{
+		Issuer:      as.URL,
 		IDToken:     func(context.Context) (string, error) { return idToken, nil },
 		IdPTokenURL: idp.URL + "/token", IdPClientID: "idp-app",
 		ClientID: "mcp-app", ClientSecret: "app-secret",
@@ -191,6 +192,7 @@ func TestEnterpriseManagedAuthorization(t *testing.T) {
 	// An ID token the IdP did not issue: the exchange fails and says where.
 	forged := testauth.StartIdP(t, "idp-app").IDToken(t, "mallory")
 	b := grantClient(t, as.MCPURL, &mcpadapter.EnterpriseAuth{
+		Issuer:      as.URL,
 		IDToken:     func(context.Context) (string, error) { return forged, nil },
 		IdPTokenURL: idp.URL + "/token", IdPClientID: "idp-app",
 		ClientID: "mcp-app", ClientSecret: "app-secret",

@@ -160,7 +160,7 @@ func TestOAuthPreregisteredClient(t *testing.T) {
 		MCP: testserver.New(testserver.Options{}), ClientID: "cli-app", ClientSecret: "s3cret", NoRegistration: true,
 	})
 	user := &browser{}
-	a := oauthClient(t, as.MCPURL, &mcpadapter.OAuth{ClientID: "cli-app", ClientSecret: "s3cret", OpenURL: user.open}, nil)
+	a := oauthClient(t, as.MCPURL, &mcpadapter.OAuth{ClientID: "cli-app", ClientSecret: "s3cret", Issuer: as.URL, OpenURL: user.open}, nil)
 	tools := toolMap(t, ctx, a)
 	if got := mustCall(t, ctx, tools["echo"], `{"text":"x"}`).Text(); got != "x" {
 		t.Errorf("echo: %q", got)
