@@ -140,7 +140,7 @@ func (h *GrantHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 			resource = prm.Resource
 		}
 		if len(prm.AuthorizationServers) > 0 && !slices.ContainsFunc(prm.AuthorizationServers, h.isIssuer) {
-			return &SignInError{Err: fmt.Errorf("the server names the authorization server %s, not %s, the issuer the client is set up for: nothing was sent to it",
+			return &SignInError{Err: fmt.Errorf("the server names the authorization server %s, not %s, the issuer the client is set up for; no credentials were sent",
 				strings.Join(prm.AuthorizationServers, ", "), h.issuer)}
 		}
 		scopes = prm.ScopesSupported
