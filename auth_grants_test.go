@@ -3,6 +3,7 @@ package mcpadapter_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -14,6 +15,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -242,4 +244,45 @@ func TestDPoPWithNonces(t *testing.T) {
 	if strings.Contains(logs.String(), "dpop+jwt") || strings.Contains(logs.String(), "eyJ") {
 		t.Errorf("the log holds a DPoP proof")
 	}
+}
+
+// TestGrantStepUpMergesScopes: a 403 insufficient_scope asking for one
+// more scope runs the grant again with the scopes granted before and the
+// new one (the server asks only for the one missing); a plain 403 is the
+// server's answer and runs no grant.
+func TestGrantStepUpMergesScopes(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{}), ClientID: "svc", ClientSecret: "s3cret",
+		NoRegistration: true, AdminTool: "add", ForbidTool: "image"})
+	a := grantClient(t, as.MCPURL, &mcpadapter.ClientCredentials{Issuer: as.URL, ClientID: "svc", ClientSecret: "s3cret"}, io.Discard)
+	tools := toolMap(t, ctx, a)
+	mustCall(t, ctx, tools["echo"], `{"text":"x"}`)
+	mustCall(t, ctx, tools["add"], `{"a":1,"b":2}`)
+	mustCall(t, ctx, tools["echo"], `{"text":"still allowed"}`)
+	reqs := as.TokenRequests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d token requests, want 2 (the first grant and one step-up)", len(reqs))
+	}
+	if got := strings.Fields(reqs[1].Get("scope")); !slices.Contains(got, testauth.BaseScope) || !slices.Contains(got, testauth.AdminScope) {
+		t.Errorf("the step-up asked for %q: want the scope granted before and the new one", got)
+	}
+	_, err := tools["image"].Call(ctx, json.RawMessage(`{}`))
+	if err == nil || !strings.Contains(err.Error(), "403") && !strings.Contains(err.Error(), "Forbidden") {
+		t.Errorf("a plain 403: %v", err)
+	}
+	if n := len(as.TokenRequests()); n != 2 {
+		t.Errorf("a plain 403 ran the grant again (%d token requests)", n)
+	}
+}
+
+// TestGrantNoPKCERequired: the grants work with an authorization server
+// whose metadata advertises no PKCE (only the authorization code grant
+// uses it).
+func TestGrantNoPKCERequired(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{}), ClientID: "svc", ClientSecret: "s3cret", NoRegistration: true, NoPKCE: true})
+	a := grantClient(t, as.MCPURL, &mcpadapter.ClientCredentials{Issuer: as.URL, ClientID: "svc", ClientSecret: "s3cret"}, io.Discard)
+	mustCall(t, ctx, toolMap(t, ctx, a)["echo"], `{"text":"x"}`)
 }

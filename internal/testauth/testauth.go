@@ -60,6 +60,9 @@ type Options struct {
 	ClientID, ClientSecret string
 	// NoRegistration leaves registration_endpoint out of the metadata.
 	NoRegistration bool
+	// NoPKCE leaves code_challenge_methods_supported out of the metadata
+	// (a server for the grants that need no user).
+	NoPKCE bool
 	// SSE serves the MCP server over the legacy HTTP+SSE transport (at
 	// the same /mcp path) instead of streamable HTTP.
 	SSE bool
@@ -249,6 +252,9 @@ func (s *Server) serverMetadata(w http.ResponseWriter, _ *http.Request) {
 	}
 	if !s.opts.NoRegistration {
 		m["registration_endpoint"] = s.URL + "/register"
+	}
+	if s.opts.NoPKCE {
+		delete(m, "code_challenge_methods_supported")
 	}
 	if s.opts.DPoP {
 		m["dpop_signing_alg_values_supported"] = []string{"ES256", "ES384", "RS256"}
