@@ -285,11 +285,8 @@ func newGrantHandler(a grantAuth, server, resource string, hc *http.Client, log 
 	if p.hc != nil {
 		hc = p.hc
 	}
-	hc = oauthflow.PublicOnly(hc, append(p.trusted, hostOf(resource), hostOf(p.issuer))...)
 	h := &oauthHandler{server: server}
-	if key != nil {
-		h.dpop, hc = withDPoP(key, hc)
-	}
+	h.dpop, hc = authServerClient(hc, key, append(p.trusted, hostOf(resource), hostOf(p.issuer))...)
 	if len(scopes) > 0 {
 		inner := g
 		g = func(ctx context.Context, hc *http.Client, t oauthflow.Target) (*oauth2.Token, error) {
@@ -303,6 +300,19 @@ func newGrantHandler(a grantAuth, server, resource string, hc *http.Client, log 
 	}
 	h.flow = oauthflow.NewGrantHandler(g, oauthflow.GrantConfig{Issuer: p.issuer, HTTPClient: hc, Logger: log})
 	return h
+}
+
+// authServerClient returns the client for the requests to authorization
+// servers: hc with go-sdk's check of the addresses a server names kept
+// (oauthflow.PublicOnly: no private or link-local address, except on the
+// trusted hosts, which the user named), and with a DPoP key (nil for
+// none) a proof on each token request, above the check.
+func authServerClient(hc *http.Client, key crypto.Signer, trusted ...string) (*oauthflow.DPoP, *http.Client) {
+	hc = oauthflow.PublicOnly(hc, trusted...)
+	if key == nil {
+		return nil, hc
+	}
+	return withDPoP(key, hc)
 }
 
 // withDPoP returns the DPoP state of key and hc with its token requests

@@ -145,11 +145,7 @@ func newOAuthHandler(o *OAuth, server, resource string, hc *http.Client, log *sl
 	if o.HTTPClient != nil {
 		hc = o.HTTPClient
 	}
-	hc = oauthflow.PublicOnly(hc, hostOf(resource), hostOf(o.Issuer))
-	var dpop *oauthflow.DPoP
-	if o.DPoPKey != nil {
-		dpop, hc = withDPoP(o.DPoPKey, hc)
-	}
+	dpop, hc := authServerClient(hc, o.DPoPKey, hostOf(resource), hostOf(o.Issuer))
 	return &oauthHandler{server: server, dpop: dpop, flow: oauthflow.NewHandler(oauthflow.Config{
 		ClientID:            o.ClientID,
 		ClientSecret:        o.ClientSecret,
