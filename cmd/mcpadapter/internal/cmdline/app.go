@@ -37,6 +37,7 @@ type App struct {
 	trustConfig bool // --trust-config: use a project config this once
 	verbose     bool
 	headers     []string
+	inheritEnv  []string // --inherit-env: variables a command target gets besides the safe set
 	token       string
 	oauth       bool
 	tokenFile   string
@@ -62,6 +63,7 @@ func (a *App) AddFlags(cmd *cobra.Command) {
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "show full errors and connection details")
 	pf.StringArrayVarP(&a.headers, "header", "H", nil, "HTTP header `Name: value` (or Name=value) for a URL target (repeatable)")
 	pf.StringVar(&a.token, "token", "", "bearer `token` for a URL target (default $MCP_TOKEN)")
+	pf.StringArrayVar(&a.inheritEnv, "inherit-env", nil, "pass this environment `variable` to a command target (repeatable; NAME, PREFIX_* or *); it gets only HOME, LOGNAME, PATH, SHELL, TERM and USER otherwise")
 	pf.BoolVar(&a.oauth, "oauth", false, "sign in with OAuth to a URL target (a config says \"auth\": \"oauth\" per server)")
 	pf.StringVar(&a.tokenFile, "token-file", "", "`file` keeping OAuth tokens (default ~/.config/mcpadapter/tokens.json)")
 	pf.StringVar(&a.timeout, "timeout", "", "per-request `timeout`, e.g. 30s (default: none)")
