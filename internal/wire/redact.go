@@ -121,11 +121,14 @@ func redactString(s string) string {
 // token, or a list of auth-params.
 var bearerText = regexp.MustCompile(`(?i)\b(bearer|basic|dpop|digest|negotiate|ntlm|hoba|mutual|scram-sha-1|scram-sha-256|vapid|gnap|privatetoken|concealed|aws4-hmac-sha256)\s+[^\s,]+(?:,\s*[A-Za-z0-9_-]+=(?:"[^"]*"|[^\s,]*))*`)
 
-// authHeader matches an Authorization (or Proxy-Authorization) header or
-// member written as text, "Authorization: <scheme> <credentials>" or
-// "authorization=<credentials>": whatever the scheme, what follows it is
-// hidden, to the end of the line or of a quoted value.
-var authHeader = regexp.MustCompile(`(?i)(\b(?:proxy-)?authorization"?\s*[:=]\s*"?)(?:([A-Za-z][A-Za-z0-9_.-]*)\s+)?[^\s"\\]+[^\r\n"\\]*`)
+// authHeader matches an Authorization (or Proxy-Authorization) header
+// written as text, "Authorization: <scheme> <credentials>", as a header
+// dump or a JSON member holds it: the canonical name anywhere, the name in
+// lower case (HTTP/2) only where a header starts (a line, a quote, a
+// bracket, a comma), so that prose ("refused authorization: ...") is left
+// alone. Whatever the scheme, what follows it is hidden, to the end of the
+// line or of a quoted value.
+var authHeader = regexp.MustCompile(`((?:\b(?:Proxy-)?Authorization|(?:^|[\n"'\[{,]\s*)(?:proxy-)?authorization)"?\s*:\s*"?)(?:([A-Za-z][A-Za-z0-9_.-]*)\s+)?[^\s"\\]+[^\r\n"\\]*`)
 
 // jwtText matches a JSON Web Token (a base64url header that starts with
 // {" and a payload, then a signature).
@@ -133,8 +136,8 @@ var jwtText = regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-
 
 // redactBearer hides the credentials of an authorization scheme in s:
 // "Bearer x", "Basic x", "DPoP x" and the other registered schemes
-// anywhere, and whatever follows "Authorization:" (or "authorization=")
-// whatever its scheme.
+// anywhere, and whatever follows an "Authorization:" header, whatever its
+// scheme. (An "authorization=" parameter is RedactURLSecrets'.)
 func redactBearer(s string) string {
 	s = authHeader.ReplaceAllStringFunc(s, func(m string) string {
 		sub := authHeader.FindStringSubmatch(m)

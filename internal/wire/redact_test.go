@@ -80,7 +80,10 @@ func TestRedactEveryScheme(t *testing.T) {
 		{`Authorization: Token t0k3n-v4lue`, `Authorization: Token [REDACTED]`},
 		{`Authorization: Custom k=v, sig=abc`, `Authorization: Custom [REDACTED]`},
 		{`proxy-authorization: Negotiate YIIB`, `proxy-authorization: Negotiate [REDACTED]`},
-		{`request had authorization=0pAqUe and more`, `request had authorization=[REDACTED]`},
+		{`request had authorization=0pAqUe and more`, `request had authorization=[REDACTED] and more`},
+		{`map[Accept:[*/*] Authorization:[Whatever 0pAqUe]]`, `map[Accept:[*/*] Authorization:[REDACTED]`},
+		{"GET / HTTP/1.1\nauthorization: Custom 0pAqUe\nhost: x", "GET / HTTP/1.1\nauthorization: Custom [REDACTED]\nhost: x"},
+		{`the server refused authorization: HTTP 401 Unauthorized`, `the server refused authorization: HTTP 401 Unauthorized`},
 		{`Digest username="u", response="6629fae4"`, `Digest [REDACTED]`},
 		{`no credentials here`, `no credentials here`},
 	} {
