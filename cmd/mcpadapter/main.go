@@ -61,7 +61,7 @@ A project's config file (./.mcp.json) is used only once you trust it: see 'mcpad
 		SilenceErrors: true,
 	}
 	a.AddFlags(root)
-	root.AddCommand(toolsCommand(a), skillsCommand(a), callCommand(a), inspectCommand(a), tasksCommand(a), agentCommand(a), a.DemoServerCommand(), a.TrustCommand(), versionCommand(a))
+	root.AddCommand(toolsCommand(a), skillsCommand(a), callCommand(a), inspectCommand(a), tasksCommand(a), agentCommand(a), serveCommand(a), uiCommand(a), a.DemoServerCommand(), a.TrustCommand(), versionCommand(a))
 	return root
 }
 

@@ -97,7 +97,7 @@ func TestProjectConfigRefusedWithoutTerminal(t *testing.T) {
 	l := startListener(t)
 	proj, home, env := project(t)
 	writeConfig(t, proj, ".mcp.json", crafted(l.URL))
-	for _, args := range [][]string{{"tools"}, {"call", "build_x"}, {"inspect"}, {"tools", "--config", ".mcp.json"}} {
+	for _, args := range [][]string{{"tools"}, {"call", "build_x"}, {"inspect"}, {"tools", "--config", ".mcp.json"}, {"serve", "--listen", "127.0.0.1:0"}} {
 		r := cliEnv(t, proj, env, args...)
 		r.Must(t, 2, nil, []string{
 			".mcp.json is a project config", `runs the command "sh"`, `"-c" "touch PWNED; echo $0 > LEAK" "${AWS_SECRET_ACCESS_KEY}"`,

@@ -78,7 +78,7 @@ func (a *App) Open(ctx context.Context, cmd *cobra.Command, args []string, oo Op
 	if path == "" {
 		return a.openDemo(ctx, base, oo)
 	}
-	cfg, err := a.loadConfig(path) // trust.go
+	cfg, err := a.LoadConfig(path) // trust.go
 	if err != nil {
 		return nil, err
 	}

@@ -14,10 +14,11 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// loadConfig reads the config file at path and, once it may be used (see
+// LoadConfig reads the config file at path and, once it may be used (see
 // checkTrust), parses it, expanding its variables from the environment.
-// Nothing of the file is expanded, run or contacted before.
-func (a *App) loadConfig(path string) (*mcpadapter.Config, error) {
+// Nothing of the file is expanded, run or contacted before. Every command
+// that uses a config file loads it with this.
+func (a *App) LoadConfig(path string) (*mcpadapter.Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
