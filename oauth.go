@@ -73,6 +73,9 @@ type OAuth struct {
 	// DPoPKey, if set, binds tokens to this key (DPoP, RFC 9449): a proof
 	// with each token request and, for a token issued as DPoP, with each
 	// request to the server. See NewDPoPKey and ClientCredentials.
+	// Processes sharing a Store need the same key: a public client's
+	// tokens, refresh tokens included, work only with the key they were
+	// issued to.
 	DPoPKey crypto.Signer
 }
 

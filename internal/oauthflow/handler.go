@@ -92,9 +92,14 @@ func (h *Handler) loadLocked(ctx context.Context) {
 	if st == nil || st.Token == nil || st.TokenURL == "" {
 		return
 	}
+	tok := st.usable(h.cfg.DPoP)
+	if tok == nil {
+		h.log.Warn("the stored OAuth token is bound to another DPoP key; signing in again")
+		return
+	}
 	oc := st.config()
 	h.gen++
-	h.ts = h.source(context.Background(), oc, st.usable(h.cfg.DPoP), h.gen, false)
+	h.ts = h.source(context.Background(), oc, tok, h.gen, false)
 	h.scopes = st.Scopes
 }
 

@@ -114,7 +114,11 @@ func (r *sharedRefresher) refresh() (*oauth2.Token, error) {
 		out, made = nil, nil
 		fresh := !r.stale(cur)
 		if fresh && cur.Token.AccessToken != r.last.AccessToken {
-			if t := cur.usable(r.dpop); t.Valid() {
+			t := cur.usable(r.dpop)
+			if t == nil {
+				return nil, errors.New("the stored token is bound to another DPoP key and cannot be refreshed with this one")
+			}
+			if t.Valid() {
 				out = t // refreshed by another process
 				return nil, nil
 			}
