@@ -160,6 +160,14 @@ func (h *oauthHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, err
 	return h.flow.TokenSource(ctx)
 }
 
+// close ends the handler's background saves of a token the shared store
+// could not take, after one last try.
+func (h *oauthHandler) close() {
+	if f, ok := h.flow.(*oauthflow.Handler); ok {
+		f.Close()
+	}
+}
+
 // Authorize signs in after a 401, or a 403 asking for more scopes.
 func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
 	err := h.flow.Authorize(ctx, req, resp)
