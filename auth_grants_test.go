@@ -3,12 +3,12 @@ package mcpadapter_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"io"

@@ -105,14 +105,14 @@ func StartEvil(t testing.TB, opts EvilOptions) *Evil {
 			issuer = opts.ClaimIssuer
 		}
 		writeJSON(w, http.StatusOK, map[string]any{
-			"issuer":                                issuer,
-			"authorization_endpoint":                e.ASURL + "/authorize",
-			"token_endpoint":                        e.ASURL + "/token",
-			"registration_endpoint":                 e.ASURL + "/register",
-			"response_types_supported":              []string{"code"},
-			"grant_types_supported":                 []string{"authorization_code", "refresh_token", "client_credentials", "urn:ietf:params:oauth:grant-type:jwt-bearer", "urn:ietf:params:oauth:grant-type:token-exchange"},
-			"code_challenge_methods_supported":      []string{"S256"},
-			"token_endpoint_auth_methods_supported": []string{"client_secret_basic", "client_secret_post", "private_key_jwt", "none"},
+			"issuer":                                         issuer,
+			"authorization_endpoint":                         e.ASURL + "/authorize",
+			"token_endpoint":                                 e.ASURL + "/token",
+			"registration_endpoint":                          e.ASURL + "/register",
+			"response_types_supported":                       []string{"code"},
+			"grant_types_supported":                          []string{"authorization_code", "refresh_token", "client_credentials", "urn:ietf:params:oauth:grant-type:jwt-bearer", "urn:ietf:params:oauth:grant-type:token-exchange"},
+			"code_challenge_methods_supported":               []string{"S256"},
+			"token_endpoint_auth_methods_supported":          []string{"client_secret_basic", "client_secret_post", "private_key_jwt", "none"},
 			"authorization_response_iss_parameter_supported": true,
 		})
 	}
