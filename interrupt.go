@@ -121,6 +121,11 @@ func (s *CallSettings) options() *CallOptions {
 		MaxTotalTimeout: s.MaxTotalTimeout, Task: s.Task}
 }
 
+// Asks reports whether p has questions for the user: false for nil, and
+// for a call queued behind another call's question (PendingCall.Queued),
+// which is resumed without answers.
+func (p *PendingCall) Asks() bool { return p != nil && len(p.Requests) > 0 }
+
 // Interrupt returns the payload for an agent interrupt.
 func (p *PendingCall) Interrupt() *elicitation.Interrupt {
 	return &elicitation.Interrupt{Type: elicitation.InterruptType, ToolName: p.ModelTool, Server: p.Server, Requests: p.Requests, Problem: p.Problem}

@@ -168,8 +168,13 @@ func (c *Client) enter(ctx context.Context, l *lane, p *parkedCall, after string
 	}
 }
 
+// closeGrace is how long a call whose question was closed has to end
+// after the server was told "cancel", before its request is cancelled too.
+const closeGrace = 5 * time.Second
+
 // closeQuestion closes p's open question without the user's answer: the
-// server is told "cancel" and the call is cancelled. st.mu is held.
+// server is told "cancel", and its request is cancelled if it has not
+// ended closeGrace later. st.mu is held.
 func (st *interruptState) closeQuestion(p *parkedCall, why string) {
 	st.answers.add(p.qid, &answerRecord{server: p.server, tool: p.tool, round: p.round, reason: why, now: "was cancelled"})
 	p.asked.answer <- &mcp.ElicitResult{Action: string(elicitation.Cancel)}
@@ -179,7 +184,7 @@ func (st *interruptState) closeQuestion(p *parkedCall, why string) {
 	}
 	p.lane.parked = false
 	p.lane.signal()
-	p.cancel()
+	p.timer = time.AfterFunc(closeGrace, p.cancel)
 }
 
 // finish takes p, which has returned o, out of its lane.
@@ -187,6 +192,9 @@ func (st *interruptState) finish(p *parkedCall, o callOutcome) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	l := p.lane
+	if p.timer != nil {
+		p.timer.Stop()
+	}
 	if p.asked != nil {
 		// It ended while it waited for the user (connection lost).
 		why := "the call ended"
@@ -195,7 +203,6 @@ func (st *interruptState) finish(p *parkedCall, o callOutcome) {
 		}
 		st.answers.add(p.qid, &answerRecord{server: p.server, tool: p.tool, round: p.round, ended: why})
 		p.asked, p.qid = nil, ""
-		p.timer.Stop()
 	}
 	if l.current == p {
 		l.current, l.parked = nil, false
