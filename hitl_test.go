@@ -210,4 +210,3 @@ func TestHITLDoubleSubmit(t *testing.T) {
 		})
 	}
 }
-
