@@ -102,13 +102,23 @@ func validateForm(schema json.RawMessage, content map[string]any) (map[string]an
 		if _, given := out[name]; given || f == nil || len(f.Default) == 0 {
 			continue
 		}
-		// A default's number is sent as the schema wrote it.
+		// A default's number is sent as exactly as it can be (number.go).
 		dec := json.NewDecoder(bytes.NewReader(f.Default))
 		dec.UseNumber()
 		var d any
-		if err := dec.Decode(&d); err == nil {
-			out[name] = d
+		if err := dec.Decode(&d); err != nil {
+			continue
 		}
+		if num, ok := d.(json.Number); ok {
+			n, _, err := numberOf(num)
+			if err != nil {
+				continue
+			}
+			if d, err = n.wire(); err != nil {
+				continue
+			}
+		}
+		out[name] = d
 	}
 	for _, name := range fs.Required {
 		if _, ok := out[name]; !ok {
@@ -158,7 +168,7 @@ func (f *FieldSchema) check(v any) (any, error) {
 		if f.Maximum != nil && n.cmpFloat(*f.Maximum) > 0 {
 			return nil, fmt.Errorf("%v is above the maximum %v", n, *f.Maximum)
 		}
-		return n.wire(), nil
+		return n.wire()
 	case "boolean":
 		b, ok := v.(bool)
 		if !ok {

@@ -8,11 +8,14 @@ import (
 	"strconv"
 )
 
-// A form answer's number keeps its value: an integer that fits int64 is
-// sent as one, a float64 that holds the value exactly as a float64, and
-// anything else (an integer beyond int64, a decimal a float64 cannot hold)
-// as a json.Number with the digits it was given. NaN and infinities are
-// refused: JSON has no such numbers.
+// A form answer's number keeps its value or is refused: an integer is
+// sent as an int64 (or a uint64 above that), any other number as the
+// float64 whose JSON is the same number. A number neither holds exactly
+// (an integer beyond 2^64, a decimal with more digits than a float64
+// keeps) is refused, as are NaN and infinities, which JSON lacks. (The
+// answer cannot be a json.Number: go-sdk checks a handshake-era answer
+// against the form by the Go type of each value, and takes a json.Number
+// for a string.)
 
 // numberValue is a form answer's number, exactly.
 type numberValue struct {
@@ -173,22 +176,30 @@ func (n numberValue) cmpFloat(bound float64) int {
 	return n.rat.Cmp(new(big.Rat).SetFloat64(bound))
 }
 
-// wire returns the value to send: int64 for an integer that fits, float64
-// when it holds the value exactly, else the json.Number as given (or the
-// exact decimal of an integer).
-func (n numberValue) wire() any {
+// wire returns the value to send, or why the number cannot be sent
+// exactly.
+func (n numberValue) wire() (any, error) {
 	if n.isInt() {
 		num := n.rat.Num()
 		if num.IsInt64() {
-			return num.Int64()
+			return num.Int64(), nil
 		}
-		if n.given != "" {
-			return n.given
+		if num.IsUint64() {
+			return num.Uint64(), nil
 		}
-		return json.Number(num.String())
 	}
-	if n.exact {
-		return n.f
+	if n.exact || n.shortest() {
+		return n.f, nil
 	}
-	return n.given
+	return nil, fmt.Errorf("%v cannot be sent exactly: an answer carries integers from -9223372036854775808 to 18446744073709551615 and the numbers a float64 holds (about 16 significant digits)", n)
+}
+
+// shortest reports whether the float64 nearest the number writes, in
+// JSON, as the same number (0.1 does; 0.10000000000000000001 does not).
+func (n numberValue) shortest() bool {
+	if math.IsInf(n.f, 0) || math.IsNaN(n.f) {
+		return false
+	}
+	r, ok := new(big.Rat).SetString(strconv.FormatFloat(n.f, 'g', -1, 64))
+	return ok && r.Cmp(n.rat) == 0
 }

@@ -9,7 +9,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"maps"
+	"os"
 	"reflect"
 	"slices"
 	"strconv"
@@ -340,4 +344,46 @@ func Match(t testing.TB, u *User, s *Server, closed ...string) {
 			t.Errorf("question %q: the server received %+v, which the user never answered", msg, r)
 		}
 	}
+}
+
+// QuotedInDocs checks that the declaration of name in the Go file goFile
+// appears, byte for byte, in a ```go block of the Markdown file doc: the
+// loops the documentation shows are the ones the tests run.
+func QuotedInDocs(t testing.TB, goFile, name, doc string) {
+	t.Helper()
+	src, err := os.ReadFile(goFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, goFile, src, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var decl string
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Name.Name != name {
+			continue
+		}
+		start := fd.Pos()
+		if fd.Doc != nil {
+			start = fd.Doc.Pos()
+		}
+		decl = string(src[fset.Position(start).Offset:fset.Position(fd.End()).Offset])
+	}
+	if decl == "" {
+		t.Fatalf("%s: no func %s", goFile, name)
+	}
+	md, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, block := range strings.Split(string(md), "```go\n")[1:] {
+		code, _, _ := strings.Cut(block, "```")
+		if strings.Contains(code, decl) {
+			return
+		}
+	}
+	t.Errorf("%s does not quote func %s of %s as it is:\n%s", doc, name, goFile, decl)
 }
