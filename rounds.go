@@ -23,7 +23,7 @@ const maxShed = 3
 func (c *Client) callRound(ctx context.Context, pc *PendingCall, answers mcp.InputResponseMap, tc *toolCall) (*Result, error) {
 	params := &mcp.CallToolParams{Name: pc.Tool, Arguments: tc.args, InputResponses: answers, RequestState: pc.RequestState}
 	for shed := 0; ; shed++ {
-		res, err := c.sendCall(ctx, tc, params, c.opts.Timeout)
+		res, err := c.sendTaskable(ctx, tc, params, c.opts.Timeout)
 		if err != nil {
 			return c.callFailed(pc, err)
 		}
