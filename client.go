@@ -147,10 +147,10 @@ func newClientWith(ep *endpoint, opts ClientOptions, adjust func(*mcp.ClientOpti
 	}
 	c.obs = wire.NewObserver(name, trace)
 	if o, ok := opts.Auth.(*OAuth); ok && o != nil && (ep.kind == kindStreamable || ep.kind == kindSSE) {
-		c.oauthFlow = newOAuthHandler(o, name, ep.url, c.plainHTTPClient(), c.log)
+		c.oauthFlow = newOAuthHandler(o, name, ep.url, c.opts.HTTPClient, c.log)
 	}
 	if g, ok := opts.Auth.(grantAuth); ok && (ep.kind == kindStreamable || ep.kind == kindSSE) {
-		c.oauthFlow = newGrantHandler(g, name, c.plainHTTPClient(), c.log)
+		c.oauthFlow = newGrantHandler(g, name, ep.url, c.opts.HTTPClient, c.log)
 	}
 	c.pinVersion = opts.ProtocolVersion
 	c.cache = newResponseCache(ep, &opts)
@@ -187,15 +187,6 @@ func (c *Client) oauth() auth.OAuthHandler {
 		return c.oauthFlow
 	}
 	return nil
-}
-
-// plainHTTPClient is the HTTP client for requests that must not carry the
-// server's headers or credentials (the OAuth authorization server's).
-func (c *Client) plainHTTPClient() *http.Client {
-	if c.opts.HTTPClient != nil {
-		return c.opts.HTTPClient
-	}
-	return &http.Client{Transport: c.ownTransport(), Timeout: 30 * time.Second}
 }
 
 func (c *Client) sdkOptions() *mcp.ClientOptions {
@@ -310,6 +301,10 @@ func (c *Client) Close() error {
 	}
 	for _, r := range retiring {
 		_ = r.close(c.opts.closeGrace())
+	}
+	if c.oauthFlow != nil && c.interrupt == nil {
+		// An interrupt clone shares this Client's flow; this one closes it.
+		c.oauthFlow.close()
 	}
 	if ht != nil {
 		ht.CloseIdleConnections()

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -49,12 +50,19 @@ type Options struct {
 	// insufficient_scope, asking for AdminScope, whatever scopes the
 	// token has: a policy no sign-in satisfies.
 	ForbidMethod string
+	// ForbidTool, if set, is a tool whose calls are answered with a plain
+	// 403 (no insufficient_scope): the server's refusal, which no sign-in
+	// or grant changes.
+	ForbidTool string
 	// Deny makes the authorization endpoint refuse (error=access_denied).
 	Deny bool
 	// ClientID and ClientSecret, if set, are a preregistered client.
 	ClientID, ClientSecret string
 	// NoRegistration leaves registration_endpoint out of the metadata.
 	NoRegistration bool
+	// NoPKCE leaves code_challenge_methods_supported out of the metadata
+	// (a server for the grants that need no user).
+	NoPKCE bool
 	// SSE serves the MCP server over the legacy HTTP+SSE transport (at
 	// the same /mcp path) instead of streamable HTTP.
 	SSE bool
@@ -74,6 +82,11 @@ type Options struct {
 	// the MCP endpoint asks for DPoPNonce+"-rs".
 	DPoP      bool
 	DPoPNonce string
+	// ReuseDetection makes a refresh token presented again after it was
+	// rotated revoke every token descending from the same sign-in (its
+	// family), as authorization servers that rotate refresh tokens do
+	// (OAuth 2.0 Security BCP, section 4.14.2).
+	ReuseDetection bool
 }
 
 // Server is the authorization server and the protected MCP endpoint.
@@ -90,8 +103,10 @@ type Server struct {
 	tokens  map[string]grant  // access tokens
 	refresh map[string]grant  // refresh tokens
 	counts  Counts
-	authz   []string        // Authorization headers seen at the MCP endpoint
-	jtis    map[string]bool // DPoP proof IDs seen
+	authz   []string          // Authorization headers seen at the MCP endpoint
+	forms   []url.Values      // token requests' forms, in order
+	jtis    map[string]bool   // DPoP proof IDs seen
+	spent   map[string]string // rotated refresh tokens -> their family
 }
 
 // Counts says what the server has seen.
@@ -108,6 +123,12 @@ type Counts struct {
 	JWTBearer         int // JWT bearer grants
 	DPoPTokens        int // DPoP-bound tokens issued
 	NonceChallenges   int // use_dpop_nonce answers
+	// RefreshReuses counts refresh tokens presented again after their
+	// rotation (with ReuseDetection, each revoked its family).
+	RefreshReuses int
+	// WrongKeyRefreshes counts refreshes of a DPoP-bound public client's
+	// refresh token with another key's proof (refused, RFC 9449 section 5).
+	WrongKeyRefreshes int
 }
 
 type client struct {
@@ -123,6 +144,7 @@ type grant struct {
 	resource  string
 	expires   time.Time
 	jkt       string // the DPoP key thumbprint the token is bound to
+	family    string // the sign-in the token descends from
 }
 
 // Start starts a Server on 127.0.0.1, closed by t's cleanup.
@@ -148,6 +170,7 @@ func New(opts Options) (*Server, error) {
 		tokens:  make(map[string]grant),
 		refresh: make(map[string]grant),
 		jtis:    make(map[string]bool),
+		spent:   make(map[string]string),
 	}
 	if opts.ClientID != "" {
 		s.clients[opts.ClientID] = client{secret: opts.ClientSecret}
@@ -193,12 +216,30 @@ func (s *Server) AuthorizationHeaders() []string {
 	return slices.Clone(s.authz)
 }
 
+// TokenRequests returns the forms of the token requests the server
+// received, in order.
+func (s *Server) TokenRequests() []url.Values {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]url.Values, len(s.forms))
+	for i, f := range s.forms {
+		out[i] = url.Values(maps.Clone(f))
+	}
+	return out
+}
+
 // Revoke makes every access and refresh token invalid.
 func (s *Server) Revoke() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	clear(s.tokens)
 	clear(s.refresh)
+}
+
+// revokeFamily makes every token of the sign-in fam invalid.
+func (s *Server) revokeFamily(fam string) {
+	maps.DeleteFunc(s.tokens, func(_ string, g grant) bool { return g.family == fam })
+	maps.DeleteFunc(s.refresh, func(_ string, g grant) bool { return g.family == fam })
 }
 
 // ExpireAccessTokens makes every access token invalid, leaving refresh
@@ -231,6 +272,9 @@ func (s *Server) serverMetadata(w http.ResponseWriter, _ *http.Request) {
 	}
 	if !s.opts.NoRegistration {
 		m["registration_endpoint"] = s.URL + "/register"
+	}
+	if s.opts.NoPKCE {
+		delete(m, "code_challenge_methods_supported")
 	}
 	if s.opts.DPoP {
 		m["dpop_signing_alg_values_supported"] = []string{"ES256", "ES384", "RS256"}
@@ -319,6 +363,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.forms = append(s.forms, url.Values(maps.Clone(r.PostForm)))
 	c, known := s.clients[clientID]
 	if r.PostForm.Has("client_assertion") {
 		var err error
@@ -373,15 +418,32 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant"})
 			return
 		}
+		g.family = rand.Text()
 		s.counts.CodeExchanges++
 	case "refresh_token":
 		rt := r.PostForm.Get("refresh_token")
 		g, ok = s.refresh[rt]
+		if !ok {
+			if fam, spent := s.spent[rt]; spent {
+				s.counts.RefreshReuses++
+				if s.opts.ReuseDetection {
+					s.revokeFamily(fam)
+				}
+			}
+		}
+		// A public client's DPoP-bound refresh token is bound to its key
+		// (RFC 9449, section 5): another key's proof is refused.
+		if ok && g.jkt != "" && c.secret == "" && !r.PostForm.Has("client_assertion") && jkt != g.jkt {
+			s.counts.WrongKeyRefreshes++
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant"})
+			return
+		}
 		delete(s.refresh, rt) // refresh tokens rotate
 		if !ok || g.clientID != clientID {
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant"})
 			return
 		}
+		s.spent[rt] = g.family
 		s.counts.Refreshes++
 	default:
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "unsupported_grant_type"})
@@ -439,7 +501,7 @@ func (s *Server) protect(next http.Handler) http.Handler {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
-		if (s.opts.AdminTool != "" || s.opts.ForbidMethod != "") && r.Method == http.MethodPost {
+		if (s.opts.AdminTool != "" || s.opts.ForbidMethod != "" || s.opts.ForbidTool != "") && r.Method == http.MethodPost {
 			body, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(strings.NewReader(string(body)))
 			var msg struct {
@@ -449,12 +511,18 @@ func (s *Server) protect(next http.Handler) http.Handler {
 				} `json:"params"`
 			}
 			_ = json.Unmarshal(body, &msg)
+			if s.opts.ForbidTool != "" && msg.Method == "tools/call" && msg.Params.Name == s.opts.ForbidTool {
+				http.Error(w, "forbidden", http.StatusForbidden)
+				return
+			}
 			admin := s.opts.AdminTool != "" && msg.Method == "tools/call" && msg.Params.Name == s.opts.AdminTool && !slices.Contains(g.scopes, AdminScope)
 			if admin || (msg.Method != "" && msg.Method == s.opts.ForbidMethod) {
 				s.mu.Lock()
 				s.counts.StepUps++
 				s.mu.Unlock()
-				w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="`+BaseScope+` `+AdminScope+`", resource_metadata="`+meta+`"`)
+				// Only the scope missing: a client keeps the scopes it
+				// was granted (step-up asks for both).
+				w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="`+AdminScope+`", resource_metadata="`+meta+`"`)
 				http.Error(w, "insufficient scope", http.StatusForbidden)
 				return
 			}
