@@ -317,9 +317,11 @@ func TestEnvSecretsNeverShown(t *testing.T) {
 		seen = append(seen, fmt.Sprint(e.Kind, e.Server, e.Err))
 		mu.Unlock()
 	}})
+	mu.Lock()
 	for _, s := range g.Servers() {
 		seen = append(seen, fmt.Sprint(s.Err))
 	}
+	mu.Unlock()
 	cs := connect(t, url, v1125, nil)
 	_, err = cs.CallTool(testCtx(t, 10*time.Second), &mcp.CallToolParams{Name: "leaky_echo", Arguments: map[string]any{}})
 	mu.Lock()
