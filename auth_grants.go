@@ -305,10 +305,11 @@ func newGrantHandler(a grantAuth, server, resource string, hc *http.Client, log 
 // authServerClient returns the client for the requests to authorization
 // servers: hc with go-sdk's check of the addresses a server names kept
 // (oauthflow.PublicOnly: no private or link-local address, except on the
-// trusted hosts, which the user named), and with a DPoP key (nil for
-// none) a proof on each token request, above the check.
+// trusted hosts, which the user named), token and registration requests
+// never redirected (oauthflow.NoPostRedirects), and with a DPoP key (nil
+// for none) a proof on each token request, above the check.
 func authServerClient(hc *http.Client, key crypto.Signer, trusted ...string) (*oauthflow.DPoP, *http.Client) {
-	hc = oauthflow.PublicOnly(hc, trusted...)
+	hc = oauthflow.NoPostRedirects(oauthflow.PublicOnly(hc, trusted...))
 	if key == nil {
 		return nil, hc
 	}

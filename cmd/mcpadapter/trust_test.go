@@ -185,3 +185,35 @@ func TestProjectConfigTrustPrompt(t *testing.T) {
 		t.Errorf("the approval was not kept: %v", err)
 	}
 }
+
+// TestProjectConfigByteOrderMark: a checked-out repository's .mcp.json
+// that starts with a UTF-8 byte order mark (which the config parser
+// accepts, as Windows editors write one) is asked about like any other:
+// nothing runs, nothing is contacted, no secret is expanded.
+func TestProjectConfigByteOrderMark(t *testing.T) {
+	l := startListener(t)
+	proj, _, env := project(t)
+	writeConfig(t, proj, ".mcp.json", "\ufeff"+crafted(l.URL))
+	r := cliEnv(t, proj, env, "tools")
+	r.Must(t, 2, nil, []string{".mcp.json is a project config", `runs the command "sh"`, "mcpadapter trust .mcp.json"})
+	if strings.Contains(r.Stderr+r.Stdout, awsSecret) || strings.Contains(r.Stderr+r.Stdout, githubToken) {
+		t.Errorf("a secret was expanded into the output")
+	}
+	checkUntouched(t, proj, l)
+}
+
+// TestProjectConfigNotAFile: a repository whose .mcp.json is a symbolic
+// link to /dev/zero (git keeps links) does not make the CLI read without
+// end: it is refused at once, as not a regular file. The CLI runs with
+// its address space bounded, so that a failure costs this machine little.
+func TestProjectConfigNotAFile(t *testing.T) {
+	proj, _, env := project(t)
+	if err := os.Symlink("/dev/zero", filepath.Join(proj, ".mcp.json")); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"tools"}, {"trust"}} {
+		sh := append([]string{"-c", `ulimit -v 3145728 && exec "$0" "$@"`, bin}, args...)
+		r := clitest.Run(t, "/bin/sh", proj, "", env, sh...)
+		r.Must(t, 2, nil, []string{".mcp.json", "not a regular file"})
+	}
+}

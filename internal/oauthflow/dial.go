@@ -2,6 +2,7 @@ package oauthflow
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -68,6 +69,33 @@ func PublicOnly(hc *http.Client, trusted ...string) *http.Client {
 		*out = *hc
 	}
 	out.Transport = base
+	return out
+}
+
+// NoPostRedirects returns a copy of hc (nil means a plain client) that
+// does not follow the redirect of a POST: a token or registration request
+// carries a client secret, an assertion, a code or a DPoP proof for the
+// endpoint the authorization server's metadata names, and for no other.
+// The 3xx answer is returned as it is. Other requests are redirected as
+// hc would redirect them.
+func NoPostRedirects(hc *http.Client) *http.Client {
+	out := &http.Client{}
+	if hc != nil {
+		*out = *hc
+	}
+	next := out.CheckRedirect
+	out.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if m := via[0].Method; m != http.MethodGet && m != http.MethodHead {
+			return http.ErrUseLastResponse
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
 	return out
 }
 

@@ -1,7 +1,6 @@
 package cmdline
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,7 +18,7 @@ import (
 // Nothing of the file is expanded, run or contacted before. Every command
 // that uses a config file loads it with this.
 func (a *App) LoadConfig(path string) (*mcpadapter.Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := readConfig(path)
 	if err != nil {
 		return nil, err
 	}
@@ -29,6 +28,35 @@ func (a *App) LoadConfig(path string) (*mcpadapter.Config, error) {
 	// The bytes approved are the bytes parsed: the file is not read again.
 	cfg, err := mcpadapter.ParseConfigEnv(data, os.LookupEnv)
 	return cfg, inFile(err, path)
+}
+
+// maxConfigBytes bounds a config file: far above any real one.
+const maxConfigBytes = 4 << 20
+
+// readConfig reads the config file at path: a regular file (a link to
+// /dev/zero, a pipe or a device is refused before it is opened) of at
+// most maxConfigBytes.
+func readConfig(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxConfigBytes {
+		return nil, fmt.Errorf("%s is over %d MiB: not a config file", path, maxConfigBytes>>20)
+	}
+	return data, nil
 }
 
 // inFile names path in the *ConfigErrors of err.
@@ -56,11 +84,12 @@ func (a *App) checkTrust(path string, data []byte) error {
 	if a.trustConfig || trust.UserLevel(path) {
 		return nil
 	}
-	if !json.Valid(data) {
-		return nil // the parser reports where, and expands nothing
-	}
 	summary, err := trust.Summary(data)
 	if err != nil {
+		// Not a JSON object: the parser says where, expanding nothing.
+		if _, perr := mcpadapter.ParseConfigEnv(data, nil); perr != nil {
+			return inFile(perr, path)
+		}
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	store, err := a.trustStore()
@@ -171,7 +200,7 @@ Cursor, Windsurf and Gemini CLI. --trust-config uses a file once without remembe
 				fmt.Fprintf(a.Stdout, "%s is no longer trusted.\n", path)
 				return nil
 			}
-			data, err := os.ReadFile(path)
+			data, err := readConfig(path)
 			if err != nil {
 				return err
 			}
