@@ -82,6 +82,13 @@ func TestHITLServerAnswersBeforeTheUser(t *testing.T) {
 	} else if res.Text() != "order #7 placed" {
 		t.Fatalf("resume after the server answered the call: the model reads %q, the server answered %q", res.Text(), "order #7 placed")
 	}
+	// A retry is told what happened, never invited to call again.
+	_, err = order.Resume(ctx, p, &elicitation.Resume{Responses: map[string]elicitation.Response{
+		p.Requests[0].Key: {Action: elicitation.Accept, Content: map[string]any{"ok": true}}}})
+	var ae *mcpadapter.AnsweredError
+	if !errors.As(err, &ae) || ae.Now != "completed" || strings.Contains(err.Error(), "again") {
+		t.Fatalf("second resume: %v", err)
+	}
 	if placed.Load() != 1 {
 		t.Errorf("orders placed: %d", placed.Load())
 	}

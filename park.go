@@ -196,12 +196,15 @@ func (st *interruptState) finish(p *parkedCall, o callOutcome) {
 		p.timer.Stop()
 	}
 	if p.asked != nil {
-		// It ended while it waited for the user (connection lost).
-		why := "the call ended"
-		if o.err != nil {
-			why, _, _ = strings.Cut(o.err.Error(), "\n")
+		// It ended while it waited for the user: the server answered the
+		// call without the answer, or the connection was lost.
+		r := &answerRecord{server: p.server, tool: p.tool, round: p.round}
+		if o.err == nil {
+			r.reason, r.now, r.result = "the server answered the call before it was answered", outcomeText(o.res, nil), o.res
+		} else {
+			r.ended, _, _ = strings.Cut(o.err.Error(), "\n")
 		}
-		st.answers.add(p.qid, &answerRecord{server: p.server, tool: p.tool, round: p.round, ended: why})
+		st.answers.add(p.qid, r)
 		p.asked, p.qid = nil, ""
 	}
 	if l.current == p {
@@ -407,9 +410,12 @@ func (c *Client) notOpen(pending *PendingCall, p *parkedCall) (*Result, error) {
 	var rec answerRecord
 	if r != nil {
 		rec = *r
+		r.result = nil // returned once
 	}
 	st.mu.Unlock()
 	switch {
+	case rec.result != nil:
+		return rec.result, nil
 	case r != nil && rec.ended != "":
 		return errorResult(fmt.Sprintf("The call to tool %q ended while it waited for the user's answer: %s. Call the tool again.", pending.ModelTool, rec.ended)), nil
 	case r != nil:
