@@ -18,11 +18,16 @@ import (
 // shedding).
 const maxShed = 3
 
+// maxAutoRounds is how many rounds of one call the client answers by
+// itself (sampling, roots) before it gives up, as go-sdk's own
+// multi-round-trip loop does.
+const maxAutoRounds = 10
+
 // callRound makes one multi-round-trip (2026-07-28) attempt of pc with the
 // given answers.
 func (c *Client) callRound(ctx context.Context, pc *PendingCall, answers mcp.InputResponseMap, tc *toolCall) (*Result, error) {
 	params := &mcp.CallToolParams{Name: pc.Tool, Arguments: tc.args, InputResponses: answers, RequestState: pc.RequestState}
-	for shed := 0; ; shed++ {
+	for shed, rounds := 0, 0; ; {
 		res, err := c.sendTaskable(ctx, tc, params, c.opts.Timeout)
 		if err != nil {
 			return c.callFailed(pc, err)
@@ -38,11 +43,13 @@ func (c *Client) callRound(ctx context.Context, pc *PendingCall, answers mcp.Inp
 			if shed >= maxShed {
 				return nil, c.transportError(nil, "tools/call", pc.Tool, errors.New("the server kept asking to retry (load shedding)"))
 			}
-			if err := sleepCtx(ctx, time.Duration(100*(shed+1))*time.Millisecond); err != nil {
+			shed++
+			if err := sleepCtx(ctx, time.Duration(100*shed)*time.Millisecond); err != nil {
 				return nil, c.transportError(nil, "tools/call", pc.Tool, fmt.Errorf("waiting to retry after the server shed load: %w", err))
 			}
 			continue
 		}
+		shed = 0
 		next := pc.next()
 		next.RequestState = res.RequestState
 		auto := make(mcp.InputResponseMap)
@@ -65,6 +72,9 @@ func (c *Client) callRound(ctx context.Context, pc *PendingCall, answers mcp.Inp
 			}
 		}
 		if len(next.Requests) == 0 {
+			if rounds++; rounds > maxAutoRounds {
+				return nil, c.transportError(nil, "tools/call", pc.Tool, fmt.Errorf("the server asked for sampling or roots in %d rounds of one call without finishing it", rounds))
+			}
 			params = &mcp.CallToolParams{Name: pc.Tool, Arguments: tc.args, InputResponses: auto, RequestState: res.RequestState}
 			continue
 		}
