@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/elicitation"
+	"github.com/mcpadapter/mcpadapter/internal/taskserver"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -169,5 +170,27 @@ func TestHITLURLThatIsNotAWebPage(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// TestHITLTaskURLThatIsNotAWebPage: the same, from a 2026-07-28 task
+// waiting for input (Tasks extension): the task is cancelled and the
+// model reads why.
+func TestHITLTaskURLThatIsNotAWebPage(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	srv := newTaskServer(t, taskserver.Options{PollInterval: 20, AskURL: "javascript:alert(document.cookie)"})
+	a, err := mcpadapter.New(srv.MCP, &mcpadapter.Options{Elicitation: mcpadapter.ElicitInterrupt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	res, err := extTool(t, ctx, a, "ask").Call(ctx, json.RawMessage(`{"stepMs":10}`))
+	var ir *mcpadapter.InputRequiredError
+	if errors.As(err, &ir) {
+		t.Fatalf("the application is asked to send the user to %q", ir.Pending.Requests[0].URL)
+	}
+	if err != nil || !res.IsError || !strings.Contains(res.Text(), "not a web page") {
+		t.Fatalf("the model reads %v %+v", err, res)
 	}
 }

@@ -237,6 +237,10 @@ func (c *Client) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Eli
 		c.log.Debug("an elicitation came with no tool call in flight on its connection; declined")
 		return &mcp.ElicitResult{Action: string(elicitation.Decline)}, nil
 	}
+	if err := webPage(req.Params.URL); err != nil {
+		c.log.Warn("a server asked to send the user to a URL that is not a web page; declined", "tool", p.tool, "url", err)
+		return &mcp.ElicitResult{Action: string(elicitation.Decline)}, nil
+	}
 	q := &question{params: req.Params, answer: make(chan *mcp.ElicitResult, 1)}
 	cancelled := &mcp.ElicitResult{Action: string(elicitation.Cancel)}
 	select {

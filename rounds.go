@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/mcpadapter/mcpadapter/elicitation"
@@ -61,6 +63,9 @@ func (c *Client) callRound(ctx context.Context, pc *PendingCall, answers mcp.Inp
 		for _, k := range keys {
 			switch r := res.InputRequests[k].(type) {
 			case *mcp.ElicitParams:
+				if err := webPage(r.URL); err != nil {
+					return notAWebPage(pc.Tool, err), nil
+				}
 				next.Requests = append(next.Requests, requestFrom(k, r))
 			default:
 				// Sampling and roots stay with the client's own handlers.
@@ -113,6 +118,9 @@ func (c *Client) callFailed(pc *PendingCall, err error) (*Result, error) {
 			next := pc.next()
 			next.Retry = true
 			for i, e := range data.Elicitations {
+				if err := webPage(e.URL); err != nil {
+					return notAWebPage(pc.Tool, err), nil
+				}
 				key := e.ElicitationID
 				if key == "" {
 					key = fmt.Sprintf("url-%d", i+1)
@@ -156,4 +164,26 @@ func requestFrom(key string, p *mcp.ElicitParams) elicitation.Request {
 		}
 	}
 	return r
+}
+
+// webPage checks a URL a server asks the user to visit. An application
+// shows it as a link, so only a web page (http or https, with a host) is
+// put to the user: never a javascript:, file: or data: URL. "" is fine
+// (no URL).
+func webPage(raw string) error {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		scheme, _, _ := strings.Cut(raw, ":")
+		return fmt.Errorf("a %q URL, which is not a web page (http or https with a host)", scheme)
+	}
+	return nil
+}
+
+// notAWebPage is the result of a call whose server asked the user to
+// visit a URL that webPage refused.
+func notAWebPage(tool string, err error) *Result {
+	return errorResult(fmt.Sprintf("Tool %q asked to send the user to %v; the call was not continued.", tool, err))
 }
