@@ -4,13 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/elicitation"
+	"github.com/mcpadapter/mcpadapter/internal/hitltest"
 	"github.com/mcpadapter/mcpadapter/internal/taskserver"
+	"github.com/mcpadapter/mcpadapter/internal/testenv"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -192,5 +197,92 @@ func TestHITLTaskURLThatIsNotAWebPage(t *testing.T) {
 	}
 	if err != nil || !res.IsError || !strings.Contains(res.Text(), "not a web page") {
 		t.Fatalf("the model reads %v %+v", err, res)
+	}
+}
+
+// TestHITLNothingLeftRunning: questions nobody answers (the park timeout
+// closes them), questions closed by a later run, and a server that
+// ignores "cancel" and asks again leave no goroutine behind once the
+// adapter is closed. The server that asks again after "cancel" is told
+// "cancel" again at once: its call is not left hanging for the grace
+// period, holding up the next run's call.
+func TestHITLNothingLeftRunning(t *testing.T) {
+	ctx := testCtx(t)
+	before := runtime.NumGoroutine()
+	srv := hitltest.NewServer(testserver.Legacy)
+	var nags, cancels atomic.Int32
+	mcp.AddTool(srv.Server, &mcp.Tool{Name: "nag"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		for range 4 {
+			nags.Add(1)
+			r, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Now?", RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}}})
+			if err != nil {
+				return nil, nil, err
+			}
+			if r.Action == "cancel" {
+				cancels.Add(1)
+			}
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "nagged"}}}, nil, nil
+	})
+	a, err := mcpadapter.New(srv.Server, &mcpadapter.Options{Elicitation: mcpadapter.ElicitInterrupt, ParkTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := toolMap(t, ctx, a)
+	for i, name := range []string{"ask", "nag", "ask", "nag"} {
+		args := askArgs(fmt.Sprint("c", i), 3)
+		if name == "nag" {
+			args = `{}`
+		}
+		res, err := tools[name].Call(mcpadapter.WithRun(ctx, fmt.Sprint("run-", i)), json.RawMessage(args))
+		if p := mustInterrupt(t, res, err); !p.Asks() {
+			t.Fatalf("call %d: %+v", i, p)
+		}
+	}
+	res, err := tools["echo"].Call(mcpadapter.WithRun(ctx, "last"), json.RawMessage(`{"text":"last"}`))
+	if err != nil || res.Text() != "last" {
+		t.Fatalf("after the unanswered questions: %v %+v", err, res)
+	}
+	if n, c := nags.Load(), cancels.Load(); n != 8 || c != 8 {
+		t.Errorf("the nagging server asked %d times and was told cancel %d times; want 8 and 8", n, c)
+	}
+	a.Close()
+	testenv.WaitGoroutines(t, before)
+}
+
+// TestHITLClosedQuestionSaysWhatTheServerDid: the user moves on without
+// answering; the server is told "cancel" and places the order anyway.
+// The old question's resume is refused, and what it says the call did is
+// what the server answered, not "cancelled".
+func TestHITLClosedQuestionSaysWhatTheServerDid(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	srv := hostileServer(testserver.Legacy)
+	mcp.AddTool(srv, &mcp.Tool{Name: "order"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		var schema map[string]any
+		_ = json.Unmarshal([]byte(approveForm), &schema)
+		if _, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Place the order?", RequestedSchema: schema}); err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "order #9 placed"}}, IsError: false}, nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo"}}}, nil, nil
+	})
+	tools := hitlTools(t, srv, nil)
+	res, err := tools["order"].Call(mcpadapter.WithRun(ctx, "run-1"), json.RawMessage(`{}`))
+	p := mustInterrupt(t, res, err)
+	// The next run; it runs once the old call has ended.
+	if res, err := tools["echo"].Call(mcpadapter.WithRun(ctx, "run-2"), json.RawMessage(`{}`)); err != nil || res.Text() != "echo" {
+		t.Fatalf("next run: %v %+v", err, res)
+	}
+	_, err = tools["order"].Resume(mcpadapter.WithRun(ctx, "run-1"), p, &elicitation.Resume{Responses: map[string]elicitation.Response{
+		p.Requests[0].Key: {Action: elicitation.Accept, Content: map[string]any{"ok": true}}}})
+	var ae *mcpadapter.AnsweredError
+	if !errors.As(err, &ae) {
+		t.Fatalf("the old question's resume: %v", err)
+	}
+	if ae.Now != "completed" || strings.Contains(err.Error(), "cancelled;") {
+		t.Fatalf("the old question's resume: %v; the server placed the order", err)
 	}
 }
