@@ -72,10 +72,11 @@ type parkedCall struct {
 	cancel           context.CancelFunc
 
 	// Guarded by interruptState.mu.
-	round int       // the round of the last question asked
-	asked *question // the open question, or nil
-	qid   string    // the open question's PendingCall.ID
-	timer *time.Timer
+	round  int       // the round of the last question asked
+	asked  *question // the open question, or nil
+	qid    string    // the open question's PendingCall.ID
+	closed string    // the PendingCall.ID of the question closed without an answer, if any
+	timer  *time.Timer
 }
 
 type callOutcome struct {
@@ -176,9 +177,9 @@ const closeGrace = 5 * time.Second
 // server is told "cancel", and its request is cancelled if it has not
 // ended closeGrace later. st.mu is held.
 func (st *interruptState) closeQuestion(p *parkedCall, why string) {
-	st.answers.add(p.qid, &answerRecord{server: p.server, tool: p.tool, round: p.round, reason: why, now: "was cancelled"})
+	st.answers.add(p.qid, &answerRecord{server: p.server, tool: p.tool, round: p.round, reason: why})
 	p.asked.answer <- &mcp.ElicitResult{Action: string(elicitation.Cancel)}
-	p.asked, p.qid = nil, ""
+	p.asked, p.closed, p.qid = nil, p.qid, ""
 	if p.timer != nil {
 		p.timer.Stop()
 	}
@@ -207,6 +208,9 @@ func (st *interruptState) finish(p *parkedCall, o callOutcome) {
 		st.answers.add(p.qid, r)
 		p.asked, p.qid = nil, ""
 	}
+	if r := st.answers.get(p.closed); r != nil {
+		r.now = outcomeText(o.res, o.err) // what the server did after "cancel"
+	}
 	if l.current == p {
 		l.current, l.parked = nil, false
 		l.signal()
@@ -231,7 +235,12 @@ func (c *Client) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Eli
 	if l := st.lanes[req.Session]; l != nil {
 		p = l.current
 	}
+	closed := p != nil && p.closed != ""
 	st.mu.Unlock()
+	if closed {
+		// Its user moved on: every further question is cancelled at once.
+		return &mcp.ElicitResult{Action: string(elicitation.Cancel)}, nil
+	}
 	if p == nil {
 		// Not asked by a tool call of ours: nobody can answer.
 		c.log.Debug("an elicitation came with no tool call in flight on its connection; declined")
