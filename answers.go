@@ -25,7 +25,11 @@ type answerRecord struct {
 	action       elicitation.Action // the answer taken; "" when closed without one
 	reason       string             // how it was closed without an answer
 	now          string             // what the call did after, "" while it runs
-	ended        string             // the call ended before the question was answered: why
+	ended        string             // the call failed before the question was answered: why
+	// result is what the server answered when it completed the call
+	// without waiting for the question's answer; the first resume of the
+	// question returns it, later ones are an *AnsweredError.
+	result *Result
 }
 
 // answerBook is a client's record of answered and closed questions. Its

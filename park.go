@@ -72,10 +72,11 @@ type parkedCall struct {
 	cancel           context.CancelFunc
 
 	// Guarded by interruptState.mu.
-	round int       // the round of the last question asked
-	asked *question // the open question, or nil
-	qid   string    // the open question's PendingCall.ID
-	timer *time.Timer
+	round  int       // the round of the last question asked
+	asked  *question // the open question, or nil
+	qid    string    // the open question's PendingCall.ID
+	closed string    // the PendingCall.ID of the question closed without an answer, if any
+	timer  *time.Timer
 }
 
 type callOutcome struct {
@@ -176,9 +177,9 @@ const closeGrace = 5 * time.Second
 // server is told "cancel", and its request is cancelled if it has not
 // ended closeGrace later. st.mu is held.
 func (st *interruptState) closeQuestion(p *parkedCall, why string) {
-	st.answers.add(p.qid, &answerRecord{server: p.server, tool: p.tool, round: p.round, reason: why, now: "was cancelled"})
+	st.answers.add(p.qid, &answerRecord{server: p.server, tool: p.tool, round: p.round, reason: why})
 	p.asked.answer <- &mcp.ElicitResult{Action: string(elicitation.Cancel)}
-	p.asked, p.qid = nil, ""
+	p.asked, p.closed, p.qid = nil, p.qid, ""
 	if p.timer != nil {
 		p.timer.Stop()
 	}
@@ -196,13 +197,19 @@ func (st *interruptState) finish(p *parkedCall, o callOutcome) {
 		p.timer.Stop()
 	}
 	if p.asked != nil {
-		// It ended while it waited for the user (connection lost).
-		why := "the call ended"
-		if o.err != nil {
-			why, _, _ = strings.Cut(o.err.Error(), "\n")
+		// It ended while it waited for the user: the server answered the
+		// call without the answer, or the connection was lost.
+		r := &answerRecord{server: p.server, tool: p.tool, round: p.round}
+		if o.err == nil {
+			r.reason, r.now, r.result = "the server answered the call before it was answered", outcomeText(o.res, nil), o.res
+		} else {
+			r.ended, _, _ = strings.Cut(o.err.Error(), "\n")
 		}
-		st.answers.add(p.qid, &answerRecord{server: p.server, tool: p.tool, round: p.round, ended: why})
+		st.answers.add(p.qid, r)
 		p.asked, p.qid = nil, ""
+	}
+	if r := st.answers.get(p.closed); r != nil {
+		r.now = outcomeText(o.res, o.err) // what the server did after "cancel"
 	}
 	if l.current == p {
 		l.current, l.parked = nil, false
@@ -228,10 +235,19 @@ func (c *Client) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Eli
 	if l := st.lanes[req.Session]; l != nil {
 		p = l.current
 	}
+	closed := p != nil && p.closed != ""
 	st.mu.Unlock()
+	if closed {
+		// Its user moved on: every further question is cancelled at once.
+		return &mcp.ElicitResult{Action: string(elicitation.Cancel)}, nil
+	}
 	if p == nil {
 		// Not asked by a tool call of ours: nobody can answer.
 		c.log.Debug("an elicitation came with no tool call in flight on its connection; declined")
+		return &mcp.ElicitResult{Action: string(elicitation.Decline)}, nil
+	}
+	if err := webPage(req.Params.URL); err != nil {
+		c.log.Warn("a server asked to send the user to a URL that is not a web page; declined", "tool", p.tool, "url", err)
 		return &mcp.ElicitResult{Action: string(elicitation.Decline)}, nil
 	}
 	q := &question{params: req.Params, answer: make(chan *mcp.ElicitResult, 1)}
@@ -407,9 +423,12 @@ func (c *Client) notOpen(pending *PendingCall, p *parkedCall) (*Result, error) {
 	var rec answerRecord
 	if r != nil {
 		rec = *r
+		r.result = nil // returned once
 	}
 	st.mu.Unlock()
 	switch {
+	case rec.result != nil:
+		return rec.result, nil
 	case r != nil && rec.ended != "":
 		return errorResult(fmt.Sprintf("The call to tool %q ended while it waited for the user's answer: %s. Call the tool again.", pending.ModelTool, rec.ended)), nil
 	case r != nil:

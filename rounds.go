@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/mcpadapter/mcpadapter/elicitation"
@@ -18,11 +20,16 @@ import (
 // shedding).
 const maxShed = 3
 
+// maxAutoRounds is how many rounds of one call the client answers by
+// itself (sampling, roots) before it gives up, as go-sdk's own
+// multi-round-trip loop does.
+const maxAutoRounds = 10
+
 // callRound makes one multi-round-trip (2026-07-28) attempt of pc with the
 // given answers.
 func (c *Client) callRound(ctx context.Context, pc *PendingCall, answers mcp.InputResponseMap, tc *toolCall) (*Result, error) {
 	params := &mcp.CallToolParams{Name: pc.Tool, Arguments: tc.args, InputResponses: answers, RequestState: pc.RequestState}
-	for shed := 0; ; shed++ {
+	for shed, rounds := 0, 0; ; {
 		res, err := c.sendTaskable(ctx, tc, params, c.opts.Timeout)
 		if err != nil {
 			return c.callFailed(pc, err)
@@ -38,11 +45,13 @@ func (c *Client) callRound(ctx context.Context, pc *PendingCall, answers mcp.Inp
 			if shed >= maxShed {
 				return nil, c.transportError(nil, "tools/call", pc.Tool, errors.New("the server kept asking to retry (load shedding)"))
 			}
-			if err := sleepCtx(ctx, time.Duration(100*(shed+1))*time.Millisecond); err != nil {
+			shed++
+			if err := sleepCtx(ctx, time.Duration(100*shed)*time.Millisecond); err != nil {
 				return nil, c.transportError(nil, "tools/call", pc.Tool, fmt.Errorf("waiting to retry after the server shed load: %w", err))
 			}
 			continue
 		}
+		shed = 0
 		next := pc.next()
 		next.RequestState = res.RequestState
 		auto := make(mcp.InputResponseMap)
@@ -54,6 +63,9 @@ func (c *Client) callRound(ctx context.Context, pc *PendingCall, answers mcp.Inp
 		for _, k := range keys {
 			switch r := res.InputRequests[k].(type) {
 			case *mcp.ElicitParams:
+				if err := webPage(r.URL); err != nil {
+					return notAWebPage(pc.Tool, err), nil
+				}
 				next.Requests = append(next.Requests, requestFrom(k, r))
 			default:
 				// Sampling and roots stay with the client's own handlers.
@@ -65,6 +77,9 @@ func (c *Client) callRound(ctx context.Context, pc *PendingCall, answers mcp.Inp
 			}
 		}
 		if len(next.Requests) == 0 {
+			if rounds++; rounds > maxAutoRounds {
+				return nil, c.transportError(nil, "tools/call", pc.Tool, fmt.Errorf("the server asked for sampling or roots in %d rounds of one call without finishing it", rounds))
+			}
 			params = &mcp.CallToolParams{Name: pc.Tool, Arguments: tc.args, InputResponses: auto, RequestState: res.RequestState}
 			continue
 		}
@@ -103,6 +118,9 @@ func (c *Client) callFailed(pc *PendingCall, err error) (*Result, error) {
 			next := pc.next()
 			next.Retry = true
 			for i, e := range data.Elicitations {
+				if err := webPage(e.URL); err != nil {
+					return notAWebPage(pc.Tool, err), nil
+				}
 				key := e.ElicitationID
 				if key == "" {
 					key = fmt.Sprintf("url-%d", i+1)
@@ -146,4 +164,26 @@ func requestFrom(key string, p *mcp.ElicitParams) elicitation.Request {
 		}
 	}
 	return r
+}
+
+// webPage checks a URL a server asks the user to visit. An application
+// shows it as a link, so only a web page (http or https, with a host) is
+// put to the user: never a javascript:, file: or data: URL. "" is fine
+// (no URL).
+func webPage(raw string) error {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		scheme, _, _ := strings.Cut(raw, ":")
+		return fmt.Errorf("a %q URL, which is not a web page (http or https with a host)", scheme)
+	}
+	return nil
+}
+
+// notAWebPage is the result of a call whose server asked the user to
+// visit a URL that webPage refused.
+func notAWebPage(tool string, err error) *Result {
+	return errorResult(fmt.Sprintf("Tool %q asked to send the user to %v; the call was not continued.", tool, err))
 }

@@ -104,6 +104,10 @@ func (c *Client) taskInput(ctx context.Context, tc *toolCall, h *TaskHandle, st 
 		switch r := reqs[k].(type) {
 		case *mcp.ElicitParams:
 			if c.interrupt != nil {
+				if err = webPage(r.URL); err != nil {
+					err = fmt.Errorf("it asked to send the user to %w", err)
+					break
+				}
 				asks = append(asks, requestFrom(k, r))
 				continue
 			}
