@@ -90,17 +90,33 @@
       try {
         const r = await App.api("GET", "/api/events?after=" + App.seq);
         if (r.lost) await reloadCalls();
+        const calls = new Map(); // each call's latest state: drawn once
         for (const e of r.events) {
           App.seq = e.seq;
-          if (e.kind === "call") App.updateCall(e.call);
-          else if (e.kind === "trace" || e.kind === "log") App.trace.push(Object.assign({ seq: e.seq, time: e.time }, e.trace));
+          if (e.kind === "call") calls.set(e.call.id, e.call);
+          else if (e.kind === "trace" || e.kind === "log") keepTrace(Object.assign({ seq: e.seq, time: e.time }, e.trace));
           else if (e.kind === "servers") { /* a reconnect: the view that asked re-renders */ }
         }
+        for (const c of calls.values()) App.updateCall(c);
         if (r.events.some((e) => e.kind === "trace" || e.kind === "log")) for (const fn of App.listeners) fn("trace");
       } catch (e) {
         await new Promise((res) => setTimeout(res, 1000));
       }
     }
+  }
+
+  // keepTrace adds an entry to the page's trace, which keeps the latest
+  // entries only (as the server does): at most TRACE_MAX of them, holding
+  // at most TRACE_CHARS characters.
+  const TRACE_MAX = 20000, TRACE_CHARS = 32 << 20;
+  App.traceChars = 0;
+  function keepTrace(e) {
+    App.trace.push(e);
+    App.traceChars += e.message.length;
+    if (App.trace.length <= TRACE_MAX && App.traceChars <= TRACE_CHARS) return;
+    let drop = 0;
+    while (drop < App.trace.length && (App.trace.length - drop > TRACE_MAX / 2 || App.traceChars > TRACE_CHARS / 2)) App.traceChars -= App.trace[drop++].message.length;
+    App.trace.splice(0, drop);
   }
 
   async function reloadCalls() {
@@ -422,7 +438,7 @@
     const t = c.task;
     const last = t.history.length ? t.history[t.history.length - 1].status : "";
     return h("div", { "data-testid": "task", "data-task-id": t.handle.taskId, "data-status": last },
-      h("span", { class: "muted", text: "task " + t.handle.taskId + " (" + t.handle.protocol + ")" }),
+      h("span", { class: "muted", text: "task " + t.handle.taskId + " (" + t.handle.protocol + ")" + (t.skipped ? ", " + t.skipped + " earlier statuses not kept" : "") }),
       h("div", { class: "timeline" }, t.history.map((s) => h("span", { class: "st", "data-testid": "task-status", "data-status": s.status, title: new Date(s.time).toLocaleTimeString(),
         text: "+" + ((new Date(s.time) - new Date(c.started)) / 1000).toFixed(1) + "s " + s.status + (s.message ? ": " + s.message : "") }))));
   }
