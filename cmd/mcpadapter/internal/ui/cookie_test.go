@@ -6,10 +6,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/chromedp"
 	"github.com/mcpadapter/mcpadapter/cmd/mcpadapter/internal/ui"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -88,5 +92,28 @@ func TestBrowserLoopbackServerGetsNoSession(t *testing.T) {
 	p.eval(`App.api("GET", "/api/calls")`, &calls)
 	if len(calls) != 0 {
 		t.Errorf("the server made the inspector call %d tools", len(calls))
+	}
+
+	// The page's own downloads carry the key.
+	dir := t.TempDir()
+	if _, err := chromedp.CallBrowser(p.ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{Behavior: browser.SetDownloadBehaviorBehaviorAllow, DownloadPath: dir}); err != nil {
+		t.Fatal(err)
+	}
+	p.tab("trace")
+	p.click(`[data-testid="trace-export"]`)
+	file := filepath.Join(dir, "mcpadapter-trace.json")
+	var export []map[string]any
+	for i := 0; ; i++ {
+		b, err := os.ReadFile(file)
+		if err == nil && json.Unmarshal(b, &export) == nil {
+			break
+		}
+		if i == 600 {
+			t.Fatalf("the trace export was not downloaded: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond) // polling for the file the browser writes
+	}
+	if len(export) == 0 {
+		t.Error("the downloaded trace is empty")
 	}
 }

@@ -66,8 +66,8 @@ func TestBrowserTraceFlood(t *testing.T) {
 	// The inspector's export: bounded, latest kept.
 	var export []map[string]any
 	var exportLen int
-	p.eval(`fetch("/api/trace/export.json").then((r) => r.text()).then((t) => t.length)`, &exportLen)
-	p.eval(`fetch("/api/trace/export.json").then((r) => r.json())`, &export)
+	p.eval(`App.fetch("GET", "/api/trace/export.json").then((r) => r.text()).then((t) => t.length)`, &exportLen)
+	p.eval(`App.api("GET", "/api/trace/export.json")`, &export)
 	t.Logf("the export: %d entries, %d bytes", len(export), exportLen)
 	if exportLen > 34<<20 {
 		t.Errorf("the exported trace is %d bytes after a %d-byte flood", exportLen, n*size)

@@ -29,6 +29,7 @@ type inspector struct {
 	port   string
 	token  string
 	cookie *http.Cookie // set by login
+	key    string       // set by login
 }
 
 func newInspector(t *testing.T) *inspector {
@@ -60,6 +61,9 @@ func (in *inspector) request(t *testing.T, method, path string, headers map[stri
 	if in.cookie != nil {
 		req.AddCookie(in.cookie)
 	}
+	if in.key != "" {
+		req.Header.Set("X-Mcpadapter-Key", in.key)
+	}
 	for k, v := range headers {
 		if k == "Host" {
 			req.Host = v
@@ -76,7 +80,7 @@ func (in *inspector) request(t *testing.T, method, path string, headers map[stri
 	return resp, string(b)
 }
 
-// login trades the one-time token for the session cookie.
+// login trades the one-time token for the session cookie and key.
 func (in *inspector) login(t *testing.T) {
 	t.Helper()
 	resp, _ := in.request(t, "GET", "/?token="+in.token, nil, "")
@@ -89,6 +93,22 @@ func (in *inspector) login(t *testing.T) {
 	if in.cookie == nil {
 		t.Fatal("no cookie for the token")
 	}
+	in.key = sessionKey(t, resp)
+}
+
+// sessionKey returns the session key in the fragment of the address the
+// token redirects to.
+func sessionKey(t *testing.T, resp *http.Response) string {
+	t.Helper()
+	loc, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, _ := url.ParseQuery(loc.Fragment)
+	if len(q.Get("key")) != 64 {
+		t.Fatalf("no session key in the redirect to %q", resp.Header.Get("Location"))
+	}
+	return q.Get("key")
 }
 
 // origin is the inspector's own Origin header.
@@ -135,9 +155,10 @@ func TestGuardWithoutToken(t *testing.T) {
 func TestGuardTokenOnce(t *testing.T) {
 	in := newInspector(t)
 	resp, _ := in.request(t, "GET", "/?token="+in.token+"&tab=tools", nil, "")
-	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/?tab=tools" {
+	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/?tab=tools#key=") {
 		t.Fatalf("the token: status %d, Location %q; want 303 to the URL without the token", resp.StatusCode, resp.Header.Get("Location"))
 	}
+	key := sessionKey(t, resp)
 	cookies := resp.Cookies()
 	if len(cookies) != 1 {
 		t.Fatalf("cookies %v", cookies)
@@ -155,9 +176,24 @@ func TestGuardTokenOnce(t *testing.T) {
 		t.Errorf("the token used twice: status %d, want 403", resp.StatusCode)
 	}
 	in.cookie = c
-	if resp, body := in.request(t, "GET", "/api/state", nil, ""); resp.StatusCode != 200 || !strings.Contains(body, `"weather_forecast"`) {
-		t.Errorf("with the cookie: %d %.200s", resp.StatusCode, body)
+	if resp, _ := in.request(t, "GET", "/api/state", nil, ""); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("/api/ with the cookie and no key: status %d, want 401", resp.StatusCode)
 	}
+	if resp, _ := in.request(t, "GET", "/api/state", map[string]string{"X-Mcpadapter-Key": strings.Repeat("0", len(key))}, ""); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("/api/ with the cookie and a wrong key: status %d, want 401", resp.StatusCode)
+	}
+	if resp, _ := in.request(t, "GET", "/app.js", nil, ""); resp.StatusCode != 200 {
+		t.Errorf("the page's assets with the cookie: status %d", resp.StatusCode)
+	}
+	in.key = key
+	if resp, body := in.request(t, "GET", "/api/state", nil, ""); resp.StatusCode != 200 || !strings.Contains(body, `"weather_forecast"`) {
+		t.Errorf("with the cookie and key: %d %.200s", resp.StatusCode, body)
+	}
+	in.cookie = nil
+	if resp, _ := in.request(t, "GET", "/api/state", nil, ""); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("/api/ with the key and no cookie: status %d, want 401", resp.StatusCode)
+	}
+	in.cookie = c
 	for _, h := range []string{"Content-Security-Policy", "X-Frame-Options", "X-Content-Type-Options", "Referrer-Policy"} {
 		if resp.Header.Get(h) == "" {
 			t.Errorf("no %s header", h)

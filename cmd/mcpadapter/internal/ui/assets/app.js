@@ -13,17 +13,47 @@
   };
   window.App = App;
 
+  // The session key: given once in the address's fragment, then kept in
+  // this origin's storage (other ports cannot read it) and sent with
+  // every request, beside the cookie (which browsers also send to other
+  // ports of the host).
+  const KEY = "mcpadapter_ui_key";
+  const given = new URLSearchParams(location.hash.slice(1)).get("key");
+  if (given) {
+    localStorage.setItem(KEY, given);
+    history.replaceState(null, "", location.pathname + location.search);
+  }
+
   // api calls the inspector's server; a failure throws an Error whose
   // info holds the server's error view.
   App.api = async function (method, path, body) {
-    const opts = { method, headers: {}, credentials: "same-origin" };
-    if (body !== undefined) { opts.headers["Content-Type"] = "application/json"; opts.body = JSON.stringify(body); }
-    const r = await fetch(path, opts);
+    const r = await App.fetch(method, path, body);
     const text = await r.text();
     let data;
     try { data = text ? JSON.parse(text) : null; } catch (e) { data = { error: text }; }
     if (!r.ok) { const e = new Error((data && data.error) || r.statusText); e.info = data; throw e; }
     return data;
+  };
+
+  // fetch makes a request to the inspector's server, with the key.
+  App.fetch = function (method, path, body) {
+    const opts = { method, headers: { "X-Mcpadapter-Key": localStorage.getItem(KEY) || "" }, credentials: "same-origin" };
+    if (body !== undefined) { opts.headers["Content-Type"] = "application/json"; opts.body = JSON.stringify(body); }
+    return fetch(path, opts);
+  };
+
+  // download is a link that saves what GET path answers as file.
+  App.download = function (path, file, text, testid) {
+    return h("a", { href: "#", "data-testid": testid, text, onclick: async (ev) => {
+      ev.preventDefault();
+      try {
+        const r = await App.fetch("GET", path);
+        if (!r.ok) throw new Error(await r.text());
+        const a = h("a", { href: URL.createObjectURL(await r.blob()), download: file });
+        a.click();
+        setTimeout(() => URL.revokeObjectURL(a.href), 60000);
+      } catch (e) { App.toast(e.message); }
+    } });
   };
 
   App.toast = function (msg) {
