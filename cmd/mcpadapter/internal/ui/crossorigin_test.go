@@ -43,7 +43,7 @@ document.body.append(fr);
 
 // TestBrowserCrossOriginPages opens, in the browser that holds the
 // inspector's cookie and key, an attacker's page on another loopback
-// port, on localhost, and on a 127.0.0.2 name: none of its requests
+// port and on localhost: none of its requests
 // makes a call or a reconnect, and it reads nothing.
 func TestBrowserCrossOriginPages(t *testing.T) {
 	chromium(t)
