@@ -2,6 +2,7 @@ package ui_test
 
 import (
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -137,6 +138,13 @@ func TestGuardWithoutToken(t *testing.T) {
 			t.Errorf("%s %s without the cookie: status %d, want 401", r.method, r.path, resp.StatusCode)
 		}
 	}
+	// Before the token is used there is no session: an empty cookie and
+	// an empty key are not it.
+	in.cookie = &http.Cookie{Name: "mcpadapter_ui_" + in.port, Value: ""}
+	if resp, _ := in.request(t, "GET", "/api/state", map[string]string{"X-Mcpadapter-Key": ""}, ""); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("an empty cookie before the token is used: status %d, want 401", resp.StatusCode)
+	}
+	in.cookie = nil
 	// A guessed token and a forged cookie get nothing either.
 	if resp, _ := in.request(t, "GET", "/?token="+strings.Repeat("0", len(in.token)), nil, ""); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("a wrong token: status %d, want 403", resp.StatusCode)
@@ -256,6 +264,13 @@ func TestGuardOrigin(t *testing.T) {
 			t.Errorf("GET with %v: status %d, want 403", headers, resp.StatusCode)
 		}
 	}
+	// A body a form can send (text/plain, urlencoded) is refused even
+	// with the page's own Origin.
+	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "multipart/form-data"} {
+		if resp, _ := in.request(t, "POST", "/api/call", map[string]string{"Origin": in.base, "Content-Type": ct}, callForecast); resp.StatusCode != http.StatusUnsupportedMediaType {
+			t.Errorf("POST as %s: status %d, want 415", ct, resp.StatusCode)
+		}
+	}
 	if got := in.calls(t); got != "[]\n" {
 		t.Errorf("cross-origin requests made calls: %s", got)
 	}
@@ -309,5 +324,32 @@ func TestNoRequestNamesACommandOrURL(t *testing.T) {
 	}
 	if n := hits.Load(); n != 0 {
 		t.Errorf("the inspector connected to a URL a request named (%d requests)", n)
+	}
+}
+
+// otherAddr is a listener that says it listens on another address.
+type otherAddr struct {
+	net.Listener
+	addr net.Addr
+}
+
+func (l otherAddr) Addr() net.Addr { return l.addr }
+
+// TestServeLoopbackOnly: the inspector refuses to serve on an address
+// other machines can reach.
+func TestServeLoopbackOnly(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	rec := ui.NewRecorder()
+	s := demoSession(t, rec)
+	for _, ip := range []string{"0.0.0.0", "192.0.2.1", "::"} {
+		srv, err := ui.Serve(otherAddr{l, &net.TCPAddr{IP: net.ParseIP(ip), Port: 4000}}, &ui.Options{Session: s, Recorder: rec})
+		if err == nil {
+			_ = srv.Close()
+			t.Errorf("Serve on %s: no error", ip)
+		}
 	}
 }
