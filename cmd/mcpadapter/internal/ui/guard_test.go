@@ -353,3 +353,16 @@ func TestServeLoopbackOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestBodyLimit: a request body over 4 MB is refused, not read whole.
+func TestBodyLimit(t *testing.T) {
+	in := newInspector(t)
+	in.login(t)
+	big := `[{"server":"weather","tool":"weather_forecast","args":{"pad":"` + strings.Repeat("x", 5<<20) + `"},"expected":{"isError":false,"content":[],"modelText":""}}]`
+	if resp, _ := in.request(t, "POST", "/api/saved/import", in.origin(), big); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("a 5 MB import: status %d, want 400", resp.StatusCode)
+	}
+	if _, body := in.request(t, "GET", "/api/saved", nil, ""); body != "[]\n" {
+		t.Errorf("the 5 MB import was kept: %.100s", body)
+	}
+}
