@@ -5,10 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"sync/atomic"
-	"unicode/utf8"
 
+	"github.com/mcpadapter/mcpadapter/internal/plaincall"
 	"github.com/mcpadapter/mcpadapter/internal/stdio"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -50,7 +49,7 @@ type fastState struct {
 	// connection, as JSON; nil until go-sdk has made a plain call.
 	meta atomic.Pointer[[]byte]
 	// resultMeta is the last _meta of a result, decoded (fastresult.go).
-	resultMeta metaMemo
+	resultMeta plaincall.MetaMemo
 	// http is set for a streamable HTTP session (fasthttp.go).
 	http *fastHTTP
 }
@@ -163,7 +162,7 @@ func (c *Client) callFast(ctx context.Context, s *session, params *mcp.CallToolP
 	var result json.RawMessage
 	if s.stdio != nil {
 		resp, err := s.stdio.RoundTrip(ctx, "tools/call", func(buf []byte, id int64) []byte {
-			return appendCallRequest(buf, id, params.Name, args, meta)
+			return plaincall.AppendCall(buf, id, params.Name, args, meta)
 		})
 		if err != nil {
 			return nil, nil, err
@@ -176,7 +175,7 @@ func (c *Client) callFast(ctx context.Context, s *session, params *mcp.CallToolP
 			return res, nil, err // handed over to go-sdk, or failed
 		}
 	}
-	if res, ok := decodePlainResult(result, &s.fast.resultMeta); ok {
+	if res, ok := plaincall.DecodeResult(result, &s.fast.resultMeta); ok {
 		return res, plainSent(result), nil
 	}
 	// go-sdk's own decoding of a result (what its CallTool does with it).
@@ -192,116 +191,11 @@ func (c *Client) callFast(ctx context.Context, s *session, params *mcp.CallToolP
 		// roundTripHTTP handed such an answer over already.)
 		c.log.Debug("the server asked for input; handing the call over to go-sdk", "tool", params.Name)
 		if s.stdio != nil {
-			h := stdio.NewHandOff(result, func(buf []byte, id int64) []byte { return appendPing(buf, id, meta) })
+			h := stdio.NewHandOff(result, func(buf []byte, id int64) []byte { return plaincall.AppendPing(buf, id, meta) })
 			ctx = stdio.WithHandOff(ctx, h)
 		}
 		res, err := s.cs.CallTool(ctx, params)
 		return res, nil, err
 	}
 	return res, sentResult(result), nil
-}
-
-// appendCallRequest appends the tools/call request with id for the tool
-// name, with args (one JSON object) and, if not nil, meta as its _meta.
-func appendCallRequest(buf []byte, id int64, name string, args, meta []byte) []byte {
-	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
-	buf = strconv.AppendInt(buf, id, 10)
-	buf = append(buf, `,"method":"tools/call","params":{`...)
-	if meta != nil {
-		buf = append(buf, `"_meta":`...)
-		buf = append(buf, meta...)
-		buf = append(buf, ',')
-	}
-	buf = append(buf, `"name":`...)
-	buf = appendJSONString(buf, name)
-	buf = append(buf, `,"arguments":`...)
-	if len(args) == 0 {
-		buf = append(buf, "{}"...)
-	} else if bytes.ContainsAny(args, "\r\n") {
-		// A message is one line: drop the whitespace between tokens.
-		var b bytes.Buffer
-		if json.Compact(&b, args) == nil {
-			buf = append(buf, b.Bytes()...)
-		} else {
-			buf = append(buf, "{}"...) // unreachable: call checked args
-		}
-	} else {
-		buf = append(buf, args...)
-	}
-	return append(buf, "}}"...)
-}
-
-// appendPing appends a ping request with id and, if not nil, meta as its
-// _meta.
-func appendPing(buf []byte, id int64, meta []byte) []byte {
-	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
-	buf = strconv.AppendInt(buf, id, 10)
-	buf = append(buf, `,"method":"ping"`...)
-	if meta != nil {
-		buf = append(buf, `,"params":{"_meta":`...)
-		buf = append(buf, meta...)
-		buf = append(buf, '}')
-	}
-	return append(buf, '}')
-}
-
-// appendJSONString appends s as a JSON string.
-func appendJSONString(buf []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			b, _ := json.Marshal(s)
-			return append(buf, b...)
-		}
-	}
-	buf = append(buf, '"')
-	buf = append(buf, s...)
-	return append(buf, '"')
-}
-
-// jsonString decodes b, the text of a JSON string, when it has no \u
-// escape and is valid UTF-8 (what go-sdk's decoder would make of the rest
-// is left to it).
-func jsonString(b []byte) (string, bool) {
-	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
-		return "", false
-	}
-	b = b[1 : len(b)-1]
-	if bytes.IndexByte(b, '\\') < 0 {
-		if !utf8.Valid(b) {
-			return "", false
-		}
-		return string(b), true
-	}
-	out := make([]byte, 0, len(b))
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if c != '\\' {
-			out = append(out, c)
-			continue
-		}
-		i++
-		if i == len(b) {
-			return "", false
-		}
-		switch b[i] {
-		case '"', '\\', '/':
-			out = append(out, b[i])
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		default:
-			return "", false
-		}
-	}
-	if !utf8.Valid(out) {
-		return "", false
-	}
-	return string(out), true
 }

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/plaincall"
 	"github.com/mcpadapter/mcpadapter/internal/stdio"
 	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -70,7 +71,7 @@ const cancelNotifyTimeout = 5 * time.Second
 func (c *Client) roundTripHTTP(ctx context.Context, s *session, params *mcp.CallToolParams, args, meta []byte) (json.RawMessage, *mcp.CallToolResult, error) {
 	f := s.fast.http
 	n := stdio.FirstDirectID + f.seq.Add(1)
-	body := appendCallRequest(make([]byte, 0, 128+len(args)+len(meta)+len(params.Name)), n, params.Name, args, meta)
+	body := plaincall.AppendCall(make([]byte, 0, 128+len(args)+len(meta)+len(params.Name)), n, params.Name, args, meta)
 	// The request's context ends with ctx, when its body is closed, or
 	// when the rest of an event stream after the answer takes too long.
 	rctx, stop := context.WithCancel(wire.CallerReads(ctx))
@@ -104,7 +105,7 @@ func (c *Client) roundTripHTTP(ctx context.Context, s *session, params *mcp.Call
 		}
 	}
 	switch {
-	case a.result != nil && asksInput(a.result):
+	case a.result != nil && plaincall.AsksInput(a.result):
 		// go-sdk's multi-round-trip loop answers the input requests and
 		// retries: it starts from this answer, handed over below.
 		a.result = nil
@@ -370,7 +371,7 @@ func (a *fastAnswer) drain() {
 func (a *fastAnswer) answer(msg []byte) bool {
 	var version, id, result, rpcErr []byte
 	n := 0
-	ok := eachMember(msg, func(key, v []byte) bool {
+	ok := plaincall.EachMember(msg, func(key, v []byte) bool {
 		n++
 		switch string(key) {
 		case "jsonrpc":
@@ -403,32 +404,4 @@ func (a *fastAnswer) answer(msg []byte) bool {
 		return true
 	}
 	return false
-}
-
-// asksInput reports whether result, a tools/call result as sent, asks
-// for input in go-sdk's reading (its InputRequests are set): then the
-// call is go-sdk's to finish (callFast does the same over stdio). Only a
-// result that mentions inputRequests (in any case, or with a \u escape,
-// which could spell it) is decoded.
-func asksInput(result []byte) bool {
-	const key = "inputrequests"
-	if !bytes.Contains(result, []byte(`\u`)) {
-		found := false
-		for i := bytes.IndexAny(result, "iI"); i >= 0 && i+len(key) <= len(result); {
-			if bytes.EqualFold(result[i:i+len(key)], []byte(key)) {
-				found = true
-				break
-			}
-			j := bytes.IndexAny(result[i+1:], "iI")
-			if j < 0 {
-				break
-			}
-			i += 1 + j
-		}
-		if !found {
-			return false
-		}
-	}
-	res := new(mcp.CallToolResult)
-	return res.UnmarshalJSON(result) == nil && res.InputRequests != nil
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/mcpadapter/mcpadapter/internal/plaincall"
 	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -171,10 +172,10 @@ func withBody(req *http.Request, data []byte) *http.Request {
 // methodAndID returns the method and the id (as JSON) of the message
 // data, or "".
 func methodAndID(data []byte) (method, id string) {
-	eachMember(data, func(key, v []byte) bool {
+	plaincall.EachMember(data, func(key, v []byte) bool {
 		switch string(key) {
 		case "method":
-			method, _ = jsonString(v)
+			method, _ = plaincall.String(v)
 		case "id":
 			id = string(v)
 		}

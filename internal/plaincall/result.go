@@ -1,4 +1,4 @@
-package mcpadapter
+package plaincall
 
 import (
 	"bytes"
@@ -10,12 +10,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// maxPlainDepth bounds the nesting of a structuredContent the fast path
+// maxPlainDepth bounds the nesting of a structuredContent DecodeResult
 // takes as it is; go-sdk refuses a result nested deeper than 1000 levels,
 // and a deeper one is left to its decoder, which says so.
 const maxPlainDepth = 900
 
-// decodePlainResult decodes b, the result of a tools/call (valid JSON), when
+// DecodeResult decodes b, the result of a tools/call (valid JSON), when
 // it has the common shape: an object with no member but "content" (text
 // blocks only, each with no member but "type" and "text"), "isError" (true
 // or false), "structuredContent" (kept as the server wrote it; go-sdk
@@ -23,13 +23,13 @@ const maxPlainDepth = 900
 // is known), "_meta" (see plainValue) and "resultType": "complete", each
 // at most once, and strings without \u escapes. It
 // reports false for anything else, which go-sdk's decoder then decodes:
-// so the two agree on every result (FuzzPlainResult).
+// so the two agree on every result (FuzzDecodeResult).
 //
-// memo, if not nil, keeps the last _meta decoded (see metaMemo).
-func decodePlainResult(b []byte, memo *metaMemo) (*mcp.CallToolResult, bool) {
+// memo, if not nil, keeps the last _meta decoded (see MetaMemo).
+func DecodeResult(b []byte, memo *MetaMemo) (*mcp.CallToolResult, bool) {
 	res := &mcp.CallToolResult{}
 	var seen [5]bool
-	ok := eachMember(b, func(key, v []byte) bool {
+	ok := EachMember(b, func(key, v []byte) bool {
 		switch string(key) {
 		case "content":
 			if seen[0] {
@@ -129,7 +129,7 @@ func plainContent(v []byte) ([]mcp.Content, bool) {
 // and "text".
 func plainText(b []byte) (*mcp.TextContent, bool) {
 	var typ, text []byte
-	ok := eachMember(b, func(key, v []byte) bool {
+	ok := EachMember(b, func(key, v []byte) bool {
 		switch string(key) {
 		case "type":
 			if typ != nil {
@@ -149,63 +149,11 @@ func plainText(b []byte) (*mcp.TextContent, bool) {
 	if !ok || string(typ) != `"text"` || text == nil {
 		return nil, false
 	}
-	s, ok := jsonString(text)
+	s, ok := String(text)
 	if !ok {
 		return nil, false
 	}
 	return &mcp.TextContent{Text: s}, true
-}
-
-// eachMember calls fn with each member of the JSON object b (its key as
-// the raw text between the quotes, and its value's text) while fn returns
-// true; it reports false if fn did, if b is not an object, or if a key has
-// escapes.
-func eachMember(b []byte, fn func(key, v []byte) bool) bool {
-	i := jsonscan.Space(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return false
-	}
-	i = jsonscan.Space(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return jsonscan.Space(b, i+1) == len(b)
-	}
-	for i < len(b) {
-		if b[i] != '"' {
-			return false
-		}
-		kend := jsonscan.String(b, i)
-		if kend < 0 {
-			return false
-		}
-		key := b[i+1 : kend-1]
-		for _, c := range key {
-			if c == '\\' || c < 0x20 || c >= 0x7f {
-				return false
-			}
-		}
-		i = jsonscan.Space(b, kend)
-		if i >= len(b) || b[i] != ':' {
-			return false
-		}
-		i = jsonscan.Space(b, i+1)
-		vend := jsonscan.Value(b, i, 0)
-		if vend < 0 || !fn(key, b[i:vend]) {
-			return false
-		}
-		i = jsonscan.Space(b, vend)
-		if i >= len(b) {
-			return false
-		}
-		switch b[i] {
-		case '}':
-			return jsonscan.Space(b, i+1) == len(b)
-		case ',':
-			i = jsonscan.Space(b, i+1)
-		default:
-			return false
-		}
-	}
-	return false
 }
 
 // plainNumbers reports whether every number in the JSON text v is one a
@@ -253,7 +201,7 @@ func plainValue(v []byte, depth int) (any, bool) {
 	switch c := v[0]; {
 	case c == '{':
 		m := map[string]any{}
-		ok := eachMember(v, func(key, val []byte) bool {
+		ok := EachMember(v, func(key, val []byte) bool {
 			x, ok := plainValue(val, depth+1)
 			if !ok {
 				return false
@@ -293,7 +241,7 @@ func plainValue(v []byte, depth int) (any, bool) {
 		}
 		return nil, false
 	case c == '"':
-		return jsonString(v)
+		return String(v)
 	case string(v) == "true":
 		return true, true
 	case string(v) == "false":
@@ -308,15 +256,15 @@ func plainValue(v []byte, depth int) (any, bool) {
 	return f, err == nil
 }
 
-// maxMemoMeta is the size of the largest _meta a metaMemo keeps.
+// maxMemoMeta is the size of the largest _meta a MetaMemo keeps.
 const maxMemoMeta = 1 << 10
 
-// metaMemo keeps the last result _meta the fast path decoded on a
+// MetaMemo keeps the last result _meta DecodeResult decoded on a
 // session, and what it decoded to. A server often sends the same _meta
 // with every result (a 2026-07-28 go-sdk server sends its serverInfo), and
 // copying the maps costs about a third of decoding them again. The kept
 // maps are never handed out: every result gets a copy of its own.
-type metaMemo struct {
+type MetaMemo struct {
 	last atomic.Pointer[decodedMeta]
 }
 
@@ -326,7 +274,7 @@ type decodedMeta struct {
 }
 
 // decode decodes v, a JSON object, as plainValue does.
-func (m *metaMemo) decode(v []byte) (map[string]any, bool) {
+func (m *MetaMemo) decode(v []byte) (map[string]any, bool) {
 	if m != nil {
 		if d := m.last.Load(); d != nil && bytes.Equal(d.raw, v) {
 			return copyValue(d.v).(map[string]any), true
