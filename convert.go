@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
 	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -36,7 +37,7 @@ func replyOf(res *mcp.CallToolResult, raw rawSource, err error) (reply *callRepl
 	if err == nil {
 		return &callReply{CallToolResult: res, raw: raw}, nil, nil
 	}
-	if !isUnknownContentError(err) {
+	if !sdkerr.IsUnknownContent(err) {
 		return nil, nil, err
 	}
 	var result json.RawMessage

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter/internal/plaincall"
+	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
 	"github.com/mcpadapter/mcpadapter/internal/stdio"
 	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -93,7 +94,7 @@ func (c *Client) roundTripHTTP(ctx context.Context, s *session, params *mcp.Call
 			return nil, nil, ctx.Err()
 		}
 		// What go-sdk's call returns for a failed POST.
-		return nil, nil, fmt.Errorf("calling %q: sending %q: %w: %w", "tools/call", "tools/call", &jsonrpc.Error{Code: codeRejectedByTransport, Message: sdkRejected}, err)
+		return nil, nil, fmt.Errorf("calling %q: sending %q: %w: %w", "tools/call", "tools/call", sdkerr.NewRejected(), err)
 	}
 	a := fastAnswer{id: n, body: resp.Body, limit: min(f.limit, maxFastMessage), stop: stop}
 	if resp.StatusCode == http.StatusOK && sameSession(resp, s) {

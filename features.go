@@ -3,6 +3,7 @@ package mcpadapter
 import (
 	"context"
 
+	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -83,7 +84,7 @@ func (c *Client) Complete(ctx context.Context, params *mcp.CompleteParams) (*mcp
 // serverErr names the server and operation in a JSON-RPC error from the
 // server; other errors already do.
 func (c *Client) serverErr(err error, op string) error {
-	if err != nil && isServerError(err) {
+	if err != nil && sdkerr.IsServerError(err) {
 		return &ServerError{Server: c.name, Op: op, Err: err}
 	}
 	return err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter/elicitation"
+	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -204,7 +205,7 @@ func (c *Client) callRound(ctx context.Context, pc *PendingCall, answers mcp.Inp
 // questions.
 func (c *Client) callFailed(pc *PendingCall, err error) (*Result, error) {
 	var we *jsonrpc.Error
-	if !isServerError(err) || !errors.As(err, &we) {
+	if !sdkerr.IsServerError(err) || !errors.As(err, &we) {
 		return nil, err
 	}
 	if we.Code == mcp.CodeURLElicitationRequired {

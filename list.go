@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
 	"github.com/mcpadapter/mcpadapter/internal/wire"
 )
 
@@ -111,7 +112,7 @@ func listAllPages[T any](ctx context.Context, c *Client, method string, page fun
 				limitErr.Server = c.name
 				return nil
 			}
-			if err == nil || attempt > 0 || failedPage == 0 || c.cache == nil || cacheModeOf(ctx) != CacheUse || !isServerError(err) {
+			if err == nil || attempt > 0 || failedPage == 0 || c.cache == nil || cacheModeOf(ctx) != CacheUse || !sdkerr.IsServerError(err) {
 				return err
 			}
 			c.log.Debug("a later page of a cached listing failed; listing anew from the server", "op", method, "page", failedPage, "cause", wire.RedactURLSecrets(err.Error()))

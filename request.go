@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
 	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -86,14 +87,14 @@ func (c *Client) failed(ctx context.Context, s *session, r request, err error, g
 		}
 		return false, c.transportError(s, r.op, r.tool, fmt.Errorf("%w: the connection was closed while the request was in flight", mcp.ErrConnectionClosed))
 	}
-	if isServerError(err) {
+	if sdkerr.IsServerError(err) {
 		return false, err
 	}
 	// ErrSessionMissing also fails calls whose own POST was accepted
 	// (go-sdk fails the whole connection on any 404): only a 404 to this
 	// request's POST proves the server did not run it.
 	expired := errors.Is(err, mcp.ErrSessionMissing) && got404
-	notSent := wasNotSent(err) || expired
+	notSent := sdkerr.WasNotSent(err) || expired
 	// A write that failed on a stdio pipe means the process is gone.
 	lost := s.ended() || (notSent && s.stdio != nil) || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing)
 	if lost {

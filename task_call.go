@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -294,7 +295,7 @@ func (c *Client) taskOutcome(ctx context.Context, tc *toolCall, h *TaskHandle, s
 				return c.cancelTask(ctx, h)
 			}
 			var we *jsonrpc.Error
-			if isServerError(err) && errors.As(err, &we) && st.Status == TaskFailed {
+			if sdkerr.IsServerError(err) && errors.As(err, &we) && st.Status == TaskFailed {
 				return errorResult(fmt.Sprintf("Tool %q failed: %s (MCP error %d)", h.Tool, we.Message, we.Code)), nil
 			}
 			return c.taskEnded(ctx, h, err)

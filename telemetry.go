@@ -6,6 +6,7 @@ import (
 	"maps"
 	"strconv"
 
+	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -101,7 +102,7 @@ func ErrorType(err error) string {
 		return "input_required"
 	case errors.As(err, &exit):
 		return "process_exit"
-	case isServerError(err) && errors.As(err, &rpc):
+	case sdkerr.IsServerError(err) && errors.As(err, &rpc):
 		return strconv.FormatInt(rpc.Code, 10)
 	case errors.As(err, &te):
 		return "transport"

@@ -1,4 +1,4 @@
-package mcpadapter
+package sdkerr
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// TestSDKErrorWording pins the go-sdk errors that sdkerrors.go recognises
+// TestSDKErrorWording pins the go-sdk errors that this package recognises
 // by their text. If a go-sdk upgrade changes their wording or code, this
 // test fails, rather than retry behaviour changing silently.
 func TestSDKErrorWording(t *testing.T) {
@@ -39,11 +39,11 @@ func TestSDKErrorWording(t *testing.T) {
 		if err == nil {
 			t.Fatal("ListTools on a closed session succeeded")
 		}
-		if !wasNotSent(err) {
+		if !WasNotSent(err) {
 			t.Fatalf("go-sdk's error for a request on a closed session is no longer recognised as not sent: %v", err)
 		}
-		if isServerError(err) {
-			t.Fatalf("isServerError(%v) = true", err)
+		if IsServerError(err) {
+			t.Fatalf("IsServerError(%v) = true", err)
 		}
 	})
 
@@ -70,11 +70,11 @@ func TestSDKErrorWording(t *testing.T) {
 		if !errors.As(err, &we) {
 			t.Fatalf("a 503 answer is no longer a *jsonrpc.Error: %v", err)
 		}
-		if !isRejectedByTransport(we) {
-			t.Fatalf("go-sdk's error for a 503 is code %d %q, want %d %q", we.Code, we.Message, codeRejectedByTransport, sdkRejected)
+		if !isRejected(we) {
+			t.Fatalf("go-sdk's error for a 503 is code %d %q, want %d %q", we.Code, we.Message, codeRejected, rejected)
 		}
-		if isServerError(err) {
-			t.Fatalf("isServerError(%v) = true for an HTTP failure", err)
+		if IsServerError(err) {
+			t.Fatalf("IsServerError(%v) = true for an HTTP failure", err)
 		}
 	})
 	t.Run("unrecognized content type", func(t *testing.T) {
@@ -93,7 +93,7 @@ func TestSDKErrorWording(t *testing.T) {
 		if err == nil {
 			t.Fatal("go-sdk now decodes a block of an unknown type: convert.go's lenient decoding may be unneeded")
 		}
-		if !isUnknownContentError(err) {
+		if !IsUnknownContent(err) {
 			t.Fatalf("go-sdk's error for a block of an unknown type is no longer recognised: %v", err)
 		}
 	})
