@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/cache"
 	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -52,7 +53,7 @@ type Client struct {
 	progMu   sync.Mutex
 	progress map[string]func(Progress)
 
-	cache *responseCache // nil when ClientOptions.Cache is
+	cache *cache.Cache // nil when ClientOptions.Cache is
 
 	// shape is the tool transform of the client's config entry, or nil.
 	shape *serverShape
@@ -153,7 +154,7 @@ func newClientWith(ep *endpoint, opts ClientOptions, adjust func(*mcp.ClientOpti
 		c.oauthFlow = newGrantHandler(g, name, c.plainHTTPClient(), c.log)
 	}
 	c.pinVersion = opts.ProtocolVersion
-	c.cache = newResponseCache(ep, &opts)
+	c.cache = c.newResponseCache(ep, &opts)
 	so := c.sdkOptions()
 	declareTasks(&opts, so)
 	if adjust != nil {
@@ -161,7 +162,7 @@ func newClientWith(ep *endpoint, opts ClientOptions, adjust func(*mcp.ClientOpti
 	}
 	c.sdk = mcp.NewClient(&mcp.Implementation{Name: "mcpadapter", Version: Version}, so)
 	c.sdk.AddSendingMiddleware(c.handshakeMiddleware)
-	c.sdk.AddSendingMiddleware(c.cacheMiddleware)
+	c.sdk.AddSendingMiddleware(c.cache.Middleware)
 	c.addTaskMethods() // tasks/*, and the "task" member of tools/call: last, innermost
 	if opts.MessageHandler != nil {
 		c.sdk.AddReceivingMiddleware(messageMiddleware(opts.MessageHandler))
@@ -210,7 +211,7 @@ func (c *Client) sdkOptions() *mcp.ClientOptions {
 		//lint:ignore SA1019 roots, sampling and logging are deprecated in 2026-07-28 but live in the handshake era, which we support
 		o.Capabilities.RootsV2 = &mcp.RootCapabilities{ListChanged: true}
 	}
-	c.addCacheHandlers(o)
+	c.cache.AddHandlers(o)
 	return o
 }
 

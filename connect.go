@@ -135,7 +135,7 @@ func (c *Client) runDial(ctx context.Context, d *dialCall, gen uint64) {
 	defer d.cancel()
 	if d.lost {
 		// The reconnect must reach the server, not a cached discover.
-		c.cache.forgetDiscover(ctx)
+		c.cache.ForgetDiscover(ctx)
 	}
 	octx, end := c.startOp(ctx, "connect", "")
 	s, err := c.dial(octx)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/mcpadapter/mcpadapter/internal/cache"
 	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
 	"github.com/mcpadapter/mcpadapter/internal/wire"
 )
@@ -106,13 +107,13 @@ func listAllPages[T any](ctx context.Context, c *Client, method string, page fun
 				failedPage int
 				err        error
 			)
-			out, failedPage, err = listPagesOnce(withListPages(ctx), s, method, out[:0], page, lim)
+			out, failedPage, err = listPagesOnce(cache.WithListPages(ctx), s, method, out[:0], page, lim)
 			if errors.As(err, &limitErr) {
 				// The server answered: not a transport failure.
 				limitErr.Server = c.name
 				return nil
 			}
-			if err == nil || attempt > 0 || failedPage == 0 || c.cache == nil || cacheModeOf(ctx) != CacheUse || !sdkerr.IsServerError(err) {
+			if err == nil || attempt > 0 || failedPage == 0 || c.cache == nil || cache.ModeOf(ctx) != CacheUse || !sdkerr.IsServerError(err) {
 				return err
 			}
 			c.log.Debug("a later page of a cached listing failed; listing anew from the server", "op", method, "page", failedPage, "cause", wire.RedactURLSecrets(err.Error()))

@@ -1,10 +1,9 @@
-package mcpadapter
+package cache
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,10 +15,10 @@ import (
 
 func TestCacheTTLPolicy(t *testing.T) {
 	t.Parallel()
-	rc := &responseCache{defaultTTL: 30 * time.Second}
-	capped := &responseCache{defaultTTL: time.Hour, maxTTL: time.Minute}
+	rc := &Cache{defaultTTL: 30 * time.Second}
+	capped := &Cache{defaultTTL: time.Hour, maxTTL: time.Minute}
 	tests := []struct {
-		rc          *responseCache
+		rc          *Cache
 		ttlMs       int
 		scope       string
 		want        time.Duration
@@ -33,7 +32,7 @@ func TestCacheTTLPolicy(t *testing.T) {
 		{rc, 0, "private", 0, false},
 		{rc, -5, "", 0, false},
 		{rc, 0, "", 30 * time.Second, true}, // no hints: DefaultTTL, private
-		{&responseCache{}, 0, "", 0, true},
+		{&Cache{}, 0, "", 0, true},
 		{capped, 3600000, "public", time.Minute, false},
 		{capped, 1000, "public", time.Second, false},
 		{capped, 0, "", time.Minute, true},
@@ -50,34 +49,30 @@ func TestCacheTTLPolicy(t *testing.T) {
 
 func TestCacheIdentity(t *testing.T) {
 	t.Parallel()
-	web := &endpoint{kind: kindStreamable, url: "https://api.example.com/mcp?key=s3cret"}
-	part := func(o ClientOptions) string { return identityPartition(web, &o) }
+	web := Server{HTTP: true, URL: "https://api.example.com/mcp?key=s3cret"}
+	part := func(c Credentials) string { c.Known = true; return PrivatePartition(web, c) }
 
-	alice := part(ClientOptions{Auth: BearerToken("alice-token")})
-	if alice != part(ClientOptions{Auth: BearerToken("alice-token")}) {
+	alice := part(Credentials{Token: "alice-token"})
+	if alice != part(Credentials{Token: "alice-token"}) {
 		t.Error("the same token gives two partitions")
 	}
-	if alice == part(ClientOptions{Auth: BearerToken("bob-token")}) || alice == part(ClientOptions{}) {
+	if alice == part(Credentials{Token: "bob-token"}) || alice == part(Credentials{}) {
 		t.Error("different tokens share a partition")
 	}
-	h1 := part(ClientOptions{Headers: map[string]string{"X-Api-Key": "k1", "x-tenant": "a"}})
-	if h1 != part(ClientOptions{Headers: map[string]string{"x-api-key": "k1", "X-Tenant": "a"}}) {
+	h1 := part(Credentials{Headers: map[string]string{"X-Api-Key": "k1", "x-tenant": "a"}})
+	if h1 != part(Credentials{Headers: map[string]string{"x-api-key": "k1", "X-Tenant": "a"}}) {
 		t.Error("header names in another case give another partition")
 	}
-	if h1 == part(ClientOptions{Headers: map[string]string{"X-Api-Key": "k2", "X-Tenant": "a"}}) {
+	if h1 == part(Credentials{Headers: map[string]string{"X-Api-Key": "k2", "X-Tenant": "a"}}) {
 		t.Error("different header values share a partition")
 	}
 	// Identities this package cannot see are never shared.
-	for name, o := range map[string]ClientOptions{
-		"AuthFunc":   {Auth: AuthFunc(func(next http.RoundTripper) http.RoundTripper { return next })},
-		"HTTPClient": {HTTPClient: &http.Client{}},
-	} {
-		if first, second := part(o), part(o); first == second {
-			t.Errorf("%s: two clients share a partition", name)
-		}
+	unknown := Credentials{Token: "t"}
+	if first, second := PrivatePartition(web, unknown), PrivatePartition(web, unknown); first == second {
+		t.Error("credentials not all known: two clients share a partition")
 	}
 
-	rc := &responseCache{server: serverIdentity(web, "h"), private: alice}
+	rc := &Cache{server: serverID(web, "h"), private: alice}
 	for _, k := range []string{rc.key(methodListTools, "", alice), rc.key(methodReadResource, "file:///x", publicPartition)} {
 		if strings.Contains(k, "alice-token") || strings.Contains(k, "s3cret") {
 			t.Errorf("key %q holds a secret", k)
@@ -86,20 +81,17 @@ func TestCacheIdentity(t *testing.T) {
 			t.Errorf("key %q lacks the version", k)
 		}
 	}
-	if serverIdentity(web, "h") != serverIdentity(&endpoint{kind: kindSSE, url: web.url}, "h") {
-		t.Error("one URL, two identities")
-	}
 	cmd := func(env ...string) string {
-		return serverIdentity(&endpoint{kind: kindStdio, command: Command{Path: "srv", Args: []string{"a b"}, Env: env}}, "h")
+		return serverID(Server{Stdio: true, Path: "srv", Args: []string{"a b"}, Env: env}, "h")
 	}
 	if cmd("A=1", "B=2") != cmd("B=2", "A=1") || cmd("A=1") == cmd("A=2") {
 		t.Error("stdio identity does not follow the command's environment")
 	}
-	if serverIdentity(&endpoint{kind: kindStdio, command: Command{Path: "srv", Args: []string{"a", "b"}}}, "h") == cmd() {
+	if serverID(Server{Stdio: true, Path: "srv", Args: []string{"a", "b"}}, "h") == cmd() {
 		t.Error("args [a b] and [a b] joined hash alike")
 	}
-	inproc := &endpoint{kind: kindInProcess}
-	if first, second := serverIdentity(inproc, "h"), serverIdentity(inproc, "h"); first == second {
+	inproc := Server{}
+	if first, second := serverID(inproc, "h"), serverID(inproc, "h"); first == second {
 		t.Error("in-process servers share an identity")
 	}
 }
@@ -107,9 +99,9 @@ func TestCacheIdentity(t *testing.T) {
 func TestCacheKeyPrefixes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	rc := &responseCache{store: NewMemoryCacheStore(0), server: "s1", private: "u1"}
-	other := &responseCache{store: rc.store, server: "s2", private: "u1"}
-	e := CacheEntry{Value: []byte(`{}`), Expires: time.Now().Add(time.Hour)}
+	rc := &Cache{store: NewMemoryStore(0), server: "s1", private: "u1"}
+	other := &Cache{store: rc.store, server: "s2", private: "u1"}
+	e := Entry{Value: []byte(`{}`), Expires: time.Now().Add(time.Hour)}
 	set := []string{
 		rc.key(methodListTools, "", "u1"),
 		rc.key(methodListTools, "page2", publicPartition),
@@ -144,8 +136,8 @@ func TestCacheKeyPrefixes(t *testing.T) {
 func TestMemoryCacheStore(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := NewMemoryCacheStore(2).(*memoryStore)
-	fresh := CacheEntry{Value: []byte("1"), Expires: time.Now().Add(time.Hour)}
+	s := NewMemoryStore(2).(*memoryStore)
+	fresh := Entry{Value: []byte("1"), Expires: time.Now().Add(time.Hour)}
 	s.Set(ctx, "a", fresh)
 	s.Set(ctx, "b", fresh)
 	s.Get(ctx, "a") // a is now the most recently used
@@ -156,7 +148,7 @@ func TestMemoryCacheStore(t *testing.T) {
 	if _, ok := s.Get(ctx, "a"); !ok {
 		t.Error("a recently used entry was dropped")
 	}
-	s.Set(ctx, "a", CacheEntry{Value: []byte("2"), Expires: time.Now().Add(-time.Second)})
+	s.Set(ctx, "a", Entry{Value: []byte("2"), Expires: time.Now().Add(-time.Second)})
 	if _, ok := s.Get(ctx, "a"); ok || s.Len() != 1 {
 		t.Errorf("an expired entry was served or kept (%d entries)", s.Len())
 	}
@@ -165,34 +157,8 @@ func TestMemoryCacheStore(t *testing.T) {
 	if s.Len() != 0 {
 		t.Errorf("%d entries after deleting all", s.Len())
 	}
-	if d := NewMemoryCacheStore(0).(*memoryStore); d.max != DefaultCacheEntries {
+	if d := NewMemoryStore(0).(*memoryStore); d.max != DefaultEntries {
 		t.Errorf("default size %d", d.max)
-	}
-}
-
-func TestServerConfigCache(t *testing.T) {
-	t.Parallel()
-	store := NewMemoryCacheStore(1)
-	base := &CacheConfig{DefaultTTL: time.Second, MaxTTL: time.Hour, Store: store}
-	tests := []struct {
-		name string
-		sc   ServerConfig
-		base *CacheConfig
-		want *CacheConfig
-	}{
-		{"absent, no base", ServerConfig{}, nil, nil},
-		{"absent keeps base", ServerConfig{}, base, base},
-		{"false drops base", ServerConfig{Cache: &ServerCache{Off: true}}, base, nil},
-		{"true, no base", ServerConfig{Cache: &ServerCache{}}, nil, &CacheConfig{}},
-		{"true keeps base", ServerConfig{Cache: &ServerCache{}}, base, base},
-		{"object over base", ServerConfig{Cache: &ServerCache{MaxTTL: time.Minute, MaxEntries: 9}}, base,
-			&CacheConfig{DefaultTTL: time.Second, MaxTTL: time.Minute, MaxEntries: 9, Store: store}},
-	}
-	for _, tt := range tests {
-		got := tt.sc.cacheConfig(tt.base)
-		if (got == nil) != (tt.want == nil) || (got != nil && *got != *tt.want) {
-			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
-		}
 	}
 }
 
@@ -201,16 +167,20 @@ func TestServerConfigCache(t *testing.T) {
 // really runs: the executable PATH finds, the absolute working directory,
 // the host.
 func TestCacheLocalIdentity(t *testing.T) {
-	stdio := &endpoint{kind: kindStdio, command: Command{Path: "srv"}}
-	for _, ep := range []*endpoint{stdio, {kind: kindInProcess}} {
-		first, second := identityPartition(ep, &ClientOptions{}), identityPartition(ep, &ClientOptions{})
+	stdio := Server{Stdio: true, Path: "srv"}
+	for _, srv := range []Server{stdio, {}} {
+		first, second := PrivatePartition(srv, Credentials{Known: true}), PrivatePartition(srv, Credentials{Known: true})
 		if first == second {
-			t.Errorf("kind %v: two clients share the private partition %q", ep.kind, first)
+			t.Errorf("%+v: two clients share the private partition %q", srv, first)
 		}
 	}
 
 	host := "host-1"
-	id := func(c Command) string { return serverIdentity(&endpoint{kind: kindStdio, command: c}, host) }
+	type Command struct {
+		Path string
+		Dir  string
+	}
+	id := func(c Command) string { return serverID(Server{Stdio: true, Path: c.Path, Dir: c.Dir}, host) }
 
 	// The working directory, when Dir is "", and a relative Dir.
 	a, b := t.TempDir(), t.TempDir()
@@ -255,20 +225,20 @@ func TestCacheLocalIdentity(t *testing.T) {
 	host = "host-1"
 	local := []string{"http://localhost:8080/mcp", "http://127.0.0.1:9/mcp", "http://[::1]:9/mcp", "http://app.localhost/mcp", "http://0.0.0.0:1/"}
 	remote := "https://api.example.com/mcp"
-	before := map[string]string{"stdio": id(Command{Path: "/bin/srv"}), remote: serverIdentity(&endpoint{kind: kindStreamable, url: remote}, host)}
+	before := map[string]string{"stdio": id(Command{Path: "/bin/srv"}), remote: serverID(Server{HTTP: true, URL: remote}, host)}
 	for _, u := range local {
-		before[u] = serverIdentity(&endpoint{kind: kindStreamable, url: u}, host)
+		before[u] = serverID(Server{HTTP: true, URL: u}, host)
 	}
 	host = "host-2"
 	if id(Command{Path: "/bin/srv"}) == before["stdio"] {
 		t.Error("one command on two hosts has one identity")
 	}
 	for _, u := range local {
-		if serverIdentity(&endpoint{kind: kindStreamable, url: u}, host) == before[u] {
+		if serverID(Server{HTTP: true, URL: u}, host) == before[u] {
 			t.Errorf("%s on two hosts has one identity", u)
 		}
 	}
-	if serverIdentity(&endpoint{kind: kindStreamable, url: remote}, host) != before[remote] {
+	if serverID(Server{HTTP: true, URL: remote}, host) != before[remote] {
 		t.Errorf("%s depends on the host asking", remote)
 	}
 	for u, want := range map[string]bool{
@@ -283,15 +253,15 @@ func TestCacheLocalIdentity(t *testing.T) {
 
 // hookStore runs beforeSet before each Set.
 type hookStore struct {
-	CacheStore
+	Store
 	beforeSet func()
 }
 
-func (s *hookStore) Set(ctx context.Context, key string, e CacheEntry) {
+func (s *hookStore) Set(ctx context.Context, key string, e Entry) {
 	if s.beforeSet != nil {
 		s.beforeSet()
 	}
-	s.CacheStore.Set(ctx, key, e)
+	s.Store.Set(ctx, key, e)
 }
 
 // TestCacheGenerations: an answer is not stored when its listing or
@@ -300,9 +270,8 @@ func (s *hookStore) Set(ctx context.Context, key string, e CacheEntry) {
 func TestCacheGenerations(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	store := &hookStore{CacheStore: NewMemoryCacheStore(0)}
-	rc := &responseCache{store: store, server: "s", private: "p"}
-	c := &Client{cache: rc, log: slog.New(slog.DiscardHandler)}
+	store := &hookStore{Store: NewMemoryStore(0)}
+	rc := &Cache{store: store, server: "s", private: "p", log: slog.New(slog.DiscardHandler)}
 	read := func(uri string) cacheRequest { return cacheRequest{method: methodReadResource, param: uri, ok: true} }
 	stored := func(cr cacheRequest) bool {
 		_, ok := store.Get(ctx, rc.key(cr.method, cr.param, publicPartition))
@@ -319,7 +288,7 @@ func TestCacheGenerations(t *testing.T) {
 		if cr.method == methodListPrompts {
 			res = &mcp.ListPromptsResult{}
 		}
-		c.cacheStore(ctx, cr, gen, res, 60000, "public", true)
+		rc.put(ctx, cr, gen, res, 60000, "public", true)
 		return stored(cr)
 	}
 
@@ -373,24 +342,5 @@ func TestCacheGenerations(t *testing.T) {
 	}
 	if !flight(other, nil) {
 		t.Error("a read after the reset was not stored")
-	}
-}
-
-func TestCacheConfigValidate(t *testing.T) {
-	t.Parallel()
-	for _, tt := range []struct {
-		cfg  *CacheConfig
-		want string
-	}{
-		{nil, ""},
-		{&CacheConfig{}, ""},
-		{&CacheConfig{DefaultTTL: -time.Second}, "CacheConfig.DefaultTTL is negative (-1s)"},
-		{&CacheConfig{MaxTTL: -1}, "CacheConfig.MaxTTL is negative"},
-		{&CacheConfig{MaxEntries: -1}, "CacheConfig.MaxEntries is negative (-1)"},
-	} {
-		_, err := NewClient("https://x.example/mcp", &ClientOptions{Cache: tt.cfg})
-		if (err == nil) != (tt.want == "") || (err != nil && !strings.Contains(err.Error(), tt.want)) {
-			t.Errorf("%+v: error %v, want %q", tt.cfg, err, tt.want)
-		}
 	}
 }

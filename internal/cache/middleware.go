@@ -1,7 +1,4 @@
-package mcpadapter
-
-// The response cache's go-sdk middleware: what a request is to the cache,
-// lookups, and storing results with their hints.
+package cache
 
 import (
 	"bytes"
@@ -29,7 +26,7 @@ func cacheRequestOf(method string, req mcp.Request) cacheRequest {
 	case *mcp.DiscoverParams:
 		if p != nil {
 			v, _ := p.Meta[mcp.MetaKeyProtocolVersion].(string)
-			cr.param, cr.ok = v, eraOf(v) == EraDiscover
+			cr.param, cr.ok = v, wire.DiscoverEra(v)
 		}
 		return cr
 	case *mcp.ListToolsParams:
@@ -61,7 +58,7 @@ func cacheRequestOf(method string, req mcp.Request) cacheRequest {
 		return cr
 	}
 	ir := cs.InitializeResult()
-	cr.ok = ir != nil && eraOf(ir.ProtocolVersion) == EraDiscover
+	cr.ok = ir != nil && wire.DiscoverEra(ir.ProtocolVersion)
 	return cr
 }
 
@@ -117,32 +114,31 @@ func hintsOf(res mcp.Result) (*mcp.Cacheable, bool) {
 	return nil, false
 }
 
-// cacheMiddleware is the response cache, as go-sdk sending middleware. It
-// is installed on every Client, cache or not: go-sdk v1.8.0 keeps list and
-// read results of 2026-07-28 sessions for their ttlMs by itself, with no
-// way to turn that off or to refresh, so the middleware hides the hints
+// Middleware is the response cache, as go-sdk sending middleware. Install
+// it on every client, cache or not (a nil Cache): go-sdk v1.8.0 keeps list
+// and read results of 2026-07-28 sessions for their ttlMs by itself, with
+// no way to turn that off or to refresh, so the middleware hides the hints
 // from go-sdk (ttlMs becomes 0 in the results callers see) and does the
-// caching itself when the Client has a cache.
-func (c *Client) cacheMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+// caching itself when there is a cache.
+func (rc *Cache) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case methodDiscover, methodListTools, methodListPrompts, methodListResources, methodListTemplates, methodReadResource:
 		default:
 			return next(ctx, method, req)
 		}
-		rc := c.cache
 		cr := cacheRequest{}
 		if rc != nil {
 			cr = cacheRequestOf(method, req)
 		}
-		mode := cacheModeOf(ctx)
-		if cr.ok && mode == CacheUse {
-			if res, ok := c.cacheLookup(ctx, cr); ok {
+		mode := ModeOf(ctx)
+		if cr.ok && mode == Use {
+			if res, ok := rc.lookup(ctx, cr); ok {
 				return res, nil
 			}
 		}
 		var gen cacheGen
-		if cr.ok && mode != CacheBypass {
+		if cr.ok && mode != Bypass {
 			gen = rc.generation(cr)
 		}
 		res, err := next(ctx, method, req)
@@ -157,20 +153,19 @@ func (c *Client) cacheMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if method != methodDiscover {
 			hints.TTLMs = 0 // go-sdk's own cache drops what has no TTL
 		}
-		if cr.ok && mode != CacheBypass {
-			c.cacheStore(ctx, cr, gen, res, ttlMs, scope, complete)
+		if cr.ok && mode != Bypass {
+			rc.put(ctx, cr, gen, res, ttlMs, scope, complete)
 		}
 		return res, nil
 	}
 }
 
-// cacheLookup returns a fresh cached result for cr: the caller's private
+// lookup returns a fresh cached result for cr: the caller's private
 // entry, else the public one. Each hit is decoded anew, so callers (and
 // go-sdk, which edits results) never share one.
-func (c *Client) cacheLookup(ctx context.Context, cr cacheRequest) (mcp.Result, bool) {
-	rc := c.cache
+func (rc *Cache) lookup(ctx context.Context, cr cacheRequest) (mcp.Result, bool) {
 	now := time.Now()
-	for _, part := range []string{principalPartition(ctx, rc.private), publicPartition} {
+	for _, part := range []string{rc.partition(ctx), publicPartition} {
 		key := rc.key(cr.method, cr.param, part)
 		e, ok := rc.store.Get(ctx, key)
 		if !ok || !now.Before(e.Expires) {
@@ -181,7 +176,7 @@ func (c *Client) cacheLookup(ctx context.Context, cr cacheRequest) (mcp.Result, 
 		}
 		res := newCacheResult(cr.method)
 		if err := json.Unmarshal(e.Value, res); err != nil {
-			c.log.Warn("dropping an unreadable cache entry", "method", cr.method, "error", err)
+			rc.log.Warn("dropping an unreadable cache entry", "method", cr.method, "error", err)
 			rc.store.Delete(ctx, key)
 			continue
 		}
@@ -190,41 +185,40 @@ func (c *Client) cacheLookup(ctx context.Context, cr cacheRequest) (mcp.Result, 
 		}
 		if cr.method == methodListTools {
 			// Tool schemas are handed out as the server wrote them.
-			c.obs.KeepSchemas(e.Value)
+			rc.obs.KeepSchemas(e.Value)
 		}
-		c.log.Debug("served from the cache", "method", cr.method, "param", wire.RedactURLSecrets(cr.param), "scope", part)
+		rc.log.Debug("served from the cache", "method", cr.method, "param", wire.RedactURLSecrets(cr.param), "scope", part)
 		return res, true
 	}
 	return nil, false
 }
 
-// cacheStore stores res, the server's answer to cr with the hints ttlMs
+// put stores res, the server's answer to cr with the hints ttlMs
 // and scope, if they allow it and the entry's generation is still gen (the
 // one read before the request was sent). An answer that may not be cached
 // removes the entries it replaces.
-func (c *Client) cacheStore(ctx context.Context, cr cacheRequest, gen cacheGen, res mcp.Result, ttlMs int, scope string, complete bool) {
-	rc := c.cache
+func (rc *Cache) put(ctx context.Context, cr cacheRequest, gen cacheGen, res mcp.Result, ttlMs int, scope string, complete bool) {
 	if !complete {
 		return
 	}
 	ttl, private := rc.ttl(ttlMs, scope)
 	if ttl <= 0 {
-		rc.store.Delete(ctx, rc.key(cr.method, cr.param, principalPartition(ctx, rc.private)))
+		rc.store.Delete(ctx, rc.key(cr.method, cr.param, rc.partition(ctx)))
 		rc.store.Delete(ctx, rc.key(cr.method, cr.param, publicPartition))
 		return
 	}
 	if rc.generation(cr) != gen {
-		c.log.Debug("result not cached: invalidated while in flight", "method", cr.method, "param", wire.RedactURLSecrets(cr.param))
+		rc.log.Debug("result not cached: invalidated while in flight", "method", cr.method, "param", wire.RedactURLSecrets(cr.param))
 		return
 	}
-	value, err := c.encodeForCache(cr.method, res)
+	value, err := rc.encode(cr.method, res)
 	if err != nil {
-		c.log.Debug("result not cached", "method", cr.method, "error", err)
+		rc.log.Debug("result not cached", "method", cr.method, "error", err)
 		return
 	}
 	part := publicPartition
 	if private {
-		part = principalPartition(ctx, rc.private)
+		part = rc.partition(ctx)
 	}
 	expires := time.Now().Add(ttl)
 	if lp := listPagesOf(ctx); lp != nil && isListMethod(cr.method) {
@@ -237,7 +231,7 @@ func (c *Client) cacheStore(ctx context.Context, cr cacheRequest, gen cacheGen, 
 		}
 	}
 	key := rc.key(cr.method, cr.param, part)
-	rc.store.Set(ctx, key, CacheEntry{Value: value, Expires: expires})
+	rc.store.Set(ctx, key, Entry{Value: value, Expires: expires})
 	if rc.generation(cr) != gen {
 		// Invalidated between the check and the Set: the invalidation's
 		// DeletePrefix may have run before the Set.
@@ -260,12 +254,14 @@ type listPages struct {
 	first time.Time // when the first page's entry expires; zero if unknown
 }
 
-// listPagesKey carries a listing's *listPages from listAll, through
-// go-sdk (which passes only the context on to its middleware), to
-// cacheMiddleware.
+// listPagesKey carries a listing's *listPages from the caller that lists
+// all pages (WithListPages), through go-sdk (which passes only the context
+// on to its middleware), to Middleware.
 type listPagesKey struct{}
 
-func withListPages(ctx context.Context) context.Context {
+// WithListPages returns a context for the requests of one paginated
+// listing: its continuation pages are kept no longer than its first.
+func WithListPages(ctx context.Context) context.Context {
 	return context.WithValue(ctx, listPagesKey{}, &listPages{})
 }
 
@@ -274,9 +270,9 @@ func listPagesOf(ctx context.Context) *listPages {
 	return lp
 }
 
-// encodeForCache encodes res. A tool list is stored with the schemas as
+// encode encodes res. A tool list is stored with the schemas as
 // the server sent them, which go-sdk's decoding does not keep.
-func (c *Client) encodeForCache(method string, res mcp.Result) ([]byte, error) {
+func (rc *Cache) encode(method string, res mcp.Result) ([]byte, error) {
 	b, err := json.Marshal(res)
 	if err != nil || method != methodListTools {
 		return b, err
@@ -294,7 +290,7 @@ func (c *Client) encodeForCache(method string, res mcp.Result) ([]byte, error) {
 		if json.Unmarshal(t["name"], &name) != nil {
 			continue
 		}
-		rawIn, rawOut, ok := c.obs.RawSchemas(name)
+		rawIn, rawOut, ok := rc.obs.RawSchemas(name)
 		if !ok {
 			continue
 		}

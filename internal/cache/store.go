@@ -1,4 +1,4 @@
-package mcpadapter
+package cache
 
 import (
 	"container/list"
@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// A CacheStore holds the entries of the response cache (see CacheConfig).
+// A Store holds the entries of the response cache.
 // Its methods may be called by many goroutines at once.
 //
 // Keys are opaque strings made by this package. They name the server (by a
@@ -20,37 +20,37 @@ import (
 //
 // A store shared by several Clients (or processes, for a remote store) lets
 // them share "public" results. A store may drop entries at any time; the
-// cache checks CacheEntry.Expires itself, so a store need not.
-type CacheStore interface {
+// cache checks Entry.Expires itself, so a store need not.
+type Store interface {
 	// Get returns the entry stored under key, if any.
-	Get(ctx context.Context, key string) (CacheEntry, bool)
+	Get(ctx context.Context, key string) (Entry, bool)
 	// Set stores e under key, replacing any entry there.
-	Set(ctx context.Context, key string, e CacheEntry)
+	Set(ctx context.Context, key string, e Entry)
 	// Delete removes the entry stored under key, if any.
 	Delete(ctx context.Context, key string)
 	// DeletePrefix removes every entry whose key starts with prefix.
 	DeletePrefix(ctx context.Context, prefix string)
 }
 
-// A CacheEntry is one cached result.
-type CacheEntry struct {
+// A Entry is one cached result.
+type Entry struct {
 	// Value is the result, encoded as JSON.
 	Value []byte
 	// Expires is when the entry stops being fresh.
 	Expires time.Time
 }
 
-// DefaultCacheEntries is the size of the in-memory store a Client makes
-// when CacheConfig.Store is nil and CacheConfig.MaxEntries is zero.
-const DefaultCacheEntries = 1024
+// DefaultEntries is the size of the in-memory store New makes when
+// Config.Store is nil and Config.MaxEntries is zero.
+const DefaultEntries = 1024
 
-// NewMemoryCacheStore returns an in-memory CacheStore that holds at most
-// maxEntries entries (DefaultCacheEntries if maxEntries <= 0), dropping the
+// NewMemoryStore returns an in-memory Store that holds at most
+// maxEntries entries (DefaultEntries if maxEntries <= 0), dropping the
 // least recently used first, and expired entries as it finds them. It is
 // safe for concurrent use, so several Clients may share it.
-func NewMemoryCacheStore(maxEntries int) CacheStore {
+func NewMemoryStore(maxEntries int) Store {
 	if maxEntries <= 0 {
-		maxEntries = DefaultCacheEntries
+		maxEntries = DefaultEntries
 	}
 	return &memoryStore{max: maxEntries, items: make(map[string]*list.Element), order: list.New()}
 }
@@ -65,26 +65,26 @@ type memoryStore struct {
 
 type memoryItem struct {
 	key   string
-	entry CacheEntry
+	entry Entry
 }
 
-func (m *memoryStore) Get(_ context.Context, key string) (CacheEntry, bool) {
+func (m *memoryStore) Get(_ context.Context, key string) (Entry, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	el, ok := m.items[key]
 	if !ok {
-		return CacheEntry{}, false
+		return Entry{}, false
 	}
 	it := el.Value.(*memoryItem)
 	if !time.Now().Before(it.entry.Expires) {
 		m.remove(el)
-		return CacheEntry{}, false
+		return Entry{}, false
 	}
 	m.order.MoveToFront(el)
 	return it.entry, true
 }
 
-func (m *memoryStore) Set(_ context.Context, key string, e CacheEntry) {
+func (m *memoryStore) Set(_ context.Context, key string, e Entry) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if el, ok := m.items[key]; ok {

@@ -1,11 +1,13 @@
-package mcpadapter
+package cache
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"hash"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -17,33 +19,62 @@ import (
 	"strings"
 )
 
-// serverIdentity names the server a client talks to: a hash of its URL
-// (and of this host's name, for a loopback URL) or of this host's name and
-// its resolved command line, absolute directory and environment; an
-// in-process server is known to one Client only.
-func serverIdentity(ep *endpoint, host string) string {
+// A Server is what names a server: the command line of a stdio server,
+// or the URL of an HTTP one.
+type Server struct {
+	// Stdio and HTTP say how the server is reached; neither means
+	// in-process.
+	Stdio, HTTP bool
+	// Path, Args, Env and Dir are a stdio server's command.
+	Path      string
+	Args, Env []string
+	Dir       string
+	// URL is an HTTP server's endpoint.
+	URL string
+}
+
+// Credentials are what a client sends an HTTP server to say who it is.
+type Credentials struct {
+	// Known says this package sees every credential the client sends: no
+	// credentials, or a bearer token and static headers only (not an
+	// OAuth flow, a custom HTTP client or an auth function).
+	Known bool
+	// Token is the bearer token ("" for none), and Headers the static
+	// headers.
+	Token   string
+	Headers map[string]string
+}
+
+// ServerID names srv for the keys of every client that talks to it: a
+// hash of its URL (and of this host's name, for a loopback URL) or of this
+// host's name and its resolved command line, absolute directory and
+// environment; an in-process server is known to one client only.
+func ServerID(srv Server) string { return serverID(srv, hostname()) }
+
+// serverID is ServerID on the host named host.
+func serverID(srv Server, host string) string {
 	h := sha256.New()
-	switch ep.kind {
-	case kindStdio:
-		dir := absDir(ep.command.Dir)
+	switch {
+	case srv.Stdio:
+		dir := absDir(srv.Dir)
 		writeField(h, "stdio")
 		writeField(h, host)
-		writeField(h, ep.command.Path)
-		writeField(h, resolveExecutable(ep.command.Path, dir))
+		writeField(h, srv.Path)
+		writeField(h, resolveExecutable(srv.Path, dir))
 		writeField(h, dir)
-		writeField(h, strconv.Itoa(len(ep.command.Args)))
-		for _, a := range ep.command.Args {
+		writeField(h, strconv.Itoa(len(srv.Args)))
+		for _, a := range srv.Args {
 			writeField(h, a)
 		}
-		env := slices.Clone(ep.command.Env)
+		env := slices.Clone(srv.Env)
 		slices.Sort(env)
 		for _, e := range env {
 			writeField(h, e)
 		}
-	case kindStreamable, kindSSE:
+	case srv.HTTP:
 		writeField(h, "http")
-		writeField(h, ep.url)
-		if isLocalURL(ep.url) {
+		writeField(h, srv.URL)
+		if isLocalURL(srv.URL) {
 			// localhost here is not localhost on another machine
 			// sharing the store.
 			writeField(h, host)
@@ -111,33 +142,25 @@ func isLocalURL(u string) bool {
 	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified())
 }
 
-// identityPartition returns the partition of the private entries of a
-// client with opts: a hash of the credentials it sends when this package
-// knows them all, else an id of its own.
-func identityPartition(ep *endpoint, opts *ClientOptions) string {
-	if ep.kind != kindStreamable && ep.kind != kindSSE {
+// PrivatePartition returns the partition of the private entries of a
+// client of srv that sends cred: a hash of the credentials when this
+// package knows them all, else an id of its own.
+func PrivatePartition(srv Server, cred Credentials) string {
+	if !srv.HTTP {
 		// A local process or an in-process server: what it tells this
 		// Client privately depends on more than this package sees (the
 		// environment it inherits, the files it reads), so it is never
 		// shared, whatever the Store.
 		return "l" + randomID()
 	}
-	token := ""
-	switch a := opts.Auth.(type) {
-	case nil:
-	case bearerAuth:
-		token = string(a)
-	default:
-		return "r" + randomID()
-	}
-	if opts.OAuthHandler != nil || opts.HTTPClient != nil {
+	if !cred.Known {
 		return "r" + randomID()
 	}
 	h := sha256.New()
 	writeField(h, "bearer")
-	writeField(h, token)
-	keys := make([]string, 0, len(opts.Headers))
-	for k := range opts.Headers {
+	writeField(h, cred.Token)
+	keys := make([]string, 0, len(cred.Headers))
+	for k := range cred.Headers {
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, func(a, b string) int {
@@ -145,9 +168,31 @@ func identityPartition(ep *endpoint, opts *ClientOptions) string {
 	})
 	for _, k := range keys {
 		writeField(h, http.CanonicalHeaderKey(k))
-		writeField(h, opts.Headers[k])
+		writeField(h, cred.Headers[k])
 	}
 	return "u" + hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+// partition returns the partition of the private entries of ctx's
+// principal: the client's own when there is none, else the client's joined
+// with a hash of the principal and its headers (which may say who calls,
+// too).
+func (rc *Cache) partition(ctx context.Context) string {
+	if rc.principal == nil {
+		return rc.private
+	}
+	principal, headers := rc.principal(ctx)
+	if principal == "" && len(headers) == 0 {
+		return rc.private
+	}
+	h := sha256.New()
+	writeField(h, rc.private)
+	writeField(h, principal)
+	for _, k := range slices.Sorted(maps.Keys(headers)) {
+		writeField(h, http.CanonicalHeaderKey(k))
+		writeField(h, headers[k])
+	}
+	return rc.private + "/p" + hex.EncodeToString(h.Sum(nil))[:32]
 }
 
 // writeField writes s to h so that no two sequences of fields hash alike.
