@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/engine"
 	"github.com/mcpadapter/mcpadapter/internal/jsonscan"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -58,9 +59,15 @@ type toolCall struct {
 	args      json.RawMessage // one JSON object
 	progress  func(Progress)
 	meta      map[string]any
-	timeouts  callTimeouts     // this call's own limits (CallOptions)
+	timeouts  engine.Limits    // this call's own limits (CallOptions)
 	task      TaskMode         // CallOptions.Task
 	onTask    func(TaskHandle) // CallOptions.OnTask
+	// viaSDK says the call needs go-sdk's full request machinery (its
+	// middleware, its multi-round-trip loop, its handling of the server's
+	// requests): a feature that needs it for a call sets it, and the
+	// connection engine then keeps the call off its fast path
+	// (engine.Call.ViaSDK).
+	viaSDK bool
 }
 
 // CallTool calls the tool the server knows as name with args, a JSON object

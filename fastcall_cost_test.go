@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/engine"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
 )
 
@@ -17,7 +18,7 @@ import (
 // 2026-07-28 call took before session 5). It also proves the fast path is
 // taken, in both eras.
 func TestFastPathAllocatesLittle(t *testing.T) {
-	if fastPathOff {
+	if !engine.FastPathBuilt {
 		t.Skip("built with -tags mcpadapter_nofastpath: every call takes go-sdk's path by design")
 	}
 	for _, era := range []string{testserver.Legacy.String(), testserver.Modern.String()} {

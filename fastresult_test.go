@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/mcpadapter/mcpadapter/internal/engine"
 	"github.com/mcpadapter/mcpadapter/internal/plaincall"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -72,8 +73,8 @@ func FuzzPlainResult(f *testing.F) {
 		if fast.NeedsInput() != sdk.NeedsInput() || !reflect.DeepEqual(fast.Meta, sdk.Meta) {
 			t.Fatalf("%s: fast %+v, go-sdk %+v", b, fast, sdk)
 		}
-		want, werr := convertResult("s", "t", &callReply{CallToolResult: sdk, raw: sentResult(b)})
-		got, gerr := convertResult("s", "t", &callReply{CallToolResult: fast, raw: sentResult(b)})
+		want, werr := convertResult("s", "t", &callReply{CallToolResult: sdk, raw: engine.SentResult(b)})
+		got, gerr := convertResult("s", "t", &callReply{CallToolResult: fast, raw: engine.SentResult(b)})
 		if !reflect.DeepEqual(got, want) || !sameError(gerr, werr) {
 			t.Fatalf("%s:\nfast   %#v, %v\ngo-sdk %#v, %v", b, got, gerr, want, werr)
 		}

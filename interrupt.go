@@ -112,7 +112,7 @@ func (c *Client) cloneForInterrupt(parkTimeout time.Duration) *Client {
 		o.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
 		o.Capabilities.Elicitation = &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}
 	})
-	clone.pinVersion = c.pinned()
+	clone.pin(c.pinned())
 	clone.shape = c.shape
 	if c.oauthFlow != nil {
 		clone.oauthFlow = c.oauthFlow // the same user's tokens for the same server
@@ -138,8 +138,11 @@ func (c *Client) callInterruptibleAfter(ctx context.Context, tc *toolCall, after
 	if err != nil {
 		return nil, err
 	}
+	// go-sdk's multi-round-trip loop is off and its elicitation handler
+	// parks the call: both need go-sdk's path.
+	tc.viaSDK = true
 	pc := &PendingCall{Server: c.name, Tool: tc.tool, ModelTool: tc.modelName, Arguments: tc.args}
-	if s.info.Era == EraDiscover {
+	if s.Discover() {
 		return c.callRound(ctx, pc, nil, tc)
 	}
 	return c.callParked(ctx, pc, tc, after)

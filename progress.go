@@ -1,12 +1,6 @@
 package mcpadapter
 
-import (
-	"context"
-	"fmt"
-	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-)
+import "github.com/modelcontextprotocol/go-sdk/mcp"
 
 // Progress is one progress notification for a tool call.
 type Progress struct {
@@ -20,43 +14,12 @@ type Progress struct {
 	Task *TaskProgress
 }
 
-// progressLinger is how long a call's progress token stays routed after
-// the call ends, for notifications that arrive after the result.
-const progressLinger = time.Second
-
-// progressToken registers fn for a new progress token, which the caller
-// must release.
+// progressToken registers fn for a new progress token of a call of tool,
+// which the caller must release.
 func (c *Client) progressToken(tool string, fn func(Progress)) (token string, release func()) {
-	token = fmt.Sprintf("mcpadapter-%d", c.seq.Add(1))
-	c.progMu.Lock()
-	c.progress[token] = func(p Progress) {
-		p.Tool = tool
-		fn(p)
-	}
-	c.progMu.Unlock()
-	return token, func() {
-		time.AfterFunc(progressLinger, func() {
-			c.progMu.Lock()
-			delete(c.progress, token)
-			c.progMu.Unlock()
-		})
-	}
-}
-
-// routeProgress hands a progress notification to the call it belongs to and
-// to ClientOptions.ProgressHandler.
-func (c *Client) routeProgress(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
-	if tok, ok := req.Params.ProgressToken.(string); ok {
-		c.progMu.Lock()
-		fn := c.progress[tok]
-		c.progMu.Unlock()
-		if fn != nil {
-			fn(Progress{Progress: req.Params.Progress, Total: req.Params.Total, Message: req.Params.Message})
-		}
-	}
-	if c.opts.ProgressHandler != nil {
-		c.opts.ProgressHandler(ctx, req)
-	}
+	return c.progress.Token(func(p *mcp.ProgressNotificationParams) {
+		fn(Progress{Tool: tool, Progress: p.Progress, Total: p.Total, Message: p.Message})
+	})
 }
 
 // withProgress gives params a progress token when anyone listens (fn, or
@@ -66,7 +29,7 @@ func (c *Client) withProgress(params *mcp.CallToolParams, fn func(Progress)) (re
 	if params.GetProgressToken() != nil {
 		return func() {} // routed already: a task's token lives as long as the task (task_call.go)
 	}
-	if fn == nil && c.opts.ProgressHandler == nil {
+	if fn == nil && !c.progress.Listening() {
 		return func() {}
 	}
 	if fn == nil {

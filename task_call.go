@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/engine"
 	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -39,6 +40,7 @@ func (c *Client) startTask(ctx context.Context, tc *toolCall) (*Result, error) {
 	defer release()
 	inner := *tc
 	inner.progress = nil // routed by the token set above
+	inner.viaSDK = true  // taskMiddleware adds the "task" member
 	reply, err := c.sendCall(withTaskAsk(ctx, c.opts.Tasks), &inner, params, c.opts.Timeout)
 	if err != nil {
 		return refusal(tc.tool, err)
@@ -70,7 +72,7 @@ func (c *Client) taskReply(ctx context.Context, tc *toolCall, reply *callReply) 
 	if reply == nil || reply.raw == nil {
 		return nil, nil, false
 	}
-	if _, plain := reply.raw.(plainSent); plain {
+	if _, plain := reply.raw.(engine.PlainResult); plain {
 		return nil, nil, false // no task: the fast path's decoder saw every member
 	}
 	raw, _ := reply.raw.Result()
@@ -193,7 +195,7 @@ func (c *Client) pollWait(ctx context.Context, h *TaskHandle, d time.Duration, g
 	case <-t.C:
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-s.life.Done():
+	case <-s.Life().Done():
 		if c.closeGen() != gen {
 			return &TaskError{Handle: *h, Op: "tasks/get", Err: ErrTaskDetached}
 		}
@@ -202,11 +204,7 @@ func (c *Client) pollWait(ctx context.Context, h *TaskHandle, d time.Duration, g
 }
 
 // closeGen counts the client's Close calls.
-func (c *Client) closeGen() uint64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.gen
-}
+func (c *Client) closeGen() uint64 { return c.eng.Generation() }
 
 // reportTask hands a task's status to the call's progress function.
 func (c *Client) reportTask(tc *toolCall, h *TaskHandle, st *taskState) {

@@ -134,11 +134,8 @@ func (c *Client) opResult(res *Result, err error) OperationResult {
 	if err == nil && res != nil && res.IsError {
 		r.ToolError, r.ErrorType = true, "tool_error"
 	}
-	c.mu.Lock()
-	s := c.cur
-	c.mu.Unlock()
-	if s != nil {
-		r.SessionID, r.ProtocolVersion = s.cs.ID(), s.info.ProtocolVersion
+	if s := c.eng.Current(); s != nil {
+		r.SessionID, r.ProtocolVersion = s.ID(), s.ProtocolVersion()
 	}
 	return r
 }

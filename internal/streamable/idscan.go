@@ -1,4 +1,4 @@
-package mcpadapter
+package streamable
 
 import (
 	"bufio"
@@ -8,7 +8,7 @@ import (
 )
 
 // Translating the call's id in what the server sends for a call handed
-// over to go-sdk (fasthttp_handoff.go): the top-level "id" member of each
+// over to go-sdk (handoff.go): the top-level "id" member of each
 // message, wherever it is in the message (after a 100 KiB result too) and
 // however an event stream splits the message over data lines (go-sdk
 // joins them with newlines), in any form go-sdk reads as the fast path's

@@ -1,4 +1,4 @@
-package mcpadapter
+package streamable
 
 import (
 	"bufio"
@@ -12,54 +12,61 @@ import (
 	"github.com/mcpadapter/mcpadapter/internal/plaincall"
 	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Handing a fast-path call over to go-sdk (see fasthttp.go).
+// Handing a fast-path call over to go-sdk.
 //
 // go-sdk's streamable client connection cannot be wrapped (go-sdk relies
 // on an unexported method of it), so messages cannot be handed to it at
-// the connection. Instead the fast path asks go-sdk to make the call, with
-// a context that carries the response the fast path holds: go-sdk's POST
-// of the call reaches handoffTransport, below the Tap, which answers it
-// with that response instead of sending it, its body replayed from the
-// start. The server knows the call by the fast path's id: in what it
-// sends afterwards, on that body and on a stream go-sdk resumes with the
+// the connection. Instead the caller asks go-sdk to make the call, with a
+// context that carries the response the fast path holds (WithHandOff):
+// go-sdk's POST of the call reaches Transport, below the Tap, which
+// answers it with that response instead of sending it, its body replayed
+// from the start. The server knows the call by the fast path's id: in what
+// it sends afterwards, on that body and on a stream go-sdk resumes with the
 // call's context, that id is replaced by go-sdk's, and in go-sdk's
 // cancellation of the call go-sdk's id by the fast path's.
 
-// handoffKey is the context key of a *handoff.
-type handoffKey struct{}
+// handOffKey is the context key of a *HandOff.
+type handOffKey struct{}
 
-// handoff is a response the fast path hands over to go-sdk.
-type handoff struct {
+// A HandOff is a response the fast path hands over to go-sdk (see
+// RoundTrip).
+type HandOff struct {
 	ours string // the fast path's id of the call, as JSON
 
 	mu   sync.Mutex
-	resp *http.Response // nil once taken
+	resp *http.Response // nil once taken, or when none is held
 	sdk  string         // go-sdk's id of the call, as JSON, once taken
 	sent bool           // go-sdk sent the call itself too (after a 401)
 }
 
-// handOff makes the call params through go-sdk, whose POST is answered
-// with resp, of which a has read what it holds.
-func (c *Client) handOff(ctx context.Context, s *session, params *mcp.CallToolParams, resp *http.Response, a *fastAnswer) (*mcp.CallToolResult, error) {
+// newHandOff returns the hand-over of resp, of which a has read what it
+// holds.
+func newHandOff(resp *http.Response, a *fastAnswer) *HandOff {
 	end := a.readErr
 	if a.eof {
 		end = io.EOF
 	}
 	resp.Body = &replayBody{prefix: a.buf, rest: resp.Body, err: end, stop: a.stop}
-	h := &handoff{ours: strconv.FormatInt(a.id, 10), resp: resp}
-	res, err := s.cs.CallTool(context.WithValue(ctx, handoffKey{}, h), params)
+	return &HandOff{ours: strconv.FormatInt(a.id, 10), resp: resp}
+}
+
+// WithHandOff returns a context for go-sdk's call that h hands over.
+func WithHandOff(ctx context.Context, h *HandOff) context.Context {
+	return context.WithValue(ctx, handOffKey{}, h)
+}
+
+// Close releases the response if go-sdk never took it (it never sent the
+// call). Call it once go-sdk's call has returned.
+func (h *HandOff) Close() {
 	h.mu.Lock()
 	left := h.resp
 	h.resp = nil
 	h.mu.Unlock()
 	if left != nil {
-		// go-sdk never sent the call.
 		_ = left.Body.Close()
 	}
-	return res, err
 }
 
 // replayBody reads prefix, then rest (or, if err is set, fails with it);
@@ -91,25 +98,26 @@ func (b *replayBody) Close() error {
 	return err
 }
 
-// handoffTransport answers go-sdk's POST of a call handed over to it (see
-// handoff) and translates the call's id; it passes every other request
-// on to next.
-type handoffTransport struct{ next http.RoundTripper }
+// Transport answers go-sdk's POST of a call handed over to it (see
+// HandOff) and translates the call's id; it passes every other request on
+// to Next. It goes below the session's Tap.
+type Transport struct{ Next http.RoundTripper }
 
-func (t handoffTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	h, _ := req.Context().Value(handoffKey{}).(*handoff)
+// RoundTrip implements http.RoundTripper.
+func (t Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	h, _ := req.Context().Value(handOffKey{}).(*HandOff)
 	if h == nil {
-		return t.next.RoundTrip(req)
+		return t.Next.RoundTrip(req)
 	}
 	if req.Method == http.MethodPost && req.GetBody != nil {
 		body, err := req.GetBody()
 		if err != nil {
-			return t.next.RoundTrip(req)
+			return t.Next.RoundTrip(req)
 		}
 		data, err := io.ReadAll(body)
 		_ = body.Close()
 		if err != nil {
-			return t.next.RoundTrip(req)
+			return t.Next.RoundTrip(req)
 		}
 		method, id := methodAndID(data)
 		switch method {
@@ -131,9 +139,9 @@ func (t handoffTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 				req = withBody(req, data)
 			}
 		}
-		return t.next.RoundTrip(req)
+		return t.Next.RoundTrip(req)
 	}
-	resp, err := t.next.RoundTrip(req)
+	resp, err := t.Next.RoundTrip(req)
 	if err == nil && req.Method == http.MethodGet && resp.Body != nil {
 		// go-sdk resuming the call's stream.
 		resp.Body = h.translating(resp.Body, true)
@@ -143,7 +151,7 @@ func (t handoffTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // take returns the response held for go-sdk's POST of the call, which has
 // the id sdk (as JSON), once.
-func (h *handoff) take(sdk string) *http.Response {
+func (h *HandOff) take(sdk string) *http.Response {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	resp := h.resp
@@ -185,9 +193,9 @@ func methodAndID(data []byte) (method, id string) {
 }
 
 // translating returns body with the id of the call changed from the fast
-// path's to go-sdk's in the messages that have it (fasthttp_idscan.go):
+// path's to go-sdk's in the messages that have it (idscan.go):
 // each event of an event stream, or the whole body.
-func (h *handoff) translating(body io.ReadCloser, stream bool) io.ReadCloser {
+func (h *HandOff) translating(body io.ReadCloser, stream bool) io.ReadCloser {
 	h.mu.Lock()
 	sdk := h.sdk
 	h.mu.Unlock()
@@ -206,4 +214,11 @@ func sameID(v []byte, from string) bool {
 	}
 	id, _ := jsonrpc.MakeID(float64(n))
 	return wire.SameID(v, id)
+}
+
+// closeBody closes req's body, as a RoundTripper must, also on error.
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		_ = req.Body.Close()
+	}
 }

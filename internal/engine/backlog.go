@@ -1,4 +1,4 @@
-package mcpadapter
+package engine
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// backlogMiddleware tells the stdio connection of a session each message
+// BacklogMiddleware is go-sdk receiving middleware that tells the stdio connection of a session each message
 // from the server that has been handled, so that it holds back a server
 // that floods the client, and each barrier it reaches, so that the result
 // of a call with a progress token comes after the notifications read
@@ -16,7 +16,7 @@ import (
 // notification counts once its handler has returned; a request (such as
 // elicitation/create) once it started, since it runs on its own and may
 // wait for a user.
-func (c *Client) backlogMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+func BacklogMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		// go-sdk hands handlers a context made from the one given to
 		// Connect, which carries the connect attempt's state.

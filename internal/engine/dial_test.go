@@ -1,4 +1,4 @@
-package mcpadapter
+package engine
 
 import (
 	"sync/atomic"

@@ -1,4 +1,4 @@
-package mcpadapter
+package streamable
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"mime"
 	"net/http"
 	"strconv"
@@ -17,87 +18,89 @@ import (
 	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
 	"github.com/mcpadapter/mcpadapter/internal/stdio"
 	"github.com/mcpadapter/mcpadapter/internal/wire"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/oauth2"
 )
 
-// The fast path over streamable HTTP (see fastcall.go for the rules that
-// make a call plain). The adapter POSTs the tools/call itself, through the
-// very *http.Client go-sdk's transport of the session uses (so static and
-// CallIdentity headers, Auth, DPoP, the origin gate, the Tap's size limit
-// and status record all apply), with the headers go-sdk v1.8.0's
-// streamableClientConn would set, and reads the answer on the caller's
-// goroutine: an application/json body, or an event stream whose only
-// message is the answer (priming events and events of other names are
-// skipped, as go-sdk skips them), of at most 1 MiB and within the size
-// limit. Anything else — another message on the
-// call's stream (a server request such as an elicitation, a log message,
-// progress), a stream that ends before the answer, a status other than
-// 200, another session id, an unknown media type, an answer in an unusual
-// form (an id that is the call's only in go-sdk's reading, such as 7.0),
-// an event of several data lines, a bigger message (one over the size
-// limit the Tap then replaces, as it does for go-sdk, whatever its id),
-// an answer that asks for input (go-sdk's multi-round-trip loop starts
-// from it) — is handed over to go-sdk: it makes the call as usual, and its
-// POST is answered with the very response the fast path holds, its bytes
-// replayed (fasthttp_handoff.go). go-sdk then does what it always does
-// with such a response: it handles the server's requests and
-// notifications, resumes the stream, fails the connection or authorizes
-// and sends again.
+// Session is what the fast path needs of the go-sdk session whose HTTP
+// client it shares.
+type Session interface {
+	// ID is the session's Mcp-Session-Id, "" when it has none.
+	ID() string
+	// ProtocolVersion is the negotiated protocol version.
+	ProtocolVersion() string
+	// Life ends when the session is closed.
+	Life() context.Context
+	// Hold counts a request that closing the session waits for (a
+	// cancellation notice sent in the background); release ends it.
+	Hold() (release func())
+}
 
-// fastHTTP is the fast path's view of a streamable HTTP session.
-type fastHTTP struct {
-	client *http.Client // the session's go-sdk transport's client
-	url    string       // the MCP endpoint
-	oauth  bool         // go-sdk's transport has an OAuth handler
-	limit  int          // ClientOptions.MaxMessageBytes
-	seq    atomic.Int64 // the last id used, after stdio.FirstDirectID
+// Conn is the fast path of one streamable HTTP session.
+type Conn struct {
+	// Client is the session's go-sdk transport's HTTP client.
+	Client *http.Client
+	// URL is the MCP endpoint.
+	URL string
+	// OAuth is go-sdk's transport's OAuth handler, or nil.
+	OAuth auth.OAuthHandler
+	// Limit is the size limit of one message (ClientOptions.MaxMessageBytes).
+	Limit int
+	// Log receives the debug records of hand-overs; nil discards them.
+	Log *slog.Logger
+	// Session is the go-sdk session, set once it is connected and before
+	// the first RoundTrip.
+	Session Session
+
+	seq atomic.Int64 // the last id used, after stdio.FirstDirectID
 }
 
 // maxFastMessage bounds the answer the fast path reads: a bigger one (or
-// one over ClientOptions.MaxMessageBytes) is handed over to go-sdk, whose
-// cost per call is then small beside the answer's, and the Tap bounds it
-// there, so that the client never holds much more than the limit.
+// one over Conn.Limit) is handed over to go-sdk, whose cost per call is
+// then small beside the answer's, and the Tap bounds it there, so that the
+// client never holds much more than the limit.
 const maxFastMessage = 1 << 20
 
 // cancelNotifyTimeout bounds a cancellation notice (go-sdk's
 // notifyCancellationTimeout).
 const cancelNotifyTimeout = 5 * time.Second
 
-// roundTripHTTP makes the plain call params, its arguments args and _meta
-// meta, on s, a streamable HTTP session. It returns the result as sent;
-// or, when it is nil, what go-sdk's CallTool returned (the call was handed
-// over to it) or the error.
-func (c *Client) roundTripHTTP(ctx context.Context, s *session, params *mcp.CallToolParams, args, meta []byte) (json.RawMessage, *mcp.CallToolResult, error) {
-	f := s.fast.http
-	n := stdio.FirstDirectID + f.seq.Add(1)
-	body := plaincall.AppendCall(make([]byte, 0, 128+len(args)+len(meta)+len(params.Name)), n, params.Name, args, meta)
+// RoundTrip POSTs the plain call of the tool name with args, one JSON
+// object, and meta, its _meta (nil for none), and returns the result as
+// sent. When the answer is not plain (see the package doc) it returns a
+// HandOff instead: the caller makes the call through go-sdk with
+// WithHandOff(ctx, h) and then calls h.Close. A HandOff may hold no
+// response (the request could not be made here): go-sdk then sends the
+// call itself. Otherwise the error is what go-sdk's CallTool would return.
+func (c *Conn) RoundTrip(ctx context.Context, name string, args, meta []byte) (json.RawMessage, *HandOff, error) {
+	n := stdio.FirstDirectID + c.seq.Add(1)
+	body := plaincall.AppendCall(make([]byte, 0, 128+len(args)+len(meta)+len(name)), n, name, args, meta)
 	// The request's context ends with ctx, when its body is closed, or
 	// when the rest of an event stream after the answer takes too long.
 	rctx, stop := context.WithCancel(wire.CallerReads(ctx))
-	req, err := http.NewRequestWithContext(rctx, http.MethodPost, f.url, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, c.URL, bytes.NewReader(body))
 	if err == nil {
-		err = c.fastHeaders(s, req.Header, "tools/call", params.Name)
+		err = c.headers(req.Header, "tools/call", name)
 	}
 	if err != nil {
 		stop()
 		// go-sdk's path fails the same way, or does not.
-		res, err := s.cs.CallTool(ctx, params)
-		return nil, res, err
+		return nil, &HandOff{}, nil
 	}
-	resp, err := f.client.Do(req)
+	resp, err := c.Client.Do(req)
 	if err != nil {
 		stop()
 		if ctx.Err() != nil {
-			c.cancelHTTP(ctx, s, n)
+			c.cancel(ctx, n)
 			return nil, nil, ctx.Err()
 		}
 		// What go-sdk's call returns for a failed POST.
 		return nil, nil, fmt.Errorf("calling %q: sending %q: %w: %w", "tools/call", "tools/call", sdkerr.NewRejected(), err)
 	}
-	a := fastAnswer{id: n, body: resp.Body, limit: min(f.limit, maxFastMessage), stop: stop}
-	if resp.StatusCode == http.StatusOK && sameSession(resp, s) {
+	a := fastAnswer{id: n, body: resp.Body, limit: min(c.Limit, maxFastMessage), stop: stop}
+	if resp.StatusCode == http.StatusOK && c.sameSession(resp) {
 		switch mediaTypeOf(resp) {
 		case "application/json":
 			a.readJSON(resp.ContentLength, a.limit)
@@ -118,23 +121,24 @@ func (c *Client) roundTripHTTP(ctx context.Context, s *session, params *mcp.Call
 	case a.readErr != nil && ctx.Err() != nil:
 		_ = resp.Body.Close()
 		stop()
-		c.cancelHTTP(ctx, s, n)
+		c.cancel(ctx, n)
 		return nil, nil, ctx.Err()
 	}
-	c.log.Debug("the server's answer is not plain; handing the call over to go-sdk", "tool", params.Name, "status", resp.StatusCode)
-	res, err := c.handOff(ctx, s, params, resp, &a)
-	return nil, res, err
+	if c.Log != nil {
+		c.Log.Debug("the server's answer is not plain; handing the call over to go-sdk", "tool", name, "status", resp.StatusCode)
+	}
+	return nil, newHandOff(resp, &a), nil
 }
 
-// fastHeaders sets the headers go-sdk v1.8.0's streamable client sets on
-// a request for method (its Write, setMCPHeaders and setStandardHeaders);
+// headers sets the headers go-sdk v1.8.0's streamable client sets on a
+// request for method (its Write, setMCPHeaders and setStandardHeaders);
 // name is the tool's, for a tools/call.
-func (c *Client) fastHeaders(s *session, h http.Header, method, name string) error {
+func (c *Conn) headers(h http.Header, method, name string) error {
 	h["Content-Type"] = []string{"application/json"}
 	h["Accept"] = []string{"application/json, text/event-stream"}
-	if s.fast.http.oauth {
+	if c.OAuth != nil {
 		// go-sdk asks the handler's token source for every request.
-		ts, err := c.oauth().TokenSource(s.life)
+		ts, err := c.OAuth.TokenSource(c.Session.Life())
 		if err != nil {
 			return err
 		}
@@ -149,12 +153,12 @@ func (c *Client) fastHeaders(s *session, h http.Header, method, name string) err
 			}
 		}
 	}
-	v := s.info.ProtocolVersion
+	v := c.Session.ProtocolVersion()
 	h["Mcp-Protocol-Version"] = []string{v}
-	if id := s.cs.ID(); id != "" {
+	if id := c.Session.ID(); id != "" {
 		h["Mcp-Session-Id"] = []string{id}
 	}
-	if v >= discoverVersion {
+	if wire.DiscoverEra(v) {
 		h["Mcp-Method"] = []string{method}
 		if name != "" {
 			h["Mcp-Name"] = []string{name}
@@ -163,15 +167,11 @@ func (c *Client) fastHeaders(s *session, h http.Header, method, name string) err
 	return nil
 }
 
-// discoverVersion is the first protocol version with go-sdk's standard
-// request headers (Mcp-Method, Mcp-Name).
-const discoverVersion = "2026-07-28"
-
-// sameSession reports whether resp carries no session id or s's: go-sdk
-// takes a first session id, or fails on another.
-func sameSession(resp *http.Response, s *session) bool {
+// sameSession reports whether resp carries no session id or the
+// session's: go-sdk takes a first session id, or fails on another.
+func (c *Conn) sameSession(resp *http.Response) bool {
 	id := resp.Header.Get("Mcp-Session-Id")
-	return id == "" || id == s.cs.ID()
+	return id == "" || id == c.Session.ID()
 }
 
 // mediaTypeOf returns resp's media type, without parameters.
@@ -185,32 +185,30 @@ func mediaTypeOf(resp *http.Response) string {
 	return mt
 }
 
-// cancelHTTP tells the server, in the background, that the call with id
-// n is no longer awaited, as go-sdk does for its own calls in both eras.
-// The notice counts as a request of s, which close waits for, and ends
-// when s is closed.
-func (c *Client) cancelHTTP(ctx context.Context, s *session, n int64) {
+// cancel tells the server, in the background, that the call with id n is
+// no longer awaited, as go-sdk does for its own calls in both eras. The
+// notice is held by the session (Session.Hold), whose closing waits for it
+// and ends it.
+func (c *Conn) cancel(ctx context.Context, n int64) {
 	reason := ctx.Err().Error()
-	s.inflight.Add(1)
+	release := c.Session.Hold()
 	go func() {
-		defer s.doneRequest()
+		defer release()
 		nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelNotifyTimeout)
 		defer cancel()
-		if s.life != nil {
-			// Closing the session ends it too.
-			defer context.AfterFunc(s.life, cancel)()
-		}
+		// Closing the session ends it too.
+		defer context.AfterFunc(c.Session.Life(), cancel)()
 		params, _ := json.Marshal(&mcp.CancelledParams{Reason: reason, RequestID: n})
 		body, _ := json.Marshal(&struct {
 			JSONRPC string          `json:"jsonrpc"`
 			Method  string          `json:"method"`
 			Params  json.RawMessage `json:"params"`
 		}{"2.0", "notifications/cancelled", params})
-		req, err := http.NewRequestWithContext(wire.CallerReads(nctx), http.MethodPost, s.fast.http.url, bytes.NewReader(body))
-		if err != nil || c.fastHeaders(s, req.Header, "notifications/cancelled", "") != nil {
+		req, err := http.NewRequestWithContext(wire.CallerReads(nctx), http.MethodPost, c.URL, bytes.NewReader(body))
+		if err != nil || c.headers(req.Header, "notifications/cancelled", "") != nil {
 			return
 		}
-		resp, err := s.fast.http.client.Do(req)
+		resp, err := c.Client.Do(req)
 		if err != nil {
 			return
 		}

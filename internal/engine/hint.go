@@ -1,4 +1,4 @@
-package mcpadapter
+package engine
 
 import (
 	"fmt"
@@ -18,7 +18,7 @@ type httpAnswer struct {
 // endpointHint.
 type firstAnswer struct {
 	next http.RoundTripper
-	s    *session
+	s    *Session
 }
 
 func (f *firstAnswer) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -35,8 +35,8 @@ func (f *firstAnswer) RoundTrip(req *http.Request) (*http.Response, error) {
 // URL is most likely a website or the service's root, not its MCP
 // endpoint. It returns err, wrapped with the explanation and the likely
 // endpoints when that is the case.
-func (c *Client) endpointHint(first *session, err error) error {
-	if first == nil || (c.ep.kind != kindStreamable && c.ep.kind != kindSSE) {
+func (e *Engine) endpointHint(first *Session, err error) error {
+	if first == nil || (e.cfg.Kind != Streamable && e.cfg.Kind != SSE) {
 		return err
 	}
 	a := first.firstAnswer.Load()
@@ -52,7 +52,7 @@ func (c *Client) endpointHint(first *session, err error) error {
 	default:
 		return err
 	}
-	u, perr := url.Parse(c.ep.url)
+	u, perr := url.Parse(e.cfg.URL)
 	if perr != nil {
 		return err
 	}
