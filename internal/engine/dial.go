@@ -287,4 +287,3 @@ func (e *Engine) connectError(ctx context.Context, s *Session, err error) error 
 	}
 	return e.TransportError(s, op, "", err)
 }
-

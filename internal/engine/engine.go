@@ -92,12 +92,12 @@ type Engine struct {
 	cfg Config
 
 	mu       sync.Mutex
-	cur      *Session     // the live session, or nil
-	dialing  *dialCall    // the connect in progress, or nil
-	lost     bool         // the last connection was lost: the next connect must reach the server
-	gen      uint64       // incremented by Close
-	retiring []*Session   // replaced sessions finishing their requests
-	version  string       // protocol version to ask for; "" means the newest
+	cur      *Session        // the live session, or nil
+	dialing  *dialCall       // the connect in progress, or nil
+	lost     bool            // the last connection was lost: the next connect must reach the server
+	gen      uint64          // incremented by Close
+	retiring []*Session      // replaced sessions finishing their requests
+	version  string          // protocol version to ask for; "" means the newest
 	own      *http.Transport // used when Config.HTTPClient is nil
 }
 

@@ -97,4 +97,3 @@ func (e *Engine) failed(ctx context.Context, s *Session, r Request, err error, g
 	}
 	return notSent, e.TransportError(s, r.Op, r.Tool, err)
 }
-

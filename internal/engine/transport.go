@@ -153,4 +153,3 @@ func (c *cancelingConn) Close() error {
 	c.cancel()
 	return err
 }
-
