@@ -453,3 +453,18 @@ func TestHostileStdoutSpam(t *testing.T) {
 		t.Logf("records:\n%.3000s", b.String())
 	}
 }
+
+// A stderr line over 64 KiB does not stop the client draining stderr (the
+// server would block writing to it).
+func TestLongStderrLine(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, _ := mcpadapter.NewClient(stdioServer(t, "-noisy"), &mcpadapter.ClientOptions{})
+	defer c.Close()
+	for range 3 {
+		if res, err := c.CallTool(ctx, "echo", []byte(`{"text":"ok"}`), nil); err != nil || res.Text() != "ok" {
+			t.Fatalf("%v %+v", err, res)
+		}
+	}
+}

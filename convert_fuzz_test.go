@@ -4,40 +4,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"regexp"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/mcpadapter/mcpadapter/internal/engine"
+	"github.com/mcpadapter/mcpadapter/internal/plaincall"
 	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-func FuzzResolveTarget(f *testing.F) {
-	for _, s := range []string{
-		"http://127.0.0.1:8080/mcp", "https://example.com/sse", "https://example.com/sse/", "./server.py",
-		"ftp://x", "", " http://a ", "http://", "http://[::1]:80/mcp", "node server.js", "HTTP://A/SSE", "\x00",
-	} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		ep, err := resolveEndpoint(s)
-		if err != nil {
-			var te *TargetError
-			if !errors.As(err, &te) {
-				t.Fatalf("error %v is not a *TargetError", err)
-			}
-			return
-		}
-		if ep.kind != kindStreamable && ep.kind != kindSSE {
-			t.Fatalf("string %q resolved to %s: a string must never start a process", s, ep.kind)
-		}
-		if ep.defaultName() == "" {
-			t.Fatalf("empty default name for %q", s)
-		}
-	})
-}
-
-// rawResult is a tool result as the server wrote it (a rawSource).
+// rawResult is a tool result as the server wrote it (an engine.Raw).
 type rawResult json.RawMessage
 
 func (r rawResult) Result() (json.RawMessage, bool) { return json.RawMessage(r), true }
@@ -120,41 +97,80 @@ func FuzzConvertResult(f *testing.F) {
 	})
 }
 
-var modelNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-
-func FuzzModelToolName(f *testing.F) {
-	f.Add("weather", "get_forecast")
-	f.Add("", "get-sum")
-	f.Add("my.server", "tools/search")
-	f.Add("", "")
-	f.Add("x", strings.Repeat("é", 70))
-	f.Add("", "天気")
-	f.Add("", "予報")
-	f.Add("srv", "get.forecast")
-	f.Fuzz(func(t *testing.T, prefix, name string) {
-		got := modelToolName(prefix, name)
-		if !modelNameRE.MatchString(got) {
-			t.Fatalf("modelToolName(%q, %q) = %q, outside [A-Za-z0-9_-]{1,64}", prefix, name, got)
+// FuzzPlainResult: wherever the fast path's decoder takes a tool result,
+// the Result it makes is the one go-sdk's decoder (what go-sdk's CallTool
+// uses) makes, converted the same way; and the shapes the fast path
+// exists for are taken.
+func FuzzPlainResult(f *testing.F) {
+	for _, s := range []string{
+		`{"content":[{"type":"text","text":"hi"}]}`,
+		`{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcptestserver","version":"1.0.0"}},"content":[{"type":"text","text":"hi"}],"resultType":"complete"}`,
+		`{"content":[{"type":"text","text":"a\nb \"q\" \\ \/ \t"},{"text":"x","type":"text"}],"isError":true}`,
+		`{"content":[],"structuredContent":{"sum":3,"list":[1,2.5,-4],"ok":true,"none":null}}`,
+		`{"content":[{"type":"text","text":"x"}],"structuredContent":null}`,
+		`{"content":[{"type":"text","text":"\u00e9"}]}`,
+		`{"content":[{"type":"text","text":"é ✓"}]}`,
+		`{"content":[{"type":"image","data":"AA==","mimeType":"image/png"}]}`,
+		`{"content":[{"type":"text","text":"x","annotations":{"priority":1}}]}`,
+		`{"content":[{"type":"text","text":"x"}],"content":[]}`,
+		`{"Content":[{"type":"text","text":"x"}]}`,
+		`{"content":[{"type":"text","text":"x"}],"resultType":"input_required","inputRequests":{}}`,
+		`{"content":[{"type":"text","text":"x"}],"structuredContent":{"big":1e400}}`,
+		`{"content":[{"type":"text","text":"x"}],"_meta":{"n":12345678901234567890,"s":"\ud800"}}`,
+		`{"isError":null}`,
+		`{"task":{"taskId":"t1","status":"working"}}`,
+		`{"resultType":"task","taskId":"t1","status":"working"}`,
+		`{"content":[],"Task":{"taskId":"t1"}}`,
+		`{"content":[],"resultType":"Task","taskId":"t1"}`,
+		`{}`,
+		`[]`,
+		`null`,
+		`"x"`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !json.Valid(b) {
+			return
 		}
-		if again := modelToolName(prefix, name); again != got {
-			t.Fatalf("not deterministic: %q then %q", got, again)
+		fast, ok := plaincall.DecodeResult(b, nil)
+		if !ok {
+			return
 		}
-		// A name that had to be changed never takes the name of the tool
-		// already called what it was changed to (天気 and 予報 both
-		// sanitise to "______").
-		plain := []byte(name)
-		for i, c := range plain {
-			if !isNameByte(c) {
-				plain[i] = '_'
+		// The memo's answer, first decoded then copied, is the same, and
+		// shares nothing with the one it keeps.
+		var memo plaincall.MetaMemo
+		for range 2 {
+			again, _ := plaincall.DecodeResult(b, &memo)
+			if !reflect.DeepEqual(again, fast) {
+				t.Fatalf("%s: with the memo %+v, without %+v", b, again, fast)
+			}
+			if again.Meta != nil {
+				again.Meta["mutated"] = true
 			}
 		}
-		if string(plain) != name && len(plain) > 0 {
-			if other := modelToolName(prefix, string(plain)); other == got {
-				t.Fatalf("modelToolName(%q, %q) and modelToolName(%q, %q) are both %q", prefix, name, prefix, plain, got)
-			}
+		sdk := new(mcp.CallToolResult)
+		if err := sdk.UnmarshalJSON(b); err != nil {
+			t.Fatalf("the fast path took %s, which go-sdk refuses: %v", b, err)
 		}
-		if full := prefix + "_" + name; prefix != "" && modelNameRE.MatchString(full) && got != full {
-			t.Fatalf("a valid name changed: %q became %q", full, got)
+		// A result the fast path takes is no task (taskReply skips it).
+		if _, _, isTask, _ := taskCreated(b); isTask {
+			t.Fatalf("the fast path took %s, a task", b)
+		}
+		if fast.NeedsInput() != sdk.NeedsInput() || !reflect.DeepEqual(fast.Meta, sdk.Meta) {
+			t.Fatalf("%s: fast %+v, go-sdk %+v", b, fast, sdk)
+		}
+		want, werr := convertResult("s", "t", &callReply{CallToolResult: sdk, raw: engine.SentResult(b)})
+		got, gerr := convertResult("s", "t", &callReply{CallToolResult: fast, raw: engine.SentResult(b)})
+		if !reflect.DeepEqual(got, want) || !sameError(gerr, werr) {
+			t.Fatalf("%s:\nfast   %#v, %v\ngo-sdk %#v, %v", b, got, gerr, want, werr)
 		}
 	})
+}
+
+func sameError(a, b error) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Error() == b.Error()
 }
