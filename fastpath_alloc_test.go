@@ -29,8 +29,8 @@ func httpCells() []struct {
 }
 
 // A plain tool call over streamable HTTP allocates a few KB on the fast
-// path, not the 150–240 KB of go-sdk's (issue 19: the goal is 40 KB,
-// which bench/cmd/callcost measures; this test allows 16 KiB, 40 KiB under the race detector). It also
+// path, not the 150–240 KB of go-sdk's (bench/cmd/callcost measures it;
+// this test allows 16 KiB, 40 KiB under the race detector). It also
 // proves the fast path is taken, in every cell.
 func TestHTTPFastPathAllocatesLittle(t *testing.T) {
 	if !mcpadapter.FastPathBuilt {

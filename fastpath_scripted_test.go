@@ -330,7 +330,7 @@ func httpScripts() []testserver.HTTPScript {
 // The fast path and go-sdk's path come to the same result or error, send
 // the same request and leave the connection in the same state, for the
 // same answers over streamable HTTP: both eras, the real handler
-// answering in event streams and in JSON (item 5 of issue 19).
+// answering in event streams and in JSON.
 func TestHTTPScriptedSameAsSDK(t *testing.T) {
 	t.Parallel()
 	for _, era := range []testserver.Era{testserver.Legacy, testserver.Modern} {

@@ -143,7 +143,7 @@ func diffReplies() []string {
 }
 
 // The fast path and go-sdk's path come to the same result or error for
-// the same answers, in both eras (item 5 of issue 19).
+// the same answers, in both eras.
 func TestFastPathSameAsSDK(t *testing.T) {
 	t.Parallel()
 	for _, era := range []string{testserver.Legacy.String(), testserver.Modern.String()} {
@@ -258,8 +258,8 @@ func TestFastPathCancelAndTimeout(t *testing.T) {
 // TestFastPathInputRequiredSentOnce: an answer that asks for input
 // (2026-07-28, over stdio) is handed over to go-sdk, whose multi-round-trip
 // loop starts from it: the fast path sends the call as many times as
-// go-sdk's path does (it used to make go-sdk send it once more, so the
-// server ran the tool twice), and the outcome is the same.
+// go-sdk's path does (the server runs the tool once), and the outcome is
+// the same.
 func TestFastPathInputRequiredSentOnce(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)

@@ -1,6 +1,6 @@
 package mcpadapter_test
 
-// Hostile stdio servers, second round (issue 18): a server that stops
+// Hostile stdio servers: a server that stops
 // reading its stdin, floods the client with requests, answers with lines
 // that cannot be decoded, or spams stdout. Each case is bounded in time
 // (a call that never returns fails the test after a guard) and reports
