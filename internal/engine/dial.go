@@ -83,6 +83,7 @@ func (e *Engine) dialOnce(ctx context.Context, deadline *connectDeadline, kind K
 	}
 	s.cs = cs
 	s.version = cs.InitializeResult().ProtocolVersion
+	s.discover = wire.DiscoverEra(s.version)
 	s.chooseFastPath()
 	return s, nil
 }

@@ -8,20 +8,20 @@ import (
 
 	"github.com/mcpadapter/mcpadapter/internal/stdio"
 	"github.com/mcpadapter/mcpadapter/internal/streamable"
-	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // A Session is one established connection: go-sdk's session, and what the
 // engine keeps beside it.
 type Session struct {
-	e       *Engine
-	cs      *mcp.ClientSession
-	kind    Kind
-	version string      // the negotiated protocol version
-	stdio   *stdio.Conn // the process connection, for stdio targets
-	done    chan struct{}
-	err     error // why the session ended; valid after done is closed
+	e        *Engine
+	cs       *mcp.ClientSession
+	kind     Kind
+	version  string      // the negotiated protocol version
+	discover bool        // ... of the server/discover era
+	stdio    *stdio.Conn // the process connection, for stdio targets
+	done     chan struct{}
+	err      error // why the session ended; valid after done is closed
 	// life ends when the session is closed; calls in flight are cancelled.
 	life     context.Context
 	kill     context.CancelFunc
@@ -57,7 +57,7 @@ func (s *Session) ProtocolVersion() string { return s.version }
 
 // Discover reports whether the session speaks the server/discover era
 // (2026-07-28 and later).
-func (s *Session) Discover() bool { return wire.DiscoverEra(s.version) }
+func (s *Session) Discover() bool { return s.discover }
 
 // Transport names the transport: "stdio", "streamable-http", "sse" or
 // "in-process".
