@@ -63,6 +63,8 @@ type toolCall struct {
 	timeouts  engine.Limits    // this call's own limits (CallOptions)
 	task      TaskMode         // CallOptions.Task
 	onTask    func(TaskHandle) // CallOptions.OnTask
+	// resetOnProgress is CallOptions.ResetTimeoutOnProgress.
+	resetOnProgress bool
 	// viaSDK says the call needs go-sdk's full request machinery (its
 	// middleware, its multi-round-trip loop, its handling of the server's
 	// requests): a feature that needs it for a call sets it, and the
@@ -95,7 +97,7 @@ func (c *Client) call(ctx context.Context, tool, modelName string, args json.Raw
 	tc := &toolCall{tool: tool, modelName: modelName, args: args}
 	if opts != nil {
 		tc.progress, tc.meta = opts.Progress, opts.Meta
-		tc.timeouts = opts.timeouts()
+		tc.timeouts, tc.resetOnProgress = opts.timeouts(), opts.ResetTimeoutOnProgress
 		tc.task, tc.onTask = opts.Task, opts.OnTask
 	}
 	tc.meta = callMeta(ctx, tc.meta)

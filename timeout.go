@@ -36,7 +36,7 @@ type TimeoutError = engine.TimeoutError
 
 // timeouts returns the limits o sets.
 func (o *CallOptions) timeouts() engine.Limits {
-	t := engine.Limits{ResetOnProgress: o.ResetTimeoutOnProgress}
+	var t engine.Limits
 	switch {
 	case o.Timeout > 0:
 		t.Timeout, t.TimeoutFrom = o.Timeout, "CallOptions.Timeout"
@@ -50,8 +50,9 @@ func (o *CallOptions) timeouts() engine.Limits {
 }
 
 // effectiveTimeouts returns the call's limits: its own, else the
-// tool's, else the client's.
-func (c *Client) effectiveTimeouts(tc *toolCall, clientTimeout time.Duration) engine.Limits {
+// tool's, else the client's; and whether its timeout restarts on
+// progress.
+func (c *Client) effectiveTimeouts(tc *toolCall, clientTimeout time.Duration) (engine.Limits, bool) {
 	t := tc.timeouts
 	if t.Timeout == 0 && clientTimeout > 0 {
 		t.Timeout, t.TimeoutFrom = clientTimeout, "ClientOptions.Timeout"
@@ -59,8 +60,7 @@ func (c *Client) effectiveTimeouts(tc *toolCall, clientTimeout time.Duration) en
 	if t.MaxTotal == 0 && c.opts.MaxTotalTimeout > 0 {
 		t.MaxTotal, t.MaxTotalFrom = c.opts.MaxTotalTimeout, "ClientOptions.MaxTotalTimeout"
 	}
-	t.ResetOnProgress = t.ResetOnProgress || c.opts.ResetTimeoutOnProgress
-	return t
+	return t, tc.resetOnProgress || c.opts.ResetTimeoutOnProgress
 }
 
 // callDeadline bounds one attempt of a tool call by its limits (the call's
@@ -69,7 +69,8 @@ func (c *Client) effectiveTimeouts(tc *toolCall, clientTimeout time.Duration) en
 // notifications to (which also resets the timeout when it restarts on
 // progress), and stop, which must be called when the attempt ends.
 func (c *Client) callDeadline(ctx context.Context, tc *toolCall, clientTimeout time.Duration) (context.Context, func(Progress), func()) {
-	ctx, progressed, stop := engine.Deadline(ctx, c.effectiveTimeouts(tc, clientTimeout))
+	limits, reset := c.effectiveTimeouts(tc, clientTimeout)
+	ctx, progressed, stop := engine.Deadline(ctx, limits, reset)
 	if progressed == nil {
 		return ctx, tc.progress, stop
 	}

@@ -67,19 +67,20 @@ func (e *TimeoutError) Unwrap() error { return context.DeadlineExceeded }
 // Limits are the time limits of one call, and where each was set (for
 // the *TimeoutError that says which one ended it).
 type Limits struct {
-	Timeout         time.Duration
-	TimeoutFrom     string
-	ResetOnProgress bool
-	MaxTotal        time.Duration
-	MaxTotalFrom    string
+	Timeout      time.Duration
+	TimeoutFrom  string
+	MaxTotal     time.Duration
+	MaxTotalFrom string
 }
 
-// Deadline bounds one attempt of a call by its limits. It returns the
-// bounded context, the function to call on each of the call's progress
-// notifications (it restarts the timeout when it resets on progress, and
-// counts them), and stop, which must be called when the attempt ends.
-// With no limits, ctx is returned as it is and progressed is nil.
-func Deadline(ctx context.Context, t Limits) (_ context.Context, progressed func(), stop func()) {
+// Deadline bounds one attempt of a call by its limits; with
+// resetOnProgress the timeout restarts on each progress notification. It
+// returns the bounded context, the function to call on each of the call's
+// progress notifications (it restarts the timeout when it resets on
+// progress, and counts them), and stop, which must be called when the
+// attempt ends. With no limits, ctx is returned as it is and progressed is
+// nil.
+func Deadline(ctx context.Context, t Limits, resetOnProgress bool) (_ context.Context, progressed func(), stop func()) {
 	if t.Timeout == 0 && t.MaxTotal == 0 {
 		return ctx, nil, func() {}
 	}
@@ -88,7 +89,7 @@ func Deadline(ctx context.Context, t Limits) (_ context.Context, progressed func
 	var idle *time.Timer
 	if t.Timeout > 0 {
 		kind := TimeoutRequest
-		if t.ResetOnProgress {
+		if resetOnProgress {
 			kind = TimeoutNoProgress
 		}
 		idle = time.AfterFunc(t.Timeout, func() { d.fire(kind, t.Timeout, t.TimeoutFrom) })
@@ -97,7 +98,7 @@ func Deadline(ctx context.Context, t Limits) (_ context.Context, progressed func
 	if t.MaxTotal > 0 {
 		total = time.AfterFunc(t.MaxTotal, func() { d.fire(TimeoutTotal, t.MaxTotal, t.MaxTotalFrom) })
 	}
-	if idle != nil && t.ResetOnProgress {
+	if idle != nil && resetOnProgress {
 		progressed = func() { d.progressed(idle, t.Timeout) }
 	}
 	stop = func() {
