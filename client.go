@@ -154,6 +154,9 @@ func newClientWith(ep *endpoint, opts ClientOptions, adjust func(*mcp.ClientOpti
 	if opts.MessageHandler != nil {
 		c.sdk.AddReceivingMiddleware(messageMiddleware(opts.MessageHandler))
 	}
+	if opts.RootsHandler != nil || opts.Relay && opts.ElicitationHandler != nil {
+		c.sdk.AddReceivingMiddleware(relayMiddleware(opts))
+	}
 	// Added last, so outermost: it sees a message before MessageHandler.
 	c.sdk.AddReceivingMiddleware(engine.BacklogMiddleware)
 	if len(opts.Roots) > 0 {
@@ -190,12 +193,36 @@ func (c *Client) sdkOptions() *mcp.ClientOptions {
 		ElicitationHandler:   c.opts.ElicitationHandler,
 		Capabilities:         &mcp.ClientCapabilities{},
 	}
-	if len(c.opts.Roots) > 0 {
+	if len(c.opts.Roots) > 0 || c.opts.RootsHandler != nil {
 		//lint:ignore SA1019 roots, sampling and logging are deprecated in 2026-07-28 but live in the handshake era, which we support
 		o.Capabilities.RootsV2 = &mcp.RootCapabilities{ListChanged: true}
 	}
+	if c.opts.Relay {
+		o.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
+	}
 	c.cache.AddHandlers(o)
 	return o
+}
+
+// relayMiddleware answers roots/list with ClientOptions.RootsHandler and,
+// for a Relay client, hands elicitation/create to ElicitationHandler as
+// received.
+func relayMiddleware(opts ClientOptions) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			switch r := req.(type) {
+			case *mcp.ListRootsRequest:
+				if opts.RootsHandler != nil && method == "roots/list" {
+					return opts.RootsHandler(ctx, r)
+				}
+			case *mcp.ElicitRequest:
+				if opts.Relay && opts.ElicitationHandler != nil && method == "elicitation/create" {
+					return opts.ElicitationHandler(ctx, r)
+				}
+			}
+			return next(ctx, method, req)
+		}
+	}
 }
 
 func messageMiddleware(h func(context.Context, string, mcp.Request)) mcp.Middleware {
@@ -242,6 +269,13 @@ func (c *Client) Session(ctx context.Context) (*mcp.ClientSession, error) {
 // Close ends the live connection, if any: a stdio server and its process
 // group are stopped. The Client stays usable: the next request reconnects.
 // Requests in flight fail with a TransportError.
-func (c *Client) Close() error { return c.eng.Close() }
+func (c *Client) Close() error {
+	err := c.eng.Close()
+	if c.oauthFlow != nil && c.interrupt == nil {
+		// An interrupt clone shares this Client's flow; this one closes it.
+		c.oauthFlow.close()
+	}
+	return err
+}
 
 func (c *Client) String() string { return fmt.Sprintf("mcpadapter.Client(%s)", c.name) }

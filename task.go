@@ -110,6 +110,9 @@ type TaskHandle struct {
 	TaskID string `json:"taskId"`
 	// Protocol is the task protocol the server spoke.
 	Protocol TaskProtocol `json:"protocol"`
+	// Principal is the CallIdentity.Principal the task was started for:
+	// ResumeTask refuses it for another.
+	Principal string `json:"principal,omitempty"`
 }
 
 // TaskStatus is the state of a task.
@@ -145,9 +148,13 @@ type Task struct {
 }
 
 // TaskCancelledError is the error of a task call that ended cancelled:
-// the caller's context ended and tasks/cancel was sent (Requested), or
-// the server cancelled the task itself. errors.Is(err, context.Canceled)
-// holds when the caller's context was cancelled.
+// the caller's context ended, while the task was made, ran or waited for
+// the user's answer, and tasks/cancel was sent (Requested); or the
+// server cancelled the task itself; or the task's questions could not be
+// answered and the tasks/cancel sent for it failed (Err says why the
+// call could not go on). errors.Is(err, context.Canceled) holds when the
+// caller's context was cancelled, errors.Is(err,
+// context.DeadlineExceeded) when its deadline passed.
 type TaskCancelledError struct {
 	Handle TaskHandle
 	// Requested is set when this client sent tasks/cancel; Confirmed when

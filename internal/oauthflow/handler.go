@@ -39,6 +39,7 @@ type Handler struct {
 	hc    *http.Client
 	log   *slog.Logger
 	store Store
+	bg    *background // saves its token sources retry on their own
 
 	flow sync.Mutex // held for a whole sign-in
 
@@ -53,7 +54,7 @@ var _ auth.OAuthHandler = (*Handler)(nil)
 
 // NewHandler returns a Handler for cfg. It sends nothing until asked.
 func NewHandler(cfg Config) *Handler {
-	h := &Handler{cfg: cfg, hc: cfg.HTTPClient, log: cfg.Logger, store: cfg.Store}
+	h := &Handler{cfg: cfg, hc: cfg.HTTPClient, log: cfg.Logger, store: cfg.Store, bg: newBackground()}
 	if h.hc == nil {
 		h.hc = http.DefaultClient
 	}
@@ -65,6 +66,12 @@ func NewHandler(cfg Config) *Handler {
 	}
 	return h
 }
+
+// Close ends the saves of tokens kept in memory that the handler retries
+// on its own (a token the shared store could not take), each after one
+// last try bounded by a few seconds, and waits for them. The Handler
+// stays usable.
+func (h *Handler) Close() { h.bg.close() }
 
 // TokenSource returns the token source for outgoing requests, or nil
 // before the first sign-in. The first call reads the token store.
@@ -92,9 +99,14 @@ func (h *Handler) loadLocked(ctx context.Context) {
 	if st == nil || st.Token == nil || st.TokenURL == "" {
 		return
 	}
+	tok := st.usable(h.cfg.DPoP)
+	if tok == nil {
+		h.log.Warn("the stored OAuth token is bound to another DPoP key; signing in again")
+		return
+	}
 	oc := st.config()
 	h.gen++
-	h.ts = h.source(context.Background(), oc, st.token(), h.gen)
+	h.ts = h.source(context.Background(), oc, tok, h.gen, false)
 	h.scopes = st.Scopes
 }
 
@@ -205,8 +217,8 @@ func (h *Handler) flowConfig(f *loopbackFetcher) *auth.AuthorizationCodeHandlerC
 			h.gen++
 			gen := h.gen
 			h.mu.Unlock()
-			h.save(oc, tok, gen)
-			return h.source(ctx, oc, tok, gen), nil
+			saved := h.save(oc, tok, gen)
+			return h.source(ctx, oc, tok, gen, !saved), nil
 		},
 	}
 	if h.cfg.ClientID != "" {
@@ -262,11 +274,12 @@ func (h *Handler) open(ctx context.Context, authURL string) error {
 
 // source returns the token source that refreshes tok. With a store
 // shared by processes (an Updater), refreshes go through the store's lock
-// and the store saves them; otherwise each new token is saved (see
-// saving). ctx carries the HTTP client for refreshes, if it has one.
-func (h *Handler) source(ctx context.Context, oc *oauth2.Config, tok *oauth2.Token, gen uint64) oauth2.TokenSource {
+// and the store saves them (and tok, when unsaved says its save failed);
+// otherwise each new token is saved (see saving). ctx carries the HTTP
+// client for refreshes, if it has one.
+func (h *Handler) source(ctx context.Context, oc *oauth2.Config, tok *oauth2.Token, gen uint64, unsaved bool) oauth2.TokenSource {
 	if u, ok := h.store.(Updater); ok {
-		return oauth2.ReuseTokenSource(tok, &sharedRefresher{store: u, key: h.cfg.Resource, oc: oc, hc: h.hc, last: tok})
+		return newSharedRefresher(u, h.cfg.Resource, oc, h.hc, h.cfg.DPoP, h.log, h.bg, tok, unsaved)
 	}
 	if _, ok := ctx.Value(oauth2.HTTPClient).(*http.Client); !ok {
 		ctx = context.WithValue(ctx, oauth2.HTTPClient, h.hc)
@@ -281,13 +294,13 @@ func (h *Handler) saving(oc *oauth2.Config, ts oauth2.TokenSource, last string, 
 }
 
 // save writes tok to the store, unless a later sign-in has replaced the
-// token source gen.
-func (h *Handler) save(oc *oauth2.Config, tok *oauth2.Token, gen uint64) {
-	st := storedFrom(oc, tok)
+// token source gen, and reports whether the store took it.
+func (h *Handler) save(oc *oauth2.Config, tok *oauth2.Token, gen uint64) bool {
+	st := storedFrom(oc, tok, h.cfg.DPoP)
 	h.mu.Lock()
 	if gen != h.gen {
 		h.mu.Unlock()
-		return // a token from a source a later sign-in replaced
+		return true // a token from a source a later sign-in replaced
 	}
 	h.scopes = st.Scopes
 	h.mu.Unlock()
@@ -297,5 +310,7 @@ func (h *Handler) save(oc *oauth2.Config, tok *oauth2.Token, gen uint64) {
 	defer cancel()
 	if err := h.store.Save(ctx, h.cfg.Resource, st); err != nil {
 		h.log.Warn("could not save the OAuth token", "err", err)
+		return false
 	}
+	return true
 }
