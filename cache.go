@@ -143,7 +143,7 @@ func (c *Client) newResponseCache(ep *endpoint, opts *ClientOptions) *cache.Cach
 	}
 	srv := cache.Server{Stdio: ep.kind == kindStdio, HTTP: ep.kind == kindStreamable || ep.kind == kindSSE, URL: ep.url}
 	if srv.Stdio {
-		srv.Path, srv.Args, srv.Env, srv.Dir = ep.command.Path, ep.command.Args, ep.command.Env, ep.command.Dir
+		srv.Path, srv.Args, srv.Env, srv.InheritEnv, srv.Dir = ep.command.Path, ep.command.Args, ep.command.Env, ep.command.InheritEnv, ep.command.Dir
 	}
 	cred := cache.Credentials{Known: opts.OAuthHandler == nil && opts.HTTPClient == nil, Headers: opts.Headers}
 	switch a := opts.Auth.(type) {

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"sync/atomic"
-	"time"
 
 	"github.com/mcpadapter/mcpadapter/internal/cache"
 	"github.com/mcpadapter/mcpadapter/internal/engine"
@@ -136,6 +134,12 @@ func newClientWith(ep *endpoint, opts ClientOptions, adjust func(*mcp.ClientOpti
 		c.slots = make(chan struct{}, opts.MaxConcurrentCalls)
 	}
 	c.obs = wire.NewObserver(name, trace)
+	if o, ok := opts.Auth.(*OAuth); ok && o != nil && (ep.kind == kindStreamable || ep.kind == kindSSE) {
+		c.oauthFlow = newOAuthHandler(o, name, ep.url, c.opts.HTTPClient, c.log)
+	}
+	if g, ok := opts.Auth.(grantAuth); ok && (ep.kind == kindStreamable || ep.kind == kindSSE) {
+		c.oauthFlow = newGrantHandler(g, name, ep.url, c.opts.HTTPClient, c.log)
+	}
 	c.cache = c.newResponseCache(ep, &opts)
 	so := c.sdkOptions()
 	declareTasks(&opts, so)
@@ -164,22 +168,7 @@ func newClientWith(ep *endpoint, opts ClientOptions, adjust func(*mcp.ClientOpti
 		c.sdk.AddRoots(opts.Roots...)
 	}
 	c.eng = engine.New(c.engineConfig())
-	if o, ok := opts.Auth.(*OAuth); ok && o != nil && (ep.kind == kindStreamable || ep.kind == kindSSE) {
-		c.oauthFlow = newOAuthHandler(o, name, ep.url, c.plainHTTPClient(), c.log)
-	}
-	if g, ok := opts.Auth.(grantAuth); ok && (ep.kind == kindStreamable || ep.kind == kindSSE) {
-		c.oauthFlow = newGrantHandler(g, name, c.plainHTTPClient(), c.log)
-	}
 	return c
-}
-
-// plainHTTPClient is the HTTP client for requests that must not carry the
-// server's headers or credentials (the OAuth authorization server's).
-func (c *Client) plainHTTPClient() *http.Client {
-	if c.opts.HTTPClient != nil {
-		return c.opts.HTTPClient
-	}
-	return &http.Client{Transport: c.eng.OwnTransport(), Timeout: 30 * time.Second}
 }
 
 func (c *Client) sdkOptions() *mcp.ClientOptions {

@@ -116,6 +116,7 @@ func (c *Client) stdioTransport(cmd Command) stdio.Transport {
 		Path:            cmd.Path,
 		Args:            cmd.Args,
 		Env:             cmd.Env,
+		InheritEnv:      cmd.InheritEnv,
 		Dir:             cmd.Dir,
 		StderrLines:     c.opts.StderrLines,
 		OnStderr:        onStderr,

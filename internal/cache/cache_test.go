@@ -87,6 +87,12 @@ func TestCacheIdentity(t *testing.T) {
 	if cmd("A=1", "B=2") != cmd("B=2", "A=1") || cmd("A=1") == cmd("A=2") {
 		t.Error("stdio identity does not follow the command's environment")
 	}
+	inherit := func(names ...string) string {
+		return serverID(Server{Stdio: true, Path: "srv", InheritEnv: names}, "h")
+	}
+	if inherit("A", "B") != inherit("B", "A") || inherit("A") == inherit("B") || inherit() != serverID(Server{Stdio: true, Path: "srv"}, "h") {
+		t.Error("stdio identity does not follow the variables the server inherits")
+	}
 	if serverID(Server{Stdio: true, Path: "srv", Args: []string{"a", "b"}}, "h") == cmd() {
 		t.Error("args [a b] and [a b] joined hash alike")
 	}

@@ -25,10 +25,10 @@ type Server struct {
 	// Stdio and HTTP say how the server is reached; neither means
 	// in-process.
 	Stdio, HTTP bool
-	// Path, Args, Env and Dir are a stdio server's command.
-	Path      string
-	Args, Env []string
-	Dir       string
+	// Path, Args, Env, InheritEnv and Dir are a stdio server's command.
+	Path                  string
+	Args, Env, InheritEnv []string
+	Dir                   string
 	// URL is an HTTP server's endpoint.
 	URL string
 }
@@ -70,6 +70,16 @@ func serverID(srv Server, host string) string {
 		slices.Sort(env)
 		for _, e := range env {
 			writeField(h, e)
+		}
+		if len(srv.InheritEnv) > 0 {
+			// Which of this process's variables it gets (by name: their
+			// values may be secrets).
+			writeField(h, "inheritEnv")
+			names := slices.Clone(srv.InheritEnv)
+			slices.Sort(names)
+			for _, n := range names {
+				writeField(h, n)
+			}
 		}
 	case srv.HTTP:
 		writeField(h, "http")
