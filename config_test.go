@@ -358,3 +358,29 @@ func TestDefaultCacheEntriesAgree(t *testing.T) {
 		t.Fatalf("internal/config quotes %d entries as the default; the cache keeps %d", config.DefaultCacheEntries, DefaultCacheEntries)
 	}
 }
+
+func TestServerConfigCache(t *testing.T) {
+	t.Parallel()
+	store := NewMemoryCacheStore(1)
+	base := &CacheConfig{DefaultTTL: time.Second, MaxTTL: time.Hour, Store: store}
+	tests := []struct {
+		name string
+		sc   ServerConfig
+		base *CacheConfig
+		want *CacheConfig
+	}{
+		{"absent, no base", ServerConfig{}, nil, nil},
+		{"absent keeps base", ServerConfig{}, base, base},
+		{"false drops base", ServerConfig{Cache: &ServerCache{Off: true}}, base, nil},
+		{"true, no base", ServerConfig{Cache: &ServerCache{}}, nil, &CacheConfig{}},
+		{"true keeps base", ServerConfig{Cache: &ServerCache{}}, base, base},
+		{"object over base", ServerConfig{Cache: &ServerCache{MaxTTL: time.Minute, MaxEntries: 9}}, base,
+			&CacheConfig{DefaultTTL: time.Second, MaxTTL: time.Minute, MaxEntries: 9, Store: store}},
+	}
+	for _, tt := range tests {
+		got := tt.sc.cacheConfig(tt.base)
+		if (got == nil) != (tt.want == nil) || (got != nil && *got != *tt.want) {
+			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
+		}
+	}
+}

@@ -174,7 +174,7 @@ func (c *Client) cloneForInterrupt(parkTimeout time.Duration) *Client {
 		o.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
 		o.Capabilities.Elicitation = &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}
 	})
-	clone.pinVersion = c.pinned()
+	clone.pin(c.pinned())
 	clone.shape = c.shape
 	if c.oauthFlow != nil {
 		clone.oauthFlow = c.oauthFlow // the same user's tokens for the same server
@@ -200,9 +200,12 @@ func (c *Client) callInterruptibleAfter(ctx context.Context, tc *toolCall, after
 	if err != nil {
 		return nil, err
 	}
-	tc.protocol = s.info.ProtocolVersion
+	// go-sdk's multi-round-trip loop is off and its elicitation handler
+	// parks the call: both need go-sdk's path.
+	tc.viaSDK = true
+	tc.protocol = s.ProtocolVersion()
 	pc := c.pendingFor(tc, round)
-	if s.info.Era == EraDiscover {
+	if s.Discover() {
 		return c.callRound(ctx, pc, nil, tc)
 	}
 	return c.callParked(ctx, s, pc, tc, after)
@@ -357,9 +360,9 @@ func (c *Client) resumeUnparked(ctx context.Context, pending *PendingCall, answe
 	if err != nil {
 		return nil, err
 	}
-	if (pending.Protocol != "" && s.info.ProtocolVersion != pending.Protocol) || (s.info.Era != EraDiscover && pending.Task == nil) {
+	if (pending.Protocol != "" && s.ProtocolVersion() != pending.Protocol) || (!s.Discover() && pending.Task == nil) {
 		return nil, &ResumeDeniedError{Server: pending.Server, Tool: pending.Tool, Reason: DeniedProtocol,
-			Detail: fmt.Sprintf("the question was asked on protocol %s; the server now speaks %s, where it cannot be answered: call the tool again", orUnknown(pending.Protocol), s.info.ProtocolVersion)}
+			Detail: fmt.Sprintf("the question was asked on protocol %s; the server now speaks %s, where it cannot be answered: call the tool again", orUnknown(pending.Protocol), s.ProtocolVersion())}
 	}
 	if pending.Task != nil {
 		return c.resumeTaskInput(ctx, pending, answers, tc) // task_input.go

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/stdio"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -174,6 +175,10 @@ type ClientOptions struct {
 	// CPU and garbage (docs/benchmarks.md); it behaves the same.
 	DisableFastPath bool
 }
+
+// DefaultMaxMessageBytes is the default limit on one message from a
+// server (ClientOptions.MaxMessageBytes).
+const DefaultMaxMessageBytes = stdio.DefaultMaxMessageBytes
 
 func (o *ClientOptions) connectTimeout() time.Duration {
 	if o.ConnectTimeout > 0 {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter/elicitation"
+	"github.com/mcpadapter/mcpadapter/internal/engine"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -271,9 +272,9 @@ func (c *Client) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Eli
 
 // callParked makes a handshake-era call on s that may be parked. after is
 // the token of a queued call being resumed, or "".
-func (c *Client) callParked(ctx context.Context, s *session, pc *PendingCall, tc *toolCall, after string) (*Result, error) {
+func (c *Client) callParked(ctx context.Context, s *engine.Session, pc *PendingCall, tc *toolCall, after string) (*Result, error) {
 	st := c.interrupt
-	l := st.acquire(s.cs)
+	l := st.acquire(s.SDK())
 	p := &parkedCall{id: newParkID(), server: c.name, tool: tc.tool, principal: tc.principal, run: tc.run, lane: l, round: pc.Round,
 		questions: make(chan *question), done: make(chan callOutcome, 1), ended: make(chan struct{})}
 	queued, err := c.enter(ctx, l, p, after)
@@ -323,7 +324,7 @@ func (c *Client) runParked(ctx context.Context, pc *PendingCall, tc *toolCall) c
 // at most the call's timeout (its own, the tool's, or
 // ClientOptions.Timeout) for each wait. pc is the question answered last.
 func (c *Client) waitParked(ctx context.Context, p *parkedCall, pc *PendingCall, tc *toolCall) (*Result, error) {
-	limit := tc.timeouts.timeout
+	limit := tc.timeouts.Timeout
 	if limit <= 0 {
 		limit = c.opts.Timeout
 	}

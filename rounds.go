@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter/elicitation"
+	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -107,7 +108,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // questions.
 func (c *Client) callFailed(pc *PendingCall, err error) (*Result, error) {
 	var we *jsonrpc.Error
-	if !isServerError(err) || !errors.As(err, &we) {
+	if !sdkerr.IsServerError(err) || !errors.As(err, &we) {
 		return nil, err
 	}
 	if we.Code == mcp.CodeURLElicitationRequired {

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/mcpadapter/mcpadapter/internal/engine"
 )
 
 // MCP tasks let a server answer a tools/call with a task handle and the
@@ -231,8 +233,8 @@ func (c *Client) mayWantTask(tc *toolCall) bool {
 // wantsTask reports whether tc is sent as a task-augmented tools/call:
 // on a 2025-11-25 connection, when the tool's taskSupport (from the
 // latest tools/list) and the call's mode say so.
-func (c *Client) wantsTask(s *session, tc *toolCall) bool {
-	return s.info.Era != EraDiscover && c.mayWantTask(tc)
+func (c *Client) wantsTask(s *engine.Session, tc *toolCall) bool {
+	return !s.Discover() && c.mayWantTask(tc)
 }
 
 // taskState is a task as tasks/get, or the tools/call that made it,

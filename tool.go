@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/engine"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -201,8 +202,8 @@ func (c *Client) Tools(ctx context.Context) ([]*Tool, error) {
 // ListTools returns every tool the server offers, all pages of tools/list,
 // as go-sdk decoded them.
 func (c *Client) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
-	tools, err := listAll(ctx, c, "tools/list", func(ctx context.Context, s *session, cursor string) ([]*mcp.Tool, string, error) {
-		res, err := s.cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
+	tools, err := listAll(ctx, c, "tools/list", func(ctx context.Context, s *engine.Session, cursor string) ([]*mcp.Tool, string, error) {
+		res, err := s.SDK().ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
 		if err != nil {
 			return nil, "", err
 		}

@@ -39,7 +39,7 @@ func TestRedactURLSecrets(t *testing.T) {
 	}
 }
 
-// Issue 18, item 11: what used to be printed in clear.
+// Secrets in less common places are redacted too.
 func TestRedactJSONMissed(t *testing.T) {
 	for _, tc := range []struct {
 		in, want string
