@@ -156,7 +156,7 @@ type ClientOptions struct {
 	// HTTP (no progress handler, no _meta, no cache, no ElicitInterrupt) is
 	// written and answered by the adapter on the connection it owns (over
 	// HTTP, POSTed through the session's HTTP client), at a fraction of the
-	// CPU and garbage (docs/benchmarks.md); it behaves the same.
+	// CPU and garbage (docs/dev/benchmarks.md); it behaves the same.
 	DisableFastPath bool
 }
 
