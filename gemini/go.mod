@@ -3,7 +3,7 @@ module github.com/mcpadapter/mcpadapter/gemini
 go 1.25.0
 
 require (
-	github.com/mcpadapter/mcpadapter v0.0.0-00010101000000-000000000000
+	github.com/mcpadapter/mcpadapter v0.1.0
 	google.golang.org/genai v1.77.0
 )
 
@@ -33,8 +33,3 @@ require (
 	google.golang.org/grpc v1.66.2 // indirect
 	google.golang.org/protobuf v1.34.2 // indirect
 )
-
-// The repository's own modules come from this clone, so that the module
-// builds without go.work too (GOWORK=off). A release tag of this module
-// needs them replaced by the tagged versions first (README, Modules).
-replace github.com/mcpadapter/mcpadapter => ..
