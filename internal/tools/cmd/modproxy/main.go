@@ -113,6 +113,9 @@ func run(out, rev, version string) error {
 
 	license := files["LICENSE"]
 	for _, m := range mods {
+		if !m.Released() {
+			continue
+		}
 		if err := writeModule(out, m, version, when, files, license); err != nil {
 			return fmt.Errorf("%s: %w", m.Path, err)
 		}
