@@ -15,9 +15,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Version is this module's version, sent to servers as the client version.
-const Version = "0.1.0"
-
 // A Client is a connection to one MCP server that re-establishes itself.
 //
 // It connects on first use. When the connection is lost (the server process
@@ -159,7 +156,7 @@ func newClientWith(ep *endpoint, opts ClientOptions, adjust func(*mcp.ClientOpti
 	if adjust != nil {
 		adjust(so)
 	}
-	c.sdk = mcp.NewClient(&mcp.Implementation{Name: "mcpadapter", Version: Version}, so)
+	c.sdk = mcp.NewClient(&mcp.Implementation{Name: "mcpadapter", Version: Version()}, so)
 	c.sdk.AddSendingMiddleware(c.handshakeMiddleware)
 	c.sdk.AddSendingMiddleware(c.cacheMiddleware)
 	c.addTaskMethods() // tasks/*, and the "task" member of tools/call: last, innermost
