@@ -18,7 +18,7 @@ import (
 // streamable HTTP POSTed by the adapter through the session's HTTP client
 // (fasthttp.go), and its answer is handed straight back, instead of going
 // through go-sdk's request machinery, which costs several times the CPU
-// and 70–240 KB of garbage per call (docs/dev/benchmarks.md, issue 19).
+// and 70–240 KB of garbage per call (docs/dev/benchmarks.md).
 // go-sdk still makes the connection, lists, handles every request and
 // notification the server sends, and makes every call that is not plain;
 // over HTTP an answer that carries anything but the result is handed over

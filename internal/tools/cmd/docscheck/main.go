@@ -263,7 +263,7 @@ func quickstart(args []string) error {
 	if len(script) == 0 {
 		return fmt.Errorf("section %q has no commands", *section)
 	}
-	fmt.Println("set -euxo pipefail" + "\n" + strings.Join(script, "\n"))
+	fmt.Println("set -euo pipefail\n" + strings.Join(script, "\n"))
 	return nil
 }
 
