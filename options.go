@@ -98,8 +98,8 @@ type ClientOptions struct {
 	// servers that announce tools.listChanged, a subscriptions/listen
 	// stream that go-sdk keeps open (one long-lived request; over HTTP, one
 	// more connection). An Adapter then re-lists the server's tools when
-	// they change; see Options.WatchTools and "Live tool lists" in the
-	// README.
+	// they change; see Options.WatchTools and "Live tool lists" in
+	// docs/tool-search.md.
 	WatchTools bool
 	// Roots are the roots offered to the server; none means the roots
 	// capability is not advertised.
