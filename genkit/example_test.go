@@ -41,4 +41,6 @@ func Example() {
 	}
 	fmt.Println(len(ts.Refs()), "ref")
 	// Output:
+	// get_forecast - Tomorrow's forecast for a city
+	// 1 ref
 }
