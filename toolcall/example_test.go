@@ -33,7 +33,7 @@ func server() *mcp.Server {
 
 // A binding runs one model turn's calls two at a time and renders each
 // outcome as the text the model reads.
-func ExampleRunTurn() {
+func Example() {
 	ctx := context.Background()
 	a, err := mcpadapter.New(server(), nil)
 	if err != nil {
