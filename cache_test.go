@@ -136,22 +136,30 @@ func TestCacheHitWithinTTL(t *testing.T) {
 func TestCacheMissAfterTTL(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)
-	srv, st := testserver.NewWithState(testserver.Options{CacheTTLMs: 150})
-	c := cachedClient(t, srv, mcpadapter.ClientOptions{Cache: &mcpadapter.CacheConfig{}})
+	// The entries are aged (agingStore), not waited for: a short TTL
+	// could pass between two listings on a slow machine.
+	srv, st := testserver.NewWithState(testserver.Options{CacheTTLMs: 60000})
+	store := newAgingStore()
+	c := cachedClient(t, srv, mcpadapter.ClientOptions{Cache: &mcpadapter.CacheConfig{Store: store}})
 	listToolsN(t, ctx, c, 2)
 	wantRequests(t, st, listTools, 1)
-	time.Sleep(200 * time.Millisecond)
-	listToolsN(t, ctx, c, 2)
+	store.pass(59 * time.Second)
+	listToolsN(t, ctx, c, 1)
+	wantRequests(t, st, listTools, 1)
+	store.pass(2 * time.Second)
+	listToolsN(t, ctx, c, 2) // stale: asked again, then served fresh
 	wantRequests(t, st, listTools, 2)
 }
 
 func TestCacheMaxTTL(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)
-	srv, st := testserver.NewWithState(testserver.Options{CacheTTLMs: 60000})
-	c := cachedClient(t, srv, mcpadapter.ClientOptions{Cache: &mcpadapter.CacheConfig{MaxTTL: 100 * time.Millisecond}})
+	srv, st := testserver.NewWithState(testserver.Options{CacheTTLMs: 3600000})
+	store := newAgingStore()
+	c := cachedClient(t, srv, mcpadapter.ClientOptions{Cache: &mcpadapter.CacheConfig{MaxTTL: time.Minute, Store: store}})
 	listToolsN(t, ctx, c, 2)
-	time.Sleep(150 * time.Millisecond)
+	wantRequests(t, st, listTools, 1)
+	store.pass(61 * time.Second) // past MaxTTL, well within the server's hour
 	listToolsN(t, ctx, c, 1)
 	wantRequests(t, st, listTools, 2)
 }

@@ -99,7 +99,7 @@ func (c *Client) callDirect(ctx context.Context, tc *toolCall) (*Result, error) 
 	if r, err, ok := c.callAsTask(ctx, tc); ok { // task.go
 		return r, err
 	}
-	res, err := c.sendCall(ctx, tc, &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args}, c.opts.Timeout)
+	res, err := c.sendTaskable(ctx, tc, &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args}, c.opts.Timeout)
 	if err != nil {
 		return refusal(tc.tool, err)
 	}

@@ -163,6 +163,9 @@ func newClientWith(ep *endpoint, opts ClientOptions, adjust func(*mcp.ClientOpti
 	if opts.MessageHandler != nil {
 		c.sdk.AddReceivingMiddleware(messageMiddleware(opts.MessageHandler))
 	}
+	if opts.RootsHandler != nil || opts.Relay && opts.ElicitationHandler != nil {
+		c.sdk.AddReceivingMiddleware(relayMiddleware(opts))
+	}
 	// Added last, so outermost: it sees a message before MessageHandler.
 	c.sdk.AddReceivingMiddleware(c.backlogMiddleware)
 	if len(opts.Roots) > 0 {
@@ -203,12 +206,36 @@ func (c *Client) sdkOptions() *mcp.ClientOptions {
 		ElicitationHandler:   c.opts.ElicitationHandler,
 		Capabilities:         &mcp.ClientCapabilities{},
 	}
-	if len(c.opts.Roots) > 0 {
+	if len(c.opts.Roots) > 0 || c.opts.RootsHandler != nil {
 		//lint:ignore SA1019 roots, sampling and logging are deprecated in 2026-07-28 but live in the handshake era, which we support
 		o.Capabilities.RootsV2 = &mcp.RootCapabilities{ListChanged: true}
 	}
+	if c.opts.Relay {
+		o.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
+	}
 	c.addCacheHandlers(o)
 	return o
+}
+
+// relayMiddleware answers roots/list with ClientOptions.RootsHandler and,
+// for a Relay client, hands elicitation/create to ElicitationHandler as
+// received.
+func relayMiddleware(opts ClientOptions) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			switch r := req.(type) {
+			case *mcp.ListRootsRequest:
+				if opts.RootsHandler != nil && method == "roots/list" {
+					return opts.RootsHandler(ctx, r)
+				}
+			case *mcp.ElicitRequest:
+				if opts.Relay && opts.ElicitationHandler != nil && method == "elicitation/create" {
+					return opts.ElicitationHandler(ctx, r)
+				}
+			}
+			return next(ctx, method, req)
+		}
+	}
 }
 
 func messageMiddleware(h func(context.Context, string, mcp.Request)) mcp.Middleware {

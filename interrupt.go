@@ -149,7 +149,7 @@ func (c *Client) callInterruptibleAfter(ctx context.Context, tc *toolCall, after
 func (c *Client) callRound(ctx context.Context, pc *PendingCall, answers mcp.InputResponseMap, tc *toolCall) (*Result, error) {
 	params := &mcp.CallToolParams{Name: pc.Tool, Arguments: pc.Arguments, InputResponses: answers, RequestState: pc.RequestState}
 	for shed := 0; ; shed++ {
-		res, err := c.sendCall(ctx, tc, params, c.opts.Timeout)
+		res, err := c.sendTaskable(ctx, tc, params, c.opts.Timeout)
 		if err != nil {
 			return c.callFailed(pc, err)
 		}

@@ -147,6 +147,7 @@ func newOAuthHandler(o *OAuth, server, resource string, hc *http.Client, log *sl
 		Store:               flowStore(o.Store),
 		HTTPClient:          hc,
 		Logger:              log,
+		DPoP:                dpop,
 	})}
 }
 

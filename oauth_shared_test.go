@@ -40,7 +40,9 @@ func (s *lockingStore) Load(ctx context.Context, key string) (*mcpadapter.Stored
 	return t, err
 }
 
-func (s *lockingStore) Update(ctx context.Context, key string, fn func(*mcpadapter.StoredToken) (*mcpadapter.StoredToken, error)) error {
+var _ mcpadapter.TokenUpdater = (*lockingStore)(nil)
+
+func (s *lockingStore) Update(ctx context.Context, key string, fn func(context.Context, *mcpadapter.StoredToken) (*mcpadapter.StoredToken, error)) error {
 	s.lock.Lock()
 	defer s.lock.Unlock()
 	s.mu.Lock()
@@ -50,7 +52,7 @@ func (s *lockingStore) Update(ctx context.Context, key string, fn func(*mcpadapt
 	if err != nil {
 		return err
 	}
-	next, err := fn(cur)
+	next, err := fn(ctx, cur)
 	if err != nil || next == nil {
 		return err
 	}

@@ -20,21 +20,32 @@ type TokenStore interface {
 }
 
 // A TokenUpdater is a TokenStore that several processes share and that
-// can lock one key among all of them (a row lock in a database, a lock
-// key in Redis). When OAuth.Store is one, an expired token is refreshed
+// can lock one key among all of them (a lease in a database or in Redis,
+// a file lock). When OAuth.Store is one, an expired token is refreshed
 // inside Update: the refresh reads the store first and takes a token
 // another process refreshed meanwhile, and otherwise uses the newest
 // stored refresh token, so a refresh token the authorization server
-// rotates is used once and never lost. The redisstore and pgstore modules
-// implement it.
+// rotates is used once and never lost. A refreshed token the store cannot
+// take is kept in memory, used, and saved again later. The redisstore and
+// pgstore modules implement it, and so does NewFileTokenStore's store.
 type TokenUpdater interface {
 	TokenStore
 	// Update locks key among every process sharing the store, calls fn
 	// with the token stored under key (nil if none) and, if fn returns a
-	// token, saves it before unlocking. An error from fn is returned,
-	// wrapped, and nothing is saved.
-	Update(ctx context.Context, key string, fn func(cur *StoredToken) (*StoredToken, error)) error
+	// token, saves it unless the stored token changed since it was read
+	// (an error wrapping ErrTokenChanged), then unlocks. fn's context ends
+	// before the lock can pass to another process (a lock with a lifetime
+	// is extended while fn runs, and fn's context ends before the last
+	// extension runs out), so a refresh request made with it cannot
+	// overlap another process's. An error from fn is returned, wrapped,
+	// and nothing is saved.
+	Update(ctx context.Context, key string, fn func(ctx context.Context, cur *StoredToken) (*StoredToken, error)) error
 }
+
+// ErrTokenChanged is wrapped by the error of TokenUpdater.Update when the
+// token fn returned was not saved because another process saved one after
+// it was read.
+var ErrTokenChanged = oauthflow.ErrTokenChanged
 
 // StoredToken is what a TokenStore keeps for one server: the token and
 // what is needed to refresh it without asking the user again. It holds
@@ -49,6 +60,11 @@ type StoredToken struct {
 	AuthURL      string           `json:"auth_url"`
 	TokenURL     string           `json:"token_url"`
 	AuthStyle    oauth2.AuthStyle `json:"auth_style,omitempty"`
+	// DPoPThumbprint is the JWK SHA-256 thumbprint (RFC 7638) of the DPoP
+	// key the token is bound to (OAuth.DPoPKey); empty for a bearer
+	// token. A bound token is used only by a client with the same key;
+	// another client refreshes it with its own key's proof.
+	DPoPThumbprint string `json:"dpop_jkt,omitempty"`
 }
 
 // String describes t without its secrets.
@@ -67,11 +83,13 @@ func NewMemoryTokenStore() TokenStore {
 // save reads the file, changes one entry and replaces the file atomically,
 // under a lock on path+".lock" (on Unix; a save gives up when its context
 // ends while another process holds the lock), so stores in several
-// goroutines or processes do not lose each other's tokens. A file that is not valid
-// JSON is moved aside to path+".corrupt" on the next save; any other read
-// error is returned.
+// goroutines or processes do not lose each other's tokens. A file that is
+// not valid JSON is moved aside to path+".corrupt" on the next save; any
+// other read error is returned. The store is a TokenUpdater: processes
+// sharing the file refresh a token one at a time under the same lock, and
+// one takes the token another refreshed.
 func NewFileTokenStore(path string) TokenStore {
-	return publicStore{oauthflow.NewFileStore(path)}
+	return publicUpdater{publicStore{oauthflow.NewFileStore(path)}}
 }
 
 // DefaultTokenFile is where the CLI keeps tokens:
@@ -98,6 +116,16 @@ func (p publicStore) Save(ctx context.Context, key string, t *StoredToken) error
 	return p.s.Save(ctx, key, (*oauthflow.StoredToken)(t))
 }
 
+// publicUpdater is one of oauthflow's Updaters as a TokenUpdater.
+type publicUpdater struct{ publicStore }
+
+func (p publicUpdater) Update(ctx context.Context, key string, fn func(context.Context, *StoredToken) (*StoredToken, error)) error {
+	return p.s.(oauthflow.Updater).Update(ctx, key, func(ctx context.Context, cur *oauthflow.StoredToken) (*oauthflow.StoredToken, error) {
+		next, err := fn(ctx, (*StoredToken)(cur))
+		return (*oauthflow.StoredToken)(next), err
+	})
+}
+
 // flowStore returns s as oauthflow's Store: nil (oauthflow keeps tokens in
 // memory) for nil, the store itself for one of oauthflow's.
 func flowStore(s TokenStore) oauthflow.Store {
@@ -105,6 +133,8 @@ func flowStore(s TokenStore) oauthflow.Store {
 	case nil:
 		return nil
 	case publicStore:
+		return s.s
+	case publicUpdater:
 		return s.s
 	case TokenUpdater:
 		return tokenUpdaterAdapter{tokenStoreAdapter{s}, s}
@@ -131,9 +161,9 @@ type tokenUpdaterAdapter struct {
 	u TokenUpdater
 }
 
-func (a tokenUpdaterAdapter) Update(ctx context.Context, key string, fn func(*oauthflow.StoredToken) (*oauthflow.StoredToken, error)) error {
-	return a.u.Update(ctx, key, func(cur *StoredToken) (*StoredToken, error) {
-		next, err := fn((*oauthflow.StoredToken)(cur))
+func (a tokenUpdaterAdapter) Update(ctx context.Context, key string, fn func(context.Context, *oauthflow.StoredToken) (*oauthflow.StoredToken, error)) error {
+	return a.u.Update(ctx, key, func(ctx context.Context, cur *StoredToken) (*StoredToken, error) {
+		next, err := fn(ctx, (*oauthflow.StoredToken)(cur))
 		return (*StoredToken)(next), err
 	})
 }

@@ -113,6 +113,21 @@ type ClientOptions struct {
 	// elicitation capability is not advertised, so servers decline instead
 	// of asking.
 	ElicitationHandler func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
+	// RootsHandler answers roots/list requests, instead of Roots; setting
+	// it advertises the roots capability (with listChanged). A program
+	// that relays the server to another client (a gateway) answers with
+	// that client's roots.
+	//lint:ignore SA1019 roots, sampling and logging are deprecated in 2026-07-28 but live in the handshake era, which we support
+	RootsHandler func(context.Context, *mcp.ListRootsRequest) (*mcp.ListRootsResult, error)
+	// Relay marks a client that relays the server to another client (a
+	// gateway): requests made through Session (tools/call, prompts/get,
+	// resources/read) return a 2026-07-28 server's input_required results
+	// as the server sent them (go-sdk's multi-round-trip middleware, which
+	// otherwise answers them with the handlers above and retries, is off),
+	// and elicitation/create reaches ElicitationHandler as received:
+	// go-sdk's checks of the requested schema and of the answer are left
+	// to the client at the end of the relay.
+	Relay bool
 
 	// Telemetry, if set, observes each connect, listing and tool call and
 	// adds the trace context to each tool call's _meta (see Telemetry

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mcpadapter/mcpadapter/elicitation"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The pair's definitions: constants, so they are byte for byte the same on
@@ -165,4 +166,14 @@ func decodeObject(args json.RawMessage, v any) error {
 		return fmt.Errorf("arguments are not a JSON object of the right shape: %w", err)
 	}
 	return nil
+}
+
+// SearchPairDefinitions returns the definitions of search_tools and
+// call_tool as Adapter.Tools shows them, byte for byte, for a program that
+// offers the pair itself (a gateway that serves a catalog to its clients).
+func SearchPairDefinitions() []*mcp.Tool {
+	return []*mcp.Tool{
+		{Name: SearchToolsName, Title: "Search tools", Description: searchToolsDescription, InputSchema: json.RawMessage(searchToolsSchema)},
+		{Name: CallToolName, Title: "Call a tool", Description: callToolDescription, InputSchema: json.RawMessage(callToolSchema)},
+	}
 }

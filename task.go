@@ -143,9 +143,13 @@ type Task struct {
 }
 
 // TaskCancelledError is the error of a task call that ended cancelled:
-// the caller's context ended and tasks/cancel was sent (Requested), or
-// the server cancelled the task itself. errors.Is(err, context.Canceled)
-// holds when the caller's context was cancelled.
+// the caller's context ended, while the task was made, ran or waited for
+// the user's answer, and tasks/cancel was sent (Requested); or the
+// server cancelled the task itself; or the task's questions could not be
+// answered and the tasks/cancel sent for it failed (Err says why the
+// call could not go on). errors.Is(err, context.Canceled) holds when the
+// caller's context was cancelled, errors.Is(err,
+// context.DeadlineExceeded) when its deadline passed.
 type TaskCancelledError struct {
 	Handle TaskHandle
 	// Requested is set when this client sent tasks/cancel; Confirmed when

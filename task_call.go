@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -38,7 +39,12 @@ func (c *Client) startTask(ctx context.Context, tc *toolCall) (*Result, error) {
 	defer release()
 	inner := *tc
 	inner.progress = nil // routed by the token set above
-	reply, err := c.sendCall(withTaskAsk(ctx, c.opts.Tasks), &inner, params, c.opts.Timeout)
+	// A task-augmented request is cancelled with tasks/cancel, not
+	// notifications/cancelled: the call waits for the task it makes
+	// even when ctx ends (see createContext), to cancel it.
+	cctx, stop := createContext(ctx)
+	defer stop()
+	reply, err := c.sendCall(withTaskAsk(cctx, c.opts.Tasks), &inner, params, c.opts.Timeout)
 	if err != nil {
 		return refusal(tc.tool, err)
 	}
@@ -59,7 +65,61 @@ func (c *Client) startTask(ctx context.Context, tc *toolCall) (*Result, error) {
 		return convertResult(c.name, tc.tool, reply)
 	}
 	h := &TaskHandle{Server: c.name, Tool: tc.tool, ModelTool: tc.modelName, TaskID: st.TaskID, Protocol: proto}
-	return c.followTask(ctx, tc, h, st)
+	return c.followTask(ctx, tc, h, st) // a ctx that ended cancels the task at once
+}
+
+// taskCreateGrace is how long a tools/call that may make a task is
+// still waited for after the caller's context ends.
+const taskCreateGrace = 2 * time.Second
+
+// createContext returns the context for a tools/call that may be
+// answered with a task: it ends taskCreateGrace after ctx does, with
+// ctx's cause. A server that makes the task as ctx ends thus still hands
+// it over, and the call cancels it with tasks/cancel; ending the
+// tools/call at once would leave that task running, known to no one.
+// stop releases the context.
+func createContext(ctx context.Context) (_ context.Context, stop func()) {
+	cctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	var mu sync.Mutex
+	var grace *time.Timer
+	stopped := false
+	unhook := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !stopped {
+			grace = time.AfterFunc(taskCreateGrace, func() { cancel(context.Cause(ctx)) })
+		}
+	})
+	return cctx, func() {
+		unhook()
+		mu.Lock()
+		stopped = true
+		if grace != nil {
+			grace.Stop()
+		}
+		mu.Unlock()
+		cancel(context.Canceled)
+	}
+}
+
+// sendTaskable sends a tools/call as sendCall does. When the server may
+// answer it with a task (it and the client declare the Tasks
+// extension), the call outlives ctx by taskCreateGrace (createContext),
+// so that a task made as ctx ends is seen, and cancelled by followTask.
+func (c *Client) sendTaskable(ctx context.Context, tc *toolCall, params *mcp.CallToolParams, timeout time.Duration) (*callReply, error) {
+	if c.opts.Tasks != nil && c.opts.Tasks.Mode == TaskNever {
+		return c.sendCall(ctx, tc, params, timeout)
+	}
+	s, err := c.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if s.info.Era != EraDiscover || s.info.Capabilities == nil || s.info.Capabilities.Extensions[extensionTasks] == nil {
+		return c.sendCall(ctx, tc, params, timeout)
+	}
+	cctx, stop := createContext(ctx)
+	defer stop()
+	return c.sendCall(cctx, tc, params, timeout)
 }
 
 // taskReply reports whether a tools/call answer is a task the server
@@ -89,7 +149,10 @@ func (c *Client) taskReply(ctx context.Context, tc *toolCall, reply *callReply) 
 // CallOptions.OnTask) to its result, which it returns as Tool.Call
 // would. opts may be nil; its Progress receives the task's statuses.
 // The client must reach the same server: the handle's Server must be the
-// client's name.
+// client's name. The questions the task shows are asked as a call's
+// are; one another process answered is not asked again once the server
+// shows the answer taken (a server may acknowledge tasks/update before
+// tasks/get reflects it).
 func (c *Client) ResumeTask(ctx context.Context, h TaskHandle, opts *CallOptions) (*Result, error) {
 	if h.TaskID == "" {
 		return nil, errors.New("mcpadapter: ResumeTask: the handle has no TaskID")
@@ -104,7 +167,7 @@ func (c *Client) ResumeTask(ctx context.Context, h TaskHandle, opts *CallOptions
 	}
 	st, err := c.getTask(ctx, &h)
 	if err != nil {
-		return c.taskEnded(ctx, &h, err)
+		return c.taskEnded(ctx, &h, "tasks/get", err)
 	}
 	return c.followTask(ctx, tc, &h, st)
 }
@@ -112,13 +175,25 @@ func (c *Client) ResumeTask(ctx context.Context, h TaskHandle, opts *CallOptions
 // followTask polls the task until it ends and returns its result. It
 // tells tc.onTask about the task first, and tc.progress about every
 // status it sees.
+//
+// A task call ends only as one of: the task completed or failed (its
+// result, or an error result); the task was cancelled, by the server or
+// with tasks/cancel this call sent because the caller's context ended or
+// the task's questions cannot be answered (a *TaskCancelledError, or an
+// error result once the server acknowledged the cancel); or the task
+// was left running and the caller is told so with its handle: a
+// *TaskError (ErrTaskDetached when the client was closed), an
+// *InputRequiredError whose PendingCall carries the task, or a
+// *TaskCancelledError whose tasks/cancel failed. No call returns while
+// its task waits on the server with no one told. TestTaskEndsTold
+// holds this.
 func (c *Client) followTask(ctx context.Context, tc *toolCall, h *TaskHandle, st *taskState) (*Result, error) {
-	return c.followTaskAnswered(ctx, tc, h, st, make(map[string]bool))
+	return c.followTaskFrom(ctx, tc, h, st, nil)
 }
 
-// followTaskAnswered is followTask for a task whose input requests with
-// the keys in answered have been answered.
-func (c *Client) followTaskAnswered(ctx context.Context, tc *toolCall, h *TaskHandle, st *taskState, answered map[string]bool) (*Result, error) {
+// followTaskFrom is followTask for a task whose questions of round
+// (nil: none) were answered.
+func (c *Client) followTaskFrom(ctx context.Context, tc *toolCall, h *TaskHandle, st *taskState, round *taskRound) (*Result, error) {
 	c.log.Debug("tool call runs as a task", "tool", h.Tool, "task", h.TaskID, "protocol", h.Protocol)
 	if tc.onTask != nil {
 		tc.onTask(*h)
@@ -135,6 +210,9 @@ func (c *Client) followTaskAnswered(ctx context.Context, tc *toolCall, h *TaskHa
 			last.status, last.msg = st.Status, st.StatusMessage
 			c.reportTask(tc, h, st)
 		}
+		if st.Status != TaskInputRequired {
+			round = nil // a round of questions ends when the task moves on
+		}
 		switch st.Status {
 		case TaskCompleted, TaskFailed:
 			return c.taskOutcome(ctx, tc, h, st)
@@ -145,9 +223,11 @@ func (c *Client) followTaskAnswered(ctx context.Context, tc *toolCall, h *TaskHa
 				// The server asks its questions while tasks/result waits.
 				return c.taskOutcome(ctx, tc, h, st)
 			}
-			if res, err, stop := c.taskInput(ctx, tc, h, st, answered); stop {
+			res, next, err, stop := c.taskInput(ctx, tc, h, st, round)
+			if stop {
 				return res, err
 			}
+			round = next
 		}
 		wait := st.interval()
 		if wait == 0 {
@@ -156,14 +236,14 @@ func (c *Client) followTaskAnswered(ctx context.Context, tc *toolCall, h *TaskHa
 		}
 		wait = min(max(wait, lo), hi)
 		if err := c.pollWait(ctx, h, wait, gen); err != nil {
-			return c.taskEnded(ctx, h, err)
+			return c.taskEnded(ctx, h, "tasks/get", err)
 		}
 		next, err := c.getTask(ctx, h)
 		if err != nil && ctx.Err() == nil && c.closeGen() != gen {
 			err = &TaskError{Handle: *h, Op: "tasks/get", Err: fmt.Errorf("%w: %w", ErrTaskDetached, err)}
 		}
 		if err != nil {
-			return c.taskEnded(ctx, h, err)
+			return c.taskEnded(ctx, h, "tasks/get", err)
 		}
 		st = next
 	}
@@ -241,21 +321,16 @@ func (c *Client) getTask(ctx context.Context, h *TaskHandle) (*taskState, error)
 	return st, nil
 }
 
-// taskEnded turns a failed tasks/* request into the call's error: the
-// context's end cancels the task; a server's refusal means it lost the
-// task.
-func (c *Client) taskEnded(ctx context.Context, h *TaskHandle, err error) (*Result, error) {
+// taskEnded turns a failed tasks/* request op into the call's error: the
+// context's end cancels the task; otherwise the call lets go of the task
+// and the *TaskError says so, with its handle.
+func (c *Client) taskEnded(ctx context.Context, h *TaskHandle, op string, err error) (*Result, error) {
 	if ctx.Err() != nil {
 		return c.cancelTask(ctx, h)
 	}
 	var te *TaskError
 	if errors.As(err, &te) {
 		return nil, err
-	}
-	op := "tasks/get"
-	var tre *TransportError
-	if errors.As(err, &tre) && tre.Op != "" {
-		op = tre.Op
 	}
 	return nil, &TaskError{Handle: *h, Op: op, Err: err}
 }
@@ -297,7 +372,7 @@ func (c *Client) taskOutcome(ctx context.Context, tc *toolCall, h *TaskHandle, s
 			if isServerError(err) && errors.As(err, &we) && st.Status == TaskFailed {
 				return errorResult(fmt.Sprintf("Tool %q failed: %s (MCP error %d)", h.Tool, we.Message, we.Code)), nil
 			}
-			return c.taskEnded(ctx, h, err)
+			return c.taskEnded(ctx, h, "tasks/result", err)
 		}
 	}
 	var r mcp.CallToolResult

@@ -102,6 +102,15 @@ func (t *Tool) CallWith(ctx context.Context, args json.RawMessage, opts *CallOpt
 	return t.limited(t.ifRemoved(ctx, res, err))
 }
 
+// ServerArguments returns the arguments the server receives when the tool
+// is called with args: what a ToolTransform renamed given back their
+// server-side names, hidden values and defaults filled in. For a tool
+// without argument transforms it is args. A program that forwards calls
+// itself (a gateway) sends these with OriginalName.
+func (t *Tool) ServerArguments(args json.RawMessage) json.RawMessage {
+	return t.args.wire(args)
+}
+
 // limited gives res the tool's result limit.
 func (t *Tool) limited(res *Result, err error) (*Result, error) {
 	if res != nil {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/mcpadapter/mcpadapter/eino"
 	"github.com/mcpadapter/mcpadapter/elicitation"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // scripted is the one fake allowed: a chat model that asks for the tool
@@ -167,21 +170,43 @@ func TestAgentToolsBothEras(t *testing.T) {
 	}
 }
 
+// TestAgentParallelToolCalls: the three tool calls of one turn are in
+// flight at once: each waits on the server until all three have arrived.
 func TestAgentParallelToolCalls(t *testing.T) {
 	ctx := ctx30(t)
-	tools := adapterTools(t, testserver.New(testserver.Options{}), nil)
+	srv := testserver.New(testserver.Options{})
+	var mu sync.Mutex
+	arrived := 0
+	all := make(chan struct{})
+	mcp.AddTool(srv, &mcp.Tool{Name: "meet", Description: "Wait until three calls are in at once."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			mu.Lock()
+			if arrived++; arrived == 3 {
+				close(all)
+			}
+			n := arrived
+			mu.Unlock()
+			wait, cancel := context.WithTimeout(ctx, 10*time.Second) // a bound: calls one at a time never meet
+			defer cancel()
+			select {
+			case <-all:
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "met"}}}, nil, nil
+			case <-wait.Done():
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("alone: call %d of 3 found no other in flight", n)}}}, nil, nil
+			}
+		})
+	tools := adapterTools(t, srv, nil)
 	a := newAgent(t, tools, nil, []schema.ToolCall{
-		call("c1", "slow", `{"ms":600}`),
-		call("c2", "slow", `{"ms":600}`),
-		call("c3", "slow", `{"ms":600}`),
+		call("c1", "meet", `{}`),
+		call("c2", "meet", `{}`),
+		call("c3", "meet", `{}`),
 	})
-	start := time.Now()
 	r := drain(t, a.Query(ctx, "cp", "go"))
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	if d := time.Since(start); d > 1500*time.Millisecond {
-		t.Errorf("three 600 ms tool calls of one turn took %v: not parallel", d)
+	if strings.Count(r.final, "met") != 3 || strings.Contains(r.final, "alone") {
+		t.Errorf("the three tool calls of one turn were not in flight at once: %q", r.final)
 	}
 }
 

@@ -2,6 +2,7 @@ package eino
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -11,6 +12,11 @@ import (
 // Conversion of a normalised schema into eino's jsonschema.Schema, keeping
 // what it has no field for.
 
+// errPanicked wraps a panic in eino's unmarshal: the caller gets a
+// *SchemaError, and FuzzNormalizeSchema fails on it (a panic is a bug to
+// fix, not a schema eino cannot hold).
+var errPanicked = errors.New("panic")
+
 // toEino builds the eino schema: unmarshal the keywords eino has fields
 // for, then complete it from the normalised tree.
 func toEino(root *object) (s *jsonschema.Schema, err error) {
@@ -19,7 +25,7 @@ func toEino(root *object) (s *jsonschema.Schema, err error) {
 	func() {
 		defer func() {
 			if r := recover(); r != nil {
-				err = fmt.Errorf("panic: %v", r)
+				err = fmt.Errorf("%w: %v", errPanicked, r)
 			}
 		}()
 		err = json.Unmarshal(in, s)

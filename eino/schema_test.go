@@ -413,6 +413,9 @@ func FuzzNormalizeSchema(f *testing.F) {
 		if (err == nil) != (perr == nil) {
 			t.Fatalf("NormalizeSchema err %v, ToolParams err %v", err, perr)
 		}
+		if errors.Is(err, errPanicked) || errors.Is(perr, errPanicked) {
+			t.Fatalf("the conversion panicked: %v / %v", err, perr)
+		}
 		if err != nil {
 			var se *SchemaError
 			if !errors.As(err, &se) {

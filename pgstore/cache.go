@@ -24,13 +24,18 @@ const (
 // mcpadapter.CacheConfig.Store of every replica, and a "public" result
 // one replica fetched is a hit in the others. A row past its expires_at
 // is never returned; a sweeper goroutine, which Close stops, deletes such
-// rows every Options.SweepInterval. Errors (the database unreachable) are
-// logged and the cache misses: a call goes to the server instead.
+// rows every Options.SweepInterval (only rows expired when it deletes
+// them: a row a Set is renewing is skipped). Errors (the database
+// unreachable, or slower than Options.CacheTimeout) are logged and the
+// cache misses: a call goes to the server instead. Keys longer than 1 KiB
+// are stored as their first 1000 bytes and a SHA-256 of the whole key.
 type CacheStore struct {
 	pool                            *pgxpool.Pool
 	get, set, del, delPrefix, sweep string
 	log                             *slog.Logger
 	where                           string
+	timeout                         time.Duration // one Get, Set or Delete
+	long                            time.Duration // one DeletePrefix or sweep batch
 
 	stop context.CancelFunc
 	done chan struct{}
@@ -39,10 +44,11 @@ type CacheStore struct {
 
 var _ mcpadapter.CacheStore = (*CacheStore)(nil)
 
-// NewCacheStore creates the cache table if it is missing, and returns a
-// CacheStore on it with its sweeper running. Close stops the sweeper.
+// NewCacheStore checks that the cache table is there (creating it only
+// if it is missing), and returns a CacheStore on it with its sweeper
+// running. Close stops the sweeper.
 func NewCacheStore(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*CacheStore, error) {
-	if err := migrate(ctx, pool, opts, "cache"); err != nil {
+	if err := ensure(ctx, pool, opts, opts.timeout(), "cache"); err != nil {
 		return nil, err
 	}
 	t := opts.table("cache")
@@ -52,10 +58,16 @@ func NewCacheStore(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Cac
 		set:       `INSERT INTO ` + t + ` (key, value, expires_at) VALUES ($1, $2, $3) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at`,
 		del:       `DELETE FROM ` + t + ` WHERE key = $1`,
 		delPrefix: `DELETE FROM ` + t + ` WHERE key >= $1 AND ($2::bytea IS NULL OR key < $2)`,
-		sweep:     `DELETE FROM ` + t + ` WHERE key IN (SELECT key FROM ` + t + ` WHERE expires_at <= now() LIMIT ` + fmt.Sprint(sweepBatch) + `)`,
-		log:       opts.logger(),
-		where:     where(pool),
-		done:      make(chan struct{}),
+		// Rows a Set holds are skipped (SKIP LOCKED), and the expiry is
+		// checked again on the row as it is when deleted: a row renewed
+		// meanwhile stays.
+		sweep: `DELETE FROM ` + t + ` WHERE key IN (SELECT key FROM ` + t + ` WHERE expires_at <= now() LIMIT ` +
+			fmt.Sprint(sweepBatch) + ` FOR UPDATE SKIP LOCKED) AND expires_at <= now()`,
+		log:     opts.logger(),
+		where:   where(pool),
+		timeout: opts.cacheTimeout(),
+		long:    opts.timeout(),
+		done:    make(chan struct{}),
 	}
 	interval := time.Minute
 	if opts != nil && opts.SweepInterval > 0 {
@@ -91,18 +103,20 @@ func (s *CacheStore) sweeper(ctx context.Context, interval time.Duration) {
 	}
 }
 
-// Sweep deletes expired rows now, at most 100 batches of 1000, and
-// returns how many it deleted. The sweeper calls it; call it to sweep at
-// another time.
+// Sweep deletes expired rows now, at most 100 batches of 1000 (each
+// bounded by Options.Timeout), and returns how many it deleted. The
+// sweeper calls it; call it to sweep at another time.
 func (s *CacheStore) Sweep(ctx context.Context) (int64, error) {
 	var total int64
 	for range sweepMaxBatches {
-		tag, err := s.pool.Exec(ctx, s.sweep)
+		bctx, cancel := context.WithTimeout(ctx, s.long)
+		n, err := exec(bctx, s.pool, s.sweep)
+		cancel()
 		if err != nil {
 			return total, fmt.Errorf("pgstore: sweeping the cache at %s: %w", s.where, err)
 		}
-		total += tag.RowsAffected()
-		if tag.RowsAffected() < sweepBatch {
+		total += n
+		if n < sweepBatch {
 			break
 		}
 	}
@@ -111,8 +125,10 @@ func (s *CacheStore) Sweep(ctx context.Context) (int64, error) {
 
 // Get returns the entry stored under key, if any and not expired.
 func (s *CacheStore) Get(ctx context.Context, key string) (mcpadapter.CacheEntry, bool) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
 	var e mcpadapter.CacheEntry
-	err := s.pool.QueryRow(ctx, s.get, []byte(key)).Scan(&e.Value, &e.Expires)
+	err := s.pool.QueryRow(ctx, s.get, fitBytes([]byte(key))).Scan(&e.Value, &e.Expires)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return mcpadapter.CacheEntry{}, false
 	}
@@ -129,23 +145,36 @@ func (s *CacheStore) Set(ctx context.Context, key string, e mcpadapter.CacheEntr
 	if !time.Now().Before(e.Expires) {
 		return
 	}
-	if _, err := s.pool.Exec(ctx, s.set, []byte(key), e.Value, e.Expires); err != nil {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	if _, err := exec(ctx, s.pool, s.set, fitBytes([]byte(key)), e.Value, e.Expires); err != nil {
 		s.log.WarnContext(ctx, "pgstore: cache write failed", "store", s.where, "err", err)
 	}
 }
 
 // Delete removes the entry stored under key, if any.
 func (s *CacheStore) Delete(ctx context.Context, key string) {
-	if _, err := s.pool.Exec(ctx, s.del, []byte(key)); err != nil {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	if _, err := exec(ctx, s.pool, s.del, fitBytes([]byte(key))); err != nil {
 		s.log.WarnContext(ctx, "pgstore: cache delete failed", "store", s.where, "err", err)
 	}
 }
 
 // DeletePrefix removes every entry whose key starts with prefix: the keys
-// from prefix up to the first key after all of prefix's (an index range).
+// from prefix up to the first key after all of prefix's (an index range),
+// bounded by Options.Timeout. A prefix longer than 1000 bytes is cut to
+// its first 1000 (long keys are stored so), which may remove more
+// entries than asked: a cache may always miss.
 func (s *CacheStore) DeletePrefix(ctx context.Context, prefix string) {
-	if _, err := s.pool.Exec(ctx, s.delPrefix, []byte(prefix), prefixEnd([]byte(prefix))); err != nil {
-		s.log.WarnContext(ctx, "pgstore: cache invalidation failed", "store", s.where, "err", err)
+	ctx, cancel := context.WithTimeout(ctx, s.long)
+	defer cancel()
+	p := []byte(prefix)
+	if len(p) > keepKey {
+		p = p[:keepKey]
+	}
+	if _, err := exec(ctx, s.pool, s.delPrefix, p, prefixEnd(p)); err != nil {
+		s.log.ErrorContext(ctx, "pgstore: cache invalidation failed", "store", s.where, "prefix", prefix, "err", err)
 	}
 }
 

@@ -13,11 +13,15 @@
 //
 // # Tables
 //
-// Each constructor creates the tables it needs if they are missing (see
-// Migrate, which also creates them all at once, for a deployment step).
-// Their names start with Options.TablePrefix ("mcpadapter_" by default):
+// Migrate creates the tables, as a deployment step run by their owner;
+// the stores then need only SELECT, INSERT, UPDATE and DELETE on them.
+// Each constructor checks that its tables are there and runs no DDL when
+// they are (it creates a missing one, if its role may). Their names start
+// with Options.TablePrefix ("mcpadapter_" by default):
 //
 //	mcpadapter_checkpoints  id text primary key, data bytea, updated_at
+//	                        (indexed; a checkpoint lives Options.CheckpointTTL,
+//	                        7 days by default, after its last write)
 //	mcpadapter_cache        key bytea primary key (the cache's keys hold NUL
 //	                        bytes, which text cannot), value bytea,
 //	                        expires_at timestamptz (indexed); rows past
@@ -25,9 +29,17 @@
 //	                        deletes them
 //	mcpadapter_tokens       key text primary key, data bytea (AES-GCM sealed),
 //	                        version bigint (one more at every save), updated_at
+//	mcpadapter_token_locks  key text primary key, owner text, expires_at: the
+//	                        lease a refresh holds
 //
 // Keys are those mcpadapter passes: for cache entries they name the
 // server, the method and, for private entries, the caller; for tokens the
 // MCP server's URL. To keep tokens per user, give each user's TokenStore
-// its own TablePrefix or KeyPrefix.
+// its own TablePrefix or KeyPrefix. Keys longer than 1 KiB are stored as
+// their first 1000 bytes and a SHA-256 of the whole key.
+//
+// Every write states READ COMMITTED, and every operation has a timeout of
+// its own (Options.Timeout, Options.CacheTimeout). The README in this
+// directory describes the refresh protocol and what the stores guarantee
+// under failover and clock skew.
 package pgstore

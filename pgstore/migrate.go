@@ -2,77 +2,28 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
-
-// DefaultTablePrefix starts every table name when Options.TablePrefix is
-// empty.
-const DefaultTablePrefix = "mcpadapter_"
-
-// Options configures a store. A nil *Options means the defaults.
-type Options struct {
-	// TablePrefix starts every table name; empty means DefaultTablePrefix.
-	// It may name a schema too ("agents.mcp_"): the part before the dot.
-	TablePrefix string
-	// Logger receives the errors of CacheStore, whose methods return none
-	// (a cache that cannot reach the database misses); nil means
-	// slog.Default().
-	Logger *slog.Logger
-	// SweepInterval is how often CacheStore deletes expired rows; zero
-	// means one minute.
-	SweepInterval time.Duration
-}
-
-func (o *Options) prefix() string {
-	if o == nil || o.TablePrefix == "" {
-		return DefaultTablePrefix
-	}
-	return o.TablePrefix
-}
-
-func (o *Options) logger() *slog.Logger {
-	if o == nil || o.Logger == nil {
-		return slog.Default()
-	}
-	return o.Logger
-}
-
-// table returns the quoted name of the table name, after the prefix.
-func (o *Options) table(name string) string {
-	p := o.prefix()
-	if schema, rest, ok := strings.Cut(p, "."); ok {
-		return pgx.Identifier{schema, rest + name}.Sanitize()
-	}
-	return pgx.Identifier{p + name}.Sanitize()
-}
-
-// indexName returns the quoted name of the index name: the prefix without
-// its schema (an index lives in its table's schema).
-func (o *Options) indexName(name string) string {
-	p := o.prefix()
-	if i := strings.LastIndexByte(p, '.'); i >= 0 {
-		p = p[i+1:]
-	}
-	return pgx.Identifier{p + name}.Sanitize()
-}
 
 // migrationLock is the advisory lock key Migrate holds: the first 8 bytes
 // of "mcpadap" as a number, so that replicas starting at once create the
 // tables once.
 const migrationLock = 0x6d63706164617074
 
-// Migrate creates the tables of every store (if missing) under an
-// advisory lock, so that replicas starting at once do not race. The
-// stores' constructors create their own tables the same way; call Migrate
-// to do it ahead, as a deployment step.
+// Migrate creates the tables and indexes of every store (those missing),
+// in one transaction under an advisory lock, so that replicas starting at
+// once do not race. Run it as a deployment step, as a role that may
+// create tables in the schema; the stores can then run as a role with
+// only SELECT, INSERT, UPDATE and DELETE on the tables (and USAGE on the
+// schema): their constructors run no DDL when the tables are there.
 func Migrate(ctx context.Context, pool *pgxpool.Pool, opts *Options) error {
-	return migrate(ctx, pool, opts, "checkpoints", "cache", "tokens")
+	return migrate(ctx, pool, opts, "checkpoints", "cache", "tokens", "token_locks")
 }
 
 // ddl returns the statements that create the table name.
@@ -80,7 +31,10 @@ func ddl(opts *Options, name string) []string {
 	t := opts.table(name)
 	switch name {
 	case "checkpoints":
-		return []string{`CREATE TABLE IF NOT EXISTS ` + t + ` (id text PRIMARY KEY, data bytea NOT NULL, updated_at timestamptz NOT NULL DEFAULT now())`}
+		return []string{
+			`CREATE TABLE IF NOT EXISTS ` + t + ` (id text PRIMARY KEY, data bytea NOT NULL, updated_at timestamptz NOT NULL DEFAULT now())`,
+			`CREATE INDEX IF NOT EXISTS ` + opts.indexName("checkpoints_updated_at") + ` ON ` + t + ` (updated_at)`,
+		}
 	case "cache":
 		return []string{
 			`CREATE TABLE IF NOT EXISTS ` + t + ` (key bytea PRIMARY KEY, value bytea NOT NULL, expires_at timestamptz NOT NULL)`,
@@ -88,12 +42,23 @@ func ddl(opts *Options, name string) []string {
 		}
 	case "tokens":
 		return []string{`CREATE TABLE IF NOT EXISTS ` + t + ` (key text PRIMARY KEY, data bytea NOT NULL, version bigint NOT NULL DEFAULT 1, updated_at timestamptz NOT NULL DEFAULT now())`}
+	case "token_locks":
+		return []string{`CREATE TABLE IF NOT EXISTS ` + t + ` (key text PRIMARY KEY, owner text NOT NULL, expires_at timestamptz NOT NULL)`}
 	}
 	return nil
 }
 
+// columns lists the columns of each table the stores use: a table that
+// has them is taken as it is.
+var columns = map[string]string{
+	"checkpoints": "id, data, updated_at",
+	"cache":       "key, value, expires_at",
+	"tokens":      "key, data, version, updated_at",
+	"token_locks": "key, owner, expires_at",
+}
+
 func migrate(ctx context.Context, pool *pgxpool.Pool, opts *Options, tables ...string) error {
-	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+	err := readCommitted(ctx, pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrationLock)); err != nil {
 			return err
 		}
@@ -112,8 +77,30 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, opts *Options, tables ...s
 	return nil
 }
 
-// where names the database of pool for error messages (no password).
-func where(pool *pgxpool.Pool) string {
-	c := pool.Config().ConnConfig
-	return fmt.Sprintf("postgres %s:%d/%s", c.Host, c.Port, c.Database)
+// ensure checks that the tables a store uses are there, with their
+// columns, by reading none of their rows; it creates them (Migrate's DDL)
+// only when one is missing. A role that may not create them gets an error
+// saying to run Migrate.
+func ensure(ctx context.Context, pool *pgxpool.Pool, opts *Options, timeout time.Duration, tables ...string) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var missing []string
+	for _, name := range tables {
+		_, err := pool.Exec(ctx, `SELECT `+columns[name]+` FROM `+opts.table(name)+` WHERE false`)
+		var pe *pgconn.PgError
+		switch {
+		case err == nil:
+		case errors.As(err, &pe) && (pe.Code == "42P01" || pe.Code == "42703"): // undefined table, column
+			missing = append(missing, name)
+		default:
+			return fmt.Errorf("pgstore: checking the table %s at %s: %w", opts.table(name), where(pool), err)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if err := migrate(ctx, pool, opts, missing...); err != nil {
+		return fmt.Errorf("%w (run pgstore.Migrate as the tables' owner, as a deployment step)", err)
+	}
+	return nil
 }

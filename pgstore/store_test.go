@@ -63,7 +63,7 @@ func testMigrate(t *testing.T, srv *testdb.Server) {
 		}
 	}
 	var n int
-	if err := pool(t, srv).QueryRow(ctx, `SELECT count(*) FROM pg_tables WHERE tablename LIKE 'm\_%'`).Scan(&n); err != nil || n != 3 {
+	if err := pool(t, srv).QueryRow(ctx, `SELECT count(*) FROM pg_tables WHERE tablename LIKE 'm\_%'`).Scan(&n); err != nil || n != 4 {
 		t.Errorf("tables: %d %v", n, err)
 	}
 	// A prefix may name a schema.
@@ -74,7 +74,7 @@ func testMigrate(t *testing.T, srv *testdb.Server) {
 	if err := pgstore.Migrate(ctx, p, &pgstore.Options{TablePrefix: "agents.mcp_"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.QueryRow(ctx, `SELECT count(*) FROM pg_tables WHERE schemaname = 'agents'`).Scan(&n); err != nil || n != 3 {
+	if err := p.QueryRow(ctx, `SELECT count(*) FROM pg_tables WHERE schemaname = 'agents'`).Scan(&n); err != nil || n != 4 {
 		t.Errorf("tables in schema agents: %d %v", n, err)
 	}
 }
@@ -168,7 +168,7 @@ func testToken(t *testing.T, srv *testdb.Server) {
 		go func() {
 			defer wg.Done()
 			for range rounds {
-				errs <- st.Update(ctx, url, func(cur *mcpadapter.StoredToken) (*mcpadapter.StoredToken, error) {
+				errs <- st.Update(ctx, url, func(_ context.Context, cur *mcpadapter.StoredToken) (*mcpadapter.StoredToken, error) {
 					n := 0
 					fmt.Sscanf(cur.Token.AccessToken, "n%d", &n)
 					return token(fmt.Sprintf("n%d", n+1), fmt.Sprintf("rt-%d", i)), nil
@@ -188,7 +188,7 @@ func testToken(t *testing.T, srv *testdb.Server) {
 		t.Errorf("after %d concurrent updates: %s", replicas*rounds, got.Token.AccessToken)
 	}
 	boom := errors.New("refresh refused")
-	if err := s.Update(ctx, url, func(*mcpadapter.StoredToken) (*mcpadapter.StoredToken, error) { return nil, boom }); !errors.Is(err, boom) {
+	if err := s.Update(ctx, url, func(context.Context, *mcpadapter.StoredToken) (*mcpadapter.StoredToken, error) { return nil, boom }); !errors.Is(err, boom) {
 		t.Errorf("Update: %v", err)
 	}
 }

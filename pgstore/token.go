@@ -5,12 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/internal/sealed"
 )
+
+// DefaultLockTTL is the lifetime of a refresh lock when
+// TokenOptions.LockTTL is zero.
+const DefaultLockTTL = 30 * time.Second
 
 // TokenOptions configures a TokenStore.
 type TokenOptions struct {
@@ -23,26 +28,37 @@ type TokenOptions struct {
 	// Plaintext stores tokens unencrypted when Key is empty. Without Key
 	// or Plaintext, NewTokenStore fails.
 	Plaintext bool
+	// LockTTL is the lifetime of the lease a refresh holds: the holder
+	// extends it every third of LockTTL while it refreshes, so it lapses
+	// only when the holder has stopped or cannot reach the database (then
+	// another replica may take over after LockTTL). Zero means
+	// DefaultLockTTL.
+	LockTTL time.Duration
 }
 
 // TokenStore keeps OAuth tokens in PostgreSQL, sealed with
 // TokenOptions.Key. It is an mcpadapter.TokenUpdater: replicas refresh a
-// token one at a time, each in a transaction holding an advisory lock on
-// the key (pg_advisory_xact_lock), so a rotated refresh token is never
-// lost; a crashed replica's lock ends with its connection.
+// token one at a time, each holding a lease row (see Update), and a
+// refreshed token is saved only if the row's version is still the one
+// the refresh read, so a rotated refresh token is never lost. No
+// transaction is open while the refresh runs.
 type TokenStore struct {
 	pool             *pgxpool.Pool
 	box              *sealed.Box
 	keyPrefix, table string
 	load, save, del  string
+	lockQ, extendQ   string
+	unlockQ, casQ    string
+	insertQ, dataQ   string
 	where            string
+	timeout, lockTTL time.Duration
 }
 
 var _ mcpadapter.TokenUpdater = (*TokenStore)(nil)
 
-// NewTokenStore creates the tokens table if it is missing and returns a
-// TokenStore on it, or an error when opts gives neither a valid Key nor
-// Plaintext.
+// NewTokenStore checks that the tokens and token_locks tables are there
+// (creating them only if one is missing) and returns a TokenStore on
+// them, or an error when opts gives neither a valid Key nor Plaintext.
 func NewTokenStore(ctx context.Context, pool *pgxpool.Pool, opts *TokenOptions) (*TokenStore, error) {
 	if opts == nil {
 		opts = &TokenOptions{}
@@ -51,47 +67,71 @@ func NewTokenStore(ctx context.Context, pool *pgxpool.Pool, opts *TokenOptions) 
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: NewTokenStore: %w", err)
 	}
-	if err := migrate(ctx, pool, &opts.Options, "tokens"); err != nil {
+	if err := ensure(ctx, pool, &opts.Options, opts.Options.timeout(), "tokens", "token_locks"); err != nil {
 		return nil, err
 	}
-	t := opts.Options.table("tokens")
+	t, l := opts.Options.table("tokens"), opts.Options.table("token_locks")
+	ttl := opts.LockTTL
+	if ttl <= 0 {
+		ttl = DefaultLockTTL
+	}
 	return &TokenStore{
 		pool: pool, box: box, keyPrefix: opts.KeyPrefix, table: t,
-		load:  `SELECT data FROM ` + t + ` WHERE key = $1`,
-		save:  `INSERT INTO ` + t + ` (key, data) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET data = EXCLUDED.data, version = ` + t + `.version + 1, updated_at = now()`,
-		del:   `DELETE FROM ` + t + ` WHERE key = $1`,
-		where: where(pool),
+		load: `SELECT data, version FROM ` + t + ` WHERE key = $1`,
+		save: `INSERT INTO ` + t + ` (key, data) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET data = EXCLUDED.data, version = ` + t + `.version + 1, updated_at = now()`,
+		del:  `DELETE FROM ` + t + ` WHERE key = $1`,
+		// The lease: taken when free, lapsed, or already this owner's (an
+		// attempt whose answer was lost, sent again).
+		lockQ: `INSERT INTO ` + l + ` AS l (key, owner, expires_at) VALUES ($1, $2, clock_timestamp() + $3 * interval '1 millisecond')
+			ON CONFLICT (key) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at
+			WHERE l.expires_at <= clock_timestamp() OR l.owner = EXCLUDED.owner`,
+		extendQ: `UPDATE ` + l + ` SET expires_at = clock_timestamp() + $3 * interval '1 millisecond' WHERE key = $1 AND owner = $2 AND expires_at > clock_timestamp()`,
+		unlockQ: `DELETE FROM ` + l + ` WHERE key = $1 AND owner = $2`,
+		casQ:    `UPDATE ` + t + ` SET data = $2, version = version + 1, updated_at = now() WHERE key = $1 AND version = $3`,
+		insertQ: `INSERT INTO ` + t + ` (key, data) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING`,
+		dataQ:   `SELECT data FROM ` + t + ` WHERE key = $1`,
+		where:   where(pool),
+		timeout: opts.Options.timeout(), lockTTL: ttl,
 	}, nil
 }
 
-// querier is a pool or a transaction.
-type querier interface {
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
+// rowKey is key as stored: KeyPrefix and key, fitted to the index.
+func (s *TokenStore) rowKey(key string) string { return fitKey(s.keyPrefix + key) }
 
 // Load returns the token kept for key, or nil.
 func (s *TokenStore) Load(ctx context.Context, key string) (*mcpadapter.StoredToken, error) {
-	return s.loadWith(ctx, s.pool, key)
+	t, _, _, err := s.read(ctx, key)
+	return t, err
 }
 
-func (s *TokenStore) loadWith(ctx context.Context, q querier, key string) (*mcpadapter.StoredToken, error) {
+// read returns the token kept for key, its version (0: none) and its
+// stored form.
+func (s *TokenStore) read(ctx context.Context, key string) (*mcpadapter.StoredToken, int64, []byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
 	var b []byte
-	err := q.QueryRow(ctx, s.load, s.keyPrefix+key).Scan(&b)
+	var version int64
+	var err error
+	for range 3 { // a read may run again after a connection failure
+		if err = s.pool.QueryRow(ctx, s.load, s.rowKey(key)).Scan(&b, &version); err == nil || !connectionError(err) || ctx.Err() != nil {
+			break
+		}
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
+		return nil, 0, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("pgstore: reading the token of %q from %s: %w", key, s.where, err)
+		return nil, 0, nil, fmt.Errorf("pgstore: reading the token of %q from %s: %w", key, s.where, err)
 	}
 	plain, err := s.box.Open(s.table+" "+s.keyPrefix+key, b)
 	if err != nil {
-		return nil, fmt.Errorf("pgstore: the token of %q in %s: %w", key, s.where, err)
+		return nil, 0, nil, fmt.Errorf("pgstore: the token of %q in %s: %w", key, s.where, err)
 	}
 	var t mcpadapter.StoredToken
 	if err := json.Unmarshal(plain, &t); err != nil {
-		return nil, fmt.Errorf("pgstore: the token of %q in %s is not a stored token: %w", key, s.where, err)
+		return nil, 0, nil, fmt.Errorf("pgstore: the token of %q in %s is not a stored token: %w", key, s.where, err)
 	}
-	return &t, nil
+	return &t, version, b, nil
 }
 
 // Save keeps t for key, replacing what was there.
@@ -100,7 +140,9 @@ func (s *TokenStore) Save(ctx context.Context, key string, t *mcpadapter.StoredT
 	if err != nil {
 		return err
 	}
-	if _, err := s.pool.Exec(ctx, s.save, s.keyPrefix+key, b); err != nil {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	if _, err := exec(ctx, s.pool, s.save, s.rowKey(key), b); err != nil {
 		return fmt.Errorf("pgstore: saving the token of %q to %s: %w", key, s.where, err)
 	}
 	return nil
@@ -116,46 +158,10 @@ func (s *TokenStore) seal(key string, t *mcpadapter.StoredToken) ([]byte, error)
 
 // Delete removes the token kept for key.
 func (s *TokenStore) Delete(ctx context.Context, key string) error {
-	if _, err := s.pool.Exec(ctx, s.del, s.keyPrefix+key); err != nil {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	if _, err := exec(ctx, s.pool, s.del, s.rowKey(key)); err != nil {
 		return fmt.Errorf("pgstore: deleting the token of %q from %s: %w", key, s.where, err)
-	}
-	return nil
-}
-
-// Update locks key among every process sharing the database (an advisory
-// lock held by a transaction), calls fn with the token stored under it
-// (nil if none), and saves the token fn returns (nil: nothing to save) in
-// the same transaction.
-func (s *TokenStore) Update(ctx context.Context, key string, fn func(*mcpadapter.StoredToken) (*mcpadapter.StoredToken, error)) error {
-	var fnErr error
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, s.table+" "+s.keyPrefix+key); err != nil {
-			return err
-		}
-		cur, err := s.loadWith(ctx, tx, key)
-		if err != nil {
-			return err
-		}
-		next, err := fn(cur)
-		if err != nil {
-			fnErr = err
-			return err
-		}
-		if next == nil {
-			return nil
-		}
-		b, err := s.seal(key, next)
-		if err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, s.save, s.keyPrefix+key, b)
-		return err
-	})
-	switch {
-	case fnErr != nil:
-		return fmt.Errorf("pgstore: updating the token of %q: %w", key, fnErr)
-	case err != nil:
-		return fmt.Errorf("pgstore: updating the token of %q at %s: %w", key, s.where, err)
 	}
 	return nil
 }

@@ -15,16 +15,22 @@
 //
 // Every key starts with Options.Prefix ("mcpadapter:" by default):
 //
-//	PREFIX checkpoint:ID    a checkpoint (string; Options.CheckpointTTL, if set)
-//	PREFIX cache:KEY        a cached result: 8 bytes of expiry (Unix ms,
-//	                        big-endian) then the JSON; Redis expires the key
-//	                        at that time (PXAT)
-//	PREFIX token:{KEY}      a token, AES-GCM sealed under the key's name
-//	PREFIX token-lock:{KEY} held while one process refreshes KEY's token
-//	                        (the braces: one Redis Cluster slot for both)
+//	PREFIX checkpoint:ID       a checkpoint (string; expires Options.CheckpointTTL,
+//	                           7 days by default, after its last write)
+//	PREFIX cache:KEY           a cached result: 8 bytes of expiry (Unix ms,
+//	                           big-endian) then the JSON; Redis expires the key
+//	                           (a relative PX)
+//	PREFIX token:{KEY}         a token, AES-GCM sealed under the key's name
+//	PREFIX token:{KEY}:lock    held while one process refreshes KEY's token
+//	                           (one Redis Cluster hash tag for both)
 //
 // KEY is the key mcpadapter passes: for cache entries it names the server,
 // the method and, for private entries, the caller; for tokens it is the
 // MCP server's URL. To keep tokens per user, give each user's TokenStore
 // its own Prefix.
+//
+// Every operation has a timeout of its own (Options.Timeout,
+// Options.CacheTimeout). The README in this directory describes the
+// refresh protocol and what the stores guarantee under failover, eviction
+// and clock skew.
 package redisstore

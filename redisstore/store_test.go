@@ -153,7 +153,7 @@ func TestTokenStore(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range rounds {
-				errs <- st.Update(ctx, url, func(cur *mcpadapter.StoredToken) (*mcpadapter.StoredToken, error) {
+				errs <- st.Update(ctx, url, func(_ context.Context, cur *mcpadapter.StoredToken) (*mcpadapter.StoredToken, error) {
 					n := 0
 					fmt.Sscanf(cur.Token.AccessToken, "n%d", &n)
 					return token(fmt.Sprintf("n%d", n+1), fmt.Sprintf("rt-%d", i)), nil
@@ -174,10 +174,10 @@ func TestTokenStore(t *testing.T) {
 	}
 	// An error from fn saves nothing and releases the lock.
 	boom := errors.New("refresh refused")
-	if err := s.Update(ctx, url, func(*mcpadapter.StoredToken) (*mcpadapter.StoredToken, error) { return nil, boom }); !errors.Is(err, boom) {
+	if err := s.Update(ctx, url, func(context.Context, *mcpadapter.StoredToken) (*mcpadapter.StoredToken, error) { return nil, boom }); !errors.Is(err, boom) {
 		t.Errorf("Update: %v", err)
 	}
-	if err := s.Update(ctx, url, func(*mcpadapter.StoredToken) (*mcpadapter.StoredToken, error) { return nil, nil }); err != nil {
+	if err := s.Update(ctx, url, func(context.Context, *mcpadapter.StoredToken) (*mcpadapter.StoredToken, error) { return nil, nil }); err != nil {
 		t.Errorf("Update after a failed one: %v", err)
 	}
 }

@@ -77,7 +77,7 @@ func BenchmarkStoreOps(b *testing.B) {
 // memUpdater is the in-memory token store, for the comparison only.
 type memUpdater struct{ mcpadapter.TokenStore }
 
-func (memUpdater) Update(context.Context, string, func(*mcpadapter.StoredToken) (*mcpadapter.StoredToken, error)) error {
+func (memUpdater) Update(context.Context, string, func(context.Context, *mcpadapter.StoredToken) (*mcpadapter.StoredToken, error)) error {
 	return nil
 }
 

@@ -1,15 +1,19 @@
 module github.com/mcpadapter/mcpadapter/cmd/mcpadapter
 
-go 1.25.0
+go 1.26.0
 
 require (
+	github.com/chromedp/cdproto v0.160.1
+	github.com/chromedp/chromedp v0.23.1
+	github.com/google/jsonschema-go v0.4.3
 	github.com/mcpadapter/mcpadapter v0.1.0
+	github.com/mcpadapter/mcpadapter/gateway v0.1.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/spf13/cobra v1.10.2
 )
 
 require (
-	github.com/google/jsonschema-go v0.4.3 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect

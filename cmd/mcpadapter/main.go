@@ -61,7 +61,7 @@ program path (run over stdio), or a command after "--". With no target: --config
 		SilenceErrors: true,
 	}
 	a.AddFlags(root)
-	root.AddCommand(toolsCommand(a), skillsCommand(a), callCommand(a), inspectCommand(a), tasksCommand(a), agentCommand(a), a.DemoServerCommand(), versionCommand(a))
+	root.AddCommand(toolsCommand(a), skillsCommand(a), callCommand(a), inspectCommand(a), tasksCommand(a), agentCommand(a), serveCommand(a), uiCommand(a), a.DemoServerCommand(), versionCommand(a))
 	return root
 }
 

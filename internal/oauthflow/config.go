@@ -51,6 +51,11 @@ type Config struct {
 	HTTPClient *http.Client
 	// Logger receives the flow's logs; nil means none.
 	Logger *slog.Logger
+	// DPoP, if set, is the client's DPoP key: a stored token bound to it
+	// is sent as DPoP, and a token issued bound to it is stored with the
+	// key's thumbprint. HTTPClient must prove its token requests with it
+	// (DPoP.TokenTransport).
+	DPoP *DPoP
 }
 
 // timeout is the wait for the user.

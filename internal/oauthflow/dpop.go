@@ -23,6 +23,7 @@ import (
 type DPoP struct {
 	key crypto.Signer
 	jwk map[string]any
+	jkt string // the key's JWK thumbprint
 
 	mu     sync.Mutex
 	nonces map[string]string // origin -> last DPoP-Nonce
@@ -39,8 +40,16 @@ func NewDPoP(key crypto.Signer) (*DPoP, error) {
 	if _, err := Alg(key); err != nil {
 		return nil, fmt.Errorf("DPoP key: %w", err)
 	}
-	return &DPoP{key: key, jwk: jwk, nonces: map[string]string{}, bound: map[[32]byte]bool{}, now: time.Now}, nil
+	jkt, err := Thumbprint(jwk)
+	if err != nil {
+		return nil, fmt.Errorf("DPoP key: %w", err)
+	}
+	return &DPoP{key: key, jwk: jwk, jkt: jkt, nonces: map[string]string{}, bound: map[[32]byte]bool{}, now: time.Now}, nil
 }
+
+// Thumbprint returns the JWK SHA-256 thumbprint of the key (RFC 7638),
+// what a token bound to the key names in its cnf.jkt.
+func (d *DPoP) Thumbprint() string { return d.jkt }
 
 // Proof returns a DPoP proof for a request of method to u, for the access
 // token token ("" at the token endpoint), with nonce if not "".

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sync"
 )
 
 // NewFileStore returns a Store that keeps tokens in one JSON file at path,
@@ -18,21 +17,21 @@ import (
 // while another process holds the lock), so stores in several goroutines
 // or processes do not lose each other's tokens. A file that is not valid
 // JSON is moved aside to path+".corrupt" on the next save; any other read
-// error is returned.
-func NewFileStore(path string) Store {
-	return &fileStore{path: path}
+// error is returned. It is an Updater: processes sharing the file refresh
+// a token one at a time, under the same lock.
+func NewFileStore(path string) Updater {
+	return &fileStore{path: path, sem: make(chan struct{}, 1)}
 }
 
 // fileStore is the Store NewFileStore returns.
 type fileStore struct {
 	path string
-	mu   sync.Mutex // within this store; the file lock is across stores
+	sem  chan struct{} // held within this store; the file lock is across stores
 }
 
-// Load returns the token the file holds for key, or nil.
+// Load returns the token the file holds for key, or nil. The file is
+// replaced atomically, so it needs no lock.
 func (s *fileStore) Load(_ context.Context, key string) (*StoredToken, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	m, err := s.read()
 	if err != nil {
 		return nil, err
@@ -46,17 +45,59 @@ func (s *fileStore) Load(_ context.Context, key string) (*StoredToken, error) {
 
 // Save writes t for key into the file, keeping the other entries.
 func (s *fileStore) Save(ctx context.Context, key string, t *StoredToken) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	dir := filepath.Dir(s.path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("token file: %w", err)
-	}
-	unlock, err := lockFile(ctx, s.path+".lock")
+	unlock, err := s.lock(ctx)
 	if err != nil {
-		return fmt.Errorf("token file: %w", err)
+		return err
 	}
 	defer unlock()
+	return s.write(key, t)
+}
+
+// Update holds the file's lock while it reads the token of key, calls fn
+// and writes what fn returns. The lock is the operating system's (flock):
+// it is held until Update returns, or until the process ends, so it
+// cannot pass to another process while fn runs.
+func (s *fileStore) Update(ctx context.Context, key string, fn func(context.Context, *StoredToken) (*StoredToken, error)) error {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	cur, err := s.Load(ctx, key)
+	if err != nil {
+		return err
+	}
+	next, err := fn(ctx, cur)
+	if err != nil {
+		return fmt.Errorf("token file %s: updating the token: %w", s.path, err)
+	}
+	if next == nil {
+		return nil
+	}
+	return s.write(key, next)
+}
+
+// lock takes the store's semaphore and the file lock, waiting until ctx ends.
+func (s *fileStore) lock(ctx context.Context) (unlock func(), err error) {
+	dir := filepath.Dir(s.path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("token file: %w", err)
+	}
+	select {
+	case s.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("token file %s is being updated: %w", s.path, context.Cause(ctx))
+	}
+	funlock, err := lockFile(ctx, s.path+".lock")
+	if err != nil {
+		<-s.sem
+		return nil, fmt.Errorf("token file: %w", err)
+	}
+	return func() { funlock(); <-s.sem }, nil
+}
+
+// write replaces the entry of key in the file; the caller holds the lock.
+func (s *fileStore) write(key string, t *StoredToken) error {
 	m, err := s.read()
 	var bad *corruptFileError
 	switch {

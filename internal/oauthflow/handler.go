@@ -94,7 +94,7 @@ func (h *Handler) loadLocked(ctx context.Context) {
 	}
 	oc := st.config()
 	h.gen++
-	h.ts = h.source(context.Background(), oc, st.token(), h.gen)
+	h.ts = h.source(context.Background(), oc, st.usable(h.cfg.DPoP), h.gen, false)
 	h.scopes = st.Scopes
 }
 
@@ -205,8 +205,8 @@ func (h *Handler) flowConfig(f *loopbackFetcher) *auth.AuthorizationCodeHandlerC
 			h.gen++
 			gen := h.gen
 			h.mu.Unlock()
-			h.save(oc, tok, gen)
-			return h.source(ctx, oc, tok, gen), nil
+			saved := h.save(oc, tok, gen)
+			return h.source(ctx, oc, tok, gen, !saved), nil
 		},
 	}
 	if h.cfg.ClientID != "" {
@@ -262,11 +262,12 @@ func (h *Handler) open(ctx context.Context, authURL string) error {
 
 // source returns the token source that refreshes tok. With a store
 // shared by processes (an Updater), refreshes go through the store's lock
-// and the store saves them; otherwise each new token is saved (see
-// saving). ctx carries the HTTP client for refreshes, if it has one.
-func (h *Handler) source(ctx context.Context, oc *oauth2.Config, tok *oauth2.Token, gen uint64) oauth2.TokenSource {
+// and the store saves them (and tok, when unsaved says its save failed);
+// otherwise each new token is saved (see saving). ctx carries the HTTP
+// client for refreshes, if it has one.
+func (h *Handler) source(ctx context.Context, oc *oauth2.Config, tok *oauth2.Token, gen uint64, unsaved bool) oauth2.TokenSource {
 	if u, ok := h.store.(Updater); ok {
-		return oauth2.ReuseTokenSource(tok, &sharedRefresher{store: u, key: h.cfg.Resource, oc: oc, hc: h.hc, last: tok})
+		return newSharedRefresher(u, h.cfg.Resource, oc, h.hc, h.cfg.DPoP, h.log, tok, unsaved)
 	}
 	if _, ok := ctx.Value(oauth2.HTTPClient).(*http.Client); !ok {
 		ctx = context.WithValue(ctx, oauth2.HTTPClient, h.hc)
@@ -281,13 +282,13 @@ func (h *Handler) saving(oc *oauth2.Config, ts oauth2.TokenSource, last string, 
 }
 
 // save writes tok to the store, unless a later sign-in has replaced the
-// token source gen.
-func (h *Handler) save(oc *oauth2.Config, tok *oauth2.Token, gen uint64) {
-	st := storedFrom(oc, tok)
+// token source gen, and reports whether the store took it.
+func (h *Handler) save(oc *oauth2.Config, tok *oauth2.Token, gen uint64) bool {
+	st := storedFrom(oc, tok, h.cfg.DPoP)
 	h.mu.Lock()
 	if gen != h.gen {
 		h.mu.Unlock()
-		return // a token from a source a later sign-in replaced
+		return true // a token from a source a later sign-in replaced
 	}
 	h.scopes = st.Scopes
 	h.mu.Unlock()
@@ -297,5 +298,7 @@ func (h *Handler) save(oc *oauth2.Config, tok *oauth2.Token, gen uint64) {
 	defer cancel()
 	if err := h.store.Save(ctx, h.cfg.Resource, st); err != nil {
 		h.log.Warn("could not save the OAuth token", "err", err)
+		return false
 	}
+	return true
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/oauth2"
 )
@@ -35,6 +36,9 @@ type StoredToken struct {
 	AuthURL   string           `json:"auth_url"`
 	TokenURL  string           `json:"token_url"`
 	AuthStyle oauth2.AuthStyle `json:"auth_style,omitempty"`
+	// DPoPThumbprint is the JWK SHA-256 thumbprint (RFC 7638) of the DPoP
+	// key the token is bound to; empty for a bearer token.
+	DPoPThumbprint string `json:"dpop_jkt,omitempty"`
 }
 
 // String describes t without its secrets.
@@ -65,15 +69,17 @@ func (t *StoredToken) token() *oauth2.Token {
 	return &tok
 }
 
-// storedFrom records tok with the configuration that refreshes it.
-func storedFrom(oc *oauth2.Config, tok *oauth2.Token) *StoredToken {
+// storedFrom records tok with the configuration that refreshes it and,
+// for a token issued bound to d's key (token_type DPoP), the key's
+// thumbprint.
+func storedFrom(oc *oauth2.Config, tok *oauth2.Token, d *DPoP) *StoredToken {
 	scopes := oc.Scopes
 	if s, ok := tok.Extra("scope").(string); ok && s != "" {
 		scopes = strings.Fields(s)
 	}
 	// Keep only the standard fields: Extra is not serialised anyway.
 	t := &oauth2.Token{AccessToken: tok.AccessToken, TokenType: tok.TokenType, RefreshToken: tok.RefreshToken, Expiry: tok.Expiry}
-	return &StoredToken{
+	st := &StoredToken{
 		Token:        t,
 		Scopes:       scopes,
 		ClientID:     oc.ClientID,
@@ -82,6 +88,27 @@ func storedFrom(oc *oauth2.Config, tok *oauth2.Token) *StoredToken {
 		TokenURL:     oc.Endpoint.TokenURL,
 		AuthStyle:    oc.Endpoint.AuthStyle,
 	}
+	if d != nil && strings.EqualFold(tok.TokenType, "DPoP") {
+		st.DPoPThumbprint = d.Thumbprint()
+	}
+	return st
+}
+
+// usable returns the token st holds as this process can send it: a token
+// bound to the DPoP key d holds is recorded as bound (so it goes out as
+// DPoP with a proof); a token bound to another key, or bound while this
+// process has no key, cannot be sent, so only its refresh token is kept
+// (the next use refreshes it, with this process's proof if it has a key).
+func (st *StoredToken) usable(d *DPoP) *oauth2.Token {
+	tok := st.token()
+	if !strings.EqualFold(tok.TokenType, "DPoP") {
+		return tok
+	}
+	if d != nil && st.DPoPThumbprint != "" && st.DPoPThumbprint == d.Thumbprint() {
+		d.MarkBound(tok.AccessToken)
+		return tok
+	}
+	return &oauth2.Token{RefreshToken: tok.RefreshToken, Expiry: time.Unix(1, 0)}
 }
 
 // NewMemoryStore returns a Store that keeps tokens in memory.

@@ -23,6 +23,7 @@ type Conn struct {
 	proc    *process
 	stdin   *stdinWriter  // the first try of every write (writeLine)
 	r       *bufio.Reader // used only by Read, which go-sdk calls from one goroutine
+	out     *wakeReader   // what r reads: the server's stdout (handoff.go)
 	max     int
 	obs     Observer // nil: none
 	skipped *skipLog
@@ -51,10 +52,12 @@ type Conn struct {
 
 // newConn returns the connection to p.
 func newConn(p *process, max int, grace time.Duration, obs Observer, onSkip func(Skip), holdResults bool) *Conn {
+	out := &wakeReader{f: p.stdout, atLine: true}
 	return &Conn{
 		proc:    p,
 		stdin:   newStdinWriter(p.stdin),
-		r:       bufio.NewReaderSize(p.stdout, 64*1024),
+		r:       bufio.NewReaderSize(out, 64*1024),
+		out:     out,
 		max:     max,
 		obs:     obs,
 		skipped: newSkipLog(onSkip),

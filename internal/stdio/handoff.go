@@ -3,7 +3,10 @@ package stdio
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"os"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -21,10 +24,11 @@ type HandOff struct {
 	taken  atomic.Bool
 }
 
-// NewHandOff returns the hand-over of result. wake appends a request the
-// server answers at once (a ping) with the id it is given: go-sdk's
-// reading goroutine waits for a line from the server, and the answer to
-// wake is that line.
+// NewHandOff returns the hand-over of result. go-sdk's reading goroutine
+// waits for a line from the server when the result is handed over; it is
+// woken on this side of the pipe (wakeReader). Where that cannot be done,
+// wake appends a request the server answers at once (a ping) with the id
+// it is given, and the answer is that line.
 func NewHandOff(result json.RawMessage, wake func(buf []byte, id int64) []byte) *HandOff {
 	return &HandOff{result: result, wake: wake}
 }
@@ -51,10 +55,54 @@ func (c *Conn) handOver(ctx context.Context, msg jsonrpc.Message) bool {
 	c.mu.Lock()
 	c.pending = append(c.pending, &jsonrpc.Response{ID: req.ID, Result: h.result})
 	c.mu.Unlock()
-	// Read hands out pending messages before it reads the next line; the
-	// answer to wake is a line, and goes to this RoundTrip, not to go-sdk.
-	// Whatever the server makes of it (an error is an answer too) does not
-	// matter.
+	// Read hands out pending messages before it reads the next line.
+	if c.out != nil && c.out.wake() {
+		return true
+	}
+	// The answer to wake is a line, and goes to this RoundTrip, not to
+	// go-sdk. Whatever the server makes of it (an error is an answer too)
+	// does not matter.
 	_, _ = c.RoundTrip(ctx, "ping", h.wake)
 	return true
+}
+
+// wakeReader is the server's stdout as Read reads it. Its wake ends a
+// read that waits for the server (go-sdk's reading goroutine waits for a
+// line while a handed-over answer is pending) without a word from the
+// server, which may never answer a ping: the waiting read returns an
+// empty line, which Read skips, and Read then hands out the pending
+// answer. The empty line is returned only between two lines, never
+// inside one; in the middle of a line the read goes on, as the rest of
+// the line is on its way and wakes Read itself.
+type wakeReader struct {
+	f      *os.File
+	atLine bool // the last byte returned ended a line (or none was)
+}
+
+// wake makes the waiting read, or the next one, return; false if the
+// pipe has no deadlines.
+func (w *wakeReader) wake() bool {
+	return w.f.SetReadDeadline(time.Now()) == nil
+}
+
+// Read reads the pipe; only Read's goroutine calls it (through c.r).
+func (w *wakeReader) Read(p []byte) (int, error) {
+	for {
+		n, err := w.f.Read(p)
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			_ = w.f.SetReadDeadline(time.Time{})
+			if n == 0 && w.atLine && len(p) > 0 {
+				p[0] = '\n'
+				return 1, nil
+			}
+			err = nil
+			if n == 0 {
+				continue
+			}
+		}
+		if n > 0 {
+			w.atLine = p[n-1] == '\n'
+		}
+		return n, err
+	}
 }

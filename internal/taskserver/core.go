@@ -25,7 +25,7 @@ import (
 const taskMetaKey = "mcpadapter.test/task"
 
 // taskSupport is each tool's execution.taskSupport in Core mode.
-var taskSupport = map[string]string{"work": "optional", "fail": "required", "forget": "required", "ask": "forbidden"}
+var taskSupport = map[string]string{"work": "optional", "fail": "required", "forget": "required", "ask": "forbidden", "asktwice": "forbidden"}
 
 // Handler serves the server over streamable HTTP (sessions, as
 // 2025-11-25 has). Its tasks outlive the sessions.
@@ -110,6 +110,9 @@ func (s *Server) coreMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 				t.ttl = &ms
 				s.mu.Unlock()
 			}
+			if s.opts.OnCreate != nil {
+				s.opts.OnCreate(ctx, t.id)
+			}
 			v := s.view(t, false)
 			b, err := json.Marshal(map[string]any{"task": v})
 			if err != nil {
@@ -149,6 +152,9 @@ func withExecution(res mcp.Result) (mcp.Result, error) {
 
 // result answers tasks/result: it waits for the task to end.
 func (s *Server) result(ctx context.Context, _ *mcp.ServerSession, p *idParams) (*rawResult, error) {
+	if err := s.refused("tasks/result"); err != nil {
+		return nil, err
+	}
 	t, err := s.lookup(p.TaskID)
 	if err != nil {
 		return nil, err

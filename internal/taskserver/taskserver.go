@@ -9,9 +9,11 @@
 //
 // Tools: work (steps × stepMs of work, then "done: N steps"), fail (the
 // task fails with a JSON-RPC error), ask (waits for the user's name,
-// then "hello NAME"), forget (the server loses the task at once:
-// tasks/get answers "unknown task"). A client that does not declare the
-// extension gets each tool's result at once, as a plain call.
+// then "hello NAME"), asktwice (asks for the name, works a step, then
+// asks the same question under the same key again: "hello A, then B"),
+// forget (the server loses the task at once: tasks/get answers "unknown
+// task"). A client that does not declare the extension gets each tool's
+// result at once, as a plain call.
 package taskserver
 
 import (
@@ -35,6 +37,18 @@ type Options struct {
 	// Core makes it a 2025-11-25 server with that protocol's experimental
 	// tasks instead (see core.go); serve it with Handler.
 	Core bool
+	// LagUpdates makes tasks/update eventually consistent, as the
+	// extension allows: the answers are acknowledged at once and taken by
+	// the task at the second tasks/get after them, so one tasks/get still
+	// shows the question answered.
+	LagUpdates bool
+	// OnCreate, if set, is called with the tools/call's context and the
+	// new task's id after the task is made and before the tools/call is
+	// answered.
+	OnCreate func(ctx context.Context, id string)
+	// Refuse names tasks/* methods the server answers with a JSON-RPC
+	// error (-32603, "METHOD refused"), as a server that fails them.
+	Refuse []string
 }
 
 // Server is the MCP server and the tasks it runs.
@@ -52,6 +66,7 @@ type Server struct {
 	started map[string]int // by tool: how many times the work began
 	gets    map[string][]time.Time
 	cancels int
+	updates int
 }
 
 type task struct {
@@ -59,9 +74,12 @@ type task struct {
 	status   string
 	message  string
 	created  time.Time
-	result   json.RawMessage // completed
-	err      *jsonrpc.Error  // failed
-	asks     map[string]any  // input_required: the inputRequests
+	result   json.RawMessage            // completed
+	err      *jsonrpc.Error             // failed
+	asks     map[string]any             // input_required: the inputRequests
+	updated  time.Time                  // the last change of status
+	lagged   map[string]json.RawMessage // LagUpdates: answers not taken yet
+	lagGets  int                        // LagUpdates: tasks/get since lagged came
 	answer   chan map[string]json.RawMessage
 	stop     context.CancelFunc
 	done     chan struct{} // closed when the task is over
@@ -89,7 +107,7 @@ func New(opts Options) *Server {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "plain call of " + req.Params.Name}}}, nil, nil
 	}
-	for _, name := range []string{"work", "fail", "ask", "forget"} {
+	for _, name := range []string{"work", "fail", "ask", "asktwice", "forget"} {
 		mcp.AddTool(srv, &mcp.Tool{Name: name, Description: "a task tool: " + name}, plain)
 	}
 	srv.AddReceivingMiddleware(s.middleware)
@@ -111,6 +129,16 @@ func must(err error) {
 	}
 }
 
+// refused returns the error for a refused method, or nil.
+func (s *Server) refused(method string) error {
+	for _, m := range s.opts.Refuse {
+		if m == method {
+			return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: method + " refused"}
+		}
+	}
+	return nil
+}
+
 // Close stops every task's work and waits for it.
 func (s *Server) Close() {
 	s.cancel()
@@ -129,6 +157,13 @@ func (s *Server) Gets(id string) []time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]time.Time(nil), s.gets[id]...)
+}
+
+// Updates counts the tasks/update requests.
+func (s *Server) Updates() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.updates
 }
 
 // Cancels counts the tasks/cancel requests.
@@ -192,6 +227,9 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		}
 		t := s.create(p.Name, args.Steps, time.Duration(args.StepMs)*time.Millisecond)
+		if s.opts.OnCreate != nil {
+			s.opts.OnCreate(ctx, t.id)
+		}
 		return s.view(t, true), nil
 	}
 }

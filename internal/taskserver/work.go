@@ -19,6 +19,7 @@ type taskResult struct {
 	Status        string `json:"status"`
 	StatusMessage string `json:"statusMessage,omitempty"`
 	CreatedAt     string `json:"createdAt"`
+	LastUpdatedAt string `json:"lastUpdatedAt,omitempty"`
 	PollInterval  *int64 `json:"pollInterval,omitempty"` // 2025-11-25
 	TTL           *int64 `json:"ttl,omitempty"`          // 2025-11-25
 	// The extension's names (2026-07-28).
@@ -43,7 +44,8 @@ type ack struct{ mcp.ResultBase }
 func (s *Server) view(t *task, created bool) *taskResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := &taskResult{TaskID: t.id, Status: t.status, StatusMessage: t.message, CreatedAt: t.created.UTC().Format(time.RFC3339)}
+	r := &taskResult{TaskID: t.id, Status: t.status, StatusMessage: t.message, CreatedAt: t.created.UTC().Format(time.RFC3339),
+		LastUpdatedAt: t.updated.UTC().Format(time.RFC3339Nano)}
 	if s.opts.PollInterval > 0 {
 		ms := s.opts.PollInterval
 		r.PollInterval = &ms
@@ -76,7 +78,8 @@ func (s *Server) create(tool string, steps int, step time.Duration) *task {
 	ctx, stop := context.WithCancel(s.ctx)
 	s.mu.Lock()
 	s.seq++
-	t := &task{id: fmt.Sprintf("task-%d-%d", time.Now().UnixNano(), s.seq), tool: tool, status: "working", created: time.Now(), stop: stop,
+	now := time.Now()
+	t := &task{id: fmt.Sprintf("task-%d-%d", now.UnixNano(), s.seq), tool: tool, status: "working", created: now, updated: now, stop: stop,
 		answer: make(chan map[string]json.RawMessage, 1), done: make(chan struct{})}
 	s.tasks[t.id] = t
 	s.started[tool]++
@@ -110,28 +113,55 @@ func (s *Server) run(ctx context.Context, t *task, steps int, step time.Duration
 	case "fail":
 		s.set(t, "failed", "disk on fire", nil, &jsonrpc.Error{Code: -32000, Message: "disk on fire"})
 	case "ask":
-		s.mu.Lock()
-		t.asks = map[string]any{"name": map[string]any{"method": "elicitation/create", "params": map[string]any{
-			"mode": "form", "message": "What is your name?",
-			"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}, "required": []string{"name"}},
-		}}}
-		s.mu.Unlock()
-		s.set(t, "input_required", "waiting for a name", nil, nil)
-		var answer map[string]json.RawMessage
+		name, ok := s.askName(ctx, t)
+		if !ok {
+			return
+		}
+		s.set(t, "completed", "", textResult("hello "+name), nil)
+	case "asktwice":
+		first, ok := s.askName(ctx, t)
+		if !ok {
+			return
+		}
+		s.set(t, "working", "checking "+first, nil, nil)
 		select {
-		case answer = <-t.answer:
+		case <-time.After(step):
 		case <-ctx.Done():
 			return
 		}
-		var resp struct {
-			Action  string         `json:"action"`
-			Content map[string]any `json:"content"`
+		second, ok := s.askName(ctx, t)
+		if !ok {
+			return
 		}
-		_ = json.Unmarshal(answer["name"], &resp)
-		s.set(t, "completed", "", textResult(fmt.Sprintf("hello %v (%s)", resp.Content["name"], resp.Action)), nil)
+		s.set(t, "completed", "", textResult("hello "+first+", then "+second), nil)
 	default:
 		s.set(t, "completed", "", textResult(fmt.Sprintf("done: %d steps", steps)), nil)
 	}
+}
+
+// askName puts t in input_required with the question "name" and waits
+// for the answer, which it returns as "NAME (ACTION)"; ok is false when
+// the task's work was stopped.
+func (s *Server) askName(ctx context.Context, t *task) (name string, ok bool) {
+	s.mu.Lock()
+	t.asks = map[string]any{"name": map[string]any{"method": "elicitation/create", "params": map[string]any{
+		"mode": "form", "message": "What is your name?",
+		"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}, "required": []string{"name"}},
+	}}}
+	s.mu.Unlock()
+	s.set(t, "input_required", "waiting for a name", nil, nil)
+	var answer map[string]json.RawMessage
+	select {
+	case answer = <-t.answer:
+	case <-ctx.Done():
+		return "", false
+	}
+	var resp struct {
+		Action  string         `json:"action"`
+		Content map[string]any `json:"content"`
+	}
+	_ = json.Unmarshal(answer["name"], &resp)
+	return fmt.Sprintf("%v (%s)", resp.Content["name"], resp.Action), true
 }
 
 func textResult(text string) json.RawMessage {
@@ -147,6 +177,7 @@ func (s *Server) set(t *task, status, msg string, result json.RawMessage, err *j
 		return
 	}
 	t.status, t.message, t.result, t.err = status, msg, result, err
+	t.updated = time.Now()
 	if status != "input_required" {
 		t.asks = nil
 	}
@@ -169,29 +200,63 @@ func (s *Server) get(_ context.Context, _ *mcp.ServerSession, p *idParams) (*tas
 	s.mu.Lock()
 	s.gets[p.TaskID] = append(s.gets[p.TaskID], time.Now())
 	s.mu.Unlock()
-	t, err := s.lookup(p.TaskID)
-	if err != nil {
+	if err := s.refused("tasks/get"); err != nil {
 		return nil, err
 	}
-	return s.view(t, false), nil
-}
-
-func (s *Server) update(_ context.Context, _ *mcp.ServerSession, p *idParams) (*ack, error) {
 	t, err := s.lookup(p.TaskID)
 	if err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
+	var take map[string]json.RawMessage
+	if t.lagged != nil {
+		if t.lagGets++; t.lagGets >= 2 {
+			take, t.lagged = t.lagged, nil
+		}
+	}
+	s.mu.Unlock()
+	if take != nil {
+		s.take(t, take)
+	}
+	return s.view(t, false), nil
+}
+
+func (s *Server) update(_ context.Context, _ *mcp.ServerSession, p *idParams) (*ack, error) {
+	s.mu.Lock()
+	s.updates++
+	s.mu.Unlock()
+	if err := s.refused("tasks/update"); err != nil {
+		return nil, err
+	}
+	t, err := s.lookup(p.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	if s.opts.LagUpdates {
+		s.mu.Lock()
+		if t.status == "input_required" && t.lagged == nil {
+			t.lagged, t.lagGets = p.InputResponses, 0
+		}
+		s.mu.Unlock()
+		return &ack{}, nil
+	}
+	s.take(t, p.InputResponses)
+	return &ack{}, nil
+}
+
+// take hands answers to a task waiting for them; a task that waits for
+// none ignores them.
+func (s *Server) take(t *task, answers map[string]json.RawMessage) {
+	s.mu.Lock()
 	waiting := t.status == "input_required"
 	s.mu.Unlock()
 	if waiting {
 		select {
-		case t.answer <- p.InputResponses:
+		case t.answer <- answers:
 			s.set(t, "working", "answer received", nil, nil)
 		default: // answered already
 		}
 	}
-	return &ack{}, nil
 }
 
 func (s *Server) cancelTask(ctx context.Context, ss *mcp.ServerSession, p *idParams) (mcp.Result, error) {

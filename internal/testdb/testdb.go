@@ -77,12 +77,19 @@ func freeAddr(t testing.TB) string {
 // written at every command, so a Stop and Start keep what was written.
 func Redis(t testing.TB) *Server {
 	t.Helper()
+	return startRedis(t)
+}
+
+// startRedis starts a redis-server with extra arguments.
+func startRedis(t testing.TB, extra ...string) *Server {
+	t.Helper()
 	bin := require(t, "redis-server", "redis-server")
 	addr := freeAddr(t)
 	_, port, _ := net.SplitHostPort(addr)
 	s := &Server{Addr: addr, URL: "redis://" + addr + "/0", dir: t.TempDir(), stop: syscall.SIGTERM}
 	s.argv = []string{bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
 		"--appendfsync", "always", "--dir", s.dir, "--daemonize", "no", "--protected-mode", "yes"}
+	s.argv = append(s.argv, extra...)
 	s.ready = s.pingRedis
 	s.startOrFail(t)
 	return s

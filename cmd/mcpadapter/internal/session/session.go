@@ -125,6 +125,11 @@ func (s *Session) Info(ctx context.Context) (*Info, error) {
 	return out, nil
 }
 
+// Adapters returns the session's adapters, in order.
+func (s *Session) Adapters() []*mcpadapter.Adapter {
+	return append([]*mcpadapter.Adapter(nil), s.adapters...)
+}
+
 // Client returns the client of the named server.
 func (s *Session) Client(name string) (*mcpadapter.Client, error) {
 	for _, ad := range s.adapters {

@@ -105,6 +105,7 @@ func delayMiddleware(method string, d time.Duration) mcp.Middleware {
 // stdinFilter says which requests filterStdin keeps from the server.
 type stdinFilter struct {
 	ignoreDiscover bool   // drop server/discover requests (never answered)
+	ignorePing     bool   // drop ping requests (never answered)
 	exitOnDiscover bool   // exit with code 4 if the first request is server/discover
 	neverAnswer    string // drop tools/call requests of this tool (never answered, cancellation ignored)
 	stopReading    string // after a tools/call of this tool, never read stdin again
@@ -112,7 +113,7 @@ type stdinFilter struct {
 }
 
 func (f stdinFilter) active() bool {
-	return f.ignoreDiscover || f.exitOnDiscover || f.neverAnswer != "" || f.stopReading != "" || f.logMethods
+	return f.ignoreDiscover || f.ignorePing || f.exitOnDiscover || f.neverAnswer != "" || f.stopReading != "" || f.logMethods
 }
 
 // filterStdin returns a reader of the lines of r, filtered by f. With
@@ -145,7 +146,7 @@ func filterStdin(r io.Reader, f stdinFilter) io.ReadCloser {
 				if isRequest && method == "tools/call" {
 					call = toolName(line)
 				}
-				dropped := f.neverAnswer != "" && call == f.neverAnswer
+				dropped := (f.neverAnswer != "" && call == f.neverAnswer) || (f.ignorePing && isRequest && method == "ping")
 				if !(f.ignoreDiscover && discover) && !dropped {
 					if _, werr := pw.Write(line); werr != nil {
 						return

@@ -41,6 +41,7 @@ type config struct {
 	pollute         bool
 	hang            bool
 	ignoreDiscover  bool
+	ignorePing      bool
 	exitOnDiscover  bool
 	stderrLines     int
 	listDelay       time.Duration
@@ -80,6 +81,7 @@ func parseFlags() (*config, error) {
 	flag.BoolVar(&c.pollute, "pollute", false, "stdio: print a non-JSON banner on stdout at start and on every tool call")
 	flag.BoolVar(&c.hang, "hang", false, "stdio: read stdin but never answer (even after EOF)")
 	flag.BoolVar(&c.ignoreDiscover, "ignore-discover", false, "stdio: never answer server/discover requests")
+	flag.BoolVar(&c.ignorePing, "ignore-ping", false, "stdio: never answer ping requests")
 	flag.BoolVar(&c.exitOnDiscover, "exit-on-discover", false, "stdio: exit with code 4 if the first request is server/discover")
 	flag.IntVar(&c.stderrLines, "stderr", 0, "write this many lines \"stderr line i\" to stderr at start")
 	flag.DurationVar(&c.listDelay, "list-delay", 0, "sleep this long before answering tools/list")
@@ -210,6 +212,7 @@ func newServer(c *config, out *lockedWriter) *mcp.Server {
 func (c *config) stdinFilter() stdinFilter {
 	return stdinFilter{
 		ignoreDiscover: c.ignoreDiscover,
+		ignorePing:     c.ignorePing,
 		exitOnDiscover: c.exitOnDiscover,
 		neverAnswer:    c.neverAnswer,
 		stopReading:    c.stopReading,

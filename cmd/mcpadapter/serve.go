@@ -1,0 +1,249 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/cmd/mcpadapter/internal/cmdline"
+	"github.com/mcpadapter/mcpadapter/gateway"
+	"github.com/spf13/cobra"
+)
+
+// serveFlags are the serve command's own flags.
+type serveFlags struct {
+	listen        string
+	stdio         bool
+	prefix        string
+	allowHosts    []string
+	allowOrigins  []string
+	callTimeout   time.Duration
+	grace         time.Duration
+	perServer     int
+	perSession    int
+	toolSearch    int
+	maxBodyBytes  int64
+	parkTimeout   time.Duration
+	sessionExpiry time.Duration
+}
+
+func serveCommand(a *cmdline.App) *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve --config FILE [--listen ADDR | --stdio]",
+		Short: "Serve the servers of a config as one MCP server (a gateway)",
+		Long: `serve connects to every server of an mcpServers config and serves them as one MCP server:
+over streamable HTTP on --listen (loopback by default; clients of 2025-06-18, 2025-11-25 and
+2026-07-28 on one endpoint, whatever the servers speak), or over stdio with --stdio, so that a
+desktop host can start the gateway as its only server.
+
+It prints where it listens, each server with its protocol version and tool count, and a line
+for each problem (a server that is down, a tool name two servers claim). A server that fails
+is tried again in the background; its tools come back with a list_changed notification.
+SIGINT or SIGTERM stops taking requests, lets those in flight finish (--grace), then stops the
+servers.`,
+		Example: `  mcpadapter serve --config mcp.json
+  mcpadapter serve --config mcp.json --listen 127.0.0.1:9000 --prefix always
+  mcpadapter serve --config mcp.json --stdio`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runServe(cmd.Context(), a, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.listen, "listen", "127.0.0.1:8080", "`address` to serve streamable HTTP on (a non-loopback address needs --allow-host)")
+	fl.BoolVar(&f.stdio, "stdio", false, "serve one client on stdin and stdout instead of HTTP")
+	fl.StringVar(&f.prefix, "prefix", "auto", "prefix tool and prompt names with their server's name: auto (with several servers), always, never")
+	fl.StringArrayVar(&f.allowHosts, "allow-host", nil, "a Host header `name` to accept besides loopback names (repeatable)")
+	fl.StringArrayVar(&f.allowOrigins, "allow-origin", nil, "a browser `origin` to accept, e.g. https://app.example.com (repeatable)")
+	fl.DurationVar(&f.callTimeout, "call-timeout", 0, "bound each tool call; restarts on each progress report (default: none)")
+	fl.DurationVar(&f.grace, "grace", gateway.DefaultShutdownGrace, "how long calls in flight may finish after SIGTERM")
+	fl.IntVar(&f.perServer, "max-calls-per-server", 0, fmt.Sprintf("tool calls in flight to one server (default %d; -1: no cap)", gateway.DefaultMaxCallsPerServer))
+	fl.IntVar(&f.perSession, "max-calls-per-session", 0, fmt.Sprintf("tool calls in flight from one client session (default %d; -1: no cap)", gateway.DefaultMaxCallsPerSession))
+	fl.IntVar(&f.toolSearch, "tool-search", 0, "show search_tools and call_tool instead of a catalog over this many estimated `tokens` (0: off; -1: always)")
+	fl.Int64Var(&f.maxBodyBytes, "max-request-bytes", 0, fmt.Sprintf("bound one HTTP request body (default %d)", gateway.DefaultMaxRequestBytes))
+	fl.DurationVar(&f.parkTimeout, "park-timeout", 0, fmt.Sprintf("how long a call waits for a 2026-07-28 client's answer (default %s)", gateway.DefaultParkTimeout))
+	fl.DurationVar(&f.sessionExpiry, "session-timeout", 0, "close client sessions idle this long (default: never)")
+	return cmd
+}
+
+// runServe runs the gateway until ctx ends (SIGINT, SIGTERM).
+func runServe(ctx context.Context, a *cmdline.App, f serveFlags) error {
+	path, err := a.ConfigFile()
+	if err != nil {
+		return err
+	}
+	if path == "" {
+		return cmdline.Usagef("serve needs an mcpServers config: --config FILE (or ./.mcp.json)")
+	}
+	cfg, err := mcpadapter.LoadConfig(path)
+	if err != nil {
+		return err
+	}
+	prefix, err := parsePrefix(f.prefix)
+	if err != nil {
+		return err
+	}
+	out := a.Stdout
+	if f.stdio {
+		out = a.Stderr // stdout carries the protocol
+	}
+	logLevel := slog.LevelWarn
+	if a.Verbose() {
+		logLevel = slog.LevelInfo
+	}
+	logger := slog.New(slog.NewTextHandler(a.Stderr, &slog.HandlerOptions{Level: logLevel}))
+	base, err := a.BaseClientOptions(cmdline.OpenOptions{Logger: logger})
+	if err != nil {
+		return err
+	}
+	var pmu sync.Mutex
+	started := false
+	opts := &gateway.Options{
+		Client:             &base,
+		Prefix:             prefix,
+		Logger:             logger,
+		CallTimeout:        f.callTimeout,
+		MaxCallsPerServer:  f.perServer,
+		MaxCallsPerSession: f.perSession,
+		MaxRequestBytes:    f.maxBodyBytes,
+		ParkTimeout:        f.parkTimeout,
+		SessionTimeout:     f.sessionExpiry,
+		AllowedHosts:       f.allowHosts,
+		AllowedOrigins:     f.allowOrigins,
+		OnEvent: func(e gateway.Event) {
+			pmu.Lock()
+			defer pmu.Unlock()
+			if !started && e.Kind != gateway.ServerProblem {
+				return // Start's summary says it
+			}
+			printEvent(out, e)
+		},
+	}
+	if f.toolSearch != 0 {
+		opts.ToolSearch = &mcpadapter.ToolSearch{Threshold: f.toolSearch}
+	}
+	gw, err := gateway.New(gateway.FromConfig(cfg), opts)
+	if err != nil {
+		return err
+	}
+	defer gw.Close()
+	startErr := gw.Start(ctx)
+	pmu.Lock()
+	started = true
+	printServers(out, path, gw.Servers())
+	pmu.Unlock()
+	if startErr != nil {
+		return startErr
+	}
+	if f.stdio {
+		fmt.Fprintln(out, "mcpadapter serve: serving one client on stdin and stdout")
+		err := gw.ServeStdio(ctx, os.Stdin, nopWriteCloser{a.Stdout})
+		return errors.Join(err, shutdown(gw, f.grace))
+	}
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return fmt.Errorf("--listen %s: %w", f.listen, err)
+	}
+	if !isLoopback(ln.Addr()) && len(f.allowHosts) == 0 {
+		ln.Close()
+		return cmdline.Usagef("--listen %s is not a loopback address: say which Host names clients use with --allow-host", f.listen)
+	}
+	srv := &http.Server{Handler: gw, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(out, "mcpadapter serve: listening on http://%s/mcp (any path serves)\n", ln.Addr())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	fmt.Fprintf(out, "mcpadapter serve: shutting down (calls in flight have %s to finish)\n", f.grace)
+	sctx, cancel := context.WithTimeout(context.Background(), f.grace)
+	defer cancel()
+	gerr := gw.Shutdown(sctx)
+	herr := srv.Shutdown(sctx)
+	if errors.Is(herr, context.DeadlineExceeded) {
+		herr = srv.Close()
+	}
+	return errors.Join(gerr, herr)
+}
+
+func shutdown(gw *gateway.Gateway, grace time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	return gw.Shutdown(ctx)
+}
+
+func parsePrefix(s string) (mcpadapter.PrefixMode, error) {
+	switch s {
+	case "auto", "":
+		return mcpadapter.PrefixAuto, nil
+	case "always":
+		return mcpadapter.PrefixAlways, nil
+	case "never":
+		return mcpadapter.PrefixNever, nil
+	}
+	return 0, cmdline.Usagef("--prefix %q: want auto, always or never", s)
+}
+
+func isLoopback(a net.Addr) bool {
+	ta, ok := a.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
+}
+
+// printServers prints each server, up with its protocol and tools or down
+// with why.
+func printServers(w io.Writer, path string, servers []gateway.ServerStatus) {
+	fmt.Fprintf(w, "mcpadapter serve: %d servers from %s\n", len(servers), path)
+	for _, s := range servers {
+		if !s.Up {
+			fmt.Fprintf(w, "  %-20s DOWN: %s (retrying in the background)\n", s.Name, oneLine(s.Err))
+			continue
+		}
+		version := ""
+		if s.Info != nil {
+			version = s.Info.ProtocolVersion + "  " + s.Info.Transport
+			if im := s.Info.Implementation; im != nil {
+				version += "  " + im.Name + " " + im.Version
+			}
+		}
+		fmt.Fprintf(w, "  %-20s up  %s  %d tools\n", s.Name, version, s.Tools)
+	}
+}
+
+func printEvent(w io.Writer, e gateway.Event) {
+	switch e.Kind {
+	case gateway.ServerUp:
+		v := ""
+		if e.Info != nil {
+			v = " (" + e.Info.ProtocolVersion + ")"
+		}
+		fmt.Fprintf(w, "mcpadapter serve: server %s is up%s\n", e.Server, v)
+	case gateway.ServerDown:
+		fmt.Fprintf(w, "mcpadapter serve: server %s is down: %s\n", e.Server, oneLine(e.Err))
+	default:
+		fmt.Fprintf(w, "mcpadapter serve: problem: %s\n", strings.TrimPrefix(oneLine(e.Err), "mcpadapter: "))
+	}
+}
+
+func oneLine(err error) string {
+	if err == nil {
+		return "unknown reason"
+	}
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return strings.TrimPrefix(s, "mcpadapter: ")
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter/internal/testserver"
+)
+
+// TestServe: `mcpadapter serve` prints where it listens, each server with
+// its protocol version (and a server that is down with why); the CLI's
+// own tools and inspect work against it as against any server; SIGTERM
+// ends it cleanly.
+func TestServe(t *testing.T) {
+	alpha := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "alpha"}), testserver.Stateless())
+	beta := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "beta", Era: testserver.Legacy}))
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "mcp.json")
+	doc := fmt.Sprintf(`{"mcpServers": {"alpha": {"url": %q}, "beta": {"url": %q}, "gone": {"command": "/nonexistent/server"}}}`, alpha.URL, beta.URL)
+	if err := os.WriteFile(cfg, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "serve", "--config", cfg, "--listen", "127.0.0.1:0")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HOME="+dir)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	lines := make(chan string, 100)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var printed []string
+	url := ""
+	deadline := time.After(60 * time.Second)
+	for url == "" {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("serve ended:\n%s\n%s", strings.Join(printed, "\n"), stderr.String())
+			}
+			printed = append(printed, l)
+			if _, rest, ok := strings.Cut(l, "listening on "); ok {
+				url = strings.Fields(rest)[0]
+			}
+		case <-deadline:
+			t.Fatalf("serve did not say where it listens:\n%s", strings.Join(printed, "\n"))
+		}
+	}
+	out := strings.Join(printed, "\n")
+	for _, want := range []string{"3 servers", "alpha", "2026-07-28", "beta", "2025-11-25", "gone", "DOWN"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("serve printed no %q:\n%s", want, out)
+		}
+	}
+	cli(t, "", "tools", url).Must(t, 0, []string{"alpha_echo", "beta_echo", "beta_book"}, nil)
+	cli(t, "", "inspect", url).Must(t, 0, []string{"mcpadapter-gateway", "2026-07-28"}, nil)
+	client := t.TempDir()
+	if err := os.WriteFile(filepath.Join(client, ".mcp.json"), []byte(fmt.Sprintf(`{"mcpServers": {"gw": {"url": %q}}}`, url)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cliIn(t, client, "", "call", "beta_echo", `{"text":"through the gateway"}`).Must(t, 0, []string{"through the gateway"}, nil)
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve after SIGTERM: %v\n%s", err, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not end after SIGTERM")
+	}
+	for l := range lines {
+		printed = append(printed, l)
+	}
+	if out := strings.Join(printed, "\n"); !strings.Contains(out, "shutting down") {
+		t.Errorf("serve said nothing of shutting down:\n%s", out)
+	}
+}

@@ -1,0 +1,297 @@
+//lint:file-ignore SA1019 the gateway relays roots, sampling and logging, deprecated in 2026-07-28 but alive in the handshake era it serves
+
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// toolHandler returns the handler of the tool clients know as name.
+func (g *Gateway) toolHandler(name string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if g.search.handles(name) {
+			return g.search.call(ctx, name, req)
+		}
+		return g.callTool(ctx, name, req, req.Params.Arguments)
+	}
+}
+
+// admit counts a request in flight for Shutdown and, for a tool call of a
+// handshake-era session, against the session's cap; release undoes it.
+func (g *Gateway) admit(ss *mcp.ServerSession, call bool) (release func(), err error) {
+	if g.draining.Load() {
+		return nil, &jsonrpc.Error{Code: CodeShuttingDown, Message: "the gateway is shutting down; try another instance or try again later"}
+	}
+	g.inflight.Add(1)
+	g.nflight.Add(1)
+	done := func() {
+		g.nflight.Add(-1)
+		g.inflight.Done()
+	}
+	max := g.opts.maxCallsPerSession()
+	if !call || ss == nil || max <= 0 {
+		return done, nil
+	}
+	g.sessMu.Lock()
+	n := g.sessions[ss]
+	if n == nil {
+		n = new(int)
+		g.sessions[ss] = n
+	}
+	if *n >= max {
+		g.sessMu.Unlock()
+		done()
+		return nil, &jsonrpc.Error{Code: CodeTooManyCalls, Message: fmt.Sprintf("this session has %d tool calls in flight, the most the gateway allows (MaxCallsPerSession); wait for one to end", max)}
+	}
+	*n++
+	g.sessMu.Unlock()
+	return func() {
+		g.sessMu.Lock()
+		if *n--; *n <= 0 {
+			delete(g.sessions, ss)
+		}
+		g.sessMu.Unlock()
+		done()
+	}, nil
+}
+
+// inflightCount returns how many forwarded requests are in flight.
+func (g *Gateway) inflightCount() int64 { return g.nflight.Load() }
+
+// callTool forwards a call of the tool clients know as name, with args.
+func (g *Gateway) callTool(ctx context.Context, name string, req *mcp.CallToolRequest, args json.RawMessage) (*mcp.CallToolResult, error) {
+	release, err := g.admit(req.Session, true)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	r, ok := g.cat.tool(name)
+	if !ok || !g.allowed(ctx, r.u.name, "tool", r.tool.OriginalName) {
+		return nil, g.unknownTool(ctx, name)
+	}
+	u := r.u
+	if u.sem != nil {
+		select {
+		case u.sem <- struct{}{}:
+			defer func() { <-u.sem }()
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
+	o := newOrigin(ctx, req)
+	state, parked := unwrapState(req.Params.RequestState)
+	if parked {
+		p := g.parks.take(state, PrincipalFrom(ctx))
+		if p == nil {
+			return nil, errUnknownState()
+		}
+		p.o.rebind(ctx, req.Session, o.tok)
+		return g.parks.resume(ctx, p, req.Params.InputResponses)
+	}
+	if err := checkArgs(args); err != nil {
+		return nil, err
+	}
+	params := &mcp.CallToolParams{
+		Name:           r.tool.OriginalName,
+		Arguments:      json.RawMessage(r.tool.ServerArguments(args)),
+		Meta:           g.forwardMeta(req, req.Params.Meta, u),
+		InputResponses: req.Params.InputResponses,
+		RequestState:   state,
+	}
+	call := func(ctx context.Context) (*mcp.CallToolResult, error) {
+		return g.forwardCall(ctx, u, o, params)
+	}
+	if o.modern && !u.isModern() && o.asker() {
+		// The server may ask mid-call: run the call parked, so that a
+		// question can go back to the client as input_required.
+		return g.parks.wait(ctx, g.parks.start(ctx, o, call))
+	}
+	res, err := call(ctx)
+	for round := 1; err == nil && res != nil && res.NeedsInput(); round++ {
+		if o.modern {
+			res.RequestState = wrapState(res.RequestState)
+			return res, nil
+		}
+		// A handshake-era client: ask it each question, then retry.
+		if round > maxInputRounds {
+			return nil, fmt.Errorf("server %q asked for input more than %d times in one call", u.name, maxInputRounds)
+		}
+		responses, ferr := fulfil(ctx, o, res.InputRequests)
+		if ferr != nil {
+			return nil, ferr
+		}
+		params.InputResponses, params.RequestState = responses, res.RequestState
+		res, err = call(ctx)
+	}
+	return res, err
+}
+
+// forwardCall sends one tools/call to u for o: with a progress token of
+// the gateway's when the client asked for progress or a timeout needs it,
+// bounded by CallTimeout (restarted by each progress report).
+func (g *Gateway) forwardCall(ctx context.Context, u *upstream, o *origin, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	timeout := g.opts.CallTimeout
+	var watch *progressWatch
+	if o.tok != nil || timeout > 0 {
+		tok, forget := g.progressToken(o)
+		defer forget()
+		p := *params
+		p.Meta = cloneMeta(params.Meta)
+		p.SetProgressToken(tok)
+		params = &p
+	}
+	if timeout > 0 {
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
+		watch = newProgressWatch(timeout, func() {
+			cancel(&timeoutError{server: u.name, tool: params.Name, after: timeout})
+		})
+		defer watch.stop()
+		o.setTouch(watch.touch)
+		defer o.setTouch(nil)
+	}
+	var res *mcp.CallToolResult
+	err := u.do(ctx, o, false, func(ctx context.Context, cs *mcp.ClientSession) error {
+		var err error
+		res, err = cs.CallTool(ctx, params)
+		o.settle()
+		return err
+	})
+	if err != nil {
+		var te *timeoutError
+		if errors.As(context.Cause(ctx), &te) {
+			return nil, te.rpc()
+		}
+		return nil, rpcError(err)
+	}
+	return res, nil
+}
+
+// checkArgs refuses arguments that are not one JSON object, naming why.
+func checkArgs(args json.RawMessage) error {
+	if len(args) == 0 || string(args) == "null" {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(args, &m); err != nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: $.arguments must be a JSON object: " + err.Error()}
+	}
+	return nil
+}
+
+// forwardMeta returns the _meta of a client's request to send on to u: the
+// client's own entries (trace context, say), without those that belong to
+// one hop (the protocol version, client info and capabilities, which the
+// gateway's client sets) and without the progress token (the gateway sets
+// its own). A 2026-07-28 server gets the client's log level: from the
+// request's _meta, or the level a handshake-era session set.
+func (g *Gateway) forwardMeta(req mcp.Request, m mcp.Meta, u *upstream) mcp.Meta {
+	modern := u.isModern()
+	out := make(mcp.Meta, len(m)+1)
+	for k, v := range m {
+		switch k {
+		case "progressToken", mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcp.MetaKeyClientCapabilities, mcp.MetaKeySubscriptionID:
+			continue
+		case mcp.MetaKeyLogLevel:
+			if !modern {
+				continue
+			}
+		}
+		out[k] = v
+	}
+	if modern {
+		// The server learns what the client can be asked, not what the
+		// gateway could relay.
+		if r, ok := req.(interface {
+			ClientCapabilities() *mcp.ClientCapabilities
+		}); ok {
+			if c := capsMeta(r.ClientCapabilities()); c != nil {
+				out[mcp.MetaKeyClientCapabilities] = c
+			}
+		}
+	}
+	if _, ok := out[mcp.MetaKeyLogLevel]; modern && !ok {
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+			if l := g.logLevel(ss); l != "" {
+				out[mcp.MetaKeyLogLevel] = l
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// capsMeta returns client capabilities as the _meta of a 2026-07-28
+// request carries them (roots as an object, present only when declared).
+func capsMeta(c *mcp.ClientCapabilities) map[string]any {
+	if c == nil {
+		c = &mcp.ClientCapabilities{}
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return nil
+	}
+	var m map[string]any
+	if json.Unmarshal(b, &m) != nil {
+		return nil
+	}
+	delete(m, "roots")
+	switch {
+	case c.RootsV2 != nil:
+		m["roots"] = c.RootsV2
+	case c.Roots.ListChanged:
+		m["roots"] = &c.Roots
+	}
+	return m
+}
+
+func cloneMeta(m mcp.Meta) mcp.Meta {
+	out := make(mcp.Meta, len(m)+1)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// progressWatch fires when no progress came for a while.
+type progressWatch struct {
+	mu    sync.Mutex
+	timer *time.Timer
+	d     time.Duration
+}
+
+func newProgressWatch(d time.Duration, fire func()) *progressWatch {
+	return &progressWatch{timer: time.AfterFunc(d, fire), d: d}
+}
+
+func (w *progressWatch) touch() {
+	w.mu.Lock()
+	if w.timer.Stop() {
+		w.timer.Reset(w.d)
+	}
+	w.mu.Unlock()
+}
+
+func (w *progressWatch) stop() {
+	w.mu.Lock()
+	w.timer.Stop()
+	w.mu.Unlock()
+}
+
+// setTouch sets what a progress report of the call also does.
+func (o *origin) setTouch(fn func()) {
+	o.mu.Lock()
+	o.touch = fn
+	o.mu.Unlock()
+}

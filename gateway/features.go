@@ -1,0 +1,352 @@
+//lint:file-ignore SA1019 the gateway relays roots, sampling and logging, deprecated in 2026-07-28 but alive in the handshake era it serves
+
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// middleware runs before go-sdk's handling of every client request: it
+// puts the request's principal on the context, answers requests for tools
+// the client cannot call with an error naming the ones it can, routes
+// resources/read, and leaves out of listings what the Policy refuses.
+func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if ex := req.GetExtra(); ex != nil && ex.TokenInfo != nil {
+			ctx = withPrincipal(ctx, ex.TokenInfo.UserID)
+		}
+		switch method {
+		case "tools/call":
+			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && p != nil && !g.search.handles(p.Name) {
+				if _, ok := g.cat.tool(p.Name); !ok {
+					return nil, g.unknownTool(ctx, p.Name)
+				}
+			}
+		case "logging/setLevel":
+			if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && p != nil {
+				if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+					g.setLogLevel(ss, string(p.Level))
+				}
+			}
+		case "prompts/get":
+			if p, ok := req.GetParams().(*mcp.GetPromptParams); ok && p != nil {
+				if _, ok := g.cat.prompt(p.Name); !ok {
+					return nil, g.unknownPrompt(ctx, p.Name)
+				}
+			}
+		case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
+			res, err := next(ctx, method, req)
+			if err != nil || g.opts.Policy == nil {
+				return res, err
+			}
+			return g.filterList(ctx, res), nil
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// allowed asks the Policy whether the request's principal may use an item.
+func (g *Gateway) allowed(ctx context.Context, server, kind, name string) bool {
+	if g.opts.Policy == nil {
+		return true
+	}
+	return g.opts.Policy.Allow(ctx, PrincipalFrom(ctx), server, kind, name)
+}
+
+// visibleTools returns the names of the tools the request's principal sees.
+func (g *Gateway) visibleTools(ctx context.Context) []string {
+	if g.search.active() {
+		return []string{"call_tool", "search_tools"}
+	}
+	var out []string
+	for _, n := range g.cat.toolNames() {
+		if r, ok := g.cat.tool(n); ok && g.allowed(ctx, r.u.name, "tool", r.tool.OriginalName) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// filterList leaves out of a listing what the Policy refuses.
+func (g *Gateway) filterList(ctx context.Context, res mcp.Result) mcp.Result {
+	switch r := res.(type) {
+	case *mcp.ListToolsResult:
+		c := *r
+		c.Tools = slices.DeleteFunc(slices.Clone(r.Tools), func(t *mcp.Tool) bool {
+			tr, ok := g.cat.tool(t.Name)
+			return ok && !g.allowed(ctx, tr.u.name, "tool", tr.tool.OriginalName)
+		})
+		return &c
+	case *mcp.ListPromptsResult:
+		c := *r
+		c.Prompts = slices.DeleteFunc(slices.Clone(r.Prompts), func(p *mcp.Prompt) bool {
+			pr, ok := g.cat.prompt(p.Name)
+			return ok && !g.allowed(ctx, pr.u.name, "prompt", pr.name)
+		})
+		return &c
+	case *mcp.ListResourcesResult:
+		c := *r
+		c.Resources = slices.DeleteFunc(slices.Clone(r.Resources), func(x *mcp.Resource) bool {
+			u := g.cat.resourceOwner(x.URI)
+			return u != nil && !g.allowed(ctx, u.name, "resource", x.URI)
+		})
+		return &c
+	case *mcp.ListResourceTemplatesResult:
+		c := *r
+		c.ResourceTemplates = slices.DeleteFunc(slices.Clone(r.ResourceTemplates), func(x *mcp.ResourceTemplate) bool {
+			u := g.cat.templateOwner(x.URITemplate)
+			return u != nil && !g.allowed(ctx, u.name, "resourceTemplate", x.URITemplate)
+		})
+		return &c
+	}
+	return res
+}
+
+func (g *Gateway) unknownPrompt(ctx context.Context, name string) error {
+	var known []string
+	for _, n := range g.cat.promptNames() {
+		if r, ok := g.cat.prompt(n); ok && g.allowed(ctx, r.u.name, "prompt", r.name) {
+			known = append(known, n)
+		}
+	}
+	msg := fmt.Sprintf("unknown prompt %q", name)
+	if len(known) == 0 {
+		msg += "; the gateway has no prompts now"
+	} else {
+		msg += "; known prompts: " + strings.Join(known, ", ")
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msg}
+}
+
+// promptHandler returns the handler of the prompt clients know as name.
+func (g *Gateway) promptHandler(name string) mcp.PromptHandler {
+	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		release, err := g.admit(req.Session, false)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		r, ok := g.cat.prompt(name)
+		if !ok || !g.allowed(ctx, r.u.name, "prompt", r.name) {
+			return nil, g.unknownPrompt(ctx, name)
+		}
+		o := newOrigin(ctx, req)
+		state, parked := unwrapState(req.Params.RequestState)
+		if parked {
+			return nil, errUnknownState()
+		}
+		params := &mcp.GetPromptParams{
+			Meta:           g.forwardMeta(req, req.Params.Meta, r.u),
+			Name:           r.name,
+			Arguments:      req.Params.Arguments,
+			InputResponses: req.Params.InputResponses,
+			RequestState:   state,
+		}
+		for round := 0; ; round++ {
+			var res *mcp.GetPromptResult
+			err := r.u.do(ctx, o, true, func(ctx context.Context, cs *mcp.ClientSession) error {
+				var err error
+				res, err = cs.GetPrompt(ctx, params)
+				return err
+			})
+			if err != nil || res == nil || !res.NeedsInput() {
+				return res, rpcError(err)
+			}
+			if o.modern {
+				res.RequestState = wrapState(res.RequestState)
+				return res, nil
+			}
+			if round >= maxInputRounds {
+				return nil, fmt.Errorf("server %q asked for input more than %d times in one request", r.u.name, maxInputRounds)
+			}
+			if params.InputResponses, err = fulfil(ctx, o, res.InputRequests); err != nil {
+				return nil, err
+			}
+			params.RequestState = res.RequestState
+		}
+	}
+}
+
+// readHandler is registered with the resources and resource templates the
+// gateway lists: go-sdk matches a resources/read to one of them (or answers
+// that the resource is not found) and calls it.
+func (g *Gateway) readHandler(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	return g.read(ctx, req)
+}
+
+// setLogLevel records the level a handshake-era session asked for with
+// logging/setLevel, for the requests the gateway makes to 2026-07-28
+// servers on its behalf (which carry the level in their _meta), and
+// forgets the levels of sessions that have ended.
+func (g *Gateway) setLogLevel(ss *mcp.ServerSession, level string) {
+	g.sessMu.Lock()
+	defer g.sessMu.Unlock()
+	live := make(map[*mcp.ServerSession]bool)
+	for s := range g.server.Sessions() {
+		live[s] = true
+	}
+	for s := range g.levels {
+		if !live[s] {
+			delete(g.levels, s)
+		}
+	}
+	g.levels[ss] = level
+}
+
+// logLevel returns the level a session asked for, or "".
+func (g *Gateway) logLevel(ss *mcp.ServerSession) string {
+	g.sessMu.Lock()
+	defer g.sessMu.Unlock()
+	return g.levels[ss]
+}
+
+// read forwards a resources/read to the server that lists the URI, or
+// whose template matches it.
+func (g *Gateway) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	release, err := g.admit(req.Session, false)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	if req.Params == nil || req.Params.URI == "" {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: $.uri is missing"}
+	}
+	uri := req.Params.URI
+	u := g.cat.resourceOwner(uri)
+	if u == nil {
+		if rs := g.cat.resourceServers(); len(rs) == 1 {
+			u = rs[0] // the only server with resources may serve URIs it does not list
+		}
+	}
+	if u == nil || !g.allowed(ctx, u.name, "resource", uri) {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	o := newOrigin(ctx, req)
+	state, parked := unwrapState(req.Params.RequestState)
+	if parked {
+		return nil, errUnknownState()
+	}
+	params := &mcp.ReadResourceParams{Meta: g.forwardMeta(req, req.Params.Meta, u), URI: uri, InputResponses: req.Params.InputResponses, RequestState: state}
+	for round := 0; ; round++ {
+		var res *mcp.ReadResourceResult
+		err := u.do(ctx, o, true, func(ctx context.Context, cs *mcp.ClientSession) error {
+			var err error
+			res, err = cs.ReadResource(ctx, params)
+			return err
+		})
+		if err != nil || res == nil || !res.NeedsInput() {
+			return res, rpcError(err)
+		}
+		if o.modern {
+			res.RequestState = wrapState(res.RequestState)
+			return res, nil
+		}
+		if round >= maxInputRounds {
+			return nil, fmt.Errorf("server %q asked for input more than %d times in one request", u.name, maxInputRounds)
+		}
+		if params.InputResponses, err = fulfil(ctx, o, res.InputRequests); err != nil {
+			return nil, err
+		}
+		params.RequestState = res.RequestState
+	}
+}
+
+// complete forwards completion/complete to the server of the prompt or
+// resource template it is about.
+func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	release, err := g.admit(req.Session, false)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	if req.Params == nil || req.Params.Ref == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: $.ref is missing"}
+	}
+	params := *req.Params
+	ref := *req.Params.Ref
+	params.Ref = &ref
+	var u *upstream
+	switch ref.Type {
+	case "ref/prompt":
+		r, ok := g.cat.prompt(ref.Name)
+		if !ok || !g.allowed(ctx, r.u.name, "prompt", r.name) {
+			return nil, g.unknownPrompt(ctx, ref.Name)
+		}
+		u, ref.Name = r.u, r.name
+	case "ref/resource":
+		if u = g.cat.templateOwner(ref.URI); u == nil {
+			u = g.cat.resourceOwner(ref.URI)
+		}
+		if u == nil || !g.allowed(ctx, u.name, "resourceTemplate", ref.URI) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid params: $.ref.uri: no server offers %q", ref.URI)}
+		}
+	default:
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid params: $.ref.type is %q: want \"ref/prompt\" or \"ref/resource\"", ref.Type)}
+	}
+	params.Meta = g.forwardMeta(req, req.Params.Meta, u)
+	var res *mcp.CompleteResult
+	err = u.do(ctx, newOrigin(ctx, req), true, func(ctx context.Context, cs *mcp.ClientSession) error {
+		var err error
+		res, err = cs.Complete(ctx, &params)
+		return err
+	})
+	return res, rpcError(err)
+}
+
+// subscribe and unsubscribe keep one subscription per resource at its
+// server, however many client sessions subscribed (go-sdk tells each of
+// them of the updates).
+func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+	u := g.cat.resourceOwner(req.Params.URI)
+	if u == nil {
+		return mcp.ResourceNotFoundError(req.Params.URI)
+	}
+	u.mu.Lock()
+	u.subs[req.Params.URI]++
+	first := u.subs[req.Params.URI] == 1
+	u.mu.Unlock()
+	if !first {
+		return nil
+	}
+	err := u.do(ctx, newOrigin(ctx, req), true, func(ctx context.Context, cs *mcp.ClientSession) error {
+		return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: req.Params.URI})
+	})
+	if err != nil {
+		u.mu.Lock()
+		if u.subs[req.Params.URI]--; u.subs[req.Params.URI] <= 0 {
+			delete(u.subs, req.Params.URI)
+		}
+		u.mu.Unlock()
+	}
+	return rpcError(err)
+}
+
+func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+	u := g.cat.resourceOwner(req.Params.URI)
+	if u == nil {
+		return nil
+	}
+	u.mu.Lock()
+	n, had := u.subs[req.Params.URI]
+	if had {
+		n--
+		if n <= 0 {
+			delete(u.subs, req.Params.URI)
+		} else {
+			u.subs[req.Params.URI] = n
+		}
+	}
+	u.mu.Unlock()
+	if !had || n > 0 {
+		return nil
+	}
+	return rpcError(u.do(ctx, newOrigin(ctx, req), true, func(ctx context.Context, cs *mcp.ClientSession) error {
+		return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: req.Params.URI})
+	}))
+}

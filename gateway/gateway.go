@@ -1,0 +1,317 @@
+//lint:file-ignore SA1019 the gateway relays roots, sampling and logging, deprecated in 2026-07-28 but alive in the handshake era it serves
+
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mcpadapter/mcpadapter"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A Gateway serves the servers it is given as one MCP server: an
+// http.Handler for streamable HTTP clients of every protocol version, and
+// ServeStdio for one client over standard input and output. Build it with
+// New, Start it, and Close (or Shutdown) it.
+type Gateway struct {
+	opts   Options
+	log    *slog.Logger
+	server *mcp.Server
+	ups    []*upstream
+	cat    *catalog
+	search *search
+	parks  *parking
+
+	stateful, stateless httpHandler
+
+	ctx    context.Context // ends when the gateway closes
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // the servers' supervisors
+
+	draining atomic.Bool    // Shutdown was called: new requests are refused
+	inflight sync.WaitGroup // forwarded requests in flight
+	nflight  atomic.Int64   // how many, for Shutdown's messages and tests
+	started  atomic.Bool
+	closed   sync.Once
+
+	progMu   sync.Mutex
+	progNext uint64
+	progress map[string]*origin // by the progress token sent to the server
+
+	sessMu   sync.Mutex
+	sessions map[*mcp.ServerSession]*int   // tool calls in flight by client session
+	levels   map[*mcp.ServerSession]string // log levels set by handshake-era sessions
+}
+
+// New returns a gateway for servers; opts may be nil. Server names must be
+// distinct and match ^[A-Za-z0-9_-]{1,64}$ (config keys already do). New
+// builds every server's client but connects none: Start does.
+func New(servers []Server, opts *Options) (*Gateway, error) {
+	g := &Gateway{progress: make(map[string]*origin), sessions: make(map[*mcp.ServerSession]*int), levels: make(map[*mcp.ServerSession]string)}
+	if opts != nil {
+		g.opts = *opts
+	}
+	g.log = g.opts.Logger
+	if g.log == nil {
+		g.log = slog.Default()
+	}
+	if len(servers) == 0 {
+		return nil, errors.New("gateway: no servers")
+	}
+	prefix := g.opts.Prefix
+	if prefix == mcpadapter.PrefixAuto {
+		prefix = mcpadapter.PrefixNever
+		if len(servers) > 1 {
+			prefix = mcpadapter.PrefixAlways
+		}
+	}
+	g.opts.Prefix = prefix
+	g.server = g.newServer()
+	g.cat = newCatalog(g)
+	g.search = newSearch(g)
+	g.parks = newParking(g.opts.parkTimeout())
+	seen := make(map[string]bool)
+	var errs []error
+	for _, s := range servers {
+		if s.Name == "" && s.Config != nil {
+			s.Name = s.Config.Name
+		}
+		if seen[s.Name] {
+			errs = append(errs, fmt.Errorf("gateway: two servers are named %q", s.Name))
+			continue
+		}
+		seen[s.Name] = true
+		u, err := newUpstream(g, s, prefix)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		g.ups = append(g.ups, u)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	g.cat.order = g.ups
+	g.ctx, g.cancel = context.WithCancel(context.Background())
+	g.stateful, g.stateless = g.newHTTPHandlers()
+	return g, nil
+}
+
+// newServer returns the go-sdk server the clients talk to.
+func (g *Gateway) newServer() *mcp.Server {
+	name, version := g.opts.Name, g.opts.Version
+	if name == "" {
+		name = "mcpadapter-gateway"
+	}
+	if version == "" {
+		version = mcpadapter.Version
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: name, Version: version}, &mcp.ServerOptions{
+		Instructions:       g.opts.Instructions,
+		Logger:             g.log.With("component", "go-sdk server"),
+		HasTools:           true,
+		HasPrompts:         true,
+		HasResources:       true,
+		CompletionHandler:  g.complete,
+		SubscribeHandler:   g.subscribe,
+		UnsubscribeHandler: g.unsubscribe,
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:     &mcp.ToolCapabilities{ListChanged: true},
+			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
+			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			Logging:   &mcp.LoggingCapabilities{},
+		},
+	})
+	s.AddReceivingMiddleware(g.middleware)
+	return s
+}
+
+// Start connects every server at once and lists what it offers, returning
+// when each has come up or failed once (or ctx ends). A server that failed
+// is reported (Options.OnEvent, Servers) and tried again in the background;
+// the others serve. Start fails only when two servers that came up claim
+// the same tool name: the error names both.
+func (g *Gateway) Start(ctx context.Context) error {
+	if !g.started.CompareAndSwap(false, true) {
+		return errors.New("gateway: Start called twice")
+	}
+	var ready sync.WaitGroup
+	for _, u := range g.ups {
+		ready.Add(1)
+		g.wg.Go(func() { u.run(g.ctx, ready.Done) })
+	}
+	done := make(chan struct{})
+	go func() { ready.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+	return errors.Join(g.startProblems()...)
+}
+
+// startProblems returns the tool name collisions among the servers that
+// are up.
+func (g *Gateway) startProblems() []error {
+	g.cat.mu.Lock()
+	defer g.cat.mu.Unlock()
+	var out []error
+	seen := make(map[string]string)
+	for _, u := range g.cat.order {
+		l := g.cat.lists[u]
+		if l == nil {
+			continue
+		}
+		for _, t := range l.tools {
+			if prev, ok := seen[t.Name]; ok && prev != u.name {
+				out = append(out, fmt.Errorf("gateway: %w", &mcpadapter.NameCollisionError{Name: t.Name, First: prev + "/" + g.cat.tools[t.Name].tool.OriginalName, Second: u.name + "/" + t.OriginalName}))
+				continue
+			}
+			seen[t.Name] = u.name
+		}
+	}
+	return out
+}
+
+// ServerStatus describes one server of the gateway.
+type ServerStatus struct {
+	Name string
+	Up   bool
+	// Err is why the server is down.
+	Err error
+	// Info describes the connection when the server has been up.
+	Info *mcpadapter.ServerInfo
+	// Tools is how many tools of the server clients see.
+	Tools int
+}
+
+// Servers describes the gateway's servers, in order.
+func (g *Gateway) Servers() []ServerStatus {
+	out := make([]ServerStatus, 0, len(g.ups))
+	for _, u := range g.ups {
+		up, info, err := u.status()
+		st := ServerStatus{Name: u.name, Up: up, Err: err, Info: info}
+		g.cat.mu.Lock()
+		for _, r := range g.cat.tools {
+			if r.u == u {
+				st.Tools++
+			}
+		}
+		g.cat.mu.Unlock()
+		out = append(out, st)
+	}
+	return out
+}
+
+// Close ends every client session, cancels the calls in flight and stops
+// the servers (stdio children included). It returns once the servers'
+// supervisors have ended.
+func (g *Gateway) Close() error {
+	var err error
+	g.closed.Do(func() {
+		g.draining.Store(true)
+		g.cancel()
+		g.parks.closeAll(errors.New("the gateway closed"))
+		for ss := range g.server.Sessions() {
+			_ = ss.Close()
+		}
+		var errs []error
+		for _, u := range g.ups {
+			if e := u.client.Close(); e != nil {
+				errs = append(errs, fmt.Errorf("server %q: %w", u.name, e))
+			}
+		}
+		g.wg.Wait()
+		err = errors.Join(errs...)
+	})
+	return err
+}
+
+// Shutdown stops taking requests (new ones are refused with an error that
+// says the gateway is shutting down), waits for the requests in flight to
+// end or ctx to end, then closes the gateway.
+func (g *Gateway) Shutdown(ctx context.Context) error {
+	g.draining.Store(true)
+	done := make(chan struct{})
+	go func() { g.inflight.Wait(); close(done) }()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = fmt.Errorf("gateway: requests still in flight when the grace period ended: %w", context.Cause(ctx))
+	}
+	return errors.Join(err, g.Close())
+}
+
+// event reports what happened to a server.
+func (g *Gateway) event(e Event) {
+	switch e.Kind {
+	case ServerUp:
+		g.log.Info("server up", "server", e.Server)
+	case ServerDown:
+		g.log.Warn("server down", "server", e.Server, "reason", e.Err)
+	default:
+		g.log.Warn("server problem", "server", e.Server, "problem", e.Err)
+	}
+	if g.opts.OnEvent != nil {
+		g.opts.OnEvent(e)
+	}
+}
+
+// upstream returns the server named name, or nil.
+func (g *Gateway) upstream(name string) *upstream {
+	for _, u := range g.ups {
+		if u.name == name {
+			return u
+		}
+	}
+	return nil
+}
+
+// promptPrefix returns what starts the names of u's prompts: the config's
+// "prefix", else the server's name when names are prefixed.
+func (g *Gateway) promptPrefix(u *upstream) string {
+	if p := u.prefix; p != "" {
+		return p
+	}
+	if g.opts.Prefix == mcpadapter.PrefixAlways {
+		return u.name
+	}
+	return ""
+}
+
+// progressToken returns a token for a request to a server whose progress
+// goes to o, and the function that forgets it.
+func (g *Gateway) progressToken(o *origin) (string, func()) {
+	g.progMu.Lock()
+	g.progNext++
+	tok := "gw-" + strconv.FormatUint(g.progNext, 10)
+	g.progress[tok] = o
+	g.progMu.Unlock()
+	return tok, func() {
+		g.progMu.Lock()
+		delete(g.progress, tok)
+		g.progMu.Unlock()
+	}
+}
+
+// onProgress routes a server's progress report to the client whose
+// request it is about.
+func (g *Gateway) onProgress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+	tok, ok := req.Params.ProgressToken.(string)
+	if !ok {
+		return
+	}
+	g.progMu.Lock()
+	o := g.progress[tok]
+	g.progMu.Unlock()
+	if o != nil {
+		o.progress(req.Params)
+	}
+}

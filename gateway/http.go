@@ -1,0 +1,174 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type httpHandler = *mcp.StreamableHTTPHandler
+
+// newHTTPHandlers returns go-sdk's two streamable HTTP handlers over the
+// gateway's server: one with sessions for handshake-era clients (with an
+// event store, so a client can resume a stream), one stateless for
+// 2026-07-28 clients. ServeHTTP picks one per request.
+func (g *Gateway) newHTTPHandlers() (stateful, stateless httpHandler) {
+	get := func(*http.Request) *mcp.Server { return g.server }
+	logger := g.log.With("component", "go-sdk http")
+	stateful = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
+		Logger:                     logger,
+		EventStore:                 mcp.NewMemoryEventStore(nil),
+		SessionTimeout:             g.opts.SessionTimeout,
+		MaxRequestBodyBytes:        g.opts.maxRequestBytes(),
+		DisableLocalhostProtection: true, // ServeHTTP checks Host and Origin itself
+	})
+	stateless = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
+		Stateless:                    true,
+		Logger:                       logger,
+		MaxRequestBodyBytes:          g.opts.maxRequestBytes(),
+		DisableLocalhostProtection:   true,
+		PropagateRequestCancellation: true,
+	})
+	return stateful, stateless
+}
+
+// ServeHTTP serves the gateway over streamable HTTP, every protocol
+// version on one endpoint: a request of a 2026-07-28 client (its
+// Mcp-Protocol-Version header says so), or a POST without a session that
+// is not an initialize request, goes to the stateless handler; the rest
+// (initialize, and everything of a session) to the handler with sessions.
+//
+// It refuses a Host that is not a loopback name or listed in
+// Options.AllowedHosts, and an Origin that is neither the gateway's own nor
+// listed in Options.AllowedOrigins (403), and while shutting down answers
+// 503 with a JSON-RPC error.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !g.hostAllowed(r.Host) {
+		http.Error(w, fmt.Sprintf("Forbidden: Host %q is not a loopback name or an allowed host (DNS rebinding protection)", r.Host), http.StatusForbidden)
+		return
+	}
+	if o := r.Header.Get("Origin"); o != "" && !g.originAllowed(r, o) {
+		http.Error(w, fmt.Sprintf("Forbidden: Origin %q is not allowed", o), http.StatusForbidden)
+		return
+	}
+	if g.draining.Load() {
+		writeRPCError(w, http.StatusServiceUnavailable, &jsonrpc.Error{Code: CodeShuttingDown, Message: "the gateway is shutting down; try another instance or try again later"})
+		return
+	}
+	modern, err := g.isStateless(w, r)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+			return
+		}
+		http.Error(w, "reading the request: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if modern {
+		g.stateless.ServeHTTP(w, r)
+		return
+	}
+	g.stateful.ServeHTTP(w, r)
+}
+
+// isStateless says which handler r goes to; it may read (and put back)
+// the body of a POST without a session.
+func (g *Gateway) isStateless(w http.ResponseWriter, r *http.Request) (bool, error) {
+	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" {
+		return v >= modernVersion, nil
+	}
+	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+		return false, nil
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.opts.maxRequestBytes()))
+	r.Body.Close()
+	if err != nil {
+		return false, err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return !hasInitialize(body), nil
+}
+
+// hasInitialize reports whether a JSON-RPC message or batch holds an
+// initialize request. Text that is not JSON-RPC has none (the handler
+// then says what is wrong with it).
+func hasInitialize(body []byte) bool {
+	body = bytes.TrimSpace(body)
+	var msgs []struct {
+		Method string `json:"method"`
+	}
+	if len(body) > 0 && body[0] == '[' {
+		if json.Unmarshal(body, &msgs) != nil {
+			return false
+		}
+	} else {
+		var m struct {
+			Method string `json:"method"`
+		}
+		if json.Unmarshal(body, &m) != nil {
+			return false
+		}
+		msgs = append(msgs, m)
+	}
+	return slices.ContainsFunc(msgs, func(m struct {
+		Method string `json:"method"`
+	}) bool {
+		return m.Method == "initialize"
+	})
+}
+
+// hostAllowed reports whether a Host header names this machine's loopback
+// interface or an allowed host.
+func (g *Gateway) hostAllowed(host string) bool {
+	if slices.Contains(g.opts.AllowedHosts, host) {
+		return true
+	}
+	h := host
+	if hh, _, err := net.SplitHostPort(host); err == nil {
+		h = hh
+	}
+	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
+	if slices.Contains(g.opts.AllowedHosts, h) {
+		return true
+	}
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// originAllowed reports whether a browser Origin may use the gateway: the
+// gateway's own origin (the request's Host), or a listed one.
+func (g *Gateway) originAllowed(r *http.Request, origin string) bool {
+	if slices.Contains(g.opts.AllowedOrigins, origin) {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	return strings.EqualFold(u.Host, r.Host) && g.hostAllowed(u.Host)
+}
+
+func writeRPCError(w http.ResponseWriter, status int, e *jsonrpc.Error) {
+	b, _ := json.Marshal(struct {
+		JSONRPC string         `json:"jsonrpc"`
+		ID      any            `json:"id"`
+		Error   *jsonrpc.Error `json:"error"`
+	}{"2.0", nil, e})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}

@@ -1,0 +1,217 @@
+//lint:file-ignore SA1019 the gateway relays roots, sampling and logging, deprecated in 2026-07-28 but alive in the handshake era it serves
+
+package gateway
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxRequestBytes    = 4 << 20
+	DefaultMaxCallsPerServer  = 64
+	DefaultMaxCallsPerSession = 16
+	DefaultParkTimeout        = 5 * time.Minute
+	DefaultShutdownGrace      = 10 * time.Second
+	// maxInputRounds bounds the input_required rounds of one call that the
+	// gateway answers for a handshake-era client.
+	maxInputRounds = 10
+)
+
+// A Server is one server behind the gateway: an entry of a config file, or
+// a target as mcpadapter.NewClient takes it (a URL, a Command, an
+// in-process *mcp.Server).
+type Server struct {
+	// Name names the server in tool prefixes, errors and logs; a Config
+	// entry's own name is used when Name is empty.
+	Name string
+	// Config is the server's config entry; nil when Target is set.
+	Config *mcpadapter.ServerConfig
+	// Target is what mcpadapter.NewClient connects to when Config is nil.
+	Target any
+}
+
+// FromConfig returns the servers of cfg, in the config's order. An entry
+// whose "disabled" member is true is left out.
+func FromConfig(cfg *mcpadapter.Config) []Server {
+	var out []Server
+	if cfg == nil {
+		return nil
+	}
+	for _, sc := range cfg.Servers {
+		if d, ok := sc.Extra["disabled"]; ok && string(d) == "true" {
+			continue
+		}
+		out = append(out, Server{Name: sc.Name, Config: sc})
+	}
+	return out
+}
+
+// Options configures a Gateway. A nil *Options is the defaults.
+type Options struct {
+	// Client is the base of every server's mcpadapter.ClientOptions
+	// (timeouts, limits, logger, auth templates); a config entry's own
+	// settings override it. Its handlers (sampling, elicitation, roots,
+	// logs, progress, messages) are the gateway's and are replaced.
+	Client *mcpadapter.ClientOptions
+
+	// Prefix says when tool and prompt names start with their server's
+	// name. PrefixAuto (the zero value) prefixes them when the gateway has
+	// more than one server, as mcpadapter does; PrefixAlways keeps names
+	// stable when servers are added. A config entry's "prefix" is always
+	// used.
+	Prefix mcpadapter.PrefixMode
+	// Transforms shape each server's tools by server name, as
+	// mcpadapter.Options.Transforms does.
+	Transforms map[string]*mcpadapter.ServerTransform
+	// ToolFilter, if set, keeps only the tools for which it returns true
+	// (mcpadapter.Options.ToolFilter).
+	ToolFilter func(server string, tool *mcpadapter.Tool) bool
+	// ToolSearch, if set, shows clients the pair search_tools and
+	// call_tool instead of the catalog when the catalog's definitions are
+	// over ToolSearch.Threshold estimated tokens (mcpadapter.ToolSearch).
+	ToolSearch *mcpadapter.ToolSearch
+
+	// Name and Version are the gateway's implementation info; defaults
+	// "mcpadapter-gateway" and mcpadapter.Version.
+	Name, Version string
+	// Instructions is sent to clients with the server info.
+	Instructions string
+
+	// Logger receives the gateway's own logs and the log messages of
+	// servers that no client's request caused; nil means slog.Default().
+	Logger *slog.Logger
+	// OnEvent, if set, is told when a server comes up, goes down or has a
+	// problem (a name collision, a listing that failed). It must not block.
+	OnEvent func(Event)
+
+	// CallTimeout, if positive, bounds each forwarded tool call; it starts
+	// again each time the server reports the call's progress. Zero leaves
+	// calls to the servers' own timeouts.
+	CallTimeout time.Duration
+	// MaxCallsPerServer caps the tool calls in flight to one server; more
+	// wait for a slot as long as their own context allows. Zero means
+	// DefaultMaxCallsPerServer, negative no cap.
+	MaxCallsPerServer int
+	// MaxCallsPerSession caps the tool calls in flight from one
+	// handshake-era client session; one more is refused with an error.
+	// Zero means DefaultMaxCallsPerSession, negative no cap.
+	MaxCallsPerSession int
+	// MaxRequestBytes bounds the body of one HTTP request; zero means
+	// DefaultMaxRequestBytes. Responses from servers are bounded by
+	// Client.MaxMessageBytes.
+	MaxRequestBytes int64
+	// ParkTimeout is how long a handshake-era server's call waits for a
+	// 2026-07-28 client to come back with the answer to its question;
+	// zero means DefaultParkTimeout.
+	ParkTimeout time.Duration
+	// SessionTimeout closes handshake-era client sessions idle this long;
+	// zero means never.
+	SessionTimeout time.Duration
+
+	// AllowedHosts are Host header values accepted besides loopback names
+	// (localhost, 127.0.0.1, [::1], with any port). A request with another
+	// Host is refused: DNS rebinding.
+	AllowedHosts []string
+	// AllowedOrigins are browser origins (scheme://host[:port]) accepted
+	// besides the gateway's own. A request with another Origin header is
+	// refused.
+	AllowedOrigins []string
+
+	// The principal of a request (whom it is for) is the UserID of its
+	// go-sdk auth.TokenInfo: wrap the gateway's handler in go-sdk's
+	// auth.RequireBearerToken (or anything that sets the same) to have
+	// one. It is on the context of everything done for the request
+	// (PrincipalFrom), handed to Policy, and binds handshake-era sessions
+	// and parked calls to it.
+	// Policy, if set, decides what each principal sees and may call.
+	Policy Policy
+
+	// Roots are the roots offered to a handshake-era server that asks for
+	// them outside any client's request; none means an empty list.
+	Roots []*mcp.Root
+}
+
+// A Policy decides what a principal may see and use. The gateway asks it
+// for every item of a listing and before every request it forwards; a
+// refused item is left out of listings and refused by name.
+type Policy interface {
+	// Allow reports whether principal may use the item of kind ("tool",
+	// "prompt", "resource", "resourceTemplate") that server knows as name.
+	Allow(ctx context.Context, principal, server, kind, name string) bool
+}
+
+// EventKind says what happened to a server.
+type EventKind string
+
+// Event kinds.
+const (
+	ServerUp      EventKind = "up"
+	ServerDown    EventKind = "down"
+	ServerProblem EventKind = "problem"
+)
+
+// An Event is something that happened to one of the gateway's servers.
+type Event struct {
+	Kind   EventKind
+	Server string
+	// Info describes the connection of a server that came up.
+	Info *mcpadapter.ServerInfo
+	// Err is why a server is down, or its problem.
+	Err error
+}
+
+type principalKey struct{}
+
+// PrincipalFrom returns the principal of the request a context belongs to
+// (Options.Principal), or "".
+func PrincipalFrom(ctx context.Context) string {
+	p, _ := ctx.Value(principalKey{}).(string)
+	return p
+}
+
+func withPrincipal(ctx context.Context, p string) context.Context {
+	if p == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+func (o *Options) maxCallsPerServer() int {
+	switch {
+	case o.MaxCallsPerServer < 0:
+		return 0
+	case o.MaxCallsPerServer == 0:
+		return DefaultMaxCallsPerServer
+	}
+	return o.MaxCallsPerServer
+}
+
+func (o *Options) maxCallsPerSession() int {
+	switch {
+	case o.MaxCallsPerSession < 0:
+		return 0
+	case o.MaxCallsPerSession == 0:
+		return DefaultMaxCallsPerSession
+	}
+	return o.MaxCallsPerSession
+}
+
+func (o *Options) parkTimeout() time.Duration {
+	if o.ParkTimeout > 0 {
+		return o.ParkTimeout
+	}
+	return DefaultParkTimeout
+}
+
+func (o *Options) maxRequestBytes() int64 {
+	if o.MaxRequestBytes > 0 {
+		return o.MaxRequestBytes
+	}
+	return DefaultMaxRequestBytes
+}

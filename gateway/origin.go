@@ -1,0 +1,238 @@
+//lint:file-ignore SA1019 the gateway relays roots, sampling and logging, deprecated in 2026-07-28 but alive in the handshake era it serves
+
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// An origin is the client request a forwarded request serves: where the
+// server's progress, log messages and questions about it go.
+type origin struct {
+	// key groups the origins that may be asked together: a handshake-era
+	// session's id, or a key of its own for each 2026-07-28 request.
+	key string
+	// modern: the client speaks 2026-07-28 (it is asked through
+	// input_required results, never with a request of its own).
+	modern bool
+	caps   *mcp.ClientCapabilities
+
+	mu  sync.Mutex
+	ctx context.Context // the client request's context (its stream)
+	ss  *mcp.ServerSession
+	tok any // the client's progress token, or nil
+	// park, set for a 2026-07-28 client's call to a handshake-era server,
+	// takes the server's questions to the client as input_required.
+	park *parkedCall
+	// touch, if set, is told of each progress report (a timeout that
+	// restarts on progress).
+	touch func()
+
+	// notes counts the progress reports and log messages passed on, and
+	// last is when the latest came (unix nanoseconds): see settle.
+	notes, last atomic.Int64
+}
+
+func newKey() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// newOrigin returns the origin of req, a request the gateway received.
+func newOrigin(ctx context.Context, req mcp.Request) *origin {
+	ss, _ := req.GetSession().(*mcp.ServerSession)
+	o := &origin{ctx: ctx, ss: ss}
+	o.modern = isModern(req)
+	if r, ok := req.(interface {
+		ClientCapabilities() *mcp.ClientCapabilities
+	}); ok {
+		o.caps = r.ClientCapabilities()
+	}
+	if p, ok := req.GetParams().(interface{ GetProgressToken() any }); ok {
+		o.tok = p.GetProgressToken()
+	}
+	if !o.modern && ss != nil && ss.ID() != "" {
+		o.key = "s:" + ss.ID()
+	} else {
+		o.key = "r:" + newKey()
+	}
+	return o
+}
+
+// isModern reports whether req comes from a 2026-07-28 client.
+func isModern(req mcp.Request) bool {
+	if r, ok := req.(interface{ ProtocolVersion() string }); ok {
+		if v := r.ProtocolVersion(); v != "" {
+			return v >= modernVersion
+		}
+	}
+	ss, _ := req.GetSession().(*mcp.ServerSession)
+	if ss == nil {
+		return true
+	}
+	ip := ss.InitializeParams()
+	return ip == nil || ip.ProtocolVersion >= modernVersion
+}
+
+const modernVersion = "2026-07-28"
+
+// canAsk reports whether the client can be asked what kind needs
+// ("elicitation", "sampling", "roots").
+func (o *origin) canAsk(kind string) bool {
+	c := o.caps
+	if c == nil {
+		return false
+	}
+	switch kind {
+	case "elicitation":
+		return c.Elicitation != nil
+	case "sampling":
+		return c.Sampling != nil
+	case "roots":
+		return c.RootsV2 != nil || c.Roots.ListChanged
+	}
+	return false
+}
+
+// asker reports whether the client can be asked anything.
+func (o *origin) asker() bool {
+	return o.canAsk("elicitation") || o.canAsk("sampling") || o.canAsk("roots")
+}
+
+// current returns the context and session to reach the client with now.
+func (o *origin) current() (context.Context, *mcp.ServerSession) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.ctx, o.ss
+}
+
+// rebind points o at a new request of the same call (a 2026-07-28
+// client's retry with its answers).
+func (o *origin) rebind(ctx context.Context, ss *mcp.ServerSession, tok any) {
+	o.mu.Lock()
+	o.ctx, o.ss = ctx, ss
+	if tok != nil {
+		o.tok = tok
+	}
+	o.mu.Unlock()
+}
+
+// reqCtx returns a context for a request to the client: the client
+// request's context (so that it travels on that request's stream), ended
+// also when ctx (the server's request) ends.
+func (o *origin) reqCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	octx, _ := o.current()
+	rctx, cancel := context.WithCancelCause(octx)
+	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	return rctx, func() { stop(); cancel(context.Canceled) }
+}
+
+// errCannotAsk is the answer to a server's question for a client that did
+// not declare the capability.
+type errCannotAsk struct{ kind string }
+
+func (e errCannotAsk) Error() string {
+	return fmt.Sprintf("the client did not declare the %s capability", e.kind)
+}
+
+// ask puts one question of a server to the client: as a request of its own
+// to a handshake-era client, as an input_required round to a 2026-07-28
+// one.
+func (o *origin) ask(ctx context.Context, kind string, q mcp.InputRequest) (mcp.InputResponse, error) {
+	if !o.canAsk(kind) {
+		return nil, errCannotAsk{kind}
+	}
+	o.mu.Lock()
+	park := o.park
+	o.mu.Unlock()
+	if park != nil {
+		return park.ask(ctx, q)
+	}
+	if o.modern {
+		return nil, errors.New("a 2026-07-28 client is asked only through input_required results")
+	}
+	rctx, cancel := o.reqCtx(ctx)
+	defer cancel()
+	_, ss := o.current()
+	if ss == nil {
+		return nil, errCannotAsk{kind}
+	}
+	switch p := q.(type) {
+	case *mcp.ElicitParams:
+		return ss.Elicit(rctx, p)
+	case *mcp.CreateMessageParams:
+		return ss.CreateMessage(rctx, p)
+	case *mcp.CreateMessageWithToolsParams:
+		return ss.CreateMessageWithTools(rctx, p)
+	case *mcp.ListRootsParams:
+		return ss.ListRoots(rctx, p)
+	}
+	return nil, fmt.Errorf("unknown input request %T", q)
+}
+
+// progress passes a server's progress report on to the client.
+func (o *origin) progress(p *mcp.ProgressNotificationParams) {
+	o.mu.Lock()
+	ctx, ss, tok, touch := o.ctx, o.ss, o.tok, o.touch
+	o.mu.Unlock()
+	if touch != nil {
+		touch()
+	}
+	o.noted()
+	if ss == nil || tok == nil {
+		return
+	}
+	_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: p.Progress, Total: p.Total, Message: p.Message})
+}
+
+// log passes a server's log message on to the client, at the level the
+// client asked for.
+func (o *origin) log(p *mcp.LoggingMessageParams) {
+	ctx, ss := o.current()
+	if ss == nil {
+		return
+	}
+	o.noted()
+	_ = ss.Log(ctx, p)
+}
+
+func (o *origin) noted() {
+	o.notes.Add(1)
+	o.last.Store(time.Now().UnixNano())
+}
+
+// How long settle waits for the notifications of a call after its answer.
+const (
+	settleQuiet = 20 * time.Millisecond
+	settleMax   = 200 * time.Millisecond
+)
+
+// settle waits, after a server answered a request that sent progress or
+// log messages, for those it sent just before its answer: go-sdk hands a
+// client the notifications it receives apart from the responses, so they
+// may come a little after the answer. It waits until none came for
+// settleQuiet (at most settleMax); a request that sent none does not wait.
+func (o *origin) settle() {
+	if o.notes.Load() == 0 {
+		return
+	}
+	start := time.Now()
+	for {
+		now := time.Now()
+		quiet := time.Unix(0, max(o.last.Load(), start.UnixNano())).Add(settleQuiet)
+		if !now.Before(quiet) || now.Sub(start) >= settleMax {
+			return
+		}
+		time.Sleep(min(quiet.Sub(now), settleMax-now.Sub(start)))
+	}
+}

@@ -1,0 +1,482 @@
+//lint:file-ignore SA1019 the gateway relays roots, sampling and logging, deprecated in 2026-07-28 but alive in the handshake era it serves
+
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// upstream is one server behind the gateway: its client (one connection,
+// shared by every client of the gateway), what it lists, and the calls in
+// flight on it.
+type upstream struct {
+	g       *Gateway
+	name    string
+	prefix  string // the server's own prefix ("prefix" in its config entry)
+	client  *mcpadapter.Client
+	adapter *mcpadapter.Adapter // the server's tools, named and shaped
+	lane    *lane
+	sem     chan struct{} // tool calls in flight; nil means no cap
+	kick    chan struct{} // a list changed: list again (buffered)
+	// announced holds the lists the server said changed since the last
+	// listing (changedTools, ...).
+	announced atomic.Uint32
+
+	mu     sync.Mutex
+	up     bool
+	err    error // why the server is down
+	info   *mcpadapter.ServerInfo
+	caps   *mcp.ServerCapabilities
+	modern bool // the connection speaks 2026-07-28
+	subs   map[string]int
+}
+
+// newUpstream builds the client of s, with the gateway's handlers.
+func newUpstream(g *Gateway, s Server, prefix mcpadapter.PrefixMode) (*upstream, error) {
+	u := &upstream{g: g, name: s.Name, lane: newLane(), kick: make(chan struct{}, 1), subs: make(map[string]int)}
+	if s.Config != nil {
+		u.prefix = s.Config.Prefix
+	}
+	if tr := g.opts.Transforms[s.Name]; tr != nil && tr.Prefix != "" {
+		u.prefix = tr.Prefix
+	}
+	if n := g.opts.maxCallsPerServer(); n > 0 {
+		u.sem = make(chan struct{}, n)
+	}
+	var co mcpadapter.ClientOptions
+	if g.opts.Client != nil {
+		co = *g.opts.Client
+	}
+	co.Name = s.Name
+	if co.Logger == nil {
+		co.Logger = g.log
+	}
+	co.LogHandler = u.onLog
+	co.ProgressHandler = g.onProgress
+	co.SamplingHandler = u.onSample
+	co.ElicitationHandler = u.onElicit
+	co.RootsHandler = u.onRoots
+	co.Roots = nil
+	co.MessageHandler = u.onMessage
+	co.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { u.changed(changedTools) }
+	co.Relay = true
+	var grp *mcpadapter.Group
+	var err error
+	if s.Config != nil {
+		grp, err = mcpadapter.NewGroup(&mcpadapter.Config{Servers: []*mcpadapter.ServerConfig{s.Config}}, &co)
+	} else {
+		var c *mcpadapter.Client
+		if c, err = mcpadapter.NewClient(s.Target, &co); err == nil {
+			grp, err = mcpadapter.GroupOf(c)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("server %q: %w", s.Name, err)
+	}
+	u.client = grp.Clients()[0]
+	ao := &mcpadapter.Options{Prefix: prefix, ToolFilter: g.opts.ToolFilter}
+	if tr := g.opts.Transforms[s.Name]; tr != nil {
+		ao.Transforms = map[string]*mcpadapter.ServerTransform{s.Name: tr}
+	}
+	if u.adapter, err = mcpadapter.New(grp, ao); err != nil {
+		return nil, fmt.Errorf("server %q: %w", s.Name, err)
+	}
+	return u, nil
+}
+
+// changed records that the server announced a change of the lists in
+// bits, and asks for a listing.
+func (u *upstream) changed(bits uint32) {
+	u.announced.Or(bits)
+	u.relistSoon()
+}
+
+// relistSoon asks the supervisor to list the server again.
+func (u *upstream) relistSoon() {
+	select {
+	case u.kick <- struct{}{}:
+	default:
+	}
+}
+
+// run keeps the server connected and its lists published until ctx ends:
+// it connects, lists, waits for the connection to end or a list to change,
+// and after a failure tries again with a growing pause (at most 30 s).
+// A stdio server whose process ended is reported down before it is
+// started again; an HTTP session that ended is made again at once, and
+// reported only if that fails. ready is called after the first attempt,
+// whatever its outcome.
+func (u *upstream) run(ctx context.Context, ready func()) {
+	fails := 0
+	var prev *mcp.ClientSession // the session that ended last
+	quick := 0
+	for ctx.Err() == nil {
+		cs, err := u.connect(ctx, prev)
+		if err == nil {
+			err = u.relist(ctx)
+		}
+		if ready != nil {
+			ready()
+			ready = nil
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			if prev != nil && quick > 0 {
+				// An HTTP session just ended: a new one may be lost too
+				// (the server restarting); try again at once a few times
+				// before saying the server is down.
+				quick--
+				if !sleep(ctx, 50*time.Millisecond) {
+					return
+				}
+				continue
+			}
+			u.setDown(err)
+			_ = u.client.Close()
+			fails++
+			if !sleep(ctx, backoff(fails)) {
+				return
+			}
+			continue
+		}
+		fails = 0
+		if !u.watch(ctx, cs) {
+			return
+		}
+		prev, quick = cs, 3
+		if u.transport() == "stdio" {
+			u.setDown(errors.New("its process exited"))
+			if !sleep(ctx, 100*time.Millisecond) {
+				return
+			}
+		}
+	}
+}
+
+// watch waits for the connection to end (true) or ctx to end (false),
+// listing the server again when it announces a change.
+func (u *upstream) watch(ctx context.Context, cs *mcp.ClientSession) bool {
+	ended := make(chan struct{})
+	go func() { _ = cs.Wait(); close(ended) }()
+	for {
+		select {
+		case <-ended:
+			return true
+		case <-u.kick:
+			if err := u.relist(ctx); err != nil && ctx.Err() == nil {
+				u.g.event(Event{Kind: ServerProblem, Server: u.name, Err: fmt.Errorf("listing again after a change: %w", err)})
+			}
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+func (u *upstream) transport() string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.info == nil {
+		return ""
+	}
+	return u.info.Transport
+}
+
+func backoff(fails int) time.Duration {
+	d := 500 * time.Millisecond << min(fails-1, 6)
+	return min(d, 30*time.Second)
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// connect connects (or reconnects) the server and learns what it offers.
+// prev, if not nil, is a session that has ended.
+func (u *upstream) connect(ctx context.Context, prev *mcp.ClientSession) (*mcp.ClientSession, error) {
+	cs, err := u.session(ctx, prev)
+	if err != nil {
+		return nil, err
+	}
+	info, err := u.client.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var caps *mcp.ServerCapabilities
+	if ir := cs.InitializeResult(); ir != nil {
+		caps = ir.Capabilities
+	}
+	modern := info.Era == mcpadapter.EraDiscover
+	if !modern && caps != nil && caps.Logging != nil {
+		// Every message comes to the gateway; each client session gets
+		// those at its own level (go-sdk's ServerSession.Log).
+		_ = cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"})
+	}
+	u.mu.Lock()
+	u.info, u.caps, u.modern = info, caps, modern
+	subs := make([]string, 0, len(u.subs))
+	for uri := range u.subs {
+		subs = append(subs, uri)
+	}
+	u.mu.Unlock()
+	for _, uri := range subs { // resubscribe on a new connection
+		_ = cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
+	}
+	return cs, nil
+}
+
+// session returns the client's live session, connecting if needed. prev,
+// if not nil, is a session that has ended: the client learns that on its
+// own an instant after, so session waits (a little) for one that is not
+// prev.
+func (u *upstream) session(ctx context.Context, prev *mcp.ClientSession) (*mcp.ClientSession, error) {
+	for i := 0; ; i++ {
+		cs, err := u.client.Session(ctx)
+		if err != nil || cs != prev || i == 100 {
+			return cs, err
+		}
+		if !sleep(ctx, 10*time.Millisecond) {
+			return nil, context.Cause(ctx)
+		}
+	}
+}
+
+// relist lists everything the server offers and publishes it.
+func (u *upstream) relist(ctx context.Context) error {
+	announced := u.announced.Swap(0)
+	tools, err := u.adapter.Tools(ctx)
+	if err != nil {
+		return err
+	}
+	l := &listing{tools: tools}
+	u.mu.Lock()
+	caps := u.caps
+	u.mu.Unlock()
+	if caps == nil || caps.Prompts != nil {
+		if l.prompts, err = u.client.ListPrompts(ctx); err != nil && caps != nil {
+			return fmt.Errorf("prompts/list: %w", err)
+		}
+	}
+	if caps == nil || caps.Resources != nil {
+		if l.resources, err = u.client.ListResources(ctx); err != nil && caps != nil {
+			return fmt.Errorf("resources/list: %w", err)
+		}
+		if l.templates, err = u.client.ListResourceTemplates(ctx); err != nil && caps != nil {
+			return fmt.Errorf("resources/templates/list: %w", err)
+		}
+	}
+	u.mu.Lock()
+	first := !u.up
+	u.up, u.err = true, nil
+	info := u.info
+	u.mu.Unlock()
+	u.g.cat.publish(u, l, announced)
+	if first {
+		u.g.event(Event{Kind: ServerUp, Server: u.name, Info: info})
+	}
+	return nil
+}
+
+// setDown marks the server down: its items leave the catalog.
+func (u *upstream) setDown(err error) {
+	u.mu.Lock()
+	was := u.up || u.err == nil
+	u.up, u.err = false, err
+	u.mu.Unlock()
+	u.g.cat.publish(u, nil, 0)
+	if was {
+		u.g.event(Event{Kind: ServerDown, Server: u.name, Err: err})
+	}
+}
+
+// status returns whether the server is up, and why not.
+func (u *upstream) status() (bool, *mcpadapter.ServerInfo, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.up, u.info, u.err
+}
+
+func (u *upstream) isModern() bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.modern
+}
+
+// do runs fn on the server's session for o's request, with the request
+// recorded in flight (for attribution), and again once on a new session
+// when the server had lost the first (it never saw the request), or when
+// idempotent and the connection was closed before the answer.
+func (u *upstream) do(ctx context.Context, o *origin, idempotent bool, fn func(context.Context, *mcp.ClientSession) error) error {
+	if up, _, err := u.status(); !up {
+		return &unavailableError{server: u.name, err: err}
+	}
+	f := &flight{o: o, asker: o.asker()}
+	if u.isModern() {
+		// A 2026-07-28 server's questions come back in its results:
+		// the lane only attributes its log messages.
+		f.asker = false
+		u.lane.mu.Lock()
+		u.lane.flights[f] = struct{}{}
+		u.lane.mu.Unlock()
+	} else if err := u.lane.enter(ctx, f); err != nil {
+		return err
+	}
+	defer u.lane.leave(f)
+	var prev *mcp.ClientSession
+	for attempt := 0; ; attempt++ {
+		cs, err := u.session(ctx, prev)
+		if err != nil {
+			return &unavailableError{server: u.name, err: err}
+		}
+		prev = cs
+		err = fn(ctx, cs)
+		if err == nil || attempt > 0 || ctx.Err() != nil {
+			return u.wrapErr(err)
+		}
+		if sessionLost(err) || idempotent && errors.Is(err, mcp.ErrConnectionClosed) {
+			u.g.log.Info("the server lost the session; trying again on a new one", "server", u.name)
+			waitEnded(ctx, cs)
+			continue
+		}
+		return u.wrapErr(err)
+	}
+}
+
+// sessionLost reports whether err says the server did not know the
+// session a request was sent on (HTTP 404): it never saw the request.
+// go-sdk reports it as ErrSessionMissing, or in words inside a
+// "connection closed" error.
+func sessionLost(err error) bool {
+	return errors.Is(err, mcp.ErrSessionMissing) || strings.Contains(err.Error(), mcp.ErrSessionMissing.Error())
+}
+
+// waitEnded waits, briefly, for a session go-sdk is closing to end, so
+// that the next request connects anew.
+func waitEnded(ctx context.Context, cs *mcp.ClientSession) {
+	done := make(chan struct{})
+	go func() { _ = cs.Wait(); close(done) }()
+	t := time.NewTimer(2 * time.Second)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// wrapErr names the server in a failure to reach it; the server's own
+// JSON-RPC errors pass unchanged.
+func (u *upstream) wrapErr(err error) error {
+	if err == nil || isWireError(err) {
+		return err
+	}
+	if errors.Is(err, mcp.ErrConnectionClosed) || sessionLost(err) {
+		u.relistSoon()
+		return &unavailableError{server: u.name, err: err}
+	}
+	return err
+}
+
+// onElicit, onSample and onRoots take a handshake-era server's questions
+// to the client whose request they are for.
+func (u *upstream) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	o, err := u.lane.attribute()
+	if err != nil {
+		u.g.log.Warn("refused a server's elicitation", "server", u.name, "reason", err)
+		return nil, err
+	}
+	resp, err := o.ask(ctx, "elicitation", req.Params)
+	if err != nil {
+		return nil, err
+	}
+	r, ok := resp.(*mcp.ElicitResult)
+	if !ok {
+		return nil, fmt.Errorf("the client answered an elicitation with %T", resp)
+	}
+	return r, nil
+}
+
+func (u *upstream) onSample(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	o, err := u.lane.attribute()
+	if err != nil {
+		u.g.log.Warn("refused a server's sampling request", "server", u.name, "reason", err)
+		return nil, err
+	}
+	resp, err := o.ask(ctx, "sampling", req.Params)
+	if err != nil {
+		return nil, err
+	}
+	return samplingResult(resp)
+}
+
+func (u *upstream) onRoots(ctx context.Context, req *mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
+	o, err := u.lane.attribute()
+	if err != nil || !o.canAsk("roots") {
+		return &mcp.ListRootsResult{Roots: append([]*mcp.Root{}, u.g.opts.Roots...)}, nil
+	}
+	resp, err := o.ask(ctx, "roots", &mcp.ListRootsParams{})
+	if err != nil {
+		return nil, err
+	}
+	r, ok := resp.(*mcp.ListRootsResult)
+	if !ok {
+		return nil, fmt.Errorf("the client answered roots/list with %T", resp)
+	}
+	return r, nil
+}
+
+// onLog passes a server's log message to the client whose request it is
+// for, or to the gateway's log.
+func (u *upstream) onLog(ctx context.Context, req *mcp.LoggingMessageRequest) {
+	p := *req.Params
+	if p.Logger == "" {
+		p.Logger = u.name
+	}
+	if o := u.lane.attributeLog(); o != nil {
+		o.log(&p)
+		return
+	}
+	level := slog.LevelInfo
+	switch p.Level {
+	case "debug":
+		level = slog.LevelDebug
+	case "warning":
+		level = slog.LevelWarn
+	case "error", "critical", "alert", "emergency":
+		level = slog.LevelError
+	}
+	u.g.log.Log(ctx, level, "server log", "server", u.name, "logger", p.Logger, "data", p.Data)
+}
+
+// onMessage watches the server's notifications the client options have no
+// handler for: prompt and resource list changes, resource updates.
+func (u *upstream) onMessage(ctx context.Context, method string, req mcp.Request) {
+	switch method {
+	case "notifications/prompts/list_changed":
+		u.changed(changedPrompts)
+	case "notifications/resources/list_changed":
+		u.changed(changedResources)
+	case "notifications/resources/updated":
+		if p, ok := req.GetParams().(*mcp.ResourceUpdatedNotificationParams); ok && p != nil {
+			_ = u.g.server.ResourceUpdated(context.WithoutCancel(ctx), &mcp.ResourceUpdatedNotificationParams{URI: p.URI})
+		}
+	}
+}
