@@ -310,6 +310,7 @@ var imports = map[string]string{
 	"llms":        "github.com/tmc/langchaingo/llms",
 
 	"mcpotel":    "github.com/mcpadapter/mcpadapter/otel",
+	"gateway":    "github.com/mcpadapter/mcpadapter/gateway",
 	"trace":      "go.opentelemetry.io/otel/trace",
 	"metric":     "go.opentelemetry.io/otel/metric",
 	"redisstore": "github.com/mcpadapter/mcpadapter/redisstore",
