@@ -4,6 +4,7 @@ go 1.25.0
 
 require (
 	github.com/mcpadapter/mcpadapter v0.1.0
+	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/tmc/langchaingo v0.1.14
 )
 
@@ -11,7 +12,6 @@ require (
 	github.com/dlclark/regexp2 v1.10.0 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/google/uuid v1.6.0 // indirect
-	github.com/modelcontextprotocol/go-sdk v1.8.0 // indirect
 	github.com/pkoukk/tiktoken-go v0.1.6 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect

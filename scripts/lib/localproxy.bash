@@ -13,15 +13,26 @@
 #              -trimpath: builds are cached whatever the cache's path)
 #   GOWORK     off
 #
-# The caller removes $LOCALPROXY_DIR (localproxy_cleanup).
+# With MCPADAPTER_LOCALPROXY set to a directory (.ci/run does), the proxy
+# and the module cache made there are shared by every script of the run,
+# and left for the caller to remove; otherwise localproxy_cleanup removes
+# $LOCALPROXY_DIR.
 
 localproxy_setup() {
 	local rev="${1:-HEAD}" cache goproxy goflags
 	cache="$(go env GOMODCACHE)"
 	goproxy="$(go env GOPROXY)"
 	goflags="$(go env GOFLAGS)"
-	LOCALPROXY_DIR="$(mktemp -d "${TMPDIR:-/tmp}/mcpadapter-proxy.XXXXXX")"
-	go run ./internal/tools/cmd/modproxy -rev "$rev" -out "$LOCALPROXY_DIR/proxy" >/dev/null
+	if [[ -n "${MCPADAPTER_LOCALPROXY:-}" ]]; then
+		LOCALPROXY_DIR="$MCPADAPTER_LOCALPROXY"
+		LOCALPROXY_SHARED=true
+	else
+		LOCALPROXY_DIR="$(mktemp -d "${TMPDIR:-/tmp}/mcpadapter-proxy.XXXXXX")"
+		LOCALPROXY_SHARED=false
+	fi
+	if [[ ! -d "$LOCALPROXY_DIR/proxy" ]]; then
+		go run ./internal/tools/cmd/modproxy -rev "$rev" -out "$LOCALPROXY_DIR/proxy" >/dev/null
+	fi
 	export GOPROXY="file://$LOCALPROXY_DIR/proxy,file://$cache/cache/download,$goproxy"
 	export GONOSUMDB="github.com/mcpadapter/mcpadapter${GONOSUMDB:+,$GONOSUMDB}"
 	export GOMODCACHE="$LOCALPROXY_DIR/modcache"
@@ -30,7 +41,7 @@ localproxy_setup() {
 }
 
 localproxy_cleanup() {
-	if [[ -n "${LOCALPROXY_DIR:-}" ]]; then
+	if [[ -n "${LOCALPROXY_DIR:-}" && "${LOCALPROXY_SHARED:-false}" == false ]]; then
 		chmod -R u+w "$LOCALPROXY_DIR" 2>/dev/null || true
 		rm -rf "$LOCALPROXY_DIR"
 	fi
