@@ -1,6 +1,6 @@
 module github.com/mcpadapter/mcpadapter/cmd/mcpadapter/mcpadapter-agent
 
-go 1.25.0
+go 1.26.0
 
 require (
 	github.com/cloudwego/eino v0.7.36
