@@ -61,34 +61,47 @@ type toolCall struct {
 	timeouts  callTimeouts     // this call's own limits (CallOptions)
 	task      TaskMode         // CallOptions.Task
 	onTask    func(TaskHandle) // CallOptions.OnTask
+
+	// What a pending call keeps to make the call's next rounds (interrupt.go).
+	modelArgs json.RawMessage // the arguments as the model sent them
+	shaped    bool            // the tool transforms its arguments
+	settings  *CallSettings   // the plain-data CallOptions
+	principal string          // CallIdentity.Principal
+	run       string          // RunFrom
+	protocol  string          // the protocol version of the connection, once known
 }
 
 // CallTool calls the tool the server knows as name with args, a JSON object
 // (empty means {}); opts may be nil. See Tool.Call for what it returns.
 func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage, opts *CallOptions) (*Result, error) {
-	return c.call(ctx, name, name, args, opts)
+	return c.call(ctx, name, name, args, nil, opts)
 }
 
 // call is where every tool call starts. Arguments that are not one JSON
 // object are answered with an error result the model can read, without
 // asking the server. The call then goes the way chosen when the client was
 // built: callDirect, or callInterruptible for an ElicitInterrupt client.
-func (c *Client) call(ctx context.Context, tool, modelName string, args json.RawMessage, opts *CallOptions) (*Result, error) {
-	args = bytes.TrimSpace(args)
-	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
-		args = json.RawMessage("{}")
+func (c *Client) call(ctx context.Context, tool, modelName string, modelArgs json.RawMessage, plan *argPlan, opts *CallOptions) (*Result, error) {
+	modelArgs = bytes.TrimSpace(modelArgs)
+	if len(modelArgs) == 0 || bytes.Equal(modelArgs, []byte("null")) {
+		modelArgs = json.RawMessage("{}")
 	}
+	args := plan.wire(modelArgs)
 	if err := checkArguments(args); err != nil {
 		return errorResult(fmt.Sprintf("Invalid arguments for tool %q: %v. Send a JSON object that matches the tool's input schema.", tool, err)), nil
 	}
 	if err := CallIdentityFrom(ctx).check(); err != nil {
 		return nil, err
 	}
-	tc := &toolCall{tool: tool, modelName: modelName, args: args}
+	tc := &toolCall{tool: tool, modelName: modelName, args: args, modelArgs: modelArgs, shaped: plan != nil}
 	if opts != nil {
 		tc.progress, tc.meta = opts.Progress, opts.Meta
 		tc.timeouts = opts.timeouts()
 		tc.task, tc.onTask = opts.Task, opts.OnTask
+	}
+	if c.interrupt != nil {
+		tc.settings = opts.settings()
+		tc.principal, tc.run = principalOf(ctx), RunFrom(ctx)
 	}
 	tc.meta = callMeta(ctx, tc.meta)
 	return c.observedCall(ctx, tc)

@@ -308,6 +308,10 @@ func (c *Client) Close() error {
 	for _, r := range retiring {
 		_ = r.close(c.opts.closeGrace())
 	}
+	if c.oauthFlow != nil && c.interrupt == nil {
+		// An interrupt clone shares this Client's flow; this one closes it.
+		c.oauthFlow.close()
+	}
 	if ht != nil {
 		ht.CloseIdleConnections()
 		// Responses still draining (wire.DrainGrace) leave their

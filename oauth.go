@@ -73,6 +73,9 @@ type OAuth struct {
 	// DPoPKey, if set, binds tokens to this key (DPoP, RFC 9449): a proof
 	// with each token request and, for a token issued as DPoP, with each
 	// request to the server. See NewDPoPKey and ClientCredentials.
+	// Processes sharing a Store need the same key: a public client's
+	// tokens, refresh tokens included, work only with the key they were
+	// issued to.
 	DPoPKey crypto.Signer
 }
 
@@ -155,6 +158,14 @@ func newOAuthHandler(o *OAuth, server, resource string, hc *http.Client, log *sl
 // before the first sign-in.
 func (h *oauthHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
 	return h.flow.TokenSource(ctx)
+}
+
+// close ends the handler's background saves of a token the shared store
+// could not take, after one last try.
+func (h *oauthHandler) close() {
+	if f, ok := h.flow.(*oauthflow.Handler); ok {
+		f.Close()
+	}
 }
 
 // Authorize signs in after a 401, or a 403 asking for more scopes.

@@ -62,8 +62,12 @@ type StoredToken struct {
 	AuthStyle    oauth2.AuthStyle `json:"auth_style,omitempty"`
 	// DPoPThumbprint is the JWK SHA-256 thumbprint (RFC 7638) of the DPoP
 	// key the token is bound to (OAuth.DPoPKey); empty for a bearer
-	// token. A bound token is used only by a client with the same key;
-	// another client refreshes it with its own key's proof.
+	// token. A bound token is used only by a client with the same key.
+	// A confidential client (with a ClientSecret) with another key
+	// refreshes it with its own key's proof; a public client's refresh
+	// token is bound to the key too (RFC 9449, section 5), so a client
+	// with another key signs in again. Give every process that shares a
+	// token store the same DPoPKey.
 	DPoPThumbprint string `json:"dpop_jkt,omitempty"`
 }
 

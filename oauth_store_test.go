@@ -2,6 +2,7 @@ package mcpadapter_test
 
 import (
 	"context"
+	"crypto"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -44,20 +45,42 @@ func dpopSince(t *testing.T, as *testauth.Server, from int) {
 
 // TestDPoPTokenAfterRestart: a DPoP-bound token kept in a file is sent as
 // DPoP by the next process with the same key, without a new sign-in. A
-// process with another key cannot use it: it refreshes it with its own
-// key's proof (the authorization server binds the new token to that key),
-// still without asking the user.
+// process with another key cannot use it. The authorization server binds
+// a public client's refresh token to the key (RFC 9449, section 5), so
+// that process signs in again without first sending a refresh bound to
+// fail; a confidential client's refresh token is bound to its secret, so
+// that process refreshes it with its own key's proof.
 func TestDPoPTokenAfterRestart(t *testing.T) {
 	t.Parallel()
+	for _, confidential := range []bool{false, true} {
+		t.Run(map[bool]string{false: "public", true: "confidential"}[confidential], func(t *testing.T) {
+			t.Parallel()
+			testDPoPTokenAfterRestart(t, confidential)
+		})
+	}
+}
+
+func testDPoPTokenAfterRestart(t *testing.T, confidential bool) {
 	ctx := testCtx(t)
-	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{}), DPoP: true})
+	opts := testauth.Options{MCP: testserver.New(testserver.Options{}), DPoP: true}
+	if confidential {
+		opts.ClientID, opts.ClientSecret = "svc", "svc-secret"
+	}
+	as := testauth.Start(t, opts)
 	path := filepath.Join(t.TempDir(), "tokens.json")
+	user := &browser{}
+	withKey := func(key crypto.Signer) *mcpadapter.OAuth {
+		o := &mcpadapter.OAuth{OpenURL: user.open, Store: mcpadapter.NewFileTokenStore(path), DPoPKey: key}
+		if confidential {
+			o.ClientID, o.ClientSecret, o.Issuer = opts.ClientID, opts.ClientSecret, as.URL
+		}
+		return o
+	}
 	key, err := mcpadapter.NewDPoPKey()
 	if err != nil {
 		t.Fatal(err)
 	}
-	user := &browser{}
-	if _, err := oauthClient(t, as.MCPURL, &mcpadapter.OAuth{OpenURL: user.open, Store: mcpadapter.NewFileTokenStore(path), DPoPKey: key}, nil).Tools(ctx); err != nil {
+	if _, err := oauthClient(t, as.MCPURL, withKey(key), nil).Tools(ctx); err != nil {
 		t.Fatal(err)
 	}
 	st, err := mcpadapter.NewFileTokenStore(path).Load(ctx, as.MCPURL)
@@ -67,7 +90,7 @@ func TestDPoPTokenAfterRestart(t *testing.T) {
 
 	// A restart: same key, same file.
 	from := len(as.AuthorizationHeaders())
-	if _, err := oauthClient(t, as.MCPURL, &mcpadapter.OAuth{OpenURL: user.open, Store: mcpadapter.NewFileTokenStore(path), DPoPKey: key}, nil).Tools(ctx); err != nil {
+	if _, err := oauthClient(t, as.MCPURL, withKey(key), nil).Tools(ctx); err != nil {
 		t.Fatal(err)
 	}
 	dpopSince(t, as, from)
@@ -75,21 +98,37 @@ func TestDPoPTokenAfterRestart(t *testing.T) {
 		t.Errorf("after a restart: user sent %d times, counts %+v; want 1 sign-in, no refresh", user.count(), c)
 	}
 
-	// Another key: the stored token is refreshed with this key's proof.
+	// Another key.
 	other, err := mcpadapter.NewDPoPKey()
 	if err != nil {
 		t.Fatal(err)
 	}
 	from = len(as.AuthorizationHeaders())
-	if _, err := oauthClient(t, as.MCPURL, &mcpadapter.OAuth{OpenURL: user.open, Store: mcpadapter.NewFileTokenStore(path), DPoPKey: other}, nil).Tools(ctx); err != nil {
+	if _, err := oauthClient(t, as.MCPURL, withKey(other), nil).Tools(ctx); err != nil {
 		t.Fatal(err)
 	}
-	dpopSince(t, as, from)
-	if c := as.Counts(); user.count() != 1 || c.Authorizations != 1 || c.Refreshes != 1 {
-		t.Errorf("with another key: user sent %d times, counts %+v; want 1 sign-in, 1 refresh", user.count(), c)
+	if confidential {
+		dpopSince(t, as, from)
+	} else {
+		// No token to send until the sign-in; then DPoP.
+		hs := as.AuthorizationHeaders()[from:]
+		for len(hs) > 0 && hs[0] == "" {
+			hs = hs[1:]
+		}
+		dpopSince(t, as, len(as.AuthorizationHeaders())-len(hs))
+	}
+	c := as.Counts()
+	if c.WrongKeyRefreshes != 0 {
+		t.Errorf("%d refreshes of the token with another key's proof: refused by the server, want none sent", c.WrongKeyRefreshes)
+	}
+	switch {
+	case confidential && (user.count() != 1 || c.Authorizations != 1 || c.Refreshes != 1):
+		t.Errorf("confidential client, another key: user sent %d times, counts %+v; want 1 sign-in, 1 refresh", user.count(), c)
+	case !confidential && (user.count() != 2 || c.Authorizations != 2 || c.Refreshes != 0):
+		t.Errorf("public client, another key: user sent %d times, counts %+v; want a second sign-in and no refresh", user.count(), c)
 	}
 	if now, _ := mcpadapter.NewFileTokenStore(path).Load(ctx, as.MCPURL); now == nil || now.DPoPThumbprint == st.DPoPThumbprint || now.DPoPThumbprint == "" {
-		t.Errorf("after the refresh with another key, the stored thumbprint is %v", now)
+		t.Errorf("after the other key's token, the stored thumbprint is %v", now)
 	}
 }
 

@@ -108,6 +108,9 @@ type TaskHandle struct {
 	TaskID string `json:"taskId"`
 	// Protocol is the task protocol the server spoke.
 	Protocol TaskProtocol `json:"protocol"`
+	// Principal is the CallIdentity.Principal the task was started for:
+	// ResumeTask refuses it for another.
+	Principal string `json:"principal,omitempty"`
 }
 
 // TaskStatus is the state of a task.

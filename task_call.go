@@ -64,7 +64,7 @@ func (c *Client) startTask(ctx context.Context, tc *toolCall) (*Result, error) {
 		}
 		return convertResult(c.name, tc.tool, reply)
 	}
-	h := &TaskHandle{Server: c.name, Tool: tc.tool, ModelTool: tc.modelName, TaskID: st.TaskID, Protocol: proto}
+	h := &TaskHandle{Server: c.name, Tool: tc.tool, ModelTool: tc.modelName, TaskID: st.TaskID, Protocol: proto, Principal: principalOf(ctx)}
 	return c.followTask(ctx, tc, h, st) // a ctx that ended cancels the task at once
 }
 
@@ -140,7 +140,7 @@ func (c *Client) taskReply(ctx context.Context, tc *toolCall, reply *callReply) 
 	if err != nil {
 		return nil, &ContentError{Server: c.name, Tool: tc.tool, Index: -1, Err: err}, true
 	}
-	h := &TaskHandle{Server: c.name, Tool: tc.tool, ModelTool: tc.modelName, TaskID: st.TaskID, Protocol: proto}
+	h := &TaskHandle{Server: c.name, Tool: tc.tool, ModelTool: tc.modelName, TaskID: st.TaskID, Protocol: proto, Principal: principalOf(ctx)}
 	res, err = c.followTask(ctx, tc, h, st)
 	return res, err, true
 }
@@ -160,8 +160,12 @@ func (c *Client) ResumeTask(ctx context.Context, h TaskHandle, opts *CallOptions
 	if h.Server != "" && h.Server != c.name {
 		return nil, fmt.Errorf("mcpadapter: ResumeTask: the task runs on server %q, this client reaches %q", h.Server, c.name)
 	}
+	if p := principalOf(ctx); p != h.Principal {
+		return nil, &ResumeDeniedError{Server: h.Server, Tool: h.Tool, Reason: DeniedPrincipal,
+			Detail: fmt.Sprintf("the task was started for principal %q, the context is for %q", h.Principal, p)}
+	}
 	h.Server = c.name
-	tc := &toolCall{tool: h.Tool, modelName: h.ModelTool}
+	tc := &toolCall{tool: h.Tool, modelName: h.ModelTool, principal: h.Principal}
 	if opts != nil {
 		tc.progress, tc.meta, tc.task = opts.Progress, opts.Meta, opts.Task
 	}

@@ -123,8 +123,9 @@ func (c *Client) taskInput(ctx context.Context, tc *toolCall, h *TaskHandle, st 
 			return res, nil, err, true
 		}
 		task := *h
-		return nil, nil, &InputRequiredError{Pending: &PendingCall{Server: h.Server, Tool: h.Tool, ModelTool: h.ModelTool,
-			Arguments: tc.args, Requests: asks, RequestState: st.RequestState, Task: &task}}, true
+		pc := c.pendingFor(tc, 0)
+		pc.Requests, pc.RequestState, pc.Task = asks, st.RequestState, &task
+		return nil, nil, &InputRequiredError{Pending: pc}, true
 	}
 	if err := c.updateTask(ctx, h, responses, st.RequestState); err != nil {
 		res, err := c.taskEnded(ctx, h, "tasks/update", err)

@@ -97,7 +97,7 @@ func (t *Tool) CallWith(ctx context.Context, args json.RawMessage, opts *CallOpt
 		}
 		opts = &o
 	}
-	res, err := t.client.call(ctx, t.OriginalName, t.Name, t.args.wire(args), opts)
+	res, err := t.client.call(ctx, t.OriginalName, t.Name, args, t.args, opts)
 	res, err = t.softened(ctx, res, err)
 	return t.limited(t.ifRemoved(ctx, res, err))
 }

@@ -164,7 +164,7 @@ func execAgain(ctx context.Context, pool *pgxpool.Pool, sql string, args ...any)
 func connectionError(err error) bool {
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) {
-		return !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+		return !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, pgx.ErrNoRows)
 	}
 	return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
 }
@@ -185,8 +185,10 @@ func fitKey(k string) string {
 	if len(k) <= maxKey {
 		return k
 	}
+	// At most utf8.UTFMax-1 bytes back: a key that is not UTF-8 is cut
+	// anywhere, and the stored key stays longer than maxKey.
 	cut := keepKey
-	for cut > 0 && !utf8.RuneStart(k[cut]) {
+	for cut > keepKey-utf8.UTFMax+1 && !utf8.RuneStart(k[cut]) {
 		cut--
 	}
 	sum := sha256.Sum256([]byte(k))

@@ -109,6 +109,11 @@ func TestLockReplyLost(t *testing.T) {
 	if err := s.Save(ctx, url, token("at-0", "rt-0")); err != nil {
 		t.Fatal(err)
 	}
+	// Redis has the scripts already (as after any earlier refresh): the
+	// reply dropped is the lock's, not a NOSCRIPT answer to its EVALSHA.
+	if err := s.Update(ctx, "warm-up", (&refresher{}).fn); err != nil {
+		t.Fatal(err)
+	}
 	p.DropNext(1)
 	r := &refresher{}
 	uctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -134,6 +139,11 @@ func TestSaveReplyLost(t *testing.T) {
 	s := tokenStore(t, rdb, redisstore.TokenOptions{Options: redisstore.Options{Timeout: 300 * time.Millisecond}})
 	const url = "http://127.0.0.1:1/mcp"
 	if err := s.Save(ctx, url, token("at-0", "rt-0")); err != nil {
+		t.Fatal(err)
+	}
+	// Redis has the scripts already: the reply dropped is the save's, not
+	// a NOSCRIPT answer to its EVALSHA.
+	if err := s.Update(ctx, "warm-up", (&refresher{}).fn); err != nil {
 		t.Fatal(err)
 	}
 	r := &refresher{onRefresh: func(context.Context) { p.DropNext(1) }}

@@ -39,6 +39,7 @@ type Handler struct {
 	hc    *http.Client
 	log   *slog.Logger
 	store Store
+	bg    *background // saves its token sources retry on their own
 
 	flow sync.Mutex // held for a whole sign-in
 
@@ -53,7 +54,7 @@ var _ auth.OAuthHandler = (*Handler)(nil)
 
 // NewHandler returns a Handler for cfg. It sends nothing until asked.
 func NewHandler(cfg Config) *Handler {
-	h := &Handler{cfg: cfg, hc: cfg.HTTPClient, log: cfg.Logger, store: cfg.Store}
+	h := &Handler{cfg: cfg, hc: cfg.HTTPClient, log: cfg.Logger, store: cfg.Store, bg: newBackground()}
 	if h.hc == nil {
 		h.hc = http.DefaultClient
 	}
@@ -65,6 +66,12 @@ func NewHandler(cfg Config) *Handler {
 	}
 	return h
 }
+
+// Close ends the saves of tokens kept in memory that the handler retries
+// on its own (a token the shared store could not take), each after one
+// last try bounded by a few seconds, and waits for them. The Handler
+// stays usable.
+func (h *Handler) Close() { h.bg.close() }
 
 // TokenSource returns the token source for outgoing requests, or nil
 // before the first sign-in. The first call reads the token store.
@@ -92,9 +99,14 @@ func (h *Handler) loadLocked(ctx context.Context) {
 	if st == nil || st.Token == nil || st.TokenURL == "" {
 		return
 	}
+	tok := st.usable(h.cfg.DPoP)
+	if tok == nil {
+		h.log.Warn("the stored OAuth token is bound to another DPoP key; signing in again")
+		return
+	}
 	oc := st.config()
 	h.gen++
-	h.ts = h.source(context.Background(), oc, st.usable(h.cfg.DPoP), h.gen, false)
+	h.ts = h.source(context.Background(), oc, tok, h.gen, false)
 	h.scopes = st.Scopes
 }
 
@@ -267,7 +279,7 @@ func (h *Handler) open(ctx context.Context, authURL string) error {
 // client for refreshes, if it has one.
 func (h *Handler) source(ctx context.Context, oc *oauth2.Config, tok *oauth2.Token, gen uint64, unsaved bool) oauth2.TokenSource {
 	if u, ok := h.store.(Updater); ok {
-		return newSharedRefresher(u, h.cfg.Resource, oc, h.hc, h.cfg.DPoP, h.log, tok, unsaved)
+		return newSharedRefresher(u, h.cfg.Resource, oc, h.hc, h.cfg.DPoP, h.log, h.bg, tok, unsaved)
 	}
 	if _, ok := ctx.Value(oauth2.HTTPClient).(*http.Client); !ok {
 		ctx = context.WithValue(ctx, oauth2.HTTPClient, h.hc)

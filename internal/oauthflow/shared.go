@@ -40,9 +40,9 @@ var ErrTokenChanged = errors.New("the stored token changed during the update")
 const sharedRefreshTimeout = 30 * time.Second
 
 // A token refreshed but not saved (the store was unreachable) is saved
-// again at the next use of the token, no sooner than saveRetryFirst after
-// the failure, then backing off up to saveRetryMax; each try is bounded
-// by saveRetryTimeout.
+// again in the background and at the next use of the token, no sooner
+// than saveRetryFirst after the failure, then backing off up to
+// saveRetryMax; each try is bounded by saveRetryTimeout.
 const (
 	saveRetryFirst   = time.Second
 	saveRetryMax     = time.Minute
@@ -55,7 +55,8 @@ const (
 // process stored meanwhile, or refreshes the newest stored refresh token
 // and stores the result. A token the authorization server issued is never
 // dropped: when the store cannot take it, it is kept here, handed out, and
-// saved again later.
+// saved again later, by a goroutine of the Handler's (see keepSaving)
+// whether or not the token is used again.
 type sharedRefresher struct {
 	store Updater
 	key   string
@@ -63,8 +64,10 @@ type sharedRefresher struct {
 	hc    *http.Client
 	dpop  *DPoP
 	log   *slog.Logger
+	bg    *background // runs the saves tried again on their own; nil: none
 
 	mu      sync.Mutex    // one Token at a time
+	saving  bool          // a goroutine of bg saves unsaved
 	last    *oauth2.Token // the token handed out
 	spent   string        // the refresh token this process used last
 	unsaved *StoredToken  // last, when the store has not taken it yet
@@ -75,11 +78,14 @@ type sharedRefresher struct {
 
 // newSharedRefresher returns the source of tok, kept under key in u.
 // unsaved says the store does not hold tok (its save after a sign-in
-// failed): it is saved at the first use.
-func newSharedRefresher(u Updater, key string, oc *oauth2.Config, hc *http.Client, d *DPoP, log *slog.Logger, tok *oauth2.Token, unsaved bool) *sharedRefresher {
-	r := &sharedRefresher{store: u, key: key, oc: oc, hc: hc, dpop: d, log: log, last: tok}
+// failed): it is saved in the background (bg) and at the first use.
+func newSharedRefresher(u Updater, key string, oc *oauth2.Config, hc *http.Client, d *DPoP, log *slog.Logger, bg *background, tok *oauth2.Token, unsaved bool) *sharedRefresher {
+	r := &sharedRefresher{store: u, key: key, oc: oc, hc: hc, dpop: d, log: log, bg: bg, last: tok}
 	if unsaved {
+		r.mu.Lock()
 		r.unsaved, r.force = storedFrom(oc, tok, d), true
+		r.keepSaving()
+		r.mu.Unlock()
 	}
 	return r
 }
@@ -114,7 +120,11 @@ func (r *sharedRefresher) refresh() (*oauth2.Token, error) {
 		out, made = nil, nil
 		fresh := !r.stale(cur)
 		if fresh && cur.Token.AccessToken != r.last.AccessToken {
-			if t := cur.usable(r.dpop); t.Valid() {
+			t := cur.usable(r.dpop)
+			if t == nil {
+				return nil, errors.New("the stored token is bound to another DPoP key and cannot be refreshed with this one")
+			}
+			if t.Valid() {
 				out = t // refreshed by another process
 				return nil, nil
 			}
@@ -152,6 +162,7 @@ func (r *sharedRefresher) refresh() (*oauth2.Token, error) {
 		r.log.Warn("could not save the refreshed OAuth token; keeping it in memory and saving it again later", "err", err)
 		r.last, r.unsaved, r.force = out, made, false
 		r.backoff()
+		r.keepSaving()
 		return out, nil
 	}
 	return nil, fmt.Errorf("refreshing the OAuth token through the shared store: %w", err)
@@ -174,6 +185,7 @@ func (r *sharedRefresher) saveUnsaved() {
 	}
 	r.log.Warn("could not save the OAuth token; it is kept in memory", "err", err)
 	r.backoff()
+	r.keepSaving()
 }
 
 // backoff sets when to try saving again.

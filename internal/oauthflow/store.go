@@ -96,9 +96,11 @@ func storedFrom(oc *oauth2.Config, tok *oauth2.Token, d *DPoP) *StoredToken {
 
 // usable returns the token st holds as this process can send it: a token
 // bound to the DPoP key d holds is recorded as bound (so it goes out as
-// DPoP with a proof); a token bound to another key, or bound while this
-// process has no key, cannot be sent, so only its refresh token is kept
-// (the next use refreshes it, with this process's proof if it has a key).
+// DPoP with a proof). A token bound to another key, or bound while this
+// process has no key, cannot be sent. A confidential client (one with a
+// secret) can still refresh it with its own proof, so only its refresh
+// token is kept; a public client's refresh token is bound to the key too
+// (RFC 9449, section 5), so there is nothing this process can use: nil.
 func (st *StoredToken) usable(d *DPoP) *oauth2.Token {
 	tok := st.token()
 	if !strings.EqualFold(tok.TokenType, "DPoP") {
@@ -107,6 +109,9 @@ func (st *StoredToken) usable(d *DPoP) *oauth2.Token {
 	if d != nil && st.DPoPThumbprint != "" && st.DPoPThumbprint == d.Thumbprint() {
 		d.MarkBound(tok.AccessToken)
 		return tok
+	}
+	if st.ClientSecret == "" {
+		return nil
 	}
 	return &oauth2.Token{RefreshToken: tok.RefreshToken, Expiry: time.Unix(1, 0)}
 }

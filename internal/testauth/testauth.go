@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -74,6 +75,11 @@ type Options struct {
 	// the MCP endpoint asks for DPoPNonce+"-rs".
 	DPoP      bool
 	DPoPNonce string
+	// ReuseDetection makes a refresh token presented again after it was
+	// rotated revoke every token descending from the same sign-in (its
+	// family), as authorization servers that rotate refresh tokens do
+	// (OAuth 2.0 Security BCP, section 4.14.2).
+	ReuseDetection bool
 }
 
 // Server is the authorization server and the protected MCP endpoint.
@@ -90,8 +96,9 @@ type Server struct {
 	tokens  map[string]grant  // access tokens
 	refresh map[string]grant  // refresh tokens
 	counts  Counts
-	authz   []string        // Authorization headers seen at the MCP endpoint
-	jtis    map[string]bool // DPoP proof IDs seen
+	authz   []string          // Authorization headers seen at the MCP endpoint
+	jtis    map[string]bool   // DPoP proof IDs seen
+	spent   map[string]string // rotated refresh tokens -> their family
 }
 
 // Counts says what the server has seen.
@@ -108,6 +115,12 @@ type Counts struct {
 	JWTBearer         int // JWT bearer grants
 	DPoPTokens        int // DPoP-bound tokens issued
 	NonceChallenges   int // use_dpop_nonce answers
+	// RefreshReuses counts refresh tokens presented again after their
+	// rotation (with ReuseDetection, each revoked its family).
+	RefreshReuses int
+	// WrongKeyRefreshes counts refreshes of a DPoP-bound public client's
+	// refresh token with another key's proof (refused, RFC 9449 section 5).
+	WrongKeyRefreshes int
 }
 
 type client struct {
@@ -123,6 +136,7 @@ type grant struct {
 	resource  string
 	expires   time.Time
 	jkt       string // the DPoP key thumbprint the token is bound to
+	family    string // the sign-in the token descends from
 }
 
 // Start starts a Server on 127.0.0.1, closed by t's cleanup.
@@ -148,6 +162,7 @@ func New(opts Options) (*Server, error) {
 		tokens:  make(map[string]grant),
 		refresh: make(map[string]grant),
 		jtis:    make(map[string]bool),
+		spent:   make(map[string]string),
 	}
 	if opts.ClientID != "" {
 		s.clients[opts.ClientID] = client{secret: opts.ClientSecret}
@@ -199,6 +214,12 @@ func (s *Server) Revoke() {
 	defer s.mu.Unlock()
 	clear(s.tokens)
 	clear(s.refresh)
+}
+
+// revokeFamily makes every token of the sign-in fam invalid.
+func (s *Server) revokeFamily(fam string) {
+	maps.DeleteFunc(s.tokens, func(_ string, g grant) bool { return g.family == fam })
+	maps.DeleteFunc(s.refresh, func(_ string, g grant) bool { return g.family == fam })
 }
 
 // ExpireAccessTokens makes every access token invalid, leaving refresh
@@ -373,15 +394,32 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant"})
 			return
 		}
+		g.family = rand.Text()
 		s.counts.CodeExchanges++
 	case "refresh_token":
 		rt := r.PostForm.Get("refresh_token")
 		g, ok = s.refresh[rt]
+		if !ok {
+			if fam, spent := s.spent[rt]; spent {
+				s.counts.RefreshReuses++
+				if s.opts.ReuseDetection {
+					s.revokeFamily(fam)
+				}
+			}
+		}
+		// A public client's DPoP-bound refresh token is bound to its key
+		// (RFC 9449, section 5): another key's proof is refused.
+		if ok && g.jkt != "" && c.secret == "" && !r.PostForm.Has("client_assertion") && jkt != g.jkt {
+			s.counts.WrongKeyRefreshes++
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant"})
+			return
+		}
 		delete(s.refresh, rt) // refresh tokens rotate
 		if !ok || g.clientID != clientID {
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant"})
 			return
 		}
+		s.spent[rt] = g.family
 		s.counts.Refreshes++
 	default:
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "unsupported_grant_type"})
