@@ -104,7 +104,8 @@ func run(ctx context.Context, w io.Writer) error {
 		return err
 	}
 
-	// Bob cannot resume alice's call: the conversation is hers.
+	// Bob cannot resume alice's call: the pending call is bound to the
+	// principal it was made for, and the adapter refuses anyone else.
 	if _, err := resumeFor(ctx, replica2, db, "conversation-1", "bob", "Bob was here"); err != nil {
 		fmt.Fprintf(w, "replica 2, bob resumes alice's call: %v\n", err)
 	}
@@ -158,9 +159,9 @@ func callFor(ctx context.Context, a *mcpadapter.Adapter, user, tool, args string
 	return res.Text(), nil
 }
 
-// resumeFor answers the pending call of a conversation, for its own user only.
+// resumeFor answers the pending call of a conversation, for a user.
 func resumeFor(ctx context.Context, a *mcpadapter.Adapter, db *database, conversation, user, note string) (string, error) {
-	pending, err := db.load(conversation, user)
+	pending, err := db.load(conversation)
 	if err != nil {
 		return "", err
 	}
@@ -200,7 +201,7 @@ type database struct {
 }
 
 type savedCall struct {
-	User    string
+	User    string // whose conversation: the adapter checks it too (PendingCall.Principal)
 	Pending json.RawMessage // a *mcpadapter.PendingCall: plain data
 }
 
@@ -215,15 +216,12 @@ func (d *database) save(conversation, user string, p *mcpadapter.PendingCall) er
 	return nil
 }
 
-func (d *database) load(conversation, user string) (*mcpadapter.PendingCall, error) {
+func (d *database) load(conversation string) (*mcpadapter.PendingCall, error) {
 	d.mu.Lock()
 	row, ok := d.rows[conversation]
 	d.mu.Unlock()
 	if !ok {
 		return nil, fmt.Errorf("conversation %s has no pending call", conversation)
-	}
-	if row.User != user {
-		return nil, fmt.Errorf("conversation %s is not %s's", conversation, user)
 	}
 	var p mcpadapter.PendingCall
 	if err := json.Unmarshal(row.Pending, &p); err != nil {
