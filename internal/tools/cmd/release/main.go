@@ -230,6 +230,10 @@ func requiredBy(p string, mods []repo.Module, used map[string]bool) bool {
 	return false
 }
 
+// workReplaceRE matches the old side of a workspace file's replacement of
+// one of the repository's modules.
+var workReplaceRE = regexp.MustCompile(`(?m)^(\s*(?:replace\s+)?github\.com/mcpadapter/mcpadapter\S*)\s+v\S+\s+=>`)
+
 // setVersion rewrites every requirement on a sibling, and the workspace
 // files' replacements, to version v.
 func setVersion(root string, mods []repo.Module, v string) error {
@@ -265,22 +269,13 @@ func setVersion(root string, mods []repo.Module, v string) error {
 		if err != nil {
 			return err
 		}
-		wf, err := modfile.ParseWork(name, data, nil)
-		if err != nil {
+		// The replace lines are rewritten in place, so that the file's
+		// comments and layout stay as they are.
+		out := workReplaceRE.ReplaceAll(data, []byte("${1} "+v+" =>"))
+		if _, err := modfile.ParseWork(name, out, nil); err != nil {
 			return err
 		}
-		for _, r := range append([]*modfile.Replace(nil), wf.Replace...) {
-			if repo.IsSibling(r.Old.Path) && r.Old.Version != v {
-				if err := wf.DropReplace(r.Old.Path, r.Old.Version); err != nil {
-					return err
-				}
-				if err := wf.AddReplace(r.Old.Path, v, r.New.Path, ""); err != nil {
-					return err
-				}
-			}
-		}
-		wf.Cleanup()
-		if err := os.WriteFile(file, modfile.Format(wf.Syntax), 0o644); err != nil {
+		if err := os.WriteFile(file, out, 0o644); err != nil {
 			return err
 		}
 		fmt.Printf("%s: replacements at %s\n", name, v)
