@@ -40,6 +40,16 @@ func serverIdentity(ep *endpoint, host string) string {
 		for _, e := range env {
 			writeField(h, e)
 		}
+		if len(ep.command.InheritEnv) > 0 {
+			// Which of this process's variables it gets (by name: their
+			// values may be secrets).
+			writeField(h, "inheritEnv")
+			names := slices.Clone(ep.command.InheritEnv)
+			slices.Sort(names)
+			for _, n := range names {
+				writeField(h, n)
+			}
+		}
 	case kindStreamable, kindSSE:
 		writeField(h, "http")
 		writeField(h, ep.url)

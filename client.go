@@ -144,10 +144,10 @@ func newClientWith(ep *endpoint, opts ClientOptions, adjust func(*mcp.ClientOpti
 	}
 	c.obs = wire.NewObserver(name, trace)
 	if o, ok := opts.Auth.(*OAuth); ok && o != nil && (ep.kind == kindStreamable || ep.kind == kindSSE) {
-		c.oauthFlow = newOAuthHandler(o, name, ep.url, c.plainHTTPClient(), c.log)
+		c.oauthFlow = newOAuthHandler(o, name, ep.url, c.opts.HTTPClient, c.log)
 	}
 	if g, ok := opts.Auth.(grantAuth); ok && (ep.kind == kindStreamable || ep.kind == kindSSE) {
-		c.oauthFlow = newGrantHandler(g, name, c.plainHTTPClient(), c.log)
+		c.oauthFlow = newGrantHandler(g, name, ep.url, c.opts.HTTPClient, c.log)
 	}
 	c.pinVersion = opts.ProtocolVersion
 	c.cache = newResponseCache(ep, &opts)
@@ -184,15 +184,6 @@ func (c *Client) oauth() auth.OAuthHandler {
 		return c.oauthFlow
 	}
 	return nil
-}
-
-// plainHTTPClient is the HTTP client for requests that must not carry the
-// server's headers or credentials (the OAuth authorization server's).
-func (c *Client) plainHTTPClient() *http.Client {
-	if c.opts.HTTPClient != nil {
-		return c.opts.HTTPClient
-	}
-	return &http.Client{Transport: c.ownTransport(), Timeout: 30 * time.Second}
 }
 
 func (c *Client) sdkOptions() *mcp.ClientOptions {

@@ -9,8 +9,13 @@ import (
 // Command is a target that runs a local MCP server as a child process and
 // talks to it over stdin/stdout (the stdio transport).
 //
-// The child inherits this process's environment with Env added on top.
-// It runs in its own process group, which is killed when the connection
+// The child does not inherit this process's whole environment, which
+// holds API keys, cloud credentials and tokens a server has no business
+// with: it gets the variables the official MCP SDKs pass (HOME, LOGNAME,
+// PATH, SHELL, TERM and USER; on Windows APPDATA, HOMEDRIVE, HOMEPATH,
+// LOCALAPPDATA, PATH, PROCESSOR_ARCHITECTURE, PROGRAMFILES, SYSTEMDRIVE,
+// SYSTEMROOT, TEMP, USERNAME and USERPROFILE), those InheritEnv names,
+// and Env. It runs in its own process group, which is killed when the connection
 // closes, so wrapper processes (npx, uvx, shells) do not leave orphans; on
 // Linux it is also killed if this process dies. Whatever it writes to stderr
 // is kept (the last ClientOptions.StderrLines lines) and shown in errors.
@@ -19,8 +24,12 @@ type Command struct {
 	Path string
 	// Args are the arguments, not including the program name.
 	Args []string
-	// Env holds extra "KEY=value" entries for the child's environment.
+	// Env holds "KEY=value" entries for the child's environment.
 	Env []string
+	// InheritEnv names more variables of this process's environment the
+	// child gets: names ("GITHUB_TOKEN"), prefixes ending in "*"
+	// ("AWS_*"), or "*" for the whole environment.
+	InheritEnv []string
 	// Dir is the working directory; empty means this process's.
 	Dir string
 }

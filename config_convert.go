@@ -44,6 +44,7 @@ func configFromDocument(doc *config.Document) *Config {
 			Command:      s.Command,
 			Args:         s.Args,
 			Env:          s.Env,
+			InheritEnv:   s.InheritEnv,
 			Cwd:          s.Cwd,
 			URL:          s.URL,
 			Headers:      s.Headers,

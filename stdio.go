@@ -19,6 +19,7 @@ func (c *Client) stdioTransport(cmd Command, s *session) *stdio.Transport {
 		Path:            cmd.Path,
 		Args:            cmd.Args,
 		Env:             cmd.Env,
+		InheritEnv:      cmd.InheritEnv,
 		Dir:             cmd.Dir,
 		StderrLines:     c.opts.StderrLines,
 		OnStderr:        onStderr,

@@ -49,7 +49,8 @@ LLM agent that uses them.
 
 Targets: an http(s) URL (streamable HTTP, or HTTP+SSE for a path ending in /sse), a script or
 program path (run over stdio), or a command after "--". With no target: --config FILE, then
-./.mcp.json, then ~/.config/mcpadapter/mcp.json, and with none of those the built-in demo servers.`,
+./.mcp.json, then ~/.config/mcpadapter/mcp.json, and with none of those the built-in demo servers.
+A project's config file (./.mcp.json) is used only once you trust it: see 'mcpadapter trust'.`,
 		Example: `  mcpadapter tools
   mcpadapter tools https://example.com/mcp
   mcpadapter tools --config .mcp.json --json
@@ -61,7 +62,7 @@ program path (run over stdio), or a command after "--". With no target: --config
 		SilenceErrors: true,
 	}
 	a.AddFlags(root)
-	root.AddCommand(toolsCommand(a), skillsCommand(a), callCommand(a), inspectCommand(a), tasksCommand(a), agentCommand(a), serveCommand(a), uiCommand(a), a.DemoServerCommand(), versionCommand(a))
+	root.AddCommand(toolsCommand(a), skillsCommand(a), callCommand(a), inspectCommand(a), tasksCommand(a), agentCommand(a), serveCommand(a), uiCommand(a), a.DemoServerCommand(), a.TrustCommand(), versionCommand(a))
 	return root
 }
 

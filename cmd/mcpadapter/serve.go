@@ -85,7 +85,7 @@ func runServe(ctx context.Context, a *cmdline.App, f serveFlags) error {
 	if path == "" {
 		return cmdline.Usagef("serve needs an mcpServers config: --config FILE (or ./.mcp.json)")
 	}
-	cfg, err := mcpadapter.LoadConfig(path)
+	cfg, err := a.LoadConfig(path) // only once the file is trusted
 	if err != nil {
 		return err
 	}

@@ -47,6 +47,12 @@ func (a *App) Open(ctx context.Context, cmd *cobra.Command, args []string, oo Op
 		if err != nil {
 			return nil, err
 		}
+		if c, ok := target.(mcpadapter.Command); ok {
+			c.InheritEnv = a.inheritEnv
+			target = c
+		} else if len(a.inheritEnv) > 0 {
+			return nil, Usagef("--inherit-env applies to a command target; in a config, set \"inheritEnv\" per server")
+		}
 		base.Name = name
 		c, err := mcpadapter.NewClient(target, &base)
 		if err != nil {
@@ -61,6 +67,9 @@ func (a *App) Open(ctx context.Context, cmd *cobra.Command, args []string, oo Op
 	if len(a.headers) > 0 || a.token != "" || a.oauth {
 		return nil, Usagef("--header, --token and --oauth apply to a URL target; in a config, set headers and auth per server")
 	}
+	if len(a.inheritEnv) > 0 {
+		return nil, Usagef("--inherit-env applies to a command target; in a config, set \"inheritEnv\" per server")
+	}
 	base.Headers, base.Auth = nil, nil
 	path, err := a.findConfig()
 	if err != nil {
@@ -69,7 +78,7 @@ func (a *App) Open(ctx context.Context, cmd *cobra.Command, args []string, oo Op
 	if path == "" {
 		return a.openDemo(ctx, base, oo)
 	}
-	cfg, err := mcpadapter.LoadConfig(path)
+	cfg, err := a.LoadConfig(path) // trust.go
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +115,7 @@ func (a *App) openCommand(argv []string, oo OpenOptions) (*session.Session, erro
 		return nil, err
 	}
 	base.Name = serverName(filepath.Base(argv[0]))
-	c, err := mcpadapter.NewClient(mcpadapter.Command{Path: argv[0], Args: argv[1:]}, &base)
+	c, err := mcpadapter.NewClient(mcpadapter.Command{Path: argv[0], Args: argv[1:], InheritEnv: a.inheritEnv}, &base)
 	if err != nil {
 		return nil, err
 	}
