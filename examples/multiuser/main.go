@@ -201,7 +201,7 @@ type database struct {
 }
 
 type savedCall struct {
-	User    string // whose conversation: the adapter checks it too (PendingCall.Principal)
+	User    string          // whose conversation: the adapter checks it too (PendingCall.Principal)
 	Pending json.RawMessage // a *mcpadapter.PendingCall: plain data
 }
 
