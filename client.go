@@ -13,9 +13,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Version is this module's version, sent to servers as the client version.
-const Version = "0.1.0"
-
 // A Client is a connection to one MCP server that re-establishes itself.
 //
 // It connects on first use. When the connection is lost (the server process
@@ -146,7 +143,7 @@ func newClientWith(ep *endpoint, opts ClientOptions, adjust func(*mcp.ClientOpti
 	if adjust != nil {
 		adjust(so)
 	}
-	c.sdk = mcp.NewClient(&mcp.Implementation{Name: "mcpadapter", Version: Version}, so)
+	c.sdk = mcp.NewClient(&mcp.Implementation{Name: "mcpadapter", Version: Version()}, so)
 	c.sdk.AddSendingMiddleware(engine.HandshakeMiddleware(engine.Handshake{
 		Probe:      opts.probeTimeout(),
 		OneSession: ep.kind == kindStdio || ep.kind == kindInProcess,

@@ -6,7 +6,7 @@ package mcpadapter_test
 // (a call that never returns fails the test after a guard) and reports
 // what it cost: a "HOSTILE" line with the time to return, the peak of
 // goroutines and of the process's RSS, and what is left afterwards. See
-// docs/reliability.md.
+// docs/dev/reliability.md.
 
 import (
 	"bytes"

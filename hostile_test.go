@@ -5,7 +5,7 @@ package mcpadapter_test
 // -grandchild-holds-stdout flags and its pid, big and close_stdout tools).
 // Each test checks what the caller sees, that it sees it in bounded time,
 // that memory stays bounded, and that the connection (or a new one) is
-// usable afterwards. See docs/reliability.md (each case with its measured
+// usable afterwards. See docs/dev/reliability.md (each case with its measured
 // outcome, and "Bugs found" for the defects these tests found).
 
 import (

@@ -112,7 +112,7 @@ func (g *Gateway) newServer() *mcp.Server {
 		name = "mcpadapter-gateway"
 	}
 	if version == "" {
-		version = mcpadapter.Version
+		version = mcpadapter.Version()
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: name, Version: version}, &mcp.ServerOptions{
 		Instructions:       g.opts.Instructions,

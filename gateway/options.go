@@ -78,7 +78,7 @@ type Options struct {
 	ToolSearch *mcpadapter.ToolSearch
 
 	// Name and Version are the gateway's implementation info; defaults
-	// "mcpadapter-gateway" and mcpadapter.Version.
+	// "mcpadapter-gateway" and mcpadapter.Version().
 	Name, Version string
 	// Instructions is sent to clients with the server info.
 	Instructions string

@@ -18,6 +18,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/mcpadapter/mcpadapter"
@@ -69,10 +70,33 @@ func versionCommand(a *cmdline.App) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
-		Args:  cobra.NoArgs,
+		Long: `Print the version of this program's module, as the go command recorded it when it
+built the program ("(devel)" for a build from a clone), the version of the mcpadapter
+library and of the MCP go-sdk it was built with, and the MCP protocol versions it speaks.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(a.Stdout, "mcpadapter %s (MCP go-sdk v1.8.0; protocols 2026-07-28 and 2025-11-25 back to 2024-11-05)\n", mcpadapter.Version)
+			fmt.Fprintln(a.Stdout, versionLine())
 			return nil
 		},
 	}
+}
+
+// versionLine describes the build of the running program.
+func versionLine() string {
+	cli, sdk := "(devel)", "(unknown)"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if v := bi.Main.Version; v != "" {
+			cli = v
+		}
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/modelcontextprotocol/go-sdk" {
+				sdk = d.Version
+				if d.Replace != nil {
+					sdk = d.Replace.Version
+				}
+			}
+		}
+	}
+	return fmt.Sprintf("mcpadapter %s (library %s, MCP go-sdk %s; protocols 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05)",
+		cli, mcpadapter.Version(), sdk)
 }

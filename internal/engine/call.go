@@ -19,7 +19,7 @@ import (
 // (internal/streamable's Conn.RoundTrip), and its answer is handed straight
 // back, instead of going through go-sdk's request machinery, which costs
 // several times the CPU and 70–240 KB of garbage per call
-// (docs/benchmarks.md). go-sdk still makes the connection, lists, handles
+// (docs/dev/benchmarks.md). go-sdk still makes the connection, lists, handles
 // every request and notification the server sends, and makes every call
 // that is not plain; an answer that is go-sdk's to read (over HTTP,
 // anything but the plain result; on both, an answer that asks for input)
