@@ -1,0 +1,110 @@
+package mcpadapter_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/internal/taskserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// taskSwapper is a 2026-07-28 task server over HTTP that mixes up its
+// tasks: once swap is set, every tasks/get of task from is answered with
+// the state of task to (the request is rewritten before the server sees
+// it). It counts the tasks/get it rewrote.
+type taskSwapper struct {
+	next http.Handler
+
+	mu        sync.Mutex
+	from, to  string
+	rewritten int
+}
+
+func (s *taskSwapper) swap(from, to string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.from, s.to = from, to
+}
+
+func (s *taskSwapper) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rewritten
+}
+
+func (s *taskSwapper) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	var msg struct {
+		Method string `json:"method"`
+		Params struct {
+			TaskID string `json:"taskId"`
+		} `json:"params"`
+	}
+	s.mu.Lock()
+	if json.Unmarshal(body, &msg) == nil && msg.Method == "tasks/get" && s.from != "" && msg.Params.TaskID == s.from {
+		body = bytes.Replace(body, []byte(`"`+s.from+`"`), []byte(`"`+s.to+`"`), 1)
+		s.rewritten++
+	}
+	s.mu.Unlock()
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	s.next.ServeHTTP(w, r)
+}
+
+// TestTaskAnswerForAnotherTask: a server answers the polls of one task
+// with the state of another (a finished one, with its result). The call
+// never returns the other task's result as its own: it ends with a
+// *TaskError that names its own task.
+func TestTaskAnswerForAnotherTask(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv := newTaskServer(t, taskserver.Options{PollInterval: 20})
+	sw := &taskSwapper{next: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv.MCP },
+		&mcp.StreamableHTTPOptions{Stateless: true})}
+	hs := httptest.NewServer(sw)
+	t.Cleanup(hs.Close)
+	c, err := mcpadapter.NewClient(hs.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+
+	var other string
+	res, err := c.CallTool(ctx, "work", json.RawMessage(`{"steps":1,"stepMs":1}`), &mcpadapter.CallOptions{
+		OnTask: func(h mcpadapter.TaskHandle) { other = h.TaskID }})
+	if err != nil || other == "" || res.Text() != "done: 1 steps" {
+		t.Fatalf("the other task: %v %v (task %q)", res, err, other)
+	}
+
+	var mine string
+	res, err = c.CallTool(ctx, "work", json.RawMessage(`{"steps":100,"stepMs":100}`), &mcpadapter.CallOptions{
+		OnTask: func(h mcpadapter.TaskHandle) {
+			mine = h.TaskID
+			sw.swap(mine, other)
+		}})
+	if sw.count() == 0 {
+		t.Fatalf("the server never answered for another task (%v %v)", res, err)
+	}
+	if res != nil && strings.Contains(res.Text(), "done: 1 steps") {
+		t.Fatalf("task %s's call returned task %s's result: %q", mine, other, res.Text())
+	}
+	var te *mcpadapter.TaskError
+	if !errors.As(err, &te) || te.Handle.TaskID != mine || !strings.Contains(err.Error(), other) {
+		t.Fatalf("want a *TaskError of task %s naming task %s, got %v %v", mine, other, res, err)
+	}
+}
