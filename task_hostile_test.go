@@ -108,3 +108,43 @@ func TestTaskAnswerForAnotherTask(t *testing.T) {
 		t.Fatalf("want a *TaskError of task %s naming task %s, got %v %v", mine, other, res, err)
 	}
 }
+
+// TestTaskSameQuestionNoTimestamps: a server that shows no lastUpdatedAt
+// asks the same question under the same key twice, working in between (lastUpdatedAt is
+// required; servers omit it, or keep it in whole seconds).
+// The second question is asked too: a round of questions ends when the
+// task shows another status, whatever its timestamps.
+func TestTaskSameQuestionNoTimestamps(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	srv := newTaskServer(t, taskserver.Options{PollInterval: 20, NoLastUpdated: true})
+	var mu sync.Mutex
+	names := []string{"Ada", "Grace"}
+	asked := 0
+	c, err := mcpadapter.NewClient(srv.MCP, &mcpadapter.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if asked == len(names) {
+				return nil, errors.New("asked a third time")
+			}
+			asked++
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": names[asked-1]}}, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// The task works a second between its questions: the polls (every
+	// 20 ms) see it working.
+	res, err := c.CallTool(ctx, "asktwice", json.RawMessage(`{"stepMs":1000}`), nil)
+	if err != nil || res.Text() != "hello Ada (accept), then Grace (accept)" {
+		t.Fatalf("result %v %v", res, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if asked != 2 || srv.Updates() != 2 {
+		t.Errorf("the user was asked %d times, %d tasks/update; want 2 and 2", asked, srv.Updates())
+	}
+}
