@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/elicitation"
 	"github.com/mcpadapter/mcpadapter/internal/taskserver"
+	"github.com/mcpadapter/mcpadapter/internal/testserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -146,5 +148,61 @@ func TestTaskSameQuestionNoTimestamps(t *testing.T) {
 	defer mu.Unlock()
 	if asked != 2 || srv.Updates() != 2 {
 		t.Errorf("the user was asked %d times, %d tasks/update; want 2 and 2", asked, srv.Updates())
+	}
+}
+
+// TestResumeTaskMovedOn: a task's question is answered by one process;
+// another resumes its own copy of the pending call while the task works
+// on. Its answers are not sent (the task no longer shows the question
+// they answer): the server gets one tasks/update, and the second process
+// follows the task to its next question.
+func TestResumeTaskMovedOn(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv := newTaskServer(t, taskserver.Options{PollInterval: 20})
+	url := testserver.ServeStreamable(t, srv.MCP, testserver.Stateless())
+	newAdapter := func() *mcpadapter.Adapter {
+		a, err := mcpadapter.New(url, &mcpadapter.Options{Elicitation: mcpadapter.ElicitInterrupt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { a.Close() })
+		return a
+	}
+	answer := func(who string) *elicitation.Resume {
+		return &elicitation.Resume{Responses: map[string]elicitation.Response{
+			"name": {Action: elicitation.Accept, Content: map[string]any{"name": who}}}}
+	}
+	var id string
+	// The task works 2 s between its two questions.
+	_, err := extTool(t, ctx, newAdapter(), "asktwice").CallWith(ctx, json.RawMessage(`{"stepMs":2000}`), &mcpadapter.CallOptions{
+		OnTask: func(h mcpadapter.TaskHandle) { id = h.TaskID }})
+	var ire *mcpadapter.InputRequiredError
+	if !errors.As(err, &ire) {
+		t.Fatalf("want the question, got %v", err)
+	}
+	// B answers; its Resume follows the task to the second question.
+	bDone := make(chan error, 1)
+	go func() {
+		_, err := extTool(t, ctx, newAdapter(), "asktwice").Resume(ctx, ire.Pending, answer("Ada"))
+		bDone <- err
+	}()
+	for srv.Updates() == 0 && ctx.Err() == nil {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if st := srv.Status(id); st != "working" {
+		t.Fatalf("task %s after B's answer, want working", st)
+	}
+	// C resumes the same pending call while the task works.
+	_, err = extTool(t, ctx, newAdapter(), "asktwice").Resume(ctx, ire.Pending, answer("Eve"))
+	if !errors.As(err, &ire) {
+		t.Fatalf("C: want the task's second question, got %v", err)
+	}
+	if n := srv.Updates(); n != 1 {
+		t.Errorf("%d tasks/update; want B's only (C's answer was to a question the task no longer showed)", n)
+	}
+	if err := <-bDone; !errors.As(err, &ire) {
+		t.Errorf("B: want the second question, got %v", err)
 	}
 }
