@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"path"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -35,7 +34,7 @@ type endpoint struct {
 func (e *endpoint) defaultName() string {
 	switch e.kind {
 	case kindStdio:
-		return path.Base(e.command.Path)
+		return e.command.Name()
 	case kindInProcess:
 		return "in-process"
 	default:
