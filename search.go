@@ -146,21 +146,7 @@ func SearchTools(tools []*Tool, query string, k int) []SearchHit {
 
 // argDocs returns the names and descriptions of a schema's top-level
 // properties.
-func argDocs(schema json.RawMessage) []toolsearch.Arg {
-	var s struct {
-		Properties map[string]struct {
-			Description string `json:"description"`
-		} `json:"properties"`
-	}
-	if json.Unmarshal(schema, &s) != nil {
-		return nil
-	}
-	args := make([]toolsearch.Arg, 0, len(s.Properties))
-	for name, p := range s.Properties {
-		args = append(args, toolsearch.Arg{Name: name, Description: p.Description})
-	}
-	return args
-}
+func argDocs(schema json.RawMessage) []toolsearch.Arg { return toolsearch.SchemaArgs(schema) }
 
 // current returns the catalog, listing the servers again when it is
 // older than MaxAge or a server announced a change. When that listing
