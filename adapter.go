@@ -79,14 +79,14 @@ type Options struct {
 	// ToolSearch, if set, makes Tools return the tool-search pair
 	// (search_tools and call_tool) instead of the catalog when its
 	// definitions are over ToolSearch.Threshold estimated tokens. See
-	// ToolSearch and "Tool search" in the README.
+	// ToolSearch and docs/tool-search.md.
 	ToolSearch *ToolSearch
 	// WatchTools subscribes to the servers' tool-list changes
 	// (ClientOptions.WatchTools) for the clients New builds from a URL, a
 	// Command, an *mcp.Server or a *Config; set ClientOptions.WatchTools
 	// on a *Client or a *Group you build. ToolsVersion then counts the
 	// changes, and the search catalog re-lists at once. See "Live tool
-	// lists" in the README.
+	// lists" in docs/tool-search.md.
 	WatchTools bool
 	// MaxResultBytes bounds the text of a tool's result that reaches a
 	// model (Result.Text, Result.ModelContent, and so every binding):

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -23,10 +24,21 @@ import (
 // 7523), JWTBearer (workload identity federation, SEP-1933) and
 // EnterpriseAuth (enterprise-managed authorization, SEP-990: an ID token
 // exchanged for an ID-JAG, RFC 8693, then a JWT bearer grant). Each is an
-// Auth: on the server's first 401 the client finds the authorization
-// server from the protected resource metadata (RFC 9728) and its metadata
-// (RFC 8414), gets a token, and gets a new one when it expires. A grant
-// the authorization server refuses fails the connect with an
+// Auth: on the server's first 401 the client reads the protected resource
+// metadata (RFC 9728) for the resource and scopes, fetches the metadata
+// (RFC 8414) of the authorization server named by Issuer, gets a token
+// there, and gets a new one when it expires.
+//
+// Issuer is required: a grant's secret, key assertion or workload token
+// goes to that authorization server and to no other. A server whose
+// metadata names another authorization server is refused before anything
+// is sent (a malicious server cannot collect the credentials by naming
+// its own), a JWT assertion whose aud is not that server is not sent, and
+// the resource indicator (RFC 8707) is the MCP server's URL. A 403 runs
+// the grant again only when it asks for more scopes (insufficient_scope),
+// asking for those granted before as well.
+//
+// A grant the authorization server refuses fails the connect with an
 // *AuthorizationError naming the server and the OAuth error code; it is
 // not retried, nor replaced by another grant. Keys, secrets, assertions
 // and DPoP proofs appear in no log, trace or error.
@@ -44,6 +56,10 @@ import (
 // section 2.2: iss and sub the client ID, aud the authorization server's
 // issuer).
 type ClientCredentials struct {
+	// Issuer is the authorization server the client is registered with
+	// (its issuer identifier, an https URL): the only one the client's
+	// credentials are sent to. Required.
+	Issuer       string
 	ClientID     string
 	ClientSecret string
 	// PrivateKey signs the client assertion: ECDSA P-256 (ES256), P-384
@@ -63,8 +79,12 @@ type ClientCredentials struct {
 // identity federation: a Kubernetes service account token, a cloud
 // identity token) as the assertion of a JWT bearer grant (RFC 7523
 // section 2.1). ClientID is sent with the grant; ClientSecret, if set,
-// authenticates the client with HTTP Basic.
+// authenticates the client with HTTP Basic. The JWT's aud must name
+// Issuer (or its token endpoint); another is not sent.
 type JWTBearer struct {
+	// Issuer is the authorization server that accepts the workload's
+	// tokens: the only one they are sent to. Required.
+	Issuer string
 	// Assertion returns the JWT; it is called for each token request, so
 	// a token file that is rotated is read again. See AssertionFile.
 	Assertion              func(ctx context.Context) (string, error)
@@ -79,8 +99,13 @@ type JWTBearer struct {
 // token endpoint for an identity assertion JWT authorization grant
 // (ID-JAG) naming the MCP authorization server and the MCP server, which
 // the client presents there in a JWT bearer grant, authenticated as
-// ClientID with ClientSecret.
+// ClientID with ClientSecret. The ID token goes only to the IdP; the
+// ID-JAG is asked for Issuer and the MCP server, checked to be for them,
+// and presented only to Issuer.
 type EnterpriseAuth struct {
+	// Issuer is the MCP authorization server (which trusts the IdP): the
+	// only one the ID-JAG and ClientSecret are sent to. Required.
+	Issuer string
 	// IDToken returns the user's ID token from the IdP (from a sign-in the
 	// application did, a file, a command). See AssertionFile.
 	IDToken func(ctx context.Context) (string, error)
@@ -132,14 +157,38 @@ func NewDPoPKey() (crypto.Signer, error) {
 type grantAuth interface {
 	Auth
 	check() error
-	grant() (oauthflow.Grant, []string, crypto.Signer, *http.Client)
+	grant() grantParts
+}
+
+// grantParts are what a grant's handler is made of.
+type grantParts struct {
+	run     oauthflow.Grant
+	issuer  string
+	scopes  []string
+	dpop    crypto.Signer
+	hc      *http.Client
+	trusted []string // hosts the user named besides the issuer's (an IdP's)
 }
 
 func (*ClientCredentials) wrap(next http.RoundTripper) http.RoundTripper { return next }
 func (*JWTBearer) wrap(next http.RoundTripper) http.RoundTripper         { return next }
 func (*EnterpriseAuth) wrap(next http.RoundTripper) http.RoundTripper    { return next }
 
+// checkIssuer checks a grant's Issuer; what names the type in errors.
+func checkIssuer(what, issuer string) error {
+	if issuer == "" {
+		return fmt.Errorf("%s.Issuer is empty: set it to the authorization server the credentials are for (in a config, the auth object's \"issuer\"); they are sent to no other", what)
+	}
+	if err := oauthflow.CheckIssuer(issuer); err != nil {
+		return fmt.Errorf("%s.Issuer: %w", what, err)
+	}
+	return nil
+}
+
 func (c *ClientCredentials) check() error {
+	if err := checkIssuer("ClientCredentials", c.Issuer); err != nil {
+		return err
+	}
 	if c.ClientID == "" {
 		return errors.New("ClientCredentials.ClientID is empty")
 	}
@@ -154,24 +203,38 @@ func (c *ClientCredentials) check() error {
 	return checkDPoPKey("ClientCredentials", c.DPoPKey)
 }
 
-func (c *ClientCredentials) grant() (oauthflow.Grant, []string, crypto.Signer, *http.Client) {
+func (c *ClientCredentials) grant() grantParts {
 	ca := oauthflow.ClientAuth{ClientID: c.ClientID, ClientSecret: c.ClientSecret, Key: c.PrivateKey}
-	return oauthflow.ClientCredentialsGrant(ca), c.Scopes, c.DPoPKey, c.HTTPClient
+	return grantParts{run: oauthflow.ClientCredentialsGrant(ca), issuer: c.Issuer, scopes: c.Scopes, dpop: c.DPoPKey, hc: c.HTTPClient}
 }
 
 func (j *JWTBearer) check() error {
+	if err := checkIssuer("JWTBearer", j.Issuer); err != nil {
+		return err
+	}
 	if j.Assertion == nil {
 		return errors.New("JWTBearer.Assertion is nil")
 	}
 	return checkDPoPKey("JWTBearer", j.DPoPKey)
 }
 
-func (j *JWTBearer) grant() (oauthflow.Grant, []string, crypto.Signer, *http.Client) {
+func (j *JWTBearer) grant() grantParts {
 	ca := oauthflow.ClientAuth{ClientID: j.ClientID, ClientSecret: j.ClientSecret}
-	return oauthflow.JWTBearerGrant(j.Assertion, ca), j.Scopes, j.DPoPKey, j.HTTPClient
+	return grantParts{run: oauthflow.JWTBearerGrant(j.Assertion, ca), issuer: j.Issuer, scopes: j.Scopes, dpop: j.DPoPKey, hc: j.HTTPClient}
 }
 
 func (e *EnterpriseAuth) check() error {
+	if err := checkIssuer("EnterpriseAuth", e.Issuer); err != nil {
+		return err
+	}
+	for name, u := range map[string]string{"IdPTokenURL": e.IdPTokenURL, "IdPIssuer": e.IdPIssuer} {
+		if u == "" {
+			continue
+		}
+		if err := oauthflow.CheckIssuer(u); err != nil {
+			return fmt.Errorf("EnterpriseAuth.%s: %w", name, err)
+		}
+	}
 	switch {
 	case e.IDToken == nil:
 		return errors.New("EnterpriseAuth.IDToken is nil")
@@ -183,7 +246,7 @@ func (e *EnterpriseAuth) check() error {
 	return checkDPoPKey("EnterpriseAuth", e.DPoPKey)
 }
 
-func (e *EnterpriseAuth) grant() (oauthflow.Grant, []string, crypto.Signer, *http.Client) {
+func (e *EnterpriseAuth) grant() grantParts {
 	g := oauthflow.Enterprise{
 		IDToken:     e.IDToken,
 		IdPTokenURL: e.IdPTokenURL,
@@ -191,7 +254,17 @@ func (e *EnterpriseAuth) grant() (oauthflow.Grant, []string, crypto.Signer, *htt
 		IdP:         oauthflow.ClientAuth{ClientID: e.IdPClientID, ClientSecret: e.IdPClientSecret},
 		Client:      oauthflow.ClientAuth{ClientID: e.ClientID, ClientSecret: e.ClientSecret},
 	}
-	return g.Grant(), e.Scopes, e.DPoPKey, e.HTTPClient
+	return grantParts{run: g.Grant(), issuer: e.Issuer, scopes: e.Scopes, dpop: e.DPoPKey, hc: e.HTTPClient,
+		trusted: []string{hostOf(e.IdPTokenURL), hostOf(e.IdPIssuer)}}
+}
+
+// hostOf returns the host name of the URL raw, or "".
+func hostOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
 }
 
 func checkDPoPKey(what string, key crypto.Signer) error {
@@ -204,16 +277,16 @@ func checkDPoPKey(what string, key crypto.Signer) error {
 	return nil
 }
 
-// newGrantHandler returns the handler of the client named server for a.
-func newGrantHandler(a grantAuth, server string, hc *http.Client, log *slog.Logger) *oauthHandler {
-	g, scopes, key, own := a.grant()
-	if own != nil {
-		hc = own
+// newGrantHandler returns the handler of the client named server, whose
+// MCP endpoint is resource, for a.
+func newGrantHandler(a grantAuth, server, resource string, hc *http.Client, log *slog.Logger) *oauthHandler {
+	p := a.grant()
+	g, scopes, key := p.run, p.scopes, p.dpop
+	if p.hc != nil {
+		hc = p.hc
 	}
 	h := &oauthHandler{server: server}
-	if key != nil {
-		h.dpop, hc = withDPoP(key, hc)
-	}
+	h.dpop, hc = authServerClient(hc, key, append(p.trusted, hostOf(resource), hostOf(p.issuer))...)
 	if len(scopes) > 0 {
 		inner := g
 		g = func(ctx context.Context, hc *http.Client, t oauthflow.Target) (*oauth2.Token, error) {
@@ -225,8 +298,22 @@ func newGrantHandler(a grantAuth, server string, hc *http.Client, log *slog.Logg
 			return inner(ctx, hc, t)
 		}
 	}
-	h.flow = oauthflow.NewGrantHandler(g, hc, log)
+	h.flow = oauthflow.NewGrantHandler(g, oauthflow.GrantConfig{Issuer: p.issuer, HTTPClient: hc, Logger: log})
 	return h
+}
+
+// authServerClient returns the client for the requests to authorization
+// servers: hc with go-sdk's check of the addresses a server names kept
+// (oauthflow.PublicOnly: no private or link-local address, except on the
+// trusted hosts, which the user named), token and registration requests
+// never redirected (oauthflow.NoPostRedirects), and with a DPoP key (nil
+// for none) a proof on each token request, above the check.
+func authServerClient(hc *http.Client, key crypto.Signer, trusted ...string) (*oauthflow.DPoP, *http.Client) {
+	hc = oauthflow.NoPostRedirects(oauthflow.PublicOnly(hc, trusted...))
+	if key == nil {
+		return nil, hc
+	}
+	return withDPoP(key, hc)
 }
 
 // withDPoP returns the DPoP state of key and hc with its token requests

@@ -8,12 +8,14 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -85,7 +87,7 @@ func TestClientCredentialsPrivateKeyJWT(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	a := grantClient(t, as.MCPURL, &mcpadapter.ClientCredentials{ClientID: "svc", PrivateKey: parsed}, &logs)
+	a := grantClient(t, as.MCPURL, &mcpadapter.ClientCredentials{Issuer: as.URL, ClientID: "svc", PrivateKey: parsed}, &logs)
 	tools := toolMap(t, ctx, a)
 	if got := mustCall(t, ctx, tools["echo"], `{"text":"as a service"}`).Text(); got != "as a service" {
 		t.Errorf("echo: %q", got)
@@ -97,7 +99,7 @@ func TestClientCredentialsPrivateKeyJWT(t *testing.T) {
 	// Another key: the server refuses the assertion, and the error says
 	// so, naming the server, without the assertion.
 	var logs2 bytes.Buffer
-	b := grantClient(t, as.MCPURL, &mcpadapter.ClientCredentials{ClientID: "svc", PrivateKey: newKey(t)}, &logs2)
+	b := grantClient(t, as.MCPURL, &mcpadapter.ClientCredentials{Issuer: as.URL, ClientID: "svc", PrivateKey: newKey(t)}, &logs2)
 	_, err = b.Tools(ctx)
 	var ae *mcpadapter.AuthorizationError
 	if !errors.As(err, &ae) || !strings.Contains(err.Error(), "invalid_client") {
@@ -117,7 +119,7 @@ func TestClientCredentialsSecret(t *testing.T) {
 	ctx := testCtx(t)
 	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{}), ClientID: "svc", ClientSecret: "s3cret-value", NoRegistration: true})
 	var logs bytes.Buffer
-	a := grantClient(t, as.MCPURL, &mcpadapter.ClientCredentials{ClientID: "svc", ClientSecret: "s3cret-value"}, &logs)
+	a := grantClient(t, as.MCPURL, &mcpadapter.ClientCredentials{Issuer: as.URL, ClientID: "svc", ClientSecret: "s3cret-value"}, &logs)
 	tools := toolMap(t, ctx, a)
 	mustCall(t, ctx, tools["echo"], `{"text":"x"}`)
 	if c := as.Counts(); c.ClientCredentials != 1 {
@@ -147,7 +149,7 @@ func TestWorkloadIdentityJWTBearer(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	a := grantClient(t, as.MCPURL, &mcpadapter.JWTBearer{ClientID: "workload", Assertion: mcpadapter.AssertionFile(file)}, &logs)
+	a := grantClient(t, as.MCPURL, &mcpadapter.JWTBearer{Issuer: as.URL, ClientID: "workload", Assertion: mcpadapter.AssertionFile(file)}, &logs)
 	tools := toolMap(t, ctx, a)
 	mustCall(t, ctx, tools["echo"], `{"text":"x"}`)
 	if c := as.Counts(); c.JWTBearer != 1 {
@@ -156,7 +158,7 @@ func TestWorkloadIdentityJWTBearer(t *testing.T) {
 
 	expired := sign(time.Now().Add(-time.Hour))
 	var logs2 bytes.Buffer
-	b := grantClient(t, as.MCPURL, &mcpadapter.JWTBearer{ClientID: "workload", Assertion: func(context.Context) (string, error) { return expired, nil }}, &logs2)
+	b := grantClient(t, as.MCPURL, &mcpadapter.JWTBearer{Issuer: as.URL, ClientID: "workload", Assertion: func(context.Context) (string, error) { return expired, nil }}, &logs2)
 	_, err := b.Tools(ctx)
 	if err == nil || !strings.Contains(err.Error(), "invalid_grant") {
 		t.Fatalf("expired assertion: %v (want invalid_grant)", err)
@@ -177,6 +179,7 @@ func TestEnterpriseManagedAuthorization(t *testing.T) {
 	idToken := idp.IDToken(t, "alice@example.com")
 	var logs bytes.Buffer
 	a := grantClient(t, as.MCPURL, &mcpadapter.EnterpriseAuth{
+		Issuer:      as.URL,
 		IDToken:     func(context.Context) (string, error) { return idToken, nil },
 		IdPTokenURL: idp.URL + "/token", IdPClientID: "idp-app",
 		ClientID: "mcp-app", ClientSecret: "app-secret",
@@ -191,6 +194,7 @@ func TestEnterpriseManagedAuthorization(t *testing.T) {
 	// An ID token the IdP did not issue: the exchange fails and says where.
 	forged := testauth.StartIdP(t, "idp-app").IDToken(t, "mallory")
 	b := grantClient(t, as.MCPURL, &mcpadapter.EnterpriseAuth{
+		Issuer:      as.URL,
 		IDToken:     func(context.Context) (string, error) { return forged, nil },
 		IdPTokenURL: idp.URL + "/token", IdPClientID: "idp-app",
 		ClientID: "mcp-app", ClientSecret: "app-secret",
@@ -240,4 +244,45 @@ func TestDPoPWithNonces(t *testing.T) {
 	if strings.Contains(logs.String(), "dpop+jwt") || strings.Contains(logs.String(), "eyJ") {
 		t.Errorf("the log holds a DPoP proof")
 	}
+}
+
+// TestGrantStepUpMergesScopes: a 403 insufficient_scope asking for one
+// more scope runs the grant again with the scopes granted before and the
+// new one (the server asks only for the one missing); a plain 403 is the
+// server's answer and runs no grant.
+func TestGrantStepUpMergesScopes(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{}), ClientID: "svc", ClientSecret: "s3cret",
+		NoRegistration: true, AdminTool: "add", ForbidTool: "image"})
+	a := grantClient(t, as.MCPURL, &mcpadapter.ClientCredentials{Issuer: as.URL, ClientID: "svc", ClientSecret: "s3cret"}, io.Discard)
+	tools := toolMap(t, ctx, a)
+	mustCall(t, ctx, tools["echo"], `{"text":"x"}`)
+	mustCall(t, ctx, tools["add"], `{"a":1,"b":2}`)
+	mustCall(t, ctx, tools["echo"], `{"text":"still allowed"}`)
+	reqs := as.TokenRequests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d token requests, want 2 (the first grant and one step-up)", len(reqs))
+	}
+	if got := strings.Fields(reqs[1].Get("scope")); !slices.Contains(got, testauth.BaseScope) || !slices.Contains(got, testauth.AdminScope) {
+		t.Errorf("the step-up asked for %q: want the scope granted before and the new one", got)
+	}
+	_, err := tools["image"].Call(ctx, json.RawMessage(`{}`))
+	if err == nil || !strings.Contains(err.Error(), "403") && !strings.Contains(err.Error(), "Forbidden") {
+		t.Errorf("a plain 403: %v", err)
+	}
+	if n := len(as.TokenRequests()); n != 2 {
+		t.Errorf("a plain 403 ran the grant again (%d token requests)", n)
+	}
+}
+
+// TestGrantNoPKCERequired: the grants work with an authorization server
+// whose metadata advertises no PKCE (only the authorization code grant
+// uses it).
+func TestGrantNoPKCERequired(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{}), ClientID: "svc", ClientSecret: "s3cret", NoRegistration: true, NoPKCE: true})
+	a := grantClient(t, as.MCPURL, &mcpadapter.ClientCredentials{Issuer: as.URL, ClientID: "svc", ClientSecret: "s3cret"}, io.Discard)
+	mustCall(t, ctx, toolMap(t, ctx, a)["echo"], `{"text":"x"}`)
 }

@@ -84,7 +84,7 @@ func BenchmarkCallInMemory(b *testing.B) {
 // listings carry ttlMs 60000, with and without the response cache, in
 // process and over stateless streamable HTTP on 127.0.0.1. One iteration
 // is one Client.Tools call; requests/op is the tools/list requests the
-// server saw per call. docs/benchmarks.md reports it.
+// server saw per call. docs/dev/benchmarks.md reports it.
 func BenchmarkToolsCache(b *testing.B) {
 	for _, transport := range []string{"inmemory", "http"} {
 		for _, mode := range []string{"uncached", "cached"} {

@@ -3,13 +3,9 @@ package mcpadapter
 import (
 	"context"
 	"fmt"
-	"math"
-	"strconv"
-	"strings"
-	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/mcpadapter/mcpadapter/internal/cache"
 )
 
 // CacheConfig turns on a Client's response cache (ClientOptions.Cache).
@@ -85,33 +81,18 @@ func (cfg *CacheConfig) validate() error {
 }
 
 // CacheMode says how one call uses the response cache; see WithCacheMode.
-type CacheMode int
+type CacheMode = cache.Mode
 
 const (
 	// CacheUse serves a fresh cached result, else asks the server and
 	// caches the answer. It is the default.
-	CacheUse CacheMode = iota
+	CacheUse = cache.Use
 	// CacheRefresh asks the server even if a fresh result is cached, and
 	// caches the answer.
-	CacheRefresh
+	CacheRefresh = cache.Refresh
 	// CacheBypass asks the server and leaves the cache as it is.
-	CacheBypass
+	CacheBypass = cache.Bypass
 )
-
-// String returns "use", "refresh" or "bypass".
-func (m CacheMode) String() string {
-	switch m {
-	case CacheUse:
-		return "use"
-	case CacheRefresh:
-		return "refresh"
-	case CacheBypass:
-		return "bypass"
-	}
-	return fmt.Sprintf("CacheMode(%d)", int(m))
-}
-
-type cacheModeKey struct{}
 
 // WithCacheMode returns a context that makes the requests made with it use
 // the response cache as m says: pass it to Tools, ListTools, ListPrompts,
@@ -119,214 +100,73 @@ type cacheModeKey struct{}
 // Adapter's and Group's methods, which call them). It has no effect on a
 // Client without a cache.
 func WithCacheMode(ctx context.Context, m CacheMode) context.Context {
-	return context.WithValue(ctx, cacheModeKey{}, m)
+	return cache.WithMode(ctx, m)
 }
 
-func cacheModeOf(ctx context.Context) CacheMode {
-	m, _ := ctx.Value(cacheModeKey{}).(CacheMode)
-	return m
-}
+// A CacheStore holds the entries of the response cache (see CacheConfig).
+// Its methods may be called by many goroutines at once.
+//
+// Keys are opaque strings made by this package. They name the server (by a
+// hash of its URL or command), the method, the page cursor or resource URI
+// and, for private entries, a hash of the caller's credentials; they never
+// hold a credential in clear. Keys that share a server and a method share a
+// prefix, which DeletePrefix uses to invalidate a listing on every page and
+// for every caller at once.
+//
+// A store shared by several Clients (or processes, for a remote store) lets
+// them share "public" results. A store may drop entries at any time; the
+// cache checks CacheEntry.Expires itself, so a store need not. Its methods
+// are Get(ctx, key) (CacheEntry, bool), Set(ctx, key, CacheEntry),
+// Delete(ctx, key) and DeletePrefix(ctx, prefix).
+type CacheStore = cache.Store
 
-// The methods whose results carry caching hints.
-const (
-	methodDiscover      = "server/discover"
-	methodListTools     = "tools/list"
-	methodListPrompts   = "prompts/list"
-	methodListResources = "resources/list"
-	methodListTemplates = "resources/templates/list"
-	methodReadResource  = "resources/read"
-)
+// A CacheEntry is one cached result: Value, the result encoded as JSON,
+// and Expires, when the entry stops being fresh.
+type CacheEntry = cache.Entry
 
-// cacheKeyVersion starts every key, so that a store shared by different
-// versions of this package never mixes encodings.
-const cacheKeyVersion = "mcpadapter.cache/1"
+// DefaultCacheEntries is the size of the in-memory store a Client makes
+// when CacheConfig.Store is nil and CacheConfig.MaxEntries is zero.
+const DefaultCacheEntries = cache.DefaultEntries
 
-// publicPartition is the partition of public entries.
-const publicPartition = "public"
+// NewMemoryCacheStore returns an in-memory CacheStore that holds at most
+// maxEntries entries (DefaultCacheEntries if maxEntries <= 0), dropping the
+// least recently used first, and expired entries as it finds them. It is
+// safe for concurrent use, so several Clients may share it.
+func NewMemoryCacheStore(maxEntries int) CacheStore { return cache.NewMemoryStore(maxEntries) }
 
-// responseCache is a Client's cache: the store and how to name entries.
-type responseCache struct {
-	store      CacheStore
-	defaultTTL time.Duration
-	maxTTL     time.Duration
-	server     string // the server's identity: a hash, or a random id
-	private    string // the partition of private entries
-
-	// The generations of the cached methods and resources. An
-	// invalidation increments them before it deletes entries; an answer
-	// is stored only if its generation did not change while it was on its
-	// way, so a listing computed before a change and received after its
-	// list_changed is never cached.
-	genMu   sync.Mutex
-	gens    map[string]uint64 // by method
-	resSeq  uint64            // counts resources/updated notifications
-	resGens map[string]uint64 // the resSeq of the last update of a URI (a prefix of the URIs it covers)
-}
-
-// maxResourceGens bounds responseCache.resGens; past it the map is cleared
-// and every read in flight counts as invalidated.
-const maxResourceGens = 1024
-
-// cacheGen is a snapshot of the generation of one request's entry.
-type cacheGen struct {
-	method   uint64 // the method's generation
-	resource uint64 // for resources/read: the last update that covers the URI
-}
-
-// generation returns the current generation of cr's entry.
-func (rc *responseCache) generation(cr cacheRequest) cacheGen {
-	rc.genMu.Lock()
-	defer rc.genMu.Unlock()
-	g := cacheGen{method: rc.gens[cr.method]}
-	if cr.method == methodReadResource {
-		for prefix, seq := range rc.resGens {
-			if seq > g.resource && strings.HasPrefix(cr.param, prefix) {
-				g.resource = seq
-			}
-		}
-	}
-	return g
-}
-
-// bump starts a new generation of the methods.
-func (rc *responseCache) bump(methods ...string) {
-	rc.genMu.Lock()
-	defer rc.genMu.Unlock()
-	if rc.gens == nil {
-		rc.gens = make(map[string]uint64)
-	}
-	for _, m := range methods {
-		rc.gens[m]++
-	}
-}
-
-// bumpResource starts a new generation of the reads of uri and of the
-// resources under it.
-func (rc *responseCache) bumpResource(uri string) {
-	rc.genMu.Lock()
-	defer rc.genMu.Unlock()
-	if rc.resGens == nil || len(rc.resGens) >= maxResourceGens {
-		if rc.gens == nil {
-			rc.gens = make(map[string]uint64)
-		}
-		rc.gens[methodReadResource]++ // every read in flight is stale
-		rc.resGens = make(map[string]uint64)
-	}
-	rc.resSeq++
-	rc.resGens[uri] = rc.resSeq
-}
-
-// newResponseCache returns the cache for a client of ep with opts, or nil
-// if opts turns no cache on.
-func newResponseCache(ep *endpoint, opts *ClientOptions) *responseCache {
+// newResponseCache returns the cache of c, a client of ep with opts, or
+// nil if opts turns no cache on.
+func (c *Client) newResponseCache(ep *endpoint, opts *ClientOptions) *cache.Cache {
 	cfg := opts.Cache
 	if cfg == nil {
 		return nil
 	}
-	store := cfg.Store
-	if store == nil {
-		store = NewMemoryCacheStore(max(cfg.MaxEntries, 0))
+	srv := cache.Server{Stdio: ep.kind == kindStdio, HTTP: ep.kind == kindStreamable || ep.kind == kindSSE, URL: ep.url}
+	if srv.Stdio {
+		srv.Path, srv.Args, srv.Env, srv.InheritEnv, srv.Dir = ep.command.Path, ep.command.Args, ep.command.Env, ep.command.InheritEnv, ep.command.Dir
 	}
-	return &responseCache{
-		store:      store,
-		defaultTTL: max(cfg.DefaultTTL, 0),
-		maxTTL:     max(cfg.MaxTTL, 0),
-		server:     serverIdentity(ep, hostname()),
-		private:    identityPartition(ep, opts),
-	}
-}
-
-// methodPrefix is the start of every key of method on this server.
-func (rc *responseCache) methodPrefix(method string) string {
-	return cacheKeyVersion + "\x00" + rc.server + "\x00" + method + "\x00"
-}
-
-// key names the entry of method for param (a cursor, a URI or a protocol
-// version) in partition.
-func (rc *responseCache) key(method, param, partition string) string {
-	return rc.methodPrefix(method) + strconv.Quote(param) + "\x00" + partition
-}
-
-// ttl decides how long a result with the hints ttlMs and scope is kept,
-// and whether it is private. Zero means it is not cached.
-func (rc *responseCache) ttl(ttlMs int, scope string) (time.Duration, bool) {
-	var d time.Duration
-	private := scope != "" && scope != "public"
-	switch {
-	case ttlMs == 0 && scope == "":
-		// No hints at all.
-		d, private = rc.defaultTTL, true
-	case ttlMs <= 0:
-		return 0, false
-	case int64(ttlMs) > math.MaxInt64/int64(time.Millisecond):
-		d = math.MaxInt64
+	cred := cache.Credentials{Known: opts.OAuthHandler == nil && opts.HTTPClient == nil, Headers: opts.Headers}
+	switch a := opts.Auth.(type) {
+	case nil:
+	case bearerAuth:
+		cred.Token = string(a)
 	default:
-		d = time.Duration(ttlMs) * time.Millisecond
+		cred.Known = false
 	}
-	if rc.maxTTL > 0 && d > rc.maxTTL {
-		d = rc.maxTTL
-	}
-	return d, private
-}
-
-// invalidate drops every entry of this server for the methods, for every
-// caller and page, and keeps the answers on their way from being stored.
-func (rc *responseCache) invalidate(ctx context.Context, methods ...string) {
-	rc.bump(methods...)
-	for _, m := range methods {
-		rc.store.DeletePrefix(ctx, rc.methodPrefix(m))
-	}
-}
-
-// invalidateResource drops the cached reads of uri and of the resources
-// under it.
-func (rc *responseCache) invalidateResource(ctx context.Context, uri string) {
-	rc.bumpResource(uri)
-	rc.store.DeletePrefix(ctx, rc.methodPrefix(methodReadResource)+strings.TrimSuffix(strconv.Quote(uri), `"`))
-}
-
-// forgetDiscover drops this server's cached server/discover results, so
-// that the next connect asks the server: the connection was lost without
-// Close. It does nothing on a Client without a cache.
-func (rc *responseCache) forgetDiscover(ctx context.Context) {
-	if rc != nil {
-		rc.invalidate(ctx, methodDiscover)
-	}
-}
-
-// addCacheHandlers makes the server's change notifications invalidate the
-// cache before the handlers in o see them. Having the handlers also makes
-// go-sdk subscribe to the notifications on 2026-07-28 connections.
-func (c *Client) addCacheHandlers(o *mcp.ClientOptions) {
-	rc := c.cache
-	if rc == nil {
-		return
-	}
-	tools, prompts, resources, updated := o.ToolListChangedHandler, o.PromptListChangedHandler, o.ResourceListChangedHandler, o.ResourceUpdatedHandler
-	o.ToolListChangedHandler = func(ctx context.Context, req *mcp.ToolListChangedRequest) {
-		rc.invalidate(ctx, methodListTools)
-		if tools != nil {
-			tools(ctx, req)
-		}
-	}
-	o.PromptListChangedHandler = func(ctx context.Context, req *mcp.PromptListChangedRequest) {
-		rc.invalidate(ctx, methodListPrompts)
-		if prompts != nil {
-			prompts(ctx, req)
-		}
-	}
-	o.ResourceListChangedHandler = func(ctx context.Context, req *mcp.ResourceListChangedRequest) {
-		rc.invalidate(ctx, methodListResources, methodListTemplates)
-		if resources != nil {
-			resources(ctx, req)
-		}
-	}
-	o.ResourceUpdatedHandler = func(ctx context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-		if req.Params != nil {
-			rc.invalidateResource(ctx, req.Params.URI)
-		}
-		if updated != nil {
-			updated(ctx, req)
-		}
-	}
+	return cache.New(cache.Config{
+		Store:      cfg.Store,
+		MaxEntries: cfg.MaxEntries,
+		DefaultTTL: cfg.DefaultTTL,
+		MaxTTL:     cfg.MaxTTL,
+		Server:     cache.ServerID(srv),
+		Private:    cache.PrivatePartition(srv, cred),
+		Principal: func(ctx context.Context) (string, map[string]string) {
+			if id := CallIdentityFrom(ctx); id != nil {
+				return id.Principal, id.Headers
+			}
+			return "", nil
+		},
+		Observer: c.obs,
+		Log:      c.log,
+	})
 }

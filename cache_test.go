@@ -956,3 +956,22 @@ func TestCacheInvalidatedOnResourceUpdated(t *testing.T) {
 		t.Errorf("another resource's read was dropped: %q", got)
 	}
 }
+
+func TestCacheConfigValidate(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		cfg  *mcpadapter.CacheConfig
+		want string
+	}{
+		{nil, ""},
+		{&mcpadapter.CacheConfig{}, ""},
+		{&mcpadapter.CacheConfig{DefaultTTL: -time.Second}, "CacheConfig.DefaultTTL is negative (-1s)"},
+		{&mcpadapter.CacheConfig{MaxTTL: -1}, "CacheConfig.MaxTTL is negative"},
+		{&mcpadapter.CacheConfig{MaxEntries: -1}, "CacheConfig.MaxEntries is negative (-1)"},
+	} {
+		_, err := mcpadapter.NewClient("https://x.example/mcp", &mcpadapter.ClientOptions{Cache: tt.cfg})
+		if (err == nil) != (tt.want == "") || (err != nil && !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("%+v: error %v, want %q", tt.cfg, err, tt.want)
+		}
+	}
+}

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/engine"
 	"github.com/mcpadapter/mcpadapter/internal/jsonscan"
+	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -58,37 +60,64 @@ type toolCall struct {
 	args      json.RawMessage // one JSON object
 	progress  func(Progress)
 	meta      map[string]any
-	timeouts  callTimeouts     // this call's own limits (CallOptions)
+	timeouts  engine.Limits    // this call's own limits (CallOptions)
 	task      TaskMode         // CallOptions.Task
 	onTask    func(TaskHandle) // CallOptions.OnTask
+	// resetOnProgress is CallOptions.ResetTimeoutOnProgress.
+	resetOnProgress bool
+	// viaSDK says the call needs go-sdk's full request machinery (its
+	// middleware, its multi-round-trip loop, its handling of the server's
+	// requests): a feature that needs it for a call sets it, and the
+	// connection engine then keeps the call off its fast path
+	// (engine.Call.ViaSDK).
+	viaSDK bool
+
+	// What a pending call keeps to make the call's next rounds (interrupt.go).
+	modelArgs json.RawMessage // the arguments as the model sent them
+	shaped    bool            // the tool transforms its arguments
+	settings  *CallSettings   // the plain-data CallOptions
+	principal string          // CallIdentity.Principal
+	run       string          // RunFrom
+	protocol  string          // the protocol version of the connection, once known
 }
 
 // CallTool calls the tool the server knows as name with args, a JSON object
 // (empty means {}); opts may be nil. See Tool.Call for what it returns.
 func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage, opts *CallOptions) (*Result, error) {
-	return c.call(ctx, name, name, args, opts)
+	return c.call(ctx, name, name, args, nil, nil, opts)
 }
 
 // call is where every tool call starts. Arguments that are not one JSON
 // object are answered with an error result the model can read, without
-// asking the server. The call then goes the way chosen when the client was
+// asking the server; so are arguments check (when set) finds against the
+// tool's schema, check returning the message. The call then goes the way chosen when the client was
 // built: callDirect, or callInterruptible for an ElicitInterrupt client.
-func (c *Client) call(ctx context.Context, tool, modelName string, args json.RawMessage, opts *CallOptions) (*Result, error) {
-	args = bytes.TrimSpace(args)
-	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
-		args = json.RawMessage("{}")
+func (c *Client) call(ctx context.Context, tool, modelName string, modelArgs json.RawMessage, plan *argPlan, check func(json.RawMessage) string, opts *CallOptions) (*Result, error) {
+	modelArgs = bytes.TrimSpace(modelArgs)
+	if len(modelArgs) == 0 || bytes.Equal(modelArgs, []byte("null")) {
+		modelArgs = json.RawMessage("{}")
 	}
+	args := plan.wire(modelArgs)
 	if err := checkArguments(args); err != nil {
 		return errorResult(fmt.Sprintf("Invalid arguments for tool %q: %v. Send a JSON object that matches the tool's input schema.", tool, err)), nil
+	}
+	if check != nil {
+		if msg := check(args); msg != "" {
+			return errorResult(msg), nil
+		}
 	}
 	if err := CallIdentityFrom(ctx).check(); err != nil {
 		return nil, err
 	}
-	tc := &toolCall{tool: tool, modelName: modelName, args: args}
+	tc := &toolCall{tool: tool, modelName: modelName, args: args, modelArgs: modelArgs, shaped: plan != nil}
 	if opts != nil {
 		tc.progress, tc.meta = opts.Progress, opts.Meta
-		tc.timeouts = opts.timeouts()
+		tc.timeouts, tc.resetOnProgress = opts.timeouts(), opts.ResetTimeoutOnProgress
 		tc.task, tc.onTask = opts.Task, opts.OnTask
+	}
+	if c.interrupt != nil {
+		tc.settings = opts.settings()
+		tc.principal, tc.run = principalOf(ctx), RunFrom(ctx)
 	}
 	tc.meta = callMeta(ctx, tc.meta)
 	return c.observedCall(ctx, tc)
@@ -118,4 +147,103 @@ func checkArguments(args json.RawMessage) error {
 		return errors.New("arguments are not valid JSON")
 	}
 	return nil
+}
+
+// Progress is one progress notification for a tool call.
+type Progress struct {
+	// Tool is the tool's name on its server.
+	Tool string
+	// Progress increases with each notification; Total is 0 when unknown.
+	Progress float64
+	Total    float64
+	Message  string
+	// Task is set on the statuses of the task behind the call.
+	Task *TaskProgress
+}
+
+// progressToken registers fn for a new progress token of a call of tool,
+// which the caller must release.
+func (c *Client) progressToken(tool string, fn func(Progress)) (token string, release func()) {
+	return c.progress.Token(func(p *mcp.ProgressNotificationParams) {
+		fn(Progress{Tool: tool, Progress: p.Progress, Total: p.Total, Message: p.Message})
+	})
+}
+
+// withProgress gives params a progress token when anyone listens (fn, or
+// ClientOptions.ProgressHandler); release must be called when the call
+// ends.
+func (c *Client) withProgress(params *mcp.CallToolParams, fn func(Progress)) (release func()) {
+	if params.GetProgressToken() != nil {
+		return func() {} // routed already: a task's token lives as long as the task (task_call.go)
+	}
+	if fn == nil && !c.progress.Listening() {
+		return func() {}
+	}
+	if fn == nil {
+		fn = func(Progress) {}
+	}
+	tok, release := c.progressToken(params.Name, fn)
+	params.SetProgressToken(tok)
+	return release
+}
+
+// sendCall sends one tools/call, with tc's _meta and progress routing,
+// bounded by tc's time limits, else timeout (zero: none; see
+// callDeadline), once a call slot is free. The reply
+// knows the result as the server wrote it, when the wire layer saw it.
+func (c *Client) sendCall(ctx context.Context, tc *toolCall, params *mcp.CallToolParams, timeout time.Duration) (*callReply, error) {
+	release, err := c.callSlot(ctx, params.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	if tc.meta != nil {
+		params.Meta = tc.meta
+	}
+	// The call's time limits (timeout.go) start once it has a slot.
+	ctx, progress, stop := c.callDeadline(ctx, tc, timeout)
+	defer stop()
+	defer c.withProgress(params, progress)()
+	var rec *wire.RequestStatus
+	var reply *callReply
+	var undecodable error
+	r := engine.Request{Op: "tools/call", Tool: params.Name, Attempt: func(r *wire.RequestStatus) { rec = r }}
+	call := engine.Call{Params: params, ViaSDK: tc.viaSDK}
+	err = c.eng.Send(ctx, r, func(ctx context.Context, s *engine.Session) error {
+		res, sent, err := s.CallTool(ctx, call)
+		var raw engine.Raw = rec
+		if sent != nil {
+			raw = sent
+		}
+		// A result go-sdk could not decode was delivered: not a
+		// transport failure, and never to be sent again.
+		reply, undecodable, err = replyOf(res, raw, err)
+		return err
+	})
+	if err == nil && undecodable != nil {
+		return nil, &ContentError{Server: c.name, Tool: params.Name, Index: -1, Err: undecodable}
+	}
+	return reply, err
+}
+
+// callSlot waits for one of the tool-call slots of
+// ClientOptions.MaxConcurrentCalls and returns its release. A call whose
+// context ends while it waits is a *TransportError that wraps the
+// context's cause and was never sent.
+func (c *Client) callSlot(ctx context.Context, tool string) (release func(), _ error) {
+	if c.slots == nil {
+		return func() {}, nil
+	}
+	select {
+	case c.slots <- struct{}{}:
+		return func() { <-c.slots }, nil
+	default:
+	}
+	c.log.Debug("tool call waits for a free slot", "tool", tool, "maxConcurrentCalls", cap(c.slots))
+	select {
+	case c.slots <- struct{}{}:
+		return func() { <-c.slots }, nil
+	case <-ctx.Done():
+		return nil, c.transportError(nil, "tools/call", tool, fmt.Errorf("not sent: still waiting for one of the %d call slots (ClientOptions.MaxConcurrentCalls) when the call ended: %w", cap(c.slots), context.Cause(ctx)))
+	}
 }

@@ -5,18 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
-	"sync"
 	"sync/atomic"
-	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/cache"
+	"github.com/mcpadapter/mcpadapter/internal/engine"
 	"github.com/mcpadapter/mcpadapter/internal/wire"
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// Version is this module's version, sent to servers as the client version.
-const Version = "0.1.0"
 
 // A Client is a connection to one MCP server that re-establishes itself.
 //
@@ -32,27 +27,17 @@ type Client struct {
 	sdk  *mcp.Client
 	obs  *wire.Observer
 	log  *slog.Logger
+	eng  *engine.Engine // the connection: connect, send, reconnect
 
-	mu      sync.Mutex
-	cur     *session  // the live session, or nil
-	dialing *dialCall // the connect in progress, or nil
-	lost    bool      // the last connection was lost: the next connect must reach the server
-	gen     uint64    // incremented by Close
-
-	httpTransport *http.Transport // used when ClientOptions.HTTPClient is nil
-	oauthFlow     *oauthHandler   // set when ClientOptions.Auth is an *OAuth or a grant (auth_grants.go)
-	pinVersion    string          // protocol version to ask for; "" means the newest
-	interrupt     *interruptState // set in ElicitInterrupt mode
+	oauthFlow *oauthHandler   // set when ClientOptions.Auth is an *OAuth or a grant (auth_grants.go)
+	interrupt *interruptState // set in ElicitInterrupt mode
 	// callTool makes a tool call: callDirect, or callInterruptible in
 	// ElicitInterrupt mode. It is chosen when the client is built.
 	callTool func(context.Context, *toolCall) (*Result, error)
-	retiring []*session // replaced sessions finishing their requests
 
-	seq      atomic.Uint64
-	progMu   sync.Mutex
-	progress map[string]func(Progress)
+	progress *engine.Router // routes progress notifications to their calls
 
-	cache *responseCache // nil when ClientOptions.Cache is
+	cache *cache.Cache // nil when ClientOptions.Cache is
 
 	// shape is the tool transform of the client's config entry, or nil.
 	shape *serverShape
@@ -135,7 +120,7 @@ func newClientWith(ep *endpoint, opts ClientOptions, adjust func(*mcp.ClientOpti
 		ep:       ep,
 		opts:     opts,
 		log:      opts.logger().With("server", name),
-		progress: make(map[string]func(Progress)),
+		progress: engine.NewRouter(opts.ProgressHandler),
 	}
 	var trace *slog.Logger
 	if opts.Trace {
@@ -147,21 +132,25 @@ func newClientWith(ep *endpoint, opts ClientOptions, adjust func(*mcp.ClientOpti
 	}
 	c.obs = wire.NewObserver(name, trace)
 	if o, ok := opts.Auth.(*OAuth); ok && o != nil && (ep.kind == kindStreamable || ep.kind == kindSSE) {
-		c.oauthFlow = newOAuthHandler(o, name, ep.url, c.plainHTTPClient(), c.log)
+		c.oauthFlow = newOAuthHandler(o, name, ep.url, c.opts.HTTPClient, c.log)
 	}
 	if g, ok := opts.Auth.(grantAuth); ok && (ep.kind == kindStreamable || ep.kind == kindSSE) {
-		c.oauthFlow = newGrantHandler(g, name, c.plainHTTPClient(), c.log)
+		c.oauthFlow = newGrantHandler(g, name, ep.url, c.opts.HTTPClient, c.log)
 	}
-	c.pinVersion = opts.ProtocolVersion
-	c.cache = newResponseCache(ep, &opts)
+	c.cache = c.newResponseCache(ep, &opts)
 	so := c.sdkOptions()
 	declareTasks(&opts, so)
 	if adjust != nil {
 		adjust(so)
 	}
-	c.sdk = mcp.NewClient(&mcp.Implementation{Name: "mcpadapter", Version: Version}, so)
-	c.sdk.AddSendingMiddleware(c.handshakeMiddleware)
-	c.sdk.AddSendingMiddleware(c.cacheMiddleware)
+	c.sdk = mcp.NewClient(&mcp.Implementation{Name: "mcpadapter", Version: Version()}, so)
+	c.sdk.AddSendingMiddleware(engine.HandshakeMiddleware(engine.Handshake{
+		Probe:      opts.probeTimeout(),
+		OneSession: ep.kind == kindStdio || ep.kind == kindInProcess,
+		Refusal:    authRefusal,
+		Log:        c.log,
+	}))
+	c.sdk.AddSendingMiddleware(c.cache.Middleware)
 	c.addTaskMethods() // tasks/*, and the "task" member of tools/call: last, innermost
 	if opts.MessageHandler != nil {
 		c.sdk.AddReceivingMiddleware(messageMiddleware(opts.MessageHandler))
@@ -170,39 +159,20 @@ func newClientWith(ep *endpoint, opts ClientOptions, adjust func(*mcp.ClientOpti
 		c.sdk.AddReceivingMiddleware(relayMiddleware(opts))
 	}
 	// Added last, so outermost: it sees a message before MessageHandler.
-	c.sdk.AddReceivingMiddleware(c.backlogMiddleware)
+	c.sdk.AddReceivingMiddleware(engine.BacklogMiddleware)
 	if len(opts.Roots) > 0 {
 		//lint:ignore SA1019 roots, sampling and logging are deprecated in 2026-07-28 but live in the handshake era, which we support
 		c.sdk.AddRoots(opts.Roots...)
 	}
+	c.eng = engine.New(c.engineConfig())
 	return c
-}
-
-// oauth returns the OAuth handler for HTTP requests, or nil.
-func (c *Client) oauth() auth.OAuthHandler {
-	switch {
-	case c.opts.OAuthHandler != nil:
-		return c.opts.OAuthHandler
-	case c.oauthFlow != nil:
-		return c.oauthFlow
-	}
-	return nil
-}
-
-// plainHTTPClient is the HTTP client for requests that must not carry the
-// server's headers or credentials (the OAuth authorization server's).
-func (c *Client) plainHTTPClient() *http.Client {
-	if c.opts.HTTPClient != nil {
-		return c.opts.HTTPClient
-	}
-	return &http.Client{Transport: c.ownTransport(), Timeout: 30 * time.Second}
 }
 
 func (c *Client) sdkOptions() *mcp.ClientOptions {
 	o := &mcp.ClientOptions{
 		//lint:ignore SA1019 roots, sampling and logging are deprecated in 2026-07-28 but live in the handshake era, which we support
 		LoggingMessageHandler:       c.opts.LogHandler,
-		ProgressNotificationHandler: c.routeProgress,
+		ProgressNotificationHandler: c.progress.Route,
 		ToolListChangedHandler:      c.toolListChangedHandler(),
 		//lint:ignore SA1019 roots, sampling and logging are deprecated in 2026-07-28 but live in the handshake era, which we support
 		CreateMessageHandler: c.opts.SamplingHandler,
@@ -216,7 +186,7 @@ func (c *Client) sdkOptions() *mcp.ClientOptions {
 	if c.opts.Relay {
 		o.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
 	}
-	c.addCacheHandlers(o)
+	c.cache.AddHandlers(o)
 	return o
 }
 
@@ -252,17 +222,10 @@ func messageMiddleware(h func(context.Context, string, mcp.Request)) mcp.Middlew
 
 // pin makes later connections ask for version (a group pulled down to the
 // handshake era).
-func (c *Client) pin(version string) {
-	c.mu.Lock()
-	c.pinVersion = version
-	c.mu.Unlock()
-}
+func (c *Client) pin(version string) { c.eng.Pin(version) }
 
-func (c *Client) pinned() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.pinVersion
-}
+// pinned returns the protocol version later connections ask for.
+func (c *Client) pinned() string { return c.eng.Pinned() }
 
 // Name returns the server's name as this client knows it.
 func (c *Client) Name() string { return c.name }
@@ -273,7 +236,7 @@ func (c *Client) Connect(ctx context.Context) (*ServerInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	info := s.info
+	info := c.infoOf(s)
 	return &info, nil
 }
 
@@ -286,40 +249,17 @@ func (c *Client) Session(ctx context.Context) (*mcp.ClientSession, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.cs, nil
+	return s.SDK(), nil
 }
 
 // Close ends the live connection, if any: a stdio server and its process
 // group are stopped. The Client stays usable: the next request reconnects.
 // Requests in flight fail with a TransportError.
 func (c *Client) Close() error {
-	c.mu.Lock()
-	s := c.cur
-	c.cur = nil
-	c.gen++
-	if c.dialing != nil {
-		c.dialing.cancel() // a connect in progress (a user signing in) ends too
-	}
-	ht := c.httpTransport
-	retiring := c.retiring
-	c.retiring = nil
-	c.mu.Unlock()
-	var err error
-	if s != nil {
-		err = s.close(c.opts.closeGrace())
-	}
-	for _, r := range retiring {
-		_ = r.close(c.opts.closeGrace())
-	}
+	err := c.eng.Close()
 	if c.oauthFlow != nil && c.interrupt == nil {
 		// An interrupt clone shares this Client's flow; this one closes it.
 		c.oauthFlow.close()
-	}
-	if ht != nil {
-		ht.CloseIdleConnections()
-		// Responses still draining (wire.DrainGrace) leave their
-		// connections idle a little later.
-		time.AfterFunc(2*wire.DrainGrace, ht.CloseIdleConnections)
 	}
 	return err
 }

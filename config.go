@@ -38,8 +38,12 @@ type ServerConfig struct {
 	Command string
 	// Args are the program's arguments.
 	Args []string
-	// Env holds variables added to the program's environment.
+	// Env holds variables set in the program's environment.
 	Env map[string]string
+	// InheritEnv is "inheritEnv": variables of this process's environment
+	// the program gets besides the safe set every stdio server gets (see
+	// Command.InheritEnv): names, prefixes ending in "*", or "*" for all.
+	InheritEnv []string
 	// Cwd is the program's working directory; empty means this process's.
 	Cwd string
 
@@ -196,8 +200,8 @@ func ParseConfig(data []byte) (*Config, error) {
 // ParseConfigEnv parses a config document, looking variables up with
 // lookup, which reports whether a variable is set, as os.LookupEnv does.
 //
-// A server has either "command" (with "args", "env" and "cwd"), which runs
-// it over stdio, or "url" (with "headers"), which reaches it over streamable
+// A server has either "command" (with "args", "env", "inheritEnv" and
+// "cwd"), which runs it over stdio, or "url" (with "headers"), which reaches it over streamable
 // HTTP or, when the URL's path ends in /sse, over legacy HTTP+SSE. "type"
 // or "transport" may say so explicitly: "stdio", "http" (or
 // "streamable-http", "streamableHttp", "streamable_http") or "sse". A

@@ -14,20 +14,26 @@ import (
 // GrantSettings are a config's settings for the grants that need no user
 // (see ClientCredentials, JWTBearer and EnterpriseAuth):
 //
-//	"auth": {"type": "client_credentials", "clientId": "svc",
-//	         "privateKeyFile": "/etc/mcp/key.pem"}           (or "clientSecret")
-//	"auth": {"type": "jwt_bearer", "clientId": "ci",
+//	"auth": {"type": "client_credentials", "issuer": "https://auth.example.com",
+//	         "clientId": "svc", "privateKeyFile": "/etc/mcp/key.pem"}  (or "clientSecret")
+//	"auth": {"type": "jwt_bearer", "issuer": "https://auth.example.com", "clientId": "ci",
 //	         "assertionFile": "/var/run/secrets/tokens/mcp"}  (workload identity)
-//	"auth": {"type": "enterprise", "clientId": "app", "clientSecret": "${SECRET}",
+//	"auth": {"type": "enterprise", "issuer": "https://auth.example.com",
+//	         "clientId": "app", "clientSecret": "${SECRET}",
 //	         "idpTokenUrl": "https://idp.example.com/token", "idpClientId": "app",
 //	         "idTokenCommand": ["my-sso", "print-id-token"]}  (or "idTokenFile")
 //
-// Each may add "scopes" and "dpopKeyFile" (a PEM key: DPoP-bound tokens).
-// Key files are read when the group is made; assertion and ID token files
-// (and the command) each time a token is requested. The command's output,
-// trimmed, is the token; its output never appears in an error.
+// "issuer" is required: the authorization server the credentials are for,
+// the only one they are sent to (see ClientCredentials.Issuer). Each may
+// add "scopes" and "dpopKeyFile" (a PEM key: DPoP-bound tokens). A member
+// of another grant type is an error. Key files are read when the group is
+// made; the assertion file (jwt_bearer), the ID token file or command
+// (enterprise) each time that grant asks its issuer for a token, and for
+// nothing else. The command's output, trimmed, is the token; its output
+// never appears in an error.
 type GrantSettings struct {
 	Type                                                 string
+	Issuer                                               string
 	ClientID, ClientSecret                               string
 	PrivateKeyFile                                       string
 	AssertionFile                                        string
@@ -61,15 +67,15 @@ func (g *GrantSettings) build() (grantAuth, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &ClientCredentials{ClientID: g.ClientID, ClientSecret: g.ClientSecret, PrivateKey: key, Scopes: g.Scopes, DPoPKey: dpop}, nil
+		return &ClientCredentials{Issuer: g.Issuer, ClientID: g.ClientID, ClientSecret: g.ClientSecret, PrivateKey: key, Scopes: g.Scopes, DPoPKey: dpop}, nil
 	case "jwt_bearer":
-		return &JWTBearer{ClientID: g.ClientID, ClientSecret: g.ClientSecret, Assertion: AssertionFile(g.AssertionFile), Scopes: g.Scopes, DPoPKey: dpop}, nil
+		return &JWTBearer{Issuer: g.Issuer, ClientID: g.ClientID, ClientSecret: g.ClientSecret, Assertion: AssertionFile(g.AssertionFile), Scopes: g.Scopes, DPoPKey: dpop}, nil
 	case "enterprise":
 		idToken := AssertionFile(g.IDTokenFile)
 		if len(g.IDTokenCommand) > 0 {
 			idToken = tokenCommand(g.IDTokenCommand)
 		}
-		return &EnterpriseAuth{IDToken: idToken, IdPTokenURL: g.IdPTokenURL, IdPIssuer: g.IdPIssuer,
+		return &EnterpriseAuth{Issuer: g.Issuer, IDToken: idToken, IdPTokenURL: g.IdPTokenURL, IdPIssuer: g.IdPIssuer,
 			IdPClientID: g.IdPClientID, IdPClientSecret: g.IdPClientSecret,
 			ClientID: g.ClientID, ClientSecret: g.ClientSecret, Scopes: g.Scopes, DPoPKey: dpop}, nil
 	}

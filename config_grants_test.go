@@ -29,7 +29,7 @@ func TestConfigClientCredentialsKeyFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg, err := mcpadapter.ParseConfig(fmt.Appendf(nil, `{"mcpServers": {"svc": {"url": %q,
-		"auth": {"type": "client_credentials", "clientId": "svc", "privateKeyFile": %q, "dpopKeyFile": %q}}}}`, as.MCPURL, keyFile, dpopFile))
+		"auth": {"type": "client_credentials", "issuer": %q, "clientId": "svc", "privateKeyFile": %q, "dpopKeyFile": %q}}}}`, as.MCPURL, as.URL, keyFile, dpopFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,9 +53,13 @@ func TestConfigClientCredentialsKeyFile(t *testing.T) {
 func TestConfigGrantErrors(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ auth, want string }{
-		{`{"type": "client_credentials", "clientId": "a"}`, `mcpServers.s.auth: a "client_credentials" auth object needs "clientSecret" or "privateKeyFile"`},
-		{`{"type": "jwt_bearer", "clientId": "a", "assertionFile": "/x", "issuer": "y"}`, `mcpServers.s.auth.issuer: unknown member "issuer"`},
-		{`{"type": "enterprise", "clientId": "a", "idTokenFile": "/t"}`, `needs "idpTokenUrl" or "idpIssuer"`},
+		{`{"type": "client_credentials", "issuer": "https://as.example", "clientId": "a"}`, `mcpServers.s.auth: a "client_credentials" auth object needs "clientSecret" or "privateKeyFile"`},
+		{`{"type": "client_credentials", "clientId": "a", "clientSecret": "s"}`, `mcpServers.s.auth: a "client_credentials" auth object needs "issuer"`},
+		{`{"type": "jwt_bearer", "clientId": "a", "assertionFile": "/x"}`, `a "jwt_bearer" auth object needs "issuer"`},
+		{`{"type": "jwt_bearer", "issuer": "https://as.example", "clientId": "a", "assertionFile": "/x", "idTokenFile": "/y"}`, `mcpServers.s.auth.idTokenFile: unknown member "idTokenFile"`},
+		{`{"type": "client_credentials", "issuer": "https://as.example", "clientId": "a", "clientSecret": "s", "assertionFile": "/etc/passwd"}`, `mcpServers.s.auth.assertionFile: unknown member "assertionFile"`},
+		{`{"type": "enterprise", "issuer": "https://as.example", "clientId": "a", "idTokenFile": "/t"}`, `needs "idpTokenUrl" or "idpIssuer"`},
+		{`{"type": "oauth", "clientId": "a", "clientSecret": "s"}`, `"clientSecret" needs "issuer"`},
 		{`{"type": "sso"}`, `unknown auth type "sso"`},
 	} {
 		_, err := mcpadapter.ParseConfig([]byte(`{"mcpServers": {"s": {"url": "https://example.com/mcp", "auth": ` + tc.auth + `}}}`))
@@ -69,7 +73,7 @@ func TestConfigGrantErrors(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("not-a-key-SECRETCONTENT"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := mcpadapter.ParseConfig(fmt.Appendf(nil, `{"mcpServers": {"s": {"url": "https://example.com/mcp", "auth": {"type": "client_credentials", "clientId": "a", "privateKeyFile": %q}}}}`, bad))
+	cfg, err := mcpadapter.ParseConfig(fmt.Appendf(nil, `{"mcpServers": {"s": {"url": "https://example.com/mcp", "auth": {"type": "client_credentials", "issuer": "https://as.example", "clientId": "a", "privateKeyFile": %q}}}}`, bad))
 	if err != nil {
 		t.Fatal(err)
 	}

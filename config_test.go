@@ -231,16 +231,16 @@ func TestParseConfigRedirectURL(t *testing.T) {
 func TestParseConfigConversion(t *testing.T) {
 	t.Parallel()
 	doc := `{"mcpServers":{
-		"local": {"command": "${BIN}", "args": ["-v"], "env": {"K": "v"}, "cwd": "/srv", "timeout": 5,
+		"local": {"command": "${BIN}", "args": ["-v"], "env": {"K": "v"}, "inheritEnv": ["AWS_*"], "cwd": "/srv", "timeout": 5,
 			"includeTools": ["a"], "excludeTools": ["b"], "cache": {"defaultTtl": "1s", "maxTtl": "2s", "maxEntries": 3}, "x-extra": [1]},
 		"token": {"url": "https://t.example/mcp", "headers": {"H": "h"}, "auth": "${TOKEN}", "cache": false},
 		"oauth": {"url": "https://o.example/sse", "auth": {"type": "oauth", "clientId": "id", "clientSecret": "s", "issuer": "https://as.example",
 			"scopes": ["s1"], "redirectUrl": "http://127.0.0.1:8976/cb", "dpopKeyFile": "/k/d.pem"}, "cache": true},
-		"cc": {"url": "https://c.example/mcp", "auth": {"type": "client_credentials", "clientId": "c", "privateKeyFile": "/k/c.pem", "scopes": ["s2"], "dpopKeyFile": "/k/d.pem"}},
-		"wif": {"url": "https://w.example/mcp", "auth": {"type": "jwt_bearer", "clientId": "w", "clientSecret": "ws", "assertionFile": "/var/run/token"}},
-		"ent": {"url": "https://e.example/mcp", "auth": {"type": "enterprise", "clientId": "e", "clientSecret": "es", "idTokenCommand": ["sso", "token"],
+		"cc": {"url": "https://c.example/mcp", "auth": {"type": "client_credentials", "issuer": "https://as.example", "clientId": "c", "privateKeyFile": "/k/c.pem", "scopes": ["s2"], "dpopKeyFile": "/k/d.pem"}},
+		"wif": {"url": "https://w.example/mcp", "auth": {"type": "jwt_bearer", "issuer": "https://as.example", "clientId": "w", "clientSecret": "ws", "assertionFile": "/var/run/token"}},
+		"ent": {"url": "https://e.example/mcp", "auth": {"type": "enterprise", "issuer": "https://as.example", "clientId": "e", "clientSecret": "es", "idTokenCommand": ["sso", "token"],
 			"idpTokenUrl": "https://idp.example/token", "idpIssuer": "https://idp.example", "idpClientId": "i", "idpClientSecret": "is"}},
-		"ent2": {"url": "https://e2.example/mcp", "auth": {"type": "enterprise", "clientId": "e", "idTokenFile": "/t", "idpIssuer": "https://idp.example"}},
+		"ent2": {"url": "https://e2.example/mcp", "auth": {"type": "enterprise", "issuer": "https://as.example", "clientId": "e", "idTokenFile": "/t", "idpIssuer": "https://idp.example"}},
 		"plain": {"url": "https://p.example/mcp", "auth": "oauth", "maxConcurrentCalls": 2, "prefix": "p", "description": "Note.", "tasks": "prefer",
 			"resetTimeoutOnProgress": true, "maxTotalTimeout": "10m",
 			"tools": {"t": {"name": "n", "description": "d", "enabled": false, "timeout": 90, "maxResultBytes": 4096, "tasks": "never", "arguments": {"a": {"name": "b", "description": "x", "default": 1, "hide": true}}}}}
@@ -250,7 +250,7 @@ func TestParseConfigConversion(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []*ServerConfig{
-		{Name: "local", Command: "/usr/local/bin/server", Args: []string{"-v"}, Env: map[string]string{"K": "v"}, Cwd: "/srv",
+		{Name: "local", Command: "/usr/local/bin/server", Args: []string{"-v"}, Env: map[string]string{"K": "v"}, InheritEnv: []string{"AWS_*"}, Cwd: "/srv",
 			Transport: "stdio", Timeout: 5 * time.Second, IncludeTools: []string{"a"}, ExcludeTools: []string{"b"},
 			Cache: &ServerCache{DefaultTTL: time.Second, MaxTTL: 2 * time.Second, MaxEntries: 3},
 			Extra: map[string]json.RawMessage{"x-extra": json.RawMessage(`[1]`)}},
@@ -259,14 +259,14 @@ func TestParseConfigConversion(t *testing.T) {
 		{Name: "oauth", URL: "https://o.example/sse", Transport: "sse", Cache: &ServerCache{},
 			Auth: &ServerAuth{OAuth: &OAuthSettings{ClientID: "id", ClientSecret: "s", Issuer: "https://as.example", Scopes: []string{"s1"}, RedirectURL: "http://127.0.0.1:8976/cb", DPoPKeyFile: "/k/d.pem"}}},
 		{Name: "cc", URL: "https://c.example/mcp", Transport: "http",
-			Auth: &ServerAuth{Grant: &GrantSettings{Type: "client_credentials", ClientID: "c", PrivateKeyFile: "/k/c.pem", Scopes: []string{"s2"}, DPoPKeyFile: "/k/d.pem"}}},
+			Auth: &ServerAuth{Grant: &GrantSettings{Type: "client_credentials", Issuer: "https://as.example", ClientID: "c", PrivateKeyFile: "/k/c.pem", Scopes: []string{"s2"}, DPoPKeyFile: "/k/d.pem"}}},
 		{Name: "wif", URL: "https://w.example/mcp", Transport: "http",
-			Auth: &ServerAuth{Grant: &GrantSettings{Type: "jwt_bearer", ClientID: "w", ClientSecret: "ws", AssertionFile: "/var/run/token"}}},
+			Auth: &ServerAuth{Grant: &GrantSettings{Type: "jwt_bearer", Issuer: "https://as.example", ClientID: "w", ClientSecret: "ws", AssertionFile: "/var/run/token"}}},
 		{Name: "ent", URL: "https://e.example/mcp", Transport: "http",
-			Auth: &ServerAuth{Grant: &GrantSettings{Type: "enterprise", ClientID: "e", ClientSecret: "es", IDTokenCommand: []string{"sso", "token"},
+			Auth: &ServerAuth{Grant: &GrantSettings{Type: "enterprise", Issuer: "https://as.example", ClientID: "e", ClientSecret: "es", IDTokenCommand: []string{"sso", "token"},
 				IdPTokenURL: "https://idp.example/token", IdPIssuer: "https://idp.example", IdPClientID: "i", IdPClientSecret: "is"}}},
 		{Name: "ent2", URL: "https://e2.example/mcp", Transport: "http",
-			Auth: &ServerAuth{Grant: &GrantSettings{Type: "enterprise", ClientID: "e", IDTokenFile: "/t", IdPIssuer: "https://idp.example"}}},
+			Auth: &ServerAuth{Grant: &GrantSettings{Type: "enterprise", Issuer: "https://as.example", ClientID: "e", IDTokenFile: "/t", IdPIssuer: "https://idp.example"}}},
 		{Name: "plain", URL: "https://p.example/mcp", Transport: "http", Auth: &ServerAuth{OAuth: &OAuthSettings{}},
 			MaxConcurrentCalls: 2, Prefix: "p", Description: "Note.", ResetTimeoutOnProgress: true, MaxTotalTimeout: 10 * time.Minute, Tasks: TaskPrefer,
 			Tools: map[string]*ToolTransform{"t": {Name: "n", Description: "d", Disabled: true, Timeout: 90 * time.Second, MaxResultBytes: 4096, Task: TaskNever,
@@ -356,5 +356,31 @@ func TestDefaultCacheEntriesAgree(t *testing.T) {
 	t.Parallel()
 	if config.DefaultCacheEntries != DefaultCacheEntries {
 		t.Fatalf("internal/config quotes %d entries as the default; the cache keeps %d", config.DefaultCacheEntries, DefaultCacheEntries)
+	}
+}
+
+func TestServerConfigCache(t *testing.T) {
+	t.Parallel()
+	store := NewMemoryCacheStore(1)
+	base := &CacheConfig{DefaultTTL: time.Second, MaxTTL: time.Hour, Store: store}
+	tests := []struct {
+		name string
+		sc   ServerConfig
+		base *CacheConfig
+		want *CacheConfig
+	}{
+		{"absent, no base", ServerConfig{}, nil, nil},
+		{"absent keeps base", ServerConfig{}, base, base},
+		{"false drops base", ServerConfig{Cache: &ServerCache{Off: true}}, base, nil},
+		{"true, no base", ServerConfig{Cache: &ServerCache{}}, nil, &CacheConfig{}},
+		{"true keeps base", ServerConfig{Cache: &ServerCache{}}, base, base},
+		{"object over base", ServerConfig{Cache: &ServerCache{MaxTTL: time.Minute, MaxEntries: 9}}, base,
+			&CacheConfig{DefaultTTL: time.Second, MaxTTL: time.Minute, MaxEntries: 9, Store: store}},
+	}
+	for _, tt := range tests {
+		got := tt.sc.cacheConfig(tt.base)
+		if (got == nil) != (tt.want == nil) || (got != nil && *got != *tt.want) {
+			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
+		}
 	}
 }

@@ -24,7 +24,7 @@ func TestDiscoverAuthorizationRefused(t *testing.T) {
 	}{
 		{"403 insufficient_scope after sign-in", func(user *browser) mcpadapter.Auth {
 			return &mcpadapter.OAuth{OpenURL: user.open, Store: mcpadapter.NewMemoryTokenStore()}
-		}, []string{"server/discover", "refused authorization", "HTTP 403 Forbidden", `error "insufficient_scope"`, `scope "mcp:tools mcp:admin"`}},
+		}, []string{"server/discover", "refused authorization", "HTTP 403 Forbidden", `error "insufficient_scope"`, `scope "mcp:admin"`}},
 		{"401 to a token it does not know", func(*browser) mcpadapter.Auth {
 			return mcpadapter.BearerToken("not-a-token")
 		}, []string{"server/discover", "refused authorization", "HTTP 401 Unauthorized", `scope "mcp:tools"`}},

@@ -19,8 +19,7 @@ import (
 // their keep-alive connection. A call's context ends when the call
 // returns, while go-sdk may still be reading the end of the response's
 // event stream; a request context cancelled then makes net/http drop the
-// connection, and the next call dials a new one (issue 19: 42–46% of
-// calls did).
+// connection, and the next call would dial a new one.
 func TestHTTPConnectionsReused(t *testing.T) {
 	t.Parallel()
 	for _, era := range []testserver.Era{testserver.Legacy, testserver.Modern} {

@@ -6,21 +6,17 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/mcpadapter/mcpadapter/internal/engine"
+	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
 	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// rawSource gives the result of a call as the server wrote it, when it was
-// seen (a *wire.RequestStatus).
-type rawSource interface {
-	Result() (json.RawMessage, bool)
-}
 
 // callReply is the answer to a tools/call: go-sdk's decoding of it, and
 // where to find the result as the server wrote it.
 type callReply struct {
 	*mcp.CallToolResult
-	raw rawSource // may be nil, or have nothing
+	raw engine.Raw // may be nil, or have nothing
 	// unknown holds the content blocks of types go-sdk does not decode,
 	// by their position in the result's content; CallToolResult.Content
 	// holds the others, in order.
@@ -32,11 +28,11 @@ type callReply struct {
 // a type it does not know is decoded again from raw, with such blocks kept
 // as *UnknownContent; if that cannot be done, undecodable says why.
 // Any other error is go-sdk's err, returned as it is.
-func replyOf(res *mcp.CallToolResult, raw rawSource, err error) (reply *callReply, undecodable, _ error) {
+func replyOf(res *mcp.CallToolResult, raw engine.Raw, err error) (reply *callReply, undecodable, _ error) {
 	if err == nil {
 		return &callReply{CallToolResult: res, raw: raw}, nil, nil
 	}
-	if !isUnknownContentError(err) {
+	if !sdkerr.IsUnknownContent(err) {
 		return nil, nil, err
 	}
 	var result json.RawMessage

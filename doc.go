@@ -1,129 +1,125 @@
 // Package mcpadapter turns the tools of MCP (Model Context Protocol)
 // servers into tools a Go LLM agent can call.
 //
-// Give New a target — an http(s) URL, a Command (a local server over
-// stdio), an in-process go-sdk *mcp.Server, an mcpServers *Config, or a
-// *Client or *Group you configured — and Adapter.Tools returns one list of
-// Tools: a name safe for model APIs, the description, the input schema
-// byte for byte as the server sent it, and a Call method. Both protocol
-// eras (the initialize handshake of 2025-11-25 and earlier, and the
-// stateless server/discover of 2026-07-28) are negotiated per connection
-// by go-sdk; a connection that is closed, expires or crashes is made again
-// on the next call; stdio servers never outlive the process.
+// To get started, give New a target and ask the Adapter for its tools:
+// each Tool has a name safe for model APIs, a description, the input
+// schema byte for byte as the server sent it, and a Call method that
+// returns a Result for the model. The Adapter connects on first use,
+// reconnects after a lost connection, and runs the tool calls of many
+// goroutines at once over one connection.
 //
-//	a, err := mcpadapter.New("https://example.com/mcp", nil)
-//	if err != nil {
-//		return err
+// A complete program, with a go-sdk server run in-process:
+//
+//	package main
+//
+//	import (
+//		"context"
+//		"encoding/json"
+//		"fmt"
+//		"log"
+//
+//		"github.com/mcpadapter/mcpadapter"
+//		"github.com/modelcontextprotocol/go-sdk/mcp"
+//	)
+//
+//	type input struct {
+//		City string `json:"city"`
 //	}
-//	defer a.Close() // ends connections; tools stay callable and reconnect
-//	tools, err := a.Tools(ctx)
-//	if err != nil {
-//		return err
+//
+//	func main() {
+//		ctx := context.Background()
+//		srv := mcp.NewServer(&mcp.Implementation{Name: "weather", Version: "1.0.0"}, nil)
+//		mcp.AddTool(srv, &mcp.Tool{Name: "get_forecast", Description: "Tomorrow's forecast for a city"},
+//			func(_ context.Context, _ *mcp.CallToolRequest, in input) (*mcp.CallToolResult, map[string]any, error) {
+//				return nil, map[string]any{"city": in.City, "forecast": "sunny"}, nil
+//			})
+//
+//		a, err := mcpadapter.New(srv, nil) // or "https://example.com/mcp", or mcpadapter.Command{...}
+//		if err != nil {
+//			log.Fatal(err)
+//		}
+//		defer a.Close() // ends connections; the tools stay callable and reconnect
+//		tools, err := a.Tools(ctx)
+//		if err != nil {
+//			log.Fatal(err)
+//		}
+//		res, err := tools[0].Call(ctx, json.RawMessage(`{"city":"Paris"}`))
+//		if err != nil {
+//			log.Fatal(err) // a transport failure: the model cannot act on it
+//		}
+//		fmt.Println(tools[0].Name, res.IsError, res.Text())
 //	}
-//	for _, t := range tools {
-//		fmt.Println(t.Name, t.Description)
-//	}
-//	res, err := tools[0].Call(ctx, json.RawMessage(`{"city":"Paris"}`))
-//	if err != nil {
-//		return err // a transport failure: the model cannot act on it
-//	}
-//	fmt.Println(res.IsError, res.Text()) // a tool error is a result the model reads
+//
+// It prints
+//
+//	get_forecast false {"city":"Paris","forecast":"sunny"}
+//
+// # Targets
+//
+// New, NewClient and NewGroup take a target: an http(s) URL (a string or a
+// *url.URL; a path ending in /sse is the legacy HTTP+SSE transport, any
+// other is streamable HTTP, falling back to HTTP+SSE when the server
+// answers as a legacy one), a Command or Script (a local server over
+// stdio, in its own process group, never outliving this process), an
+// in-process go-sdk *mcp.Server, a *Config (an mcpServers document, as
+// Claude Desktop, Cursor and FastMCP read it; LoadConfig), or a *Client or
+// *Group you configured. A string never starts a process.
+//
+// # Protocol versions
+//
+// MCP has two eras: the initialize handshake (protocol versions up to
+// 2025-11-25: stateful sessions, server requests in the middle of a call)
+// and the stateless server/discover of 2026-07-28 (multi-round-trip
+// requests, caching hints). Each connection negotiates its own through
+// go-sdk; ServerInfo (Client.Connect, Adapter.Servers) says which it got.
+// One Group speaks one era: its oldest server sets it.
+//
+// # Tools
+//
+// Adapter.Tools lists the tools of every server of the target (with two
+// or more servers, named server_tool; a collision is an error naming both).
+// Options select, rename and reshape them (Options.Tools, ToolTransform),
+// search a large catalog (ToolSearch), and keep lists live as servers
+// change them (WatchTools). Tool.CallWith takes per-call options: progress,
+// _meta, time limits, tasks. With Options.Elicitation set to
+// ElicitInterrupt, a server's question during a call becomes an
+// *InputRequiredError that the agent's framework turns into an interrupt,
+// and Tool.Resume continues the call with the user's answers.
+//
+// # Results
+//
+// A tool that ran returns a *Result: its Content (text, images, audio,
+// resource links and embedded resources, _meta and annotations kept),
+// IsError when the tool itself failed (the server's own text, for the
+// model to read), and Artifact for structured content. Result.Text is what
+// a model that reads text gets, cut to a bound with a note when it is
+// large.
+//
+// # Errors
+//
+// A Go error means the model cannot act on the outcome, and its type says
+// why: *TransportError (the connection failed: not started, closed, timed
+// out — with a *TimeoutError, a *ProcessExitError or a *StdoutError inside
+// — and the last lines of a stdio server's stderr), *ContentError (a
+// result that cannot be converted), *TargetError, *ServerError (a
+// JSON-RPC error to a listing or a read), *ListLimitError, and the errors
+// of tasks, identities and authorization. All are found with errors.As.
 //
 // # Options
 //
-// Every constructor takes its options as a struct, as go-sdk, net/http and
-// log/slog do, and a nil pointer means the defaults: New(target, *Options)
-// for what the adapter does with tools (elicitation, filtering, servers
-// that are down), NewClient(target, *ClientOptions) and
-// NewGroup(cfg, *ClientOptions) for how to reach a server (auth, headers,
-// timeouts, cache, handlers), and Tool.CallWith(ctx, args, *CallOptions)
-// for one call (progress, _meta, timeouts). Settings that travel with a
-// request through code you do not own are on the context, documented
-// where they are set: WithCacheMode, WithCallIdentity.
+// Every constructor takes its options as a struct, and a nil pointer means
+// the defaults: New(target, *Options) for what the adapter does with tools
+// (elicitation, filtering, servers that are down), NewClient(target,
+// *ClientOptions) and NewGroup(cfg, *ClientOptions) for how to reach a
+// server (auth, headers, timeouts, cache, handlers, the protocol trace),
+// and Tool.CallWith(ctx, args, *CallOptions) for one call. Settings that
+// travel with a request through code you do not own are on the context:
+// WithCacheMode, WithCallIdentity. Adapter.Client and Client.Session give
+// the go-sdk session for everything this package does not wrap.
 //
-// # Where things live
-//
-// The root package is the public face and the client lifecycle; machinery
-// with plain inputs lives in internal packages the compiler keeps apart.
-// Calls and imports point down this list only.
-//
-//	adapter.go      Adapter, Options, New: the tool list of one or several servers
-//	group.go        Group: several servers, fan-out, one protocol era, prefixes
-//	names.go        model-safe tool names
-//	prepare.go      each server's listing made tools: filters, transforms,
-//	                empty lists (NoToolsError), prefixes (PrefixMode)
-//	transform*.go   tool transforms: names, descriptions, arguments
-//	unavailable.go  transport failures as results (TransportErrorResult)
-//	tool.go         Tool, Tool.Call, Client.Tools and ListTools
-//	search*.go      tool search for large catalogs: ToolSearch, the
-//	                search_tools/call_tool pair, Adapter.Search (index: toolsearch)
-//	live.go         live tool lists: WatchTools, ToolsVersion, removed tools
-//	call.go         CallOptions, Client.CallTool: where every tool call starts
-//	identity.go     CallIdentity (principal, headers, _meta per call),
-//	                PrincipalToken
-//	timeout.go      a call's time limits: TimeoutError, reset on progress
-//	resultlimit.go  big results: the text a model gets, cut with a note
-//	telemetry.go    the Telemetry hook (operations, _meta), ErrorType
-//	interrupt.go    ElicitInterrupt: PendingCall, InputRequiredError, Resume,
-//	                multi-round-trip calls (2026-07-28)
-//	park.go         handshake-era calls parked while the user answers
-//	task.go         MCP tasks: TaskMode, TaskOptions, TaskHandle, Task, typed errors
-//	task_call.go    a call as a task: create, poll, result, cancel; ResumeTask
-//	task_input.go   a 2026-07-28 task's questions: interrupt, handlers, tasks/update
-//	task_rpc.go     tasks/* as go-sdk custom methods; the "task" member of tools/call
-//	tasks_list.go   Client.ListTasks, GetTask, CancelTask
-//	request.go      send: the one function every request goes through (retry, loss)
-//	fastcall.go     the fast path: a plain stdio tool call written and answered
-//	                without go-sdk's request machinery (fastresult.go: its
-//	                decoder; fastpath_*.go: the build tag that turns it off)
-//	fasthttp*.go    the fast path over streamable HTTP: the POST, its answer,
-//	                and the hand-over to go-sdk of an answer that is not plain
-//	list.go         paginated listings
-//	features.go     prompts, resources, completion
-//	progress.go     per-call progress tokens and routing
-//	connect*.go     sessions: connect, handshake deadlines, era fallback, reconnect
-//	endpoint_hint.go  a URL that is not the MCP endpoint: say so, suggest one
-//	client.go       Client, NewClient: options to go-sdk, Close
-//	options.go      ClientOptions
-//	target.go       target inference (URL, Command, *mcp.Server, ...)
-//	command.go      Command and Script (stdio servers)
-//	stdio.go, backlog.go   a stdio connection's settings and its flow control
-//	                (the transport itself: internal/stdio)
-//	auth.go         Auth: BearerToken, AuthFunc, credentials kept on their origin
-//	oauth*.go       OAuth, TokenStore, AuthorizationError (the flow: internal/oauthflow)
-//	auth_grants.go  ClientCredentials, JWTBearer, EnterpriseAuth, DPoP keys: grants
-//	                without a user (internal/oauthflow: grant*.go, jose*.go, dpop.go)
-//	config_grants.go  GrantSettings: those grants in a config's "auth"
-//	skills.go       Client.Skills, Client.Skill, Client.SkillFile (SEP-2640; the
-//	                checks: internal/skillmd)
-//	apps.go         MCP Apps: Tool.UI, Tool.ModelVisible, Client.ReadUIResource
-//	cache*.go       the opt-in response cache (SEP-2549 hints)
-//	config*.go      Config, ServerConfig, LoadConfig (the parser: internal/config)
-//	content.go, convert.go, result.go   Result, Content, Artifact and their conversion
-//	errors.go       typed errors; sdkerrors.go: go-sdk errors recognised by text
-//	info.go         Era and ServerInfo
-//	internal/stdio       the stdio process transport: line filter, stderr tail, process group
-//	internal/wire        protocol trace, HTTP tap (size limits), redaction, results as sent
-//	internal/oauthflow   the OAuth sign-in: loopback redirect, token files
-//	internal/config      the mcpServers document parser, with positions
-//	internal/jsonscan    skipping JSON text without decoding it (stdio, wire)
-//	internal/sealed      AES-GCM sealing of the tokens the store modules keep
-//	internal/testdb      real redis-server and postgres processes for tests
-//	internal/jsontree    the ordered JSON tree schemaprofile and the eino binding rewrite schemas in
-//	internal/skillmd     skill files against their listing: size, digest, frontmatter
-//	internal/taskserver  a 2026-07-28 Tasks-extension server on go-sdk, for tests
-//	internal/tripserver  the in-process MCP server of the agent examples (langchaingo, genkit)
-//	internal/bindingtest the binding modules' test set-up: an adapter's tools from a target
-//
-// Package toolsearch ranks tools against a query (BM25F, standard library
-// only). Package schemaprofile rewrites input schemas for model providers
-// (OpenAI strict and not, Anthropic, Gemini) and lists what it changed.
-// Package toolcall runs one model turn's tool calls for the SDK bindings
-// (bounded, in call order; outcomes; content as text).
-// Package elicitation holds the interrupt payload and answers. The
-// binding modules give the tools to eino's agents (eino), the model SDKs
-// of OpenAI, Anthropic and Gemini (openai, anthropic, gemini), Genkit
-// (genkit) and langchaingo (langchaingo); the otel module reports to
-// OpenTelemetry; redisstore and pgstore keep shared state for several
-// replicas; cmd/mcpadapter is the CLI.
+// The binding modules (eino, openai, anthropic, gemini, genkit,
+// langchaingo) give the tools to agent frameworks and model SDKs; the otel
+// module reports to OpenTelemetry; redisstore and pgstore keep state
+// shared by replicas. ARCHITECTURE.md in the repository maps the packages
+// for contributors.
 package mcpadapter

@@ -24,6 +24,7 @@ import (
 func TestElicitQueuedResumedTogether(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	ctx = mcpadapter.WithRun(ctx, "turn-1") // both calls of one model turn
 	srv, state := testserver.NewWithState(testserver.Options{Era: testserver.Legacy})
 	tools := interruptTools(t, srv)
 	book, echo := tools["book"], tools["echo"]
@@ -80,6 +81,7 @@ func TestElicitQueuedResumedTogether(t *testing.T) {
 func TestElicitQueuedPassedOver(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	ctx = mcpadapter.WithRun(ctx, "turn-1")
 	srv, state := testserver.NewWithState(testserver.Options{Era: testserver.Legacy})
 	tools := interruptTools(t, srv)
 	book, echo := tools["book"], tools["echo"]

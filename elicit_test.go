@@ -59,7 +59,7 @@ func TestElicitForm(t *testing.T) {
 				{elicitation.Accept, map[string]any{"guests": 4}, "Booked 4 guests (inside) on Fri", false}, // seating: the schema's default
 				{elicitation.Accept, map[string]any{"guests": 2, "seating": "terrace"}, "Booked 2 guests (terrace) on Fri", false},
 				{elicitation.Decline, nil, "Booking declined", false},
-				{elicitation.Cancel, nil, "cancelled", true},
+				{elicitation.Cancel, nil, "Booking canceld", false}, // the server's own answer to the cancel
 			} {
 				res, err := book.Call(ctx, json.RawMessage(`{"date":"Fri"}`))
 				p := mustInterrupt(t, res, err)
@@ -174,7 +174,7 @@ func TestElicitLegacyParkedCallGone(t *testing.T) {
 	}
 	other := interruptTools(t, srv)["book"]
 	res, err = other.Resume(ctx, p, answer(p.Requests[0].Key, elicitation.Accept, map[string]any{"guests": 2}))
-	if err != nil || !res.IsError || !strings.Contains(res.Text(), "no longer exists") {
+	if err != nil || !res.IsError || !strings.Contains(res.Text(), "not known to this process") {
 		t.Errorf("resume in another adapter: %v %+v", err, res)
 	}
 	// The original is still parked and can finish.
@@ -194,7 +194,8 @@ func TestElicitParkTimeout(t *testing.T) {
 		p := mustInterrupt(t, res, err)
 		time.Sleep(500 * time.Millisecond)
 		res, err = tools["book"].Resume(ctx, p, answer(p.Requests[0].Key, elicitation.Accept, map[string]any{"guests": 2}))
-		if err != nil || !res.IsError || !strings.Contains(res.Text(), "abandoned after 200ms") {
+		var ae *mcpadapter.AnsweredError
+		if !errors.As(err, &ae) || ae.Action != "" || !strings.Contains(ae.Closed, "within 200ms (Options.ParkTimeout)") {
 			t.Errorf("after the park timeout: %v %+v", err, res)
 		}
 		// The connection is free again.
@@ -206,7 +207,7 @@ func TestElicitParkTimeout(t *testing.T) {
 
 func TestElicitLegacyParallel(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t)
+	ctx := mcpadapter.WithRun(testCtx(t), "turn-1") // the two calls of one model turn
 	tools := interruptTools(t, stdioServer(t, "-era", "legacy"))
 	var wg sync.WaitGroup
 	var pBook, pSurvey *mcpadapter.PendingCall

@@ -2,48 +2,21 @@ package mcpadapter
 
 import (
 	"fmt"
-	"strings"
 
+	"github.com/mcpadapter/mcpadapter/internal/engine"
 	"github.com/mcpadapter/mcpadapter/internal/stdio"
-	"github.com/mcpadapter/mcpadapter/internal/wire"
 )
 
 // TransportError reports that a request could not be completed because the
 // connection to a server failed: it could not be established, it closed, the
 // server process died, or the server did not answer in time. The model cannot
-// act on such a failure, so tools return it as a Go error.
-type TransportError struct {
-	// Server names the server, as in ServerInfo.Name.
-	Server string
-	// Tool is the tool being called, or "" when the failure is not a tool call.
-	Tool string
-	// Op is the step that failed: "connect", "initialize", "server/discover",
-	// "tools/list", "tools/call", ...
-	Op string
-	// Stderr holds the last lines the server process wrote to stderr, when it
-	// is a local process.
-	Stderr []string
-	// Err is the underlying cause.
-	Err error
-}
-
-func (e *TransportError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "mcpadapter: server %q", e.Server)
-	if e.Tool != "" {
-		fmt.Fprintf(&b, ", tool %q", e.Tool)
-	}
-	if e.Op != "" {
-		fmt.Fprintf(&b, ": %s", e.Op)
-	}
-	fmt.Fprintf(&b, ": %s", wire.RedactURLSecrets(e.Err.Error()))
-	if len(e.Stderr) > 0 {
-		fmt.Fprintf(&b, "\nlast %d lines of the server's stderr:\n  %s", len(e.Stderr), strings.Join(e.Stderr, "\n  "))
-	}
-	return b.String()
-}
-
-func (e *TransportError) Unwrap() error { return e.Err }
+// act on such a failure, so tools return it as a Go error. Its fields:
+// Server, the server's name (as in ServerInfo.Name); Tool, the tool being
+// called, or "" when the failure is not a tool call; Op, the step that
+// failed ("connect", "initialize", "server/discover", "tools/list",
+// "tools/call", ...); Stderr, the last lines the server process wrote to
+// stderr, when it is a local process; Err, the underlying cause.
+type TransportError = engine.TransportError
 
 // ProcessExitError reports that a stdio server process ended. It appears as
 // the Err of a TransportError. Its fields: Command, the program that was

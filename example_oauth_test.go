@@ -3,43 +3,39 @@ package mcpadapter_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"log"
-	"net/http"
 
 	"github.com/mcpadapter/mcpadapter"
-	"github.com/mcpadapter/mcpadapter/internal/testauth"
 )
 
-// ExampleOAuth signs in to a server protected by OAuth. Here the "browser"
-// follows the authorization URL itself; an application would print it or
-// open a browser, and keep tokens with NewFileTokenStore.
+// ExampleOAuth signs in to a server protected by OAuth, as a command-line
+// program does: the user opens the printed URL, signs in, and the
+// authorization server sends the browser back to a loopback address the
+// client serves for the moment. Tokens are kept in a file, so the next run
+// signs in without the user (refreshing them when they expire).
 func ExampleOAuth() {
-	as, err := testauth.New(testauth.Options{MCP: weatherServer()})
+	path, err := mcpadapter.DefaultTokenFile() // ~/.config/mcpadapter/tokens.json
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer as.Close()
-
-	browser := func(ctx context.Context, authURL string) error {
-		resp, err := http.Get(authURL) // the user consents; the server redirects back
-		if err != nil {
-			return err
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		return resp.Body.Close()
-	}
-	c, err := mcpadapter.NewClient(as.MCPURL, &mcpadapter.ClientOptions{
-		Auth: &mcpadapter.OAuth{OpenURL: browser, Store: mcpadapter.NewMemoryTokenStore()},
+	c, err := mcpadapter.NewClient("https://mcp.example.com/mcp", &mcpadapter.ClientOptions{
+		Auth: &mcpadapter.OAuth{
+			OpenURL: func(_ context.Context, authURL string) error {
+				fmt.Println("Sign in:", authURL)
+				return nil
+			},
+			Store: mcpadapter.NewFileTokenStore(path),
+		},
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer c.Close()
-	tools, err := c.ListTools(context.Background())
+	tools, err := c.Tools(context.Background()) // the first request signs in
 	if err != nil {
-		log.Fatal(err)
+		log.Fatal(err) // an *AuthorizationError names the server and the reason
 	}
-	fmt.Println(tools[0].Name)
-	// Output: get_forecast
+	for _, t := range tools {
+		fmt.Println(t.Name)
+	}
 }

@@ -120,7 +120,7 @@ func clientForServer(sc *ServerConfig, base ClientOptions) (*Client, error) {
 			env = append(env, k+"="+v)
 		}
 		slices.Sort(env)
-		ep = &endpoint{kind: kindStdio, command: Command{Path: sc.Command, Args: sc.Args, Env: env, Dir: sc.Cwd}}
+		ep = &endpoint{kind: kindStdio, command: Command{Path: sc.Command, Args: sc.Args, Env: env, InheritEnv: sc.InheritEnv, Dir: sc.Cwd}}
 	case "http", "sse":
 		if ep, err = endpointFromString(sc.URL); err != nil {
 			return nil, &ConfigError{Path: "mcpServers." + sc.Name + ".url", Msg: err.Error()}

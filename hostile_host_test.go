@@ -2,7 +2,7 @@
 
 package mcpadapter_test
 
-// Server processes never outlive their host (issue 18, item 6): after
+// Server processes never outlive their host: after
 // kill -9 of a host process, no process of the server's tree is left,
 // neither a server's own child nor the real server behind an sh -c
 // wrapper; and when Close returns, the whole process group is gone.

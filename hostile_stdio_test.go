@@ -1,12 +1,12 @@
 package mcpadapter_test
 
-// Hostile stdio servers, second round (issue 18): a server that stops
+// Hostile stdio servers: a server that stops
 // reading its stdin, floods the client with requests, answers with lines
 // that cannot be decoded, or spams stdout. Each case is bounded in time
 // (a call that never returns fails the test after a guard) and reports
 // what it cost: a "HOSTILE" line with the time to return, the peak of
 // goroutines and of the process's RSS, and what is left afterwards. See
-// docs/reliability.md.
+// docs/dev/reliability.md.
 
 import (
 	"bytes"
@@ -448,5 +448,20 @@ func TestHostileStdoutSpam(t *testing.T) {
 			fmt.Fprintln(&b, r)
 		}
 		t.Logf("records:\n%.3000s", b.String())
+	}
+}
+
+// A stderr line over 64 KiB does not stop the client draining stderr (the
+// server would block writing to it).
+func TestLongStderrLine(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, _ := mcpadapter.NewClient(stdioServer(t, "-noisy"), &mcpadapter.ClientOptions{})
+	defer c.Close()
+	for range 3 {
+		if res, err := c.CallTool(ctx, "echo", []byte(`{"text":"ok"}`), nil); err != nil || res.Text() != "ok" {
+			t.Fatalf("%v %+v", err, res)
+		}
 	}
 }

@@ -5,7 +5,7 @@ package mcpadapter_test
 // -grandchild-holds-stdout flags and its pid, big and close_stdout tools).
 // Each test checks what the caller sees, that it sees it in bounded time,
 // that memory stays bounded, and that the connection (or a new one) is
-// usable afterwards. See docs/reliability.md (each case with its measured
+// usable afterwards. See docs/dev/reliability.md (each case with its measured
 // outcome, and "Bugs found" for the defects these tests found).
 
 import (
@@ -209,9 +209,8 @@ func TestHostileBigResponseOverLimit(t *testing.T) {
 	pid := serverPID(t, ctx, c)
 	m := watchMemory()
 	start := time.Now()
-	// Bounded: before the fix of makeID (stdio_conn.go) the oversized
-	// response was dropped as a stray line and the call waited for its
-	// timeout, forever without one.
+	// Bounded: an oversized response dropped as a stray line would leave
+	// the call waiting for its timeout, forever without one.
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	res, err := c.CallTool(cctx, "big", json.RawMessage(fmt.Sprintf(`{"mb":%d}`, size)), nil)

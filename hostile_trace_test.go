@@ -10,7 +10,7 @@ import (
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
 )
 
-// Secrets the trace used to print in clear (issue 18, item 11): members
+// Secrets the trace must not print in clear: members
 // named auth, key, private_key, pwd, pass, jwt, otp; an object under a
 // secret name; ?code= and &access_token= inside a string, here echoed back
 // by the server, so they appear in both directions.

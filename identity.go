@@ -2,13 +2,10 @@ package mcpadapter
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
 	"net/http"
-	"slices"
 	"strings"
 )
 
@@ -228,24 +225,4 @@ func (t principalTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	req = req.Clone(req.Context())
 	req.Header.Set("Authorization", "Bearer "+tok)
 	return t.next.RoundTrip(req)
-}
-
-// principalPartition returns the cache partition of the private entries of
-// ctx's identity: base itself when there is none, else base joined with a
-// hash of the principal and the identity's headers (which may say who
-// calls, too).
-func principalPartition(ctx context.Context, base string) string {
-	id := CallIdentityFrom(ctx)
-	if id == nil || (id.Principal == "" && len(id.Headers) == 0) {
-		return base
-	}
-	h := sha256.New()
-	writeField(h, base)
-	writeField(h, id.Principal)
-	keys := slices.Sorted(maps.Keys(id.Headers))
-	for _, k := range keys {
-		writeField(h, http.CanonicalHeaderKey(k))
-		writeField(h, id.Headers[k])
-	}
-	return base + "/p" + hex.EncodeToString(h.Sum(nil))[:32]
 }

@@ -5,11 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"sync"
 	"time"
 
 	"github.com/mcpadapter/mcpadapter/elicitation"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -36,11 +35,22 @@ const DefaultParkTimeout = 10 * time.Minute
 // plain data, so it can be saved in a checkpoint (encoding/json or gob)
 // and resumed by another process when the server speaks 2026-07-28; a
 // handshake-era call is parked in the process that made it.
+//
+// A PendingCall answers one question: ID names it, and a client takes one
+// answer for it (a second resume is an *AnsweredError). It is bound to the
+// principal it was made for (Principal), to its tool (Server, Tool) and
+// to the protocol version that asked (Protocol): a resume that does not
+// match is a *ResumeDeniedError. Nothing in it is secret to the adapter:
+// a tool's hidden arguments (ArgTransform.Hide) are not stored; Resume
+// fills them in again.
 type PendingCall struct {
+	// ID names this question; every interrupt has a new one.
+	ID string `json:",omitempty"`
 	// Server and Tool name the server and its own name for the tool;
 	// ModelTool is the name the model used.
 	Server, Tool, ModelTool string
-	// Arguments are the call's arguments.
+	// Arguments are the call's arguments as the model sent them: Tool.Resume
+	// applies the tool's argument transforms to them again.
 	Arguments json.RawMessage
 	// Requests are the questions awaiting answers, in the order to ask them.
 	Requests []elicitation.Request
@@ -50,10 +60,10 @@ type PendingCall struct {
 	// ParkID identifies a handshake-era call parked in this process.
 	ParkID string
 	// Queued is set on a handshake-era call that has not started because
-	// another call on its connection was parked, waiting for the user's
-	// answer; it asks nothing (Requests is empty). Resuming it, with no
-	// answers, waits until that answer is in (or the other call is passed
-	// over or ends), then makes the call. The value is opaque.
+	// another call of its run on its connection was parked, waiting for the
+	// user's answer; it asks nothing (Requests is empty). Resuming it, with
+	// no answers, waits until that answer is in (or the other call is
+	// passed over or ends), then makes the call. The value is opaque.
 	Queued string
 	// Retry is set when the server refused the call until the user visits
 	// the URLs (-32042): the call is made again after they accept.
@@ -65,7 +75,56 @@ type PendingCall struct {
 	// Task is set when the questions come from a task (2026-07-28 Tasks
 	// extension): Resume answers them with tasks/update, in any process.
 	Task *TaskHandle `json:",omitempty"`
+
+	// Principal is the CallIdentity.Principal the call was made for.
+	Principal string `json:",omitempty"`
+	// Protocol is the protocol version of the connection that asked.
+	Protocol string `json:",omitempty"`
+	// Run is the run the call belongs to (WithRun).
+	Run string `json:",omitempty"`
+	// Shaped is set when the tool transforms its arguments: resume it with
+	// Tool.Resume, which applies them, not Client.Resume.
+	Shaped bool `json:",omitempty"`
+	// Settings are the call's own CallOptions that the next rounds keep.
+	Settings *CallSettings `json:",omitempty"`
 }
+
+// CallSettings are the CallOptions of a call that are plain data, kept in
+// its PendingCall so that every round of the call is made with them.
+type CallSettings struct {
+	Meta                   map[string]any `json:",omitempty"`
+	Timeout                time.Duration  `json:",omitempty"`
+	ResetTimeoutOnProgress bool           `json:",omitempty"`
+	MaxTotalTimeout        time.Duration  `json:",omitempty"`
+	Task                   TaskMode       `json:",omitempty"`
+}
+
+// settings returns the plain-data settings of o, or nil.
+func (o *CallOptions) settings() *CallSettings {
+	if o == nil {
+		return nil
+	}
+	s := &CallSettings{Meta: o.Meta, Timeout: o.Timeout, ResetTimeoutOnProgress: o.ResetTimeoutOnProgress,
+		MaxTotalTimeout: o.MaxTotalTimeout, Task: o.Task}
+	if s.Meta == nil && s.Timeout == 0 && !s.ResetTimeoutOnProgress && s.MaxTotalTimeout == 0 && s.Task == TaskDefault {
+		return nil
+	}
+	return s
+}
+
+// options returns the CallOptions the settings stand for.
+func (s *CallSettings) options() *CallOptions {
+	if s == nil {
+		return &CallOptions{}
+	}
+	return &CallOptions{Meta: s.Meta, Timeout: s.Timeout, ResetTimeoutOnProgress: s.ResetTimeoutOnProgress,
+		MaxTotalTimeout: s.MaxTotalTimeout, Task: s.Task}
+}
+
+// Asks reports whether p has questions for the user: false for nil, and
+// for a call queued behind another call's question (PendingCall.Queued),
+// which is resumed without answers.
+func (p *PendingCall) Asks() bool { return p != nil && len(p.Requests) > 0 }
 
 // Interrupt returns the payload for an agent interrupt.
 func (p *PendingCall) Interrupt() *elicitation.Interrupt {
@@ -87,11 +146,15 @@ func (e *InputRequiredError) Error() string {
 }
 
 // interruptState is the elicitation machinery of a client in
-// ElicitInterrupt mode.
+// ElicitInterrupt mode. mu guards everything in it, and the parked calls'
+// fields park.go says it guards.
 type interruptState struct {
 	parkTimeout time.Duration
-	lane        lane
-	parks       parkRegistry
+
+	mu      sync.Mutex
+	lanes   map[*mcp.ClientSession]*lane // handshake-era connections with a call in flight
+	parks   map[string]*parkedCall       // by ParkID, from start to end
+	answers answerBook
 }
 
 // cloneForInterrupt returns a copy of c whose elicitations become
@@ -111,14 +174,13 @@ func (c *Client) cloneForInterrupt(parkTimeout time.Duration) *Client {
 		o.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
 		o.Capabilities.Elicitation = &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}
 	})
-	clone.pinVersion = c.pinned()
+	clone.pin(c.pinned())
 	clone.shape = c.shape
 	if c.oauthFlow != nil {
 		clone.oauthFlow = c.oauthFlow // the same user's tokens for the same server
 	}
-	clone.interrupt = &interruptState{parkTimeout: parkTimeout}
-	clone.interrupt.lane.init()
-	clone.interrupt.parks.init()
+	clone.interrupt = &interruptState{parkTimeout: parkTimeout,
+		lanes: make(map[*mcp.ClientSession]*lane), parks: make(map[string]*parkedCall)}
 	clone.callTool = clone.callInterruptible
 	return clone
 }
@@ -127,136 +189,40 @@ func (c *Client) cloneForInterrupt(parkTimeout time.Duration) *Client {
 // answers: a round of the multi-round-trip protocol on a 2026-07-28
 // connection, a call that may be parked on a handshake-era one.
 func (c *Client) callInterruptible(ctx context.Context, tc *toolCall) (*Result, error) {
-	return c.callInterruptibleAfter(ctx, tc, "")
+	return c.callInterruptibleAfter(ctx, tc, "", 0)
 }
 
 // callInterruptibleAfter is callInterruptible for a queued call resumed
-// with its token (see callParked).
-func (c *Client) callInterruptibleAfter(ctx context.Context, tc *toolCall, after string) (*Result, error) {
+// with its token (see callParked), or a call whose earlier rounds asked
+// round questions (a -32042 retry).
+func (c *Client) callInterruptibleAfter(ctx context.Context, tc *toolCall, after string, round int) (*Result, error) {
 	s, err := c.session(ctx)
 	if err != nil {
 		return nil, err
 	}
-	pc := &PendingCall{Server: c.name, Tool: tc.tool, ModelTool: tc.modelName, Arguments: tc.args}
-	if s.info.Era == EraDiscover {
+	// go-sdk's multi-round-trip loop is off and its elicitation handler
+	// parks the call: both need go-sdk's path.
+	tc.viaSDK = true
+	tc.protocol = s.ProtocolVersion()
+	pc := c.pendingFor(tc, round)
+	if s.Discover() {
 		return c.callRound(ctx, pc, nil, tc)
 	}
-	return c.callParked(ctx, pc, tc, after)
+	return c.callParked(ctx, s, pc, tc, after)
 }
 
-// callRound makes one multi-round-trip (2026-07-28) attempt of pc with the
-// given answers.
-func (c *Client) callRound(ctx context.Context, pc *PendingCall, answers mcp.InputResponseMap, tc *toolCall) (*Result, error) {
-	params := &mcp.CallToolParams{Name: pc.Tool, Arguments: pc.Arguments, InputResponses: answers, RequestState: pc.RequestState}
-	for shed := 0; ; shed++ {
-		res, err := c.sendTaskable(ctx, tc, params, c.opts.Timeout)
-		if err != nil {
-			return c.callFailed(pc, err)
-		}
-		if r, err, ok := c.taskReply(ctx, tc, res); ok { // a task the server made
-			return r, err
-		}
-		if !res.NeedsInput() {
-			return convertResult(c.name, pc.Tool, res)
-		}
-		if len(res.InputRequests) == 0 {
-			// Load shedding: the server asks us to try again.
-			if shed >= 3 {
-				return nil, c.transportError(nil, "tools/call", pc.Tool, errors.New("the server kept asking to retry (load shedding)"))
-			}
-			time.Sleep(time.Duration(100*(shed+1)) * time.Millisecond)
-			continue
-		}
-		next := &PendingCall{Server: pc.Server, Tool: pc.Tool, ModelTool: pc.ModelTool, Arguments: pc.Arguments,
-			RequestState: res.RequestState, Round: pc.Round + 1}
-		auto := make(mcp.InputResponseMap)
-		keys := make([]string, 0, len(res.InputRequests))
-		for k := range res.InputRequests {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			switch r := res.InputRequests[k].(type) {
-			case *mcp.ElicitParams:
-				next.Requests = append(next.Requests, requestFrom(k, r))
-			default:
-				// Sampling and roots stay with the client's own handlers.
-				resp, err := c.fulfill(ctx, r)
-				if err != nil {
-					return errorResult(fmt.Sprintf("Tool %q needs input this client cannot give: %v", pc.Tool, err)), nil
-				}
-				auto[k] = resp
-			}
-		}
-		if len(next.Requests) == 0 {
-			params = &mcp.CallToolParams{Name: pc.Tool, Arguments: pc.Arguments, InputResponses: auto, RequestState: res.RequestState}
-			continue
-		}
-		if len(auto) > 0 {
-			return errorResult(fmt.Sprintf("Tool %q asked for the user's answers and for sampling or roots in the same round, which this client does not support", pc.Tool)), nil
-		}
-		return nil, &InputRequiredError{Pending: next}
-	}
+// pendingFor starts the PendingCall of the next question of tc, whose
+// earlier rounds asked round questions.
+func (c *Client) pendingFor(tc *toolCall, round int) *PendingCall {
+	return &PendingCall{ID: newParkID(), Server: c.name, Tool: tc.tool, ModelTool: tc.modelName, Arguments: tc.modelArgs,
+		Round: round, Principal: tc.principal, Protocol: tc.protocol, Run: tc.run, Shaped: tc.shaped, Settings: tc.settings}
 }
 
-// callFailed turns a failed call into its result: a server refusal becomes
-// an error result, except -32042 (URL elicitation required), which becomes
-// questions.
-func (c *Client) callFailed(pc *PendingCall, err error) (*Result, error) {
-	var we *jsonrpc.Error
-	if !isServerError(err) || !errors.As(err, &we) {
-		return nil, err
-	}
-	if we.Code == mcp.CodeURLElicitationRequired {
-		var data struct {
-			Elicitations []*mcp.ElicitParams `json:"elicitations"`
-		}
-		if json.Unmarshal(we.Data, &data) == nil && len(data.Elicitations) > 0 {
-			next := &PendingCall{Server: pc.Server, Tool: pc.Tool, ModelTool: pc.ModelTool, Arguments: pc.Arguments, Retry: true, Round: pc.Round + 1}
-			for i, e := range data.Elicitations {
-				key := e.ElicitationID
-				if key == "" {
-					key = fmt.Sprintf("url-%d", i+1)
-				}
-				next.Requests = append(next.Requests, requestFrom(key, e))
-			}
-			return nil, &InputRequiredError{Pending: next}
-		}
-	}
-	return refusal(pc.Tool, err)
-}
-
-// fulfill answers a non-elicitation input request with the client's own
-// handlers.
-func (c *Client) fulfill(ctx context.Context, r mcp.InputRequest) (mcp.InputResponse, error) {
-	switch r := r.(type) {
-	//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
-	case *mcp.CreateMessageParams:
-		if c.opts.SamplingHandler == nil {
-			return nil, errors.New("the server asked for sampling and no SamplingHandler is set")
-		}
-		return c.opts.SamplingHandler(ctx, &mcp.CreateMessageRequest{Params: r})
-	//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
-	case *mcp.ListRootsParams:
-		//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
-		return &mcp.ListRootsResult{Roots: c.opts.Roots}, nil
-	default:
-		return nil, fmt.Errorf("unsupported input request %T", r)
-	}
-}
-
-// requestFrom describes a server's elicitation as a Request.
-func requestFrom(key string, p *mcp.ElicitParams) elicitation.Request {
-	r := elicitation.Request{Key: key, Message: p.Message, URL: p.URL, ElicitationID: p.ElicitationID, Mode: elicitation.ModeForm}
-	if p.Mode == "url" || (p.Mode == "" && p.URL != "") {
-		r.Mode = elicitation.ModeURL
-	}
-	if p.RequestedSchema != nil {
-		if b, err := json.Marshal(p.RequestedSchema); err == nil {
-			r.RequestedSchema = b
-		}
-	}
-	return r
+// next returns the PendingCall of the question after pc's.
+func (pc *PendingCall) next() *PendingCall {
+	n := &PendingCall{ID: newParkID(), Server: pc.Server, Tool: pc.Tool, ModelTool: pc.ModelTool, Arguments: pc.Arguments,
+		Round: pc.Round + 1, Principal: pc.Principal, Protocol: pc.Protocol, Run: pc.Run, Shaped: pc.Shaped, Settings: pc.Settings}
+	return n
 }
 
 // Resume continues a call that returned an *InputRequiredError, with the
@@ -265,70 +231,191 @@ func requestFrom(key string, p *mcp.ElicitParams) elicitation.Request {
 // value of the wrong type, a missing required field, an unknown key) is an
 // *elicitation.Error and nothing is sent: ask again and resume again.
 //
+// Each question is answered once: a resume of a question already answered
+// or closed (a double submit, a retry, an old checkpoint, a resume that
+// lost to another one running at the same time) is an *AnsweredError, and
+// nothing is sent. A resume for another principal (CallIdentity), for
+// another tool, or on a connection that now speaks another protocol
+// version is a *ResumeDeniedError. The call's arguments go through the
+// tool's argument transforms again, and its CallOptions (kept in
+// PendingCall.Settings) and the tool's timeout and task mode apply to
+// every round.
+//
+// A cancel is the user's answer like any other: the server gets it, and
+// what the server then answers is the result.
+//
 // A nil resume answers nothing. A call with questions then keeps waiting:
 // Resume returns its *InputRequiredError again, and the calls queued
 // behind it (PendingCall.Queued) stop waiting for its answer. A queued
 // call, which asks nothing, is resumed with nil (or no responses): it
 // waits for the answer of the call it queued behind, then runs, so resume
-// it together with that call or after it.
+// it together with that call (ResumeTurn in package toolcall does).
 func (t *Tool) Resume(ctx context.Context, pending *PendingCall, resume *elicitation.Resume) (*Result, error) {
 	if t.local != nil {
 		return t.local.resume(ctx, pending, resume)
 	}
-	res, err := t.client.Resume(ctx, pending, resume)
+	if pending == nil {
+		return nil, errors.New("mcpadapter: Resume with no pending call")
+	}
+	if pending.Server != t.Server || pending.Tool != t.OriginalName {
+		return nil, &ResumeDeniedError{Server: pending.Server, Tool: pending.Tool, Reason: DeniedTool,
+			Detail: fmt.Sprintf("the call was made with tool %q of server %q; resume it with that tool, not with %q of %q", pending.Tool, pending.Server, t.OriginalName, t.Server)}
+	}
+	o := pending.Settings.options()
+	o.toolTimeout = t.timeout
+	if o.Task == TaskDefault {
+		o.Task = t.task
+	}
+	res, err := t.client.resume(ctx, pending, resume, t.args, o)
 	return t.limited(t.softened(ctx, res, err))
 }
 
-// Resume continues a pending call; see Tool.Resume.
+// Resume continues a pending call made with Client.CallTool; see
+// Tool.Resume. A call made through a Tool that transforms its arguments
+// (PendingCall.Shaped) must be resumed with that Tool.
 func (c *Client) Resume(ctx context.Context, pending *PendingCall, resume *elicitation.Resume) (*Result, error) {
+	if pending != nil && pending.Shaped {
+		return nil, &ResumeDeniedError{Server: pending.Server, Tool: pending.Tool, Reason: DeniedTool,
+			Detail: "the tool transforms its arguments: resume the call with Tool.Resume"}
+	}
+	if pending != nil && pending.Server != c.name {
+		return nil, &ResumeDeniedError{Server: pending.Server, Tool: pending.Tool, Reason: DeniedTool,
+			Detail: fmt.Sprintf("the call was made on server %q, this client reaches %q", pending.Server, c.name)}
+	}
+	var o *CallOptions
+	if pending != nil {
+		o = pending.Settings.options()
+	}
+	return c.resume(ctx, pending, resume, nil, o)
+}
+
+// resume continues pending; plan is the tool's argument plan and opts the
+// call's options.
+func (c *Client) resume(ctx context.Context, pending *PendingCall, resume *elicitation.Resume, plan *argPlan, opts *CallOptions) (*Result, error) {
 	if c.interrupt == nil {
 		return nil, errors.New("mcpadapter: Resume on a client without WithElicitation(ElicitInterrupt)")
 	}
 	if pending == nil {
 		return nil, errors.New("mcpadapter: Resume with no pending call")
 	}
+	if p := principalOf(ctx); p != pending.Principal {
+		return nil, &ResumeDeniedError{Server: pending.Server, Tool: pending.Tool, Reason: DeniedPrincipal,
+			Detail: fmt.Sprintf("the call was made for principal %q, the resume's context is for %q", pending.Principal, p)}
+	}
+	if err := CallIdentityFrom(ctx).check(); err != nil {
+		return nil, err
+	}
 	if resume == nil {
 		if len(pending.Requests) > 0 {
-			c.passOver(pending)
-			return nil, &InputRequiredError{Pending: pending}
+			return c.passOver(pending)
 		}
 		resume = &elicitation.Resume{}
 	}
 	answers, err := elicitation.Check(pending.Requests, resume)
 	if err != nil {
-		c.passOver(pending)
+		// Nothing is sent; a question no longer open says so first.
+		var ir *InputRequiredError
+		if res, perr := c.passOver(pending); !errors.As(perr, &ir) {
+			return res, perr
+		}
 		return nil, err
 	}
-	tc := &toolCall{tool: pending.Tool, modelName: pending.ModelTool, args: pending.Arguments, meta: callMeta(ctx, nil)}
+	args := plan.wire(pending.Arguments)
+	if len(args) == 0 || checkArguments(args) != nil {
+		return errorResult(fmt.Sprintf("Invalid arguments for tool %q in the pending call: send a JSON object that matches the tool's input schema.", pending.Tool)), nil
+	}
+	tc := &toolCall{tool: pending.Tool, modelName: pending.ModelTool, args: args, modelArgs: pending.Arguments,
+		shaped: pending.Shaped, settings: pending.Settings, principal: pending.Principal, run: pending.Run, protocol: pending.Protocol}
+	tc.meta = callMeta(ctx, opts.Meta)
+	tc.timeouts = opts.timeouts()
+	tc.task = opts.Task
+	if pending.ParkID != "" {
+		return c.resumeParked(ctx, pending, answers, tc) // park.go
+	}
+	if err := c.take(pending, answers); err != nil {
+		return nil, err
+	}
+	res, err := c.resumeUnparked(ctx, pending, answers, tc)
+	c.settle(pending, res, err)
+	return res, err
+}
+
+// resumeUnparked continues a call that is not parked in this process,
+// once its question has been taken.
+func (c *Client) resumeUnparked(ctx context.Context, pending *PendingCall, answers map[string]elicitation.Response, tc *toolCall) (*Result, error) {
 	switch {
 	case pending.Queued != "" && len(pending.Requests) == 0:
-		return c.callInterruptibleAfter(ctx, tc, pending.Queued)
-	case pending.ParkID != "":
-		return c.resumeParked(ctx, pending, answers)
-	case pending.Task != nil:
-		return c.resumeTaskInput(ctx, pending, answers, tc) // task_input.go
-	case anyAction(answers, elicitation.Cancel):
-		return errorResult(fmt.Sprintf("The user cancelled the call to tool %q.", pending.ModelTool)), nil
+		return c.callInterruptibleAfter(ctx, tc, pending.Queued, pending.Round)
 	case pending.Retry:
 		if !allAction(answers, elicitation.Accept) {
-			return errorResult(fmt.Sprintf("The user declined what tool %q needs, so it did not run.", pending.ModelTool)), nil
+			what := "declined"
+			if anyAction(answers, elicitation.Cancel) {
+				what = "cancelled"
+			}
+			return errorResult(fmt.Sprintf("The user %s what tool %q needs, so it did not run.", what, pending.ModelTool)), nil
 		}
-		return c.callInterruptible(ctx, tc)
-	default:
-		responses := make(mcp.InputResponseMap, len(answers))
-		for k, a := range answers {
-			responses[k] = &mcp.ElicitResult{Action: string(a.Action), Content: a.Content}
-		}
-		return c.callRound(ctx, pending, responses, tc)
+		return c.callInterruptibleAfter(ctx, tc, "", pending.Round)
+	}
+	s, err := c.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if (pending.Protocol != "" && s.ProtocolVersion() != pending.Protocol) || (!s.Discover() && pending.Task == nil) {
+		return nil, &ResumeDeniedError{Server: pending.Server, Tool: pending.Tool, Reason: DeniedProtocol,
+			Detail: fmt.Sprintf("the question was asked on protocol %s; the server now speaks %s, where it cannot be answered: call the tool again", orUnknown(pending.Protocol), s.ProtocolVersion())}
+	}
+	if pending.Task != nil {
+		return c.resumeTaskInput(ctx, pending, answers, tc) // task_input.go
+	}
+	responses := make(mcp.InputResponseMap, len(answers))
+	for k, a := range answers {
+		responses[k] = &mcp.ElicitResult{Action: string(a.Action), Content: a.Content}
+	}
+	return c.callRound(ctx, pending, responses, tc)
+}
+
+func orUnknown(v string) string {
+	if v == "" {
+		return "(not recorded)"
+	}
+	return v
+}
+
+// take claims pending's question for answers: a question already answered
+// or closed is an *AnsweredError.
+func (c *Client) take(pending *PendingCall, answers map[string]elicitation.Response) error {
+	st := c.interrupt
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if r := st.answers.get(pending.ID); r != nil {
+		return r.err(pending.ID)
+	}
+	st.answers.add(pending.ID, &answerRecord{server: pending.Server, tool: pending.Tool, round: pending.Round, action: summaryAction(answers)})
+	return nil
+}
+
+// settle records what the call did after pending's answer.
+func (c *Client) settle(pending *PendingCall, res *Result, err error) {
+	st := c.interrupt
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if r := st.answers.get(pending.ID); r != nil {
+		r.now = outcomeText(res, err)
 	}
 }
 
-// passOver lets the calls queued behind a parked pending call stop
-// waiting for its answer: it was resumed without one.
-func (c *Client) passOver(pending *PendingCall) {
-	if pending.ParkID != "" {
-		c.interrupt.lane.passOver(pending.ParkID)
+// summaryAction is the action of a set of answers: cancel if any cancels,
+// decline if any declines, else accept ("" for none: a queued call).
+func summaryAction(answers map[string]elicitation.Response) elicitation.Action {
+	switch {
+	case len(answers) == 0:
+		return "resumed"
+	case anyAction(answers, elicitation.Cancel):
+		return elicitation.Cancel
+	case anyAction(answers, elicitation.Decline):
+		return elicitation.Decline
 	}
+	return elicitation.Accept
 }
 
 func anyAction(answers map[string]elicitation.Response, a elicitation.Action) bool {

@@ -7,6 +7,9 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/mcpadapter/mcpadapter/internal/cache"
+	"github.com/mcpadapter/mcpadapter/internal/engine"
+	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
 	"github.com/mcpadapter/mcpadapter/internal/wire"
 )
 
@@ -82,7 +85,7 @@ func (c *Client) listLimits() listLimits {
 // forgot the cursor): when a later page fails with a server error, the
 // whole listing is asked anew, once, bypassing the cached pages. A listing
 // over its bounds is a *ListLimitError.
-func listAll[T any](ctx context.Context, c *Client, method string, page func(context.Context, *session, string) ([]T, string, error)) ([]T, error) {
+func listAll[T any](ctx context.Context, c *Client, method string, page func(context.Context, *engine.Session, string) ([]T, string, error)) ([]T, error) {
 	if c.opts.Telemetry == nil {
 		return listAllPages(ctx, c, method, page)
 	}
@@ -93,25 +96,25 @@ func listAll[T any](ctx context.Context, c *Client, method string, page func(con
 }
 
 // listAllPages is listAll without the Telemetry.
-func listAllPages[T any](ctx context.Context, c *Client, method string, page func(context.Context, *session, string) ([]T, string, error)) ([]T, error) {
+func listAllPages[T any](ctx context.Context, c *Client, method string, page func(context.Context, *engine.Session, string) ([]T, string, error)) ([]T, error) {
 	var (
 		out      []T
 		limitErr *ListLimitError
 	)
 	lim := c.listLimits()
-	err := c.send(ctx, c.request(method, ""), func(ctx context.Context, s *session) error {
+	err := c.send(ctx, c.request(method, ""), func(ctx context.Context, s *engine.Session) error {
 		for attempt := 0; ; attempt++ {
 			var (
 				failedPage int
 				err        error
 			)
-			out, failedPage, err = listPagesOnce(withListPages(ctx), s, method, out[:0], page, lim)
+			out, failedPage, err = listPagesOnce(cache.WithListPages(ctx), s, method, out[:0], page, lim)
 			if errors.As(err, &limitErr) {
 				// The server answered: not a transport failure.
 				limitErr.Server = c.name
 				return nil
 			}
-			if err == nil || attempt > 0 || failedPage == 0 || c.cache == nil || cacheModeOf(ctx) != CacheUse || !isServerError(err) {
+			if err == nil || attempt > 0 || failedPage == 0 || c.cache == nil || cache.ModeOf(ctx) != CacheUse || !sdkerr.IsServerError(err) {
 				return err
 			}
 			c.log.Debug("a later page of a cached listing failed; listing anew from the server", "op", method, "page", failedPage, "cause", wire.RedactURLSecrets(err.Error()))
@@ -126,7 +129,7 @@ func listAllPages[T any](ctx context.Context, c *Client, method string, page fun
 
 // listPagesOnce appends every page of a listing to out. On failure it
 // returns the index of the page that failed.
-func listPagesOnce[T any](ctx context.Context, s *session, method string, out []T, page func(context.Context, *session, string) ([]T, string, error), lim listLimits) ([]T, int, error) {
+func listPagesOnce[T any](ctx context.Context, s *engine.Session, method string, out []T, page func(context.Context, *engine.Session, string) ([]T, string, error), lim listLimits) ([]T, int, error) {
 	cursor := ""
 	seen := make(map[[sha256.Size]byte]int) // cursor → the page that gave it
 	var size int64

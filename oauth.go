@@ -37,7 +37,10 @@ type OAuth struct {
 	ClientSecret string
 	// Issuer, with ClientID, is the authorization server the client is
 	// registered with: the flow stops rather than send the client's
-	// credentials to any other. Set it whenever ClientSecret is set.
+	// credentials to any other. Required with ClientSecret: a secret
+	// without an issuer is refused, since the authorization server comes
+	// from the MCP server's metadata, which a malicious server chooses.
+	// The authorization server the server names first must be this one.
 	Issuer string
 	// ClientIDMetadataURL is an https URL of a client ID metadata document,
 	// used when the authorization server supports them.
@@ -68,7 +71,12 @@ type OAuth struct {
 	Store TokenStore
 	// HTTPClient sends the requests to the authorization server (metadata,
 	// registration, token); nil means ClientOptions.HTTPClient without the
-	// client's Headers and Auth, or a plain client.
+	// client's Headers and Auth, or a plain client. Unless its transport
+	// dials on its own (a RoundTripper other than *http.Transport, or one
+	// with DialContext or a proxy), it refuses to connect to private,
+	// link-local and other non-public addresses a server names, as
+	// go-sdk's discovery does; the MCP server's and Issuer's hosts are
+	// exempt, loopback is allowed.
 	HTTPClient *http.Client
 	// DPoPKey, if set, binds tokens to this key (DPoP, RFC 9449): a proof
 	// with each token request and, for a token issued as DPoP, with each
@@ -87,6 +95,14 @@ func (*OAuth) wrap(next http.RoundTripper) http.RoundTripper { return next }
 func (o *OAuth) check() error {
 	if (o.ClientSecret != "" || o.Issuer != "") && o.ClientID == "" {
 		return errors.New("OAuth.ClientSecret and OAuth.Issuer need OAuth.ClientID")
+	}
+	if o.ClientSecret != "" && o.Issuer == "" {
+		return errors.New(`OAuth.ClientSecret needs OAuth.Issuer (in a config, the auth object's "issuer"): the authorization server the client is registered with, the only one the secret is sent to`)
+	}
+	if o.Issuer != "" {
+		if err := oauthflow.CheckIssuer(o.Issuer); err != nil {
+			return fmt.Errorf("OAuth.Issuer: %w", err)
+		}
 	}
 	if o.RedirectURL != "" {
 		if err := oauthflow.CheckRedirectURL(o.RedirectURL); err != nil {
@@ -132,10 +148,7 @@ func newOAuthHandler(o *OAuth, server, resource string, hc *http.Client, log *sl
 	if o.HTTPClient != nil {
 		hc = o.HTTPClient
 	}
-	var dpop *oauthflow.DPoP
-	if o.DPoPKey != nil {
-		dpop, hc = withDPoP(o.DPoPKey, hc)
-	}
+	dpop, hc := authServerClient(hc, o.DPoPKey, hostOf(resource), hostOf(o.Issuer))
 	return &oauthHandler{server: server, dpop: dpop, flow: oauthflow.NewHandler(oauthflow.Config{
 		ClientID:            o.ClientID,
 		ClientSecret:        o.ClientSecret,

@@ -160,7 +160,7 @@ func TestOAuthPreregisteredClient(t *testing.T) {
 		MCP: testserver.New(testserver.Options{}), ClientID: "cli-app", ClientSecret: "s3cret", NoRegistration: true,
 	})
 	user := &browser{}
-	a := oauthClient(t, as.MCPURL, &mcpadapter.OAuth{ClientID: "cli-app", ClientSecret: "s3cret", OpenURL: user.open}, nil)
+	a := oauthClient(t, as.MCPURL, &mcpadapter.OAuth{ClientID: "cli-app", ClientSecret: "s3cret", Issuer: as.URL, OpenURL: user.open}, nil)
 	tools := toolMap(t, ctx, a)
 	if got := mustCall(t, ctx, tools["echo"], `{"text":"x"}`).Text(); got != "x" {
 		t.Errorf("echo: %q", got)
@@ -558,6 +558,16 @@ func TestOAuthBadSettings(t *testing.T) {
 		if _, err := mcpadapter.NewClient("https://mcp.example.com/mcp", &opts); err == nil {
 			t.Errorf("%s: no error", name)
 		}
+	}
+	// A redirect on port 0 can never be registered: refused, saying why,
+	// through the API and in a config.
+	_, err := mcpadapter.NewClient("https://mcp.example.com/mcp", &mcpadapter.ClientOptions{Auth: &mcpadapter.OAuth{RedirectURL: "http://127.0.0.1:0/callback"}})
+	if err == nil || !strings.Contains(err.Error(), "port 0 cannot be registered") {
+		t.Errorf("port 0: %v", err)
+	}
+	_, err = mcpadapter.ParseConfig([]byte(`{"mcpServers": {"s": {"url": "https://mcp.example.com/mcp", "auth": {"type": "oauth", "redirectUrl": "http://localhost:0/cb"}}}}`))
+	if err == nil || !strings.Contains(err.Error(), "mcpServers.s.auth.redirectUrl") || !strings.Contains(err.Error(), "port 0") {
+		t.Errorf("port 0 in a config: %v", err)
 	}
 	cfg, err := mcpadapter.ParseConfig([]byte(`{"mcpServers": {"s": {"url": "https://mcp.example.com/mcp", "auth": "oauth"}}}`))
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/stdio"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -98,8 +99,8 @@ type ClientOptions struct {
 	// servers that announce tools.listChanged, a subscriptions/listen
 	// stream that go-sdk keeps open (one long-lived request; over HTTP, one
 	// more connection). An Adapter then re-lists the server's tools when
-	// they change; see Options.WatchTools and "Live tool lists" in the
-	// README.
+	// they change; see Options.WatchTools and "Live tool lists" in
+	// docs/tool-search.md.
 	WatchTools bool
 	// Roots are the roots offered to the server; none means the roots
 	// capability is not advertised.
@@ -171,9 +172,13 @@ type ClientOptions struct {
 	// HTTP (no progress handler, no _meta, no cache, no ElicitInterrupt) is
 	// written and answered by the adapter on the connection it owns (over
 	// HTTP, POSTed through the session's HTTP client), at a fraction of the
-	// CPU and garbage (docs/benchmarks.md); it behaves the same.
+	// CPU and garbage (docs/dev/benchmarks.md); it behaves the same.
 	DisableFastPath bool
 }
+
+// DefaultMaxMessageBytes is the default limit on one message from a
+// server (ClientOptions.MaxMessageBytes).
+const DefaultMaxMessageBytes = stdio.DefaultMaxMessageBytes
 
 func (o *ClientOptions) connectTimeout() time.Duration {
 	if o.ConnectTimeout > 0 {

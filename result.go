@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -131,7 +132,7 @@ func errorResult(text string) *Result {
 func refusal(tool string, err error) (*Result, error) {
 	var we *jsonrpc.Error
 	var te *TransportError
-	if isServerError(err) && errors.As(err, &we) && !errors.As(err, &te) {
+	if sdkerr.IsServerError(err) && errors.As(err, &we) && !errors.As(err, &te) {
 		return errorResult(fmt.Sprintf("Error calling tool %q: %s (MCP error %d)", tool, we.Message, we.Code)), nil
 	}
 	return nil, err

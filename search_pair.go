@@ -147,13 +147,13 @@ func (ct callTool) resume(ctx context.Context, pending *PendingCall, resume *eli
 	if err != nil {
 		return nil, err
 	}
-	t := tools[pending.ModelTool]
-	if t == nil {
-		for _, c := range tools {
-			if c.Server == pending.Server && c.OriginalName == pending.Tool {
-				t = c
-				break
-			}
+	// The call belongs to its server's tool, whatever the model now calls
+	// it (names change when servers come and go).
+	var t *Tool
+	for _, c := range tools {
+		if c.Server == pending.Server && c.OriginalName == pending.Tool {
+			t = c
+			break
 		}
 	}
 	if t == nil {

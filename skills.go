@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mcpadapter/mcpadapter/internal/engine"
 	"github.com/mcpadapter/mcpadapter/internal/skillmd"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -79,9 +80,9 @@ func (c *Client) Skills(ctx context.Context) ([]*Skill, error) {
 	cursor := ""
 	for page := 0; page < maxListPages; page++ {
 		var res *listSkillsResult
-		err := c.send(ctx, c.request("skills/list", ""), func(ctx context.Context, s *session) error {
+		err := c.send(ctx, c.request("skills/list", ""), func(ctx context.Context, s *engine.Session) error {
 			var err error
-			res, err = mcp.CallCustomMethod[*listSkillsParams, *listSkillsResult](ctx, s.cs, "skills/list", &listSkillsParams{Cursor: cursor})
+			res, err = mcp.CallCustomMethod[*listSkillsParams, *listSkillsResult](ctx, s.SDK(), "skills/list", &listSkillsParams{Cursor: cursor})
 			return err
 		})
 		if err != nil {

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/mcpadapter/mcpadapter/internal/engine"
 )
 
 // MCP tasks let a server answer a tools/call with a task handle and the
@@ -108,6 +110,9 @@ type TaskHandle struct {
 	TaskID string `json:"taskId"`
 	// Protocol is the task protocol the server spoke.
 	Protocol TaskProtocol `json:"protocol"`
+	// Principal is the CallIdentity.Principal the task was started for:
+	// ResumeTask refuses it for another.
+	Principal string `json:"principal,omitempty"`
 }
 
 // TaskStatus is the state of a task.
@@ -228,8 +233,8 @@ func (c *Client) mayWantTask(tc *toolCall) bool {
 // wantsTask reports whether tc is sent as a task-augmented tools/call:
 // on a 2025-11-25 connection, when the tool's taskSupport (from the
 // latest tools/list) and the call's mode say so.
-func (c *Client) wantsTask(s *session, tc *toolCall) bool {
-	return s.info.Era != EraDiscover && c.mayWantTask(tc)
+func (c *Client) wantsTask(s *engine.Session, tc *toolCall) bool {
+	return !s.Discover() && c.mayWantTask(tc)
 }
 
 // taskState is a task as tasks/get, or the tools/call that made it,

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/engine"
+	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -39,6 +41,7 @@ func (c *Client) startTask(ctx context.Context, tc *toolCall) (*Result, error) {
 	defer release()
 	inner := *tc
 	inner.progress = nil // routed by the token set above
+	inner.viaSDK = true  // taskMiddleware adds the "task" member
 	// A task-augmented request is cancelled with tasks/cancel, not
 	// notifications/cancelled: the call waits for the task it makes
 	// even when ctx ends (see createContext), to cancel it.
@@ -64,7 +67,7 @@ func (c *Client) startTask(ctx context.Context, tc *toolCall) (*Result, error) {
 		}
 		return convertResult(c.name, tc.tool, reply)
 	}
-	h := &TaskHandle{Server: c.name, Tool: tc.tool, ModelTool: tc.modelName, TaskID: st.TaskID, Protocol: proto}
+	h := &TaskHandle{Server: c.name, Tool: tc.tool, ModelTool: tc.modelName, TaskID: st.TaskID, Protocol: proto, Principal: principalOf(ctx)}
 	return c.followTask(ctx, tc, h, st) // a ctx that ended cancels the task at once
 }
 
@@ -114,7 +117,7 @@ func (c *Client) sendTaskable(ctx context.Context, tc *toolCall, params *mcp.Cal
 	if err != nil {
 		return nil, err
 	}
-	if s.info.Era != EraDiscover || s.info.Capabilities == nil || s.info.Capabilities.Extensions[extensionTasks] == nil {
+	if !s.Discover() || s.SDK().InitializeResult().Capabilities == nil || s.SDK().InitializeResult().Capabilities.Extensions[extensionTasks] == nil {
 		return c.sendCall(ctx, tc, params, timeout)
 	}
 	cctx, stop := createContext(ctx)
@@ -129,7 +132,7 @@ func (c *Client) taskReply(ctx context.Context, tc *toolCall, reply *callReply) 
 	if reply == nil || reply.raw == nil {
 		return nil, nil, false
 	}
-	if _, plain := reply.raw.(plainSent); plain {
+	if _, plain := reply.raw.(engine.PlainResult); plain {
 		return nil, nil, false // no task: the fast path's decoder saw every member
 	}
 	raw, _ := reply.raw.Result()
@@ -140,7 +143,7 @@ func (c *Client) taskReply(ctx context.Context, tc *toolCall, reply *callReply) 
 	if err != nil {
 		return nil, &ContentError{Server: c.name, Tool: tc.tool, Index: -1, Err: err}, true
 	}
-	h := &TaskHandle{Server: c.name, Tool: tc.tool, ModelTool: tc.modelName, TaskID: st.TaskID, Protocol: proto}
+	h := &TaskHandle{Server: c.name, Tool: tc.tool, ModelTool: tc.modelName, TaskID: st.TaskID, Protocol: proto, Principal: principalOf(ctx)}
 	res, err = c.followTask(ctx, tc, h, st)
 	return res, err, true
 }
@@ -160,8 +163,12 @@ func (c *Client) ResumeTask(ctx context.Context, h TaskHandle, opts *CallOptions
 	if h.Server != "" && h.Server != c.name {
 		return nil, fmt.Errorf("mcpadapter: ResumeTask: the task runs on server %q, this client reaches %q", h.Server, c.name)
 	}
+	if p := principalOf(ctx); p != h.Principal {
+		return nil, &ResumeDeniedError{Server: h.Server, Tool: h.Tool, Reason: DeniedPrincipal,
+			Detail: fmt.Sprintf("the task was started for principal %q, the context is for %q", h.Principal, p)}
+	}
 	h.Server = c.name
-	tc := &toolCall{tool: h.Tool, modelName: h.ModelTool}
+	tc := &toolCall{tool: h.Tool, modelName: h.ModelTool, principal: h.Principal}
 	if opts != nil {
 		tc.progress, tc.meta, tc.task = opts.Progress, opts.Meta, opts.Task
 	}
@@ -272,7 +279,7 @@ func (c *Client) pollWait(ctx context.Context, h *TaskHandle, d time.Duration, g
 	case <-t.C:
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-s.life.Done():
+	case <-s.Life().Done():
 		if c.closeGen() != gen {
 			return &TaskError{Handle: *h, Op: "tasks/get", Err: ErrTaskDetached}
 		}
@@ -281,11 +288,7 @@ func (c *Client) pollWait(ctx context.Context, h *TaskHandle, d time.Duration, g
 }
 
 // closeGen counts the client's Close calls.
-func (c *Client) closeGen() uint64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.gen
-}
+func (c *Client) closeGen() uint64 { return c.eng.Generation() }
 
 // reportTask hands a task's status to the call's progress function.
 func (c *Client) reportTask(tc *toolCall, h *TaskHandle, st *taskState) {
@@ -369,7 +372,7 @@ func (c *Client) taskOutcome(ctx context.Context, tc *toolCall, h *TaskHandle, s
 				return c.cancelTask(ctx, h)
 			}
 			var we *jsonrpc.Error
-			if isServerError(err) && errors.As(err, &we) && st.Status == TaskFailed {
+			if sdkerr.IsServerError(err) && errors.As(err, &we) && st.Status == TaskFailed {
 				return errorResult(fmt.Sprintf("Tool %q failed: %s (MCP error %d)", h.Tool, we.Message, we.Code)), nil
 			}
 			return c.taskEnded(ctx, h, "tasks/result", err)

@@ -104,6 +104,10 @@ func (c *Client) taskInput(ctx context.Context, tc *toolCall, h *TaskHandle, st 
 		switch r := reqs[k].(type) {
 		case *mcp.ElicitParams:
 			if c.interrupt != nil {
+				if err = webPage(r.URL); err != nil {
+					err = fmt.Errorf("it asked to send the user to %w", err)
+					break
+				}
 				asks = append(asks, requestFrom(k, r))
 				continue
 			}
@@ -123,8 +127,9 @@ func (c *Client) taskInput(ctx context.Context, tc *toolCall, h *TaskHandle, st 
 			return res, nil, err, true
 		}
 		task := *h
-		return nil, nil, &InputRequiredError{Pending: &PendingCall{Server: h.Server, Tool: h.Tool, ModelTool: h.ModelTool,
-			Arguments: tc.args, Requests: asks, RequestState: st.RequestState, Task: &task}}, true
+		pc := c.pendingFor(tc, 0)
+		pc.Requests, pc.RequestState, pc.Task = asks, st.RequestState, &task
+		return nil, nil, &InputRequiredError{Pending: pc}, true
 	}
 	if err := c.updateTask(ctx, h, responses, st.RequestState); err != nil {
 		res, err := c.taskEnded(ctx, h, "tasks/update", err)

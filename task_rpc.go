@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/engine"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -107,7 +108,7 @@ func (c *Client) taskRequest(ctx context.Context, h *TaskHandle, method string, 
 		tool = h.Tool
 	}
 	var raw json.RawMessage
-	err := c.send(ctx, request{op: method, tool: tool, timeout: timeout}, func(ctx context.Context, s *session) error {
+	err := c.send(ctx, engine.Request{Op: method, Tool: tool, Timeout: timeout}, func(ctx context.Context, s *engine.Session) error {
 		var err error
 		raw, err = callTaskMethod(ctx, s, method, p)
 		return err
@@ -116,9 +117,9 @@ func (c *Client) taskRequest(ctx context.Context, h *TaskHandle, method string, 
 }
 
 // callTaskMethod sends one tasks/* request on s.
-func callTaskMethod(ctx context.Context, s *session, method string, p *taskParams) (json.RawMessage, error) {
+func callTaskMethod(ctx context.Context, s *engine.Session, method string, p *taskParams) (json.RawMessage, error) {
 	cp := *p // go-sdk adds _meta to the params: a copy per attempt
-	res, err := mcp.CallCustomMethod[*taskParams, *rawTaskResult](ctx, s.cs, method, &cp)
+	res, err := mcp.CallCustomMethod[*taskParams, *rawTaskResult](ctx, s.SDK(), method, &cp)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/mcpadapter/mcpadapter/internal/engine"
 )
 
 // ErrNoTaskList is returned by ListTasks on a 2026-07-28 connection: the
@@ -19,10 +21,10 @@ func (c *Client) ListTasks(ctx context.Context) ([]Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.info.Era == EraDiscover {
+	if s.Discover() {
 		return nil, fmt.Errorf("mcpadapter: server %q: tasks/list: %w", c.name, ErrNoTaskList)
 	}
-	tasks, err := listAll(ctx, c, "tasks/list", func(ctx context.Context, s *session, cursor string) ([]Task, string, error) {
+	tasks, err := listAll(ctx, c, "tasks/list", func(ctx context.Context, s *engine.Session, cursor string) ([]Task, string, error) {
 		raw, err := callTaskMethod(ctx, s, "tasks/list", &taskParams{Cursor: cursor})
 		if err != nil {
 			return nil, "", err

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"strconv"
 
+	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -101,7 +102,7 @@ func ErrorType(err error) string {
 		return "input_required"
 	case errors.As(err, &exit):
 		return "process_exit"
-	case isServerError(err) && errors.As(err, &rpc):
+	case sdkerr.IsServerError(err) && errors.As(err, &rpc):
 		return strconv.FormatInt(rpc.Code, 10)
 	case errors.As(err, &te):
 		return "transport"
@@ -133,11 +134,8 @@ func (c *Client) opResult(res *Result, err error) OperationResult {
 	if err == nil && res != nil && res.IsError {
 		r.ToolError, r.ErrorType = true, "tool_error"
 	}
-	c.mu.Lock()
-	s := c.cur
-	c.mu.Unlock()
-	if s != nil {
-		r.SessionID, r.ProtocolVersion = s.cs.ID(), s.info.ProtocolVersion
+	if s := c.eng.Current(); s != nil {
+		r.SessionID, r.ProtocolVersion = s.ID(), s.ProtocolVersion()
 	}
 	return r
 }

@@ -2,104 +2,65 @@ package mcpadapter
 
 import (
 	"context"
-	"fmt"
-	"sync"
 	"time"
+
+	"github.com/mcpadapter/mcpadapter/internal/engine"
 )
 
-// TimeoutKind says which limit ended a tool call.
-type TimeoutKind int
+// TimeoutKind says which limit ended a tool call: TimeoutRequest,
+// TimeoutNoProgress or TimeoutTotal. Its String method returns "request",
+// "no-progress" or "total".
+type TimeoutKind = engine.TimeoutKind
 
 const (
 	// TimeoutRequest: no answer within the call's timeout.
-	TimeoutRequest TimeoutKind = iota + 1
+	TimeoutRequest = engine.TimeoutRequest
 	// TimeoutNoProgress: with ResetTimeoutOnProgress, the server reported
 	// no progress (and sent no answer) for the call's timeout.
-	TimeoutNoProgress
+	TimeoutNoProgress = engine.TimeoutNoProgress
 	// TimeoutTotal: the call ran longer than its MaxTotalTimeout, however
 	// often the server reported progress.
-	TimeoutTotal
+	TimeoutTotal = engine.TimeoutTotal
 )
-
-// String returns "request", "no-progress" or "total".
-func (k TimeoutKind) String() string {
-	switch k {
-	case TimeoutRequest:
-		return "request"
-	case TimeoutNoProgress:
-		return "no-progress"
-	case TimeoutTotal:
-		return "total"
-	}
-	return fmt.Sprintf("TimeoutKind(%d)", int(k))
-}
 
 // TimeoutError reports a tool call ended by one of its time limits. It is
 // the Err of the call's *TransportError (errors.As finds it), and it
-// matches context.DeadlineExceeded with errors.Is.
-type TimeoutError struct {
-	// Kind is the limit that fired.
-	Kind TimeoutKind
-	// Limit is that limit's length.
-	Limit time.Duration
-	// Setting names where the limit was set: "CallOptions.Timeout",
-	// "ClientOptions.Timeout", "ToolTransform.Timeout" (a config file's
-	// "timeout" of a tool), "CallOptions.MaxTotalTimeout", ...
-	Setting string
-	// Progress counts the progress notifications the call got (counted
-	// when the timeout restarts on progress).
-	Progress int
-}
-
-func (e *TimeoutError) Error() string {
-	switch e.Kind {
-	case TimeoutNoProgress:
-		return fmt.Sprintf("no answer and no progress for %v (%s, reset on progress; %d progress notifications before): %v", e.Limit, e.Setting, e.Progress, context.DeadlineExceeded)
-	case TimeoutTotal:
-		return fmt.Sprintf("no answer within the overall maximum of %v (%s; %d progress notifications): %v", e.Limit, e.Setting, e.Progress, context.DeadlineExceeded)
-	}
-	return fmt.Sprintf("no answer within %v (%s): %v", e.Limit, e.Setting, context.DeadlineExceeded)
-}
-
-// Unwrap returns context.DeadlineExceeded.
-func (e *TimeoutError) Unwrap() error { return context.DeadlineExceeded }
-
-// callTimeouts are the time limits of one call, and where each was set.
-type callTimeouts struct {
-	timeout         time.Duration
-	timeoutFrom     string
-	resetOnProgress bool
-	maxTotal        time.Duration
-	maxTotalFrom    string
-}
+// matches context.DeadlineExceeded with errors.Is. Its fields: Kind, the
+// limit that fired; Limit, that limit's length; Setting, where the limit
+// was set ("CallOptions.Timeout", "ClientOptions.Timeout",
+// "ToolTransform.Timeout" (a config file's "timeout" of a tool),
+// "CallOptions.MaxTotalTimeout", ...); Progress, the progress
+// notifications the call got (counted when the timeout restarts on
+// progress).
+type TimeoutError = engine.TimeoutError
 
 // timeouts returns the limits o sets.
-func (o *CallOptions) timeouts() callTimeouts {
-	t := callTimeouts{resetOnProgress: o.ResetTimeoutOnProgress}
+func (o *CallOptions) timeouts() engine.Limits {
+	var t engine.Limits
 	switch {
 	case o.Timeout > 0:
-		t.timeout, t.timeoutFrom = o.Timeout, "CallOptions.Timeout"
+		t.Timeout, t.TimeoutFrom = o.Timeout, "CallOptions.Timeout"
 	case o.toolTimeout > 0:
-		t.timeout, t.timeoutFrom = o.toolTimeout, "the tool's timeout (ToolTransform.Timeout, a config file's tools.<name>.timeout)"
+		t.Timeout, t.TimeoutFrom = o.toolTimeout, "the tool's timeout (ToolTransform.Timeout, a config file's tools.<name>.timeout)"
 	}
 	if o.MaxTotalTimeout > 0 {
-		t.maxTotal, t.maxTotalFrom = o.MaxTotalTimeout, "CallOptions.MaxTotalTimeout"
+		t.MaxTotal, t.MaxTotalFrom = o.MaxTotalTimeout, "CallOptions.MaxTotalTimeout"
 	}
 	return t
 }
 
 // effectiveTimeouts returns the call's limits: its own, else the
-// tool's, else the client's.
-func (c *Client) effectiveTimeouts(tc *toolCall, clientTimeout time.Duration) callTimeouts {
+// tool's, else the client's; and whether its timeout restarts on
+// progress.
+func (c *Client) effectiveTimeouts(tc *toolCall, clientTimeout time.Duration) (engine.Limits, bool) {
 	t := tc.timeouts
-	if t.timeout == 0 && clientTimeout > 0 {
-		t.timeout, t.timeoutFrom = clientTimeout, "ClientOptions.Timeout"
+	if t.Timeout == 0 && clientTimeout > 0 {
+		t.Timeout, t.TimeoutFrom = clientTimeout, "ClientOptions.Timeout"
 	}
-	if t.maxTotal == 0 && c.opts.MaxTotalTimeout > 0 {
-		t.maxTotal, t.maxTotalFrom = c.opts.MaxTotalTimeout, "ClientOptions.MaxTotalTimeout"
+	if t.MaxTotal == 0 && c.opts.MaxTotalTimeout > 0 {
+		t.MaxTotal, t.MaxTotalFrom = c.opts.MaxTotalTimeout, "ClientOptions.MaxTotalTimeout"
 	}
-	t.resetOnProgress = t.resetOnProgress || c.opts.ResetTimeoutOnProgress
-	return t
+	return t, tc.resetOnProgress || c.opts.ResetTimeoutOnProgress
 }
 
 // callDeadline bounds one attempt of a tool call by its limits (the call's
@@ -108,84 +69,16 @@ func (c *Client) effectiveTimeouts(tc *toolCall, clientTimeout time.Duration) ca
 // notifications to (which also resets the timeout when it restarts on
 // progress), and stop, which must be called when the attempt ends.
 func (c *Client) callDeadline(ctx context.Context, tc *toolCall, clientTimeout time.Duration) (context.Context, func(Progress), func()) {
-	t := c.effectiveTimeouts(tc, clientTimeout)
-	if t.timeout == 0 && t.maxTotal == 0 {
-		return ctx, tc.progress, func() {}
+	limits, reset := c.effectiveTimeouts(tc, clientTimeout)
+	ctx, progressed, stop := engine.Deadline(ctx, limits, reset)
+	if progressed == nil {
+		return ctx, tc.progress, stop
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	d := &deadline{cancel: cancel}
-	var idle *time.Timer
-	if t.timeout > 0 {
-		kind := TimeoutRequest
-		if t.resetOnProgress {
-			kind = TimeoutNoProgress
+	user := tc.progress
+	return ctx, func(p Progress) {
+		progressed()
+		if user != nil {
+			user(p)
 		}
-		idle = time.AfterFunc(t.timeout, func() { d.fire(kind, t.timeout, t.timeoutFrom) })
-	}
-	var total *time.Timer
-	if t.maxTotal > 0 {
-		total = time.AfterFunc(t.maxTotal, func() { d.fire(TimeoutTotal, t.maxTotal, t.maxTotalFrom) })
-	}
-	progress := tc.progress
-	if idle != nil && t.resetOnProgress {
-		user := tc.progress
-		progress = func(p Progress) {
-			d.progressed(idle, t.timeout)
-			if user != nil {
-				user(p)
-			}
-		}
-	}
-	stop := func() {
-		d.end()
-		if idle != nil {
-			idle.Stop()
-		}
-		if total != nil {
-			total.Stop()
-		}
-		cancel(nil)
-	}
-	return ctx, progress, stop
-}
-
-// deadline is the state of one call's timers.
-type deadline struct {
-	cancel context.CancelCauseFunc
-
-	mu       sync.Mutex
-	done     bool // fired or ended: timers are no longer reset
-	progress int
-}
-
-func (d *deadline) fire(kind TimeoutKind, limit time.Duration, setting string) {
-	d.mu.Lock()
-	if d.done {
-		d.mu.Unlock()
-		return
-	}
-	d.done = true
-	n := d.progress
-	d.mu.Unlock()
-	d.cancel(&TimeoutError{Kind: kind, Limit: limit, Setting: setting, Progress: n})
-}
-
-// progressed counts a progress notification and restarts idle, if given,
-// unless the call has ended.
-func (d *deadline) progressed(idle *time.Timer, after time.Duration) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.done {
-		return
-	}
-	d.progress++
-	if idle != nil {
-		idle.Reset(after)
-	}
-}
-
-func (d *deadline) end() {
-	d.mu.Lock()
-	d.done = true
-	d.mu.Unlock()
+	}, stop
 }

@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/elicitation"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // timeoutOf returns the *TimeoutError in err, or fails.
@@ -146,4 +149,40 @@ func TestResetTimeoutOnProgressStdio(t *testing.T) {
 			}
 		})
 	}
+}
+
+// ClientOptions.Timeout does not bound the time a parked call waits for a
+// person.
+func TestTimeoutSparesParkedCall(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		ctx := testCtx(t)
+		srv := mcp.NewServer(&mcp.Implementation{Name: "s", Version: "1"}, &mcp.ServerOptions{SupportedProtocolVersions: []string{"2025-11-25"}})
+		mcp.AddTool(srv, &mcp.Tool{Name: "book"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			r, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "How many?", RequestedSchema: map[string]any{
+				"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integer"}}}})
+			if err != nil {
+				return nil, nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "booked " + r.Action}}}, nil, nil
+		})
+		c, _ := mcpadapter.NewClient(srv, &mcpadapter.ClientOptions{Timeout: 300 * time.Millisecond})
+		a, _ := mcpadapter.New(c, &mcpadapter.Options{Elicitation: mcpadapter.ElicitInterrupt})
+		defer a.Close()
+		tools, err := a.Tools(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = tools[0].Call(ctx, nil)
+		var ir *mcpadapter.InputRequiredError
+		if !errors.As(err, &ir) {
+			t.Fatalf("want an interrupt, got %v", err)
+		}
+		time.Sleep(time.Second) // the person thinks longer than the request timeout
+		res, err := tools[0].Resume(ctx, ir.Pending, &elicitation.Resume{Responses: map[string]elicitation.Response{
+			ir.Pending.Requests[0].Key: {Action: elicitation.Accept, Content: map[string]any{"n": 2}}}})
+		if err != nil || res.Text() != "booked accept" {
+			t.Fatalf("resume: %v %+v", err, res)
+		}
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/engine"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -106,11 +107,7 @@ func (t *Tool) CallWith(ctx context.Context, args json.RawMessage, opts *CallOpt
 		}
 		opts = &o
 	}
-	wire := t.args.wire(args)
-	if msg := t.checkCall(wire); msg != "" {
-		return t.limited(errorResult(msg), nil)
-	}
-	res, err := t.client.call(ctx, t.OriginalName, t.Name, wire, opts)
+	res, err := t.client.call(ctx, t.OriginalName, t.Name, args, t.args, t.checkCall, opts)
 	res, err = t.softened(ctx, res, err)
 	return t.limited(t.ifRemoved(ctx, res, err))
 }
@@ -215,8 +212,8 @@ func (c *Client) Tools(ctx context.Context) ([]*Tool, error) {
 // ListTools returns every tool the server offers, all pages of tools/list,
 // as go-sdk decoded them.
 func (c *Client) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
-	tools, err := listAll(ctx, c, "tools/list", func(ctx context.Context, s *session, cursor string) ([]*mcp.Tool, string, error) {
-		res, err := s.cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
+	tools, err := listAll(ctx, c, "tools/list", func(ctx context.Context, s *engine.Session, cursor string) ([]*mcp.Tool, string, error) {
+		res, err := s.SDK().ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
 		if err != nil {
 			return nil, "", err
 		}

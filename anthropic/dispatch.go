@@ -97,4 +97,28 @@ func (s *Toolset) Resume(ctx context.Context, o Outcome, answers *elicitation.Re
 	return Outcome(out), err
 }
 
+// ResumeTurn resumes the pending outcomes of one turn at once, each with
+// the answers to its questions, answers[o.Pending.ID] (no entry: not
+// answered this time, it stays pending), and returns the turn's outcomes
+// in order. A call queued behind another call's question asks nothing
+// (o.Pending.Asks() is false) and runs once that question is answered.
+// While Waiting(outs), some outcome asks the user something; see
+// docs/human-in-the-loop.md for the loop. The error joins the
+// CallErrors of the turn's transport failures.
+func (s *Toolset) ResumeTurn(ctx context.Context, outs []Outcome, answers map[string]*elicitation.Resume) ([]Outcome, error) {
+	return toolcall.ResumeOutcomes(ctx, outs, answers, s.resumeCall, newCallError)
+}
+
+func (s *Toolset) resumeCall(ctx context.Context, c Call, p *mcpadapter.PendingCall, answers *elicitation.Resume) (*mcpadapter.Result, error) {
+	e := s.byName[c.Name]
+	if e == nil {
+		return nil, fmt.Errorf("anthropic: unknown tool %q", c.Name)
+	}
+	return e.tool.Resume(ctx, p, answers)
+}
+
+// Waiting reports whether a call of outs waits for the user's answers
+// (Outcome.Pending set): then resume the turn with ResumeTurn.
+func Waiting(outs []Outcome) bool { return toolcall.WaitingOutcomes(outs) }
+
 func modelError(text string) *mcpadapter.Result { return toolcall.ErrorResult(text) }

@@ -14,7 +14,7 @@
 # of client, server and workload runs in its own process, --runs times; the
 # clients' order rotates from one run to the next to spread drift. The table
 # holds the medians and the ratios mcpadapter / peer (below 1: mcpadapter is
-# faster or smaller). See docs/benchmarks.md.
+# faster or smaller). See docs/dev/benchmarks.md.
 #
 # Needs go and npm (npm's registry, once, for bench/js/node_modules); Node 22
 # and server-everything come from internal/testenv, as for the tests.

@@ -141,7 +141,7 @@ func NewAgent(ctx context.Context, chat model.ToolCallingChatModel, tools []*mcp
 // Query starts a run on a user message. checkpointID names the run's
 // checkpoint, needed to resume it after an interrupt.
 func (a *Agent) Query(ctx context.Context, checkpointID, message string) *adk.AsyncIterator[*adk.AgentEvent] {
-	return a.Runner.Query(ctx, message, adk.WithCheckPointID(checkpointID))
+	return a.Runner.Query(ctx, message, adk.WithCheckPointID(checkpointID), RunOption())
 }
 
 // Resume continues an interrupted run, answering each elicitation

@@ -1,6 +1,7 @@
 package eino
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -190,6 +191,7 @@ func (t *Tool) InvokableRun(ctx context.Context, args string, _ ...tool.Option) 
 // application: it waits for the answer of the call ahead of it, which
 // eino resumes at the same time, then runs (see the core's park.go).
 func (t *Tool) run(ctx context.Context, args string) (*mcpadapter.Result, error) {
+	ctx = withRun(ctx)
 	wasInterrupted, hasState, pending := tool.GetInterruptState[*mcpadapter.PendingCall](ctx)
 	if !wasInterrupted || !hasState || pending == nil {
 		raw := json.RawMessage(args)
@@ -229,6 +231,36 @@ func (t *Tool) run(ctx context.Context, args string) (*mcpadapter.Result, error)
 	return res, err
 }
 
+// RunSessionKey is the eino session value that names an agent run for the
+// core (mcpadapter.WithRun): the calls of one run on a handshake-era
+// server wait for each other's questions, and a call of a new run closes
+// a question an earlier run left unanswered. eino keeps session values in
+// the run's checkpoint, so a resumed run is the same run.
+const RunSessionKey = "mcpadapter_run"
+
+// RunOption names a new run: pass it to adk.Runner's Run or Query when
+// you run the tools with your own Runner (Agent.Query does). Without it,
+// every run is one run to the core: a question nobody answered keeps the
+// calls of later runs to its handshake-era server queued until it is
+// answered or its ParkTimeout ends.
+func RunOption() adk.AgentRunOption {
+	return adk.WithSessionValues(map[string]any{RunSessionKey: mcpadapter.NewRunID()})
+}
+
+// withRun names ctx's run for the core: the run's session value, the run
+// ctx already names, or one run for everything without either.
+func withRun(ctx context.Context) context.Context {
+	if v, ok := adk.GetSessionValue(ctx, RunSessionKey); ok {
+		if id, ok := v.(string); ok && id != "" {
+			return mcpadapter.WithRun(ctx, id)
+		}
+	}
+	if mcpadapter.RunFrom(ctx) != "" {
+		return ctx
+	}
+	return mcpadapter.WithRun(ctx, "eino")
+}
+
 // reask interrupts again with the same questions and why the answer was
 // not taken.
 func reask(p *mcpadapter.PendingCall, why error) error {
@@ -264,8 +296,12 @@ func toResume(data any) (*elicitation.Resume, error) {
 }
 
 func decodeResume(b []byte) (*elicitation.Resume, error) {
+	// Numbers stay as written (json.Number): elicitation.Check sends them
+	// exactly or refuses them.
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
 	var r elicitation.Resume
-	if err := json.Unmarshal(b, &r); err != nil {
+	if err := dec.Decode(&r); err != nil {
 		return nil, fmt.Errorf(`resume data is not {"responses": {...}}: %w`, err)
 	}
 	if r.Responses == nil {

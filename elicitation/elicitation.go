@@ -106,6 +106,7 @@ func init() {
 	// Form values inside Content.
 	gob.Register([]any{})
 	gob.Register(map[string]any{})
+	gob.Register(json.Number(""))
 }
 
 // Error reports an answer that does not fit its request.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
 	"net/mail"
 	"net/url"
 	"slices"
@@ -103,10 +102,23 @@ func validateForm(schema json.RawMessage, content map[string]any) (map[string]an
 		if _, given := out[name]; given || f == nil || len(f.Default) == 0 {
 			continue
 		}
+		// A default's number is sent as exactly as it can be (number.go).
+		dec := json.NewDecoder(bytes.NewReader(f.Default))
+		dec.UseNumber()
 		var d any
-		if err := json.Unmarshal(f.Default, &d); err == nil {
-			out[name] = d
+		if err := dec.Decode(&d); err != nil {
+			continue
 		}
+		if num, ok := d.(json.Number); ok {
+			n, _, err := numberOf(num)
+			if err != nil {
+				continue
+			}
+			if d, err = n.wire(); err != nil {
+				continue
+			}
+		}
+		out[name] = d
 	}
 	for _, name := range fs.Required {
 		if _, ok := out[name]; !ok {
@@ -126,7 +138,7 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // check validates one value and returns it in its JSON form (numbers as
-// float64, integers as int64).
+// number.go says).
 func (f *FieldSchema) check(v any) (any, error) {
 	switch f.Type {
 	case "string", "":
@@ -136,7 +148,7 @@ func (f *FieldSchema) check(v any) (any, error) {
 		}
 		return s, f.checkString(s)
 	case "number", "integer":
-		n, ok := number(v)
+		n, ok, err := numberOf(v)
 		if !ok {
 			article := "a"
 			if f.Type == "integer" {
@@ -144,19 +156,19 @@ func (f *FieldSchema) check(v any) (any, error) {
 			}
 			return nil, fmt.Errorf("want %s %s, got %s", article, f.Type, describe(v))
 		}
-		if f.Type == "integer" && n != math.Trunc(n) {
+		if err != nil {
+			return nil, err
+		}
+		if f.Type == "integer" && !n.isInt() {
 			return nil, fmt.Errorf("want an integer, got %v", n)
 		}
-		if f.Minimum != nil && n < *f.Minimum {
+		if f.Minimum != nil && n.cmpFloat(*f.Minimum) < 0 {
 			return nil, fmt.Errorf("%v is below the minimum %v", n, *f.Minimum)
 		}
-		if f.Maximum != nil && n > *f.Maximum {
+		if f.Maximum != nil && n.cmpFloat(*f.Maximum) > 0 {
 			return nil, fmt.Errorf("%v is above the maximum %v", n, *f.Maximum)
 		}
-		if f.Type == "integer" {
-			return int64(n), nil
-		}
-		return n, nil
+		return n.wire()
 	case "boolean":
 		b, ok := v.(bool)
 		if !ok {
@@ -239,30 +251,6 @@ func (f *FieldSchema) checkArray(v any) (any, error) {
 	return out, nil
 }
 
-// number converts the numeric types a decoder or a Go caller may produce.
-func number(v any) (float64, bool) {
-	switch n := v.(type) {
-	case float64:
-		return n, true
-	case float32:
-		return float64(n), true
-	case int:
-		return float64(n), true
-	case int64:
-		return float64(n), true
-	case int32:
-		return float64(n), true
-	case uint:
-		return float64(n), true
-	case uint64:
-		return float64(n), true
-	case json.Number:
-		f, err := n.Float64()
-		return f, err == nil
-	}
-	return 0, false
-}
-
 func describe(v any) string {
 	switch v := v.(type) {
 	case nil:
@@ -276,8 +264,10 @@ func describe(v any) string {
 	case []any:
 		return "a list"
 	}
-	if n, ok := number(v); ok {
+	if n, ok, err := numberOf(v); ok && err == nil {
 		return fmt.Sprintf("the number %v", n)
+	} else if ok {
+		return fmt.Sprintf("%v", v)
 	}
 	return fmt.Sprintf("%T", v)
 }

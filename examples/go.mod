@@ -5,12 +5,12 @@ go 1.26.0
 require (
 	github.com/anthropics/anthropic-sdk-go/v2 v2.16.0
 	github.com/cloudwego/eino v0.7.36
-	github.com/mcpadapter/mcpadapter v0.0.0-00010101000000-000000000000
-	github.com/mcpadapter/mcpadapter/anthropic v0.0.0-00010101000000-000000000000
-	github.com/mcpadapter/mcpadapter/eino v0.0.0-00010101000000-000000000000
-	github.com/mcpadapter/mcpadapter/gemini v0.0.0-00010101000000-000000000000
-	github.com/mcpadapter/mcpadapter/langchaingo v0.0.0-00010101000000-000000000000
-	github.com/mcpadapter/mcpadapter/openai v0.0.0-00010101000000-000000000000
+	github.com/mcpadapter/mcpadapter v0.1.0
+	github.com/mcpadapter/mcpadapter/anthropic v0.1.0
+	github.com/mcpadapter/mcpadapter/eino v0.1.0
+	github.com/mcpadapter/mcpadapter/gemini v0.1.0
+	github.com/mcpadapter/mcpadapter/langchaingo v0.1.0
+	github.com/mcpadapter/mcpadapter/openai v0.1.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/openai/openai-go/v3 v3.100.0
 	github.com/tmc/langchaingo v0.1.14
@@ -87,16 +87,4 @@ require (
 	google.golang.org/grpc v1.73.0 // indirect
 	google.golang.org/protobuf v1.36.6 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
-)
-
-// The repository's own modules come from this clone, so that the module
-// builds without go.work too (GOWORK=off). A release tag of this module
-// needs them replaced by the tagged versions first (README, Modules).
-replace (
-	github.com/mcpadapter/mcpadapter => ..
-	github.com/mcpadapter/mcpadapter/anthropic => ../anthropic
-	github.com/mcpadapter/mcpadapter/eino => ../eino
-	github.com/mcpadapter/mcpadapter/gemini => ../gemini
-	github.com/mcpadapter/mcpadapter/langchaingo => ../langchaingo
-	github.com/mcpadapter/mcpadapter/openai => ../openai
 )

@@ -26,16 +26,19 @@ func (g *Gateway) toolHandler(name string) mcp.ToolHandler {
 
 // admit counts a request in flight for Shutdown and, for a tool call of a
 // handshake-era session, against the session's cap; release undoes it.
+// While the gateway shuts down it refuses new requests.
 func (g *Gateway) admit(ss *mcp.ServerSession, call bool) (release func(), err error) {
 	if g.draining.Load() {
-		return nil, &jsonrpc.Error{Code: CodeShuttingDown, Message: "the gateway is shutting down; try another instance or try again later"}
+		return nil, errShuttingDown()
 	}
-	g.inflight.Add(1)
-	g.nflight.Add(1)
-	done := func() {
-		g.nflight.Add(-1)
-		g.inflight.Done()
-	}
+	return g.admitAlways(ss, call)
+}
+
+// admitAlways is admit for a request that continues one in flight (a
+// client's answers to a parked call's questions): it is taken while the
+// gateway shuts down.
+func (g *Gateway) admitAlways(ss *mcp.ServerSession, call bool) (release func(), err error) {
+	done := g.track()
 	max := g.opts.maxCallsPerSession()
 	if !call || ss == nil || max <= 0 {
 		return done, nil
@@ -63,12 +66,32 @@ func (g *Gateway) admit(ss *mcp.ServerSession, call bool) (release func(), err e
 	}, nil
 }
 
+// track counts a request in flight for Shutdown until the returned
+// function is called.
+func (g *Gateway) track() (done func()) {
+	g.inflight.Add(1)
+	g.nflight.Add(1)
+	return func() {
+		g.nflight.Add(-1)
+		g.inflight.Done()
+	}
+}
+
+func errShuttingDown() *jsonrpc.Error {
+	return &jsonrpc.Error{Code: CodeShuttingDown, Message: "the gateway is shutting down; try another instance or try again later"}
+}
+
 // inflightCount returns how many forwarded requests are in flight.
 func (g *Gateway) inflightCount() int64 { return g.nflight.Load() }
 
 // callTool forwards a call of the tool clients know as name, with args.
 func (g *Gateway) callTool(ctx context.Context, name string, req *mcp.CallToolRequest, args json.RawMessage) (*mcp.CallToolResult, error) {
-	release, err := g.admit(req.Session, true)
+	state, parked := unwrapState(req.Params.RequestState)
+	admit := g.admit
+	if parked {
+		admit = g.admitAlways
+	}
+	release, err := admit(req.Session, true)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +110,6 @@ func (g *Gateway) callTool(ctx context.Context, name string, req *mcp.CallToolRe
 		}
 	}
 	o := newOrigin(ctx, req)
-	state, parked := unwrapState(req.Params.RequestState)
 	if parked {
 		p := g.parks.take(state, PrincipalFrom(ctx))
 		if p == nil {
@@ -112,7 +134,13 @@ func (g *Gateway) callTool(ctx context.Context, name string, req *mcp.CallToolRe
 	if o.modern && !u.isModern() && o.asker() {
 		// The server may ask mid-call: run the call parked, so that a
 		// question can go back to the client as input_required.
-		return g.parks.wait(ctx, g.parks.start(ctx, o, call))
+		// It counts as in flight (Shutdown waits for it) until it ends,
+		// also while the client holds its questions.
+		done := g.track()
+		return g.parks.wait(ctx, g.parks.start(ctx, o, func(ctx context.Context) (*mcp.CallToolResult, error) {
+			defer done()
+			return call(ctx)
+		}))
 	}
 	res, err := call(ctx)
 	for round := 1; err == nil && res != nil && res.NeedsInput(); round++ {
@@ -141,7 +169,7 @@ func (g *Gateway) forwardCall(ctx context.Context, u *upstream, o *origin, param
 	timeout := g.opts.CallTimeout
 	var watch *progressWatch
 	if o.tok != nil || timeout > 0 {
-		tok, forget := g.progressToken(o)
+		tok, forget := g.progressToken(u, o)
 		defer forget()
 		p := *params
 		p.Meta = cloneMeta(params.Meta)

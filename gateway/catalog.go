@@ -150,6 +150,7 @@ func (c *catalog) rebuild() []Event {
 		}
 		problems = append(problems, Event{Kind: ServerProblem, Server: server, Err: err})
 	}
+	oldTools, oldPrompts, oldResources := c.tools, c.prompts, c.resources
 	c.tools = make(map[string]toolRoute)
 	c.prompts = make(map[string]promptRoute)
 	c.resources = make(map[string]*upstream)
@@ -162,8 +163,11 @@ func (c *catalog) rebuild() []Event {
 		}
 		for _, t := range l.tools {
 			if prev, ok := c.tools[t.Name]; ok {
-				clash("tool", t.Name, prev.u.name+"/"+prev.tool.OriginalName, u.name+"/"+t.OriginalName, u.name)
-				continue
+				if !takesBack(oldTools[t.Name].u, prev.u, u) {
+					clash("tool", t.Name, prev.u.name+"/"+prev.tool.OriginalName, u.name+"/"+t.OriginalName, u.name)
+					continue
+				}
+				clash("tool", t.Name, u.name+"/"+t.OriginalName, prev.u.name+"/"+prev.tool.OriginalName, prev.u.name)
 			}
 			c.tools[t.Name] = toolRoute{u: u, tool: t}
 			c.lastServer[t.Name] = u.name
@@ -175,15 +179,21 @@ func (c *catalog) rebuild() []Event {
 				name = prefix + "_" + p.Name
 			}
 			if prev, ok := c.prompts[name]; ok {
-				clash("prompt", name, prev.u.name+"/"+prev.name, u.name+"/"+p.Name, u.name)
-				continue
+				if !takesBack(oldPrompts[name].u, prev.u, u) {
+					clash("prompt", name, prev.u.name+"/"+prev.name, u.name+"/"+p.Name, u.name)
+					continue
+				}
+				clash("prompt", name, u.name+"/"+p.Name, prev.u.name+"/"+prev.name, prev.u.name)
 			}
 			c.prompts[name] = promptRoute{u: u, name: p.Name}
 		}
 		for _, r := range l.resources {
 			if prev, ok := c.resources[r.URI]; ok {
-				clash("resource", r.URI, prev.name, u.name, u.name)
-				continue
+				if !takesBack(oldResources[r.URI], prev, u) {
+					clash("resource", r.URI, prev.name, u.name, u.name)
+					continue
+				}
+				clash("resource", r.URI, u.name, prev.name, prev.name)
 			}
 			c.resources[r.URI] = u
 		}
@@ -206,6 +216,15 @@ func (c *catalog) rebuild() []Event {
 		}
 	}
 	return problems
+}
+
+// takesBack reports whether u takes a name that holder, earlier in the
+// config, also claims: only when u had it in the catalog being replaced
+// (owner). A name clients have used never moves to another server because
+// that server listed it later; at the start the first in the config has
+// it.
+func takesBack(owner, holder, u *upstream) bool {
+	return owner == u && holder != u
 }
 
 // wanted returns the definitions go-sdk's registry should hold. c.mu is

@@ -4,6 +4,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -16,10 +17,27 @@ import (
 // puts the request's principal on the context, answers requests for tools
 // the client cannot call with an error naming the ones it can, routes
 // resources/read, and leaves out of listings what the Policy refuses.
+// Its errors never carry the config's secrets.
 func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	handle := g.route(next)
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := handle(ctx, method, req)
+		return res, g.red.rpcErr(err)
+	}
+}
+
+func (g *Gateway) route(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		// Close ends whatever a request is waiting for.
+		ctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		stop := context.AfterFunc(g.ctx, func() { cancel(errClosed) })
+		defer stop()
 		if ex := req.GetExtra(); ex != nil && ex.TokenInfo != nil {
 			ctx = withPrincipal(ctx, ex.TokenInfo.UserID)
+		}
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss.ID() != "" {
+			defer g.trackSession(ss.ID(), PrincipalFrom(ctx), cancel)()
 		}
 		switch method {
 		case "tools/call":
@@ -50,6 +68,8 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		return next(ctx, method, req)
 	}
 }
+
+var errClosed = errors.New("the gateway closed")
 
 // allowed asks the Policy whether the request's principal may use an item.
 func (g *Gateway) allowed(ctx context.Context, server, kind, name string) bool {
@@ -300,53 +320,33 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 }
 
 // subscribe and unsubscribe keep one subscription per resource at its
-// server, however many client sessions subscribed (go-sdk tells each of
-// them of the updates).
+// server while any client session is subscribed to it (go-sdk tells each
+// of them of the updates).
 func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
-	u := g.cat.resourceOwner(req.Params.URI)
-	if u == nil {
-		return mcp.ResourceNotFoundError(req.Params.URI)
+	uri := req.Params.URI
+	u := g.cat.resourceOwner(uri)
+	if u == nil || !g.allowed(ctx, u.name, "resource", uri) {
+		return mcp.ResourceNotFoundError(uri)
 	}
-	u.mu.Lock()
-	u.subs[req.Params.URI]++
-	first := u.subs[req.Params.URI] == 1
-	u.mu.Unlock()
-	if !first {
+	if !u.setSubscribed(uri, req.Session, true) {
 		return nil
 	}
 	err := u.do(ctx, newOrigin(ctx, req), true, func(ctx context.Context, cs *mcp.ClientSession) error {
-		return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: req.Params.URI})
+		return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
 	})
 	if err != nil {
-		u.mu.Lock()
-		if u.subs[req.Params.URI]--; u.subs[req.Params.URI] <= 0 {
-			delete(u.subs, req.Params.URI)
-		}
-		u.mu.Unlock()
+		u.setSubscribed(uri, req.Session, false)
 	}
 	return rpcError(err)
 }
 
 func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
-	u := g.cat.resourceOwner(req.Params.URI)
-	if u == nil {
-		return nil
-	}
-	u.mu.Lock()
-	n, had := u.subs[req.Params.URI]
-	if had {
-		n--
-		if n <= 0 {
-			delete(u.subs, req.Params.URI)
-		} else {
-			u.subs[req.Params.URI] = n
-		}
-	}
-	u.mu.Unlock()
-	if !had || n > 0 {
+	uri := req.Params.URI
+	u := g.cat.resourceOwner(uri)
+	if u == nil || !u.setSubscribed(uri, req.Session, false) {
 		return nil
 	}
 	return rpcError(u.do(ctx, newOrigin(ctx, req), true, func(ctx context.Context, cs *mcp.ClientSession) error {
-		return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: req.Params.URI})
+		return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
 	}))
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -21,7 +20,8 @@ import (
 // New, Start it, and Close (or Shutdown) it.
 type Gateway struct {
 	opts   Options
-	log    *slog.Logger
+	log    *slog.Logger // its handler redacts
+	red    *redactor
 	server *mcp.Server
 	ups    []*upstream
 	cat    *catalog
@@ -41,26 +41,28 @@ type Gateway struct {
 	closed   sync.Once
 
 	progMu   sync.Mutex
-	progNext uint64
-	progress map[string]*origin // by the progress token sent to the server
+	progress map[string]progressRoute // by the progress token sent to a server
 
 	sessMu   sync.Mutex
-	sessions map[*mcp.ServerSession]*int   // tool calls in flight by client session
-	levels   map[*mcp.ServerSession]string // log levels set by handshake-era sessions
+	sessions map[*mcp.ServerSession]*int     // tool calls in flight by client session
+	running  map[string]map[*runningReq]bool // requests being handled, by session id
+	levels   map[*mcp.ServerSession]string   // log levels set by handshake-era sessions
 }
 
 // New returns a gateway for servers; opts may be nil. Server names must be
 // distinct and match ^[A-Za-z0-9_-]{1,64}$ (config keys already do). New
 // builds every server's client but connects none: Start does.
 func New(servers []Server, opts *Options) (*Gateway, error) {
-	g := &Gateway{progress: make(map[string]*origin), sessions: make(map[*mcp.ServerSession]*int), levels: make(map[*mcp.ServerSession]string)}
+	g := &Gateway{progress: make(map[string]progressRoute), sessions: make(map[*mcp.ServerSession]*int), running: make(map[string]map[*runningReq]bool), levels: make(map[*mcp.ServerSession]string)}
 	if opts != nil {
 		g.opts = *opts
 	}
+	g.red = newRedactor(servers)
 	g.log = g.opts.Logger
 	if g.log == nil {
 		g.log = slog.Default()
 	}
+	g.log = slog.New(g.red.handler(g.log.Handler()))
 	if len(servers) == 0 {
 		return nil, errors.New("gateway: no servers")
 	}
@@ -110,7 +112,7 @@ func (g *Gateway) newServer() *mcp.Server {
 		name = "mcpadapter-gateway"
 	}
 	if version == "" {
-		version = mcpadapter.Version
+		version = mcpadapter.Version()
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: name, Version: version}, &mcp.ServerOptions{
 		Instructions:       g.opts.Instructions,
@@ -196,7 +198,7 @@ func (g *Gateway) Servers() []ServerStatus {
 	out := make([]ServerStatus, 0, len(g.ups))
 	for _, u := range g.ups {
 		up, info, err := u.status()
-		st := ServerStatus{Name: u.name, Up: up, Err: err, Info: info}
+		st := ServerStatus{Name: u.name, Up: up, Err: g.red.err(err), Info: info}
 		g.cat.mu.Lock()
 		for _, r := range g.cat.tools {
 			if r.u == u {
@@ -217,7 +219,7 @@ func (g *Gateway) Close() error {
 	g.closed.Do(func() {
 		g.draining.Store(true)
 		g.cancel()
-		g.parks.closeAll(errors.New("the gateway closed"))
+		g.parks.closeAll(errClosed)
 		for ss := range g.server.Sessions() {
 			_ = ss.Close()
 		}
@@ -251,6 +253,7 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 
 // event reports what happened to a server.
 func (g *Gateway) event(e Event) {
+	e.Err = g.red.err(e.Err)
 	switch e.Kind {
 	case ServerUp:
 		g.log.Info("server up", "server", e.Server)
@@ -286,13 +289,20 @@ func (g *Gateway) promptPrefix(u *upstream) string {
 	return ""
 }
 
-// progressToken returns a token for a request to a server whose progress
-// goes to o, and the function that forgets it.
-func (g *Gateway) progressToken(o *origin) (string, func()) {
+// progressRoute is where the progress reports of one forwarded request
+// go: the client request o, for reports from the server u only.
+type progressRoute struct {
+	u *upstream
+	o *origin
+}
+
+// progressToken returns a token for a request to u whose progress goes to
+// o, and the function that forgets it. Tokens are random: a server cannot
+// guess those of other servers' calls.
+func (g *Gateway) progressToken(u *upstream, o *origin) (string, func()) {
+	tok := "gw-" + newKey()
 	g.progMu.Lock()
-	g.progNext++
-	tok := "gw-" + strconv.FormatUint(g.progNext, 10)
-	g.progress[tok] = o
+	g.progress[tok] = progressRoute{u: u, o: o}
 	g.progMu.Unlock()
 	return tok, func() {
 		g.progMu.Lock()
@@ -301,17 +311,18 @@ func (g *Gateway) progressToken(o *origin) (string, func()) {
 	}
 }
 
-// onProgress routes a server's progress report to the client whose
-// request it is about.
-func (g *Gateway) onProgress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+// onProgress routes a progress report of u to the client whose request it
+// is about; a report naming a token u was not given is dropped.
+func (u *upstream) onProgress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 	tok, ok := req.Params.ProgressToken.(string)
 	if !ok {
 		return
 	}
+	g := u.g
 	g.progMu.Lock()
-	o := g.progress[tok]
+	r, ok := g.progress[tok]
 	g.progMu.Unlock()
-	if o != nil {
-		o.progress(req.Params)
+	if ok && r.u == u {
+		r.o.progress(req.Params)
 	}
 }

@@ -3,7 +3,7 @@ module github.com/mcpadapter/mcpadapter/gateway
 go 1.26.0
 
 require (
-	github.com/mcpadapter/mcpadapter v0.0.0
+	github.com/mcpadapter/mcpadapter v0.1.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/yosida95/uritemplate/v3 v3.0.2
 )
@@ -17,5 +17,3 @@ require (
 	golang.org/x/sys v0.41.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 )
-
-replace github.com/mcpadapter/mcpadapter => ../

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -51,7 +53,7 @@ func (g *Gateway) newHTTPHandlers() (stateful, stateless httpHandler) {
 // It refuses a Host that is not a loopback name or listed in
 // Options.AllowedHosts, and an Origin that is neither the gateway's own nor
 // listed in Options.AllowedOrigins (403), and while shutting down answers
-// 503 with a JSON-RPC error.
+// a request for a new session with 503 and a JSON-RPC error.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !g.hostAllowed(r.Host) {
 		http.Error(w, fmt.Sprintf("Forbidden: Host %q is not a loopback name or an allowed host (DNS rebinding protection)", r.Host), http.StatusForbidden)
@@ -61,9 +63,9 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("Forbidden: Origin %q is not allowed", o), http.StatusForbidden)
 		return
 	}
-	if g.draining.Load() {
-		writeRPCError(w, http.StatusServiceUnavailable, &jsonrpc.Error{Code: CodeShuttingDown, Message: "the gateway is shutting down; try another instance or try again later"})
-		return
+	if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && id != "" {
+		// go-sdk ends a session only when its requests have ended.
+		g.endSession(id, principalOf(r))
 	}
 	modern, err := g.isStateless(w, r)
 	if err != nil {
@@ -73,6 +75,13 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		http.Error(w, "reading the request: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if g.draining.Load() && !modern && r.Header.Get("Mcp-Session-Id") == "" {
+		// No new session; the requests of sessions (a client's answer to
+		// a server's question, say) and of 2026-07-28 clients go on: the
+		// gateway refuses new calls among them with a JSON-RPC error.
+		writeRPCError(w, http.StatusServiceUnavailable, errShuttingDown())
 		return
 	}
 	if modern {
@@ -171,4 +180,53 @@ func writeRPCError(w http.ResponseWriter, status int, e *jsonrpc.Error) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
+}
+
+// runningReq is a client request being handled in a session.
+type runningReq struct {
+	principal string
+	cancel    context.CancelCauseFunc
+}
+
+var errSessionEnded = errors.New("the client ended its session")
+
+// trackSession records a request of the session id being handled, until
+// the returned function is called.
+func (g *Gateway) trackSession(id, principal string, cancel context.CancelCauseFunc) (untrack func()) {
+	rr := &runningReq{principal: principal, cancel: cancel}
+	g.sessMu.Lock()
+	if g.running[id] == nil {
+		g.running[id] = make(map[*runningReq]bool)
+	}
+	g.running[id][rr] = true
+	g.sessMu.Unlock()
+	return func() {
+		g.sessMu.Lock()
+		delete(g.running[id], rr)
+		if len(g.running[id]) == 0 {
+			delete(g.running, id)
+		}
+		g.sessMu.Unlock()
+	}
+}
+
+// endSession cancels the requests of the session id that principal made
+// (a client ending its session: DELETE).
+func (g *Gateway) endSession(id, principal string) {
+	g.sessMu.Lock()
+	defer g.sessMu.Unlock()
+	for rr := range g.running[id] {
+		if rr.principal == principal {
+			rr.cancel(errSessionEnded)
+		}
+	}
+}
+
+// principalOf returns the principal of an HTTP request (the UserID of its
+// go-sdk auth.TokenInfo), or "".
+func principalOf(r *http.Request) string {
+	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
+		return ti.UserID
+	}
+	return ""
 }

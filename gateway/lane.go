@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 )
 
@@ -17,8 +18,10 @@ import (
 //   - a call from a client that cannot be asked runs beside any calls of
 //     its own key and beside other such calls, but not beside an asker of
 //     another key;
-//   - a waiting asker holds back calls of other keys, so that it is not
-//     starved.
+//   - calls start in the order they came, except that a call starts at
+//     once when it may run beside every call in flight and every call
+//     that came before it and still waits: so no client keeps another
+//     waiting by keeping calls of its own in flight.
 //
 // A request from the server then belongs to the askers in flight (all of
 // one key), or, with no asker, to the only call in flight. Calls to
@@ -31,15 +34,20 @@ type flight struct {
 	asker bool
 }
 
+// conflicts reports whether a and b may not run side by side.
+func conflicts(a, b *flight) bool {
+	return a.o.key != b.o.key && (a.asker || b.asker)
+}
+
 type lane struct {
 	mu      sync.Mutex
 	flights map[*flight]struct{}
-	waiting map[string]int // askers waiting, by key
-	changed chan struct{}  // closed and replaced on every change
+	queue   []*flight     // waiting, first come first
+	changed chan struct{} // closed and replaced on every change
 }
 
 func newLane() *lane {
-	return &lane{flights: make(map[*flight]struct{}), waiting: make(map[string]int), changed: make(chan struct{})}
+	return &lane{flights: make(map[*flight]struct{}), changed: make(chan struct{})}
 }
 
 func (l *lane) signal() {
@@ -47,21 +55,20 @@ func (l *lane) signal() {
 	l.changed = make(chan struct{})
 }
 
-// admits reports whether f may start now. l.mu is held.
+// admits reports whether f, waiting in l.queue, may start now. l.mu is
+// held.
 func (l *lane) admits(f *flight) bool {
 	for g := range l.flights {
-		if g.o.key == f.o.key {
-			continue
-		}
-		if f.asker || g.asker {
+		if conflicts(f, g) {
 			return false
 		}
 	}
-	if !f.asker {
-		for k, n := range l.waiting {
-			if n > 0 && k != f.o.key {
-				return false
-			}
+	for _, g := range l.queue {
+		if g == f {
+			break
+		}
+		if conflicts(f, g) {
+			return false
 		}
 	}
 	return true
@@ -71,33 +78,25 @@ func (l *lane) admits(f *flight) bool {
 // must call leave. It fails only when ctx ends.
 func (l *lane) enter(ctx context.Context, f *flight) error {
 	l.mu.Lock()
-	if f.asker {
-		l.waiting[f.o.key]++
-		defer func() {
-			l.mu.Lock()
-			if l.waiting[f.o.key]--; l.waiting[f.o.key] <= 0 {
-				delete(l.waiting, f.o.key)
-			}
-			l.signal()
-			l.mu.Unlock()
-		}()
-	}
-	for {
-		if l.admits(f) {
-			l.flights[f] = struct{}{}
-			l.signal()
-			l.mu.Unlock()
-			return nil
-		}
+	defer l.mu.Unlock()
+	l.queue = append(l.queue, f)
+	defer func() {
+		l.queue = slices.DeleteFunc(l.queue, func(g *flight) bool { return g == f })
+		l.signal()
+	}()
+	for !l.admits(f) {
 		ch := l.changed
 		l.mu.Unlock()
 		select {
 		case <-ch:
 		case <-ctx.Done():
+			l.mu.Lock()
 			return context.Cause(ctx)
 		}
 		l.mu.Lock()
 	}
+	l.flights[f] = struct{}{}
+	return nil
 }
 
 func (l *lane) leave(f *flight) {

@@ -78,7 +78,7 @@ type Options struct {
 	ToolSearch *mcpadapter.ToolSearch
 
 	// Name and Version are the gateway's implementation info; defaults
-	// "mcpadapter-gateway" and mcpadapter.Version.
+	// "mcpadapter-gateway" and mcpadapter.Version().
 	Name, Version string
 	// Instructions is sent to clients with the server info.
 	Instructions string
@@ -106,9 +106,12 @@ type Options struct {
 	// DefaultMaxRequestBytes. Responses from servers are bounded by
 	// Client.MaxMessageBytes.
 	MaxRequestBytes int64
-	// ParkTimeout is how long a handshake-era server's call waits for a
-	// 2026-07-28 client to come back with the answer to its question;
-	// zero means DefaultParkTimeout.
+	// ParkTimeout is how long a handshake-era server's question waits for
+	// the client's answer: a handshake-era client's reply to the request,
+	// or a 2026-07-28 client's retry with its answers. Meanwhile the
+	// server's calls from other clients wait (see lane.go), so this also
+	// bounds how long a client that never answers holds them back. Zero
+	// means DefaultParkTimeout.
 	ParkTimeout time.Duration
 	// SessionTimeout closes handshake-era client sessions idle this long;
 	// zero means never.

@@ -37,13 +37,13 @@ type upstream struct {
 	err    error // why the server is down
 	info   *mcpadapter.ServerInfo
 	caps   *mcp.ServerCapabilities
-	modern bool // the connection speaks 2026-07-28
-	subs   map[string]int
+	modern bool                                   // the connection speaks 2026-07-28
+	subs   map[string]map[*mcp.ServerSession]bool // client sessions subscribed, by resource URI
 }
 
 // newUpstream builds the client of s, with the gateway's handlers.
 func newUpstream(g *Gateway, s Server, prefix mcpadapter.PrefixMode) (*upstream, error) {
-	u := &upstream{g: g, name: s.Name, lane: newLane(), kick: make(chan struct{}, 1), subs: make(map[string]int)}
+	u := &upstream{g: g, name: s.Name, lane: newLane(), kick: make(chan struct{}, 1), subs: make(map[string]map[*mcp.ServerSession]bool)}
 	if s.Config != nil {
 		u.prefix = s.Config.Prefix
 	}
@@ -60,9 +60,11 @@ func newUpstream(g *Gateway, s Server, prefix mcpadapter.PrefixMode) (*upstream,
 	co.Name = s.Name
 	if co.Logger == nil {
 		co.Logger = g.log
+	} else {
+		co.Logger = slog.New(g.red.handler(co.Logger.Handler()))
 	}
 	co.LogHandler = u.onLog
-	co.ProgressHandler = g.onProgress
+	co.ProgressHandler = u.onProgress
 	co.SamplingHandler = u.onSample
 	co.ElicitationHandler = u.onElicit
 	co.RootsHandler = u.onRoots
@@ -395,6 +397,39 @@ func (u *upstream) wrapErr(err error) error {
 	return err
 }
 
+// setSubscribed records whether the client session ss is subscribed to
+// uri (forgetting sessions that have ended), and reports whether that
+// changed whether any session is: the gateway's own subscription at the
+// server is then to be made or ended.
+func (u *upstream) setSubscribed(uri string, ss *mcp.ServerSession, on bool) bool {
+	live := make(map[*mcp.ServerSession]bool)
+	for s := range u.g.server.Sessions() {
+		live[s] = true
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	set := u.subs[uri]
+	was := len(set) > 0
+	for s := range set {
+		if !live[s] {
+			delete(set, s)
+		}
+	}
+	if on {
+		if set == nil {
+			set = make(map[*mcp.ServerSession]bool)
+			u.subs[uri] = set
+		}
+		set[ss] = true
+	} else {
+		delete(set, ss)
+	}
+	if len(set) == 0 {
+		delete(u.subs, uri)
+	}
+	return was != (len(set) > 0)
+}
+
 // onElicit, onSample and onRoots take a handshake-era server's questions
 // to the client whose request they are for.
 func (u *upstream) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -403,7 +438,7 @@ func (u *upstream) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.E
 		u.g.log.Warn("refused a server's elicitation", "server", u.name, "reason", err)
 		return nil, err
 	}
-	resp, err := o.ask(ctx, "elicitation", req.Params)
+	resp, err := u.ask(ctx, o, "elicitation", req.Params)
 	if err != nil {
 		return nil, err
 	}
@@ -420,7 +455,7 @@ func (u *upstream) onSample(ctx context.Context, req *mcp.CreateMessageRequest) 
 		u.g.log.Warn("refused a server's sampling request", "server", u.name, "reason", err)
 		return nil, err
 	}
-	resp, err := o.ask(ctx, "sampling", req.Params)
+	resp, err := u.ask(ctx, o, "sampling", req.Params)
 	if err != nil {
 		return nil, err
 	}
@@ -432,7 +467,7 @@ func (u *upstream) onRoots(ctx context.Context, req *mcp.ListRootsRequest) (*mcp
 	if err != nil || !o.canAsk("roots") {
 		return &mcp.ListRootsResult{Roots: append([]*mcp.Root{}, u.g.opts.Roots...)}, nil
 	}
-	resp, err := o.ask(ctx, "roots", &mcp.ListRootsParams{})
+	resp, err := u.ask(ctx, o, "roots", &mcp.ListRootsParams{})
 	if err != nil {
 		return nil, err
 	}
@@ -441,6 +476,16 @@ func (u *upstream) onRoots(ctx context.Context, req *mcp.ListRootsRequest) (*mcp
 		return nil, fmt.Errorf("the client answered roots/list with %T", resp)
 	}
 	return r, nil
+}
+
+// ask puts a server's question to the client o, bounded by ParkTimeout:
+// while it waits, the server's other clients wait too (see lane), so a
+// client that never answers holds them back no longer than that.
+func (u *upstream) ask(ctx context.Context, o *origin, kind string, q mcp.InputRequest) (mcp.InputResponse, error) {
+	d := u.g.opts.parkTimeout()
+	ctx, cancel := context.WithTimeoutCause(ctx, d, fmt.Errorf("the client did not answer the server's %s request within %s", kind, d))
+	defer cancel()
+	return o.ask(ctx, kind, q)
 }
 
 // onLog passes a server's log message to the client whose request it is

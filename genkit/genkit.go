@@ -109,7 +109,7 @@ func (s *Toolset) run(e *entry) ai.MultipartToolFunc[any] {
 		if bad != nil {
 			return response(bad), nil
 		}
-		res, err := e.mcp.Call(tc, args)
+		res, err := e.mcp.Call(withRun(tc), args)
 		var ire *mcpadapter.InputRequiredError
 		switch {
 		case errors.As(err, &ire):
@@ -126,6 +126,18 @@ func (s *Toolset) run(e *entry) ai.MultipartToolFunc[any] {
 		}
 		return response(res), nil
 	}
+}
+
+// withRun gives the calls of a Generate without a run of its own
+// (mcpadapter.WithRun) one run for all: the tool requests of a turn then
+// wait for each other's questions on a handshake-era server. Name a run
+// per user turn (docs/human-in-the-loop.md) so that a question left
+// unanswered is closed by the next turn.
+func withRun(ctx context.Context) context.Context {
+	if mcpadapter.RunFrom(ctx) != "" {
+		return ctx
+	}
+	return mcpadapter.WithRun(ctx, "genkit")
 }
 
 // arguments maps the model's input back through the profile; bad input

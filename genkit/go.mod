@@ -4,7 +4,8 @@ go 1.25.0
 
 require (
 	github.com/firebase/genkit/go v1.4.0
-	github.com/mcpadapter/mcpadapter v0.0.0-00010101000000-000000000000
+	github.com/mcpadapter/mcpadapter v0.1.0
+	github.com/modelcontextprotocol/go-sdk v1.8.0
 )
 
 require (
@@ -19,7 +20,6 @@ require (
 	github.com/invopop/jsonschema v0.13.0 // indirect
 	github.com/mailru/easyjson v0.9.0 // indirect
 	github.com/mbleigh/raymond v0.0.0-20250414171441-6b3a58ab9e0a // indirect
-	github.com/modelcontextprotocol/go-sdk v1.8.0 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect
 	github.com/wk8/go-ordered-map/v2 v2.1.8 // indirect
@@ -38,8 +38,3 @@ require (
 	golang.org/x/time v0.15.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
-
-// The repository's own modules come from this clone, so that the module
-// builds without go.work too (GOWORK=off). A release tag of this module
-// needs them replaced by the tagged versions first (README, Modules).
-replace github.com/mcpadapter/mcpadapter => ..

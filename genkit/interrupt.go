@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/firebase/genkit/go/ai"
 	"github.com/mcpadapter/mcpadapter"
@@ -89,6 +90,67 @@ func (s *Toolset) Resume(ctx context.Context, p Pending, answers *elicitation.Re
 		return nil, nil, fmt.Errorf("genkit: Resume: tool %q: %w", e.mcp.Name, err)
 	}
 	return part, nil, nil
+}
+
+// ResumeAll resumes the interrupted tool requests of one response at
+// once, each with the answers to its questions, answers[p.Call.ID] (no
+// entry: not answered this time, it stays waiting). A request queued
+// behind another's question asks nothing (p.Call.Asks() is false) and
+// runs once that question is answered. It returns the parts for
+// ai.WithToolRestarts of the requests that finished and the requests
+// still waiting (ask, and ResumeAll those: Genkit v1.4 cannot
+// re-interrupt a restart); while any waits, one of them asks the user
+// something. The error joins the transport failures.
+func (s *Toolset) ResumeAll(ctx context.Context, pending []Pending, answers map[string]*elicitation.Resume) (restarts []*ai.Part, waiting []Pending, err error) {
+	type outcome struct {
+		part *ai.Part
+		next *Pending
+		err  error
+	}
+	outs := make([]outcome, len(pending))
+	var wg sync.WaitGroup
+	for i, p := range pending {
+		var a *elicitation.Resume
+		if p.Call.Asks() {
+			a = answers[p.Call.ID]
+		}
+		wg.Go(func() {
+			part, next, err := s.Resume(ctx, p, a)
+			outs[i] = outcome{part, next, err}
+		})
+	}
+	wg.Wait()
+	var errs []error
+	for _, o := range outs {
+		switch {
+		case o.err != nil:
+			errs = append(errs, o.err)
+		case o.next != nil:
+			waiting = append(waiting, *o.next)
+		default:
+			restarts = append(restarts, o.part)
+		}
+	}
+	return restarts, waiting, errors.Join(errs...)
+}
+
+// Unanswered returns the part for ai.WithToolRestarts that tells the
+// model p's call waits for the user's answer: for a turn the user left
+// without answering. (The next turn's calls close the question; see
+// docs/human-in-the-loop.md.)
+func (s *Toolset) Unanswered(p Pending) (*ai.Part, error) {
+	if p.Part == nil || p.Part.ToolRequest == nil {
+		return nil, fmt.Errorf("genkit: Unanswered: no interrupted tool request")
+	}
+	e := s.byName[p.Part.ToolRequest.Name]
+	if e == nil {
+		return nil, fmt.Errorf("genkit: Unanswered: unknown tool %q", p.Part.ToolRequest.Name)
+	}
+	out, err := toMap(response(modelError("the tool is waiting for the user's answer, which was not given")))
+	if err != nil {
+		return nil, err
+	}
+	return e.tool.RestartWith(p.Part, ai.WithResumedMetadata[any](map[string]any{MetaOutput: out}))
 }
 
 // interruptMetadata is the metadata of the interrupt for a pending call.

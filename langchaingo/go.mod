@@ -3,7 +3,8 @@ module github.com/mcpadapter/mcpadapter/langchaingo
 go 1.25.0
 
 require (
-	github.com/mcpadapter/mcpadapter v0.0.0-00010101000000-000000000000
+	github.com/mcpadapter/mcpadapter v0.1.0
+	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/tmc/langchaingo v0.1.14
 )
 
@@ -11,7 +12,6 @@ require (
 	github.com/dlclark/regexp2 v1.10.0 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/google/uuid v1.6.0 // indirect
-	github.com/modelcontextprotocol/go-sdk v1.8.0 // indirect
 	github.com/pkoukk/tiktoken-go v0.1.6 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect
@@ -22,8 +22,3 @@ require (
 	golang.org/x/sys v0.41.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 )
-
-// The repository's own modules come from this clone, so that the module
-// builds without go.work too (GOWORK=off). A release tag of this module
-// needs them replaced by the tagged versions first (README, Modules).
-replace github.com/mcpadapter/mcpadapter => ..

@@ -3,14 +3,14 @@ module github.com/mcpadapter/mcpadapter/openai
 go 1.26.0
 
 require (
-	github.com/mcpadapter/mcpadapter v0.0.0-00010101000000-000000000000
+	github.com/mcpadapter/mcpadapter v0.1.0
+	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/openai/openai-go/v3 v3.100.0
 )
 
 require (
 	github.com/coder/websocket v1.8.15 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
-	github.com/modelcontextprotocol/go-sdk v1.8.0 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect
 	github.com/tidwall/gjson v1.20.0 // indirect
@@ -23,8 +23,3 @@ require (
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 )
-
-// The repository's own modules come from this clone, so that the module
-// builds without go.work too (GOWORK=off). A release tag of this module
-// needs them replaced by the tagged versions first (README, Modules).
-replace github.com/mcpadapter/mcpadapter => ..

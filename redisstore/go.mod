@@ -3,7 +3,7 @@ module github.com/mcpadapter/mcpadapter/redisstore
 go 1.26.0
 
 require (
-	github.com/mcpadapter/mcpadapter v0.0.0-00010101000000-000000000000
+	github.com/mcpadapter/mcpadapter v0.1.0
 	github.com/redis/go-redis/v9 v9.23.0
 	golang.org/x/oauth2 v0.35.0
 )
@@ -20,8 +20,3 @@ require (
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 )
-
-// The repository's own modules come from this clone, so that the module
-// builds without go.work too (GOWORK=off). A release tag of this module
-// needs them replaced by the tagged versions first (README, Modules).
-replace github.com/mcpadapter/mcpadapter => ..

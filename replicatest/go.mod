@@ -5,10 +5,10 @@ go 1.26.0
 require (
 	github.com/cloudwego/eino v0.7.36
 	github.com/jackc/pgx/v5 v5.12.0
-	github.com/mcpadapter/mcpadapter v0.0.0-00010101000000-000000000000
-	github.com/mcpadapter/mcpadapter/eino v0.0.0-00010101000000-000000000000
-	github.com/mcpadapter/mcpadapter/pgstore v0.0.0-00010101000000-000000000000
-	github.com/mcpadapter/mcpadapter/redisstore v0.0.0-00010101000000-000000000000
+	github.com/mcpadapter/mcpadapter v0.1.0
+	github.com/mcpadapter/mcpadapter/eino v0.1.0
+	github.com/mcpadapter/mcpadapter/pgstore v0.1.0
+	github.com/mcpadapter/mcpadapter/redisstore v0.1.0
 	github.com/redis/go-redis/v9 v9.23.0
 	golang.org/x/oauth2 v0.35.0
 )
@@ -55,13 +55,4 @@ require (
 	golang.org/x/text v0.41.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
-)
-
-// The repository's own modules come from this clone, so that the module
-// builds without go.work too (GOWORK=off).
-replace (
-	github.com/mcpadapter/mcpadapter => ..
-	github.com/mcpadapter/mcpadapter/eino => ../eino
-	github.com/mcpadapter/mcpadapter/pgstore => ../pgstore
-	github.com/mcpadapter/mcpadapter/redisstore => ../redisstore
 )

@@ -3,19 +3,39 @@ package toolcall_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/mcpadapter/mcpadapter"
-	"github.com/mcpadapter/mcpadapter/internal/testserver"
 	"github.com/mcpadapter/mcpadapter/toolcall"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
+
+type textIn struct {
+	Text string `json:"text"`
+}
+
+// server is a go-sdk server with two tools: echo, and fail, whose call is
+// a tool error.
+func server() *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "demo", Version: "1.0.0"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "Says the text back"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in textIn) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+		})
+	mcp.AddTool(srv, &mcp.Tool{Name: "fail", Description: "Fails with the text"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in textIn) (*mcp.CallToolResult, any, error) {
+			return nil, nil, errors.New(in.Text)
+		})
+	return srv
+}
 
 // A binding runs one model turn's calls two at a time and renders each
 // outcome as the text the model reads.
-func ExampleRunTurn() {
+func Example() {
 	ctx := context.Background()
-	a, err := mcpadapter.New(testserver.New(testserver.Options{}), nil)
+	a, err := mcpadapter.New(server(), nil)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -34,7 +54,7 @@ func ExampleRunTurn() {
 	type modelCall struct{ ID, Name, Args string }
 	calls := []modelCall{
 		{"c1", "echo", `{"text":"hello"}`},
-		{"c2", "fail", `{"message":"no such city"}`},
+		{"c2", "fail", `{"text":"no such city"}`},
 		{"c3", "weather", `{}`},
 	}
 	outs := toolcall.RunTurn(ctx, calls, 2, func(ctx context.Context, c modelCall) (*mcpadapter.Result, error) {

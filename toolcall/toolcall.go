@@ -84,10 +84,18 @@ func Settle[C any](c C, res *mcpadapter.Result, err error) Outcome[C] {
 // built by [Settle]. A call that has not started when ctx is done is not
 // run: its Outcome's Err is ctx.Err(). RunTurn returns when every call it
 // started has returned.
+//
+// The calls are one run (mcpadapter.WithRun): unless ctx names a run
+// already, RunTurn makes a new one. So on a handshake-era server the
+// calls of the turn wait for each other's questions, and a question of an
+// earlier turn that nobody answered is closed (see ResumeTurn).
 func RunTurn[C any](ctx context.Context, calls []C, limit int,
 	call func(context.Context, C) (*mcpadapter.Result, error)) []Outcome[C] {
 	if limit < 1 {
 		limit = 1
+	}
+	if mcpadapter.RunFrom(ctx) == "" {
+		ctx = mcpadapter.WithRun(ctx, mcpadapter.NewRunID())
 	}
 	outs := make([]Outcome[C], len(calls))
 	sem := make(chan struct{}, limit)
@@ -111,14 +119,52 @@ func RunTurn[C any](ctx context.Context, calls []C, limit int,
 	return outs
 }
 
+// Waiting reports whether a call of outs waits for the user: then some
+// outcome asks questions (Pending.Asks); resume the turn with ResumeTurn.
+func Waiting[C any](outs []Outcome[C]) bool {
+	for _, o := range outs {
+		if o.Pending != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// ResumeTurn resumes every pending outcome of a turn at once, each with
+// the answers to its questions, answers[o.Pending.ID] (nil when the user
+// did not answer it this time: it stays pending), and returns the turn's
+// outcomes in the same order: the ones that were done unchanged, the
+// others settled anew (a call may ask again). A call queued behind
+// another call's question (Pending.Asks is false) is resumed with no
+// answers: it runs once that question is answered, so resuming the whole
+// turn at once never waits for an answer nobody has given. Every call
+// still pending afterwards waits on a question the user can see: when
+// Waiting, at least one outcome Asks.
+func ResumeTurn[C any](ctx context.Context, outs []Outcome[C], answers map[string]*elicitation.Resume,
+	resume func(context.Context, C, *mcpadapter.PendingCall, *elicitation.Resume) (*mcpadapter.Result, error)) []Outcome[C] {
+	next := make([]Outcome[C], len(outs))
+	copy(next, outs)
+	var wg sync.WaitGroup
+	for i, o := range outs {
+		if o.Pending == nil {
+			continue
+		}
+		var a *elicitation.Resume
+		if o.Pending.Asks() {
+			a = answers[o.Pending.ID]
+		}
+		wg.Go(func() {
+			res, err := resume(ctx, o.Call, o.Pending, a)
+			next[i] = Settle(o.Call, res, err)
+		})
+	}
+	wg.Wait()
+	return next
+}
+
 // Outcomes converts outs to a binding's own outcome type O, a struct type
 // with the fields of Outcome[C] in the same order.
-func Outcomes[O ~struct {
-	Call    C
-	Result  *mcpadapter.Result
-	Pending *mcpadapter.PendingCall
-	Err     error
-}, C any](outs []Outcome[C]) []O {
+func Outcomes[O outcome[C], C any](outs []Outcome[C]) []O {
 	conv := make([]O, len(outs))
 	for i, o := range outs {
 		conv[i] = O(o)
@@ -128,7 +174,9 @@ func Outcomes[O ~struct {
 
 // Resume answers the pending question of call c on tool and settles the
 // call's new outcome (which may be pending again: another question). For a
-// transport failure the error is wrap(c, Err).
+// transport failure the error is wrap(c, Err). To resume the calls of a
+// turn, use ResumeTurn: a call queued behind another's question
+// (Pending.Asks is false) resumed alone waits for that question's answer.
 func Resume[C any](ctx context.Context, tool *mcpadapter.Tool, c C, pending *mcpadapter.PendingCall,
 	answers *elicitation.Resume, wrap func(C, error) error) (Outcome[C], error) {
 	res, err := tool.Resume(ctx, pending, answers)
@@ -179,4 +227,38 @@ func ContentText(c mcpadapter.Content) string {
 // arguments that are not JSON).
 func ErrorResult(text string) *mcpadapter.Result {
 	return &mcpadapter.Result{IsError: true, Content: []mcpadapter.Content{&mcpadapter.TextContent{Text: text}}}
+}
+
+// An outcome is a binding's own outcome type: a struct type with the
+// fields of Outcome[C] in the same order.
+type outcome[C any] interface {
+	~struct {
+		Call    C
+		Result  *mcpadapter.Result
+		Pending *mcpadapter.PendingCall
+		Err     error
+	}
+}
+
+// WaitingOutcomes is Waiting for a binding's own outcome type.
+func WaitingOutcomes[O outcome[C], C any](outs []O) bool {
+	for _, o := range outs {
+		if Outcome[C](o).Pending != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// ResumeOutcomes is ResumeTurn for a binding's own outcome type; the
+// error joins wrap(call, err) for each transport failure of the turn.
+func ResumeOutcomes[O outcome[C], C any](ctx context.Context, outs []O, answers map[string]*elicitation.Resume,
+	resume func(context.Context, C, *mcpadapter.PendingCall, *elicitation.Resume) (*mcpadapter.Result, error),
+	wrap func(C, error) error) ([]O, error) {
+	conv := make([]Outcome[C], len(outs))
+	for i, o := range outs {
+		conv[i] = Outcome[C](o)
+	}
+	next := ResumeTurn(ctx, conv, answers, resume)
+	return Outcomes[O](next), Failures(next, wrap)
 }

@@ -15,7 +15,7 @@
 //	mcpadapter  mcpadapter.New(target, nil), Adapter.Tools, Tool.Call: as an agent would
 //	sdk         go-sdk directly: mcp.Client.Connect, ClientSession.ListTools and CallTool
 //
-// Workloads (the timed part of each is described in docs/benchmarks.md):
+// Workloads (the timed part of each is described in docs/dev/benchmarks.md):
 //
 //	connect    connect to one server and list its tools (ms)
 //	echo       -n sequential echo calls (µs per call)

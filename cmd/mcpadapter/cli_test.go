@@ -240,7 +240,7 @@ func TestHelpAndVersion(t *testing.T) {
 	for _, c := range []string{"tools", "call", "inspect", "agent", "demo-server"} {
 		cli(t, "", c, "--help").Must(t, 0, []string{"Usage:", "Examples:"}, nil)
 	}
-	cli(t, "", "version").Must(t, 0, []string{"mcpadapter 0."}, nil)
+	cli(t, "", "version").Must(t, 0, []string{"mcpadapter ", "(library ", "MCP go-sdk v1.8.0; protocols 2026-07-28"}, nil)
 	cli(t, "", "completion", "bash").Must(t, 0, []string{"bash completion"}, nil)
 }
 

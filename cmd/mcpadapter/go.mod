@@ -6,10 +6,11 @@ require (
 	github.com/chromedp/cdproto v0.160.1
 	github.com/chromedp/chromedp v0.23.1
 	github.com/google/jsonschema-go v0.4.3
-	github.com/mcpadapter/mcpadapter v0.0.0
-	github.com/mcpadapter/mcpadapter/gateway v0.0.0
+	github.com/mcpadapter/mcpadapter v0.1.0
+	github.com/mcpadapter/mcpadapter/gateway v0.1.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/spf13/cobra v1.10.2
+	github.com/spf13/pflag v1.0.9
 )
 
 require (
@@ -17,17 +18,9 @@ require (
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/segmentio/encoding v0.5.4 // indirect
-	github.com/spf13/pflag v1.0.9 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	golang.org/x/oauth2 v0.35.0 // indirect
 	golang.org/x/sync v0.20.0 // indirect
 	golang.org/x/sys v0.41.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 )
-
-// The repository's own modules come from this clone, so that the module
-// builds without go.work too (GOWORK=off). A release tag of this module
-// needs them replaced by the tagged versions first (README, Modules).
-replace github.com/mcpadapter/mcpadapter => ../..
-
-replace github.com/mcpadapter/mcpadapter/gateway => ../../gateway

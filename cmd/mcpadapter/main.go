@@ -18,6 +18,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/mcpadapter/mcpadapter"
@@ -48,7 +49,8 @@ LLM agent that uses them.
 
 Targets: an http(s) URL (streamable HTTP, or HTTP+SSE for a path ending in /sse), a script or
 program path (run over stdio), or a command after "--". With no target: --config FILE, then
-./.mcp.json, then ~/.config/mcpadapter/mcp.json, and with none of those the built-in demo servers.`,
+./.mcp.json, then ~/.config/mcpadapter/mcp.json, and with none of those the built-in demo servers.
+A project's config file (./.mcp.json) is used only once you trust it: see 'mcpadapter trust'.`,
 		Example: `  mcpadapter tools
   mcpadapter tools https://example.com/mcp
   mcpadapter tools --config .mcp.json --json
@@ -60,7 +62,7 @@ program path (run over stdio), or a command after "--". With no target: --config
 		SilenceErrors: true,
 	}
 	a.AddFlags(root)
-	root.AddCommand(toolsCommand(a), skillsCommand(a), callCommand(a), inspectCommand(a), tasksCommand(a), agentCommand(a), serveCommand(a), uiCommand(a), a.DemoServerCommand(), versionCommand(a))
+	root.AddCommand(toolsCommand(a), skillsCommand(a), callCommand(a), inspectCommand(a), tasksCommand(a), agentCommand(a), serveCommand(a), uiCommand(a), a.DemoServerCommand(), a.TrustCommand(), versionCommand(a))
 	return root
 }
 
@@ -68,10 +70,33 @@ func versionCommand(a *cmdline.App) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
-		Args:  cobra.NoArgs,
+		Long: `Print the version of this program's module, as the go command recorded it when it
+built the program ("(devel)" for a build from a clone), the version of the mcpadapter
+library and of the MCP go-sdk it was built with, and the MCP protocol versions it speaks.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(a.Stdout, "mcpadapter %s (MCP go-sdk v1.8.0; protocols 2026-07-28 and 2025-11-25 back to 2024-11-05)\n", mcpadapter.Version)
+			fmt.Fprintln(a.Stdout, versionLine())
 			return nil
 		},
 	}
+}
+
+// versionLine describes the build of the running program.
+func versionLine() string {
+	cli, sdk := "(devel)", "(unknown)"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if v := bi.Main.Version; v != "" {
+			cli = v
+		}
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/modelcontextprotocol/go-sdk" {
+				sdk = d.Version
+				if d.Replace != nil {
+					sdk = d.Replace.Version
+				}
+			}
+		}
+	}
+	return fmt.Sprintf("mcpadapter %s (library %s, MCP go-sdk %s; protocols 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05)",
+		cli, mcpadapter.Version(), sdk)
 }

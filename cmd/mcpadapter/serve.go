@@ -71,7 +71,7 @@ servers.`,
 	fl.IntVar(&f.perSession, "max-calls-per-session", 0, fmt.Sprintf("tool calls in flight from one client session (default %d; -1: no cap)", gateway.DefaultMaxCallsPerSession))
 	fl.IntVar(&f.toolSearch, "tool-search", 0, "show search_tools and call_tool instead of a catalog over this many estimated `tokens` (0: off; -1: always)")
 	fl.Int64Var(&f.maxBodyBytes, "max-request-bytes", 0, fmt.Sprintf("bound one HTTP request body (default %d)", gateway.DefaultMaxRequestBytes))
-	fl.DurationVar(&f.parkTimeout, "park-timeout", 0, fmt.Sprintf("how long a call waits for a 2026-07-28 client's answer (default %s)", gateway.DefaultParkTimeout))
+	fl.DurationVar(&f.parkTimeout, "park-timeout", 0, fmt.Sprintf("how long a server's question waits for the client's answer (default %s)", gateway.DefaultParkTimeout))
 	fl.DurationVar(&f.sessionExpiry, "session-timeout", 0, "close client sessions idle this long (default: never)")
 	return cmd
 }
@@ -85,7 +85,7 @@ func runServe(ctx context.Context, a *cmdline.App, f serveFlags) error {
 	if path == "" {
 		return cmdline.Usagef("serve needs an mcpServers config: --config FILE (or ./.mcp.json)")
 	}
-	cfg, err := mcpadapter.LoadConfig(path)
+	cfg, err := a.LoadConfig(path) // only once the file is trusted
 	if err != nil {
 		return err
 	}

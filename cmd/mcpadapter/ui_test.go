@@ -102,8 +102,14 @@ func uiState(t *testing.T, u *url.URL) map[string]any {
 	if resp.StatusCode != http.StatusSeeOther || len(resp.Cookies()) != 1 {
 		t.Fatalf("the token: status %d, cookies %v", resp.StatusCode, resp.Cookies())
 	}
+	loc, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _ := url.ParseQuery(loc.Fragment)
 	req, _ := http.NewRequest("GET", base+"/api/state", nil)
 	req.AddCookie(resp.Cookies()[0])
+	req.Header.Set("X-Mcpadapter-Key", key.Get("key"))
 	resp, err = noRedirect.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/modelcontextprotocol/go-sdk/auth/extauth"
@@ -56,7 +59,9 @@ func runAuth(ctx context.Context, serverURL string, sc scenarioContext) error {
 		OpenURL:             followAuthorizationURL,
 	}
 	if sc.ClientID != "" && sc.ClientSecret != "" {
-		o.ClientID, o.ClientSecret = sc.ClientID, sc.ClientSecret
+		// A secret goes only to the issuer it is registered with: the
+		// suite names it in the context.
+		o.ClientID, o.ClientSecret, o.Issuer = sc.ClientID, sc.ClientSecret, sc.Issuer
 	}
 	return withTools(ctx, serverURL, mcpadapter.ClientOptions{Auth: o}, callTestTool(ctx))
 }
@@ -87,14 +92,23 @@ func runClientCredentialsJWT(ctx context.Context, serverURL string, sc scenarioC
 	if err != nil {
 		return fmt.Errorf("private_key_pem: %w", err)
 	}
-	a := &mcpadapter.ClientCredentials{ClientID: sc.ClientID, PrivateKey: key}
+	issuer, err := suiteIssuer(ctx, serverURL, sc)
+	if err != nil {
+		return err
+	}
+	a := &mcpadapter.ClientCredentials{Issuer: issuer, ClientID: sc.ClientID, PrivateKey: key}
 	return withTools(ctx, serverURL, mcpadapter.ClientOptions{Auth: a}, callTestTool(ctx))
 }
 
 // runWorkloadIdentity (auth/wif-jwt-bearer) authorizes with the JWT bearer
 // grant and the workload's identity token (mcpadapter.JWTBearer).
 func runWorkloadIdentity(ctx context.Context, serverURL string, sc scenarioContext) error {
+	issuer, err := suiteIssuer(ctx, serverURL, sc)
+	if err != nil {
+		return err
+	}
 	a := &mcpadapter.JWTBearer{
+		Issuer:    issuer,
 		ClientID:  sc.ClientID,
 		Assertion: func(context.Context) (string, error) { return sc.ValidJWT, nil },
 	}
@@ -105,7 +119,12 @@ func runWorkloadIdentity(ctx context.Context, serverURL string, sc scenarioConte
 // user's ID token at the identity provider for an ID-JAG and presents it in
 // a JWT bearer grant (mcpadapter.EnterpriseAuth).
 func runEnterprise(ctx context.Context, serverURL string, sc scenarioContext) error {
+	issuer, err := suiteIssuer(ctx, serverURL, sc)
+	if err != nil {
+		return err
+	}
 	a := &mcpadapter.EnterpriseAuth{
+		Issuer:       issuer,
 		IDToken:      func(context.Context) (string, error) { return sc.IdPIDToken, nil },
 		IdPTokenURL:  sc.IdPTokenEndpoint,
 		IdPIssuer:    sc.IdPIssuer,
@@ -164,4 +183,51 @@ func followAuthorizationURL(ctx context.Context, authURL string) error {
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	return resp.Body.Close()
+}
+
+// suiteIssuer returns the authorization server the suite's credentials
+// are for. The grants send their credentials only to an issuer set in
+// advance (mcpadapter.ClientCredentials.Issuer and the others), which a
+// deployment knows; the suite starts its authorization server on a port
+// of its choosing and names it in the context only for some scenarios.
+// Otherwise this driver, trusting the suite, reads it from the server's
+// protected resource metadata before the client starts: the step a user
+// takes when they look up their authorization server.
+func suiteIssuer(ctx context.Context, serverURL string, sc scenarioContext) (string, error) {
+	if sc.Issuer != "" {
+		return sc.Issuer, nil
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, serverURL, strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"ping"}`))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("looking up the suite's issuer: %w", err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	var urls []string
+	if cs, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate")); err == nil {
+		for _, c := range cs {
+			if u := c.Params["resource_metadata"]; u != "" {
+				urls = append(urls, u)
+			}
+		}
+	}
+	u, err := url.Parse(serverURL)
+	if err != nil {
+		return "", err
+	}
+	u.Path = "/.well-known/oauth-protected-resource" + u.Path
+	urls = append(urls, u.String())
+	for _, mu := range urls {
+		prm, err := oauthex.GetProtectedResourceMetadata(ctx, mu, serverURL, http.DefaultClient)
+		if err == nil && prm != nil && len(prm.AuthorizationServers) > 0 {
+			return prm.AuthorizationServers[0], nil
+		}
+	}
+	return "", errors.New("the suite's server names no authorization server")
 }

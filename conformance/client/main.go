@@ -129,6 +129,9 @@ type scenarioContext struct {
 	// (auth/pre-registration).
 	ClientID     string `json:"client_id"`
 	ClientSecret string `json:"client_secret"`
+	// Issuer is the authorization server the credentials are registered
+	// with, when the suite names it.
+	Issuer string `json:"issuer"`
 	// PrivateKeyPEM signs the client assertion
 	// (auth/client-credentials-jwt).
 	PrivateKeyPEM string `json:"private_key_pem"`

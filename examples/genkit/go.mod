@@ -4,8 +4,8 @@ go 1.25.0
 
 require (
 	github.com/firebase/genkit/go v1.4.0
-	github.com/mcpadapter/mcpadapter v0.0.0-00010101000000-000000000000
-	github.com/mcpadapter/mcpadapter/genkit v0.0.0-00010101000000-000000000000
+	github.com/mcpadapter/mcpadapter v0.1.0
+	github.com/mcpadapter/mcpadapter/genkit v0.1.0
 )
 
 require (
@@ -55,13 +55,4 @@ require (
 	google.golang.org/grpc v1.73.0 // indirect
 	google.golang.org/protobuf v1.36.6 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
-)
-
-// The repository's own modules come from this clone. Genkit v1.4.0 and
-// anthropic-sdk-go v2 need incompatible versions of
-// github.com/invopop/jsonschema, so this example is a module of its own,
-// outside go.work and the examples module (README, Modules).
-replace (
-	github.com/mcpadapter/mcpadapter => ../..
-	github.com/mcpadapter/mcpadapter/genkit => ../../genkit
 )

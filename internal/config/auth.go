@@ -63,6 +63,8 @@ func (p *parser) oauth(f member, path string) *OAuth {
 	}
 	if (o.ClientSecret != "" || o.Issuer != "") && o.ClientID == "" {
 		p.errorf(f.off, path, `"clientSecret" and "issuer" need "clientId"`)
+	} else if o.ClientSecret != "" && o.Issuer == "" {
+		p.errorf(f.off, path, `"clientSecret" needs "issuer": the authorization server the client is registered with (the secret is sent to no other)`)
 	}
 	return o
 }

@@ -49,6 +49,10 @@ type Server struct {
 	Args []string
 	// Env holds variables added to the program's environment.
 	Env map[string]string
+	// InheritEnv is "inheritEnv": more variables of this process's
+	// environment the program gets (names, prefixes ending in "*", or
+	// "*").
+	InheritEnv []string
 	// Cwd is the program's working directory.
 	Cwd string
 

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -146,4 +147,21 @@ func validVarName(name string) bool {
 		}
 	}
 	return true
+}
+
+// Variables returns the names of the variables s refers to, sorted, each
+// once: those of ${VAR} and ${env:VAR}, and those in
+// defaults (${A:-${B}} names A and B), whether or not a default would be
+// used. It reads no environment: it says what expanding s could read.
+func Variables(s string) []string {
+	var names []string
+	lookup := func(name string) (string, bool) {
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+		return "", false // so that every default is expanded, and read
+	}
+	expandVars(s, lookup)
+	slices.Sort(names)
+	return names
 }

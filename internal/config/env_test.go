@@ -98,3 +98,17 @@ func TestExpandVarsDeepNesting(t *testing.T) {
 		t.Errorf("1000 deep: %.20q, %.200q", got, problems)
 	}
 }
+
+func TestVariables(t *testing.T) {
+	for in, want := range map[string]string{
+		"${A}":                     "A",
+		"x ${env:B} ${A:-${C}} $D": "A B C",
+		"${A:-${B:-${C}}}${A}":     "A B C",
+		"none":                     "",
+		"${1BAD} ${input:x}":       "",
+	} {
+		if got := strings.Join(Variables(in), " "); got != want {
+			t.Errorf("Variables(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -37,6 +37,8 @@ func FuzzParse(f *testing.F) {
 		`{"mcpServers":{"a":{"url":"http://h","cache":{"defaultTtl":"30s","maxTtl":60,"maxEntries":5}},"b":{"command":"x","cache":false},"c":{"command":"x","cache":{"defaultTtl":-1,"maxEntries":1.5,"x":1}},"d":{"command":"x","cache":{"ttl":"1s","maxTtl":"-1s","maxEntries":-1}}}}`,
 		`{"mcpServers":{"a":{"url":"http://h/mcp","auth":{"type":"oauth","clientId":"${SET}","clientSecret":"${UNSET}","scopes":["x",1],"redirectUrl":"http://127.0.0.1:1/cb","z":{}}}}}`,
 		`{"mcpServers":{"a":{"command":"x","auth":{"clientSecret":"s"}}}}`,
+		`{"mcpServers":{"a":{"command":"x","inheritEnv":["AWS_*","*","GITHUB_TOKEN","1BAD","A*B",7]},"b":{"url":"http://h","inheritEnv":["X"]}}}`,
+		`{"mcpServers":{"a":{"url":"http://h/mcp","auth":{"type":"jwt_bearer","issuer":"${ISS}","clientId":"c","assertionFile":"/t","idTokenFile":"/x"}},"b":{"url":"http://h","auth":{"type":"client_credentials","clientSecret":"s"}}}}`,
 		`{"mcpServers":{"a":{"command":"${"}}}`,
 		`{"mcpServers":{"a":{"command":"${UNSET:-${SET}}","args":["${SET:-{x}}","${UNSET:-${UNSET2:-{\"a\":1}}}","${A:-{"]}}}`,
 		"\ufeff{\"mcpServers\":{\"a\":{\"command\":\"x\"}}}",

@@ -10,6 +10,9 @@ import (
 type Grant struct {
 	// Type is "type", in lower case.
 	Type string
+	// Issuer is "issuer": the authorization server the credentials are
+	// for, the only one they are sent to. Required.
+	Issuer string
 	// ClientID and ClientSecret are "clientId" and "clientSecret".
 	ClientID, ClientSecret string
 	// PrivateKeyFile is "privateKeyFile": a PEM key for private key JWT
@@ -61,8 +64,9 @@ func (p *parser) grant(f member, path, typ string) *Grant {
 		"jwt_bearer":         {"clientId", "clientSecret", "assertionFile"},
 		"enterprise":         {"clientId", "clientSecret", "idTokenFile", "idTokenCommand", "idpTokenUrl", "idpIssuer", "idpClientId", "idpClientSecret"},
 	}[typ]
-	allowed = append(allowed, "type", "scopes", "dpopKeyFile")
+	allowed = append(allowed, "type", "issuer", "scopes", "dpopKeyFile")
 	str := map[string]*string{
+		"issuer":   &g.Issuer,
 		"clientId": &g.ClientID, "clientSecret": &g.ClientSecret, "privateKeyFile": &g.PrivateKeyFile,
 		"assertionFile": &g.AssertionFile, "idTokenFile": &g.IDTokenFile, "idpTokenUrl": &g.IdPTokenURL,
 		"idpIssuer": &g.IdPIssuer, "idpClientId": &g.IdPClientID, "idpClientSecret": &g.IdPClientSecret,
@@ -91,6 +95,7 @@ func (p *parser) grant(f member, path, typ string) *Grant {
 			p.errorf(f.off, path, "a %q auth object needs %s", typ, msg)
 		}
 	}
+	need(g.Issuer != "", `"issuer": the authorization server the credentials are for (they are sent to no other)`)
 	switch typ {
 	case "client_credentials":
 		need(g.ClientID != "", `"clientId"`)

@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"strings"
 )
@@ -129,6 +130,8 @@ func (p *parser) serverMember(sc *Server, st *serverState, f member) {
 		sc.Args = p.stringList(f, fpath, true)
 	case "env":
 		sc.Env = p.stringMap(f, fpath)
+	case "inheritEnv":
+		sc.InheritEnv = p.inheritEnv(f, fpath)
 	case "cwd":
 		sc.Cwd, _ = p.expandedString(f, fpath)
 	case "url":
@@ -266,7 +269,24 @@ func (p *parser) checkMembersFit(sc *Server, st *serverState) {
 	if len(sc.Env) > 0 {
 		misplaced("env", "stdio")
 	}
+	if len(sc.InheritEnv) > 0 {
+		misplaced("inheritEnv", "stdio")
+	}
 	if sc.Cwd != "" {
 		misplaced("cwd", "stdio")
 	}
+}
+
+// inheritEnv returns the "inheritEnv" member f: names of variables, a
+// prefix ending in "*", or "*" alone. Nothing is expanded in it.
+func (p *parser) inheritEnv(f member, path string) []string {
+	list := p.stringList(f, path, false)
+	for i, name := range list {
+		n := strings.TrimSuffix(name, "*")
+		if name == "*" || validVarName(n) {
+			continue
+		}
+		p.errorf(f.off, fmt.Sprintf("%s[%d]", path, i), `%q: want a variable name, a prefix ending in "*" (AWS_*), or "*" for the whole environment`, name)
+	}
+	return list
 }

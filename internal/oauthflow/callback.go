@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -47,6 +48,9 @@ func redirectTarget(redirect string) (addr, path string, err error) {
 	}
 	if u.Scheme != "http" || !loopback || u.Port() == "" {
 		return "", "", fmt.Errorf("OAuth.RedirectURL %q: want a loopback http URL with a port, such as http://127.0.0.1:8976/callback (for other redirects use ClientOptions.OAuthHandler)", redirect)
+	}
+	if port, err := strconv.Atoi(u.Port()); err != nil || port == 0 || port > 65535 {
+		return "", "", fmt.Errorf("OAuth.RedirectURL %q: port %s cannot be registered with the authorization server (the browser must come back to the same port); give a fixed port such as 8976, or leave RedirectURL empty for a free port chosen at each sign-in", redirect, u.Port())
 	}
 	path = u.EscapedPath()
 	if path == "" {

@@ -4,7 +4,12 @@
 // around a loopback redirect served only while the user signs in, the
 // token source that saves each new token, the round tripper that
 // authorizes the requests of go-sdk's SSE transport, and token stores: in
-// memory, and a file that several processes share safely.
+// memory, and a file that several processes share safely. It also runs
+// the grants that need no user (GrantHandler), at an issuer set in
+// advance, never at one a server names; fetches authorization server
+// metadata without go-sdk's PKCE requirement (FetchServerMetadata); and
+// keeps go-sdk's refusal of private and link-local addresses a server
+// names for any client it is given (PublicOnly).
 //
 // It takes plain inputs (Config) and knows nothing of the package that
 // uses it; that package maps its public OAuth settings onto Config, its

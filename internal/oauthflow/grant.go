@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -34,32 +35,53 @@ type Target struct {
 type Grant func(ctx context.Context, hc *http.Client, t Target) (*oauth2.Token, error)
 
 // GrantHandler is an auth.OAuthHandler for grants that need no user: on a
-// 401 it discovers the authorization server (protected resource metadata,
-// RFC 9728, then authorization server metadata, RFC 8414) and runs its
-// Grant; when the token expires the grant runs again. A failed grant is
-// reported, not retried with other grants.
+// 401 it reads the protected resource metadata (RFC 9728) for the
+// resource and the scopes, fetches the metadata of the authorization
+// server the client is set up for (GrantConfig.Issuer, RFC 8414) and runs
+// its Grant there; when the token expires the grant runs again. The
+// authorization server a server names is never the one the grant's
+// credentials go to: a server that names another is refused before
+// anything is sent. A failed grant is reported, not retried with other
+// grants. A 403 runs the grant again only when it asks for more scopes
+// (insufficient_scope); the scopes asked for then are those granted
+// before and those the server asks for.
 type GrantHandler struct {
-	grant Grant
-	hc    *http.Client
-	log   *slog.Logger
+	grant  Grant
+	issuer string
+	hc     *http.Client
+	log    *slog.Logger
+
+	flow sync.Mutex // held for a whole grant run from Authorize
 
 	mu     sync.Mutex
 	target *Target
 	tok    *oauth2.Token
 }
 
+// GrantConfig is what a GrantHandler needs besides its Grant.
+type GrantConfig struct {
+	// Issuer is the authorization server the grant runs at: its
+	// credentials and assertions go there and nowhere else. Required.
+	Issuer string
+	// HTTPClient sends the requests to the authorization server and for
+	// the protected resource metadata; nil means http.DefaultClient.
+	HTTPClient *http.Client
+	// Logger receives the handler's logs; nil means none.
+	Logger *slog.Logger
+}
+
 var _ auth.OAuthHandler = (*GrantHandler)(nil)
 
-// NewGrantHandler returns a handler running g, sending its requests (and
-// discovery's) with hc.
-func NewGrantHandler(g Grant, hc *http.Client, log *slog.Logger) *GrantHandler {
-	if hc == nil {
-		hc = http.DefaultClient
+// NewGrantHandler returns a handler running g at cfg.Issuer.
+func NewGrantHandler(g Grant, cfg GrantConfig) *GrantHandler {
+	h := &GrantHandler{grant: g, issuer: cfg.Issuer, hc: cfg.HTTPClient, log: cfg.Logger}
+	if h.hc == nil {
+		h.hc = http.DefaultClient
 	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
 	}
-	return &GrantHandler{grant: g, hc: hc, log: log}
+	return h
 }
 
 // TokenSource returns nil before the first Authorize, then a source that
@@ -92,35 +114,54 @@ func (s grantSource) Token() (*oauth2.Token, error) {
 	return tok, nil
 }
 
-// Authorize discovers the authorization server after a 401 (or a 403
-// asking for scopes) and runs the grant.
+// Authorize runs the grant after a 401, or a 403 asking for more scopes
+// (insufficient_scope); any other 403 is the server's answer, and it
+// returns nil without running anything.
 func (h *GrantHandler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	challenges, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	if resp.StatusCode == http.StatusForbidden && !asksForScope(challenges) {
+		return nil
+	}
+	h.flow.Lock()
+	defer h.flow.Unlock()
+	h.mu.Lock()
+	prev, cur := h.target, h.tok
+	h.mu.Unlock()
+	if resp.StatusCode == http.StatusUnauthorized && cur != nil && cur.Valid() && sentToken(req) != cur.AccessToken {
+		return nil // a newer token than the one refused: the request goes again with it
+	}
 	resource := req.URL.String()
 	prm := h.resourceMetadata(ctx, challenges, resource)
-	if prm == nil || len(prm.AuthorizationServers) == 0 {
-		return &SignInError{Err: errors.New("the server published no protected resource metadata naming an authorization server")}
-	}
-	if prm.Resource != "" {
-		resource = prm.Resource
-	}
-	as, err := auth.GetAuthServerMetadata(ctx, prm.AuthorizationServers[0], h.hc)
-	if err != nil {
-		return &SignInError{Err: fmt.Errorf("authorization server metadata: %w", err)}
-	}
-	if as == nil {
-		as = &oauthex.AuthServerMeta{Issuer: prm.AuthorizationServers[0], TokenEndpoint: strings.TrimRight(prm.AuthorizationServers[0], "/") + "/token"}
-	}
 	var scopes []string
+	if prm != nil {
+		if prm.Resource != "" {
+			resource = prm.Resource
+		}
+		if len(prm.AuthorizationServers) > 0 && !slices.ContainsFunc(prm.AuthorizationServers, h.isIssuer) {
+			return &SignInError{Err: fmt.Errorf("the server names the authorization server %s, not %s, the issuer the client is set up for; no credentials were sent",
+				strings.Join(prm.AuthorizationServers, ", "), h.issuer)}
+		}
+		scopes = prm.ScopesSupported
+	}
 	for _, c := range challenges {
 		if s := c.Params["scope"]; s != "" {
 			scopes = strings.Fields(s)
 		}
 	}
-	if len(scopes) == 0 {
-		scopes = prm.ScopesSupported
+	if prev != nil {
+		scopes = unionScopes(prev.Scopes, scopes)
+	}
+	as, err := FetchServerMetadata(ctx, h.hc, h.issuer)
+	if err != nil {
+		return &SignInError{Err: fmt.Errorf("authorization server metadata: %w", err)}
+	}
+	if as == nil {
+		as = &oauthex.AuthServerMeta{Issuer: h.issuer, TokenEndpoint: strings.TrimRight(h.issuer, "/") + "/token"}
+	}
+	if as.TokenEndpoint == "" {
+		return &SignInError{Err: fmt.Errorf("the authorization server %s publishes no token endpoint", h.issuer)}
 	}
 	t := Target{AS: as, Resource: resource, Scopes: scopes}
 	tok, err := h.grant(ctx, h.hc, t)
@@ -130,8 +171,43 @@ func (h *GrantHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 	h.mu.Lock()
 	h.target, h.tok = &t, tok
 	h.mu.Unlock()
-	h.log.Debug("authorized", "issuer", as.Issuer, "token_type", tok.Type())
+	h.log.Debug("authorized", "issuer", as.Issuer, "token_type", tok.Type(), "scopes", strings.Join(scopes, " "))
 	return nil
+}
+
+// isIssuer reports whether an authorization server a server names is the
+// issuer the handler is set up for (a trailing slash aside).
+func (h *GrantHandler) isIssuer(as string) bool {
+	return strings.TrimSuffix(as, "/") == strings.TrimSuffix(h.issuer, "/")
+}
+
+// asksForScope reports whether the challenges of a 403 ask for more
+// scopes (step-up).
+func asksForScope(cs []oauthex.Challenge) bool {
+	for _, c := range cs {
+		if c.Params["error"] == "insufficient_scope" {
+			return true
+		}
+	}
+	return false
+}
+
+// sentToken returns the access token of a request's Authorization header,
+// whatever its scheme.
+func sentToken(req *http.Request) string {
+	_, tok, _ := strings.Cut(req.Header.Get("Authorization"), " ")
+	return strings.TrimSpace(tok)
+}
+
+// unionScopes returns the scopes of a, then those of b not in a.
+func unionScopes(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, s := range b {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // resourceMetadata finds the protected resource metadata: at the URL of

@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"golang.org/x/oauth2"
 )
 
@@ -113,7 +113,63 @@ func JWTBearerGrant(src AssertionSource, c ClientAuth) Grant {
 	}
 }
 
+// CheckAudience reports an assertion that is not for the authorization
+// server of t: a JWT whose aud (a string or a list) names neither its
+// issuer nor its token endpoint (a trailing slash aside), as RFC 7523
+// section 3 requires of the server, is not sent, so that a token meant for
+// one audience is never shown to another. Its errors quote the audience,
+// never the assertion.
+func CheckAudience(assertion string, t Target) error {
+	j, err := ParseJWT(assertion)
+	if err != nil {
+		return fmt.Errorf("the assertion is not a JWT: %w", err)
+	}
+	var auds []string
+	switch a := j.Claims["aud"].(type) {
+	case string:
+		auds = []string{a}
+	case []any:
+		for _, v := range a {
+			if s, ok := v.(string); ok {
+				auds = append(auds, s)
+			}
+		}
+	}
+	trim := func(s string) string { return strings.TrimSuffix(s, "/") }
+	for _, a := range auds {
+		if a != "" && (trim(a) == trim(t.AS.Issuer) || trim(a) == trim(t.AS.TokenEndpoint)) {
+			return nil
+		}
+	}
+	return fmt.Errorf("the assertion's audience %q is not the authorization server %s: it was not sent", auds, t.AS.Issuer)
+}
+
+// checkIDJAG checks an ID-JAG the identity provider issued for t before it
+// is presented: its aud must be t's issuer and its resource claim, when it
+// has one, t's resource (RFC 8707), as asked for in the exchange.
+func checkIDJAG(jag string, t Target) error {
+	if err := CheckAudience(jag, t); err != nil {
+		return fmt.Errorf("the ID-JAG: %w", err)
+	}
+	j, _ := ParseJWT(jag)
+	switch r := j.Claims["resource"].(type) {
+	case nil:
+	case string:
+		if r != t.Resource {
+			return fmt.Errorf("the ID-JAG is for the resource %q, not %q: it was not sent", r, t.Resource)
+		}
+	default:
+		if l, ok := r.([]any); !ok || !slices.Contains(l, any(t.Resource)) {
+			return fmt.Errorf("the ID-JAG's resource %v does not name %q: it was not sent", r, t.Resource)
+		}
+	}
+	return nil
+}
+
 func jwtBearer(ctx context.Context, hc *http.Client, t Target, assertion string, c ClientAuth) (*oauth2.Token, error) {
+	if err := CheckAudience(assertion, t); err != nil {
+		return nil, err
+	}
 	form := withTarget(url.Values{"grant_type": {GrantJWTBearer}, "assertion": {assertion}}, t)
 	id, secret, err := c.apply(form, t)
 	if err != nil {
@@ -145,7 +201,7 @@ func (e Enterprise) Grant() Grant {
 			if e.IdPIssuer == "" {
 				return nil, errors.New("no identity provider token endpoint or issuer")
 			}
-			meta, err := auth.GetAuthServerMetadata(ctx, e.IdPIssuer, hc)
+			meta, err := FetchServerMetadata(ctx, hc, e.IdPIssuer)
 			if err != nil {
 				return nil, fmt.Errorf("identity provider metadata: %w", err)
 			}
@@ -176,6 +232,9 @@ func (e Enterprise) Grant() Grant {
 		}
 		if it, _ := jag.Extra("issued_token_type").(string); it != "" && it != TokenTypeIDJAG {
 			return nil, fmt.Errorf("the identity provider issued a %q, not an ID-JAG", it)
+		}
+		if err := checkIDJAG(jag.AccessToken, t); err != nil {
+			return nil, err
 		}
 		tok, err := jwtBearer(ctx, hc, t, jag.AccessToken, e.Client)
 		if err != nil {

@@ -31,8 +31,8 @@ type process struct {
 	closeOnce sync.Once
 }
 
-// startProcess starts path with args, this process's environment plus env,
-// in dir, with fresh pipes in its own process group. It keeps the last
+// startProcess starts path with args, with the environment env (nil means
+// this process's; see Environ), in dir, with fresh pipes in its own process group. It keeps the last
 // tailLines lines of stderr; onStderr, if non-nil, sees each of them.
 func startProcess(path string, args, env []string, dir string, tailLines int, onStderr func(string)) (*process, error) {
 	if path == "" {
@@ -40,9 +40,7 @@ func startProcess(path string, args, env []string, dir string, tailLines int, on
 	}
 	cmd := exec.Command(path, args...)
 	cmd.Dir = dir
-	if len(env) > 0 {
-		cmd.Env = append(os.Environ(), env...)
-	}
+	cmd.Env = env
 	setProcAttr(cmd)
 
 	inR, inW, err := os.Pipe()

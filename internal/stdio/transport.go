@@ -40,9 +40,14 @@ type Transport struct {
 	Path string
 	// Args are the arguments, not including the program name.
 	Args []string
-	// Env holds extra "KEY=value" entries added to this process's
-	// environment for the child.
+	// Env holds "KEY=value" entries for the child's environment. The
+	// child gets these, the variables of this process's environment that
+	// SafeEnv names, and those InheritEnv matches; nothing else of this
+	// process's environment (see Environ).
 	Env []string
+	// InheritEnv names more variables of this process's environment to
+	// pass on: names, prefixes ending in "*", or "*" for all of them.
+	InheritEnv []string
 	// Dir is the working directory; empty means this process's.
 	Dir string
 
@@ -81,7 +86,7 @@ type Transport struct {
 
 // Connect starts the process and returns its connection, a *Conn.
 func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
-	p, err := startProcess(t.Path, t.Args, t.Env, t.Dir, t.StderrLines, t.OnStderr)
+	p, err := startProcess(t.Path, t.Args, childEnv(t.InheritEnv, t.Env), t.Dir, t.StderrLines, t.OnStderr)
 	if err != nil {
 		return nil, fmt.Errorf("starting %s: %w", t.Path, err)
 	}

@@ -49,6 +49,9 @@ type Options struct {
 	// Refuse names tasks/* methods the server answers with a JSON-RPC
 	// error (-32603, "METHOD refused"), as a server that fails them.
 	Refuse []string
+	// AskURL, if set, makes the ask tool's question a URL-mode
+	// elicitation of that URL (as a hostile server sends).
+	AskURL string
 }
 
 // Server is the MCP server and the tasks it runs.

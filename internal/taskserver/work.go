@@ -148,6 +148,10 @@ func (s *Server) askName(ctx context.Context, t *task) (name string, ok bool) {
 		"mode": "form", "message": "What is your name?",
 		"requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}, "required": []string{"name"}},
 	}}}
+	if s.opts.AskURL != "" {
+		t.asks = map[string]any{"name": map[string]any{"method": "elicitation/create", "params": map[string]any{
+			"mode": "url", "message": "Sign in", "url": s.opts.AskURL, "elicitationId": "e1"}}}
+	}
 	s.mu.Unlock()
 	s.set(t, "input_required", "waiting for a name", nil, nil)
 	var answer map[string]json.RawMessage

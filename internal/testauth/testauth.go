@@ -50,12 +50,19 @@ type Options struct {
 	// insufficient_scope, asking for AdminScope, whatever scopes the
 	// token has: a policy no sign-in satisfies.
 	ForbidMethod string
+	// ForbidTool, if set, is a tool whose calls are answered with a plain
+	// 403 (no insufficient_scope): the server's refusal, which no sign-in
+	// or grant changes.
+	ForbidTool string
 	// Deny makes the authorization endpoint refuse (error=access_denied).
 	Deny bool
 	// ClientID and ClientSecret, if set, are a preregistered client.
 	ClientID, ClientSecret string
 	// NoRegistration leaves registration_endpoint out of the metadata.
 	NoRegistration bool
+	// NoPKCE leaves code_challenge_methods_supported out of the metadata
+	// (a server for the grants that need no user).
+	NoPKCE bool
 	// SSE serves the MCP server over the legacy HTTP+SSE transport (at
 	// the same /mcp path) instead of streamable HTTP.
 	SSE bool
@@ -97,6 +104,7 @@ type Server struct {
 	refresh map[string]grant  // refresh tokens
 	counts  Counts
 	authz   []string          // Authorization headers seen at the MCP endpoint
+	forms   []url.Values      // token requests' forms, in order
 	jtis    map[string]bool   // DPoP proof IDs seen
 	spent   map[string]string // rotated refresh tokens -> their family
 }
@@ -208,6 +216,18 @@ func (s *Server) AuthorizationHeaders() []string {
 	return slices.Clone(s.authz)
 }
 
+// TokenRequests returns the forms of the token requests the server
+// received, in order.
+func (s *Server) TokenRequests() []url.Values {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]url.Values, len(s.forms))
+	for i, f := range s.forms {
+		out[i] = url.Values(maps.Clone(f))
+	}
+	return out
+}
+
 // Revoke makes every access and refresh token invalid.
 func (s *Server) Revoke() {
 	s.mu.Lock()
@@ -252,6 +272,9 @@ func (s *Server) serverMetadata(w http.ResponseWriter, _ *http.Request) {
 	}
 	if !s.opts.NoRegistration {
 		m["registration_endpoint"] = s.URL + "/register"
+	}
+	if s.opts.NoPKCE {
+		delete(m, "code_challenge_methods_supported")
 	}
 	if s.opts.DPoP {
 		m["dpop_signing_alg_values_supported"] = []string{"ES256", "ES384", "RS256"}
@@ -340,6 +363,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.forms = append(s.forms, url.Values(maps.Clone(r.PostForm)))
 	c, known := s.clients[clientID]
 	if r.PostForm.Has("client_assertion") {
 		var err error
@@ -477,7 +501,7 @@ func (s *Server) protect(next http.Handler) http.Handler {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
-		if (s.opts.AdminTool != "" || s.opts.ForbidMethod != "") && r.Method == http.MethodPost {
+		if (s.opts.AdminTool != "" || s.opts.ForbidMethod != "" || s.opts.ForbidTool != "") && r.Method == http.MethodPost {
 			body, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(strings.NewReader(string(body)))
 			var msg struct {
@@ -487,12 +511,18 @@ func (s *Server) protect(next http.Handler) http.Handler {
 				} `json:"params"`
 			}
 			_ = json.Unmarshal(body, &msg)
+			if s.opts.ForbidTool != "" && msg.Method == "tools/call" && msg.Params.Name == s.opts.ForbidTool {
+				http.Error(w, "forbidden", http.StatusForbidden)
+				return
+			}
 			admin := s.opts.AdminTool != "" && msg.Method == "tools/call" && msg.Params.Name == s.opts.AdminTool && !slices.Contains(g.scopes, AdminScope)
 			if admin || (msg.Method != "" && msg.Method == s.opts.ForbidMethod) {
 				s.mu.Lock()
 				s.counts.StepUps++
 				s.mu.Unlock()
-				w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="`+BaseScope+` `+AdminScope+`", resource_metadata="`+meta+`"`)
+				// Only the scope missing: a client keeps the scopes it
+				// was granted (step-up asks for both).
+				w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="`+AdminScope+`", resource_metadata="`+meta+`"`)
 				http.Error(w, "insufficient scope", http.StatusForbidden)
 				return
 			}

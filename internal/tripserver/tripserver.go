@@ -3,7 +3,7 @@
 // example's own process, with a tool that returns structured content, one
 // that fails the way a tool fails (isError), and one that asks the user a
 // question (elicitation). It lives in the core module's internal tree so
-// that examples/genkit, a module of its own (see the README, Modules), can
+// that examples/genkit, a module of its own (see CONTRIBUTING.md, Modules), can
 // use it too.
 package tripserver
 

@@ -112,19 +112,40 @@ func redactValue(v any) any {
 
 // redactString hides the credentials in free text inside a JSON string.
 func redactString(s string) string {
-	s = redactBearer(s)
 	s = RedactURLSecrets(s)
 	return jwtText.ReplaceAllString(s, "[REDACTED]")
 }
 
-var bearerText = regexp.MustCompile(`(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+`)
+// bearerText matches the credentials of an HTTP authentication scheme
+// (RFC 9110 section 11, the IANA registry, and DPoP) after its name: a
+// token, or a list of auth-params.
+var bearerText = regexp.MustCompile(`(?i)\b(bearer|basic|dpop|digest|negotiate|ntlm|hoba|mutual|scram-sha-1|scram-sha-256|vapid|gnap|privatetoken|concealed|aws4-hmac-sha256)\s+[^\s,]+(?:,\s*[A-Za-z0-9_-]+=(?:"[^"]*"|[^\s,]*))*`)
+
+// authHeader matches an Authorization (or Proxy-Authorization) header
+// written as text, "Authorization: <scheme> <credentials>", as a header
+// dump or a JSON member holds it: the canonical name anywhere, the name in
+// lower case (HTTP/2) only where a header starts (a line, a quote, a
+// bracket, a comma), so that prose ("refused authorization: ...") is left
+// alone. Whatever the scheme, what follows it is hidden, to the end of the
+// line or of a quoted value.
+var authHeader = regexp.MustCompile(`((?:\b(?:Proxy-)?Authorization|(?:^|[\n"'\[{,]\s*)(?:proxy-)?authorization)"?\s*:\s*"?)(?:([A-Za-z][A-Za-z0-9_.-]*)\s+)?[^\s"\\]+[^\r\n"\\]*`)
 
 // jwtText matches a JSON Web Token (a base64url header that starts with
 // {" and a payload, then a signature).
 var jwtText = regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*`)
 
-// redactBearer hides the credentials of "Bearer x" and "Basic x" in s.
+// redactBearer hides the credentials of an authorization scheme in s:
+// "Bearer x", "Basic x", "DPoP x" and the other registered schemes
+// anywhere, and whatever follows an "Authorization:" header, whatever its
+// scheme. (An "authorization=" parameter is RedactURLSecrets'.)
 func redactBearer(s string) string {
+	s = authHeader.ReplaceAllStringFunc(s, func(m string) string {
+		sub := authHeader.FindStringSubmatch(m)
+		if sub[2] != "" {
+			return sub[1] + sub[2] + " [REDACTED]"
+		}
+		return sub[1] + "[REDACTED]"
+	})
 	return bearerText.ReplaceAllString(s, "$1 [REDACTED]")
 }
 
@@ -135,7 +156,8 @@ var urlSecret = regexp.MustCompile(`(?i)((?:^|[?&#\s])[^=&\s"?#]*(?:key|token|se
 
 // RedactURLSecrets hides the values of secret-looking query parameters of
 // the URLs in s (and of name=value pairs of a form or free text), such as
-// a net/http error.
+// a net/http error, and the credentials of any authorization scheme
+// ("Bearer x", "DPoP x", "Authorization: <scheme> x").
 func RedactURLSecrets(s string) string {
-	return urlSecret.ReplaceAllString(s, "${1}[REDACTED]")
+	return urlSecret.ReplaceAllString(redactBearer(s), "${1}[REDACTED]")
 }

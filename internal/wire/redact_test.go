@@ -39,7 +39,7 @@ func TestRedactURLSecrets(t *testing.T) {
 	}
 }
 
-// Issue 18, item 11: what used to be printed in clear.
+// Secrets in less common places are redacted too.
 func TestRedactJSONMissed(t *testing.T) {
 	for _, tc := range []struct {
 		in, want string
@@ -65,6 +65,35 @@ func TestRedactJSONMissed(t *testing.T) {
 	} {
 		if got := RedactJSON([]byte(tc.in)); got != tc.want {
 			t.Errorf("RedactJSON(%s)\n = %s\nwant %s", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestRedactEveryScheme: the credentials of every authorization scheme
+// are hidden, in a trace (JSON strings) and in error text: the schemes
+// by name, and anything after "Authorization:" whatever its scheme.
+func TestRedactEveryScheme(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`DPoP at-0pAqUe`, `DPoP [REDACTED]`},
+		{`Bearer at-0pAqUe`, `Bearer [REDACTED]`},
+		{`basic dXNlcjpwYXNz`, `basic [REDACTED]`},
+		{`Authorization: Token t0k3n-v4lue`, `Authorization: Token [REDACTED]`},
+		{`Authorization: Custom k=v, sig=abc`, `Authorization: Custom [REDACTED]`},
+		{`proxy-authorization: Negotiate YIIB`, `proxy-authorization: Negotiate [REDACTED]`},
+		{`request had authorization=0pAqUe and more`, `request had authorization=[REDACTED] and more`},
+		{`map[Accept:[*/*] Authorization:[Whatever 0pAqUe]]`, `map[Accept:[*/*] Authorization:[REDACTED]`},
+		{"GET / HTTP/1.1\nauthorization: Custom 0pAqUe\nhost: x", "GET / HTTP/1.1\nauthorization: Custom [REDACTED]\nhost: x"},
+		{`the server refused authorization: HTTP 401 Unauthorized`, `the server refused authorization: HTTP 401 Unauthorized`},
+		{`Digest username="u", response="6629fae4"`, `Digest [REDACTED]`},
+		{`no credentials here`, `no credentials here`},
+	} {
+		if got := RedactURLSecrets(tc.in); got != tc.want {
+			t.Errorf("RedactURLSecrets(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		doc, _ := json.Marshal(map[string]string{"text": tc.in})
+		var out map[string]string
+		if err := json.Unmarshal([]byte(RedactJSON(doc)), &out); err != nil || out["text"] != tc.want {
+			t.Errorf("RedactJSON(%s) = %v, want text %q", doc, out, tc.want)
 		}
 	}
 }
@@ -116,6 +145,8 @@ func FuzzRedactJSON(f *testing.F) {
 			`{"text":"https://h/cb?code=` + marked + `&state=1"}`,
 			`{"text":"https://h/x?a=1&access_token=` + marked + `"}`,
 			`{"text":"Bearer ` + marked + `"}`,
+			`{"text":"DPoP ` + marked + `"}`,
+			`{"text":"Authorization: Whatever ` + marked + `"}`,
 		} {
 			if got := RedactJSON([]byte(doc)); strings.Contains(got, "S3CR") {
 				t.Fatalf("secret leaked: %s -> %s", doc, got)

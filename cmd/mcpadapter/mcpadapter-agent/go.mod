@@ -1,13 +1,13 @@
 module github.com/mcpadapter/mcpadapter/cmd/mcpadapter/mcpadapter-agent
 
-go 1.25.0
+go 1.26.0
 
 require (
 	github.com/cloudwego/eino v0.7.36
 	github.com/cloudwego/eino-ext/components/model/openai v0.1.7
-	github.com/mcpadapter/mcpadapter v0.0.0-00010101000000-000000000000
-	github.com/mcpadapter/mcpadapter/cmd/mcpadapter v0.0.0-00010101000000-000000000000
-	github.com/mcpadapter/mcpadapter/eino v0.0.0-00010101000000-000000000000
+	github.com/mcpadapter/mcpadapter v0.1.0
+	github.com/mcpadapter/mcpadapter/cmd/mcpadapter v0.1.0
+	github.com/mcpadapter/mcpadapter/eino v0.1.0
 	github.com/spf13/cobra v1.10.2
 )
 
@@ -52,13 +52,4 @@ require (
 	golang.org/x/sys v0.41.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
-)
-
-// The repository's own modules come from this clone, so that the module
-// builds without go.work too (GOWORK=off). A release tag of this module
-// needs them replaced by the tagged versions first (README, Modules).
-replace (
-	github.com/mcpadapter/mcpadapter => ../../..
-	github.com/mcpadapter/mcpadapter/cmd/mcpadapter => ..
-	github.com/mcpadapter/mcpadapter/eino => ../../../eino
 )

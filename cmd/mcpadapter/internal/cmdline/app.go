@@ -33,13 +33,15 @@ type App struct {
 	// helpHint is the command whose --help a usage error points to.
 	helpHint string
 
-	configPath string
-	verbose    bool
-	headers    []string
-	token      string
-	oauth      bool
-	tokenFile  string
-	timeout    string
+	configPath  string
+	trustConfig bool // --trust-config: use a project config this once
+	verbose     bool
+	headers     []string
+	inheritEnv  []string // --inherit-env: variables a command target gets besides the safe set
+	token       string
+	oauth       bool
+	tokenFile   string
+	timeout     string
 	// resetOnProgress and maxTotal: --timeout-resets-on-progress,
 	// --max-total-timeout.
 	resetOnProgress bool
@@ -59,9 +61,11 @@ func New(stdin io.Reader, stdout, stderr io.Writer, helpHint string) *App {
 func (a *App) AddFlags(cmd *cobra.Command) {
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&a.configPath, "config", "", "mcpServers config `file` (default: ./.mcp.json, then ~/.config/mcpadapter/mcp.json)")
+	pf.BoolVar(&a.trustConfig, "trust-config", false, "use a project config file (./.mcp.json) this once without being asked to trust it (see 'mcpadapter trust')")
 	pf.BoolVarP(&a.verbose, "verbose", "v", false, "show full errors and connection details")
 	pf.StringArrayVarP(&a.headers, "header", "H", nil, "HTTP header `Name: value` (or Name=value) for a URL target (repeatable)")
 	pf.StringVar(&a.token, "token", "", "bearer `token` for a URL target (default $MCP_TOKEN)")
+	pf.StringArrayVar(&a.inheritEnv, "inherit-env", nil, "pass this environment `variable` to a command target (repeatable; NAME, PREFIX_* or *); it gets only HOME, LOGNAME, PATH, SHELL, TERM and USER otherwise")
 	pf.BoolVar(&a.oauth, "oauth", false, "sign in with OAuth to a URL target (a config says \"auth\": \"oauth\" per server)")
 	pf.StringVar(&a.tokenFile, "token-file", "", "`file` keeping OAuth tokens (default ~/.config/mcpadapter/tokens.json)")
 	pf.StringVar(&a.timeout, "timeout", "", "per-request `timeout`, e.g. 30s (default: none)")

@@ -47,6 +47,12 @@ func (a *App) Open(ctx context.Context, cmd *cobra.Command, args []string, oo Op
 		if err != nil {
 			return nil, err
 		}
+		if c, ok := target.(mcpadapter.Command); ok {
+			c.InheritEnv = a.inheritEnv
+			target = c
+		} else if len(a.inheritEnv) > 0 {
+			return nil, Usagef("--inherit-env applies to a command target; in a config, set \"inheritEnv\" per server")
+		}
 		if base.Name, err = a.targetName(ctx, target, name, base); err != nil {
 			return nil, err
 		}
@@ -58,10 +64,13 @@ func (a *App) Open(ctx context.Context, cmd *cobra.Command, args []string, oo Op
 		if err != nil {
 			return nil, err
 		}
-		return session.Single(ad, name), nil
+		return session.Single(ad, base.Name), nil
 	}
 	if len(a.headers) > 0 || a.token != "" || a.oauth {
 		return nil, Usagef("--header, --token and --oauth apply to a URL target; in a config, set headers and auth per server")
+	}
+	if len(a.inheritEnv) > 0 {
+		return nil, Usagef("--inherit-env applies to a command target; in a config, set \"inheritEnv\" per server")
 	}
 	base.Headers, base.Auth = nil, nil
 	path, err := a.findConfig()
@@ -71,7 +80,7 @@ func (a *App) Open(ctx context.Context, cmd *cobra.Command, args []string, oo Op
 	if path == "" {
 		return a.openDemo(ctx, base, oo)
 	}
-	cfg, err := mcpadapter.LoadConfig(path)
+	cfg, err := a.LoadConfig(path) // trust.go
 	if err != nil {
 		return nil, err
 	}
@@ -96,19 +105,19 @@ func (a *App) Open(ctx context.Context, cmd *cobra.Command, args []string, oo Op
 // after "--" rather than from its positional arguments.
 func (a *App) OpenTarget(cmd *cobra.Command, targetArgs []string, oo OpenOptions) (*session.Session, error) {
 	if len(targetArgs) > 0 && targetArgs[0] == "--" {
-		return a.openCommand(targetArgs[1:], oo)
+		return a.openCommand(cmd.Context(), targetArgs[1:], oo)
 	}
 	return a.Open(cmd.Context(), cmd, targetArgs, oo)
 }
 
 // openCommand opens a command line as a stdio target.
-func (a *App) openCommand(argv []string, oo OpenOptions) (*session.Session, error) {
+func (a *App) openCommand(ctx context.Context, argv []string, oo OpenOptions) (*session.Session, error) {
 	base, err := a.clientOptions(oo)
 	if err != nil {
 		return nil, err
 	}
-	target := mcpadapter.Command{Path: argv[0], Args: argv[1:]}
-	if base.Name, err = a.targetName(context.Background(), target, target.Name(), base); err != nil {
+	target := mcpadapter.Command{Path: argv[0], Args: argv[1:], InheritEnv: a.inheritEnv}
+	if base.Name, err = a.targetName(ctx, target, target.Name(), base); err != nil {
 		return nil, err
 	}
 	c, err := mcpadapter.NewClient(target, &base)

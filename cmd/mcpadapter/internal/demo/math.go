@@ -27,7 +27,7 @@ type countIn struct {
 // Math is the demo's handshake-era (2025-11-25) server: arithmetic and a
 // slow count that reports progress.
 func Math() *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "demo-math", Version: mcpadapter.Version},
+	srv := mcp.NewServer(&mcp.Implementation{Name: "demo-math", Version: mcpadapter.Version()},
 		&mcp.ServerOptions{SupportedProtocolVersions: []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}})
 	mcp.AddTool(srv, &mcp.Tool{Name: "add", Description: "Add two numbers"},
 		func(_ context.Context, _ *mcp.CallToolRequest, in pairIn) (*mcp.CallToolResult, numberOut, error) {

@@ -34,7 +34,7 @@ type subscribeIn struct {
 // Weather is the demo's 2026-07-28 server: a deterministic forecast and
 // a subscription that asks the user for an email address (elicitation).
 func Weather() *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "demo-weather", Version: mcpadapter.Version},
+	srv := mcp.NewServer(&mcp.Implementation{Name: "demo-weather", Version: mcpadapter.Version()},
 		&mcp.ServerOptions{Instructions: "Demo weather data: deterministic, not real."})
 	mcp.AddTool(srv, &mcp.Tool{Name: "forecast", Description: "Weather forecast for a city (demo data)"},
 		func(_ context.Context, _ *mcp.CallToolRequest, in forecastIn) (*mcp.CallToolResult, forecastOut, error) {

@@ -77,7 +77,7 @@ func TestBrowserAppView(t *testing.T) {
 	}
 	p.screenshot("app-view")
 	var calls []any
-	p.eval(`fetch("/api/calls").then((r) => r.json())`, &calls)
+	p.eval(`App.api("GET", "/api/calls")`, &calls)
 	if len(calls) != 0 {
 		t.Errorf("the view made %d calls", len(calls))
 	}

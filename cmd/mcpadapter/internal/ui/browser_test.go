@@ -125,7 +125,7 @@ func TestBrowserDemo(t *testing.T) {
 	}
 	p.screenshot("trace")
 	var exported []map[string]any
-	p.eval(`fetch("/api/trace/export.json").then(r => r.json())`, &exported)
+	p.eval(`App.api("GET", "/api/trace/export.json")`, &exported)
 	methods := map[string]bool{}
 	for _, e := range exported {
 		if m, ok := e["message"].(map[string]any); ok {
@@ -146,7 +146,7 @@ func TestBrowserDemo(t *testing.T) {
 	p.click(`[data-testid="saved-call"][data-tool="weather_forecast"] [data-testid="saved-run"]`)
 	p.wait(`[data-testid="saved-call"][data-tool="weather_forecast"][data-match="true"]`)
 	var src string
-	p.eval(`fetch("/api/saved/export.go").then(r => r.text())`, &src)
+	p.eval(`App.fetch("GET", "/api/saved/export.go").then(r => r.text())`, &src)
 	for _, want := range []string{"func TestSavedCalls", `"weather_forecast"`, `"{\"city\":\"Lisbon\"}"`, `mcpadapter.Command{Path: "mcpadapter", Args: []string{"demo-server", "weather"}}`} {
 		if !strings.Contains(src, want) {
 			t.Errorf("exported Go test lacks %s:\n%s", want, src)

@@ -44,10 +44,35 @@ type progressView struct {
 	Count    int     `json:"count"`
 }
 
-// taskView is the task behind a call, with every status it went through.
+// taskView is the task behind a call, with the statuses it went through:
+// the first and the latest maxTaskHistory-1.
 type taskView struct {
 	Handle  mcpadapter.TaskHandle `json:"handle"`
 	History []taskStatus          `json:"history"`
+	// Skipped counts the statuses left out of History.
+	Skipped int `json:"skipped,omitempty"`
+}
+
+// maxStatusText bounds a progress or status message as a call keeps it
+// (the trace has the whole message); maxTaskHistory bounds a task's
+// history.
+const (
+	maxStatusText  = 2 << 10
+	maxTaskHistory = 100
+)
+
+// note adds s to the history unless it says what the latest status said.
+// The history is a new slice each time: published states share the old.
+func (t *taskView) note(s taskStatus) {
+	h := t.History
+	if len(h) > 0 && h[len(h)-1].Status == s.Status && h[len(h)-1].Message == s.Message {
+		return
+	}
+	if len(h) >= maxTaskHistory {
+		t.Skipped++
+		h = append(h[:1:1], h[2:]...)
+	}
+	t.History = append(h[:len(h):len(h)], s)
 }
 
 type taskStatus struct {
@@ -82,11 +107,21 @@ type calls struct {
 
 func newCalls(s *Server) *calls { return &calls{s: s, byID: map[string]*call{}} }
 
-// snapshot returns a copy of c's state and publishes it as an event.
-func (cs *calls) publish(c *call) {
+// snapshot returns a copy of c's state that later changes leave alone.
+func (c *call) snapshot() CallState {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	st := c.state
-	c.mu.Unlock()
+	if st.Task != nil {
+		task := *st.Task
+		st.Task = &task
+	}
+	return st
+}
+
+// publish publishes a snapshot of c's state as an event.
+func (cs *calls) publish(c *call) {
+	st := c.snapshot()
 	cs.s.events.add(Event{Kind: "call", Call: &st})
 }
 
@@ -148,16 +183,13 @@ func (cs *calls) start(req callRequest, expected *resultView) (string, error) {
 			if c.state.Task == nil {
 				c.state.Task = &taskView{Handle: p.Task.Handle}
 			}
-			h := c.state.Task.History
-			if len(h) == 0 || h[len(h)-1].Status != string(p.Task.Status) || h[len(h)-1].Message != p.Task.StatusMessage {
-				c.state.Task.History = append(h, taskStatus{Time: time.Now(), Status: string(p.Task.Status), Message: p.Task.StatusMessage})
-			}
+			c.state.Task.note(taskStatus{Time: time.Now(), Status: clip(string(p.Task.Status), 64), Message: clip(p.Task.StatusMessage, maxStatusText)})
 		} else {
 			n := 1
 			if c.state.Progress != nil {
 				n = c.state.Progress.Count + 1
 			}
-			c.state.Progress = &progressView{Progress: p.Progress, Total: p.Total, Message: p.Message, Count: n}
+			c.state.Progress = &progressView{Progress: p.Progress, Total: p.Total, Message: clip(p.Message, maxStatusText), Count: n}
 		}
 		c.mu.Unlock()
 		cs.publish(c)
@@ -282,9 +314,7 @@ func (s *Server) handleCalls(w http.ResponseWriter, r *http.Request) {
 	s.calls.mu.Unlock()
 	out := make([]CallState, 0, len(all))
 	for _, c := range all {
-		c.mu.Lock()
-		out = append(out, c.state)
-		c.mu.Unlock()
+		out = append(out, c.snapshot())
 	}
 	writeJSON(w, out)
 }

@@ -21,6 +21,8 @@ type Event struct {
 	Trace *TraceEntry `json:"trace,omitempty"`
 	// Call is set on a call event: the call's whole state.
 	Call *CallState `json:"call,omitempty"`
+
+	size int // what the event holds, in bytes, roughly
 }
 
 // TraceEntry is one JSON-RPC message a client sent or received (redacted
@@ -42,18 +44,41 @@ type TraceEntry struct {
 
 // eventLog keeps the latest events and lets readers wait for new ones.
 type eventLog struct {
-	mu      sync.Mutex
-	max     int
-	events  []Event // the latest, at most max
-	next    int64   // Seq of the next event
-	changed chan struct{}
+	mu       sync.Mutex
+	max      int     // events kept, at most
+	maxBytes int     // bytes the events hold, at most (roughly)
+	events   []Event // the latest
+	bytes    int     // the sum of the events' sizes
+	next     int64   // Seq of the next event
+	changed  chan struct{}
 }
 
-func newEventLog(max int) *eventLog {
-	return &eventLog{max: max, next: 1, changed: make(chan struct{})}
+func newEventLog(max, maxBytes int) *eventLog {
+	return &eventLog{max: max, maxBytes: maxBytes, next: 1, changed: make(chan struct{})}
 }
 
-// add appends e, numbering it, and wakes the readers.
+// eventSize is roughly what e holds beyond what other events share with
+// it (a call's arguments and result are the call's).
+func eventSize(e *Event) int {
+	n := 128
+	if e.Trace != nil {
+		n += len(e.Trace.Message) + len(e.Trace.Server) + len(e.Trace.ID)
+	}
+	if c := e.Call; c != nil {
+		if c.Progress != nil {
+			n += len(c.Progress.Message)
+		}
+		if c.Task != nil {
+			for _, s := range c.Task.History {
+				n += 64 + len(s.Message)
+			}
+		}
+	}
+	return n
+}
+
+// add appends e, numbering it, and wakes the readers. When the log is
+// full (in events or in bytes) its older half goes.
 func (l *eventLog) add(e Event) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -62,12 +87,19 @@ func (l *eventLog) add(e Event) {
 	}
 	e.Seq = l.next
 	l.next++
-	if len(l.events) >= l.max {
-		n := copy(l.events, l.events[len(l.events)-l.max/2:])
+	e.size = eventSize(&e)
+	if len(l.events) >= l.max || l.bytes+e.size > l.maxBytes {
+		drop := 0
+		for drop < len(l.events) && (len(l.events)-drop > l.max/2 || l.bytes+e.size > l.maxBytes/2) {
+			l.bytes -= l.events[drop].size
+			drop++
+		}
+		n := copy(l.events, l.events[drop:])
 		clear(l.events[n:])
 		l.events = l.events[:n]
 	}
 	l.events = append(l.events, e)
+	l.bytes += e.size
 	close(l.changed)
 	l.changed = make(chan struct{})
 }

@@ -25,7 +25,14 @@ import (
 //   - the session cookie, compared in constant time. The cookie is
 //     HttpOnly and SameSite=Strict; it is had once, by visiting the URL
 //     with the one-time token the command prints, which then stops
-//     working and is taken out of the address bar by a redirect.
+//     working and is taken out of the address bar by a redirect;
+//   - on /api/, also the session key in the X-Mcpadapter-Key header.
+//     Browsers keep cookies apart by host, not port, so the cookie goes
+//     along to every other server on 127.0.0.1 the user visits (an MCP
+//     server's sign-in page, say), which could replay it. The key is
+//     given once, in the redirect's fragment (never sent to a server);
+//     the page keeps it in its origin's storage, which other ports
+//     cannot read, and sends it with each request.
 type guard struct {
 	port string
 	// cookie is the name of the session cookie: cookies are not kept
@@ -38,7 +45,11 @@ type guard struct {
 	mu      sync.Mutex
 	token   string // the one-time token; "" once used
 	session string // the cookie's value, set when the token is used
+	key     string // the key /api/ requests carry, set when the token is used
 }
+
+// keyHeader is the header that carries the session key.
+const keyHeader = "X-Mcpadapter-Key"
 
 // newGuard returns a guard for an inspector listening on port, whose
 // page may frame the views served at viewsOrigin.
@@ -95,29 +106,34 @@ func (g *guard) check(r *http.Request) (int, string) {
 	return 0, ""
 }
 
-// authorized reports whether r carries the session cookie.
+// authorized reports whether r carries the session cookie, and the
+// session key when it asks for /api/.
 func (g *guard) authorized(r *http.Request) bool {
 	c, err := r.Cookie(g.cookie)
 	if err != nil {
 		return false
 	}
 	g.mu.Lock()
-	session := g.session
+	session, key := g.session, g.key
 	g.mu.Unlock()
-	return session != "" && subtle.ConstantTimeCompare([]byte(c.Value), []byte(session)) == 1
+	if session == "" || subtle.ConstantTimeCompare([]byte(c.Value), []byte(session)) != 1 {
+		return false
+	}
+	return !strings.HasPrefix(r.URL.Path, "/api/") || subtle.ConstantTimeCompare([]byte(r.Header.Get(keyHeader)), []byte(key)) == 1
 }
 
 // exchange uses the one-time token: when token is it, the token stops
-// working and the session cookie's value is returned.
-func (g *guard) exchange(token string) (string, bool) {
+// working and the session cookie's value and the session key are
+// returned.
+func (g *guard) exchange(token string) (session, key string, ok bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.token == "" || subtle.ConstantTimeCompare([]byte(token), []byte(g.token)) != 1 {
-		return "", false
+		return "", "", false
 	}
 	g.token = ""
-	g.session = randomHex(32)
-	return g.session, true
+	g.session, g.key = randomHex(32), randomHex(32)
+	return g.session, g.key, true
 }
 
 // wrap returns next behind the guard.
@@ -129,14 +145,14 @@ func (g *guard) wrap(next http.Handler) http.Handler {
 			return
 		}
 		if q := r.URL.Query(); q.Has("token") {
-			session, ok := g.exchange(q.Get("token"))
+			session, key, ok := g.exchange(q.Get("token"))
 			if !ok {
 				http.Error(w, "this link's token is wrong or was used already: open the inspector in the browser that used it, or start mcpadapter ui again for a new link", http.StatusForbidden)
 				return
 			}
 			http.SetCookie(w, &http.Cookie{Name: g.cookie, Value: session, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
 			q.Del("token")
-			u := url.URL{Path: r.URL.Path, RawQuery: q.Encode()}
+			u := url.URL{Path: r.URL.Path, RawQuery: q.Encode(), Fragment: "key=" + key}
 			http.Redirect(w, r, u.String(), http.StatusSeeOther)
 			return
 		}

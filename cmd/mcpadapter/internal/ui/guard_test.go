@@ -2,6 +2,7 @@ package ui_test
 
 import (
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -29,6 +30,7 @@ type inspector struct {
 	port   string
 	token  string
 	cookie *http.Cookie // set by login
+	key    string       // set by login
 }
 
 func newInspector(t *testing.T) *inspector {
@@ -60,6 +62,9 @@ func (in *inspector) request(t *testing.T, method, path string, headers map[stri
 	if in.cookie != nil {
 		req.AddCookie(in.cookie)
 	}
+	if in.key != "" {
+		req.Header.Set("X-Mcpadapter-Key", in.key)
+	}
 	for k, v := range headers {
 		if k == "Host" {
 			req.Host = v
@@ -76,7 +81,7 @@ func (in *inspector) request(t *testing.T, method, path string, headers map[stri
 	return resp, string(b)
 }
 
-// login trades the one-time token for the session cookie.
+// login trades the one-time token for the session cookie and key.
 func (in *inspector) login(t *testing.T) {
 	t.Helper()
 	resp, _ := in.request(t, "GET", "/?token="+in.token, nil, "")
@@ -89,6 +94,22 @@ func (in *inspector) login(t *testing.T) {
 	if in.cookie == nil {
 		t.Fatal("no cookie for the token")
 	}
+	in.key = sessionKey(t, resp)
+}
+
+// sessionKey returns the session key in the fragment of the address the
+// token redirects to.
+func sessionKey(t *testing.T, resp *http.Response) string {
+	t.Helper()
+	loc, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, _ := url.ParseQuery(loc.Fragment)
+	if len(q.Get("key")) != 64 {
+		t.Fatalf("no session key in the redirect to %q", resp.Header.Get("Location"))
+	}
+	return q.Get("key")
 }
 
 // origin is the inspector's own Origin header.
@@ -117,6 +138,13 @@ func TestGuardWithoutToken(t *testing.T) {
 			t.Errorf("%s %s without the cookie: status %d, want 401", r.method, r.path, resp.StatusCode)
 		}
 	}
+	// Before the token is used there is no session: an empty cookie and
+	// an empty key are not it.
+	in.cookie = &http.Cookie{Name: "mcpadapter_ui_" + in.port, Value: ""}
+	if resp, _ := in.request(t, "GET", "/api/state", map[string]string{"X-Mcpadapter-Key": ""}, ""); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("an empty cookie before the token is used: status %d, want 401", resp.StatusCode)
+	}
+	in.cookie = nil
 	// A guessed token and a forged cookie get nothing either.
 	if resp, _ := in.request(t, "GET", "/?token="+strings.Repeat("0", len(in.token)), nil, ""); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("a wrong token: status %d, want 403", resp.StatusCode)
@@ -135,9 +163,10 @@ func TestGuardWithoutToken(t *testing.T) {
 func TestGuardTokenOnce(t *testing.T) {
 	in := newInspector(t)
 	resp, _ := in.request(t, "GET", "/?token="+in.token+"&tab=tools", nil, "")
-	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/?tab=tools" {
+	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/?tab=tools#key=") {
 		t.Fatalf("the token: status %d, Location %q; want 303 to the URL without the token", resp.StatusCode, resp.Header.Get("Location"))
 	}
+	key := sessionKey(t, resp)
 	cookies := resp.Cookies()
 	if len(cookies) != 1 {
 		t.Fatalf("cookies %v", cookies)
@@ -155,9 +184,24 @@ func TestGuardTokenOnce(t *testing.T) {
 		t.Errorf("the token used twice: status %d, want 403", resp.StatusCode)
 	}
 	in.cookie = c
-	if resp, body := in.request(t, "GET", "/api/state", nil, ""); resp.StatusCode != 200 || !strings.Contains(body, `"weather_forecast"`) {
-		t.Errorf("with the cookie: %d %.200s", resp.StatusCode, body)
+	if resp, _ := in.request(t, "GET", "/api/state", nil, ""); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("/api/ with the cookie and no key: status %d, want 401", resp.StatusCode)
 	}
+	if resp, _ := in.request(t, "GET", "/api/state", map[string]string{"X-Mcpadapter-Key": strings.Repeat("0", len(key))}, ""); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("/api/ with the cookie and a wrong key: status %d, want 401", resp.StatusCode)
+	}
+	if resp, _ := in.request(t, "GET", "/app.js", nil, ""); resp.StatusCode != 200 {
+		t.Errorf("the page's assets with the cookie: status %d", resp.StatusCode)
+	}
+	in.key = key
+	if resp, body := in.request(t, "GET", "/api/state", nil, ""); resp.StatusCode != 200 || !strings.Contains(body, `"weather_forecast"`) {
+		t.Errorf("with the cookie and key: %d %.200s", resp.StatusCode, body)
+	}
+	in.cookie = nil
+	if resp, _ := in.request(t, "GET", "/api/state", nil, ""); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("/api/ with the key and no cookie: status %d, want 401", resp.StatusCode)
+	}
+	in.cookie = c
 	for _, h := range []string{"Content-Security-Policy", "X-Frame-Options", "X-Content-Type-Options", "Referrer-Policy"} {
 		if resp.Header.Get(h) == "" {
 			t.Errorf("no %s header", h)
@@ -220,6 +264,13 @@ func TestGuardOrigin(t *testing.T) {
 			t.Errorf("GET with %v: status %d, want 403", headers, resp.StatusCode)
 		}
 	}
+	// A body a form can send (text/plain, urlencoded) is refused even
+	// with the page's own Origin.
+	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "multipart/form-data"} {
+		if resp, _ := in.request(t, "POST", "/api/call", map[string]string{"Origin": in.base, "Content-Type": ct}, callForecast); resp.StatusCode != http.StatusUnsupportedMediaType {
+			t.Errorf("POST as %s: status %d, want 415", ct, resp.StatusCode)
+		}
+	}
 	if got := in.calls(t); got != "[]\n" {
 		t.Errorf("cross-origin requests made calls: %s", got)
 	}
@@ -273,5 +324,45 @@ func TestNoRequestNamesACommandOrURL(t *testing.T) {
 	}
 	if n := hits.Load(); n != 0 {
 		t.Errorf("the inspector connected to a URL a request named (%d requests)", n)
+	}
+}
+
+// otherAddr is a listener that says it listens on another address.
+type otherAddr struct {
+	net.Listener
+	addr net.Addr
+}
+
+func (l otherAddr) Addr() net.Addr { return l.addr }
+
+// TestServeLoopbackOnly: the inspector refuses to serve on an address
+// other machines can reach.
+func TestServeLoopbackOnly(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	rec := ui.NewRecorder()
+	s := demoSession(t, rec)
+	for _, ip := range []string{"0.0.0.0", "192.0.2.1", "::"} {
+		srv, err := ui.Serve(otherAddr{l, &net.TCPAddr{IP: net.ParseIP(ip), Port: 4000}}, &ui.Options{Session: s, Recorder: rec})
+		if err == nil {
+			_ = srv.Close()
+			t.Errorf("Serve on %s: no error", ip)
+		}
+	}
+}
+
+// TestBodyLimit: a request body over 4 MB is refused, not read whole.
+func TestBodyLimit(t *testing.T) {
+	in := newInspector(t)
+	in.login(t)
+	big := `[{"server":"weather","tool":"weather_forecast","args":{"pad":"` + strings.Repeat("x", 5<<20) + `"},"expected":{"isError":false,"content":[],"modelText":""}}]`
+	if resp, _ := in.request(t, "POST", "/api/saved/import", in.origin(), big); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("a 5 MB import: status %d, want 400", resp.StatusCode)
+	}
+	if _, body := in.request(t, "GET", "/api/saved", nil, ""); body != "[]\n" {
+		t.Errorf("the 5 MB import was kept: %.100s", body)
 	}
 }

@@ -90,9 +90,7 @@ func (s *Server) handleSave(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, fmt.Errorf("no call %q", req.CallID))
 		return
 	}
-	c.mu.Lock()
-	st := c.state
-	c.mu.Unlock()
+	st := c.snapshot()
 	if st.Result == nil {
 		apiError(w, http.StatusConflict, fmt.Errorf("call %s has no result to expect", req.CallID))
 		return

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Recorder receives the clients' logs, the protocol trace among them,
@@ -15,9 +17,27 @@ type Recorder struct {
 	log *eventLog
 }
 
-// NewRecorder returns a Recorder keeping the latest 20,000 events.
+// NewRecorder returns a Recorder keeping the latest 20,000 events, and
+// at most about 32 MB of them: a server flooding the trace cannot grow
+// the inspector (or the page) beyond that.
 func NewRecorder() *Recorder {
-	return &Recorder{log: newEventLog(20000)}
+	return &Recorder{log: newEventLog(20000, 32<<20)}
+}
+
+// maxTraceText bounds one message or log line as the trace keeps it.
+const maxTraceText = 64 << 10
+
+// clip returns s cut to at most limit bytes (on a UTF-8 boundary), with
+// a note of its whole length when it is cut.
+func clip(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "… (" + strconv.Itoa(len(s)) + " bytes, cut)"
 }
 
 // Logger returns the logger to give the clients: it records each
@@ -57,13 +77,13 @@ func (h *traceHandler) Handle(_ context.Context, r slog.Record) error {
 	switch r.Message {
 	case "mcp send", "mcp recv":
 		e.Dir = strings.TrimPrefix(r.Message, "mcp ")
-		e.Message = message
+		e.Message = clip(message, maxTraceText)
 		var head struct {
 			Method string          `json:"method"`
 			ID     json.RawMessage `json:"id"`
 		}
 		if json.Unmarshal([]byte(message), &head) == nil {
-			e.Method, e.ID = head.Method, head.ID
+			e.Method, e.ID = clip(head.Method, 256), head.ID
 		}
 		h.log.add(Event{Time: r.Time, Kind: "trace", Trace: e})
 	default:
@@ -78,6 +98,7 @@ func (h *traceHandler) Handle(_ context.Context, r slog.Record) error {
 		if len(rest) > 0 {
 			e.Message += " " + strings.Join(rest, " ")
 		}
+		e.Message = clip(e.Message, maxTraceText)
 		h.log.add(Event{Time: r.Time, Kind: "log", Trace: e})
 	}
 	return nil

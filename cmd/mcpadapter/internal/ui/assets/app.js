@@ -13,17 +13,47 @@
   };
   window.App = App;
 
+  // The session key: given once in the address's fragment, then kept in
+  // this origin's storage (other ports cannot read it) and sent with
+  // every request, beside the cookie (which browsers also send to other
+  // ports of the host).
+  const KEY = "mcpadapter_ui_key";
+  const given = new URLSearchParams(location.hash.slice(1)).get("key");
+  if (given) {
+    localStorage.setItem(KEY, given);
+    history.replaceState(null, "", location.pathname + location.search);
+  }
+
   // api calls the inspector's server; a failure throws an Error whose
   // info holds the server's error view.
   App.api = async function (method, path, body) {
-    const opts = { method, headers: {}, credentials: "same-origin" };
-    if (body !== undefined) { opts.headers["Content-Type"] = "application/json"; opts.body = JSON.stringify(body); }
-    const r = await fetch(path, opts);
+    const r = await App.fetch(method, path, body);
     const text = await r.text();
     let data;
     try { data = text ? JSON.parse(text) : null; } catch (e) { data = { error: text }; }
     if (!r.ok) { const e = new Error((data && data.error) || r.statusText); e.info = data; throw e; }
     return data;
+  };
+
+  // fetch makes a request to the inspector's server, with the key.
+  App.fetch = function (method, path, body) {
+    const opts = { method, headers: { "X-Mcpadapter-Key": localStorage.getItem(KEY) || "" }, credentials: "same-origin" };
+    if (body !== undefined) { opts.headers["Content-Type"] = "application/json"; opts.body = JSON.stringify(body); }
+    return fetch(path, opts);
+  };
+
+  // download is a link that saves what GET path answers as file.
+  App.download = function (path, file, text, testid) {
+    return h("a", { href: "#", "data-testid": testid, text, onclick: async (ev) => {
+      ev.preventDefault();
+      try {
+        const r = await App.fetch("GET", path);
+        if (!r.ok) throw new Error(await r.text());
+        const a = h("a", { href: URL.createObjectURL(await r.blob()), download: file });
+        a.click();
+        setTimeout(() => URL.revokeObjectURL(a.href), 60000);
+      } catch (e) { App.toast(e.message); }
+    } });
   };
 
   App.toast = function (msg) {
@@ -90,17 +120,33 @@
       try {
         const r = await App.api("GET", "/api/events?after=" + App.seq);
         if (r.lost) await reloadCalls();
+        const calls = new Map(); // each call's latest state: drawn once
         for (const e of r.events) {
           App.seq = e.seq;
-          if (e.kind === "call") App.updateCall(e.call);
-          else if (e.kind === "trace" || e.kind === "log") App.trace.push(Object.assign({ seq: e.seq, time: e.time }, e.trace));
+          if (e.kind === "call") calls.set(e.call.id, e.call);
+          else if (e.kind === "trace" || e.kind === "log") keepTrace(Object.assign({ seq: e.seq, time: e.time }, e.trace));
           else if (e.kind === "servers") { /* a reconnect: the view that asked re-renders */ }
         }
+        for (const c of calls.values()) App.updateCall(c);
         if (r.events.some((e) => e.kind === "trace" || e.kind === "log")) for (const fn of App.listeners) fn("trace");
       } catch (e) {
         await new Promise((res) => setTimeout(res, 1000));
       }
     }
+  }
+
+  // keepTrace adds an entry to the page's trace, which keeps the latest
+  // entries only (as the server does): at most TRACE_MAX of them, holding
+  // at most TRACE_CHARS characters.
+  const TRACE_MAX = 20000, TRACE_CHARS = 32 << 20;
+  App.traceChars = 0;
+  function keepTrace(e) {
+    App.trace.push(e);
+    App.traceChars += e.message.length;
+    if (App.trace.length <= TRACE_MAX && App.traceChars <= TRACE_CHARS) return;
+    let drop = 0;
+    while (drop < App.trace.length && (App.trace.length - drop > TRACE_MAX / 2 || App.traceChars > TRACE_CHARS / 2)) App.traceChars -= App.trace[drop++].message.length;
+    App.trace.splice(0, drop);
   }
 
   async function reloadCalls() {
@@ -422,7 +468,7 @@
     const t = c.task;
     const last = t.history.length ? t.history[t.history.length - 1].status : "";
     return h("div", { "data-testid": "task", "data-task-id": t.handle.taskId, "data-status": last },
-      h("span", { class: "muted", text: "task " + t.handle.taskId + " (" + t.handle.protocol + ")" }),
+      h("span", { class: "muted", text: "task " + t.handle.taskId + " (" + t.handle.protocol + ")" + (t.skipped ? ", " + t.skipped + " earlier statuses not kept" : "") }),
       h("div", { class: "timeline" }, t.history.map((s) => h("span", { class: "st", "data-testid": "task-status", "data-status": s.status, title: new Date(s.time).toLocaleTimeString(),
         text: "+" + ((new Date(s.time) - new Date(c.started)) / 1000).toFixed(1) + "s " + s.status + (s.message ? ": " + s.message : "") }))));
   }

@@ -191,7 +191,7 @@
       this.dir = h("select", { "data-testid": "trace-dir", onchange: () => this.render() }, h("option", { value: "", text: "sent, received and logs" }), h("option", { value: "send", text: "sent" }), h("option", { value: "recv", text: "received" }), h("option", { value: "log", text: "logs" }));
       this.count = h("span", { class: "muted", "data-testid": "trace-count" });
       this.body = h("tbody", {});
-      const exp = h("a", { href: "/api/trace/export.json", download: "mcpadapter-trace.json", "data-testid": "trace-export", text: "Export JSON" });
+      const exp = App.download("/api/trace/export.json", "mcpadapter-trace.json", "Export JSON", "trace-export");
       this.el().replaceChildren(h("div", { class: "toolbar" }, h("h2", { text: "Protocol trace" }), this.q, this.server, this.dir, this.count, exp),
         h("div", { class: "tracewrap" }, h("table", { class: "trace" }, h("thead", {}, h("tr", {}, ...["time", "server", "", "method", "id", "message"].map((x) => h("th", { text: x })))), this.body)));
     },
@@ -293,8 +293,8 @@
       if (!list.length) rows.append(h("p", { class: "muted", text: "No saved call yet: call a tool, then \"Save call\" on its result." }));
       const imp = h("textarea", { rows: 3, placeholder: "paste saved calls (JSON, as exported) to import", "data-testid": "saved-import-text" });
       root.replaceChildren(h("div", { class: "toolbar" }, h("h2", { text: "Saved calls" }),
-        h("a", { href: "/api/saved/export.go", download: "saved_calls_test.go", "data-testid": "export-go", text: "Export as a Go test" }),
-        h("a", { href: "/api/saved/export.json", download: "mcpadapter-saved-calls.json", "data-testid": "export-json", text: "Export JSON" })),
+        App.download("/api/saved/export.go", "saved_calls_test.go", "Export as a Go test", "export-go"),
+        App.download("/api/saved/export.json", "mcpadapter-saved-calls.json", "Export JSON", "export-json")),
         rows, h("h3", { text: "Import" }), imp,
         h("button", { "data-testid": "saved-import", text: "Import", onclick: async () => {
           try { await App.api("POST", "/api/saved/import", JSON.parse(imp.value)); this.load(); } catch (e) { App.toast(e.message); }

@@ -1,0 +1,102 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter/internal/testserver"
+)
+
+// running reports whether pid is a live process (a zombie is not).
+func running(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+// TestServeKilledLeavesNoOrphans: `mcpadapter serve` with a stdio server
+// behind a shell wrapper that also starts a child of its own, ended by
+// SIGTERM and by SIGKILL: the server and its child end too.
+func TestServeKilledLeavesNoOrphans(t *testing.T) {
+	server := testserver.Build(t)
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		t.Run(sig.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			script := fmt.Sprintf(`sleep 300 & echo $! > %s/grandchild; echo $$ > %s/child; exec %s -era legacy`, dir, dir, server)
+			doc := fmt.Sprintf(`{"mcpServers": {"kid": {"command": "/bin/sh", "args": ["-c", %q]}}}`, script)
+			cfg := filepath.Join(dir, "mcp.json")
+			if err := os.WriteFile(cfg, []byte(doc), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(bin, "serve", "--config", cfg, "--listen", "127.0.0.1:0")
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "HOME="+dir)
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+			listening := make(chan bool, 1)
+			go func() {
+				sc := bufio.NewScanner(stdout)
+				for sc.Scan() {
+					if strings.Contains(sc.Text(), "listening on") {
+						listening <- true
+					}
+				}
+				listening <- false
+			}()
+			select {
+			case ok := <-listening:
+				if !ok {
+					t.Fatal("serve ended before listening")
+				}
+			case <-time.After(60 * time.Second):
+				t.Fatal("serve did not start")
+			}
+			pids := map[string]int{}
+			for _, name := range []string{"child", "grandchild"} {
+				b, err := os.ReadFile(filepath.Join(dir, name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if pids[name], err = strconv.Atoi(strings.TrimSpace(string(b))); err != nil || !running(pids[name]) {
+					t.Fatalf("%s: %q, %v", name, b, err)
+				}
+			}
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			_ = cmd.Wait()
+			for name, pid := range pids {
+				for deadline := time.Now().Add(20 * time.Second); running(pid); {
+					if time.Now().After(deadline) {
+						_ = syscall.Kill(pid, syscall.SIGKILL)
+						t.Fatalf("the server's %s %d outlived serve (%s)", name, pid, sig)
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+		})
+	}
+}

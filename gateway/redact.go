@@ -1,0 +1,177 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// minSecretLen is the shortest config value treated as a secret: shorter
+// ones ("1", "true") would blank out ordinary words.
+const minSecretLen = 6
+
+const redacted = "[REDACTED]"
+
+// A redactor blanks out the secrets of the servers' config entries (env
+// and header values, bearer tokens, client secrets, the password and query
+// values of URLs) from whatever the gateway shows: errors to clients,
+// events, statuses and log lines. A server may print its own environment
+// on its way down; that text must not carry the secrets further.
+type redactor struct {
+	r *strings.Replacer // nil: no secrets
+}
+
+func newRedactor(servers []Server) *redactor {
+	var secrets []string
+	add := func(s string) {
+		if len(s) >= minSecretLen {
+			secrets = append(secrets, s)
+		}
+	}
+	for _, s := range servers {
+		sc := s.Config
+		if sc == nil {
+			continue
+		}
+		for _, v := range sc.Env {
+			add(v)
+		}
+		for _, v := range sc.Headers {
+			add(v)
+			if _, tok, ok := strings.Cut(v, " "); ok {
+				add(tok) // "Bearer <token>"
+			}
+		}
+		if a := sc.Auth; a != nil {
+			add(a.Bearer)
+			if a.OAuth != nil {
+				add(a.OAuth.ClientSecret)
+			}
+		}
+		if u, err := url.Parse(sc.URL); err == nil {
+			if p, ok := u.User.Password(); ok {
+				add(p)
+			}
+			for _, vs := range u.Query() {
+				for _, v := range vs {
+					add(v)
+				}
+			}
+		}
+	}
+	if len(secrets) == 0 {
+		return &redactor{}
+	}
+	// Longest first, so that a secret inside another is not cut in two.
+	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
+	pairs := make([]string, 0, 2*len(secrets))
+	for _, s := range slices.Compact(secrets) {
+		pairs = append(pairs, s, redacted)
+	}
+	return &redactor{r: strings.NewReplacer(pairs...)}
+}
+
+// string returns s without the secrets.
+func (r *redactor) string(s string) string {
+	if r.r == nil {
+		return s
+	}
+	return r.r.Replace(s)
+}
+
+// err returns err with the secrets blanked out of its message; errors.Is
+// and errors.As still see the original.
+func (r *redactor) err(err error) error {
+	if err == nil || r.r == nil {
+		return err
+	}
+	if msg := err.Error(); r.string(msg) != msg {
+		return &redactedError{err: err, msg: r.string(msg)}
+	}
+	return err
+}
+
+type redactedError struct {
+	err error
+	msg string
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// handler returns h with the secrets blanked out of every message and
+// attribute.
+func (r *redactor) handler(h slog.Handler) slog.Handler {
+	if r.r == nil {
+		return h
+	}
+	if rh, ok := h.(*redactingHandler); ok && rh.r == r {
+		return h
+	}
+	return &redactingHandler{h: h, r: r}
+}
+
+type redactingHandler struct {
+	h slog.Handler
+	r *redactor
+}
+
+func (h *redactingHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return h.h.Enabled(ctx, l)
+}
+
+func (h *redactingHandler) Handle(ctx context.Context, rec slog.Record) error {
+	out := slog.NewRecord(rec.Time, rec.Level, h.r.string(rec.Message), rec.PC)
+	rec.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(h.attr(a))
+		return true
+	})
+	return h.h.Handle(ctx, out)
+}
+
+func (h *redactingHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	clean := make([]slog.Attr, len(attrs))
+	for i, a := range attrs {
+		clean[i] = h.attr(a)
+	}
+	return &redactingHandler{h: h.h.WithAttrs(clean), r: h.r}
+}
+
+func (h *redactingHandler) WithGroup(name string) slog.Handler {
+	return &redactingHandler{h: h.h.WithGroup(name), r: h.r}
+}
+
+func (h *redactingHandler) attr(a slog.Attr) slog.Attr {
+	v := a.Value.Resolve()
+	switch v.Kind() {
+	case slog.KindString:
+		return slog.String(a.Key, h.r.string(v.String()))
+	case slog.KindGroup:
+		g := v.Group()
+		clean := make([]any, len(g))
+		for i, x := range g {
+			clean[i] = h.attr(x)
+		}
+		return slog.Group(a.Key, clean...)
+	case slog.KindAny:
+		if s := fmt.Sprint(v.Any()); h.r.string(s) != s {
+			return slog.String(a.Key, h.r.string(s))
+		}
+	}
+	return slog.Attr{Key: a.Key, Value: v}
+}
+
+// rpcErr returns err, an answer to a client, without the secrets.
+func (r *redactor) rpcErr(err error) error {
+	if we, ok := err.(*jsonrpc.Error); ok && r.r != nil {
+		c := *we
+		c.Message = r.string(we.Message)
+		return &c
+	}
+	return r.err(err)
+}

@@ -1,0 +1,248 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/mcpadapter/mcpadapter/internal/plaincall"
+	"github.com/mcpadapter/mcpadapter/internal/stdio"
+	"github.com/mcpadapter/mcpadapter/internal/streamable"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The fast path: a plain tools/call over stdio is written by the engine on
+// the connection it owns (internal/stdio's Conn.RoundTrip), and over
+// streamable HTTP POSTed through the session's HTTP client
+// (internal/streamable's Conn.RoundTrip), and its answer is handed straight
+// back, instead of going through go-sdk's request machinery, which costs
+// several times the CPU and 70–240 KB of garbage per call
+// (docs/dev/benchmarks.md). go-sdk still makes the connection, lists, handles
+// every request and notification the server sends, and makes every call
+// that is not plain; an answer that is go-sdk's to read (over HTTP,
+// anything but the plain result; on both, an answer that asks for input)
+// is handed over to go-sdk, which makes the call from the answer the fast
+// path holds, so the server runs the tool once.
+//
+// Whether a connection has a fast path is decided once, when it is made
+// (chooseFastPath), from facts of the connection: Config.FastPath (the
+// client's switch), the build tag mcpadapter_nofastpath, the transport
+// (stdio, or streamable HTTP without Config.Trace, whose trace would show
+// a call handed over to go-sdk twice) and the protocol era.
+//
+// Whether one call takes it is decided by plain, from the call alone:
+// Call.ViaSDK (set by any feature that needs go-sdk's machinery for the
+// call), params that carry more than a name and arguments (a _meta, such
+// as a progress token; input responses), and what the fast path cannot
+// send: on a 2026-07-28 connection, the _meta go-sdk adds to every request
+// (the protocol version, client info and capabilities), which the fast
+// path learns from go-sdk's first plain call there (learn), and over HTTP
+// the Mcp-Param-* headers go-sdk sends for a tool whose input schema has
+// x-mcp-header annotations.
+
+// A Call is one tools/call to make.
+type Call struct {
+	// Params are the call's parameters.
+	Params *mcp.CallToolParams
+	// ViaSDK says the call needs go-sdk's full request machinery: its
+	// sending middleware (such as the "task" member of a task-augmented
+	// call), its multi-round-trip loop as configured, or its handling of
+	// the server's requests during the call. A feature that needs any of
+	// it for a call sets ViaSDK; the engine then never takes the fast path
+	// for the call. Nothing else needs to know the fast path exists.
+	ViaSDK bool
+}
+
+// A Raw gives the result of a call as the server wrote it, when it is
+// known (a *wire.RequestStatus, SentResult, PlainResult).
+type Raw interface {
+	Result() (json.RawMessage, bool)
+}
+
+// SentResult is a result as the server wrote it.
+type SentResult json.RawMessage
+
+// Result returns r.
+func (r SentResult) Result() (json.RawMessage, bool) { return json.RawMessage(r), r != nil }
+
+// PlainResult is a result as the server wrote it that
+// plaincall.DecodeResult took: its members are content, isError,
+// structuredContent, _meta and resultType "complete", so it is no task
+// (what a task reading would find is known).
+type PlainResult json.RawMessage
+
+// Result returns r.
+func (r PlainResult) Result() (json.RawMessage, bool) { return json.RawMessage(r), r != nil }
+
+// fastPath is the fast path a connection has.
+type fastPath uint8
+
+const (
+	noFastPath fastPath = iota
+	fastStdio
+	fastHTTP
+)
+
+// fastState is what the fast path knows of one session.
+type fastState struct {
+	path fastPath // chosen once, by chooseFastPath
+	// meta is the _meta go-sdk sends with every request on a 2026-07-28
+	// connection, as JSON; nil until go-sdk has made a plain call.
+	meta atomic.Pointer[[]byte]
+	// resultMeta is the last _meta of a result, decoded.
+	resultMeta plaincall.MetaMemo
+	// http is set for a streamable HTTP session.
+	http *streamable.Conn
+}
+
+// chooseFastPath decides whether s, just connected, has a fast path.
+func (s *Session) chooseFastPath() {
+	cfg := &s.e.cfg
+	switch {
+	case fastPathOff || !cfg.FastPath || s.version == "":
+	case s.stdio != nil:
+		s.fast.path = fastStdio
+	case s.fast.http != nil && !cfg.Trace:
+		s.fast.path = fastHTTP
+		s.fast.http.Session = s
+	}
+}
+
+// FastPath reports whether s has a fast path for plain calls.
+func (s *Session) FastPath() bool { return s.fast.path != noFastPath }
+
+// CallTool makes the tools/call c on s: on the connection's fast path when
+// it has one and the call is plain, else through go-sdk. It returns what
+// go-sdk's CallTool would, and the result as sent when the fast path read
+// it (else nil).
+func (s *Session) CallTool(ctx context.Context, c Call) (*mcp.CallToolResult, Raw, error) {
+	if s.fast.path == noFastPath || !plainParams(c) {
+		res, err := s.cs.CallTool(ctx, c.Params)
+		return res, nil, err
+	}
+	if !s.fastReady(c.Params.Name) {
+		res, err := s.cs.CallTool(ctx, c.Params)
+		s.learn(c.Params)
+		return res, nil, err
+	}
+	return s.callFast(ctx, c.Params)
+}
+
+// plainParams reports whether nothing but the call's name and arguments
+// travel with it, and no feature asked for go-sdk's path.
+func plainParams(c Call) bool {
+	p := c.Params
+	return !c.ViaSDK && len(p.Meta) == 0 && p.InputResponses == nil && p.RequestState == ""
+}
+
+// fastReady reports whether the fast path can send a plain call of tool:
+// on a 2026-07-28 connection, once it knows go-sdk's _meta, and over HTTP
+// for a tool without Mcp-Param-* headers.
+func (s *Session) fastReady(tool string) bool {
+	if !s.Discover() {
+		return true
+	}
+	return s.fast.meta.Load() != nil && !s.paramHeaders(tool)
+}
+
+// paramHeaders reports whether go-sdk sends Mcp-Param-* headers with a
+// call of the tool over HTTP: the input schema it was listed with has
+// x-mcp-header annotations.
+func (s *Session) paramHeaders(tool string) bool {
+	if s.fast.path != fastHTTP {
+		return false
+	}
+	in, _, _ := s.e.cfg.Observer.RawSchemas(tool)
+	return bytes.Contains(in, []byte("x-mcp-header"))
+}
+
+// sdkMetaKeys returns go-sdk's _meta keys of a 2026-07-28 request.
+func sdkMetaKeys() [3]string {
+	return [3]string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcp.MetaKeyClientCapabilities}
+}
+
+// learn keeps the _meta go-sdk sent with params, a plain call it made on
+// s, a 2026-07-28 connection, for the fast path's later calls.
+func (s *Session) learn(params *mcp.CallToolParams) {
+	if !s.Discover() || s.fast.meta.Load() != nil {
+		return
+	}
+	keys := sdkMetaKeys()
+	if len(params.Meta) != len(keys) {
+		return
+	}
+	for _, k := range keys {
+		if _, ok := params.Meta[k]; !ok {
+			return
+		}
+	}
+	b, err := json.Marshal(params.Meta)
+	if err != nil {
+		return
+	}
+	s.fast.meta.Store(&b)
+}
+
+// callFast makes the plain call params on s's stdio connection or, over
+// streamable HTTP, with a POST of its own. It returns what go-sdk's
+// CallTool would, and the result as sent.
+func (s *Session) callFast(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, Raw, error) {
+	args, ok := params.Arguments.(json.RawMessage)
+	if !ok {
+		b, err := json.Marshal(params.Arguments)
+		if err != nil {
+			return nil, nil, fmt.Errorf("calling %q: marshaling call parameters: %w", "tools/call", err)
+		}
+		args = b
+	}
+	var meta []byte
+	if m := s.fast.meta.Load(); m != nil {
+		meta = *m
+	}
+	var result json.RawMessage
+	if s.fast.path == fastStdio {
+		resp, err := s.stdio.RoundTrip(ctx, "tools/call", func(buf []byte, id int64) []byte {
+			return plaincall.AppendCall(buf, id, params.Name, args, meta)
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		result = resp.Result
+	} else {
+		var h *streamable.HandOff
+		var err error
+		if result, h, err = s.fast.http.RoundTrip(ctx, params.Name, args, meta); h != nil {
+			defer h.Close()
+			res, err := s.cs.CallTool(streamable.WithHandOff(ctx, h), params)
+			return res, nil, err
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	if res, ok := plaincall.DecodeResult(result, &s.fast.resultMeta); ok {
+		return res, PlainResult(result), nil
+	}
+	// go-sdk's own decoding of a result (what its CallTool does with it).
+	res := new(mcp.CallToolResult)
+	if err := res.UnmarshalJSON(result); err != nil {
+		return nil, SentResult(result), fmt.Errorf("calling %q: %w", "tools/call", err)
+	}
+	if res.InputRequests != nil {
+		// go-sdk's multi-round-trip loop answers these and retries:
+		// leave the call to it, starting from this answer, which go-sdk's
+		// call is answered with at the connection (internal/stdio's
+		// handoff.go), so the server runs the tool once. (Over HTTP
+		// RoundTrip handed such an answer over already.)
+		s.e.cfg.Log.Debug("the server asked for input; handing the call over to go-sdk", "tool", params.Name)
+		if s.stdio != nil {
+			h := stdio.NewHandOff(result, func(buf []byte, id int64) []byte { return plaincall.AppendPing(buf, id, meta) })
+			ctx = stdio.WithHandOff(ctx, h)
+		}
+		res, err := s.cs.CallTool(ctx, params)
+		return res, nil, err
+	}
+	return res, SentResult(result), nil
+}

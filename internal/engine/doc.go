@@ -1,0 +1,35 @@
+// Package engine is the connection to one MCP server below the public
+// face: it makes go-sdk sessions, keeps one live, makes it again when it is
+// lost, and is the one way a request reaches the server.
+//
+// What it adds to go-sdk:
+//   - Engine.Session connects on first use and shares the connect among
+//     concurrent callers, bounded by a connect timeout that stops while a
+//     user signs in (oauthflow.Attempt); HandshakeMiddleware bounds the
+//     server/discover probe and falls back to the initialize handshake on
+//     a new connection when a stdio or in-process server took it late; a
+//     stdio server that exits at the probe is restarted with the
+//     handshake; a streamable HTTP endpoint that answers as a legacy server
+//     is reconnected over SSE; a URL that is a website, not an MCP
+//     endpoint, is said to be one (hint.go).
+//   - Engine.Send runs a request on the live session: its timeout, one
+//     retry on a new connection of a request that certainly never reached
+//     the server (internal/sdkerr says which), the drop of a lost
+//     connection, and every failure as a *TransportError with the stdio
+//     server's stderr.
+//   - Session.CallTool makes a tools/call on the connection's fast path
+//     (internal/stdio, internal/streamable, internal/plaincall) when the
+//     connection has one and the call is plain, else through go-sdk. The
+//     fast path is chosen once per connection (chooseFastPath); a feature
+//     that needs go-sdk's machinery for a call says so with Call.ViaSDK.
+//   - Router routes progress notifications to their calls by token,
+//     Deadline bounds a call by its time limits (*TimeoutError), and
+//     BacklogMiddleware paces a stdio server's notifications.
+//
+// Its inputs are plain (Config: the target, timeouts, go-sdk's client
+// with the root's middleware installed, and a few functions of the root's
+// features: the HTTP layers of credentials and headers, telemetry, the
+// cache's reconnect hook). It imports go-sdk and this module's internal
+// stdio, streamable, plaincall, sdkerr, oauthflow and wire packages; never
+// the root package, the cache or anything above it.
+package engine

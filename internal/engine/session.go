@@ -1,0 +1,144 @@
+package engine
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter/internal/stdio"
+	"github.com/mcpadapter/mcpadapter/internal/streamable"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A Session is one established connection: go-sdk's session, and what the
+// engine keeps beside it.
+type Session struct {
+	e        *Engine
+	cs       *mcp.ClientSession
+	kind     Kind
+	version  string      // the negotiated protocol version
+	discover bool        // ... of the server/discover era
+	stdio    *stdio.Conn // the process connection, for stdio targets
+	done     chan struct{}
+	err      error // why the session ended; valid after done is closed
+	// life ends when the session is closed; calls in flight are cancelled.
+	life     context.Context
+	kill     context.CancelFunc
+	inflight atomic.Int64 // requests running in this session
+	retired  atomic.Bool  // replaced; closes when its last request ends
+	grace    time.Duration
+
+	connectedAt time.Time
+	connectTime time.Duration
+
+	// Set while connecting.
+	state       *dialState
+	exitedAlone bool        // the stdio server exited during the handshake
+	sawPOST     atomic.Bool // the first POST has been answered
+	legacyHTTP  atomic.Bool // ... with a status a legacy SSE server gives
+
+	firstAnswer atomic.Pointer[httpAnswer] // the first HTTP response (endpointHint)
+	fast        fastState                  // the fast path's (call.go)
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// SDK returns go-sdk's session, for the requests the engine does not
+// make itself.
+func (s *Session) SDK() *mcp.ClientSession { return s.cs }
+
+// ID returns the session's id ("" when it has none).
+func (s *Session) ID() string { return s.cs.ID() }
+
+// ProtocolVersion returns the negotiated protocol version.
+func (s *Session) ProtocolVersion() string { return s.version }
+
+// Discover reports whether the session speaks the server/discover era
+// (2026-07-28 and later).
+func (s *Session) Discover() bool { return s.discover }
+
+// Transport names the transport: "stdio", "streamable-http", "sse" or
+// "in-process".
+func (s *Session) Transport() string { return string(s.kind) }
+
+// ConnectedAt is when the connection was made, and ConnectTime how long it
+// took (process start and handshake included).
+func (s *Session) ConnectedAt() time.Time     { return s.connectedAt }
+func (s *Session) ConnectTime() time.Duration { return s.connectTime }
+
+// Life returns a context that ends when the session is closed.
+func (s *Session) Life() context.Context { return s.life }
+
+// Hold counts a request of the session that closing it waits for; release
+// ends it (the last request of a retired session closes it).
+func (s *Session) Hold() (release func()) {
+	s.inflight.Add(1)
+	return s.doneRequest
+}
+
+var _ streamable.Session = (*Session)(nil)
+
+func (s *Session) ended() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// doneRequest ends a request of s; the last request of a retired session
+// closes it.
+func (s *Session) doneRequest() {
+	if s.inflight.Add(-1) == 0 && s.retired.Load() {
+		go s.close(s.grace)
+	}
+}
+
+// close cancels the requests in flight (go-sdk tells the server), lets them
+// return, and closes the connection. It waits at most about two grace
+// periods: a server that is slow to end its session (an HTTP DELETE that
+// does not return) finishes closing in the background, bounded by go-sdk's
+// own timeout. A stdio server is different: go-sdk closes the connection
+// only once every request has finished, and an answer being written to a
+// server that does not read its stdin never finishes; so after one grace
+// period the process is ended here, and close returns only when it and its
+// process group are gone.
+func (s *Session) close(grace time.Duration) error {
+	s.closeOnce.Do(func() {
+		s.kill()
+		deadline := time.Now().Add(grace)
+		for s.inflight.Load() > 0 && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		closed := make(chan error, 1)
+		go func() { closed <- s.cs.Close() }()
+		select {
+		case s.closeErr = <-closed:
+			<-s.done
+			return
+		case <-time.After(grace):
+		}
+		if s.stdio != nil {
+			_ = s.stdio.Close()
+			select {
+			case s.closeErr = <-closed:
+			case <-time.After(grace):
+			}
+		}
+	})
+	return s.closeErr
+}
+
+// run calls fn with a context that also ends when the session is closed.
+func (s *Session) run(ctx context.Context, fn func(context.Context, *Session) error) error {
+	s.inflight.Add(1)
+	defer s.doneRequest()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(s.life, cancel)
+	defer stop()
+	return fn(ctx, s)
+}

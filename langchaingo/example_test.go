@@ -1,0 +1,70 @@
+package langchaingo_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log"
+
+	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/langchaingo"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tmc/langchaingo/llms"
+)
+
+type cityIn struct {
+	City string `json:"city"`
+}
+
+// weatherServer is a go-sdk server with one tool; any MCP server will do
+// (a URL, a mcpadapter.Command, a config).
+func weatherServer() *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "weather", Version: "1.0.0"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "get_forecast", Description: "Tomorrow's forecast for a city"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in cityIn) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "Sunny in " + in.City}}}, nil, nil
+		})
+	return srv
+}
+
+// weatherTools lists the server's tools through mcpadapter.
+func weatherTools(ctx context.Context) ([]*mcpadapter.Tool, func()) {
+	a, err := mcpadapter.New(weatherServer(), nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	tools, err := a.Tools(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return tools, func() { a.Close() }
+}
+
+// The tools as langchaingo tool definitions, and a tool call run through
+// them: pass llms.WithTools(ts.Definitions()) to GenerateContent, run the
+// choice's ToolCalls, and append each outcome's Message.
+func Example() {
+	ctx := context.Background()
+	tools, done := weatherTools(ctx)
+	defer done()
+
+	ts, err := langchaingo.New(tools, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	def, err := json.Marshal(ts.Definitions()[0])
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(string(def))
+
+	outs, err := ts.Run(ctx, []llms.ToolCall{{ID: "call_1", Type: "function",
+		FunctionCall: &llms.FunctionCall{Name: "get_forecast", Arguments: `{"city":"Paris"}`}}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(outs[0].Response().ToolCallID, outs[0].Response().Content)
+	// Output:
+	// {"type":"function","function":{"name":"get_forecast","description":"Tomorrow's forecast for a city","parameters":{"additionalProperties":false,"properties":{"city":{"type":"string"}},"required":["city"],"type":"object"}}}
+	// call_1 Sunny in Paris
+}
