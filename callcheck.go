@@ -1,6 +1,7 @@
 package mcpadapter
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,6 +33,9 @@ func (c *argChecker) compiled() *argcheck.Schema {
 func (t *Tool) checkCall(args json.RawMessage) string {
 	if t.check == nil || t.noCheck {
 		return ""
+	}
+	if a := bytes.TrimSpace(args); len(a) > 0 && a[0] != '{' {
+		return "" // not a JSON object: the call's own check answers it
 	}
 	s := t.check.compiled()
 	if s == nil {
