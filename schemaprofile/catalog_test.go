@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpadapter/mcpadapter/internal/schemacheck"
 	"github.com/mcpadapter/mcpadapter/schemaprofile"
 )
 
@@ -59,6 +60,13 @@ func TestCatalogProfiles(t *testing.T) {
 	corpus := catalogSchemas(t)
 	var report strings.Builder
 	fmt.Fprintf(&report, "captured corpus: %d distinct schemas\n", len(corpus))
+	asSent := 0
+	for _, s := range corpus {
+		if len(schemacheck.AnthropicStrict(s.schema)) > 0 {
+			asSent++
+		}
+	}
+	fmt.Fprintf(&report, "as the servers send them, %d of %d (%.1f%%) break Anthropic's strict tool use rules\n", asSent, len(corpus), 100*float64(asSent)/float64(len(corpus)))
 	for _, p := range schemaprofile.Profiles() {
 		strict := 0
 		why := map[string]int{}

@@ -92,6 +92,11 @@ type Result struct {
 	Strict bool
 	// NotStrict says why a strict profile fell back to non-strict.
 	NotStrict string
+	// Optional and Unions count, in a strict AnthropicStrict schema, the
+	// optional properties and the properties with a union type (anyOf or
+	// a type list): Anthropic bounds both across all the strict tools of
+	// one request (AnthropicMaxOptional, AnthropicMaxUnions).
+	Optional, Unions int
 	// Changes lists every change, in schema order.
 	Changes []Change
 

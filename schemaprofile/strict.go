@@ -78,7 +78,7 @@ var openAIStrictRules = &strictRules{keep: strictKeep, formats: strictFormats, m
 var anthropicStrictRules = &strictRules{
 	keep:     []string{"type", "description", "title", "enum", "const", "anyOf", "pattern", "default", "minItems"},
 	formats:  []string{"date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"},
-	optional: true, maxOptional: anthropicMaxOptional, maxUnions: anthropicMaxUnions, minItemsMax: 1,
+	optional: true, maxOptional: AnthropicMaxOptional, maxUnions: AnthropicMaxUnions, minItemsMax: 1,
 	safePattern: func(p string) bool {
 		// no lookaround, backreferences or word boundaries
 		return !strings.Contains(strings.ReplaceAll(p, "(?:", ""), "(?") &&
@@ -86,11 +86,13 @@ var anthropicStrictRules = &strictRules{
 	},
 }
 
-// Anthropic strict limits, per request (the profile holds each schema
-// to them; a request of several strict tools shares them).
+// Anthropic's limits of strict tool use, per request: the profile holds
+// each schema to them, and a request of several strict tools shares them
+// (Result.Optional and Result.Unions say what one schema takes).
 const (
-	anthropicMaxOptional = 24
-	anthropicMaxUnions   = 16
+	AnthropicMaxStrictTools = 20
+	AnthropicMaxOptional    = 24
+	AnthropicMaxUnions      = 16
 )
 
 // hasBackref reports whether a pattern has a backreference (\1 .. \9).
@@ -423,18 +425,19 @@ func applyAnthropicStrict(root any) (*Result, error) {
 		s.refuse("", "recursive $ref (inlined here, so not strict)")
 	}
 	out, m := s.node(o, "", 0)
-	if s.optional > anthropicMaxOptional {
-		s.refuse("", "%d optional properties, more than the %d strict tool use allows", s.optional, anthropicMaxOptional)
+	if s.optional > AnthropicMaxOptional {
+		s.refuse("", "%d optional properties, more than the %d strict tool use allows", s.optional, AnthropicMaxOptional)
 	}
-	if s.unions > anthropicMaxUnions {
-		s.refuse("", "%d properties with a union type, more than the %d strict tool use allows", s.unions, anthropicMaxUnions)
+	if s.unions > AnthropicMaxUnions {
+		s.refuse("", "%d properties with a union type, more than the %d strict tool use allows", s.unions, AnthropicMaxUnions)
 	}
 	if len(s.reasons) == 0 && !t.truncated {
 		t.refs = nil
 		names := t.renameProps(out, "")
 		names.compileAlts(map[*argMap]bool{})
 		m.compileAlts(map[*argMap]bool{})
-		return &Result{Profile: AnthropicStrict, Schema: encode(out), Strict: true, Changes: t.changes, names: names, args: m}, nil
+		return &Result{Profile: AnthropicStrict, Schema: encode(out), Strict: true, Changes: t.changes, names: names, args: m,
+			Optional: s.optional, Unions: s.unions}, nil
 	}
 	ft := &transform{profile: AnthropicStrict}
 	fo := ft.anthropic(root)
