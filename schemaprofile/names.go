@@ -225,15 +225,17 @@ func (t *transform) refMap(ref string) *argMap {
 	if m, ok := t.refs.maps[ref]; ok {
 		return m
 	}
-	m := &argMap{}
+	m := &argMap{pending: true}
 	t.refs.maps[ref] = m // before renaming: a recursive $ref finds it
 	in := &inliner{t: t, root: t.refs.root}
 	target, tpath, ok := in.resolve(ref)
 	if !ok {
+		m.pending = false
 		return nil
 	}
 	if sub := t.renameProps(target, tpath); sub != nil {
 		*m = *sub
 	}
+	m.pending = false
 	return m
 }

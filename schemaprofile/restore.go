@@ -31,6 +31,9 @@ type argMap struct {
 	// extra restores the values of keys no property names
 	// (additionalProperties).
 	extra *argMap
+	// pending: a definition's argMap being made; what refers to it
+	// keeps it, as it may yet change something.
+	pending bool
 }
 
 // An alt is one anyOf branch: its schema as sent, compiled when its
@@ -93,6 +96,9 @@ func (m *argMap) empty() bool { return m.emptySeen(map[*argMap]bool{}) }
 func (m *argMap) emptySeen(seen map[*argMap]bool) bool {
 	if m == nil || seen[m] {
 		return true
+	}
+	if m.pending {
+		return false
 	}
 	seen[m] = true
 	if len(m.rename) > 0 || len(m.dropNull) > 0 || m.jsonText || m.entries ||

@@ -8,6 +8,9 @@ import (
 const (
 	RuleJSONText   = "json-text"   // a schema that takes any value, sent as a string of JSON text (Restore parses it)
 	RuleMapEntries = "map-entries" // an object of free keys, sent as an array of {key, value} entries (Restore rebuilds the object)
+	// RuleRequiredDeclared: a required name no property declared, declared
+	// as a property of any value (strict mode allows only declared ones).
+	RuleRequiredDeclared = "required-declared"
 )
 
 // anyValue reports whether o takes any JSON value: it says nothing about

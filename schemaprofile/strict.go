@@ -301,6 +301,28 @@ func (s *strict) object(o, out *object, path string, depth int, m *argMap) {
 		}
 	}
 	ap, hasAP := o.Get("additionalProperties")
+	// A required name no property declares: strict mode allows only the
+	// declared ones, so it is declared, taking any value.
+	if r, ok := o.Vals["required"].([]any); ok {
+		cloned := false
+		for _, x := range r {
+			name, ok := x.(string)
+			if !ok || props != nil && props.Has(name) {
+				continue
+			}
+			if ap == false {
+				s.refuse(ptr(path, "required"), "required %q is not a property, and no other is allowed", short(name, 80))
+				continue
+			}
+			if props == nil {
+				props, cloned = newObject(), true
+			} else if !cloned {
+				props, cloned = props.Clone(), true
+			}
+			props.Set(name, newObject())
+			s.t.note(RuleRequiredDeclared, ptr(path, "required"), "required %q declared as a property of any value", short(name, 80))
+		}
+	}
 	switch apo, isObj := ap.(*object); {
 	case ap == false:
 	case !hasAP || ap == true || (isObj && len(apo.Keys) == 0):
