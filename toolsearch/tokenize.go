@@ -153,9 +153,7 @@ func buildRelated(table []string) map[string][]string {
 		head, rest, _ := strings.Cut(line, ":")
 		var rel []string
 		for _, f := range strings.Fields(rest) {
-			for _, t := range Tokenize(f) {
-				rel = append(rel, t)
-			}
+			rel = append(rel, Tokenize(f)...)
 		}
 		for _, h := range strings.Fields(head) {
 			for _, t := range Tokenize(h) {
