@@ -216,6 +216,11 @@ func (s *Session) callFast(ctx context.Context, params *mcp.CallToolParams) (*mc
 		if result, h, err = s.fast.http.RoundTrip(ctx, params.Name, args, meta); h != nil {
 			defer h.Close()
 			res, err := s.cs.CallTool(streamable.WithHandOff(ctx, h), params)
+			if err != nil && h.Sent() {
+				// The server has the fast path's POST of the call, even if
+				// go-sdk failed before it took the answer.
+				err = &deliveredError{err}
+			}
 			return res, nil, err
 		}
 		if err != nil {
@@ -242,6 +247,10 @@ func (s *Session) callFast(ctx context.Context, params *mcp.CallToolParams) (*mc
 			ctx = stdio.WithHandOff(ctx, h)
 		}
 		res, err := s.cs.CallTool(ctx, params)
+		if err != nil {
+			// The server has the call (it answered it).
+			err = &deliveredError{err}
+		}
 		return res, nil, err
 	}
 	return res, SentResult(result), nil

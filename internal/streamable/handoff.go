@@ -57,6 +57,10 @@ func WithHandOff(ctx context.Context, h *HandOff) context.Context {
 	return context.WithValue(ctx, handOffKey{}, h)
 }
 
+// Sent reports whether the fast path sent the call (h holds its
+// response): the server may have it, whatever go-sdk's call returns.
+func (h *HandOff) Sent() bool { return h.ours != "" }
+
 // Close releases the response if go-sdk never took it (it never sent the
 // call). Call it once go-sdk's call has returned.
 func (h *HandOff) Close() {
