@@ -109,6 +109,12 @@ func (l *lane) token() string { return fmt.Sprintf("%s.%d", l.current.id, l.epoc
 // made for another principal, waits for its user's answer.
 var errOtherPrincipal = errors.New("the server's connection is waiting for another principal's answer to a question; a handshake-era server's questions cannot be told apart on one connection, so this call cannot run beside it (use one connection per principal)")
 
+// errLaneMoved refuses to send a parked call on another connection than
+// its lane's (the engine replaced a lost one): a question asked there
+// would reach no call. Nothing was sent; callInterruptibleAfter makes the
+// call again in a lane of the new connection.
+var errLaneMoved = errors.New("the server's connection was replaced before the call was sent")
+
 // acquire returns the lane of cs, with one more user.
 func (st *interruptState) acquire(cs *mcp.ClientSession) *lane {
 	st.mu.Lock()
@@ -275,6 +281,7 @@ func (c *Client) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Eli
 func (c *Client) callParked(ctx context.Context, s *engine.Session, pc *PendingCall, tc *toolCall, after string) (*Result, error) {
 	st := c.interrupt
 	l := st.acquire(s.SDK())
+	tc.lane = s.SDK()
 	p := &parkedCall{id: newParkID(), server: c.name, tool: tc.tool, principal: tc.principal, run: tc.run, lane: l, round: pc.Round,
 		questions: make(chan *question), done: make(chan callOutcome, 1), ended: make(chan struct{})}
 	queued, err := c.enter(ctx, l, p, after)
