@@ -396,10 +396,10 @@ func (c *Client) take(pending *PendingCall, answers map[string]elicitation.Respo
 	st := c.interrupt
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if r := st.answers.get(pending.ID); r != nil {
+	if r := st.answers.get(pending.Principal, pending.ID); r != nil {
 		return r.err(pending.ID)
 	}
-	st.answers.add(pending.ID, &answerRecord{server: pending.Server, tool: pending.Tool, round: pending.Round, action: summaryAction(answers)})
+	st.answers.add(pending.Principal, pending.ID, &answerRecord{server: pending.Server, tool: pending.Tool, round: pending.Round, action: summaryAction(answers)})
 	return nil
 }
 
@@ -408,7 +408,7 @@ func (c *Client) settle(pending *PendingCall, res *Result, err error) {
 	st := c.interrupt
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if r := st.answers.get(pending.ID); r != nil {
+	if r := st.answers.get(pending.Principal, pending.ID); r != nil {
 		r.now = outcomeText(res, err)
 	}
 }
