@@ -98,6 +98,32 @@ func TestHITLCraftedPendingOfAnotherPrincipal(t *testing.T) {
 			t.Fatalf("alice's resume: %v %+v", err, res)
 		}
 	})
+	t.Run("parked", func(t *testing.T) {
+		t.Parallel()
+		ctx := testCtx(t)
+		actx := mcpadapter.WithCallIdentity(ctx, alice)
+		bctx := mcpadapter.WithCallIdentity(ctx, bob)
+		srv := hitltest.NewServer(testserver.Legacy)
+		ask := hitlTools(t, srv.Server, nil)["ask"]
+		res, err := ask.Call(actx, json.RawMessage(askArgs("alice", 1)))
+		p := mustInterrupt(t, res, err)
+		crafted := *p
+		crafted.Principal = "bob"
+		for _, r := range []*elicitation.Resume{answer(&crafted), nil} {
+			_, err = ask.Resume(bctx, &crafted, r)
+			var de *mcpadapter.ResumeDeniedError
+			if !errors.As(err, &de) || de.Reason != mcpadapter.DeniedPrincipal {
+				t.Fatalf("bob resumes alice's parked call (answers %v): %v", r != nil, err)
+			}
+		}
+		if got := srv.Received(); len(got) != 0 {
+			t.Fatalf("bob's answer reached alice's question: %+v", got)
+		}
+		res, err = ask.Resume(actx, p, answer(p))
+		if err != nil || res.Text() != "alice done" {
+			t.Fatalf("alice's resume: %v %+v", err, res)
+		}
+	})
 	t.Run("2026-07-28", func(t *testing.T) {
 		t.Parallel()
 		ctx := testCtx(t)
