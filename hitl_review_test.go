@@ -90,8 +90,8 @@ func TestHITLCraftedPendingOfAnotherPrincipal(t *testing.T) {
 		crafted := *p
 		crafted.Principal = "bob"
 		res, err = tool.Resume(bctx, &crafted, answer(&crafted))
-		if res != nil && strings.Contains(res.Text(), "9000") {
-			t.Fatalf("bob read alice's result: %q", res.Text())
+		if res != nil && strings.Contains(res.Text(), "9000") || err != nil && strings.Contains(err.Error(), "9000") {
+			t.Fatalf("bob read alice's result: %v %+v", err, res)
 		}
 		res, err = tool.Resume(actx, p, answer(p))
 		if err != nil || res.Text() != "alice's salary: 9000" {
