@@ -79,6 +79,9 @@ type toolCall struct {
 	principal string          // CallIdentity.Principal
 	run       string          // RunFrom
 	protocol  string          // the protocol version of the connection, once known
+	// lane is the connection a parked call's lane is on (park.go): the
+	// call is sent on no other.
+	lane *mcp.ClientSession
 }
 
 // CallTool calls the tool the server knows as name with args, a JSON object
@@ -210,6 +213,9 @@ func (c *Client) sendCall(ctx context.Context, tc *toolCall, params *mcp.CallToo
 	r := engine.Request{Op: "tools/call", Tool: params.Name, Attempt: func(r *wire.RequestStatus) { rec = r }}
 	call := engine.Call{Params: params, ViaSDK: tc.viaSDK}
 	err = c.eng.Send(ctx, r, func(ctx context.Context, s *engine.Session) error {
+		if tc.lane != nil && s.SDK() != tc.lane {
+			return errLaneMoved
+		}
 		res, sent, err := s.CallTool(ctx, call)
 		var raw engine.Raw = rec
 		if sent != nil {
