@@ -113,13 +113,20 @@ func isProgram(path string) bool {
 // program as exit status 1 (and prints "exit status N"), and the agent's
 // exit status must reach the caller unchanged.
 func workspaceAgent(ctx context.Context, name string, stderr io.Writer) (string, error) {
+	own := ownAgentDir()
+	if own == "" {
+		return "", nil
+	}
 	gocmd, err := exec.LookPath("go")
 	if err != nil {
 		return "", nil
 	}
 	out, err := exec.CommandContext(ctx, gocmd, "list", "-m", "-f", "{{.Main}} {{.Dir}}", agentPackage).Output()
 	main, dir, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
-	if err != nil || main != "true" || !ownSource(dir) {
+	if err != nil || main != "true" {
+		return "", nil
+	}
+	if dir, err = filepath.EvalSymlinks(dir); err != nil || dir != own {
 		return "", nil
 	}
 	cache, err := os.UserCacheDir()
@@ -139,17 +146,17 @@ func workspaceAgent(ctx context.Context, name string, stderr io.Writer) (string,
 	return bin, nil
 }
 
-// ownSource reports whether dir is the agent's directory in the source
-// tree this program was built from (a build with -trimpath has none).
-func ownSource(dir string) bool {
+// ownAgentDir returns the agent's directory in the source tree this
+// program was built from, links resolved; "" when there is none (a build
+// with -trimpath, or from a module archive without it).
+func ownAgentDir() string {
 	_, self, _, ok := runtime.Caller(0)
 	if !ok || !filepath.IsAbs(self) {
-		return false
+		return ""
 	}
-	want, err := filepath.EvalSymlinks(filepath.Join(filepath.Dir(self), agentProgram))
+	dir, err := filepath.EvalSymlinks(filepath.Join(filepath.Dir(self), agentProgram))
 	if err != nil {
-		return false
+		return ""
 	}
-	got, err := filepath.EvalSymlinks(dir)
-	return err == nil && got == want
+	return dir
 }
