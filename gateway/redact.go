@@ -20,8 +20,9 @@ const redacted = "[REDACTED]"
 // A redactor blanks out the secrets of the servers' config entries (env
 // and header values, bearer tokens, the client secrets of OAuth and of
 // the grants, the password and query values of URLs) from whatever the
-// gateway shows: errors to clients, events, statuses and log lines. A server may print its own environment
-// on its way down; that text must not carry the secrets further.
+// gateway shows: errors to clients, events, statuses and log lines. A
+// server may print its own environment on its way down; that text must
+// not carry the secrets further.
 type redactor struct {
 	r *strings.Replacer // nil: no secrets
 }
