@@ -1,0 +1,241 @@
+package mcpadapter_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// perUserAuth signs each principal in to a testserver.ServePerUser server;
+// a principal in refuse gets the error instead.
+func perUserAuth(refuse map[string]error) mcpadapter.Auth {
+	return mcpadapter.PrincipalToken(func(_ context.Context, p string) (string, error) {
+		if err := refuse[p]; err != nil {
+			return "", err
+		}
+		if p == "" {
+			return testserver.PerUserToken("nobody"), nil
+		}
+		return testserver.PerUserToken(p), nil
+	})
+}
+
+// as returns ctx made for principal p.
+func as(ctx context.Context, p string) context.Context {
+	return mcpadapter.WithCallIdentity(ctx, &mcpadapter.CallIdentity{Principal: p})
+}
+
+// perUserClient returns a client of a per-user server of the given era.
+func perUserClient(t *testing.T, stateless bool, opts *mcpadapter.ClientOptions) (*mcpadapter.Client, *testserver.PerUserServer) {
+	t.Helper()
+	srv := testserver.ServePerUser(t, testserver.PerUserOptions{Stateless: stateless})
+	if opts == nil {
+		opts = &mcpadapter.ClientOptions{}
+	}
+	if opts.Auth == nil {
+		opts.Auth = perUserAuth(nil)
+	}
+	c, err := mcpadapter.NewClient(srv.URL, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c, srv
+}
+
+// perUserEras runs fn for a handshake-era server whose sessions belong to users
+// and for a 2026-07-28 one.
+func perUserEras(t *testing.T, fn func(t *testing.T, stateless bool)) {
+	for _, e := range []struct {
+		name      string
+		stateless bool
+	}{{"handshake", false}, {"2026-07-28", true}} {
+		t.Run(e.name, func(t *testing.T) { fn(t, e.stateless) })
+	}
+}
+
+// asCall calls tool as principal p and returns its text.
+func asCall(ctx context.Context, c *mcpadapter.Client, p, tool string) (string, error) {
+	res, err := c.CallTool(as(ctx, p), tool, nil, nil)
+	if err != nil {
+		return "", err
+	}
+	if res.IsError {
+		return "", fmt.Errorf("tool error: %s", res.Text())
+	}
+	return res.Text(), nil
+}
+
+// TestPrincipalsGetTheirOwnSession: alice and bob call through one Client
+// a server that ties each session to the user who opened it (go-sdk's
+// auth.RequireBearerToken with TokenInfo.UserID): each is answered as
+// themselves, and Connect shows each the instructions written for them.
+func TestPrincipalsGetTheirOwnSession(t *testing.T) {
+	perUserEras(t, func(t *testing.T, stateless bool) {
+		c, srv := perUserClient(t, stateless, nil)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		for round := range 3 {
+			for _, p := range []string{"alice", "bob", "carol"} {
+				got, err := asCall(ctx, c, p, "whoami")
+				if err != nil {
+					t.Fatalf("round %d: %s: %v", round, p, err)
+				}
+				if got != p {
+					t.Fatalf("round %d: whoami for %s answered %q", round, p, got)
+				}
+			}
+		}
+		for _, p := range []string{"alice", "bob"} {
+			info, err := c.Connect(as(ctx, p))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := "instructions for " + p; info.Instructions != want {
+				t.Errorf("Connect for %s: instructions %q, want %q", p, info.Instructions, want)
+			}
+		}
+		if !stateless {
+			for _, p := range []string{"alice", "bob", "carol"} {
+				if n := srv.Sessions(p); n != 1 {
+					t.Errorf("%s opened %d sessions, want 1 (one per principal, kept)", p, n)
+				}
+			}
+		}
+	})
+}
+
+// TestPrincipalConnectFailureIsItsOwn: mallory's token source fails
+// while her connect is under way and bob calls: bob's call succeeds, and
+// mallory's error reaches only her.
+func TestPrincipalConnectFailureIsItsOwn(t *testing.T) {
+	perUserEras(t, func(t *testing.T, stateless bool) {
+		entered := make(chan struct{})
+		release := make(chan struct{})
+		var once sync.Once
+		auth := mcpadapter.PrincipalToken(func(ctx context.Context, p string) (string, error) {
+			if p == "mallory" {
+				once.Do(func() { close(entered) })
+				select {
+				case <-release:
+				case <-ctx.Done():
+				}
+				return "", fmt.Errorf("account mallory@evil.example suspended for fraud, case #4411")
+			}
+			return testserver.PerUserToken(p), nil
+		})
+		c, _ := perUserClient(t, stateless, &mcpadapter.ClientOptions{Auth: auth})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		malloryErr := make(chan error, 1)
+		go func() {
+			_, err := asCall(ctx, c, "mallory", "whoami")
+			malloryErr <- err
+		}()
+		<-entered
+		bobDone := make(chan struct{})
+		var (
+			got string
+			err error
+		)
+		go func() {
+			defer close(bobDone)
+			got, err = asCall(ctx, c, "bob", "whoami")
+		}()
+		time.Sleep(50 * time.Millisecond) // bob's call is under way
+		close(release)
+		<-bobDone
+		switch {
+		case err != nil && strings.Contains(err.Error(), "4411"):
+			t.Errorf("bob's call got mallory's error: %v", err)
+		case err != nil:
+			t.Errorf("bob's call: %v", err)
+		case got != "bob":
+			t.Errorf("bob's call answered %q", got)
+		}
+		if err := <-malloryErr; err == nil || !strings.Contains(err.Error(), "4411") {
+			t.Errorf("mallory's call: %v, want her token source's error", err)
+		}
+	})
+}
+
+// TestPrincipalsHandlersSeeTheCallsIdentity: the progress, log and
+// elicitation of bob's calls reach the application with bob's identity,
+// never alice's, though alice's call opened the connection; the answer to
+// bob's question goes back with bob's credentials.
+func TestPrincipalsHandlersSeeTheCallsIdentity(t *testing.T) {
+	type seen struct{ kind, principal, text string }
+	var (
+		mu  sync.Mutex
+		got []seen
+	)
+	record := func(ctx context.Context, kind, text string) {
+		p := "<none>"
+		if id := mcpadapter.CallIdentityFrom(ctx); id != nil {
+			p = id.Principal
+		}
+		mu.Lock()
+		got = append(got, seen{kind, p, text})
+		mu.Unlock()
+	}
+	opts := &mcpadapter.ClientOptions{
+		ProgressHandler: func(ctx context.Context, r *mcp.ProgressNotificationClientRequest) {
+			record(ctx, "progress", r.Params.Message)
+		},
+		LogHandler: func(ctx context.Context, r *mcp.LoggingMessageRequest) {
+			record(ctx, "log", fmt.Sprint(r.Params.Data))
+		},
+		ElicitationHandler: func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			record(ctx, "elicit", r.Params.Message)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"ok": true}}, nil
+		},
+	}
+	c, _ := perUserClient(t, false, opts)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, p := range []string{"alice", "bob"} {
+		for _, tool := range []string{"slow", "confirm"} {
+			text, err := asCall(ctx, c, p, tool)
+			if err != nil {
+				t.Fatalf("%s %s: %v", p, tool, err)
+			}
+			if want := map[string]string{"slow": p, "confirm": p + " confirmed"}[tool]; text != want {
+				t.Errorf("%s %s answered %q, want %q", p, tool, text, want)
+			}
+		}
+	}
+	// Notifications may trail their call's result.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		n := len(got)
+		mu.Unlock()
+		if n >= 6 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	kinds := map[string]int{}
+	for _, s := range got {
+		kinds[s.kind]++
+		owner := s.text[strings.LastIndexByte(s.text, ' ')+1:]
+		owner = strings.TrimSuffix(owner, "?")
+		if s.principal != owner {
+			t.Errorf("%s %q reached the application as principal %q", s.kind, s.text, s.principal)
+		}
+	}
+	for _, k := range []string{"progress", "log", "elicit"} {
+		if kinds[k] != 2 {
+			t.Errorf("%d %s messages, want 2 (one per principal): %v", kinds[k], k, got)
+		}
+	}
+}
