@@ -166,7 +166,6 @@ func (c *Client) newResponseCache(ep *endpoint, opts *ClientOptions) *cache.Cach
 			}
 			return "", nil
 		},
-		Observer: c.obs,
 		Log:      c.log,
 	})
 }

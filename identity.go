@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -63,6 +65,43 @@ func principalOf(ctx context.Context) string {
 		return id.Principal
 	}
 	return ""
+}
+
+// partitionOf names the connection a request made with ctx belongs to
+// over HTTP: its principal and identity headers, or "" for a request made
+// for no one.
+func partitionOf(ctx context.Context) string {
+	id := CallIdentityFrom(ctx)
+	if id == nil || (id.Principal == "" && len(id.Headers) == 0) {
+		return ""
+	}
+	if len(id.Headers) == 0 {
+		return "p:" + id.Principal
+	}
+	keys := slices.Sorted(maps.Keys(id.Headers))
+	var b strings.Builder
+	b.WriteString("p:")
+	b.WriteString(strconv.Quote(id.Principal))
+	for _, k := range keys {
+		b.WriteString(" ")
+		b.WriteString(strconv.Quote(http.CanonicalHeaderKey(k)))
+		b.WriteString("=")
+		b.WriteString(strconv.Quote(id.Headers[k]))
+	}
+	return b.String()
+}
+
+// detachIdentity returns the context a connection of partition is made
+// with and lives in: none of ctx's values (not its deadline, its trace,
+// its cache mode), only its identity when the connection is a
+// principal's, so that the handshake, the event stream and go-sdk's
+// handlers of the server's messages are that principal's; a connection of
+// no one carries no identity.
+func detachIdentity(ctx context.Context, partition string) context.Context {
+	if partition == "" {
+		return context.Background()
+	}
+	return WithCallIdentity(context.Background(), CallIdentityFrom(ctx))
 }
 
 // IdentityError reports a CallIdentity the adapter refuses: a header it

@@ -201,6 +201,14 @@ func TestPrincipalsHandlersSeeTheCallsIdentity(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for _, p := range []string{"alice", "bob"} {
+		sess, err := c.Session(as(ctx, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		//lint:ignore SA1019 logging lives in the handshake era, which this server speaks
+		if err := sess.SetLoggingLevel(as(ctx, p), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+			t.Fatal(err)
+		}
 		for _, tool := range []string{"slow", "confirm"} {
 			text, err := asCall(ctx, c, p, tool)
 			if err != nil {
@@ -238,4 +246,133 @@ func TestPrincipalsHandlersSeeTheCallsIdentity(t *testing.T) {
 			t.Errorf("%d %s messages, want 2 (one per principal): %v", kinds[k], k, got)
 		}
 	}
+}
+
+// checkOwnTools reports a tool list of principal p that holds anything of
+// another principal: a tool named for another, or the query tool's
+// schema listing another's database.
+func checkOwnTools(p string, tools []*mcpadapter.Tool) error {
+	var own, query bool
+	for _, tool := range tools {
+		switch {
+		case tool.Name == p+"_private":
+			own = true
+		case strings.HasSuffix(tool.Name, "_private"):
+			return fmt.Errorf("%s was shown %s (%q)", p, tool.Name, tool.Description)
+		case tool.Name == "query":
+			query = true
+			if want := `"` + p + `-payroll-db"`; !strings.Contains(string(tool.InputSchema), want) {
+				return fmt.Errorf("%s's query schema is %s", p, tool.InputSchema)
+			}
+		}
+	}
+	if !own || !query {
+		return fmt.Errorf("%s's tools miss %s_private or query: %d tools", p, p, len(tools))
+	}
+	return nil
+}
+
+// TestPrincipalsSeeTheirOwnSchemas lists the tools of a server that shows
+// each user their own databases, from many goroutines of three principals
+// through one Client, with and without the response cache: each
+// principal's list holds their own tools and schemas only.
+func TestPrincipalsSeeTheirOwnSchemas(t *testing.T) {
+	for _, cached := range []bool{false, true} {
+		t.Run(fmt.Sprintf("cache=%v", cached), func(t *testing.T) {
+			perUserEras(t, func(t *testing.T, stateless bool) {
+				srv := testserver.ServePerUser(t, testserver.PerUserOptions{Stateless: stateless, CacheTTLMs: 60000, CacheScope: "private"})
+				opts := &mcpadapter.ClientOptions{Auth: perUserAuth(nil)}
+				if cached {
+					opts.Cache = &mcpadapter.CacheConfig{}
+				}
+				c, err := mcpadapter.NewClient(srv.URL, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = c.Close() })
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				defer cancel()
+				principals := []string{"alice", "bob", "carol"}
+				var wg sync.WaitGroup
+				errs := make(chan error, 64)
+				for w := range 9 {
+					wg.Go(func() {
+						for i := range 15 {
+							p := principals[(w+i)%len(principals)]
+							tools, err := c.Tools(as(ctx, p))
+							if err == nil {
+								err = checkOwnTools(p, tools)
+							}
+							if err != nil {
+								select {
+								case errs <- err:
+								default:
+								}
+								return
+							}
+						}
+					})
+				}
+				wg.Wait()
+				close(errs)
+				for err := range errs {
+					t.Error(err)
+				}
+			})
+		})
+	}
+}
+
+// TestPrincipalsSearchTheirOwnCatalog: through one Adapter with tool
+// search, each principal's Search, search_tools and call_tool see their
+// own catalog: never another's tools or schemas, and their own tool is
+// never "removed by server" because another listed since.
+func TestPrincipalsSearchTheirOwnCatalog(t *testing.T) {
+	perUserEras(t, func(t *testing.T, stateless bool) {
+		c, _ := perUserClient(t, stateless, nil)
+		a, err := mcpadapter.New(c, &mcpadapter.Options{ToolSearch: &mcpadapter.ToolSearch{Threshold: -1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		for round := range 3 {
+			pairs := map[string][]*mcpadapter.Tool{}
+			for _, p := range []string{"alice", "bob"} {
+				if pairs[p], err = a.Tools(as(ctx, p)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, p := range []string{"alice", "bob"} {
+				pctx := as(ctx, p)
+				pair := pairs[p]
+				hits, err := a.Search(pctx, "secret tool private databases query", 10)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var found []*mcpadapter.Tool
+				for _, h := range hits {
+					found = append(found, h.Tool)
+				}
+				if err := checkOwnTools(p, found); err != nil {
+					t.Errorf("round %d: Search: %v", round, err)
+				}
+				res, err := toolByName(t, pair, mcpadapter.SearchToolsName).Call(pctx, []byte(`{"query":"secret tool databases query","limit":10}`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				other := map[string]string{"alice": "bob", "bob": "alice"}[p]
+				if strings.Contains(res.Text(), other) {
+					t.Errorf("round %d: search_tools for %s: %s", round, p, res.Text())
+				}
+				res, err = toolByName(t, pair, mcpadapter.CallToolName).Call(pctx, []byte(`{"name":"`+p+`_private","arguments":{}}`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.IsError || res.Text() != p+" private" {
+					t.Errorf("round %d: call_tool %s_private for %s: %q", round, p, p, res.Text())
+				}
+			}
+		}
+	})
 }

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -70,9 +69,6 @@ type Config struct {
 	// the headers that go with it: private entries are kept apart per
 	// principal (see partition).
 	Principal func(context.Context) (principal string, headers map[string]string)
-	// Observer keeps the tool schemas as the server wrote them: a cached
-	// tool list is stored with them, and hands them back when served.
-	Observer *wire.Observer
 	// Log receives the cache's debug records and warnings.
 	Log *slog.Logger
 }
@@ -94,7 +90,6 @@ func New(cfg Config) *Cache {
 		server:     cfg.Server,
 		private:    cfg.Private,
 		principal:  cfg.Principal,
-		obs:        cfg.Observer,
 		log:        log,
 	}
 }
@@ -126,7 +121,6 @@ type Cache struct {
 	server     string // the server's identity: a hash, or a random id
 	private    string // the partition of private entries
 	principal  func(context.Context) (string, map[string]string)
-	obs        *wire.Observer
 	log        *slog.Logger
 
 	// The generations of the cached methods and resources. An

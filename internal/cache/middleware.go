@@ -184,8 +184,9 @@ func (rc *Cache) lookup(ctx context.Context, cr cacheRequest) (mcp.Result, bool)
 			hints.TTLMs = 0
 		}
 		if cr.method == methodListTools {
-			// Tool schemas are handed out as the server wrote them.
-			rc.obs.KeepSchemas(e.Value)
+			// Tool schemas are handed out as the server wrote them, to
+			// the observer of the request's connection (its principal's).
+			wire.ObserverFrom(ctx).KeepSchemas(e.Value)
 		}
 		rc.log.Debug("served from the cache", "method", cr.method, "param", wire.RedactURLSecrets(cr.param), "scope", part)
 		return res, true
@@ -211,7 +212,7 @@ func (rc *Cache) put(ctx context.Context, cr cacheRequest, gen cacheGen, res mcp
 		rc.log.Debug("result not cached: invalidated while in flight", "method", cr.method, "param", wire.RedactURLSecrets(cr.param))
 		return
 	}
-	value, err := rc.encode(cr.method, res)
+	value, err := rc.encode(wire.ObserverFrom(ctx), cr.method, res)
 	if err != nil {
 		rc.log.Debug("result not cached", "method", cr.method, "error", err)
 		return
@@ -270,9 +271,11 @@ func listPagesOf(ctx context.Context) *listPages {
 	return lp
 }
 
-// encode encodes res. A tool list is stored with the schemas as
-// the server sent them, which go-sdk's decoding does not keep.
-func (rc *Cache) encode(method string, res mcp.Result) ([]byte, error) {
+// encode encodes res. A tool list is stored with the schemas as the
+// server sent them, which go-sdk's decoding does not keep, as obs (the
+// observer of the connection that listed them) saw them; a nil obs keeps
+// go-sdk's encoding.
+func (rc *Cache) encode(obs *wire.Observer, method string, res mcp.Result) ([]byte, error) {
 	b, err := json.Marshal(res)
 	if err != nil || method != methodListTools {
 		return b, err
@@ -290,7 +293,7 @@ func (rc *Cache) encode(method string, res mcp.Result) ([]byte, error) {
 		if json.Unmarshal(t["name"], &name) != nil {
 			continue
 		}
-		rawIn, rawOut, ok := rc.obs.RawSchemas(name)
+		rawIn, rawOut, ok := obs.RawSchemas(name)
 		if !ok {
 			continue
 		}

@@ -37,7 +37,8 @@ func PerUserToken(user string) string { return "token-of-" + user }
 // verified token says), slow (answers "USER" after a progress
 // notification "progress of USER" and a log message "log of USER"),
 // confirm (asks the user "confirm for USER?" and answers "USER
-// confirmed" or "USER declined") — and a resource whoami://me.
+// confirmed" or "USER declined"). A log message is sent only once the
+// session's log level is set.
 type PerUserServer struct {
 	// URL is the endpoint.
 	URL string
@@ -50,8 +51,8 @@ type PerUserServer struct {
 	opts     PerUserOptions
 }
 
-// Sessions returns how many sessions (servers) user opened; on a
-// stateless server, how many requests of theirs began one.
+// Sessions returns how many sessions user opened (initialize handshakes;
+// none on a stateless server).
 func (s *PerUserServer) Sessions(user string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -85,11 +86,14 @@ func ServePerUser(t testing.TB, opts PerUserOptions) *PerUserServer {
 func (s *PerUserServer) serverOf(user string) *mcp.Server {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.sessions[user]++
 	if srv := s.servers[user]; srv != nil {
 		return srv
 	}
-	srv := newPerUserServer(user, s.opts)
+	srv := newPerUserServer(user, s.opts, func() {
+		s.mu.Lock()
+		s.sessions[user]++
+		s.mu.Unlock()
+	})
 	s.servers[user] = srv
 	return srv
 }
@@ -102,8 +106,9 @@ func userOf(req *mcp.CallToolRequest) string {
 	return ""
 }
 
-func newPerUserServer(user string, opts PerUserOptions) *mcp.Server {
-	sopts := &mcp.ServerOptions{Instructions: "instructions for " + user}
+func newPerUserServer(user string, opts PerUserOptions, initialized func()) *mcp.Server {
+	sopts := &mcp.ServerOptions{Instructions: "instructions for " + user,
+		InitializedHandler: func(context.Context, *mcp.InitializedRequest) { initialized() }}
 	if !opts.Stateless {
 		sopts.SupportedProtocolVersions = Legacy.supportedVersions()
 	}
