@@ -166,6 +166,6 @@ func (c *Client) newResponseCache(ep *endpoint, opts *ClientOptions) *cache.Cach
 			}
 			return "", nil
 		},
-		Log:      c.log,
+		Log: c.log,
 	})
 }
