@@ -376,3 +376,57 @@ func TestPrincipalsSearchTheirOwnCatalog(t *testing.T) {
 		}
 	})
 }
+
+// TestPrincipalsListingWithoutScopeIsPrivate: a server that marks its
+// per-user tool list cacheable with a TTL but no scope: with a
+// CallIdentity in play, each principal's listing is cached for them alone.
+func TestPrincipalsListingWithoutScopeIsPrivate(t *testing.T) {
+	perUserEras(t, func(t *testing.T, stateless bool) {
+		srv := testserver.ServePerUser(t, testserver.PerUserOptions{Stateless: stateless, CacheTTLMs: 60000})
+		c, err := mcpadapter.NewClient(srv.URL, &mcpadapter.ClientOptions{Auth: perUserAuth(nil), Cache: &mcpadapter.CacheConfig{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		for round := range 2 {
+			for _, p := range []string{"alice", "bob"} {
+				tools, err := c.Tools(as(ctx, p))
+				if err == nil {
+					err = checkOwnTools(p, tools)
+				}
+				if err != nil {
+					t.Errorf("round %d: %v", round, err)
+				}
+			}
+		}
+	})
+}
+
+// TestPublicEntriesKeepTenantHeadersApart: a server that separates
+// tenants by a header on one URL and marks its answers public: each
+// tenant's read is served its own answer, from the cache too.
+func TestPublicEntriesKeepTenantHeadersApart(t *testing.T) {
+	srv := testserver.New(testserver.Options{CacheTTLMs: 60000, CacheScope: "public", WhoamiResource: true})
+	url := testserver.ServeStreamable(t, srv, testserver.Stateless())
+	c, err := mcpadapter.NewClient(url, &mcpadapter.ClientOptions{Cache: &mcpadapter.CacheConfig{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for round := range 2 {
+		for _, tenant := range []string{"acme", "globex"} {
+			tctx := mcpadapter.WithCallIdentity(ctx, &mcpadapter.CallIdentity{Headers: map[string]string{testserver.PrincipalHeader: tenant}})
+			rr, err := c.ReadResource(tctx, testserver.ResourceWhoami)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := rr.Contents[0].Text; !strings.HasPrefix(got, "whoami "+tenant+" read ") {
+				t.Errorf("round %d: tenant %s read %q", round, tenant, got)
+			}
+		}
+	}
+}
