@@ -382,7 +382,7 @@ func TestPrincipalsSearchTheirOwnCatalog(t *testing.T) {
 // CallIdentity in play, each principal's listing is cached for them alone.
 func TestPrincipalsListingWithoutScopeIsPrivate(t *testing.T) {
 	perUserEras(t, func(t *testing.T, stateless bool) {
-		srv := testserver.ServePerUser(t, testserver.PerUserOptions{Stateless: stateless, CacheTTLMs: 60000})
+		srv := testserver.ServePerUser(t, testserver.PerUserOptions{Stateless: stateless, CacheTTLMs: 60000, OmitCacheScope: true})
 		c, err := mcpadapter.NewClient(srv.URL, &mcpadapter.ClientOptions{Auth: perUserAuth(nil), Cache: &mcpadapter.CacheConfig{}})
 		if err != nil {
 			t.Fatal(err)

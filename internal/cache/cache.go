@@ -199,10 +199,14 @@ func (rc *Cache) key(method, param, partition string) string {
 }
 
 // ttl decides how long a result with the hints ttlMs and scope is kept,
-// and whether it is private. Zero means it is not cached.
-func (rc *Cache) ttl(ttlMs int, scope string) (time.Duration, bool) {
+// and whether it is private. Zero means it is not cached. identity says
+// the request was made for a principal (or with identity headers): a
+// result without a scope is then private, since a server that answers
+// each user differently may not say so, and only an explicit "public"
+// shares it.
+func (rc *Cache) ttl(ttlMs int, scope string, identity bool) (time.Duration, bool) {
 	var d time.Duration
-	private := scope != "" && scope != "public"
+	private := scope != "public" && (scope != "" || identity)
 	switch {
 	case ttlMs == 0 && scope == "":
 		// No hints at all.

@@ -165,7 +165,7 @@ func (rc *Cache) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 // go-sdk, which edits results) never share one.
 func (rc *Cache) lookup(ctx context.Context, cr cacheRequest) (mcp.Result, bool) {
 	now := time.Now()
-	for _, part := range []string{rc.partition(ctx), publicPartition} {
+	for _, part := range []string{rc.partition(ctx), rc.publicPart(ctx)} {
 		key := rc.key(cr.method, cr.param, part)
 		e, ok := rc.store.Get(ctx, key)
 		if !ok || !now.Before(e.Expires) {
@@ -202,10 +202,10 @@ func (rc *Cache) put(ctx context.Context, cr cacheRequest, gen cacheGen, res mcp
 	if !complete {
 		return
 	}
-	ttl, private := rc.ttl(ttlMs, scope)
+	ttl, private := rc.ttl(ttlMs, scope, rc.hasIdentity(ctx))
 	if ttl <= 0 {
 		rc.store.Delete(ctx, rc.key(cr.method, cr.param, rc.partition(ctx)))
-		rc.store.Delete(ctx, rc.key(cr.method, cr.param, publicPartition))
+		rc.store.Delete(ctx, rc.key(cr.method, cr.param, rc.publicPart(ctx)))
 		return
 	}
 	if rc.generation(cr) != gen {
@@ -217,7 +217,7 @@ func (rc *Cache) put(ctx context.Context, cr cacheRequest, gen cacheGen, res mcp
 		rc.log.Debug("result not cached", "method", cr.method, "error", err)
 		return
 	}
-	part := publicPartition
+	part := rc.publicPart(ctx)
 	if private {
 		part = rc.partition(ctx)
 	}

@@ -1,6 +1,7 @@
 package testserver
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -23,6 +24,9 @@ type PerUserOptions struct {
 	// result (see Options).
 	CacheTTLMs int
 	CacheScope string
+	// OmitCacheScope leaves cacheScope out of every answer (go-sdk writes
+	// "public" for a scope not set), as some servers do.
+	OmitCacheScope bool
 }
 
 // PerUserToken is the bearer token of user on a [ServePerUser] server.
@@ -77,7 +81,13 @@ func ServePerUser(t testing.TB, opts PerUserOptions) *PerUserServer {
 		}
 		return &auth.TokenInfo{UserID: user, Expiration: time.Now().Add(time.Hour)}, nil
 	}
-	srv := start(t, nil, auth.RequireBearerToken(verify, nil)(h), "/mcp", func(r *http.Request) string { return r.Header.Get(SessionHeader) })
+	var handler http.Handler = h
+	if opts.OmitCacheScope {
+		handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h.ServeHTTP(omitScopeWriter{w}, r)
+		})
+	}
+	srv := start(t, nil, auth.RequireBearerToken(verify, nil)(handler), "/mcp", func(r *http.Request) string { return r.Header.Get(SessionHeader) })
 	pu.URL, pu.HTTP = srv.URL, srv
 	return pu
 }
@@ -159,4 +169,23 @@ func newPerUserServer(user string, opts PerUserOptions, initialized func()) *mcp
 			return say(who + " confirmed"), nil
 		})
 	return srv
+}
+
+// omitScopeWriter removes the cacheScope member go-sdk writes in each
+// answer (one event or JSON body per Write).
+type omitScopeWriter struct{ http.ResponseWriter }
+
+func (w omitScopeWriter) Write(p []byte) (int, error) {
+	q := bytes.ReplaceAll(p, []byte(`,"cacheScope":"public"`), nil)
+	q = bytes.ReplaceAll(q, []byte(`"cacheScope":"public",`), nil)
+	if _, err := w.ResponseWriter.Write(q); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func (w omitScopeWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
 }
