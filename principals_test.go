@@ -2,6 +2,7 @@ package mcpadapter_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -428,5 +429,59 @@ func TestPublicEntriesKeepTenantHeadersApart(t *testing.T) {
 				t.Errorf("round %d: tenant %s read %q", round, tenant, got)
 			}
 		}
+	}
+}
+
+// TestSharedConnectionHandlersSeeTheCallsIdentity: on a connection shared
+// by every principal (an in-process server; stdio is alike), alice's call
+// opens the connection, then bob's progress reaches the application with
+// bob's identity, and a call for no one's with none.
+func TestSharedConnectionHandlersSeeTheCallsIdentity(t *testing.T) {
+	var (
+		mu  sync.Mutex
+		got []string
+	)
+	c, err := mcpadapter.NewClient(testserver.New(testserver.Options{}), &mcpadapter.ClientOptions{
+		ProgressHandler: func(ctx context.Context, _ *mcp.ProgressNotificationClientRequest) {
+			p := "<none>"
+			if id := mcpadapter.CallIdentityFrom(ctx); id != nil {
+				p = id.Principal
+			}
+			mu.Lock()
+			got = append(got, p)
+			mu.Unlock()
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, p := range []string{"alice", "bob", ""} {
+		mu.Lock()
+		got = nil
+		mu.Unlock()
+		pctx := ctx
+		if p != "" {
+			pctx = as(ctx, p)
+		}
+		if _, err := c.CallTool(pctx, "progress", json.RawMessage(`{"steps":2}`), nil); err != nil {
+			t.Fatal(err)
+		}
+		want := p
+		if p == "" {
+			want = "<none>"
+		}
+		mu.Lock()
+		for _, g := range got {
+			if g != want {
+				t.Errorf("the progress of %q's call reached the application as %q's", want, g)
+			}
+		}
+		if len(got) == 0 {
+			t.Errorf("no progress for %q's call", want)
+		}
+		mu.Unlock()
 	}
 }

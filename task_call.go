@@ -37,7 +37,7 @@ func (c *Client) callAsTask(ctx context.Context, tc *toolCall) (res *Result, err
 func (c *Client) startTask(ctx context.Context, tc *toolCall) (*Result, error) {
 	params := &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args}
 	// The progress token lives as long as the task (see followTask).
-	release := c.withProgress(params, tc.progress)
+	release := c.withProgress(ctx, params, tc.progress)
 	defer release()
 	inner := *tc
 	inner.progress = nil // routed by the token set above
