@@ -67,6 +67,9 @@ func NewClient(target any, options *ClientOptions) (*Client, error) {
 	if opts.Timeout < 0 || opts.MaxTotalTimeout < 0 {
 		return nil, fmt.Errorf("ClientOptions: Timeout (%v) and MaxTotalTimeout (%v) must not be negative", opts.Timeout, opts.MaxTotalTimeout)
 	}
+	if opts.MaxSessions < 0 {
+		return nil, fmt.Errorf("ClientOptions.MaxSessions is %d: want 0 (DefaultMaxSessions) or more", opts.MaxSessions)
+	}
 	if opts.MaxConcurrentCalls < 0 {
 		return nil, fmt.Errorf("ClientOptions.MaxConcurrentCalls is %d: want 0 (no cap) or more", opts.MaxConcurrentCalls)
 	}

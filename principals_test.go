@@ -3,6 +3,7 @@ package mcpadapter_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -483,5 +484,72 @@ func TestSharedConnectionHandlersSeeTheCallsIdentity(t *testing.T) {
 			t.Errorf("no progress for %q's call", want)
 		}
 		mu.Unlock()
+	}
+}
+
+// TestPrincipalSessionsBounded: with MaxSessions 2, a third principal's
+// connection closes the one unused longest (the server sees its session
+// end, and the evicted principal connects anew when it calls again); when
+// both connections have calls in flight, a third principal is refused
+// with a TransportError that names the bound; idle connections close
+// after SessionIdleTimeout.
+func TestPrincipalSessionsBounded(t *testing.T) {
+	block := make(chan struct{})
+	asked := make(chan struct{}, 4)
+	opts := &mcpadapter.ClientOptions{
+		MaxSessions: 2,
+		ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked <- struct{}{}
+			select {
+			case <-block:
+			case <-ctx.Done():
+			}
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		},
+	}
+	c, srv := perUserClient(t, false, opts)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, p := range []string{"alice", "bob", "carol", "alice"} {
+		if got, err := asCall(ctx, c, p, "whoami"); err != nil || got != p {
+			t.Fatalf("%s: %q %v", p, got, err)
+		}
+	}
+	if n := srv.Sessions("alice"); n != 2 {
+		t.Errorf("alice opened %d sessions, want 2 (evicted by carol, then anew)", n)
+	}
+	// bob's and carol's connections, in that order of use: alice's
+	// evicted bob's. Both now hold a call waiting for the user.
+	var wg sync.WaitGroup
+	for _, p := range []string{"alice", "carol"} {
+		wg.Go(func() { _, _ = asCall(ctx, c, p, "confirm") })
+		<-asked
+	}
+	_, err := asCall(ctx, c, "dave", "whoami")
+	var te *mcpadapter.TransportError
+	if !errors.As(err, &te) || !strings.Contains(err.Error(), "MaxSessions") {
+		t.Errorf("dave with both connections busy: %v, want a TransportError naming MaxSessions", err)
+	}
+	close(block)
+	wg.Wait()
+	if got, err := asCall(ctx, c, "dave", "whoami"); err != nil || got != "dave" {
+		t.Errorf("dave once a connection is free: %q %v", got, err)
+	}
+
+	idle, isrv := perUserClient(t, false, &mcpadapter.ClientOptions{SessionIdleTimeout: 50 * time.Millisecond})
+	for _, p := range []string{"alice", "bob"} {
+		if _, err := asCall(ctx, idle, p, "whoami"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	if _, err := asCall(ctx, idle, "carol", "whoami"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := asCall(ctx, idle, "alice", "whoami"); err != nil || got != "alice" {
+		t.Errorf("alice after her idle connection closed: %q %v", got, err)
+	}
+	if n := isrv.Sessions("alice"); n != 2 {
+		t.Errorf("alice opened %d sessions, want 2 (the idle one closed, then anew)", n)
 	}
 }
