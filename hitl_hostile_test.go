@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 a hostile server asks for roots, deprecated in 2026-07-28 but still sent by servers
+
 package mcpadapter_test
 
 import (
