@@ -111,6 +111,33 @@ func TestPrincipalsGetTheirOwnSession(t *testing.T) {
 				}
 			}
 		}
+		// Every request of a session (its event stream and the DELETE
+		// that ends it included) carries one principal's token.
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+		bySession := map[string]map[string]bool{}
+		for _, r := range srv.HTTP.Requests() {
+			if r.SessionID == "" {
+				continue
+			}
+			if bySession[r.SessionID] == nil {
+				bySession[r.SessionID] = map[string]bool{}
+			}
+			bySession[r.SessionID][r.Method+" "+r.Header.Get("Authorization")] = true
+		}
+		for id, seen := range bySession {
+			tokens := map[string]bool{}
+			for k := range seen {
+				tokens[k[strings.IndexByte(k, ' ')+1:]] = true
+			}
+			if len(tokens) != 1 {
+				t.Errorf("session %s got requests with %d tokens: %v", id, len(tokens), seen)
+			}
+		}
+		if !stateless && len(bySession) != 3 {
+			t.Errorf("%d sessions, want 3", len(bySession))
+		}
 	})
 }
 
