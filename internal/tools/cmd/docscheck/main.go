@@ -85,7 +85,7 @@ type block struct {
 var givenRE = regexp.MustCompile(`^<!--\s*go:\s*(.*?)\s*-->\s*$`)
 
 // blocks returns the fenced code blocks of a markdown file, and its lines
-// outside them.
+// with those of the blocks blanked, so that prose[i] is line i+1.
 func blocks(file string) ([]block, []string, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -107,15 +107,17 @@ func blocks(file string) ([]block, []string, error) {
 			}
 		}
 		var body []string
+		prose = append(prose, "") // the opening fence
 		for i++; i < len(lines) && !strings.HasPrefix(lines[i], "```"); i++ {
 			body = append(body, lines[i])
+			prose = append(prose, "")
 		}
 		if i == len(lines) {
 			return nil, nil, fmt.Errorf("%s:%d: code block never closed", file, b.line)
 		}
 		b.text = strings.Join(body, "\n") + "\n"
 		out = append(out, b)
-		prose = append(prose, "")
+		prose = append(prose, "") // the closing fence
 	}
 	return out, prose, nil
 }
