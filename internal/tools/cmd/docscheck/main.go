@@ -439,14 +439,14 @@ func compose(b block, pkg string) ([]byte, bool, error) {
 			p, _ := strconv.Unquote(im.Path.Value)
 			gk = gk || strings.HasPrefix(p, "github.com/firebase/genkit") || p == imports["genkit"]
 		}
-		return []byte(header + b.text), gk, nil
+		return []byte(header + lineDirective(b) + b.text), gk, nil
 	}
 	decls := b.given + "\n"
 	body := ""
 	if _, err := parser.ParseFile(token.NewFileSet(), "", "package p\n"+b.text, 0); err == nil {
-		decls += b.text
+		decls += lineDirective(b) + b.text
 	} else {
-		body = b.text
+		body = lineDirective(b) + b.text
 	}
 	src := "package " + pkg + "\n\n" + decls + "\nfunc _(ctx context.Context) error {\n" + body + "\nreturn nil\n}\n"
 	fset := token.NewFileSet()
@@ -551,6 +551,12 @@ func compose(b block, pkg string) ([]byte, bool, error) {
 		return out, gk, nil
 	}
 	return []byte(src), gk, nil
+}
+
+// lineDirective is the //line comment that makes the compiler's messages
+// about a block's code name its file and line, not the generated file's.
+func lineDirective(b block) string {
+	return fmt.Sprintf("//line %s:%d\n", b.file, b.line+1)
 }
 
 // isConfig reports whether a JSON block is an mcpServers document.
