@@ -84,14 +84,15 @@ type toolCall struct {
 // CallTool calls the tool the server knows as name with args, a JSON object
 // (empty means {}); opts may be nil. See Tool.Call for what it returns.
 func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage, opts *CallOptions) (*Result, error) {
-	return c.call(ctx, name, name, args, nil, opts)
+	return c.call(ctx, name, name, args, nil, nil, opts)
 }
 
 // call is where every tool call starts. Arguments that are not one JSON
 // object are answered with an error result the model can read, without
-// asking the server. The call then goes the way chosen when the client was
+// asking the server; so are arguments check (when set) finds against the
+// tool's schema, check returning the message. The call then goes the way chosen when the client was
 // built: callDirect, or callInterruptible for an ElicitInterrupt client.
-func (c *Client) call(ctx context.Context, tool, modelName string, modelArgs json.RawMessage, plan *argPlan, opts *CallOptions) (*Result, error) {
+func (c *Client) call(ctx context.Context, tool, modelName string, modelArgs json.RawMessage, plan *argPlan, check func(json.RawMessage) string, opts *CallOptions) (*Result, error) {
 	modelArgs = bytes.TrimSpace(modelArgs)
 	if len(modelArgs) == 0 || bytes.Equal(modelArgs, []byte("null")) {
 		modelArgs = json.RawMessage("{}")
@@ -99,6 +100,11 @@ func (c *Client) call(ctx context.Context, tool, modelName string, modelArgs jso
 	args := plan.wire(modelArgs)
 	if err := checkArguments(args); err != nil {
 		return errorResult(fmt.Sprintf("Invalid arguments for tool %q: %v. Send a JSON object that matches the tool's input schema.", tool, err)), nil
+	}
+	if check != nil {
+		if msg := check(args); msg != "" {
+			return errorResult(msg), nil
+		}
 	}
 	if err := CallIdentityFrom(ctx).check(); err != nil {
 		return nil, err

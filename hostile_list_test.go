@@ -143,8 +143,8 @@ func TestHostileNonASCIIToolNames(t *testing.T) {
 
 // A server that lists a name twice fails on its own: with
 // SkipUnavailable the other servers' tools are listed, and without it the
-// error names the server (before: a *NameCollisionError for the whole
-// group, even with SkipUnavailable).
+// error names the server (not a *NameCollisionError for the whole
+// group).
 func TestHostileDuplicateToolNameInOneServer(t *testing.T) {
 	ctx := testCtx(t)
 	dup, _ := mcpadapter.NewClient(testserver.NewListed("dup", &mcp.Tool{Name: "echo"}, &mcp.Tool{Name: "echo", Description: "again"}),

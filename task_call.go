@@ -321,6 +321,11 @@ func (c *Client) getTask(ctx context.Context, h *TaskHandle) (*taskState, error)
 	if err != nil {
 		return nil, &TaskError{Handle: *h, Op: "tasks/get", Err: fmt.Errorf("unreadable answer: %w", err)}
 	}
+	if st.TaskID != h.TaskID {
+		// Another task's state (its status, questions or result) is
+		// never taken for this one's.
+		return nil, &TaskError{Handle: *h, Op: "tasks/get", Err: fmt.Errorf("the server answered with the state of task %q", st.TaskID)}
+	}
 	return st, nil
 }
 

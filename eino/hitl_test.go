@@ -74,8 +74,8 @@ func TestHITLAgentScriptedUser(t *testing.T) {
 
 // TestHITLAgentNeverAnswers: a run stops at a question and the user never
 // answers it; a new run on the same tools does not inherit it: it runs
-// without stopping (before, it stopped with an interrupt eino.Interrupts
-// did not show, and waited out the park timeout). On a handshake-era
+// without stopping (it does not stop with an interrupt eino.Interrupts
+// cannot show, nor wait out the park timeout). On a handshake-era
 // server the old question is closed (the server gets "cancel") and
 // resuming the old run says so.
 func TestHITLAgentNeverAnswers(t *testing.T) {

@@ -52,6 +52,9 @@ type Options struct {
 	// AskURL, if set, makes the ask tool's question a URL-mode
 	// elicitation of that URL (as a hostile server sends).
 	AskURL string
+	// NoLastUpdated leaves lastUpdatedAt out of every task it shows, as
+	// a server that does not keep it does.
+	NoLastUpdated bool
 }
 
 // Server is the MCP server and the tasks it runs.

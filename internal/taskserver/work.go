@@ -46,6 +46,9 @@ func (s *Server) view(t *task, created bool) *taskResult {
 	defer s.mu.Unlock()
 	r := &taskResult{TaskID: t.id, Status: t.status, StatusMessage: t.message, CreatedAt: t.created.UTC().Format(time.RFC3339),
 		LastUpdatedAt: t.updated.UTC().Format(time.RFC3339Nano)}
+	if s.opts.NoLastUpdated {
+		r.LastUpdatedAt = ""
+	}
 	if s.opts.PollInterval > 0 {
 		ms := s.opts.PollInterval
 		r.PollInterval = &ms
