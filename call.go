@@ -191,6 +191,11 @@ func (c *Client) sendCall(ctx context.Context, tc *toolCall, params *mcp.CallToo
 		return nil, err
 	}
 	defer release()
+	return c.sendHeld(ctx, tc, params, timeout)
+}
+
+// sendHeld is sendCall once the call holds its slot.
+func (c *Client) sendHeld(ctx context.Context, tc *toolCall, params *mcp.CallToolParams, timeout time.Duration) (*callReply, error) {
 	if tc.meta != nil {
 		params.Meta = tc.meta
 	}
@@ -203,7 +208,7 @@ func (c *Client) sendCall(ctx context.Context, tc *toolCall, params *mcp.CallToo
 	var undecodable error
 	r := engine.Request{Op: "tools/call", Tool: params.Name, Attempt: func(r *wire.RequestStatus) { rec = r }}
 	call := engine.Call{Params: params, ViaSDK: tc.viaSDK}
-	err = c.eng.Send(ctx, r, func(ctx context.Context, s *engine.Session) error {
+	err := c.eng.Send(ctx, r, func(ctx context.Context, s *engine.Session) error {
 		res, sent, err := s.CallTool(ctx, call)
 		var raw engine.Raw = rec
 		if sent != nil {
