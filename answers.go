@@ -32,25 +32,31 @@ type answerRecord struct {
 	result *Result
 }
 
-// answerBook is a client's record of answered and closed questions. Its
-// methods are called with interruptState.mu held.
+// answerBook is a client's record of answered and closed questions, by
+// the principal the question was asked for and its ID: a resume reads
+// only its own principal's records. Its methods are called with
+// interruptState.mu held.
 type answerBook struct {
 	byID  map[string]*answerRecord
-	order []string // ids, oldest first
+	order []string // keys, oldest first
 }
 
-func (b *answerBook) get(id string) *answerRecord {
+// bookKey is the key of question id of principal.
+func bookKey(principal, id string) string { return principal + "\x00" + id }
+
+func (b *answerBook) get(principal, id string) *answerRecord {
 	if id == "" {
 		return nil
 	}
-	return b.byID[id]
+	return b.byID[bookKey(principal, id)]
 }
 
 // add records a question's fate, forgetting the oldest when full.
-func (b *answerBook) add(id string, r *answerRecord) {
+func (b *answerBook) add(principal, id string, r *answerRecord) {
 	if id == "" {
 		return
 	}
+	id = bookKey(principal, id)
 	if b.byID == nil {
 		b.byID = make(map[string]*answerRecord)
 	}

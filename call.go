@@ -94,19 +94,23 @@ type toolCall struct {
 	principal string          // CallIdentity.Principal
 	run       string          // RunFrom
 	protocol  string          // the protocol version of the connection, once known
+	// lane is the connection a parked call's lane is on (park.go): the
+	// call is sent on no other.
+	lane *mcp.ClientSession
 }
 
 // CallTool calls the tool the server knows as name with args, a JSON object
 // (empty means {}); opts may be nil. See Tool.Call for what it returns.
 func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage, opts *CallOptions) (*Result, error) {
-	return c.call(ctx, name, name, args, nil, opts)
+	return c.call(ctx, name, name, args, nil, nil, opts)
 }
 
 // call is where every tool call starts. Arguments that are not one JSON
 // object are answered with an error result the model can read, without
-// asking the server. The call then goes the way chosen when the client was
+// asking the server; so are arguments check (when set) finds against the
+// tool's schema, check returning the message. The call then goes the way chosen when the client was
 // built: callDirect, or callInterruptible for an ElicitInterrupt client.
-func (c *Client) call(ctx context.Context, tool, modelName string, modelArgs json.RawMessage, plan *argPlan, opts *CallOptions) (*Result, error) {
+func (c *Client) call(ctx context.Context, tool, modelName string, modelArgs json.RawMessage, plan *argPlan, check func(json.RawMessage) string, opts *CallOptions) (*Result, error) {
 	modelArgs = bytes.TrimSpace(modelArgs)
 	if len(modelArgs) == 0 || bytes.Equal(modelArgs, []byte("null")) {
 		modelArgs = json.RawMessage("{}")
@@ -114,6 +118,11 @@ func (c *Client) call(ctx context.Context, tool, modelName string, modelArgs jso
 	args := plan.wire(modelArgs)
 	if err := checkArguments(args); err != nil {
 		return errorResult(fmt.Sprintf("Invalid arguments for tool %q: %v. Send a JSON object that matches the tool's input schema.", tool, err)), nil
+	}
+	if check != nil {
+		if msg := check(args); msg != "" {
+			return errorResult(msg), nil
+		}
 	}
 	if err := CallIdentityFrom(ctx).check(); err != nil {
 		return nil, err
@@ -224,6 +233,9 @@ func (c *Client) sendHeld(ctx context.Context, tc *toolCall, params *mcp.CallToo
 	r := engine.Request{Op: "tools/call", Tool: params.Name, Attempt: func(r *wire.RequestStatus) { rec = r }}
 	call := engine.Call{Params: params, ViaSDK: tc.viaSDK}
 	err := c.eng.Send(ctx, r, func(ctx context.Context, s *engine.Session) error {
+		if tc.lane != nil && s.SDK() != tc.lane {
+			return errLaneMoved
+		}
 		res, sent, err := s.CallTool(ctx, call)
 		var raw engine.Raw = rec
 		if sent != nil {

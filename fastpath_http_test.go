@@ -166,7 +166,11 @@ func TestHTTPFastPathSameAsSDK(t *testing.T) {
 			echoOK(t, ctx, fast, "first")
 			for _, call := range plainHTTPCalls {
 				one := func(c *mcpadapter.Client) string {
-					res, err := c.CallTool(ctx, call.tool, json.RawMessage(call.args), nil)
+					// Each call has a bound of its own: under -race on a loaded
+					// machine go-sdk's path takes seconds for the 1.5 MB text.
+					cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+					defer cancel()
+					res, err := c.CallTool(cctx, call.tool, json.RawMessage(call.args), nil)
 					return describe(outcome{res: res, err: errText(err)})
 				}
 				f := one(fast)

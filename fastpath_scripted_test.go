@@ -226,6 +226,7 @@ func httpAnswers() []string {
 		`{"jsonrpc":"2.0","id":@ID@,"result":{"content":[]},"error":{"code":1,"message":"both"}}`,
 		`{"jsonrpc":"2.0","id":@ID@,"result":{"content":[{"type":"text","text":"done"}],"resultType":"complete","inputRequests":{"q":{"method":"roots/list"}}}}`,
 		`{"jsonrpc":"2.0","id":@ID@,"result":{"resultType":"complete","inputRequests":{"q":{"method":"roots/list"}}}}`,
+		`{"jsonrpc":"2.0","ID":@ID@,"result":{"content":[{"type":"text","text":"capital ID: no id"}]}}`,
 		`{"jsonrpc":"2.0","id":@ID@,"result":{"resultType":"other","inputRequests":{"q":{"method":"elicitation/create","params":{"message":"name?","requestedSchema":{"type":"object"}}}}}}`,
 	)
 }
@@ -253,7 +254,7 @@ func answerScripts(answer string) (asJSON, asSSE testserver.HTTPScript) {
 // kept, to bound the test's time.
 func timesOutAsJSON(answer string) bool {
 	last := answer[strings.LastIndexByte(answer, '\n')+1:]
-	if strings.Contains(last, `"id":@ID@`) || strings.Contains(last, "only the wrong id") || strings.Contains(last, "string id") {
+	if strings.Contains(last, `":@ID@`) || strings.Contains(last, "only the wrong id") || strings.Contains(last, "string id") {
 		return false
 	}
 	return strings.Contains(last, `"jsonrpc"`) && !strings.Contains(last, "NaN") && !strings.Contains(last, "truncated")
@@ -309,6 +310,11 @@ func httpScripts() []testserver.HTTPScript {
 		S{Events: []ev{{Comment: "@PAD@"}, {Data: ok}}, Pad: 100 << 10},
 		S{Events: []ev{{Data: `{"jsonrpc":"2.0","id":@ID@,"result":{"resultType":"input_required","inputRequests":{"q":{"method":"elicitation/create","params":{"message":"name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}},"requestState":"s1"}}`}}},
 		S{Events: []ev{{Data: `{"jsonrpc":"2.0","id":"srv-1","method":"roots/list"}`}, {Data: ok}}},
+		S{Events: []ev{{Data: `{"jsonrpc":"2.0","id":@ID@,"method":"roots/list"}`}, {Data: ok}}},
+		S{Events: []ev{{Data: `{"jsonrpc":"2.0","method":"roots/list","id":@ID@}`}, {Data: ok}}},
+		// A nested "id":<the call's id>} ending a data line of a message
+		// of several lines.
+		S{Events: []ev{{Raw: "data: {\"jsonrpc\":\"2.0\",\"id\":@ID@,\"result\":{\"content\":[],\"structuredContent\":{\"a\":{\"id\":@ID@}\ndata: }}}\n\n"}}},
 		S{Events: []ev{{Data: `{"jsonrpc":"2.0","id":"srv-2","method":"sampling/createMessage","params":{"messages":[],"maxTokens":1}}`}, {Data: ok}}},
 		// Streams that end before the answer: without an event id (not
 		// resumable); with one, resumed by a GET with Last-Event-ID that

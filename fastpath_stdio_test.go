@@ -139,6 +139,11 @@ func diffReplies() []string {
 		`{"jsonrpc":"2.0","id":"srv-ping","method":"ping"}` + "\n" + r(`{"content":[{"type":"text","text":"after a server request"}]}`),
 		`{"jsonrpc":"2.0","id":987654321,"result":{"content":[{"type":"text","text":"nobody asked"}]}}` + "\n" + r(`{"content":[{"type":"text","text":"after a wrong id"}]}`),
 		`{"jsonrpc":"2.0","id":"@ID@","result":{"content":[{"type":"text","text":"string id: never matches"}]}}`,
+		// Keys as go-sdk's decoder reads them: escapes undone, case kept.
+		`{"jsonrpc":"2.0","\u0069d":@ID@,"result":{"content":[{"type":"text","text":"escaped id key"}]}}`,
+		`{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"escaped id key, last"}]},"i\u0064":@ID@}`,
+		// A server request that carries the call's id, before the answer.
+		`{"jsonrpc":"2.0","id":@ID@,"method":"ping"}` + "\n" + r(`{"content":[{"type":"text","text":"after a request with the call's id"}]}`),
 	}
 }
 

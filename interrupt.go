@@ -196,19 +196,28 @@ func (c *Client) callInterruptible(ctx context.Context, tc *toolCall) (*Result, 
 // with its token (see callParked), or a call whose earlier rounds asked
 // round questions (a -32042 retry).
 func (c *Client) callInterruptibleAfter(ctx context.Context, tc *toolCall, after string, round int) (*Result, error) {
-	s, err := c.session(ctx)
-	if err != nil {
-		return nil, err
+	for attempt := 0; ; attempt++ {
+		s, err := c.session(ctx)
+		if err != nil {
+			return nil, err
+		}
+		// go-sdk's multi-round-trip loop is off and its elicitation handler
+		// parks the call: both need go-sdk's path.
+		tc.viaSDK = true
+		tc.protocol = s.ProtocolVersion()
+		pc := c.pendingFor(tc, round)
+		if s.Discover() {
+			tc.lane = nil
+			return c.callRound(ctx, pc, nil, tc)
+		}
+		res, err := c.callParked(ctx, s, pc, tc, after)
+		if attempt == 0 && errors.Is(err, errLaneMoved) {
+			// The connection was replaced before the call was sent:
+			// make it on the new one, in a lane of its own.
+			continue
+		}
+		return res, err
 	}
-	// go-sdk's multi-round-trip loop is off and its elicitation handler
-	// parks the call: both need go-sdk's path.
-	tc.viaSDK = true
-	tc.protocol = s.ProtocolVersion()
-	pc := c.pendingFor(tc, round)
-	if s.Discover() {
-		return c.callRound(ctx, pc, nil, tc)
-	}
-	return c.callParked(ctx, s, pc, tc, after)
 }
 
 // pendingFor starts the PendingCall of the next question of tc, whose
@@ -387,10 +396,10 @@ func (c *Client) take(pending *PendingCall, answers map[string]elicitation.Respo
 	st := c.interrupt
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if r := st.answers.get(pending.ID); r != nil {
+	if r := st.answers.get(pending.Principal, pending.ID); r != nil {
 		return r.err(pending.ID)
 	}
-	st.answers.add(pending.ID, &answerRecord{server: pending.Server, tool: pending.Tool, round: pending.Round, action: summaryAction(answers)})
+	st.answers.add(pending.Principal, pending.ID, &answerRecord{server: pending.Server, tool: pending.Tool, round: pending.Round, action: summaryAction(answers)})
 	return nil
 }
 
@@ -399,7 +408,7 @@ func (c *Client) settle(pending *PendingCall, res *Result, err error) {
 	st := c.interrupt
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if r := st.answers.get(pending.ID); r != nil {
+	if r := st.answers.get(pending.Principal, pending.ID); r != nil {
 		r.now = outcomeText(res, err)
 	}
 }

@@ -152,7 +152,7 @@ func TestRemovedToolEverything(t *testing.T) {
 	}
 	gone := *toolNamed(tools, "echo") // as if listed before the server dropped it
 	gone.Name, gone.OriginalName = "retired", "retired"
-	res := callText(t, ctx, &gone, `{}`)
+	res := callText(t, ctx, &gone, `{"message":"hi"}`)
 	if !res.IsError || !strings.HasPrefix(res.Text(), `Tool "retired" was removed by server "`) || !strings.Contains(res.Text(), "get-sum") {
 		t.Fatalf("calling a tool server-everything does not have: IsError %v, %q", res.IsError, res.Text())
 	}

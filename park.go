@@ -109,6 +109,12 @@ func (l *lane) token() string { return fmt.Sprintf("%s.%d", l.current.id, l.epoc
 // made for another principal, waits for its user's answer.
 var errOtherPrincipal = errors.New("the server's connection is waiting for another principal's answer to a question; a handshake-era server's questions cannot be told apart on one connection, so this call cannot run beside it (use one connection per principal)")
 
+// errLaneMoved refuses to send a parked call on another connection than
+// its lane's (the engine replaced a lost one): a question asked there
+// would reach no call. Nothing was sent; callInterruptibleAfter makes the
+// call again in a lane of the new connection.
+var errLaneMoved = errors.New("the server's connection was replaced before the call was sent")
+
 // acquire returns the lane of cs, with one more user.
 func (st *interruptState) acquire(cs *mcp.ClientSession) *lane {
 	st.mu.Lock()
@@ -178,7 +184,7 @@ const closeGrace = 5 * time.Second
 // server is told "cancel", and its request is cancelled if it has not
 // ended closeGrace later. st.mu is held.
 func (st *interruptState) closeQuestion(p *parkedCall, why string) {
-	st.answers.add(p.qid, &answerRecord{server: p.server, tool: p.tool, round: p.round, reason: why})
+	st.answers.add(p.principal, p.qid, &answerRecord{server: p.server, tool: p.tool, round: p.round, reason: why})
 	p.asked.answer <- &mcp.ElicitResult{Action: string(elicitation.Cancel)}
 	p.asked, p.closed, p.qid = nil, p.qid, ""
 	if p.timer != nil {
@@ -206,10 +212,10 @@ func (st *interruptState) finish(p *parkedCall, o callOutcome) {
 		} else {
 			r.ended, _, _ = strings.Cut(o.err.Error(), "\n")
 		}
-		st.answers.add(p.qid, r)
+		st.answers.add(p.principal, p.qid, r)
 		p.asked, p.qid = nil, ""
 	}
-	if r := st.answers.get(p.closed); r != nil {
+	if r := st.answers.get(p.principal, p.closed); r != nil {
 		r.now = outcomeText(o.res, o.err) // what the server did after "cancel"
 	}
 	if l.current == p {
@@ -275,6 +281,7 @@ func (c *Client) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Eli
 func (c *Client) callParked(ctx context.Context, s *engine.Session, pc *PendingCall, tc *toolCall, after string) (*Result, error) {
 	st := c.interrupt
 	l := st.acquire(s.SDK())
+	tc.lane = s.SDK()
 	p := &parkedCall{id: newParkID(), server: c.name, tool: tc.tool, principal: tc.principal, run: tc.run, lane: l, round: pc.Round,
 		questions: make(chan *question), done: make(chan callOutcome, 1), ended: make(chan struct{})}
 	queued, err := c.enter(ctx, l, p, after)
@@ -402,7 +409,7 @@ func (c *Client) resumeParked(ctx context.Context, pending *PendingCall, answers
 		return c.notOpen(pending, p)
 	}
 	a := answers[pending.Requests[0].Key]
-	st.answers.add(pending.ID, &answerRecord{server: p.server, tool: p.tool, round: p.round, action: a.Action})
+	st.answers.add(p.principal, pending.ID, &answerRecord{server: p.server, tool: p.tool, round: p.round, action: a.Action})
 	q := p.asked
 	p.asked, p.qid = nil, ""
 	p.timer.Stop()
@@ -420,7 +427,7 @@ func (c *Client) resumeParked(ctx context.Context, pending *PendingCall, answers
 func (c *Client) notOpen(pending *PendingCall, p *parkedCall) (*Result, error) {
 	st := c.interrupt
 	st.mu.Lock()
-	r := st.answers.get(pending.ID)
+	r := st.answers.get(pending.Principal, pending.ID)
 	var rec answerRecord
 	if r != nil {
 		rec = *r
@@ -449,7 +456,7 @@ func (c *Client) passOver(pending *PendingCall) (*Result, error) {
 	st := c.interrupt
 	st.mu.Lock()
 	if pending.ParkID == "" {
-		r := st.answers.get(pending.ID)
+		r := st.answers.get(pending.Principal, pending.ID)
 		st.mu.Unlock()
 		if r != nil {
 			return nil, r.err(pending.ID)
@@ -457,6 +464,11 @@ func (c *Client) passOver(pending *PendingCall) (*Result, error) {
 		return nil, &InputRequiredError{Pending: pending}
 	}
 	p := st.parks[pending.ParkID]
+	if p != nil && p.principal != pending.Principal {
+		st.mu.Unlock()
+		return nil, &ResumeDeniedError{Server: pending.Server, Tool: pending.Tool, Reason: DeniedPrincipal,
+			Detail: "the parked call was made for another principal"}
+	}
 	if p != nil && pending.ID != "" && p.qid == pending.ID {
 		p.lane.signal()
 		st.mu.Unlock()

@@ -71,8 +71,12 @@ func EstimateTokens(tools []*Tool) int {
 type SearchHit struct {
 	// Tool is the tool, named as the model would call it.
 	Tool *Tool
-	// Score is its BM25F score; higher matches better, within one query.
+	// Score is its score; higher matches better, within one query.
 	Score float64
+	// Fits reports whether the tool plausibly does what the query asks
+	// (toolsearch.MinFit): false for the best of the tools when none
+	// does, as for "book a flight" in a catalog of developer tools.
+	Fits bool
 }
 
 // localTool is a tool answered in this process: the search pair.
@@ -139,28 +143,14 @@ func SearchTools(tools []*Tool, query string, k int) []SearchHit {
 	out := make([]SearchHit, len(hits))
 	for i, h := range hits {
 		n, _ := strconv.Atoi(h.ID)
-		out[i] = SearchHit{Tool: tools[n], Score: h.Score}
+		out[i] = SearchHit{Tool: tools[n], Score: h.Score, Fits: h.Fits}
 	}
 	return out
 }
 
 // argDocs returns the names and descriptions of a schema's top-level
 // properties.
-func argDocs(schema json.RawMessage) []toolsearch.Arg {
-	var s struct {
-		Properties map[string]struct {
-			Description string `json:"description"`
-		} `json:"properties"`
-	}
-	if json.Unmarshal(schema, &s) != nil {
-		return nil
-	}
-	args := make([]toolsearch.Arg, 0, len(s.Properties))
-	for name, p := range s.Properties {
-		args = append(args, toolsearch.Arg{Name: name, Description: p.Description})
-	}
-	return args
-}
+func argDocs(schema json.RawMessage) []toolsearch.Arg { return toolsearch.SchemaArgs(schema) }
 
 // current returns the catalog, listing the servers again when it is
 // older than MaxAge or a server announced a change. When that listing
@@ -216,7 +206,7 @@ func (a *Adapter) Search(ctx context.Context, query string, k int) ([]SearchHit,
 	hits := ix.Search(query, k)
 	out := make([]SearchHit, len(hits))
 	for i, h := range hits {
-		out[i] = SearchHit{Tool: tools[h.ID], Score: h.Score}
+		out[i] = SearchHit{Tool: tools[h.ID], Score: h.Score, Fits: h.Fits}
 	}
 	return out, nil
 }

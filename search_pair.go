@@ -74,8 +74,13 @@ func (st searchTool) call(ctx context.Context, args json.RawMessage, _ *CallOpti
 		return &Result{Content: []Content{&TextContent{Text: fmt.Sprintf("No tool matches %q; try other words. The catalog has %s.", in.Query, catalogSummary(tools))}}}, nil
 	}
 	out := struct {
+		Note  string        `json:"note,omitempty"`
 		Tools []searchMatch `json:"tools"`
 	}{}
+	if !hits[0].Fits {
+		out.Note = "No tool fits this well: these are the closest, matching little of what you asked. " +
+			"Call one only if its description shows it does what you want; otherwise search with other words, or tell the user no tool can do it."
+	}
 	for _, h := range hits {
 		t := tools[h.ID]
 		schema := t.InputSchema

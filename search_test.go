@@ -71,6 +71,13 @@ func TestToolSearchPair(t *testing.T) {
 	if len(found.Tools) == 0 || len(found.Tools) > 3 || found.Tools[0].Name != "echo" || !bytes.Contains(found.Tools[0].InputSchema, []byte(`"text"`)) {
 		t.Fatalf("search_tools: %s, want echo first with its schema, at most 3", res.Text())
 	}
+	if strings.Contains(res.Text(), `"note"`) {
+		t.Errorf("search_tools: a fitting query got a note: %s", res.Text())
+	}
+	// Nothing fits: the closest tools come with a note that says so.
+	if res := do(search, `{"query":"book a flight from Paris to Tokyo"}`); !strings.Contains(res.Text(), `"note":"No tool fits this well`) {
+		t.Errorf("search_tools for what no tool does: %s, want the no-fit note", res.Text())
+	}
 	if res := do(call, `{"name":"echo","arguments":{"text":"hi"}}`); res.IsError || res.Text() != "hi" {
 		t.Fatalf("call_tool echo: %v %q", res.IsError, res.Text())
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 
@@ -36,7 +35,7 @@ type endpoint struct {
 func (e *endpoint) defaultName() string {
 	switch e.kind {
 	case kindStdio:
-		return path.Base(e.command.Path)
+		return e.command.Name()
 	case kindInProcess:
 		return "in-process"
 	default:

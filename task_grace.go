@@ -46,9 +46,10 @@ func (c *Client) sendGraced(ctx context.Context, s *engine.Session, tc *toolCall
 	defer release()
 	sctx, abandon := context.WithCancelCause(context.WithoutCancel(ctx))
 	answer := make(chan callAnswer, 1)
+	held := *tc // the goroutine may outlive the caller, which owns tc
 	// The goroutine is this call's until ctx ends, then graceWait's.
 	go func() {
-		reply, err := c.sendHeld(sctx, tc, params, timeout)
+		reply, err := c.sendHeld(sctx, &held, params, timeout)
 		answer <- callAnswer{reply, err}
 	}()
 	select {

@@ -54,6 +54,9 @@ type Tool struct {
 	timeout   time.Duration // ToolTransform.Timeout; 0: the client's
 	maxResult int           // the byte limit of results' text; 0: DefaultMaxResultBytes, <0: none
 	task      TaskMode      // the tool's TaskMode (ToolTransform.Task), or TaskDefault
+
+	check   *argChecker // the server's schema, to check arguments against (callcheck.go)
+	noCheck bool        // ToolTransform/ServerTransform.SkipArgumentCheck
 }
 
 // Call calls the tool with args, a JSON object (nil or empty means {}).
@@ -68,6 +71,12 @@ type Tool struct {
 // In ElicitInterrupt mode (see Options.Elicitation) a call whose server
 // asks the user a question returns an *InputRequiredError; continue it
 // with Resume.
+//
+// Arguments that break the server's input schema are not sent: the
+// Result is an error naming each wrong argument by JSON path and what was
+// expected, for the model to fix (ToolTransform.SkipArgumentCheck and
+// ServerTransform.SkipArgumentCheck turn this off; Client.CallTool never
+// checks).
 //
 // A tool listed with a ToolTransform sends the server its own name and
 // the arguments it expects (renamed back, hidden values and defaults
@@ -98,7 +107,7 @@ func (t *Tool) CallWith(ctx context.Context, args json.RawMessage, opts *CallOpt
 		}
 		opts = &o
 	}
-	res, err := t.client.call(ctx, t.OriginalName, t.Name, args, t.args, opts)
+	res, err := t.client.call(ctx, t.OriginalName, t.Name, args, t.args, t.checkCall, opts)
 	res, err = t.softened(ctx, res, err)
 	return t.limited(t.ifRemoved(ctx, res, err))
 }
@@ -168,6 +177,7 @@ func (c *Client) newTool(t *mcp.Tool) (*Tool, error) {
 	default:
 		out.InputSchema = json.RawMessage(`{"type":"object"}`)
 	}
+	out.check = newArgChecker(out.InputSchema)
 	switch {
 	case ok && len(rawOut) > 0 && string(rawOut) != "null":
 		out.OutputSchema = rawOut

@@ -47,6 +47,10 @@ type ServerTransform struct {
 	Description string
 	// Tools transform single tools, by the server's name for each.
 	Tools map[string]*ToolTransform
+	// SkipArgumentCheck sends the model's arguments to every tool of the
+	// server unchecked (see Tool.Call): for a server whose schemas say
+	// less than it accepts.
+	SkipArgumentCheck bool
 }
 
 // ToolTransform changes how one tool is shown to a model. Calls still go
@@ -75,6 +79,9 @@ type ToolTransform struct {
 	// Task, unless TaskDefault, is the tool's TaskMode: it applies to
 	// calls whose CallOptions.Task is TaskDefault (config: "tasks").
 	Task TaskMode
+	// SkipArgumentCheck sends the model's arguments to the server
+	// unchecked (see Tool.Call).
+	SkipArgumentCheck bool
 }
 
 // ArgTransform changes one argument of a tool.
@@ -128,6 +135,7 @@ func (e *TransformError) Error() string {
 // transform of its config entry with those of Options.Transforms over it.
 type serverShape struct {
 	prefix, note string
+	noCheck      bool // ServerTransform.SkipArgumentCheck
 	tools        map[string]toolShape
 }
 
@@ -175,7 +183,7 @@ func newShape(st *ServerTransform, paths shapePaths) (_ *serverShape, path, msg 
 	if st.Prefix != "" && !config.ValidServerName(st.Prefix) {
 		return nil, paths.member(paths.base, "prefix", "Prefix"), fmt.Sprintf("prefix %q is not allowed: it starts tool names, so it must match ^[A-Za-z0-9_-]{1,64}$", st.Prefix)
 	}
-	sh := &serverShape{prefix: st.Prefix, note: strings.TrimSpace(st.Description), tools: make(map[string]toolShape, len(st.Tools))}
+	sh := &serverShape{prefix: st.Prefix, note: strings.TrimSpace(st.Description), noCheck: st.SkipArgumentCheck, tools: make(map[string]toolShape, len(st.Tools))}
 	names := make([]string, 0, len(st.Tools))
 	for name := range st.Tools {
 		names = append(names, name)
@@ -231,7 +239,7 @@ func (sh *serverShape) over(top *serverShape) *serverShape {
 	case sh == nil:
 		return top
 	}
-	out := &serverShape{prefix: sh.prefix, note: sh.note, tools: make(map[string]toolShape, len(sh.tools)+len(top.tools))}
+	out := &serverShape{prefix: sh.prefix, note: sh.note, noCheck: sh.noCheck || top.noCheck, tools: make(map[string]toolShape, len(sh.tools)+len(top.tools))}
 	if top.prefix != "" {
 		out.prefix = top.prefix
 	}
@@ -254,7 +262,9 @@ func (sh *serverShape) apply(t *Tool) error {
 		return nil
 	}
 	ts := sh.tools[t.OriginalName]
+	t.noCheck = sh.noCheck
 	if tt := ts.t; tt != nil {
+		t.noCheck = t.noCheck || tt.SkipArgumentCheck
 		if tt.Name != "" {
 			t.Name = tt.Name
 		}

@@ -17,7 +17,14 @@ const DefaultMaxParallel = 8
 // Options configures New; nil means the defaults.
 type Options struct {
 	// Profile is the schema profile: schemaprofile.Anthropic (the
-	// default) or schemaprofile.Verbatim.
+	// default), schemaprofile.AnthropicStrict (strict tool use: the
+	// model's arguments are guaranteed to match the schema) or
+	// schemaprofile.Verbatim. Under AnthropicStrict, a tool is sent with
+	// strict true when its schema could be made strict and the request's
+	// limits of strict tool use still hold (schemaprofile's
+	// AnthropicMaxStrictTools, AnthropicMaxOptional, AnthropicMaxUnions,
+	// counted in the tools' order); the others go as they are, not
+	// strict. Toolset.Strict says which.
 	Profile schemaprofile.Profile
 	// MaxParallel bounds the tool calls one Run runs at once
 	// (default DefaultMaxParallel).
@@ -35,6 +42,7 @@ type entry struct {
 	tool    *mcpadapter.Tool
 	profile *schemaprofile.Result
 	schema  ant.ToolInputSchemaParam
+	strict  bool // sent with strict true
 }
 
 // New passes every tool's input schema through the profile. A schema the
@@ -48,15 +56,16 @@ func New(tools []*mcpadapter.Tool, opts *Options) (*Toolset, error) {
 		o.Profile = schemaprofile.Anthropic
 	}
 	switch o.Profile {
-	case schemaprofile.Anthropic, schemaprofile.Verbatim:
+	case schemaprofile.Anthropic, schemaprofile.AnthropicStrict, schemaprofile.Verbatim:
 	default:
-		return nil, fmt.Errorf("anthropic: profile %q is not for Anthropic (want %q or %q)",
-			o.Profile, schemaprofile.Anthropic, schemaprofile.Verbatim)
+		return nil, fmt.Errorf("anthropic: profile %q is not for Anthropic (want %q, %q or %q)",
+			o.Profile, schemaprofile.Anthropic, schemaprofile.AnthropicStrict, schemaprofile.Verbatim)
 	}
 	if o.MaxParallel <= 0 {
 		o.MaxParallel = DefaultMaxParallel
 	}
 	s := &Toolset{byName: map[string]*entry{}, maxParallel: o.MaxParallel}
+	var budget strictBudget
 	for _, t := range tools {
 		r, err := schemaprofile.Apply(o.Profile, t.InputSchema)
 		if err != nil {
@@ -69,11 +78,26 @@ func New(tools []*mcpadapter.Tool, opts *Options) (*Toolset, error) {
 		if _, dup := s.byName[t.Name]; dup {
 			return nil, fmt.Errorf("anthropic: two tools named %q (server %q)", t.Name, t.Server)
 		}
-		e := &entry{tool: t, profile: r, schema: schema}
+		e := &entry{tool: t, profile: r, schema: schema, strict: budget.take(r)}
 		s.byName[t.Name] = e
 		s.order = append(s.order, e)
 	}
 	return s, nil
+}
+
+// strictBudget counts what the strict tools of one request take of
+// Anthropic's limits.
+type strictBudget struct{ tools, optional, unions int }
+
+// take reports whether r goes strict within the limits, and counts it.
+func (b *strictBudget) take(r *schemaprofile.Result) bool {
+	if !r.Strict || b.tools+1 > schemaprofile.AnthropicMaxStrictTools ||
+		b.optional+r.Optional > schemaprofile.AnthropicMaxOptional ||
+		b.unions+r.Unions > schemaprofile.AnthropicMaxUnions {
+		return false
+	}
+	b.tools, b.optional, b.unions = b.tools+1, b.optional+r.Optional, b.unions+r.Unions
+	return true
 }
 
 // inputSchema makes the SDK's input_schema send the profile's schema
@@ -110,11 +134,20 @@ func (s *Toolset) Profile(name string) *schemaprofile.Result {
 	return nil
 }
 
+// Strict reports whether the named tool is sent with strict true.
+func (s *Toolset) Strict(name string) bool {
+	e := s.byName[name]
+	return e != nil && e.strict
+}
+
 // Tools returns the tools for MessageNewParams.Tools.
 func (s *Toolset) Tools() []ant.ToolUnionParam {
 	out := make([]ant.ToolUnionParam, 0, len(s.order))
 	for _, e := range s.order {
 		tp := &ant.ToolParam{Name: e.tool.Name, InputSchema: e.schema}
+		if e.strict {
+			tp.Strict = param.NewOpt(true)
+		}
 		if e.tool.Description != "" {
 			tp.Description = param.NewOpt(e.tool.Description)
 		}

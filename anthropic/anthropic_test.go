@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -249,5 +250,82 @@ func TestRenamedProperty(t *testing.T) {
 	}
 	if got := outs[0].Text(); got != `{"user name":"Ada"}` {
 		t.Errorf("the server got %s", got)
+	}
+}
+
+// TestStrictProfile: under AnthropicStrict, tools go out with strict true
+// and an input_schema Anthropic's strict rules accept, within the
+// request's limits (the rest go non-strict); a bound strict mode lacks
+// is in the description, and the adapter still refuses an argument that
+// breaks it before the server sees it; renamed arguments reach the
+// server under its names.
+func TestStrictProfile(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "strict", Version: "1"}, nil)
+	echo := func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(req.Params.Arguments)}}}, nil
+	}
+	srv.AddTool(&mcp.Tool{Name: "pick", InputSchema: json.RawMessage(
+		`{"type":"object","properties":{"user name":{"type":"string","minLength":2},"n":{"type":"integer","minimum":1,"maximum":5}},"required":["user name"]}`)}, echo)
+	// 30 optional properties: more than strict tool use allows.
+	var wide strings.Builder
+	wide.WriteString(`{"type":"object","properties":{`)
+	for i := range 30 {
+		if i > 0 {
+			wide.WriteString(",")
+		}
+		wide.WriteString(`"p` + string(rune('a'+i%26)) + string(rune('a'+i/26)) + `":{"type":"string"}`)
+	}
+	wide.WriteString(`}}`)
+	srv.AddTool(&mcp.Tool{Name: "wide", InputSchema: json.RawMessage(wide.String())}, echo)
+	ts, err := anthropic.New(bindingtest.Tools(t, srv, nil), &anthropic.Options{Profile: schemaprofile.AnthropicStrict})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal(ts.Tools())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tools []struct {
+		Name        string          `json:"name"`
+		Strict      *bool           `json:"strict"`
+		InputSchema json.RawMessage `json:"input_schema"`
+	}
+	if err := json.Unmarshal(data, &tools); err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range tools {
+		switch tl.Name {
+		case "pick":
+			if tl.Strict == nil || !*tl.Strict || !ts.Strict("pick") {
+				t.Errorf("pick: strict %v: %s", tl.Strict, data)
+			}
+			if p := schemacheck.AnthropicStrict(tl.InputSchema); len(p) > 0 {
+				t.Errorf("pick: strict rules refuse %s: %v", tl.InputSchema, p)
+			}
+			if !strings.Contains(string(tl.InputSchema), "At least 1.") || strings.Contains(string(tl.InputSchema), `"minimum"`) {
+				t.Errorf("pick: the bound is not in the description: %s", tl.InputSchema)
+			}
+		case "wide":
+			if tl.Strict != nil || ts.Strict("wide") || ts.Profile("wide").NotStrict == "" {
+				t.Errorf("wide: strict %v, NotStrict %q", tl.Strict, ts.Profile("wide").NotStrict)
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	outs, err := ts.Run(ctx, []anthropic.Call{
+		{ID: "toolu_1", Name: "pick", Input: json.RawMessage(`{"user_name":"Ada","n":3}`)},
+		{ID: "toolu_2", Name: "pick", Input: json.RawMessage(`{"user_name":"A","n":9}`)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := outs[0].Text(); got != `{"user name":"Ada","n":3}` {
+		t.Errorf("the server got %s", got)
+	}
+	b := block(t, outs[1])
+	text := fmt.Sprint(b["content"])
+	if b["is_error"] != true || !strings.Contains(text, `$["user name"]: expected at least 2 characters`) || !strings.Contains(text, "$.n: expected a number <= 5") {
+		t.Errorf("invalid arguments: %v", b)
 	}
 }

@@ -77,8 +77,8 @@ wait_port "$pa"; wait_port "$pb"
 printf '{"mcpServers": {"everything": {"url": "http://127.0.0.1:%s/"}}}\n' "$pa" >"$work/a.json"
 printf '{"mcpServers": {"everything": {"url": "http://127.0.0.1:%s/"}}}\n' "$pb" >"$work/b.json"
 ga="$(free_port)"; gb="$(free_port)"
-"$work/mcpadapter" serve --config "$work/a.json" --listen "127.0.0.1:$ga" --prefix never >"$work/gateway-a.log" 2>&1 & pids+=($!)
-"$work/mcpadapter" serve --config "$work/b.json" --listen "127.0.0.1:$gb" --prefix never >"$work/gateway-b.log" 2>&1 & pids+=($!)
+"$work/mcpadapter" serve --trust-config --config "$work/a.json" --listen "127.0.0.1:$ga" --prefix never >"$work/gateway-a.log" 2>&1 & pids+=($!)
+"$work/mcpadapter" serve --trust-config --config "$work/b.json" --listen "127.0.0.1:$gb" --prefix never >"$work/gateway-b.log" 2>&1 & pids+=($!)
 wait_port "$ga"; wait_port "$gb"
 cat "$work/gateway-a.log" "$work/gateway-b.log"
 

@@ -97,7 +97,7 @@ func captureCorpus(t *testing.T) []corpusSchema {
 	return out
 }
 
-func canonical(t *testing.T, raw json.RawMessage) string {
+func canonical(t testing.TB, raw json.RawMessage) string {
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
 		t.Fatalf("schema is not JSON: %v", err)
@@ -118,6 +118,11 @@ func validate(r *schemaprofile.Result) []schemacheck.Problem {
 		}
 		return schemacheck.OpenAI(r.Schema)
 	case schemaprofile.Anthropic:
+		return schemacheck.Anthropic(r.Schema)
+	case schemaprofile.AnthropicStrict:
+		if r.Strict {
+			return schemacheck.AnthropicStrict(r.Schema)
+		}
 		return schemacheck.Anthropic(r.Schema)
 	case schemaprofile.Gemini:
 		return schemacheck.Gemini(r.Schema)

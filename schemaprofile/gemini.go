@@ -107,23 +107,17 @@ func (t *transform) geminiCombinators(o *object, path string) {
 			t.note(RuleOneOfAsAnyOf, ptr(path, "oneOf"), "oneOf sent as anyOf (one or more may match)")
 		}
 	}
-	if a, ok := o.Vals["allOf"].([]any); ok {
-		o.Del("allOf")
-		for i, b := range a {
-			bo, ok := asObject(b)
-			if !ok {
-				continue
-			}
-			bo = bo.Clone()
-			if !o.Has("type") {
-				if ty, ok := bo.Get("type"); ok {
-					o.Set("type", ty)
-				}
-			}
-			t.geminiCombinators(bo, ptr(path, "allOf", itoa(i)))
-			t.mergeInto(o, bo, ptr(path, "allOf", itoa(i)), true)
+	if _, ok := o.Vals["allOf"].([]any); ok {
+		// Merged as the strict profiles merge it: the tighter of two
+		// bounds, any other disagreement in the description.
+		m := t.mergeAllOf(o, path)
+		for _, k := range append([]string(nil), o.Keys...) {
+			o.Del(k)
 		}
-		t.note(RuleAllOfMerged, ptr(path, "allOf"), "allOf merged into one schema")
+		for _, k := range m.Keys {
+			o.Set(k, m.Vals[k])
+		}
+		t.geminiCombinators(o, path) // a oneOf a branch brought
 	}
 }
 

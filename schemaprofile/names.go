@@ -63,56 +63,143 @@ func safeName(s string) string {
 
 // renameProps renames bad property names under v (refs already inlined)
 // and returns the argMap that maps them back (nil when none changed).
+// An object and its anyOf/oneOf/allOf branches are one scope: a name is
+// renamed the same way wherever it appears in it, never to a name the
+// scope already has, and the renames apply to its required lists and
+// dependentRequired too.
 func (t *transform) renameProps(v any, path string) *argMap {
 	o, ok := v.(*object)
 	if !ok {
 		return nil
 	}
+	if ref, ok := o.Str("$ref"); ok && t.refs != nil {
+		return t.refMap(ref)
+	}
+	taken := map[string]bool{}
+	var bad []string
+	scopeNames(o, func(name string) {
+		if !taken[name] && !goodName(name) {
+			bad = append(bad, name)
+		}
+		taken[name] = true
+	})
+	table := map[string]string{}
+	for _, name := range bad {
+		out := uniqueName(safeName(name), taken)
+		taken[out] = true
+		table[name] = out
+	}
 	m := &argMap{}
-	if p, ok := o.Obj("properties"); ok {
-		out := newObject()
-		for _, k := range p.Keys {
-			name := k
-			if !goodName(k) {
-				name = uniqueName(safeName(k), p, out)
-				if m.rename == nil {
-					m.rename = map[string]string{}
-				}
-				m.rename[name] = k
-				t.note(RulePropertyRenamed, ptr(path, "properties", k), "property %q sent as %q", short(k, 80), name)
-				renameRequired(o, k, name)
-			}
-			out.Set(name, p.Vals[k])
-			if sub := t.renameProps(p.Vals[k], ptr(path, "properties", k)); sub != nil {
-				m.prop(name).rename, m.prop(name).props = sub.rename, sub.props
-				m.prop(name).items, m.prop(name).alts = sub.items, sub.alts
-			}
+	for from, to := range table {
+		if m.rename == nil {
+			m.rename = map[string]string{}
 		}
-		o.Set("properties", out)
+		m.rename[to] = from
 	}
-	if it, ok := o.Get("items"); ok {
-		m.items = t.renameProps(it, ptr(path, "items"))
-	}
-	for _, kw := range []string{"anyOf", "oneOf", "allOf"} {
-		if a, ok := o.Vals[kw].([]any); ok {
-			for i, b := range a {
-				if sub := t.renameProps(b, ptr(path, kw, itoa(i))); sub != nil {
-					m.alts = append(m.alts, sub)
-				}
-			}
-		}
-	}
+	t.applyRenames(o, path, table, m)
 	if m.empty() {
 		return nil
 	}
 	return m
 }
 
+// scopeNames calls f with every property name of o and of its branches.
+func scopeNames(o *object, f func(string)) {
+	if p, ok := o.Obj("properties"); ok {
+		for _, k := range p.Keys {
+			f(k)
+		}
+	}
+	for _, kw := range []string{"anyOf", "oneOf", "allOf"} {
+		if a, ok := o.Vals[kw].([]any); ok {
+			for _, b := range a {
+				if bo, ok := b.(*object); ok {
+					scopeNames(bo, f)
+				}
+			}
+		}
+	}
+}
+
+// applyRenames renames o's properties (and its branches') by table,
+// noting each, and fills m with what restores the values below them.
+func (t *transform) applyRenames(o *object, path string, table map[string]string, m *argMap) {
+	if p, ok := o.Obj("properties"); ok {
+		out := newObject()
+		for _, k := range p.Keys {
+			name := k
+			if to, ok := table[k]; ok {
+				name = to
+				t.note(RulePropertyRenamed, ptr(path, "properties", k), "property %q sent as %q", short(k, 80), name)
+			}
+			out.Set(name, p.Vals[k])
+			if sub := t.renameProps(p.Vals[k], ptr(path, "properties", k)); sub != nil {
+				m.setProp(name, sub)
+			}
+		}
+		o.Set("properties", out)
+	}
+	renameList := func(list []any) {
+		for i, x := range list {
+			if s, ok := x.(string); ok {
+				if to, ok := table[s]; ok {
+					list[i] = to
+				}
+			}
+		}
+	}
+	if r, ok := o.Vals["required"].([]any); ok {
+		renameList(r)
+	}
+	for _, kw := range []string{"dependentRequired", "dependencies"} {
+		if d, ok := o.Obj(kw); ok {
+			for _, k := range append([]string(nil), d.Keys...) {
+				if l, ok := d.Vals[k].([]any); ok {
+					renameList(l)
+				}
+				if to, ok := table[k]; ok {
+					d.ReplaceKey(k, to)
+				}
+			}
+		}
+	}
+	if it, ok := o.Get("items"); ok {
+		m.items = t.renameProps(it, ptr(path, "items"))
+	}
+	if ap, ok := o.Get("additionalProperties"); ok {
+		m.extra = t.renameProps(ap, ptr(path, "additionalProperties"))
+	}
+	for _, kw := range []string{"anyOf", "oneOf", "allOf"} {
+		a, ok := o.Vals[kw].([]any)
+		if !ok {
+			continue
+		}
+		for i, b := range a {
+			bo, ok := b.(*object)
+			if !ok {
+				continue
+			}
+			bm := &argMap{}
+			t.applyRenames(bo, ptr(path, kw, itoa(i)), table, bm)
+			if kw == "allOf" {
+				// Every branch holds: their maps join the parent's.
+				for name, pm := range bm.props {
+					if m.props[name] == nil {
+						m.setProp(name, pm)
+					}
+				}
+				continue
+			}
+			m.alts = append(m.alts, alt{schema: bo, m: bm})
+		}
+	}
+}
+
 // uniqueName returns name, or name with a numeric suffix, so that it is
-// in neither the input nor the output properties.
-func uniqueName(name string, in, out *object) string {
+// not taken.
+func uniqueName(name string, taken map[string]bool) string {
 	cand := name
-	for i := 2; in.Has(cand) || out.Has(cand); i++ {
+	for i := 2; taken[cand]; i++ {
 		suffix := "_" + itoa(i)
 		base := name
 		if len(base)+len(suffix) > maxPropertyName {
@@ -123,14 +210,32 @@ func uniqueName(name string, in, out *object) string {
 	return cand
 }
 
-func renameRequired(o *object, from, to string) {
-	r, ok := o.Vals["required"].([]any)
+// refRenames renames property names inside a schema's definitions in
+// place, keeping its $refs (so a recursive schema needs no cut and every
+// level maps back): each definition's argMap is made once and shared by
+// every $ref to it, recursion included.
+type refRenames struct {
+	root *object
+	maps map[string]*argMap
+}
+
+// refMap returns the argMap of what ref points at, renaming it the first
+// time.
+func (t *transform) refMap(ref string) *argMap {
+	if m, ok := t.refs.maps[ref]; ok {
+		return m
+	}
+	m := &argMap{pending: true}
+	t.refs.maps[ref] = m // before renaming: a recursive $ref finds it
+	in := &inliner{t: t, root: t.refs.root}
+	target, tpath, ok := in.resolve(ref)
 	if !ok {
-		return
+		m.pending = false
+		return nil
 	}
-	for i, x := range r {
-		if x == from {
-			r[i] = to
-		}
+	if sub := t.renameProps(target, tpath); sub != nil {
+		*m = *sub
 	}
+	m.pending = false
+	return m
 }

@@ -16,20 +16,16 @@ func (t *transform) anthropic(root any) *object {
 	if !badNames(o) {
 		return o
 	}
-	if hasRef(o) {
-		in := &inliner{t: t, root: o, maxRepeat: 3, cut: func(string) *object { return newObject() }}
-		o = in.inline(o)
-	} else {
-		// Definitions nothing refers to: renaming them would mean
-		// nothing, and their bad names would still be refused.
-		for _, kw := range []string{"$defs", "definitions"} {
-			if d, ok := o.Obj(kw); ok && anyBadNames(d) {
-				o.Del(kw)
-				t.note(RuleDropped, ptr("", kw), "%s with property names Anthropic refuses, referred to by nothing", kw)
-			}
+	t.refs = &refRenames{root: o, maps: map[string]*argMap{}}
+	m := t.renameProps(o, "")
+	// Definitions nothing refers to keep their names: renaming them
+	// would mean nothing, and their bad names would still be refused.
+	for _, kw := range []string{"$defs", "definitions"} {
+		if d, ok := o.Obj(kw); ok && anyBadNames(d) {
+			o.Del(kw)
+			t.note(RuleDropped, ptr("", kw), "%s with property names Anthropic refuses, referred to by nothing", kw)
 		}
 	}
-	m := t.renameProps(o, "")
 	if m != nil {
 		t.args = m
 	}

@@ -25,11 +25,15 @@ const (
 	// Gemini is for Gemini function declarations (the OpenAPI 3.0
 	// subset of genai.Schema).
 	Gemini Profile = "gemini"
+	// AnthropicStrict is for Anthropic tools with strict true (strict
+	// tool use); it falls back to the Anthropic profile when the schema
+	// cannot be strict (Result.Strict false, Result.NotStrict says why).
+	AnthropicStrict Profile = "anthropic-strict"
 )
 
 // Profiles lists every profile, Verbatim first.
 func Profiles() []Profile {
-	return []Profile{Verbatim, OpenAI, OpenAIStrict, Anthropic, Gemini}
+	return []Profile{Verbatim, OpenAI, OpenAIStrict, Anthropic, AnthropicStrict, Gemini}
 }
 
 // Rules of the changes a profile makes, as Change.Rule reports them.
@@ -83,14 +87,23 @@ type Result struct {
 	Profile Profile
 	// Schema is the transformed schema (compact JSON).
 	Schema json.RawMessage
-	// Strict is true when the schema is strict (OpenAIStrict only).
+	// Strict is true when the schema is strict (OpenAIStrict and
+	// AnthropicStrict only).
 	Strict bool
-	// NotStrict says why OpenAIStrict fell back to non-strict.
+	// NotStrict says why a strict profile fell back to non-strict.
 	NotStrict string
+	// Optional and Unions count, in a strict AnthropicStrict schema, the
+	// optional properties and the properties with a union type (anyOf or
+	// a type list): Anthropic bounds both across all the strict tools of
+	// one request (AnthropicMaxOptional, AnthropicMaxUnions).
+	Optional, Unions int
 	// Changes lists every change, in schema order.
 	Changes []Change
 
-	args *argMap
+	// names, when set, gives renamed properties their names back before
+	// args applies (AnthropicStrict).
+	names *argMap
+	args  *argMap
 }
 
 // Changed reports whether the profile changed anything.
@@ -135,6 +148,8 @@ func Apply(p Profile, schema json.RawMessage) (*Result, error) {
 		out = t.openAI(root)
 	case OpenAIStrict:
 		return applyStrict(root)
+	case AnthropicStrict:
+		return applyAnthropicStrict(root)
 	case Anthropic:
 		out = t.anthropic(root)
 	case Gemini:
@@ -142,6 +157,7 @@ func Apply(p Profile, schema json.RawMessage) (*Result, error) {
 	default:
 		return nil, &Error{Profile: p, Reason: fmt.Sprintf("unknown profile %q (want one of %v)", p, Profiles())}
 	}
+	t.args.compileAlts(map[*argMap]bool{})
 	return &Result{Profile: p, Schema: encode(out), Changes: t.changes, args: t.args}, nil
 }
 
@@ -153,6 +169,9 @@ type transform struct {
 	nodes   int // schema nodes written, against maxNodes
 	// truncated is set once the schema was cut at maxNodes.
 	truncated bool
+	// refs, when set, renames inside definitions instead of inlining
+	// (the Anthropic profiles).
+	refs *refRenames
 }
 
 // maxNodes bounds the schema nodes a profile writes (inlining $refs can

@@ -48,16 +48,23 @@ func TestOpenAIStrictOptionalNullable(t *testing.T) {
 	}
 }
 
-func TestOpenAIStrictFallsBack(t *testing.T) {
-	r := apply(t, schemaprofile.OpenAIStrict, `{"type":"object","properties":{"q":{"type":"string","minLength":1}},"required":["q"]}`)
-	if r.Strict {
-		t.Fatalf("strict, but minLength cannot be kept: %s", r.Schema)
+// TestOpenAIStrictDescribesWhatItLacks: a keyword strict mode lacks goes
+// into the description (the adapter enforces it before the call); only a
+// recursive schema falls back to non-strict.
+func TestOpenAIStrictDescribesWhatItLacks(t *testing.T) {
+	r := apply(t, schemaprofile.OpenAIStrict, `{"type":"object","properties":{"q":{"type":"string","minLength":1,"maxLength":80}},"required":["q"]}`)
+	if !r.Strict {
+		t.Fatalf("not strict: %s", r.NotStrict)
 	}
-	if !strings.Contains(r.NotStrict, "/properties/q/minLength") || !strings.Contains(rules(r), "not-strict@/properties/q/minLength") {
-		t.Errorf("NotStrict %q, changes %s: want the minLength named", r.NotStrict, rules(r))
+	if want := `{"type":"object","properties":{"q":{"type":"string","description":"At least 1 characters. At most 80 characters."}},"required":["q"],"additionalProperties":false}`; string(r.Schema) != want {
+		t.Errorf("schema\n got %s\nwant %s", r.Schema, want)
 	}
-	if !strings.Contains(string(r.Schema), `"minLength":1`) {
-		t.Errorf("the non-strict schema lost minLength: %s", r.Schema)
+	if !strings.Contains(rules(r), "keyword-to-description@/properties/q/minLength") {
+		t.Errorf("changes %s: want the minLength named", rules(r))
+	}
+	r = apply(t, schemaprofile.OpenAIStrict, `{"type":"object","properties":{"n":{"$ref":"#/$defs/n"}},"$defs":{"n":{"type":"object","properties":{"kids":{"type":"array","items":{"$ref":"#/$defs/n"}}}}}}`)
+	if r.Strict || !strings.Contains(r.NotStrict, "recursive") {
+		t.Errorf("a recursive schema: strict %v, %q", r.Strict, r.NotStrict)
 	}
 }
 

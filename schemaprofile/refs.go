@@ -140,25 +140,3 @@ func atoi(s string) (int, bool) {
 	}
 	return n, true
 }
-
-// hasRef reports whether v contains a $ref anywhere.
-func hasRef(v any) bool {
-	switch v := v.(type) {
-	case *object:
-		if _, ok := v.Str("$ref"); ok {
-			return true
-		}
-		for _, x := range v.Vals {
-			if hasRef(x) {
-				return true
-			}
-		}
-	case []any:
-		for _, x := range v {
-			if hasRef(x) {
-				return true
-			}
-		}
-	}
-	return false
-}

@@ -134,7 +134,9 @@ func Waiting[C any](outs []Outcome[C]) bool {
 // the answers to its questions, answers[o.Pending.ID] (nil when the user
 // did not answer it this time: it stays pending), and returns the turn's
 // outcomes in the same order: the ones that were done unchanged, the
-// others settled anew (a call may ask again). A call queued behind
+// others settled anew (a call may ask again). An answer that does not fit
+// its question (an *elicitation.Error) leaves the call pending on the same
+// question, with Pending.Problem saying what was wrong. A call queued behind
 // another call's question (Pending.Asks is false) is resumed with no
 // answers: it runs once that question is answered, so resuming the whole
 // turn at once never waits for an answer nobody has given. Every call
@@ -155,6 +157,14 @@ func ResumeTurn[C any](ctx context.Context, outs []Outcome[C], answers map[strin
 		}
 		wg.Go(func() {
 			res, err := resume(ctx, o.Call, o.Pending, a)
+			var bad *elicitation.Error
+			if errors.As(err, &bad) {
+				// Nothing was sent: the same question, with what was wrong.
+				again := *o.Pending
+				again.Problem = bad.Error()
+				next[i] = Outcome[C]{Call: o.Call, Pending: &again}
+				return
+			}
 			next[i] = Settle(o.Call, res, err)
 		})
 	}

@@ -53,6 +53,35 @@ func Tokenize(text string) []string {
 	return out
 }
 
+// A qtoken is one word of a query: its term and whether it looks like a
+// value (a name or a number) rather than a word for what to do.
+type qtoken struct {
+	term  string
+	value bool
+}
+
+// queryTokens tokenizes a query, marking the terms of words that hold a
+// digit, a dot, slash, @ or underscore inside (42, report.txt, fix_login)
+// or that start with a capital letter after the first word (Kyoto, Ana).
+func queryTokens(query string) []qtoken {
+	var out []qtoken
+	first := true
+	for _, f := range strings.Fields(query) {
+		w := strings.TrimFunc(f, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		if w == "" {
+			continue
+		}
+		r, _ := utf8.DecodeRuneInString(w)
+		value := strings.ContainsFunc(w, unicode.IsDigit) || strings.ContainsAny(w, "./@_") ||
+			!first && unicode.IsUpper(r)
+		first = false
+		for _, t := range Tokenize(w) {
+			out = append(out, qtoken{term: t, value: value})
+		}
+	}
+	return out
+}
+
 // boundary reports whether a word ends between prev and r, rest being the
 // text after r: camelCase, the end of an acronym (the "S" of "HTTPServer"
 // starts "Server"), and letters next to digits.
@@ -71,19 +100,31 @@ func boundary(prev, r rune, rest string) bool {
 
 // stem strips common English endings, the same way for documents and
 // queries; it is deliberately light (no dictionary), so related forms
-// meet: "issues", "issue"; "listing", "listed", "list"; "queries", "query".
+// meet: "issues", "issue"; "listing", "listed", "list"; "queries",
+// "query"; "created", "creating", "create" (a final e goes too).
 func stem(w string) string {
 	n := len(w)
 	switch {
 	case n > 4 && strings.HasSuffix(w, "ies"):
 		return w[:n-3] + "y"
+	case n > 4 && strings.HasSuffix(w, "ied"):
+		return w[:n-3] + "y"
 	case n > 5 && strings.HasSuffix(w, "ing"):
-		return undouble(w[:n-3])
+		w = undouble(w[:n-3])
 	case n > 4 && strings.HasSuffix(w, "ed"):
-		return undouble(w[:n-2])
+		w = undouble(w[:n-2])
 	case n > 4 && (strings.HasSuffix(w, "ches") || strings.HasSuffix(w, "shes") || strings.HasSuffix(w, "sses") || strings.HasSuffix(w, "xes")):
 		return w[:n-2]
 	case n > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
+		w = w[:n-1]
+	}
+	return dropE(w)
+}
+
+// dropE removes a final e, so that "create" meets "created" (creat).
+func dropE(w string) string {
+	n := len(w)
+	if n > 3 && w[n-1] == 'e' && !strings.ContainsRune("eoy", rune(w[n-2])) {
 		return w[:n-1]
 	}
 	return w
@@ -98,6 +139,145 @@ func undouble(w string) string {
 	return w
 }
 
+// related returns the words related to a stemmed query word.
+func related(t string) []string { return relatedWords[t] }
+
+// relatedWords maps a stemmed query word to stemmed words that often name
+// the same action or thing in tool names and descriptions (built once
+// from relatedTable).
+var relatedWords = buildRelated(relatedTable)
+
+func buildRelated(table []string) map[string][]string {
+	out := map[string][]string{}
+	for _, line := range table {
+		head, rest, _ := strings.Cut(line, ":")
+		var rel []string
+		for _, f := range strings.Fields(rest) {
+			rel = append(rel, Tokenize(f)...)
+		}
+		for _, h := range strings.Fields(head) {
+			for _, t := range Tokenize(h) {
+				out[t] = append(out[t], rel...)
+			}
+		}
+	}
+	return out
+}
+
+// relatedTable: "word word2: related related2" — a query with word (or
+// word2) also looks for the related words, at weightRelated. General
+// vocabulary of how people ask for what tools do.
+var relatedTable = []string{
+	// actions
+	"get fetch retrieve obtain: read show view",
+	"show display view see: get list read",
+	"read open: get fetch view",
+	"find search lookup look locate discover: search find query lookup",
+	"create add new make insert: create add new insert",
+	"leave write: create add",
+	"delete remove drop destroy erase discard: delete remove drop clean",
+	"throw away junk: clean remove delete",
+	"update edit modify change alter: update edit modify patch set",
+	"rename: move rename",
+	"send post publish push broadcast notify tell announce: send post push message publish",
+	"list enumerate all every: list all",
+	"run execute start trigger launch invoke: run execute start trigger",
+	"stop cancel halt terminate end kill abort: stop cancel terminate kill",
+	"comment reply remark: comment note reply",
+	"save store keep record: save create store",
+	"remember memorize: memory observation entity knowledge store",
+	"recall: memory knowledge search node",
+	"upload attach: upload file attachment",
+	"download export: download export",
+	"convert turn transform: convert",
+	"compare comparison: compare bar column",
+	"visualize visual visually picture plot graph: chart graph diagram visualize",
+	"sketch draw: diagram draw",
+	"think reason plan planning: thinking reasoning thought",
+	"schedule plan: schedule",
+	"mute silence quiet alerting alert: mute downtime monitor alert",
+	"approve accept: approve review",
+	"review: review",
+	"merge integrate combine: merge",
+	"undo revert rollback roll: reset revert rollback rollout",
+	"shelve park: stash",
+	"sync catch date: pull fetch",
+	"share teammate colleague colleagues: push remote",
+	"type enter input fill: type fill input",
+	"pick choose select dropdown: select option",
+	"press hit: press key",
+	"click tap: click",
+	"hover: hover mouse",
+	"visit navigate browse go: navigate open url page",
+	"back previous return: back",
+	"capture snap: screenshot snapshot",
+	"print: pdf",
+	"scrape extract: scrape extract content",
+	"crawl: crawl",
+	"watch track monitor: monitor",
+	"lint style: lint",
+	"rank rerank order sort: rerank rank",
+	"exec shell terminal inside: exec process terminal shell",
+	"scale: scale replicas",
+	// things
+	"folder directory dir: directory folder",
+	"file document doc: file document",
+	"docs documentation manual reference api: documentation docs library",
+	"picture photo image: image picture photo screenshot",
+	"chat channel team: slack message channel",
+	"message text: message",
+	"repo repository project: repository project",
+	"pr mr: pull request merge",
+	"issue ticket bug: issue ticket story bug",
+	"story: story issue",
+	"sprint cycle iteration: iteration",
+	"task todo work: todo task story issue",
+	"report reported: issue",
+	"history author wrote who: log blame history",
+	"when: date log history",
+	"untracked artifact artifacts: clean untracked",
+	"row record entry: record row document",
+	"table sheet spreadsheet collection: table collection",
+	"database db: database",
+	"sql: sql query",
+	"fast faster speed slow performance: index performance explain",
+	"cpu memory load usage: metric metrics usage",
+	"disk space storage big size: storage size stats",
+	"how many number count: count",
+	"host server machine node: host server",
+	"error exception crash failing fail broken complain complaint: error exception console log failure",
+	"log logs: log",
+	"web internet online: web search",
+	"news headline: news",
+	"page site website url link: page web url site",
+	"article content text: content text extract",
+	"paper papers academic study research: paper research",
+	"report deep thorough: research",
+	"address coordinate coordinates latitude longitude: geocode coordinates address",
+	"city place location where: place location geocode",
+	"nearest near nearby: local nearby place",
+	"distance far road drive route travel: directions distance route",
+	"high height altitude elevation sea: elevation",
+	"sleep stay lodging accommodation hotel rent room: listing airbnb accommodation stay",
+	"trend time timeline: line trend area",
+	"budget share split proportion percent: pie proportion",
+	"hierarchy org organization: organization hierarchy",
+	"diagram architecture flowchart: diagram flow",
+	"icon icons asset assets mockup mock design: image figma",
+	"javascript js script: javascript script evaluate",
+	"dark theme scheme: emulate media color",
+	"http api endpoint request: http request",
+	"network traffic: network request",
+	"container pod cluster deployment: pod kubernetes deployment",
+	"release version: release rollout version",
+	"follower followers subscriber everyone audience: broadcast follower",
+	"sale promotion campaign: broadcast",
+	"video youtube: video transcript",
+	"permission access allowed self me myself bot: self user whoami",
+	"competitor pricing: monitor",
+	"passage passages relevance relevant best: rerank",
+}
+
 // stopWords carry no meaning for matching a tool.
 var stopWords = map[string]bool{
 	"a": true, "an": true, "the": true, "of": true, "to": true, "in": true, "on": true, "for": true,
@@ -106,71 +286,4 @@ var stopWords = map[string]bool{
 	"i": true, "me": true, "my": true, "we": true, "our": true, "you": true, "your": true,
 	"please": true, "want": true, "need": true, "can": true, "some": true, "all": true,
 	"do": true, "does": true, "s": true, "t": true, "d": true, "ll": true, "m": true, "re": true, "ve": true,
-}
-
-// synonyms maps a stemmed query word to words that often name the same
-// action in tool names and descriptions; they count weightSynonym each.
-var synonyms = map[string][]string{
-	"get":      {"fetch", "retrieve", "read", "show"},
-	"fetch":    {"get", "retrieve", "read"},
-	"retrieve": {"get", "fetch"},
-	"show":     {"get", "list", "view", "display"},
-	"find":     {"search", "lookup", "query"},
-	"search":   {"find", "lookup", "query"},
-	"lookup":   {"find", "search", "get"},
-	"create":   {"add", "new", "make"},
-	"add":      {"create", "insert", "new"},
-	"make":     {"create"},
-	"new":      {"create"},
-	"delete":   {"remove", "drop", "destroy"},
-	"remove":   {"delete", "drop"},
-	"drop":     {"delete", "remove"},
-	"update":   {"edit", "modify", "change", "set"},
-	"edit":     {"update", "modify", "change"},
-	"change":   {"update", "edit", "modify", "set"},
-	"modify":   {"update", "edit", "change"},
-	"send":     {"post", "write", "publish", "create"},
-	"list":     {"enumerate", "show"},
-	"run":      {"execute", "start", "trigger"},
-	"execute":  {"run"},
-	"start":    {"run", "launch", "begin"},
-	"stop":     {"cancel", "halt", "terminate", "end"},
-	"cancel":   {"stop", "abort", "delete"},
-	"email":    {"mail", "message"},
-	"mail":     {"email"},
-	"message":  {"msg", "chat"},
-	"picture":  {"image", "photo"},
-	"photo":    {"image", "picture"},
-	"image":    {"picture", "photo"},
-	"user":     {"account", "member"},
-	"customer": {"client", "account"},
-	"cost":     {"price", "amount"},
-	"price":    {"cost", "amount"},
-	"weather":  {"forecast"},
-	// Question words and verbs that say which action is meant.
-	"what":     {"get", "list"},
-	"which":    {"list", "search"},
-	"how":      {"get", "count"},
-	"when":     {"get"},
-	"who":      {"list", "search"},
-	"read":     {"get", "fetch"},
-	"view":     {"get"},
-	"latest":   {"newest", "list"},
-	"recent":   {"newest", "list"},
-	"schedule": {"create"},
-	"save":     {"create", "store"},
-	"set":      {"create", "update"},
-	"open":     {"create"},
-	"write":    {"create"},
-	"any":      {"list", "search"},
-	"upload":   {"create", "add"},
-	"book":     {"create", "reserve"},
-	"block":    {"create"},
-	"restore":  {"get", "revert"},
-	"warning":  {"alert"},
-	"alert":    {"warning"},
-	"spend":    {"cost"},
-	"spent":    {"cost"},
-	"post":     {"send", "publish", "create"},
-	"forecast": {"weather"},
 }

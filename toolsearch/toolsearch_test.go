@@ -9,11 +9,12 @@ import (
 
 func TestTokenize(t *testing.T) {
 	for in, want := range map[string][]string{
-		"create_issue":                 {"create", "issue"},
-		"createPullRequest":            {"create", "pull", "request"},
+		"create_issue":                 {"creat", "issu"},
+		"createPullRequest":            {"creat", "pull", "request"},
+		"created, creating, creates":   {"creat", "creat", "creat"},
 		"get-weather-forecast":         {"get", "weather", "forecast"},
 		"HTTPServerStatus":             {"http", "server", "status"},
-		"listIssues2Repos":             {"list", "issue", "2", "repo"},
+		"listIssues2Repos":             {"list", "issu", "2", "repo"},
 		"Search the queries, please!":  {"search", "query"},
 		"stopped watching the matches": {"stop", "watch", "match"},
 		"":                             nil,

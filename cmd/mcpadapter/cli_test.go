@@ -339,3 +339,26 @@ func TestSkills(t *testing.T) {
 		t.Fatalf("a tampered skill: %+v", r)
 	}
 }
+
+// TestServerNameFromServer: a command target is named by the server's
+// own serverInfo.name, not by the interpreter's path, in the tools table,
+// in inspect and in the trace; --name overrides it everywhere.
+func TestServerNameFromServer(t *testing.T) {
+	var fs testenv.NPMServer
+	for _, s := range testenv.NPMServers() {
+		if s.Package == "@modelcontextprotocol/server-filesystem" {
+			fs = s
+		}
+	}
+	path, args, _ := fs.StdioCommand(t)
+	target := append([]string{"--", path}, args...)
+	cli(t, "", append([]string{"tools"}, target...)...).Must(t, 0, []string{"read_text_file             secure-filesystem-server"}, nil)
+	cli(t, "", append([]string{"inspect", "--trace"}, target...)...).Must(t, 0,
+		[]string{"secure-filesystem-server"}, []string{"secure-filesystem-server → ", `"method":"tools/list"`})
+	r := cli(t, "", append([]string{"tools", "--name", "fs"}, target...)...)
+	r.Must(t, 0, []string{"read_text_file             fs  "}, nil)
+	if strings.Contains(r.Stdout, "node") {
+		t.Errorf("the interpreter names the server:\n%s", r.Stdout)
+	}
+	cli(t, "", append([]string{"tools", "--name", "a b"}, target...)...).Must(t, 2, nil, []string{`--name "a b"`})
+}

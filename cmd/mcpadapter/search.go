@@ -25,12 +25,13 @@ func writeSearch(a *cmdline.App, tools []*mcpadapter.Tool, query string, limit i
 			Name        string          `json:"name"`
 			Server      string          `json:"server"`
 			Score       float64         `json:"score"`
+			Fits        bool            `json:"fits"`
 			Description string          `json:"description,omitempty"`
 			InputSchema json.RawMessage `json:"input_schema"`
 		}
 		out := make([]jsonHit, 0, len(hits))
 		for _, h := range hits {
-			out = append(out, jsonHit{Name: h.Tool.Name, Server: h.Tool.Server, Score: h.Score, Description: h.Tool.Description, InputSchema: h.Tool.InputSchema})
+			out = append(out, jsonHit{Name: h.Tool.Name, Server: h.Tool.Server, Score: h.Score, Fits: h.Fits, Description: h.Tool.Description, InputSchema: h.Tool.InputSchema})
 		}
 		enc := json.NewEncoder(a.Stdout)
 		enc.SetIndent("", "  ")
@@ -46,6 +47,9 @@ func writeSearch(a *cmdline.App, tools []*mcpadapter.Tool, query string, limit i
 	if len(hits) == 0 {
 		fmt.Fprintf(a.Stdout, "no tool matches %q\n", query)
 		return nil
+	}
+	if !hits[0].Fits {
+		fmt.Fprintf(a.Stdout, "no tool fits %q well; the closest:\n", query)
 	}
 	w := tabwriter.NewWriter(a.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "RANK\tSCORE\tNAME\tSERVER\tDESCRIPTION")

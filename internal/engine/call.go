@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mcpadapter/mcpadapter/internal/plaincall"
+	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
 	"github.com/mcpadapter/mcpadapter/internal/stdio"
 	"github.com/mcpadapter/mcpadapter/internal/streamable"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -95,6 +96,13 @@ type fastState struct {
 	resultMeta plaincall.MetaMemo
 	// http is set for a streamable HTTP session.
 	http *streamable.Conn
+	// broken is set once go-sdk failed a call handed over to it with an
+	// error that is not the server's answer: go-sdk's connection may be
+	// failing (it fails it on a malformed answer), and on go-sdk's path
+	// every later call would be refused before it is sent ("client is
+	// closing"). The session's later calls go through go-sdk, so that
+	// they are refused, unsent, and retried on a new connection, as there.
+	broken atomic.Bool
 }
 
 // chooseFastPath decides whether s, just connected, has a fast path.
@@ -122,7 +130,7 @@ func (s *Session) CallTool(ctx context.Context, c Call) (*mcp.CallToolResult, Ra
 		res, err := s.cs.CallTool(ctx, c.Params)
 		return res, nil, err
 	}
-	if !s.fastReady(c.Params.Name) {
+	if !s.fastReady(c.Params.Name) || s.fast.broken.Load() {
 		res, err := s.cs.CallTool(ctx, c.Params)
 		s.learn(c.Params)
 		return res, nil, err
@@ -216,6 +224,14 @@ func (s *Session) callFast(ctx context.Context, params *mcp.CallToolParams) (*mc
 		if result, h, err = s.fast.http.RoundTrip(ctx, params.Name, args, meta); h != nil {
 			defer h.Close()
 			res, err := s.cs.CallTool(streamable.WithHandOff(ctx, h), params)
+			if err != nil && !sdkerr.IsServerError(err) {
+				s.fast.broken.Store(true)
+			}
+			if err != nil && h.Sent() {
+				// The server has the fast path's POST of the call, even if
+				// go-sdk failed before it took the answer.
+				err = &deliveredError{err}
+			}
 			return res, nil, err
 		}
 		if err != nil {
@@ -242,6 +258,10 @@ func (s *Session) callFast(ctx context.Context, params *mcp.CallToolParams) (*mc
 			ctx = stdio.WithHandOff(ctx, h)
 		}
 		res, err := s.cs.CallTool(ctx, params)
+		if err != nil {
+			// The server has the call (it answered it).
+			err = &deliveredError{err}
+		}
 		return res, nil, err
 	}
 	return res, SentResult(result), nil

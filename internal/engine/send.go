@@ -89,7 +89,9 @@ func (e *Engine) failed(ctx context.Context, s *Session, r Request, err error, g
 	// (go-sdk fails the whole connection on any 404): only a 404 to this
 	// request's POST proves the server did not run it.
 	expired := errors.Is(err, mcp.ErrSessionMissing) && got404
-	notSent := sdkerr.WasNotSent(err) || expired
+	// A call handed over by the fast path was sent whatever go-sdk says.
+	var delivered *deliveredError
+	notSent := (sdkerr.WasNotSent(err) && !errors.As(err, &delivered)) || expired
 	// A write that failed on a stdio pipe means the process is gone.
 	lost := s.ended() || (notSent && s.stdio != nil) || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing)
 	if lost {

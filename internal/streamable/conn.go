@@ -308,13 +308,23 @@ func (a *fastAnswer) line(limit int) ([]byte, bool) {
 // end. It stops at anything else (another message, a malformed line, an
 // event of several data lines or over limit bytes, the end of the
 // stream), leaving the call to go-sdk.
+//
+// What it holds is bounded by limit whatever the server sends: a skipped
+// event is kept for the replay of a hand-over only as what go-sdk takes
+// from it (its id and retry lines, the last of each over a run of skipped
+// events), and an event over limit bytes, comments included, is handed
+// over at once (go-sdk then finds it too large, as on its own path).
 func (a *fastAnswer) readSSE(limit int) {
+	stub := -1 // where the kept lines of the skipped events just before begin
+	var idLine, retryLine []byte
 	for {
 		var data []byte
+		start := a.pos
 		ndata, message := 0, true
+		var evID, evRetry []byte
 		for {
 			l, ok := a.line(limit)
-			if !ok {
+			if !ok || a.pos-start > limit {
 				return
 			}
 			if len(l) == 0 {
@@ -331,12 +341,28 @@ func (a *fastAnswer) readSSE(limit int) {
 			case "event":
 				name := bytes.TrimSpace(value)
 				message = len(name) == 0 || string(name) == "message"
+			case "id":
+				if len(bytes.TrimSpace(value)) > 0 {
+					evID = l
+				}
+			case "retry":
+				evRetry = l
 			}
 		}
 		if ndata > 1 {
 			return
 		}
 		if len(data) == 0 || !message {
+			if stub < 0 {
+				stub = start
+			}
+			if evID != nil {
+				idLine = append(idLine[:0], evID...)
+			}
+			if evRetry != nil {
+				retryLine = append(retryLine[:0], evRetry...)
+			}
+			a.keepOnly(stub, idLine, retryLine)
 			continue
 		}
 		// The caller drains the rest of the stream (drain), or hands it
@@ -344,6 +370,30 @@ func (a *fastAnswer) readSSE(limit int) {
 		a.answer(data)
 		return
 	}
+}
+
+// keepOnly replaces what was read of the stream from buf[at] to pos (the
+// skipped events) with one event of idLine and retryLine, or nothing.
+func (a *fastAnswer) keepOnly(at int, idLine, retryLine []byte) {
+	var ev []byte
+	if len(idLine) > 0 || len(retryLine) > 0 {
+		ev = make([]byte, 0, len(idLine)+len(retryLine)+3)
+		if len(idLine) > 0 {
+			ev = append(append(ev, idLine...), '\n')
+		}
+		if len(retryLine) > 0 {
+			ev = append(append(ev, retryLine...), '\n')
+		}
+		ev = append(ev, '\n')
+	}
+	rest := len(a.buf) - a.pos
+	if at+len(ev) > a.pos {
+		return // no shorter (never the case: ev is made of the events' lines)
+	}
+	copy(a.buf[at:], ev)
+	copy(a.buf[at+len(ev):], a.buf[a.pos:])
+	a.pos = at + len(ev)
+	a.buf = a.buf[:a.pos+rest]
 }
 
 // drain reads the rest of the body, as go-sdk does, so that the

@@ -26,6 +26,27 @@
 // response: it handles the server's requests and notifications, resumes
 // the stream, fails the connection or authorizes and sends again.
 //
+// Invariants, each enforced by the test named:
+//
+//   - A call the server may have received is never sent again: a call
+//     handed over counts as sent whatever go-sdk's call returns (HandOff.Sent;
+//     only a 404 to the fast path's own POST says the server ran nothing).
+//     TestHTTPFastPathFailedHandOffNotResent (root package).
+//   - A message the server sends for a handed-over call reaches go-sdk
+//     with go-sdk's id exactly where go-sdk's decoder reads the call's id
+//     (keys with escapes undone, matched without case folding; any number
+//     form go-sdk reads as the id), and no other message is changed (a
+//     server request that carries the call's id, a nested id).
+//     TestIDTranslatorReadsKeysAsSDK, TestIDTranslatorNestedIDAtLineEnd,
+//     FuzzTranslateID (go-sdk's decoder as the judge).
+//   - A cancellation reaches the request it cancels: go-sdk's
+//     notifications/cancelled of the handed-over call gets the fast path's
+//     id, read structurally; any other (30 when the call is 3) is left.
+//     TestHandOffCancellationWholeID.
+//   - Memory held for a call is bounded by the size limit whatever the
+//     server sends before the answer. TestFastAnswerMemoryBounded,
+//     TestFastAnswerEventOverLimit.
+//
 // It decides nothing about which calls are plain or whether a connection
 // has a fast path: the caller (internal/engine) does. It imports
 // internal/plaincall, internal/sdkerr, internal/wire, internal/stdio (for

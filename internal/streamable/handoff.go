@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strconv"
 	"sync"
 
+	"github.com/mcpadapter/mcpadapter/internal/jsonscan"
 	"github.com/mcpadapter/mcpadapter/internal/plaincall"
 	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -33,7 +35,8 @@ type handOffKey struct{}
 // A HandOff is a response the fast path hands over to go-sdk (see
 // RoundTrip).
 type HandOff struct {
-	ours string // the fast path's id of the call, as JSON
+	ours   string // the fast path's id of the call, as JSON
+	status int    // the status of the fast path's POST of the call
 
 	mu   sync.Mutex
 	resp *http.Response // nil once taken, or when none is held
@@ -49,13 +52,19 @@ func newHandOff(resp *http.Response, a *fastAnswer) *HandOff {
 		end = io.EOF
 	}
 	resp.Body = &replayBody{prefix: a.buf, rest: resp.Body, err: end, stop: a.stop}
-	return &HandOff{ours: strconv.FormatInt(a.id, 10), resp: resp}
+	return &HandOff{ours: strconv.FormatInt(a.id, 10), status: resp.StatusCode, resp: resp}
 }
 
 // WithHandOff returns a context for go-sdk's call that h hands over.
 func WithHandOff(ctx context.Context, h *HandOff) context.Context {
 	return context.WithValue(ctx, handOffKey{}, h)
 }
+
+// Sent reports whether the server may have the call: the fast path sent
+// it (h holds its response) and the answer was not 404 (the server's word
+// that it does not know the session or endpoint: it ran nothing), whatever
+// go-sdk's call returns.
+func (h *HandOff) Sent() bool { return h.ours != "" && h.status != http.StatusNotFound }
 
 // Close releases the response if go-sdk never took it (it never sent the
 // call). Call it once go-sdk's call has returned.
@@ -135,8 +144,10 @@ func (t Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			sdk, sent := h.sdk, h.sent
 			h.mu.Unlock()
 			if sdk != "" && !sent {
-				data = bytes.Replace(data, []byte(`"requestId":`+sdk), []byte(`"requestId":`+h.ours), 1)
-				req = withBody(req, data)
+				if at, end, ok := cancelledID(data, sdk); ok {
+					data = append(append(append([]byte(nil), data[:at]...), h.ours...), data[end:]...)
+					req = withBody(req, data)
+				}
 			}
 		}
 		return t.Next.RoundTrip(req)
@@ -175,6 +186,89 @@ func withBody(req *http.Request, data []byte) *http.Request {
 	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
 	r.ContentLength = int64(len(data))
 	return r
+}
+
+// cancelledID returns where, in data, a notifications/cancelled, is the
+// requestId it cancels when that is the request sdk (as JSON) in go-sdk's
+// reading: the top-level "params" member's "requestId" member, keys read
+// as go-sdk's decoder reads them (the last of a repeated key wins).
+func cancelledID(data []byte, sdk string) (at, end int, ok bool) {
+	var method string
+	pAt, pEnd := -1, -1
+	if !eachMemberAt(data, 0, func(key string, vAt, vEnd int) {
+		switch key {
+		case "method":
+			method, _ = plaincall.String(data[vAt:vEnd])
+		case "params":
+			pAt, pEnd = vAt, vEnd
+		}
+	}) || method != "notifications/cancelled" || pAt < 0 {
+		return 0, 0, false
+	}
+	at = -1
+	if !eachMemberAt(data[:pEnd], pAt, func(key string, vAt, vEnd int) {
+		if key == "requestId" {
+			at, end = vAt, vEnd
+		}
+	}) || at < 0 {
+		return 0, 0, false
+	}
+	v := data[at:end]
+	if len(v) == 0 || (v[0] != '-' && (v[0] < '0' || v[0] > '9')) || !sameID(v, sdk) {
+		return 0, 0, false
+	}
+	return at, end, true
+}
+
+// eachMemberAt calls fn with each member of the JSON object that starts
+// at b[i] and ends b: its key as go-sdk's decoder reads it (escapes undone)
+// and where its value is in b. It reports false if b from i is not such
+// an object.
+func eachMemberAt(b []byte, i int, fn func(key string, at, end int)) bool {
+	i = jsonscan.Space(b, i)
+	if i >= len(b) || b[i] != '{' {
+		return false
+	}
+	i = jsonscan.Space(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return jsonscan.Space(b, i+1) == len(b)
+	}
+	for i < len(b) {
+		if b[i] != '"' {
+			return false
+		}
+		kend := jsonscan.String(b, i)
+		if kend < 0 {
+			return false
+		}
+		var key string
+		if json.Unmarshal(b[i:kend], &key) != nil {
+			return false
+		}
+		i = jsonscan.Space(b, kend)
+		if i >= len(b) || b[i] != ':' {
+			return false
+		}
+		i = jsonscan.Space(b, i+1)
+		vend := jsonscan.Value(b, i, 0)
+		if vend < 0 {
+			return false
+		}
+		fn(key, i, vend)
+		i = jsonscan.Space(b, vend)
+		if i >= len(b) {
+			return false
+		}
+		switch b[i] {
+		case '}':
+			return jsonscan.Space(b, i+1) == len(b)
+		case ',':
+			i = jsonscan.Space(b, i+1)
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 // methodAndID returns the method and the id (as JSON) of the message

@@ -3,16 +3,23 @@ package streamable
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"io"
 	"regexp"
 )
 
 // Translating the call's id in what the server sends for a call handed
 // over to go-sdk (handoff.go): the top-level "id" member of each
-// message, wherever it is in the message (after a 100 KiB result too) and
+// response, wherever it is in the message (after a 100 KiB result too) and
 // however an event stream splits the message over data lines (go-sdk
-// joins them with newlines), in any form go-sdk reads as the fast path's
-// id (sameID). The scan holds no more than a number's text of the body.
+// joins them with newlines), with its key and value in any form go-sdk's
+// decoder reads as the fast path's id: keys are matched as go-sdk matches
+// them, exactly after undoing escapes ("\u0069d" is the id, "ID" is not),
+// and values by sameID. A message with a top-level "method" is a request
+// or notification of the server, whose ids are its own: it is never
+// changed. The scan holds the id's text and, when the id comes before the
+// message says whether it has a method, the message's rest up to
+// maxPending bytes.
 
 // idState is where an idScanner is in a message.
 type idState uint8
@@ -33,36 +40,93 @@ const (
 // only if it is an absurd spelling of it, which is passed on untranslated).
 const maxIDText = 400
 
-// idScanner changes the top-level id of a JSON object from from to to, fed
-// in pieces.
+// maxKeyText bounds the text of a key the scanner keeps: "id" spelled
+// with escapes is at most 12 bytes ("\u0069\u0064"), "method" 36.
+const maxKeyText = 40
+
+// maxPending bounds the rest of a message held after the call's id while
+// it is not known whether the message is a request: a longer one is taken
+// for the call's answer (a server request with the call's id and a method
+// after 1 MiB of params is then given go-sdk's id).
+const maxPending = 1 << 20
+
+// idScanner changes the top-level id of a JSON response from from to to,
+// fed in pieces.
 type idScanner struct {
 	from, to string
 	st       idState
 	depth    int  // in idOther: how deep in the value
 	inStr    bool // in idOther or idKeyStr: in a string
 	esc      bool // after a backslash in a string
-	key      [3]byte
-	keyLen   int  // bytes of the key (more than 2: not "id")
+	key      [maxKeyText]byte
+	keyLen   int  // bytes of the key's text
 	keyEsc   bool // the key has an escape
 	isID     bool // the value after idColon is the id's
+	sawID    bool // the message has a top-level "id"
+	method   bool // the message has a top-level "method"
 	hold     []byte
+	// pending is set while the call's id was found and the message may
+	// still turn out to be a request: idText is the id as sent, pend what
+	// follows it.
+	pending bool
+	idText  []byte
+	pend    []byte
 }
 
-// reset starts a new message.
-func (s *idScanner) reset() {
-	*s = idScanner{from: s.from, to: s.to, hold: s.hold[:0]}
+// reset starts a new message; a message still pending ends there.
+func (s *idScanner) reset(out []byte) []byte {
+	out = s.flush(out)
+	out = s.resolve(out, true)
+	*s = idScanner{from: s.from, to: s.to, hold: s.hold[:0], idText: s.idText[:0], pend: s.pend[:0]}
+	return out
 }
 
-// flush ends a held number: to, if it is the id from, else as it was.
+// emit appends b to out, or holds it while the message is pending.
+func (s *idScanner) emit(out, b []byte) []byte {
+	if s.pending {
+		s.pend = append(s.pend, b...)
+		if len(s.pend) > maxPending {
+			return s.resolve(out, true)
+		}
+		return out
+	}
+	return append(out, b...)
+}
+
+// resolve ends a pending message: with to as its id if answer, else as it
+// was.
+func (s *idScanner) resolve(out []byte, answer bool) []byte {
+	if !s.pending {
+		return out
+	}
+	s.pending = false
+	if answer {
+		out = append(out, s.to...)
+	} else {
+		out = append(out, s.idText...)
+	}
+	out = append(out, s.pend...)
+	s.idText, s.pend = s.idText[:0], s.pend[:0]
+	return out
+}
+
+// flush ends a held number: the call's id (pending until the message says
+// whether it is a request), or as it was.
 func (s *idScanner) flush(out []byte) []byte {
 	if s.st != idNum {
 		return out
 	}
 	s.st = idOther
-	if sameID(s.hold, s.from) {
-		out = append(out, s.to...)
-	} else {
-		out = append(out, s.hold...)
+	switch {
+	case s.method || !sameID(s.hold, s.from):
+		out = s.emit(out, s.hold)
+	case s.pending:
+		// A second "id" member: go-sdk reads the last.
+		out = s.resolve(out, false)
+		fallthrough
+	default:
+		s.pending = true
+		s.idText = append(s.idText[:0], s.hold...)
 	}
 	s.hold = s.hold[:0]
 	return out
@@ -71,25 +135,33 @@ func (s *idScanner) flush(out []byte) []byte {
 // feed scans in, appending it, translated, to out.
 func (s *idScanner) feed(out, in []byte) []byte {
 	for i, c := range in {
-		if s.st == idOff {
+		if s.st == idOff && !s.pending {
 			return append(out, in[i:]...)
 		}
 		if s.st == idNum {
 			if (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-' {
 				if s.hold = append(s.hold, c); len(s.hold) > maxIDText {
-					out = append(out, s.hold...)
+					out = s.emit(out, s.hold)
 					s.hold, s.st = s.hold[:0], idOther
 				}
 				continue
 			}
 			out = s.flush(out)
 		}
+		wasOff := s.st == idOff
 		s.step(c)
 		if s.st == idNum {
 			s.hold = append(s.hold, c)
 			continue
 		}
-		out = append(out, c)
+		out = s.emit(out, in[i:i+1])
+		if s.method && s.pending {
+			out = s.resolve(out, false)
+		}
+		if s.st == idOff && !wasOff && s.pending {
+			// The message's end: it has no method.
+			out = s.resolve(out, true)
+		}
 	}
 	return out
 }
@@ -129,7 +201,10 @@ func (s *idScanner) step(c byte) {
 	case idColon:
 		if c == ':' {
 			s.st = idValue
-			s.isID = !s.keyEsc && s.keyLen == 2 && s.key[0] == 'i' && s.key[1] == 'd'
+			key := s.keyText()
+			s.isID = key == "id"
+			s.sawID = s.sawID || s.isID
+			s.method = s.method || key == "method"
 		}
 	case idValue:
 		if space {
@@ -144,6 +219,25 @@ func (s *idScanner) step(c byte) {
 	case idOther:
 		s.other(c)
 	}
+}
+
+// keyText is the key just read as go-sdk's decoder reads it (escapes
+// undone), or "" when it is longer than maxKeyText or not valid.
+func (s *idScanner) keyText() string {
+	if s.keyLen > len(s.key) {
+		return ""
+	}
+	raw := s.key[:s.keyLen]
+	if !s.keyEsc {
+		return string(raw)
+	}
+	var k string
+	q := make([]byte, 0, len(raw)+2)
+	q = append(append(append(q, '"'), raw...), '"')
+	if json.Unmarshal(q, &k) != nil {
+		return ""
+	}
+	return k
 }
 
 // other moves the scanner past c in a member's value, or after it.
@@ -184,9 +278,13 @@ type idTranslator struct {
 	data   bool // the current line is a data line
 	scan   idScanner
 	buf    []byte
-	tail   []byte // the end of a data line, translated, held (tailBytes)
-	out    []byte // translated, not yet read
-	err    error
+	// tail is the end of the last data line, translated, held (at most
+	// tailBytes and the line's end) until it is known whether the message
+	// ends there (translateTail).
+	tail    []byte
+	tailEnd bool   // tail ends its line
+	out     []byte // translated, not yet read
+	err     error
 }
 
 // translateWindow is how much of a line the translator reads at once.
@@ -212,9 +310,7 @@ func (t *idTranslator) Read(p []byte) (int, error) {
 		}
 		t.buf = t.translate(t.buf[:0], chunk)
 		if t.err != nil {
-			t.buf = t.scan.flush(t.buf)
-			t.buf = append(t.buf, translateTail(t.tail, t.scan.from, t.scan.to)...)
-			t.tail = t.tail[:0]
+			t.buf = t.end(t.buf)
 		}
 		t.out = t.buf
 	}
@@ -223,20 +319,53 @@ func (t *idTranslator) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// end appends what is held at the end of the body (or of an event).
+func (t *idTranslator) end(out []byte) []byte {
+	out = t.scan.flush(out)
+	if t.stream {
+		out = t.scan.emit(out, t.messageTail())
+	}
+	return t.scan.reset(out)
+}
+
+// messageTail returns the held tail of the message's last data line,
+// translated by translateTail when the scan found neither a top-level id
+// nor a method (the Tap then reads the id at the message's end), and
+// forgets it.
+func (t *idTranslator) messageTail() []byte {
+	tail := t.tail
+	if !t.scan.sawID && !t.scan.method && !t.scan.pending {
+		tail = translateTail(tail, t.scan.from, t.scan.to)
+	}
+	t.tail, t.tailEnd = t.tail[:0], false
+	return tail
+}
+
 // translate appends chunk, the next bytes of the body, translated, to out.
 func (t *idTranslator) translate(out, chunk []byte) []byte {
 	if !t.stream {
 		return t.scan.feed(out, chunk)
 	}
 	if t.start {
+		isData := bytes.HasPrefix(chunk, []byte("data:"))
+		blank := len(bytes.TrimRight(chunk, "\r\n")) == 0 && len(chunk) > 0 && chunk[len(chunk)-1] == '\n'
+		if t.tailEnd {
+			if blank {
+				// The event's end: the held tail ends the message.
+				out = t.end(out)
+			} else {
+				out = t.scan.emit(out, t.tail)
+				t.tail, t.tailEnd = t.tail[:0], false
+			}
+		}
 		switch {
-		case len(bytes.TrimRight(chunk, "\r\n")) == 0 && len(chunk) > 0 && chunk[len(chunk)-1] == '\n':
+		case blank:
 			// The event's end: the next data starts a message.
-			t.scan.reset()
+			out = t.scan.reset(out)
 			t.data = false
-		case bytes.HasPrefix(chunk, []byte("data:")):
+		case isData:
 			t.data = true
-			out = append(out, chunk[:len("data:")]...)
+			out = t.scan.emit(out, chunk[:len("data:")])
 			chunk = chunk[len("data:"):]
 		default:
 			t.data = false
@@ -244,21 +373,23 @@ func (t *idTranslator) translate(out, chunk []byte) []byte {
 	}
 	t.start = len(chunk) > 0 && chunk[len(chunk)-1] == '\n'
 	if !t.data {
-		return append(out, chunk...)
+		return t.scan.emit(out, chunk)
 	}
 	// The line's end is whitespace to JSON, as the newline go-sdk joins
-	// data lines with.
+	// data lines with. The scan's output goes to the tail, of which all
+	// but the last tailBytes are passed on.
 	t.tail = t.scan.feed(t.tail, chunk)
-	if !t.start && t.err == nil {
-		// Hold the line's last bytes until its end (tailBytes).
-		if k := len(t.tail) - tailBytes; k > 0 {
-			out = append(out, t.tail[:k]...)
-			t.tail = append(t.tail[:0], t.tail[k:]...)
-		}
-		return out
+	if t.scan.pending && len(t.tail) > 0 {
+		// What the tail holds comes before the pending id: pass it on
+		// (the message has an id, so its tail is not translated).
+		out = append(out, t.tail...)
+		t.tail = t.tail[:0]
 	}
-	out = append(out, translateTail(t.tail, t.scan.from, t.scan.to)...)
-	t.tail = t.tail[:0]
+	if k := len(t.tail) - tailBytes; k > 0 && !t.start {
+		out = t.scan.emit(out, t.tail[:k])
+		t.tail = append(t.tail[:0], t.tail[k:]...)
+	}
+	t.tailEnd = t.start
 	return out
 }
 
@@ -267,16 +398,17 @@ const tailBytes = 256
 
 // tailIDNumber is the Tap's tailID (internal/wire) for a number: a
 // top-level "id" member at the end of a JSON object. The Tap reads an
-// oversized message's id there, even when the message is not valid JSON
-// (the scan above then finds no top-level id), so the call's id is
-// translated there too. In valid JSON it is the top-level id.
+// oversized message's id there when the message is not valid JSON and its
+// head says nothing (the scan above then finds no top-level id), so the
+// call's id is translated there too, unless the tail has a method (the Tap
+// then takes the message for a request).
 var tailIDNumber = regexp.MustCompile(`"id"\s*:\s*(-?[0-9]+)\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?}\s*$`)
 
-// translateTail returns line, the end of a data line, with the id at its
+// translateTail returns line, the end of a message, with the id at its
 // end (tailIDNumber) changed from from to to.
 func translateTail(line []byte, from, to string) []byte {
 	body := bytes.TrimRight(line, "\r\n")
-	if !bytes.Contains(body, []byte(from)) {
+	if !bytes.Contains(body, []byte(from)) || bytes.Contains(body, []byte(`"method"`)) {
 		return line
 	}
 	m := tailIDNumber.FindSubmatchIndex(body)
@@ -301,6 +433,5 @@ func translateID(b []byte, from, to string) []byte {
 	t := idTranslator{stream: bytes.HasPrefix(b, []byte("data:")), start: true, scan: idScanner{from: from, to: to}}
 	t.err = io.EOF // b is all there is
 	out := t.translate(nil, b)
-	out = t.scan.flush(out)
-	return append(out, translateTail(t.tail, from, to)...)
+	return t.end(out)
 }

@@ -50,7 +50,7 @@ func TestIDTranslatorIDAfterResult(t *testing.T) {
 	}{
 		{"json", msg, want, false},
 		{"stream", "event: message\ndata: " + msg + "\n\ndata: " + msg + "\r\n\r\n", "event: message\ndata: " + want + "\n\ndata: " + want + "\r\n\r\n", true},
-		{"nested ids and a string id", `data: {"id" : "77","result":{"id":77}}` + "\n" + `data: {"result":{"id":77},"id":77 }` + "\n", `data: {"id" : "77","result":{"id":77}}` + "\n" + `data: {"result":{"id":77},"id":5 }` + "\n", true},
+		{"nested ids and a string id", `data: {"id" : "77","result":{"id":77}}` + "\n\n" + `data: {"result":{"id":77},"id":77 }` + "\n", `data: {"id" : "77","result":{"id":77}}` + "\n\n" + `data: {"result":{"id":77},"id":5 }` + "\n", true},
 	} {
 		got, err := io.ReadAll(h.translating(io.NopCloser(strings.NewReader(c.body)), c.stream))
 		if err != nil || string(got) != c.want {

@@ -54,6 +54,10 @@ type HTTPScript struct {
 	// Events (go-sdk's way to resume a stream that ended before its
 	// answer). Nil refuses such a GET with 405 Method Not Allowed.
 	Resume *HTTPScript `json:"resume,omitempty"`
+	// Gate, if not "", holds the answer (before its status) until the
+	// test opens the gate of that name ([ScriptedHTTP.Open]); the wait
+	// ends early, as DelayMs does, when the client gives up.
+	Gate string `json:"gate,omitempty"`
 }
 
 // SSEEvent is one event of a scripted stream: its fields, in the order
@@ -62,6 +66,9 @@ type SSEEvent struct {
 	// DelayMs waits before the event is written (ends early as
 	// HTTPScript.DelayMs does).
 	DelayMs int `json:"delayMs,omitempty"`
+	// Gate, if not "", holds the event until the test opens the gate of
+	// that name, as HTTPScript.Gate does.
+	Gate string `json:"gate,omitempty"`
 	// Comment, if not "", is sent as a ": comment" line.
 	Comment string `json:"comment,omitempty"`
 	// Event, if not "", is the event's type.
@@ -118,6 +125,16 @@ type ScriptedHTTP struct {
 	resumes   map[string]resumeAt // by event id
 	calls     []ScriptedCall
 	cancelled []string // requestId of each notifications/cancelled, as JSON text
+	gates     map[string]*gate
+	sse       *HTTPScript // the answer to the next standalone GET
+	deletes   int
+	deleted   chan struct{} // closed at the first DELETE
+}
+
+// gate is a named point where a script waits for the test.
+type gate struct {
+	reached chan struct{} // closed when a request waits there
+	open    chan struct{} // closed by Open
 }
 
 type resumeAt struct {
@@ -143,6 +160,8 @@ func StartScriptedHTTP(t testing.TB, era Era, jsonResponse bool) *ScriptedHTTP {
 	p := &ScriptedHTTP{
 		inner:   mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, o),
 		resumes: make(map[string]resumeAt),
+		gates:   make(map[string]*gate),
+		deleted: make(chan struct{}),
 	}
 	p.srv = httptest.NewServer(p)
 	p.URL = p.srv.URL + "/mcp"
@@ -173,10 +192,83 @@ func (p *ScriptedHTTP) Cancelled() []string {
 	return append([]string(nil), p.cancelled...)
 }
 
+// gate returns the gate of name, made on first use.
+func (p *ScriptedHTTP) gate(name string) *gate {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	g := p.gates[name]
+	if g == nil {
+		g = &gate{reached: make(chan struct{}), open: make(chan struct{})}
+		p.gates[name] = g
+	}
+	return g
+}
+
+// Reached returns a channel closed once a script waits at the gate of
+// name (HTTPScript.Gate, SSEEvent.Gate).
+func (p *ScriptedHTTP) Reached(name string) <-chan struct{} { return p.gate(name).reached }
+
+// Open lets the scripts waiting at the gate of name, and every later one,
+// go on. Open a gate once.
+func (p *ScriptedHTTP) Open(name string) { close(p.gate(name).open) }
+
+// Standalone makes the peer answer the next GET without a Last-Event-ID
+// (go-sdk's standalone stream of a 2025-11-25 session) with s instead of
+// the real handler's stream.
+func (p *ScriptedHTTP) Standalone(s HTTPScript) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.sse = &s
+}
+
+// Deleted returns a channel closed once the peer receives a DELETE (a
+// client ending its session).
+func (p *ScriptedHTTP) Deleted() <-chan struct{} { return p.deleted }
+
+// wait waits at the gate of name ("" : none), or until ctx ends (then
+// false).
+func (p *ScriptedHTTP) wait(ctx context.Context, name string) bool {
+	if name == "" {
+		return ctx.Err() == nil
+	}
+	g := p.gate(name)
+	p.mu.Lock()
+	select {
+	case <-g.reached:
+	default:
+		close(g.reached)
+	}
+	p.mu.Unlock()
+	select {
+	case <-g.open:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
 // ServeHTTP answers scripted calls and resumptions, and passes everything
 // else to the real handler.
 func (p *ScriptedHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodDelete {
+		p.mu.Lock()
+		if p.deletes++; p.deletes == 1 {
+			close(p.deleted)
+		}
+		p.mu.Unlock()
+	}
+	p.mu.Lock()
+	sse := p.sse
+	if r.Method == http.MethodGet && len(r.Header.Values("Last-Event-ID")) == 0 {
+		p.sse = nil
+	} else {
+		sse = nil
+	}
+	p.mu.Unlock()
 	switch {
+	case sse != nil:
+		p.playScript(w, r.Context(), sse, "null", -1)
+		return
 	case r.Method == http.MethodGet && len(r.Header.Values("Last-Event-ID")) > 0:
 		p.resume(w, r)
 		return
@@ -248,7 +340,7 @@ func (p *ScriptedHTTP) play(w http.ResponseWriter, r *http.Request, s *HTTPScrip
 }
 
 func (p *ScriptedHTTP) playScript(w http.ResponseWriter, ctx context.Context, s *HTTPScript, id string, n int) bool {
-	if !pause(ctx, s.DelayMs) {
+	if !pause(ctx, s.DelayMs) || !p.wait(ctx, s.Gate) {
 		return false
 	}
 	p.mu.Lock()
@@ -293,7 +385,7 @@ func (p *ScriptedHTTP) playScript(w http.ResponseWriter, ctx context.Context, s 
 		nl = "\r\n"
 	}
 	for _, ev := range s.Events {
-		if !pause(ctx, ev.DelayMs) {
+		if !pause(ctx, ev.DelayMs) || !p.wait(ctx, ev.Gate) {
 			return false
 		}
 		if _, err := io.WriteString(w, eventText(ev, nl, fill)); err != nil {

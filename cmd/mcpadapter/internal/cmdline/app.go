@@ -46,6 +46,8 @@ type App struct {
 	// --max-total-timeout.
 	resetOnProgress bool
 	maxTotal        string
+	// name is --name: the server's name instead of the one it gives.
+	name string
 }
 
 // New returns an App on the given streams; helpHint is the command line
@@ -69,6 +71,7 @@ func (a *App) AddFlags(cmd *cobra.Command) {
 	pf.StringVar(&a.timeout, "timeout", "", "per-request `timeout`, e.g. 30s (default: none)")
 	pf.BoolVar(&a.resetOnProgress, "timeout-resets-on-progress", false, "restart a tool call's --timeout each time the server reports progress")
 	pf.StringVar(&a.maxTotal, "max-total-timeout", "", "bound each tool call overall, progress or not, e.g. 10m (default: none)")
+	pf.StringVar(&a.name, "name", "", "the server's `name` (tool prefixes, tables, traces) instead of the one it gives (a target or command only)")
 }
 
 // Execute runs root with args and returns the exit status, printing an

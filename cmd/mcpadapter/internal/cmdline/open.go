@@ -53,7 +53,9 @@ func (a *App) Open(ctx context.Context, cmd *cobra.Command, args []string, oo Op
 		} else if len(a.inheritEnv) > 0 {
 			return nil, Usagef("--inherit-env applies to a command target; in a config, set \"inheritEnv\" per server")
 		}
-		base.Name = name
+		if base.Name, err = a.targetName(ctx, target, name, base); err != nil {
+			return nil, err
+		}
 		c, err := mcpadapter.NewClient(target, &base)
 		if err != nil {
 			return nil, err
@@ -62,7 +64,7 @@ func (a *App) Open(ctx context.Context, cmd *cobra.Command, args []string, oo Op
 		if err != nil {
 			return nil, err
 		}
-		return session.Single(ad, name), nil
+		return session.Single(ad, base.Name), nil
 	}
 	if len(a.headers) > 0 || a.token != "" || a.oauth {
 		return nil, Usagef("--header, --token and --oauth apply to a URL target; in a config, set headers and auth per server")
@@ -103,19 +105,22 @@ func (a *App) Open(ctx context.Context, cmd *cobra.Command, args []string, oo Op
 // after "--" rather than from its positional arguments.
 func (a *App) OpenTarget(cmd *cobra.Command, targetArgs []string, oo OpenOptions) (*session.Session, error) {
 	if len(targetArgs) > 0 && targetArgs[0] == "--" {
-		return a.openCommand(targetArgs[1:], oo)
+		return a.openCommand(cmd.Context(), targetArgs[1:], oo)
 	}
 	return a.Open(cmd.Context(), cmd, targetArgs, oo)
 }
 
 // openCommand opens a command line as a stdio target.
-func (a *App) openCommand(argv []string, oo OpenOptions) (*session.Session, error) {
+func (a *App) openCommand(ctx context.Context, argv []string, oo OpenOptions) (*session.Session, error) {
 	base, err := a.clientOptions(oo)
 	if err != nil {
 		return nil, err
 	}
-	base.Name = serverName(filepath.Base(argv[0]))
-	c, err := mcpadapter.NewClient(mcpadapter.Command{Path: argv[0], Args: argv[1:], InheritEnv: a.inheritEnv}, &base)
+	target := mcpadapter.Command{Path: argv[0], Args: argv[1:], InheritEnv: a.inheritEnv}
+	if base.Name, err = a.targetName(ctx, target, target.Name(), base); err != nil {
+		return nil, err
+	}
+	c, err := mcpadapter.NewClient(target, &base)
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +235,8 @@ func targetFromArgs(cmd *cobra.Command, args []string) (any, string, error) {
 		if len(args) == 0 {
 			return nil, "", Usagef("no command after --")
 		}
-		return mcpadapter.Command{Path: args[0], Args: args[1:]}, serverName(args[0]), nil
+		c := mcpadapter.Command{Path: args[0], Args: args[1:]}
+		return c, c.Name(), nil
 	}
 	if len(args) > 1 {
 		return nil, "", Usagef("one target at a time (a URL or a script); to run a command with arguments put it after --")
@@ -245,7 +251,47 @@ func targetFromArgs(cmd *cobra.Command, args []string) (any, string, error) {
 	if _, err := os.Stat(t); err != nil {
 		return nil, "", Usagef("target %q is neither an http(s) URL nor a file; to run a command, put it after -- (mcpadapter tools -- npx -y some-server)", t)
 	}
-	return mcpadapter.Script(t), serverName(filepath.Base(t)), nil
+	c := mcpadapter.Script(t)
+	return c, c.Name(), nil
+}
+
+// nameProbeTimeout bounds the start of a command target to read its name.
+const nameProbeTimeout = 30 * time.Second
+
+// targetName is the name of the server a target runs: --name if given;
+// for a command, the name the server gives itself (serverInfo.name,
+// sanitised), read by starting it once without tracing, or else
+// fallback (the package or script it runs); for a URL, fallback (its
+// host).
+func (a *App) targetName(ctx context.Context, target any, fallback string, base mcpadapter.ClientOptions) (string, error) {
+	if a.name != "" {
+		if n := mcpadapter.ServerNameFrom(a.name); n != a.name {
+			return "", Usagef("--name %q: a server name matches ^[A-Za-z0-9_-]{1,64}$ (it prefixes tool names); %q would do", a.name, n)
+		}
+		return a.name, nil
+	}
+	cmd, ok := target.(mcpadapter.Command)
+	if !ok {
+		return fallback, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, nameProbeTimeout)
+	defer cancel()
+	probe := base
+	probe.Name, probe.Trace = fallback, false
+	probe.Logger = slog.New(slog.DiscardHandler)
+	c, err := mcpadapter.NewClient(cmd, &probe)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	info, err := c.Connect(ctx)
+	if err != nil || info.Implementation == nil {
+		return fallback, nil // the real connection reports why
+	}
+	if n := mcpadapter.ServerNameFrom(info.Implementation.Name); n != "" {
+		return n, nil
+	}
+	return fallback, nil
 }
 
 // serverName makes a name usable as a tool prefix from s.

@@ -1,0 +1,87 @@
+package mcpadapter
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/mcpadapter/mcpadapter/argcheck"
+)
+
+// argChecker checks a model's arguments against the server's own input
+// schema before Tool.Call sends them. The schema is compiled at the first
+// call and the compiled form reused; a schema the checker cannot read
+// (not JSON) checks nothing, and the server judges the call.
+type argChecker struct {
+	schema json.RawMessage // the server's input schema, before transforms
+	once   sync.Once
+	s      *argcheck.Schema
+}
+
+func newArgChecker(schema json.RawMessage) *argChecker { return &argChecker{schema: schema} }
+
+func (c *argChecker) compiled() *argcheck.Schema {
+	c.once.Do(func() { c.s, _ = argcheck.Compile(c.schema) })
+	return c.s
+}
+
+// checkCall returns the error text for the model when args (the server's
+// arguments, after transforms) break the server's schema, or "".
+func (t *Tool) checkCall(args json.RawMessage) string {
+	if t.check == nil || t.noCheck {
+		return ""
+	}
+	if a := bytes.TrimSpace(args); len(a) > 0 && a[0] != '{' {
+		return "" // not a JSON object: the call's own check answers it
+	}
+	s := t.check.compiled()
+	if s == nil {
+		return ""
+	}
+	err := s.Validate(args)
+	var e *argcheck.Error
+	if !errors.As(err, &e) {
+		return "" // not a JSON object: the call's own check answers it
+	}
+	return argumentsMessage(t.Name, e, t.args.modelNames())
+}
+
+// argumentsMessage writes the model's tool error for invalid arguments:
+// each problem on its own line, by JSON path, named as the model named
+// the arguments (modelName maps a server's argument name back).
+func argumentsMessage(tool string, e *argcheck.Error, modelName map[string]string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Invalid arguments for tool %q; the call was not made.", tool)
+	for _, p := range e.Problems {
+		if len(modelName) > 0 && p.Path != "" {
+			first, rest, _ := strings.Cut(p.Path[1:], "/")
+			if m, ok := modelName[first]; ok {
+				p.Path = "/" + m
+				if rest != "" {
+					p.Path += "/" + rest
+				}
+			}
+		}
+		b.WriteString("\n- " + p.String())
+	}
+	if e.Truncated > 0 {
+		fmt.Fprintf(&b, "\n- and %d more", e.Truncated)
+	}
+	b.WriteString("\nFix these and call the tool again.")
+	return b.String()
+}
+
+// modelNames maps the server's names of renamed arguments to the model's.
+func (p *argPlan) modelNames() map[string]string {
+	if p == nil || len(p.rename) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(p.rename))
+	for m, s := range p.rename {
+		out[s] = m
+	}
+	return out
+}
