@@ -162,12 +162,12 @@ func (c *Client) followTask(ctx context.Context, tc *toolCall, h *TaskHandle, st
 // (nil: none) were answered.
 func (c *Client) followTaskFrom(ctx context.Context, tc *toolCall, h *TaskHandle, st *taskState, round *taskRound) (*Result, error) {
 	c.log.Debug("tool call runs as a task", "tool", h.Tool, "task", h.TaskID, "protocol", h.Protocol)
+	gen := c.closeGen() // before onTask, which may close the client
 	if tc.onTask != nil {
 		tc.onTask(*h)
 	}
 	lo, hi := c.opts.Tasks.bounds()
 	backoff := 4 * lo
-	gen := c.closeGen()
 	var last struct {
 		status TaskStatus
 		msg    string
