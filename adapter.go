@@ -187,7 +187,7 @@ func (a *Adapter) Tools(ctx context.Context) ([]*Tool, error) {
 	if err != nil || a.opts.ToolSearch == nil {
 		return tools, err
 	}
-	return a.search.offer(tools), nil
+	return a.search.offer(ctx, tools), nil
 }
 
 // list returns the tools of every server, named and checked (Tools

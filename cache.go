@@ -27,7 +27,16 @@ import (
 // identity only: a hash of its bearer token and headers, or, when the
 // identity is not known to this package (AuthFunc, OAuthHandler, a custom
 // HTTPClient), the Client alone. The private results of a stdio or
-// in-process server belong to the Client alone, whatever the Store. A
+// in-process server belong to the Client alone, whatever the Store.
+//
+// With a CallIdentity on the request (a principal, or identity headers), a
+// result that carries a ttlMs but no cacheScope is private to that
+// principal: the protocol's default is "public", but a server that
+// answers each user differently (its own tools, schemas, resources) may
+// not say so, and a per-user listing served to everyone is a leak; only
+// an explicit "public" is shared between principals. Public results are
+// shared only between requests with the same identity headers, since a
+// server may tell tenants apart by a header on one URL. A
 // server is known by its URL (with this host's name for a loopback or
 // localhost URL), or by its resolved executable, arguments, environment,
 // absolute working directory and this host's name. A server's list_changed
@@ -166,7 +175,6 @@ func (c *Client) newResponseCache(ep *endpoint, opts *ClientOptions) *cache.Cach
 			}
 			return "", nil
 		},
-		Observer: c.obs,
-		Log:      c.log,
+		Log: c.log,
 	})
 }

@@ -179,18 +179,20 @@ type Progress struct {
 	Task *TaskProgress
 }
 
-// progressToken registers fn for a new progress token of a call of tool,
-// which the caller must release.
-func (c *Client) progressToken(tool string, fn func(Progress)) (token string, release func()) {
+// progressToken registers fn for a new progress token of a call of tool
+// made with ctx, which the caller must release. ClientOptions.ProgressHandler
+// sees the call's notifications with the call's identity.
+func (c *Client) progressToken(ctx context.Context, tool string, fn func(Progress)) (token string, release func()) {
+	id := CallIdentityFrom(ctx)
 	return c.progress.Token(func(p *mcp.ProgressNotificationParams) {
 		fn(Progress{Tool: tool, Progress: p.Progress, Total: p.Total, Message: p.Message})
-	})
+	}, func(hctx context.Context) context.Context { return WithCallIdentity(hctx, id) })
 }
 
 // withProgress gives params a progress token when anyone listens (fn, or
 // ClientOptions.ProgressHandler); release must be called when the call
 // ends.
-func (c *Client) withProgress(params *mcp.CallToolParams, fn func(Progress)) (release func()) {
+func (c *Client) withProgress(ctx context.Context, params *mcp.CallToolParams, fn func(Progress)) (release func()) {
 	if params.GetProgressToken() != nil {
 		return func() {} // routed already: a task's token lives as long as the task (task_call.go)
 	}
@@ -200,7 +202,7 @@ func (c *Client) withProgress(params *mcp.CallToolParams, fn func(Progress)) (re
 	if fn == nil {
 		fn = func(Progress) {}
 	}
-	tok, release := c.progressToken(params.Name, fn)
+	tok, release := c.progressToken(ctx, params.Name, fn)
 	params.SetProgressToken(tok)
 	return release
 }
@@ -226,7 +228,7 @@ func (c *Client) sendHeld(ctx context.Context, tc *toolCall, params *mcp.CallToo
 	// The call's time limits (timeout.go) start once it has a slot.
 	ctx, progress, stop := c.callDeadline(ctx, tc, timeout)
 	defer stop()
-	defer c.withProgress(params, progress)()
+	defer c.withProgress(ctx, params, progress)()
 	var rec *wire.RequestStatus
 	var reply *callReply
 	var undecodable error

@@ -19,7 +19,9 @@ import (
 // died, the HTTP session expired, Close was called) the next request
 // connects again, and a request that failed before the server could have
 // seen it is retried once. A Client is safe for use by many goroutines:
-// their requests share one connection and run concurrently.
+// their requests share one connection and run concurrently. Over HTTP,
+// each principal (CallIdentity) has a connection of its own, made with its
+// credentials (ClientOptions.MaxSessions; see docs/multi-user.md).
 type Client struct {
 	name string
 	ep   *endpoint
@@ -70,6 +72,9 @@ func NewClient(target any, options *ClientOptions) (*Client, error) {
 	}
 	if opts.Timeout < 0 || opts.MaxTotalTimeout < 0 {
 		return nil, fmt.Errorf("ClientOptions: Timeout (%v) and MaxTotalTimeout (%v) must not be negative", opts.Timeout, opts.MaxTotalTimeout)
+	}
+	if opts.MaxSessions < 0 {
+		return nil, fmt.Errorf("ClientOptions.MaxSessions is %d: want 0 (DefaultMaxSessions) or more", opts.MaxSessions)
 	}
 	if opts.MaxConcurrentCalls < 0 {
 		return nil, fmt.Errorf("ClientOptions.MaxConcurrentCalls is %d: want 0 (no cap) or more", opts.MaxConcurrentCalls)
@@ -234,7 +239,8 @@ func (c *Client) pinned() string { return c.eng.Pinned() }
 // Name returns the server's name as this client knows it.
 func (c *Client) Name() string { return c.name }
 
-// Connect connects now if not connected, and reports the connection.
+// Connect connects now if not connected, and reports the connection (over
+// HTTP, the connection of ctx's principal: what the server told them).
 func (c *Client) Connect(ctx context.Context) (*ServerInfo, error) {
 	s, err := c.session(ctx)
 	if err != nil {
@@ -244,8 +250,9 @@ func (c *Client) Connect(ctx context.Context) (*ServerInfo, error) {
 	return &info, nil
 }
 
-// Session returns the live go-sdk session, connecting first if needed, for
-// everything this package does not wrap. Do not close it; use Client.Close.
+// Session returns the live go-sdk session (over HTTP, that of ctx's
+// principal), connecting first if needed, for everything this package
+// does not wrap. Do not close it; use Client.Close.
 // A session that is lost is not re-established by itself: call Session
 // again.
 func (c *Client) Session(ctx context.Context) (*mcp.ClientSession, error) {
@@ -256,7 +263,7 @@ func (c *Client) Session(ctx context.Context) (*mcp.ClientSession, error) {
 	return s.SDK(), nil
 }
 
-// Close ends the live connection, if any: a stdio server and its process
+// Close ends the live connections, if any: a stdio server and its process
 // group are stopped. The Client stays usable: the next request reconnects.
 // Requests in flight fail with a TransportError. Close also ends, and
 // waits for, the client's wait for the answers of calls whose context

@@ -39,6 +39,10 @@ func (c *Client) engineConfig() engine.Config {
 		WrapHTTP:        c.wrapHTTP,
 		OAuth:           c.oauth,
 		OnLost:          c.cache.ForgetDiscover,
+		Partition:       partitionOf,
+		Detach:          detachIdentity,
+		MaxSessions:     c.opts.maxSessions(),
+		IdleTimeout:     c.opts.sessionIdleTimeout(),
 		FastPath:        !c.opts.DisableFastPath,
 		Trace:           c.opts.Trace,
 	}

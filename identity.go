@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -32,8 +34,14 @@ import (
 //     context, over every transport; CallOptions.Meta wins for a key both
 //     set.
 //
-// The connection itself (the handshake, a server's event stream) is not
-// made for any one principal: those requests carry no identity.
+// Over HTTP each principal (with its Headers) has a connection of its own
+// (ClientOptions.MaxSessions): its handshake and event stream are made
+// with its identity, and go-sdk's handlers of what the server sends on it
+// (progress, log messages, questions, sampling) see that identity.
+// Requests with no identity share a connection made for no one. A stdio
+// or in-process server has one connection for everyone, made for no one;
+// a call's progress still reaches ClientOptions.ProgressHandler with the
+// call's identity. See docs/multi-user.md.
 type CallIdentity struct {
 	// Principal names whom the request is for; "" means no one.
 	Principal string
@@ -63,6 +71,43 @@ func principalOf(ctx context.Context) string {
 		return id.Principal
 	}
 	return ""
+}
+
+// partitionOf names the connection a request made with ctx belongs to
+// over HTTP: its principal and identity headers, or "" for a request made
+// for no one.
+func partitionOf(ctx context.Context) string {
+	id := CallIdentityFrom(ctx)
+	if id == nil || (id.Principal == "" && len(id.Headers) == 0) {
+		return ""
+	}
+	if len(id.Headers) == 0 {
+		return "p:" + id.Principal
+	}
+	keys := slices.Sorted(maps.Keys(id.Headers))
+	var b strings.Builder
+	b.WriteString("p:")
+	b.WriteString(strconv.Quote(id.Principal))
+	for _, k := range keys {
+		b.WriteString(" ")
+		b.WriteString(strconv.Quote(http.CanonicalHeaderKey(k)))
+		b.WriteString("=")
+		b.WriteString(strconv.Quote(id.Headers[k]))
+	}
+	return b.String()
+}
+
+// detachIdentity returns the context a connection of partition is made
+// with and lives in: none of ctx's values (not its deadline, its trace,
+// its cache mode), only its identity when the connection is a
+// principal's, so that the handshake, the event stream and go-sdk's
+// handlers of the server's messages are that principal's; a connection of
+// no one carries no identity.
+func detachIdentity(ctx context.Context, partition string) context.Context {
+	if partition == "" {
+		return context.Background()
+	}
+	return WithCallIdentity(context.Background(), CallIdentityFrom(ctx))
 }
 
 // IdentityError reports a CallIdentity the adapter refuses: a header it
@@ -174,8 +219,9 @@ func closeBody(req *http.Request) {
 
 // PrincipalToken authenticates each HTTP request with the bearer token
 // token returns for the request's principal (CallIdentity.Principal; ""
-// for a request made for no one, such as the connection's handshake and
-// its event stream). token runs for every request, so it should answer
+// for a request made with no identity, and the connection such requests
+// share; a principal's own connection, its handshake and event stream
+// included, is made with that principal's token). token runs for every request, so it should answer
 // from memory (a token cache it refreshes). An error fails the request,
 // wrapped in a *PrincipalAuthError; the token is never logged.
 //

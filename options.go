@@ -80,6 +80,20 @@ type ClientOptions struct {
 	// then connected to anew (a new process), since one that took the
 	// probe late refuses initialize on the same session.
 	ProbeTimeout time.Duration
+	// MaxSessions bounds the connections an HTTP server gets when calls
+	// are made for several principals (CallIdentity): each principal,
+	// with its identity headers, has its own connection, made with its
+	// credentials, so the server's session (and everything it keeps per
+	// session) is that principal's alone. When the bound is reached, the
+	// connection unused longest with no request in flight is closed; if
+	// every one is busy, the new principal's request fails with a
+	// *TransportError. Zero means DefaultMaxSessions. A stdio or
+	// in-process server has one connection whatever the principals.
+	MaxSessions int
+	// SessionIdleTimeout closes a principal's connection unused for this
+	// long (found when a request needs a connection); zero means
+	// DefaultSessionIdleTimeout, negative never.
+	SessionIdleTimeout time.Duration
 
 	// LogHandler receives the server's log notifications (notifications/message).
 	LogHandler func(context.Context, *mcp.LoggingMessageRequest)
@@ -179,6 +193,29 @@ type ClientOptions struct {
 // DefaultMaxMessageBytes is the default limit on one message from a
 // server (ClientOptions.MaxMessageBytes).
 const DefaultMaxMessageBytes = stdio.DefaultMaxMessageBytes
+
+// The defaults of ClientOptions.MaxSessions and SessionIdleTimeout.
+const (
+	DefaultMaxSessions        = 256
+	DefaultSessionIdleTimeout = 10 * time.Minute
+)
+
+func (o *ClientOptions) maxSessions() int {
+	if o.MaxSessions > 0 {
+		return o.MaxSessions
+	}
+	return DefaultMaxSessions
+}
+
+func (o *ClientOptions) sessionIdleTimeout() time.Duration {
+	switch {
+	case o.SessionIdleTimeout > 0:
+		return o.SessionIdleTimeout
+	case o.SessionIdleTimeout < 0:
+		return 0
+	}
+	return DefaultSessionIdleTimeout
+}
 
 func (o *ClientOptions) connectTimeout() time.Duration {
 	if o.ConnectTimeout > 0 {

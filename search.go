@@ -85,13 +85,26 @@ type localTool interface {
 	resume(context.Context, *PendingCall, *elicitation.Resume) (*Result, error)
 }
 
-// toolSearch is an adapter's catalog: its tools, their index, and when
-// they were listed.
+// toolSearch holds an adapter's catalogs: one per principal (and
+// identity headers, see CallIdentity), since each may be shown other tools
+// under the same names; at most maxCatalogs, the one searched least
+// recently is forgotten first.
 type toolSearch struct {
 	a    *Adapter
 	opts ToolSearch
 
+	mu       sync.Mutex
+	catalogs map[string]*catalog // by partitionOf
+}
+
+// maxCatalogs bounds the principals an adapter keeps a search catalog for.
+const maxCatalogs = DefaultMaxSessions
+
+// catalog is one principal's catalog: its tools, their index, and when
+// they were listed.
+type catalog struct {
 	mu      sync.Mutex // held while listing, so one listing serves all
+	used    time.Time  // when it was last asked for (under toolSearch.mu)
 	tools   map[string]*Tool
 	removed map[string]string // tool name → server, of tools gone since the last listing
 	index   *toolsearch.Index
@@ -100,8 +113,36 @@ type toolSearch struct {
 	size    int    // EstimateTokens of the catalog
 }
 
+// catalogOf returns the catalog of ctx's principal.
+func (s *toolSearch) catalogOf(ctx context.Context) *catalog {
+	key := partitionOf(ctx)
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.catalogs == nil {
+		s.catalogs = make(map[string]*catalog)
+	}
+	c := s.catalogs[key]
+	if c == nil {
+		if len(s.catalogs) >= maxCatalogs {
+			var lru string
+			var at time.Time
+			for k, o := range s.catalogs {
+				if at.IsZero() || o.used.Before(at) {
+					lru, at = k, o.used
+				}
+			}
+			delete(s.catalogs, lru)
+		}
+		c = &catalog{}
+		s.catalogs[key] = c
+	}
+	c.used = now
+	return c
+}
+
 // setCatalog rebuilds the catalog from a fresh listing. Call with mu held.
-func (s *toolSearch) setCatalog(tools []*Tool, version uint64) {
+func (s *catalog) setCatalog(tools []*Tool, version uint64) {
 	byName := make(map[string]*Tool, len(tools))
 	for _, t := range tools {
 		byName[t.Name] = t
@@ -152,38 +193,42 @@ func SearchTools(tools []*Tool, query string, k int) []SearchHit {
 // properties.
 func argDocs(schema json.RawMessage) []toolsearch.Arg { return toolsearch.SchemaArgs(schema) }
 
-// current returns the catalog, listing the servers again when it is
-// older than MaxAge or a server announced a change. When that listing
-// fails, the catalog it has is used if there is one.
+// current returns the catalog of ctx's principal, listing the servers
+// again (for that principal) when it is older than MaxAge or a server
+// announced a change. When that listing fails, the catalog it has is used
+// if there is one.
 func (s *toolSearch) current(ctx context.Context) (map[string]*Tool, map[string]string, *toolsearch.Index, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	c := s.catalogOf(ctx)
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	maxAge := s.opts.MaxAge
 	if maxAge <= 0 {
 		maxAge = DefaultToolSearchMaxAge
 	}
 	v := s.a.ToolsVersion()
-	if s.index == nil || v != s.version || time.Since(s.at) > maxAge {
+	if c.index == nil || v != c.version || time.Since(c.at) > maxAge {
 		tools, err := s.a.list(ctx)
 		switch {
 		case err == nil:
-			s.setCatalog(tools, v)
-		case s.index == nil:
+			c.setCatalog(tools, v)
+		case c.index == nil:
 			return nil, nil, nil, err
 		default:
 			s.a.group.clients[0].log.Warn("listing tools for the search catalog failed; searching the last listing", "err", err)
 		}
 	}
-	return s.tools, s.removed, s.index, nil
+	return c.tools, c.removed, c.index, nil
 }
 
-// offer takes a fresh listing: it becomes the catalog, and the pair is
-// returned instead when the listing is over the threshold.
-func (s *toolSearch) offer(tools []*Tool) []*Tool {
-	s.mu.Lock()
-	s.setCatalog(tools, s.a.ToolsVersion())
-	size := s.size
-	s.mu.Unlock()
+// offer takes a fresh listing made with ctx: it becomes the catalog of
+// ctx's principal, and the pair is returned instead when the listing is
+// over the threshold.
+func (s *toolSearch) offer(ctx context.Context, tools []*Tool) []*Tool {
+	c := s.catalogOf(ctx)
+	c.mu.Lock()
+	c.setCatalog(tools, s.a.ToolsVersion())
+	size := c.size
+	c.mu.Unlock()
 	threshold := s.opts.Threshold
 	if threshold == 0 {
 		threshold = DefaultToolSearchThreshold

@@ -222,8 +222,8 @@ func (c *Client) taskMode(tc *toolCall) TaskMode {
 
 // mayWantTask reports whether tc would be a task on a 2025-11-25
 // connection, before connecting.
-func (c *Client) mayWantTask(tc *toolCall) bool {
-	switch c.obs.TaskSupport(tc.tool) {
+func (c *Client) mayWantTask(ctx context.Context, tc *toolCall) bool {
+	switch c.eng.Observer(ctx).TaskSupport(tc.tool) {
 	case "required":
 		return c.taskMode(tc) != TaskNever
 	case "optional":
@@ -235,8 +235,8 @@ func (c *Client) mayWantTask(tc *toolCall) bool {
 // wantsTask reports whether tc is sent as a task-augmented tools/call:
 // on a 2025-11-25 connection, when the tool's taskSupport (from the
 // latest tools/list) and the call's mode say so.
-func (c *Client) wantsTask(s *engine.Session, tc *toolCall) bool {
-	return !s.Discover() && c.mayWantTask(tc)
+func (c *Client) wantsTask(ctx context.Context, s *engine.Session, tc *toolCall) bool {
+	return !s.Discover() && c.mayWantTask(ctx, tc)
 }
 
 // taskState is a task as tasks/get, or the tools/call that made it,

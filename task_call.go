@@ -17,14 +17,14 @@ import (
 // tool and the call's mode ask for it; ok is false when tc is a plain
 // call.
 func (c *Client) callAsTask(ctx context.Context, tc *toolCall) (res *Result, err error, ok bool) {
-	if !c.mayWantTask(tc) {
+	if !c.mayWantTask(ctx, tc) {
 		return nil, nil, false // a plain call goes as it always did
 	}
 	s, err := c.session(ctx)
 	if err != nil {
 		return nil, err, true
 	}
-	if !c.wantsTask(s, tc) {
+	if !c.wantsTask(ctx, s, tc) {
 		return nil, nil, false
 	}
 	res, err = c.startTask(ctx, s, tc)
@@ -36,7 +36,7 @@ func (c *Client) callAsTask(ctx context.Context, tc *toolCall) (res *Result, err
 func (c *Client) startTask(ctx context.Context, s *engine.Session, tc *toolCall) (*Result, error) {
 	params := &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args}
 	// The progress token lives as long as the task (see followTask).
-	release := c.withProgress(params, tc.progress)
+	release := c.withProgress(ctx, params, tc.progress)
 	defer release()
 	inner := *tc
 	inner.progress = nil // routed by the token set above

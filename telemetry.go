@@ -129,12 +129,12 @@ func (c *Client) startOp(ctx context.Context, method, tool string) (context.Cont
 
 // opResult describes how an operation ended: with err, or with res for a
 // tool call.
-func (c *Client) opResult(res *Result, err error) OperationResult {
+func (c *Client) opResult(ctx context.Context, res *Result, err error) OperationResult {
 	r := OperationResult{Err: err, ErrorType: ErrorType(err)}
 	if err == nil && res != nil && res.IsError {
 		r.ToolError, r.ErrorType = true, "tool_error"
 	}
-	if s := c.eng.Current(); s != nil {
+	if s := c.eng.Current(ctx); s != nil {
 		r.SessionID, r.ProtocolVersion = s.ID(), s.ProtocolVersion()
 	}
 	return r
@@ -154,6 +154,6 @@ func (c *Client) observedCall(ctx context.Context, tc *toolCall) (*Result, error
 		tc.meta = meta
 	}
 	res, err := c.callTool(ctx, tc)
-	end(c.opResult(res, err))
+	end(c.opResult(ctx, res, err))
 	return res, err
 }

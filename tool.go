@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter/internal/engine"
+	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -146,8 +147,9 @@ func (t *Tool) resultLimit() int {
 func (t *Tool) Client() *Client { return t.client }
 
 // newTool builds a Tool from a listed go-sdk tool, taking the schemas as
-// the server sent them when the observer saw them.
-func (c *Client) newTool(t *mcp.Tool) (*Tool, error) {
+// the server sent them when obs, the observer of the connection that
+// listed it, saw them (a nil obs keeps go-sdk's decoding).
+func (c *Client) newTool(obs *wire.Observer, t *mcp.Tool) (*Tool, error) {
 	out := &Tool{
 		Name:         t.Name,
 		OriginalName: t.Name,
@@ -163,8 +165,8 @@ func (c *Client) newTool(t *mcp.Tool) (*Tool, error) {
 	if out.Title == "" && t.Annotations != nil {
 		out.Title = t.Annotations.Title
 	}
-	rawIn, rawOut, ok := c.obs.RawSchemas(t.Name)
-	out.TaskSupport = c.obs.TaskSupport(t.Name)
+	rawIn, rawOut, ok := obs.RawSchemas(t.Name)
+	out.TaskSupport = obs.TaskSupport(t.Name)
 	switch {
 	case ok && len(rawIn) > 0:
 		out.InputSchema = rawIn
@@ -198,9 +200,12 @@ func (c *Client) Tools(ctx context.Context) ([]*Tool, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The schemas as this principal's connection listed them: each
+	// principal may be shown other tools under the same names.
+	obs := c.eng.Observer(ctx)
 	tools := make([]*Tool, 0, len(listed))
 	for _, lt := range listed {
-		t, err := c.newTool(lt)
+		t, err := c.newTool(obs, lt)
 		if err != nil {
 			return nil, &ContentError{Server: c.name, Tool: lt.Name, Index: -1, Err: err}
 		}

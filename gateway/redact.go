@@ -18,10 +18,11 @@ const minSecretLen = 6
 const redacted = "[REDACTED]"
 
 // A redactor blanks out the secrets of the servers' config entries (env
-// and header values, bearer tokens, client secrets, the password and query
-// values of URLs) from whatever the gateway shows: errors to clients,
-// events, statuses and log lines. A server may print its own environment
-// on its way down; that text must not carry the secrets further.
+// and header values, bearer tokens, the client secrets of OAuth and of
+// the grants, the password and query values of URLs) from whatever the
+// gateway shows: errors to clients, events, statuses and log lines. A
+// server may print its own environment on its way down; that text must
+// not carry the secrets further.
 type redactor struct {
 	r *strings.Replacer // nil: no secrets
 }
@@ -51,6 +52,10 @@ func newRedactor(servers []Server) *redactor {
 			add(a.Bearer)
 			if a.OAuth != nil {
 				add(a.OAuth.ClientSecret)
+			}
+			if a.Grant != nil {
+				add(a.Grant.ClientSecret)
+				add(a.Grant.IdPClientSecret)
 			}
 		}
 		if u, err := url.Parse(sc.URL); err == nil {

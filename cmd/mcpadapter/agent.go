@@ -103,13 +103,20 @@ func isProgram(path string) bool {
 // workspaceAgent builds the agent program from source when the working
 // directory is in a Go workspace that has the agent's module (a clone of
 // this repository, with its go.work), and returns the binary's path; ""
-// when it is not. The binary is kept in the user cache directory, one per
-// workspace; "go build" leaves it alone while it is up to date.
+// when it is not. Only the clone this program was itself built from
+// counts (its agent's directory beside this file's): any checkout can
+// name the agent's module in its go.mod, and building it would run the
+// checkout's code. The binary is kept in the user cache directory, one
+// per workspace; "go build" leaves it alone while it is up to date.
 //
 // It builds rather than "go run"s: go run reports any failure of the
 // program as exit status 1 (and prints "exit status N"), and the agent's
 // exit status must reach the caller unchanged.
 func workspaceAgent(ctx context.Context, name string, stderr io.Writer) (string, error) {
+	own := ownAgentDir()
+	if own == "" {
+		return "", nil
+	}
 	gocmd, err := exec.LookPath("go")
 	if err != nil {
 		return "", nil
@@ -117,6 +124,9 @@ func workspaceAgent(ctx context.Context, name string, stderr io.Writer) (string,
 	out, err := exec.CommandContext(ctx, gocmd, "list", "-m", "-f", "{{.Main}} {{.Dir}}", agentPackage).Output()
 	main, dir, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
 	if err != nil || main != "true" {
+		return "", nil
+	}
+	if dir, err = filepath.EvalSymlinks(dir); err != nil || dir != own {
 		return "", nil
 	}
 	cache, err := os.UserCacheDir()
@@ -134,4 +144,19 @@ func workspaceAgent(ctx context.Context, name string, stderr io.Writer) (string,
 		return "", fmt.Errorf("building %s from the workspace %s: %w", agentProgram, dir, err)
 	}
 	return bin, nil
+}
+
+// ownAgentDir returns the agent's directory in the source tree this
+// program was built from, links resolved; "" when there is none (a build
+// with -trimpath, or from a module archive without it).
+func ownAgentDir() string {
+	_, self, _, ok := runtime.Caller(0)
+	if !ok || !filepath.IsAbs(self) {
+		return ""
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Join(filepath.Dir(self), agentProgram))
+	if err != nil {
+		return ""
+	}
+	return dir
 }

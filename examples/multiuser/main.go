@@ -40,8 +40,9 @@ func main() {
 	}
 }
 
-// serviceToken is the service's own token for the requests made for no one
-// (finding the server's protocol version); userTokens are each user's. A
+// serviceToken is the service's own token for the requests made with no
+// user's identity (each user's connection is made with the user's token);
+// userTokens are each user's. A
 // real service reads them from its secret store or its identity provider.
 const serviceToken = "token-of-the-service"
 

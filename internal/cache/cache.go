@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -70,9 +69,6 @@ type Config struct {
 	// the headers that go with it: private entries are kept apart per
 	// principal (see partition).
 	Principal func(context.Context) (principal string, headers map[string]string)
-	// Observer keeps the tool schemas as the server wrote them: a cached
-	// tool list is stored with them, and hands them back when served.
-	Observer *wire.Observer
 	// Log receives the cache's debug records and warnings.
 	Log *slog.Logger
 }
@@ -94,7 +90,6 @@ func New(cfg Config) *Cache {
 		server:     cfg.Server,
 		private:    cfg.Private,
 		principal:  cfg.Principal,
-		obs:        cfg.Observer,
 		log:        log,
 	}
 }
@@ -126,7 +121,6 @@ type Cache struct {
 	server     string // the server's identity: a hash, or a random id
 	private    string // the partition of private entries
 	principal  func(context.Context) (string, map[string]string)
-	obs        *wire.Observer
 	log        *slog.Logger
 
 	// The generations of the cached methods and resources. An
@@ -205,10 +199,14 @@ func (rc *Cache) key(method, param, partition string) string {
 }
 
 // ttl decides how long a result with the hints ttlMs and scope is kept,
-// and whether it is private. Zero means it is not cached.
-func (rc *Cache) ttl(ttlMs int, scope string) (time.Duration, bool) {
+// and whether it is private. Zero means it is not cached. identity says
+// the request was made for a principal (or with identity headers): a
+// result without a scope is then private, since a server that answers
+// each user differently may not say so, and only an explicit "public"
+// shares it.
+func (rc *Cache) ttl(ttlMs int, scope string, identity bool) (time.Duration, bool) {
 	var d time.Duration
-	private := scope != "" && scope != "public"
+	private := scope != "public" && (scope != "" || identity)
 	switch {
 	case ttlMs == 0 && scope == "":
 		// No hints at all.

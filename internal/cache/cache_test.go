@@ -21,28 +21,32 @@ func TestCacheTTLPolicy(t *testing.T) {
 		rc          *Cache
 		ttlMs       int
 		scope       string
+		identity    bool
 		want        time.Duration
 		wantPrivate bool
 	}{
-		{rc, 60000, "public", time.Minute, false},
-		{rc, 60000, "private", time.Minute, true},
-		{rc, 60000, "", time.Minute, false}, // the protocol's default scope
-		{rc, 60000, "team", time.Minute, true},
-		{rc, 0, "public", 0, false},
-		{rc, 0, "private", 0, false},
-		{rc, -5, "", 0, false},
-		{rc, 0, "", 30 * time.Second, true}, // no hints: DefaultTTL, private
-		{&Cache{}, 0, "", 0, true},
-		{capped, 3600000, "public", time.Minute, false},
-		{capped, 1000, "public", time.Second, false},
-		{capped, 0, "", time.Minute, true},
-		{rc, int(^uint(0) >> 1), "public", 1<<63 - 1, false},
+		{rc, 60000, "public", false, time.Minute, false},
+		{rc, 60000, "private", false, time.Minute, true},
+		{rc, 60000, "", false, time.Minute, false}, // the protocol's default scope
+		{rc, 60000, "team", false, time.Minute, true},
+		{rc, 0, "public", false, 0, false},
+		{rc, 0, "private", false, 0, false},
+		{rc, -5, "", false, 0, false},
+		{rc, 0, "", false, 30 * time.Second, true}, // no hints: DefaultTTL, private
+		{&Cache{}, 0, "", false, 0, true},
+		{capped, 3600000, "public", false, time.Minute, false},
+		{capped, 1000, "public", false, time.Second, false},
+		{capped, 0, "", false, time.Minute, true},
+		{rc, int(^uint(0) >> 1), "public", false, 1<<63 - 1, false},
+		{rc, 60000, "", true, time.Minute, true}, // for a principal: private unless said public
+		{rc, 60000, "public", true, time.Minute, false},
+		{rc, 60000, "private", true, time.Minute, true},
 	}
 	for _, tt := range tests {
-		got, private := tt.rc.ttl(tt.ttlMs, tt.scope)
+		got, private := tt.rc.ttl(tt.ttlMs, tt.scope, tt.identity)
 		if got != tt.want || (got > 0 && private != tt.wantPrivate) {
-			t.Errorf("ttl(%d, %q) with default %v, max %v = %v, %v; want %v, %v",
-				tt.ttlMs, tt.scope, tt.rc.defaultTTL, tt.rc.maxTTL, got, private, tt.want, tt.wantPrivate)
+			t.Errorf("ttl(%d, %q, identity %v) with default %v, max %v = %v, %v; want %v, %v",
+				tt.ttlMs, tt.scope, tt.identity, tt.rc.defaultTTL, tt.rc.maxTTL, got, private, tt.want, tt.wantPrivate)
 		}
 	}
 }

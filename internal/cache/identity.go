@@ -205,6 +205,37 @@ func (rc *Cache) partition(ctx context.Context) string {
 	return rc.private + "/p" + hex.EncodeToString(h.Sum(nil))[:32]
 }
 
+// hasIdentity reports whether ctx's request is made for a principal or
+// with identity headers.
+func (rc *Cache) hasIdentity(ctx context.Context) bool {
+	if rc.principal == nil {
+		return false
+	}
+	principal, headers := rc.principal(ctx)
+	return principal != "" || len(headers) > 0
+}
+
+// publicPart returns the partition of the public entries ctx's request
+// may share: the one of every request without identity headers, else one
+// per set of identity headers, since a server may tell tenants apart by a
+// header on one URL (the principal's name alone changes nothing the server
+// sees, so it does not divide public entries).
+func (rc *Cache) publicPart(ctx context.Context) string {
+	if rc.principal == nil {
+		return publicPartition
+	}
+	_, headers := rc.principal(ctx)
+	if len(headers) == 0 {
+		return publicPartition
+	}
+	h := sha256.New()
+	for _, k := range slices.Sorted(maps.Keys(headers)) {
+		writeField(h, http.CanonicalHeaderKey(k))
+		writeField(h, headers[k])
+	}
+	return publicPartition + "/h" + hex.EncodeToString(h.Sum(nil))[:32]
+}
+
 // writeField writes s to h so that no two sequences of fields hash alike.
 func writeField(h hash.Hash, s string) {
 	fmt.Fprintf(h, "%d:%s,", len(s), s)

@@ -165,7 +165,7 @@ func (rc *Cache) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 // go-sdk, which edits results) never share one.
 func (rc *Cache) lookup(ctx context.Context, cr cacheRequest) (mcp.Result, bool) {
 	now := time.Now()
-	for _, part := range []string{rc.partition(ctx), publicPartition} {
+	for _, part := range []string{rc.partition(ctx), rc.publicPart(ctx)} {
 		key := rc.key(cr.method, cr.param, part)
 		e, ok := rc.store.Get(ctx, key)
 		if !ok || !now.Before(e.Expires) {
@@ -184,8 +184,9 @@ func (rc *Cache) lookup(ctx context.Context, cr cacheRequest) (mcp.Result, bool)
 			hints.TTLMs = 0
 		}
 		if cr.method == methodListTools {
-			// Tool schemas are handed out as the server wrote them.
-			rc.obs.KeepSchemas(e.Value)
+			// Tool schemas are handed out as the server wrote them, to
+			// the observer of the request's connection (its principal's).
+			wire.ObserverFrom(ctx).KeepSchemas(e.Value)
 		}
 		rc.log.Debug("served from the cache", "method", cr.method, "param", wire.RedactURLSecrets(cr.param), "scope", part)
 		return res, true
@@ -201,22 +202,22 @@ func (rc *Cache) put(ctx context.Context, cr cacheRequest, gen cacheGen, res mcp
 	if !complete {
 		return
 	}
-	ttl, private := rc.ttl(ttlMs, scope)
+	ttl, private := rc.ttl(ttlMs, scope, rc.hasIdentity(ctx))
 	if ttl <= 0 {
 		rc.store.Delete(ctx, rc.key(cr.method, cr.param, rc.partition(ctx)))
-		rc.store.Delete(ctx, rc.key(cr.method, cr.param, publicPartition))
+		rc.store.Delete(ctx, rc.key(cr.method, cr.param, rc.publicPart(ctx)))
 		return
 	}
 	if rc.generation(cr) != gen {
 		rc.log.Debug("result not cached: invalidated while in flight", "method", cr.method, "param", wire.RedactURLSecrets(cr.param))
 		return
 	}
-	value, err := rc.encode(cr.method, res)
+	value, err := rc.encode(wire.ObserverFrom(ctx), cr.method, res)
 	if err != nil {
 		rc.log.Debug("result not cached", "method", cr.method, "error", err)
 		return
 	}
-	part := publicPartition
+	part := rc.publicPart(ctx)
 	if private {
 		part = rc.partition(ctx)
 	}
@@ -270,9 +271,11 @@ func listPagesOf(ctx context.Context) *listPages {
 	return lp
 }
 
-// encode encodes res. A tool list is stored with the schemas as
-// the server sent them, which go-sdk's decoding does not keep.
-func (rc *Cache) encode(method string, res mcp.Result) ([]byte, error) {
+// encode encodes res. A tool list is stored with the schemas as the
+// server sent them, which go-sdk's decoding does not keep, as obs (the
+// observer of the connection that listed them) saw them; a nil obs keeps
+// go-sdk's encoding.
+func (rc *Cache) encode(obs *wire.Observer, method string, res mcp.Result) ([]byte, error) {
 	b, err := json.Marshal(res)
 	if err != nil || method != methodListTools {
 		return b, err
@@ -290,7 +293,7 @@ func (rc *Cache) encode(method string, res mcp.Result) ([]byte, error) {
 		if json.Unmarshal(t["name"], &name) != nil {
 			continue
 		}
-		rawIn, rawOut, ok := rc.obs.RawSchemas(name)
+		rawIn, rawOut, ok := obs.RawSchemas(name)
 		if !ok {
 			continue
 		}

@@ -162,7 +162,7 @@ func (s *Session) paramHeaders(tool string) bool {
 	if s.fast.path != fastHTTP {
 		return false
 	}
-	in, _, _ := s.e.cfg.Observer.RawSchemas(tool)
+	in, _, _ := s.slot.obs.RawSchemas(tool)
 	return bytes.Contains(in, []byte("x-mcp-header"))
 }
 
@@ -191,6 +191,9 @@ func (s *Session) learn(params *mcp.CallToolParams) {
 		return
 	}
 	s.fast.meta.Store(&b)
+	// The same for every connection of this version (it names go-sdk's
+	// client, not a principal): later connections start with it.
+	s.e.learned.Store(s.version, &b)
 }
 
 // callFast makes the plain call params on s's stdio connection or, over

@@ -15,28 +15,28 @@ import (
 )
 
 // dial establishes a new session.
-func (e *Engine) dial(ctx context.Context) (*Session, error) {
+func (e *Engine) dial(ctx context.Context, sl *slot) (*Session, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	deadline := newConnectDeadline(e.cfg.ConnectTimeout, func() { cancel(errConnectTimeout) })
 	defer deadline.stop()
 	start := time.Now()
 
-	s, err := e.dialOnce(ctx, deadline, e.cfg.Kind, e.Pinned())
+	s, err := e.dialOnce(ctx, sl, deadline, e.cfg.Kind, e.Pinned())
 	first := s
 	switch {
 	case err != nil && ctx.Err() == nil && errors.Is(err, errProbeUnanswered):
 		// The server may still act on the probe: a new process (or
 		// in-process session) speaks only the initialize handshake.
-		s, err = e.dialOnce(ctx, deadline, e.cfg.Kind, wire.HandshakeVersion)
+		s, err = e.dialOnce(ctx, sl, deadline, e.cfg.Kind, wire.HandshakeVersion)
 	case err != nil && e.cfg.Kind == Stdio && ctx.Err() == nil && s.exitedAlone:
 		// Some handshake-era servers exit when they see server/discover.
 		// Start the server again and speak only the initialize handshake.
 		e.cfg.Log.Info("server exited during the protocol probe; restarting it with the initialize handshake", "cause", err)
-		s, err = e.dialOnce(ctx, deadline, e.cfg.Kind, wire.HandshakeVersion)
+		s, err = e.dialOnce(ctx, sl, deadline, e.cfg.Kind, wire.HandshakeVersion)
 	case err != nil && e.cfg.Kind == Streamable && e.cfg.FallbackSSE && s.legacyHTTP.Load() && ctx.Err() == nil:
 		e.cfg.Log.Info("server answered as a legacy SSE server; using the SSE transport")
-		s, err = e.dialOnce(ctx, deadline, SSE, e.Pinned())
+		s, err = e.dialOnce(ctx, sl, deadline, SSE, e.Pinned())
 	}
 	if err != nil {
 		return nil, e.connectError(ctx, s, e.endpointHint(first, err))
@@ -53,8 +53,8 @@ func (e *Engine) dial(ctx context.Context) (*Session, error) {
 
 // dialOnce makes one connect attempt over kind. On failure it still
 // returns the attempt's session value, for diagnostics.
-func (e *Engine) dialOnce(ctx context.Context, deadline *connectDeadline, kind Kind, pinVersion string) (*Session, error) {
-	s := &Session{e: e, kind: kind, done: make(chan struct{})}
+func (e *Engine) dialOnce(ctx context.Context, sl *slot, deadline *connectDeadline, kind Kind, pinVersion string) (*Session, error) {
+	s := &Session{e: e, slot: sl, kind: kind, done: make(chan struct{})}
 	st := &dialState{deadline: deadline, session: s}
 	st.step.Store("connect")
 	s.state = st
@@ -85,6 +85,9 @@ func (e *Engine) dialOnce(ctx context.Context, deadline *connectDeadline, kind K
 	s.version = cs.InitializeResult().ProtocolVersion
 	s.discover = wire.DiscoverEra(s.version)
 	s.chooseFastPath()
+	if m, ok := e.learned.Load(s.version); ok && s.discover {
+		s.fast.meta.Store(m.(*[]byte))
+	}
 	return s, nil
 }
 

@@ -1,6 +1,9 @@
 // Package engine is the connection to one MCP server below the public
-// face: it makes go-sdk sessions, keeps one live, makes it again when it is
-// lost, and is the one way a request reaches the server.
+// face: it makes go-sdk sessions, keeps one live (over HTTP, one per
+// partition: a principal's connection is made with its identity, in a
+// context that carries nothing of the caller that opened it; bounded by
+// Config.MaxSessions, idle ones closed), makes it again when it is lost,
+// and is the one way a request reaches the server.
 //
 // What it adds to go-sdk:
 //   - Engine.Session connects on first use and shares the connect among

@@ -78,6 +78,29 @@ type Config struct {
 	// closed) is made again.
 	OnLost func(context.Context)
 
+	// Partition, if set, names the partition of a request's context: the
+	// principal it is made for (and its identity headers). An HTTP server
+	// gets one connection per partition, made with Detach's context for
+	// it, so that its handshake, its event stream and the server's
+	// session state belong to that principal; "" is the partition of
+	// requests made for no one. A stdio or in-process server has one
+	// connection (it carries no identity but the _meta of calls).
+	Partition func(context.Context) string
+	// Detach returns the context a connection of partition is made with
+	// and lives in (go-sdk's handlers of server messages see it): it
+	// carries none of ctx's values but what the partition's connection
+	// needs (its identity). Nil means context.Background().
+	Detach func(ctx context.Context, partition string) context.Context
+	// MaxSessions bounds the partitions with a connection at once: the
+	// connection of the one unused longest, with no request in flight,
+	// is closed to make room; when every one is busy, a new partition's
+	// request fails with a *TransportError. Zero means no bound.
+	MaxSessions int
+	// IdleTimeout closes a partition's connection (not the partition of
+	// no one) unused for this long; zero means never. Idle connections
+	// are found when a request needs a connection.
+	IdleTimeout time.Duration
+
 	// FastPath lets the connections of a stdio or streamable HTTP server
 	// take the fast path for plain calls (see Session.CallTool); Trace
 	// says the protocol trace is on (it keeps the HTTP fast path off).
@@ -92,13 +115,23 @@ type Engine struct {
 	cfg Config
 
 	mu       sync.Mutex
-	cur      *Session        // the live session, or nil
-	dialing  *dialCall       // the connect in progress, or nil
-	lost     bool            // the last connection was lost: the next connect must reach the server
-	gen      uint64          // incremented by Close
-	retiring []*Session      // replaced sessions finishing their requests
-	version  string          // protocol version to ask for; "" means the newest
-	own      *http.Transport // used when Config.HTTPClient is nil
+	slots    map[string]*slot // by partition
+	gen      uint64           // incremented by Close
+	retiring []*Session       // replaced sessions finishing their requests
+	version  string           // protocol version to ask for; "" means the newest
+	own      *http.Transport  // used when Config.HTTPClient is nil
+	learned  sync.Map         // protocol version → *[]byte: go-sdk's _meta of a plain call (Session.learn)
+}
+
+// A slot is the connection of one partition (Config.Partition), made
+// again when it is lost.
+type slot struct {
+	key     string
+	cur     *Session  // the live session, or nil
+	dialing *dialCall // the connect in progress, or nil
+	lost    bool      // the last connection was lost: the next connect must reach the server
+	used    time.Time // when a request last asked for it
+	obs     *wire.Observer
 }
 
 // New returns the engine cfg describes. It does not connect.
@@ -106,7 +139,7 @@ func New(cfg Config) *Engine {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Engine{cfg: cfg, version: cfg.Version}
+	return &Engine{cfg: cfg, version: cfg.Version, slots: make(map[string]*slot)}
 }
 
 // Pin makes later connections ask for version (a group pulled down to the
@@ -124,11 +157,49 @@ func (e *Engine) Pinned() string {
 	return e.version
 }
 
-// Current returns the live session, or nil; it does not connect.
-func (e *Engine) Current() *Session {
+// Current returns the live session of ctx's partition, or nil; it does
+// not connect.
+func (e *Engine) Current(ctx context.Context) *Session {
+	key := e.partition(ctx)
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.cur
+	if sl := e.slots[key]; sl != nil {
+		return sl.cur
+	}
+	return nil
+}
+
+// Observer returns the observer of ctx's partition: the tool schemas as
+// its principal's connection last listed them. It is nil for a principal
+// with no connection now.
+func (e *Engine) Observer(ctx context.Context) *wire.Observer {
+	key := e.partition(ctx)
+	if key == "" {
+		return e.cfg.Observer
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if sl := e.slots[key]; sl != nil {
+		return sl.obs
+	}
+	return nil
+}
+
+// partition returns the partition of ctx: "" unless the server is
+// reached over HTTP and Config.Partition names one.
+func (e *Engine) partition(ctx context.Context) string {
+	if e.cfg.Partition == nil || (e.cfg.Kind != Streamable && e.cfg.Kind != SSE) {
+		return ""
+	}
+	return e.cfg.Partition(ctx)
+}
+
+// detach returns the context a connection of partition key is made with.
+func (e *Engine) detach(ctx context.Context, key string) context.Context {
+	if e.cfg.Detach == nil {
+		return context.Background()
+	}
+	return e.cfg.Detach(ctx, key)
 }
 
 // dialCall is a connect in progress; concurrent callers share its outcome.
@@ -140,28 +211,35 @@ type dialCall struct {
 	err    error
 }
 
-// Session returns the live session, connecting if there is none. The
-// connect runs on its own, bounded by ConnectTimeout, and is shared by
-// every caller that needs it; each caller waits only as long as its own
-// context allows.
+// Session returns the live session of ctx's partition (see
+// Config.Partition), connecting if there is none. The connect runs on its
+// own, with a context of the partition's (Config.Detach) bounded by
+// ConnectTimeout, and is shared by every caller of the partition that
+// needs it; each caller waits only as long as its own context allows.
 func (e *Engine) Session(ctx context.Context) (*Session, error) {
+	key := e.partition(ctx)
 	e.mu.Lock()
-	if s := e.cur; s != nil {
+	sl, err := e.slotLocked(key)
+	if err != nil {
+		e.mu.Unlock()
+		return nil, e.TransportError(nil, "connect", "", err)
+	}
+	if s := sl.cur; s != nil {
 		if !s.ended() {
 			e.mu.Unlock()
 			return s, nil
 		}
-		e.cur = nil
-		e.lost = true
+		sl.cur = nil
+		sl.lost = true
 		e.cfg.Log.Info("connection lost; reconnecting", "cause", wire.RedactURLSecrets(fmt.Sprint(s.err)))
 	}
-	d := e.dialing
+	d := sl.dialing
 	if d == nil {
-		dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		d = &dialCall{done: make(chan struct{}), cancel: cancel, lost: e.lost}
-		e.lost = false
-		e.dialing = d
-		go e.runDial(dctx, d, e.gen)
+		dctx, cancel := context.WithCancel(e.detach(ctx, key))
+		d = &dialCall{done: make(chan struct{}), cancel: cancel, lost: sl.lost}
+		sl.lost = false
+		sl.dialing = d
+		go e.runDial(dctx, sl, d, e.gen)
 	}
 	e.mu.Unlock()
 	select {
@@ -172,10 +250,72 @@ func (e *Engine) Session(ctx context.Context) (*Session, error) {
 	}
 }
 
-// runDial makes the connection for d and installs it, unless Close was
-// called meanwhile. It ends within ConnectTimeout (plus the time to stop a
-// server that did not start).
-func (e *Engine) runDial(ctx context.Context, d *dialCall, gen uint64) {
+// TooManySessionsError is the cause of a request refused because every
+// one of Config.MaxSessions connections has requests in flight.
+type TooManySessionsError struct{ Max int }
+
+func (e *TooManySessionsError) Error() string {
+	return fmt.Sprintf("%d principals have connections with requests in flight (ClientOptions.MaxSessions); none can be closed for another", e.Max)
+}
+
+// slotLocked returns the slot of key, made if there is none: idle
+// connections are closed first, and the least recently used one when the
+// bound is reached. e.mu is held.
+func (e *Engine) slotLocked(key string) (*slot, error) {
+	now := time.Now()
+	sl := e.slots[key]
+	if sl != nil {
+		sl.used = now
+		return sl, nil
+	}
+	if e.cfg.IdleTimeout > 0 {
+		for k, o := range e.slots {
+			if k != "" && now.Sub(o.used) > e.cfg.IdleTimeout && o.idle() {
+				e.evictLocked(o)
+			}
+		}
+	}
+	if max := e.cfg.MaxSessions; max > 0 && len(e.slots) >= max {
+		var lru *slot
+		for _, o := range e.slots {
+			if o.idle() && (lru == nil || o.used.Before(lru.used)) {
+				lru = o
+			}
+		}
+		if lru == nil {
+			return nil, &TooManySessionsError{Max: max}
+		}
+		e.evictLocked(lru)
+	}
+	obs := e.cfg.Observer
+	if key != "" {
+		obs = obs.Partition()
+	}
+	sl = &slot{key: key, used: now, obs: obs}
+	e.slots[key] = sl
+	return sl, nil
+}
+
+// idle reports whether sl has no connect in progress and no request in
+// flight.
+func (sl *slot) idle() bool {
+	return sl.dialing == nil && (sl.cur == nil || sl.cur.inflight.Load() == 0)
+}
+
+// evictLocked forgets sl and closes its connection. e.mu is held.
+func (e *Engine) evictLocked(sl *slot) {
+	delete(e.slots, sl.key)
+	if s := sl.cur; s != nil {
+		sl.cur = nil
+		e.cfg.Log.Debug("closing an idle principal's connection")
+		go s.close(e.cfg.CloseGrace)
+	}
+}
+
+// runDial makes the connection for d and installs it in sl, unless Close
+// was called meanwhile. It ends within ConnectTimeout (plus the time to
+// stop a server that did not start).
+func (e *Engine) runDial(ctx context.Context, sl *slot, d *dialCall, gen uint64) {
 	defer d.cancel()
 	if d.lost && e.cfg.OnLost != nil {
 		// The reconnect must reach the server, not a cached discover.
@@ -185,13 +325,17 @@ func (e *Engine) runDial(ctx context.Context, d *dialCall, gen uint64) {
 	if e.cfg.StartConnect != nil {
 		octx, end = e.cfg.StartConnect(ctx)
 	}
-	s, err := e.dial(octx)
+	s, err := e.dial(octx, sl)
 	end(s, err)
 	e.mu.Lock()
-	e.dialing = nil
-	closed := e.gen != gen
+	sl.dialing = nil
+	closed := e.gen != gen || e.slots[sl.key] != sl
 	if err == nil && !closed {
-		e.cur = s
+		sl.cur = s
+	}
+	if err != nil && sl.cur == nil && e.slots[sl.key] == sl && sl.key != "" {
+		// A principal whose connect failed keeps no slot.
+		delete(e.slots, sl.key)
 	}
 	e.mu.Unlock()
 	if closed {
@@ -204,19 +348,27 @@ func (e *Engine) runDial(ctx context.Context, d *dialCall, gen uint64) {
 	close(d.done)
 }
 
-// Retire makes the next request connect anew, and lets the requests in
-// flight on the current session finish before it is closed.
+// Retire makes the next request of every partition connect anew, and
+// lets the requests in flight on the current sessions finish before they
+// are closed.
 func (e *Engine) Retire() {
 	e.mu.Lock()
-	s := e.cur
-	e.cur = nil
-	if s != nil {
+	var idle []*Session
+	for _, sl := range e.slots {
+		s := sl.cur
+		sl.cur = nil
+		if s == nil {
+			continue
+		}
 		s.retired.Store(true)
 		s.grace = e.cfg.CloseGrace
 		e.retiring = append(e.retiring, s)
+		if s.inflight.Load() == 0 {
+			idle = append(idle, s)
+		}
 	}
 	e.mu.Unlock()
-	if s != nil && s.inflight.Load() == 0 {
+	for _, s := range idle {
 		go s.close(s.grace)
 	}
 }
@@ -224,37 +376,53 @@ func (e *Engine) Retire() {
 // drop forgets s, a lost connection, if it is current, and closes it.
 func (e *Engine) drop(s *Session) {
 	e.mu.Lock()
-	if e.cur == s {
-		e.cur = nil
-		e.lost = true
+	if sl := s.slot; sl != nil && sl.cur == s {
+		sl.cur = nil
+		sl.lost = true
 	}
 	e.mu.Unlock()
 	_ = s.close(e.cfg.CloseGrace)
 }
 
-// Close ends the live connection, if any, and a connect in progress: a
-// stdio server and its process group are stopped. The engine stays
+// Close ends the live connections, if any, and the connects in progress:
+// a stdio server and its process group are stopped. The engine stays
 // usable: the next request reconnects. Requests in flight fail with a
 // *TransportError.
 func (e *Engine) Close() error {
 	e.mu.Lock()
-	s := e.cur
-	e.cur = nil
-	e.gen++
-	if e.dialing != nil {
-		e.dialing.cancel() // a connect in progress (a user signing in) ends too
+	var live []*Session
+	for _, sl := range e.slots {
+		if sl.cur != nil {
+			live = append(live, sl.cur)
+		}
+		if sl.dialing != nil {
+			sl.dialing.cancel() // a connect in progress (a user signing in) ends too
+		}
 	}
+	e.slots = make(map[string]*slot)
+	e.gen++
 	own := e.own
 	retiring := e.retiring
 	e.retiring = nil
 	e.mu.Unlock()
-	var err error
-	if s != nil {
-		err = s.close(e.cfg.CloseGrace)
+	var (
+		mu  sync.Mutex
+		err error
+		wg  sync.WaitGroup
+	)
+	for _, s := range live {
+		wg.Go(func() {
+			if cerr := s.close(e.cfg.CloseGrace); cerr != nil {
+				mu.Lock()
+				err = errors.Join(err, cerr)
+				mu.Unlock()
+			}
+		})
 	}
 	for _, r := range retiring {
-		_ = r.close(e.cfg.CloseGrace)
+		wg.Go(func() { _ = r.close(e.cfg.CloseGrace) })
 	}
+	wg.Wait()
 	if own != nil {
 		own.CloseIdleConnections()
 		// Responses still draining (wire.DrainGrace) leave their

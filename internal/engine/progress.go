@@ -22,13 +22,20 @@ type Router struct {
 	seq atomic.Uint64
 
 	mu    sync.Mutex
-	calls map[string]func(*mcp.ProgressNotificationParams)
+	calls map[string]route
+}
+
+// route is where a call's progress goes: its own handler, and the
+// context the handler for all sees it with (the call's identity).
+type route struct {
+	fn    func(*mcp.ProgressNotificationParams)
+	label func(context.Context) context.Context
 }
 
 // NewRouter returns a Router that also gives every notification to all,
 // if it is not nil.
 func NewRouter(all func(context.Context, *mcp.ProgressNotificationClientRequest)) *Router {
-	return &Router{all: all, calls: make(map[string]func(*mcp.ProgressNotificationParams))}
+	return &Router{all: all, calls: make(map[string]route)}
 }
 
 // Listening reports whether a notification without a call's own handler
@@ -37,10 +44,13 @@ func (r *Router) Listening() bool { return r.all != nil }
 
 // Token registers fn for a new progress token, which the caller must
 // release when its call ends; the token stays routed a second longer.
-func (r *Router) Token(fn func(*mcp.ProgressNotificationParams)) (token string, release func()) {
+// label, if set, gives the handler for all the context it sees the
+// call's notifications with: the connection's context with what belongs
+// to the call (its identity), not to whoever opened the connection.
+func (r *Router) Token(fn func(*mcp.ProgressNotificationParams), label func(context.Context) context.Context) (token string, release func()) {
 	token = fmt.Sprintf("mcpadapter-%d", r.seq.Add(1))
 	r.mu.Lock()
-	r.calls[token] = fn
+	r.calls[token] = route{fn: fn, label: label}
 	r.mu.Unlock()
 	return token, func() {
 		time.AfterFunc(progressLinger, func() {
@@ -56,10 +66,13 @@ func (r *Router) Token(fn func(*mcp.ProgressNotificationParams)) (token string, 
 func (r *Router) Route(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
 	if tok, ok := req.Params.ProgressToken.(string); ok {
 		r.mu.Lock()
-		fn := r.calls[tok]
+		rt := r.calls[tok]
 		r.mu.Unlock()
-		if fn != nil {
-			fn(req.Params)
+		if rt.fn != nil {
+			rt.fn(req.Params)
+		}
+		if rt.label != nil {
+			ctx = rt.label(ctx)
 		}
 	}
 	if r.all != nil {

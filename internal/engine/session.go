@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpadapter/mcpadapter/internal/stdio"
 	"github.com/mcpadapter/mcpadapter/internal/streamable"
+	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -15,6 +16,7 @@ import (
 // engine keeps beside it.
 type Session struct {
 	e        *Engine
+	slot     *slot // the partition's connection it is
 	cs       *mcp.ClientSession
 	kind     Kind
 	version  string      // the negotiated protocol version
@@ -48,6 +50,10 @@ type Session struct {
 // SDK returns go-sdk's session, for the requests the engine does not
 // make itself.
 func (s *Session) SDK() *mcp.ClientSession { return s.cs }
+
+// Observer returns the observer of the session's partition: the tool
+// schemas as its principal was last listed them.
+func (s *Session) Observer() *wire.Observer { return s.slot.obs }
 
 // ID returns the session's id ("" when it has none).
 func (s *Session) ID() string { return s.cs.ID() }
@@ -136,7 +142,7 @@ func (s *Session) close(grace time.Duration) error {
 func (s *Session) run(ctx context.Context, fn func(context.Context, *Session) error) error {
 	s.inflight.Add(1)
 	defer s.doneRequest()
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithCancel(wire.WithObserver(ctx, s.slot.obs))
 	defer cancel()
 	stop := context.AfterFunc(s.life, cancel)
 	defer stop()

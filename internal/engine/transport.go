@@ -27,7 +27,7 @@ func (e *Engine) transport(ctx context.Context, kind Kind, s *Session) (mcp.Tran
 		if err != nil {
 			return nil, nil, fmt.Errorf("starting the in-process server: %w", err)
 		}
-		return &wire.ObservedTransport{Inner: ct, Observer: e.cfg.Observer}, func() { _ = ss.Close() }, nil
+		return &wire.ObservedTransport{Inner: ct, Observer: s.slot.obs}, func() { _ = ss.Close() }, nil
 	case Streamable:
 		hc := e.httpClient(false, s)
 		oauth := e.oauth()
@@ -41,7 +41,7 @@ func (e *Engine) transport(ctx context.Context, kind Kind, s *Session) (mcp.Tran
 	case SSE:
 		inner := &mcp.SSEClientTransport{Endpoint: e.cfg.URL, HTTPClient: e.httpClient(true, s),
 			MaxEventSize: sdkMaxEventSize(e.cfg.MaxMessageBytes)}
-		return &wire.ObservedTransport{Inner: &detachedTransport{inner: inner}, Observer: e.cfg.Observer}, nil, nil
+		return &wire.ObservedTransport{Inner: &detachedTransport{inner: inner}, Observer: s.slot.obs}, nil, nil
 	}
 	return nil, nil, fmt.Errorf("unknown transport %q", kind)
 }
@@ -68,7 +68,7 @@ func (e *Engine) httpClient(sse bool, s *Session) *http.Client {
 		base = e.OwnTransport()
 	}
 	limit := e.cfg.MaxMessageBytes
-	tap := &wire.Tap{Base: streamable.Transport{Next: &firstAnswer{next: base, s: s}}, Observer: e.cfg.Observer, Observe: !sse, MaxMessageBytes: limit}
+	tap := &wire.Tap{Base: streamable.Transport{Next: &firstAnswer{next: base, s: s}}, Observer: s.slot.obs, Observe: !sse, MaxMessageBytes: limit}
 	tap.OnOversized = func(size int64, failedCall bool) {
 		if failedCall {
 			e.cfg.Log.Warn("a response was over the message size limit; its call failed", "bytes", size, "limit", limit)

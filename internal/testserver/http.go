@@ -249,6 +249,9 @@ func (s *HTTPServer) ExpireSessions() {
 }
 
 func (s *HTTPServer) closeServerSessions(match func(*mcp.ServerSession) bool) {
+	if s.mcpServer == nil {
+		return // a server per session (ServePerUser): the HTTP server's close ends them
+	}
 	var victims []*mcp.ServerSession
 	for ss := range s.mcpServer.Sessions() {
 		if match(ss) {

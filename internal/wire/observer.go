@@ -41,6 +41,30 @@ func NewObserver(server string, trace *slog.Logger) *Observer {
 	}
 }
 
+// Partition returns an Observer of another set of connections of the
+// same server (those of one principal): it writes the same trace and
+// keeps its own tool schemas. It returns nil for a nil o.
+func (o *Observer) Partition() *Observer {
+	if o == nil {
+		return nil
+	}
+	return NewObserver(o.server, o.trace)
+}
+
+type observerKey struct{}
+
+// WithObserver returns ctx carrying o, the Observer of the connection a
+// request made with ctx is sent on (a principal's own, see Partition).
+func WithObserver(ctx context.Context, o *Observer) context.Context {
+	return context.WithValue(ctx, observerKey{}, o)
+}
+
+// ObserverFrom returns the Observer set by WithObserver, or nil.
+func ObserverFrom(ctx context.Context) *Observer {
+	o, _ := ctx.Value(observerKey{}).(*Observer)
+	return o
+}
+
 // Sent records an outgoing message; raw is its encoding, or nil.
 func (o *Observer) Sent(msg jsonrpc.Message, raw []byte) {
 	if o == nil {

@@ -32,13 +32,13 @@ func floodServer(n, size int) *mcp.Server {
 	return srv
 }
 
-// TestBrowserTraceFlood plays a server that floods a call with 60 MB of
+// TestBrowserTraceFlood plays a server that floods a call with 21 MB of
 // progress messages: the inspector's trace and events, and the page's
 // copy of the trace, stay within a bounded size, and the page still
 // shows the call's end and the latest messages.
 func TestBrowserTraceFlood(t *testing.T) {
 	chromium(t)
-	const n, size = 600, 100 << 10
+	const n, size = 320, 66 << 10
 	rec := ui.NewRecorder()
 	s := newSession(t, rec, "flood", nil, named{"flood", floodServer(n, size)})
 	srv := startUI(t, s, rec, nil)
@@ -59,7 +59,7 @@ func TestBrowserTraceFlood(t *testing.T) {
 	var kept struct{ Entries, Chars int }
 	p.eval(`({entries: App.trace.length, chars: App.trace.reduce((n, e) => n + e.message.length, 0)})`, &kept)
 	t.Logf("the page keeps %d trace entries, %d characters", kept.Entries, kept.Chars)
-	if kept.Chars > 33<<20 {
+	if kept.Chars > 17<<20 {
 		t.Errorf("the page keeps %d characters of trace from a %d-byte flood", kept.Chars, n*size)
 	}
 
@@ -69,7 +69,7 @@ func TestBrowserTraceFlood(t *testing.T) {
 	p.eval(`App.fetch("GET", "/api/trace/export.json").then((r) => r.text()).then((t) => t.length)`, &exportLen)
 	p.eval(`App.api("GET", "/api/trace/export.json")`, &export)
 	t.Logf("the export: %d entries, %d bytes", len(export), exportLen)
-	if exportLen > 34<<20 {
+	if exportLen > 18<<20 {
 		t.Errorf("the exported trace is %d bytes after a %d-byte flood", exportLen, n*size)
 	}
 	if len(export) == 0 || !strings.Contains(fmt.Sprint(export[len(export)-1]), "flooded") {

@@ -103,22 +103,20 @@ func TestBrowserJavascriptURLs(t *testing.T) {
 	p.eval(`(() => { for (const e of document.querySelectorAll('[data-testid="inert-link"]')) e.click(); return 0 })()`, nil)
 	mark("clicking the result's links")
 
-	// A URL-mode question whose URL is javascript: is shown, not opened.
+	p.screenshot("inert-url")
+
+	// A URL-mode question whose URL is javascript: never reaches the page:
+	// the adapter refuses it for the user, and the call ends saying why.
 	p.click(`[data-testid="tool-item"][data-tool="evil_signin"]`)
 	p.click(`[data-testid="call-button"]`)
-	p.wait(`[data-testid="call"][data-status="input"] [data-testid="elicit-url"] [data-testid="inert-link"]`)
-	if n := p.count(`[data-testid="elicit-url"] a`); n != 0 {
-		t.Errorf("the javascript: URL of a URL-mode question became %d links", n)
+	p.wait(`[data-testid="call"][data-status="done"] [data-testid="content-text"]`)
+	if n := p.count(`[data-testid="elicit-url"]`); n != 0 {
+		t.Errorf("the javascript: URL of a URL-mode question was put to the user (%d questions shown)", n)
+	}
+	if got := p.text(`[data-testid="call"][data-status="done"] [data-testid="content-text"]`); !strings.Contains(got, "not a web page") {
+		t.Errorf("the server's javascript: question ended the call with %q, want it refused as not a web page", got)
 	}
 	checkLinks("question")
-	p.click(`[data-testid="elicit-url"] [data-testid="inert-link"]`)
-	mark("clicking the question's URL")
-	p.screenshot("inert-url")
-	p.click(`[data-testid="answer-decline"]`)
-	p.wait(`[data-testid="call"][data-status="done"] [data-testid="content-text"]`)
-	if got := p.text(`[data-testid="call"][data-status="done"] [data-testid="content-text"]`); got != "signin: decline" {
-		t.Errorf("after declining: %q", got)
-	}
 
 	// Resources: the name and the content are text.
 	p.tab("resources")

@@ -18,10 +18,10 @@ type Recorder struct {
 }
 
 // NewRecorder returns a Recorder keeping the latest 20,000 events, and
-// at most about 32 MB of them: a server flooding the trace cannot grow
+// at most about 16 MB of them: a server flooding the trace cannot grow
 // the inspector (or the page) beyond that.
 func NewRecorder() *Recorder {
-	return &Recorder{log: newEventLog(20000, 32<<20)}
+	return &Recorder{log: newEventLog(20000, 16<<20)}
 }
 
 // maxTraceText bounds one message or log line as the trace keeps it.

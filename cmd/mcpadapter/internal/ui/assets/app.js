@@ -138,7 +138,7 @@
   // keepTrace adds an entry to the page's trace, which keeps the latest
   // entries only (as the server does): at most TRACE_MAX of them, holding
   // at most TRACE_CHARS characters.
-  const TRACE_MAX = 20000, TRACE_CHARS = 32 << 20;
+  const TRACE_MAX = 20000, TRACE_CHARS = 16 << 20;
   App.traceChars = 0;
   function keepTrace(e) {
     App.trace.push(e);
