@@ -211,11 +211,11 @@ func TestTaskGraceCancelsLateTask(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			if _, err := c.Tools(ctx); err != nil { // 2025-11-25: taskSupport
+			alice := mcpadapter.WithCallIdentity(ctx, &mcpadapter.CallIdentity{Principal: "alice", Headers: map[string]string{"X-Principal": "alice"}})
+			if _, err := c.Tools(alice); err != nil { // 2025-11-25: taskSupport, as alice's connection saw it
 				t.Fatal(err)
 			}
-			id := &mcpadapter.CallIdentity{Principal: "alice", Headers: map[string]string{"X-Principal": "alice"}}
-			callCtx, stop := context.WithCancel(mcpadapter.WithCallIdentity(ctx, id))
+			callCtx, stop := context.WithCancel(alice)
 			defer stop()
 			err = callAndCancel(t, ctx, h, c, callCtx, stop, &mcpadapter.CallOptions{Task: mcpadapter.TaskPrefer, Timeout: graceCallTimeout})
 			wantCallerCancel(t, err)
