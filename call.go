@@ -46,6 +46,21 @@ type CallOptions struct {
 	toolTimeout time.Duration // the tool's own timeout (ToolTransform.Timeout), set by Tool.CallWith
 	// Task says whether the call runs as an MCP task (see TaskMode);
 	// TaskDefault takes ClientOptions.Tasks.
+	//
+	// When the call's context ends once the server has answered with a
+	// task, the call sends tasks/cancel and returns a
+	// *TaskCancelledError. When it ends before the server's answer, the
+	// call returns at once with the error of any call whose context
+	// ended: a *TransportError for which errors.Is(err, context.Canceled)
+	// or errors.Is(err, context.DeadlineExceeded) holds, and its call
+	// slot (ClientOptions.MaxConcurrentCalls) is free again. On a call
+	// that may become a task (a task-augmented 2025-11-25 call, or any
+	// call to a 2026-07-28 server that declares the Tasks extension) the
+	// Client then waits for the answer in the background, for two
+	// seconds at most: a task the answer makes is cancelled with
+	// tasks/cancel, sent for the context's CallIdentity; with no answer
+	// by then the request is abandoned (notifications/cancelled).
+	// Client.Close ends that wait.
 	Task TaskMode
 	// OnTask, if set, is given the handle of the task the server made for
 	// the call, before the call polls it: save it to resume the task
@@ -202,6 +217,11 @@ func (c *Client) sendCall(ctx context.Context, tc *toolCall, params *mcp.CallToo
 		return nil, err
 	}
 	defer release()
+	return c.sendHeld(ctx, tc, params, timeout)
+}
+
+// sendHeld is sendCall once the call holds its slot.
+func (c *Client) sendHeld(ctx context.Context, tc *toolCall, params *mcp.CallToolParams, timeout time.Duration) (*callReply, error) {
 	if tc.meta != nil {
 		params.Meta = tc.meta
 	}
@@ -214,7 +234,7 @@ func (c *Client) sendCall(ctx context.Context, tc *toolCall, params *mcp.CallToo
 	var undecodable error
 	r := engine.Request{Op: "tools/call", Tool: params.Name, Attempt: func(r *wire.RequestStatus) { rec = r }}
 	call := engine.Call{Params: params, ViaSDK: tc.viaSDK}
-	err = c.eng.Send(ctx, r, func(ctx context.Context, s *engine.Session) error {
+	err := c.eng.Send(ctx, r, func(ctx context.Context, s *engine.Session) error {
 		if tc.lane != nil && s.SDK() != tc.lane {
 			return errLaneMoved
 		}

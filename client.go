@@ -48,6 +48,10 @@ type Client struct {
 	// (live.go); zero when ClientOptions.WatchTools is off.
 	toolsGen atomic.Uint64
 
+	// bg runs the work that outlives a call: the wait for a task made as
+	// the call's context ended (task_grace.go).
+	bg background
+
 	// slots holds a token per tool call in flight when
 	// ClientOptions.MaxConcurrentCalls caps them; nil means no cap.
 	slots chan struct{}
@@ -261,9 +265,13 @@ func (c *Client) Session(ctx context.Context) (*mcp.ClientSession, error) {
 
 // Close ends the live connections, if any: a stdio server and its process
 // group are stopped. The Client stays usable: the next request reconnects.
-// Requests in flight fail with a TransportError.
+// Requests in flight fail with a TransportError. Close also ends, and
+// waits for, the client's wait for the answers of calls whose context
+// ended (see CallOptions.Task).
 func (c *Client) Close() error {
+	wait := c.bg.stop()
 	err := c.eng.Close()
+	wait()
 	if c.oauthFlow != nil && c.interrupt == nil {
 		// An interrupt clone shares this Client's flow; this one closes it.
 		c.oauthFlow.close()

@@ -148,13 +148,15 @@ type Task struct {
 }
 
 // TaskCancelledError is the error of a task call that ended cancelled:
-// the caller's context ended, while the task was made, ran or waited for
-// the user's answer, and tasks/cancel was sent (Requested); or the
-// server cancelled the task itself; or the task's questions could not be
-// answered and the tasks/cancel sent for it failed (Err says why the
-// call could not go on). errors.Is(err, context.Canceled) holds when the
-// caller's context was cancelled, errors.Is(err,
-// context.DeadlineExceeded) when its deadline passed.
+// the caller's context ended, after the server's answer made the task
+// (while it ran or waited for the user's answer), and tasks/cancel was
+// sent (Requested); or the server cancelled the task itself; or the
+// task's questions could not be answered and the tasks/cancel sent for
+// it failed (Err says why the call could not go on). errors.Is(err,
+// context.Canceled) holds when the caller's context was cancelled,
+// errors.Is(err, context.DeadlineExceeded) when its deadline passed. A
+// context that ends before the server's answer is not this error: see
+// CallOptions.Task.
 type TaskCancelledError struct {
 	Handle TaskHandle
 	// Requested is set when this client sent tasks/cancel; Confirmed when

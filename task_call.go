@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/mcpadapter/mcpadapter/internal/engine"
@@ -28,13 +27,13 @@ func (c *Client) callAsTask(ctx context.Context, tc *toolCall) (res *Result, err
 	if !c.wantsTask(ctx, s, tc) {
 		return nil, nil, false
 	}
-	res, err = c.startTask(ctx, tc)
+	res, err = c.startTask(ctx, s, tc)
 	return res, err, true
 }
 
-// startTask sends tc as a task-augmented tools/call and follows the task
-// it makes to its result.
-func (c *Client) startTask(ctx context.Context, tc *toolCall) (*Result, error) {
+// startTask sends tc as a task-augmented tools/call on s and follows the
+// task it makes to its result.
+func (c *Client) startTask(ctx context.Context, s *engine.Session, tc *toolCall) (*Result, error) {
 	params := &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args}
 	// The progress token lives as long as the task (see followTask).
 	release := c.withProgress(ctx, params, tc.progress)
@@ -42,12 +41,9 @@ func (c *Client) startTask(ctx context.Context, tc *toolCall) (*Result, error) {
 	inner := *tc
 	inner.progress = nil // routed by the token set above
 	inner.viaSDK = true  // taskMiddleware adds the "task" member
-	// A task-augmented request is cancelled with tasks/cancel, not
-	// notifications/cancelled: the call waits for the task it makes
-	// even when ctx ends (see createContext), to cancel it.
-	cctx, stop := createContext(ctx)
-	defer stop()
-	reply, err := c.sendCall(withTaskAsk(cctx, c.opts.Tasks), &inner, params, c.opts.Timeout)
+	// A ctx that ends before the answer ends the call at once; a task the
+	// answer makes is then cancelled in the background (sendGraced).
+	reply, err := c.sendGraced(withTaskAsk(ctx, c.opts.Tasks), s, &inner, params, c.opts.Timeout)
 	if err != nil {
 		return refusal(tc.tool, err)
 	}
@@ -71,44 +67,10 @@ func (c *Client) startTask(ctx context.Context, tc *toolCall) (*Result, error) {
 	return c.followTask(ctx, tc, h, st) // a ctx that ended cancels the task at once
 }
 
-// taskCreateGrace is how long a tools/call that may make a task is
-// still waited for after the caller's context ends.
-const taskCreateGrace = 2 * time.Second
-
-// createContext returns the context for a tools/call that may be
-// answered with a task: it ends taskCreateGrace after ctx does, with
-// ctx's cause. A server that makes the task as ctx ends thus still hands
-// it over, and the call cancels it with tasks/cancel; ending the
-// tools/call at once would leave that task running, known to no one.
-// stop releases the context.
-func createContext(ctx context.Context) (_ context.Context, stop func()) {
-	cctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	var mu sync.Mutex
-	var grace *time.Timer
-	stopped := false
-	unhook := context.AfterFunc(ctx, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if !stopped {
-			grace = time.AfterFunc(taskCreateGrace, func() { cancel(context.Cause(ctx)) })
-		}
-	})
-	return cctx, func() {
-		unhook()
-		mu.Lock()
-		stopped = true
-		if grace != nil {
-			grace.Stop()
-		}
-		mu.Unlock()
-		cancel(context.Canceled)
-	}
-}
-
 // sendTaskable sends a tools/call as sendCall does. When the server may
 // answer it with a task (it and the client declare the Tasks
-// extension), the call outlives ctx by taskCreateGrace (createContext),
-// so that a task made as ctx ends is seen, and cancelled by followTask.
+// extension), it is sent with sendGraced: a task made as ctx ends is
+// cancelled in the background.
 func (c *Client) sendTaskable(ctx context.Context, tc *toolCall, params *mcp.CallToolParams, timeout time.Duration) (*callReply, error) {
 	if c.opts.Tasks != nil && c.opts.Tasks.Mode == TaskNever {
 		return c.sendCall(ctx, tc, params, timeout)
@@ -120,9 +82,7 @@ func (c *Client) sendTaskable(ctx context.Context, tc *toolCall, params *mcp.Cal
 	if !s.Discover() || s.SDK().InitializeResult().Capabilities == nil || s.SDK().InitializeResult().Capabilities.Extensions[extensionTasks] == nil {
 		return c.sendCall(ctx, tc, params, timeout)
 	}
-	cctx, stop := createContext(ctx)
-	defer stop()
-	return c.sendCall(cctx, tc, params, timeout)
+	return c.sendGraced(ctx, s, tc, params, timeout)
 }
 
 // taskReply reports whether a tools/call answer is a task the server
@@ -202,12 +162,12 @@ func (c *Client) followTask(ctx context.Context, tc *toolCall, h *TaskHandle, st
 // (nil: none) were answered.
 func (c *Client) followTaskFrom(ctx context.Context, tc *toolCall, h *TaskHandle, st *taskState, round *taskRound) (*Result, error) {
 	c.log.Debug("tool call runs as a task", "tool", h.Tool, "task", h.TaskID, "protocol", h.Protocol)
+	gen := c.closeGen() // before onTask, which may close the client
 	if tc.onTask != nil {
 		tc.onTask(*h)
 	}
 	lo, hi := c.opts.Tasks.bounds()
 	backoff := 4 * lo
-	gen := c.closeGen()
 	var last struct {
 		status TaskStatus
 		msg    string

@@ -95,6 +95,9 @@ func (s *Server) coreMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if !ok || !asked {
 				return next(ctx, method, req)
 			}
+			if s.opts.OnCall != nil && !s.opts.OnCall(ctx, p.Name) {
+				return next(ctx, method, req)
+			}
 			if taskSupport[p.Name] == "forbidden" {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "tool " + p.Name + " does not support tasks"}
 			}

@@ -42,6 +42,13 @@ type Options struct {
 	// the task at the second tasks/get after them, so one tasks/get still
 	// shows the question answered.
 	LagUpdates bool
+	// OnCall, if set, is called with the tools/call's context and the
+	// tool's name before the server decides how to answer a tools/call
+	// that may be a task (the client declares the extension; in Core
+	// mode, the call asks for a task). It may block, as a slow server
+	// does. It returns whether the server makes a task: false answers
+	// the call at once with the tool's result, as a plain call.
+	OnCall func(ctx context.Context, tool string) (task bool)
 	// OnCreate, if set, is called with the tools/call's context and the
 	// new task's id after the task is made and before the tools/call is
 	// answered.
@@ -221,6 +228,9 @@ func (s *Server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
 		if !ok || s.opts.Core || !declares(p.Meta) {
+			return next(ctx, method, req)
+		}
+		if s.opts.OnCall != nil && !s.opts.OnCall(ctx, p.Name) {
 			return next(ctx, method, req)
 		}
 		var args struct {
