@@ -48,7 +48,7 @@ func TestBrowserAppView(t *testing.T) {
 	chromium(t)
 	var base atomic.Value
 	rec := ui.NewRecorder()
-	s := newSession(t, rec, "apps", nil, named{"apps", viewServer(&base)})
+	s := newSession(t, rec, "apps", nil, named{name: "apps", target: viewServer(&base)})
 	srv := startUI(t, s, rec, nil)
 	u, _ := url.Parse(srv.URL())
 	base.Store("http://" + u.Host)

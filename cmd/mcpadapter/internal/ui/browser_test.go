@@ -161,7 +161,7 @@ func TestBrowserDemo(t *testing.T) {
 func TestBrowserNestedForm(t *testing.T) {
 	chromium(t)
 	rec := ui.NewRecorder()
-	s := newSession(t, rec, "test", nil, named{"nested", echoServer(&mcp.Tool{Name: "plan", Description: "Echo a plan", InputSchema: json.RawMessage(planSchema)})})
+	s := newSession(t, rec, "test", nil, named{name: "nested", target: echoServer(&mcp.Tool{Name: "plan", Description: "Echo a plan", InputSchema: json.RawMessage(planSchema)})})
 	srv := startUI(t, s, rec, nil)
 	p := openPage(t, srv)
 	p.tab("tools")

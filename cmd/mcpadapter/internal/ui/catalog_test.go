@@ -29,7 +29,7 @@ func TestBrowserCatalog1000(t *testing.T) {
 		rec := ui.NewRecorder()
 		var targets []named
 		for _, d := range domains {
-			targets = append(targets, named{d, testserver.Catalog(d)})
+			targets = append(targets, named{name: d, target: testserver.Catalog(d)})
 		}
 		s := newSession(t, rec, "catalog", nil, targets...)
 		srv := startUI(t, s, rec, nil)

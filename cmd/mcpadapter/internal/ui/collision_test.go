@@ -17,7 +17,7 @@ func TestCollision(t *testing.T) {
 	tool := func(name string) *mcp.Tool {
 		return &mcp.Tool{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)}
 	}
-	s := newSession(t, rec, "test", nil, named{"a_b", echoServer(tool("c"), tool("d"))}, named{"a", echoServer(tool("b_c"))})
+	s := newSession(t, rec, "test", nil, named{name: "a_b", target: echoServer(tool("c"), tool("d"))}, named{name: "a", target: echoServer(tool("b_c"))})
 	srv := startUI(t, s, rec, nil)
 	in := inspectorOf(t, srv)
 	in.login(t)

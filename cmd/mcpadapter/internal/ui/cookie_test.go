@@ -48,7 +48,7 @@ func TestBrowserLoopbackServerGetsNoSession(t *testing.T) {
 	}, &mcp.StreamableHTTPOptions{Stateless: true}))
 
 	rec := ui.NewRecorder()
-	s := newSession(t, rec, "local", nil, named{"local", evil.URL + "/mcp"})
+	s := newSession(t, rec, "local", nil, named{name: "local", target: evil.URL + "/mcp"})
 	srv := startUI(t, s, rec, nil)
 	p := openPage(t, srv)
 	p.tab("tools")

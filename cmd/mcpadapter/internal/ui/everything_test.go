@@ -20,7 +20,7 @@ func TestBrowserEverything(t *testing.T) {
 	testenv.SkipShort(t, "starts server-everything")
 	path, args, env := testenv.EverythingStdio(t)
 	rec := ui.NewRecorder()
-	s := newSession(t, rec, "server-everything", nil, named{"everything", mcpadapter.Command{Path: path, Args: args, Env: env}})
+	s := newSession(t, rec, "server-everything", nil, named{name: "everything", target: mcpadapter.Command{Path: path, Args: args, Env: env}})
 	srv := startUI(t, s, rec, &ui.Target{Command: append([]string{path}, args...)})
 	p := openPage(t, srv)
 

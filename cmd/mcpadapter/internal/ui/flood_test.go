@@ -40,7 +40,7 @@ func TestBrowserTraceFlood(t *testing.T) {
 	chromium(t)
 	const n, size = 320, 66 << 10
 	rec := ui.NewRecorder()
-	s := newSession(t, rec, "flood", nil, named{"flood", floodServer(n, size)})
+	s := newSession(t, rec, "flood", nil, named{name: "flood", target: floodServer(n, size)})
 	srv := startUI(t, s, rec, nil)
 	p := openPage(t, srv)
 	p.tab("tools")

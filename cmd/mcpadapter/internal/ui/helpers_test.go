@@ -27,6 +27,10 @@ import (
 type named struct {
 	name   string
 	target any
+	// unchecked sends the form's arguments to the server without the
+	// adapter's argument check, for a test about what the server does
+	// with arguments its schema refuses.
+	unchecked bool
 }
 
 // newSession opens each target as its own adapter (tools named
@@ -41,7 +45,11 @@ func newSession(t *testing.T, rec *ui.Recorder, source string, stop func(), targ
 		if err != nil {
 			t.Fatal(err)
 		}
-		ad, err := mcpadapter.New(c, &mcpadapter.Options{Elicitation: mcpadapter.ElicitInterrupt, SkipUnavailable: true})
+		opts := &mcpadapter.Options{Elicitation: mcpadapter.ElicitInterrupt, SkipUnavailable: true}
+		if tg.unchecked {
+			opts.Transforms = map[string]*mcpadapter.ServerTransform{tg.name: {SkipArgumentCheck: true}}
+		}
+		ad, err := mcpadapter.New(c, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,7 +63,7 @@ func newSession(t *testing.T, rec *ui.Recorder, source string, stop func(), targ
 func demoSession(t *testing.T, rec *ui.Recorder) *session.Session {
 	t.Helper()
 	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return demo.Weather() }, &mcp.StreamableHTTPOptions{Stateless: true}))
-	return newSession(t, rec, "demo", hs.Close, named{"weather", hs.URL + "/mcp"}, named{"math", demo.Math()})
+	return newSession(t, rec, "demo", hs.Close, named{name: "weather", target: hs.URL + "/mcp"}, named{name: "math", target: demo.Math()})
 }
 
 // startUI serves an inspector of s on a loopback port until the test ends.

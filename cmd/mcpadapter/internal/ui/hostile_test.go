@@ -56,7 +56,7 @@ func hostileServer() *mcp.Server {
 func TestBrowserJavascriptURLs(t *testing.T) {
 	chromium(t)
 	rec := ui.NewRecorder()
-	s := newSession(t, rec, "hostile", nil, named{"evil", hostileServer()})
+	s := newSession(t, rec, "hostile", nil, named{name: "evil", target: hostileServer()})
 	srv := startUI(t, s, rec, nil)
 	p := openPage(t, srv)
 
