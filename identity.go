@@ -81,9 +81,6 @@ func partitionOf(ctx context.Context) string {
 	if id == nil || (id.Principal == "" && len(id.Headers) == 0) {
 		return ""
 	}
-	if len(id.Headers) == 0 {
-		return "p:" + id.Principal
-	}
 	keys := slices.Sorted(maps.Keys(id.Headers))
 	var b strings.Builder
 	b.WriteString("p:")
