@@ -2,11 +2,14 @@ package mcpadapter_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestPrincipalNamedLikeAnotherKey: mallory picks a principal name that
@@ -47,4 +50,38 @@ func TestPrincipalNamedLikeAnotherKey(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestTenantHeadersGetTheirOwnConnection: a server that tells tenants
+// apart by a header and writes each tenant's instructions when its session
+// starts: the same principal (and no principal) under two tenant headers
+// is shown each tenant's own instructions.
+func TestTenantHeadersGetTheirOwnConnection(t *testing.T) {
+	for _, stateless := range []bool{false, true} {
+		h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+			return mcp.NewServer(&mcp.Implementation{Name: "tenants", Version: "1"},
+				&mcp.ServerOptions{Instructions: "instructions for " + r.Header.Get("X-Tenant")})
+		}, &mcp.StreamableHTTPOptions{Stateless: stateless})
+		hs := httptest.NewServer(h)
+		t.Cleanup(hs.Close)
+		c, err := mcpadapter.NewClient(hs.URL, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		for _, p := range []string{"alice", ""} {
+			for _, tenant := range []string{"acme", "globex"} {
+				tctx := mcpadapter.WithCallIdentity(ctx, &mcpadapter.CallIdentity{Principal: p, Headers: map[string]string{"X-Tenant": tenant}})
+				info, err := c.Connect(tctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := "instructions for " + tenant; info.Instructions != want {
+					t.Errorf("stateless=%v: Connect for %q of tenant %s: %q, want %q", stateless, p, tenant, info.Instructions, want)
+				}
+			}
+		}
+	}
 }
