@@ -112,9 +112,9 @@ func TestHostileListingCursorCycle(t *testing.T) {
 	}
 }
 
-// Two non-ASCII names of the same byte length (天気 and 予報) used to
+// Two non-ASCII names of the same byte length (天気 and 予報) must not
 // sanitise to the same "______" and collide, denying every tool of the
-// server; each now gets a hash of its own name, and both can be called.
+// server: each gets a hash of its own name, and both can be called.
 func TestHostileNonASCIIToolNames(t *testing.T) {
 	ctx := testCtx(t)
 	srv := testserver.NewListed("weather", &mcp.Tool{Name: "天気"}, &mcp.Tool{Name: "予報"}, &mcp.Tool{Name: "get.forecast"}, &mcp.Tool{Name: "get_forecast"})

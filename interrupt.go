@@ -246,7 +246,9 @@ func (pc *PendingCall) next() *PendingCall {
 // nothing is sent. A resume for another principal (CallIdentity), for
 // another tool, or on a connection that now speaks another protocol
 // version is a *ResumeDeniedError. The call's arguments go through the
-// tool's argument transforms again, and its CallOptions (kept in
+// tool's argument transforms and argument check again (arguments that
+// break the server's input schema are an error Result, and nothing is
+// sent), and its CallOptions (kept in
 // PendingCall.Settings) and the tool's timeout and task mode apply to
 // every round.
 //
@@ -275,7 +277,7 @@ func (t *Tool) Resume(ctx context.Context, pending *PendingCall, resume *elicita
 	if o.Task == TaskDefault {
 		o.Task = t.task
 	}
-	res, err := t.client.resume(ctx, pending, resume, t.args, o)
+	res, err := t.client.resume(ctx, pending, resume, t.args, t.checkCall, o)
 	return t.limited(t.softened(ctx, res, err))
 }
 
@@ -295,12 +297,13 @@ func (c *Client) Resume(ctx context.Context, pending *PendingCall, resume *elici
 	if pending != nil {
 		o = pending.Settings.options()
 	}
-	return c.resume(ctx, pending, resume, nil, o)
+	return c.resume(ctx, pending, resume, nil, nil, o)
 }
 
-// resume continues pending; plan is the tool's argument plan and opts the
-// call's options.
-func (c *Client) resume(ctx context.Context, pending *PendingCall, resume *elicitation.Resume, plan *argPlan, opts *CallOptions) (*Result, error) {
+// resume continues pending; plan is the tool's argument plan, check its
+// check of the server's arguments against the tool's schema (as in call),
+// and opts the call's options.
+func (c *Client) resume(ctx context.Context, pending *PendingCall, resume *elicitation.Resume, plan *argPlan, check func(json.RawMessage) string, opts *CallOptions) (*Result, error) {
 	if c.interrupt == nil {
 		return nil, errors.New("mcpadapter: Resume on a client without WithElicitation(ElicitInterrupt)")
 	}
@@ -332,6 +335,11 @@ func (c *Client) resume(ctx context.Context, pending *PendingCall, resume *elici
 	args := plan.wire(pending.Arguments)
 	if len(args) == 0 || checkArguments(args) != nil {
 		return errorResult(fmt.Sprintf("Invalid arguments for tool %q in the pending call: send a JSON object that matches the tool's input schema.", pending.Tool)), nil
+	}
+	if check != nil {
+		if msg := check(args); msg != "" {
+			return errorResult(msg), nil
+		}
 	}
 	tc := &toolCall{tool: pending.Tool, modelName: pending.ModelTool, args: args, modelArgs: pending.Arguments,
 		shaped: pending.Shaped, settings: pending.Settings, principal: pending.Principal, run: pending.Run, protocol: pending.Protocol}

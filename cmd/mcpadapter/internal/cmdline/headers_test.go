@@ -10,8 +10,8 @@ func TestParseHeader(t *testing.T) {
 	for _, tc := range []struct {
 		in, name, value string
 	}{
-		// The colon comes first: the = signs are the token's (issue 18,
-		// item 9: this used to split at '=' and print the token).
+		// The colon comes first: the = signs are the token's (split at
+		// '=', the token would be taken for part of the header's name).
 		{"Authorization: Bearer abc==", "Authorization", "Bearer abc=="},
 		{"X-Team=cli", "X-Team", "cli"},
 		{"X-Url=http://h/p?a=b", "X-Url", "http://h/p?a=b"},

@@ -11,9 +11,10 @@
 // snippets writes every ```go block of the files into Go packages under
 // DIR, in two workspaces (DIR/go.work, made from GOWORK, and
 // DIR/genkit/go.work, made from the Genkit one, for the blocks that use
-// Genkit), so that `go build ./...` in each compiles them all; and every
-// ```json block that is an mcpServers document into a program,
-// DIR/snippets/configcheck, that parses each with mcpadapter.ParseConfigEnv.
+// Genkit), so that `go build ./...` in each compiles them all. Every
+// ```json block must be JSON (one value, or several in a row); those that
+// are mcpServers documents go into a program, DIR/snippets/configcheck,
+// that parses each with mcpadapter.ParseConfigEnv.
 // A block is compiled as it is when it starts with a package clause; as a
 // file of package-level declarations when it parses as one; otherwise as
 // the body of `func(ctx context.Context) error`. An HTML comment on the
@@ -36,6 +37,7 @@ import (
 	"go/format"
 	"go/parser"
 	"go/token"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -85,7 +87,7 @@ type block struct {
 var givenRE = regexp.MustCompile(`^<!--\s*go:\s*(.*?)\s*-->\s*$`)
 
 // blocks returns the fenced code blocks of a markdown file, and its lines
-// outside them.
+// with those of the blocks blanked, so that prose[i] is line i+1.
 func blocks(file string) ([]block, []string, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -107,15 +109,17 @@ func blocks(file string) ([]block, []string, error) {
 			}
 		}
 		var body []string
+		prose = append(prose, "") // the opening fence
 		for i++; i < len(lines) && !strings.HasPrefix(lines[i], "```"); i++ {
 			body = append(body, lines[i])
+			prose = append(prose, "")
 		}
 		if i == len(lines) {
 			return nil, nil, fmt.Errorf("%s:%d: code block never closed", file, b.line)
 		}
 		b.text = strings.Join(body, "\n") + "\n"
 		out = append(out, b)
-		prose = append(prose, "")
+		prose = append(prose, "") // the closing fence
 	}
 	return out, prose, nil
 }
@@ -332,6 +336,7 @@ func snippetsCmd(args []string) error {
 		return errors.New("snippets: -out, -work and -genkit-work are required")
 	}
 	var goBlocks, configs []block
+	var problems []string
 	for _, f := range fs.Args() {
 		bs, _, err := blocks(f)
 		if err != nil {
@@ -342,7 +347,9 @@ func snippetsCmd(args []string) error {
 			case "go":
 				goBlocks = append(goBlocks, b)
 			case "json":
-				if isConfig(b.text) {
+				if err := jsonValues(b.text); err != nil {
+					problems = append(problems, fmt.Sprintf("%s:%d: not JSON: %v", b.file, b.line, err))
+				} else if isConfig(b.text) {
 					configs = append(configs, b)
 				}
 			}
@@ -363,7 +370,6 @@ func snippetsCmd(args []string) error {
 	if err := writeWork(*gkWork, filepath.Join(*out, "genkit", "go.work"), "./snippets"); err != nil {
 		return err
 	}
-	var problems []string
 	nMain, nGk := 0, 0
 	for i, b := range goBlocks {
 		src, usesGenkit, err := compose(b, fmt.Sprintf("s%03d", i))
@@ -389,7 +395,7 @@ func snippetsCmd(args []string) error {
 		return err
 	}
 	if len(problems) > 0 {
-		return errors.New("snippets that are not Go:\n  " + strings.Join(problems, "\n  "))
+		return errors.New("snippets that do not parse:\n  " + strings.Join(problems, "\n  "))
 	}
 	fmt.Printf("snippets: %d Go blocks (%d in the Genkit workspace), %d config documents\n", nMain+nGk, nGk, len(configs))
 	return nil
@@ -437,14 +443,14 @@ func compose(b block, pkg string) ([]byte, bool, error) {
 			p, _ := strconv.Unquote(im.Path.Value)
 			gk = gk || strings.HasPrefix(p, "github.com/firebase/genkit") || p == imports["genkit"]
 		}
-		return []byte(header + b.text), gk, nil
+		return []byte(header + lineDirective(b) + b.text), gk, nil
 	}
 	decls := b.given + "\n"
 	body := ""
 	if _, err := parser.ParseFile(token.NewFileSet(), "", "package p\n"+b.text, 0); err == nil {
-		decls += b.text
+		decls += lineDirective(b) + b.text
 	} else {
-		body = b.text
+		body = lineDirective(b) + b.text
 	}
 	src := "package " + pkg + "\n\n" + decls + "\nfunc _(ctx context.Context) error {\n" + body + "\nreturn nil\n}\n"
 	fset := token.NewFileSet()
@@ -549,6 +555,28 @@ func compose(b block, pkg string) ([]byte, bool, error) {
 		return out, gk, nil
 	}
 	return []byte(src), gk, nil
+}
+
+// lineDirective is the //line comment that makes the compiler's messages
+// about a block's code name its file and line, not the generated file's.
+func lineDirective(b block) string {
+	return fmt.Sprintf("//line %s:%d\n", b.file, b.line+1)
+}
+
+// jsonValues checks that a JSON block is one or more JSON values (a block
+// may show a request and its answer one after the other).
+func jsonValues(text string) error {
+	dec := json.NewDecoder(strings.NewReader(text))
+	for n := 0; ; n++ {
+		var v json.RawMessage
+		err := dec.Decode(&v)
+		if errors.Is(err, io.EOF) && n > 0 {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 // isConfig reports whether a JSON block is an mcpServers document.
