@@ -27,7 +27,8 @@ import (
 //     Proxy-Authorization, Cookie, Host, Content-Type, Content-Length,
 //     Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID) is
 //     refused with an *IdentityError: credentials per principal come from
-//     the Auth (PrincipalToken), never from a header. Over stdio and
+//     the Auth (PrincipalToken), never from a header. So is a header named
+//     twice in different cases ("x-tenant" and "X-Tenant"). Over stdio and
 //     in-process there are no headers: Headers are ignored there (the
 //     Principal and Meta still apply).
 //   - Meta is merged into the _meta of each tools/call made with the
@@ -80,9 +81,6 @@ func partitionOf(ctx context.Context) string {
 	id := CallIdentityFrom(ctx)
 	if id == nil || (id.Principal == "" && len(id.Headers) == 0) {
 		return ""
-	}
-	if len(id.Headers) == 0 {
-		return "p:" + id.Principal
 	}
 	keys := slices.Sorted(maps.Keys(id.Headers))
 	var b strings.Builder
@@ -144,8 +142,15 @@ func (id *CallIdentity) check() error {
 	if id == nil {
 		return nil
 	}
+	seen := make(map[string]bool, len(id.Headers))
 	for k, v := range id.Headers {
 		ck := http.CanonicalHeaderKey(k)
+		if seen[ck] {
+			// Which value would be sent would change from one request
+			// to the next.
+			return &IdentityError{Principal: id.Principal, Header: ck, Reason: "named twice, in different cases"}
+		}
+		seen[ck] = true
 		if why, ok := reservedHeaders[ck]; ok {
 			return &IdentityError{Principal: id.Principal, Header: k, Reason: "the adapter owns this header: " + why}
 		}
