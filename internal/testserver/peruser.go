@@ -42,7 +42,11 @@ func PerUserToken(user string) string { return "token-of-" + user }
 // notification "progress of USER" and a log message "log of USER"),
 // confirm (asks the user "confirm for USER?" and answers "USER
 // confirmed" or "USER declined"). A log message is sent only once the
-// session's log level is set.
+// session's log level is set. A handshake-era server also has sample
+// (asks the client's model "sample for USER" with sampling/createMessage
+// and answers "USER sampled: TEXT"); a stateless one declares the Tasks
+// extension and has whoamitask (whoami, answered with a task the user's
+// server alone knows, which completes at its first tasks/get).
 type PerUserServer struct {
 	// URL is the endpoint.
 	URL string
@@ -121,6 +125,10 @@ func newPerUserServer(user string, opts PerUserOptions, initialized func()) *mcp
 		InitializedHandler: func(context.Context, *mcp.InitializedRequest) { initialized() }}
 	if !opts.Stateless {
 		sopts.SupportedProtocolVersions = Legacy.supportedVersions()
+	} else {
+		caps := &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}}
+		caps.AddExtension(TasksExtension, map[string]any{})
+		sopts.Capabilities = caps
 	}
 	setCacheOptions(Options{CacheTTLMs: opts.CacheTTLMs, CacheScope: opts.CacheScope}, sopts)
 	srv := mcp.NewServer(&mcp.Implementation{Name: "per-user", Version: "1"}, sopts)
@@ -168,7 +176,35 @@ func newPerUserServer(user string, opts PerUserOptions, initialized func()) *mcp
 			}
 			return say(who + " confirmed"), nil
 		})
+	if opts.Stateless {
+		addTasks(srv, user)
+	} else {
+		addSampling(srv)
+	}
 	return srv
+}
+
+// addSampling gives srv the sample tool: it asks the client for a
+// completion of "sample for USER" (sampling/createMessage) and answers
+// "USER sampled: TEXT" with the text of the client's answer.
+func addSampling(srv *mcp.Server) {
+	srv.AddTool(&mcp.Tool{Name: "sample", Description: "Ask the client's model, then say who called and what it answered.",
+		InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			who := userOf(req)
+			//lint:ignore SA1019 sampling lives in the handshake era, which this server speaks
+			res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 16,
+				//lint:ignore SA1019 sampling lives in the handshake era, which this server speaks
+				Messages: []*mcp.SamplingMessage{{Role: "user", Content: text("sample for " + who)}}})
+			if err != nil {
+				return nil, err
+			}
+			answer := ""
+			if tc, ok := res.Content.(*mcp.TextContent); ok {
+				answer = tc.Text
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{text(who + " sampled: " + answer)}}, nil
+		})
 }
 
 // omitScopeWriter removes the cacheScope member go-sdk writes in each
