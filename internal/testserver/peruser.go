@@ -126,6 +126,8 @@ func newPerUserServer(user string, opts PerUserOptions, initialized func()) *mcp
 	if !opts.Stateless {
 		sopts.SupportedProtocolVersions = Legacy.supportedVersions()
 	} else {
+		// go-sdk's default capabilities (logging), and the Tasks extension.
+		//lint:ignore SA1019 go-sdk declares logging by default; kept as it was
 		caps := &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}}
 		caps.AddExtension(TasksExtension, map[string]any{})
 		sopts.Capabilities = caps
