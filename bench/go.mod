@@ -1,9 +1,10 @@
 module github.com/mcpadapter/mcpadapter/bench
 
-go 1.25.0
+go 1.26.0
 
 require (
 	github.com/mcpadapter/mcpadapter v0.1.0
+	github.com/mcpadapter/mcpadapter/gateway v0.1.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 )
 

@@ -1,0 +1,154 @@
+// Command gatewaycost measures what the gateway (mcpadapter serve, the
+// gateway package) adds to a tool call over calling the server directly,
+// in one run, against the same backend servers:
+//
+//   - cost per call: 2,000 sequential echo calls from a go-sdk client at
+//     2025-11-25 and at 2026-07-28, directly and through the gateway, to
+//     the Go test server over streamable HTTP (stateless, loopback) and
+//     over stdio: the client's CPU and bytes per call, and the gateway
+//     process's CPU (/proc/PID/stat, all threads) and bytes per call
+//     (runtime.MemStats, read from the gateway process);
+//   - latency: p50 and p99 of calls made for -duration by 1, 64 and 512
+//     concurrent client sessions, calls per second, and the gateway's CPU
+//     per call under that load;
+//   - memory per idle client session: the RSS of the gateway's process
+//     group before and after opening -idle sessions;
+//   - cold start: `mcpadapter serve` of a 10-server config, from exec to a
+//     client holding all 20 tools, next to a client that starts the 10
+//     servers itself.
+//
+// Anchors in the same run, in front of the same stdio server: supergateway
+// 4.0 (stdio→streamable HTTP, stateful and stateless) and mcp-hub 4.2
+// (npm, Node 22 from internal/testenv), which also runs the cold start.
+// An anchor that cannot be installed or run is reported and skipped.
+//
+// The gateway under measurement is this program re-run with -host CONFIG:
+// the gateway package's handler in an http.Server with default options,
+// as mcpadapter serve runs it, plus one path that reports the process's
+// allocation counters. Every process it starts is in a process group of
+// its own and killed at exit.
+//
+// Usage, from the bench directory:
+//
+//	go run ./cmd/gatewaycost [-runs 3] [-n 2000] [-duration 3s] [-clients 1,64,512] [-idle 200]
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// settings are the flags of a run.
+type settings struct {
+	runs, n, warmup, idle, anchorMax int
+	duration                         time.Duration
+	clients                          []int
+	anchorsDir, node                 string
+	noAnchors                        bool
+}
+
+func main() {
+	log.SetFlags(0)
+	var s settings
+	host := flag.String("host", "", "serve the gateway of this config (internal)")
+	clients := flag.String("clients", "1,64,512", "concurrent client sessions of the latency rows")
+	flag.IntVar(&s.runs, "runs", 3, "runs of the cost and cold-start cells (the table shows medians)")
+	flag.IntVar(&s.n, "n", 2000, "sequential calls measured per cost cell")
+	flag.IntVar(&s.warmup, "warmup", 200, "untimed calls before each cost cell")
+	flag.DurationVar(&s.duration, "duration", 3*time.Second, "how long each latency cell calls")
+	flag.IntVar(&s.idle, "idle", 200, "idle client sessions opened for the memory row")
+	flag.IntVar(&s.anchorMax, "anchor-max", 64, "most sessions opened to an anchor that starts a server per session (supergateway)")
+	flag.StringVar(&s.anchorsDir, "anchors", "", "npm directory with supergateway and mcp-hub (default: installed into a temporary one)")
+	flag.StringVar(&s.node, "node", "", "Node 22 (default: from go run ./internal/testenv/cmd/npmsetup)")
+	flag.BoolVar(&s.noAnchors, "no-anchors", false, "measure the gateway only")
+	flag.Parse()
+	if *host != "" {
+		if err := runHost(*host); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+	for _, f := range strings.Split(*clients, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < 1 || v > 4096 {
+			log.Fatalf("-clients %q: want numbers 1..4096", *clients)
+		}
+		s.clients = append(s.clients, v)
+	}
+	if s.runs < 1 || s.n < 1 || s.idle < 1 {
+		log.Fatal("-runs, -n and -idle want at least 1")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	kids := &children{}
+	err := drive(ctx, kids, s)
+	kids.killAll()
+	if err != nil {
+		log.Fatal(err)
+	}
+}
+
+// goBuild builds pkg into out.
+func goBuild(ctx context.Context, out, pkg string) error {
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go build %s: %w", pkg, err)
+	}
+	return nil
+}
+
+// nodeFromTestenv runs npmsetup (from the repository root, the parent of
+// the bench module) and returns its node=.
+func nodeFromTestenv(ctx context.Context) (string, error) {
+	cmd := exec.CommandContext(ctx, "go", "run", "./internal/testenv/cmd/npmsetup")
+	cmd.Dir = ".."
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("npmsetup: %w", err)
+	}
+	sc := bufio.NewScanner(strings.NewReader(string(out)))
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "node="); ok {
+			return v, nil
+		}
+	}
+	return "", fmt.Errorf("npmsetup printed no node=: %s", out)
+}
+
+// startHostGateway starts this program with -host config and returns the
+// gateway's URL and the host as a proxy.
+func startHostGateway(kids *children, self, config, name string) (*proxy, string, error) {
+	cmd := exec.Command(self, "-host", config)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe() // the host runs until it is closed
+	if err != nil {
+		return nil, "", err
+	}
+	kids.hold(in)
+	line, err := kids.startListening(cmd, false, "listening on ", time.Minute)
+	if err != nil {
+		return nil, "", err
+	}
+	url := strings.TrimSpace(strings.TrimPrefix(line, "listening on "))
+	base := strings.TrimSuffix(url, "/mcp")
+	return &proxy{name: name, pid: cmd.Process.Pid, stats: base}, url, nil
+}
+
+// writeOne writes a config of one server named b.
+func writeOne(dir, name, entry string) (string, error) {
+	path := filepath.Join(dir, name)
+	return path, os.WriteFile(path, []byte(`{"mcpServers":{"b":`+entry+`}}`), 0o600)
+}
