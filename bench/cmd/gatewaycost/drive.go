@@ -13,16 +13,17 @@ import (
 
 // bench is everything a run has started.
 type bench struct {
-	s       settings
-	kids    *children
-	hc      *http.Client
-	server  string // mcptestserver
-	backend map[string]endpoint
-	gw      map[string]*proxy // the gateway host per backend
-	gwURL   map[string]string // its URL
-	anchors []*anchor         // in front of the stdio server
-	notes   []string          // what could not be measured and why
-	res     results
+	s         settings
+	kids      *children
+	hc        *http.Client
+	server    string // mcptestserver
+	backend   map[string]endpoint
+	gw        map[string]*proxy // the gateway host per backend
+	gwURL     map[string]string // its URL
+	anchors   []*anchor         // in front of the stdio server
+	notes     []string          // what could not be measured and why
+	res       results
+	loadStart string // load average when measuring started
 }
 
 // results are every cell of the run.
@@ -92,6 +93,7 @@ func drive(ctx context.Context, kids *children, s settings) error {
 	}
 
 	start := time.Now()
+	b.loadStart = loadavg()
 	log.Printf("== cost per call (%d runs × %d calls)", s.runs, s.n)
 	for run := range s.runs {
 		if err := b.costRun(ctx, run); err != nil {

@@ -37,7 +37,7 @@ func loadavg() string {
 }
 
 func (b *bench) print(w io.Writer, elapsed time.Duration, node, npmDir string) {
-	fmt.Fprintf(w, "## gatewaycost\n\n`%s`, %s, %d cores, %s", strings.Join(os.Args, " "), time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.NumCPU(), runtime.Version())
+	fmt.Fprintf(w, "## gatewaycost\n\n`go run ./cmd/gatewaycost %s`, %s, %d cores, %s", strings.Join(os.Args[1:], " "), time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.NumCPU(), runtime.Version())
 	if node != "" {
 		if out, err := exec.Command(node, "--version").Output(); err == nil {
 			fmt.Fprintf(w, ", Node %s", strings.TrimSpace(string(out)))
@@ -46,7 +46,7 @@ func (b *bench) print(w io.Writer, elapsed time.Duration, node, npmDir string) {
 	if npmDir != "" {
 		fmt.Fprintf(w, ", supergateway %s, mcp-hub %s", pkgVersion(npmDir, "supergateway"), pkgVersion(npmDir, "mcp-hub"))
 	}
-	fmt.Fprintf(w, "; measuring took %s; load average at the end %s\n\n", elapsed.Round(time.Second), loadavg())
+	fmt.Fprintf(w, "; measuring took %s; load average (1, 5, 15 min) at the start %s, at the end %s\n\n", elapsed.Round(time.Second), b.loadStart, loadavg())
 	b.printCost(w)
 	b.printLoad(w)
 	b.printIdle(w)
