@@ -87,7 +87,12 @@ func (s *Server) create(tool string, steps int, step time.Duration) *task {
 	s.tasks[t.id] = t
 	s.started[tool]++
 	if tool == "forget" {
+		// Lost at once, and never run: a task that completed before its
+		// creation was answered would be answered as completed.
 		delete(s.tasks, t.id)
+		s.mu.Unlock()
+		stop()
+		return t
 	}
 	s.mu.Unlock()
 	s.wg.Add(1)

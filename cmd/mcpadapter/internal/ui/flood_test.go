@@ -32,13 +32,13 @@ func floodServer(n, size int) *mcp.Server {
 	return srv
 }
 
-// TestBrowserTraceFlood plays a server that floods a call with 21 MB of
+// TestBrowserTraceFlood plays a server that floods a call with 18 MB of
 // progress messages: the inspector's trace and events, and the page's
 // copy of the trace, stay within a bounded size, and the page still
 // shows the call's end and the latest messages.
 func TestBrowserTraceFlood(t *testing.T) {
 	chromium(t)
-	const n, size = 320, 66 << 10
+	const n, size = 270, 66 << 10
 	rec := ui.NewRecorder()
 	s := newSession(t, rec, "flood", nil, named{name: "flood", target: floodServer(n, size)})
 	srv := startUI(t, s, rec, nil)
