@@ -50,9 +50,11 @@ func (c *Client) engineConfig() engine.Config {
 		cfg.Stdio = c.stdioTransport(c.ep.command)
 	}
 	if c.opts.Telemetry != nil {
-		cfg.StartConnect = func(ctx context.Context) (context.Context, func(*engine.Session, error)) {
-			ctx, end := c.startOp(ctx, "connect", "")
-			return ctx, func(s *engine.Session, err error) {
+		cfg.StartConnect = func(caller, conn context.Context) (context.Context, func(*engine.Session, error)) {
+			// The span belongs to the caller's trace; the connection keeps
+			// none of the caller's values.
+			_, end := c.startOp(caller, "connect", "")
+			return conn, func(s *engine.Session, err error) {
 				r := OperationResult{Err: err, ErrorType: ErrorType(err)}
 				if s != nil {
 					r.SessionID, r.ProtocolVersion = s.ID(), s.ProtocolVersion()

@@ -110,7 +110,7 @@ func testTwoReplicas(t *testing.T, kind string) {
 	if n := countLists(modern); n != lists {
 		t.Errorf("the second replica listed tools again (%d lists, %d before): the public listing was not a cache hit", n, lists)
 	}
-	if !strings.Contains(second.Legacy.Final, "no longer exists") {
+	if !strings.Contains(second.Legacy.Final, "not known to this process") {
 		t.Errorf("a handshake-era call parked in the first replica, resumed in the second: %+v", second.Legacy)
 	}
 	if second.Tokens != "" || second.Opened != 0 {

@@ -72,8 +72,11 @@ type Config struct {
 	OAuth func() auth.OAuthHandler
 
 	// StartConnect, if set, observes each connect: it is called when one
-	// starts, and the function it returns when it ends.
-	StartConnect func(context.Context) (context.Context, func(*Session, error))
+	// starts, with the context of the caller that caused it (for the
+	// caller's trace only: the connection is made with conn, and the
+	// context StartConnect returns must derive from conn), and the
+	// function it returns when it ends.
+	StartConnect func(caller, conn context.Context) (context.Context, func(*Session, error))
 	// OnLost, if set, is called before a connection that was lost (not
 	// closed) is made again.
 	OnLost func(context.Context)
@@ -239,7 +242,7 @@ func (e *Engine) Session(ctx context.Context) (*Session, error) {
 		d = &dialCall{done: make(chan struct{}), cancel: cancel, lost: sl.lost}
 		sl.lost = false
 		sl.dialing = d
-		go e.runDial(dctx, sl, d, e.gen)
+		go e.runDial(dctx, ctx, sl, d, e.gen)
 	}
 	e.mu.Unlock()
 	select {
@@ -315,7 +318,7 @@ func (e *Engine) evictLocked(sl *slot) {
 // runDial makes the connection for d and installs it in sl, unless Close
 // was called meanwhile. It ends within ConnectTimeout (plus the time to
 // stop a server that did not start).
-func (e *Engine) runDial(ctx context.Context, sl *slot, d *dialCall, gen uint64) {
+func (e *Engine) runDial(ctx, caller context.Context, sl *slot, d *dialCall, gen uint64) {
 	defer d.cancel()
 	if d.lost && e.cfg.OnLost != nil {
 		// The reconnect must reach the server, not a cached discover.
@@ -323,7 +326,7 @@ func (e *Engine) runDial(ctx context.Context, sl *slot, d *dialCall, gen uint64)
 	}
 	octx, end := ctx, func(*Session, error) {}
 	if e.cfg.StartConnect != nil {
-		octx, end = e.cfg.StartConnect(ctx)
+		octx, end = e.cfg.StartConnect(caller, ctx)
 	}
 	s, err := e.dial(octx, sl)
 	end(s, err)
