@@ -331,9 +331,9 @@ func (c *Client) runParked(ctx context.Context, pc *PendingCall, tc *toolCall) c
 // at most the call's timeout (its own, the tool's, or
 // ClientOptions.Timeout) for each wait. pc is the question answered last.
 func (c *Client) waitParked(ctx context.Context, p *parkedCall, pc *PendingCall, tc *toolCall) (*Result, error) {
-	limit := tc.timeouts.Timeout
+	limit, from := tc.timeouts.Timeout, tc.timeouts.TimeoutFrom
 	if limit <= 0 {
-		limit = c.opts.Timeout
+		limit, from = c.opts.Timeout, "ClientOptions.Timeout"
 	}
 	var timeout <-chan time.Time
 	if limit > 0 {
@@ -349,7 +349,7 @@ func (c *Client) waitParked(ctx context.Context, p *parkedCall, pc *PendingCall,
 	case <-timeout:
 		p.cancel()
 		<-p.ended
-		return nil, c.transportError(nil, "tools/call", pc.Tool, fmt.Errorf("no answer within %v: %w", limit, context.DeadlineExceeded))
+		return nil, c.transportError(nil, "tools/call", pc.Tool, &TimeoutError{Kind: TimeoutRequest, Limit: limit, Setting: from})
 	case <-ctx.Done():
 		p.cancel()
 		o := <-p.done
