@@ -77,3 +77,50 @@ func Value(b []byte, i, maxDepth int) int {
 	}
 	return j
 }
+
+// Members calls fn with each member of the JSON object that starts at
+// b[i] (after spaces) and ends b: where its key is, quotes included
+// (b[k:kend]), and where its value is (b[v:vend]), while fn returns true.
+// It reports false if fn did, or if b from i is not such an object.
+func Members(b []byte, i int, fn func(k, kend, v, vend int) bool) bool {
+	i = Space(b, i)
+	if i >= len(b) || b[i] != '{' {
+		return false
+	}
+	i = Space(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return Space(b, i+1) == len(b)
+	}
+	for i < len(b) {
+		if b[i] != '"' {
+			return false
+		}
+		kend := String(b, i)
+		if kend < 0 {
+			return false
+		}
+		k := i
+		i = Space(b, kend)
+		if i >= len(b) || b[i] != ':' {
+			return false
+		}
+		i = Space(b, i+1)
+		vend := Value(b, i, 0)
+		if vend < 0 || !fn(k, kend, i, vend) {
+			return false
+		}
+		i = Space(b, vend)
+		if i >= len(b) {
+			return false
+		}
+		switch b[i] {
+		case '}':
+			return Space(b, i+1) == len(b)
+		case ',':
+			i = Space(b, i+1)
+		default:
+			return false
+		}
+	}
+	return false
+}

@@ -45,3 +45,37 @@ func FuzzValue(f *testing.F) {
 		}
 	})
 }
+
+func TestMembers(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want string // the members, key=value, or "refused"
+	}{
+		{` {"a":1, "b" : [2,{"c":3}] ,"d":"x"} `, `"a"=1 "b"=[2,{"c":3}] "d"="x"`},
+		{`{}`, ``},
+		{`{"a":1}x`, `refused`},
+		{`{"a":1,}`, `refused`},
+		{`{"a" 1}`, `refused`},
+		{`{a:1}`, `refused`},
+		{`[1]`, `refused`},
+		{`{"a":1`, `refused`},
+	} {
+		var got []string
+		b := []byte(tc.in)
+		ok := Members(b, 0, func(k, kend, v, vend int) bool {
+			got = append(got, string(b[k:kend])+"="+string(b[v:vend]))
+			return true
+		})
+		s := strings.Join(got, " ")
+		if !ok {
+			s = "refused"
+		}
+		if s != tc.want {
+			t.Errorf("Members(%s): %s, want %s", tc.in, s, tc.want)
+		}
+	}
+	stopped := Members([]byte(`{"a":1,"b":2}`), 0, func(k, kend, v, vend int) bool { return false })
+	if stopped {
+		t.Error("Members reported true after fn returned false")
+	}
+}

@@ -13,51 +13,15 @@ import (
 // true; it reports false if fn did, if b is not an object, or if a key has
 // escapes.
 func EachMember(b []byte, fn func(key, v []byte) bool) bool {
-	i := jsonscan.Space(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return false
-	}
-	i = jsonscan.Space(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return jsonscan.Space(b, i+1) == len(b)
-	}
-	for i < len(b) {
-		if b[i] != '"' {
-			return false
-		}
-		kend := jsonscan.String(b, i)
-		if kend < 0 {
-			return false
-		}
-		key := b[i+1 : kend-1]
+	return jsonscan.Members(b, 0, func(k, kend, v, vend int) bool {
+		key := b[k+1 : kend-1]
 		for _, c := range key {
 			if c == '\\' || c < 0x20 || c >= 0x7f {
 				return false
 			}
 		}
-		i = jsonscan.Space(b, kend)
-		if i >= len(b) || b[i] != ':' {
-			return false
-		}
-		i = jsonscan.Space(b, i+1)
-		vend := jsonscan.Value(b, i, 0)
-		if vend < 0 || !fn(key, b[i:vend]) {
-			return false
-		}
-		i = jsonscan.Space(b, vend)
-		if i >= len(b) {
-			return false
-		}
-		switch b[i] {
-		case '}':
-			return jsonscan.Space(b, i+1) == len(b)
-		case ',':
-			i = jsonscan.Space(b, i+1)
-		default:
-			return false
-		}
-	}
-	return false
+		return fn(key, b[v:vend])
+	})
 }
 
 // String decodes b, the text of a JSON string, when it has no \u

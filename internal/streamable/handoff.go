@@ -225,50 +225,14 @@ func cancelledID(data []byte, sdk string) (at, end int, ok bool) {
 // and where its value is in b. It reports false if b from i is not such
 // an object.
 func eachMemberAt(b []byte, i int, fn func(key string, at, end int)) bool {
-	i = jsonscan.Space(b, i)
-	if i >= len(b) || b[i] != '{' {
-		return false
-	}
-	i = jsonscan.Space(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return jsonscan.Space(b, i+1) == len(b)
-	}
-	for i < len(b) {
-		if b[i] != '"' {
-			return false
-		}
-		kend := jsonscan.String(b, i)
-		if kend < 0 {
-			return false
-		}
+	return jsonscan.Members(b, i, func(k, kend, v, vend int) bool {
 		var key string
-		if json.Unmarshal(b[i:kend], &key) != nil {
+		if json.Unmarshal(b[k:kend], &key) != nil {
 			return false
 		}
-		i = jsonscan.Space(b, kend)
-		if i >= len(b) || b[i] != ':' {
-			return false
-		}
-		i = jsonscan.Space(b, i+1)
-		vend := jsonscan.Value(b, i, 0)
-		if vend < 0 {
-			return false
-		}
-		fn(key, i, vend)
-		i = jsonscan.Space(b, vend)
-		if i >= len(b) {
-			return false
-		}
-		switch b[i] {
-		case '}':
-			return jsonscan.Space(b, i+1) == len(b)
-		case ',':
-			i = jsonscan.Space(b, i+1)
-		default:
-			return false
-		}
-	}
-	return false
+		fn(key, v, vend)
+		return true
+	})
 }
 
 // methodAndID returns the method and the id (as JSON) of the message
