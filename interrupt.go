@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter/elicitation"
+	"github.com/mcpadapter/mcpadapter/internal/argplan"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -303,7 +304,7 @@ func (c *Client) Resume(ctx context.Context, pending *PendingCall, resume *elici
 // resume continues pending; plan is the tool's argument plan, check its
 // check of the server's arguments against the tool's schema (as in call),
 // and opts the call's options.
-func (c *Client) resume(ctx context.Context, pending *PendingCall, resume *elicitation.Resume, plan *argPlan, check func(json.RawMessage) string, opts *CallOptions) (*Result, error) {
+func (c *Client) resume(ctx context.Context, pending *PendingCall, resume *elicitation.Resume, plan *argplan.Plan, check func(json.RawMessage) string, opts *CallOptions) (*Result, error) {
 	if c.interrupt == nil {
 		return nil, errors.New("mcpadapter: Resume on a client without WithElicitation(ElicitInterrupt)")
 	}
@@ -332,7 +333,7 @@ func (c *Client) resume(ctx context.Context, pending *PendingCall, resume *elici
 		}
 		return nil, err
 	}
-	args := plan.wire(pending.Arguments)
+	args := plan.Wire(pending.Arguments)
 	if len(args) == 0 || checkArguments(args) != nil {
 		return errorResult(fmt.Sprintf("Invalid arguments for tool %q in the pending call: send a JSON object that matches the tool's input schema.", pending.Tool)), nil
 	}
