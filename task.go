@@ -1,9 +1,7 @@
 package mcpadapter
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter/internal/engine"
+	"github.com/mcpadapter/mcpadapter/internal/taskwire"
 )
 
 // MCP tasks let a server answer a tools/call with a task handle and the
@@ -82,6 +81,14 @@ const (
 	// taskCancelTimeout bounds the tasks/cancel sent when a call ends.
 	taskCancelTimeout = 5 * time.Second
 )
+
+// ttl is the TTL to ask for; zero for nil options.
+func (o *TaskOptions) ttl() time.Duration {
+	if o == nil {
+		return 0
+	}
+	return o.TTL
+}
 
 func (o *TaskOptions) bounds() (lo, hi time.Duration) {
 	lo, hi = defaultMinPoll, defaultMaxPoll
@@ -274,10 +281,10 @@ func (t *taskState) interval() time.Duration {
 // CreateTaskResult ({"task": {...}}) or a 2026-07-28 task
 // ({"resultType": "task", ...}). ok is false for any other result.
 func taskCreated(raw json.RawMessage) (st *taskState, proto TaskProtocol, ok bool, err error) {
-	if len(raw) == 0 || !mayBeTask(raw) {
+	if len(raw) == 0 || !taskwire.MayBe(raw) {
 		return nil, "", false, nil
 	}
-	probe, ok := probeTask(raw)
+	probe, ok := taskwire.ProbeOf(raw)
 	if !ok {
 		return nil, "", false, nil
 	}
@@ -304,56 +311,6 @@ func taskCreated(raw json.RawMessage) (st *taskState, proto TaskProtocol, ok boo
 	return st, proto, true, nil
 }
 
-// taskProbe is what taskCreated looks at first in a result.
-type taskProbe struct {
-	ResultType string          `json:"resultType"`
-	Task       json.RawMessage `json:"task"`
-}
-
-// probeTask decodes the fields of raw that make it a task; ok is false
-// when raw is not a JSON object.
-func probeTask(raw json.RawMessage) (probe taskProbe, ok bool) {
-	return probe, json.Unmarshal(raw, &probe) == nil
-}
-
-// mayBeTask reports whether raw could be a task, cheaply, so that the
-// results of most calls are not decoded a second time: a task needs the
-// word "task" (the key "task", or the value of "resultType"), which
-// encoding/json matches in keys without regard to case, and which may
-// also be spelled with escapes or reached by Unicode case folding (the
-// Kelvin sign folds to "k"). raw without a backslash, without a
-// non-ASCII byte and without "task" in any case is no task.
-// FuzzTaskResult checks this against the full decode.
-func mayBeTask(raw []byte) bool {
-	if bytes.IndexByte(raw, '\\') >= 0 {
-		return true
-	}
-	i := 0
-	for ; i+8 <= len(raw); i += 8 { // non-ASCII, 8 bytes at a time
-		if binary.LittleEndian.Uint64(raw[i:])&0x8080808080808080 != 0 {
-			return true
-		}
-	}
-	for ; i < len(raw); i++ {
-		if raw[i] >= 0x80 {
-			return true
-		}
-	}
-	for _, k := range [2]byte{'k', 'K'} {
-		for at := 0; ; {
-			j := bytes.IndexByte(raw[at:], k)
-			if j < 0 {
-				break
-			}
-			at += j + 1
-			if j := at - 1; j >= 3 && raw[j-3]|0x20 == 't' && raw[j-2]|0x20 == 'a' && raw[j-1]|0x20 == 's' {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // readTask reads a tasks/get (or tasks/cancel) result.
 func readTask(raw json.RawMessage) (*taskState, error) {
 	st := new(taskState)
@@ -375,24 +332,6 @@ func (t *taskState) normalize() {
 	if t.PollInterval == nil {
 		t.PollInterval = t.PollIntervalMs
 	}
-}
-
-// taskAskKey is the context key of the "task" member a tools/call
-// carries (see taskMiddleware).
-type taskAskKey struct{}
-
-// taskAsk is the "task" member of a task-augmented tools/call.
-type taskAsk struct {
-	TTL *int64 `json:"ttl,omitempty"`
-}
-
-func withTaskAsk(ctx context.Context, o *TaskOptions) context.Context {
-	a := &taskAsk{}
-	if o != nil && o.TTL > 0 {
-		ms := o.TTL.Milliseconds()
-		a.TTL = &ms
-	}
-	return context.WithValue(ctx, taskAskKey{}, a)
 }
 
 // taskModeOf reads a config's "tasks" member.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpadapter/mcpadapter/internal/engine"
 	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
+	"github.com/mcpadapter/mcpadapter/internal/taskwire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -43,7 +44,7 @@ func (c *Client) startTask(ctx context.Context, s *engine.Session, tc *toolCall)
 	inner.viaSDK = true  // taskMiddleware adds the "task" member
 	// A ctx that ends before the answer ends the call at once; a task the
 	// answer makes is then cancelled in the background (sendGraced).
-	reply, err := c.sendGraced(withTaskAsk(ctx, c.opts.Tasks), s, &inner, params, c.opts.Timeout)
+	reply, err := c.sendGraced(taskwire.WithAsk(ctx, c.opts.Tasks.ttl()), s, &inner, params, c.opts.Timeout)
 	if err != nil {
 		return refusal(tc.tool, err)
 	}
@@ -79,7 +80,7 @@ func (c *Client) sendTaskable(ctx context.Context, tc *toolCall, params *mcp.Cal
 	if err != nil {
 		return nil, err
 	}
-	if !s.Discover() || s.SDK().InitializeResult().Capabilities == nil || s.SDK().InitializeResult().Capabilities.Extensions[extensionTasks] == nil {
+	if !s.Discover() || s.SDK().InitializeResult().Capabilities == nil || s.SDK().InitializeResult().Capabilities.Extensions[taskwire.Extension] == nil {
 		return c.sendCall(ctx, tc, params, timeout)
 	}
 	return c.sendGraced(ctx, s, tc, params, timeout)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+
+	"github.com/mcpadapter/mcpadapter/internal/taskwire"
 )
 
 // FuzzTaskResult reads any text as a tools/call answer and as a
@@ -25,14 +27,14 @@ func FuzzTaskResult(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		st, proto, ok, err := taskCreated(json.RawMessage(b))
 		naive := bytes.Contains(bytes.ToLower(b), []byte("task")) || bytes.IndexByte(b, '\\') >= 0 || bytes.IndexFunc(b, func(r rune) bool { return r >= 0x80 }) >= 0
-		if mayBeTask(b) != naive {
-			t.Fatalf("mayBeTask(%q) = %v, want %v", b, !naive, naive)
+		if taskwire.MayBe(b) != naive {
+			t.Fatalf("taskwire.MayBe(%q) = %v, want %v", b, !naive, naive)
 		}
-		if !mayBeTask(b) {
+		if !taskwire.MayBe(b) {
 			// The shortcut: what it skips must be no task to the full
 			// decode either.
-			if p, isObj := probeTask(b); isObj && (p.ResultType == "task" || len(p.Task) > 0 && string(p.Task) != "null" && p.ResultType == "") {
-				t.Fatalf("mayBeTask(%q) = false, yet the decode finds a task: %+v", b, p)
+			if p, isObj := taskwire.ProbeOf(b); isObj && (p.ResultType == "task" || len(p.Task) > 0 && string(p.Task) != "null" && p.ResultType == "") {
+				t.Fatalf("taskwire.MayBe(%q) = false, yet the decode finds a task: %+v", b, p)
 			}
 		}
 		if ok && err == nil && (st.TaskID == "" || st.Status == "" || proto == "") {

@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/mcpadapter/mcpadapter/elicitation"
+	"github.com/mcpadapter/mcpadapter/internal/taskwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -176,7 +177,7 @@ func (c *Client) elicitDirect(ctx context.Context, p *mcp.ElicitParams) (mcp.Inp
 
 // updateTask sends tasks/update with the answers.
 func (c *Client) updateTask(ctx context.Context, h *TaskHandle, responses mcp.InputResponseMap, state string) error {
-	_, err := c.taskRequest(ctx, h, "tasks/update", &taskParams{InputResponses: responses, RequestState: state}, c.opts.Timeout)
+	_, err := c.taskRequest(ctx, h, "tasks/update", &taskwire.Params{InputResponses: responses, RequestState: state}, c.opts.Timeout)
 	return err
 }
 
