@@ -3,7 +3,6 @@ package mcpadapter
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -246,92 +245,20 @@ func (c *Client) wantsTask(ctx context.Context, s *engine.Session, tc *toolCall)
 	return !s.Discover() && c.mayWantTask(ctx, tc)
 }
 
-// taskState is a task as tasks/get, or the tools/call that made it,
-// described it, with the 2026-07-28 extension's members.
-type taskState struct {
-	Task
-	// The extension's names for Task.PollInterval and Task.TTL.
-	PollIntervalMs *int64          `json:"pollIntervalMs,omitempty"`
-	TTLMs          *int64          `json:"ttlMs,omitempty"`
-	InputRequests  json.RawMessage `json:"inputRequests,omitempty"`
-	RequestState   string          `json:"requestState,omitempty"`
-	Result         json.RawMessage `json:"result,omitempty"`
-	Error          *taskRPCError   `json:"error,omitempty"`
-}
+// taskState is a task as the server described it (taskwire.State).
+type taskState = taskwire.State
 
-type taskRPCError struct {
-	Code    int64           `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data,omitempty"`
-}
-
-// interval returns the server's advised poll interval, or 0.
-func (t *taskState) interval() time.Duration {
-	ms := t.PollInterval
-	if ms == nil {
-		ms = t.PollIntervalMs
-	}
-	if ms == nil || *ms <= 0 || *ms > int64(24*time.Hour/time.Millisecond) {
-		return 0
-	}
-	return time.Duration(*ms) * time.Millisecond
-}
-
-// taskCreated reads a tools/call result as sent: a 2025-11-25
-// CreateTaskResult ({"task": {...}}) or a 2026-07-28 task
-// ({"resultType": "task", ...}). ok is false for any other result.
+// taskCreated reads a tools/call result as sent: a task the server made,
+// and the protocol it made it with; ok is false for any other result.
 func taskCreated(raw json.RawMessage) (st *taskState, proto TaskProtocol, ok bool, err error) {
-	if len(raw) == 0 || !taskwire.MayBe(raw) {
-		return nil, "", false, nil
-	}
-	probe, ok := taskwire.ProbeOf(raw)
-	if !ok {
-		return nil, "", false, nil
-	}
-	switch {
-	case probe.ResultType == "task":
-		st, proto = new(taskState), TaskProtocolExtension
-		err = json.Unmarshal(raw, st)
-	case len(probe.Task) > 0 && string(probe.Task) != "null" && probe.ResultType == "":
-		st, proto = new(taskState), TaskProtocolCore
-		err = json.Unmarshal(probe.Task, st)
-	default:
-		return nil, "", false, nil
-	}
-	if err == nil && st.TaskID == "" {
-		err = errors.New("the task has no taskId")
-	}
-	if err != nil {
-		return nil, proto, true, fmt.Errorf("reading the task the server made: %w", err)
-	}
-	if st.Status == "" {
-		st.Status = TaskWorking
-	}
-	st.normalize()
-	return st, proto, true, nil
+	st, p, ok, err := taskwire.Created(raw)
+	return st, TaskProtocol(p), ok, err
 }
 
-// readTask reads a tasks/get (or tasks/cancel) result.
-func readTask(raw json.RawMessage) (*taskState, error) {
-	st := new(taskState)
-	if err := json.Unmarshal(raw, st); err != nil {
-		return nil, err
-	}
-	if st.Status == "" {
-		return nil, errors.New("the task has no status")
-	}
-	st.normalize()
-	return st, nil
-}
-
-// normalize gives Task the extension's ttlMs and pollIntervalMs.
-func (t *taskState) normalize() {
-	if t.TTL == nil {
-		t.TTL = t.TTLMs
-	}
-	if t.PollInterval == nil {
-		t.PollInterval = t.PollIntervalMs
-	}
+// publicTask is the Task of st.
+func publicTask(st *taskState) *Task {
+	return &Task{TaskID: st.TaskID, Status: TaskStatus(st.Status), StatusMessage: st.StatusMessage,
+		CreatedAt: st.CreatedAt, LastUpdatedAt: st.LastUpdatedAt, TTL: st.TTL, PollInterval: st.PollInterval}
 }
 
 // taskModeOf reads a config's "tasks" member.

@@ -213,7 +213,7 @@ func (c *Client) resumeTaskInput(ctx context.Context, pending *PendingCall, answ
 // stillAsks reports whether st shows every question of pending, and
 // returns them as the round its answers answer.
 func stillAsks(h *TaskHandle, st *taskState, pending *PendingCall) (*taskRound, bool) {
-	if st.Status != TaskInputRequired {
+	if TaskStatus(st.Status) != TaskInputRequired {
 		return nil, false
 	}
 	reqs, err := taskQuestions(h, st)

@@ -103,7 +103,7 @@ func (c *Client) GetTask(ctx context.Context, taskID string) (*Task, error) {
 	if err != nil {
 		return nil, c.serverErr(err, "tasks/get")
 	}
-	return &st.Task, nil
+	return publicTask(st), nil
 }
 
 // CancelTask asks the server to cancel a task (tasks/cancel). It returns
@@ -117,8 +117,8 @@ func (c *Client) CancelTask(ctx context.Context, taskID string) (*Task, error) {
 	if err != nil {
 		return nil, c.serverErr(err, "tasks/cancel")
 	}
-	if st, err := readTask(raw); err == nil {
-		return &st.Task, nil
+	if st, err := taskwire.Read(raw); err == nil {
+		return publicTask(st), nil
 	}
 	return nil, nil
 }

@@ -3,8 +3,9 @@
 // go-sdk client that knows none: the tasks/* requests as custom methods
 // whose results are kept as the server wrote them (Params, RawResult,
 // Call), the "task" member of a task-augmented tools/call (WithAsk,
-// Middleware), and the cheap test of whether a result may be a task
-// (MayBe, ProbeOf).
+// Middleware), and the task a server describes: in a tools/call result
+// (Created, after the cheap test MayBe) or a tasks/get answer (Read), as a
+// State with both protocols' members.
 //
 // Its inputs are plain: a go-sdk ClientSession, params, raw JSON. It
 // imports go-sdk only; what a task means to a call (polling, questions,

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -150,4 +152,101 @@ func WithAsk(ctx context.Context, ttl time.Duration) context.Context {
 		a.TTL = &ms
 	}
 	return context.WithValue(ctx, askKey{}, a)
+}
+
+// State is a task as tasks/get, or the tools/call that made it,
+// described it, in the members of both protocols.
+type State struct {
+	TaskID        string `json:"taskId"`
+	Status        string `json:"status"`
+	StatusMessage string `json:"statusMessage,omitempty"`
+	CreatedAt     string `json:"createdAt,omitempty"`
+	LastUpdatedAt string `json:"lastUpdatedAt,omitempty"`
+	// TTL and PollInterval are in milliseconds, nil when not said.
+	TTL          *int64 `json:"ttl,omitempty"`
+	PollInterval *int64 `json:"pollInterval,omitempty"`
+	// The extension's names for PollInterval and TTL.
+	PollIntervalMs *int64          `json:"pollIntervalMs,omitempty"`
+	TTLMs          *int64          `json:"ttlMs,omitempty"`
+	InputRequests  json.RawMessage `json:"inputRequests,omitempty"`
+	RequestState   string          `json:"requestState,omitempty"`
+	Result         json.RawMessage `json:"result,omitempty"`
+	Error          *RPCError       `json:"error,omitempty"`
+}
+
+// RPCError is the JSON-RPC error of a failed task.
+type RPCError struct {
+	Code    int64           `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// Interval returns the server's advised poll interval, or 0.
+func (t *State) Interval() time.Duration {
+	ms := t.PollInterval
+	if ms == nil {
+		ms = t.PollIntervalMs
+	}
+	if ms == nil || *ms <= 0 || *ms > int64(24*time.Hour/time.Millisecond) {
+		return 0
+	}
+	return time.Duration(*ms) * time.Millisecond
+}
+
+// Created reads a tools/call result as sent: a 2025-11-25
+// CreateTaskResult ({"task": {...}}, proto "2025-11-25") or a 2026-07-28
+// task ({"resultType": "task", ...}, proto Extension). ok is false for
+// any other result.
+func Created(raw json.RawMessage) (st *State, proto string, ok bool, err error) {
+	if len(raw) == 0 || !MayBe(raw) {
+		return nil, "", false, nil
+	}
+	probe, ok := ProbeOf(raw)
+	if !ok {
+		return nil, "", false, nil
+	}
+	switch {
+	case probe.ResultType == "task":
+		st, proto = new(State), Extension
+		err = json.Unmarshal(raw, st)
+	case len(probe.Task) > 0 && string(probe.Task) != "null" && probe.ResultType == "":
+		st, proto = new(State), "2025-11-25"
+		err = json.Unmarshal(probe.Task, st)
+	default:
+		return nil, "", false, nil
+	}
+	if err == nil && st.TaskID == "" {
+		err = errors.New("the task has no taskId")
+	}
+	if err != nil {
+		return nil, proto, true, fmt.Errorf("reading the task the server made: %w", err)
+	}
+	if st.Status == "" {
+		st.Status = "working"
+	}
+	st.normalize()
+	return st, proto, true, nil
+}
+
+// Read reads a tasks/get (or tasks/cancel) result.
+func Read(raw json.RawMessage) (*State, error) {
+	st := new(State)
+	if err := json.Unmarshal(raw, st); err != nil {
+		return nil, err
+	}
+	if st.Status == "" {
+		return nil, errors.New("the task has no status")
+	}
+	st.normalize()
+	return st, nil
+}
+
+// normalize gives TTL and PollInterval the extension's ttlMs and pollIntervalMs.
+func (t *State) normalize() {
+	if t.TTL == nil {
+		t.TTL = t.TTLMs
+	}
+	if t.PollInterval == nil {
+		t.PollInterval = t.PollIntervalMs
+	}
 }
