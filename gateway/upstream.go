@@ -27,6 +27,7 @@ type upstream struct {
 	adapter *mcpadapter.Adapter // the server's tools, named and shaped
 	lane    *lane
 	sem     chan struct{} // tool calls in flight; nil means no cap
+	limits  callLimits    // the time limits of its tool calls
 	kick    chan struct{} // a list changed: list again (buffered)
 	// announced holds the lists the server said changed since the last
 	// listing (changedTools, ...).
@@ -50,12 +51,13 @@ func newUpstream(g *Gateway, s Server, prefix mcpadapter.PrefixMode) (*upstream,
 	if tr := g.opts.Transforms[s.Name]; tr != nil && tr.Prefix != "" {
 		u.prefix = tr.Prefix
 	}
-	if n := g.opts.maxCallsPerServer(); n > 0 {
-		u.sem = make(chan struct{}, n)
-	}
 	var co mcpadapter.ClientOptions
 	if g.opts.Client != nil {
 		co = *g.opts.Client
+	}
+	u.limits = limitsOf(s, co, g.opts.Transforms[s.Name])
+	if n := callCap(g.opts.maxCallsPerServer(), s, co); n > 0 {
+		u.sem = make(chan struct{}, n)
 	}
 	co.Name = s.Name
 	if co.Logger == nil {
