@@ -41,7 +41,7 @@ func (c *Client) startTask(ctx context.Context, s *engine.Session, tc *toolCall)
 	defer release()
 	inner := *tc
 	inner.progress = nil // routed by the token set above
-	inner.viaSDK = true  // taskMiddleware adds the "task" member
+	inner.viaSDK = true  // taskwire.Middleware adds the "task" member
 	// A ctx that ends before the answer ends the call at once; a task the
 	// answer makes is then cancelled in the background (sendGraced).
 	reply, err := c.sendGraced(taskwire.WithAsk(ctx, c.opts.Tasks.ttl()), s, &inner, params, c.opts.Timeout)
