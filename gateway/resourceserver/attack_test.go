@@ -147,7 +147,7 @@ func TestJWKSUnknownKidFlood(t *testing.T) {
 // drops the old one), a token of the new key passes after one fetch, and a
 // token of the old key is refused.
 func TestJWKSRotation(t *testing.T) {
-	e := setup(t, nil, func(o *resourceserver.Options) { o.JWKSMinRefresh = time.Millisecond })
+	e := setup(t, nil, func(_ *env, o *resourceserver.Options) { o.JWKSMinRefresh = time.Millisecond })
 	old := e.token(t, nil)
 	start := e.upstream.Load()
 	e.mustPass(t, "before rotation", e.post(t, bearer(old)), start)

@@ -40,7 +40,7 @@ const (
 )
 
 // setup starts the servers; asOpts and opts, if set, adjust theirs.
-func setup(t testing.TB, asOpts func(*testauth.Options), opts func(*resourceserver.Options)) *env {
+func setup(t testing.TB, asOpts func(*testauth.Options), opts func(*env, *resourceserver.Options)) *env {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -71,7 +71,7 @@ func setup(t testing.TB, asOpts func(*testauth.Options), opts func(*resourceserv
 		Logger: slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 	if opts != nil {
-		opts(&o)
+		opts(e, &o)
 	}
 	e.guard, err = resourceserver.New(&o)
 	if err != nil {
