@@ -42,6 +42,16 @@ const (
 // setup starts the servers; asOpts and opts, if set, adjust theirs.
 func setup(t testing.TB, asOpts func(*testauth.Options), opts func(*env, *resourceserver.Options)) *env {
 	t.Helper()
+	return setupWith(t, asOpts, opts, nil)
+}
+
+// setupWith is setup with gwOpts as the gateway's options.
+func setupWith(t testing.TB, asOpts func(*testauth.Options), opts func(*env, *resourceserver.Options), gwOpts *gateway.Options) *env {
+	t.Helper()
+	if gwOpts == nil {
+		gwOpts = &gateway.Options{}
+	}
+	gwOpts.Logger = quiet()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +67,7 @@ func setup(t testing.TB, asOpts func(*testauth.Options), opts func(*env, *resour
 	srv := testserver.New(testserver.Options{})
 	up := httptest.NewServer(countCalls(e.upstream, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)))
 	t.Cleanup(up.Close)
-	gw, err := gateway.New([]gateway.Server{{Name: "up", Target: up.URL}}, &gateway.Options{Logger: quiet()})
+	gw, err := gateway.New([]gateway.Server{{Name: "up", Target: up.URL}}, gwOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
