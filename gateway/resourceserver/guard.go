@@ -35,6 +35,7 @@ type Guard struct {
 	apiKeys     *apiKeys
 	intro       *introspector
 	dpop        *dpopChecker
+	verified    *grantCache
 	log         *slog.Logger
 }
 
@@ -69,6 +70,11 @@ func New(opts *Options) (*Guard, error) {
 		apiKeys:  newAPIKeys(opts.APIKeys, opts.Scopes),
 		log:      log,
 	}
+	ttl := opts.VerifiedTTL
+	if ttl == 0 {
+		ttl = DefaultVerifiedTTL
+	}
+	g.verified = newGrantCache(ttl, maxVerifiedEntries)
 	for _, n := range names {
 		g.algs = append(g.algs, jose.SignatureAlgorithm(n))
 	}
@@ -209,8 +215,14 @@ func (g *Guard) Check(r *http.Request) (*auth.TokenInfo, error) {
 func (g *Guard) verifyToken(ctx context.Context, tok string, now time.Time) (*grant, error) {
 	var gr *grant
 	var err error
-	if jws := g.parseJWS(tok); jws != nil && g.keys[unverifiedIssuer(jws)] != nil {
-		gr, err = g.verifyJWT(ctx, jws, now)
+	key := tokenKey(tok)
+	if gr = g.verified.get(key, now); gr != nil && gr.keys.gen.Load() == gr.gen {
+		return gr, nil
+	}
+	isJWT := false
+	if jws, iss := g.parseJWS(tok); jws != nil && g.keys[iss] != nil {
+		gr, err = g.verifyJWT(ctx, jws, iss, now)
+		isJWT = true
 	} else if g.intro != nil {
 		gr, err = g.intro.check(ctx, tok, g.resource, now, g.leeway)
 	} else if len(g.keys) > 0 {
@@ -236,20 +248,23 @@ func (g *Guard) verifyToken(ctx context.Context, tok string, now time.Time) (*gr
 	if gr.principal == "" {
 		return nil, invalidToken("the token names no subject (sub) nor client (client_id)")
 	}
+	if isJWT {
+		g.verified.put(key, gr, now)
+	}
 	return gr, nil
 }
 
 // parseJWS parses a token that has the shape of a JWS with the Guard's
-// algorithms, or returns nil.
-func (g *Guard) parseJWS(tok string) *jwt.JSONWebToken {
+// algorithms and returns it with its (unverified) issuer, or nil.
+func (g *Guard) parseJWS(tok string) (*jwt.JSONWebToken, string) {
 	if len(g.keys) == 0 || !looksLikeJWS(tok) {
-		return nil
+		return nil, ""
 	}
 	jws, err := jwt.ParseSigned(tok, g.algs)
 	if err != nil {
-		return nil
+		return nil, ""
 	}
-	return jws
+	return jws, unverifiedIssuer(jws)
 }
 
 // principalOf names whom a grant is for: its sub (or client_id), with

@@ -2,7 +2,6 @@ package resourceserver
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,52 +9,30 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 )
 
 // introspector asks the authorization server about tokens (RFC 7662) and
-// keeps its answers about active tokens for at most their remaining life,
-// in a bounded cache keyed by the tokens' SHA-256.
+// keeps its answers about active tokens for at most their remaining life.
 type introspector struct {
-	cfg     Introspection
-	f       *fetcher
-	ttl     time.Duration
-	maxSize int
-
-	mu    sync.Mutex
-	cache map[[32]byte]cached
-}
-
-type cached struct {
-	g     *grant
-	until time.Time
+	cfg   Introspection
+	f     *fetcher
+	cache *grantCache
 }
 
 func newIntrospector(cfg *Introspection, f *fetcher) *introspector {
-	return &introspector{
-		cfg:     *cfg,
-		f:       f,
-		ttl:     orDuration(cfg.CacheTTL, DefaultIntrospectTTL),
-		maxSize: orInt(cfg.MaxEntries, DefaultIntrospectSize),
-		cache:   make(map[[32]byte]cached),
+	ttl := cfg.CacheTTL
+	if ttl == 0 {
+		ttl = DefaultIntrospectTTL
 	}
+	return &introspector{cfg: *cfg, f: f, cache: newGrantCache(ttl, orInt(cfg.MaxEntries, DefaultIntrospectSize))}
 }
 
 // check returns the grant of an active token for resource.
 func (in *introspector) check(ctx context.Context, tok, resource string, now time.Time, leeway time.Duration) (*grant, error) {
-	key := sha256.Sum256([]byte(tok))
-	if in.cfg.CacheTTL >= 0 {
-		in.mu.Lock()
-		c, ok := in.cache[key]
-		if ok && now.After(c.until) {
-			delete(in.cache, key)
-			ok = false
-		}
-		in.mu.Unlock()
-		if ok {
-			return c.g, nil
-		}
+	key := tokenKey(tok)
+	if g := in.cache.get(key, now); g != nil {
+		return g, nil
 	}
 	ans, err := in.ask(ctx, tok)
 	if err != nil {
@@ -75,44 +52,17 @@ func (in *introspector) check(ctx context.Context, tok, resource string, now tim
 	if aud, ok := ans["aud"]; ok && !audienceHas(aud, resource) {
 		return nil, invalidToken("the token is for audience %v, not this gateway", aud)
 	}
-	until := now.Add(in.ttl)
 	if exp, ok := ans["exp"].(float64); ok {
 		gr.expires = time.Unix(int64(exp), 0)
 		if now.After(gr.expires.Add(leeway)) {
 			return nil, invalidToken("the token expired at %s", gr.expires.UTC().Format(time.RFC3339))
 		}
-		if gr.expires.Before(until) {
-			until = gr.expires
-		}
 	}
 	if nbf, ok := ans["nbf"].(float64); ok && time.Unix(int64(nbf), 0).After(now.Add(leeway)) {
 		return nil, invalidToken("the token is not valid yet")
 	}
-	if in.cfg.CacheTTL >= 0 && until.After(now) {
-		in.store(key, cached{gr, until}, now)
-	}
+	in.cache.put(key, gr, now)
 	return gr, nil
-}
-
-// store keeps an answer; a full cache first drops the answers that ran
-// out, then any one.
-func (in *introspector) store(key [32]byte, c cached, now time.Time) {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	if len(in.cache) >= in.maxSize {
-		for k, v := range in.cache {
-			if now.After(v.until) {
-				delete(in.cache, k)
-			}
-		}
-		for k := range in.cache {
-			if len(in.cache) < in.maxSize {
-				break
-			}
-			delete(in.cache, k)
-		}
-	}
-	in.cache[key] = c
 }
 
 // ask posts the token to the introspection endpoint.

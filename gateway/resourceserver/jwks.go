@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
@@ -34,6 +35,10 @@ type keySet struct {
 	tried    time.Time         // when a fetch last started
 	inflight chan struct{}     // closed when the running fetch ends
 	lastErr  error
+	// gen counts the key sets fetched: a grant verified with one is
+	// reused only while it is the current one, so a key dropped from the
+	// set stops its tokens at once.
+	gen atomic.Uint64
 }
 
 // errUnavailable marks a failure that is not the token's: keys or an
@@ -102,6 +107,7 @@ func (ks *keySet) refresh(ctx context.Context, now time.Time) {
 	ks.mu.Lock()
 	if err == nil {
 		ks.keys, ks.fetched, ks.lastErr = keys, time.Now(), nil
+		ks.gen.Add(1)
 	} else {
 		ks.lastErr = err
 	}

@@ -27,6 +27,9 @@ type grant struct {
 	jkt       string // cnf.jkt: the thumbprint of the DPoP key, or ""
 	claims    map[string]any
 	principal string
+	// keys and gen are the key set that verified a JWT and its generation.
+	keys *keySet
+	gen  uint64
 }
 
 // looksLikeJWS reports whether a token has the shape of a JWS compact
@@ -59,7 +62,7 @@ func unverifiedIssuer(tok *jwt.JSONWebToken) string {
 // verifyJWT checks a JWT access token of one of the Guard's issuers and
 // returns its grant. A token that fails is the token's fault (an
 // invalidTokenError) unless the issuer's keys could not be had.
-func (g *Guard) verifyJWT(ctx context.Context, tok *jwt.JSONWebToken, now time.Time) (*grant, error) {
+func (g *Guard) verifyJWT(ctx context.Context, tok *jwt.JSONWebToken, iss string, now time.Time) (*grant, error) {
 	if len(tok.Headers) != 1 {
 		return nil, invalidToken("a JWS with %d signatures", len(tok.Headers))
 	}
@@ -67,7 +70,6 @@ func (g *Guard) verifyJWT(ctx context.Context, tok *jwt.JSONWebToken, now time.T
 	if typ, _ := h.ExtraHeaders[jose.HeaderType].(string); strings.EqualFold(typ, "dpop+jwt") {
 		return nil, invalidToken("a DPoP proof is not an access token")
 	}
-	iss := unverifiedIssuer(tok)
 	ks := g.keys[iss]
 	if ks == nil {
 		return nil, invalidToken("issuer %q is not trusted", iss)
@@ -80,6 +82,7 @@ func (g *Guard) verifyJWT(ctx context.Context, tok *jwt.JSONWebToken, now time.T
 		}
 		return nil, invalidToken("%v", err)
 	}
+	gen := ks.gen.Load()
 	var std jwt.Claims
 	var all map[string]any
 	verified := false
@@ -110,6 +113,8 @@ func (g *Guard) verifyJWT(ctx context.Context, tok *jwt.JSONWebToken, now time.T
 		expires:  std.Expiry.Time(),
 		jkt:      jktOf(all),
 		claims:   all,
+		keys:     ks,
+		gen:      gen,
 	}
 	return gr, nil
 }

@@ -22,6 +22,8 @@ const (
 	DefaultReplayEntries   = 100_000
 	DefaultIntrospectTTL   = time.Minute
 	DefaultIntrospectSize  = 10_000
+	DefaultVerifiedTTL     = time.Minute
+	maxVerifiedEntries     = 10_000
 )
 
 // DefaultAlgorithms are the JWS algorithms accepted for access tokens and
@@ -53,6 +55,11 @@ type Options struct {
 	// DPoP proofs; empty means DefaultAlgorithms. Symmetric algorithms
 	// (HS256...) and "none" are refused.
 	Algorithms []string
+	// VerifiedTTL is how long a verified JWT's grant is reused for the
+	// same token without checking its signature and claims again (never
+	// past its exp); zero means DefaultVerifiedTTL, negative never. A
+	// DPoP proof is checked on every request regardless.
+	VerifiedTTL time.Duration
 	// Leeway is the clock skew allowed on exp, nbf and iat; zero means
 	// DefaultLeeway.
 	Leeway time.Duration
