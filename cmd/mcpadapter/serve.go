@@ -34,6 +34,7 @@ type serveFlags struct {
 	maxBodyBytes  int64
 	parkTimeout   time.Duration
 	sessionExpiry time.Duration
+	auth          serveAuthFlags
 }
 
 func serveCommand(a *cmdline.App) *cobra.Command {
@@ -50,10 +51,19 @@ It prints where it listens, each server with its protocol version and tool count
 for each problem (a server that is down, a tool name two servers claim). A server that fails
 is tried again in the background; its tools come back with a list_changed notification.
 SIGINT or SIGTERM stops taking requests, lets those in flight finish (--grace), then stops the
-servers.`,
+servers.
+
+With --issuer, --introspection-url or --api-key the gateway is an OAuth 2.1 resource server:
+it serves its protected resource metadata, and accepts only requests with a JWT access token of
+an --issuer (signature, issuer, audience --resource, expiry), a token the introspection endpoint
+says is active, or an API key, DPoP-bound tokens with their proofs. The token's subject is the
+principal its sessions belong to. Keys and secrets come from the environment, never from flags.`,
 		Example: `  mcpadapter serve --config mcp.json
   mcpadapter serve --config mcp.json --listen 127.0.0.1:9000 --prefix always
-  mcpadapter serve --config mcp.json --stdio`,
+  mcpadapter serve --config mcp.json --stdio
+  MCP_KEY_CI=... mcpadapter serve --config mcp.json --api-key ci=MCP_KEY_CI
+  mcpadapter serve --config mcp.json --listen 0.0.0.0:8080 --allow-host gw.example.com \
+    --resource https://gw.example.com/mcp --issuer https://idp.example.com --scope mcp:tools`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runServe(cmd.Context(), a, f)
@@ -73,6 +83,7 @@ servers.`,
 	fl.Int64Var(&f.maxBodyBytes, "max-request-bytes", 0, fmt.Sprintf("bound one HTTP request body (default %d)", gateway.DefaultMaxRequestBytes))
 	fl.DurationVar(&f.parkTimeout, "park-timeout", 0, fmt.Sprintf("how long a server's question waits for the client's answer (default %s)", gateway.DefaultParkTimeout))
 	fl.DurationVar(&f.sessionExpiry, "session-timeout", 0, "close client sessions idle this long (default: never)")
+	f.auth.register(fl)
 	return cmd
 }
 
@@ -146,6 +157,9 @@ func runServe(ctx context.Context, a *cmdline.App, f serveFlags) error {
 		return startErr
 	}
 	if f.stdio {
+		if f.auth.on() {
+			return cmdline.Usagef("--stdio serves the one client that started it: --issuer, --introspection-url and --api-key are for HTTP")
+		}
 		fmt.Fprintln(out, "mcpadapter serve: serving one client on stdin and stdout")
 		err := gw.ServeStdio(ctx, os.Stdin, nopWriteCloser{a.Stdout})
 		return errors.Join(err, shutdown(gw, f.grace))
@@ -158,7 +172,17 @@ func runServe(ctx context.Context, a *cmdline.App, f serveFlags) error {
 		ln.Close()
 		return cmdline.Usagef("--listen %s is not a loopback address: say which Host names clients use with --allow-host", f.listen)
 	}
-	srv := &http.Server{Handler: gw, ReadHeaderTimeout: 10 * time.Second}
+	guard, err := f.auth.guard(ln.Addr(), logger)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	var h http.Handler = gw
+	if guard != nil {
+		h = guard.Handler(gw)
+		f.auth.describe(out, guard)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(out, "mcpadapter serve: listening on http://%s/mcp (any path serves)\n", ln.Addr())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
