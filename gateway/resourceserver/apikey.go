@@ -31,12 +31,11 @@ func newAPIKeys(keys []APIKey, scopes []string) *apiKeys {
 	return a
 }
 
-// match returns the grant of the key tok, or nil.
-func (a *apiKeys) match(tok string) *grant {
+// match returns the grant of the key whose SHA-256 is d, or nil.
+func (a *apiKeys) match(d [32]byte) *grant {
 	if len(a.digests) == 0 {
 		return nil
 	}
-	d := sha256.Sum256([]byte(tok))
 	found := -1
 	for i := range a.digests {
 		if subtle.ConstantTimeCompare(d[:], a.digests[i][:]) == 1 {

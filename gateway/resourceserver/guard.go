@@ -187,13 +187,14 @@ func (g *Guard) Check(r *http.Request) (*auth.TokenInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	if gr := g.apiKeys.match(tok); gr != nil {
+	key := tokenKey(tok)
+	if gr := g.apiKeys.match(key); gr != nil {
 		if scheme != "bearer" {
 			return nil, invalidToken("an API key goes in the Bearer scheme")
 		}
 		return g.accept(gr)
 	}
-	gr, err := g.verifyToken(r.Context(), tok, now)
+	gr, err := g.verifyToken(r.Context(), tok, key, now)
 	if err != nil {
 		return nil, err
 	}
@@ -212,10 +213,9 @@ func (g *Guard) Check(r *http.Request) (*auth.TokenInfo, error) {
 
 // verifyToken checks a JWT of a trusted issuer, or asks the introspection
 // endpoint about any other token.
-func (g *Guard) verifyToken(ctx context.Context, tok string, now time.Time) (*grant, error) {
+func (g *Guard) verifyToken(ctx context.Context, tok string, key [32]byte, now time.Time) (*grant, error) {
 	var gr *grant
 	var err error
-	key := tokenKey(tok)
 	if gr = g.verified.get(key, now); gr != nil && gr.keys.gen.Load() == gr.gen {
 		return gr, nil
 	}
@@ -224,7 +224,7 @@ func (g *Guard) verifyToken(ctx context.Context, tok string, now time.Time) (*gr
 		gr, err = g.verifyJWT(ctx, jws, iss, now)
 		isJWT = true
 	} else if g.intro != nil {
-		gr, err = g.intro.check(ctx, tok, g.resource, now, g.leeway)
+		gr, err = g.intro.check(ctx, tok, key, g.resource, now, g.leeway)
 	} else if len(g.keys) > 0 {
 		if looksLikeJWS(tok) {
 			_, perr := jwt.ParseSigned(tok, g.algs)
