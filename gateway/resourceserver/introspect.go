@@ -29,7 +29,8 @@ func newIntrospector(cfg *Introspection, f *fetcher) *introspector {
 }
 
 // check returns the grant of an active token for resource.
-func (in *introspector) check(ctx context.Context, tok string, key [32]byte, resource string, now time.Time, leeway time.Duration) (*grant, error) {	if g := in.cache.get(key, now); g != nil {
+func (in *introspector) check(ctx context.Context, tok string, key [32]byte, resource string, now time.Time, leeway time.Duration) (*grant, error) {
+	if g := in.cache.get(key, now); g != nil {
 		return g, nil
 	}
 	ans, err := in.ask(ctx, tok)
