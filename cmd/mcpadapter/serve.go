@@ -16,6 +16,7 @@ import (
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/cmd/mcpadapter/internal/cmdline"
 	"github.com/mcpadapter/mcpadapter/gateway"
+	"github.com/mcpadapter/mcpadapter/gateway/policy"
 	"github.com/spf13/cobra"
 )
 
@@ -35,6 +36,7 @@ type serveFlags struct {
 	parkTimeout   time.Duration
 	sessionExpiry time.Duration
 	auth          serveAuthFlags
+	policy        string
 }
 
 func serveCommand(a *cmdline.App) *cobra.Command {
@@ -84,6 +86,7 @@ principal its sessions belong to. Keys and secrets come from the environment, ne
 	fl.DurationVar(&f.parkTimeout, "park-timeout", 0, fmt.Sprintf("how long a server's question waits for the client's answer (default %s)", gateway.DefaultParkTimeout))
 	fl.DurationVar(&f.sessionExpiry, "session-timeout", 0, "close client sessions idle this long (default: never)")
 	f.auth.register(fl)
+	fl.StringVar(&f.policy, "policy", "", "a policy `file`: which principals may see and use which servers' tools, prompts and resources (docs/gateway.md)")
 	return cmd
 }
 
@@ -139,6 +142,13 @@ func runServe(ctx context.Context, a *cmdline.App, f serveFlags) error {
 			}
 			printEvent(out, e)
 		},
+	}
+	if f.policy != "" {
+		p, err := policy.Load(f.policy)
+		if err != nil {
+			return cmdline.Usagef("--policy: %v", err)
+		}
+		opts.Policy = p
 	}
 	if f.toolSearch != 0 {
 		opts.ToolSearch = &mcpadapter.ToolSearch{Threshold: f.toolSearch}

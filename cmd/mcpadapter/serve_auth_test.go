@@ -19,7 +19,8 @@ import (
 // OAuth resource server: it says what it accepts (naming no key), answers
 // a request without a credential 401 with a challenge naming its
 // metadata, and serves the CLI's own tools with an API key or a JWT of the
-// issuer in the Authorization header.
+// issuer in the Authorization header, each principal seeing what
+// --policy gives it.
 func TestServeResourceServer(t *testing.T) {
 	const key = "k-cli-0123456789abcdef"
 	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "alpha"}), testserver.Stateless())
@@ -29,7 +30,11 @@ func TestServeResourceServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{}), JWT: true})
-	cmd := exec.Command(bin, "serve", "--config", cfg, "--listen", "127.0.0.1:0", "--api-key", "ci=MCP_KEY_CI", "--issuer", as.URL, "--scope", testauth.BaseScope)
+	pol := filepath.Join(dir, "policy.json")
+	if err := os.WriteFile(pol, []byte(`{"rules":[{"principals":["ci"],"allow":["alpha/*"]},{"principals":["alice"],"allow":["alpha/echo"]}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "serve", "--config", cfg, "--listen", "127.0.0.1:0", "--api-key", "ci=MCP_KEY_CI", "--issuer", as.URL, "--scope", testauth.BaseScope, "--policy", pol)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "HOME="+dir, "MCP_KEY_CI="+key)
 	stdout, err := cmd.StdoutPipe()
@@ -85,12 +90,17 @@ func TestServeResourceServer(t *testing.T) {
 	if ch := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(ch, "resource_metadata=") {
 		t.Errorf("no credential: %d %q", resp.StatusCode, ch)
 	}
-	cli(t, "", "tools", "--header", "Authorization: Bearer "+key, url).Must(t, 0, []string{"echo"}, nil)
+	cli(t, "", "tools", "--header", "Authorization: Bearer "+key, url).Must(t, 0, []string{"echo", "add"}, nil)
 	tok, err := as.SignToken(map[string]any{"sub": "alice", "aud": url, "scope": testauth.BaseScope})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cli(t, "", "tools", "--header", "Authorization: Bearer "+tok, url).Must(t, 0, []string{"echo"}, nil)
+	// alice's policy gives her echo only.
+	r := cli(t, "", "tools", "--header", "Authorization: Bearer "+tok, url)
+	r.Must(t, 0, []string{"echo"}, nil)
+	if strings.Contains(r.Stdout, "add") {
+		t.Errorf("alice sees a tool the policy does not give her:\n%s", r.Stdout)
+	}
 	other, _ := as.SignToken(map[string]any{"sub": "alice", "aud": "https://elsewhere.example/mcp", "scope": testauth.BaseScope})
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{}`))
 	req.Header.Set("Authorization", "Bearer "+other)
