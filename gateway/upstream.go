@@ -73,6 +73,8 @@ func newUpstream(g *Gateway, s Server, prefix mcpadapter.PrefixMode) (*upstream,
 	co.Roots = nil
 	co.MessageHandler = u.onMessage
 	co.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { u.changed(changedTools) }
+	co.PromptListChangedHandler = func(context.Context, *mcp.PromptListChangedRequest) { u.changed(changedPrompts) }
+	co.ResourceListChangedHandler = func(context.Context, *mcp.ResourceListChangedRequest) { u.changed(changedResources) }
 	co.Relay = true
 	var grp *mcpadapter.Group
 	var err error
@@ -514,13 +516,9 @@ func (u *upstream) onLog(ctx context.Context, req *mcp.LoggingMessageRequest) {
 }
 
 // onMessage watches the server's notifications the client options have no
-// handler for: prompt and resource list changes, resource updates.
+// handler for: resource updates.
 func (u *upstream) onMessage(ctx context.Context, method string, req mcp.Request) {
 	switch method {
-	case "notifications/prompts/list_changed":
-		u.changed(changedPrompts)
-	case "notifications/resources/list_changed":
-		u.changed(changedResources)
 	case "notifications/resources/updated":
 		if p, ok := req.GetParams().(*mcp.ResourceUpdatedNotificationParams); ok && p != nil {
 			_ = u.g.server.ResourceUpdated(context.WithoutCancel(ctx), &mcp.ResourceUpdatedNotificationParams{URI: p.URI})
