@@ -73,6 +73,8 @@ func newUpstream(g *Gateway, s Server, prefix mcpadapter.PrefixMode) (*upstream,
 	co.Roots = nil
 	co.MessageHandler = u.onMessage
 	co.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { u.changed(changedTools) }
+	co.PromptListChangedHandler = func(context.Context, *mcp.PromptListChangedRequest) { u.changed(changedPrompts) }
+	co.ResourceListChangedHandler = func(context.Context, *mcp.ResourceListChangedRequest) { u.changed(changedResources) }
 	co.Relay = true
 	var grp *mcpadapter.Group
 	var err error
@@ -88,7 +90,9 @@ func newUpstream(g *Gateway, s Server, prefix mcpadapter.PrefixMode) (*upstream,
 		return nil, fmt.Errorf("server %q: %w", s.Name, err)
 	}
 	u.client = grp.Clients()[0]
-	ao := &mcpadapter.Options{Prefix: prefix, ToolFilter: g.opts.ToolFilter}
+	// App-only tools pass, with their _meta.ui: the client is a host,
+	// which keeps them from its model and lets its apps call them.
+	ao := &mcpadapter.Options{Prefix: prefix, ToolFilter: g.opts.ToolFilter, AppTools: true}
 	if tr := g.opts.Transforms[s.Name]; tr != nil {
 		ao.Transforms = map[string]*mcpadapter.ServerTransform{s.Name: tr}
 	}
@@ -514,13 +518,9 @@ func (u *upstream) onLog(ctx context.Context, req *mcp.LoggingMessageRequest) {
 }
 
 // onMessage watches the server's notifications the client options have no
-// handler for: prompt and resource list changes, resource updates.
+// handler for: resource updates.
 func (u *upstream) onMessage(ctx context.Context, method string, req mcp.Request) {
 	switch method {
-	case "notifications/prompts/list_changed":
-		u.changed(changedPrompts)
-	case "notifications/resources/list_changed":
-		u.changed(changedResources)
 	case "notifications/resources/updated":
 		if p, ok := req.GetParams().(*mcp.ResourceUpdatedNotificationParams); ok && p != nil {
 			_ = u.g.server.ResourceUpdated(context.WithoutCancel(ctx), &mcp.ResourceUpdatedNotificationParams{URI: p.URI})
