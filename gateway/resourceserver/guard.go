@@ -97,10 +97,9 @@ func New(opts *Options) (*Guard, error) {
 		orInt(opts.MaxReplayEntries, DefaultReplayEntries), key)
 	g.metadataURL, g.metaPath = metadataLocation(opts.Resource)
 	md := map[string]any{
-		"resource":                              opts.Resource,
-		"bearer_methods_supported":              []string{"header"},
-		"resource_signing_alg_values_supported": names,
-		"dpop_signing_alg_values_supported":     names,
+		"resource":                          opts.Resource,
+		"bearer_methods_supported":          []string{"header"},
+		"dpop_signing_alg_values_supported": names,
 	}
 	if len(opts.Issuers) > 0 {
 		md["authorization_servers"] = opts.Issuers

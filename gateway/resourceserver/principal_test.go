@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter/gateway"
+	"github.com/mcpadapter/mcpadapter/gateway/resourceserver"
 	"github.com/mcpadapter/mcpadapter/internal/testauth"
+	"github.com/mcpadapter/mcpadapter/internal/testserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -100,5 +102,34 @@ func TestPrincipalsAndPolicy(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSeveralIssuers: with two trusted issuers, the same sub from each is
+// two principals (issuer#sub), and a token without sub is its client's.
+func TestSeveralIssuers(t *testing.T) {
+	e := setup(t, nil, nil)
+	other := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{}), JWT: true, Resource: e.url})
+	g, err := resourceserver.New(&resourceserver.Options{Resource: e.url, Issuers: []string{e.as.URL, other.URL}, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	principal := func(tok string) string {
+		r, _ := http.NewRequest(http.MethodPost, e.url, nil)
+		r.Header.Set("Authorization", "Bearer "+tok)
+		ti, err := g.Check(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ti.UserID
+	}
+	a := principal(e.token(t, nil))
+	otherTok, _ := other.SignToken(map[string]any{"sub": "alice", "aud": e.url})
+	b := principal(otherTok)
+	if a != e.as.URL+"#alice" || b != other.URL+"#alice" {
+		t.Errorf("principals %q and %q", a, b)
+	}
+	if p := principal(e.token(t, map[string]any{"sub": nil, "client_id": "svc"})); p != e.as.URL+"#svc" {
+		t.Errorf("a token without sub: %q", p)
 	}
 }
