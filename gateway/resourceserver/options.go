@@ -26,7 +26,7 @@ const (
 	maxVerifiedEntries     = 10_000
 )
 
-// DefaultAlgorithms are the JWS algorithms accepted for access tokens and
+// defaultAlgorithms are the JWS algorithms accepted for access tokens and
 // DPoP proofs when Options.Algorithms is empty: asymmetric ones only.
 var defaultAlgorithms = []string{"RS256", "PS256", "ES256", "ES384", "EdDSA"}
 
