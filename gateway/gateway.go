@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -40,6 +41,9 @@ type Gateway struct {
 	draining atomic.Bool    // Shutdown was called: new requests are refused
 	inflight sync.WaitGroup // forwarded requests in flight
 	nflight  atomic.Int64   // how many, for Shutdown's messages and tests
+	// posts counts the HTTP POSTs being answered: a call's answer is
+	// written after its handler returns (and ends inflight's count).
+	posts atomic.Int64
 	started  atomic.Bool
 	closed   sync.Once
 
@@ -274,6 +278,14 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 	var err error
 	select {
 	case <-done:
+		// The answers of the last calls may still be on their way out.
+		for g.posts.Load() > 0 && err == nil {
+			select {
+			case <-time.After(5 * time.Millisecond):
+			case <-ctx.Done():
+				err = fmt.Errorf("gateway: answers still being written when the grace period ended: %w", context.Cause(ctx))
+			}
+		}
 	case <-ctx.Done():
 		err = fmt.Errorf("gateway: requests still in flight when the grace period ended: %w", context.Cause(ctx))
 	}
