@@ -37,6 +37,7 @@ type serveFlags struct {
 	sessionExpiry time.Duration
 	auth          serveAuthFlags
 	policy        string
+	watchConfig   bool
 }
 
 func serveCommand(a *cmdline.App) *cobra.Command {
@@ -52,6 +53,10 @@ desktop host can start the gateway as its only server.
 It prints where it listens, each server with its protocol version and tool count, and a line
 for each problem (a server that is down, a tool name two servers claim). A server that fails
 is tried again in the background; its tools come back with a list_changed notification.
+SIGHUP (or, with --watch-config, a change of the file) reloads the config while clients stay
+connected: new servers start, removed ones stop, changed ones restart, the others keep their
+connections, and clients get list_changed. A config that is refused (invalid, or no longer
+trusted) is reported with every problem and the servers stay as they were.
 SIGINT or SIGTERM stops taking requests, lets those in flight finish (--grace), then stops the
 servers.
 
@@ -65,7 +70,8 @@ principal its sessions belong to. Keys and secrets come from the environment, ne
   mcpadapter serve --config mcp.json --stdio
   MCP_KEY_CI=... mcpadapter serve --config mcp.json --api-key ci=MCP_KEY_CI
   mcpadapter serve --config mcp.json --listen 0.0.0.0:8080 --allow-host gw.example.com \
-    --resource https://gw.example.com/mcp --issuer https://idp.example.com --scope mcp:tools`,
+    --resource https://gw.example.com/mcp --issuer https://idp.example.com --scope mcp:tools
+  mcpadapter serve --config mcp.json --watch-config`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runServe(cmd.Context(), a, f)
@@ -87,6 +93,7 @@ principal its sessions belong to. Keys and secrets come from the environment, ne
 	fl.DurationVar(&f.sessionExpiry, "session-timeout", 0, "close client sessions idle this long (default: never)")
 	f.auth.register(fl)
 	fl.StringVar(&f.policy, "policy", "", "a policy `file`: which principals may see and use which servers' tools, prompts and resources (docs/gateway.md)")
+	fl.BoolVar(&f.watchConfig, "watch-config", false, "reload the config when the file changes (SIGHUP always reloads it)")
 	return cmd
 }
 
@@ -99,6 +106,8 @@ func runServe(ctx context.Context, a *cmdline.App, f serveFlags) error {
 	if path == "" {
 		return cmdline.Usagef("serve needs an mcpServers config: --config FILE (or ./.mcp.json)")
 	}
+	hup, stopHup := hangups() // a SIGHUP while starting reloads once started
+	defer stopHup()
 	cfg, err := a.LoadConfig(path) // only once the file is trusted
 	if err != nil {
 		return err
@@ -166,6 +175,7 @@ func runServe(ctx context.Context, a *cmdline.App, f serveFlags) error {
 	if startErr != nil {
 		return startErr
 	}
+	defer reloadOnChange(ctx, a, gw, path, f.watchConfig, hup, out, &pmu)()
 	if f.stdio {
 		if f.auth.on() {
 			return cmdline.Usagef("--stdio serves the one client that started it: --issuer, --introspection-url and --api-key are for HTTP")
