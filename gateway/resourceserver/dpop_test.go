@@ -21,19 +21,23 @@ import (
 	"github.com/mcpadapter/mcpadapter/internal/testauth"
 )
 
-// recorder keeps the headers of the requests a client sent that were
-// answered 200.
+// recorder keeps the headers of the requests a client sent to the
+// resource with a DPoP-bound token that were answered 200.
 type recorder struct {
-	next http.RoundTripper
-	mu   sync.Mutex
-	ok   []http.Header
+	next   http.RoundTripper
+	mu     sync.Mutex
+	ok     []http.Header
+	nonces int // 200 answers with a DPoP-Nonce
 }
 
 func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := r.next.RoundTrip(req)
-	if err == nil && resp.StatusCode == http.StatusOK && req.Header.Get("DPoP") != "" {
+	if err == nil && resp.StatusCode == http.StatusOK && strings.HasPrefix(req.Header.Get("Authorization"), "DPoP ") {
 		r.mu.Lock()
 		r.ok = append(r.ok, req.Header.Clone())
+		if resp.Header.Get("DPoP-Nonce") != "" {
+			r.nonces++
+		}
 		r.mu.Unlock()
 	}
 	return resp, err
@@ -101,8 +105,11 @@ func adapterDPoP(t *testing.T, e *env) {
 		t.Errorf("%d DPoP-bound tokens issued, want 1", n)
 	}
 	rec.mu.Lock()
-	sent := rec.ok
+	sent, nonces := rec.ok, rec.nonces
 	rec.mu.Unlock()
+	if nonces != len(sent) {
+		t.Errorf("%d of %d answers to DPoP requests carried the next nonce", nonces, len(sent))
+	}
 	if len(sent) == 0 {
 		t.Fatal("no request with a DPoP proof was answered 200")
 	}

@@ -139,6 +139,10 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 			g.refuse(w, r, err)
 			return
 		}
+		if g.dpop.nonces != nil && r.Header.Get("DPoP") != "" {
+			// The nonce to use next, before the one the client has runs out.
+			w.Header().Set("DPoP-Nonce", g.dpop.nonce(time.Now()))
+		}
 		withTokenInfo(next, ti).ServeHTTP(w, r)
 	})
 }
