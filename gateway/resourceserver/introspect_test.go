@@ -74,3 +74,20 @@ func TestIntrospectionRevoked(t *testing.T) {
 	before := e.upstream.Load()
 	e.mustRefuse(t, "a revoked token", e.post(t, bearer(tok)), http.StatusUnauthorized, "invalid_token", before)
 }
+
+// TestJWTAndIntrospection: with both, a JWT of a trusted issuer is
+// verified locally (no introspection), any other token is introspected.
+func TestJWTAndIntrospection(t *testing.T) {
+	e := setup(t, func(o *testauth.Options) { o.JWT = false }, func(e *env, o *resourceserver.Options) {
+		o.Introspection = &resourceserver.Introspection{URL: e.as.URL + "/introspect", ClientID: clientID, ClientSecret: clientSecret}
+	})
+	start := e.upstream.Load()
+	e.mustPass(t, "a JWT", e.post(t, bearer(e.token(t, nil))), start)
+	if n := e.as.Counts().Introspections; n != 0 {
+		t.Errorf("a JWT of a trusted issuer was introspected (%d)", n)
+	}
+	e.mustPass(t, "an opaque token", e.post(t, bearer(e.opaqueToken(t))), start+1)
+	if n := e.as.Counts().Introspections; n != 1 {
+		t.Errorf("%d introspections for one opaque token", n)
+	}
+}
