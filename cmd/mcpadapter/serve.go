@@ -35,6 +35,9 @@ type serveFlags struct {
 	parkTimeout   time.Duration
 	sessionExpiry time.Duration
 	watchConfig   bool
+	auditLog      string
+	auditPayloads bool
+	health        bool
 }
 
 func serveCommand(a *cmdline.App) *cobra.Command {
@@ -80,6 +83,9 @@ servers.`,
 	fl.DurationVar(&f.parkTimeout, "park-timeout", 0, fmt.Sprintf("how long a server's question waits for the client's answer (default %s)", gateway.DefaultParkTimeout))
 	fl.DurationVar(&f.sessionExpiry, "session-timeout", 0, "close client sessions idle this long (default: never)")
 	fl.BoolVar(&f.watchConfig, "watch-config", false, "reload the config when the file changes (SIGHUP always reloads it)")
+	fl.StringVar(&f.auditLog, "audit-log", "", "append a JSON line per tool call to `file` (- for stderr): who, which tool on which server, outcome, duration")
+	fl.BoolVar(&f.auditPayloads, "audit-payloads", false, "with --audit-log, also record each call's arguments and result (the config's secrets blanked out)")
+	fl.BoolVar(&f.health, "health", true, "answer GET /healthz (alive) and /readyz (a server is up) for orchestrators")
 	return cmd
 }
 
@@ -141,6 +147,11 @@ func runServe(ctx context.Context, a *cmdline.App, f serveFlags) error {
 	if f.toolSearch != 0 {
 		opts.ToolSearch = &mcpadapter.ToolSearch{Threshold: f.toolSearch}
 	}
+	closeAudit, err := auditTo(opts, f, a.Stderr)
+	if err != nil {
+		return err
+	}
+	defer closeAudit()
 	gw, err := gateway.New(gateway.FromConfig(cfg), opts)
 	if err != nil {
 		return err
@@ -168,7 +179,15 @@ func runServe(ctx context.Context, a *cmdline.App, f serveFlags) error {
 		ln.Close()
 		return cmdline.Usagef("--listen %s is not a loopback address: say which Host names clients use with --allow-host", f.listen)
 	}
-	srv := &http.Server{Handler: gw, ReadHeaderTimeout: 10 * time.Second}
+	var handler http.Handler = gw
+	if f.health {
+		mux := http.NewServeMux()
+		mux.Handle("GET /healthz", gw.HealthHandler())
+		mux.Handle("GET /readyz", gw.HealthHandler())
+		mux.Handle("/", gw)
+		handler = mux
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(out, "mcpadapter serve: listening on http://%s/mcp (any path serves)\n", ln.Addr())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -257,3 +276,27 @@ func oneLine(err error) string {
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
+
+// auditTo sets opts' audit log from --audit-log and --audit-payloads; the
+// returned function closes the file.
+func auditTo(opts *gateway.Options, f serveFlags, stderr io.Writer) (closeFn func(), _ error) {
+	if f.auditLog == "" {
+		if f.auditPayloads {
+			return nil, cmdline.Usagef("--audit-payloads needs --audit-log")
+		}
+		return func() {}, nil
+	}
+	w, closeFn := stderr, func() {}
+	if f.auditLog != "-" {
+		file, err := os.OpenFile(f.auditLog, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("--audit-log: %w", err)
+		}
+		w, closeFn = file, func() { _ = file.Close() }
+	}
+	opts.AuditLog = slog.New(slog.NewJSONHandler(w, nil))
+	if f.auditPayloads {
+		opts.AuditPayload = func(string, string, string) bool { return true }
+	}
+	return closeFn, nil
+}
