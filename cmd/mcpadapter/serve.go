@@ -38,6 +38,9 @@ type serveFlags struct {
 	auth          serveAuthFlags
 	policy        string
 	watchConfig   bool
+	auditLog      string
+	auditPayloads bool
+	health        bool
 }
 
 func serveCommand(a *cmdline.App) *cobra.Command {
@@ -94,6 +97,9 @@ principal its sessions belong to. Keys and secrets come from the environment, ne
 	f.auth.register(fl)
 	fl.StringVar(&f.policy, "policy", "", "a policy `file`: which principals may see and use which servers' tools, prompts and resources (docs/gateway.md)")
 	fl.BoolVar(&f.watchConfig, "watch-config", false, "reload the config when the file changes (SIGHUP always reloads it)")
+	fl.StringVar(&f.auditLog, "audit-log", "", "append a JSON line per tool call to `file` (- for stderr): who, which tool on which server, outcome, duration")
+	fl.BoolVar(&f.auditPayloads, "audit-payloads", false, "with --audit-log, also record each call's arguments and result (the config's secrets blanked out)")
+	fl.BoolVar(&f.health, "health", true, "answer GET /healthz (alive) and /readyz (a server is up) for orchestrators")
 	return cmd
 }
 
@@ -162,6 +168,11 @@ func runServe(ctx context.Context, a *cmdline.App, f serveFlags) error {
 	if f.toolSearch != 0 {
 		opts.ToolSearch = &mcpadapter.ToolSearch{Threshold: f.toolSearch}
 	}
+	closeAudit, err := auditTo(opts, f, a.Stderr)
+	if err != nil {
+		return err
+	}
+	defer closeAudit()
 	gw, err := gateway.New(gateway.FromConfig(cfg), opts)
 	if err != nil {
 		return err
@@ -197,12 +208,21 @@ func runServe(ctx context.Context, a *cmdline.App, f serveFlags) error {
 		ln.Close()
 		return err
 	}
-	var h http.Handler = gw
+	var handler http.Handler = gw
 	if guard != nil {
-		h = guard.Handler(gw)
+		handler = guard.Handler(gw)
 		f.auth.describe(out, guard)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	if f.health {
+		// Probes need no credential: they say only whether the gateway is
+		// alive and a server is up.
+		mux := http.NewServeMux()
+		mux.Handle("GET /healthz", gw.HealthHandler())
+		mux.Handle("GET /readyz", gw.HealthHandler())
+		mux.Handle("/", handler)
+		handler = mux
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(out, "mcpadapter serve: listening on http://%s/mcp (any path serves)\n", ln.Addr())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -291,3 +311,27 @@ func oneLine(err error) string {
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
+
+// auditTo sets opts' audit log from --audit-log and --audit-payloads; the
+// returned function closes the file.
+func auditTo(opts *gateway.Options, f serveFlags, stderr io.Writer) (closeFn func(), _ error) {
+	if f.auditLog == "" {
+		if f.auditPayloads {
+			return nil, cmdline.Usagef("--audit-payloads needs --audit-log")
+		}
+		return func() {}, nil
+	}
+	w, closeFn := stderr, func() {}
+	if f.auditLog != "-" {
+		file, err := os.OpenFile(f.auditLog, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("--audit-log: %w", err)
+		}
+		w, closeFn = file, func() { _ = file.Close() }
+	}
+	opts.AuditLog = slog.New(slog.NewJSONHandler(w, nil))
+	if f.auditPayloads {
+		opts.AuditPayload = func(string, string, string) bool { return true }
+	}
+	return closeFn, nil
+}
