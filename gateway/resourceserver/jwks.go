@@ -233,6 +233,10 @@ func (f *fetcher) discoverJWKS(ctx context.Context, issuer string) (string, erro
 			errs = append(errs, fmt.Errorf("the metadata at %s has no jwks_uri", u))
 			continue
 		}
+		if !secureURL(md.JWKSURI) {
+			errs = append(errs, fmt.Errorf("the metadata at %s names jwks_uri %q: not https (http only on loopback)", u, md.JWKSURI))
+			continue
+		}
 		return md.JWKSURI, nil
 	}
 	return "", fmt.Errorf("discovering the keys of %s: %w", issuer, errors.Join(errs...))

@@ -274,6 +274,13 @@ func TestPlaintextKeysAndIntrospection(t *testing.T) {
 		t.Errorf("New with an http JWKSURL: %v", err)
 	}
 	_, err = resourceserver.New(&resourceserver.Options{
+		Resource: "https://gw.example.com/mcp", Issuers: []string{"https://idp.example.com"},
+		JWKSURL: "http://127.idp.example.com/jwks", // a DNS name, not a loopback address
+	})
+	if err == nil || !strings.Contains(err.Error(), "JWKSURL") {
+		t.Errorf("New with an http JWKSURL on a name that starts with 127.: %v", err)
+	}
+	_, err = resourceserver.New(&resourceserver.Options{
 		Resource:      "https://gw.example.com/mcp",
 		Introspection: &resourceserver.Introspection{URL: "http://idp.example.com/introspect", ClientID: "gw", ClientSecret: "s"},
 	})
