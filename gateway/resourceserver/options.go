@@ -65,7 +65,8 @@ type Options struct {
 	// DefaultLeeway.
 	Leeway time.Duration
 
-	// Introspection, if set, checks tokens that are not JWTs of Issuers.
+	// Introspection, if set, checks tokens that are not JWTs of Issuers:
+	// an active one whose answer's aud names Resource is accepted.
 	Introspection *Introspection
 
 	// APIKeys are static keys accepted as bearer tokens.
