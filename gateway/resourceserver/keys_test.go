@@ -189,14 +189,40 @@ func TestKeyConfusion(t *testing.T) {
 		"nbf in the future":              rs(map[string]any{"nbf": now + 3600}),
 		"iat far in the future":          rs(map[string]any{"iat": now + 3600}),
 	}
+	r := httptest.NewRequest(http.MethodPost, resource, nil)
+	r.Header.Add("Authorization", "Bearer "+good["RS256 by the RSA key"])
+	r.Header.Add("Authorization", "Bearer "+bad["aud the origin only"])
+	var e *resourceserver.Error
+	if _, err := g.Check(r); !errors.As(err, &e) || e.Status != http.StatusBadRequest {
+		t.Errorf("two Authorization headers: %v, want 400", err)
+	}
 	for name, tok := range bad {
 		p, err := checkAs(g, resource, tok)
-		var e *resourceserver.Error
 		if err == nil {
 			t.Errorf("%s: accepted as %q", name, p)
 		} else if !errors.As(err, &e) || e.Status != http.StatusUnauthorized || e.Code != "invalid_token" {
 			t.Errorf("%s: %v, want 401 invalid_token", name, err)
 		}
+	}
+}
+
+// TestIssuerMetadataOfAnother: an issuer whose metadata names another
+// issuer (a mix-up, or a tenant answering for another) gives no keys: its
+// tokens get 503, however they are signed.
+func TestIssuerMetadataOfAnother(t *testing.T) {
+	const resource = "https://gw.example.com/mcp"
+	rk, _ := rsa.GenerateKey(rand.Reader, 2048)
+	ks := startKeyServer(t, jose.JSONWebKey{Key: &rk.PublicKey, KeyID: "r", Use: "sig"})
+	ks.metadata = map[string]any{"issuer": "https://another.example.com", "jwks_uri": ks.srv.URL + "/jwks"}
+	g, err := resourceserver.New(&resourceserver.Options{Resource: resource, Issuers: []string{ks.srv.URL}, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := joseSign(t, jose.RS256, rk, "r", nil, map[string]any{"iss": ks.srv.URL, "sub": "a", "aud": resource, "exp": time.Now().Unix() + 60})
+	p, err := checkAs(g, resource, tok)
+	var e *resourceserver.Error
+	if !errors.As(err, &e) || e.Status != http.StatusServiceUnavailable {
+		t.Errorf("a token of an issuer whose metadata names another: %q, %v; want 503", p, err)
 	}
 }
 
