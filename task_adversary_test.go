@@ -118,10 +118,12 @@ func TestTaskInputNeverEnds(t *testing.T) {
 	const tooMany = 60
 	var sampled atomic.Int32
 	c, err := mcpadapter.NewClient(hs.URL, &mcpadapter.ClientOptions{
+		//lint:ignore SA1019 servers may still ask for sampling in a task's rounds
 		SamplingHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			if sampled.Add(1) >= tooMany {
 				stop()
 			}
+			//lint:ignore SA1019 servers may still ask for sampling in a task's rounds
 			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "more"}}, nil
 		}})
 	if err != nil {
@@ -161,6 +163,7 @@ func TestTaskSamplingQuestion(t *testing.T) {
 	t.Cleanup(hs.Close)
 	var sampled atomic.Int32
 	c, err := mcpadapter.NewClient(hs.URL, &mcpadapter.ClientOptions{
+		//lint:ignore SA1019 servers may still ask for sampling in a task's rounds
 		SamplingHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			sampled.Add(1)
 			if len(req.Params.Messages) != 1 {
@@ -169,6 +172,7 @@ func TestTaskSamplingQuestion(t *testing.T) {
 			if tc, ok := req.Params.Messages[0].Content.(*mcp.TextContent); !ok || tc.Text != "and now?" {
 				return nil, fmt.Errorf("the question was %#v", req.Params.Messages[0].Content)
 			}
+			//lint:ignore SA1019 servers may still ask for sampling in a task's rounds
 			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "more"}}, nil
 		}})
 	if err != nil {
