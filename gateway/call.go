@@ -163,10 +163,16 @@ func (g *Gateway) callTool(ctx context.Context, name string, req *mcp.CallToolRe
 }
 
 // forwardCall sends one tools/call to u for o: with a progress token of
-// the gateway's when the client asked for progress or a timeout needs it,
-// bounded by CallTimeout (restarted by each progress report).
+// the gateway's when the client asked for progress or a timeout that
+// restarts on progress needs it, bounded by the server's own limits
+// (limits.go) and CallTimeout (restarted by each progress report).
 func (g *Gateway) forwardCall(ctx context.Context, u *upstream, o *origin, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	timeout := g.opts.CallTimeout
+	ctx, watched, from, stop := u.limits.bound(ctx, u.name, params.Name)
+	defer stop()
+	timeout, setting := g.opts.CallTimeout, ""
+	if watched > 0 && (timeout <= 0 || watched < timeout) {
+		timeout, setting = watched, from
+	}
 	var watch *progressWatch
 	if o.tok != nil || timeout > 0 {
 		tok, forget := g.progressToken(u, o)
@@ -181,7 +187,7 @@ func (g *Gateway) forwardCall(ctx context.Context, u *upstream, o *origin, param
 		ctx, cancel = context.WithCancelCause(ctx)
 		defer cancel(nil)
 		watch = newProgressWatch(timeout, func() {
-			cancel(&timeoutError{server: u.name, tool: params.Name, after: timeout})
+			cancel(&timeoutError{server: u.name, tool: params.Name, after: timeout, setting: setting})
 		})
 		defer watch.stop()
 		o.setTouch(watch.touch)

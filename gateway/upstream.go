@@ -27,6 +27,7 @@ type upstream struct {
 	adapter *mcpadapter.Adapter // the server's tools, named and shaped
 	lane    *lane
 	sem     chan struct{} // tool calls in flight; nil means no cap
+	limits  callLimits    // the time limits of its tool calls
 	kick    chan struct{} // a list changed: list again (buffered)
 	// announced holds the lists the server said changed since the last
 	// listing (changedTools, ...).
@@ -50,12 +51,13 @@ func newUpstream(g *Gateway, s Server, prefix mcpadapter.PrefixMode) (*upstream,
 	if tr := g.opts.Transforms[s.Name]; tr != nil && tr.Prefix != "" {
 		u.prefix = tr.Prefix
 	}
-	if n := g.opts.maxCallsPerServer(); n > 0 {
-		u.sem = make(chan struct{}, n)
-	}
 	var co mcpadapter.ClientOptions
 	if g.opts.Client != nil {
 		co = *g.opts.Client
+	}
+	u.limits = limitsOf(s, co, g.opts.Transforms[s.Name])
+	if n := callCap(g.opts.maxCallsPerServer(), s, co); n > 0 {
+		u.sem = make(chan struct{}, n)
 	}
 	co.Name = s.Name
 	if co.Logger == nil {
@@ -71,6 +73,8 @@ func newUpstream(g *Gateway, s Server, prefix mcpadapter.PrefixMode) (*upstream,
 	co.Roots = nil
 	co.MessageHandler = u.onMessage
 	co.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { u.changed(changedTools) }
+	co.PromptListChangedHandler = func(context.Context, *mcp.PromptListChangedRequest) { u.changed(changedPrompts) }
+	co.ResourceListChangedHandler = func(context.Context, *mcp.ResourceListChangedRequest) { u.changed(changedResources) }
 	co.Relay = true
 	var grp *mcpadapter.Group
 	var err error
@@ -512,13 +516,9 @@ func (u *upstream) onLog(ctx context.Context, req *mcp.LoggingMessageRequest) {
 }
 
 // onMessage watches the server's notifications the client options have no
-// handler for: prompt and resource list changes, resource updates.
+// handler for: resource updates.
 func (u *upstream) onMessage(ctx context.Context, method string, req mcp.Request) {
 	switch method {
-	case "notifications/prompts/list_changed":
-		u.changed(changedPrompts)
-	case "notifications/resources/list_changed":
-		u.changed(changedResources)
 	case "notifications/resources/updated":
 		if p, ok := req.GetParams().(*mcp.ResourceUpdatedNotificationParams); ok && p != nil {
 			_ = u.g.server.ResourceUpdated(context.WithoutCancel(ctx), &mcp.ResourceUpdatedNotificationParams{URI: p.URI})
