@@ -2,6 +2,7 @@ package schemaprofile_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/mcpadapter/mcpadapter/argcheck"
@@ -58,4 +59,39 @@ func asError(err error, e **argcheck.Error) bool {
 	x, ok := err.(*argcheck.Error)
 	*e = x
 	return ok
+}
+
+// FuzzModelPath: any pointer maps to a pointer with as many tokens, an
+// unrenamed one to itself, under every profile, for schemas with renames
+// at every level (objects, array items, anyOf branches, a recursive ref).
+func FuzzModelPath(f *testing.F) {
+	schema := json.RawMessage(`{"type":"object","$defs":{"node":{"type":"object","properties":{"child name":{"$ref":"#/$defs/node"}}}},
+		"properties":{"a b":{"type":"array","items":{"type":"object","properties":{"c d":{"type":"string"}}}},
+		"e f":{"anyOf":[{"type":"object","properties":{"g h":{"type":"string"}}},{"type":"object","properties":{"g.h":{"type":"integer"}}}]},
+		"tree":{"$ref":"#/$defs/node"},"m":{"type":"object","additionalProperties":{"type":"object","properties":{"k l":{"type":"string"}}}}}}`)
+	var results []*schemaprofile.Result
+	for _, p := range schemaprofile.Profiles() {
+		r, err := schemaprofile.Apply(p, schema)
+		if err != nil {
+			f.Fatal(err)
+		}
+		results = append(results, r)
+	}
+	for _, s := range []string{"", "/", "/a b/0/c d", "/e f/g h", "/e f/g.h", "/tree/child name/child name", "/m/x/k l", "/a~1b/~0", "/plain", "a b", "//"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, path string) {
+		for _, r := range results {
+			got := r.ModelPath(path)
+			if path == "" || path[0] != '/' {
+				if got != path {
+					t.Fatalf("%s: %q is not a pointer, mapped to %q", r.Profile, path, got)
+				}
+				continue
+			}
+			if strings.Count(got, "/") != strings.Count(path, "/") || got[0] != '/' {
+				t.Fatalf("%s: %q mapped to %q", r.Profile, path, got)
+			}
+		}
+	})
 }
