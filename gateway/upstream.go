@@ -90,7 +90,9 @@ func newUpstream(g *Gateway, s Server, prefix mcpadapter.PrefixMode) (*upstream,
 		return nil, fmt.Errorf("server %q: %w", s.Name, err)
 	}
 	u.client = grp.Clients()[0]
-	ao := &mcpadapter.Options{Prefix: prefix, ToolFilter: g.opts.ToolFilter}
+	// App-only tools pass, with their _meta.ui: the client is a host,
+	// which keeps them from its model and lets its apps call them.
+	ao := &mcpadapter.Options{Prefix: prefix, ToolFilter: g.opts.ToolFilter, AppTools: true}
 	if tr := g.opts.Transforms[s.Name]; tr != nil {
 		ao.Transforms = map[string]*mcpadapter.ServerTransform{s.Name: tr}
 	}
