@@ -157,6 +157,8 @@ const (
 	ServerUp      EventKind = "up"
 	ServerDown    EventKind = "down"
 	ServerProblem EventKind = "problem"
+	// ServerRemoved: Reload took the server out.
+	ServerRemoved EventKind = "removed"
 )
 
 // An Event is something that happened to one of the gateway's servers.

@@ -34,6 +34,7 @@ type serveFlags struct {
 	maxBodyBytes  int64
 	parkTimeout   time.Duration
 	sessionExpiry time.Duration
+	watchConfig   bool
 }
 
 func serveCommand(a *cmdline.App) *cobra.Command {
@@ -49,11 +50,16 @@ desktop host can start the gateway as its only server.
 It prints where it listens, each server with its protocol version and tool count, and a line
 for each problem (a server that is down, a tool name two servers claim). A server that fails
 is tried again in the background; its tools come back with a list_changed notification.
+SIGHUP (or, with --watch-config, a change of the file) reloads the config while clients stay
+connected: new servers start, removed ones stop, changed ones restart, the others keep their
+connections, and clients get list_changed. A config that is refused (invalid, or no longer
+trusted) is reported with every problem and the servers stay as they were.
 SIGINT or SIGTERM stops taking requests, lets those in flight finish (--grace), then stops the
 servers.`,
 		Example: `  mcpadapter serve --config mcp.json
   mcpadapter serve --config mcp.json --listen 127.0.0.1:9000 --prefix always
-  mcpadapter serve --config mcp.json --stdio`,
+  mcpadapter serve --config mcp.json --stdio
+  mcpadapter serve --config mcp.json --watch-config`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runServe(cmd.Context(), a, f)
@@ -73,6 +79,7 @@ servers.`,
 	fl.Int64Var(&f.maxBodyBytes, "max-request-bytes", 0, fmt.Sprintf("bound one HTTP request body (default %d)", gateway.DefaultMaxRequestBytes))
 	fl.DurationVar(&f.parkTimeout, "park-timeout", 0, fmt.Sprintf("how long a server's question waits for the client's answer (default %s)", gateway.DefaultParkTimeout))
 	fl.DurationVar(&f.sessionExpiry, "session-timeout", 0, "close client sessions idle this long (default: never)")
+	fl.BoolVar(&f.watchConfig, "watch-config", false, "reload the config when the file changes (SIGHUP always reloads it)")
 	return cmd
 }
 
@@ -85,6 +92,8 @@ func runServe(ctx context.Context, a *cmdline.App, f serveFlags) error {
 	if path == "" {
 		return cmdline.Usagef("serve needs an mcpServers config: --config FILE (or ./.mcp.json)")
 	}
+	hup, stopHup := hangups() // a SIGHUP while starting reloads once started
+	defer stopHup()
 	cfg, err := a.LoadConfig(path) // only once the file is trusted
 	if err != nil {
 		return err
@@ -145,6 +154,7 @@ func runServe(ctx context.Context, a *cmdline.App, f serveFlags) error {
 	if startErr != nil {
 		return startErr
 	}
+	defer reloadOnChange(ctx, a, gw, path, f.watchConfig, hup, out, &pmu)()
 	if f.stdio {
 		fmt.Fprintln(out, "mcpadapter serve: serving one client on stdin and stdout")
 		err := gw.ServeStdio(ctx, os.Stdin, nopWriteCloser{a.Stdout})
