@@ -43,9 +43,9 @@ type Gateway struct {
 	nflight  atomic.Int64   // how many, for Shutdown's messages and tests
 	// posts counts the HTTP POSTs being answered: a call's answer is
 	// written after its handler returns (and ends inflight's count).
-	posts atomic.Int64
-	started  atomic.Bool
-	closed   sync.Once
+	posts   atomic.Int64
+	started atomic.Bool
+	closed  sync.Once
 
 	progMu   sync.Mutex
 	progress map[string]progressRoute // by the progress token sent to a server
