@@ -85,7 +85,9 @@ func errShuttingDown() *jsonrpc.Error {
 func (g *Gateway) inflightCount() int64 { return g.nflight.Load() }
 
 // callTool forwards a call of the tool clients know as name, with args.
-func (g *Gateway) callTool(ctx context.Context, name string, req *mcp.CallToolRequest, args json.RawMessage) (*mcp.CallToolResult, error) {
+func (g *Gateway) callTool(ctx context.Context, name string, req *mcp.CallToolRequest, args json.RawMessage) (res *mcp.CallToolResult, err error) {
+	audit := g.audit(ctx, name, req.Session, args)
+	defer func() { audit.end(ctx, res, err) }()
 	state, parked := unwrapState(req.Params.RequestState)
 	admit := g.admit
 	if parked {
@@ -100,6 +102,7 @@ func (g *Gateway) callTool(ctx context.Context, name string, req *mcp.CallToolRe
 	if !ok || !g.allowed(ctx, r.u.name, "tool", r.tool.OriginalName) {
 		return nil, g.unknownTool(ctx, name)
 	}
+	audit.found(r.u.name, r.tool.OriginalName)
 	u := r.u
 	if u.sem != nil {
 		select {
@@ -142,7 +145,7 @@ func (g *Gateway) callTool(ctx context.Context, name string, req *mcp.CallToolRe
 			return call(ctx)
 		}))
 	}
-	res, err := call(ctx)
+	res, err = call(ctx)
 	for round := 1; err == nil && res != nil && res.NeedsInput(); round++ {
 		if o.modern {
 			res.RequestState = wrapState(res.RequestState)

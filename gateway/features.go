@@ -34,7 +34,7 @@ func (g *Gateway) route(next mcp.MethodHandler) mcp.MethodHandler {
 		stop := context.AfterFunc(g.ctx, func() { cancel(errClosed) })
 		defer stop()
 		if ex := req.GetExtra(); ex != nil && ex.TokenInfo != nil {
-			ctx = withPrincipal(ctx, ex.TokenInfo.UserID)
+			ctx = withTokenInfo(ctx, ex.TokenInfo)
 		}
 		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss.ID() != "" {
 			defer g.trackSession(ss.ID(), PrincipalFrom(ctx), cancel)()
@@ -43,7 +43,10 @@ func (g *Gateway) route(next mcp.MethodHandler) mcp.MethodHandler {
 		case "tools/call":
 			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && p != nil && !g.search.handles(p.Name) {
 				if _, ok := g.cat.tool(p.Name); !ok {
-					return nil, g.unknownTool(ctx, p.Name)
+					err := g.unknownTool(ctx, p.Name)
+					ss, _ := req.GetSession().(*mcp.ServerSession)
+					g.audit(ctx, p.Name, ss, p.Arguments).end(ctx, nil, err)
+					return nil, err
 				}
 			}
 		case "logging/setLevel":

@@ -21,6 +21,7 @@ import (
 // flight on it.
 type upstream struct {
 	g       *Gateway
+	spec    Server // what it was built from: Reload compares it
 	name    string
 	prefix  string // the server's own prefix ("prefix" in its config entry)
 	client  *mcpadapter.Client
@@ -32,6 +33,11 @@ type upstream struct {
 	// announced holds the lists the server said changed since the last
 	// listing (changedTools, ...).
 	announced atomic.Uint32
+	// ctx ends when the gateway closes or Reload removes the server;
+	// stop ends it; done is closed when its supervisor has returned.
+	ctx  context.Context
+	stop context.CancelFunc
+	done chan struct{}
 
 	mu     sync.Mutex
 	up     bool
@@ -44,7 +50,7 @@ type upstream struct {
 
 // newUpstream builds the client of s, with the gateway's handlers.
 func newUpstream(g *Gateway, s Server, prefix mcpadapter.PrefixMode) (*upstream, error) {
-	u := &upstream{g: g, name: s.Name, lane: newLane(), kick: make(chan struct{}, 1), subs: make(map[string]map[*mcp.ServerSession]bool)}
+	u := &upstream{g: g, spec: s, name: s.Name, lane: newLane(), kick: make(chan struct{}, 1), subs: make(map[string]map[*mcp.ServerSession]bool)}
 	if s.Config != nil {
 		u.prefix = s.Config.Prefix
 	}
