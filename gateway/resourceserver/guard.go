@@ -270,12 +270,14 @@ func (g *Guard) parseJWS(tok string) (*jwt.JSONWebToken, string) {
 	return jws, unverifiedIssuer(jws)
 }
 
-// principalOf names whom a grant is for: its sub (or client_id), with
-// the issuer when several are trusted.
+// principalOf names whom a grant is for: its sub, or "client:" and its
+// client_id for a token no user holds (so that a client is never taken
+// for a user whose sub is its id), with the issuer when several are
+// trusted.
 func (g *Guard) principalOf(gr *grant) string {
 	p := gr.subject
-	if p == "" {
-		p = gr.clientID
+	if p == "" && gr.clientID != "" {
+		p = "client:" + gr.clientID
 	}
 	if p == "" {
 		return ""
