@@ -51,10 +51,15 @@ func New(opts *Options) (*Guard, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	hc := opts.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
+	// Redirects are not followed: a redirect could take the
+	// introspection request's client secret, or the key fetch, somewhere
+	// the checks of secureURL never saw.
+	hc := &http.Client{}
+	if opts.HTTPClient != nil {
+		c := *opts.HTTPClient
+		hc = &c
 	}
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	f := &fetcher{hc: hc, timeout: orDuration(opts.Timeout, DefaultTimeout), log: log}
 	names := opts.Algorithms
 	if len(names) == 0 {
