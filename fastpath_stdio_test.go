@@ -63,6 +63,9 @@ type outcome struct {
 	// id is the JSON-RPC id the call was sent with, as JSON ("" if not
 	// known): the two paths number their requests apart.
 	id string
+	// request is the tools/call as the client sent it, id masked ("" if
+	// not known).
+	request string
 	// paths are the tools/calls the client made for it, by path.
 	paths engine.Paths
 }
@@ -74,7 +77,7 @@ func (p *diffPair) one(c *mcpadapter.Client, ids *callIDTrace, reply string) out
 	defer cancel()
 	before := mcpadapter.CallPaths(c)
 	res, err := c.CallTool(ctx, "bad_response", testserver.ScriptedArgs(reply), nil)
-	o := outcome{res: res, id: ids.last(), paths: mcpadapter.CallPaths(c).Sub(before)}
+	o := outcome{res: res, id: ids.last(), request: ids.sent(), paths: mcpadapter.CallPaths(c).Sub(before)}
 	if err != nil {
 		o.err = err.Error()
 	}
@@ -102,12 +105,15 @@ func (p *diffPair) check(t testing.TB, reply string) outcome {
 // or "" if they do not. The fast path's client must have taken the fast
 // path (or handed the call over to go-sdk from it) and go-sdk's client
 // go-sdk's path. The results or errors must be the same but for what the
-// two paths' ids change (maskIDs).
+// two paths' ids change (maskIDs), and so must the requests sent.
 func compareOutcomes(fast, sdk outcome) string {
 	d := pathDiff(fast.paths, sdk.paths)
 	f, g := maskIDs(describe(fast), fast.id, sdk.id), maskIDs(describe(sdk), fast.id, sdk.id)
 	if f != g {
 		d += fmt.Sprintf("fast path: %s\ngo-sdk:    %s\n", f, g)
+	}
+	if fast.request != sdk.request {
+		d += fmt.Sprintf("fast path sent: %s\ngo-sdk sent:    %s\n", fast.request, sdk.request)
 	}
 	return d
 }
@@ -199,10 +205,12 @@ func describe(o outcome) string {
 }
 
 // callIDTrace is a slog.Handler for a client's protocol trace that keeps
-// the id of the last tools/call the client sent.
+// the id of the last tools/call the client sent, and the call as sent
+// with its id masked (both paths trace what they write).
 type callIDTrace struct {
-	mu sync.Mutex
-	id string
+	mu      sync.Mutex
+	id      string
+	request string
 }
 
 func (h *callIDTrace) Enabled(context.Context, slog.Level) bool { return true }
@@ -216,18 +224,28 @@ func (h *callIDTrace) Handle(_ context.Context, r slog.Record) error {
 		if a.Key != "message" {
 			return true
 		}
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		if json.Unmarshal([]byte(a.Value.String()), &m) == nil && m.Method == "tools/call" {
+		var m map[string]json.RawMessage
+		if json.Unmarshal([]byte(a.Value.String()), &m) == nil && string(m["method"]) == `"tools/call"` {
+			id := string(m["id"])
+			m["id"] = json.RawMessage(`"ID"`)
+			b, _ := json.Marshal(m) // members sorted
 			h.mu.Lock()
-			h.id = string(m.ID)
+			h.id, h.request = id, string(b)
 			h.mu.Unlock()
 		}
 		return false
 	})
 	return nil
+}
+
+// sent returns the last tools/call's request, id masked.
+func (h *callIDTrace) sent() string {
+	if h == nil {
+		return ""
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.request
 }
 
 func (h *callIDTrace) last() string {
