@@ -134,7 +134,7 @@ var sessionText = regexp.MustCompile(`session ID: [^ )]*|session IDs "[^"]*"`)
 // echo's after it, with the two calls' ids (maskIDs) and session ids
 // masked, and the request the peer received.
 func httpDescribed(o httpOutcome, ids ...string) string {
-	call := sessionText.ReplaceAllString(maskIDs(describe(o.call), ids...), "session S")
+	call := sessionText.ReplaceAllString(maskIDs(describeOwn(o.call), ids...), "session S")
 	after := sessionText.ReplaceAllString(o.after, "session S")
 	return fmt.Sprintf("%s\nrequest (%d POSTs):\n%s\nthen echo: %s", call, o.posts, o.request, after)
 }
