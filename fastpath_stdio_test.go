@@ -311,7 +311,13 @@ func diffReplies() []string {
 		// Keys as go-sdk's decoder reads them: escapes undone, case kept.
 		`{"jsonrpc":"2.0","\u0069d":@ID@,"result":{"content":[{"type":"text","text":"escaped id key"}]}}`,
 		`{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"escaped id key, last"}]},"i\u0064":@ID@}`,
+		// A key go-sdk does not read as "id" (it matches case): the answer
+		// answers nothing.
+		`{"jsonrpc":"2.0","ID":@ID@,"result":{"content":[{"type":"text","text":"capital ID: no id"}]}}`,
 		// A server request that carries the call's id, before the answer.
 		`{"jsonrpc":"2.0","id":@ID@,"method":"ping"}` + "\n" + r(`{"content":[{"type":"text","text":"after a request with the call's id"}]}`),
+		// Many messages to skip before the answer.
+		strings.Repeat(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"debug","data":"skip"}}`+"\n", 300) +
+			strings.Repeat(`{"jsonrpc":"2.0","id":987654321,"result":{}}`+"\n", 50) + r(`{"content":[{"type":"text","text":"after 350 messages"}]}`),
 	}
 }
