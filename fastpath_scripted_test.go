@@ -130,11 +130,12 @@ func requestShape(c testserver.ScriptedCall) string {
 // its own.
 var sessionText = regexp.MustCompile(`session ID: [^ )]*|session IDs "[^"]*"`)
 
-// httpDescribed describes o for compareHTTP: the call's outcome and the
-// echo's after it, with the two calls' ids (maskIDs) and session ids
-// masked, and the request the peer received.
-func httpDescribed(o httpOutcome, ids ...string) string {
-	call := sessionText.ReplaceAllString(maskIDs(describeOwn(o.call), ids...), "session S")
+// httpDescribed describes o for compareHTTP: the call's outcome
+// (describeOwn, with ownChar) and the echo's after it, with the two calls'
+// ids (maskIDs) and session ids masked, and the request the peer
+// received.
+func httpDescribed(o httpOutcome, ownChar bool, ids ...string) string {
+	call := sessionText.ReplaceAllString(maskIDs(describeOwn(o.call, ownChar), ids...), "session S")
 	after := sessionText.ReplaceAllString(o.after, "session S")
 	return fmt.Sprintf("%s\nrequest (%d POSTs):\n%s\nthen echo: %s", call, o.posts, o.request, after)
 }
@@ -145,7 +146,9 @@ func httpDescribed(o httpOutcome, ids ...string) string {
 // errors, the requests the peer received, and the echo after.
 func compareHTTP(fast, sdk httpOutcome) string {
 	d := pathDiff(fast.call.paths, sdk.call.paths)
-	if f, g := httpDescribed(fast, fast.call.id, sdk.call.id), httpDescribed(sdk, fast.call.id, sdk.call.id); f != g {
+	ids := []string{fast.call.id, sdk.call.id}
+	f, g := httpDescribed(fast, false, ids...), httpDescribed(sdk, false, ids...)
+	if f != g && httpDescribed(fast, true, ids...) != httpDescribed(sdk, true, ids...) {
 		d += lineDiff(f, g)
 	}
 	return d
