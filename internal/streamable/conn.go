@@ -77,20 +77,24 @@ const cancelNotifyTimeout = 5 * time.Second
 func (c *Conn) RoundTrip(ctx context.Context, name string, args, meta []byte) (json.RawMessage, *HandOff, error) {
 	n := stdio.FirstDirectID + c.seq.Add(1)
 	body := plaincall.AppendCall(make([]byte, 0, 128+len(args)+len(meta)+len(name)), n, name, args, meta)
-	// The request's context ends with ctx, when its body is closed, or
-	// when the rest of an event stream after the answer takes too long.
-	rctx, stop := context.WithCancel(wire.CallerReads(ctx))
+	// The request's context ends with ctx until the answer is read (the
+	// rest of an event stream is then read behind it: drainRest), when its
+	// body is closed, or when that rest takes too long.
+	rctx, stop := context.WithCancel(context.WithoutCancel(wire.CallerReads(ctx)))
+	unhook := context.AfterFunc(ctx, stop)
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, c.URL, bytes.NewReader(body))
 	if err == nil {
 		err = c.headers(req.Header, "tools/call", name)
 	}
 	if err != nil {
+		unhook()
 		stop()
 		// go-sdk's path fails the same way, or does not.
 		return nil, &HandOff{}, nil
 	}
 	resp, err := c.Client.Do(req)
 	if err != nil {
+		unhook()
 		stop()
 		if ctx.Err() != nil {
 			c.cancel(ctx, n)
@@ -114,9 +118,15 @@ func (c *Conn) RoundTrip(ctx context.Context, name string, args, meta []byte) (j
 		// retries: it starts from this answer, handed over below.
 		a.result = nil
 	case a.result != nil || a.err != nil:
-		a.drain()
-		_ = resp.Body.Close()
-		stop()
+		unhook()
+		if a.eof {
+			_ = resp.Body.Close()
+			stop()
+		} else {
+			// The rest of the stream is read behind the answer, as
+			// go-sdk does: a server may keep it open.
+			go drainRest(resp.Body, stop, c.Session.Hold(), c.Session.Life())
+		}
 		return a.result, nil, a.err
 	case a.readErr != nil && ctx.Err() != nil:
 		_ = resp.Body.Close()
@@ -396,21 +406,20 @@ func (a *fastAnswer) keepOnly(at int, idLine, retryLine []byte) {
 	a.buf = a.buf[:a.pos+rest]
 }
 
-// drain reads the rest of the body, as go-sdk does, so that the
-// connection can be used again.
-func (a *fastAnswer) drain() {
-	if a.eof {
-		return
-	}
-	// go-sdk reads the rest of the stream, so that the connection can be
-	// used again; but it hands the answer over first, so a stream the
-	// server keeps open after the answer holds the call back here at most
-	// wire.DrainGrace (the connection is then dropped).
-	if a.stop != nil {
-		t := time.AfterFunc(wire.DrainGrace, a.stop)
-		defer t.Stop()
-	}
-	_, _ = io.Copy(io.Discard, a.body)
+// drainRest reads the rest of body, as go-sdk does, so that the
+// connection can be used again, and then closes it and calls stop (which
+// ends the request). A stream the server keeps open after the answer is
+// read at most wire.DrainGrace (the connection is then dropped), or until
+// the session's life ends; release ends the hold that lets closing the
+// session wait for this.
+func drainRest(body io.ReadCloser, stop, release func(), life context.Context) {
+	defer release()
+	t := time.AfterFunc(wire.DrainGrace, stop)
+	defer t.Stop()
+	defer context.AfterFunc(life, stop)()
+	_, _ = io.Copy(io.Discard, body)
+	_ = body.Close()
+	stop()
 }
 
 // answer takes msg when it is the answer in its common form: valid JSON,
