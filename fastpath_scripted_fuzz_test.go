@@ -92,7 +92,7 @@ func FuzzHTTPFastPathSameAsSDK(f *testing.F) {
 	f.Add(uint8(0x0f), uint8(2), ": c\nid: e\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\ndata: \"id\":@ID@,\"result\":{}}\n\n")
 	pairs := [2]*httpDiffPair{newHTTPDiffPair(f, testserver.Legacy, false), newHTTPDiffPair(f, testserver.Modern, false)}
 	f.Fuzz(func(t *testing.T, knobs, more uint8, body string) {
-		pairs[knobs&1].check(t, fuzzScript(knobs, more, body))
+		pairs[knobs&1].check(t, fuzzScript(knobs, more, idMarksAsIDs(body)))
 	})
 }
 
