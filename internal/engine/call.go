@@ -236,7 +236,7 @@ func (s *Session) callFast(ctx context.Context, params *mcp.CallToolParams) (*mc
 		var h *streamable.HandOff
 		var err error
 		if result, h, err = s.fast.http.RoundTrip(ctx, params.Name, args, meta); h != nil {
-			defer h.Close()
+			defer h.Close(ctx)
 			s.e.paths.handOver()
 			res, err := s.cs.CallTool(streamable.WithHandOff(ctx, h), params)
 			if err != nil && !sdkerr.IsServerError(err) {

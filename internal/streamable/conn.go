@@ -137,7 +137,9 @@ func (c *Conn) RoundTrip(ctx context.Context, name string, args, meta []byte) (j
 	if c.Log != nil {
 		c.Log.Debug("the server's answer is not plain; handing the call over to go-sdk", "tool", name, "status", resp.StatusCode)
 	}
-	return nil, newHandOff(resp, &a), nil
+	h := newHandOff(resp, &a)
+	h.conn = c
+	return nil, h, nil
 }
 
 // headers sets the headers go-sdk v1.8.0's streamable client sets on a
