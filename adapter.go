@@ -40,6 +40,12 @@ type Options struct {
 	// is the server's name for it or the one a ToolTransform gives it,
 	// OriginalName the server's.
 	ToolFilter func(server string, tool *Tool) bool
+	// AppTools makes Tools return the MCP Apps tools meant for the app
+	// only (Tool.ModelVisible false) too, with their _meta.ui, for a
+	// program that relays tools to a host rendering the apps (a gateway):
+	// the host keeps them from its model. Leave it false when a model
+	// sees the tools.
+	AppTools bool
 
 	// Prefix says when tool names start with their server's name:
 	// PrefixAuto (with several servers), PrefixAlways or PrefixNever. A

@@ -57,3 +57,28 @@ func TestAppOnlyToolHiddenFromModel(t *testing.T) {
 		t.Errorf("ReadUIResource: %v, %v", view, err)
 	}
 }
+
+// TestAppToolsOption: with Options.AppTools the adapter's tools include
+// the one for the app only, with its _meta.ui, for a program that relays
+// them to a host.
+func TestAppToolsOption(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	c, err := mcpadapter.NewClient(testserver.New(testserver.Options{Apps: true}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := mcpadapter.New(c, &mcpadapter.Options{AppTools: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	tools := toolMap(t, ctx, a)
+	appOnly, ok := tools[testserver.AppOnlyTool]
+	if !ok || appOnly.ModelVisible() || appOnly.UI() == nil {
+		t.Fatalf("the app-only tool with AppTools: %v", appOnly)
+	}
+	if _, ok := tools[testserver.AppModelTool]; !ok {
+		t.Errorf("the tool for model and app is missing")
+	}
+}

@@ -183,6 +183,8 @@ func (c *Client) sdkOptions() *mcp.ClientOptions {
 		LoggingMessageHandler:       c.opts.LogHandler,
 		ProgressNotificationHandler: c.progress.Route,
 		ToolListChangedHandler:      c.toolListChangedHandler(),
+		PromptListChangedHandler:    c.opts.PromptListChangedHandler,
+		ResourceListChangedHandler:  c.opts.ResourceListChangedHandler,
 		//lint:ignore SA1019 roots, sampling and logging are deprecated in 2026-07-28 but live in the handshake era, which we support
 		CreateMessageHandler: c.opts.SamplingHandler,
 		ElicitationHandler:   c.opts.ElicitationHandler,

@@ -116,6 +116,13 @@ type ClientOptions struct {
 	// they change; see Options.WatchTools and "Live tool lists" in
 	// docs/tool-search.md.
 	WatchTools bool
+	// PromptListChangedHandler receives notifications/prompts/list_changed;
+	// ResourceListChangedHandler receives notifications/resources/list_changed.
+	// Setting one also subscribes to those changes: on 2026-07-28 servers
+	// that announce them, go-sdk then asks for them on its
+	// subscriptions/listen stream.
+	PromptListChangedHandler   func(context.Context, *mcp.PromptListChangedRequest)
+	ResourceListChangedHandler func(context.Context, *mcp.ResourceListChangedRequest)
 	// Roots are the roots offered to the server; none means the roots
 	// capability is not advertised.
 	//lint:ignore SA1019 roots, sampling and logging are deprecated in 2026-07-28 but live in the handshake era, which we support

@@ -31,7 +31,7 @@ func (a *Adapter) prepare(c *Client, listed []*Tool) ([]*Tool, error) {
 	f := a.group.filters[c]
 	kept := make([]*Tool, 0, len(listed))
 	for _, t := range listed {
-		if !f.keep(t.OriginalName) || sh.disabled(t.OriginalName) || !t.ModelVisible() {
+		if !f.keep(t.OriginalName) || sh.disabled(t.OriginalName) || !a.opts.AppTools && !t.ModelVisible() {
 			continue // filtered out, or an MCP Apps tool for the app only (apps.go)
 		}
 		if err := sh.apply(t); err != nil {

@@ -85,7 +85,9 @@ func errShuttingDown() *jsonrpc.Error {
 func (g *Gateway) inflightCount() int64 { return g.nflight.Load() }
 
 // callTool forwards a call of the tool clients know as name, with args.
-func (g *Gateway) callTool(ctx context.Context, name string, req *mcp.CallToolRequest, args json.RawMessage) (*mcp.CallToolResult, error) {
+func (g *Gateway) callTool(ctx context.Context, name string, req *mcp.CallToolRequest, args json.RawMessage) (res *mcp.CallToolResult, err error) {
+	audit := g.audit(ctx, name, req.Session, args)
+	defer func() { audit.end(ctx, res, err) }()
 	state, parked := unwrapState(req.Params.RequestState)
 	admit := g.admit
 	if parked {
@@ -100,6 +102,7 @@ func (g *Gateway) callTool(ctx context.Context, name string, req *mcp.CallToolRe
 	if !ok || !g.allowed(ctx, r.u.name, "tool", r.tool.OriginalName) {
 		return nil, g.unknownTool(ctx, name)
 	}
+	audit.found(r.u.name, r.tool.OriginalName)
 	u := r.u
 	if u.sem != nil {
 		select {
@@ -142,7 +145,7 @@ func (g *Gateway) callTool(ctx context.Context, name string, req *mcp.CallToolRe
 			return call(ctx)
 		}))
 	}
-	res, err := call(ctx)
+	res, err = call(ctx)
 	for round := 1; err == nil && res != nil && res.NeedsInput(); round++ {
 		if o.modern {
 			res.RequestState = wrapState(res.RequestState)
@@ -163,10 +166,16 @@ func (g *Gateway) callTool(ctx context.Context, name string, req *mcp.CallToolRe
 }
 
 // forwardCall sends one tools/call to u for o: with a progress token of
-// the gateway's when the client asked for progress or a timeout needs it,
-// bounded by CallTimeout (restarted by each progress report).
+// the gateway's when the client asked for progress or a timeout that
+// restarts on progress needs it, bounded by the server's own limits
+// (limits.go) and CallTimeout (restarted by each progress report).
 func (g *Gateway) forwardCall(ctx context.Context, u *upstream, o *origin, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	timeout := g.opts.CallTimeout
+	ctx, watched, from, stop := u.limits.bound(ctx, u.name, params.Name)
+	defer stop()
+	timeout, setting := g.opts.CallTimeout, ""
+	if watched > 0 && (timeout <= 0 || watched < timeout) {
+		timeout, setting = watched, from
+	}
 	var watch *progressWatch
 	if o.tok != nil || timeout > 0 {
 		tok, forget := g.progressToken(u, o)
@@ -181,7 +190,7 @@ func (g *Gateway) forwardCall(ctx context.Context, u *upstream, o *origin, param
 		ctx, cancel = context.WithCancelCause(ctx)
 		defer cancel(nil)
 		watch = newProgressWatch(timeout, func() {
-			cancel(&timeoutError{server: u.name, tool: params.Name, after: timeout})
+			cancel(&timeoutError{server: u.name, tool: params.Name, after: timeout, setting: setting})
 		})
 		defer watch.stop()
 		o.setTouch(watch.touch)

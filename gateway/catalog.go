@@ -233,15 +233,20 @@ func (c *catalog) wanted() (tools map[string]*mcp.Tool, prompts map[string]*mcp.
 	tools = make(map[string]*mcp.Tool, len(c.tools))
 	all := make([]*mcpadapter.Tool, 0, len(c.tools))
 	for _, r := range c.tools {
-		all = append(all, r.tool)
+		if r.tool.ModelVisible() {
+			all = append(all, r.tool)
+		}
 	}
 	c.searching = c.g.search.over(all)
 	if c.searching {
 		for _, d := range c.g.search.defs() {
 			tools[d.Name] = d
 		}
-	} else {
-		for name, r := range c.tools {
+	}
+	for name, r := range c.tools {
+		// With the search pair shown, the tools for apps only are
+		// still listed: the host keeps them from its model.
+		if !c.searching || !r.tool.ModelVisible() {
 			tools[name] = toolDef(r.tool)
 		}
 	}

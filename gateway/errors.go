@@ -17,7 +17,9 @@ const (
 	// could not be reached; the message names it.
 	CodeServerUnavailable = -32010
 	// CodeTimeout: the server neither answered nor reported progress
-	// within Options.CallTimeout.
+	// within Options.CallTimeout, or a time limit of the server's own (a
+	// config entry's "timeout", "maxTotalTimeout", a tool's "timeout")
+	// ended the call; the message names it.
 	CodeTimeout = -32011
 	// CodeTooManyCalls: the client session has MaxCallsPerSession calls
 	// in flight.
@@ -41,13 +43,27 @@ func (e *unavailableError) Error() string {
 
 func (e *unavailableError) Unwrap() error { return e.err }
 
-// timeoutError is a call that went silent for longer than CallTimeout.
+// timeoutError is a call ended by a time limit: Options.CallTimeout
+// (setting empty) or one of the server's own (limits.go), named by
+// setting.
 type timeoutError struct {
 	server, tool string
 	after        time.Duration
+	setting      string
+	// total: the limit bounds the call overall; absolute: it does not
+	// restart on progress.
+	total, absolute bool
 }
 
 func (e *timeoutError) Error() string {
+	switch {
+	case e.total:
+		return fmt.Sprintf("tool %q of server %q ran longer than %s (the server's %s)", e.tool, e.server, e.after, e.setting)
+	case e.absolute:
+		return fmt.Sprintf("tool %q of server %q did not answer within %s (%s)", e.tool, e.server, e.after, e.setting)
+	case e.setting != "":
+		return fmt.Sprintf("tool %q of server %q neither answered nor reported progress within %s (%s)", e.tool, e.server, e.after, e.setting)
+	}
 	return fmt.Sprintf("tool %q of server %q neither answered nor reported progress within %s", e.tool, e.server, e.after)
 }
 

@@ -43,7 +43,10 @@ func (g *Gateway) route(next mcp.MethodHandler) mcp.MethodHandler {
 		case "tools/call":
 			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && p != nil && !g.search.handles(p.Name) {
 				if _, ok := g.cat.tool(p.Name); !ok {
-					return nil, g.unknownTool(ctx, p.Name)
+					err := g.unknownTool(ctx, p.Name)
+					ss, _ := req.GetSession().(*mcp.ServerSession)
+					g.audit(ctx, p.Name, ss, p.Arguments).end(ctx, nil, err)
+					return nil, err
 				}
 			}
 		case "logging/setLevel":

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -23,7 +24,6 @@ type Gateway struct {
 	log    *slog.Logger // its handler redacts
 	red    *redactor
 	server *mcp.Server
-	ups    []*upstream
 	cat    *catalog
 	search *search
 	parks  *parking
@@ -34,11 +34,18 @@ type Gateway struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // the servers' supervisors
 
+	upsMu    sync.Mutex
+	ups      []*upstream // the servers, in config order (Reload replaces it)
+	reloadMu sync.Mutex  // one Reload at a time, none during Close
+
 	draining atomic.Bool    // Shutdown was called: new requests are refused
 	inflight sync.WaitGroup // forwarded requests in flight
 	nflight  atomic.Int64   // how many, for Shutdown's messages and tests
-	started  atomic.Bool
-	closed   sync.Once
+	// posts counts the HTTP POSTs being answered: a call's answer is
+	// written after its handler returns (and ends inflight's count).
+	posts   atomic.Int64
+	started atomic.Bool
+	closed  sync.Once
 
 	progMu   sync.Mutex
 	progress map[string]progressRoute // by the progress token sent to a server
@@ -101,6 +108,9 @@ func New(servers []Server, opts *Options) (*Gateway, error) {
 	}
 	g.cat.order = g.ups
 	g.ctx, g.cancel = context.WithCancel(context.Background())
+	for _, u := range g.ups {
+		u.ctx, u.stop = context.WithCancel(g.ctx)
+	}
 	g.stateful, g.stateless = g.newHTTPHandlers()
 	return g, nil
 }
@@ -143,19 +153,39 @@ func (g *Gateway) Start(ctx context.Context) error {
 	if !g.started.CompareAndSwap(false, true) {
 		return errors.New("gateway: Start called twice")
 	}
+	if err := g.runAll(ctx, g.servers()); err != nil {
+		return err
+	}
+	return errors.Join(g.startProblems()...)
+}
+
+// servers returns the gateway's servers, in config order.
+func (g *Gateway) servers() []*upstream {
+	g.upsMu.Lock()
+	defer g.upsMu.Unlock()
+	return g.ups
+}
+
+// runAll starts the supervisors of ups and returns when each has come up
+// or failed once, or ctx ends.
+func (g *Gateway) runAll(ctx context.Context, ups []*upstream) error {
 	var ready sync.WaitGroup
-	for _, u := range g.ups {
+	for _, u := range ups {
 		ready.Add(1)
-		g.wg.Go(func() { u.run(g.ctx, ready.Done) })
+		u.done = make(chan struct{})
+		g.wg.Go(func() {
+			defer close(u.done)
+			u.run(u.ctx, ready.Done)
+		})
 	}
 	done := make(chan struct{})
 	go func() { ready.Wait(); close(done) }()
 	select {
 	case <-done:
+		return nil
 	case <-ctx.Done():
 		return context.Cause(ctx)
 	}
-	return errors.Join(g.startProblems()...)
 }
 
 // startProblems returns the tool name collisions among the servers that
@@ -195,8 +225,9 @@ type ServerStatus struct {
 
 // Servers describes the gateway's servers, in order.
 func (g *Gateway) Servers() []ServerStatus {
-	out := make([]ServerStatus, 0, len(g.ups))
-	for _, u := range g.ups {
+	ups := g.servers()
+	out := make([]ServerStatus, 0, len(ups))
+	for _, u := range ups {
 		up, info, err := u.status()
 		st := ServerStatus{Name: u.name, Up: up, Err: g.red.err(err), Info: info}
 		g.cat.mu.Lock()
@@ -219,12 +250,14 @@ func (g *Gateway) Close() error {
 	g.closed.Do(func() {
 		g.draining.Store(true)
 		g.cancel()
+		g.reloadMu.Lock() // a Reload under way ends first
+		defer g.reloadMu.Unlock()
 		g.parks.closeAll(errClosed)
 		for ss := range g.server.Sessions() {
 			_ = ss.Close()
 		}
 		var errs []error
-		for _, u := range g.ups {
+		for _, u := range g.servers() {
 			if e := u.client.Close(); e != nil {
 				errs = append(errs, fmt.Errorf("server %q: %w", u.name, e))
 			}
@@ -245,6 +278,14 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 	var err error
 	select {
 	case <-done:
+		// The answers of the last calls may still be on their way out.
+		for g.posts.Load() > 0 && err == nil {
+			select {
+			case <-time.After(5 * time.Millisecond):
+			case <-ctx.Done():
+				err = fmt.Errorf("gateway: answers still being written when the grace period ended: %w", context.Cause(ctx))
+			}
+		}
 	case <-ctx.Done():
 		err = fmt.Errorf("gateway: requests still in flight when the grace period ended: %w", context.Cause(ctx))
 	}
@@ -259,6 +300,8 @@ func (g *Gateway) event(e Event) {
 		g.log.Info("server up", "server", e.Server)
 	case ServerDown:
 		g.log.Warn("server down", "server", e.Server, "reason", e.Err)
+	case ServerRemoved:
+		g.log.Info("server removed from the config", "server", e.Server)
 	default:
 		g.log.Warn("server problem", "server", e.Server, "problem", e.Err)
 	}
@@ -269,7 +312,7 @@ func (g *Gateway) event(e Event) {
 
 // upstream returns the server named name, or nil.
 func (g *Gateway) upstream(name string) *upstream {
-	for _, u := range g.ups {
+	for _, u := range g.servers() {
 		if u.name == name {
 			return u
 		}

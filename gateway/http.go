@@ -63,6 +63,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("Forbidden: Origin %q is not allowed", o), http.StatusForbidden)
 		return
 	}
+	if r.Method == http.MethodPost {
+		g.posts.Add(1)
+		defer g.posts.Add(-1)
+	}
 	if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && id != "" {
 		// go-sdk ends a session only when its requests have ended.
 		g.endSession(id, principalOf(r))

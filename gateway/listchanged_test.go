@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -53,5 +54,72 @@ func TestListChangedReachesClients(t *testing.T) {
 				t.Errorf("a removed tool: %v", err)
 			}
 		})
+	}
+}
+
+// TestPromptAndResourceListChangedReachClients: a server of either era
+// that adds a prompt and a resource tells the gateway (on a 2026-07-28
+// server, through its subscriptions/listen stream), which tells its
+// clients of both eras; the new items are listed.
+func TestPromptAndResourceListChangedReachClients(t *testing.T) {
+	for _, era := range []testserver.Era{testserver.Modern, testserver.Legacy} {
+		for _, v := range []string{v1125, v0728} {
+			t.Run(era.String()+"/"+v, func(t *testing.T) {
+				srv := testserver.New(testserver.Options{Era: era})
+				addPrompt := func(name string) {
+					srv.AddPrompt(&mcp.Prompt{Name: name}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+						return &mcp.GetPromptResult{}, nil
+					})
+				}
+				addResource := func(name string) {
+					srv.AddResource(&mcp.Resource{URI: "test://" + name, Name: name}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+						return &mcp.ReadResourceResult{}, nil
+					})
+				}
+				// The server offers prompts and resources from the start,
+				// so that it declares both capabilities.
+				addPrompt("first")
+				addResource("first")
+				hs := testserver.StartStreamable(t, srv, func(o *mcp.StreamableHTTPOptions) { o.Stateless = era == testserver.Modern })
+				_, url := startGateway(t, []Server{{Name: "m", Target: hs.URL}}, nil)
+				var prompts, resources atomic.Int32
+				cs := connect(t, url, v, &mcp.ClientOptions{
+					PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { prompts.Add(1) },
+					ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { resources.Add(1) },
+				})
+				// Until the client is told (its own subscription may open
+				// after the first change), add one more of each.
+				deadline := time.Now().Add(20 * time.Second)
+				for i := 0; prompts.Load() == 0 || resources.Load() == 0; i++ {
+					if time.Now().After(deadline) {
+						t.Fatalf("after %d changes: prompts/list_changed %d, resources/list_changed %d", i, prompts.Load(), resources.Load())
+					}
+					addPrompt(fmt.Sprintf("fresh%d", i))
+					addResource(fmt.Sprintf("fresh%d", i))
+					for end := time.Now().Add(500 * time.Millisecond); time.Now().Before(end) && (prompts.Load() == 0 || resources.Load() == 0); {
+						time.Sleep(10 * time.Millisecond)
+					}
+				}
+				ctx := testCtx(t, 10*time.Second)
+				pl, err := cs.ListPrompts(ctx, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rl, err := cs.ListResources(ctx, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var pnames, rnames []string
+				for _, p := range pl.Prompts {
+					pnames = append(pnames, p.Name)
+				}
+				for _, r := range rl.Resources {
+					rnames = append(rnames, r.Name)
+				}
+				if !contains(pnames, "m_fresh0") && !contains(pnames, "fresh0") || !contains(rnames, "fresh0") {
+					t.Fatalf("the new prompt and resource are not listed: prompts %v, resources %v", pnames, rnames)
+				}
+			})
+		}
 	}
 }

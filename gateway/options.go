@@ -135,6 +135,18 @@ type Options struct {
 	// Policy, if set, decides what each principal sees and may call.
 	Policy Policy
 
+	// AuditLog, if set, gets one record per tool call the gateway
+	// handles, at level Info: principal, session, the tool as the client
+	// named it, its server and the server's name for it, the outcome
+	// ("ok", "tool_error", "input_required", "refused", "error"), the
+	// JSON-RPC error's code and message, and the duration. A
+	// slog.NewJSONHandler over a file makes it JSON lines. The config's
+	// secrets are blanked out of every record.
+	AuditLog *slog.Logger
+	// AuditPayload, if set, says for which calls the record also holds
+	// the arguments and the result (each cut at 64 KiB); nil: none does.
+	AuditPayload func(principal, server, tool string) bool
+
 	// Roots are the roots offered to a handshake-era server that asks for
 	// them outside any client's request; none means an empty list.
 	Roots []*mcp.Root
@@ -157,6 +169,8 @@ const (
 	ServerUp      EventKind = "up"
 	ServerDown    EventKind = "down"
 	ServerProblem EventKind = "problem"
+	// ServerRemoved: Reload took the server out.
+	ServerRemoved EventKind = "removed"
 )
 
 // An Event is something that happened to one of the gateway's servers.

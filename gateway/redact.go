@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -24,14 +26,26 @@ const redacted = "[REDACTED]"
 // server may print its own environment on its way down; that text must
 // not carry the secrets further.
 type redactor struct {
-	r *strings.Replacer // nil: no secrets
+	mu      sync.Mutex
+	secrets []string
+	r       atomic.Pointer[strings.Replacer] // nil: no secrets
 }
 
 func newRedactor(servers []Server) *redactor {
-	var secrets []string
+	r := &redactor{}
+	r.add(servers)
+	return r
+}
+
+// add adds the secrets of servers' config entries to those blanked out
+// (the old ones stay: a server that left the config may still be named
+// in what is under way).
+func (r *redactor) add(servers []Server) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	add := func(s string) {
 		if len(s) >= minSecretLen {
-			secrets = append(secrets, s)
+			r.secrets = append(r.secrets, s)
 		}
 	}
 	for _, s := range servers {
@@ -69,30 +83,32 @@ func newRedactor(servers []Server) *redactor {
 			}
 		}
 	}
-	if len(secrets) == 0 {
-		return &redactor{}
+	if len(r.secrets) == 0 {
+		return
 	}
 	// Longest first, so that a secret inside another is not cut in two.
-	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
-	pairs := make([]string, 0, 2*len(secrets))
-	for _, s := range slices.Compact(secrets) {
+	slices.SortFunc(r.secrets, func(a, b string) int { return len(b) - len(a) })
+	r.secrets = slices.Compact(r.secrets)
+	pairs := make([]string, 0, 2*len(r.secrets))
+	for _, s := range r.secrets {
 		pairs = append(pairs, s, redacted)
 	}
-	return &redactor{r: strings.NewReplacer(pairs...)}
+	r.r.Store(strings.NewReplacer(pairs...))
 }
 
 // string returns s without the secrets.
 func (r *redactor) string(s string) string {
-	if r.r == nil {
+	rep := r.r.Load()
+	if rep == nil {
 		return s
 	}
-	return r.r.Replace(s)
+	return rep.Replace(s)
 }
 
 // err returns err with the secrets blanked out of its message; errors.Is
 // and errors.As still see the original.
 func (r *redactor) err(err error) error {
-	if err == nil || r.r == nil {
+	if err == nil || r.r.Load() == nil {
 		return err
 	}
 	if msg := err.Error(); r.string(msg) != msg {
@@ -112,9 +128,6 @@ func (e *redactedError) Unwrap() error { return e.err }
 // handler returns h with the secrets blanked out of every message and
 // attribute.
 func (r *redactor) handler(h slog.Handler) slog.Handler {
-	if r.r == nil {
-		return h
-	}
 	if rh, ok := h.(*redactingHandler); ok && rh.r == r {
 		return h
 	}
@@ -131,6 +144,9 @@ func (h *redactingHandler) Enabled(ctx context.Context, l slog.Level) bool {
 }
 
 func (h *redactingHandler) Handle(ctx context.Context, rec slog.Record) error {
+	if h.r.r.Load() == nil {
+		return h.h.Handle(ctx, rec) // no secrets (yet)
+	}
 	out := slog.NewRecord(rec.Time, rec.Level, h.r.string(rec.Message), rec.PC)
 	rec.Attrs(func(a slog.Attr) bool {
 		out.AddAttrs(h.attr(a))
@@ -173,7 +189,7 @@ func (h *redactingHandler) attr(a slog.Attr) slog.Attr {
 
 // rpcErr returns err, an answer to a client, without the secrets.
 func (r *redactor) rpcErr(err error) error {
-	if we, ok := err.(*jsonrpc.Error); ok && r.r != nil {
+	if we, ok := err.(*jsonrpc.Error); ok && r.r.Load() != nil {
 		c := *we
 		c.Message = r.string(we.Message)
 		return &c

@@ -62,7 +62,7 @@ func (s *search) call(ctx context.Context, name string, req *mcp.CallToolRequest
 	if in.Name == mcpadapter.SearchToolsName || in.Name == mcpadapter.CallToolName {
 		return toolError(fmt.Sprintf("call_tool: call %s directly, not through call_tool", in.Name)), nil
 	}
-	if r, ok := s.g.cat.tool(in.Name); !ok || !s.g.allowed(ctx, r.u.name, "tool", r.tool.OriginalName) {
+	if r, ok := s.g.cat.tool(in.Name); !ok || !r.tool.ModelVisible() || !s.g.allowed(ctx, r.u.name, "tool", r.tool.OriginalName) {
 		msg := fmt.Sprintf("call_tool: there is no tool named %q; use search_tools to find one", in.Name)
 		var near []string
 		for _, h := range mcpadapter.SearchTools(s.visible(ctx), in.Name, 3) {
@@ -79,12 +79,13 @@ func (s *search) call(ctx context.Context, name string, req *mcp.CallToolRequest
 	return s.g.callTool(ctx, in.Name, req, in.Arguments)
 }
 
-// visible returns the catalog's tools the request's principal may see.
+// visible returns the catalog's tools the request's principal may see,
+// without the tools for apps only: a model searches them.
 func (s *search) visible(ctx context.Context) []*mcpadapter.Tool {
 	all := s.g.cat.allTools()
 	out := all[:0]
 	for _, t := range all {
-		if s.g.allowed(ctx, t.Server, "tool", t.OriginalName) {
+		if t.ModelVisible() && s.g.allowed(ctx, t.Server, "tool", t.OriginalName) {
 			out = append(out, t)
 		}
 	}

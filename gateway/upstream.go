@@ -21,16 +21,23 @@ import (
 // flight on it.
 type upstream struct {
 	g       *Gateway
+	spec    Server // what it was built from: Reload compares it
 	name    string
 	prefix  string // the server's own prefix ("prefix" in its config entry)
 	client  *mcpadapter.Client
 	adapter *mcpadapter.Adapter // the server's tools, named and shaped
 	lane    *lane
 	sem     chan struct{} // tool calls in flight; nil means no cap
+	limits  callLimits    // the time limits of its tool calls
 	kick    chan struct{} // a list changed: list again (buffered)
 	// announced holds the lists the server said changed since the last
 	// listing (changedTools, ...).
 	announced atomic.Uint32
+	// ctx ends when the gateway closes or Reload removes the server;
+	// stop ends it; done is closed when its supervisor has returned.
+	ctx  context.Context
+	stop context.CancelFunc
+	done chan struct{}
 
 	mu     sync.Mutex
 	up     bool
@@ -43,19 +50,20 @@ type upstream struct {
 
 // newUpstream builds the client of s, with the gateway's handlers.
 func newUpstream(g *Gateway, s Server, prefix mcpadapter.PrefixMode) (*upstream, error) {
-	u := &upstream{g: g, name: s.Name, lane: newLane(), kick: make(chan struct{}, 1), subs: make(map[string]map[*mcp.ServerSession]bool)}
+	u := &upstream{g: g, spec: s, name: s.Name, lane: newLane(), kick: make(chan struct{}, 1), subs: make(map[string]map[*mcp.ServerSession]bool)}
 	if s.Config != nil {
 		u.prefix = s.Config.Prefix
 	}
 	if tr := g.opts.Transforms[s.Name]; tr != nil && tr.Prefix != "" {
 		u.prefix = tr.Prefix
 	}
-	if n := g.opts.maxCallsPerServer(); n > 0 {
-		u.sem = make(chan struct{}, n)
-	}
 	var co mcpadapter.ClientOptions
 	if g.opts.Client != nil {
 		co = *g.opts.Client
+	}
+	u.limits = limitsOf(s, co, g.opts.Transforms[s.Name])
+	if n := callCap(g.opts.maxCallsPerServer(), s, co); n > 0 {
+		u.sem = make(chan struct{}, n)
 	}
 	co.Name = s.Name
 	if co.Logger == nil {
@@ -71,6 +79,8 @@ func newUpstream(g *Gateway, s Server, prefix mcpadapter.PrefixMode) (*upstream,
 	co.Roots = nil
 	co.MessageHandler = u.onMessage
 	co.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { u.changed(changedTools) }
+	co.PromptListChangedHandler = func(context.Context, *mcp.PromptListChangedRequest) { u.changed(changedPrompts) }
+	co.ResourceListChangedHandler = func(context.Context, *mcp.ResourceListChangedRequest) { u.changed(changedResources) }
 	co.Relay = true
 	var grp *mcpadapter.Group
 	var err error
@@ -86,7 +96,9 @@ func newUpstream(g *Gateway, s Server, prefix mcpadapter.PrefixMode) (*upstream,
 		return nil, fmt.Errorf("server %q: %w", s.Name, err)
 	}
 	u.client = grp.Clients()[0]
-	ao := &mcpadapter.Options{Prefix: prefix, ToolFilter: g.opts.ToolFilter}
+	// App-only tools pass, with their _meta.ui: the client is a host,
+	// which keeps them from its model and lets its apps call them.
+	ao := &mcpadapter.Options{Prefix: prefix, ToolFilter: g.opts.ToolFilter, AppTools: true}
 	if tr := g.opts.Transforms[s.Name]; tr != nil {
 		ao.Transforms = map[string]*mcpadapter.ServerTransform{s.Name: tr}
 	}
@@ -512,13 +524,9 @@ func (u *upstream) onLog(ctx context.Context, req *mcp.LoggingMessageRequest) {
 }
 
 // onMessage watches the server's notifications the client options have no
-// handler for: prompt and resource list changes, resource updates.
+// handler for: resource updates.
 func (u *upstream) onMessage(ctx context.Context, method string, req mcp.Request) {
 	switch method {
-	case "notifications/prompts/list_changed":
-		u.changed(changedPrompts)
-	case "notifications/resources/list_changed":
-		u.changed(changedResources)
 	case "notifications/resources/updated":
 		if p, ok := req.GetParams().(*mcp.ResourceUpdatedNotificationParams); ok && p != nil {
 			_ = u.g.server.ResourceUpdated(context.WithoutCancel(ctx), &mcp.ResourceUpdatedNotificationParams{URI: p.URI})

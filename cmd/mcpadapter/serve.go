@@ -34,6 +34,10 @@ type serveFlags struct {
 	maxBodyBytes  int64
 	parkTimeout   time.Duration
 	sessionExpiry time.Duration
+	watchConfig   bool
+	auditLog      string
+	auditPayloads bool
+	health        bool
 }
 
 func serveCommand(a *cmdline.App) *cobra.Command {
@@ -49,11 +53,16 @@ desktop host can start the gateway as its only server.
 It prints where it listens, each server with its protocol version and tool count, and a line
 for each problem (a server that is down, a tool name two servers claim). A server that fails
 is tried again in the background; its tools come back with a list_changed notification.
+SIGHUP (or, with --watch-config, a change of the file) reloads the config while clients stay
+connected: new servers start, removed ones stop, changed ones restart, the others keep their
+connections, and clients get list_changed. A config that is refused (invalid, or no longer
+trusted) is reported with every problem and the servers stay as they were.
 SIGINT or SIGTERM stops taking requests, lets those in flight finish (--grace), then stops the
 servers.`,
 		Example: `  mcpadapter serve --config mcp.json
   mcpadapter serve --config mcp.json --listen 127.0.0.1:9000 --prefix always
-  mcpadapter serve --config mcp.json --stdio`,
+  mcpadapter serve --config mcp.json --stdio
+  mcpadapter serve --config mcp.json --watch-config`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runServe(cmd.Context(), a, f)
@@ -73,6 +82,10 @@ servers.`,
 	fl.Int64Var(&f.maxBodyBytes, "max-request-bytes", 0, fmt.Sprintf("bound one HTTP request body (default %d)", gateway.DefaultMaxRequestBytes))
 	fl.DurationVar(&f.parkTimeout, "park-timeout", 0, fmt.Sprintf("how long a server's question waits for the client's answer (default %s)", gateway.DefaultParkTimeout))
 	fl.DurationVar(&f.sessionExpiry, "session-timeout", 0, "close client sessions idle this long (default: never)")
+	fl.BoolVar(&f.watchConfig, "watch-config", false, "reload the config when the file changes (SIGHUP always reloads it)")
+	fl.StringVar(&f.auditLog, "audit-log", "", "append a JSON line per tool call to `file` (- for stderr): who, which tool on which server, outcome, duration")
+	fl.BoolVar(&f.auditPayloads, "audit-payloads", false, "with --audit-log, also record each call's arguments and result (the config's secrets blanked out)")
+	fl.BoolVar(&f.health, "health", true, "answer GET /healthz (alive) and /readyz (a server is up) for orchestrators")
 	return cmd
 }
 
@@ -85,6 +98,8 @@ func runServe(ctx context.Context, a *cmdline.App, f serveFlags) error {
 	if path == "" {
 		return cmdline.Usagef("serve needs an mcpServers config: --config FILE (or ./.mcp.json)")
 	}
+	hup, stopHup := hangups() // a SIGHUP while starting reloads once started
+	defer stopHup()
 	cfg, err := a.LoadConfig(path) // only once the file is trusted
 	if err != nil {
 		return err
@@ -132,6 +147,11 @@ func runServe(ctx context.Context, a *cmdline.App, f serveFlags) error {
 	if f.toolSearch != 0 {
 		opts.ToolSearch = &mcpadapter.ToolSearch{Threshold: f.toolSearch}
 	}
+	closeAudit, err := auditTo(opts, f, a.Stderr)
+	if err != nil {
+		return err
+	}
+	defer closeAudit()
 	gw, err := gateway.New(gateway.FromConfig(cfg), opts)
 	if err != nil {
 		return err
@@ -145,6 +165,7 @@ func runServe(ctx context.Context, a *cmdline.App, f serveFlags) error {
 	if startErr != nil {
 		return startErr
 	}
+	defer reloadOnChange(ctx, a, gw, path, f.watchConfig, hup, out, &pmu)()
 	if f.stdio {
 		fmt.Fprintln(out, "mcpadapter serve: serving one client on stdin and stdout")
 		err := gw.ServeStdio(ctx, os.Stdin, nopWriteCloser{a.Stdout})
@@ -158,7 +179,15 @@ func runServe(ctx context.Context, a *cmdline.App, f serveFlags) error {
 		ln.Close()
 		return cmdline.Usagef("--listen %s is not a loopback address: say which Host names clients use with --allow-host", f.listen)
 	}
-	srv := &http.Server{Handler: gw, ReadHeaderTimeout: 10 * time.Second}
+	var handler http.Handler = gw
+	if f.health {
+		mux := http.NewServeMux()
+		mux.Handle("GET /healthz", gw.HealthHandler())
+		mux.Handle("GET /readyz", gw.HealthHandler())
+		mux.Handle("/", gw)
+		handler = mux
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(out, "mcpadapter serve: listening on http://%s/mcp (any path serves)\n", ln.Addr())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -247,3 +276,27 @@ func oneLine(err error) string {
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
+
+// auditTo sets opts' audit log from --audit-log and --audit-payloads; the
+// returned function closes the file.
+func auditTo(opts *gateway.Options, f serveFlags, stderr io.Writer) (closeFn func(), _ error) {
+	if f.auditLog == "" {
+		if f.auditPayloads {
+			return nil, cmdline.Usagef("--audit-payloads needs --audit-log")
+		}
+		return func() {}, nil
+	}
+	w, closeFn := stderr, func() {}
+	if f.auditLog != "-" {
+		file, err := os.OpenFile(f.auditLog, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("--audit-log: %w", err)
+		}
+		w, closeFn = file, func() { _ = file.Close() }
+	}
+	opts.AuditLog = slog.New(slog.NewJSONHandler(w, nil))
+	if f.auditPayloads {
+		opts.AuditPayload = func(string, string, string) bool { return true }
+	}
+	return closeFn, nil
+}

@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,7 +29,8 @@ func TestServe(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "serve", "--config", cfg, "--listen", "127.0.0.1:0")
+	audit := filepath.Join(dir, "audit.jsonl")
+	cmd := exec.Command(bin, "serve", "--config", cfg, "--listen", "127.0.0.1:0", "--audit-log", audit)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "HOME="+dir)
 	stdout, err := cmd.StdoutPipe()
@@ -78,6 +81,21 @@ func TestServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	cliIn(t, client, "", "call", "beta_echo", `{"text":"through the gateway"}`).Must(t, 0, []string{"through the gateway"}, nil)
+	if data, err := os.ReadFile(audit); err != nil || !strings.Contains(string(data), `"tool":"beta_echo","server":"beta","server_tool":"echo","outcome":"ok"`) {
+		t.Errorf("the audit log after a call: %v\n%s", err, data)
+	}
+	base := strings.TrimSuffix(url, "/mcp")
+	for path, want := range map[string]string{"/healthz": `"alive":true`, "/readyz": `"ready":true`} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), want) {
+			t.Errorf("GET %s: %d %s", path, resp.StatusCode, body)
+		}
+	}
 
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter/cmd/mcpadapter/internal/cmdline"
+	"github.com/mcpadapter/mcpadapter/gateway"
+)
+
+// watchInterval is how often --watch-config looks at the config file.
+const watchInterval = time.Second
+
+// hangups returns the channel SIGHUP arrives on from now on (a SIGHUP
+// no longer ends the process), and the function that stops it.
+func hangups() (<-chan os.Signal, func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	return hup, func() { signal.Stop(hup) }
+}
+
+// reloadOnChange reloads the gateway's servers from the config at path
+// on a signal from hup and, with watch, when the file's content changes, until ctx
+// ends; the returned function stops it and waits for it. A config that
+// cannot be read, is not trusted, or is refused by the gateway leaves
+// the servers as they were, and every problem is printed.
+func reloadOnChange(ctx context.Context, a *cmdline.App, gw *gateway.Gateway, path string, watch bool, hup <-chan os.Signal, out io.Writer, mu *sync.Mutex) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	seen := fileSum(path)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var tick <-chan time.Time
+		if watch {
+			t := time.NewTicker(watchInterval)
+			defer t.Stop()
+			tick = t.C
+		}
+		for {
+			why := ""
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				why = "SIGHUP"
+			case <-tick:
+				sum := fileSum(path)
+				if bytes.Equal(sum, seen) {
+					continue
+				}
+				seen, why = sum, "the file changed"
+			}
+			err := reload(ctx, a, gw, path)
+			mu.Lock()
+			if err != nil {
+				fmt.Fprintf(out, "mcpadapter serve: reloading %s (%s): refused, the servers stay as they were:\n", path, why)
+				for _, line := range strings.Split(strings.TrimSpace(err.Error()), "\n") {
+					fmt.Fprintf(out, "  %s\n", strings.TrimPrefix(line, "mcpadapter: "))
+				}
+			} else {
+				fmt.Fprintf(out, "mcpadapter serve: reloaded %s (%s)\n", path, why)
+				printServers(out, path, gw.Servers())
+			}
+			mu.Unlock()
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// reload reads the config at path again (checking its trust as at the
+// start) and hands its servers to the gateway.
+func reload(ctx context.Context, a *cmdline.App, gw *gateway.Gateway, path string) error {
+	cfg, err := a.LoadConfig(path)
+	if err != nil {
+		return err
+	}
+	servers := gateway.FromConfig(cfg)
+	if len(servers) == 0 {
+		return errors.New("the config has no servers (or all are disabled)")
+	}
+	return gw.Reload(ctx, servers)
+}
+
+// fileSum is the SHA-256 of the file at path, or nil if it is not a
+// regular file or cannot be read; it reads at most maxWatchedBytes (a
+// config replaced by a link to a device is not read until memory ends).
+func fileSum(path string) []byte {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, io.LimitReader(f, maxWatchedBytes)); err != nil {
+		return nil
+	}
+	return h.Sum(nil)
+}
+
+// maxWatchedBytes bounds what fileSum reads: more than a config holds
+// (LoadConfig refuses a bigger one).
+const maxWatchedBytes = 8 << 20

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestServeReload: `serve --watch-config` takes a changed config while a
+// client stays connected (a new server's tools appear), refuses a broken
+// one with its problem and keeps serving, and reloads on SIGHUP (a
+// removed server's tools go).
+func TestServeReload(t *testing.T) {
+	alpha := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "alpha"}), testserver.Stateless())
+	beta := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "beta", Era: testserver.Legacy}))
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "mcp.json")
+	write := func(doc string) {
+		t.Helper()
+		// Write beside and rename, as editors do: the watcher never
+		// reads half a file.
+		tmp := cfg + ".tmp"
+		if err := os.WriteFile(tmp, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(fmt.Sprintf(`{"mcpServers": {"alpha": {"url": %q}}}`, alpha.URL))
+	cmd := exec.Command(bin, "serve", "--config", cfg, "--listen", "127.0.0.1:0", "--prefix", "always", "--watch-config")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HOME="+dir)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	lines := make(chan string, 100)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var printed []string
+	// waitLine waits up to a minute for a line holding want, and returns
+	// the lines printed until then.
+	waitLine := func(want string) string {
+		t.Helper()
+		deadline := time.After(60 * time.Second)
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatalf("serve ended waiting for %q:\n%s\n%s", want, strings.Join(printed, "\n"), stderr.String())
+				}
+				printed = append(printed, l)
+				if strings.Contains(l, want) {
+					return l
+				}
+			case <-deadline:
+				t.Fatalf("serve printed no %q:\n%s", want, strings.Join(printed, "\n"))
+			}
+		}
+	}
+	_, rest, _ := strings.Cut(waitLine("listening on "), "listening on ")
+	url := strings.Fields(rest)[0]
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	tools := func() []string {
+		t.Helper()
+		res, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatalf("tools/list: %v", err)
+		}
+		var names []string
+		for _, tl := range res.Tools {
+			names = append(names, tl.Name)
+		}
+		return names
+	}
+	if names := tools(); !slices.Contains(names, "alpha_echo") || slices.Contains(names, "beta_echo") {
+		t.Fatalf("tools at the start: %v", names)
+	}
+
+	write(fmt.Sprintf(`{"mcpServers": {"alpha": {"url": %q}, "beta": {"url": %q}}}`, alpha.URL, beta.URL))
+	waitLine("reloaded")
+	if names := tools(); !slices.Contains(names, "alpha_echo") || !slices.Contains(names, "beta_echo") {
+		t.Fatalf("tools after adding beta: %v", names)
+	}
+
+	write(`{"mcpServers": {"alpha": {"url": 42}}}`)
+	waitLine("refused")
+	if l := waitLine("url"); !strings.Contains(l, "alpha") {
+		t.Errorf("the refusal does not name the entry: %q", l)
+	}
+	if names := tools(); !slices.Contains(names, "beta_echo") {
+		t.Fatalf("tools after a refused config: %v", names)
+	}
+
+	// SIGHUP reloads, whatever the watch saw.
+	write(fmt.Sprintf(`{"mcpServers": {"beta": {"url": %q}}}`, beta.URL))
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitLine("(SIGHUP)")
+	deadline := time.Now().Add(20 * time.Second)
+	for names := tools(); slices.Contains(names, "alpha_echo") || !slices.Contains(names, "beta_echo"); names = tools() {
+		if time.Now().After(deadline) {
+			t.Fatalf("tools after removing alpha: %v", names)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "beta_echo", Arguments: map[string]any{"text": "still here"}}); err != nil || len(res.Content) == 0 {
+		t.Fatalf("a call after the reloads: %v", err)
+	}
+}

@@ -1,0 +1,75 @@
+package gateway
+
+import (
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// BenchmarkCallThroughGateway measures one echo call from a go-sdk client
+// through the gateway to a server over streamable HTTP on loopback, next
+// to the same call made directly ("direct"), in one process: the
+// difference of their ns/op, B/op and allocs/op is what the gateway adds.
+func BenchmarkCallThroughGateway(b *testing.B) {
+	for _, era := range []struct {
+		name string
+		era  testserver.Era
+		opts []testserver.StreamableOption
+		v    string
+	}{
+		{"2025-11-25", testserver.Legacy, nil, v1125},
+		{"2026-07-28", testserver.Modern, []testserver.StreamableOption{testserver.Stateless()}, v0728},
+	} {
+		up := testserver.StartStreamable(b, testserver.New(testserver.Options{Name: "up", Era: era.era}), era.opts...)
+		_, gw := startGateway(b, []Server{{Name: "up", Target: up.URL}}, nil)
+		for _, side := range []struct{ name, url string }{{"direct", up.URL}, {"gateway", gw}} {
+			b.Run(era.name+"/"+side.name, func(b *testing.B) {
+				cs := connect(b, side.url, era.v, nil)
+				ctx := testCtx(b, 10*time.Minute)
+				params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hello"}}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					res, err := cs.CallTool(ctx, params)
+					if err != nil || res.IsError {
+						b.Fatalf("echo: %v %v", err, texts(res))
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkIdleSession measures the gateway's heap held per idle
+// handshake-era client session (initialized, tools listed, then left
+// open), next to the same sessions held directly by the server
+// ("direct"): heap-B/session is the growth of the live heap after a
+// collection, divided by the sessions opened. Each op opens one session.
+func BenchmarkIdleSession(b *testing.B) {
+	up := testserver.StartStreamable(b, testserver.New(testserver.Options{Name: "up", Era: testserver.Legacy}))
+	_, gw := startGateway(b, []Server{{Name: "up", Target: up.URL}}, nil)
+	for _, side := range []struct{ name, url string }{{"direct", up.URL}, {"gateway", gw}} {
+		b.Run(side.name, func(b *testing.B) {
+			before := liveHeap()
+			for range b.N {
+				cs := connect(b, side.url, v1125, nil)
+				if _, err := cs.ListTools(testCtx(b, time.Minute), nil); err != nil {
+					b.Fatalf("tools/list: %v", err)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(liveHeap()-before)/float64(b.N), "heap-B/session")
+		})
+	}
+}
+
+// liveHeap is the heap in use after a collection.
+func liveHeap() int64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
+}
