@@ -226,7 +226,8 @@ func describeOwn(o outcome, ownChar bool) string {
 
 // idMarksAsIDs returns a fuzzed answer with testserver.ScriptedIDMark
 // kept only where it is a message's id (right after "id":) and a fixed
-// number elsewhere. Elsewhere the answer would hold the call's id in its
+// number that no request has elsewhere (a small one may be go-sdk's id of
+// the call on one side only). Elsewhere the answer would hold the call's id in its
 // content, or in bytes that errors quote, where the two paths' ids differ
 // in every digit and no mask short of every number could tell them from a
 // real difference; the tables have the call's id in content.
@@ -242,7 +243,7 @@ func idMarksAsIDs(body string) string {
 		if strings.HasSuffix(body[:i], `"id":`) {
 			b.WriteString(mark)
 		} else {
-			b.WriteString("7")
+			b.WriteString("987654321") // no request has this id
 		}
 		body = body[i+len(mark):]
 	}
