@@ -19,6 +19,7 @@ import (
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/internal/engine"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The fast path and go-sdk's path come to the same result or error for
@@ -267,4 +268,51 @@ func TestHTTPScriptedSameAsSDK(t *testing.T) {
 			})
 		}
 	}
+}
+
+// A stdio call handed over to go-sdk (its answer asked for input) that
+// then fails — the server process dies while the user is asked — is not
+// sent again on a new process: the server answered its first round. (The
+// hand-over marks its errors delivered, so that one that looks unsent, a
+// write that failed, is not retried either: TestNeverSentHandedOver in
+// internal/engine; here the process's end already rules a retry out.)
+func TestFastPathFailedStdioHandOffNotResent(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	trace := &countingHandler{}
+	var c *mcpadapter.Client
+	c, err := mcpadapter.NewClient(mcpadapter.Command{Path: testserver.Build(t), Args: []string{"-era", testserver.Modern.String()}}, &mcpadapter.ClientOptions{
+		Logger: slog.New(trace), Trace: true, Timeout: 10 * time.Second, StopTimeout: 200 * time.Millisecond,
+		ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			// The server dies while the user answers.
+			_, _ = c.CallTool(ctx, "crash", json.RawMessage(`{}`), nil)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "ann"}}, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	echoOK(t, ctx, c, "first") // teaches the fast path go-sdk's _meta
+	reply := `{"jsonrpc":"2.0","id":@ID@,"result":{"resultType":"input_required","inputRequests":{"q":{"method":"elicitation/create","params":{"message":"name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}},"requestState":"s1"}}`
+	before := mcpadapter.CallPaths(c)
+	_, err = c.CallTool(ctx, "bad_response", testserver.ScriptedArgs(reply), nil)
+	if err == nil {
+		t.Fatal("the call succeeded although the server died during it")
+	}
+	paths := mcpadapter.CallPaths(c).Sub(before)
+	if paths[engine.PathHandedOver] != 1 || paths[engine.PathFast]+paths[engine.PathSDK] != 1 { // the crash call
+		t.Errorf("paths: %s, want one call handed over (and the crash call)", describePaths(paths))
+	}
+	sent := 0
+	for _, r := range trace.all() {
+		if r["msg"] == "mcp send" && strings.Contains(r["message"], `"method":"tools/call"`) && strings.Contains(r["message"], `"bad_response"`) &&
+			!strings.Contains(r["message"], `"inputResponses"`) {
+			sent++
+		}
+	}
+	if sent != 1 {
+		t.Errorf("the call's first round was sent %d times, want 1 (error: %v)", sent, err)
+	}
+	echoOK(t, ctx, c, "after, on a new process")
 }
