@@ -55,6 +55,11 @@ type Conn struct {
 	Session Session
 
 	seq atomic.Int64 // the last id used, after stdio.FirstDirectID
+	// drained is closed when the last stream read behind its answer
+	// (drainRest) has been read: the next call waits for it before it
+	// POSTs, so that it finds that connection free again instead of
+	// opening another (a wait of at most wire.DrainGrace).
+	drained atomic.Pointer[chan struct{}]
 }
 
 // maxFastMessage bounds the answer the fast path reads: a bigger one (or
@@ -92,6 +97,12 @@ func (c *Conn) RoundTrip(ctx context.Context, name string, args, meta []byte) (j
 		// go-sdk's path fails the same way, or does not.
 		return nil, &HandOff{}, nil
 	}
+	if d := c.drained.Load(); d != nil {
+		select {
+		case <-*d:
+		case <-ctx.Done():
+		}
+	}
 	resp, err := c.Client.Do(req)
 	if err != nil {
 		unhook()
@@ -125,7 +136,9 @@ func (c *Conn) RoundTrip(ctx context.Context, name string, args, meta []byte) (j
 		} else {
 			// The rest of the stream is read behind the answer, as
 			// go-sdk does: a server may keep it open.
-			go drainRest(resp.Body, stop, c.Session.Hold(), c.Session.Life())
+			done := make(chan struct{})
+			c.drained.Store(&done)
+			go drainRest(resp.Body, stop, c.Session.Hold(), done, c.Session.Life())
 		}
 		return a.result, nil, a.err
 	case a.readErr != nil && ctx.Err() != nil:
@@ -413,8 +426,9 @@ func (a *fastAnswer) keepOnly(at int, idLine, retryLine []byte) {
 // ends the request). A stream the server keeps open after the answer is
 // read at most wire.DrainGrace (the connection is then dropped), or until
 // the session's life ends; release ends the hold that lets closing the
-// session wait for this.
-func drainRest(body io.ReadCloser, stop, release func(), life context.Context) {
+// session wait for this; done is closed at the end.
+func drainRest(body io.ReadCloser, stop, release func(), done chan struct{}, life context.Context) {
+	defer close(done)
 	defer release()
 	t := time.AfterFunc(wire.DrainGrace, stop)
 	defer t.Stop()
