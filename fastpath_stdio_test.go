@@ -191,15 +191,17 @@ func maskIDs(text string, ids ...string) string {
 // answer on both sides.
 var cutQuote = regexp.MustCompile(`(\\?"id\\?":)(ID|[0-9]+)[^\n]*?\.\.\.`)
 
-// quotedID is the id member of a message an error quotes.
-var quotedID = regexp.MustCompile(`(\\*"id\\*":\s*)-?[0-9]+`)
+// quotedID is the id member of a message an error quotes, also where the
+// quote starts inside its key (a decoding error quotes from the character
+// it did not expect: found 'i': id":2}).
+var quotedID = regexp.MustCompile(`(^|[^A-Za-z0-9_])(\\*"?id\\*":\s*)-?[0-9]+`)
 
 // quotedIDs masks the ids of the messages o's error quotes: go-sdk quotes
 // a message it could not take with the id it gave the call (on the fast
 // path, after a hand-over, the id translated from the fast path's), and
 // the two clients number their requests apart. A result is left as it is.
 func quotedIDs(o outcome) outcome {
-	o.err = quotedID.ReplaceAllString(o.err, "${1}ID")
+	o.err = quotedID.ReplaceAllString(o.err, "${1}${2}ID")
 	return o
 }
 
