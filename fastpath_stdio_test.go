@@ -108,8 +108,8 @@ func (p *diffPair) check(t testing.TB, reply string) outcome {
 // two paths' ids change (maskIDs), and so must the requests sent.
 func compareOutcomes(fast, sdk outcome) string {
 	d := pathDiff(fast.paths, sdk.paths)
-	f, g := maskIDs(describeOwn(fast, false), fast.id, sdk.id), maskIDs(describeOwn(sdk, false), fast.id, sdk.id)
-	if f != g && maskIDs(describeOwn(fast, true), fast.id, sdk.id) != maskIDs(describeOwn(sdk, true), fast.id, sdk.id) {
+	f, g := alignCuts(maskIDs(describeOwn(fast, false), fast.id, sdk.id), maskIDs(describeOwn(sdk, false), fast.id, sdk.id))
+	if f != g && !equalAligned(maskIDs(describeOwn(fast, true), fast.id, sdk.id), maskIDs(describeOwn(sdk, true), fast.id, sdk.id)) {
 		d += fmt.Sprintf("fast path: %s\ngo-sdk:    %s\n", f, g)
 	}
 	if fast.request != sdk.request {
@@ -179,6 +179,39 @@ func maskIDs(text string, ids ...string) string {
 		}
 		return q
 	})
+}
+
+// alignCuts returns f and g with an excerpt cut short after a masked id
+// on one side ("id":ID…, see cutQuote) matched on the other: where the
+// other side has the same line up to that id and goes on past it, the
+// rest of its line becomes "…" too. The cut falls where it does because
+// of the length of the id; what it cut off is the same answer's bytes.
+func alignCuts(f, g string) (string, string) {
+	fl, gl := strings.Split(f, "\n"), strings.Split(g, "\n")
+	if len(fl) != len(gl) {
+		return f, g
+	}
+	for i := range fl {
+		fl[i], gl[i] = alignCut(fl[i], gl[i])
+		gl[i], fl[i] = alignCut(gl[i], fl[i])
+	}
+	return strings.Join(fl, "\n"), strings.Join(gl, "\n")
+}
+
+// alignCut cuts b as a is cut (alignCuts), one line each.
+func alignCut(a, b string) (string, string) {
+	i := strings.Index(a, "ID…")
+	if i < 0 || len(b) <= i+2 || b[:i+2] != a[:i+2] {
+		return a, b
+	}
+	return a, b[:i] + "ID…"
+}
+
+// equalAligned reports whether f and g are the same once their cut
+// excerpts are aligned.
+func equalAligned(f, g string) bool {
+	f, g = alignCuts(f, g)
+	return f == g
 }
 
 // cutQuote is an id in an excerpt cut short: go-sdk's JSON decoding
