@@ -173,8 +173,8 @@ func maskIDs(text string, ids ...string) string {
 	return cutQuote.ReplaceAllStringFunc(text, func(q string) string {
 		m := cutQuote.FindStringSubmatch(q)
 		for _, id := range ids {
-			if m[2] == "ID" || (id != "" && strings.HasPrefix(id, m[2])) {
-				return m[1] + "ID…"
+			if m[3] == "ID" || (id != "" && strings.HasPrefix(id, m[3])) {
+				return m[1] + m[2] + "ID…"
 			}
 		}
 		return q
@@ -183,8 +183,8 @@ func maskIDs(text string, ids ...string) string {
 
 // alignCuts returns f and g with an excerpt cut short after a masked id
 // on one side ("id":ID…, see cutQuote) matched on the other: where the
-// other side has the same line up to that id and goes on past it, the
-// rest of its line becomes "…" too. The cut falls where it does because
+// other side has the same line up to that id, the rest of its line
+// becomes "…" too. The cut falls where it does because
 // of the length of the id; what it cut off is the same answer's bytes.
 func alignCuts(f, g string) (string, string) {
 	fl, gl := strings.Split(f, "\n"), strings.Split(g, "\n")
@@ -201,7 +201,7 @@ func alignCuts(f, g string) (string, string) {
 // alignCut cuts b as a is cut (alignCuts), one line each.
 func alignCut(a, b string) (string, string) {
 	i := strings.Index(a, "ID…")
-	if i < 0 || len(b) <= i+2 || b[:i+2] != a[:i+2] {
+	if i < 0 || len(b) < i+2 || b[:i+2] != a[:i+2] {
 		return a, b
 	}
 	return a, b[:i] + "ID…"
@@ -221,8 +221,9 @@ func equalAligned(f, g string) bool {
 // beginning of value: "), so where the cut falls depends on the length of
 // the id in it. maskIDs masks such an excerpt from the id (whole, already
 // masked, or cut) to the "...": the rest is the same bytes of the same
-// answer on both sides.
-var cutQuote = regexp.MustCompile(`(\\?"id\\?":)(ID|[0-9]+)[^\n]*?\.\.\.`)
+// answer on both sides. The quote may start inside the key (found 'i':
+// id":12...).
+var cutQuote = regexp.MustCompile(`(^|[^A-Za-z0-9_])(\\?"?id\\?":)(ID|[0-9]+)[^\n]*?\.\.\.`)
 
 // quotedID is the id member of a message an error quotes, also where the
 // quote starts inside its key (a decoding error quotes from the character
