@@ -1,0 +1,111 @@
+package stdio
+
+import (
+	"fmt"
+	"os/exec"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// startVictim starts an unrelated `sleep` of this process, in a process
+// group of its own (Setpgid) or a session of its own (Setsid), and ends it
+// when the test does.
+func startVictim(t *testing.T, attr *syscall.SysProcAttr) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command("sleep", "300")
+	cmd.SysProcAttr = attr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-done
+	})
+	return cmd
+}
+
+// alive reports whether pid runs (and is not a zombie).
+func alive(pid int) bool { return syscall.Kill(pid, 0) == nil && !zombie(pid) }
+
+// A server's child may join any process group of the host's session
+// (setpgid only asks for the same session): the group of an unrelated
+// process, or the group of another server of the same host. Close ends
+// that child, and nothing else of the group it joined; unrelated processes
+// with nearby pids, groups and sessions survive too.
+func TestStdioCloseSparesGroupsStraysJoined(t *testing.T) {
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Fatal("perl is not installed")
+	}
+	t.Parallel()
+	victim := startVictim(t, &syscall.SysProcAttr{Setpgid: true})
+	loner := startVictim(t, &syscall.SysProcAttr{Setsid: true})
+	other := shConn(t, `echo ready >&2; exec sleep 300`)
+	otherPid := other.proc.cmd.Process.Pid
+	c := shConn(t, fmt.Sprintf(`
+		perl -e 'setpgrp(0, %d); exec "sleep", "303"' & echo "pid $!" >&2
+		perl -e 'setpgrp(0, %d); exec "sleep", "304"' & echo "pid $!" >&2
+		while :; do sleep 1; done`, victim.Process.Pid, otherPid))
+	c.grace = 50 * time.Millisecond
+	after := startVictim(t, &syscall.SysProcAttr{Setpgid: true})
+	var pids []int
+	for deadline := time.Now().Add(10 * time.Second); len(pids) < 2; {
+		pids = pids[:0]
+		for _, l := range c.Stderr() {
+			var pid int
+			if _, err := fmt.Sscanf(l, "pid %d", &pid); err == nil {
+				pids = append(pids, pid)
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server did not report its children: %q", c.Stderr())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Cleanup(func() {
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	for i, group := range []int{victim.Process.Pid, otherPid} {
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			if st, ok := readStat(pids[i]); ok && st.pgid == group {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("child %d did not join group %d", pids[i], group)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- c.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second): // a hang guard, not a speed check
+		t.Fatal("Close did not return")
+	}
+	for _, pid := range pids {
+		if alive(pid) {
+			t.Errorf("the server's child %d still runs after Close", pid)
+		}
+	}
+	for name, pid := range map[string]int{
+		"an unrelated process whose group a stray joined": victim.Process.Pid,
+		"another server whose group a stray joined":       otherPid,
+		"an unrelated process in a session of its own":    loner.Process.Pid,
+		"an unrelated process started after the server":   after.Process.Pid,
+	} {
+		if !alive(pid) {
+			t.Errorf("%s (%d) was killed by the server's Close", name, pid)
+		}
+	}
+	if other.proc.exitedNow() {
+		t.Error("the other server exited")
+	}
+}
