@@ -109,3 +109,41 @@ func TestStdioCloseSparesGroupsStraysJoined(t *testing.T) {
 		t.Error("the other server exited")
 	}
 }
+
+// A session or group id a stray made belongs to it only while the id is
+// not another process's pid: once every member has gone, the kernel may
+// give the id to an unrelated process, which may make a session or group
+// of the same id before Close kills. (The reuse cannot be forced with real
+// processes without privileges over the pid namespace: a table stands in
+// for /proc here.)
+func TestStraysOwnsNotReusedIDs(t *testing.T) {
+	const host, stray, start = 100, 4242, 777
+	s := newStrays(200)
+	s.sid = host
+	s.procs[stray] = start
+	s.sids[stray] = start
+	s.pgids[stray+1] = start + 1
+	s.procs[stray+1] = start + 1
+	member := procStat{state: 'S', ppid: 1, pgid: 5000, sid: stray, start: 900}
+	groupMember := procStat{state: 'S', ppid: 1, pgid: stray + 1, sid: host, start: 900}
+	for _, c := range []struct {
+		name  string
+		procs map[int]procStat
+		pid   int
+		st    procStat
+		want  bool
+	}{
+		{"in the stray's session, the stray running", map[int]procStat{stray: {sid: stray, pgid: stray, start: start}}, 5000, member, true},
+		{"in the stray's session, the stray gone", map[int]procStat{}, 5000, member, true},
+		{"in a session of the stray's id, its pid reused", map[int]procStat{stray: {sid: stray, pgid: stray, start: start + 50}}, 5000, member, false},
+		{"in the stray's group, the stray running", map[int]procStat{stray + 1: {sid: host, pgid: stray + 1, start: start + 1}}, 5001, groupMember, true},
+		{"in a group of the stray's id, its pid reused", map[int]procStat{stray + 1: {sid: host, pgid: stray + 1, start: start + 60}}, 5001, groupMember, false},
+		{"the stray's pid, reused", map[int]procStat{}, stray, procStat{pgid: 1, sid: 1, start: start + 70}, false},
+		{"the stray", map[int]procStat{}, stray, procStat{pgid: stray, sid: stray, start: start}, true},
+		{"the host's session", map[int]procStat{}, 5002, procStat{pgid: 5002, sid: host, start: 1}, false},
+	} {
+		if got := s.owns(c.procs, c.pid, c.st); got != c.want {
+			t.Errorf("%s: owns = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
