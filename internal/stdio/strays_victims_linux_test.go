@@ -27,6 +27,31 @@ func startVictim(t *testing.T, attr *syscall.SysProcAttr) *exec.Cmd {
 	return cmd
 }
 
+// victimGroup is an unrelated process in a process group whose leader
+// has exited (a shell pipeline's first command that ended): the group
+// lasts, its id is no process's pid.
+type victimGroup struct{ pgid, pid int }
+
+func orphanedGroup(t *testing.T) victimGroup {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", `sleep 300 </dev/null >/dev/null 2>&1 & echo $!`)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := cmd.Output() // waits for the leader: its pid is free
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g victimGroup
+	if _, err := fmt.Sscanf(string(out), "%d", &g.pid); err != nil {
+		t.Fatalf("%q: %v", out, err)
+	}
+	g.pgid = cmd.Process.Pid
+	t.Cleanup(func() { _ = syscall.Kill(g.pid, syscall.SIGKILL) })
+	if st, ok := readStat(g.pid); !ok || st.pgid != g.pgid {
+		t.Fatalf("the orphaned group's member: %+v, %v", st, ok)
+	}
+	return g
+}
+
 // alive reports whether pid runs (and is not a zombie).
 func alive(pid int) bool { return syscall.Kill(pid, 0) == nil && !zombie(pid) }
 
@@ -41,17 +66,19 @@ func TestStdioCloseSparesGroupsStraysJoined(t *testing.T) {
 	}
 	t.Parallel()
 	victim := startVictim(t, &syscall.SysProcAttr{Setpgid: true})
+	orphaned := orphanedGroup(t)
 	loner := startVictim(t, &syscall.SysProcAttr{Setsid: true})
 	other := shConn(t, `echo ready >&2; exec sleep 300`)
 	otherPid := other.proc.cmd.Process.Pid
 	c := shConn(t, fmt.Sprintf(`
 		perl -e 'setpgrp(0, %d); exec "sleep", "303"' & echo "pid $!" >&2
 		perl -e 'setpgrp(0, %d); exec "sleep", "304"' & echo "pid $!" >&2
-		while :; do sleep 1; done`, victim.Process.Pid, otherPid))
+		perl -e 'setpgrp(0, %d); exec "sleep", "305"' & echo "pid $!" >&2
+		while :; do sleep 1; done`, victim.Process.Pid, otherPid, orphaned.pgid))
 	c.grace = 50 * time.Millisecond
 	after := startVictim(t, &syscall.SysProcAttr{Setpgid: true})
 	var pids []int
-	for deadline := time.Now().Add(10 * time.Second); len(pids) < 2; {
+	for deadline := time.Now().Add(10 * time.Second); len(pids) < 3; {
 		pids = pids[:0]
 		for _, l := range c.Stderr() {
 			var pid int
@@ -69,7 +96,7 @@ func TestStdioCloseSparesGroupsStraysJoined(t *testing.T) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
-	for i, group := range []int{victim.Process.Pid, otherPid} {
+	for i, group := range []int{victim.Process.Pid, otherPid, orphaned.pgid} {
 		for deadline := time.Now().Add(10 * time.Second); ; {
 			if st, ok := readStat(pids[i]); ok && st.pgid == group {
 				break
@@ -96,10 +123,11 @@ func TestStdioCloseSparesGroupsStraysJoined(t *testing.T) {
 		}
 	}
 	for name, pid := range map[string]int{
-		"an unrelated process whose group a stray joined": victim.Process.Pid,
-		"another server whose group a stray joined":       otherPid,
-		"an unrelated process in a session of its own":    loner.Process.Pid,
-		"an unrelated process started after the server":   after.Process.Pid,
+		"an unrelated process whose group a stray joined":  victim.Process.Pid,
+		"another server whose group a stray joined":        otherPid,
+		"an unrelated process in a session of its own":     loner.Process.Pid,
+		"an unrelated process whose group's leader exited": orphaned.pid,
+		"an unrelated process started after the server":    after.Process.Pid,
 	} {
 		if !alive(pid) {
 			t.Errorf("%s (%d) was killed by the server's Close", name, pid)
@@ -145,5 +173,34 @@ func TestStraysOwnsNotReusedIDs(t *testing.T) {
 		if got := s.owns(c.procs, c.pid, c.st); got != c.want {
 			t.Errorf("%s: owns = %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// A server that ignores SIGTERM and, told to stop (stdin's end), starts a
+// `setsid sleep`: Close ends that one too.
+func TestStdioCloseEndsStraysStartedWhileStopping(t *testing.T) {
+	t.Parallel()
+	c := shConn(t, `trap '' TERM; cat >/dev/null; setsid sleep 306 & echo "pid $!" >&2; while :; do sleep 1; done`)
+	c.grace = 500 * time.Millisecond // room for the shell to start it before the last look
+	closed := make(chan error, 1)
+	go func() { closed <- c.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second): // a hang guard, not a speed check
+		t.Fatal("Close did not return")
+	}
+	var pid int
+	for _, l := range c.Stderr() {
+		_, _ = fmt.Sscanf(l, "pid %d", &pid)
+	}
+	if pid == 0 {
+		t.Fatalf("the server did not start its child while stopping: %q", c.Stderr())
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	if alive(pid) {
+		t.Errorf("the child %d it started while stopping still runs", pid)
 	}
 }
