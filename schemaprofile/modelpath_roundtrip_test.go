@@ -26,6 +26,12 @@ func TestModelPathRoundTrip(t *testing.T) {
 	for i, s := range fuzzSeeds(t) {
 		corpus = append(corpus, corpusSchema{source: fmt.Sprintf("seed/%d", i), schema: s})
 	}
+	// Branches that share a property name with other renames below it.
+	corpus = append(corpus, corpusSchema{source: "constructed/branches", schema: json.RawMessage(`{"type":"object","properties":{
+		"op":{"type":"array","items":{"anyOf":[
+			{"type":"object","properties":{"kind":{"const":"a"},"args":{"type":"object","properties":{"$x y":{"type":"string"}},"required":["$x y"]}},"required":["kind","args"]},
+			{"type":"object","properties":{"kind":{"const":"b"},"args":{"type":"object","properties":{"$z w":{"type":"integer"}},"required":["$z w"]}},"required":["kind","args"]},
+			{"type":"object","properties":{"kind":{"const":"c"},"args":{"type":"object","properties":{"plain":{"type":"boolean"}},"required":["plain"]}},"required":["kind","args"]}]}}},"required":["op"]}`)})
 	perSchema := 10
 	if testing.Short() {
 		perSchema = 3
