@@ -40,7 +40,7 @@ func (s *Toolset) AddSkillTool(c *mcpadapter.Client, skills []*mcpadapter.Skill)
 	names := make([]any, 0, len(skills))
 	for _, sk := range skills {
 		names = append(names, sk.Name)
-		fmt.Fprintf(&desc, "- %s: %s\n", sk.Name, oneLine(sk.Description))
+		fmt.Fprintf(&desc, "- %s: %s\n", oneLine(sk.Name), oneLine(sk.Description))
 	}
 	desc.WriteString("Give \"file\" (a URI the instructions name) to read one of the skill's other files; null for the instructions.")
 	st := &skillTool{c: c, skills: skills}
@@ -100,8 +100,12 @@ func (t *skillTool) run(ctx context.Context, args json.RawMessage) *mcpadapter.R
 	return textResult(string(b))
 }
 
+// textResult is a skill's file for the model, cut to the limit of any
+// tool's result (a server's skill may be of any size).
 func textResult(text string) *mcpadapter.Result {
-	return &mcpadapter.Result{Content: []mcpadapter.Content{&mcpadapter.TextContent{Text: text}}}
+	res := &mcpadapter.Result{Content: []mcpadapter.Content{&mcpadapter.TextContent{Text: text}}}
+	res.SetTextLimit(mcpadapter.DefaultMaxResultBytes)
+	return res
 }
 
 // oneLine puts s on one line of at most 300 bytes, for a description.
