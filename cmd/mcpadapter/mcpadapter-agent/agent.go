@@ -88,11 +88,15 @@ func (a *app) runAgent(cmd *cobra.Command, args []string, f agentFlags) error {
 	}
 	defer s.Close()
 	cfg := eino.AgentConfig{Instruction: f.system, Streaming: !f.noStream}
-	if f.watch && !f.search { // call_tool follows the servers by itself
-		ads := s.Adapters()
-		if len(ads) != 1 {
-			return cmdline.Usagef("--watch follows a target's or a config's servers; the built-in demo runs %d apart", len(ads))
+	// Both take one adapter: the built-in demo's servers run apart, and
+	// each adapter would give its own search pair.
+	if ads := s.Adapters(); (f.search || f.watch) && len(ads) != 1 {
+		flag := "--watch"
+		if f.search {
+			flag = "--search"
 		}
+		return cmdline.Usagef("%s works on a target's or a config's servers; the built-in demo runs %d apart", flag, len(ads))
+	} else if f.watch && !f.search { // call_tool follows the servers by itself
 		cfg.Live = ads[0]
 	}
 	tools, err := s.Tools(ctx)
