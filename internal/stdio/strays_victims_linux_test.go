@@ -2,7 +2,9 @@ package stdio
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -202,5 +204,61 @@ func TestStdioCloseEndsStraysStartedWhileStopping(t *testing.T) {
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
 	if alive(pid) {
 		t.Errorf("the child %d it started while stopping still runs", pid)
+	}
+}
+
+// liveThreads counts the threads of pid that are not zombies: a process
+// whose first thread exited reads as a zombie in /proc/<pid>/stat while
+// its other threads run.
+func liveThreads(pid int) int {
+	entries, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	n := 0
+	for _, e := range entries {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, e.Name()))
+		i := strings.LastIndexByte(string(b), ')')
+		if err == nil && i > 0 && i+2 < len(b) && b[i+2] != 'Z' && b[i+2] != 'X' {
+			n++
+		}
+	}
+	return n
+}
+
+// A stray whose first thread exits (SYS_exit, not exit_group) while
+// another runs on looks like a zombie in /proc/<pid>/stat: Close ends it
+// all the same.
+func TestStdioCloseEndsStrayWithZombieLeader(t *testing.T) {
+	if err := exec.Command("perl", "-Mthreads", "-MPOSIX", "-e", "1").Run(); err != nil {
+		t.Fatalf("perl with threads: %v", err)
+	}
+	t.Parallel()
+	c := shConn(t, `perl -Mthreads -MPOSIX -e 'POSIX::setsid(); threads->create(sub { sleep 300 }); print STDERR "pid $$\n"; syscall(60, 0)' &
+		while :; do sleep 1; done`)
+	c.grace = 50 * time.Millisecond
+	pid := 0
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		for _, l := range c.Stderr() {
+			_, _ = fmt.Sscanf(l, "pid %d", &pid)
+		}
+		if pid != 0 && zombie(pid) && liveThreads(pid) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the stray %d did not end its first thread: %q", pid, c.Stderr())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	closed := make(chan error, 1)
+	go func() { closed <- c.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second): // a hang guard, not a speed check
+		t.Fatal("Close did not return")
+	}
+	if n := liveThreads(pid); n > 0 {
+		t.Errorf("the stray %d still runs %d threads after Close", pid, n)
 	}
 }
