@@ -145,7 +145,10 @@ func (s *strays) note() {
 }
 
 // kill kills every stray, and waits, up to limit, until none is left
-// running (a zombie only waits to be reaped by its new parent).
+// running (a zombie only waits to be reaped by its new parent). A
+// process whose first thread exited reads as a zombie while its other
+// threads run: zombies are signalled too (their pid is not reused until
+// they are reaped), and count as running while a thread of theirs does.
 func (s *strays) kill(limit time.Duration) {
 	if len(s.procs) == 0 {
 		return
@@ -156,17 +159,39 @@ func (s *strays) kill(limit time.Duration) {
 		left := 0
 		procs := allProcs()
 		for pid, st := range procs {
-			if pid == self || pid == s.leader || st.state == 'Z' || st.state == 'X' || !s.owns(procs, pid, st) {
+			if pid == self || pid == s.leader || !s.owns(procs, pid, st) {
 				continue
 			}
 			_ = syscall.Kill(pid, syscall.SIGKILL)
-			left++
+			if st.state != 'Z' && st.state != 'X' || threadsRun(pid) {
+				left++
+			}
 		}
 		if left == 0 || time.Now().After(deadline) {
 			return
 		}
 		time.Sleep(pause)
 	}
+}
+
+// threadsRun reports whether a thread of pid other than its first runs.
+func threadsRun(pid int) bool {
+	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	if err != nil {
+		return false
+	}
+	for _, t := range tasks {
+		tid, err := strconv.Atoi(t.Name())
+		if err != nil || tid == pid {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + t.Name() + "/stat")
+		i := bytes.LastIndexByte(b, ')')
+		if err == nil && i > 0 && i+2 < len(b) && b[i+2] != 'Z' && b[i+2] != 'X' {
+			return true
+		}
+	}
+	return false
 }
 
 // owns reports whether the process pid, with stat st, is a stray or in a
