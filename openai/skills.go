@@ -43,6 +43,10 @@ func (s *Toolset) AddSkillTool(c *mcpadapter.Client, skills []*mcpadapter.Skill)
 		fmt.Fprintf(&desc, "- %s: %s\n", oneLine(sk.Name), oneLine(sk.Description))
 	}
 	desc.WriteString("Give \"file\" (a URI the instructions name) to read one of the skill's other files; null for the instructions.")
+	name := map[string]any{"type": "string", "description": "the skill's name"}
+	if enumFits(names) {
+		name["enum"] = names
+	}
 	st := &skillTool{c: c, skills: skills}
 	e := &entry{
 		name: SkillToolName,
@@ -50,7 +54,7 @@ func (s *Toolset) AddSkillTool(c *mcpadapter.Client, skills []*mcpadapter.Skill)
 		params: map[string]any{
 			"type": "object",
 			"properties": map[string]any{
-				"name": map[string]any{"type": "string", "description": "the skill's name", "enum": names},
+				"name": name,
 				"file": map[string]any{"type": []any{"string", "null"}, "description": "a file of the skill to read instead of its instructions"},
 			},
 			"required":             []any{"name", "file"},
@@ -62,6 +66,18 @@ func (s *Toolset) AddSkillTool(c *mcpadapter.Client, skills []*mcpadapter.Skill)
 	s.byName[SkillToolName] = e
 	s.order = append(s.order, e)
 	return nil
+}
+
+// enumFits reports whether names fit a strict tool's enum: OpenAI takes
+// at most 1000 values, and at most 15,000 characters of them when there
+// are more than 250. Without the enum, a name no skill has is answered
+// by the tool (run).
+func enumFits(names []any) bool {
+	chars := 0
+	for _, n := range names {
+		chars += len(n.(string))
+	}
+	return len(names) <= 1000 && (len(names) <= 250 || chars <= 15000)
 }
 
 type skillTool struct {
