@@ -26,6 +26,7 @@ type serveAuthFlags struct {
 	introspectEnv string
 	apiKeys       []string
 	dpopNonce     bool
+	dpopNonceEnv  string
 }
 
 func (f *serveAuthFlags) register(fl *pflag.FlagSet) {
@@ -39,6 +40,7 @@ func (f *serveAuthFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.introspectEnv, "introspection-secret-env", "", "the environment `variable` holding the gateway's client secret")
 	fl.StringArrayVar(&f.apiKeys, "api-key", nil, "`PRINCIPAL=VAR`: accept the API key in the environment variable VAR as PRINCIPAL's (repeatable)")
 	fl.BoolVar(&f.dpopNonce, "dpop-nonce", false, "make DPoP proofs carry a nonce the gateway issued")
+	fl.StringVar(&f.dpopNonceEnv, "dpop-nonce-key-env", "", "with --dpop-nonce, the environment `variable` holding the nonce key (32 bytes or more) that replicas share (default: a random key per process)")
 }
 
 // on reports whether any credential is configured.
@@ -50,7 +52,7 @@ func (f *serveAuthFlags) on() bool {
 // nil when no credential is configured.
 func (f *serveAuthFlags) guard(addr net.Addr, logger *slog.Logger) (*resourceserver.Guard, error) {
 	if !f.on() {
-		if f.resource != "" || f.jwksURL != "" || len(f.scopes) > 0 || f.introspectID != "" || f.dpopNonce {
+		if f.resource != "" || f.jwksURL != "" || len(f.scopes) > 0 || f.introspectID != "" || f.dpopNonce || f.dpopNonceEnv != "" {
 			return nil, cmdline.Usagef("--resource, --jwks-url, --scope, --introspection-client-id and --dpop-nonce need --issuer, --introspection-url or --api-key")
 		}
 		return nil, nil
@@ -58,6 +60,13 @@ func (f *serveAuthFlags) guard(addr net.Addr, logger *slog.Logger) (*resourceser
 	o := &resourceserver.Options{
 		Resource: f.resource, Issuers: f.issuers, JWKSURL: f.jwksURL, Scopes: f.scopes,
 		Algorithms: f.algs, DPoPNonce: f.dpopNonce, Logger: logger,
+	}
+	if f.dpopNonceEnv != "" {
+		key, ok := os.LookupEnv(f.dpopNonceEnv)
+		if !f.dpopNonce || !ok {
+			return nil, cmdline.Usagef("--dpop-nonce-key-env %s: needs --dpop-nonce and the variable set", f.dpopNonceEnv)
+		}
+		o.DPoPNonceKey = []byte(key)
 	}
 	if o.Resource == "" {
 		if addr == nil || !isLoopback(addr) {

@@ -2,8 +2,15 @@ package main
 
 import (
 	"bufio"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/gateway/resourceserver"
+	"github.com/mcpadapter/mcpadapter/internal/oauthflow"
 	"github.com/mcpadapter/mcpadapter/internal/testauth"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
 )
@@ -111,5 +120,57 @@ func TestServeResourceServer(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("WWW-Authenticate"), `error="invalid_token"`) {
 		t.Errorf("a token for another audience: %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
+}
+
+// TestServeDPoPNonceKey: two `serve --dpop-nonce --dpop-nonce-key-env`
+// replicas given the same key accept each other's nonces, so a DPoP
+// client behind a round-robin proxy is not asked for a new nonce on every
+// replica; a replica with its own random key refuses them.
+func TestServeDPoPNonceKey(t *testing.T) {
+	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{}), JWT: true})
+	const resource = "http://127.0.0.1:1/mcp"
+	t.Setenv("MCP_DPOP_NONCE_KEY", strings.Repeat("n", 32))
+	replica := func(env string) *resourceserver.Guard {
+		f := serveAuthFlags{issuers: []string{as.URL}, resource: resource, dpopNonce: true, dpopNonceEnv: env}
+		g, err := f.guard(nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	a, b, c := replica("MCP_DPOP_NONCE_KEY"), replica("MCP_DPOP_NONCE_KEY"), replica("")
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	d, _ := oauthflow.NewDPoP(key)
+	tok, err := as.SignToken(map[string]any{"sub": "alice", "aud": resource, "cnf": map[string]any{"jkt": d.Thumbprint()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(resource)
+	request := func(nonce string) *http.Request {
+		proof, err := d.Proof(http.MethodPost, u, tok, nonce)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := httptest.NewRequest(http.MethodPost, resource, nil)
+		r.Header.Set("Authorization", "DPoP "+tok)
+		r.Header.Set("DPoP", proof)
+		return r
+	}
+	w := httptest.NewRecorder()
+	a.Handler(http.NotFoundHandler()).ServeHTTP(w, request(""))
+	nonce := w.Header().Get("DPoP-Nonce")
+	if w.Code != http.StatusUnauthorized || nonce == "" {
+		t.Fatalf("a proof without a nonce: %d, DPoP-Nonce %q", w.Code, nonce)
+	}
+	if _, err := b.Check(request(nonce)); err != nil {
+		t.Errorf("a replica with the same key refused the nonce: %v", err)
+	}
+	if _, err := c.Check(request(nonce)); err == nil || !strings.Contains(err.Error(), "use_dpop_nonce") {
+		t.Errorf("a replica with its own key: %v, want use_dpop_nonce", err)
+	}
+	f := serveAuthFlags{issuers: []string{as.URL}, resource: resource, dpopNonce: true, dpopNonceEnv: "MCP_DPOP_NONCE_UNSET"}
+	if _, err := f.guard(nil, slog.Default()); err == nil {
+		t.Error("--dpop-nonce-key-env naming an unset variable was accepted")
 	}
 }

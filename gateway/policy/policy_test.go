@@ -87,6 +87,8 @@ func FuzzGlob(f *testing.F) {
 	f.Add("*", "")
 	f.Add("a**", "a")
 	f.Add("*ab*ab", "abab")
+	f.Add("*_admin", "x_admins")
+	f.Add("a*c", "abd")
 	f.Fuzz(func(t *testing.T, pat, s string) {
 		if strings.ContainsAny(pat, "/:") || pat == "" || !utf8.ValidString(pat) || !utf8.ValidString(s) {
 			return

@@ -93,7 +93,7 @@ func TestJWTAttacks(t *testing.T) {
 		"issued in the future":          e.token(t, map[string]any{"iat": now + 600}),
 		"tampered payload":              tampered,
 		"no subject":                    e.token(t, map[string]any{"sub": nil, "client_id": nil}),
-		"a DPoP proof as the token":     sign(t, evilRSA, map[string]any{"typ": "dpop+jwt", "jwk": evilJWK}, claims),
+		"a DPoP proof as the token":     sign(t, key, map[string]any{"typ": "dpop+jwt", "kid": kid, "jwk": evilJWK}, claims),
 	}
 	before := e.upstream.Load()
 	for name, tok := range attacks {

@@ -31,8 +31,9 @@
 //     Headers that name other keys (jku, x5u, jwk, x5c) are ignored.
 //   - Asks the authorization server about other tokens (opaque ones) by
 //     token introspection (RFC 7662, Options.Introspection), authenticated
-//     with client credentials, and caches the answer for at most the
-//     token's remaining life in a bounded cache.
+//     with client credentials, accepts an active token whose aud names
+//     Options.Resource, and caches the answer for at most the token's
+//     remaining life in a bounded cache.
 //   - Checks the proof of a DPoP-bound token (RFC 9449: cnf.jkt in the token
 //     or the introspection answer): the proof's signature by its embedded
 //     key, whose thumbprint is jkt; htm and htu equal to the request's;
@@ -43,8 +44,9 @@
 //
 // The accepted credential becomes a go-sdk auth.TokenInfo on the request's
 // context: its UserID, the principal, is the token's sub (issuer#sub when
-// several issuers are trusted, the client_id when a token has no sub, the
-// key's name for an API key), Scopes its scopes and Extra its claims. The
+// several issuers are trusted; "client:" and the client_id when a token
+// has no sub; the key's name for an API key), Scopes its scopes and Extra
+// its claims. The
 // gateway takes the principal from there (gateway.PrincipalFrom), so its
 // Policy and per-principal sessions use it, and gives Policy the TokenInfo
 // (gateway.TokenInfoFrom).

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -30,8 +31,11 @@ type env struct {
 	url      string // the gateway's MCP endpoint, its resource URL
 	guard    *resourceserver.Guard
 	upstream *atomic.Int64 // tools/call and tools/list requests at the server
-	logs     *syncBuffer
-	gw       *gateway.Gateway
+	// upHeaders holds the Authorization and DPoP headers of every request
+	// that reached the server.
+	upHeaders *syncBuffer
+	logs      *syncBuffer
+	gw        *gateway.Gateway
 }
 
 const (
@@ -56,7 +60,7 @@ func setupWith(t testing.TB, asOpts func(*testauth.Options), opts func(*env, *re
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{url: "http://" + ln.Addr().String() + "/mcp", upstream: new(atomic.Int64), logs: &syncBuffer{}}
+	e := &env{url: "http://" + ln.Addr().String() + "/mcp", upstream: new(atomic.Int64), logs: &syncBuffer{}, upHeaders: &syncBuffer{}}
 	ao := testauth.Options{MCP: testserver.New(testserver.Options{}), JWT: true, ClientID: clientID, ClientSecret: clientSecret,
 		NoRegistration: true, Resource: e.url, DPoP: true}
 	if asOpts != nil {
@@ -65,7 +69,7 @@ func setupWith(t testing.TB, asOpts func(*testauth.Options), opts func(*env, *re
 	e.as = testauth.Start(t, ao)
 
 	srv := testserver.New(testserver.Options{})
-	up := httptest.NewServer(countCalls(e.upstream, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)))
+	up := httptest.NewServer(countCalls(e.upstream, e.upHeaders, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)))
 	t.Cleanup(up.Close)
 	gw, err := gateway.New([]gateway.Server{{Name: "up", Target: up.URL}}, gwOpts)
 	if err != nil {
@@ -95,9 +99,15 @@ func setupWith(t testing.TB, asOpts func(*testauth.Options), opts func(*env, *re
 	return e
 }
 
-// countCalls counts the tools/call and tools/list requests reaching next.
-func countCalls(n *atomic.Int64, next http.Handler) http.Handler {
+// countCalls counts the tools/call and tools/list requests reaching next,
+// and writes the Authorization and DPoP headers of each request to headers.
+func countCalls(n *atomic.Int64, headers *syncBuffer, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, h := range []string{"Authorization", "DPoP"} {
+			for _, v := range r.Header.Values(h) {
+				fmt.Fprintf(headers, "%s: %s\n", h, v)
+			}
+		}
 		if r.Method == http.MethodPost {
 			body, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(body))

@@ -49,13 +49,15 @@ func (e *unavailableError) Error() string { return e.err.Error() }
 func (e *unavailableError) Unwrap() error { return e.err }
 
 // candidates returns the keys that may have signed a token whose header
-// names kid (all keys when kid is empty), fetching the set if it is
-// missing or stale, or refreshing it once for a kid it does not know.
-func (ks *keySet) candidates(ctx context.Context, kid string, now time.Time) ([]jose.JSONWebKey, error) {
+// names kid (all keys when kid is empty), and the generation of the set
+// they are of, fetching the set if it is missing or stale, or refreshing
+// it once for a kid it does not know.
+func (ks *keySet) candidates(ctx context.Context, kid string, now time.Time) ([]jose.JSONWebKey, uint64, error) {
 	refreshed := false
 	for range 3 {
 		ks.mu.Lock()
 		keys, fetched, tried, wait, lastErr := ks.keys, ks.fetched, ks.tried, ks.inflight, ks.lastErr
+		gen := ks.gen.Load()
 		ks.mu.Unlock()
 		if wait != nil {
 			select {
@@ -63,7 +65,7 @@ func (ks *keySet) candidates(ctx context.Context, kid string, now time.Time) ([]
 				refreshed = true
 				continue
 			case <-ctx.Done():
-				return nil, &unavailableError{fmt.Errorf("waiting for the keys of %s: %w", ks.issuer, context.Cause(ctx))}
+				return nil, 0, &unavailableError{fmt.Errorf("waiting for the keys of %s: %w", ks.issuer, context.Cause(ctx))}
 			}
 		}
 		found := pick(keys, kid)
@@ -72,21 +74,21 @@ func (ks *keySet) candidates(ctx context.Context, kid string, now time.Time) ([]
 		if len(found) > 0 && (fresh || !mayFetch) {
 			// A stale set whose refresh failed is used as it is until the
 			// next refresh is due.
-			return found, nil
+			return found, gen, nil
 		}
 		if !mayFetch {
 			if fetched.IsZero() {
 				if lastErr == nil {
 					lastErr = errors.New("not fetched")
 				}
-				return nil, &unavailableError{fmt.Errorf("the keys of %s: %w", ks.issuer, lastErr)}
+				return nil, 0, &unavailableError{fmt.Errorf("the keys of %s: %w", ks.issuer, lastErr)}
 			}
-			return nil, fmt.Errorf("no key %q in the key set of %s", kid, ks.issuer)
+			return nil, 0, fmt.Errorf("no key %q in the key set of %s", kid, ks.issuer)
 		}
 		ks.refresh(ctx, now)
 		refreshed = true
 	}
-	return nil, &unavailableError{fmt.Errorf("the keys of %s keep changing", ks.issuer)}
+	return nil, 0, &unavailableError{fmt.Errorf("the keys of %s keep changing", ks.issuer)}
 }
 
 // refresh fetches the keys, unless another request is fetching them.
@@ -231,6 +233,10 @@ func (f *fetcher) discoverJWKS(ctx context.Context, issuer string) (string, erro
 		}
 		if md.JWKSURI == "" {
 			errs = append(errs, fmt.Errorf("the metadata at %s has no jwks_uri", u))
+			continue
+		}
+		if !secureURL(md.JWKSURI) {
+			errs = append(errs, fmt.Errorf("the metadata at %s names jwks_uri %q: not https (http only on loopback)", u, md.JWKSURI))
 			continue
 		}
 		return md.JWKSURI, nil

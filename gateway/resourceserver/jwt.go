@@ -74,7 +74,7 @@ func (g *Guard) verifyJWT(ctx context.Context, tok *jwt.JSONWebToken, iss string
 	if ks == nil {
 		return nil, invalidToken("issuer %q is not trusted", iss)
 	}
-	keys, err := ks.candidates(ctx, h.KeyID, now)
+	keys, gen, err := ks.candidates(ctx, h.KeyID, now)
 	if err != nil {
 		var ue *unavailableError
 		if errors.As(err, &ue) {
@@ -82,7 +82,6 @@ func (g *Guard) verifyJWT(ctx context.Context, tok *jwt.JSONWebToken, iss string
 		}
 		return nil, invalidToken("%v", err)
 	}
-	gen := ks.gen.Load()
 	var std jwt.Claims
 	var all map[string]any
 	verified := false

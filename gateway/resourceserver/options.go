@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -46,7 +47,7 @@ type Options struct {
 	Issuers []string
 	// JWKSURL, if set, is where the keys of the only issuer are; empty
 	// means the jwks_uri of each issuer's metadata (RFC 8414, then OpenID
-	// Connect discovery).
+	// Connect discovery). Either is https, or http on a loopback host.
 	JWKSURL string
 	// Scopes are the scopes every token needs (403 insufficient_scope
 	// without them), also the metadata's scopes_supported.
@@ -64,7 +65,8 @@ type Options struct {
 	// DefaultLeeway.
 	Leeway time.Duration
 
-	// Introspection, if set, checks tokens that are not JWTs of Issuers.
+	// Introspection, if set, checks tokens that are not JWTs of Issuers:
+	// an active one whose answer's aud names Resource is accepted.
 	Introspection *Introspection
 
 	// APIKeys are static keys accepted as bearer tokens.
@@ -86,7 +88,8 @@ type Options struct {
 	MaxReplayEntries int
 
 	// HTTPClient fetches metadata and keys and calls the introspection
-	// endpoint; nil means a plain client. Timeout bounds each of those
+	// endpoint; nil means a plain client. Redirects are never followed
+	// (its CheckRedirect is replaced). Timeout bounds each of those
 	// requests (zero: DefaultTimeout).
 	HTTPClient *http.Client
 	Timeout    time.Duration
@@ -104,8 +107,8 @@ type Options struct {
 // Introspection is the token introspection endpoint (RFC 7662) of the
 // authorization server, with the credentials of the gateway as its client.
 type Introspection struct {
-	// URL is the endpoint; ClientID and ClientSecret authenticate the
-	// gateway (HTTP Basic).
+	// URL is the endpoint (https, or http on a loopback host); ClientID
+	// and ClientSecret authenticate the gateway (HTTP Basic).
 	URL, ClientID, ClientSecret string
 	// CacheTTL bounds how long an answer is reused (never past the
 	// token's exp); zero means DefaultIntrospectTTL, negative no cache.
@@ -138,12 +141,15 @@ func (o *Options) check() error {
 		errs = append(errs, fmt.Errorf("Options.Resource %q: http only on a loopback host; want https", o.Resource))
 	}
 	for _, iss := range o.Issuers {
-		if u, err := url.Parse(iss); err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && isLoopbackHost(u.Hostname()))) || u.Fragment != "" {
+		if !secureURL(iss) || strings.Contains(iss, "#") {
 			errs = append(errs, fmt.Errorf("Options.Issuers: %q is not an https URL (http only on loopback)", iss))
 		}
 	}
 	if o.JWKSURL != "" && len(o.Issuers) != 1 {
 		errs = append(errs, errors.New("Options.JWKSURL needs exactly one issuer"))
+	}
+	if o.JWKSURL != "" && !secureURL(o.JWKSURL) {
+		errs = append(errs, fmt.Errorf("Options.JWKSURL %q is not an https URL (http only on loopback)", o.JWKSURL))
 	}
 	for _, a := range o.Algorithms {
 		if !slices.Contains(supportedAlgorithms, a) {
@@ -152,6 +158,8 @@ func (o *Options) check() error {
 	}
 	if in := o.Introspection; in != nil && (in.URL == "" || in.ClientID == "") {
 		errs = append(errs, errors.New("Options.Introspection needs URL and ClientID"))
+	} else if in != nil && !secureURL(in.URL) {
+		errs = append(errs, fmt.Errorf("Options.Introspection.URL %q is not an https URL (http only on loopback)", in.URL))
 	}
 	seen := map[string]bool{}
 	for i, k := range o.APIKeys {
@@ -195,5 +203,16 @@ func isLoopbackHost(h string) bool {
 	if strings.EqualFold(h, "localhost") {
 		return true
 	}
-	return strings.HasPrefix(h, "127.") || h == "::1"
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// secureURL reports whether the Guard may send requests to raw (or take
+// keys from it): an absolute https URL, or http on a loopback host.
+func secureURL(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	return u.Scheme == "https" || u.Scheme == "http" && isLoopbackHost(u.Hostname())
 }
