@@ -113,6 +113,8 @@ func TestEndpointHintStaticSite(t *testing.T) {
 	app := httptest.NewServer(mux)
 	t.Cleanup(app.Close)
 	sites = append(sites, struct{ name, url, answer string }{"web app with GET routes", app.URL + "/docs/", "405 Method Not Allowed"})
+	secret := strings.Replace(app.URL, "://", "://user:pw-s3cret@", 1) + "/docs/?key=s3cret#frag-s3cret"
+	sites = append(sites, struct{ name, url, answer string }{"URL with secrets", secret, "405 Method Not Allowed"})
 	if py, err := exec.LookPath("python3"); err == nil {
 		sites = append(sites, struct{ name, url, answer string }{"python3 -m http.server", pythonHTTPServer(t, py, dir) + "/", "501 Not Implemented"})
 	} else if os.Getenv("CI") == "true" {
@@ -133,7 +135,7 @@ func TestEndpointHintStaticSite(t *testing.T) {
 			}
 			msg := err.Error()
 			u, _ := url.Parse(s.url)
-			try := "try " + strings.TrimSuffix(s.url, "/") + "/mcp"
+			try := "try " + u.Scheme + "://" + u.Host + strings.TrimSuffix(u.Path, "/") + "/mcp"
 			if strings.TrimSuffix(u.Path, "/") != "" {
 				try += " or " + u.Scheme + "://" + u.Host + "/mcp"
 			}
@@ -141,6 +143,9 @@ func TestEndpointHintStaticSite(t *testing.T) {
 				if !strings.Contains(msg, want) {
 					t.Errorf("error lacks %q:\n%s", want, msg)
 				}
+			}
+			if strings.Contains(msg, "s3cret") {
+				t.Errorf("error shows a secret of the URL:\n%s", msg)
 			}
 			if n := strings.Count(msg, `"initialize"`); n > 1 {
 				t.Errorf("the error names the initialize step %d times:\n%s", n, msg)

@@ -40,9 +40,13 @@ func (s *Toolset) AddSkillTool(c *mcpadapter.Client, skills []*mcpadapter.Skill)
 	names := make([]any, 0, len(skills))
 	for _, sk := range skills {
 		names = append(names, sk.Name)
-		fmt.Fprintf(&desc, "- %s: %s\n", sk.Name, oneLine(sk.Description))
+		fmt.Fprintf(&desc, "- %s: %s\n", oneLine(sk.Name), oneLine(sk.Description))
 	}
 	desc.WriteString("Give \"file\" (a URI the instructions name) to read one of the skill's other files; null for the instructions.")
+	name := map[string]any{"type": "string", "description": "the skill's name"}
+	if enumFits(names) {
+		name["enum"] = names
+	}
 	st := &skillTool{c: c, skills: skills}
 	e := &entry{
 		name: SkillToolName,
@@ -50,7 +54,7 @@ func (s *Toolset) AddSkillTool(c *mcpadapter.Client, skills []*mcpadapter.Skill)
 		params: map[string]any{
 			"type": "object",
 			"properties": map[string]any{
-				"name": map[string]any{"type": "string", "description": "the skill's name", "enum": names},
+				"name": name,
 				"file": map[string]any{"type": []any{"string", "null"}, "description": "a file of the skill to read instead of its instructions"},
 			},
 			"required":             []any{"name", "file"},
@@ -62,6 +66,18 @@ func (s *Toolset) AddSkillTool(c *mcpadapter.Client, skills []*mcpadapter.Skill)
 	s.byName[SkillToolName] = e
 	s.order = append(s.order, e)
 	return nil
+}
+
+// enumFits reports whether names fit a strict tool's enum: OpenAI takes
+// at most 1000 values, and at most 15,000 characters of them when there
+// are more than 250. Without the enum, a name no skill has is answered
+// by the tool (run).
+func enumFits(names []any) bool {
+	chars := 0
+	for _, n := range names {
+		chars += len(n.(string))
+	}
+	return len(names) <= 1000 && (len(names) <= 250 || chars <= 15000)
 }
 
 type skillTool struct {
@@ -100,8 +116,12 @@ func (t *skillTool) run(ctx context.Context, args json.RawMessage) *mcpadapter.R
 	return textResult(string(b))
 }
 
+// textResult is a skill's file for the model, cut to the limit of any
+// tool's result (a server's skill may be of any size).
 func textResult(text string) *mcpadapter.Result {
-	return &mcpadapter.Result{Content: []mcpadapter.Content{&mcpadapter.TextContent{Text: text}}}
+	res := &mcpadapter.Result{Content: []mcpadapter.Content{&mcpadapter.TextContent{Text: text}}}
+	res.SetTextLimit(mcpadapter.DefaultMaxResultBytes)
+	return res
 }
 
 // oneLine puts s on one line of at most 300 bytes, for a description.

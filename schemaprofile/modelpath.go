@@ -1,6 +1,9 @@
 package schemaprofile
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // ModelPath turns the JSON Pointer of a value in restored arguments (as
 // the original schema names it, e.g. an argument check's problem path)
@@ -53,9 +56,35 @@ func (m *argMap) modelPath(toks []string, depth int) []string {
 	out[0] = name
 	child, declared := m.props[name]
 	if !declared {
+		if rest, ok := m.branchPath(name, toks[1:], depth); ok {
+			return append(out[:1], rest...)
+		}
 		child = m.extra
 	}
 	return append(out[:1], child.modelPath(toks[1:], depth+1)...)
+}
+
+// branchPath maps the tokens below property name of one of m's branches
+// that has renames below it: the first whose renames change them (the
+// path alone does not say which branch the value took; the branch that
+// renamed one of its names did), else the first that has name.
+func (m *argMap) branchPath(name string, rest []string, depth int) ([]string, bool) {
+	var first []string
+	found := false
+	for _, a := range m.alts {
+		child, ok := a.m.props[name]
+		if !ok {
+			continue
+		}
+		got := child.modelPath(rest, depth+1)
+		if !slices.Equal(got, rest) {
+			return got, true
+		}
+		if !found {
+			first, found = got, true
+		}
+	}
+	return first, found
 }
 
 // renamedFrom returns the name the model wrote for the property m renames

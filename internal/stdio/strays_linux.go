@@ -18,21 +18,28 @@ import (
 // ends what they started and left behind (a setsid'd shell's orphaned
 // background job).
 //
+// A session or group counts only when a noted stray made it (its id is
+// that stray's pid): setpgid lets any process join an existing group of
+// its session (the host's, another server's), and those are not the
+// server's to end. And only while that stray's pid is not someone else's
+// (the kernel keeps an id unused while its session or group lasts, but
+// one that ended between note and kill can be reused).
+//
 // Not covered: a process that left before close and whose parent chain
 // to the server was already cut (a double-fork daemon whose intermediate
 // parent exited is re-parented to init, or to a subreaper; nothing then
 // ties it to the server), unless it stayed in a session or group a noted
 // stray made.
 type strays struct {
-	leader int              // the server's pid, its process group's id
-	sid    int              // the server's session (this process's)
-	procs  map[int]uint64   // pid → start time
-	sids   map[int]struct{} // sessions strays made
-	pgids  map[int]struct{} // process groups strays made in the server's session
+	leader int            // the server's pid, its process group's id
+	sid    int            // the server's session (this process's)
+	procs  map[int]uint64 // pid → start time
+	sids   map[int]uint64 // sessions strays made → the maker's start time
+	pgids  map[int]uint64 // groups strays made in the server's session → the maker's start time
 }
 
 func newStrays(leader int) *strays {
-	return &strays{leader: leader, sid: -1, procs: map[int]uint64{}, sids: map[int]struct{}{}, pgids: map[int]struct{}{}}
+	return &strays{leader: leader, sid: -1, procs: map[int]uint64{}, sids: map[int]uint64{}, pgids: map[int]uint64{}}
 }
 
 // procStat is what strays read of /proc/<pid>/stat.
@@ -97,8 +104,8 @@ func allProcs() map[int]procStat {
 func (s *strays) note() {
 	procs := allProcs()
 	lead, ok := procs[s.leader]
-	if !ok {
-		return
+	if !ok || lead.pgid != s.leader {
+		return // gone (the pid may be another's now)
 	}
 	s.sid = lead.sid
 	children := make(map[int][]int, len(procs))
@@ -109,6 +116,7 @@ func (s *strays) note() {
 	// ancestor, but the table is read while it changes).
 	queue := append([]int(nil), children[s.leader]...)
 	seen := map[int]bool{s.leader: true}
+	var found []int
 	for len(queue) > 0 && len(seen) <= len(procs) {
 		pid := queue[0]
 		queue = queue[1:]
@@ -122,18 +130,25 @@ func (s *strays) note() {
 			continue // the group kill reaches it
 		}
 		s.procs[pid] = st.start
-		switch {
-		case st.sid != s.sid:
-			s.sids[st.sid] = struct{}{}
-		case st.pgid != s.leader && st.pgid != s.sid && st.pgid != syscall.Getpgrp():
-			// (A group it joined that this process is in is not its own.)
-			s.pgids[st.pgid] = struct{}{}
+		found = append(found, pid)
+	}
+	for _, pid := range found {
+		st := procs[pid]
+		if st.sid != s.sid {
+			if start, ok := s.procs[st.sid]; ok {
+				s.sids[st.sid] = start
+			}
+		} else if start, ok := s.procs[st.pgid]; ok {
+			s.pgids[st.pgid] = start
 		}
 	}
 }
 
 // kill kills every stray, and waits, up to limit, until none is left
-// running (a zombie only waits to be reaped by its new parent).
+// running (a zombie only waits to be reaped by its new parent). A
+// process whose first thread exited reads as a zombie while its other
+// threads run: zombies are signalled too (their pid is not reused until
+// they are reaped), and count as running while a thread of theirs does.
 func (s *strays) kill(limit time.Duration) {
 	if len(s.procs) == 0 {
 		return
@@ -142,12 +157,15 @@ func (s *strays) kill(limit time.Duration) {
 	deadline := time.Now().Add(limit)
 	for pause := 100 * time.Microsecond; ; pause = min(2*pause, 20*time.Millisecond) {
 		left := 0
-		for pid, st := range allProcs() {
-			if pid == self || pid == s.leader || st.state == 'Z' || st.state == 'X' || !s.owns(pid, st) {
+		procs := allProcs()
+		for pid, st := range procs {
+			if pid == self || pid == s.leader || !s.owns(procs, pid, st) {
 				continue
 			}
 			_ = syscall.Kill(pid, syscall.SIGKILL)
-			left++
+			if st.state != 'Z' && st.state != 'X' || threadsRun(pid) {
+				left++
+			}
 		}
 		if left == 0 || time.Now().After(deadline) {
 			return
@@ -156,15 +174,44 @@ func (s *strays) kill(limit time.Duration) {
 	}
 }
 
+// threadsRun reports whether a thread of pid other than its first runs.
+func threadsRun(pid int) bool {
+	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	if err != nil {
+		return false
+	}
+	for _, t := range tasks {
+		tid, err := strconv.Atoi(t.Name())
+		if err != nil || tid == pid {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + t.Name() + "/stat")
+		i := bytes.LastIndexByte(b, ')')
+		if err == nil && i > 0 && i+2 < len(b) && b[i+2] != 'Z' && b[i+2] != 'X' {
+			return true
+		}
+	}
+	return false
+}
+
 // owns reports whether the process pid, with stat st, is a stray or in a
-// session or process group a stray made.
-func (s *strays) owns(pid int, st procStat) bool {
+// session or process group a stray made; procs is the process table it
+// was read from.
+func (s *strays) owns(procs map[int]procStat, pid int, st procStat) bool {
 	if start, ok := s.procs[pid]; ok && start == st.start {
 		return true
 	}
-	if _, ok := s.sids[st.sid]; ok && st.sid != s.sid {
+	if start, ok := s.sids[st.sid]; ok && st.sid != s.sid && made(procs, st.sid, start) {
 		return true
 	}
-	_, ok := s.pgids[st.pgid]
-	return ok && st.sid == s.sid
+	start, ok := s.pgids[st.pgid]
+	return ok && st.sid == s.sid && made(procs, st.pgid, start)
+}
+
+// made reports whether the session or group id is still the one the
+// stray that started at start made: its pid is free (the stray has gone,
+// its session or group lasts) or still the stray's.
+func made(procs map[int]procStat, id int, start uint64) bool {
+	maker, ok := procs[id]
+	return !ok || maker.start == start
 }

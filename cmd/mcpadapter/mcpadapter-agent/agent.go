@@ -87,13 +87,9 @@ func (a *app) runAgent(cmd *cobra.Command, args []string, f agentFlags) error {
 		return err
 	}
 	defer s.Close()
-	cfg := eino.AgentConfig{Instruction: f.system, Streaming: !f.noStream}
-	if f.watch && !f.search { // call_tool follows the servers by itself
-		ads := s.Adapters()
-		if len(ads) != 1 {
-			return cmdline.Usagef("--watch follows a target's or a config's servers; the built-in demo runs %d apart", len(ads))
-		}
-		cfg.Live = ads[0]
+	cfg, err := agentConfig(s.Adapters(), f)
+	if err != nil {
+		return err
 	}
 	tools, err := s.Tools(ctx)
 	if err != nil {
@@ -253,4 +249,22 @@ func (a *app) readMessage(mv *adk.MessageVariant) (*schema.Message, bool, error)
 	}
 	m, err := schema.ConcatMessages(chunks)
 	return m, printed, err
+}
+
+// agentConfig is the agent's configuration for the flags. --search and
+// --watch take one adapter: the built-in demo's servers run apart, and
+// each adapter would give its own search pair.
+func agentConfig(ads []*mcpadapter.Adapter, f agentFlags) (eino.AgentConfig, error) {
+	cfg := eino.AgentConfig{Instruction: f.system, Streaming: !f.noStream}
+	if (f.search || f.watch) && len(ads) != 1 {
+		flag := "--watch"
+		if f.search {
+			flag = "--search"
+		}
+		return cfg, cmdline.Usagef("%s works on a target's or a config's servers; the built-in demo runs %d apart", flag, len(ads))
+	}
+	if f.watch && !f.search { // call_tool follows the servers by itself
+		cfg.Live = ads[0]
+	}
+	return cfg, nil
 }

@@ -126,3 +126,19 @@ func TestAgentWatch(t *testing.T) {
 		t.Errorf("without --watch request 4 offered %v", got)
 	}
 }
+
+// TestAgentSearchWatchDemo: --watch and --search with the built-in demo
+// (servers run apart, one adapter each, which would each give their own
+// search pair) are refused as usage errors before any request, saying
+// why.
+func TestAgentSearchWatchDemo(t *testing.T) {
+	fake := fakeopenai.Start(t, fakeopenai.Turn{Content: "ok"})
+	for _, flags := range [][]string{{"--watch"}, {"--search"}, {"--search", "--watch"}} {
+		args := append([]string{"agent"}, flags...)
+		r := cli(t, "", append(args, "--model", "m", "--base-url", fake.URL, "--once", "hi")...)
+		r.Must(t, 2, nil, []string{flags[0] + " works on a target's or a config's servers; the built-in demo runs 2 apart"})
+	}
+	if n := len(fake.Requests()); n != 0 {
+		t.Errorf("%d model requests, want none", n)
+	}
+}

@@ -22,7 +22,8 @@ model or a server that does not answer is reported in one plain line (--verbose 
 --search gives the model two tools, search_tools and call_tool, instead of every tool's definition
 (for large catalogs: it finds a tool by what it does, then calls it). --watch follows the servers'
 tool lists while the agent runs: a tool a server adds (notifications/tools/list_changed) is given
-to the model at its next request, and a removed one answers that it is gone.`
+to the model at its next request, and a removed one answers that it is gone. Both need a target or a
+config: the built-in demo's servers run apart.`
 	// AgentExample is the agent command's examples.
 	AgentExample = `  mcpadapter agent --model gpt-4o-mini
   mcpadapter agent --model llama3.1 --base-url http://127.0.0.1:11434/v1 --once "What is 2+3?"

@@ -20,7 +20,9 @@ const maxValue = 300
 // command it would run, with its arguments, working directory and
 // environment, or the URL it would contact and the headers it would
 // send; its auth (the authorization servers it names, the files it
-// would read, the commands it would run to get tokens); and then every
+// would read, the commands it would run to get tokens); the tools it
+// would send the model's arguments to unchecked (skipArgumentCheck);
+// and then every
 // environment variable the document would expand. Every value is quoted
 // with control and formatting characters escaped, so that a document
 // cannot hide a line from the reader with terminal escapes; a long value
@@ -90,6 +92,32 @@ func server(b *strings.Builder, s member) {
 			fmt.Fprintf(b, "    sending the headers %s\n", object(f.val))
 		case "auth":
 			auth(b, f.val)
+		case "skipArgumentCheck":
+			if string(f.val) == "true" {
+				b.WriteString("    sends the model's arguments to its tools unchecked (skipArgumentCheck)\n")
+			}
+		case "tools":
+			unchecked(b, f.val)
+		}
+	}
+}
+
+// unchecked writes which tools of a "tools" member get the model's
+// arguments unchecked.
+func unchecked(b *strings.Builder, raw json.RawMessage) {
+	tools, err := members(raw)
+	if err != nil {
+		return // another program's "tools" member: not this one's transforms
+	}
+	for _, t := range tools {
+		fields, err := members(t.val)
+		if err != nil {
+			continue
+		}
+		for _, f := range fields {
+			if f.key == "skipArgumentCheck" && string(f.val) == "true" {
+				fmt.Fprintf(b, "    sends the model's arguments to its tool %s unchecked (skipArgumentCheck)\n", quote(t.key))
+			}
 		}
 	}
 }

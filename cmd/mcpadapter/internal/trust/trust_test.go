@@ -96,7 +96,8 @@ func TestSummary(t *testing.T) {
 		"b": {"url": "https://h/mcp?k=${env:KEY}", "headers": {"X": "${TOK:-${TOK2}}"}, "auth": {"type": "enterprise", "clientSecret": "literal", "idTokenCommand": ["sso", "tok"], "idTokenFile": "/f"}},
 		"b": {"url": "https://dup.example"},
 		"c\u001b[31m": {"url": "\u0024{HIDDEN}", "auth": "${BEARER}"},
-		"d": {"command": "x", "disabled": true}
+		"d": {"command": "x", "disabled": true},
+		"e": {"url": "https://e.example/mcp", "skipArgumentCheck": true, "tools": {"pay": {"skipArgumentCheck": true}, "list": {"skipArgumentCheck": false}}}
 	}}`
 	got, err := Summary([]byte(doc))
 	if err != nil {
@@ -109,10 +110,15 @@ func TestSummary(t *testing.T) {
 		`runs the command "sso" "tok" to get an ID token`, `reads the file "/f" (idTokenFile)`,
 		`contacts "https://dup.example"`, `server "c\x1b[31m"`, `contacts "${HIDDEN}"`, `sends the bearer token "${BEARER}"`,
 		"disabled", "environment variables it expands: BEARER, HIDDEN, KEY, SECRET, TOK, TOK2",
+		`sends the model's arguments to its tools unchecked (skipArgumentCheck)`,
+		`sends the model's arguments to its tool "pay" unchecked (skipArgumentCheck)`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("summary lacks %q:\n%s", want, got)
 		}
+	}
+	if strings.Contains(got, `tool "list" unchecked`) {
+		t.Errorf("summary says a tool with \"skipArgumentCheck\": false is unchecked:\n%s", got)
 	}
 	if strings.Contains(got, "literal\"") || strings.ContainsRune(got, 0x1b) {
 		t.Errorf("summary shows a literal secret or a raw escape:\n%s", got)
