@@ -261,7 +261,8 @@ func describeOwn(o outcome, ownChar bool) string {
 }
 
 // idMarksAsIDs returns a fuzzed answer with testserver.ScriptedIDMark
-// kept only where it is a message's id (right after "id":) and a fixed
+// kept only where it is a message's id (right after "id":, not followed
+// by more digits that would make it part of a longer number) and a fixed
 // number that no request has elsewhere (a small one may be go-sdk's id of
 // the call on one side only). Elsewhere the answer would hold the call's id in its
 // content, or in bytes that errors quote, where the two paths' ids differ
@@ -276,7 +277,8 @@ func idMarksAsIDs(body string) string {
 			return b.String() + body
 		}
 		b.WriteString(body[:i])
-		if strings.HasSuffix(body[:i], `"id":`) {
+		rest := body[i+len(mark):]
+		if strings.HasSuffix(body[:i], `"id":`) && (rest == "" || rest[0] < '0' || rest[0] > '9') {
 			b.WriteString(mark)
 		} else {
 			b.WriteString("987654321") // no request has this id
