@@ -147,8 +147,8 @@ func httpDescribed(o httpOutcome, ownChar bool, ids ...string) string {
 func compareHTTP(fast, sdk httpOutcome) string {
 	d := pathDiff(fast.call.paths, sdk.call.paths)
 	ids := []string{fast.call.id, sdk.call.id}
-	f, g := httpDescribed(fast, false, ids...), httpDescribed(sdk, false, ids...)
-	if f != g && httpDescribed(fast, true, ids...) != httpDescribed(sdk, true, ids...) {
+	f, g := alignCuts(httpDescribed(fast, false, ids...), httpDescribed(sdk, false, ids...))
+	if f != g && !equalAligned(httpDescribed(fast, true, ids...), httpDescribed(sdk, true, ids...)) {
 		d += lineDiff(f, g)
 	}
 	return d

@@ -108,8 +108,8 @@ func (p *diffPair) check(t testing.TB, reply string) outcome {
 // two paths' ids change (maskIDs), and so must the requests sent.
 func compareOutcomes(fast, sdk outcome) string {
 	d := pathDiff(fast.paths, sdk.paths)
-	f, g := maskIDs(describeOwn(fast, false), fast.id, sdk.id), maskIDs(describeOwn(sdk, false), fast.id, sdk.id)
-	if f != g && maskIDs(describeOwn(fast, true), fast.id, sdk.id) != maskIDs(describeOwn(sdk, true), fast.id, sdk.id) {
+	f, g := alignCuts(maskIDs(describeOwn(fast, false), fast.id, sdk.id), maskIDs(describeOwn(sdk, false), fast.id, sdk.id))
+	if f != g && !equalAligned(maskIDs(describeOwn(fast, true), fast.id, sdk.id), maskIDs(describeOwn(sdk, true), fast.id, sdk.id)) {
 		d += fmt.Sprintf("fast path: %s\ngo-sdk:    %s\n", f, g)
 	}
 	if fast.request != sdk.request {
@@ -173,12 +173,45 @@ func maskIDs(text string, ids ...string) string {
 	return cutQuote.ReplaceAllStringFunc(text, func(q string) string {
 		m := cutQuote.FindStringSubmatch(q)
 		for _, id := range ids {
-			if m[2] == "ID" || (id != "" && strings.HasPrefix(id, m[2])) {
-				return m[1] + "ID…"
+			if m[3] == "ID" || (id != "" && strings.HasPrefix(id, m[3])) {
+				return m[1] + m[2] + "ID…"
 			}
 		}
 		return q
 	})
+}
+
+// alignCuts returns f and g with an excerpt cut short after a masked id
+// on one side ("id":ID…, see cutQuote) matched on the other: where the
+// other side has the same line up to that id, the rest of its line
+// becomes "…" too. The cut falls where it does because
+// of the length of the id; what it cut off is the same answer's bytes.
+func alignCuts(f, g string) (string, string) {
+	fl, gl := strings.Split(f, "\n"), strings.Split(g, "\n")
+	if len(fl) != len(gl) {
+		return f, g
+	}
+	for i := range fl {
+		fl[i], gl[i] = alignCut(fl[i], gl[i])
+		gl[i], fl[i] = alignCut(gl[i], fl[i])
+	}
+	return strings.Join(fl, "\n"), strings.Join(gl, "\n")
+}
+
+// alignCut cuts b as a is cut (alignCuts), one line each.
+func alignCut(a, b string) (string, string) {
+	i := strings.Index(a, "ID…")
+	if i < 0 || len(b) < i+2 || b[:i+2] != a[:i+2] {
+		return a, b
+	}
+	return a, b[:i] + "ID…"
+}
+
+// equalAligned reports whether f and g are the same once their cut
+// excerpts are aligned.
+func equalAligned(f, g string) bool {
+	f, g = alignCuts(f, g)
+	return f == g
 }
 
 // cutQuote is an id in an excerpt cut short: go-sdk's JSON decoding
@@ -188,18 +221,21 @@ func maskIDs(text string, ids ...string) string {
 // beginning of value: "), so where the cut falls depends on the length of
 // the id in it. maskIDs masks such an excerpt from the id (whole, already
 // masked, or cut) to the "...": the rest is the same bytes of the same
-// answer on both sides.
-var cutQuote = regexp.MustCompile(`(\\?"id\\?":)(ID|[0-9]+)[^\n]*?\.\.\.`)
+// answer on both sides. The quote may start inside the key (found 'i':
+// id":12...).
+var cutQuote = regexp.MustCompile(`(^|[^A-Za-z0-9_])(\\?"?id\\?":)(ID|[0-9]+)[^\n]*?\.\.\.`)
 
-// quotedID is the id member of a message an error quotes.
-var quotedID = regexp.MustCompile(`(\\*"id\\*":\s*)-?[0-9]+`)
+// quotedID is the id member of a message an error quotes, also where the
+// quote starts inside its key (a decoding error quotes from the character
+// it did not expect: found 'i': id":2}).
+var quotedID = regexp.MustCompile(`(^|[^A-Za-z0-9_])(\\*"?id\\*":\s*)-?[0-9]+`)
 
 // quotedIDs masks the ids of the messages o's error quotes: go-sdk quotes
 // a message it could not take with the id it gave the call (on the fast
 // path, after a hand-over, the id translated from the fast path's), and
 // the two clients number their requests apart. A result is left as it is.
 func quotedIDs(o outcome) outcome {
-	o.err = quotedID.ReplaceAllString(o.err, "${1}ID")
+	o.err = quotedID.ReplaceAllString(o.err, "${1}${2}ID")
 	return o
 }
 
@@ -225,7 +261,8 @@ func describeOwn(o outcome, ownChar bool) string {
 }
 
 // idMarksAsIDs returns a fuzzed answer with testserver.ScriptedIDMark
-// kept only where it is a message's id (right after "id":) and a fixed
+// kept only where it is a message's id (right after "id":, not followed
+// by more digits that would make it part of a longer number) and a fixed
 // number that no request has elsewhere (a small one may be go-sdk's id of
 // the call on one side only). Elsewhere the answer would hold the call's id in its
 // content, or in bytes that errors quote, where the two paths' ids differ
@@ -240,7 +277,8 @@ func idMarksAsIDs(body string) string {
 			return b.String() + body
 		}
 		b.WriteString(body[:i])
-		if strings.HasSuffix(body[:i], `"id":`) {
+		rest := body[i+len(mark):]
+		if strings.HasSuffix(body[:i], `"id":`) && (rest == "" || rest[0] < '0' || rest[0] > '9') {
 			b.WriteString(mark)
 		} else {
 			b.WriteString("987654321") // no request has this id
