@@ -220,10 +220,10 @@ func equalAligned(f, g string) bool {
 // "[{\"jsonrpc\":\"2.0\",\"id\":12...", or after "looking for
 // beginning of value: "), so where the cut falls depends on the length of
 // the id in it. maskIDs masks such an excerpt from the id (whole, already
-// masked, or cut) to the "...": the rest is the same bytes of the same
-// answer on both sides. The quote may start inside the key (found 'i':
-// id":12...).
-var cutQuote = regexp.MustCompile(`(^|[^A-Za-z0-9_])(\\?"?id\\?":)(ID|[0-9]+)[^\n]*?\.\.\.`)
+// masked, cut, or cut before its first digit) to the "...": the rest is
+// the same bytes of the same answer on both sides. The quote may start
+// inside the key (found 'i': id":12...).
+var cutQuote = regexp.MustCompile(`(^|[^A-Za-z0-9_])(\\?"?id\\?":)(ID|[0-9]*)[^\n]*?\.\.\.`)
 
 // quotedID is the id member of a message an error quotes, also where the
 // quote starts inside its key (a decoding error quotes from the character
