@@ -77,4 +77,3 @@ func TestReloadRefusedSecretsNeverShown(t *testing.T) {
 		t.Errorf("the refusal shows the entry's password: %v", err)
 	}
 }
-
