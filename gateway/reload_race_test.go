@@ -1,12 +1,16 @@
 package gateway
 
 import (
+	"net/http"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestReloadDuringStart: a Reload that comes while Start is still
@@ -75,5 +79,47 @@ func TestReloadRefusedSecretsNeverShown(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), secret) {
 		t.Errorf("the refusal shows the entry's password: %v", err)
+	}
+}
+
+// TestReloadLeavesNoGoroutines: servers added and removed again by
+// Reload, stdio ones included, and refused reloads, leave no goroutine
+// of theirs behind (nor a process: the stdio child's pid ends).
+func TestReloadLeavesNoGoroutines(t *testing.T) {
+	a := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "a"}), testserver.Stateless())
+	b := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "b", Era: testserver.Legacy}))
+	bin := testserver.Build(t)
+	kid := Server{Name: "kid", Target: mcpadapter.Command{Path: bin, Args: []string{"-era", "legacy", "-name", "kid"}}}
+	base := []Server{{Name: "a", Target: a.URL}}
+	g, url := startGateway(t, base, &Options{Prefix: mcpadapter.PrefixAlways})
+	cs := connect(t, url, v1125, nil)
+	ctx := testCtx(t, 2*time.Minute)
+	round := func() {
+		if err := g.Reload(ctx, []Server{base[0], {Name: "b", Target: b.URL}, kid}); err != nil {
+			t.Fatal(err)
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "kid_pid", Arguments: map[string]any{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid, _ := strconv.Atoi(texts(res))
+		if err := g.Reload(ctx, []Server{base[0], {Name: "bad name!", Target: b.URL}}); err == nil {
+			t.Fatal("a bad name was taken")
+		}
+		if err := g.Reload(ctx, base); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the removed stdio server's process to end", func() bool { return !alive(pid) })
+	}
+	round()
+	http.DefaultClient.CloseIdleConnections()
+	before := settleGoroutines(0)
+	for range 3 {
+		round()
+	}
+	http.DefaultClient.CloseIdleConnections()
+	if after := settleGoroutines(before); after > before {
+		buf := make([]byte, 1<<20)
+		t.Fatalf("%d goroutines after 3 rounds of reloads, %d before:\n%s", after, before, buf[:runtime.Stack(buf, true)])
 	}
 }
