@@ -169,3 +169,32 @@ func TestAuditThroughSearchPair(t *testing.T) {
 		}
 	}
 }
+
+// TestReadyzWithNoServerUp: a gateway whose servers are all down is alive
+// but not ready; a rebinding page's Host (a loopback name as a prefix of
+// its own) is refused on both probes.
+func TestReadyzWithNoServerUp(t *testing.T) {
+	g, _ := startGateway(t, []Server{{Name: "gone", Target: mcpadapter.Command{Path: "/nonexistent/server"}}}, nil)
+	ts := httptest.NewServer(g.HealthHandler())
+	t.Cleanup(ts.Close)
+	for path, want := range map[string]int{"/healthz": http.StatusOK, "/readyz": http.StatusServiceUnavailable} {
+		resp, err := http.Get(ts.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("%s with no server up: %d, want %d", path, resp.StatusCode, want)
+		}
+		req, _ := http.NewRequest(http.MethodGet, ts.URL+path, nil)
+		req.Host = "localhost.evil.example"
+		resp, err = http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("%s for Host %s: %d", path, req.Host, resp.StatusCode)
+		}
+	}
+}
