@@ -42,6 +42,12 @@ type CallOptions struct {
 	// MaxTotalTimeout, if positive, bounds the call overall, progress or
 	// not, instead of ClientOptions.MaxTotalTimeout.
 	MaxTotalTimeout time.Duration
+	// ArgumentPath, if set, maps the JSON Pointer of an argument as the
+	// tool's schema names it to the pointer of the same argument in what
+	// the model wrote, for the message about invalid arguments: a binding
+	// whose schema profile renamed properties passes
+	// schemaprofile.Result.ModelPath, so the model reads the names it saw.
+	ArgumentPath func(path string) string
 
 	toolTimeout time.Duration // the tool's own timeout (ToolTransform.Timeout), set by Tool.CallWith
 	// Task says whether the call runs as an MCP task (see TaskMode);

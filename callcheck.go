@@ -30,7 +30,11 @@ func (c *argChecker) compiled() *argcheck.Schema {
 
 // checkCall returns the error text for the model when args (the server's
 // arguments, after transforms) break the server's schema, or "".
-func (t *Tool) checkCall(args json.RawMessage) string {
+func (t *Tool) checkCall(args json.RawMessage) string { return t.checkCallAs(args, nil) }
+
+// checkCallAs is checkCall naming each argument by modelPath
+// (CallOptions.ArgumentPath), if set, after the tool's own renames.
+func (t *Tool) checkCallAs(args json.RawMessage, modelPath func(string) string) string {
 	if t.check == nil || t.noCheck {
 		return ""
 	}
@@ -46,13 +50,14 @@ func (t *Tool) checkCall(args json.RawMessage) string {
 	if !errors.As(err, &e) {
 		return "" // not a JSON object: the call's own check answers it
 	}
-	return argumentsMessage(t.Name, e, t.args.modelNames())
+	return argumentsMessage(t.Name, e, t.args.modelNames(), modelPath)
 }
 
 // argumentsMessage writes the model's tool error for invalid arguments:
 // each problem on its own line, by JSON path, named as the model named
-// the arguments (modelName maps a server's argument name back).
-func argumentsMessage(tool string, e *argcheck.Error, modelName map[string]string) string {
+// the arguments (modelName maps a server's argument name back, then
+// modelPath, if set, maps the path to the one the model wrote).
+func argumentsMessage(tool string, e *argcheck.Error, modelName map[string]string, modelPath func(string) string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Invalid arguments for tool %q; the call was not made.", tool)
 	for _, p := range e.Problems {
@@ -64,6 +69,9 @@ func argumentsMessage(tool string, e *argcheck.Error, modelName map[string]strin
 					p.Path += "/" + rest
 				}
 			}
+		}
+		if modelPath != nil {
+			p.Path = modelPath(p.Path)
 		}
 		b.WriteString("\n- " + p.String())
 	}

@@ -161,6 +161,7 @@ func newClientWith(ep *endpoint, opts ClientOptions, adjust func(*mcp.ClientOpti
 	}))
 	c.sdk.AddSendingMiddleware(c.cache.Middleware)
 	c.addTaskMethods() // tasks/*, and the "task" member of tools/call: last, innermost
+	c.addSkillMethods()
 	if opts.MessageHandler != nil {
 		c.sdk.AddReceivingMiddleware(messageMiddleware(opts.MessageHandler))
 	}

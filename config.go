@@ -94,6 +94,11 @@ type ServerConfig struct {
 	// Tools is "tools" when it is an object: transforms of the server's
 	// tools, by the server's name for each (ServerTransform.Tools).
 	Tools map[string]*ToolTransform
+	// SkipArgumentCheck is "skipArgumentCheck": true sends the model's
+	// arguments to every tool of the server unchecked
+	// (ServerTransform.SkipArgumentCheck; per tool, "skipArgumentCheck"
+	// in its "tools" entry).
+	SkipArgumentCheck bool
 
 	// Extra holds the members this package does not know, kept verbatim.
 	Extra map[string]json.RawMessage
@@ -221,7 +226,9 @@ func ParseConfig(data []byte) (*Config, error) {
 // "description": "...", "enabled": true, "arguments": {"limit":
 // {"default": 10}, "tenant": {"hide": true, "default": "acme"}, "q":
 // {"name": "query", "description": "..."}}, "timeout": "2m",
-// "maxResultBytes": 20000}} (see ToolTransform). Other members, and a
+// "maxResultBytes": 20000, "skipArgumentCheck": true}} (see
+// ToolTransform), and "skipArgumentCheck" (true: the server's tools get
+// the model's arguments unchecked, see ServerTransform). Other members, and a
 // "description" or "tools" of another shape (as other programs write
 // them), are kept in ServerConfig.Extra. A member whose value is null
 // counts as absent.

@@ -61,6 +61,7 @@ func configFromDocument(doc *config.Document) *Config {
 			Prefix:             s.Prefix,
 			Description:        s.Description,
 			Tools:              toolTransforms(s.Tools),
+			SkipArgumentCheck:  s.SkipArgumentCheck,
 
 			MaxTotalTimeout:        s.MaxTotalTimeout,
 			ResetTimeoutOnProgress: s.ResetTimeoutOnProgress,
@@ -102,7 +103,8 @@ func toolTransforms(tools map[string]*config.Tool) map[string]*ToolTransform {
 	}
 	out := make(map[string]*ToolTransform, len(tools))
 	for name, t := range tools {
-		tt := &ToolTransform{Name: t.Name, Description: t.Description, Disabled: t.Disabled, Timeout: t.Timeout, MaxResultBytes: t.MaxResultBytes, Task: taskModeOf(t.Tasks)}
+		tt := &ToolTransform{Name: t.Name, Description: t.Description, Disabled: t.Disabled, Timeout: t.Timeout, MaxResultBytes: t.MaxResultBytes, Task: taskModeOf(t.Tasks),
+			SkipArgumentCheck: t.SkipArgumentCheck}
 		if t.Arguments != nil {
 			tt.Arguments = make(map[string]*ArgTransform, len(t.Arguments))
 			for an, a := range t.Arguments {

@@ -242,8 +242,8 @@ func TestParseConfigConversion(t *testing.T) {
 			"idpTokenUrl": "https://idp.example/token", "idpIssuer": "https://idp.example", "idpClientId": "i", "idpClientSecret": "is"}},
 		"ent2": {"url": "https://e2.example/mcp", "auth": {"type": "enterprise", "issuer": "https://as.example", "clientId": "e", "idTokenFile": "/t", "idpIssuer": "https://idp.example"}},
 		"plain": {"url": "https://p.example/mcp", "auth": "oauth", "maxConcurrentCalls": 2, "prefix": "p", "description": "Note.", "tasks": "prefer",
-			"resetTimeoutOnProgress": true, "maxTotalTimeout": "10m",
-			"tools": {"t": {"name": "n", "description": "d", "enabled": false, "timeout": 90, "maxResultBytes": 4096, "tasks": "never", "arguments": {"a": {"name": "b", "description": "x", "default": 1, "hide": true}}}}}
+			"resetTimeoutOnProgress": true, "maxTotalTimeout": "10m", "skipArgumentCheck": true,
+			"tools": {"t": {"name": "n", "description": "d", "enabled": false, "timeout": 90, "maxResultBytes": 4096, "tasks": "never", "skipArgumentCheck": true, "arguments": {"a": {"name": "b", "description": "x", "default": 1, "hide": true}}}}}
 	}}`
 	cfg, err := ParseConfigEnv([]byte(doc), lookupTestEnv)
 	if err != nil {
@@ -268,8 +268,8 @@ func TestParseConfigConversion(t *testing.T) {
 		{Name: "ent2", URL: "https://e2.example/mcp", Transport: "http",
 			Auth: &ServerAuth{Grant: &GrantSettings{Type: "enterprise", Issuer: "https://as.example", ClientID: "e", IDTokenFile: "/t", IdPIssuer: "https://idp.example"}}},
 		{Name: "plain", URL: "https://p.example/mcp", Transport: "http", Auth: &ServerAuth{OAuth: &OAuthSettings{}},
-			MaxConcurrentCalls: 2, Prefix: "p", Description: "Note.", ResetTimeoutOnProgress: true, MaxTotalTimeout: 10 * time.Minute, Tasks: TaskPrefer,
-			Tools: map[string]*ToolTransform{"t": {Name: "n", Description: "d", Disabled: true, Timeout: 90 * time.Second, MaxResultBytes: 4096, Task: TaskNever,
+			MaxConcurrentCalls: 2, Prefix: "p", Description: "Note.", ResetTimeoutOnProgress: true, MaxTotalTimeout: 10 * time.Minute, Tasks: TaskPrefer, SkipArgumentCheck: true,
+			Tools: map[string]*ToolTransform{"t": {Name: "n", Description: "d", Disabled: true, Timeout: 90 * time.Second, MaxResultBytes: 4096, Task: TaskNever, SkipArgumentCheck: true,
 				Arguments: map[string]*ArgTransform{"a": {Name: "b", Description: "x", Default: json.RawMessage(`1`), Hide: true}}}}},
 	}
 	if !reflect.DeepEqual(cfg.Servers, want) {

@@ -2,10 +2,17 @@ package mcpadapter_test
 
 import (
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
@@ -89,4 +96,83 @@ func TestEndpointHintNotForMCPPaths(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "try ") {
 		t.Fatalf("Tools: %v, want an error without a suggestion", err)
 	}
+}
+
+// TestEndpointHintStaticSite: a static site answers the first POST with
+// 405 Method Not Allowed (a web app whose routes take GET only) or 501
+// Not Implemented (python3 -m http.server): the error says what it answered and which
+// endpoint to try, and names each step of the failure once.
+func TestEndpointHintStaticSite(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "index.html"), []byte("<!doctype html><h1>docs</h1>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sites := []struct{ name, url, answer string }{}
+	mux := http.NewServeMux()
+	mux.Handle("GET /", http.FileServer(http.Dir(dir)))
+	app := httptest.NewServer(mux)
+	t.Cleanup(app.Close)
+	sites = append(sites, struct{ name, url, answer string }{"web app with GET routes", app.URL + "/docs/", "405 Method Not Allowed"})
+	if py, err := exec.LookPath("python3"); err == nil {
+		sites = append(sites, struct{ name, url, answer string }{"python3 -m http.server", pythonHTTPServer(t, py, dir) + "/", "501 Not Implemented"})
+	} else if os.Getenv("CI") == "true" {
+		t.Fatal("python3 is not installed")
+	}
+	for _, s := range sites {
+		t.Run(s.name, func(t *testing.T) {
+			ctx := testCtx(t)
+			c, err := mcpadapter.NewClient(s.url, &mcpadapter.ClientOptions{Name: "site"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			_, err = c.Tools(ctx)
+			var te *mcpadapter.TransportError
+			if !errors.As(err, &te) {
+				t.Fatalf("Tools: %v (%T), want a TransportError", err, err)
+			}
+			msg := err.Error()
+			u, _ := url.Parse(s.url)
+			try := "try " + strings.TrimSuffix(s.url, "/") + "/mcp"
+			if strings.TrimSuffix(u.Path, "/") != "" {
+				try += " or " + u.Scheme + "://" + u.Host + "/mcp"
+			}
+			for _, want := range []string{"answered the first request with " + s.answer, "probably not the server's MCP endpoint", try} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("error lacks %q:\n%s", want, msg)
+				}
+			}
+			if n := strings.Count(msg, `"initialize"`); n > 1 {
+				t.Errorf("the error names the initialize step %d times:\n%s", n, msg)
+			}
+			t.Log(msg)
+		})
+	}
+}
+
+// pythonHTTPServer serves dir with python3 -m http.server on a loopback
+// port and returns its URL.
+func pythonHTTPServer(t *testing.T, py, dir string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.Command(py, "-m", "http.server", "--bind", "127.0.0.1", "--directory", dir, strconv.Itoa(port))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	u := "http://127.0.0.1:" + strconv.Itoa(port)
+	for range 300 { // python3 may take seconds to start on a busy machine
+		if resp, err := http.Get(u + "/"); err == nil {
+			resp.Body.Close()
+			return u
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatal("python3 -m http.server did not start in 30s")
+	return ""
 }

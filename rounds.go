@@ -145,12 +145,48 @@ func (c *Client) fulfill(ctx context.Context, r mcp.InputRequest) (mcp.InputResp
 		}
 		return c.opts.SamplingHandler(ctx, &mcp.CreateMessageRequest{Params: r})
 	//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
+	case *mcp.CreateMessageWithToolsParams:
+		// go-sdk reads every sampling request of a round or a task as this.
+		if c.opts.SamplingHandler == nil {
+			return nil, errors.New("the server asked for sampling and no SamplingHandler is set")
+		}
+		p, err := samplingBase(r)
+		if err != nil {
+			return nil, err
+		}
+		return c.opts.SamplingHandler(ctx, &mcp.CreateMessageRequest{Params: p})
+	//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
 	case *mcp.ListRootsParams:
 		//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
 		return &mcp.ListRootsResult{Roots: c.opts.Roots}, nil
 	default:
 		return nil, fmt.Errorf("unsupported input request %T", r)
 	}
+}
+
+// samplingBase is p for a SamplingHandler, as go-sdk gives a sampling
+// request to its CreateMessageHandler: a message of several content
+// blocks cannot be given; tools are left out.
+//
+//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
+func samplingBase(p *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageParams, error) {
+	//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
+	msgs := make([]*mcp.SamplingMessage, 0, len(p.Messages))
+	for _, m := range p.Messages {
+		if len(m.Content) > 1 {
+			return nil, fmt.Errorf("the server's sampling request has a message of %d content blocks, which SamplingHandler cannot be given", len(m.Content))
+		}
+		var content mcp.Content
+		if len(m.Content) > 0 {
+			content = m.Content[0]
+		}
+		//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
+		msgs = append(msgs, &mcp.SamplingMessage{Content: content, Role: m.Role})
+	}
+	//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
+	return &mcp.CreateMessageParams{Meta: p.Meta, IncludeContext: p.IncludeContext, MaxTokens: p.MaxTokens, Messages: msgs,
+		Metadata: p.Metadata, ModelPreferences: p.ModelPreferences, StopSequences: p.StopSequences, SystemPrompt: p.SystemPrompt,
+		Temperature: p.Temperature}, nil
 }
 
 // requestFrom describes a server's elicitation as a Request.

@@ -62,6 +62,15 @@ func (e *SkillError) Error() string {
 // Unwrap returns Err.
 func (e *SkillError) Unwrap() error { return e.Err }
 
+// addSkillMethods registers skills/list with go-sdk, once, when the client
+// is built: registering writes go-sdk's method table, which every request
+// reads.
+func (c *Client) addSkillMethods() {
+	if err := mcp.AddSendingCustomMethod[*listSkillsParams, *listSkillsResult](c.sdk, "skills/list"); err != nil {
+		c.log.Error("skills unavailable", "error", err)
+	}
+}
+
 // Skills lists the server's skills (skills/list) without reading any of
 // their files. A server that does not declare SkillsExtension has none:
 // the list is empty and nothing is sent.
@@ -72,9 +81,6 @@ func (c *Client) Skills(ctx context.Context) ([]*Skill, error) {
 	}
 	if info.Capabilities == nil || info.Capabilities.Extensions[SkillsExtension] == nil {
 		return nil, nil
-	}
-	if err := mcp.AddSendingCustomMethod[*listSkillsParams, *listSkillsResult](c.sdk, "skills/list"); err != nil {
-		return nil, err
 	}
 	var out []*Skill
 	cursor := ""

@@ -168,6 +168,7 @@ func (c *Client) followTaskFrom(ctx context.Context, tc *toolCall, h *TaskHandle
 	}
 	lo, hi := c.opts.Tasks.bounds()
 	backoff := 4 * lo
+	rounds := 0 // the rounds of questions this call answered
 	var last struct {
 		status TaskStatus
 		msg    string
@@ -190,9 +191,12 @@ func (c *Client) followTaskFrom(ctx context.Context, tc *toolCall, h *TaskHandle
 				// The server asks its questions while tasks/result waits.
 				return c.taskOutcome(ctx, tc, h, st)
 			}
-			res, next, err, stop := c.taskInput(ctx, tc, h, st, round)
+			res, next, err, stop := c.taskInput(ctx, tc, h, st, round, rounds < maxAutoRounds)
 			if stop {
 				return res, err
+			}
+			if next != round {
+				rounds++
 			}
 			round = next
 		}

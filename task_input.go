@@ -78,8 +78,10 @@ func taskQuestions(h *TaskHandle, st *taskState) (mcp.InputRequestMap, error) {
 // round answered before (nil: none) did not. stop says the call ends with
 // res and err (an interrupt, a failure); otherwise the answers went out,
 // or had gone out before, next is the round answered, and the caller
-// polls on.
-func (c *Client) taskInput(ctx context.Context, tc *toolCall, h *TaskHandle, st *taskState, round *taskRound) (res *Result, next *taskRound, err error, stop bool) {
+// polls on. more says the call may answer another round: as go-sdk's
+// multi-round-trip loop, a call answers a bounded number of rounds
+// (maxAutoRounds), then gives the task up.
+func (c *Client) taskInput(ctx context.Context, tc *toolCall, h *TaskHandle, st *taskState, round *taskRound, more bool) (res *Result, next *taskRound, err error, stop bool) {
 	reqs, err := taskQuestions(h, st)
 	if err != nil {
 		return nil, nil, err, true // told to the caller: the handle is in the error
@@ -94,6 +96,10 @@ func (c *Client) taskInput(ctx context.Context, tc *toolCall, h *TaskHandle, st 
 	}
 	if len(keys) == 0 {
 		return nil, round, nil, false // answered; the server has not taken the answers yet
+	}
+	if !more {
+		res, err := c.abandonTask(ctx, h, fmt.Errorf("it asked for input in more than %d rounds of one call", maxAutoRounds))
+		return res, nil, err, true
 	}
 	sort.Strings(keys)
 	responses := make(mcp.InputResponseMap, len(keys))

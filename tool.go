@@ -108,7 +108,11 @@ func (t *Tool) CallWith(ctx context.Context, args json.RawMessage, opts *CallOpt
 		}
 		opts = &o
 	}
-	res, err := t.client.call(ctx, t.OriginalName, t.Name, args, t.args, t.checkCall, opts)
+	check := t.checkCall
+	if opts != nil && opts.ArgumentPath != nil {
+		check = func(args json.RawMessage) string { return t.checkCallAs(args, opts.ArgumentPath) }
+	}
+	res, err := t.client.call(ctx, t.OriginalName, t.Name, args, t.args, check, opts)
 	res, err = t.softened(ctx, res, err)
 	return t.limited(t.ifRemoved(ctx, res, err))
 }

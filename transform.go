@@ -49,7 +49,7 @@ type ServerTransform struct {
 	Tools map[string]*ToolTransform
 	// SkipArgumentCheck sends the model's arguments to every tool of the
 	// server unchecked (see Tool.Call): for a server whose schemas say
-	// less than it accepts.
+	// less than it accepts. In a config file: "skipArgumentCheck": true.
 	SkipArgumentCheck bool
 }
 
@@ -80,7 +80,8 @@ type ToolTransform struct {
 	// calls whose CallOptions.Task is TaskDefault (config: "tasks").
 	Task TaskMode
 	// SkipArgumentCheck sends the model's arguments to the server
-	// unchecked (see Tool.Call).
+	// unchecked (see Tool.Call). In a config file: "skipArgumentCheck":
+	// true in the tool's entry.
 	SkipArgumentCheck bool
 }
 
@@ -312,10 +313,10 @@ func (sh *serverShape) unmatched(listed []*Tool) []string {
 // configShape returns the shape of a config server's entry, or its first
 // problem as a *ConfigError.
 func configShape(sc *ServerConfig) (*serverShape, error) {
-	if sc.Prefix == "" && sc.Description == "" && len(sc.Tools) == 0 {
+	if sc.Prefix == "" && sc.Description == "" && len(sc.Tools) == 0 && !sc.SkipArgumentCheck {
 		return nil, nil
 	}
-	st := &ServerTransform{Prefix: sc.Prefix, Description: sc.Description, Tools: sc.Tools}
+	st := &ServerTransform{Prefix: sc.Prefix, Description: sc.Description, Tools: sc.Tools, SkipArgumentCheck: sc.SkipArgumentCheck}
 	sh, path, msg := newShape(st, shapePaths{base: config.JoinPath("mcpServers", sc.Name)})
 	if msg != "" {
 		return nil, &ConfigError{Path: path, Msg: msg}

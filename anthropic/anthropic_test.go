@@ -253,6 +253,53 @@ func TestRenamedProperty(t *testing.T) {
 	}
 }
 
+// TestRenamedPropertyError: when the model's arguments break the server's
+// schema, the message names each renamed argument as the model saw it
+// (user_name, stops[1].stop_name), not as the server names it, and the
+// server is not called.
+func TestRenamedPropertyError(t *testing.T) {
+	calls := 0
+	srv := mcp.NewServer(&mcp.Implementation{Name: "names", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "plan", InputSchema: json.RawMessage(`{"type":"object","properties":{
+		"user name":{"type":"string","maxLength":5},
+		"stops":{"type":"array","items":{"type":"object","properties":{"stop name":{"type":"string"}},"required":["stop name"]}}},
+		"required":["user name"]}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			calls++
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "planned"}}}, nil
+		})
+	for _, p := range []schemaprofile.Profile{schemaprofile.Anthropic, schemaprofile.AnthropicStrict} {
+		t.Run(string(p), func(t *testing.T) {
+			ts, err := anthropic.New(bindingtest.Tools(t, srv, nil), &anthropic.Options{Profile: p})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			outs, err := ts.Run(ctx, []anthropic.Call{{ID: "toolu_1", Name: "plan",
+				Input: json.RawMessage(`{"user_name":"Ada Lovelace","stops":[{"stop_name":"Rome"},{}]}`)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := outs[0].Text()
+			if !outs[0].Result.IsError {
+				t.Fatalf("not an error: %s", got)
+			}
+			for _, want := range []string{"$.user_name: expected at most 5 characters", "$.stops[1].stop_name: required"} {
+				if !strings.Contains(got, want) {
+					t.Errorf("message lacks %q:\n%s", want, got)
+				}
+			}
+			if strings.Contains(got, "user name") || strings.Contains(got, "stop name") {
+				t.Errorf("message names the server's argument names:\n%s", got)
+			}
+		})
+	}
+	if calls != 0 {
+		t.Errorf("the server was called %d times", calls)
+	}
+}
+
 // TestStrictProfile: under AnthropicStrict, tools go out with strict true
 // and an input_schema Anthropic's strict rules accept, within the
 // request's limits (the rest go non-strict); a bound strict mode lacks
@@ -325,7 +372,7 @@ func TestStrictProfile(t *testing.T) {
 	}
 	b := block(t, outs[1])
 	text := fmt.Sprint(b["content"])
-	if b["is_error"] != true || !strings.Contains(text, `$["user name"]: expected at least 2 characters`) || !strings.Contains(text, "$.n: expected a number <= 5") {
+	if b["is_error"] != true || !strings.Contains(text, `$.user_name: expected at least 2 characters`) || !strings.Contains(text, "$.n: expected a number <= 5") {
 		t.Errorf("invalid arguments: %v", b)
 	}
 }

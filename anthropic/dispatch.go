@@ -80,7 +80,9 @@ func (s *Toolset) call(ctx context.Context, c Call) (*mcpadapter.Result, error) 
 	if err != nil {
 		return modelError(fmt.Sprintf("tool %q: %v", c.Name, err)), nil
 	}
-	return e.tool.Call(ctx, args)
+	// An argument the profile renamed is named in the message about
+	// invalid arguments as the model wrote it.
+	return e.tool.CallWith(ctx, args, &mcpadapter.CallOptions{ArgumentPath: e.profile.ModelPath})
 }
 
 // Resume answers a pending outcome's question and finishes its call; the

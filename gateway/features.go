@@ -34,7 +34,7 @@ func (g *Gateway) route(next mcp.MethodHandler) mcp.MethodHandler {
 		stop := context.AfterFunc(g.ctx, func() { cancel(errClosed) })
 		defer stop()
 		if ex := req.GetExtra(); ex != nil && ex.TokenInfo != nil {
-			ctx = withPrincipal(ctx, ex.TokenInfo.UserID)
+			ctx = withTokenInfo(ctx, ex.TokenInfo)
 		}
 		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss.ID() != "" {
 			defer g.trackSession(ss.ID(), PrincipalFrom(ctx), cancel)()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -127,11 +128,13 @@ type Options struct {
 	AllowedOrigins []string
 
 	// The principal of a request (whom it is for) is the UserID of its
-	// go-sdk auth.TokenInfo: wrap the gateway's handler in go-sdk's
-	// auth.RequireBearerToken (or anything that sets the same) to have
-	// one. It is on the context of everything done for the request
-	// (PrincipalFrom), handed to Policy, and binds handshake-era sessions
-	// and parked calls to it.
+	// go-sdk auth.TokenInfo: wrap the gateway's handler in a
+	// resourceserver.Guard (the gateway as an OAuth resource server: JWT,
+	// introspection, DPoP, API keys), go-sdk's auth.RequireBearerToken or
+	// anything that sets the same to have one. It is on the context of
+	// everything done for the request (PrincipalFrom, and the whole
+	// TokenInfo, scopes and claims, with TokenInfoFrom), handed to Policy,
+	// and binds handshake-era sessions and parked calls to it.
 	// Policy, if set, decides what each principal sees and may call.
 	Policy Policy
 
@@ -184,6 +187,24 @@ type Event struct {
 }
 
 type principalKey struct{}
+
+type tokenInfoKey struct{}
+
+// TokenInfoFrom returns the go-sdk auth.TokenInfo of the request a context
+// belongs to (its principal, scopes and claims), or nil. A Policy reads a
+// principal's scopes and claims from it.
+func TokenInfoFrom(ctx context.Context) *auth.TokenInfo {
+	ti, _ := ctx.Value(tokenInfoKey{}).(*auth.TokenInfo)
+	return ti
+}
+
+// withTokenInfo puts a request's TokenInfo and its principal on ctx.
+func withTokenInfo(ctx context.Context, ti *auth.TokenInfo) context.Context {
+	if ti == nil {
+		return ctx
+	}
+	return withPrincipal(context.WithValue(ctx, tokenInfoKey{}, ti), ti.UserID)
+}
 
 // PrincipalFrom returns the principal of the request a context belongs to
 // (Options.Principal), or "".

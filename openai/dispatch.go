@@ -87,11 +87,16 @@ func (s *Toolset) call(ctx context.Context, c Call) (*mcpadapter.Result, error) 
 	if !json.Valid(args) {
 		return modelError(fmt.Sprintf("tool %q: the arguments are not JSON", c.Name)), nil
 	}
+	if e.local != nil {
+		return e.local(ctx, args), nil
+	}
 	args, err := e.profile.Restore(args)
 	if err != nil {
 		return modelError(fmt.Sprintf("tool %q: %v", c.Name, err)), nil
 	}
-	return e.tool.Call(ctx, args)
+	// An argument the profile renamed is named in the message about
+	// invalid arguments as the model wrote it.
+	return e.tool.CallWith(ctx, args, &mcpadapter.CallOptions{ArgumentPath: e.profile.ModelPath})
 }
 
 // Resume answers a pending outcome's question and finishes its call; the
@@ -101,7 +106,7 @@ func (s *Toolset) Resume(ctx context.Context, o Outcome, answers *elicitation.Re
 		return o, fmt.Errorf("openai: tool call %s (%s) is not pending", o.Call.ID, o.Call.Name)
 	}
 	e := s.byName[o.Call.Name]
-	if e == nil {
+	if e == nil || e.tool == nil {
 		return o, fmt.Errorf("openai: tool call %s: unknown tool %q", o.Call.ID, o.Call.Name)
 	}
 	out, err := toolcall.Resume(ctx, e.tool, o.Call, o.Pending, answers, newCallError)
@@ -122,7 +127,7 @@ func (s *Toolset) ResumeTurn(ctx context.Context, outs []Outcome, answers map[st
 
 func (s *Toolset) resumeCall(ctx context.Context, c Call, p *mcpadapter.PendingCall, answers *elicitation.Resume) (*mcpadapter.Result, error) {
 	e := s.byName[c.Name]
-	if e == nil {
+	if e == nil || e.tool == nil {
 		return nil, fmt.Errorf("openai: unknown tool %q", c.Name)
 	}
 	return e.tool.Resume(ctx, p, answers)

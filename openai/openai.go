@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -34,9 +35,13 @@ type Toolset struct {
 }
 
 type entry struct {
-	tool    *mcpadapter.Tool
-	profile *schemaprofile.Result
-	params  map[string]any
+	name, desc string
+	tool       *mcpadapter.Tool // nil for a tool answered here (load_skill)
+	profile    *schemaprofile.Result
+	params     map[string]any
+	strict     bool
+	// local answers a tool this package provides (AddSkillTool).
+	local func(ctx context.Context, args json.RawMessage) *mcpadapter.Result
 }
 
 // New passes every tool's input schema through the profile. A schema the
@@ -71,7 +76,7 @@ func New(tools []*mcpadapter.Tool, opts *Options) (*Toolset, error) {
 		if _, dup := s.byName[t.Name]; dup {
 			return nil, fmt.Errorf("openai: two tools named %q (server %q)", t.Name, t.Server)
 		}
-		e := &entry{tool: t, profile: r, params: params}
+		e := &entry{name: t.Name, desc: t.Description, tool: t, profile: r, params: params, strict: r.Strict}
 		s.byName[t.Name] = e
 		s.order = append(s.order, e)
 	}
@@ -92,12 +97,12 @@ func (s *Toolset) ChatTools() []oai.ChatCompletionToolUnionParam {
 	out := make([]oai.ChatCompletionToolUnionParam, 0, len(s.order))
 	for _, e := range s.order {
 		fn := shared.FunctionDefinitionParam{
-			Name:       e.tool.Name,
+			Name:       e.name,
 			Parameters: shared.FunctionParameters(e.params),
-			Strict:     param.NewOpt(e.profile.Strict),
+			Strict:     param.NewOpt(e.strict),
 		}
-		if e.tool.Description != "" {
-			fn.Description = param.NewOpt(e.tool.Description)
+		if e.desc != "" {
+			fn.Description = param.NewOpt(e.desc)
 		}
 		out = append(out, oai.ChatCompletionFunctionTool(fn))
 	}
@@ -109,12 +114,12 @@ func (s *Toolset) ResponseTools() []responses.ToolUnionParam {
 	out := make([]responses.ToolUnionParam, 0, len(s.order))
 	for _, e := range s.order {
 		fn := &responses.FunctionToolParam{
-			Name:       e.tool.Name,
+			Name:       e.name,
 			Parameters: e.params,
-			Strict:     param.NewOpt(e.profile.Strict),
+			Strict:     param.NewOpt(e.strict),
 		}
-		if e.tool.Description != "" {
-			fn.Description = param.NewOpt(e.tool.Description)
+		if e.desc != "" {
+			fn.Description = param.NewOpt(e.desc)
 		}
 		out = append(out, responses.ToolUnionParam{OfFunction: fn})
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/cmd/mcpadapter/internal/cmdline"
 	"github.com/mcpadapter/mcpadapter/gateway"
+	"github.com/mcpadapter/mcpadapter/gateway/policy"
 	"github.com/spf13/cobra"
 )
 
@@ -34,6 +35,8 @@ type serveFlags struct {
 	maxBodyBytes  int64
 	parkTimeout   time.Duration
 	sessionExpiry time.Duration
+	auth          serveAuthFlags
+	policy        string
 	watchConfig   bool
 	auditLog      string
 	auditPayloads bool
@@ -58,10 +61,19 @@ connected: new servers start, removed ones stop, changed ones restart, the other
 connections, and clients get list_changed. A config that is refused (invalid, or no longer
 trusted) is reported with every problem and the servers stay as they were.
 SIGINT or SIGTERM stops taking requests, lets those in flight finish (--grace), then stops the
-servers.`,
+servers.
+
+With --issuer, --introspection-url or --api-key the gateway is an OAuth 2.1 resource server:
+it serves its protected resource metadata, and accepts only requests with a JWT access token of
+an --issuer (signature, issuer, audience --resource, expiry), a token the introspection endpoint
+says is active, or an API key, DPoP-bound tokens with their proofs. The token's subject is the
+principal its sessions belong to. Keys and secrets come from the environment, never from flags.`,
 		Example: `  mcpadapter serve --config mcp.json
   mcpadapter serve --config mcp.json --listen 127.0.0.1:9000 --prefix always
   mcpadapter serve --config mcp.json --stdio
+  MCP_KEY_CI=... mcpadapter serve --config mcp.json --api-key ci=MCP_KEY_CI
+  mcpadapter serve --config mcp.json --listen 0.0.0.0:8080 --allow-host gw.example.com \
+    --resource https://gw.example.com/mcp --issuer https://idp.example.com --scope mcp:tools
   mcpadapter serve --config mcp.json --watch-config`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -82,6 +94,8 @@ servers.`,
 	fl.Int64Var(&f.maxBodyBytes, "max-request-bytes", 0, fmt.Sprintf("bound one HTTP request body (default %d)", gateway.DefaultMaxRequestBytes))
 	fl.DurationVar(&f.parkTimeout, "park-timeout", 0, fmt.Sprintf("how long a server's question waits for the client's answer (default %s)", gateway.DefaultParkTimeout))
 	fl.DurationVar(&f.sessionExpiry, "session-timeout", 0, "close client sessions idle this long (default: never)")
+	f.auth.register(fl)
+	fl.StringVar(&f.policy, "policy", "", "a policy `file`: which principals may see and use which servers' tools, prompts and resources (docs/gateway.md)")
 	fl.BoolVar(&f.watchConfig, "watch-config", false, "reload the config when the file changes (SIGHUP always reloads it)")
 	fl.StringVar(&f.auditLog, "audit-log", "", "append a JSON line per tool call to `file` (- for stderr): who, which tool on which server, outcome, duration")
 	fl.BoolVar(&f.auditPayloads, "audit-payloads", false, "with --audit-log, also record each call's arguments and result (the config's secrets blanked out)")
@@ -144,6 +158,13 @@ func runServe(ctx context.Context, a *cmdline.App, f serveFlags) error {
 			printEvent(out, e)
 		},
 	}
+	if f.policy != "" {
+		p, err := policy.Load(f.policy)
+		if err != nil {
+			return cmdline.Usagef("--policy: %v", err)
+		}
+		opts.Policy = p
+	}
 	if f.toolSearch != 0 {
 		opts.ToolSearch = &mcpadapter.ToolSearch{Threshold: f.toolSearch}
 	}
@@ -167,6 +188,9 @@ func runServe(ctx context.Context, a *cmdline.App, f serveFlags) error {
 	}
 	defer reloadOnChange(ctx, a, gw, path, f.watchConfig, hup, out, &pmu)()
 	if f.stdio {
+		if f.auth.on() {
+			return cmdline.Usagef("--stdio serves the one client that started it: --issuer, --introspection-url and --api-key are for HTTP")
+		}
 		fmt.Fprintln(out, "mcpadapter serve: serving one client on stdin and stdout")
 		err := gw.ServeStdio(ctx, os.Stdin, nopWriteCloser{a.Stdout})
 		return errors.Join(err, shutdown(gw, f.grace))
@@ -179,12 +203,23 @@ func runServe(ctx context.Context, a *cmdline.App, f serveFlags) error {
 		ln.Close()
 		return cmdline.Usagef("--listen %s is not a loopback address: say which Host names clients use with --allow-host", f.listen)
 	}
+	guard, err := f.auth.guard(ln.Addr(), logger)
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	var handler http.Handler = gw
+	if guard != nil {
+		handler = guard.Handler(gw)
+		f.auth.describe(out, guard)
+	}
 	if f.health {
+		// Probes need no credential: they say only whether the gateway is
+		// alive and a server is up.
 		mux := http.NewServeMux()
 		mux.Handle("GET /healthz", gw.HealthHandler())
 		mux.Handle("GET /readyz", gw.HealthHandler())
-		mux.Handle("/", gw)
+		mux.Handle("/", handler)
 		handler = mux
 	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}

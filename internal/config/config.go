@@ -90,6 +90,9 @@ type Server struct {
 	// Tools is "tools": transforms of the server's tools, by the server's
 	// name for each.
 	Tools map[string]*Tool
+	// SkipArgumentCheck is "skipArgumentCheck": the model's arguments
+	// go to every tool of the server unchecked.
+	SkipArgumentCheck bool
 
 	// Extra holds the members the parser does not know, verbatim.
 	Extra map[string]json.RawMessage

@@ -34,6 +34,7 @@ func FuzzParse(f *testing.F) {
 		`{"mcpServers":{"a b":{"type":"http","transport":"stdio","timeout":-1,"disabled":true}}}`,
 		`{"mcpServers":{"a":{"command":"x","disabled":1,"includeTools":[1],"excludeTools":"x"}}}`,
 		`{"mcpServers":{}, "servers":{}}`,
+		`{"mcpServers":{"a":{"url":"http://h","skipArgumentCheck":true,"tools":{"t":{"skipArgumentCheck":1},"u":{"skipArgumentCheck":false}}},"b":{"command":"x","skipArgumentCheck":"yes"}}}`,
 		`{"mcpServers":{"a":{"url":"http://h","cache":{"defaultTtl":"30s","maxTtl":60,"maxEntries":5}},"b":{"command":"x","cache":false},"c":{"command":"x","cache":{"defaultTtl":-1,"maxEntries":1.5,"x":1}},"d":{"command":"x","cache":{"ttl":"1s","maxTtl":"-1s","maxEntries":-1}}}}`,
 		`{"mcpServers":{"a":{"url":"http://h/mcp","auth":{"type":"oauth","clientId":"${SET}","clientSecret":"${UNSET}","scopes":["x",1],"redirectUrl":"http://127.0.0.1:1/cb","z":{}}}}}`,
 		`{"mcpServers":{"a":{"command":"x","auth":{"clientSecret":"s"}}}}`,

@@ -46,7 +46,7 @@ var transportNames = map[string]string{
 func knownMember(key string) bool {
 	switch key {
 	case "command", "args", "env", "cwd", "url", "headers", "type", "transport", "auth", "timeout", "includeTools", "excludeTools", "cache",
-		"maxConcurrentCalls", "prefix", "description", "tools", "tasks":
+		"maxConcurrentCalls", "prefix", "description", "tools", "tasks", "skipArgumentCheck":
 		return true
 	}
 	return false
@@ -166,6 +166,8 @@ func (p *parser) serverMember(sc *Server, st *serverState, f member) {
 		sc.Tasks = p.taskMode(f, fpath)
 	case "prefix":
 		sc.Prefix = p.prefix(f, fpath)
+	case "skipArgumentCheck":
+		sc.SkipArgumentCheck = p.boolean(f, fpath)
 	case "description":
 		if f.val[0] != '"' {
 			// Not the note this package reads: some other tool's member.

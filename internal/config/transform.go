@@ -24,6 +24,9 @@ type Tool struct {
 	MaxResultBytes int
 	// Tasks is "tasks": "auto", "prefer" or "never" (MCP tasks), or "".
 	Tasks string
+	// SkipArgumentCheck is "skipArgumentCheck": the model's arguments go
+	// to the tool unchecked.
+	SkipArgumentCheck bool
 }
 
 // Argument is one member of a tool's "arguments" object.
@@ -157,8 +160,10 @@ func (p *parser) tool(m member, path string) *Tool {
 			t.MaxResultBytes = p.resultBytes(e, epath)
 		case "tasks":
 			t.Tasks = p.taskMode(e, epath)
+		case "skipArgumentCheck":
+			t.SkipArgumentCheck = p.boolean(e, epath)
 		default:
-			p.errorf(e.keyOff, epath, "unknown tool member %q; want name, description, enabled, arguments, timeout, maxResultBytes or tasks", e.key)
+			p.errorf(e.keyOff, epath, "unknown tool member %q; want name, description, enabled, arguments, timeout, maxResultBytes, tasks or skipArgumentCheck", e.key)
 		}
 	}
 	return t

@@ -67,7 +67,7 @@ func TestParseTransformErrors(t *testing.T) {
 		`line 3, column 11: mcpServers.kb.prefix: prefix "kb docs" is not allowed: it starts tool names (kb_search), so it must match ^[A-Za-z0-9_-]+$ and be at most 64 bytes`,
 		`line 5, column 17: mcpServers.kb.tools.a.name: tool name "a b" is not allowed: model APIs take names matching ^[A-Za-z0-9_-]{1,64}$`,
 		`line 5, column 35: mcpServers.kb.tools.a.enabled: want true or false, not a string`,
-		`line 5, column 41: mcpServers.kb.tools.a.color: unknown tool member "color"; want name, description, enabled, arguments, timeout, maxResultBytes or tasks`,
+		`line 5, column 41: mcpServers.kb.tools.a.color: unknown tool member "color"; want name, description, enabled, arguments, timeout, maxResultBytes, tasks or skipArgumentCheck`,
 		`line 6, column 8: mcpServers.kb.tools.b: want an object such as {"name": "...", "description": "...", "arguments": {...}}, not a number`,
 		`line 7, column 22: mcpServers.kb.tools.c.arguments: want an object of arguments by name, such as {"limit": {"default": 10}}, not an array`,
 		`line 8, column 28: mcpServers.kb.tools.d.arguments.x: want an object such as {"default": 10, "hide": true}, not a number`,

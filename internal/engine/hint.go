@@ -31,10 +31,11 @@ func (f *firstAnswer) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // endpointHint explains a failed connect to an HTTP URL whose first
-// answer was 404 or an HTML page while its path is not /mcp or /sse: the
-// URL is most likely a website or the service's root, not its MCP
-// endpoint. It returns err, wrapped with the explanation and the likely
-// endpoints when that is the case.
+// answer was 404, 405 or 501 (a static site or a web app refuses the
+// POST) or an HTML page while its path is not /mcp or /sse: the URL is
+// most likely a website or the service's root, not its MCP endpoint. It
+// returns err, wrapped with the explanation and the likely endpoints when
+// that is the case.
 func (e *Engine) endpointHint(first *Session, err error) error {
 	if first == nil || (e.cfg.Kind != Streamable && e.cfg.Kind != SSE) {
 		return err
@@ -45,8 +46,8 @@ func (e *Engine) endpointHint(first *Session, err error) error {
 	}
 	var what string
 	switch {
-	case a.status == http.StatusNotFound:
-		what = "404 Not Found"
+	case a.status == http.StatusNotFound, a.status == http.StatusMethodNotAllowed, a.status == http.StatusNotImplemented:
+		what = fmt.Sprintf("%d %s", a.status, http.StatusText(a.status))
 	case a.status/100 == 2 && (a.mediaType == "text/html" || a.mediaType == "application/xhtml+xml"):
 		what = "an HTML page"
 	default:
@@ -60,8 +61,38 @@ func (e *Engine) endpointHint(first *Session, err error) error {
 	if strings.HasSuffix(path, "/mcp") || strings.HasSuffix(path, "/sse") {
 		return err
 	}
-	return fmt.Errorf("%s answered the first request with %s, so it is probably not the server's MCP endpoint (MCP servers usually serve it at /mcp, or /sse for the legacy HTTP+SSE transport): try %s: %w",
-		endpointOf(u, u.Path), what, likelyEndpoints(u), err)
+	return &hintError{
+		hint: fmt.Sprintf("%s answered the first request with %s, so it is probably not the server's MCP endpoint (MCP servers usually serve it at /mcp, or /sse for the legacy HTTP+SSE transport): try %s",
+			endpointOf(u, u.Path), what, likelyEndpoints(u)),
+		err: err,
+	}
+}
+
+// hintError is a failed connect explained by endpointHint. Its message is
+// the hint and what the server answered, without go-sdk's steps
+// (`calling "initialize": sending "initialize": …`): the connect error
+// that wraps it names the step once.
+type hintError struct {
+	hint string
+	err  error
+}
+
+func (h *hintError) Error() string { return h.hint + ": " + withoutSteps(h.err.Error()) }
+
+func (h *hintError) Unwrap() error { return h.err }
+
+// withoutSteps drops go-sdk's `calling "m"` and `sending "m"` parts from a
+// colon-separated error message, keeping at least its last part.
+func withoutSteps(msg string) string {
+	parts := strings.Split(msg, ": ")
+	kept := parts[:0]
+	for i, p := range parts {
+		step := strings.HasPrefix(p, `calling "`) || strings.HasPrefix(p, `sending "`)
+		if !step || i == len(parts)-1 {
+			kept = append(kept, p)
+		}
+	}
+	return strings.Join(kept, ": ")
 }
 
 // likelyEndpoints lists the URLs to try instead of u: /mcp under u's path,

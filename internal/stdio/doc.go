@@ -28,7 +28,8 @@
 //     uvx, shells) leave no orphans; on Linux the child is also killed
 //     when this process dies, and on every Unix a watcher process in the
 //     group kills the whole group then (see watcher; a process that
-//     leaves the group with setsid or setpgid is not covered);
+//     leaves the group with setsid or setpgid is not covered then, but
+//     on Linux Close ends it too: see strays);
 //   - a server that floods the client with notifications is slowed down
 //     while they wait for their handlers (Conn.MessageHandled), and the
 //     result of a call sent with a progress token waits until the

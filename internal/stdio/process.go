@@ -181,9 +181,16 @@ func (p *process) exitError(wait time.Duration) *ExitError {
 
 // close ends the process: it closes stdin and gives the server grace to
 // exit, then terminates and finally kills its whole process group, so that
-// grandchildren (npx, uvx and shell wrappers) go too.
+// grandchildren (npx, uvx and shell wrappers) go too, and on Linux the
+// descendants that left the group (see strays).
 func (p *process) close(grace time.Duration) {
 	p.closeOnce.Do(func() {
+		// Noted while the server still runs: once it exits, its
+		// children's parent chain no longer leads to it.
+		left := newStrays(p.cmd.Process.Pid)
+		if !p.exitedNow() {
+			left.note()
+		}
 		_ = p.stdin.Close()
 		select {
 		case <-p.exited:
@@ -197,9 +204,13 @@ func (p *process) close(grace time.Duration) {
 		// Whatever is left of the group (the leader if it ignored SIGTERM,
 		// any grandchildren, the watcher) is killed, and is gone before
 		// close returns: a host that exits right after leaves nothing.
+		if !p.exitedNow() {
+			left.note() // what it started during the grace
+		}
 		signalGroup(p.cmd, syscall.SIGKILL)
 		<-p.exited
 		waitGroupGone(p.cmd, groupGoneWait)
+		left.kill(groupGoneWait)
 		p.watch.stop()
 		_ = p.stdout.Close()
 		select {

@@ -87,6 +87,15 @@ type Options struct {
 	// family), as authorization servers that rotate refresh tokens do
 	// (OAuth 2.0 Security BCP, section 4.14.2).
 	ReuseDetection bool
+
+	// JWT makes access tokens JWTs (RFC 9068) signed by the server's key
+	// (see tokens.go): iss the server, aud the token request's resource,
+	// sub and client_id the client, cnf.jkt for a DPoP-bound token.
+	JWT bool
+	// Resource is the audience of tokens whose request names no resource,
+	// and the resource the authorization endpoint accepts; empty means the
+	// server's own MCP endpoint.
+	Resource string
 }
 
 // Server is the authorization server and the protected MCP endpoint.
@@ -107,6 +116,7 @@ type Server struct {
 	forms   []url.Values      // token requests' forms, in order
 	jtis    map[string]bool   // DPoP proof IDs seen
 	spent   map[string]string // rotated refresh tokens -> their family
+	signing []signingKey      // token signing keys, the current one last
 }
 
 // Counts says what the server has seen.
@@ -129,6 +139,10 @@ type Counts struct {
 	// WrongKeyRefreshes counts refreshes of a DPoP-bound public client's
 	// refresh token with another key's proof (refused, RFC 9449 section 5).
 	WrongKeyRefreshes int
+	// JWKSRequests counts fetches of /jwks; Introspections requests to
+	// /introspect.
+	JWKSRequests   int
+	Introspections int
 }
 
 type client struct {
@@ -175,6 +189,11 @@ func New(opts Options) (*Server, error) {
 	if opts.ClientID != "" {
 		s.clients[opts.ClientID] = client{secret: opts.ClientSecret}
 	}
+	k, err := newSigningKey()
+	if err != nil {
+		return nil, err
+	}
+	s.signing = []signingKey{k}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -185,6 +204,8 @@ func New(opts Options) (*Server, error) {
 	mux.HandleFunc("/register", s.register)
 	mux.HandleFunc("/authorize", s.authorize)
 	mux.HandleFunc("/token", s.token)
+	mux.HandleFunc("/jwks", s.jwks)
+	mux.HandleFunc("/introspect", s.introspect)
 	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return opts.MCP }, &mcp.StreamableHTTPOptions{Stateless: true})
 	if opts.SSE {
 		h = mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return opts.MCP }, nil)
@@ -269,6 +290,8 @@ func (s *Server) serverMetadata(w http.ResponseWriter, _ *http.Request) {
 		"grant_types_supported":                 []string{"authorization_code", "refresh_token", "client_credentials", "urn:ietf:params:oauth:grant-type:jwt-bearer"},
 		"code_challenge_methods_supported":      []string{"S256"},
 		"token_endpoint_auth_methods_supported": []string{"none", "client_secret_post", "client_secret_basic"},
+		"jwks_uri":                              s.URL + "/jwks",
+		"introspection_endpoint":                s.URL + "/introspect",
 	}
 	if !s.opts.NoRegistration {
 		m["registration_endpoint"] = s.URL + "/register"
@@ -320,8 +343,8 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	case q.Get("response_type") != "code" || q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "":
 		http.Error(w, "want response_type=code with an S256 code challenge", http.StatusBadRequest)
 		return
-	case q.Get("resource") != s.MCPURL:
-		http.Error(w, "resource must be "+s.MCPURL, http.StatusBadRequest)
+	case q.Get("resource") != s.resource():
+		http.Error(w, "resource must be "+s.resource(), http.StatusBadRequest)
 		return
 	}
 	back, err := url.Parse(redirect)
@@ -452,6 +475,13 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	access, refresh := "at-"+rand.Text(), "rt-"+rand.Text()
 	g.expires = time.Now().Add(s.opts.TokenTTL)
 	g.jkt = jkt
+	if s.opts.JWT {
+		var err error
+		if access, err = s.jwtFor(g); err != nil {
+			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "server_error"})
+			return
+		}
+	}
 	typ := "Bearer"
 	if jkt != "" {
 		typ = "DPoP"

@@ -12,6 +12,7 @@ import (
 	"github.com/cloudwego/eino-ext/components/model/openai"
 	"github.com/cloudwego/eino/adk"
 	"github.com/cloudwego/eino/schema"
+	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/cmd/mcpadapter/internal/cmdline"
 	"github.com/mcpadapter/mcpadapter/eino"
 	"github.com/mcpadapter/mcpadapter/elicitation"
@@ -22,7 +23,7 @@ import (
 // agentFlags are the agent command's flags.
 type agentFlags struct {
 	model, baseURL, apiKey, once, system string
-	noStream                             bool
+	noStream, search, watch              bool
 }
 
 // app is the agent program's command-line state, the same as mcpadapter's
@@ -58,6 +59,8 @@ func (a *app) agentCommand() *cobra.Command {
 	fl.StringVar(&f.once, "once", "", "ask this `question`, print the answer and exit")
 	fl.StringVar(&f.system, "system", "You are a helpful assistant. Use the tools when they help.", "system `instruction`")
 	fl.BoolVar(&f.noStream, "no-stream", false, "print the answer when it is complete instead of streaming it")
+	fl.BoolVar(&f.search, "search", false, "give the model search_tools and call_tool instead of every tool (tool search)")
+	fl.BoolVar(&f.watch, "watch", false, "follow the servers' tool lists: a tool a server adds or removes while the agent runs reaches the model")
 	return cmd
 }
 
@@ -75,11 +78,23 @@ func (a *app) runAgent(cmd *cobra.Command, args []string, f agentFlags) error {
 	// With no key, no Authorization header is sent (local servers such as
 	// Ollama and vLLM need none); a remote server is told below.
 	endpoint := newModelEndpoint(f.baseURL, f.model, f.apiKey)
-	s, err := a.Open(ctx, cmd, args, cmdline.OpenOptions{Elicit: true, SkipUnavailable: true})
+	oo := cmdline.OpenOptions{Elicit: true, SkipUnavailable: true, WatchTools: f.watch}
+	if f.search {
+		oo.ToolSearch = &mcpadapter.ToolSearch{Threshold: -1} // always the pair
+	}
+	s, err := a.Open(ctx, cmd, args, oo)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
+	cfg := eino.AgentConfig{Instruction: f.system, Streaming: !f.noStream}
+	if f.watch && !f.search { // call_tool follows the servers by itself
+		ads := s.Adapters()
+		if len(ads) != 1 {
+			return cmdline.Usagef("--watch follows a target's or a config's servers; the built-in demo runs %d apart", len(ads))
+		}
+		cfg.Live = ads[0]
+	}
 	tools, err := s.Tools(ctx)
 	if err != nil {
 		return err
@@ -90,7 +105,7 @@ func (a *app) runAgent(cmd *cobra.Command, args []string, f agentFlags) error {
 	if err != nil {
 		return fmt.Errorf("chat model: %w", err)
 	}
-	ag, err := eino.NewAgent(ctx, chat, tools, eino.AgentConfig{Instruction: f.system, Streaming: !f.noStream})
+	ag, err := eino.NewAgent(ctx, chat, tools, cfg)
 	if err != nil {
 		return err
 	}

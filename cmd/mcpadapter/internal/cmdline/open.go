@@ -30,6 +30,12 @@ type OpenOptions struct {
 	// SkipUnavailable keeps the command going when some servers of a
 	// config are down, saying which on stderr.
 	SkipUnavailable bool
+	// ToolSearch, if set, gives the tools as the search pair
+	// (Options.ToolSearch).
+	ToolSearch *mcpadapter.ToolSearch
+	// WatchTools follows the servers' tool-list changes
+	// (Options.WatchTools).
+	WatchTools bool
 }
 
 // Open connects to what the command line names: a target argument or
@@ -133,7 +139,7 @@ func (a *App) openCommand(ctx context.Context, argv []string, oo OpenOptions) (*
 
 // adapterOptions are the adapter options for what the command wishes.
 func (a *App) adapterOptions(oo OpenOptions) *mcpadapter.Options {
-	o := &mcpadapter.Options{}
+	o := &mcpadapter.Options{ToolSearch: oo.ToolSearch, WatchTools: oo.WatchTools}
 	if oo.Elicit {
 		o.Elicitation = mcpadapter.ElicitInterrupt
 	}
@@ -149,7 +155,7 @@ func (a *App) adapterOptions(oo OpenOptions) *mcpadapter.Options {
 
 // clientOptions are the options every server gets from the command line.
 func (a *App) clientOptions(oo OpenOptions) (mcpadapter.ClientOptions, error) {
-	o := mcpadapter.ClientOptions{Logger: oo.Logger, Trace: oo.Trace}
+	o := mcpadapter.ClientOptions{Logger: oo.Logger, Trace: oo.Trace, WatchTools: oo.WatchTools}
 	if o.Logger == nil {
 		level := slog.LevelWarn
 		if a.verbose {
