@@ -51,7 +51,7 @@ func TestMaxConcurrentCallsWithParkedCall(t *testing.T) {
 			}()
 			// The other call holds the server's one slot (or, with the
 			// parked call holding it, waits for it).
-			waitFor(t, "the other call in flight", func() bool { return len(g.upstream("up").sem) == 1 })
+			waitUntil(t, "the other call in flight", func() bool { return len(g.upstream("up").sem) == 1 })
 			time.Sleep(100 * time.Millisecond) // (on its way into the lane)
 			answers := mcp.InputResponseMap{}
 			for id := range first.InputRequests {

@@ -109,7 +109,7 @@ func TestReloadLeavesNoGoroutines(t *testing.T) {
 		if err := g.Reload(ctx, base); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the removed stdio server's process to end", func() bool { return !alive(pid) })
+		waitUntil(t, "the removed stdio server's process to end", func() bool { return !alive(pid) })
 	}
 	round()
 	http.DefaultClient.CloseIdleConnections()
