@@ -10,13 +10,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/mcpadapter/mcpadapter/internal/oauthflow"
-	"golang.org/x/oauth2"
 )
 
 // The grants of the MCP authorization extensions that need no user:
@@ -255,16 +252,7 @@ func (e *EnterpriseAuth) grant() grantParts {
 		Client:      oauthflow.ClientAuth{ClientID: e.ClientID, ClientSecret: e.ClientSecret},
 	}
 	return grantParts{run: g.Grant(), issuer: e.Issuer, scopes: e.Scopes, dpop: e.DPoPKey, hc: e.HTTPClient,
-		trusted: []string{hostOf(e.IdPTokenURL), hostOf(e.IdPIssuer)}}
-}
-
-// hostOf returns the host name of the URL raw, or "".
-func hostOf(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return ""
-	}
-	return u.Hostname()
+		trusted: []string{oauthflow.HostOf(e.IdPTokenURL), oauthflow.HostOf(e.IdPIssuer)}}
 }
 
 func checkDPoPKey(what string, key crypto.Signer) error {
@@ -286,51 +274,7 @@ func newGrantHandler(a grantAuth, server, resource string, hc *http.Client, log 
 		hc = p.hc
 	}
 	h := &oauthHandler{server: server}
-	h.dpop, hc = authServerClient(hc, key, append(p.trusted, hostOf(resource), hostOf(p.issuer))...)
-	if len(scopes) > 0 {
-		inner := g
-		g = func(ctx context.Context, hc *http.Client, t oauthflow.Target) (*oauth2.Token, error) {
-			for _, s := range scopes {
-				if !slices.Contains(t.Scopes, s) {
-					t.Scopes = append(slices.Clip(t.Scopes), s)
-				}
-			}
-			return inner(ctx, hc, t)
-		}
-	}
-	h.flow = oauthflow.NewGrantHandler(g, oauthflow.GrantConfig{Issuer: p.issuer, HTTPClient: hc, Logger: log})
+	h.dpop, hc = oauthflow.AuthServerClient(hc, key, append(p.trusted, oauthflow.HostOf(resource), oauthflow.HostOf(p.issuer))...)
+	h.flow = oauthflow.NewGrantHandler(oauthflow.WithScopes(g, scopes), oauthflow.GrantConfig{Issuer: p.issuer, HTTPClient: hc, Logger: log})
 	return h
-}
-
-// authServerClient returns the client for the requests to authorization
-// servers: hc with go-sdk's check of the addresses a server names kept
-// (oauthflow.PublicOnly: no private or link-local address, except on the
-// trusted hosts, which the user named), token and registration requests
-// never redirected (oauthflow.NoPostRedirects), and with a DPoP key (nil
-// for none) a proof on each token request, above the check.
-func authServerClient(hc *http.Client, key crypto.Signer, trusted ...string) (*oauthflow.DPoP, *http.Client) {
-	hc = oauthflow.NoPostRedirects(oauthflow.PublicOnly(hc, trusted...))
-	if key == nil {
-		return nil, hc
-	}
-	return withDPoP(key, hc)
-}
-
-// withDPoP returns the DPoP state of key and hc with its token requests
-// proved. key was checked.
-func withDPoP(key crypto.Signer, hc *http.Client) (*oauthflow.DPoP, *http.Client) {
-	d, err := oauthflow.NewDPoP(key)
-	if err != nil {
-		return nil, hc
-	}
-	out := &http.Client{}
-	if hc != nil {
-		*out = *hc
-	}
-	base := out.Transport
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	out.Transport = d.TokenTransport(base)
-	return d, out
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/argplan"
 	"github.com/mcpadapter/mcpadapter/internal/engine"
 	"github.com/mcpadapter/mcpadapter/internal/jsonscan"
 	"github.com/mcpadapter/mcpadapter/internal/wire"
@@ -116,12 +117,12 @@ func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage
 // asking the server; so are arguments check (when set) finds against the
 // tool's schema, check returning the message. The call then goes the way chosen when the client was
 // built: callDirect, or callInterruptible for an ElicitInterrupt client.
-func (c *Client) call(ctx context.Context, tool, modelName string, modelArgs json.RawMessage, plan *argPlan, check func(json.RawMessage) string, opts *CallOptions) (*Result, error) {
+func (c *Client) call(ctx context.Context, tool, modelName string, modelArgs json.RawMessage, plan *argplan.Plan, check func(json.RawMessage) string, opts *CallOptions) (*Result, error) {
 	modelArgs = bytes.TrimSpace(modelArgs)
 	if len(modelArgs) == 0 || bytes.Equal(modelArgs, []byte("null")) {
 		modelArgs = json.RawMessage("{}")
 	}
-	args := plan.wire(modelArgs)
+	args := plan.Wire(modelArgs)
 	if err := checkArguments(args); err != nil {
 		return errorResult(fmt.Sprintf("Invalid arguments for tool %q: %v. Send a JSON object that matches the tool's input schema.", tool, err)), nil
 	}

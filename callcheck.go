@@ -50,7 +50,7 @@ func (t *Tool) checkCallAs(args json.RawMessage, modelPath func(string) string) 
 	if !errors.As(err, &e) {
 		return "" // not a JSON object: the call's own check answers it
 	}
-	return argumentsMessage(t.Name, e, t.args.modelNames(), modelPath)
+	return argumentsMessage(t.Name, e, t.args.ModelNames(), modelPath)
 }
 
 // argumentsMessage writes the model's tool error for invalid arguments:
@@ -80,16 +80,4 @@ func argumentsMessage(tool string, e *argcheck.Error, modelName map[string]strin
 	}
 	b.WriteString("\nFix these and call the tool again.")
 	return b.String()
-}
-
-// modelNames maps the server's names of renamed arguments to the model's.
-func (p *argPlan) modelNames() map[string]string {
-	if p == nil || len(p.rename) == 0 {
-		return nil
-	}
-	out := make(map[string]string, len(p.rename))
-	for m, s := range p.rename {
-		out[s] = m
-	}
-	return out
 }

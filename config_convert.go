@@ -2,6 +2,9 @@ package mcpadapter
 
 import (
 	"errors"
+	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/mcpadapter/mcpadapter/internal/config"
 	"github.com/mcpadapter/mcpadapter/internal/oauthflow"
@@ -142,4 +145,112 @@ func (sc *ServerConfig) cacheConfig(base *CacheConfig) *CacheConfig {
 		out.MaxEntries = sc.Cache.MaxEntries
 	}
 	return out
+}
+
+// serverOptions are base with a server's own limits, task mode and cache.
+func serverOptions(sc *ServerConfig, base ClientOptions) (ClientOptions, error) {
+	opts := base
+	opts.Name = sc.Name
+	if sc.Timeout > 0 {
+		opts.Timeout = sc.Timeout
+	}
+	if sc.MaxTotalTimeout > 0 {
+		opts.MaxTotalTimeout = sc.MaxTotalTimeout
+	}
+	opts.ResetTimeoutOnProgress = opts.ResetTimeoutOnProgress || sc.ResetTimeoutOnProgress
+	switch {
+	case sc.MaxConcurrentCalls < 0:
+		return opts, &ConfigError{Path: "mcpServers." + sc.Name + ".maxConcurrentCalls", Msg: fmt.Sprintf("%d: want 0 (no cap) or more", sc.MaxConcurrentCalls)}
+	case sc.MaxConcurrentCalls > 0:
+		opts.MaxConcurrentCalls = sc.MaxConcurrentCalls
+	}
+	if sc.Tasks != TaskDefault { // "tasks" (task.go)
+		t := TaskOptions{}
+		if opts.Tasks != nil {
+			t = *opts.Tasks
+		}
+		t.Mode = sc.Tasks
+		opts.Tasks = &t
+	}
+	opts.Cache = sc.cacheConfig(base.Cache)
+	return opts, nil
+}
+
+// serverEndpoint is the endpoint of a server's transport; for HTTP it sets
+// opts' headers and credentials from the server's.
+func serverEndpoint(sc *ServerConfig, base ClientOptions, opts *ClientOptions) (*endpoint, error) {
+	switch sc.Transport {
+	case "stdio":
+		env := make([]string, 0, len(sc.Env))
+		for k, v := range sc.Env {
+			env = append(env, k+"="+v)
+		}
+		slices.Sort(env)
+		return &endpoint{kind: kindStdio, command: Command{Path: sc.Command, Args: sc.Args, Env: env, InheritEnv: sc.InheritEnv, Dir: sc.Cwd}}, nil
+	case "http", "sse":
+	default:
+		return nil, &ConfigError{Path: "mcpServers." + sc.Name + ".transport", Msg: fmt.Sprintf("unknown transport %q", sc.Transport)}
+	}
+	ep, err := endpointFromString(sc.URL)
+	if err != nil {
+		return nil, &ConfigError{Path: "mcpServers." + sc.Name + ".url", Msg: err.Error()}
+	}
+	if sc.Transport == "sse" {
+		ep.kind, ep.fallbackSSE = kindSSE, false
+	} else {
+		ep.kind, ep.fallbackSSE = kindStreamable, true
+	}
+	if len(sc.Headers) > 0 {
+		h := make(map[string]string, len(base.Headers)+len(sc.Headers))
+		maps.Copy(h, base.Headers)
+		maps.Copy(h, sc.Headers)
+		opts.Headers = h
+	}
+	a, err := serverAuthOf(sc, base)
+	if err != nil {
+		return nil, &ConfigError{Path: "mcpServers." + sc.Name + ".auth", Msg: err.Error()}
+	}
+	opts.Auth = a
+	return ep, nil
+}
+
+// serverAuthOf is the Auth of an HTTP server's "auth" member, base.Auth
+// when it has none.
+func serverAuthOf(sc *ServerConfig, base ClientOptions) (Auth, error) {
+	switch {
+	case sc.Auth == nil:
+		if _, ok := base.Auth.(*OAuth); ok {
+			return nil, nil // an *OAuth is the template for "auth": "oauth" servers only
+		}
+		return base.Auth, nil
+	case sc.Auth.Grant != nil && sc.Auth.Bearer == "" && sc.Auth.OAuth == nil:
+		a, err := sc.Auth.Grant.auth() // config_grants.go
+		if err != nil {
+			return nil, err
+		}
+		if base.OAuthHandler != nil {
+			return nil, fmt.Errorf("%q and ClientOptions.OAuthHandler: choose one", sc.Auth.Grant.Type)
+		}
+		return a, nil
+	case (sc.Auth.Bearer != "") == (sc.Auth.OAuth != nil) || sc.Auth.Grant != nil:
+		return nil, errors.New("a ServerAuth sets exactly one of Bearer, OAuth and Grant")
+	case sc.Auth.OAuth != nil:
+		o := oauthFor(base.Auth, sc.Auth.OAuth)
+		if sc.Auth.OAuth.DPoPKeyFile != "" {
+			key, err := readKeyFile("dpopKeyFile", sc.Auth.OAuth.DPoPKeyFile)
+			if err != nil {
+				return nil, err
+			}
+			o.DPoPKey = key
+		}
+		if err := o.check(); err != nil {
+			return nil, err
+		}
+		if base.OAuthHandler != nil {
+			return nil, errors.New(`"oauth" and ClientOptions.OAuthHandler: choose one`)
+		}
+		return o, nil
+	default:
+		return BearerToken(sc.Auth.Bearer), nil
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/mcpadapter/mcpadapter/internal/engine"
+	"github.com/mcpadapter/mcpadapter/internal/plaincall"
 	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
 	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -43,74 +44,15 @@ func replyOf(res *mcp.CallToolResult, raw engine.Raw, err error) (reply *callRep
 	if !ok {
 		return nil, fmt.Errorf("%w (the result as sent was not seen, so the block could not be kept)", err), nil
 	}
-	r, unknown, derr := decodeLenient(result)
+	r, blocks, derr := plaincall.DecodeLenient(result)
 	if derr != nil {
 		return nil, derr, nil
 	}
-	return &callReply{CallToolResult: r, raw: raw, unknown: unknown}, nil, nil
-}
-
-// knownKinds are the content types a tool result may hold that this
-// package converts; decodeLenient leaves every other block to
-// UnknownContent.
-var knownKinds = map[string]bool{"text": true, "image": true, "audio": true, "resource_link": true, "resource": true}
-
-// decodeLenient decodes a tool result whose content has blocks of types
-// go-sdk does not know: those become *UnknownContent, by position, and
-// go-sdk decodes the rest.
-func decodeLenient(result json.RawMessage) (*mcp.CallToolResult, map[int]*UnknownContent, error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(result, &fields); err != nil {
-		return nil, nil, fmt.Errorf("result: %w", err)
-	}
-	var blocks []json.RawMessage
-	if c := fields["content"]; c != nil {
-		if err := json.Unmarshal(c, &blocks); err != nil {
-			return nil, nil, fmt.Errorf("content: %w", err)
-		}
-	}
-	known := make([]json.RawMessage, 0, len(blocks))
-	unknown := make(map[int]*UnknownContent)
+	unknown := make(map[int]*UnknownContent, len(blocks))
 	for i, b := range blocks {
-		kind, err := blockType(b)
-		if err != nil {
-			return nil, nil, fmt.Errorf("content[%d]: %w", i, err)
-		}
-		if knownKinds[kind] {
-			known = append(known, b)
-			continue
-		}
-		unknown[i] = newUnknownContent(kind, b)
+		unknown[i] = newUnknownContent(b.Type, b.Raw)
 	}
-	if len(unknown) == 0 {
-		return nil, nil, errors.New("go-sdk refused a content type, but every block has a known type")
-	}
-	var err error
-	if fields["content"], err = json.Marshal(known); err != nil {
-		return nil, nil, fmt.Errorf("content: %w", err)
-	}
-	rest, err := json.Marshal(fields)
-	if err != nil {
-		return nil, nil, fmt.Errorf("result: %w", err)
-	}
-	var r mcp.CallToolResult
-	if err := json.Unmarshal(rest, &r); err != nil {
-		return nil, nil, fmt.Errorf("result: %w", err)
-	}
-	return &r, unknown, nil
-}
-
-// blockType returns the type of the content block b, a JSON object.
-func blockType(b json.RawMessage) (string, error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(b, &fields); err != nil || fields == nil {
-		return "", errors.New("a content block must be a JSON object")
-	}
-	var kind string
-	if t := fields["type"]; t == nil || json.Unmarshal(t, &kind) != nil || kind == "" {
-		return "", errors.New(`a content block has no "type"`)
-	}
-	return kind, nil
+	return &callReply{CallToolResult: r, raw: raw, unknown: unknown}, nil, nil
 }
 
 // newUnknownContent keeps the block b of type kind, with the annotations
@@ -255,7 +197,7 @@ func convertContent(c mcp.Content, raw func() json.RawMessage) (Content, error) 
 				return nil, fmt.Errorf("content of type %T: %w", c, err)
 			}
 		}
-		kind, err := blockType(b)
+		kind, err := plaincall.BlockType(b)
 		if err != nil {
 			return nil, err
 		}

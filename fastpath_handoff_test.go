@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,10 +12,12 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/internal/engine"
 	"github.com/mcpadapter/mcpadapter/internal/testauth"
 	"github.com/mcpadapter/mcpadapter/internal/testenv"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
@@ -237,13 +240,18 @@ func TestHTTPFastPathNeverOnLegacySSE(t *testing.T) {
 
 // A server that keeps a call's event stream open after the answer (the
 // spec says it SHOULD close it, not MUST): the call returns its result
-// anyway, as on go-sdk's path, which hands the answer over at once and
-// drains the stream behind it; it does not wait for the stream to end.
+// while the stream is still open, as on go-sdk's path, which hands the
+// answer over at once and drains the stream behind it. The server holds
+// the stream until the call has returned; a client that waited for the
+// stream to end (or gave up on it) before returning shows as a stream
+// ended by the client while the call had not returned.
 func TestHTTPFastPathStreamOpenAfterAnswer(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return testserver.New(testserver.Options{Era: testserver.Legacy}) }, nil)
-	release := make(chan struct{})
+	var mu sync.Mutex
+	var returned chan struct{} // closed when the lingering call has returned
+	var cutEarly atomic.Int64  // streams the client ended before its call returned
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var body []byte
 		if r.Method == http.MethodPost {
@@ -253,14 +261,21 @@ func TestHTTPFastPathStreamOpenAfterAnswer(t *testing.T) {
 		h.ServeHTTP(w, r)
 		if bytes.Contains(body, []byte(`"linger"`)) {
 			w.(http.Flusher).Flush()
+			mu.Lock()
+			done := returned
+			mu.Unlock()
 			select { // the answer is written; the stream stays open
-			case <-release:
+			case <-done:
 			case <-r.Context().Done():
+				select {
+				case <-done:
+				default:
+					cutEarly.Add(1)
+				}
 			}
 		}
 	}))
 	t.Cleanup(hs.Close)
-	t.Cleanup(func() { close(release) })
 	for _, disable := range []bool{false, true} {
 		c, err := mcpadapter.NewClient(hs.URL, &mcpadapter.ClientOptions{Logger: quietLogger(), DisableFastPath: disable})
 		if err != nil {
@@ -268,9 +283,21 @@ func TestHTTPFastPathStreamOpenAfterAnswer(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = c.Close() })
 		echoOK(t, ctx, c, "first")
+		done := make(chan struct{})
+		mu.Lock()
+		returned = done
+		mu.Unlock()
+		before := mcpadapter.CallPaths(c)
 		within(t, 10*time.Second, fmt.Sprintf("a call whose stream stays open (DisableFastPath %v)", disable), func() {
 			echoOK(t, ctx, c, "linger")
 		})
+		close(done)
+		if p := mcpadapter.CallPaths(c).Sub(before); p[engine.PathFast] != 1 && !disable && mcpadapter.FastPathBuilt {
+			t.Errorf("the lingering call's paths: %v, want the fast path", p)
+		}
+		if n := cutEarly.Swap(0); n != 0 {
+			t.Errorf("DisableFastPath %v: the client ended the stream before the call returned (it waited for the stream)", disable)
+		}
 		echoOK(t, ctx, c, "after")
 	}
 }
@@ -320,4 +347,78 @@ func TestHTTPFastPathCancelNoticeEndsWithClose(t *testing.T) {
 	case <-time.After(2 * time.Second): // the notice's own bound is 5 s
 		t.Error("the cancellation notice still ran 2 s after Close")
 	}
+}
+
+// cancelOnHandOff is a slog.Handler that ends a context when the fast
+// path hands a call over to go-sdk: after the fast path's POST of the
+// call, before go-sdk's call starts.
+type cancelOnHandOff struct{ cancel context.CancelFunc }
+
+func (h cancelOnHandOff) Enabled(context.Context, slog.Level) bool { return true }
+func (h cancelOnHandOff) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h cancelOnHandOff) WithGroup(string) slog.Handler            { return h }
+func (h cancelOnHandOff) Handle(_ context.Context, r slog.Record) error {
+	if strings.Contains(r.Message, "handing the call over to go-sdk") {
+		h.cancel()
+	}
+	return nil
+}
+
+// A call whose context ends between the fast path's POST and go-sdk's
+// taking it over (the server asked the user something on the call's
+// stream) is cancelled at the server: it receives notifications/cancelled
+// for the id it knows the call by, and stops the tool.
+func TestHTTPFastPathHandOffCancelledBetweenPOSTs(t *testing.T) {
+	t.Parallel()
+	if !mcpadapter.FastPathBuilt {
+		t.Skip("a hand-over needs the fast path; go-sdk's own cancellation is TestHTTPFastPathCancel's")
+	}
+	ctx := testCtx(t)
+	srv := testserver.New(testserver.Options{Era: testserver.Legacy})
+	stopped := make(chan struct{}, 1)
+	mcp.AddTool(srv, &mcp.Tool{Name: "ask", Description: "Ask the user, then wait."},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			_, _ = req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "name?", RequestedSchema: map[string]any{"type": "object"}})
+			select {
+			case <-ctx.Done():
+				stopped <- struct{}{}
+			case <-time.After(15 * time.Second): // bounds the test
+			}
+			return nil, nil, ctx.Err()
+		})
+	rs := serveRecording(t, srv, mcp.StreamableHTTPOptions{})
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	c, err := mcpadapter.NewClient(rs.URL, &mcpadapter.ClientOptions{
+		Logger: slog.New(cancelOnHandOff{cancel}),
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	echoOK(t, ctx, c, "first")
+	if _, err := c.CallTool(cctx, "ask", json.RawMessage(`{}`), nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("ask: %v, want context.Canceled", err)
+	}
+	id := rs.lastCallID()
+	if !fastID(id) {
+		t.Fatalf("ask was sent with id %s, not on the fast path", id)
+	}
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second): // a bound: the notice is sent at once
+		t.Fatal("the server never stopped the tool")
+	}
+	bodies, _ := rs.posts("notifications/cancelled")
+	found := false
+	for _, b := range bodies {
+		found = found || strings.Contains(b, `"requestId":`+id+`}`)
+	}
+	if !found {
+		t.Errorf("no notifications/cancelled for the call's id %s: %q", id, bodies)
+	}
+	echoOK(t, ctx, c, "after")
 }

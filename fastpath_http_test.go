@@ -143,48 +143,6 @@ var plainHTTPCalls = []struct{ tool, args string }{
 	{"long_text", `{"bytes":1500000}`}, // over 1 MiB: handed over
 }
 
-// A plain call over streamable HTTP takes the fast path (the server sees
-// the fast path's ids) and comes to the same result or error as on
-// go-sdk's path, in every cell.
-func TestHTTPFastPathSameAsSDK(t *testing.T) {
-	t.Parallel()
-	for _, cell := range fastHTTPCells() {
-		t.Run(cell.name, func(t *testing.T) {
-			t.Parallel()
-			ctx := testCtx(t)
-			rs := serveRecording(t, testserver.New(testserver.Options{Era: cell.era}), cell.opts)
-			mk := func(disable bool) *mcpadapter.Client {
-				c, err := mcpadapter.NewClient(rs.URL, &mcpadapter.ClientOptions{DisableFastPath: disable, Logger: quietLogger()})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { _ = c.Close() })
-				return c
-			}
-			fast, sdk := mk(false), mk(true)
-			// The first plain call teaches a 2026-07-28 session the _meta.
-			echoOK(t, ctx, fast, "first")
-			for _, call := range plainHTTPCalls {
-				one := func(c *mcpadapter.Client) string {
-					// Each call has a bound of its own: under -race on a loaded
-					// machine go-sdk's path takes seconds for the 1.5 MB text.
-					cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-					defer cancel()
-					res, err := c.CallTool(cctx, call.tool, json.RawMessage(call.args), nil)
-					return describe(outcome{res: res, err: errText(err)})
-				}
-				f := one(fast)
-				wantFast(t, rs, true, call.tool)
-				s := one(sdk)
-				wantFast(t, rs, false, call.tool+" with DisableFastPath")
-				if f != s {
-					t.Errorf("%s %s:\nfast path: %s\ngo-sdk:    %s", call.tool, call.args, f, s)
-				}
-			}
-		})
-	}
-}
-
 func errText(err error) string {
 	if err == nil {
 		return ""

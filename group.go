@@ -84,99 +84,17 @@ func NewGroup(cfg *Config, options *ClientOptions) (*Group, error) {
 
 // clientForServer builds the Client for one server of a config.
 func clientForServer(sc *ServerConfig, base ClientOptions) (*Client, error) {
-	opts := base
-	opts.Name = sc.Name
-	if sc.Timeout > 0 {
-		opts.Timeout = sc.Timeout
-	}
-	if sc.MaxTotalTimeout > 0 {
-		opts.MaxTotalTimeout = sc.MaxTotalTimeout
-	}
-	opts.ResetTimeoutOnProgress = opts.ResetTimeoutOnProgress || sc.ResetTimeoutOnProgress
-	switch {
-	case sc.MaxConcurrentCalls < 0:
-		return nil, &ConfigError{Path: "mcpServers." + sc.Name + ".maxConcurrentCalls", Msg: fmt.Sprintf("%d: want 0 (no cap) or more", sc.MaxConcurrentCalls)}
-	case sc.MaxConcurrentCalls > 0:
-		opts.MaxConcurrentCalls = sc.MaxConcurrentCalls
-	}
-	if sc.Tasks != TaskDefault { // "tasks" (task.go)
-		t := TaskOptions{}
-		if opts.Tasks != nil {
-			t = *opts.Tasks
-		}
-		t.Mode = sc.Tasks
-		opts.Tasks = &t
+	opts, err := serverOptions(sc, base)
+	if err != nil {
+		return nil, err
 	}
 	shape, err := configShape(sc)
 	if err != nil {
 		return nil, err
 	}
-	opts.Cache = sc.cacheConfig(base.Cache)
-	var ep *endpoint
-	switch sc.Transport {
-	case "stdio":
-		env := make([]string, 0, len(sc.Env))
-		for k, v := range sc.Env {
-			env = append(env, k+"="+v)
-		}
-		slices.Sort(env)
-		ep = &endpoint{kind: kindStdio, command: Command{Path: sc.Command, Args: sc.Args, Env: env, InheritEnv: sc.InheritEnv, Dir: sc.Cwd}}
-	case "http", "sse":
-		if ep, err = endpointFromString(sc.URL); err != nil {
-			return nil, &ConfigError{Path: "mcpServers." + sc.Name + ".url", Msg: err.Error()}
-		}
-		if sc.Transport == "sse" {
-			ep.kind, ep.fallbackSSE = kindSSE, false
-		} else {
-			ep.kind, ep.fallbackSSE = kindStreamable, true
-		}
-		if len(sc.Headers) > 0 {
-			h := make(map[string]string, len(base.Headers)+len(sc.Headers))
-			for k, v := range base.Headers {
-				h[k] = v
-			}
-			for k, v := range sc.Headers {
-				h[k] = v
-			}
-			opts.Headers = h
-		}
-		switch {
-		case sc.Auth == nil:
-			if _, ok := base.Auth.(*OAuth); ok {
-				opts.Auth = nil // an *OAuth is the template for "auth": "oauth" servers only
-			}
-		case sc.Auth.Grant != nil && sc.Auth.Bearer == "" && sc.Auth.OAuth == nil:
-			a, err := sc.Auth.Grant.auth() // config_grants.go
-			if err != nil {
-				return nil, &ConfigError{Path: "mcpServers." + sc.Name + ".auth", Msg: err.Error()}
-			}
-			if base.OAuthHandler != nil {
-				return nil, &ConfigError{Path: "mcpServers." + sc.Name + ".auth", Msg: fmt.Sprintf("%q and ClientOptions.OAuthHandler: choose one", sc.Auth.Grant.Type)}
-			}
-			opts.Auth = a
-		case (sc.Auth.Bearer != "") == (sc.Auth.OAuth != nil) || sc.Auth.Grant != nil:
-			return nil, &ConfigError{Path: "mcpServers." + sc.Name + ".auth", Msg: "a ServerAuth sets exactly one of Bearer, OAuth and Grant"}
-		case sc.Auth.OAuth != nil:
-			o := oauthFor(base.Auth, sc.Auth.OAuth)
-			if sc.Auth.OAuth.DPoPKeyFile != "" {
-				key, err := readKeyFile("dpopKeyFile", sc.Auth.OAuth.DPoPKeyFile)
-				if err != nil {
-					return nil, &ConfigError{Path: "mcpServers." + sc.Name + ".auth", Msg: err.Error()}
-				}
-				o.DPoPKey = key
-			}
-			if err := o.check(); err != nil {
-				return nil, &ConfigError{Path: "mcpServers." + sc.Name + ".auth", Msg: err.Error()}
-			}
-			if base.OAuthHandler != nil {
-				return nil, &ConfigError{Path: "mcpServers." + sc.Name + ".auth", Msg: `"oauth" and ClientOptions.OAuthHandler: choose one`}
-			}
-			opts.Auth = o
-		default:
-			opts.Auth = BearerToken(sc.Auth.Bearer)
-		}
-	default:
-		return nil, &ConfigError{Path: "mcpServers." + sc.Name + ".transport", Msg: fmt.Sprintf("unknown transport %q", sc.Transport)}
+	ep, err := serverEndpoint(sc, base, &opts)
+	if err != nil {
+		return nil, err
 	}
 	if ep.kind == kindStdio || ep.kind == kindInProcess {
 		opts.Headers, opts.Auth, opts.HTTPClient, opts.OAuthHandler = nil, nil, nil, nil

@@ -115,22 +115,26 @@ func TestHandshakeSendsInitializedStdio(t *testing.T) {
 		name   string
 		flags  []string
 		probes int // processes that see only the server/discover probe
+		// probe bounds the wait for the probe's answer: short only where
+		// no answer comes, so that a slow machine's late answer is
+		// never taken for none.
+		probe time.Duration
 	}{
 		// initialize after server/discover is refused.
-		{"legacy server", []string{"-era", "legacy"}, 0},
+		{"legacy server", []string{"-era", "legacy"}, 0, 30 * time.Second},
 		// the probe got no answer: the process may have taken it late,
 		// so another is started and spoken to with initialize only.
-		{"discover ignored", []string{"-ignore-discover"}, 3},
+		{"discover ignored", []string{"-ignore-discover"}, 3, 300 * time.Millisecond},
 		// each process exits on server/discover; another is started and
 		// spoken to with initialize only.
-		{"exits on discover", []string{"-era", "legacy", "-exit-on-discover"}, 3},
+		{"exits on discover", []string{"-era", "legacy", "-exit-on-discover"}, 3, 30 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := testCtx(t)
 			var conns stdioConnections
 			c, err := mcpadapter.NewClient(stdioServer(t, append(tt.flags, "-log-methods")...), &mcpadapter.ClientOptions{
-				Name: "ordered", StderrHandler: conns.line, ProbeTimeout: 300 * time.Millisecond,
+				Name: "ordered", StderrHandler: conns.line, ProbeTimeout: tt.probe,
 			})
 			if err != nil {
 				t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter/elicitation"
+	"github.com/mcpadapter/mcpadapter/internal/argplan"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -303,7 +304,7 @@ func (c *Client) Resume(ctx context.Context, pending *PendingCall, resume *elici
 // resume continues pending; plan is the tool's argument plan, check its
 // check of the server's arguments against the tool's schema (as in call),
 // and opts the call's options.
-func (c *Client) resume(ctx context.Context, pending *PendingCall, resume *elicitation.Resume, plan *argPlan, check func(json.RawMessage) string, opts *CallOptions) (*Result, error) {
+func (c *Client) resume(ctx context.Context, pending *PendingCall, resume *elicitation.Resume, plan *argplan.Plan, check func(json.RawMessage) string, opts *CallOptions) (*Result, error) {
 	if c.interrupt == nil {
 		return nil, errors.New("mcpadapter: Resume on a client without WithElicitation(ElicitInterrupt)")
 	}
@@ -332,7 +333,7 @@ func (c *Client) resume(ctx context.Context, pending *PendingCall, resume *elici
 		}
 		return nil, err
 	}
-	args := plan.wire(pending.Arguments)
+	args := plan.Wire(pending.Arguments)
 	if len(args) == 0 || checkArguments(args) != nil {
 		return errorResult(fmt.Sprintf("Invalid arguments for tool %q in the pending call: send a JSON object that matches the tool's input schema.", pending.Tool)), nil
 	}
@@ -452,3 +453,34 @@ func allAction(answers map[string]elicitation.Response, a elicitation.Action) bo
 	}
 	return true
 }
+
+// A run is what one user asked of an agent: the model's tool calls of one
+// turn, and the resumes that continue them. Calls of one run on a
+// handshake-era connection wait for each other's questions; a call of
+// another run means its user moved on: a question of theirs still waiting
+// on that connection is closed (see Options.Elicitation, ElicitInterrupt).
+//
+// The model SDK bindings (package toolcall) make each turn a run of its
+// own unless the context already names one; the eino binding makes each
+// agent run one. A call made with no run is a run of its own.
+
+type runKey struct{}
+
+// WithRun returns a context whose tool calls belong to the run id (any
+// string unique to the run: a conversation turn's id, a checkpoint id).
+// "" removes the run of ctx.
+func WithRun(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, runKey{}, id)
+}
+
+// RunFrom returns the run set by WithRun, or "".
+func RunFrom(ctx context.Context) string {
+	id, _ := ctx.Value(runKey{}).(string)
+	return id
+}
+
+// NewRunID returns a new random run id.
+func NewRunID() string { return newParkID() }
+
+// sameRun reports whether two calls belong to one run.
+func sameRun(a, b string) bool { return a != "" && a == b }

@@ -148,7 +148,7 @@ func newOAuthHandler(o *OAuth, server, resource string, hc *http.Client, log *sl
 	if o.HTTPClient != nil {
 		hc = o.HTTPClient
 	}
-	dpop, hc := authServerClient(hc, o.DPoPKey, hostOf(resource), hostOf(o.Issuer))
+	dpop, hc := oauthflow.AuthServerClient(hc, o.DPoPKey, oauthflow.HostOf(resource), oauthflow.HostOf(o.Issuer))
 	return &oauthHandler{server: server, dpop: dpop, flow: oauthflow.NewHandler(oauthflow.Config{
 		ClientID:            o.ClientID,
 		ClientSecret:        o.ClientSecret,

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/mcpadapter/mcpadapter/internal/servername"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -156,4 +157,27 @@ func Script(path string, args ...string) Command {
 // String returns the command line, for messages.
 func (c Command) String() string {
 	return strings.Join(append([]string{c.Path}, c.Args...), " ")
+}
+
+// Name returns the name a Client gives the server c runs when
+// ClientOptions.Name is empty: the package or script it starts, not the
+// interpreter that runs it. For `node …/server-filesystem/dist/index.js`
+// that is the "name" of the package.json the script belongs to
+// ("server-filesystem", its npm scope left out); for `npx -y
+// @scope/pkg@1.2`, `uvx pkg`, `pipx run pkg`, `bunx pkg`, `deno run
+// …/main.ts`, `python3 -m pkg.server` or `python3 server.py`, the package,
+// module or script ("pkg", "pkg.server" as "pkg_server", "server"); for
+// any other program, its file name without extension. The result matches
+// ^[A-Za-z0-9_-]{1,64}$ and depends only on the command line and the
+// files it names, so it is the same from run to run.
+func (c Command) Name() string { return servername.FromCommand(c.Path, c.Args) }
+
+// ServerNameFrom sanitises a server's own name (serverInfo.name) for use
+// as ClientOptions.Name: bytes outside [A-Za-z0-9_-] become '_' and it is
+// cut to 64 bytes; "" stays "".
+func ServerNameFrom(name string) string {
+	if strings.TrimSpace(name) == "" {
+		return ""
+	}
+	return servername.Sanitize(name)
 }

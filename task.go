@@ -1,16 +1,14 @@
 package mcpadapter
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/mcpadapter/mcpadapter/internal/engine"
+	"github.com/mcpadapter/mcpadapter/internal/taskwire"
 )
 
 // MCP tasks let a server answer a tools/call with a task handle and the
@@ -82,6 +80,14 @@ const (
 	// taskCancelTimeout bounds the tasks/cancel sent when a call ends.
 	taskCancelTimeout = 5 * time.Second
 )
+
+// ttl is the TTL to ask for; zero for nil options.
+func (o *TaskOptions) ttl() time.Duration {
+	if o == nil {
+		return 0
+	}
+	return o.TTL
+}
 
 func (o *TaskOptions) bounds() (lo, hi time.Duration) {
 	lo, hi = defaultMinPoll, defaultMaxPoll
@@ -239,160 +245,20 @@ func (c *Client) wantsTask(ctx context.Context, s *engine.Session, tc *toolCall)
 	return !s.Discover() && c.mayWantTask(ctx, tc)
 }
 
-// taskState is a task as tasks/get, or the tools/call that made it,
-// described it, with the 2026-07-28 extension's members.
-type taskState struct {
-	Task
-	// The extension's names for Task.PollInterval and Task.TTL.
-	PollIntervalMs *int64          `json:"pollIntervalMs,omitempty"`
-	TTLMs          *int64          `json:"ttlMs,omitempty"`
-	InputRequests  json.RawMessage `json:"inputRequests,omitempty"`
-	RequestState   string          `json:"requestState,omitempty"`
-	Result         json.RawMessage `json:"result,omitempty"`
-	Error          *taskRPCError   `json:"error,omitempty"`
-}
+// taskState is a task as the server described it (taskwire.State).
+type taskState = taskwire.State
 
-type taskRPCError struct {
-	Code    int64           `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data,omitempty"`
-}
-
-// interval returns the server's advised poll interval, or 0.
-func (t *taskState) interval() time.Duration {
-	ms := t.PollInterval
-	if ms == nil {
-		ms = t.PollIntervalMs
-	}
-	if ms == nil || *ms <= 0 || *ms > int64(24*time.Hour/time.Millisecond) {
-		return 0
-	}
-	return time.Duration(*ms) * time.Millisecond
-}
-
-// taskCreated reads a tools/call result as sent: a 2025-11-25
-// CreateTaskResult ({"task": {...}}) or a 2026-07-28 task
-// ({"resultType": "task", ...}). ok is false for any other result.
+// taskCreated reads a tools/call result as sent: a task the server made,
+// and the protocol it made it with; ok is false for any other result.
 func taskCreated(raw json.RawMessage) (st *taskState, proto TaskProtocol, ok bool, err error) {
-	if len(raw) == 0 || !mayBeTask(raw) {
-		return nil, "", false, nil
-	}
-	probe, ok := probeTask(raw)
-	if !ok {
-		return nil, "", false, nil
-	}
-	switch {
-	case probe.ResultType == "task":
-		st, proto = new(taskState), TaskProtocolExtension
-		err = json.Unmarshal(raw, st)
-	case len(probe.Task) > 0 && string(probe.Task) != "null" && probe.ResultType == "":
-		st, proto = new(taskState), TaskProtocolCore
-		err = json.Unmarshal(probe.Task, st)
-	default:
-		return nil, "", false, nil
-	}
-	if err == nil && st.TaskID == "" {
-		err = errors.New("the task has no taskId")
-	}
-	if err != nil {
-		return nil, proto, true, fmt.Errorf("reading the task the server made: %w", err)
-	}
-	if st.Status == "" {
-		st.Status = TaskWorking
-	}
-	st.normalize()
-	return st, proto, true, nil
+	st, p, ok, err := taskwire.Created(raw)
+	return st, TaskProtocol(p), ok, err
 }
 
-// taskProbe is what taskCreated looks at first in a result.
-type taskProbe struct {
-	ResultType string          `json:"resultType"`
-	Task       json.RawMessage `json:"task"`
-}
-
-// probeTask decodes the fields of raw that make it a task; ok is false
-// when raw is not a JSON object.
-func probeTask(raw json.RawMessage) (probe taskProbe, ok bool) {
-	return probe, json.Unmarshal(raw, &probe) == nil
-}
-
-// mayBeTask reports whether raw could be a task, cheaply, so that the
-// results of most calls are not decoded a second time: a task needs the
-// word "task" (the key "task", or the value of "resultType"), which
-// encoding/json matches in keys without regard to case, and which may
-// also be spelled with escapes or reached by Unicode case folding (the
-// Kelvin sign folds to "k"). raw without a backslash, without a
-// non-ASCII byte and without "task" in any case is no task.
-// FuzzTaskResult checks this against the full decode.
-func mayBeTask(raw []byte) bool {
-	if bytes.IndexByte(raw, '\\') >= 0 {
-		return true
-	}
-	i := 0
-	for ; i+8 <= len(raw); i += 8 { // non-ASCII, 8 bytes at a time
-		if binary.LittleEndian.Uint64(raw[i:])&0x8080808080808080 != 0 {
-			return true
-		}
-	}
-	for ; i < len(raw); i++ {
-		if raw[i] >= 0x80 {
-			return true
-		}
-	}
-	for _, k := range [2]byte{'k', 'K'} {
-		for at := 0; ; {
-			j := bytes.IndexByte(raw[at:], k)
-			if j < 0 {
-				break
-			}
-			at += j + 1
-			if j := at - 1; j >= 3 && raw[j-3]|0x20 == 't' && raw[j-2]|0x20 == 'a' && raw[j-1]|0x20 == 's' {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// readTask reads a tasks/get (or tasks/cancel) result.
-func readTask(raw json.RawMessage) (*taskState, error) {
-	st := new(taskState)
-	if err := json.Unmarshal(raw, st); err != nil {
-		return nil, err
-	}
-	if st.Status == "" {
-		return nil, errors.New("the task has no status")
-	}
-	st.normalize()
-	return st, nil
-}
-
-// normalize gives Task the extension's ttlMs and pollIntervalMs.
-func (t *taskState) normalize() {
-	if t.TTL == nil {
-		t.TTL = t.TTLMs
-	}
-	if t.PollInterval == nil {
-		t.PollInterval = t.PollIntervalMs
-	}
-}
-
-// taskAskKey is the context key of the "task" member a tools/call
-// carries (see taskMiddleware).
-type taskAskKey struct{}
-
-// taskAsk is the "task" member of a task-augmented tools/call.
-type taskAsk struct {
-	TTL *int64 `json:"ttl,omitempty"`
-}
-
-func withTaskAsk(ctx context.Context, o *TaskOptions) context.Context {
-	a := &taskAsk{}
-	if o != nil && o.TTL > 0 {
-		ms := o.TTL.Milliseconds()
-		a.TTL = &ms
-	}
-	return context.WithValue(ctx, taskAskKey{}, a)
+// publicTask is the Task of st.
+func publicTask(st *taskState) *Task {
+	return &Task{TaskID: st.TaskID, Status: TaskStatus(st.Status), StatusMessage: st.StatusMessage,
+		CreatedAt: st.CreatedAt, LastUpdatedAt: st.LastUpdatedAt, TTL: st.TTL, PollInterval: st.PollInterval}
 }
 
 // taskModeOf reads a config's "tasks" member.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpadapter/mcpadapter/internal/engine"
 	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
+	"github.com/mcpadapter/mcpadapter/internal/taskwire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -40,10 +41,10 @@ func (c *Client) startTask(ctx context.Context, s *engine.Session, tc *toolCall)
 	defer release()
 	inner := *tc
 	inner.progress = nil // routed by the token set above
-	inner.viaSDK = true  // taskMiddleware adds the "task" member
+	inner.viaSDK = true  // taskwire.Middleware adds the "task" member
 	// A ctx that ends before the answer ends the call at once; a task the
 	// answer makes is then cancelled in the background (sendGraced).
-	reply, err := c.sendGraced(withTaskAsk(ctx, c.opts.Tasks), s, &inner, params, c.opts.Timeout)
+	reply, err := c.sendGraced(taskwire.WithAsk(ctx, c.opts.Tasks.ttl()), s, &inner, params, c.opts.Timeout)
 	if err != nil {
 		return refusal(tc.tool, err)
 	}
@@ -79,7 +80,7 @@ func (c *Client) sendTaskable(ctx context.Context, tc *toolCall, params *mcp.Cal
 	if err != nil {
 		return nil, err
 	}
-	if !s.Discover() || s.SDK().InitializeResult().Capabilities == nil || s.SDK().InitializeResult().Capabilities.Extensions[extensionTasks] == nil {
+	if !s.Discover() || s.SDK().InitializeResult().Capabilities == nil || s.SDK().InitializeResult().Capabilities.Extensions[taskwire.Extension] == nil {
 		return c.sendCall(ctx, tc, params, timeout)
 	}
 	return c.sendGraced(ctx, s, tc, params, timeout)
@@ -174,14 +175,15 @@ func (c *Client) followTaskFrom(ctx context.Context, tc *toolCall, h *TaskHandle
 		msg    string
 	}
 	for {
-		if st.Status != last.status || st.StatusMessage != last.msg {
-			last.status, last.msg = st.Status, st.StatusMessage
+		status := TaskStatus(st.Status)
+		if status != last.status || st.StatusMessage != last.msg {
+			last.status, last.msg = status, st.StatusMessage
 			c.reportTask(tc, h, st)
 		}
-		if st.Status != TaskInputRequired {
+		if status != TaskInputRequired {
 			round = nil // a round of questions ends when the task moves on
 		}
-		switch st.Status {
+		switch status {
 		case TaskCompleted, TaskFailed:
 			return c.taskOutcome(ctx, tc, h, st)
 		case TaskCancelled:
@@ -200,7 +202,7 @@ func (c *Client) followTaskFrom(ctx context.Context, tc *toolCall, h *TaskHandle
 			}
 			round = next
 		}
-		wait := st.interval()
+		wait := st.Interval()
 		if wait == 0 {
 			wait = backoff
 			backoff = min(backoff+backoff/2, hi)
@@ -260,11 +262,11 @@ func (c *Client) reportTask(tc *toolCall, h *TaskHandle, st *taskState) {
 	if tc.progress == nil {
 		return
 	}
-	msg := "task " + string(st.Status)
+	msg := "task " + st.Status
 	if st.StatusMessage != "" {
 		msg += ": " + st.StatusMessage
 	}
-	tc.progress(Progress{Tool: h.Tool, Message: msg, Task: &TaskProgress{Handle: *h, Status: st.Status, StatusMessage: st.StatusMessage}})
+	tc.progress(Progress{Tool: h.Tool, Message: msg, Task: &TaskProgress{Handle: *h, Status: TaskStatus(st.Status), StatusMessage: st.StatusMessage}})
 }
 
 // TaskProgress is the status of the task behind a call, on the Progress
@@ -281,7 +283,7 @@ func (c *Client) getTask(ctx context.Context, h *TaskHandle) (*taskState, error)
 	if err != nil {
 		return nil, err
 	}
-	st, err := readTask(raw)
+	st, err := taskwire.Read(raw)
 	if err != nil {
 		return nil, &TaskError{Handle: *h, Op: "tasks/get", Err: fmt.Errorf("unreadable answer: %w", err)}
 	}
@@ -326,7 +328,7 @@ func (c *Client) taskOutcome(ctx context.Context, tc *toolCall, h *TaskHandle, s
 		switch {
 		case st.Error != nil:
 			return errorResult(fmt.Sprintf("Tool %q failed: %s (MCP error %d)", h.Tool, st.Error.Message, st.Error.Code)), nil
-		case len(st.Result) == 0 && st.Status == TaskFailed:
+		case len(st.Result) == 0 && TaskStatus(st.Status) == TaskFailed:
 			return errorResult(fmt.Sprintf("Tool %q failed: %s", h.Tool, orText(st.StatusMessage, "the task failed"))), nil
 		case len(st.Result) == 0:
 			return nil, &TaskError{Handle: *h, Op: "tasks/get", Err: errors.New("the completed task carries no result")}
@@ -341,7 +343,7 @@ func (c *Client) taskOutcome(ctx context.Context, tc *toolCall, h *TaskHandle, s
 				return c.cancelTask(ctx, h)
 			}
 			var we *jsonrpc.Error
-			if sdkerr.IsServerError(err) && errors.As(err, &we) && st.Status == TaskFailed {
+			if sdkerr.IsServerError(err) && errors.As(err, &we) && TaskStatus(st.Status) == TaskFailed {
 				return errorResult(fmt.Sprintf("Tool %q failed: %s (MCP error %d)", h.Tool, we.Message, we.Code)), nil
 			}
 			return c.taskEnded(ctx, h, "tasks/result", err)
@@ -356,7 +358,7 @@ func (c *Client) taskOutcome(ctx context.Context, tc *toolCall, h *TaskHandle, s
 		return nil, &ContentError{Server: c.name, Tool: h.Tool, Index: -1, Err: err}
 	}
 	res, err := convertResult(c.name, h.Tool, reply)
-	if res != nil && st.Status == TaskFailed {
+	if res != nil && TaskStatus(st.Status) == TaskFailed {
 		res.IsError = true
 	}
 	return res, err

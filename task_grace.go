@@ -97,7 +97,7 @@ func (c *Client) graceWait(life, callCtx context.Context, tool string, answer <-
 	}
 	raw, _ := a.reply.raw.Result()
 	st, proto, isTask, err := taskCreated(raw)
-	if !isTask || err != nil || st.Status.Terminal() {
+	if !isTask || err != nil || TaskStatus(st.Status).Terminal() {
 		return
 	}
 	h := &TaskHandle{Server: c.name, Tool: tool, TaskID: st.TaskID, Protocol: proto, Principal: principalOf(callCtx)}

@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/mcpadapter/mcpadapter/elicitation"
+	"github.com/mcpadapter/mcpadapter/internal/taskwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -182,7 +183,7 @@ func (c *Client) elicitDirect(ctx context.Context, p *mcp.ElicitParams) (mcp.Inp
 
 // updateTask sends tasks/update with the answers.
 func (c *Client) updateTask(ctx context.Context, h *TaskHandle, responses mcp.InputResponseMap, state string) error {
-	_, err := c.taskRequest(ctx, h, "tasks/update", &taskParams{InputResponses: responses, RequestState: state}, c.opts.Timeout)
+	_, err := c.taskRequest(ctx, h, "tasks/update", &taskwire.Params{InputResponses: responses, RequestState: state}, c.opts.Timeout)
 	return err
 }
 
@@ -218,7 +219,7 @@ func (c *Client) resumeTaskInput(ctx context.Context, pending *PendingCall, answ
 // stillAsks reports whether st shows every question of pending, and
 // returns them as the round its answers answer.
 func stillAsks(h *TaskHandle, st *taskState, pending *PendingCall) (*taskRound, bool) {
-	if st.Status != TaskInputRequired {
+	if TaskStatus(st.Status) != TaskInputRequired {
 		return nil, false
 	}
 	reqs, err := taskQuestions(h, st)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/argplan"
 	"github.com/mcpadapter/mcpadapter/internal/engine"
 	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -44,8 +45,8 @@ type Tool struct {
 	TaskSupport string
 
 	client *Client
-	args   *argPlan // the model's arguments to the server's; nil: as they are
-	soft   bool     // transport failures are results (Options.TransportErrorsAsResults)
+	args   *argplan.Plan // the model's arguments to the server's; nil: as they are
+	soft   bool          // transport failures are results (Options.TransportErrorsAsResults)
 	// local, if set, answers calls and resumes instead of client: the
 	// tool-search pair (search.go).
 	local localTool
@@ -123,7 +124,7 @@ func (t *Tool) CallWith(ctx context.Context, args json.RawMessage, opts *CallOpt
 // without argument transforms it is args. A program that forwards calls
 // itself (a gateway) sends these with OriginalName.
 func (t *Tool) ServerArguments(args json.RawMessage) json.RawMessage {
-	return t.args.wire(args)
+	return t.args.Wire(args)
 }
 
 // limited gives res the tool's result limit.

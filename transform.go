@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/argplan"
 	"github.com/mcpadapter/mcpadapter/internal/config"
 )
 
@@ -275,7 +276,7 @@ func (sh *serverShape) apply(t *Tool) error {
 		t.timeout, t.maxResult = tt.Timeout, tt.MaxResultBytes
 		t.task = tt.Task
 		if len(tt.Arguments) > 0 {
-			schema, plan, err := transformSchema(t.InputSchema, tt.Arguments)
+			schema, plan, err := argplan.Transform(t.InputSchema, planArgs(tt.Arguments))
 			if err != nil {
 				return &TransformError{Server: t.Server, Tool: t.OriginalName, Path: ts.path, Msg: err.Error()}
 			}
@@ -356,4 +357,15 @@ func adapterShapes(g *Group, transforms map[string]*ServerTransform) (map[*Clien
 		}
 	}
 	return out, nil
+}
+
+// planArgs gives argplan the argument transforms as plain values.
+func planArgs(in map[string]*ArgTransform) map[string]*argplan.Arg {
+	out := make(map[string]*argplan.Arg, len(in))
+	for name, a := range in {
+		if a != nil {
+			out[name] = &argplan.Arg{Name: a.Name, Description: a.Description, Default: a.Default, Hide: a.Hide}
+		}
+	}
+	return out
 }

@@ -32,6 +32,11 @@
 #	CONFORMANCE_BUILD_TAGS	build tags for the client, e.g.
 #				mcpadapter_nofastpath (every call on go-sdk's
 #				path; .ci/run runs the suite with and without it)
+#	CONFORMANCE_TRACE	0: the client keeps no protocol trace (a trace
+#				keeps the HTTP fast path off)
+#	CONFORMANCE_FAST_PATH	on: fail unless some of the client's tools/call
+#				POSTs went on the fast path; off: fail if any
+#				did (the client's record, conformance/client/record.go)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -182,6 +187,30 @@ if [[ ${#failing[@]} -gt 0 ]]; then
 	done
 fi
 echo "$total_pass of $((total_pass + total_fail)) runs passed${tags:+ (client built with -tags $tags)}"
+
+# The client's record of its tools/call POSTs, one line per run in its
+# stderr: how many, and how many the fast path sent.
+calls=0
+fast=0
+while read -r a f; do
+	calls=$((calls + a))
+	fast=$((fast + f))
+done < <(find "$work/runs" -name stderr.txt -exec sed -n 's/.*tools\/call POSTs: \([0-9]*\), on the fast path: \([0-9]*\).*/\1 \2/p' {} +)
+echo "tools/call POSTs: $calls, on the fast path: $fast"
+case "${CONFORMANCE_FAST_PATH:-}" in
+on)
+	if [[ $fast -eq 0 ]]; then
+		echo "run.sh: CONFORMANCE_FAST_PATH=on, but no tools/call went on the fast path" >&2
+		exit 1
+	fi
+	;;
+off)
+	if [[ $fast -ne 0 || $calls -eq 0 ]]; then
+		echo "run.sh: CONFORMANCE_FAST_PATH=off, but $fast of $calls tools/call went on the fast path" >&2
+		exit 1
+	fi
+	;;
+esac
 if [[ $total_fail -gt 0 ]]; then
 	exit 1
 fi

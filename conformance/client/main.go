@@ -108,7 +108,9 @@ func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), scenarioTimeout)
 	defer cancel()
 	log.Printf("scenario %q, server %s, protocol version %q", name, url, os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION"))
-	if err := run(ctx, url, sc); err != nil {
+	err = run(ctx, url, sc)
+	calls.report()
+	if err != nil {
 		cancel()
 		log.Fatalf("scenario %q failed: %v", name, err)
 	}

@@ -44,8 +44,9 @@
 //
 // The accepted credential becomes a go-sdk auth.TokenInfo on the request's
 // context: its UserID, the principal, is the token's sub (issuer#sub when
-// several issuers are trusted, the client_id when a token has no sub, the
-// key's name for an API key), Scopes its scopes and Extra its claims. The
+// several issuers are trusted; "client:" and the client_id when a token
+// has no sub; the key's name for an API key), Scopes its scopes and Extra
+// its claims. The
 // gateway takes the principal from there (gateway.PrincipalFrom), so its
 // Policy and per-principal sessions use it, and gives Policy the TokenInfo
 // (gateway.TokenInfoFrom).

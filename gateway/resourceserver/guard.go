@@ -51,10 +51,15 @@ func New(opts *Options) (*Guard, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	hc := opts.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
+	// Redirects are not followed: a redirect could take the
+	// introspection request's client secret, or the key fetch, somewhere
+	// the checks of secureURL never saw.
+	hc := &http.Client{}
+	if opts.HTTPClient != nil {
+		c := *opts.HTTPClient
+		hc = &c
 	}
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	f := &fetcher{hc: hc, timeout: orDuration(opts.Timeout, DefaultTimeout), log: log}
 	names := opts.Algorithms
 	if len(names) == 0 {
@@ -270,12 +275,14 @@ func (g *Guard) parseJWS(tok string) (*jwt.JSONWebToken, string) {
 	return jws, unverifiedIssuer(jws)
 }
 
-// principalOf names whom a grant is for: its sub (or client_id), with
-// the issuer when several are trusted.
+// principalOf names whom a grant is for: its sub, or "client:" and its
+// client_id for a token no user holds (so that a client is never taken
+// for a user whose sub is its id), with the issuer when several are
+// trusted.
 func (g *Guard) principalOf(gr *grant) string {
 	p := gr.subject
-	if p == "" {
-		p = gr.clientID
+	if p == "" && gr.clientID != "" {
+		p = "client:" + gr.clientID
 	}
 	if p == "" {
 		return ""

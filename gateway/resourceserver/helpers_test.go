@@ -34,8 +34,8 @@ type env struct {
 	// upHeaders holds the Authorization and DPoP headers of every request
 	// that reached the server.
 	upHeaders *syncBuffer
-	logs     *syncBuffer
-	gw       *gateway.Gateway
+	logs      *syncBuffer
+	gw        *gateway.Gateway
 }
 
 const (

@@ -88,7 +88,8 @@ type Options struct {
 	MaxReplayEntries int
 
 	// HTTPClient fetches metadata and keys and calls the introspection
-	// endpoint; nil means a plain client. Timeout bounds each of those
+	// endpoint; nil means a plain client. Redirects are never followed
+	// (its CheckRedirect is replaced). Timeout bounds each of those
 	// requests (zero: DefaultTimeout).
 	HTTPClient *http.Client
 	Timeout    time.Duration

@@ -166,3 +166,33 @@ func TestMetadataIgnoresHost(t *testing.T) {
 		t.Error("MetadataURL names the Host header")
 	}
 }
+
+// TestIntrospectionRedirectNotFollowed: an introspection endpoint that
+// answers with a redirect does not take the gateway's client secret, or
+// the token, to where it points; the token is not accepted.
+func TestIntrospectionRedirectNotFollowed(t *testing.T) {
+	var reached atomic.Int64
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached.Add(1)
+		_ = json.NewEncoder(w).Encode(map[string]any{"active": true, "sub": "eve", "scope": testauth.BaseScope})
+	}))
+	t.Cleanup(elsewhere.Close)
+	is := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere.URL+"/introspect", http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(is.Close)
+	e := setup(t, nil, func(e *env, o *resourceserver.Options) {
+		introspecting(time.Minute)(e, o)
+		o.Introspection.URL = is.URL
+	})
+	before := e.upstream.Load()
+	if resp := e.post(t, bearer("opaque-0123456789")); resp.StatusCode == http.StatusOK {
+		t.Errorf("a token the redirected introspection vouched for was accepted")
+	}
+	if n := reached.Load(); n != 0 {
+		t.Errorf("the redirect was followed: %d requests reached its target", n)
+	}
+	if n := e.upstream.Load(); n != before {
+		t.Errorf("%d calls reached the server", n-before)
+	}
+}

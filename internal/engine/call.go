@@ -101,7 +101,10 @@ type fastState struct {
 	// failing (it fails it on a malformed answer), and on go-sdk's path
 	// every later call would be refused before it is sent ("client is
 	// closing"). The session's later calls go through go-sdk, so that
-	// they are refused, unsent, and retried on a new connection, as there.
+	// they are refused, unsent, and retried on a new connection, as there,
+	// until one of them is answered: then go-sdk's connection is not
+	// failing (the error was the call's own, such as a result go-sdk
+	// could not decode), and the fast path goes on.
 	broken atomic.Bool
 }
 
@@ -127,11 +130,18 @@ func (s *Session) FastPath() bool { return s.fast.path != noFastPath }
 // it (else nil).
 func (s *Session) CallTool(ctx context.Context, c Call) (*mcp.CallToolResult, Raw, error) {
 	if s.fast.path == noFastPath || !plainParams(c) {
+		s.e.paths.add(PathSDK)
 		res, err := s.cs.CallTool(ctx, c.Params)
 		return res, nil, err
 	}
 	if !s.fastReady(c.Params.Name) || s.fast.broken.Load() {
+		s.e.paths.add(PathSDK)
 		res, err := s.cs.CallTool(ctx, c.Params)
+		if (err == nil || sdkerr.IsServerError(err)) && s.fast.broken.Load() {
+			// go-sdk's connection answered: it is not failing, and the
+			// fast path may go on.
+			s.fast.broken.Store(false)
+		}
 		s.learn(c.Params)
 		return res, nil, err
 	}
@@ -200,6 +210,7 @@ func (s *Session) learn(params *mcp.CallToolParams) {
 // streamable HTTP, with a POST of its own. It returns what go-sdk's
 // CallTool would, and the result as sent.
 func (s *Session) callFast(ctx context.Context, params *mcp.CallToolParams) (*mcp.CallToolResult, Raw, error) {
+	s.e.paths.add(PathFast)
 	args, ok := params.Arguments.(json.RawMessage)
 	if !ok {
 		b, err := json.Marshal(params.Arguments)
@@ -225,7 +236,8 @@ func (s *Session) callFast(ctx context.Context, params *mcp.CallToolParams) (*mc
 		var h *streamable.HandOff
 		var err error
 		if result, h, err = s.fast.http.RoundTrip(ctx, params.Name, args, meta); h != nil {
-			defer h.Close()
+			defer h.Close(ctx)
+			s.e.paths.handOver()
 			res, err := s.cs.CallTool(streamable.WithHandOff(ctx, h), params)
 			if err != nil && !sdkerr.IsServerError(err) {
 				s.fast.broken.Store(true)
@@ -256,6 +268,7 @@ func (s *Session) callFast(ctx context.Context, params *mcp.CallToolParams) (*mc
 		// handoff.go), so the server runs the tool once. (Over HTTP
 		// RoundTrip handed such an answer over already.)
 		s.e.cfg.Log.Debug("the server asked for input; handing the call over to go-sdk", "tool", params.Name)
+		s.e.paths.handOver()
 		if s.stdio != nil {
 			h := stdio.NewHandOff(result, func(buf []byte, id int64) []byte { return plaincall.AppendPing(buf, id, meta) })
 			ctx = stdio.WithHandOff(ctx, h)

@@ -124,6 +124,7 @@ type Engine struct {
 	version  string           // protocol version to ask for; "" means the newest
 	own      *http.Transport  // used when Config.HTTPClient is nil
 	learned  sync.Map         // protocol version → *[]byte: go-sdk's _meta of a plain call (Session.learn)
+	paths    pathCounts       // tools/calls by the path they took (Paths)
 }
 
 // A slot is the connection of one partition (Config.Partition), made

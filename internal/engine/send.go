@@ -85,17 +85,24 @@ func (e *Engine) failed(ctx context.Context, s *Session, r Request, err error, g
 	if sdkerr.IsServerError(err) {
 		return false, err
 	}
-	// ErrSessionMissing also fails calls whose own POST was accepted
-	// (go-sdk fails the whole connection on any 404): only a 404 to this
-	// request's POST proves the server did not run it.
-	expired := errors.Is(err, mcp.ErrSessionMissing) && got404
-	// A call handed over by the fast path was sent whatever go-sdk says.
-	var delivered *deliveredError
-	notSent := (sdkerr.WasNotSent(err) && !errors.As(err, &delivered)) || expired
+	notSent := neverSent(err, got404)
 	// A write that failed on a stdio pipe means the process is gone.
 	lost := s.ended() || (notSent && s.stdio != nil) || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing)
 	if lost {
 		e.drop(s)
 	}
 	return notSent, e.TransportError(s, r.Op, r.Tool, err)
+}
+
+// neverSent reports whether the failed request err certainly never
+// reached the server, so that it may be sent again; got404 says its own
+// HTTP POST was answered with 404.
+func neverSent(err error, got404 bool) bool {
+	// ErrSessionMissing also fails calls whose own POST was accepted
+	// (go-sdk fails the whole connection on any 404): only a 404 to this
+	// request's POST proves the server did not run it.
+	expired := errors.Is(err, mcp.ErrSessionMissing) && got404
+	// A call handed over by the fast path was sent whatever go-sdk says.
+	var delivered *deliveredError
+	return (sdkerr.WasNotSent(err) && !errors.As(err, &delivered)) || expired
 }

@@ -9,7 +9,9 @@
 // advance, never at one a server names; fetches authorization server
 // metadata without go-sdk's PKCE requirement (FetchServerMetadata); and
 // keeps go-sdk's refusal of private and link-local addresses a server
-// names for any client it is given (PublicOnly).
+// names for any client it is given (PublicOnly), in the one client for
+// authorization servers that every flow uses (AuthServerClient: no
+// redirected token requests, and a DPoP proof when a key is set).
 //
 // It takes plain inputs (Config) and knows nothing of the package that
 // uses it; that package maps its public OAuth settings onto Config, its

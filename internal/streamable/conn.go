@@ -55,6 +55,11 @@ type Conn struct {
 	Session Session
 
 	seq atomic.Int64 // the last id used, after stdio.FirstDirectID
+	// drained is closed when the last stream read behind its answer
+	// (drainRest) has been read: the next call waits for it before it
+	// POSTs, so that it finds that connection free again instead of
+	// opening another (a wait of at most wire.DrainGrace).
+	drained atomic.Pointer[chan struct{}]
 }
 
 // maxFastMessage bounds the answer the fast path reads: a bigger one (or
@@ -77,20 +82,30 @@ const cancelNotifyTimeout = 5 * time.Second
 func (c *Conn) RoundTrip(ctx context.Context, name string, args, meta []byte) (json.RawMessage, *HandOff, error) {
 	n := stdio.FirstDirectID + c.seq.Add(1)
 	body := plaincall.AppendCall(make([]byte, 0, 128+len(args)+len(meta)+len(name)), n, name, args, meta)
-	// The request's context ends with ctx, when its body is closed, or
-	// when the rest of an event stream after the answer takes too long.
-	rctx, stop := context.WithCancel(wire.CallerReads(ctx))
+	// The request's context ends with ctx until the answer is read (the
+	// rest of an event stream is then read behind it: drainRest), when its
+	// body is closed, or when that rest takes too long.
+	rctx, stop := context.WithCancel(context.WithoutCancel(wire.CallerReads(ctx)))
+	unhook := context.AfterFunc(ctx, stop)
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, c.URL, bytes.NewReader(body))
 	if err == nil {
 		err = c.headers(req.Header, "tools/call", name)
 	}
 	if err != nil {
+		unhook()
 		stop()
 		// go-sdk's path fails the same way, or does not.
 		return nil, &HandOff{}, nil
 	}
+	if d := c.drained.Load(); d != nil {
+		select {
+		case <-*d:
+		case <-ctx.Done():
+		}
+	}
 	resp, err := c.Client.Do(req)
 	if err != nil {
+		unhook()
 		stop()
 		if ctx.Err() != nil {
 			c.cancel(ctx, n)
@@ -114,9 +129,17 @@ func (c *Conn) RoundTrip(ctx context.Context, name string, args, meta []byte) (j
 		// retries: it starts from this answer, handed over below.
 		a.result = nil
 	case a.result != nil || a.err != nil:
-		a.drain()
-		_ = resp.Body.Close()
-		stop()
+		unhook()
+		if a.eof {
+			_ = resp.Body.Close()
+			stop()
+		} else {
+			// The rest of the stream is read behind the answer, as
+			// go-sdk does: a server may keep it open.
+			done := make(chan struct{})
+			c.drained.Store(&done)
+			go drainRest(resp.Body, stop, c.Session.Hold(), done, c.Session.Life())
+		}
 		return a.result, nil, a.err
 	case a.readErr != nil && ctx.Err() != nil:
 		_ = resp.Body.Close()
@@ -127,7 +150,9 @@ func (c *Conn) RoundTrip(ctx context.Context, name string, args, meta []byte) (j
 	if c.Log != nil {
 		c.Log.Debug("the server's answer is not plain; handing the call over to go-sdk", "tool", name, "status", resp.StatusCode)
 	}
-	return nil, newHandOff(resp, &a), nil
+	h := newHandOff(resp, &a)
+	h.conn = c
+	return nil, h, nil
 }
 
 // headers sets the headers go-sdk v1.8.0's streamable client sets on a
@@ -396,21 +421,21 @@ func (a *fastAnswer) keepOnly(at int, idLine, retryLine []byte) {
 	a.buf = a.buf[:a.pos+rest]
 }
 
-// drain reads the rest of the body, as go-sdk does, so that the
-// connection can be used again.
-func (a *fastAnswer) drain() {
-	if a.eof {
-		return
-	}
-	// go-sdk reads the rest of the stream, so that the connection can be
-	// used again; but it hands the answer over first, so a stream the
-	// server keeps open after the answer holds the call back here at most
-	// wire.DrainGrace (the connection is then dropped).
-	if a.stop != nil {
-		t := time.AfterFunc(wire.DrainGrace, a.stop)
-		defer t.Stop()
-	}
-	_, _ = io.Copy(io.Discard, a.body)
+// drainRest reads the rest of body, as go-sdk does, so that the
+// connection can be used again, and then closes it and calls stop (which
+// ends the request). A stream the server keeps open after the answer is
+// read at most wire.DrainGrace (the connection is then dropped), or until
+// the session's life ends; release ends the hold that lets closing the
+// session wait for this; done is closed at the end.
+func drainRest(body io.ReadCloser, stop, release func(), done chan struct{}, life context.Context) {
+	defer close(done)
+	defer release()
+	t := time.AfterFunc(wire.DrainGrace, stop)
+	defer t.Stop()
+	defer context.AfterFunc(life, stop)()
+	_, _ = io.Copy(io.Discard, body)
+	_ = body.Close()
+	stop()
 }
 
 // answer takes msg when it is the answer in its common form: valid JSON,

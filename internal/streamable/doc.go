@@ -36,13 +36,23 @@
 //     with go-sdk's id exactly where go-sdk's decoder reads the call's id
 //     (keys with escapes undone, matched without case folding; any number
 //     form go-sdk reads as the id), and no other message is changed (a
-//     server request that carries the call's id, a nested id).
+//     server request that carries the call's id, a nested id); a response
+//     with go-sdk's own id for the call, which the server never saw, gets
+//     the fast path's, so it answers nothing, as on go-sdk's path.
 //     TestIDTranslatorReadsKeysAsSDK, TestIDTranslatorNestedIDAtLineEnd,
-//     FuzzTranslateID (go-sdk's decoder as the judge).
+//     TestTranslateIDSwapsSDKID, FuzzTranslateID (go-sdk's decoder as the
+//     judge).
 //   - A cancellation reaches the request it cancels: go-sdk's
 //     notifications/cancelled of the handed-over call gets the fast path's
 //     id, read structurally; any other (30 when the call is 3) is left.
 //     TestHandOffCancellationWholeID.
+//   - A call returns as soon as its answer is read; the rest of its
+//     stream is read behind it (drainRest), and the next call waits for
+//     that before it POSTs, to reuse the connection.
+//     TestHTTPFastPathStreamOpenAfterAnswer (the server holds the stream
+//     until the call has returned), TestHTTPFastPathConnectionsReused.
+//   - A call whose context ends before go-sdk took it over is cancelled at
+//     the server (HandOff.Close). TestHTTPFastPathHandOffCancelledBetweenPOSTs.
 //   - Memory held for a call is bounded by the size limit whatever the
 //     server sends before the answer. TestFastAnswerMemoryBounded,
 //     TestFastAnswerEventOverLimit.

@@ -37,6 +37,8 @@ type handOffKey struct{}
 type HandOff struct {
 	ours   string // the fast path's id of the call, as JSON
 	status int    // the status of the fast path's POST of the call
+	conn   *Conn  // the fast path that made the POST
+	id     int64  // ours, as a number
 
 	mu   sync.Mutex
 	resp *http.Response // nil once taken, or when none is held
@@ -52,7 +54,7 @@ func newHandOff(resp *http.Response, a *fastAnswer) *HandOff {
 		end = io.EOF
 	}
 	resp.Body = &replayBody{prefix: a.buf, rest: resp.Body, err: end, stop: a.stop}
-	return &HandOff{ours: strconv.FormatInt(a.id, 10), status: resp.StatusCode, resp: resp}
+	return &HandOff{ours: strconv.FormatInt(a.id, 10), status: resp.StatusCode, resp: resp, id: a.id}
 }
 
 // WithHandOff returns a context for go-sdk's call that h hands over.
@@ -67,14 +69,20 @@ func WithHandOff(ctx context.Context, h *HandOff) context.Context {
 func (h *HandOff) Sent() bool { return h.ours != "" && h.status != http.StatusNotFound }
 
 // Close releases the response if go-sdk never took it (it never sent the
-// call). Call it once go-sdk's call has returned.
-func (h *HandOff) Close() {
+// call). Call it once go-sdk's call, made with ctx, has returned. When ctx
+// ended before go-sdk took the response, go-sdk tells the server nothing
+// (it never sent the call): the server, which has the fast path's POST,
+// is told here that the call is cancelled.
+func (h *HandOff) Close(ctx context.Context) {
 	h.mu.Lock()
 	left := h.resp
 	h.resp = nil
 	h.mu.Unlock()
 	if left != nil {
 		_ = left.Body.Close()
+		if ctx.Err() != nil && h.conn != nil && h.Sent() {
+			h.conn.cancel(ctx, h.id)
+		}
 	}
 }
 

@@ -65,11 +65,12 @@ type idScanner struct {
 	sawID    bool // the message has a top-level "id"
 	method   bool // the message has a top-level "method"
 	hold     []byte
-	// pending is set while the call's id was found and the message may
-	// still turn out to be a request: idText is the id as sent, pend what
-	// follows it.
+	// pending is set while the call's id (or go-sdk's) was found and the
+	// message may still turn out to be a request: idText is the id as
+	// sent, repl what it becomes in a response, pend what follows it.
 	pending bool
 	idText  []byte
+	repl    string
 	pend    []byte
 }
 
@@ -101,7 +102,7 @@ func (s *idScanner) resolve(out []byte, answer bool) []byte {
 	}
 	s.pending = false
 	if answer {
-		out = append(out, s.to...)
+		out = append(out, s.repl...)
 	} else {
 		out = append(out, s.idText...)
 	}
@@ -117,8 +118,20 @@ func (s *idScanner) flush(out []byte) []byte {
 		return out
 	}
 	s.st = idOther
+	// The two ids trade places: the call's becomes go-sdk's, and go-sdk's
+	// own id for the call, which the server never saw, becomes the call's,
+	// which go-sdk does not know (a response with it answers nothing, as
+	// on go-sdk's path a response with an id other than the call's).
+	repl := ""
 	switch {
-	case s.method || !sameID(s.hold, s.from):
+	case s.method:
+	case sameID(s.hold, s.from):
+		repl = s.to
+	case sameID(s.hold, s.to):
+		repl = s.from
+	}
+	switch {
+	case repl == "":
 		out = s.emit(out, s.hold)
 	case s.pending:
 		// A second "id" member: go-sdk reads the last.
@@ -127,6 +140,7 @@ func (s *idScanner) flush(out []byte) []byte {
 	default:
 		s.pending = true
 		s.idText = append(s.idText[:0], s.hold...)
+		s.repl = repl
 	}
 	s.hold = s.hold[:0]
 	return out
@@ -405,14 +419,21 @@ const tailBytes = 256
 var tailIDNumber = regexp.MustCompile(`"id"\s*:\s*(-?[0-9]+)\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?}\s*$`)
 
 // translateTail returns line, the end of a message, with the id at its
-// end (tailIDNumber) changed from from to to.
+// end (tailIDNumber) changed from from to to, or from to to from.
 func translateTail(line []byte, from, to string) []byte {
 	body := bytes.TrimRight(line, "\r\n")
-	if !bytes.Contains(body, []byte(from)) || bytes.Contains(body, []byte(`"method"`)) {
+	if (!bytes.Contains(body, []byte(from)) && !bytes.Contains(body, []byte(to))) || bytes.Contains(body, []byte(`"method"`)) {
 		return line
 	}
 	m := tailIDNumber.FindSubmatchIndex(body)
-	if m == nil || !sameID(body[m[2]:m[3]], from) {
+	if m == nil {
+		return line
+	}
+	switch id := body[m[2]:m[3]]; {
+	case sameID(id, from):
+	case sameID(id, to): // the ids trade places (flush)
+		from, to = to, from
+	default:
 		return line
 	}
 	out := make([]byte, 0, len(line)+len(to))

@@ -30,6 +30,9 @@ func FuzzTranslateID(f *testing.F) {
 		`{"jsonrpc":"2.0","id":` + from + `,"method":"roots/list"}`,
 		`{"jsonrpc":"2.0","method":"roots/list","id":` + from + `}`,
 		`{"jsonrpc":"2.0","id":` + from + `,"id":` + from + `,"result":{}}`,
+		`{"jsonrpc":"2.0","id":42,"result":{}}`,
+		`data: {"jsonrpc":"2.0","result":{},"id":42}`,
+		`{"jsonrpc":"2.0","id":42,"method":"ping"}`,
 	} {
 		f.Add([]byte(s))
 	}

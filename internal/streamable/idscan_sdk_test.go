@@ -13,23 +13,28 @@ import (
 
 // sdkReadsAs checks out, the translation of in, against go-sdk's own
 // decoder: a response that go-sdk reads as the call's (from) reads as
-// go-sdk's id (to) after, with the same result or error; any other message
-// is left byte for byte.
+// go-sdk's id (to) after, and one with go-sdk's id as the call's, with the
+// same result or error; any other message is left byte for byte.
 func sdkReadsAs(t *testing.T, in, out []byte, from, to string) {
 	t.Helper()
 	fromID, toID := mustID(t, from), mustID(t, to)
 	before, err := jsonrpc.DecodeMessage(in)
 	resp, isResp := before.(*jsonrpc.Response)
-	if err != nil || !isResp || resp.ID != fromID {
+	if err != nil || !isResp || (resp.ID != fromID && resp.ID != toID) {
 		if !bytes.Equal(in, out) {
 			t.Errorf("%s: not the call's answer in go-sdk's reading, but changed to %s", in, out)
 		}
 		return
 	}
+	// The call's id becomes go-sdk's, and go-sdk's the call's.
+	want := toID
+	if resp.ID == toID {
+		want = fromID
+	}
 	after, err := jsonrpc.DecodeMessage(out)
 	r2, ok := after.(*jsonrpc.Response)
-	if err != nil || !ok || r2.ID != toID || !bytes.Equal(r2.Result, resp.Result) || (r2.Error == nil) != (resp.Error == nil) {
-		t.Errorf("%s: the call's answer, translated to %s (%v)", in, out, err)
+	if err != nil || !ok || r2.ID != want || !bytes.Equal(r2.Result, resp.Result) || (r2.Error == nil) != (resp.Error == nil) {
+		t.Errorf("%s: a response with the call's id or go-sdk's, translated to %s (%v)", in, out, err)
 	}
 }
 

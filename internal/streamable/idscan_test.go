@@ -58,3 +58,22 @@ func TestIDTranslatorIDAfterResult(t *testing.T) {
 		}
 	}
 }
+
+// A response with go-sdk's own id for the handed-over call, which the
+// server never saw, answers nothing, as a response with an id other than
+// the call's on go-sdk's path: it gets the call's id, which go-sdk does
+// not know. A server request with that id is left alone.
+func TestTranslateIDSwapsSDKID(t *testing.T) {
+	const from, to = "1000000000000001", "7"
+	for in, want := range map[string]string{
+		`{"jsonrpc":"2.0","id":7,"result":{}}`:                `{"jsonrpc":"2.0","id":1000000000000001,"result":{}}`,
+		`{"jsonrpc":"2.0","id":1000000000000001,"result":{}}`: `{"jsonrpc":"2.0","id":7,"result":{}}`,
+		`data: {"jsonrpc":"2.0","result":{},"id":7}`:          `data: {"jsonrpc":"2.0","result":{},"id":1000000000000001}`,
+		`{"jsonrpc":"2.0","id":7,"method":"ping"}`:            `{"jsonrpc":"2.0","id":7,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":70,"result":{}}`:               `{"jsonrpc":"2.0","id":70,"result":{}}`,
+	} {
+		if got := string(translateID([]byte(in), from, to)); got != want {
+			t.Errorf("%s: got %s, want %s", in, got, want)
+		}
+	}
+}

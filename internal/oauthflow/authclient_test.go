@@ -1,8 +1,11 @@
-package mcpadapter
+package oauthflow
 
 import (
 	"context"
 	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"net/http"
 	"strings"
 	"testing"
@@ -15,14 +18,14 @@ import (
 // off for any transport but a plain *http.Transport), except on the hosts
 // the user named.
 func TestAuthServerClientKeepsAddressCheck(t *testing.T) {
-	key, err := NewDPoPKey()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	for name, key := range map[string]crypto.Signer{"plain": nil, "dpop": key} {
-		_, hc := authServerClient(nil, key, "10.255.255.2")
+		_, hc := AuthServerClient(nil, key, "10.255.255.2")
 		for _, u := range []string{"http://169.254.169.254/latest/meta-data/", "http://10.255.255.1:9/.well-known/oauth-authorization-server"} {
 			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 			resp, err := hc.Do(req)

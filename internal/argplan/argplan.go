@@ -1,4 +1,4 @@
-package mcpadapter
+package argplan
 
 import (
 	"bytes"
@@ -9,15 +9,15 @@ import (
 	"strings"
 )
 
-// jsonMember is one member of a JSON object, its value verbatim.
-type jsonMember struct {
+// member is one member of a JSON object, its value verbatim.
+type member struct {
 	key string
 	val json.RawMessage
 }
 
 // objectMembers returns the members of the JSON object b in order, or
 // false when b is not one valid JSON object.
-func objectMembers(b []byte) ([]jsonMember, bool) {
+func objectMembers(b []byte) ([]member, bool) {
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 || b[0] != '{' || !json.Valid(b) {
 		return nil, false
@@ -27,7 +27,7 @@ func objectMembers(b []byte) ([]jsonMember, bool) {
 	if _, err := dec.Token(); err != nil {
 		return nil, false
 	}
-	var out []jsonMember
+	var out []member
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
@@ -38,13 +38,13 @@ func objectMembers(b []byte) ([]jsonMember, bool) {
 		if err := dec.Decode(&val); err != nil {
 			return nil, false
 		}
-		out = append(out, jsonMember{key: key, val: val})
+		out = append(out, member{key: key, val: val})
 	}
 	return out, true
 }
 
 // encodeObject writes members as one JSON object, in order.
-func encodeObject(ms []jsonMember) json.RawMessage {
+func encodeObject(ms []member) json.RawMessage {
 	var b bytes.Buffer
 	b.WriteByte('{')
 	for i, m := range ms {
@@ -61,30 +61,45 @@ func encodeObject(ms []jsonMember) json.RawMessage {
 }
 
 // setMember sets key to val in ms, in place if present, else at the end.
-func setMember(ms []jsonMember, key string, val json.RawMessage) []jsonMember {
+func setMember(ms []member, key string, val json.RawMessage) []member {
 	for i := range ms {
 		if ms[i].key == key {
 			ms[i].val = val
 			return ms
 		}
 	}
-	return append(ms, jsonMember{key: key, val: val})
+	return append(ms, member{key: key, val: val})
 }
 
-// argPlan turns the arguments a model sends into those the server gets:
+// Arg is one argument's transform, by the server's name for it: the
+// root's ArgTransform as plain values.
+type Arg struct {
+	// Name, if set, is the argument's name as the model sees it.
+	Name string
+	// Description, if set, replaces the argument's description.
+	Description string
+	// Default, if set, is sent when the model leaves the argument out
+	// (always, in place of a hidden argument).
+	Default json.RawMessage
+	// Hide removes the argument from the schema the model sees.
+	Hide bool
+}
+
+// Plan turns the arguments a model sends into those the server gets:
 // renamed arguments get their server names back, hidden ones their fixed
-// values, and defaults fill what the model left out.
-type argPlan struct {
+// values, and defaults fill what the model left out. A nil Plan passes
+// arguments as they are.
+type Plan struct {
 	rename   map[string]string // the model's name -> the server's
 	hidden   map[string]bool   // server names the model cannot set
-	fixed    []jsonMember      // hidden arguments' values, always sent
-	defaults []jsonMember      // shown arguments' defaults, sent when absent
+	fixed    []member          // hidden arguments' values, always sent
+	defaults []member          // shown arguments' defaults, sent when absent
 }
 
-// wire returns the arguments to send for args, the model's. Arguments
+// Wire returns the arguments to send for args, the model's. Arguments
 // that are not one JSON object are returned as they are, for the call to
 // refuse.
-func (p *argPlan) wire(args json.RawMessage) json.RawMessage {
+func (p *Plan) Wire(args json.RawMessage) json.RawMessage {
 	if p == nil {
 		return args
 	}
@@ -96,7 +111,7 @@ func (p *argPlan) wire(args json.RawMessage) json.RawMessage {
 	if !ok {
 		return args
 	}
-	out := make([]jsonMember, 0, len(ms)+len(p.fixed)+len(p.defaults))
+	out := make([]member, 0, len(ms)+len(p.fixed)+len(p.defaults))
 	renamed := make(map[string]bool)
 	for _, m := range ms {
 		if to, ok := p.rename[m.key]; ok {
@@ -104,7 +119,7 @@ func (p *argPlan) wire(args json.RawMessage) json.RawMessage {
 			renamed[to] = true
 			// The renamed argument wins over one the model sent under
 			// the server's name.
-			out = slices.DeleteFunc(out, func(o jsonMember) bool { return o.key == to })
+			out = slices.DeleteFunc(out, func(o member) bool { return o.key == to })
 		} else if renamed[m.key] {
 			continue
 		}
@@ -115,22 +130,22 @@ func (p *argPlan) wire(args json.RawMessage) json.RawMessage {
 	}
 	out = append(out, p.fixed...)
 	for _, d := range p.defaults {
-		if !slices.ContainsFunc(out, func(o jsonMember) bool { return o.key == d.key }) {
+		if !slices.ContainsFunc(out, func(o member) bool { return o.key == d.key }) {
 			out = append(out, d)
 		}
 	}
 	return encodeObject(out)
 }
 
-// transformSchema applies the argument transforms args (by the server's
+// Transform applies the argument transforms args (by the server's
 // name for each argument) to the input schema and returns the schema to
 // show the model and the plan for the wire. Its errors name the argument.
-func transformSchema(schema json.RawMessage, args map[string]*ArgTransform) (json.RawMessage, *argPlan, error) {
+func Transform(schema json.RawMessage, args map[string]*Arg) (json.RawMessage, *Plan, error) {
 	top, ok := objectMembers(schema)
 	if !ok {
 		return nil, nil, fmt.Errorf("the tool's input schema is not a JSON object")
 	}
-	var props []jsonMember
+	var props []member
 	var required []string
 	for _, m := range top {
 		switch m.key {
@@ -140,7 +155,7 @@ func transformSchema(schema json.RawMessage, args map[string]*ArgTransform) (jso
 			_ = json.Unmarshal(m.val, &required)
 		}
 	}
-	plan := &argPlan{rename: map[string]string{}, hidden: map[string]bool{}}
+	plan := &Plan{rename: map[string]string{}, hidden: map[string]bool{}}
 	names := make([]string, 0, len(args))
 	for name, a := range args {
 		if a != nil {
@@ -150,7 +165,7 @@ func transformSchema(schema json.RawMessage, args map[string]*ArgTransform) (jso
 	sort.Strings(names)
 	for _, name := range names {
 		a := args[name]
-		i := slices.IndexFunc(props, func(m jsonMember) bool { return m.key == name })
+		i := slices.IndexFunc(props, func(m member) bool { return m.key == name })
 		if i < 0 {
 			return nil, nil, fmt.Errorf("argument %q: the tool's input schema has no such property (it has: %s)", name, propertyNames(props))
 		}
@@ -162,7 +177,7 @@ func transformSchema(schema json.RawMessage, args map[string]*ArgTransform) (jso
 			}
 			plan.hidden[name] = true
 			if hasDefault {
-				plan.fixed = append(plan.fixed, jsonMember{key: name, val: a.Default})
+				plan.fixed = append(plan.fixed, member{key: name, val: a.Default})
 			}
 			props = slices.Delete(props, i, i+1)
 			required = slices.DeleteFunc(required, func(r string) bool { return r == name })
@@ -170,7 +185,7 @@ func transformSchema(schema json.RawMessage, args map[string]*ArgTransform) (jso
 		}
 		props[i].val = transformProperty(props[i].val, a)
 		if hasDefault {
-			plan.defaults = append(plan.defaults, jsonMember{key: name, val: a.Default})
+			plan.defaults = append(plan.defaults, member{key: name, val: a.Default})
 			required = slices.DeleteFunc(required, func(r string) bool { return r == name })
 		}
 		if a.Name != "" && a.Name != name {
@@ -183,7 +198,7 @@ func transformSchema(schema json.RawMessage, args map[string]*ArgTransform) (jso
 	if err := renameProperties(props, required, plan.rename); err != nil {
 		return nil, nil, err
 	}
-	out := make([]jsonMember, 0, len(top))
+	out := make([]member, 0, len(top))
 	for _, m := range top {
 		switch m.key {
 		case "properties":
@@ -201,7 +216,7 @@ func transformSchema(schema json.RawMessage, args map[string]*ArgTransform) (jso
 
 // transformProperty sets the default and description of one property
 // schema.
-func transformProperty(prop json.RawMessage, a *ArgTransform) json.RawMessage {
+func transformProperty(prop json.RawMessage, a *Arg) json.RawMessage {
 	if len(a.Default) == 0 && a.Description == "" {
 		return prop
 	}
@@ -222,7 +237,7 @@ func transformProperty(prop json.RawMessage, a *ArgTransform) json.RawMessage {
 // renameProperties gives properties and required their model names
 // (rename maps each model name to the server's), refusing a name that two
 // arguments would share.
-func renameProperties(props []jsonMember, required []string, rename map[string]string) error {
+func renameProperties(props []member, required []string, rename map[string]string) error {
 	if len(rename) == 0 {
 		return nil
 	}
@@ -250,7 +265,7 @@ func renameProperties(props []jsonMember, required []string, rename map[string]s
 }
 
 // propertyNames lists the names of props for a message.
-func propertyNames(props []jsonMember) string {
+func propertyNames(props []member) string {
 	if len(props) == 0 {
 		return "none"
 	}
@@ -259,4 +274,16 @@ func propertyNames(props []jsonMember) string {
 		names[i] = fmt.Sprintf("%q", p.key)
 	}
 	return strings.Join(names, ", ")
+}
+
+// ModelNames maps the server's names of renamed arguments to the model's.
+func (p *Plan) ModelNames() map[string]string {
+	if p == nil || len(p.rename) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(p.rename))
+	for m, s := range p.rename {
+		out[s] = m
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package mcpadapter
+package servername
 
 import (
 	"encoding/json"
@@ -8,28 +8,21 @@ import (
 	"strings"
 )
 
-// Name returns the name a Client gives the server c runs when
-// ClientOptions.Name is empty: the package or script it starts, not the
-// interpreter that runs it. For `node …/server-filesystem/dist/index.js`
-// that is the "name" of the package.json the script belongs to
-// ("server-filesystem", its npm scope left out); for `npx -y
-// @scope/pkg@1.2`, `uvx pkg`, `pipx run pkg`, `bunx pkg`, `deno run
-// …/main.ts`, `python3 -m pkg.server` or `python3 server.py`, the package,
-// module or script ("pkg", "pkg.server" as "pkg_server", "server"); for
-// any other program, its file name without extension. The result matches
-// ^[A-Za-z0-9_-]{1,64}$ and depends only on the command line and the
-// files it names, so it is the same from run to run.
-func (c Command) Name() string {
-	prog := strings.ToLower(strings.TrimSuffix(filepath.Base(c.Path), ".exe"))
+// FromCommand returns the name of the server the command line path args
+// runs: the package or script it starts, not the interpreter that runs
+// it (see the root's Command.Name). The result matches
+// ^[A-Za-z0-9_-]{1,64}$.
+func FromCommand(path string, args []string) string {
+	prog := strings.ToLower(strings.TrimSuffix(filepath.Base(path), ".exe"))
 	if interpreter(prog) {
-		if n := c.argName(prog); n != "" {
-			return sanitizeServerName(n)
+		if n := argName(prog, args); n != "" {
+			return Sanitize(n)
 		}
 	}
-	return sanitizeServerName(stripExt(filepath.Base(c.Path)))
+	return Sanitize(stripExt(filepath.Base(path)))
 }
 
-// interpreterNames are programs that run the server named in their
+// interpreterRE matches programs that run the server named in their
 // arguments.
 var interpreterRE = regexp.MustCompile(`^(node|nodejs|bun|bunx|deno|npx|pnpx|pnpm|yarn|npm|tsx|ts-node|uv|uvx|pipx|python|python[23](\.\d+)?|py|pypy3?|ruby|php|java|dotnet|go|docker|podman|sh|bash|zsh|env|cmd)$`)
 
@@ -37,8 +30,7 @@ func interpreter(prog string) bool { return interpreterRE.MatchString(prog) }
 
 // argName finds the package, module or script among an interpreter's
 // arguments.
-func (c Command) argName(prog string) string {
-	args := c.Args
+func argName(prog string, args []string) string {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
@@ -155,12 +147,12 @@ func stripExt(name string) string {
 	return name
 }
 
-// sanitizeServerName makes s a server name: bytes outside [A-Za-z0-9_-]
+// Sanitize makes s a server name: bytes outside [A-Za-z0-9_-]
 // become '_', at most 64 bytes; "server" when nothing is left.
-func sanitizeServerName(s string) string {
+func Sanitize(s string) string {
 	b := []byte(strings.Trim(s, " ."))
 	for i, c := range b {
-		if !isNameByte(c) {
+		if !nameByte(c) {
 			b[i] = '_'
 		}
 	}
@@ -174,12 +166,6 @@ func sanitizeServerName(s string) string {
 	return out
 }
 
-// ServerNameFrom sanitises a server's own name (serverInfo.name) for use
-// as ClientOptions.Name: bytes outside [A-Za-z0-9_-] become '_' and it is
-// cut to 64 bytes; "" stays "".
-func ServerNameFrom(name string) string {
-	if strings.TrimSpace(name) == "" {
-		return ""
-	}
-	return sanitizeServerName(name)
+func nameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
 }

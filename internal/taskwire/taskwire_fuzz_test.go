@@ -1,4 +1,4 @@
-package mcpadapter
+package taskwire
 
 import (
 	"bytes"
@@ -23,16 +23,16 @@ func FuzzTaskResult(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		st, proto, ok, err := taskCreated(json.RawMessage(b))
+		st, proto, ok, err := Created(json.RawMessage(b))
 		naive := bytes.Contains(bytes.ToLower(b), []byte("task")) || bytes.IndexByte(b, '\\') >= 0 || bytes.IndexFunc(b, func(r rune) bool { return r >= 0x80 }) >= 0
-		if mayBeTask(b) != naive {
-			t.Fatalf("mayBeTask(%q) = %v, want %v", b, !naive, naive)
+		if MayBe(b) != naive {
+			t.Fatalf("MayBe(%q) = %v, want %v", b, !naive, naive)
 		}
-		if !mayBeTask(b) {
+		if !MayBe(b) {
 			// The shortcut: what it skips must be no task to the full
 			// decode either.
-			if p, isObj := probeTask(b); isObj && (p.ResultType == "task" || len(p.Task) > 0 && string(p.Task) != "null" && p.ResultType == "") {
-				t.Fatalf("mayBeTask(%q) = false, yet the decode finds a task: %+v", b, p)
+			if p, isObj := ProbeOf(b); isObj && (p.ResultType == "task" || len(p.Task) > 0 && string(p.Task) != "null" && p.ResultType == "") {
+				t.Fatalf("MayBe(%q) = false, yet the decode finds a task: %+v", b, p)
 			}
 		}
 		if ok && err == nil && (st.TaskID == "" || st.Status == "" || proto == "") {
@@ -41,11 +41,11 @@ func FuzzTaskResult(f *testing.F) {
 		if !ok && (st != nil || err != nil) {
 			t.Fatalf("not a task, yet %+v %v", st, err)
 		}
-		if st != nil && err == nil && st.interval() < 0 {
+		if st != nil && err == nil && st.Interval() < 0 {
 			t.Fatalf("negative interval from %q", b)
 		}
-		if st, err := readTask(json.RawMessage(b)); err == nil && st.Status == "" {
-			t.Fatalf("readTask: no status from %q", b)
+		if st, err := Read(json.RawMessage(b)); err == nil && st.Status == "" {
+			t.Fatalf("Read: no status from %q", b)
 		}
 	})
 }

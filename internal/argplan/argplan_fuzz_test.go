@@ -1,4 +1,4 @@
-package mcpadapter
+package argplan
 
 import (
 	"bytes"
@@ -23,11 +23,11 @@ func FuzzTransformSchema(f *testing.F) {
 	f.Add(`{"properties":[1]}`, "a", "", ``, false, "", `[1]`)
 	f.Add(`{"$defs":{"x":{"type":"string"}},"properties":{"k":{"$ref":"#/$defs/x"}},"required":["k"]}`, "k", "key", `"v"`, false, "", `{"key":"w","k":"z"}`)
 	f.Fuzz(func(t *testing.T, schema, arg, name, def string, hide bool, desc, args string) {
-		at := &ArgTransform{Name: name, Description: desc, Hide: hide}
+		at := &Arg{Name: name, Description: desc, Hide: hide}
 		if json.Valid([]byte(def)) {
 			at.Default = json.RawMessage(def)
 		}
-		out, plan, err := transformSchema(json.RawMessage(schema), map[string]*ArgTransform{arg: at})
+		out, plan, err := Transform(json.RawMessage(schema), map[string]*Arg{arg: at})
 		if err != nil {
 			if out != nil || plan != nil {
 				t.Fatal("a schema or plan with an error")
@@ -43,11 +43,11 @@ func FuzzTransformSchema(f *testing.F) {
 				continue
 			}
 			props, ok := objectMembers(m.val)
-			if ok && hide && slices.ContainsFunc(props, func(p jsonMember) bool { return p.key == arg }) {
+			if ok && hide && slices.ContainsFunc(props, func(p member) bool { return p.key == arg }) {
 				t.Fatalf("hidden %q is still in %s", arg, out)
 			}
 		}
-		wire := plan.wire(json.RawMessage(args))
+		wire := plan.Wire(json.RawMessage(args))
 		ms, ok := objectMembers(wire)
 		if !ok {
 			if _, in := objectMembers([]byte(args)); in || isEmptyArgs(args) {
