@@ -44,7 +44,8 @@ type Options struct {
 	// only (Tool.ModelVisible false) too, with their _meta.ui, for a
 	// program that relays tools to a host rendering the apps (a gateway):
 	// the host keeps them from its model. Leave it false when a model
-	// sees the tools.
+	// sees the tools. With ToolSearch they are returned beside the pair,
+	// which never searches nor calls them.
 	AppTools bool
 
 	// Prefix says when tool names start with their server's name:

@@ -1,6 +1,8 @@
 package mcpadapter_test
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/mcpadapter/mcpadapter"
@@ -80,5 +82,44 @@ func TestAppToolsOption(t *testing.T) {
 	}
 	if _, ok := tools[testserver.AppModelTool]; !ok {
 		t.Errorf("the tool for model and app is missing")
+	}
+}
+
+// TestAppToolsWithToolSearch: an adapter that relays app-only tools to a
+// host (AppTools) and shows the search pair for its catalog: the model's
+// pair neither finds the app-only tool nor calls it; the host still gets
+// it beside the pair.
+func TestAppToolsWithToolSearch(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	c, err := mcpadapter.NewClient(testserver.New(testserver.Options{Apps: true}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := mcpadapter.New(c, &mcpadapter.Options{AppTools: true, ToolSearch: &mcpadapter.ToolSearch{Threshold: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	tools := toolMap(t, ctx, a)
+	if _, ok := tools[testserver.AppOnlyTool]; !ok || tools[mcpadapter.SearchToolsName] == nil {
+		t.Fatalf("the app-only tool beside the pair: %v", tools)
+	}
+	hits, err := a.Search(ctx, testserver.AppOnlyTool, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hits {
+		if h.Tool.Name == testserver.AppOnlyTool {
+			t.Errorf("the search offers the app-only tool to the model")
+		}
+	}
+	found, err := tools[mcpadapter.SearchToolsName].Call(ctx, json.RawMessage(`{"query": "refresh the app dashboard"}`))
+	if err != nil || strings.Contains(found.Text(), testserver.AppOnlyTool) {
+		t.Errorf("search_tools: %v %s", err, found.Text())
+	}
+	res, err := tools[mcpadapter.CallToolName].Call(ctx, json.RawMessage(`{"name": "`+testserver.AppOnlyTool+`", "arguments": {}}`))
+	if err == nil && !res.IsError {
+		t.Errorf("call_tool ran the app-only tool for the model: %s", res.Text())
 	}
 }

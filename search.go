@@ -210,7 +210,7 @@ func (s *toolSearch) current(ctx context.Context) (map[string]*Tool, map[string]
 		tools, err := s.a.list(ctx)
 		switch {
 		case err == nil:
-			c.setCatalog(tools, v)
+			c.setCatalog(modelTools(tools), v)
 		case c.index == nil:
 			return nil, nil, nil, err
 		default:
@@ -226,7 +226,8 @@ func (s *toolSearch) current(ctx context.Context) (map[string]*Tool, map[string]
 func (s *toolSearch) offer(ctx context.Context, tools []*Tool) []*Tool {
 	c := s.catalogOf(ctx)
 	c.mu.Lock()
-	c.setCatalog(tools, s.a.ToolsVersion())
+	model := modelTools(tools)
+	c.setCatalog(model, s.a.ToolsVersion())
 	size := c.size
 	c.mu.Unlock()
 	threshold := s.opts.Threshold
@@ -236,7 +237,27 @@ func (s *toolSearch) offer(ctx context.Context, tools []*Tool) []*Tool {
 	if threshold > 0 && size <= threshold {
 		return tools
 	}
-	return searchPair(s)
+	// The tools for apps only (Options.AppTools) stay beside the pair,
+	// for the host: the pair is the model's.
+	pair := searchPair(s)
+	for _, t := range tools {
+		if !t.ModelVisible() {
+			pair = append(pair, t)
+		}
+	}
+	return pair
+}
+
+// modelTools returns the tools a model may see: all but those for apps
+// only (Options.AppTools).
+func modelTools(tools []*Tool) []*Tool {
+	out := make([]*Tool, 0, len(tools))
+	for _, t := range tools {
+		if t.ModelVisible() {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // Search ranks the adapter's tools against query and returns the best k

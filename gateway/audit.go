@@ -84,10 +84,11 @@ func (a *auditCall) end(ctx context.Context, res *mcp.CallToolResult, err error)
 		slog.Float64("duration_ms", float64(time.Since(a.start).Microseconds())/1000),
 	)
 	if p := a.g.opts.AuditPayload; p != nil && a.server != "" && p(a.principal, a.server, a.tool) {
-		attrs = append(attrs, slog.String("arguments", a.g.red.string(cut(string(a.args)))))
+		// Blanked out before the cut, which could split a secret.
+		attrs = append(attrs, slog.String("arguments", cut(a.g.red.string(string(a.args)))))
 		if res != nil {
 			if b, err := json.Marshal(res); err == nil {
-				attrs = append(attrs, slog.String("result", a.g.red.string(cut(string(b)))))
+				attrs = append(attrs, slog.String("result", cut(a.g.red.string(string(b)))))
 			}
 		}
 	}

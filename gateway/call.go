@@ -104,16 +104,10 @@ func (g *Gateway) callTool(ctx context.Context, name string, req *mcp.CallToolRe
 	}
 	audit.found(r.u.name, r.tool.OriginalName)
 	u := r.u
-	if u.sem != nil {
-		select {
-		case u.sem <- struct{}{}:
-			defer func() { <-u.sem }()
-		case <-ctx.Done():
-			return nil, context.Cause(ctx)
-		}
-	}
 	o := newOrigin(ctx, req)
 	if parked {
+		// The parked call holds its slot on the server: the answers to
+		// its questions are no new call.
 		p := g.parks.take(state, PrincipalFrom(ctx))
 		if p == nil {
 			return nil, errUnknownState()
@@ -122,6 +116,10 @@ func (g *Gateway) callTool(ctx context.Context, name string, req *mcp.CallToolRe
 		return g.parks.resume(ctx, p, req.Params.InputResponses)
 	}
 	if err := checkArgs(args); err != nil {
+		return nil, err
+	}
+	free, err := u.slot(ctx)
+	if err != nil {
 		return nil, err
 	}
 	params := &mcp.CallToolParams{
@@ -139,12 +137,15 @@ func (g *Gateway) callTool(ctx context.Context, name string, req *mcp.CallToolRe
 		// question can go back to the client as input_required.
 		// It counts as in flight (Shutdown waits for it) until it ends,
 		// also while the client holds its questions.
+		// So does its slot on the server.
 		done := g.track()
 		return g.parks.wait(ctx, g.parks.start(ctx, o, func(ctx context.Context) (*mcp.CallToolResult, error) {
 			defer done()
+			defer free()
 			return call(ctx)
 		}))
 	}
+	defer free()
 	res, err = call(ctx)
 	for round := 1; err == nil && res != nil && res.NeedsInput(); round++ {
 		if o.modern {
@@ -211,6 +212,21 @@ func (g *Gateway) forwardCall(ctx context.Context, u *upstream, o *origin, param
 		return nil, rpcError(err)
 	}
 	return res, nil
+}
+
+// slot waits, as long as ctx allows, for one of the server's slots for
+// tool calls in flight (Options.MaxCallsPerServer, "maxConcurrentCalls"),
+// and returns the function that frees it.
+func (u *upstream) slot(ctx context.Context) (free func(), _ error) {
+	if u.sem == nil {
+		return func() {}, nil
+	}
+	select {
+	case u.sem <- struct{}{}:
+		return func() { <-u.sem }, nil
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
 }
 
 // checkArgs refuses arguments that are not one JSON object, naming why.

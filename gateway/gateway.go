@@ -172,7 +172,6 @@ func (g *Gateway) runAll(ctx context.Context, ups []*upstream) error {
 	var ready sync.WaitGroup
 	for _, u := range ups {
 		ready.Add(1)
-		u.done = make(chan struct{})
 		g.wg.Go(func() {
 			defer close(u.done)
 			u.run(u.ctx, ready.Done)

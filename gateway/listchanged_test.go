@@ -88,16 +88,22 @@ func TestPromptAndResourceListChangedReachClients(t *testing.T) {
 					ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { resources.Add(1) },
 				})
 				// Until the client is told (its own subscription may open
-				// after the first change), add one more of each.
-				deadline := time.Now().Add(20 * time.Second)
-				for i := 0; prompts.Load() == 0 || resources.Load() == 0; i++ {
-					if time.Now().After(deadline) {
-						t.Fatalf("after %d changes: prompts/list_changed %d, resources/list_changed %d", i, prompts.Load(), resources.Load())
-					}
-					addPrompt(fmt.Sprintf("fresh%d", i))
-					addResource(fmt.Sprintf("fresh%d", i))
-					for end := time.Now().Add(500 * time.Millisecond); time.Now().Before(end) && (prompts.Load() == 0 || resources.Load() == 0); {
-						time.Sleep(10 * time.Millisecond)
+				// after the first change), add one more: prompts alone,
+				// then resources alone (a change of one list must not
+				// need a change of the other to be seen).
+				for _, kind := range []struct {
+					add  func(string)
+					told *atomic.Int32
+				}{{addPrompt, &prompts}, {addResource, &resources}} {
+					deadline := time.Now().Add(20 * time.Second)
+					for i := 0; kind.told.Load() == 0; i++ {
+						if time.Now().After(deadline) {
+							t.Fatalf("after %d changes: prompts/list_changed %d, resources/list_changed %d", i, prompts.Load(), resources.Load())
+						}
+						kind.add(fmt.Sprintf("fresh%d", i))
+						for end := time.Now().Add(500 * time.Millisecond); time.Now().Before(end) && kind.told.Load() == 0; {
+							time.Sleep(10 * time.Millisecond)
+						}
 					}
 				}
 				ctx := testCtx(t, 10*time.Second)

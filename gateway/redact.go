@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -44,9 +45,13 @@ func (r *redactor) add(servers []Server) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	add := func(s string) {
-		if len(s) >= minSecretLen {
-			r.secrets = append(r.secrets, s)
+		if len(s) < minSecretLen {
+			return
 		}
+		// Also as it is written inside a JSON string (a payload, an
+		// error's body): with & < > escaped, as encoding/json does, and
+		// without.
+		r.secrets = append(r.secrets, s, jsonString(s, true), jsonString(s, false))
 	}
 	for _, s := range servers {
 		sc := s.Config
@@ -94,6 +99,17 @@ func (r *redactor) add(servers []Server) {
 		pairs = append(pairs, s, redacted)
 	}
 	r.r.Store(strings.NewReplacer(pairs...))
+}
+
+// jsonString returns s as it is written between the quotes of a JSON
+// string.
+func jsonString(s string, escapeHTML bool) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(escapeHTML)
+	_ = enc.Encode(s)
+	out := strings.TrimSuffix(b.String(), "\n")
+	return out[1 : len(out)-1]
 }
 
 // string returns s without the secrets.

@@ -35,6 +35,9 @@ func (g *Gateway) Reload(ctx context.Context, servers []Server) error {
 	case len(servers) == 0:
 		return errors.New("gateway: the new config is refused: it has no servers; the servers stay as they were")
 	}
+	// The new entries' secrets are blanked out from here on: building an
+	// entry may log them or fail naming them, refused or not.
+	g.red.add(servers)
 	cur := make(map[string]*upstream)
 	for _, u := range g.servers() {
 		cur[u.name] = u
@@ -68,7 +71,6 @@ func (g *Gateway) Reload(ctx context.Context, servers []Server) error {
 		}
 		return g.red.err(fmt.Errorf("gateway: the new config is refused; the servers stay as they were: %w", errors.Join(errs...)))
 	}
-	g.red.add(servers)
 	kept := make(map[*upstream]bool, len(next))
 	for _, u := range next {
 		kept[u] = true

@@ -64,7 +64,7 @@ func TestReloadWhileClientsStayConnected(t *testing.T) {
 	if err := g.Reload(ctx, serversOf(t, fmt.Sprintf(`{"mcpServers": {"a": {"url": %q}, "c": {"url": %q}}}`, a.URL, c.URL))); err != nil {
 		t.Fatalf("Reload: %v", err)
 	}
-	waitFor(t, "the handshake-era client told of the change", func() bool { return changes.Load() > 0 })
+	waitUntil(t, "the handshake-era client told of the change", func() bool { return changes.Load() > 0 })
 	for _, cs := range []*mcp.ClientSession{old, modern} {
 		names := toolNames(t, cs)
 		if !contains(names, "a_echo") || !contains(names, "c_echo") || contains(names, "b_echo") {
@@ -132,18 +132,6 @@ func TestReloadRefusedKeepsServing(t *testing.T) {
 	}
 	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "a_echo", Arguments: map[string]any{"text": "still"}}); err != nil || texts(res) != "still" {
 		t.Fatalf("a call after a refused reload: %v %q", err, texts(res))
-	}
-}
-
-// waitFor waits up to 20 s for cond.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited 20 s: %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 

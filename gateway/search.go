@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mcpadapter/mcpadapter"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -50,17 +51,20 @@ func (s *search) defs() []*mcp.Tool { return mcpadapter.SearchPairDefinitions() 
 // call answers search_tools, or forwards call_tool's call.
 func (s *search) call(ctx context.Context, name string, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	if name == mcpadapter.SearchToolsName {
-		return s.searchTools(ctx, req.Params.Arguments)
+		audit := s.g.audit(ctx, name, req.Session, req.Params.Arguments)
+		res, err := s.searchTools(ctx, req.Params.Arguments)
+		audit.end(ctx, res, err)
+		return res, err
 	}
 	var in struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
 	}
 	if err := decodeArgs(req.Params.Arguments, &in); err != nil {
-		return toolError(fmt.Sprintf("call_tool: %v; send {\"name\": \"a tool from search_tools\", \"arguments\": {...}}", err)), nil
+		return s.refuse(ctx, req, name, req.Params.Arguments, fmt.Sprintf("call_tool: %v; send {\"name\": \"a tool from search_tools\", \"arguments\": {...}}", err)), nil
 	}
 	if in.Name == mcpadapter.SearchToolsName || in.Name == mcpadapter.CallToolName {
-		return toolError(fmt.Sprintf("call_tool: call %s directly, not through call_tool", in.Name)), nil
+		return s.refuse(ctx, req, in.Name, in.Arguments, fmt.Sprintf("call_tool: call %s directly, not through call_tool", in.Name)), nil
 	}
 	if r, ok := s.g.cat.tool(in.Name); !ok || !r.tool.ModelVisible() || !s.g.allowed(ctx, r.u.name, "tool", r.tool.OriginalName) {
 		msg := fmt.Sprintf("call_tool: there is no tool named %q; use search_tools to find one", in.Name)
@@ -71,12 +75,19 @@ func (s *search) call(ctx context.Context, name string, req *mcp.CallToolRequest
 		if len(near) > 0 {
 			msg += " (closest names: " + strings.Join(near, ", ") + ")"
 		}
-		return toolError(msg), nil
+		return s.refuse(ctx, req, in.Name, in.Arguments, msg), nil
 	}
 	if a := bytes.TrimSpace(in.Arguments); len(a) > 0 && a[0] != '{' && !bytes.Equal(a, []byte("null")) {
-		return toolError(fmt.Sprintf("call_tool: \"arguments\" for %q must be a JSON object, following its input schema", in.Name)), nil
+		return s.refuse(ctx, req, in.Name, in.Arguments, fmt.Sprintf("call_tool: \"arguments\" for %q must be a JSON object, following its input schema", in.Name)), nil
 	}
 	return s.g.callTool(ctx, in.Name, req, in.Arguments)
+}
+
+// refuse returns call_tool's refusal of a call of tool, recorded in the
+// audit log as refused, as the same call of a catalog tool would be.
+func (s *search) refuse(ctx context.Context, req *mcp.CallToolRequest, tool string, args json.RawMessage, msg string) *mcp.CallToolResult {
+	s.g.audit(ctx, tool, req.Session, args).end(ctx, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msg})
+	return toolError(msg)
 }
 
 // visible returns the catalog's tools the request's principal may see,

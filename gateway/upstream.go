@@ -50,7 +50,7 @@ type upstream struct {
 
 // newUpstream builds the client of s, with the gateway's handlers.
 func newUpstream(g *Gateway, s Server, prefix mcpadapter.PrefixMode) (*upstream, error) {
-	u := &upstream{g: g, spec: s, name: s.Name, lane: newLane(), kick: make(chan struct{}, 1), subs: make(map[string]map[*mcp.ServerSession]bool)}
+	u := &upstream{g: g, spec: s, name: s.Name, lane: newLane(), kick: make(chan struct{}, 1), done: make(chan struct{}), subs: make(map[string]map[*mcp.ServerSession]bool)}
 	if s.Config != nil {
 		u.prefix = s.Config.Prefix
 	}
@@ -129,8 +129,14 @@ func (u *upstream) relistSoon() {
 // A stdio server whose process ended is reported down before it is
 // started again; an HTTP session that ended is made again at once, and
 // reported only if that fails. ready is called after the first attempt,
-// whatever its outcome.
+// whatever its outcome, or when run returns without one (ctx ended first:
+// Reload removed the server).
 func (u *upstream) run(ctx context.Context, ready func()) {
+	defer func() {
+		if ready != nil {
+			ready()
+		}
+	}()
 	fails := 0
 	var prev *mcp.ClientSession // the session that ended last
 	quick := 0

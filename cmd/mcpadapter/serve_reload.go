@@ -78,9 +78,9 @@ func reloadOnChange(ctx context.Context, a *cmdline.App, gw *gateway.Gateway, pa
 }
 
 // reload reads the config at path again (checking its trust as at the
-// start) and hands its servers to the gateway.
+// start, without asking) and hands its servers to the gateway.
 func reload(ctx context.Context, a *cmdline.App, gw *gateway.Gateway, path string) error {
-	cfg, err := a.LoadConfig(path)
+	cfg, err := a.ReloadConfig(path)
 	if err != nil {
 		return err
 	}

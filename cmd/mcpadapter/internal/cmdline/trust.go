@@ -18,11 +18,22 @@ import (
 // Nothing of the file is expanded, run or contacted before. Every command
 // that uses a config file loads it with this.
 func (a *App) LoadConfig(path string) (*mcpadapter.Config, error) {
+	return a.loadConfig(path, true)
+}
+
+// ReloadConfig is LoadConfig for a command that is running (serve
+// reloading its config): it never asks, as the terminal's input is not
+// its to take; a file not trusted as it is now is refused.
+func (a *App) ReloadConfig(path string) (*mcpadapter.Config, error) {
+	return a.loadConfig(path, false)
+}
+
+func (a *App) loadConfig(path string, ask bool) (*mcpadapter.Config, error) {
 	data, err := readConfig(path)
 	if err != nil {
 		return nil, err
 	}
-	if err := a.checkTrust(path, data); err != nil {
+	if err := a.checkTrust(path, data, ask); err != nil {
 		return nil, err
 	}
 	// The bytes approved are the bytes parsed: the file is not read again.
@@ -79,8 +90,8 @@ func inFile(err error, path string) error {
 // given, or the user approved this content before. Otherwise it shows
 // what the file would do and, at a terminal, asks; the answer yes is
 // remembered for this content. Without a terminal it refuses, saying how
-// to approve the file.
-func (a *App) checkTrust(path string, data []byte) error {
+// to approve the file; so it does when ask is false.
+func (a *App) checkTrust(path string, data []byte, ask bool) error {
 	if a.trustConfig || trust.UserLevel(path) {
 		return nil
 	}
@@ -101,7 +112,10 @@ func (a *App) checkTrust(path string, data []byte) error {
 	}
 	how := fmt.Sprintf("run 'mcpadapter trust %s' to trust it until it changes, or give --trust-config to use it this once", shellQuote(path))
 	fmt.Fprintf(a.Stderr, "mcpadapter: %s is a project config, not one of your own: it is used only once you trust it.\nIt would do this (as written; nothing has been run or expanded):\n%s", path, summary)
-	if !a.stdinIsTerminal() {
+	switch {
+	case !ask:
+		return fmt.Errorf("%s is not trusted as it is now: %s", path, how)
+	case !a.stdinIsTerminal():
 		return fmt.Errorf("%s is not trusted, and there is no terminal to ask: %s", path, how)
 	}
 	fmt.Fprintf(a.Stderr, "Trust %s and use it? [y/N] ", path)
