@@ -181,11 +181,12 @@ func maskIDs(text string, ids ...string) string {
 	})
 }
 
-// alignCuts returns f and g with an excerpt cut short after a masked id
-// on one side ("id":ID…, see cutQuote) matched on the other: where the
-// other side has the same line up to that id, the rest of its line
-// becomes "…" too. The cut falls where it does because
-// of the length of the id; what it cut off is the same answer's bytes.
+// alignCuts returns f and g with an excerpt cut short on one side
+// matched on the other: where the other side has the same line up to the
+// cut, the rest of its line is cut too. go-sdk cuts its excerpt of an
+// undecodable message after a fixed count, so the cut falls where it does
+// because of the length of the id before it; what it cut off is the same
+// answer's bytes.
 func alignCuts(f, g string) (string, string) {
 	fl, gl := strings.Split(f, "\n"), strings.Split(g, "\n")
 	if len(fl) != len(gl) {
@@ -198,13 +199,17 @@ func alignCuts(f, g string) (string, string) {
 	return strings.Join(fl, "\n"), strings.Join(gl, "\n")
 }
 
-// alignCut cuts b as a is cut (alignCuts), one line each.
+// alignCut cuts b as a is cut (alignCuts), one line each: after a
+// masked id ("ID…"), or wherever go-sdk's excerpt of a's undecodable
+// message ends ("..." ending the line) with b the same up to there.
 func alignCut(a, b string) (string, string) {
-	i := strings.Index(a, "ID…")
-	if i < 0 || len(b) < i+2 || b[:i+2] != a[:i+2] {
-		return a, b
+	if i := strings.Index(a, "ID…"); i >= 0 && len(b) >= i+2 && b[:i+2] == a[:i+2] {
+		return a, b[:i] + "ID…"
 	}
-	return a, b[:i] + "ID…"
+	if i := len(a) - len("..."); strings.HasSuffix(a, "...") && len(b) > i && b[:i] == a[:i] {
+		return a, b[:i] + "..."
+	}
+	return a, b
 }
 
 // equalAligned reports whether f and g are the same once their cut
