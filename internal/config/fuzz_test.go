@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -146,4 +147,25 @@ func checkProblems(t *testing.T, problems []Problem, n int) {
 			t.Fatalf("problem %+v has a bad position for a document of %d bytes", p, n)
 		}
 	}
+}
+
+// FuzzURLShown: urlShown never shows a password written in a URL's
+// userinfo (user:password@host), whatever surrounds it.
+func FuzzURLShown(f *testing.F) {
+	for _, s := range []string{"ftp://u:pw@h/x", "u:pw@h", "ht tp://a:b@c/?k=v#f", "://:@", "http://h?a&b=c"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		const pw = "Zq9pw"
+		if strings.Contains(s, pw) {
+			return
+		}
+		in := "ftp://" + s + ":" + pw + "@host/mcp"
+		if i := strings.IndexAny(s, "/?#@"); i >= 0 {
+			return // the userinfo would end before the password
+		}
+		if got := urlShown(in); strings.Contains(got, pw) {
+			t.Fatalf("urlShown(%q) = %q", in, got)
+		}
+	})
 }

@@ -420,3 +420,25 @@ func TestParseProblemCap(t *testing.T) {
 		}
 	}
 }
+
+// TestURLErrorHidesCredentials: a URL the parser refuses is quoted in its
+// error without an inline password or query values.
+func TestURLErrorHidesCredentials(t *testing.T) {
+	const secret = "hunter22secret"
+	for _, u := range []string{
+		"ftp://user:" + secret + "@host/mcp",
+		"ht tp://user:" + secret + "@host/",
+		"user:" + secret + "@host/mcp",
+		"ftp://host/mcp?key=" + secret + "&b=" + secret + "#frag",
+		"ftp://user:p@ss:" + secret + "@host/",
+	} {
+		_, problems := Parse([]byte(`{"mcpServers": {"a": {"url": "`+u+`"}}}`), Options{})
+		if len(problems) == 0 {
+			t.Errorf("%s: no problem", u)
+			continue
+		}
+		if msg := fmt.Sprint(problems); strings.Contains(msg, secret) || !strings.Contains(msg, "[REDACTED]") {
+			t.Errorf("%s: %s", u, msg)
+		}
+	}
+}

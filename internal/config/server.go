@@ -137,8 +137,9 @@ func (p *parser) serverMember(sc *Server, st *serverState, f member) {
 	case "url":
 		if s, ok := p.expandedString(f, fpath); ok {
 			if u, err := url.Parse(s); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
-				// The text as written: an expanded ${VAR} may be a secret.
-				p.errorf(f.off, fpath, "not an http(s) URL: %q", rawString(f))
+				// The text as written (an expanded ${VAR} may be a secret),
+				// without an inline password or query values.
+				p.errorf(f.off, fpath, "not an http(s) URL: %q", urlShown(rawString(f)))
 			}
 			sc.URL = s
 		}

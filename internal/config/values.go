@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -118,4 +119,39 @@ func (p *parser) duration(f member, path, what, negative string) time.Duration {
 		return 0
 	}
 	return d
+}
+
+// urlShown is a URL as written, for an error: the password of its
+// userinfo and the values of its query are replaced by [REDACTED], as a
+// URL may carry a credential written inline.
+func urlShown(s string) string {
+	start := 0 // where the authority starts: after "://", else at once
+	if i := strings.Index(s, "://"); i >= 0 {
+		start = i + 3
+	}
+	rest := s[start:]
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	if at := strings.LastIndex(rest[:end], "@"); at >= 0 {
+		if colon := strings.Index(rest[:at], ":"); colon >= 0 {
+			s = s[:start] + rest[:colon+1] + "[REDACTED]" + rest[at:]
+		}
+	}
+	q := strings.Index(s, "?")
+	if q < 0 {
+		return s
+	}
+	query, frag := s[q+1:], ""
+	if h := strings.Index(query, "#"); h >= 0 {
+		query, frag = query[:h], query[h:]
+	}
+	parts := strings.Split(query, "&")
+	for i, p := range parts {
+		if k, _, ok := strings.Cut(p, "="); ok {
+			parts[i] = k + "=[REDACTED]"
+		}
+	}
+	return s[:q+1] + strings.Join(parts, "&") + frag
 }

@@ -313,14 +313,16 @@ var imports = map[string]string{
 	"langchaingo": "github.com/mcpadapter/mcpadapter/langchaingo",
 	"llms":        "github.com/tmc/langchaingo/llms",
 
-	"mcpotel":    "github.com/mcpadapter/mcpadapter/otel",
-	"gateway":    "github.com/mcpadapter/mcpadapter/gateway",
-	"trace":      "go.opentelemetry.io/otel/trace",
-	"metric":     "go.opentelemetry.io/otel/metric",
-	"redisstore": "github.com/mcpadapter/mcpadapter/redisstore",
-	"pgstore":    "github.com/mcpadapter/mcpadapter/pgstore",
-	"redis":      "github.com/redis/go-redis/v9",
-	"pgxpool":    "github.com/jackc/pgx/v5/pgxpool",
+	"mcpotel":        "github.com/mcpadapter/mcpadapter/otel",
+	"gateway":        "github.com/mcpadapter/mcpadapter/gateway",
+	"resourceserver": "github.com/mcpadapter/mcpadapter/gateway/resourceserver",
+	"policy":         "github.com/mcpadapter/mcpadapter/gateway/policy",
+	"trace":          "go.opentelemetry.io/otel/trace",
+	"metric":         "go.opentelemetry.io/otel/metric",
+	"redisstore":     "github.com/mcpadapter/mcpadapter/redisstore",
+	"pgstore":        "github.com/mcpadapter/mcpadapter/pgstore",
+	"redis":          "github.com/redis/go-redis/v9",
+	"pgxpool":        "github.com/jackc/pgx/v5/pgxpool",
 }
 
 // genkitNames are the package names whose blocks build in the Genkit workspace.
