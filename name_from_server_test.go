@@ -2,6 +2,7 @@ package mcpadapter_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"os"
@@ -393,5 +394,66 @@ func TestNameFromServerGroup(t *testing.T) {
 	tools, err := ad.Tools(ctx)
 	if err != nil || len(tools) == 0 || !strings.HasPrefix(tools[0].Name, "gamma_") {
 		t.Fatalf("the rest of the group: %d tools, %v", len(tools), err)
+	}
+}
+
+// recTelemetry records the operations a client starts.
+type recTelemetry struct {
+	mu  sync.Mutex
+	ops []mcpadapter.Operation
+}
+
+func (r *recTelemetry) StartOperation(ctx context.Context, op mcpadapter.Operation) (context.Context, func(mcpadapter.OperationResult)) {
+	r.mu.Lock()
+	r.ops = append(r.ops, op)
+	r.mu.Unlock()
+	return ctx, func(mcpadapter.OperationResult) {}
+}
+
+func (r *recTelemetry) InjectMeta(context.Context, map[string]any) {}
+
+// TestNameFromServerTelemetry: the connect that names the server is an
+// operation with no server name (it is not known when that connect
+// starts); every later one has the server's own name, never the command's.
+func TestNameFromServerTelemetry(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd, count := countedServer(t, "traced", testserver.Legacy)
+	tel := &recTelemetry{}
+	c, err := mcpadapter.NewClient(cmd, &mcpadapter.ClientOptions{NameFromServer: true, Telemetry: tel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ad, err := mcpadapter.New(c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := ad.Tools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range tools {
+		if tool.Name == "echo" {
+			if _, err := tool.Call(ctx, json.RawMessage(`{"text":"hi"}`)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	tel.mu.Lock()
+	defer tel.mu.Unlock()
+	var methods []string
+	for i, op := range tel.ops {
+		methods = append(methods, op.Method+"@"+op.Server)
+		want := "traced"
+		if i == 0 {
+			want = ""
+		}
+		if op.Server != want {
+			t.Errorf("operation %d (%s) of server %q, want %q", i, op.Method, op.Server, want)
+		}
+	}
+	if len(tel.ops) < 3 || tel.ops[0].Method != "connect" || starts(t, count) != 1 {
+		t.Errorf("operations %v, %d starts", methods, starts(t, count))
 	}
 }
