@@ -89,7 +89,11 @@ func TestServerNameHostile(t *testing.T) {
 
 // TestServerNameFilesystemOneStart: the npm filesystem server run with
 // node is "secure-filesystem-server" (its serverInfo.name), not a name
-// made from node's path, and is started once per command.
+// made from node's path, and is started once per command. (The one
+// other start there may be is the protocol probe's: a server that does
+// not answer server/discover within ClientOptions.ProbeTimeout, as node
+// may not on a loaded machine, is started again for the initialize
+// handshake; the trace shows the probe unanswered then.)
 func TestServerNameFilesystemOneStart(t *testing.T) {
 	var fs testenv.NPMServer
 	for _, s := range testenv.NPMServers() {
@@ -99,11 +103,30 @@ func TestServerNameFilesystemOneStart(t *testing.T) {
 	}
 	path, args, _ := fs.StdioCommand(t)
 	argv, count := counted(t, append([]string{path}, args...)...)
-	for i, cmd := range [][]string{{"tools"}, {"inspect"}} {
-		r := cli(t, "", append(append(cmd, "--"), argv...)...)
-		r.Must(t, 0, []string{"secure-filesystem-server"}, nil)
-		if n := startsIn(t, count); n != i+1 {
-			t.Errorf("after %v: %d starts, want %d", cmd, n, i+1)
+	for range 2 {
+		before := startsIn(t, count)
+		r := cli(t, "", append([]string{"inspect", "--trace", "--"}, argv...)...)
+		r.Must(t, 0, []string{"source: secure-filesystem-server", "server secure-filesystem-server"}, []string{"secure-filesystem-server → "})
+		want := 1
+		if !probeAnswered(r.Stderr, "secure-filesystem-server") {
+			want = 2
+			t.Logf("the server did not answer the protocol probe in time; it was started again for the handshake")
+		}
+		if n := startsIn(t, count) - before; n != want {
+			t.Errorf("%d starts, want %d:\n%.3000s", n, want, r.Stderr)
 		}
 	}
+	r := cli(t, "", append([]string{"tools", "--"}, argv...)...)
+	r.Must(t, 0, []string{"read_text_file", "secure-filesystem-server"}, nil)
+}
+
+// probeAnswered reports whether a trace shows the server's answer to
+// the first request, the server/discover probe (id 1).
+func probeAnswered(trace, server string) bool {
+	for _, line := range strings.Split(trace, "\n") {
+		if rest, ok := strings.CutPrefix(line, server+" ← "); ok && (strings.Contains(rest, `"id":1,`) || strings.Contains(rest, `"id":1}`)) {
+			return true
+		}
+	}
+	return false
 }
