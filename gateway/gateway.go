@@ -27,6 +27,7 @@ type Gateway struct {
 	cat    *catalog
 	search *search
 	parks  *parking
+	tasks  *taskStore
 
 	stateful, stateless httpHandler
 
@@ -82,6 +83,10 @@ func New(servers []Server, opts *Options) (*Gateway, error) {
 	}
 	g.opts.Prefix = prefix
 	g.server = g.newServer()
+	if err := g.addTaskMethods(); err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	g.tasks = newTaskStore(g)
 	g.cat = newCatalog(g)
 	g.search = newSearch(g)
 	g.parks = newParking(g.opts.parkTimeout())
@@ -261,6 +266,7 @@ func (g *Gateway) Close() error {
 				errs = append(errs, fmt.Errorf("server %q: %w", u.name, e))
 			}
 		}
+		g.tasks.close()
 		g.wg.Wait()
 		err = errors.Join(errs...)
 	})
