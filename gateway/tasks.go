@@ -95,7 +95,7 @@ type gwTask struct {
 	updated time.Time
 	result  *mcp.CallToolResult
 	err     *jsonrpc.Error
-	remote  string       // the server's own task id
+	remote  string          // the server's own task id
 	asks    []*taskQuestion // the server's questions waiting for the client
 	seq     int
 	expires time.Time     // zero while it runs

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -347,6 +348,13 @@ func TestTasksRawClients(t *testing.T) {
 						t.Fatalf("bob's %s of alice's task: %q", m, e)
 					}
 				}
+				// The id under another server's name names no task.
+				_, key, _ := strings.Cut(id, ".")
+				for _, other := range []string{"core", "ext", "plain"} {
+					if e := alice.callErr("tasks/get", `{"taskId":"`+other+`.`+key+`"}`); other != tc.server && !strings.Contains(e, "unknown task") {
+						t.Fatalf("alice's task under server %s: %q", other, e)
+					}
+				}
 				if l := bob.call("tasks/list", `{}`); len(l["tasks"].([]any)) != 0 {
 					t.Fatalf("bob lists alice's tasks: %v", l)
 				}
@@ -367,4 +375,180 @@ func TestTasksRawClients(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestTasksCancelReachesServer: cancelling a task ends it on the server:
+// the plain server's call gets notifications/cancelled, a server's own
+// task gets tasks/cancel; the task shows cancelled.
+func TestTasksCancelReachesServer(t *testing.T) {
+	b := startTaskBackends(t)
+	_, url := taskGateway(t, b, nil)
+	for i, v := range []string{v1125, v0728} {
+		t.Run(v, func(t *testing.T) {
+			c := newRawRPC(t, url, v, "alice", `{}`)
+			id := c.startTask("plain_slow", `{"ms":30000}`)
+			if err := b.plain.Wait(testCtx(t, 10*time.Second), func(s *testserver.State) bool { return s.Calls("slow") > i }); err != nil {
+				t.Fatal("the server's call never started")
+			}
+			if res := c.call("tasks/cancel", `{"taskId":"`+id+`"}`); res["status"] != "cancelled" {
+				t.Fatalf("tasks/cancel: %v", res)
+			}
+			if err := b.plain.Wait(testCtx(t, 10*time.Second), func(s *testserver.State) bool { return s.Cancellations() > i }); err != nil {
+				t.Fatalf("the server's call was not cancelled")
+			}
+			for _, srv := range []struct {
+				tool string
+				ts   *taskserver.Server
+			}{{"ext_work", b.ext}, {"core_work", b.core}} {
+				before := srv.ts.Cancels()
+				id := c.startTask(srv.tool, `{"steps":1000,"stepMs":20}`)
+				c.waitStatus(id, "working")
+				c.call("tasks/cancel", `{"taskId":"`+id+`"}`)
+				deadline := time.Now().Add(10 * time.Second)
+				for srv.ts.Cancels() == before && time.Now().Before(deadline) {
+					time.Sleep(10 * time.Millisecond)
+				}
+				if srv.ts.Cancels() == before {
+					t.Fatalf("%s: no tasks/cancel reached the server", srv.tool)
+				}
+				if e := c.callErr("tasks/cancel", `{"taskId":"`+id+`"}`); !strings.Contains(e, "cancelled already") {
+					t.Fatalf("second cancel: %q", e)
+				}
+			}
+		})
+	}
+}
+
+// TestTasksInputRounds: a server task that asks the user (the extension
+// server's "ask" tool) completes: a 2026-07-28 client reads the question
+// in tasks/get and answers with tasks/update; a 2025-11-25 client is asked
+// with elicitation/create while it waits in tasks/result; the adapter's
+// own client of either version answers through its ElicitationHandler.
+func TestTasksInputRounds(t *testing.T) {
+	b := startTaskBackends(t)
+	_, url := taskGateway(t, b, nil)
+	t.Run("raw "+v0728, func(t *testing.T) {
+		c := newRawRPC(t, url, v0728, "alice", `{}`)
+		id := c.startTask("ext_ask", `{}`)
+		got := c.waitStatus(id, "input_required")
+		reqs, _ := got["inputRequests"].(map[string]any)
+		if len(reqs) != 1 {
+			t.Fatalf("input requests: %v", got)
+		}
+		answers := map[string]any{}
+		for k := range reqs {
+			answers[k] = map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}
+		}
+		ab, _ := json.Marshal(map[string]any{"taskId": id, "inputResponses": answers})
+		if e := newRawRPC(t, url, v0728, "bob", `{}`).callErr("tasks/update", string(ab)); !strings.Contains(e, "unknown task") {
+			t.Fatalf("bob answering alice's task: %q", e)
+		}
+		c.call("tasks/update", string(ab))
+		done := c.waitStatus(id, "completed")
+		if !strings.Contains(fmt.Sprint(done["result"]), "hello Ada (accept)") {
+			t.Fatalf("result: %v", done)
+		}
+	})
+	t.Run("raw "+v1125, func(t *testing.T) {
+		c := newRawRPC(t, url, v1125, "alice", `{"elicitation":{}}`)
+		id := c.startTask("ext_ask", `{}`)
+		c.waitStatus(id, "input_required")
+		res, m := c.do(testCtx(t, 30*time.Second), "tasks/result", `{"taskId":"`+id+`"}`, func(method string, _ json.RawMessage) string {
+			if method != "elicitation/create" {
+				return `{}`
+			}
+			return `{"action":"accept","content":{"name":"Grace"}}`
+		})
+		if m.Error != nil || !strings.Contains(string(res), "hello Grace (accept)") {
+			t.Fatalf("tasks/result: %s %+v", res, m.Error)
+		}
+	})
+	for _, v := range []string{v1125, v0728} {
+		t.Run("adapter "+v, func(t *testing.T) {
+			c := coreClient(t, url, v, "alice", func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Linus"}}, nil
+			})
+			if _, err := c.Tools(testCtx(t, 20*time.Second)); err != nil {
+				t.Fatal(err)
+			}
+			res, err := c.CallTool(testCtx(t, 30*time.Second), "ext_ask", json.RawMessage(`{}`), nil)
+			if err != nil || res.Text() != "hello Linus (accept)" {
+				t.Fatalf("result %q, %v", textOf(res), err)
+			}
+		})
+	}
+}
+
+// TestTasksCapPerPrincipal: a principal that keeps asking for tasks gets a
+// clear error past the cap; another principal is not held back by it, and
+// a cancelled and fetched task frees its place.
+func TestTasksCapPerPrincipal(t *testing.T) {
+	b := startTaskBackends(t)
+	_, url := taskGateway(t, b, &Options{Tasks: &TaskOptions{MaxPerPrincipal: 3, TTL: time.Minute}})
+	for _, v := range []string{v1125, v0728} {
+		t.Run(v, func(t *testing.T) {
+			hostile := newRawRPC(t, url, v, "mallory-"+v, `{}`)
+			for range 3 {
+				hostile.startTask("plain_slow", `{"ms":30000}`)
+			}
+			e := hostile.callErr("tools/call", `{"name":"plain_echo","arguments":{"text":"x"},"task":{}}`)
+			if !strings.Contains(e, fmt.Sprint(CodeTooManyTasks)) || !strings.Contains(e, "the most the gateway keeps") {
+				t.Fatalf("past the cap: %q", e)
+			}
+			other := newRawRPC(t, url, v, "alice-"+v, `{}`)
+			id := other.startTask("plain_echo", `{"text":"x"}`)
+			other.waitStatus(id, "completed")
+		})
+	}
+}
+
+// TestTasksEndWithGateway: Close ends every task's background call (the
+// servers' calls are cancelled) and leaves no goroutine behind.
+func TestTasksEndWithGateway(t *testing.T) {
+	b := startTaskBackends(t)
+	g, url := taskGateway(t, b, nil)
+	c := newRawRPC(t, url, v1125, "alice", `{}`)
+	m := newRawRPC(t, url, v0728, "alice", `{}`)
+	c.startTask("plain_slow", `{"ms":30000}`)
+	m.startTask("plain_slow", `{"ms":30000}`)
+	ext := m.startTask("ext_work", `{"steps":1000,"stepMs":20}`)
+	core := c.startTask("core_work", `{"steps":1000,"stepMs":20}`)
+	m.waitStatus(ext, "working")
+	c.waitStatus(core, "working")
+	if err := b.plain.Wait(testCtx(t, 10*time.Second), func(s *testserver.State) bool { return s.Calls("slow") >= 2 }); err != nil {
+		t.Fatal("the calls never started")
+	}
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.plain.Wait(testCtx(t, 10*time.Second), func(s *testserver.State) bool { return s.Cancellations() >= 2 }); err != nil {
+		t.Fatalf("the server's calls went on after Close: %d cancelled", b.plain.Cancellations())
+	}
+	if b.ext.Running() != 0 || b.core.Running() != 0 {
+		t.Fatalf("server tasks still running after Close: ext %d, core %d", b.ext.Running(), b.core.Running())
+	}
+	if left := gatewayGoroutines(); left != "" {
+		t.Fatalf("goroutines of the gateway left after Close:\n%s", left)
+	}
+}
+
+// gatewayGoroutines returns the stacks of the goroutines running the
+// gateway's code, other than tests', waiting a little for them to end.
+func gatewayGoroutines() string {
+	var left []string
+	for range 250 {
+		buf := make([]byte, 4<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		left = left[:0]
+		for _, g := range strings.Split(string(buf), "\n\n") {
+			if strings.Contains(g, "mcpadapter/gateway.") && !strings.Contains(g, "testing.tRunner") {
+				left = append(left, g)
+			}
+		}
+		if len(left) == 0 {
+			return ""
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return strings.Join(left, "\n\n")
 }
