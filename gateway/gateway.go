@@ -260,13 +260,15 @@ func (g *Gateway) Close() error {
 		for ss := range g.server.Sessions() {
 			_ = ss.Close()
 		}
+		// The tasks' calls end first: their servers are told (a
+		// cancellation, or tasks/cancel) while the connections are up.
+		g.tasks.close()
 		var errs []error
 		for _, u := range g.servers() {
 			if e := u.client.Close(); e != nil {
 				errs = append(errs, fmt.Errorf("server %q: %w", u.name, e))
 			}
 		}
-		g.tasks.close()
 		g.wg.Wait()
 		err = errors.Join(errs...)
 	})

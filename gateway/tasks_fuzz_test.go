@@ -39,6 +39,7 @@ func FuzzLiftTask(f *testing.F) {
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","task":null}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","task":5,"_meta":null}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"task"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","task":{},"_meta":{"io.mcpadapter.gateway/task":7}}}`,
 		`[{"method":"tools/call","params":{"task":{}}}]`,
 		`{"method":"tools/call","params":{"task":{},"_meta":[]}}`,
 		`not json "task" tools/call`,

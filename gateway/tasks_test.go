@@ -552,3 +552,55 @@ func gatewayGoroutines() string {
 	}
 	return strings.Join(left, "\n\n")
 }
+
+// TestTasksOverStdio: a 2025-11-25 client on the gateway's stdin and
+// stdout asks for a task (the "task" member) and fetches its result.
+func TestTasksOverStdio(t *testing.T) {
+	g, err := New([]Server{{Name: "s", Target: testserver.New(testserver.Options{Era: testserver.Legacy})}}, &Options{Logger: quietLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	ctx := testCtx(t, 30*time.Second)
+	if err := g.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cr, gw := io.Pipe()
+	gr, cw := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- g.ServeStdio(ctx, gr, gw) }()
+	defer func() { _ = cw.Close(); <-done }()
+	lines := bufio.NewScanner(cr)
+	send := func(msg string) map[string]any {
+		t.Helper()
+		if _, err := io.WriteString(cw, msg+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(msg, `"id"`) {
+			return nil
+		}
+		if !lines.Scan() {
+			t.Fatalf("no answer to %s", msg)
+		}
+		var m struct {
+			Result map[string]any `json:"result"`
+			Error  any            `json:"error"`
+		}
+		if err := json.Unmarshal(lines.Bytes(), &m); err != nil || m.Error != nil {
+			t.Fatalf("answer to %s: %s", msg, lines.Bytes())
+		}
+		return m.Result
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	created := send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"over stdio"},"task":{}}}`)
+	task, _ := created["task"].(map[string]any)
+	id, _ := task["taskId"].(string)
+	if s, ok := parseTaskID(id); !ok || s != "s" {
+		t.Fatalf("tools/call with a task: %v", created)
+	}
+	res := send(`{"jsonrpc":"2.0","id":3,"method":"tasks/result","params":{"taskId":"` + id + `"}}`)
+	if !strings.Contains(fmt.Sprint(res["content"]), "over stdio") {
+		t.Fatalf("tasks/result: %v", res)
+	}
+}

@@ -237,32 +237,69 @@ func liftTaskMember(body []byte) []byte {
 	if json.Unmarshal(body, &msg) != nil || string(msg["method"]) != `"tools/call"` {
 		return body
 	}
-	var params map[string]json.RawMessage
-	if json.Unmarshal(msg["params"], &params) != nil || params["task"] == nil {
+	params, ok := liftParams(msg["params"])
+	if !ok {
 		return body
 	}
-	var ask map[string]json.RawMessage
-	if json.Unmarshal(params["task"], &ask) != nil || ask == nil {
-		return body // not an object: go-sdk drops it, a plain call
-	}
-	meta := map[string]json.RawMessage{}
-	if m := params["_meta"]; m != nil && (json.Unmarshal(m, &meta) != nil || meta == nil) {
-		return body
-	}
-	meta[taskMetaKey] = params["task"]
-	delete(params, "task")
-	var err error
-	if params["_meta"], err = json.Marshal(meta); err != nil {
-		return body
-	}
-	if msg["params"], err = json.Marshal(params); err != nil {
-		return body
-	}
+	msg["params"] = params
 	out, err := json.Marshal(msg)
 	if err != nil {
 		return body
 	}
 	return out
+}
+
+// liftParams moves the "task" member of tools/call params into their
+// _meta; ok is false when there is none to move.
+func liftParams(raw json.RawMessage) (_ json.RawMessage, ok bool) {
+	if !bytes.Contains(raw, []byte(`"task"`)) {
+		return raw, false
+	}
+	var params map[string]json.RawMessage
+	if json.Unmarshal(raw, &params) != nil || params["task"] == nil {
+		return raw, false
+	}
+	var ask map[string]json.RawMessage
+	if json.Unmarshal(params["task"], &ask) != nil || ask == nil {
+		return raw, false // not an object: go-sdk drops it, a plain call
+	}
+	meta := map[string]json.RawMessage{}
+	if m := params["_meta"]; m != nil && (json.Unmarshal(m, &meta) != nil || meta == nil) {
+		return raw, false
+	}
+	meta[taskMetaKey] = params["task"]
+	delete(params, "task")
+	var err error
+	if params["_meta"], err = json.Marshal(meta); err != nil {
+		return raw, false
+	}
+	out, err := json.Marshal(params)
+	if err != nil {
+		return raw, false
+	}
+	return out, true
+}
+
+// liftingTransport is a transport whose tools/calls have their "task"
+// member lifted (liftParams), for clients over stdio.
+type liftingTransport struct{ mcp.Transport }
+
+func (t liftingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return liftingConn{c}, nil
+}
+
+type liftingConn struct{ mcp.Connection }
+
+func (c liftingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	m, err := c.Connection.Read(ctx)
+	if r, ok := m.(*jsonrpc.Request); ok && r.Method == "tools/call" {
+		r.Params, _ = liftParams(r.Params)
+	}
+	return m, err
 }
 
 // listTaskSupport shows a 2025-11-25 client every tool as one it may call
