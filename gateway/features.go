@@ -70,7 +70,7 @@ func (g *Gateway) route(next mcp.MethodHandler) mcp.MethodHandler {
 				res = g.filterList(ctx, res)
 			}
 			if err == nil && method == "tools/list" {
-				res = listTaskSupport(req, res)
+				res = g.listTaskSupport(req, res)
 			}
 			return res, err
 		}

@@ -256,8 +256,9 @@ func (s *taskStore) sweep(now time.Time) {
 
 // start makes a task for principal that calls the tool r with args (as
 // the client wrote them) in the background. ttl, if positive, is what
-// the client asked to keep it for.
-func (s *taskStore) start(principal string, r toolRoute, args json.RawMessage, ext bool, ttl time.Duration) (*gwTask, error) {
+// the client asked to keep it for; audit, if not nil, is the call's
+// audit record.
+func (s *taskStore) start(principal string, r toolRoute, args json.RawMessage, ext bool, ttl time.Duration, audit *auditCall) (*gwTask, error) {
 	if ttl <= 0 || ttl > s.opts.ttl() {
 		ttl = s.opts.ttl()
 	}
@@ -290,6 +291,7 @@ func (s *taskStore) start(principal string, r toolRoute, args json.RawMessage, e
 			err = errTaskCancelled
 		}
 		t.finish(res, err, ttl)
+		audit.end(ctx, res, err) // the call's record, written when it ends
 	}()
 	return t, nil
 }

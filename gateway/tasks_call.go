@@ -81,18 +81,25 @@ func (g *Gateway) taskCall(ctx context.Context, req mcp.Request) (_ mcp.Result, 
 	if !asked && !r.u.hasTasks(r.tool, !declared) {
 		return nil, nil, false
 	}
+	ss, _ := req.GetSession().(*mcp.ServerSession)
+	audit := g.audit(ctx, p.Name, ss, p.Arguments)
+	audit.found(r.u.name, r.tool.OriginalName)
 	if err := checkArgs(p.Arguments); err != nil {
+		audit.end(ctx, nil, err)
 		return nil, err, true
 	}
 	if g.draining.Load() {
+		audit.end(ctx, nil, errShuttingDown())
 		return nil, errShuttingDown(), true
 	}
 	if !asked && !declared {
 		res, err := g.waitTaskCall(ctx, req, r, p.Arguments)
+		audit.end(ctx, res, err)
 		return res, err, true
 	}
-	t, err := g.tasks.start(PrincipalFrom(ctx), r, p.Arguments, ext, ttl)
+	t, err := g.tasks.start(PrincipalFrom(ctx), r, p.Arguments, ext, ttl, audit)
 	if err != nil {
+		audit.end(ctx, nil, err)
 		return nil, err, true
 	}
 	if !asked {

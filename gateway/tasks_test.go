@@ -604,3 +604,42 @@ func TestTasksOverStdio(t *testing.T) {
 		t.Fatalf("tasks/result: %v", res)
 	}
 }
+
+// TestTasksForClientsWithout: a client that knows no tasks (go-sdk's, of
+// each version) calls tools of servers that run them as tasks: the call
+// waits for the task's result, a tool that requires a task runs as one,
+// and the server task's question reaches a handshake-era client as
+// elicitation/create.
+func TestTasksForClientsWithout(t *testing.T) {
+	b := startTaskBackends(t)
+	_, url := taskGateway(t, b, nil)
+	for _, v := range []string{v1125, v0728} {
+		t.Run(v, func(t *testing.T) {
+			hc := &http.Client{Transport: bearer{"carol"}}
+			c := mcp.NewClient(&mcp.Implementation{Name: "plain-client"}, &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ken"}}, nil
+			}})
+			cs, err := c.Connect(testCtx(t, 20*time.Second), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: v})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			ctx := testCtx(t, 30*time.Second)
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ext_work", Arguments: map[string]any{"steps": 2, "stepMs": 10}})
+			if err != nil || texts(res) != "done: 2 steps" {
+				t.Fatalf("ext_work: %q, %v", texts(res), err)
+			}
+			started := b.core.Started("fail")
+			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "core_fail"})
+			if b.core.Started("fail") != started+1 {
+				t.Fatalf("core_fail (taskSupport required) did not run as a task: %v, %v", res, err)
+			}
+			if v == v1125 {
+				res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "ext_ask"})
+				if err != nil || texts(res) != "hello Ken (accept)" {
+					t.Fatalf("ext_ask: %q, %v", texts(res), err)
+				}
+			}
+		})
+	}
+}

@@ -305,7 +305,7 @@ func (c liftingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // listTaskSupport shows a 2025-11-25 client every tool as one it may call
 // as a task (execution.taskSupport "optional"): the gateway runs the call
 // as a task when the server does not.
-func listTaskSupport(req mcp.Request, res mcp.Result) mcp.Result {
+func (g *Gateway) listTaskSupport(req mcp.Request, res mcp.Result) mcp.Result {
 	ss, _ := req.GetSession().(*mcp.ServerSession)
 	if ss == nil {
 		return res
@@ -320,7 +320,7 @@ func listTaskSupport(req mcp.Request, res mcp.Result) mcp.Result {
 	}
 	type tool struct {
 		*mcp.Tool
-		Execution map[string]string `json:"execution"`
+		Execution map[string]string `json:"execution,omitempty"`
 	}
 	out := struct {
 		Tools      []tool         `json:"tools"`
@@ -328,7 +328,10 @@ func listTaskSupport(req mcp.Request, res mcp.Result) mcp.Result {
 		Meta       map[string]any `json:"_meta,omitempty"`
 	}{Tools: make([]tool, len(l.Tools)), NextCursor: l.NextCursor, Meta: l.Meta}
 	for i, t := range l.Tools {
-		out.Tools[i] = tool{t, map[string]string{"taskSupport": "optional"}}
+		out.Tools[i] = tool{Tool: t}
+		if !g.search.handles(t.Name) { // the search pair runs no tasks
+			out.Tools[i].Execution = map[string]string{"taskSupport": "optional"}
+		}
 	}
 	return marshalResult(out)
 }
