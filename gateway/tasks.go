@@ -86,6 +86,7 @@ type gwTask struct {
 	created                     time.Time
 	ttl                         time.Duration
 	cancel                      context.CancelCauseFunc
+	counted                     bool          // against its principal's cap (taskStore.mu)
 	done                        chan struct{} // closed when the background call has returned
 	made                        chan struct{} // closed when the server made a task of its own
 
@@ -247,10 +248,19 @@ func (s *taskStore) sweep(now time.Time) {
 		t.mu.Unlock()
 		if gone {
 			delete(s.tasks, id)
-			if s.count[t.principal]--; s.count[t.principal] <= 0 {
-				delete(s.count, t.principal)
-			}
+			s.uncount(t)
 		}
+	}
+}
+
+// uncount takes t off its principal's count; s.mu is held.
+func (s *taskStore) uncount(t *gwTask) {
+	if !t.counted {
+		return
+	}
+	t.counted = false
+	if s.count[t.principal]--; s.count[t.principal] <= 0 {
+		delete(s.count, t.principal)
 	}
 }
 
@@ -277,6 +287,7 @@ func (s *taskStore) start(principal string, r toolRoute, args json.RawMessage, e
 	}
 	s.tasks[t.id] = t
 	s.count[principal]++
+	t.counted = true
 	ctx, cancel := context.WithCancelCause(s.g.ctx)
 	t.cancel = cancel
 	s.wg.Add(1)
@@ -344,16 +355,23 @@ func (s *taskStore) cancelTask(t *gwTask) error {
 	t.changed()
 	t.mu.Unlock()
 	t.cancel(errTaskCancelled)
+	s.mu.Lock()
+	s.uncount(t)
+	s.mu.Unlock()
 	return nil
 }
 
-// fetched records that the client has the task's result.
-func (t *gwTask) fetched() {
+// fetched records that the client has t's outcome: it no longer counts
+// against the cap, and is kept a little longer only.
+func (s *taskStore) fetched(t *gwTask) {
 	t.mu.Lock()
 	if e := time.Now().Add(fetchedGrace); !t.expires.IsZero() && e.Before(t.expires) {
 		t.expires = e
 	}
 	t.mu.Unlock()
+	s.mu.Lock()
+	s.uncount(t)
+	s.mu.Unlock()
 }
 
 // close ends every task's background call and waits for them.

@@ -484,7 +484,7 @@ func TestTasksInputRounds(t *testing.T) {
 // a cancelled and fetched task frees its place.
 func TestTasksCapPerPrincipal(t *testing.T) {
 	b := startTaskBackends(t)
-	_, url := taskGateway(t, b, &Options{Tasks: &TaskOptions{MaxPerPrincipal: 3, TTL: time.Minute}})
+	_, url := taskGateway(t, b, &Options{Tasks: &TaskOptions{MaxPerPrincipal: 3, TTL: time.Minute, PollInterval: 10 * time.Millisecond}})
 	for _, v := range []string{v1125, v0728} {
 		t.Run(v, func(t *testing.T) {
 			hostile := newRawRPC(t, url, v, "mallory-"+v, `{}`)
@@ -498,6 +498,21 @@ func TestTasksCapPerPrincipal(t *testing.T) {
 			other := newRawRPC(t, url, v, "alice-"+v, `{}`)
 			id := other.startTask("plain_echo", `{"text":"x"}`)
 			other.waitStatus(id, "completed")
+			// A cancelled task, and one whose result was fetched, free
+			// their places.
+			list := hostile.call("tasks/list", `{}`)["tasks"].([]any)
+			first := list[0].(map[string]any)["taskId"].(string)
+			hostile.call("tasks/cancel", `{"taskId":"`+first+`"}`)
+			id = hostile.startTask("plain_echo", `{"text":"x"}`)
+			if v == v0728 {
+				hostile.waitStatus(id, "completed")
+			} else {
+				hostile.call("tasks/result", `{"taskId":"`+id+`"}`)
+			}
+			hostile.startTask("plain_echo", `{"text":"x"}`)
+			if e := hostile.callErr("tools/call", `{"name":"plain_echo","arguments":{"text":"x"},"task":{}}`); !strings.Contains(e, "the most the gateway keeps") {
+				t.Fatalf("past the cap again: %q", e)
+			}
 		})
 	}
 }
@@ -642,4 +657,20 @@ func TestTasksForClientsWithout(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTasksExpire: a result nobody fetches is forgotten after the TTL.
+func TestTasksExpire(t *testing.T) {
+	b := startTaskBackends(t)
+	_, url := taskGateway(t, b, &Options{Tasks: &TaskOptions{TTL: 300 * time.Millisecond}})
+	c := newRawRPC(t, url, v1125, "alice", `{}`)
+	id := c.startTask("plain_echo", `{"text":"x"}`)
+	c.waitStatus(id, "completed")
+	for range 200 {
+		if e := c.callErr("tasks/get", `{"taskId":"`+id+`"}`); strings.Contains(e, "unknown task") {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("the result was kept past the TTL")
 }

@@ -71,7 +71,7 @@ func (g *Gateway) tasksGet(ctx context.Context, _ *mcp.ServerSession, p *taskPar
 	}
 	res := g.taskResult(t, false).(*rawResult)
 	if status, _, _, _, _, _, _ := t.snapshot(); t.ext && terminal(status) {
-		t.fetched() // the extension's tasks/get carries the result
+		g.tasks.fetched(t) // the extension's tasks/get carries the result
 	}
 	return res, nil
 }
@@ -89,16 +89,16 @@ func (g *Gateway) tasksResult(ctx context.Context, ss *mcp.ServerSession, p *tas
 		status, _, _, res, rerr, asks, wake := t.snapshot()
 		switch status {
 		case stCompleted:
-			t.fetched()
+			g.tasks.fetched(t)
 			c := *res
 			c.Meta = cloneMeta(res.Meta)
 			c.Meta["io.modelcontextprotocol/related-task"] = map[string]any{"taskId": t.id}
 			return marshalResult(&c).(*rawResult), nil
 		case stFailed:
-			t.fetched()
+			g.tasks.fetched(t)
 			return nil, rerr
 		case stCancelled:
-			t.fetched()
+			g.tasks.fetched(t)
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("task %q was cancelled", t.id)}
 		}
 		for _, q := range asks {
@@ -198,9 +198,7 @@ func (s *taskStore) forget(t *gwTask) {
 	defer s.mu.Unlock()
 	if s.tasks[t.id] == t {
 		delete(s.tasks, t.id)
-		if s.count[t.principal]--; s.count[t.principal] <= 0 {
-			delete(s.count, t.principal)
-		}
+		s.uncount(t)
 	}
 }
 
