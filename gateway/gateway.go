@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/internal/taskwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -129,6 +130,13 @@ func (g *Gateway) newServer() *mcp.Server {
 	if version == "" {
 		version = mcpadapter.Version()
 	}
+	caps := &mcp.ServerCapabilities{
+		Tools:     &mcp.ToolCapabilities{ListChanged: true},
+		Prompts:   &mcp.PromptCapabilities{ListChanged: true},
+		Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+		Logging:   &mcp.LoggingCapabilities{},
+	}
+	caps.AddExtension(taskwire.Extension, map[string]any{}) // tasks.go
 	s := mcp.NewServer(&mcp.Implementation{Name: name, Version: version}, &mcp.ServerOptions{
 		Instructions:       g.opts.Instructions,
 		Logger:             g.log.With("component", "go-sdk server"),
@@ -138,12 +146,7 @@ func (g *Gateway) newServer() *mcp.Server {
 		CompletionHandler:  g.complete,
 		SubscribeHandler:   g.subscribe,
 		UnsubscribeHandler: g.unsubscribe,
-		Capabilities: &mcp.ServerCapabilities{
-			Tools:     &mcp.ToolCapabilities{ListChanged: true},
-			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
-			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
-			Logging:   &mcp.LoggingCapabilities{},
-		},
+		Capabilities:       caps,
 	})
 	s.AddReceivingMiddleware(g.middleware)
 	return s
