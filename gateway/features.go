@@ -52,6 +52,9 @@ func (g *Gateway) route(next mcp.MethodHandler) mcp.MethodHandler {
 					return nil, err
 				}
 			}
+		case "initialize":
+			res, err := next(ctx, method, req)
+			return withTasksCapability(res), err
 		case "logging/setLevel":
 			if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && p != nil {
 				if ss, ok := req.GetSession().(*mcp.ServerSession); ok {

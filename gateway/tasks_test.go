@@ -146,8 +146,8 @@ func newRawRPC(t *testing.T, url, v, who, caps string) *rawRPC {
 		return r
 	}
 	res, _ := r.do(testCtx(t, 10*time.Second), "initialize", `{"protocolVersion":"`+v+`","capabilities":`+caps+`,"clientInfo":{"name":"raw","version":"1"}}`, nil)
-	if res == nil {
-		t.Fatal("initialize failed")
+	if !strings.Contains(string(res), `"tasks":{"cancel":{},"list":{},"requests":{"tools":{"call":{}}}}`) {
+		t.Fatalf("initialize declares no tasks capability: %s", res)
 	}
 	r.notify(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return r

@@ -333,3 +333,28 @@ func (g *Gateway) listTaskSupport(req mcp.Request, res mcp.Result) mcp.Result {
 	}
 	return marshalResult(out)
 }
+
+// withTasksCapability adds the tasks capability of 2025-11-25 (list,
+// cancel, task-augmented tools/call) to an initialize result of that
+// version; go-sdk v1.8.0's capabilities have no field for it.
+func withTasksCapability(res mcp.Result) mcp.Result {
+	ir, ok := res.(*mcp.InitializeResult)
+	if !ok || ir == nil || ir.ProtocolVersion != "2025-11-25" {
+		return res
+	}
+	b, err := json.Marshal(ir)
+	if err != nil {
+		return res
+	}
+	var m map[string]any
+	if json.Unmarshal(b, &m) != nil {
+		return res
+	}
+	caps, _ := m["capabilities"].(map[string]any)
+	if caps == nil {
+		caps = map[string]any{}
+		m["capabilities"] = caps
+	}
+	caps["tasks"] = map[string]any{"list": map[string]any{}, "cancel": map[string]any{}, "requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}}}
+	return marshalResult(m)
+}
