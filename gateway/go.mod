@@ -4,6 +4,8 @@ go 1.26.0
 
 require (
 	github.com/mcpadapter/mcpadapter v0.1.0
+	github.com/mcpadapter/mcpadapter/pgstore v0.1.0
+	github.com/mcpadapter/mcpadapter/redisstore v0.1.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/yosida95/uritemplate/v3 v3.0.2
 )
