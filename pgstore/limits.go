@@ -32,8 +32,8 @@ type LimitStore struct {
 	where   string
 
 	take, wait, lock, expire, lease, first, renew, release, once, seen string
-	sweeps                                                               []string
-	lastSweep                                                            atomic.Int64
+	sweeps                                                             []string
+	lastSweep                                                          atomic.Int64
 }
 
 // NewLimitStore checks the store's tables on pool (creating those missing,

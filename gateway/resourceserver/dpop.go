@@ -1,12 +1,12 @@
 package resourceserver
 
 import (
+	"context"
 	"crypto"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
-	"context"
 	"fmt"
 	"net/http"
 	"net/url"

@@ -196,4 +196,3 @@ func TestDPoPReplayShared(t *testing.T) {
 		})
 	}
 }
-
