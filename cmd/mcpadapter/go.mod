@@ -8,6 +8,10 @@ require (
 	github.com/google/jsonschema-go v0.4.3
 	github.com/mcpadapter/mcpadapter v0.1.0
 	github.com/mcpadapter/mcpadapter/gateway v0.1.0
+	github.com/mcpadapter/mcpadapter/pgstore v0.1.0
+	github.com/mcpadapter/mcpadapter/redisstore v0.1.0
+	github.com/jackc/pgx/v5 v5.12.0
+	github.com/redis/go-redis/v9 v9.23.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
