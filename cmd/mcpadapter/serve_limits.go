@@ -31,7 +31,7 @@ type serveLimitFlags struct {
 }
 
 func (f *serveLimitFlags) register(fl *pflag.FlagSet) {
-	fl.StringArrayVar(&f.rules, "limit", nil, "a rate limit or concurrency cap on tool calls, `k=v,...` of name, principal, server, tool (patterns), per (principal+server+tool), rate (N/DURATION), burst, concurrent (repeatable; docs/gateway.md)")
+	fl.StringArrayVar(&f.rules, "limit", nil, "a rate limit or concurrency cap on tool calls: comma-separated `k=v` pairs of name, principal, server, tool (patterns), per (principal+server+tool), rate (N/DURATION), burst, concurrent (repeatable; docs/gateway.md)")
 	fl.StringVar(&f.storeEnv, "store-env", "", "the environment `variable` holding a redis:// or postgres:// URL: replicas share --limit counters and DPoP proofs there (default: in memory, this process only)")
 	fl.BoolVar(&f.failOpen, "limits-fail-open", false, "let calls through unlimited while the store fails (default: refuse them)")
 	fl.DurationVar(&f.leaseTTL, "limit-lease-ttl", 0, fmt.Sprintf("how long a dead replica's call keeps its concurrency slot (default %s)", gateway.DefaultLeaseTTL))

@@ -119,7 +119,9 @@ func TestServeLimitsReplicaKilled(t *testing.T) {
 	if we, err := echo(); we != nil || err != nil {
 		t.Fatalf("alice's first call on B: %v, %v", we, err)
 	}
-	go func() { _, _ = onA.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 60000}}) }()
+	go func() {
+		_, _ = onA.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 60000}})
+	}()
 	// Wait until A's call holds the slot: B refuses alice.
 	var refused *jsonrpc.Error
 	for range 600 {
