@@ -25,7 +25,7 @@ import (
 // behind gateways that each sit behind a resource server accepting the
 // API keys of alice, bob and mallory.
 type limitEnv struct {
-	t       *testing.T
+	t       testing.TB
 	srv     *mcp.Server
 	started chan struct{} // one value per hold call that began
 	finish  chan struct{} // one value ends one hold call
@@ -37,7 +37,7 @@ var limitKeys = map[string]string{
 	"mallory": "mallory-key-0123456789abcd",
 }
 
-func newLimitEnv(t *testing.T) *limitEnv {
+func newLimitEnv(t testing.TB) *limitEnv {
 	e := &limitEnv{t: t, started: make(chan struct{}, 1000), finish: make(chan struct{}, 1000)}
 	e.srv = mcp.NewServer(&mcp.Implementation{Name: "limited", Version: "1"}, nil)
 	type none struct{}
@@ -96,7 +96,7 @@ func (e *limitEnv) client(url, principal string) *mcp.ClientSession {
 // call calls tool and returns the gateway's limit error (nil when the
 // call went through); any other failure fails the test and is returned
 // with code 0.
-func call(t *testing.T, ctx context.Context, cs *mcp.ClientSession, tool string) *jsonrpc.Error {
+func call(t testing.TB, ctx context.Context, cs *mcp.ClientSession, tool string) *jsonrpc.Error {
 	t.Helper()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool})
 	var we *jsonrpc.Error
@@ -111,7 +111,7 @@ func call(t *testing.T, ctx context.Context, cs *mcp.ClientSession, tool string)
 }
 
 // limitData decodes the data of a limit error.
-func limitData(t *testing.T, we *jsonrpc.Error) LimitData {
+func limitData(t testing.TB, we *jsonrpc.Error) LimitData {
 	t.Helper()
 	var d LimitData
 	if err := json.Unmarshal(we.Data, &d); err != nil || d.RetryAfterMs < 1 || d.Limit == "" {
@@ -148,11 +148,11 @@ func TestLimitsInMemory(t *testing.T) {
 	}
 }
 
-// limitStores are the shared stores on real servers; stop stops the
+// limitStores are the shared stores on real servers, each with its
 // server.
-func limitStores(t *testing.T) map[string]func() (LimitStore, func() error) {
-	return map[string]func() (LimitStore, func() error){
-		"redis": func() (LimitStore, func() error) {
+func limitStores(t testing.TB) map[string]func() (LimitStore, *testdb.Server) {
+	return map[string]func() (LimitStore, *testdb.Server){
+		"redis": func() (LimitStore, *testdb.Server) {
 			srv := testdb.Redis(t)
 			opts, err := redis.ParseURL(srv.URL)
 			if err != nil {
@@ -160,9 +160,9 @@ func limitStores(t *testing.T) map[string]func() (LimitStore, func() error) {
 			}
 			rdb := redis.NewClient(opts)
 			t.Cleanup(func() { rdb.Close() })
-			return redisstore.NewLimitStore(rdb, nil), srv.Stop
+			return redisstore.NewLimitStore(rdb, nil), srv
 		},
-		"postgres": func() (LimitStore, func() error) {
+		"postgres": func() (LimitStore, *testdb.Server) {
 			srv := testdb.Postgres(t)
 			pool, err := pgxpool.New(context.Background(), srv.URL)
 			if err != nil {
@@ -173,7 +173,7 @@ func limitStores(t *testing.T) map[string]func() (LimitStore, func() error) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return s, srv.Stop
+			return s, srv
 		},
 	}
 }
@@ -188,7 +188,7 @@ func limitStores(t *testing.T) map[string]func() (LimitStore, func() error) {
 func TestLimitsShared(t *testing.T) {
 	for name, open := range limitStores(t) {
 		t.Run(name, func(t *testing.T) {
-			store, stop := open()
+			store, srv := open()
 			e := newLimitEnv(t)
 			rules := []LimitRule{
 				{Name: "calls", Per: "principal", Tool: "echo", Rate: 10, Period: time.Hour},
@@ -274,7 +274,7 @@ func TestLimitsShared(t *testing.T) {
 			closed := e.client(urls[0], "bob")
 			openURL := e.replica(&Limits{Rules: rules, Store: store, StoreTimeout: 2 * time.Second, FailOpen: true})
 			opened := e.client(openURL, "bob")
-			if err := stop(); err != nil {
+			if err := srv.Stop(); err != nil {
 				t.Fatal(err)
 			}
 			we = call(t, ctx, closed, "echo")
