@@ -189,18 +189,18 @@ func checkRule(r LimitRule) (limitRule, error) {
 		case "tool":
 			lr.perTool = true
 		default:
-			return lr, fmt.Errorf("Per %q: want principal, server or tool", p)
+			return lr, fmt.Errorf("per %q: want principal, server or tool", p)
 		}
 	}
 	switch {
 	case r.Rate < 0 || r.Burst < 0 || r.Concurrent < 0:
-		return lr, errors.New("Rate, Burst and Concurrent cannot be negative")
+		return lr, errors.New("a negative Rate, Burst or Concurrent")
 	case r.Rate == 0 && r.Concurrent == 0:
 		return lr, errors.New("neither Rate nor Concurrent is set")
 	case r.Rate > 0 && r.Period <= 0:
-		return lr, errors.New("Rate needs a Period")
+		return lr, errors.New("a Rate needs a Period")
 	case r.Rate > 0 && r.Period/time.Duration(r.Rate) < time.Microsecond:
-		return lr, errors.New("Rate per Period is over one call per microsecond")
+		return lr, errors.New("a Rate over one call per microsecond in its Period")
 	}
 	if r.Rate > 0 {
 		lr.interval = r.Period / time.Duration(r.Rate)

@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -43,7 +42,7 @@ func (f *serveLimitFlags) register(fl *pflag.FlagSet) {
 func (f *serveLimitFlags) open(ctx context.Context, logger *slog.Logger) (*gateway.Limits, resourceserver.ReplayStore, func(), error) {
 	var rules []gateway.LimitRule
 	for _, s := range f.rules {
-		r, err := parseLimit(s)
+		r, err := gateway.ParseLimitRule(s)
 		if err != nil {
 			return nil, nil, nil, cmdline.Usagef("--limit %q: %v", s, err)
 		}
@@ -105,48 +104,6 @@ func openStore(ctx context.Context, raw string, logger *slog.Logger) (sharedStor
 // redactErr is err's text without raw (a URL that may hold a password).
 func redactErr(err error, raw string) string {
 	return strings.ReplaceAll(err.Error(), raw, "(the URL)")
-}
-
-// parseLimit reads one --limit: comma-separated k=v pairs.
-func parseLimit(s string) (gateway.LimitRule, error) {
-	var r gateway.LimitRule
-	for _, kv := range strings.Split(s, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
-		if !ok {
-			return r, fmt.Errorf("%q is not k=v", kv)
-		}
-		var err error
-		switch k {
-		case "name":
-			r.Name = v
-		case "principal":
-			r.Principal = v
-		case "server":
-			r.Server = v
-		case "tool":
-			r.Tool = v
-		case "per":
-			r.Per = strings.ReplaceAll(v, "+", ",")
-		case "rate":
-			n, d, ok := strings.Cut(v, "/")
-			if !ok {
-				return r, fmt.Errorf("rate %q: want N/DURATION, e.g. 100/1m", v)
-			}
-			if r.Rate, err = strconv.Atoi(n); err == nil {
-				r.Period, err = time.ParseDuration(d)
-			}
-		case "burst":
-			r.Burst, err = strconv.Atoi(v)
-		case "concurrent":
-			r.Concurrent, err = strconv.Atoi(v)
-		default:
-			return r, fmt.Errorf("unknown key %q (want name, principal, server, tool, per, rate, burst, concurrent)", k)
-		}
-		if err != nil {
-			return r, fmt.Errorf("%s: %v", k, err)
-		}
-	}
-	return r, nil
 }
 
 // describeLimits prints the limits and where they are kept.
