@@ -3,16 +3,13 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -23,49 +20,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// startServe starts `mcpadapter serve` with args and env, and returns the
-// process and the URL it listens on.
-func startServe(t *testing.T, dir string, env []string, args ...string) (*exec.Cmd, string) {
-	t.Helper()
-	cmd := exec.Command(bin, append([]string{"serve"}, args...)...)
-	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "HOME="+dir), env...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	lines := make(chan string, 100)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	var printed []string
-	deadline := time.After(60 * time.Second)
-	for {
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				t.Fatalf("serve ended:\n%s\n%s", strings.Join(printed, "\n"), stderr.String())
-			}
-			printed = append(printed, l)
-			if _, rest, ok := strings.Cut(l, "listening on "); ok {
-				return cmd, strings.Fields(rest)[0]
-			}
-		case <-deadline:
-			t.Fatalf("serve did not say where it listens:\n%s", strings.Join(printed, "\n"))
-		}
-	}
-}
 
 type bearerRT struct{ token string }
 
@@ -93,8 +47,8 @@ func TestServeLimitsReplicaKilled(t *testing.T) {
 	env := []string{"KEY_ALICE=" + key, "STORE=" + store.URL}
 	args := []string{"--config", cfg, "--listen", "127.0.0.1:0", "--api-key", "alice=KEY_ALICE",
 		"--limit", "name=one-at-a-time,per=principal,concurrent=1", "--store-env", "STORE", "--limit-lease-ttl", lease.String()}
-	a, urlA := startServe(t, dir, env, args...)
-	_, urlB := startServe(t, dir, env, args...)
+	a := startServe(t, dir, env, args...)
+	urlA, urlB := a.URL, startServe(t, dir, env, args...).URL
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -142,10 +96,7 @@ func TestServeLimitsReplicaKilled(t *testing.T) {
 	if err := json.Unmarshal(refused.Data, &d); err != nil || d.Kind != "concurrency" || d.Limit != "one-at-a-time" || d.RetryAfterMs < 1 || d.RetryAfterMs > lease.Milliseconds() {
 		t.Errorf("B's refusal: %q %s (%v); want the limit, kind concurrency and a retry within the lease", refused.Message, refused.Data, err)
 	}
-	if err := a.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_, _ = a.Process.Wait()
+	_ = a.stop(syscall.SIGKILL)
 	// The slot comes back within the lease: B's call goes through.
 	for i := 0; ; i++ {
 		we, err := echo()
