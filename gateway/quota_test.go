@@ -196,7 +196,7 @@ func TestLimitsShared(t *testing.T) {
 			}
 			var urls []string
 			for range 3 {
-				urls = append(urls, e.replica(&Limits{Rules: rules, Store: store, StoreTimeout: 2 * time.Second}))
+				urls = append(urls, e.replica(&Limits{Rules: rules, Store: store, StoreTimeout: 20 * time.Second}))
 			}
 			ctx := testCtx(t, 60*time.Second)
 
@@ -272,7 +272,7 @@ func TestLimitsShared(t *testing.T) {
 
 			// The store stops.
 			closed := e.client(urls[0], "bob")
-			openURL := e.replica(&Limits{Rules: rules, Store: store, StoreTimeout: 2 * time.Second, FailOpen: true})
+			openURL := e.replica(&Limits{Rules: rules, Store: store, StoreTimeout: 20 * time.Second, FailOpen: true})
 			opened := e.client(openURL, "bob")
 			if err := srv.Stop(); err != nil {
 				t.Fatal(err)

@@ -46,7 +46,8 @@ func TestServeLimitsReplicaKilled(t *testing.T) {
 	}
 	env := []string{"KEY_ALICE=" + key, "STORE=" + store.URL}
 	args := []string{"--config", cfg, "--listen", "127.0.0.1:0", "--api-key", "alice=KEY_ALICE",
-		"--limit", "name=one-at-a-time,per=principal,concurrent=1", "--store-env", "STORE", "--limit-lease-ttl", lease.String()}
+		"--limit", "name=one-at-a-time,per=principal,concurrent=1", "--store-env", "STORE", "--limit-lease-ttl", lease.String(),
+		"--store-timeout", "20s"} // the test's Redis syncs its file at every write
 	a := startServe(t, dir, env, args...)
 	urlA, urlB := a.URL, startServe(t, dir, env, args...).URL
 
@@ -73,12 +74,19 @@ func TestServeLimitsReplicaKilled(t *testing.T) {
 	if we, err := echo(); we != nil || err != nil {
 		t.Fatalf("alice's first call on B: %v, %v", we, err)
 	}
+	endedA := make(chan error, 1)
 	go func() {
-		_, _ = onA.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 60000}})
+		_, err := onA.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 60000}})
+		endedA <- err
 	}()
 	// Wait until A's call holds the slot: B refuses alice.
 	var refused *jsonrpc.Error
 	for range 600 {
+		select {
+		case err := <-endedA:
+			t.Fatalf("alice's call on A ended before A was killed: %v\n%s", err, a.stderr)
+		default:
+		}
 		we, err := echo()
 		if err != nil {
 			t.Fatal(err)
@@ -90,7 +98,7 @@ func TestServeLimitsReplicaKilled(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	if refused == nil {
-		t.Fatal("B never refused alice while her call ran on A")
+		t.Fatalf("B never refused alice while her call ran on A:\n%s", a.stderr)
 	}
 	var d gateway.LimitData
 	if err := json.Unmarshal(refused.Data, &d); err != nil || d.Kind != "concurrency" || d.Limit != "one-at-a-time" || d.RetryAfterMs < 1 || d.RetryAfterMs > lease.Milliseconds() {
