@@ -41,6 +41,9 @@ func (g *Gateway) route(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		switch method {
 		case "tools/call":
+			if res, err, ok := g.taskCall(ctx, req); ok {
+				return res, err
+			}
 			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && p != nil && !g.search.handles(p.Name) {
 				if _, ok := g.cat.tool(p.Name); !ok {
 					err := g.unknownTool(ctx, p.Name)
@@ -49,6 +52,9 @@ func (g *Gateway) route(next mcp.MethodHandler) mcp.MethodHandler {
 					return nil, err
 				}
 			}
+		case "initialize":
+			res, err := next(ctx, method, req)
+			return withTasksCapability(res), err
 		case "logging/setLevel":
 			if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && p != nil {
 				if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
@@ -63,10 +69,13 @@ func (g *Gateway) route(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
 			res, err := next(ctx, method, req)
-			if err != nil || g.opts.Policy == nil {
-				return res, err
+			if err == nil && g.opts.Policy != nil {
+				res = g.filterList(ctx, res)
 			}
-			return g.filterList(ctx, res), nil
+			if err == nil && method == "tools/list" {
+				res = g.listTaskSupport(req, res)
+			}
+			return res, err
 		}
 		return next(ctx, method, req)
 	}

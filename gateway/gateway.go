@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/internal/taskwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -28,6 +29,7 @@ type Gateway struct {
 	cat    *catalog
 	search *search
 	parks  *parking
+	tasks  *taskStore
 
 	stateful, stateless httpHandler
 
@@ -88,6 +90,10 @@ func New(servers []Server, opts *Options) (*Gateway, error) {
 	}
 	g.opts.Prefix = prefix
 	g.server = g.newServer()
+	if err := g.addTaskMethods(); err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
+	g.tasks = newTaskStore(g)
 	g.cat = newCatalog(g)
 	g.search = newSearch(g)
 	g.parks = newParking(g.opts.parkTimeout())
@@ -130,6 +136,13 @@ func (g *Gateway) newServer() *mcp.Server {
 	if version == "" {
 		version = mcpadapter.Version()
 	}
+	caps := &mcp.ServerCapabilities{
+		Tools:     &mcp.ToolCapabilities{ListChanged: true},
+		Prompts:   &mcp.PromptCapabilities{ListChanged: true},
+		Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+		Logging:   &mcp.LoggingCapabilities{},
+	}
+	caps.AddExtension(taskwire.Extension, map[string]any{}) // tasks.go
 	s := mcp.NewServer(&mcp.Implementation{Name: name, Version: version}, &mcp.ServerOptions{
 		Instructions:       g.opts.Instructions,
 		Logger:             g.log.With("component", "go-sdk server"),
@@ -139,12 +152,7 @@ func (g *Gateway) newServer() *mcp.Server {
 		CompletionHandler:  g.complete,
 		SubscribeHandler:   g.subscribe,
 		UnsubscribeHandler: g.unsubscribe,
-		Capabilities: &mcp.ServerCapabilities{
-			Tools:     &mcp.ToolCapabilities{ListChanged: true},
-			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
-			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
-			Logging:   &mcp.LoggingCapabilities{},
-		},
+		Capabilities:       caps,
 	})
 	s.AddReceivingMiddleware(g.middleware)
 	return s
@@ -261,6 +269,9 @@ func (g *Gateway) Close() error {
 		for ss := range g.server.Sessions() {
 			_ = ss.Close()
 		}
+		// The tasks' calls end first: their servers are told (a
+		// cancellation, or tasks/cancel) while the connections are up.
+		g.tasks.close()
 		var errs []error
 		for _, u := range g.servers() {
 			if e := u.client.Close(); e != nil {

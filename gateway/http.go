@@ -88,6 +88,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, http.StatusServiceUnavailable, errShuttingDown())
 		return
 	}
+	g.liftTask(r)
 	if modern {
 		g.stateless.ServeHTTP(w, r)
 		return

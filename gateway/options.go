@@ -114,6 +114,9 @@ type Options struct {
 	// bounds how long a client that never answers holds them back. Zero
 	// means DefaultParkTimeout.
 	ParkTimeout time.Duration
+	// Tasks bounds the tasks the gateway runs for its clients (tasks.go);
+	// nil means the defaults.
+	Tasks *TaskOptions
 	// SessionTimeout closes handshake-era client sessions idle this long;
 	// zero means never.
 	SessionTimeout time.Duration

@@ -11,7 +11,7 @@ import (
 // starts the gateway as its only server: os.Stdin and os.Stdout) until the
 // client closes in or ctx ends. The gateway must have been started.
 func (g *Gateway) ServeStdio(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
-	ss, err := g.server.Connect(ctx, &mcp.IOTransport{Reader: in, Writer: out}, nil)
+	ss, err := g.server.Connect(ctx, liftingTransport{&mcp.IOTransport{Reader: in, Writer: out}}, nil)
 	if err != nil {
 		return err
 	}

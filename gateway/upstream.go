@@ -451,7 +451,13 @@ func (u *upstream) setSubscribed(uri string, ss *mcp.ServerSession, on bool) boo
 // onElicit, onSample and onRoots take a handshake-era server's questions
 // to the client whose request they are for.
 func (u *upstream) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	if t := taskFrom(ctx); t != nil { // a question of a task (tasks.go)
+		return t.ask(ctx, req.Params)
+	}
 	o, err := u.lane.attribute()
+	if so, ok := ctx.Value(syncOriginKey{}).(*origin); ok {
+		o, err = so, nil
+	}
 	if err != nil {
 		u.g.log.Warn("refused a server's elicitation", "server", u.name, "reason", err)
 		return nil, err

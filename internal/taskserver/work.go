@@ -58,12 +58,20 @@ func (s *Server) view(t *task, created bool) *taskResult {
 		ttl := int64(time.Hour / time.Millisecond)
 		r.PollIntervalMs, r.TTLMs, r.PollInterval, r.TTL = r.PollInterval, &ttl, nil, nil
 	}
-	if created {
-		r.ResultType = "task"
-		return r
-	}
 	if s.opts.Core {
+		if created {
+			r.ResultType = "task"
+		}
 		return r // 2025-11-25: the result comes with tasks/result
+	}
+	if created {
+		// A task may wait for input already when the call is answered:
+		// its questions come with it.
+		r.ResultType = "task"
+		if t.status == "input_required" {
+			r.InputRequests = t.asks
+		}
+		return r
 	}
 	switch t.status {
 	case "completed":

@@ -1,0 +1,386 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The gateway's tasks. A client that asks for a task (the "task" member
+// of a 2025-11-25 tools/call) or declares the 2026-07-28 Tasks extension
+// and calls a server that has Tasks gets a task of the gateway's: the
+// call runs in the background on the server's client, which makes it a
+// task of the server's when the server has Tasks (and follows it: the
+// server's id stays inside the gateway) and a plain call otherwise. The
+// gateway's task id names the server and is bound to the principal that
+// made it: another principal's requests about it are answered "unknown
+// task". Tasks live in the gateway's memory: they end when it closes.
+
+// TaskOptions bounds the tasks the gateway keeps (Options.Tasks).
+type TaskOptions struct {
+	// MaxPerPrincipal is how many tasks one principal may have at once,
+	// running or with a result not yet fetched (default 64). Past it a
+	// request for a task is refused with CodeTooManyTasks.
+	MaxPerPrincipal int
+	// TTL is how long a finished task's result is kept when the client
+	// does not fetch it (default 10 minutes; a 2025-11-25 client's "ttl"
+	// may shorten it). A fetched result is kept one minute more.
+	TTL time.Duration
+	// PollInterval is the interval advised to clients (default 200ms).
+	PollInterval time.Duration
+}
+
+// CodeTooManyTasks is the JSON-RPC error code of a request for a task
+// past TaskOptions.MaxPerPrincipal.
+const CodeTooManyTasks = -32014
+
+const fetchedGrace = time.Minute
+
+func (o *TaskOptions) max() int {
+	if o == nil || o.MaxPerPrincipal <= 0 {
+		return 64
+	}
+	return o.MaxPerPrincipal
+}
+
+func (o *TaskOptions) ttl() time.Duration {
+	if o == nil || o.TTL <= 0 {
+		return 10 * time.Minute
+	}
+	return o.TTL
+}
+
+func (o *TaskOptions) poll() time.Duration {
+	if o == nil || o.PollInterval <= 0 {
+		return 200 * time.Millisecond
+	}
+	return o.PollInterval
+}
+
+// Task statuses.
+const (
+	stWorking   = "working"
+	stInput     = "input_required"
+	stCompleted = "completed"
+	stFailed    = "failed"
+	stCancelled = "cancelled"
+)
+
+func terminal(status string) bool {
+	return status == stCompleted || status == stFailed || status == stCancelled
+}
+
+// gwTask is one task of the gateway.
+type gwTask struct {
+	id, principal, server, tool string
+	ext                         bool // made for a 2026-07-28 client: answered in the extension's form
+	created                     time.Time
+	ttl                         time.Duration
+	cancel                      context.CancelCauseFunc
+	counted                     bool          // against its principal's cap (taskStore.mu)
+	done                        chan struct{} // closed when the background call has returned
+	made                        chan struct{} // closed when the server made a task of its own
+
+	mu      sync.Mutex
+	status  string
+	message string
+	updated time.Time
+	result  *mcp.CallToolResult
+	err     *jsonrpc.Error
+	remote  string          // the server's own task id
+	asks    []*taskQuestion // the server's questions waiting for the client
+	seq     int
+	expires time.Time     // zero while it runs
+	wake    chan struct{} // closed and replaced on every change
+}
+
+// taskQuestion is a question of the server's task for the client.
+type taskQuestion struct {
+	key    string
+	params *mcp.ElicitParams
+	answer chan *mcp.ElicitResult // buffered: one answer
+}
+
+// changed records a change; t.mu is held.
+func (t *gwTask) changed() {
+	t.updated = time.Now()
+	close(t.wake)
+	t.wake = make(chan struct{})
+}
+
+// snapshot returns what a view of t shows.
+func (t *gwTask) snapshot() (status, msg string, updated time.Time, res *mcp.CallToolResult, err *jsonrpc.Error, asks []*taskQuestion, wake chan struct{}) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.status, t.message, t.updated, t.result, t.err, slices.Clone(t.asks), t.wake
+}
+
+// finish records the outcome of the background call.
+func (t *gwTask) finish(res *mcp.CallToolResult, err error, ttl time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.asks = nil
+	t.expires = time.Now().Add(ttl)
+	if terminal(t.status) {
+		t.changed()
+		return // cancelled already
+	}
+	switch {
+	case err == nil:
+		t.status, t.result = stCompleted, res
+	case errors.Is(err, errTaskCancelled) || errors.As(err, new(*mcpadapter.TaskCancelledError)):
+		t.status, t.message = stCancelled, "cancelled"
+	default:
+		t.status, t.err = stFailed, taskRPCError(err)
+		t.message = t.err.Message
+	}
+	t.changed()
+}
+
+// taskRPCError is the JSON-RPC error a failed task shows.
+func taskRPCError(err error) *jsonrpc.Error {
+	var we *jsonrpc.Error
+	if errors.As(err, &we) {
+		return we
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+}
+
+var errTaskCancelled = errors.New("the client cancelled the task")
+
+// setRemote records the server's own task (OnTask).
+func (t *gwTask) setRemote(id string) {
+	t.mu.Lock()
+	first := t.remote == ""
+	t.remote = id
+	t.mu.Unlock()
+	if first {
+		close(t.made)
+	}
+}
+
+// ask puts a question of the server's task to the client and waits for
+// its answer, or for the task (ctx) to end.
+func (t *gwTask) ask(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	q := &taskQuestion{params: p, answer: make(chan *mcp.ElicitResult, 1)}
+	t.mu.Lock()
+	t.seq++
+	q.key = "q" + strconv.Itoa(t.seq)
+	t.asks = append(t.asks, q)
+	t.status, t.message = stInput, "waiting for the client's answer"
+	t.changed()
+	t.mu.Unlock()
+	defer func() {
+		t.mu.Lock()
+		t.asks = slices.DeleteFunc(t.asks, func(x *taskQuestion) bool { return x == q })
+		if t.status == stInput && len(t.asks) == 0 {
+			t.status, t.message = stWorking, ""
+			t.changed()
+		}
+		t.mu.Unlock()
+	}()
+	select {
+	case r := <-q.answer:
+		return r, nil
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+// answer hands the client's answer to the question key; it reports
+// whether a question waited for it.
+func (t *gwTask) answer(key string, r *mcp.ElicitResult) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, q := range t.asks {
+		if q.key == key {
+			select {
+			case q.answer <- r:
+				return true
+			default:
+				return false
+			}
+		}
+	}
+	return false
+}
+
+type taskKey struct{}
+
+// taskFrom returns the gateway task a background call's context runs.
+func taskFrom(ctx context.Context) *gwTask {
+	t, _ := ctx.Value(taskKey{}).(*gwTask)
+	return t
+}
+
+type syncOriginKey struct{}
+
+// taskStore holds the gateway's tasks.
+type taskStore struct {
+	g    *Gateway
+	opts *TaskOptions
+	wg   sync.WaitGroup // the background calls
+
+	mu     sync.Mutex
+	closed bool
+	tasks  map[string]*gwTask
+	count  map[string]int // by principal
+}
+
+func newTaskStore(g *Gateway) *taskStore {
+	return &taskStore{g: g, opts: g.opts.Tasks, tasks: make(map[string]*gwTask), count: make(map[string]int)}
+}
+
+// sweep forgets the tasks whose result has expired; s.mu is held.
+func (s *taskStore) sweep(now time.Time) {
+	for id, t := range s.tasks {
+		t.mu.Lock()
+		gone := !t.expires.IsZero() && now.After(t.expires)
+		t.mu.Unlock()
+		if gone {
+			delete(s.tasks, id)
+			s.uncount(t)
+		}
+	}
+}
+
+// uncount takes t off its principal's count; s.mu is held.
+func (s *taskStore) uncount(t *gwTask) {
+	if !t.counted {
+		return
+	}
+	t.counted = false
+	if s.count[t.principal]--; s.count[t.principal] <= 0 {
+		delete(s.count, t.principal)
+	}
+}
+
+// start makes a task for principal that calls the tool r with args (as
+// the client wrote them) in the background. ttl, if positive, is what
+// the client asked to keep it for; audit, if not nil, is the call's
+// audit record.
+func (s *taskStore) start(principal string, r toolRoute, args json.RawMessage, ext bool, ttl time.Duration, audit *auditCall) (*gwTask, error) {
+	if ttl <= 0 || ttl > s.opts.ttl() {
+		ttl = s.opts.ttl()
+	}
+	now := time.Now()
+	t := &gwTask{id: r.u.name + "." + newKey(), principal: principal, server: r.u.name, tool: r.tool.OriginalName, ext: ext,
+		created: now, updated: now, ttl: ttl, status: stWorking, done: make(chan struct{}), made: make(chan struct{}), wake: make(chan struct{})}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, errShuttingDown()
+	}
+	s.sweep(now)
+	if max := s.opts.max(); s.count[principal] >= max {
+		s.mu.Unlock()
+		return nil, &jsonrpc.Error{Code: CodeTooManyTasks, Message: fmt.Sprintf("you have %d tasks running or with results not yet fetched, the most the gateway keeps for one principal; fetch or cancel one first", max)}
+	}
+	s.tasks[t.id] = t
+	s.count[principal]++
+	t.counted = true
+	ctx, cancel := context.WithCancelCause(s.g.ctx)
+	t.cancel = cancel
+	s.wg.Add(1)
+	s.mu.Unlock()
+	ctx = context.WithValue(withPrincipal(ctx, principal), taskKey{}, t)
+	go func() {
+		defer s.wg.Done()
+		defer close(t.done)
+		defer cancel(nil)
+		res, err := s.g.runTaskCall(ctx, r, args, mcpadapter.TaskPrefer, t.setRemote)
+		if err != nil && context.Cause(ctx) != nil && errors.Is(context.Cause(ctx), errTaskCancelled) {
+			err = errTaskCancelled
+		}
+		t.finish(res, err, ttl)
+		audit.end(ctx, res, err) // the call's record, written when it ends
+	}()
+	return t, nil
+}
+
+// get returns principal's task id, or the "unknown task" error: also for
+// a task of another principal's.
+func (s *taskStore) get(principal, id string) (*gwTask, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sweep(time.Now())
+	t := s.tasks[id]
+	if t == nil || t.principal != principal {
+		return nil, errUnknownTask(id)
+	}
+	return t, nil
+}
+
+func errUnknownTask(id string) *jsonrpc.Error {
+	if len(id) > 100 {
+		id = id[:100] + "…"
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown task %q", id)}
+}
+
+// list returns principal's tasks, oldest first.
+func (s *taskStore) list(principal string) []*gwTask {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sweep(time.Now())
+	var out []*gwTask
+	for _, t := range s.tasks {
+		if t.principal == principal {
+			out = append(out, t)
+		}
+	}
+	slices.SortFunc(out, func(a, b *gwTask) int { return a.created.Compare(b.created) })
+	return out
+}
+
+// cancelTask cancels t: its background call ends (the server is told:
+// notifications/cancelled, or tasks/cancel for a task of its own).
+func (s *taskStore) cancelTask(t *gwTask) error {
+	t.mu.Lock()
+	if terminal(t.status) {
+		st := t.status
+		t.mu.Unlock()
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("task %q is %s already", t.id, st)}
+	}
+	t.status, t.message = stCancelled, "cancelled by the client"
+	t.changed()
+	t.mu.Unlock()
+	t.cancel(errTaskCancelled)
+	s.mu.Lock()
+	s.uncount(t)
+	s.mu.Unlock()
+	return nil
+}
+
+// fetched records that the client has t's outcome: it no longer counts
+// against the cap, and is kept a little longer only.
+func (s *taskStore) fetched(t *gwTask) {
+	t.mu.Lock()
+	if e := time.Now().Add(fetchedGrace); !t.expires.IsZero() && e.Before(t.expires) {
+		t.expires = e
+	}
+	t.mu.Unlock()
+	s.mu.Lock()
+	s.uncount(t)
+	s.mu.Unlock()
+}
+
+// close ends every task's background call and waits for them.
+func (s *taskStore) close() {
+	s.mu.Lock()
+	s.closed = true
+	for _, t := range s.tasks {
+		t.cancel(errClosed)
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+}
