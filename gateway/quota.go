@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -44,7 +45,9 @@ const (
 // over a limit gets a JSON-RPC error with code CodeLimited whose data
 // says when to retry (LimitData).
 type Limits struct {
-	// Rules are the limits; a call counts against every rule it matches.
+	// Rules are the limits; a call counts against every rule it matches,
+	// except that a call refused by a limit of its principal counts
+	// against no limit shared with other principals.
 	Rules []LimitRule
 	// Store keeps the counters and leases; nil means one in memory, for a
 	// gateway of one process. Replicas share a redisstore.LimitStore or a
@@ -168,6 +171,17 @@ func newQuota(l *Limits, log *slog.Logger) (*quota, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	// The counters of one principal are taken first: a call that one of
+	// them refuses has taken nothing from a counter others share.
+	slices.SortStableFunc(q.rules, func(a, b limitRule) int {
+		switch {
+		case a.perPrincipal == b.perPrincipal:
+			return 0
+		case a.perPrincipal:
+			return -1
+		}
+		return 1
+	})
 	return q, nil
 }
 
@@ -264,8 +278,11 @@ type heldLease struct{ key, id string }
 
 // admit checks the call of tool (the server's name for it) on server for
 // principal against every rule it matches: it takes a slot of each cap
-// first, then a call from each rate limit, and returns what gives the
-// slots back when the call ends. A refused call holds nothing.
+// first, then a call from each rate limit (those counted per principal
+// before those shared), and returns what gives the slots back when the
+// call ends. A refused call holds no slot; the calls it took from rate
+// limits are not given back, but a call refused by a limit of its
+// principal takes nothing from a limit shared with others.
 func (q *quota) admit(ctx context.Context, principal, server, tool string) (release func(), err error) {
 	if q == nil {
 		return func() {}, nil
