@@ -116,7 +116,7 @@ func TestLimitsCancelledCallGivesSlotBack(t *testing.T) {
 // along, and runs once the first ends.
 func TestLimitsLongCallKeepsSlot(t *testing.T) {
 	e := newLimitEnv(t)
-	ttl := 150 * time.Millisecond
+	ttl := time.Second
 	url := e.replica(&Limits{Rules: []LimitRule{{Name: "one", Per: "principal", Concurrent: 1}}, LeaseTTL: ttl})
 	ctx := testCtx(t, 30*time.Second)
 	alice := e.client(url, "alice")
@@ -131,7 +131,7 @@ func TestLimitsLongCallKeepsSlot(t *testing.T) {
 		t.Fatal("the hold did not start")
 	}
 	other := e.client(url, "alice")
-	for i := range 8 {
+	for i := range 3 {
 		if we := call(t, ctx, other, "echo"); we == nil || we.Code != CodeLimited {
 			t.Fatalf("a second call, %d lease TTLs into the first: %v, want CodeLimited", i, we)
 		}
@@ -143,5 +143,38 @@ func TestLimitsLongCallKeepsSlot(t *testing.T) {
 	}
 	if we := call(t, ctx, other, "echo"); we != nil {
 		t.Fatalf("after the first call ended: %v", we)
+	}
+}
+
+// TestLimitsRefusedCallHoldsNoSlot: a cap on all calls and a smaller one on
+// one tool. While alice holds the tool's one slot, mallory's calls of it
+// are refused, and each gives back the slot of the cap on all calls it
+// took first: bob's calls still run.
+func TestLimitsRefusedCallHoldsNoSlot(t *testing.T) {
+	e := newLimitEnv(t)
+	url := e.replica(&Limits{Rules: []LimitRule{{Name: "all", Concurrent: 3}, {Name: "holds", Tool: "hold", Concurrent: 1}}, LeaseTTL: time.Hour})
+	ctx := testCtx(t, 30*time.Second)
+	held := make(chan error, 1)
+	go func() {
+		_, err := e.client(url, "alice").CallTool(ctx, &mcp.CallToolParams{Name: "hold"})
+		held <- err
+	}()
+	select {
+	case <-e.started:
+	case <-ctx.Done():
+		t.Fatal("the hold did not start")
+	}
+	mallory := e.client(url, "mallory")
+	for i := range 5 {
+		if we := call(t, ctx, mallory, "hold"); we == nil || we.Code != CodeLimited {
+			t.Fatalf("mallory's hold %d: %v, want CodeLimited", i, we)
+		}
+	}
+	if we := call(t, ctx, e.client(url, "bob"), "echo"); we != nil {
+		t.Errorf("bob's call after mallory's refused ones: %v", we)
+	}
+	e.finish <- struct{}{}
+	if err := <-held; err != nil {
+		t.Fatal(err)
 	}
 }
