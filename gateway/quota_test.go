@@ -7,18 +7,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/mcpadapter/mcpadapter/gateway/resourceserver"
-	"github.com/mcpadapter/mcpadapter/internal/testdb"
-	"github.com/mcpadapter/mcpadapter/pgstore"
-	"github.com/mcpadapter/mcpadapter/redisstore"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/redis/go-redis/v9"
 )
 
 // limitEnv is a server whose "hold" tool runs until the test lets it end,
@@ -145,145 +139,5 @@ func TestLimitsInMemory(t *testing.T) {
 		if we := call(t, ctx, bob, "echo"); we != nil {
 			t.Fatalf("bob's call %d: %v", i+1, we)
 		}
-	}
-}
-
-// limitStores are the shared stores on real servers, each with its
-// server.
-func limitStores(t testing.TB) map[string]func() (LimitStore, *testdb.Server) {
-	return map[string]func() (LimitStore, *testdb.Server){
-		"redis": func() (LimitStore, *testdb.Server) {
-			srv := testdb.Redis(t)
-			opts, err := redis.ParseURL(srv.URL)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rdb := redis.NewClient(opts)
-			t.Cleanup(func() { rdb.Close() })
-			return redisstore.NewLimitStore(rdb, nil), srv
-		},
-		"postgres": func() (LimitStore, *testdb.Server) {
-			srv := testdb.Postgres(t)
-			pool, err := pgxpool.New(context.Background(), srv.URL)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(pool.Close)
-			s, err := pgstore.NewLimitStore(context.Background(), pool, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s, srv
-		},
-	}
-}
-
-// TestLimitsShared: three gateways share a store. Mallory hammers them
-// all at once: exactly her burst goes through, the rest is refused, and
-// alice's and bob's own limits are untouched. A cap of two calls in
-// flight per principal holds across the replicas: a third call on any
-// replica is refused until one ends. Then the store stops: a gateway
-// that fails closed refuses calls with CodeLimitsUnavailable, one that
-// fails open lets them through.
-func TestLimitsShared(t *testing.T) {
-	for name, open := range limitStores(t) {
-		t.Run(name, func(t *testing.T) {
-			store, srv := open()
-			e := newLimitEnv(t)
-			rules := []LimitRule{
-				{Name: "calls", Per: "principal", Tool: "echo", Rate: 10, Period: time.Hour},
-				{Name: "inflight", Per: "principal", Tool: "hold", Concurrent: 2},
-			}
-			var urls []string
-			for range 3 {
-				urls = append(urls, e.replica(&Limits{Rules: rules, Store: store, StoreTimeout: 20 * time.Second}))
-			}
-			ctx := testCtx(t, 60*time.Second)
-
-			// The hostile client: 60 calls at once, 20 on each replica
-			// over two sessions (each under MaxCallsPerSession).
-			var wg sync.WaitGroup
-			var mu sync.Mutex
-			passed, refused := 0, 0
-			for i := range 6 {
-				cs := e.client(urls[i%3], "mallory")
-				for range 10 {
-					wg.Go(func() {
-						we := call(t, ctx, cs, "echo")
-						mu.Lock()
-						defer mu.Unlock()
-						if we == nil {
-							passed++
-						} else if we.Code == CodeLimited && limitData(t, we).Kind == "rate" {
-							refused++
-						}
-					})
-				}
-			}
-			wg.Wait()
-			if passed != 10 || refused != 50 {
-				t.Errorf("mallory's 60 calls over 3 replicas: %d passed, %d refused; want 10 and 50", passed, refused)
-			}
-			for i, url := range urls {
-				for _, p := range []string{"alice", "bob"} {
-					if we := call(t, ctx, e.client(url, p), "echo"); we != nil {
-						t.Errorf("%s on replica %d after mallory's flood: %v", p, i, we)
-					}
-				}
-			}
-
-			// Two holds of alice in flight, on replicas 0 and 1.
-			a0, a1, a2 := e.client(urls[0], "alice"), e.client(urls[1], "alice"), e.client(urls[2], "alice")
-			holds := make(chan *jsonrpc.Error, 2)
-			for _, cs := range []*mcp.ClientSession{a0, a1} {
-				go func() { holds <- call(t, ctx, cs, "hold") }()
-			}
-			for range 2 {
-				select {
-				case <-e.started:
-				case <-ctx.Done():
-					t.Fatal("the holds did not start")
-				}
-			}
-			we := call(t, ctx, a2, "hold")
-			if we == nil || we.Code != CodeLimited || limitData(t, we).Kind != "concurrency" {
-				t.Fatalf("a third hold of alice on replica 2: %v, want CodeLimited (concurrency)", we)
-			}
-			if we := call(t, ctx, e.client(urls[2], "bob"), "echo"); we != nil {
-				t.Errorf("bob's call while alice is at her cap: %v", we)
-			}
-			e.finish <- struct{}{}
-			if we := <-holds; we != nil {
-				t.Fatalf("a hold: %v", we)
-			}
-			go func() { holds <- call(t, ctx, a2, "hold") }()
-			select {
-			case <-e.started:
-			case <-ctx.Done():
-				t.Fatal("the hold after one ended did not start")
-			}
-			e.finish <- struct{}{}
-			e.finish <- struct{}{}
-			for range 2 {
-				if we := <-holds; we != nil {
-					t.Fatalf("a hold: %v", we)
-				}
-			}
-
-			// The store stops.
-			closed := e.client(urls[0], "bob")
-			openURL := e.replica(&Limits{Rules: rules, Store: store, StoreTimeout: 20 * time.Second, FailOpen: true})
-			opened := e.client(openURL, "bob")
-			if err := srv.Stop(); err != nil {
-				t.Fatal(err)
-			}
-			we = call(t, ctx, closed, "echo")
-			if we == nil || we.Code != CodeLimitsUnavailable || limitData(t, we).Kind != "store" {
-				t.Errorf("a call with the store stopped, failing closed: %v, want CodeLimitsUnavailable", we)
-			}
-			if we := call(t, ctx, opened, "echo"); we != nil {
-				t.Errorf("a call with the store stopped, failing open: %v", we)
-			}
-		})
 	}
 }

@@ -1,7 +1,6 @@
 package resourceserver_test
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -9,18 +8,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/mcpadapter/mcpadapter/gateway/resourceserver"
 	"github.com/mcpadapter/mcpadapter/internal/oauthflow"
-	"github.com/mcpadapter/mcpadapter/internal/testdb"
-	"github.com/mcpadapter/mcpadapter/pgstore"
-	"github.com/mcpadapter/mcpadapter/redisstore"
-	"github.com/redis/go-redis/v9"
 )
 
 // as returns the environment of another client of the same issuer: its
@@ -98,101 +91,5 @@ func TestDPoPReplayPerPrincipal(t *testing.T) {
 	h.ServeHTTP(w, r)
 	if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") == "" {
 		t.Errorf("over HTTP: %d, Retry-After %q; want 429 with Retry-After", w.Code, w.Header().Get("Retry-After"))
-	}
-}
-
-// replayStores are the shared stores, each on a real server; stop stops
-// the server.
-func replayStores(t *testing.T) map[string]func() (resourceserver.ReplayStore, func() error) {
-	return map[string]func() (resourceserver.ReplayStore, func() error){
-		"redis": func() (resourceserver.ReplayStore, func() error) {
-			srv := testdb.Redis(t)
-			opts, err := redis.ParseURL(srv.URL)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rdb := redis.NewClient(opts)
-			t.Cleanup(func() { rdb.Close() })
-			return redisstore.NewLimitStore(rdb, &redisstore.Options{Timeout: 2 * time.Second}), srv.Stop
-		},
-		"postgres": func() (resourceserver.ReplayStore, func() error) {
-			srv := testdb.Postgres(t)
-			pool, err := pgxpool.New(context.Background(), srv.URL)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(pool.Close)
-			s, err := pgstore.NewLimitStore(context.Background(), pool, &pgstore.Options{Timeout: 2 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s, srv.Stop
-		},
-	}
-}
-
-// TestDPoPReplayShared: replicas sharing a replay store accept a proof
-// once between them, also when it reaches all of them at the same moment;
-// the per-principal bound is theirs together; a store that stops answers
-// 503 and lets no proof through.
-func TestDPoPReplayShared(t *testing.T) {
-	for name, open := range replayStores(t) {
-		t.Run(name, func(t *testing.T) {
-			store, stop := open()
-			alice := newProofEnv(t)
-			bob := alice.as("bob")
-			var replicas []*resourceserver.Guard
-			for range 3 {
-				replicas = append(replicas, alice.guard(func(o *resourceserver.Options) {
-					o.ReplayStore = store
-					o.MaxReplayPerPrincipal = 6
-				}))
-			}
-			// One proof sent to every replica at once, four times each.
-			proof := alice.proof(nil)
-			var wg sync.WaitGroup
-			var mu sync.Mutex
-			accepted := 0
-			for i := range 12 {
-				wg.Go(func() {
-					err := alice.check(replicas[i%3], http.MethodPost, alice.resource, proof)
-					mu.Lock()
-					defer mu.Unlock()
-					if err == nil {
-						accepted++
-					} else if !strings.Contains(err.Error(), "replayed") {
-						t.Errorf("a replay: %v", err)
-					}
-				})
-			}
-			wg.Wait()
-			if accepted != 1 {
-				t.Fatalf("one proof sent 12 times to 3 replicas was accepted %d times, want once", accepted)
-			}
-			// The bound is shared: 5 more of alice's proofs fit, spread over
-			// the replicas; then 429 on each.
-			ok, limited := 0, 0
-			for i := range 9 {
-				a, l := hammer(alice, replicas[i%3], 1)
-				ok, limited = ok+a, limited+l
-			}
-			if ok != 5 || limited != 4 {
-				t.Errorf("alice's proofs over 3 replicas: %d accepted, %d refused with 429; want 5 and 4", ok, limited)
-			}
-			if a, l := hammer(bob, replicas[1], 3); a != 3 || l != 0 {
-				t.Errorf("bob: %d accepted, %d refused; want 3 and 0", a, l)
-			}
-			if err := stop(); err != nil {
-				t.Fatal(err)
-			}
-			err := alice.check(replicas[2], http.MethodPost, alice.resource, bob.proof(nil))
-			if err == nil {
-				t.Fatal("a proof was accepted with the replay store stopped")
-			}
-			fresh := bob.proof(nil)
-			if err := bob.check(replicas[0], http.MethodPost, bob.resource, fresh); status(err) != http.StatusServiceUnavailable {
-				t.Errorf("a fresh proof with the store stopped: %v, want 503", err)
-			}
-		})
 	}
 }
