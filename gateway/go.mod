@@ -3,23 +3,12 @@ module github.com/mcpadapter/mcpadapter/gateway
 go 1.26.0
 
 require (
-	github.com/jackc/pgx/v5 v5.12.0
 	github.com/mcpadapter/mcpadapter v0.1.0
-	github.com/mcpadapter/mcpadapter/pgstore v0.1.0
-	github.com/mcpadapter/mcpadapter/redisstore v0.1.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
-	github.com/redis/go-redis/v9 v9.23.0
 	github.com/yosida95/uritemplate/v3 v3.0.2
 )
 
-require (
-	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/jackc/pgpassfile v1.0.0 // indirect
-	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
-	github.com/jackc/puddle/v2 v2.2.3 // indirect
-	go.uber.org/atomic v1.12.0 // indirect
-	golang.org/x/text v0.41.0 // indirect
-)
+require golang.org/x/tools v0.48.0 // indirect
 
 require (
 	github.com/go-jose/go-jose/v4 v4.1.9

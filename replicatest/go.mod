@@ -4,11 +4,14 @@ go 1.26.0
 
 require (
 	github.com/cloudwego/eino v0.7.36
+	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/mcpadapter/mcpadapter v0.1.0
 	github.com/mcpadapter/mcpadapter/eino v0.1.0
+	github.com/mcpadapter/mcpadapter/gateway v0.1.0
 	github.com/mcpadapter/mcpadapter/pgstore v0.1.0
 	github.com/mcpadapter/mcpadapter/redisstore v0.1.0
+	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/redis/go-redis/v9 v9.23.0
 	golang.org/x/oauth2 v0.35.0
 )
@@ -32,7 +35,6 @@ require (
 	github.com/json-iterator/go v1.1.12 // indirect
 	github.com/klauspost/cpuid/v2 v2.4.0 // indirect
 	github.com/mailru/easyjson v0.7.7 // indirect
-	github.com/modelcontextprotocol/go-sdk v1.8.0 // indirect
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
 	github.com/modern-go/reflect2 v1.0.2 // indirect
 	github.com/nikolalohinski/gonja v1.5.3 // indirect
