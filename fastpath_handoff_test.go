@@ -244,7 +244,10 @@ func TestHTTPFastPathNeverOnLegacySSE(t *testing.T) {
 // answer over at once and drains the stream behind it. The server holds
 // the stream until the call has returned; a client that waited for the
 // stream to end (or gave up on it) before returning shows as a stream
-// ended by the client while the call had not returned.
+// ended by the client while the call had not returned: its response body
+// closed, or read to its end, before the call returned (seen by the
+// client's transport, so that it does not depend on when the server
+// notices the connection's end).
 func TestHTTPFastPathStreamOpenAfterAnswer(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)
@@ -277,7 +280,8 @@ func TestHTTPFastPathStreamOpenAfterAnswer(t *testing.T) {
 	}))
 	t.Cleanup(hs.Close)
 	for _, disable := range []bool{false, true} {
-		c, err := mcpadapter.NewClient(hs.URL, &mcpadapter.ClientOptions{Logger: quietLogger(), DisableFastPath: disable})
+		ended := &streamEnds{}
+		c, err := mcpadapter.NewClient(hs.URL, &mcpadapter.ClientOptions{Logger: quietLogger(), DisableFastPath: disable, HTTPClient: &http.Client{Transport: ended}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -291,6 +295,9 @@ func TestHTTPFastPathStreamOpenAfterAnswer(t *testing.T) {
 		within(t, 10*time.Second, fmt.Sprintf("a call whose stream stays open (DisableFastPath %v)", disable), func() {
 			echoOK(t, ctx, c, "linger")
 		})
+		if ended.n.Load() != 0 {
+			t.Errorf("DisableFastPath %v: the client ended the lingering stream before the call returned", disable)
+		}
 		close(done)
 		if p := mcpadapter.CallPaths(c).Sub(before); p[engine.PathFast] != 1 && !disable && mcpadapter.FastPathBuilt {
 			t.Errorf("the lingering call's paths: %v, want the fast path", p)
@@ -300,6 +307,46 @@ func TestHTTPFastPathStreamOpenAfterAnswer(t *testing.T) {
 		}
 		echoOK(t, ctx, c, "after")
 	}
+}
+
+// streamEnds is an http.RoundTripper that counts the responses to POSTs
+// of the "linger" text whose body the client closed or read to its end.
+type streamEnds struct{ n atomic.Int64 }
+
+func (s *streamEnds) RoundTrip(req *http.Request) (*http.Response, error) {
+	var body []byte
+	if req.Body != nil {
+		body, _ = io.ReadAll(req.Body)
+		_ = req.Body.Close()
+		req = req.Clone(req.Context())
+		req.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err == nil && bytes.Contains(body, []byte(`"linger"`)) {
+		resp.Body = &endCounting{ReadCloser: resp.Body, n: &s.n}
+	}
+	return resp, err
+}
+
+// endCounting counts in n the first end of its body: closed, or read to
+// its end (or to an error).
+type endCounting struct {
+	io.ReadCloser
+	n    *atomic.Int64
+	once sync.Once
+}
+
+func (b *endCounting) Read(p []byte) (int, error) {
+	k, err := b.ReadCloser.Read(p)
+	if err != nil {
+		b.once.Do(func() { b.n.Add(1) })
+	}
+	return k, err
+}
+
+func (b *endCounting) Close() error {
+	b.once.Do(func() { b.n.Add(1) })
+	return b.ReadCloser.Close()
 }
 
 // The fast path's background cancellation notice ends with the client:
