@@ -253,8 +253,9 @@ func TestHTTPFastPathStreamOpenAfterAnswer(t *testing.T) {
 	ctx := testCtx(t)
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return testserver.New(testserver.Options{Era: testserver.Legacy}) }, nil)
 	var mu sync.Mutex
-	var returned chan struct{} // closed when the lingering call has returned
-	var cutEarly atomic.Int64  // streams the client ended before its call returned
+	var returned chan struct{}  // closed when the lingering call has returned
+	var cutEarly atomic.Int64   // streams the client ended before its call returned
+	quit := make(chan struct{}) // ends the streams that never end, at the end
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var body []byte
 		if r.Method == http.MethodPost {
@@ -262,6 +263,15 @@ func TestHTTPFastPathStreamOpenAfterAnswer(t *testing.T) {
 			r.Body = io.NopCloser(bytes.NewReader(body))
 		}
 		h.ServeHTTP(w, r)
+		if bytes.Contains(body, []byte(`"forever"`)) {
+			// The answer is written; the stream stays open until the
+			// client ends it.
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+			case <-quit:
+			}
+		}
 		if bytes.Contains(body, []byte(`"linger"`)) {
 			w.(http.Flusher).Flush()
 			mu.Lock()
@@ -279,6 +289,7 @@ func TestHTTPFastPathStreamOpenAfterAnswer(t *testing.T) {
 		}
 	}))
 	t.Cleanup(hs.Close)
+	t.Cleanup(func() { close(quit) })
 	for _, disable := range []bool{false, true} {
 		ended := &streamEnds{}
 		c, err := mcpadapter.NewClient(hs.URL, &mcpadapter.ClientOptions{Logger: quietLogger(), DisableFastPath: disable, HTTPClient: &http.Client{Transport: ended}})
@@ -306,6 +317,12 @@ func TestHTTPFastPathStreamOpenAfterAnswer(t *testing.T) {
 			t.Errorf("DisableFastPath %v: the client ended the stream before the call returned (it waited for the stream)", disable)
 		}
 		echoOK(t, ctx, c, "after")
+		// A stream the server never ends: the next call does not wait
+		// for it (the client drops it after wire.DrainGrace).
+		echoOK(t, ctx, c, "forever")
+		within(t, 10*time.Second, fmt.Sprintf("a call after a stream that never ends (DisableFastPath %v)", disable), func() {
+			echoOK(t, ctx, c, "after forever")
+		})
 	}
 }
 
