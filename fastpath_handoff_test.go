@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -323,6 +324,69 @@ func TestHTTPFastPathStreamOpenAfterAnswer(t *testing.T) {
 		within(t, 10*time.Second, fmt.Sprintf("a call after a stream that never ends (DisableFastPath %v)", disable), func() {
 			echoOK(t, ctx, c, "after forever")
 		})
+	}
+}
+
+// A call right after one whose stream the server ends a little after the
+// answer (here when the next request arrives, or 100 ms later) waits for
+// that stream to end, and reuses its connection instead of opening
+// another: no new TCP connection for the calls after the first.
+func TestHTTPFastPathNextCallWaitsForStream(t *testing.T) {
+	t.Parallel()
+	if !mcpadapter.FastPathBuilt {
+		t.Skip("the fast path is not built (-tags mcpadapter_nofastpath): go-sdk's path opens a connection while a stream is open")
+	}
+	ctx := testCtx(t)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return testserver.New(testserver.Options{Era: testserver.Legacy}) }, nil)
+	arrived := make(chan struct{}, 16) // a request arrived
+	var conns atomic.Int64
+	hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body []byte
+		if r.Method == http.MethodPost {
+			body, _ = io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		select {
+		case arrived <- struct{}{}:
+		default:
+		}
+		h.ServeHTTP(w, r)
+		if bytes.Contains(body, []byte(`"brief"`)) {
+			w.(http.Flusher).Flush()
+			for len(arrived) > 0 {
+				<-arrived
+			}
+			select { // the answer is written; the stream ends a little later
+			case <-arrived:
+			case <-time.After(100 * time.Millisecond):
+			case <-r.Context().Done():
+			}
+		}
+	}))
+	hs.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	hs.Start()
+	t.Cleanup(hs.Close)
+	c, err := mcpadapter.NewClient(hs.URL, &mcpadapter.ClientOptions{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	echoOK(t, ctx, c, "first")
+	before, paths := conns.Load(), mcpadapter.CallPaths(c)
+	const calls = 5
+	for i := range calls {
+		echoOK(t, ctx, c, "brief")
+		echoOK(t, ctx, c, fmt.Sprint(i))
+	}
+	if p := mcpadapter.CallPaths(c).Sub(paths); p[engine.PathFast] != 2*calls {
+		t.Errorf("paths: %s, want all on the fast path", describePaths(p))
+	}
+	if n := conns.Load() - before; n != 0 {
+		t.Errorf("%d calls, each after a stream that ends after its answer, opened %d new TCP connections", calls, n)
 	}
 }
 
