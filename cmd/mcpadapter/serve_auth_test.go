@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -12,11 +11,9 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcpadapter/mcpadapter/gateway/resourceserver"
 	"github.com/mcpadapter/mcpadapter/internal/oauthflow"
@@ -43,51 +40,14 @@ func TestServeResourceServer(t *testing.T) {
 	if err := os.WriteFile(pol, []byte(`{"rules":[{"principals":["ci"],"allow":["alpha/*"]},{"principals":["alice"],"allow":["alpha/echo"]}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "serve", "--config", cfg, "--listen", "127.0.0.1:0", "--api-key", "ci=MCP_KEY_CI", "--issuer", as.URL, "--scope", testauth.BaseScope, "--policy", pol)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "HOME="+dir, "MCP_KEY_CI="+key)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	lines := make(chan string, 100)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	var printed []string
-	url := ""
-	deadline := time.After(60 * time.Second)
-	for url == "" {
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				t.Fatalf("serve ended:\n%s\n%s", strings.Join(printed, "\n"), stderr.String())
-			}
-			printed = append(printed, l)
-			if _, rest, ok := strings.Cut(l, "listening on "); ok {
-				url = strings.Fields(rest)[0]
-			}
-		case <-deadline:
-			t.Fatalf("serve did not say where it listens:\n%s", strings.Join(printed, "\n"))
-		}
-	}
-	out := strings.Join(printed, "\n")
+	p := startServe(t, dir, []string{"MCP_KEY_CI=" + key}, "--config", cfg, "--listen", "127.0.0.1:0", "--api-key", "ci=MCP_KEY_CI", "--issuer", as.URL, "--scope", testauth.BaseScope, "--policy", pol)
+	url, out := p.URL, p.stdout.String()
 	for _, want := range []string{"OAuth resource server", "API keys of ci", "JWTs of " + as.URL, "/.well-known/oauth-protected-resource/mcp"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("serve printed no %q:\n%s", want, out)
 		}
 	}
-	if strings.Contains(out+stderr.String(), key) {
+	if strings.Contains(out+p.stderr.String(), key) {
 		t.Error("serve printed the API key")
 	}
 

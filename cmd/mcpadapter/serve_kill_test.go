@@ -3,10 +3,8 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -45,35 +43,7 @@ func TestServeKilledLeavesNoOrphans(t *testing.T) {
 			if err := os.WriteFile(cfg, []byte(doc), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			cmd := exec.Command(bin, "serve", "--config", cfg, "--listen", "127.0.0.1:0")
-			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), "HOME="+dir)
-			stdout, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-			listening := make(chan bool, 1)
-			go func() {
-				sc := bufio.NewScanner(stdout)
-				for sc.Scan() {
-					if strings.Contains(sc.Text(), "listening on") {
-						listening <- true
-					}
-				}
-				listening <- false
-			}()
-			select {
-			case ok := <-listening:
-				if !ok {
-					t.Fatal("serve ended before listening")
-				}
-			case <-time.After(60 * time.Second):
-				t.Fatal("serve did not start")
-			}
+			p := startServe(t, dir, nil, "--config", cfg, "--listen", "127.0.0.1:0")
 			pids := map[string]int{}
 			for _, name := range []string{"child", "grandchild"} {
 				b, err := os.ReadFile(filepath.Join(dir, name))
@@ -84,10 +54,7 @@ func TestServeKilledLeavesNoOrphans(t *testing.T) {
 					t.Fatalf("%s: %q, %v", name, b, err)
 				}
 			}
-			if err := cmd.Process.Signal(sig); err != nil {
-				t.Fatal(err)
-			}
-			_ = cmd.Wait()
+			_ = p.stop(sig)
 			for name, pid := range pids {
 				for deadline := time.Now().Add(20 * time.Second); running(pid); {
 					if time.Now().After(deadline) {

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -39,50 +37,8 @@ func TestServeReload(t *testing.T) {
 		}
 	}
 	write(fmt.Sprintf(`{"mcpServers": {"alpha": {"url": %q}}}`, alpha.URL))
-	cmd := exec.Command(bin, "serve", "--config", cfg, "--listen", "127.0.0.1:0", "--prefix", "always", "--watch-config")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "HOME="+dir)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	lines := make(chan string, 100)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	var printed []string
-	// waitLine waits up to a minute for a line holding want, and returns
-	// the lines printed until then.
-	waitLine := func(want string) string {
-		t.Helper()
-		deadline := time.After(60 * time.Second)
-		for {
-			select {
-			case l, ok := <-lines:
-				if !ok {
-					t.Fatalf("serve ended waiting for %q:\n%s\n%s", want, strings.Join(printed, "\n"), stderr.String())
-				}
-				printed = append(printed, l)
-				if strings.Contains(l, want) {
-					return l
-				}
-			case <-deadline:
-				t.Fatalf("serve printed no %q:\n%s", want, strings.Join(printed, "\n"))
-			}
-		}
-	}
-	_, rest, _ := strings.Cut(waitLine("listening on "), "listening on ")
-	url := strings.Fields(rest)[0]
+	p := startServe(t, dir, nil, "--config", cfg, "--listen", "127.0.0.1:0", "--prefix", "always", "--watch-config")
+	url := p.URL
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
@@ -108,14 +64,14 @@ func TestServeReload(t *testing.T) {
 	}
 
 	write(fmt.Sprintf(`{"mcpServers": {"alpha": {"url": %q}, "beta": {"url": %q}}}`, alpha.URL, beta.URL))
-	waitLine("reloaded")
+	p.next("reloaded")
 	if names := tools(); !slices.Contains(names, "alpha_echo") || !slices.Contains(names, "beta_echo") {
 		t.Fatalf("tools after adding beta: %v", names)
 	}
 
 	write(`{"mcpServers": {"alpha": {"url": 42}}}`)
-	waitLine("refused")
-	if l := waitLine("url"); !strings.Contains(l, "alpha") {
+	p.next("refused")
+	if l := p.next("url"); !strings.Contains(l, "alpha") {
 		t.Errorf("the refusal does not name the entry: %q", l)
 	}
 	if names := tools(); !slices.Contains(names, "beta_echo") {
@@ -124,10 +80,10 @@ func TestServeReload(t *testing.T) {
 
 	// SIGHUP reloads, whatever the watch saw.
 	write(fmt.Sprintf(`{"mcpServers": {"beta": {"url": %q}}}`, beta.URL))
-	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	waitLine("(SIGHUP)")
+	p.next("(SIGHUP)")
 	deadline := time.Now().Add(20 * time.Second)
 	for names := tools(); slices.Contains(names, "alpha_echo") || !slices.Contains(names, "beta_echo"); names = tools() {
 		if time.Now().After(deadline) {

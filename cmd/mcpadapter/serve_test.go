@@ -1,17 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
 )
@@ -30,45 +27,8 @@ func TestServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	audit := filepath.Join(dir, "audit.jsonl")
-	cmd := exec.Command(bin, "serve", "--config", cfg, "--listen", "127.0.0.1:0", "--audit-log", audit)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "HOME="+dir)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	lines := make(chan string, 100)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	var printed []string
-	url := ""
-	deadline := time.After(60 * time.Second)
-	for url == "" {
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				t.Fatalf("serve ended:\n%s\n%s", strings.Join(printed, "\n"), stderr.String())
-			}
-			printed = append(printed, l)
-			if _, rest, ok := strings.Cut(l, "listening on "); ok {
-				url = strings.Fields(rest)[0]
-			}
-		case <-deadline:
-			t.Fatalf("serve did not say where it listens:\n%s", strings.Join(printed, "\n"))
-		}
-	}
-	out := strings.Join(printed, "\n")
+	p := startServe(t, dir, nil, "--config", cfg, "--listen", "127.0.0.1:0", "--audit-log", audit)
+	url, out := p.URL, p.stdout.String()
 	for _, want := range []string{"3 servers", "alpha", "2026-07-28", "beta", "2025-11-25", "gone", "DOWN"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("serve printed no %q:\n%s", want, out)
@@ -97,23 +57,10 @@ func TestServe(t *testing.T) {
 		}
 	}
 
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
+	if err := p.stop(syscall.SIGTERM); err != nil {
+		t.Errorf("serve after SIGTERM: %v\n%s", err, p.stderr)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("serve after SIGTERM: %v\n%s", err, stderr.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("serve did not end after SIGTERM")
-	}
-	for l := range lines {
-		printed = append(printed, l)
-	}
-	if out := strings.Join(printed, "\n"); !strings.Contains(out, "shutting down") {
+	if out := p.stdout.String(); !strings.Contains(out, "shutting down") {
 		t.Errorf("serve said nothing of shutting down:\n%s", out)
 	}
 }
