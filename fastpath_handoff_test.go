@@ -390,6 +390,57 @@ func TestHTTPFastPathNextCallWaitsForStream(t *testing.T) {
 	}
 }
 
+// A server that keeps every call's stream open after the answer (it may:
+// the spec says it SHOULD close it) until the client ends it does not
+// make each call wait for the stream of the call before, as go-sdk's path
+// does not: once one such stream was given up (after wire.DrainGrace), the
+// next calls go out while the streams before them are still open. The
+// server counts the streams the client ended while no later call had
+// come (each one a call that waited for wire.DrainGrace).
+func TestHTTPFastPathLingeringStreamsDoNotHoldCalls(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return testserver.New(testserver.Options{Era: testserver.Legacy}) }, nil)
+	const n = 6
+	var calls atomic.Int64 // tools/call POSTs so far
+	var waited atomic.Int64
+	quit := make(chan struct{})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body []byte
+		if r.Method == http.MethodPost {
+			body, _ = io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		if !bytes.Contains(body, []byte(`"tools/call"`)) {
+			h.ServeHTTP(w, r)
+			return
+		}
+		k := calls.Add(1)
+		h.ServeHTTP(w, r)
+		w.(http.Flusher).Flush()
+		select { // the answer is written; the stream stays open
+		case <-r.Context().Done():
+			if k < n && calls.Load() == k {
+				waited.Add(1) // ended before the next call came
+			}
+		case <-quit:
+		}
+	}))
+	t.Cleanup(hs.Close)
+	t.Cleanup(func() { close(quit) })
+	c, err := mcpadapter.NewClient(hs.URL, &mcpadapter.ClientOptions{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	for i := range n {
+		echoOK(t, ctx, c, fmt.Sprint(i))
+	}
+	if w := waited.Load(); w > 1 {
+		t.Errorf("%d of %d calls waited for the stream before them to be given up, want at most the first", w, n-1)
+	}
+}
+
 // streamEnds is an http.RoundTripper that counts the responses to POSTs
 // of the "linger" text whose body the client closed or read to its end.
 type streamEnds struct{ n atomic.Int64 }
