@@ -5,6 +5,9 @@ package mcpadapter_test
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -261,4 +264,64 @@ func (b *endCounting) Read(p []byte) (int, error) {
 func (b *endCounting) Close() error {
 	b.once.Do(func() { b.n.Add(1) })
 	return b.ReadCloser.Close()
+}
+
+// A call whose context ends while it waits for the stream of the call
+// before has sent nothing, so it tells the server of no cancellation: on
+// go-sdk's path a request never written is never cancelled, and a
+// notifications/cancelled for an id the server never saw is a message
+// go-sdk would not send. The server keeps the first call's stream open
+// until the test ends it, and records every cancellation it gets.
+func TestHTTPFastPathCancelledWhileWaitingSendsNothing(t *testing.T) {
+	t.Parallel()
+	if !mcpadapter.FastPathBuilt {
+		t.Skip("the fast path is not built (-tags mcpadapter_nofastpath): go-sdk's path does not wait for the stream before")
+	}
+	ctx := testCtx(t)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return testserver.New(testserver.Options{Era: testserver.Legacy}) }, nil)
+	release := make(chan struct{})
+	var cancels atomic.Int64
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body []byte
+		if r.Method == http.MethodPost {
+			body, _ = io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		if bytes.Contains(body, []byte(`notifications/cancelled`)) {
+			cancels.Add(1)
+		}
+		h.ServeHTTP(w, r)
+		if bytes.Contains(body, []byte(`"held"`)) {
+			w.(http.Flusher).Flush()
+			select { // the answer is written; the stream stays open
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}
+	}))
+	t.Cleanup(hs.Close)
+	c, err := mcpadapter.NewClient(hs.URL, &mcpadapter.ClientOptions{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	echoOK(t, ctx, c, "first")
+	echoOK(t, ctx, c, "held")
+	// The next call waits for the held stream (for at most
+	// wire.DrainGrace); its context ends first, or before it would send.
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	_, err = c.CallTool(short, "echo", json.RawMessage(`{"text":"never sent"}`), nil)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a call whose context ended while it waited: %v, want context.DeadlineExceeded", err)
+	}
+	close(release)
+	echoOK(t, ctx, c, "after")
+	// A cancellation is sent in the background: give one time to arrive.
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline) && cancels.Load() == 0; {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := cancels.Load(); n != 0 {
+		t.Errorf("the server got %d notifications/cancelled for a call it never received", n)
+	}
 }

@@ -108,6 +108,13 @@ func (c *Conn) RoundTrip(ctx context.Context, name string, args, meta []byte) (j
 		case <-ctx.Done():
 		}
 	}
+	if ctx.Err() != nil {
+		// Nothing was sent, so there is nothing to cancel: go-sdk's path
+		// tells the server of no request it never wrote.
+		unhook()
+		stop()
+		return nil, nil, ctx.Err()
+	}
 	resp, err := c.Client.Do(req)
 	if err != nil {
 		unhook()
