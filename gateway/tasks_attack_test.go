@@ -1,31 +1,25 @@
 package gateway
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/internal/taskserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // openTaskGateway starts a gateway in front of b with no authorization:
 // every client is the same empty principal.
 func openTaskGateway(t *testing.T, b *taskBackends, opts *Options) string {
 	t.Helper()
-	if opts == nil {
-		opts = &Options{}
-	}
-	opts.Prefix, opts.Logger = mcpadapter.PrefixAlways, quietLogger(t)
-	g, err := New(b.servers, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = g.Close() })
-	if err := g.Start(testCtx(t, 30*time.Second)); err != nil {
-		t.Fatal(err)
-	}
+	g, _ := taskGateway(t, b, opts)
 	ts := httptest.NewServer(g)
 	t.Cleanup(ts.Close)
 	return ts.URL + "/mcp"
@@ -85,4 +79,139 @@ func TestTasksChurnIsBounded(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTasksHostileTaskMember: a 2025-11-25 client's "task" member of every
+// JSON type: an object makes a task (its ttl, if a sane number, shortens
+// what the gateway keeps, never lengthens it); anything else is no request
+// for a task, and the call is answered as a plain call; nothing crashes.
+func TestTasksHostileTaskMember(t *testing.T) {
+	b := startTaskBackends(t)
+	_, url := taskGateway(t, b, &Options{Tasks: &TaskOptions{TTL: time.Minute}})
+	c := newRawRPC(t, url, v1125, "mallory", `{}`)
+	for _, member := range []string{`null`, `5`, `"x"`, `[]`, `[{}]`, `true`} {
+		res := c.call("tools/call", `{"name":"plain_echo","arguments":{"text":"plain"},"task":`+member+`}`)
+		if res["task"] != nil || !strings.Contains(fmt.Sprint(res["content"]), "plain") {
+			t.Errorf("task member %s: %v", member, res)
+		}
+	}
+	for member, want := range map[string]float64{
+		`{}`: 60000, `{"ttl":1e300}`: 60000, `{"ttl":-5}`: 60000, `{"ttl":"300"}`: 60000, `{"ttl":{}}`: 60000,
+		`{"ttl":600000}`: 60000, `{"ttl":300}`: 300, `{"ttl":300,"extra":[1,2]}`: 300,
+	} {
+		res := c.call("tools/call", `{"name":"plain_echo","arguments":{"text":"x"},"task":`+member+`}`)
+		task, _ := res["task"].(map[string]any)
+		if task == nil || task["ttl"] != want {
+			t.Errorf("task member %s: %v, want ttl %v", member, res, want)
+		}
+	}
+	// A result kept for the client's short ttl is forgotten after it.
+	id := c.startTask("plain_echo", `{"text":"x"}`)
+	res := c.call("tools/call", `{"name":"plain_echo","arguments":{"text":"x"},"task":{"ttl":200}}`)
+	short := res["task"].(map[string]any)["taskId"].(string)
+	c.waitStatus(short, "completed")
+	for i := 0; !strings.Contains(c.callErr("tasks/get", `{"taskId":"`+short+`"}`), "unknown task"); i++ {
+		if i == 500 {
+			t.Fatal("the result was kept past the client's ttl")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if e := c.callErr("tasks/get", `{"taskId":"`+id+`"}`); e != "" {
+		t.Fatalf("the task with the gateway's ttl: %s", e)
+	}
+}
+
+// TestTasksListedToolsOfferTasks: a 2025-11-25 client sees every tool as
+// one it may call as a task, except the search pair, which runs none.
+func TestTasksListedToolsOfferTasks(t *testing.T) {
+	b := startTaskBackends(t)
+	for _, search := range []bool{false, true} {
+		opts := &Options{}
+		if search {
+			opts.ToolSearch = &mcpadapter.ToolSearch{Threshold: -1}
+		}
+		_, url := taskGateway(t, b, opts)
+		tools, _ := newRawRPC(t, url, v1125, "alice", `{}`).call("tools/list", `{}`)["tools"].([]any)
+		if len(tools) == 0 {
+			t.Fatalf("search %v: no tools", search)
+		}
+		for _, tl := range tools {
+			tool := tl.(map[string]any)
+			ex, _ := tool["execution"].(map[string]any)
+			if offered := ex["taskSupport"] == "optional"; offered == search {
+				t.Errorf("search %v: %v", search, tool)
+			}
+		}
+	}
+}
+
+// TestTasksCancelEndsTheCall: a cancelled task's background call ends
+// (no goroutine is left running it), for a plain call and for server
+// tasks of both eras, without the gateway closing.
+func TestTasksCancelEndsTheCall(t *testing.T) {
+	b := startTaskBackends(t)
+	g, url := taskGateway(t, b, nil)
+	for _, v := range []string{v1125, v0728} {
+		c := newRawRPC(t, url, v, "alice", `{}`)
+		for _, tc := range []struct{ tool, args string }{{"plain_slow", `{"ms":30000}`}, {"ext_work", `{"steps":1000,"stepMs":20}`}, {"core_work", `{"steps":1000,"stepMs":20}`}} {
+			id := c.startTask(tc.tool, tc.args)
+			c.waitStatus(id, "working")
+			g.tasks.mu.Lock()
+			task := g.tasks.tasks[id]
+			g.tasks.mu.Unlock()
+			c.call("tasks/cancel", `{"taskId":"`+id+`"}`)
+			select {
+			case <-task.done:
+			case <-testCtx(t, 10*time.Second).Done():
+				t.Fatalf("%s %s: the cancelled task's call goes on", v, tc.tool)
+			}
+		}
+	}
+}
+
+// TestTasksUpdateKeys: an answer under a key no question has is not taken
+// for another question's answer.
+func TestTasksUpdateKeys(t *testing.T) {
+	b := startTaskBackends(t)
+	_, url := taskGateway(t, b, nil)
+	c := newRawRPC(t, url, v0728, "alice", `{}`)
+	id := c.startTask("ext_ask", `{}`)
+	reqs, _ := c.waitStatus(id, "input_required")["inputRequests"].(map[string]any)
+	if len(reqs) != 1 {
+		t.Fatalf("input requests: %v", reqs)
+	}
+	answer := func(key, name string) {
+		ab, _ := json.Marshal(map[string]any{"taskId": id, "inputResponses": map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"name": name}}}})
+		c.call("tasks/update", string(ab))
+	}
+	answer("no-such-question", "Eve")
+	for key := range reqs {
+		answer(key, "Ada")
+	}
+	if done := c.waitStatus(id, "completed"); !strings.Contains(fmt.Sprint(done["result"]), "hello Ada (accept)") {
+		t.Fatalf("result: %v", done)
+	}
+}
+
+// TestTasksPlainAnswersFreeTheirPlace: a 2026-07-28 client that declares
+// Tasks calls a server with Tasks that answers at once, without a task:
+// the gateway's task for the call is gone with the answer, and holds no
+// place under the client's cap.
+func TestTasksPlainAnswersFreeTheirPlace(t *testing.T) {
+	ts := taskserver.New(taskserver.Options{OnCall: func(context.Context, string) bool { return false }})
+	t.Cleanup(ts.Close)
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ts.MCP }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(srv.Close)
+	_, url := taskGateway(t, &taskBackends{servers: []Server{{Name: "ext", Target: srv.URL}}}, &Options{Tasks: &TaskOptions{MaxPerPrincipal: 2}})
+	c := newRawRPC(t, url, v0728, "alice", `{}`)
+	for i := range 4 {
+		res := c.call("tools/call", `{"name":"ext_work","arguments":{}}`)
+		if res["resultType"] == "task" || !strings.Contains(fmt.Sprint(res["content"]), "plain call of work") {
+			t.Fatalf("call %d: %v", i, res)
+		}
+	}
+	if l := c.call("tasks/list", `{}`)["tasks"].([]any); len(l) != 0 {
+		t.Fatalf("tasks kept for calls answered without one: %v", l)
+	}
+	c.startTask("ext_work", `{}`)
 }
