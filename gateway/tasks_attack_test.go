@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/internal/taskserver"
+	"github.com/mcpadapter/mcpadapter/internal/testserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -214,4 +215,24 @@ func TestTasksPlainAnswersFreeTheirPlace(t *testing.T) {
 		t.Fatalf("tasks kept for calls answered without one: %v", l)
 	}
 	c.startTask("ext_work", `{}`)
+}
+
+// TestTasksLeaveSlotsForOthers: one principal's tasks, as many as its cap
+// allows, do not take every call slot of a server: another principal's
+// call to that server is answered while they run.
+func TestTasksLeaveSlotsForOthers(t *testing.T) {
+	b := startTaskBackends(t)
+	_, url := taskGateway(t, b, &Options{MaxCallsPerServer: 4, Tasks: &TaskOptions{MaxPerPrincipal: 8}})
+	mallory := newRawRPC(t, url, v0728, "mallory", `{}`)
+	for range 8 {
+		mallory.startTask("plain_slow", `{"ms":30000}`)
+	}
+	if err := b.plain.Wait(testCtx(t, 10*time.Second), func(s *testserver.State) bool { return s.Calls("slow") >= 2 }); err != nil {
+		t.Fatal("mallory's calls never started")
+	}
+	alice := coreClient(t, url, v1125, "alice", nil)
+	res, err := alice.CallTool(testCtx(t, 10*time.Second), "plain_echo", json.RawMessage(`{"text":"mine"}`), nil)
+	if err != nil || res.Text() != "mine" {
+		t.Fatalf("alice's call while mallory's tasks run: %q, %v", textOf(res), err)
+	}
 }
