@@ -319,7 +319,14 @@ func (s *taskStore) start(principal string, ss *mcp.ServerSession, r toolRoute, 
 		defer s.wg.Done()
 		defer close(t.done)
 		defer cancel(nil)
-		res, err := s.g.runTaskCall(ctx, r, args, mcpadapter.TaskPrefer, t.setRemote)
+		// Tasks take half a server's call slots at most: calls that
+		// wait for their answer always find the other half.
+		var res *mcp.CallToolResult
+		free, err := acquire(ctx, r.u.taskSem)
+		if err == nil {
+			res, err = s.g.runTaskCall(ctx, r, args, mcpadapter.TaskPrefer, t.setRemote)
+			free()
+		}
 		if err != nil && context.Cause(ctx) != nil && errors.Is(context.Cause(ctx), errTaskCancelled) {
 			err = errTaskCancelled
 		}
