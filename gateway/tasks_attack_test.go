@@ -148,15 +148,21 @@ func TestTasksListedToolsOfferTasks(t *testing.T) {
 
 // TestTasksCancelEndsTheCall: a cancelled task's background call ends
 // (no goroutine is left running it), for a plain call and for server
-// tasks of both eras, without the gateway closing.
+// tasks of both eras, also one waiting for the client's answer, without
+// the gateway closing.
 func TestTasksCancelEndsTheCall(t *testing.T) {
 	b := startTaskBackends(t)
 	g, url := taskGateway(t, b, nil)
 	for _, v := range []string{v1125, v0728} {
 		c := newRawRPC(t, url, v, "alice", `{}`)
-		for _, tc := range []struct{ tool, args string }{{"plain_slow", `{"ms":30000}`}, {"ext_work", `{"steps":1000,"stepMs":20}`}, {"core_work", `{"steps":1000,"stepMs":20}`}} {
+		for _, tc := range []struct{ tool, args, status string }{
+			{"plain_slow", `{"ms":30000}`, "working"},
+			{"ext_work", `{"steps":1000,"stepMs":20}`, "working"},
+			{"core_work", `{"steps":1000,"stepMs":20}`, "working"},
+			{"ext_ask", `{}`, "input_required"}, // cancelled while it waits for an answer
+		} {
 			id := c.startTask(tc.tool, tc.args)
-			c.waitStatus(id, "working")
+			c.waitStatus(id, tc.status)
 			g.tasks.mu.Lock()
 			task := g.tasks.tasks[id]
 			g.tasks.mu.Unlock()
