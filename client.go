@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpadapter/mcpadapter/internal/cache"
 	"github.com/mcpadapter/mcpadapter/internal/engine"
+	"github.com/mcpadapter/mcpadapter/internal/servername"
 	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -25,13 +26,18 @@ import (
 // each principal (CallIdentity) has a connection of its own, made with its
 // credentials (ClientOptions.MaxSessions; see docs/multi-user.md).
 type Client struct {
-	name string
-	ep   *endpoint
-	opts ClientOptions
-	sdk  *mcp.Client
-	obs  *wire.Observer
-	log  *slog.Logger
-	eng  *engine.Engine // the connection: connect, send, reconnect
+	// name is the server's name. With ClientOptions.NameFromServer it is
+	// written once, under nameMu, when the first connection settles it
+	// (onDial) or a reader needs it first (nameNow); named says it is.
+	name   string
+	nameMu sync.Mutex
+	named  bool
+	ep     *endpoint
+	opts   ClientOptions
+	sdk    *mcp.Client
+	obs    *wire.Observer
+	log    *slog.Logger
+	eng    *engine.Engine // the connection: connect, send, reconnect
 
 	oauthFlow *oauthHandler   // set when ClientOptions.Auth is an *OAuth or a grant (auth_grants.go)
 	interrupt *interruptState // set in ElicitInterrupt mode
@@ -113,6 +119,10 @@ func NewClient(target any, options *ClientOptions) (*Client, error) {
 	if (opts.Headers != nil || opts.Auth != nil || opts.HTTPClient != nil || opts.OAuthHandler != nil) && (ep.kind == kindStdio || ep.kind == kindInProcess) {
 		return nil, &TargetError{Target: ep.defaultName(), Reason: "Headers, Auth, OAuthHandler and HTTPClient apply to HTTP targets only"}
 	}
+	opts.naming = nil
+	if opts.NameFromServer && opts.Name == "" && ep.kind == kindStdio {
+		opts.naming = servername.NewPending(ep.defaultName())
+	}
 	return newClient(ep, opts), nil
 }
 
@@ -127,15 +137,24 @@ func newClientWith(ep *endpoint, opts ClientOptions, adjust func(*mcp.ClientOpti
 		name = ep.defaultName()
 	}
 	c := &Client{
-		name:     name,
 		ep:       ep,
 		opts:     opts,
-		log:      opts.logger().With("server", name),
 		progress: engine.NewRouter(opts.ProgressHandler),
 	}
 	var trace *slog.Logger
-	if opts.Trace {
-		trace = opts.logger()
+	if opts.naming != nil {
+		// The name is not known yet: the records wait for it.
+		name = ""
+		c.log = slog.New(opts.naming.Handler(opts.logger().Handler()))
+		if opts.Trace {
+			trace = c.log
+		}
+	} else {
+		c.name = name
+		c.log = opts.logger().With("server", name)
+		if opts.Trace {
+			trace = opts.logger()
+		}
 	}
 	c.callTool = c.callDirect
 	if opts.MaxConcurrentCalls > 0 {
@@ -241,8 +260,75 @@ func (c *Client) pin(version string) { c.eng.Pin(version) }
 // pinned returns the protocol version later connections ask for.
 func (c *Client) pinned() string { return c.eng.Pinned() }
 
-// Name returns the server's name as this client knows it.
-func (c *Client) Name() string { return c.name }
+// Name returns the server's name as this client knows it. With
+// ClientOptions.NameFromServer, call it after the first connection
+// (Connect): before, it settles the name to Command.Name.
+func (c *Client) Name() string { return c.nameNow() }
+
+// nameNow returns c's name, settling a name NameFromServer has not
+// settled yet to its fallback.
+func (c *Client) nameNow() string {
+	p := c.opts.naming
+	if p == nil {
+		return c.name
+	}
+	c.nameMu.Lock()
+	named := c.named
+	c.nameMu.Unlock()
+	if named {
+		return c.name
+	}
+	return c.adoptName(p.Name())
+}
+
+// adoptName writes name, which c.opts.naming settled, as c's name unless
+// c has one already, and returns c's name.
+func (c *Client) adoptName(name string) string {
+	c.nameMu.Lock()
+	defer c.nameMu.Unlock()
+	if !c.named {
+		c.name, c.named = name, true
+	}
+	return c.name
+}
+
+// onDial settles a NameFromServer name when a connect ends: the name
+// the server gave in its handshake, or the fallback (a failed connect, a
+// server that gives no usable name).
+func (c *Client) onDial(s *engine.Session, _ error) {
+	raw := ""
+	if s != nil {
+		if r := s.SDK().InitializeResult(); r != nil && r.ServerInfo != nil {
+			raw = r.ServerInfo.Name
+		}
+	}
+	c.adoptName(c.opts.naming.Settle(servername.FromServerInfo(raw)))
+}
+
+// nameSettled reports whether c's name is known: always, unless
+// NameFromServer waits for the first connection.
+func (c *Client) nameSettled() bool {
+	if c.opts.naming == nil {
+		return true
+	}
+	c.nameMu.Lock()
+	defer c.nameMu.Unlock()
+	return c.named
+}
+
+// opServer is the server name of an operation starting now (Telemetry):
+// a NameFromServer client with no name yet connects first, unless the
+// operation is that connect, which has no name ("").
+func (c *Client) opServer(ctx context.Context, method string) string {
+	if c.nameSettled() {
+		return c.name
+	}
+	if method == "connect" {
+		return ""
+	}
+	_, _ = c.session(ctx) // the operation reports a failure itself
+	return c.nameNow()
+}
 
 // Connect connects now if not connected, and reports the connection (over
 // HTTP, the connection of ctx's principal: what the server told them).
@@ -274,7 +360,7 @@ func (c *Client) Session(ctx context.Context) (*mcp.ClientSession, error) {
 // waits for, the client's wait for the answers of calls whose context
 // ended (see CallOptions.Task).
 func (c *Client) Close() error {
-	wait := c.bg.stop()
+	wait := c.bg.Stop()
 	err := c.eng.Close()
 	wait()
 	if c.oauthFlow != nil && c.interrupt == nil {
@@ -284,7 +370,7 @@ func (c *Client) Close() error {
 	return err
 }
 
-func (c *Client) String() string { return fmt.Sprintf("mcpadapter.Client(%s)", c.name) }
+func (c *Client) String() string { return fmt.Sprintf("mcpadapter.Client(%s)", c.nameNow()) }
 
 // modulePath is this module's path, as the go command records it in a
 // program's build information.

@@ -49,6 +49,9 @@ func (c *Client) engineConfig() engine.Config {
 	if c.ep.kind == kindStdio {
 		cfg.Stdio = c.stdioTransport(c.ep.command)
 	}
+	if p := c.opts.naming; p != nil {
+		cfg.NameOf, cfg.OnDial = p.Peek, c.onDial
+	}
 	if c.opts.Telemetry != nil {
 		cfg.StartConnect = func(caller, conn context.Context) (context.Context, func(*engine.Session, error)) {
 			// The span belongs to the caller's trace; the connection keeps
@@ -117,6 +120,9 @@ func (c *Client) stdioTransport(cmd Command) stdio.Transport {
 	if h := c.opts.StderrHandler; h != nil {
 		server := c.name
 		onStderr = func(line string) { h(server, line) }
+		if p := c.opts.naming; p != nil {
+			onStderr = func(line string) { p.Do(func(name string) { h(name, line) }) }
+		}
 	}
 	return stdio.Transport{
 		Path:            cmd.Path,

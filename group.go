@@ -176,7 +176,7 @@ func (g *Group) Clients() []*Client { return slices.Clone(g.clients) }
 // Client returns the client of the named server, or nil.
 func (g *Group) Client(name string) *Client {
 	for _, c := range g.clients {
-		if c.name == name {
+		if c.nameNow() == name {
 			return c
 		}
 	}
@@ -223,7 +223,7 @@ func (g *Group) fanOut(ctx context.Context, fn func(context.Context, int, *Clien
 	var failures []ServerFailure
 	for i, err := range errs {
 		if err != nil {
-			failures = append(failures, ServerFailure{Server: g.clients[i].name, Err: err})
+			failures = append(failures, ServerFailure{Server: g.clients[i].nameNow(), Err: err})
 		}
 	}
 	return failures
@@ -237,11 +237,12 @@ func (g *Group) connect(ctx context.Context) []ServerFailure {
 		infos[i], err = c.Connect(ctx)
 		return err
 	})
+	failures = append(failures, g.sameNames()...)
 	// The oldest backend sets the era.
 	legacy := ""
 	for i, info := range infos {
 		if info != nil && info.Era == EraHandshake && g.clients[i].pinned() == "" {
-			legacy = g.clients[i].name
+			legacy = g.clients[i].nameNow()
 			break
 		}
 	}
@@ -265,6 +266,26 @@ func (g *Group) connect(ctx context.Context) []ServerFailure {
 	}
 	for _, c := range redo {
 		c.retire() // the next request reconnects at the handshake era
+	}
+	return failures
+}
+
+// sameNames returns a failure for each client whose name, settled by
+// its server when it connected (ClientOptions.NameFromServer), is
+// another's: each names both.
+func (g *Group) sameNames() []ServerFailure {
+	var failures []ServerFailure
+	for i, c := range g.clients {
+		for j, o := range g.clients {
+			if i == j || c.opts.naming == nil && o.opts.naming == nil || c.nameNow() != o.nameNow() {
+				continue
+			}
+			failures = append(failures, ServerFailure{Server: c.nameNow(), Err: &TargetError{
+				Target: fmt.Sprintf("group server %q (%s)", c.nameNow(), c.ep.describe()),
+				Reason: fmt.Sprintf("server %s has the same name; a name prefixes its server's tools, so set ClientOptions.Name on one of them", o.ep.describe()),
+			}})
+			break
+		}
 	}
 	return failures
 }
@@ -298,7 +319,7 @@ func (g *Group) Info(ctx context.Context) (*Info, error) {
 }
 
 func (c *Client) failedIn(failures []ServerFailure) bool {
-	return slices.ContainsFunc(failures, func(f ServerFailure) bool { return f.Server == c.name })
+	return slices.ContainsFunc(failures, func(f ServerFailure) bool { return f.Server == c.nameNow() })
 }
 
 // tools lists the tools of every server at once and runs prepare on each
@@ -348,6 +369,9 @@ func GroupOf(clients ...*Client) (*Group, error) {
 	for _, c := range clients {
 		if c == nil {
 			return nil, &TargetError{Target: "group", Reason: "a nil *Client"}
+		}
+		if !c.nameSettled() {
+			continue // named by its server when it connects (Group.sameNames)
 		}
 		if !config.ValidServerName(c.name) {
 			return nil, &TargetError{Target: fmt.Sprintf("group server %q", c.name), Reason: "a server name prefixes its tools' names, so it must match ^[A-Za-z0-9_-]{1,64}$; set ClientOptions.Name"}

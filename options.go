@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/servername"
 	"github.com/mcpadapter/mcpadapter/internal/stdio"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -17,8 +18,26 @@ import (
 // on mcp.ClientOptions.
 type ClientOptions struct {
 	// Name names the server in tool metadata, errors and logs. It defaults to
-	// the URL's host, the command's base name, or "in-process".
+	// the URL's host, Command.Name for a command, or "in-process".
 	Name string
+	// NameFromServer, when Name is empty and the target is a Command,
+	// names the server by what it calls itself: the serverInfo.name of
+	// its answer to the handshake, sanitised as ServerNameFrom does, or
+	// Command.Name when it gives none that has a letter or digit. The
+	// name is settled once, by the Client's first connection (whether it
+	// succeeds or not; a failed one settles Command.Name), and never
+	// changes after: the server is started once, and the logs and the
+	// trace of that first connection are held until the name is known.
+	// Name and String called before the first connection settle it to
+	// Command.Name; so does Adapter's New when Options.Transforms names
+	// servers: connect first (Client.Connect) to key them by the
+	// server's own name. In a Group, two clients that settle on the same
+	// name both fail, each with an error naming both. Other targets
+	// ignore it.
+	NameFromServer bool
+	// naming is the name that NameFromServer settles, shared by the
+	// clients made from one NewClient (an Adapter's interrupt clones).
+	naming *servername.Pending
 
 	// Headers are added to every HTTP request (HTTP targets only).
 	Headers map[string]string

@@ -47,6 +47,22 @@ func (e *endpoint) defaultName() string {
 	}
 }
 
+// describe says what e runs or reaches, for messages: the command line
+// (cut to 200 bytes), the URL or "in-process".
+func (e *endpoint) describe() string {
+	switch e.kind {
+	case kindStdio:
+		s := e.command.String()
+		if len(s) > 200 {
+			s = strings.ToValidUTF8(s[:200], "") + "..."
+		}
+		return fmt.Sprintf("%q", s)
+	case kindInProcess:
+		return "in-process"
+	}
+	return fmt.Sprintf("%q", e.url)
+}
+
 // acceptedTargets lists what New and NewClient accept, for error messages.
 const acceptedTargets = "an http(s) URL (string or *url.URL), mcpadapter.Command, *mcp.Server, *mcpadapter.Config, *mcpadapter.Client or *mcpadapter.Group"
 

@@ -38,7 +38,10 @@ type Operation struct {
 	// "prompts/list", "resources/list", "resources/templates/list", or
 	// "connect" for making a connection (process start, handshake).
 	Method string
-	// Server names the server (ClientOptions.Name, the config key).
+	// Server names the server (ClientOptions.Name, the config key). It
+	// is empty for the connect that settles a name the server gives
+	// itself (ClientOptions.NameFromServer): the name is not known when
+	// that connect starts.
 	Server string
 	// Tool is the server's name of the tool called (tools/call only).
 	Tool string
@@ -120,7 +123,7 @@ func (c *Client) startOp(ctx context.Context, method, tool string) (context.Cont
 	if t == nil {
 		return ctx, noEnd
 	}
-	op := Operation{Method: method, Server: c.name, Tool: tool, Transport: string(c.ep.kind)}
+	op := Operation{Method: method, Server: c.opServer(ctx, method), Tool: tool, Transport: string(c.ep.kind)}
 	if c.ep.kind == kindStreamable || c.ep.kind == kindSSE {
 		op.URL = c.ep.url
 	}

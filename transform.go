@@ -334,14 +334,14 @@ func adapterShapes(g *Group, transforms map[string]*ServerTransform) (map[*Clien
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	var servers []string
-	for _, c := range g.clients {
-		servers = append(servers, strconv.Quote(c.name))
-	}
 	top := make(map[string]*serverShape, len(transforms))
 	for _, name := range names {
 		base := "Options.Transforms[" + strconv.Quote(name) + "]"
 		if g.Client(name) == nil {
+			var servers []string
+			for _, c := range g.clients {
+				servers = append(servers, strconv.Quote(c.nameNow()))
+			}
 			return nil, &TransformError{Server: name, Path: base, Msg: "there is no server of that name; the servers are " + strings.Join(servers, ", ")}
 		}
 		sh, path, msg := newShape(transforms[name], shapePaths{api: true, base: base})
@@ -352,7 +352,11 @@ func adapterShapes(g *Group, transforms map[string]*ServerTransform) (map[*Clien
 	}
 	out := make(map[*Client]*serverShape, len(g.clients))
 	for _, c := range g.clients {
-		if sh := c.shape.over(top[c.name]); sh != nil {
+		var over *serverShape
+		if len(top) > 0 {
+			over = top[c.nameNow()]
+		}
+		if sh := c.shape.over(over); sh != nil {
 			out[c] = sh
 		}
 	}

@@ -18,7 +18,10 @@ import (
 // (Client.Skill: SKILL.md read and checked against the listing) and
 // returns its instructions, or one of its other files when the call names
 // it. Nothing is read before the model asks. skills are from
-// c.Skills; with none, SkillTool returns nil and no error.
+// c.Skills; with none, SkillTool returns nil and no error. What a call
+// returns keeps to mcpadapter.DefaultMaxResultBytes, as any tool's result
+// does (a server's skill may be of any size), and each skill's name and
+// description take one line of the description, whatever they hold.
 func SkillTool(c *mcpadapter.Client, skills []*mcpadapter.Skill) (tool.InvokableTool, error) {
 	if c == nil {
 		return nil, fmt.Errorf("eino.SkillTool: nil client")
@@ -31,7 +34,7 @@ func SkillTool(c *mcpadapter.Client, skills []*mcpadapter.Skill) (tool.Invokable
 	names := make([]string, 0, len(skills))
 	for _, s := range skills {
 		names = append(names, s.Name)
-		fmt.Fprintf(&desc, "- %s: %s\n", s.Name, oneLine(s.Description))
+		fmt.Fprintf(&desc, "- %s: %s\n", oneLine(s.Name), oneLine(s.Description))
 	}
 	desc.WriteString("Give \"file\" (a URI the instructions name) to read one of the skill's other files.")
 	return &skillTool{c: c, skills: skills, names: names, desc: desc.String()}, nil
@@ -70,7 +73,7 @@ func (t *skillTool) InvokableRun(ctx context.Context, args string, _ ...tool.Opt
 		if err != nil {
 			return "load_skill: " + err.Error(), nil
 		}
-		return s.Instructions, nil
+		return limitText(s.Instructions), nil
 	}
 	for _, s := range t.skills {
 		if s.Name == in.Name {
@@ -78,12 +81,21 @@ func (t *skillTool) InvokableRun(ctx context.Context, args string, _ ...tool.Opt
 			if err != nil {
 				return "load_skill: " + err.Error(), nil
 			}
-			return string(b), nil
+			return limitText(string(b)), nil
 		}
 	}
 	return "", fmt.Errorf("load_skill: skill %q vanished", in.Name)
 }
 
+// limitText is a skill's file for the model, cut to the limit of any
+// tool's result.
+func limitText(text string) string {
+	res := &mcpadapter.Result{Content: []mcpadapter.Content{&mcpadapter.TextContent{Text: text}}}
+	res.SetTextLimit(mcpadapter.DefaultMaxResultBytes)
+	return res.Text()
+}
+
+// oneLine puts s on one line of at most 300 bytes, for a description.
 func oneLine(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > 300 {

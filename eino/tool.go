@@ -203,7 +203,12 @@ func (t *Tool) run(ctx context.Context, args string) (*mcpadapter.Result, error)
 			}
 			raw = restored
 		}
-		return t.mcp.Call(ctx, raw)
+		var opts *mcpadapter.CallOptions
+		if t.profile != nil {
+			// An invalid argument is named as the model wrote it.
+			opts = &mcpadapter.CallOptions{ArgumentPath: t.profile.ModelPath}
+		}
+		return t.mcp.CallWith(ctx, raw, opts)
 	}
 	if len(pending.Requests) == 0 {
 		return t.mcp.Resume(ctx, pending, nil)

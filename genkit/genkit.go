@@ -109,7 +109,8 @@ func (s *Toolset) run(e *entry) ai.MultipartToolFunc[any] {
 		if bad != nil {
 			return response(bad), nil
 		}
-		res, err := e.mcp.Call(withRun(tc), args)
+		// An invalid argument is named as the model wrote it.
+		res, err := e.mcp.CallWith(withRun(tc), args, &mcpadapter.CallOptions{ArgumentPath: e.profile.ModelPath})
 		var ire *mcpadapter.InputRequiredError
 		switch {
 		case errors.As(err, &ire):

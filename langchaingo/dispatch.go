@@ -60,7 +60,7 @@ func (s *Toolset) call(ctx context.Context, c llms.ToolCall) (*mcpadapter.Result
 	if bad != nil {
 		return bad, nil
 	}
-	return t.mcp.Call(ctx, args)
+	return t.mcp.CallWith(ctx, args, t.callOptions())
 }
 
 // Resume answers a pending outcome's question and finishes its call; the

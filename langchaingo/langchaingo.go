@@ -144,7 +144,7 @@ func (t *Tool) CallResult(ctx context.Context, input string) (*mcpadapter.Result
 	if bad != nil {
 		return bad, nil
 	}
-	res, err := t.mcp.Call(ctx, args)
+	res, err := t.mcp.CallWith(ctx, args, t.callOptions())
 	if err != nil {
 		return nil, fmt.Errorf("langchaingo: tool %q: %w", t.mcp.Name, err)
 	}
@@ -159,6 +159,12 @@ func (t *Tool) Resume(ctx context.Context, pending *mcpadapter.PendingCall, answ
 		return "", fmt.Errorf("langchaingo: tool %q: %w", t.mcp.Name, err)
 	}
 	return resultText(res), nil
+}
+
+// callOptions name an invalid argument in the check's message as the
+// model wrote it, through the profile's renames.
+func (t *Tool) callOptions() *mcpadapter.CallOptions {
+	return &mcpadapter.CallOptions{ArgumentPath: t.profile.ModelPath}
 }
 
 // arguments checks the model's input and maps it back through the

@@ -32,6 +32,12 @@ const (
 type Config struct {
 	// Name names the server in errors and logs.
 	Name string
+	// NameOf, if set, is called for the name each time one is needed,
+	// instead of Name (a name the first connection settles).
+	NameOf func() string
+	// OnDial, if set, is called when each connect ends, with its session
+	// or its error, before any caller gets them.
+	OnDial func(*Session, error)
 	// Kind is the transport; URL the HTTP endpoint (Streamable, SSE);
 	// FallbackSSE lets a Streamable endpoint fall back to SSE when the
 	// server answers as a legacy SSE server does. Server is the
@@ -330,6 +336,9 @@ func (e *Engine) runDial(ctx, caller context.Context, sl *slot, d *dialCall, gen
 		octx, end = e.cfg.StartConnect(caller, ctx)
 	}
 	s, err := e.dial(octx, sl)
+	if e.cfg.OnDial != nil {
+		e.cfg.OnDial(s, err)
+	}
 	end(s, err)
 	e.mu.Lock()
 	sl.dialing = nil

@@ -54,7 +54,11 @@ func (e *Engine) TransportError(s *Session, op, tool string, err error) error {
 	if errors.As(err, &te) {
 		return err
 	}
-	te = &TransportError{Server: e.cfg.Name, Tool: tool, Op: op, Err: err}
+	name := e.cfg.Name
+	if e.cfg.NameOf != nil {
+		name = e.cfg.NameOf()
+	}
+	te = &TransportError{Server: name, Tool: tool, Op: op, Err: err}
 	if s != nil && s.stdio != nil {
 		te.Stderr = s.stdio.Stderr()
 		stray := s.stdio.StrayLines()

@@ -30,7 +30,13 @@ import (
 // parent exited is re-parented to init, or to a subreaper; nothing then
 // ties it to the server), unless it stayed in a session or group a noted
 // stray made.
+//
+// The pids in /proc are those of the pid namespace procfs was mounted
+// for; when that is not this process's (a container that sees its host's
+// /proc), they name other processes than this process's pids do, and
+// strays finds none.
 type strays struct {
+	root   string         // the procfs mount, "/proc"
 	leader int            // the server's pid, its process group's id
 	sid    int            // the server's session (this process's)
 	procs  map[int]uint64 // pid → start time
@@ -39,7 +45,7 @@ type strays struct {
 }
 
 func newStrays(leader int) *strays {
-	return &strays{leader: leader, sid: -1, procs: map[int]uint64{}, sids: map[int]uint64{}, pgids: map[int]uint64{}}
+	return &strays{root: "/proc", leader: leader, sid: -1, procs: map[int]uint64{}, sids: map[int]uint64{}, pgids: map[int]uint64{}}
 }
 
 // procStat is what strays read of /proc/<pid>/stat.
@@ -51,8 +57,8 @@ type procStat struct {
 
 // readStat reads /proc/<pid>/stat; false when the process is gone or the
 // file cannot be read.
-func readStat(pid int) (procStat, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+func readStat(root string, pid int) (procStat, bool) {
+	b, err := os.ReadFile(root + "/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return procStat{}, false
 	}
@@ -80,9 +86,17 @@ func readStat(pid int) (procStat, bool) {
 	return st, true
 }
 
-// allProcs reads the stat of every process; nil when /proc cannot be read.
-func allProcs() map[int]procStat {
-	entries, err := os.ReadDir("/proc")
+// ownNamespace reports whether the pids of the procfs at root are this
+// process's: its "self" is this process's pid.
+func ownNamespace(root string) bool {
+	self, err := os.Readlink(root + "/self")
+	return err == nil && self == strconv.Itoa(os.Getpid())
+}
+
+// allProcs reads the stat of every process in the procfs at root; nil
+// when it cannot be read.
+func allProcs(root string) map[int]procStat {
+	entries, err := os.ReadDir(root)
 	if err != nil {
 		return nil
 	}
@@ -92,7 +106,7 @@ func allProcs() map[int]procStat {
 		if err != nil {
 			continue
 		}
-		if st, ok := readStat(pid); ok {
+		if st, ok := readStat(root, pid); ok {
 			out[pid] = st
 		}
 	}
@@ -100,9 +114,13 @@ func allProcs() map[int]procStat {
 }
 
 // note adds the server's descendants outside its process group, found
-// through their parents, to s.
+// through their parents, to s. It notes none when the procfs's pids are
+// not this process's.
 func (s *strays) note() {
-	procs := allProcs()
+	if !ownNamespace(s.root) {
+		return
+	}
+	procs := allProcs(s.root)
 	lead, ok := procs[s.leader]
 	if !ok || lead.pgid != s.leader {
 		return // gone (the pid may be another's now)
@@ -150,20 +168,20 @@ func (s *strays) note() {
 // threads run: zombies are signalled too (their pid is not reused until
 // they are reaped), and count as running while a thread of theirs does.
 func (s *strays) kill(limit time.Duration) {
-	if len(s.procs) == 0 {
+	if len(s.procs) == 0 || !ownNamespace(s.root) {
 		return
 	}
 	self := os.Getpid()
 	deadline := time.Now().Add(limit)
 	for pause := 100 * time.Microsecond; ; pause = min(2*pause, 20*time.Millisecond) {
 		left := 0
-		procs := allProcs()
+		procs := allProcs(s.root)
 		for pid, st := range procs {
 			if pid == self || pid == s.leader || !s.owns(procs, pid, st) {
 				continue
 			}
 			_ = syscall.Kill(pid, syscall.SIGKILL)
-			if st.state != 'Z' && st.state != 'X' || threadsRun(pid) {
+			if st.state != 'Z' && st.state != 'X' || threadsRun(s.root, pid) {
 				left++
 			}
 		}
@@ -175,8 +193,8 @@ func (s *strays) kill(limit time.Duration) {
 }
 
 // threadsRun reports whether a thread of pid other than its first runs.
-func threadsRun(pid int) bool {
-	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+func threadsRun(root string, pid int) bool {
+	tasks, err := os.ReadDir(root + "/" + strconv.Itoa(pid) + "/task")
 	if err != nil {
 		return false
 	}
@@ -185,7 +203,7 @@ func threadsRun(pid int) bool {
 		if err != nil || tid == pid {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + t.Name() + "/stat")
+		b, err := os.ReadFile(root + "/" + strconv.Itoa(pid) + "/task/" + t.Name() + "/stat")
 		i := bytes.LastIndexByte(b, ')')
 		if err == nil && i > 0 && i+2 < len(b) && b[i+2] != 'Z' && b[i+2] != 'X' {
 			return true

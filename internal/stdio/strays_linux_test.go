@@ -51,7 +51,7 @@ func TestStdioCloseEndsSetsidDescendants(t *testing.T) {
 	})
 	for _, pid := range pids {
 		for deadline := time.Now().Add(10 * time.Second); ; {
-			st, ok := readStat(pid)
+			st, ok := readStat("/proc", pid)
 			if ok && st.pgid != c.proc.cmd.Process.Pid {
 				break
 			}
@@ -74,7 +74,7 @@ func TestStdioCloseEndsSetsidDescendants(t *testing.T) {
 	var alive []string
 	for _, pid := range pids {
 		if syscall.Kill(pid, 0) == nil && !zombie(pid) {
-			st, _ := readStat(pid)
+			st, _ := readStat("/proc", pid)
 			alive = append(alive, fmt.Sprintf("%d (%+v)", pid, st))
 		}
 	}

@@ -48,7 +48,7 @@ func orphanedGroup(t *testing.T) victimGroup {
 	}
 	g.pgid = cmd.Process.Pid
 	t.Cleanup(func() { _ = syscall.Kill(g.pid, syscall.SIGKILL) })
-	if st, ok := readStat(g.pid); !ok || st.pgid != g.pgid {
+	if st, ok := readStat("/proc", g.pid); !ok || st.pgid != g.pgid {
 		t.Fatalf("the orphaned group's member: %+v, %v", st, ok)
 	}
 	return g
@@ -100,7 +100,7 @@ func TestStdioCloseSparesGroupsStraysJoined(t *testing.T) {
 	})
 	for i, group := range []int{victim.Process.Pid, otherPid, orphaned.pgid} {
 		for deadline := time.Now().Add(10 * time.Second); ; {
-			if st, ok := readStat(pids[i]); ok && st.pgid == group {
+			if st, ok := readStat("/proc", pids[i]); ok && st.pgid == group {
 				break
 			}
 			if time.Now().After(deadline) {

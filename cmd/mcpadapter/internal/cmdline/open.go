@@ -59,18 +59,7 @@ func (a *App) Open(ctx context.Context, cmd *cobra.Command, args []string, oo Op
 		} else if len(a.inheritEnv) > 0 {
 			return nil, Usagef("--inherit-env applies to a command target; in a config, set \"inheritEnv\" per server")
 		}
-		if base.Name, err = a.targetName(ctx, target, name, base); err != nil {
-			return nil, err
-		}
-		c, err := mcpadapter.NewClient(target, &base)
-		if err != nil {
-			return nil, err
-		}
-		ad, err := mcpadapter.New(c, a.adapterOptions(oo))
-		if err != nil {
-			return nil, err
-		}
-		return session.Single(ad, base.Name), nil
+		return a.openOne(ctx, target, name, base, oo)
 	}
 	if len(a.headers) > 0 || a.token != "" || a.oauth {
 		return nil, Usagef("--header, --token and --oauth apply to a URL target; in a config, set headers and auth per server")
@@ -123,8 +112,27 @@ func (a *App) openCommand(ctx context.Context, argv []string, oo OpenOptions) (*
 		return nil, err
 	}
 	target := mcpadapter.Command{Path: argv[0], Args: argv[1:], InheritEnv: a.inheritEnv}
-	if base.Name, err = a.targetName(ctx, target, target.Name(), base); err != nil {
-		return nil, err
+	return a.openOne(ctx, target, target.Name(), base, oo)
+}
+
+// openOne opens the one server target runs or reaches. Its name is
+// --name if given; for a command, the name the server gives itself
+// (ClientOptions.NameFromServer: its serverInfo.name, sanitised, else
+// fallback, the package or script it runs), read from the connection
+// made now, the one the command then uses; for a URL, fallback (its
+// host).
+func (a *App) openOne(ctx context.Context, target any, fallback string, base mcpadapter.ClientOptions, oo OpenOptions) (*session.Session, error) {
+	_, isCommand := target.(mcpadapter.Command)
+	switch {
+	case a.name != "":
+		if n := mcpadapter.ServerNameFrom(a.name); n != a.name {
+			return nil, Usagef("--name %q: a server name matches ^[A-Za-z0-9_-]{1,64}$ (it prefixes tool names); %q would do", a.name, n)
+		}
+		base.Name = a.name
+	case isCommand:
+		base.NameFromServer = true
+	default:
+		base.Name = fallback
 	}
 	c, err := mcpadapter.NewClient(target, &base)
 	if err != nil {
@@ -134,7 +142,18 @@ func (a *App) openCommand(ctx context.Context, argv []string, oo OpenOptions) (*
 	if err != nil {
 		return nil, err
 	}
-	return session.Single(ad, base.Name), nil
+	source := base.Name
+	if source == "" {
+		// The adapter's client (an interrupt clone of c, with Elicit)
+		// connects now: its first connection names it.
+		client := ad.Group().Clients()[0]
+		if _, err := client.Connect(ctx); err != nil {
+			_ = ad.Close()
+			return nil, err
+		}
+		source = client.Name()
+	}
+	return session.Single(ad, source), nil
 }
 
 // adapterOptions are the adapter options for what the command wishes.
@@ -259,45 +278,6 @@ func targetFromArgs(cmd *cobra.Command, args []string) (any, string, error) {
 	}
 	c := mcpadapter.Script(t)
 	return c, c.Name(), nil
-}
-
-// nameProbeTimeout bounds the start of a command target to read its name.
-const nameProbeTimeout = 30 * time.Second
-
-// targetName is the name of the server a target runs: --name if given;
-// for a command, the name the server gives itself (serverInfo.name,
-// sanitised), read by starting it once without tracing, or else
-// fallback (the package or script it runs); for a URL, fallback (its
-// host).
-func (a *App) targetName(ctx context.Context, target any, fallback string, base mcpadapter.ClientOptions) (string, error) {
-	if a.name != "" {
-		if n := mcpadapter.ServerNameFrom(a.name); n != a.name {
-			return "", Usagef("--name %q: a server name matches ^[A-Za-z0-9_-]{1,64}$ (it prefixes tool names); %q would do", a.name, n)
-		}
-		return a.name, nil
-	}
-	cmd, ok := target.(mcpadapter.Command)
-	if !ok {
-		return fallback, nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, nameProbeTimeout)
-	defer cancel()
-	probe := base
-	probe.Name, probe.Trace = fallback, false
-	probe.Logger = slog.New(slog.DiscardHandler)
-	c, err := mcpadapter.NewClient(cmd, &probe)
-	if err != nil {
-		return "", err
-	}
-	defer c.Close()
-	info, err := c.Connect(ctx)
-	if err != nil || info.Implementation == nil {
-		return fallback, nil // the real connection reports why
-	}
-	if n := mcpadapter.ServerNameFrom(info.Implementation.Name); n != "" {
-		return n, nil
-	}
-	return fallback, nil
 }
 
 // serverName makes a name usable as a tool prefix from s.

@@ -1,0 +1,56 @@
+package langchaingo_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter/langchaingo"
+	"github.com/mcpadapter/mcpadapter/schemaprofile"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// TestRenamedPropertyError: under a profile that renames properties
+// (Anthropic's), the argument check's message names each wrong argument
+// as the model wrote it, through Run and through the tools.Tool shape,
+// and the server is not called.
+func TestRenamedPropertyError(t *testing.T) {
+	calls := 0
+	srv := mcp.NewServer(&mcp.Implementation{Name: "names", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "plan", InputSchema: json.RawMessage(`{"type":"object","properties":{
+		"user name":{"type":"string","maxLength":5},
+		"stops":{"type":"array","items":{"type":"object","properties":{"stop name":{"type":"string"}},"required":["stop name"]}}},
+		"required":["user name"]}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			calls++
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "planned"}}}, nil
+		})
+	ts := toolsetOf(t, srv, nil, &langchaingo.Options{Profile: schemaprofile.Anthropic})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const args = `{"user_name":"Ada Lovelace","stops":[{"stop_name":"Rome"},{}]}`
+	outs, err := ts.Run(ctx, []llms.ToolCall{call("c1", "plan", args)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaTool, err := ts.Tool("plan").Call(ctx, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, got := range []string{outs[0].Text(), viaTool} {
+		for _, want := range []string{"$.user_name: expected at most 5 characters", "$.stops[1].stop_name: required"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("message lacks %q:\n%s", want, got)
+			}
+		}
+		if strings.Contains(got, "user name") || strings.Contains(got, "stop name") {
+			t.Errorf("message names the server's argument names:\n%s", got)
+		}
+	}
+	if calls != 0 {
+		t.Errorf("the server was called %d times", calls)
+	}
+}
