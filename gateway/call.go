@@ -224,12 +224,18 @@ func (g *Gateway) forwardCall(ctx context.Context, u *upstream, o *origin, param
 // tool calls in flight (Options.MaxCallsPerServer, "maxConcurrentCalls"),
 // and returns the function that frees it.
 func (u *upstream) slot(ctx context.Context) (free func(), _ error) {
-	if u.sem == nil {
+	return acquire(ctx, u.sem)
+}
+
+// acquire takes a place in sem (nil: no cap) until free is called, or
+// returns ctx's cause.
+func acquire(ctx context.Context, sem chan struct{}) (free func(), _ error) {
+	if sem == nil {
 		return func() {}, nil
 	}
 	select {
-	case u.sem <- struct{}{}:
-		return func() { <-u.sem }, nil
+	case sem <- struct{}{}:
+		return func() { <-sem }, nil
 	case <-ctx.Done():
 		return nil, context.Cause(ctx)
 	}

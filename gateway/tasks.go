@@ -82,7 +82,8 @@ func terminal(status string) bool {
 // gwTask is one task of the gateway.
 type gwTask struct {
 	id, principal, server, tool string
-	ext                         bool // made for a 2026-07-28 client: answered in the extension's form
+	ext                         bool               // made for a 2026-07-28 client: answered in the extension's form
+	session                     *mcp.ServerSession // that made it: lists it when there is no principal
 	created                     time.Time
 	ttl                         time.Duration
 	cancel                      context.CancelCauseFunc
@@ -264,16 +265,36 @@ func (s *taskStore) uncount(t *gwTask) {
 	}
 }
 
-// start makes a task for principal that calls the tool r with args (as
-// the client wrote them) in the background. ttl, if positive, is what
+// trim forgets principal's oldest tasks that no longer count against the
+// cap (cancelled, or with their outcome fetched) so that fewer than max
+// of them are kept: a client that makes and ends tasks as fast as it can
+// holds at most twice its cap; s.mu is held.
+func (s *taskStore) trim(principal string, max int) {
+	var ended []*gwTask
+	for _, t := range s.tasks {
+		if t.principal == principal && !t.counted {
+			ended = append(ended, t)
+		}
+	}
+	if len(ended) < max {
+		return
+	}
+	slices.SortFunc(ended, func(a, b *gwTask) int { return a.created.Compare(b.created) })
+	for _, t := range ended[:len(ended)-max+1] {
+		delete(s.tasks, t.id)
+	}
+}
+
+// start makes a task for principal, in session ss, that calls the tool r
+// with args (as the client wrote them) in the background. ttl, if positive, is what
 // the client asked to keep it for; audit, if not nil, is the call's
 // audit record.
-func (s *taskStore) start(principal string, r toolRoute, args json.RawMessage, ext bool, ttl time.Duration, audit *auditCall) (*gwTask, error) {
+func (s *taskStore) start(principal string, ss *mcp.ServerSession, r toolRoute, args json.RawMessage, ext bool, ttl time.Duration, audit *auditCall) (*gwTask, error) {
 	if ttl <= 0 || ttl > s.opts.ttl() {
 		ttl = s.opts.ttl()
 	}
 	now := time.Now()
-	t := &gwTask{id: r.u.name + "." + newKey(), principal: principal, server: r.u.name, tool: r.tool.OriginalName, ext: ext,
+	t := &gwTask{id: r.u.name + "." + newKey(), principal: principal, session: ss, server: r.u.name, tool: r.tool.OriginalName, ext: ext,
 		created: now, updated: now, ttl: ttl, status: stWorking, done: make(chan struct{}), made: make(chan struct{}), wake: make(chan struct{})}
 	s.mu.Lock()
 	if s.closed {
@@ -285,6 +306,7 @@ func (s *taskStore) start(principal string, r toolRoute, args json.RawMessage, e
 		s.mu.Unlock()
 		return nil, &jsonrpc.Error{Code: CodeTooManyTasks, Message: fmt.Sprintf("you have %d tasks running or with results not yet fetched, the most the gateway keeps for one principal; fetch or cancel one first", max)}
 	}
+	s.trim(principal, s.opts.max())
 	s.tasks[t.id] = t
 	s.count[principal]++
 	t.counted = true
@@ -297,7 +319,14 @@ func (s *taskStore) start(principal string, r toolRoute, args json.RawMessage, e
 		defer s.wg.Done()
 		defer close(t.done)
 		defer cancel(nil)
-		res, err := s.g.runTaskCall(ctx, r, args, mcpadapter.TaskPrefer, t.setRemote)
+		// Tasks take half a server's call slots at most: calls that
+		// wait for their answer always find the other half.
+		var res *mcp.CallToolResult
+		free, err := acquire(ctx, r.u.taskSem)
+		if err == nil {
+			res, err = s.g.runTaskCall(ctx, r, args, mcpadapter.TaskPrefer, t.setRemote)
+			free()
+		}
 		if err != nil && context.Cause(ctx) != nil && errors.Is(context.Cause(ctx), errTaskCancelled) {
 			err = errTaskCancelled
 		}
@@ -327,14 +356,17 @@ func errUnknownTask(id string) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown task %q", id)}
 }
 
-// list returns principal's tasks, oldest first.
-func (s *taskStore) list(principal string) []*gwTask {
+// list returns principal's tasks, oldest first. Without a principal
+// (no authorization) every client is the same one, and the ids are what
+// keeps one's tasks from another's: a session lists the tasks it made
+// only, and a request without a session none.
+func (s *taskStore) list(principal string, ss *mcp.ServerSession) []*gwTask {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sweep(time.Now())
 	var out []*gwTask
 	for _, t := range s.tasks {
-		if t.principal == principal {
+		if t.principal == principal && (principal != "" || ss != nil && t.session == ss) {
 			out = append(out, t)
 		}
 	}

@@ -97,7 +97,7 @@ func (g *Gateway) taskCall(ctx context.Context, req mcp.Request) (_ mcp.Result, 
 		audit.end(ctx, res, err)
 		return res, err, true
 	}
-	t, err := g.tasks.start(PrincipalFrom(ctx), r, p.Arguments, ext, ttl, audit)
+	t, err := g.tasks.start(PrincipalFrom(ctx), ss, r, p.Arguments, ext, ttl, audit)
 	if err != nil {
 		audit.end(ctx, nil, err)
 		return nil, err, true

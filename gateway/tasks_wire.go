@@ -148,12 +148,12 @@ func (g *Gateway) tasksUpdate(ctx context.Context, _ *mcp.ServerSession, p *task
 }
 
 // tasksList lists the caller's tasks, and only those.
-func (g *Gateway) tasksList(ctx context.Context, _ *mcp.ServerSession, p *taskParams) (*rawResult, error) {
+func (g *Gateway) tasksList(ctx context.Context, ss *mcp.ServerSession, p *taskParams) (*rawResult, error) {
 	if p != nil && p.Cursor != "" {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: $.cursor: the gateway lists every task in one page"}
 	}
 	views := []any{}
-	for _, t := range g.tasks.list(PrincipalFrom(ctx)) {
+	for _, t := range g.tasks.list(PrincipalFrom(ctx), ss) {
 		views = append(views, g.tasks.view(t, t.ext, false))
 	}
 	return marshalResult(map[string]any{"tasks": views}).(*rawResult), nil

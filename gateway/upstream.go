@@ -28,6 +28,7 @@ type upstream struct {
 	adapter *mcpadapter.Adapter // the server's tools, named and shaped
 	lane    *lane
 	sem     chan struct{} // tool calls in flight; nil means no cap
+	taskSem chan struct{} // tasks' calls in flight: half of sem's (tasks.go)
 	limits  callLimits    // the time limits of its tool calls
 	kick    chan struct{} // a list changed: list again (buffered)
 	// announced holds the lists the server said changed since the last
@@ -64,6 +65,7 @@ func newUpstream(g *Gateway, s Server, prefix mcpadapter.PrefixMode) (*upstream,
 	u.limits = limitsOf(s, co, g.opts.Transforms[s.Name])
 	if n := callCap(g.opts.maxCallsPerServer(), s, co); n > 0 {
 		u.sem = make(chan struct{}, n)
+		u.taskSem = make(chan struct{}, max(1, n/2))
 	}
 	co.Name = s.Name
 	if co.Logger == nil {

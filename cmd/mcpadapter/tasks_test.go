@@ -16,7 +16,7 @@ import (
 // statuses; "tasks get" and "tasks cancel" reach a task another process
 // started; "tasks list" says a 2026-07-28 server has none to list.
 func TestCallTaskAndTasksCommands(t *testing.T) {
-	srv := taskserver.New(taskserver.Options{PollInterval: 30})
+	srv := taskserver.New(taskserver.Options{PollInterval: 30, ShowSteps: true})
 	t.Cleanup(srv.Close)
 	url := testserver.ServeStreamable(t, srv.MCP, testserver.Stateless())
 

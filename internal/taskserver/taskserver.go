@@ -62,6 +62,11 @@ type Options struct {
 	// NoLastUpdated leaves lastUpdatedAt out of every task it shows, as
 	// a server that does not keep it does.
 	NoLastUpdated bool
+	// ShowSteps makes each step of a task's work last, besides its
+	// stepMs, until an answer about the task (tasks/get, the tools/call
+	// that made it) has shown that step: a client that polls sees every
+	// step, however late its polls come.
+	ShowSteps bool
 }
 
 // Server is the MCP server and the tasks it runs.
@@ -97,6 +102,7 @@ type task struct {
 	stop     context.CancelFunc
 	done     chan struct{} // closed when the task is over
 	ttl      *int64        // asked by the client (2025-11-25)
+	shown    chan struct{} // ShowSteps: closed when an answer shows the step
 }
 
 // New returns a Server; Close stops the work of its tasks.

@@ -44,6 +44,10 @@ type ack struct{ mcp.ResultBase }
 func (s *Server) view(t *task, created bool) *taskResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if t.shown != nil {
+		close(t.shown)
+		t.shown = nil
+	}
 	r := &taskResult{TaskID: t.id, Status: t.status, StatusMessage: t.message, CreatedAt: t.created.UTC().Format(time.RFC3339),
 		LastUpdatedAt: t.updated.UTC().Format(time.RFC3339Nano)}
 	if s.opts.NoLastUpdated {
@@ -118,9 +122,14 @@ func (s *Server) run(ctx context.Context, t *task, steps int, step time.Duration
 		steps = 1
 	}
 	for i := 0; i < steps; i++ {
-		s.set(t, "working", fmt.Sprintf("step %d of %d", i+1, steps), nil, nil)
+		shown := s.step(t, fmt.Sprintf("step %d of %d", i+1, steps))
 		select {
 		case <-time.After(step):
+		case <-ctx.Done():
+			return
+		}
+		select {
+		case <-shown:
 		case <-ctx.Done():
 			return
 		}
@@ -187,6 +196,21 @@ func (s *Server) askName(ctx context.Context, t *task) (name string, ok bool) {
 func textResult(text string) json.RawMessage {
 	b, _ := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}})
 	return b
+}
+
+// step moves t to a step of its work; the channel it returns is closed
+// once an answer has shown that step (at once without ShowSteps).
+func (s *Server) step(t *task, msg string) <-chan struct{} {
+	shown := make(chan struct{})
+	s.set(t, "working", msg, nil, nil)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.opts.ShowSteps && t.status == "working" {
+		t.shown = shown
+	} else {
+		close(shown)
+	}
+	return shown
 }
 
 // set moves t to status, unless it is already over.
