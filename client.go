@@ -320,11 +320,18 @@ func (c *Client) nameSettled() bool {
 // a NameFromServer client with no name yet connects first, unless the
 // operation is that connect, which has no name ("").
 func (c *Client) opServer(ctx context.Context, method string) string {
+	if method == "connect" && !c.nameSettled() {
+		return ""
+	}
+	return c.nameAt(ctx)
+}
+
+// nameAt returns c's name for an operation that records it or checks
+// a handle against it: a NameFromServer client with no name yet
+// connects first, so that its server names it.
+func (c *Client) nameAt(ctx context.Context) string {
 	if c.nameSettled() {
 		return c.name
-	}
-	if method == "connect" {
-		return ""
 	}
 	_, _ = c.session(ctx) // the operation reports a failure itself
 	return c.nameNow()
