@@ -1,0 +1,88 @@
+package mcpadapter_test
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter"
+)
+
+// floodServer is a stdio MCP server written in sh that calls itself
+// "flooder" and, before it answers initialize, writes 40 log
+// notifications of 256 KiB each to stdout and 150 lines of 60 KiB to
+// stderr: what a client holds while the name is not known.
+func floodServer(t *testing.T) mcpadapter.Command {
+	t.Helper()
+	dir := t.TempDir()
+	note := filepath.Join(dir, "note")
+	line := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"` + strings.Repeat("n", 256<<10) + `"}}` + "\n"
+	if err := os.WriteFile(note, []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	errLine := filepath.Join(dir, "errline")
+	if err := os.WriteFile(errLine, []byte(strings.Repeat("e", 60<<10)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := `while IFS= read -r line; do
+  id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+  case "$line" in
+  *'"server/discover"'*) printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}\n' "$id" ;;
+  *'"initialize"'*)
+    i=0; while [ $i -lt 150 ]; do cat "$1" >&2; i=$((i+1)); done
+    i=0; while [ $i -lt 40 ]; do cat "$0"; i=$((i+1)); done
+    printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"flooder","version":"1"}}}\n' "$id" ;;
+  *'"tools/list"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"noop","inputSchema":{"type":"object"}}]}}\n' "$id" ;;
+  *'"id":'*) printf '{"jsonrpc":"2.0","id":%s,"result":{}}\n' "$id" ;;
+  esac
+done`
+	return mcpadapter.Command{Path: "/bin/sh", Args: []string{"-c", script, note, errLine}}
+}
+
+// TestNameFromServerHeldBytes: what a NameFromServer client holds while
+// its server has not named itself (the trace of the handshake, its
+// stderr lines) is bounded in bytes, not only in records: a server that
+// writes 10 MiB of notifications and 9 MiB of stderr before it answers
+// initialize does not make the client keep them all; what was dropped
+// is said, under the server's name.
+func TestNameFromServerHeldBytes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	var logs syncBuffer
+	var mu sync.Mutex
+	stderrBytes := 0
+	c, err := mcpadapter.NewClient(floodServer(t), &mcpadapter.ClientOptions{
+		NameFromServer: true,
+		Trace:          true,
+		Logger:         slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		StderrHandler: func(server, line string) {
+			mu.Lock()
+			stderrBytes += len(line)
+			mu.Unlock()
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	info, err := c.Connect(ctx)
+	if err != nil || info.Name != "flooder" {
+		t.Fatalf("Connect: %+v, %v", info, err)
+	}
+	const bound = 8 << 20
+	out := logs.String()
+	mu.Lock()
+	held := stderrBytes
+	mu.Unlock()
+	if len(out)+held > bound {
+		t.Errorf("the client kept %d bytes of trace and %d of stderr from before the server named itself, want at most %d in all", len(out), held, bound)
+	}
+	if !strings.Contains(out, "dropped") || !strings.Contains(out, "server=flooder") {
+		t.Errorf("no note of the dropped records:\n%.1000s", out)
+	}
+}
