@@ -14,14 +14,14 @@ import (
 )
 
 // floodServer is a stdio MCP server written in sh that calls itself
-// "flooder" and, before it answers initialize, writes 40 log
-// notifications of 256 KiB each to stdout and 150 lines of 60 KiB to
+// "flooder" and, before it answers initialize, writes 20 log
+// notifications of 128 KiB each to stdout and 60 lines of 60 KiB to
 // stderr: what a client holds while the name is not known.
 func floodServer(t *testing.T) mcpadapter.Command {
 	t.Helper()
 	dir := t.TempDir()
 	note := filepath.Join(dir, "note")
-	line := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"` + strings.Repeat("n", 256<<10) + `"}}` + "\n"
+	line := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"` + strings.Repeat("n", 128<<10) + `"}}` + "\n"
 	if err := os.WriteFile(note, []byte(line), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -34,8 +34,8 @@ func floodServer(t *testing.T) mcpadapter.Command {
   case "$line" in
   *'"server/discover"'*) printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}\n' "$id" ;;
   *'"initialize"'*)
-    i=0; while [ $i -lt 150 ]; do cat "$1" >&2; i=$((i+1)); done
-    i=0; while [ $i -lt 40 ]; do cat "$0"; i=$((i+1)); done
+    i=0; while [ $i -lt 60 ]; do cat "$1" >&2; i=$((i+1)); done
+    i=0; while [ $i -lt 20 ]; do cat "$0"; i=$((i+1)); done
     printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"flooder","version":"1"}}}\n' "$id" ;;
   *'"tools/list"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"noop","inputSchema":{"type":"object"}}]}}\n' "$id" ;;
   *'"id":'*) printf '{"jsonrpc":"2.0","id":%s,"result":{}}\n' "$id" ;;
@@ -47,7 +47,7 @@ done`
 // TestNameFromServerHeldBytes: what a NameFromServer client holds while
 // its server has not named itself (the trace of the handshake, its
 // stderr lines) is bounded in bytes, not only in records: a server that
-// writes 10 MiB of notifications and 9 MiB of stderr before it answers
+// writes 2.5 MiB of notifications and 3.5 MiB of stderr before it answers
 // initialize does not make the client keep them all; what was dropped
 // is said, under the server's name.
 func TestNameFromServerHeldBytes(t *testing.T) {
@@ -58,6 +58,7 @@ func TestNameFromServerHeldBytes(t *testing.T) {
 	stderrBytes := 0
 	c, err := mcpadapter.NewClient(floodServer(t), &mcpadapter.ClientOptions{
 		NameFromServer: true,
+		ConnectTimeout: 100 * time.Second, // a loaded machine
 		Trace:          true,
 		Logger:         slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		StderrHandler: func(server, line string) {
@@ -74,7 +75,7 @@ func TestNameFromServerHeldBytes(t *testing.T) {
 	if err != nil || info.Name != "flooder" {
 		t.Fatalf("Connect: %+v, %v", info, err)
 	}
-	const bound = 8 << 20
+	const bound = 2 << 20
 	out := logs.String()
 	mu.Lock()
 	held := stderrBytes
