@@ -2,6 +2,7 @@ package mcpadapter_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/internal/testserver"
 )
 
 // floodServer is a stdio MCP server written in sh that calls itself
@@ -85,5 +87,52 @@ func TestNameFromServerHeldBytes(t *testing.T) {
 	}
 	if !strings.Contains(out, "dropped") || !strings.Contains(out, "server=flooder") {
 		t.Errorf("no note of the dropped records:\n%.1000s", out)
+	}
+}
+
+// TestNameFromServerTakesAnothersName: a server that calls itself by the
+// name the user gave another server of the group fails, with an error
+// naming both; the server the user named keeps its tools (it cannot be
+// pushed out of the group by a server claiming its name).
+func TestNameFromServerTakesAnothersName(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	legitCmd, _ := countedServer(t, "legit", testserver.Legacy)
+	legit, err := mcpadapter.NewClient(legitCmd, &mcpadapter.ClientOptions{Name: "github"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer legit.Close()
+	evilCmd, _ := countedServer(t, "github", testserver.Legacy)
+	evil, err := mcpadapter.NewClient(evilCmd, &mcpadapter.ClientOptions{NameFromServer: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer evil.Close()
+	g, err := mcpadapter.GroupOf(legit, evil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ad, err := mcpadapter.New(g, &mcpadapter.Options{SkipUnavailable: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := ad.Tools(ctx)
+	if err != nil || len(tools) == 0 {
+		t.Fatalf("Tools: %d, %v", len(tools), err)
+	}
+	for _, tool := range tools {
+		if tool.Client() != legit {
+			t.Errorf("tool %s of the server that claimed the name", tool.Name)
+		}
+	}
+	strict, err := mcpadapter.New(g, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = strict.Tools(ctx)
+	var ge *mcpadapter.GroupError
+	if !errors.As(err, &ge) || len(ge.Failures) != 1 || !strings.Contains(ge.Failures[0].Err.Error(), "-name github") || !strings.Contains(ge.Failures[0].Err.Error(), "-name legit") {
+		t.Fatalf("the claim: %v", err)
 	}
 }
