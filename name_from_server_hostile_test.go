@@ -2,10 +2,12 @@ package mcpadapter_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -135,4 +137,82 @@ func TestNameFromServerTakesAnothersName(t *testing.T) {
 	if !errors.As(err, &ge) || len(ge.Failures) != 1 || !strings.Contains(ge.Failures[0].Err.Error(), "-name github") || !strings.Contains(ge.Failures[0].Err.Error(), "-name legit") {
 		t.Fatalf("the claim: %v", err)
 	}
+}
+
+// TestNameFromServerSlowStartStorm: while a server takes its time to
+// start, 16 goroutines call Name, Tools, CallTool and Close on a fresh
+// NameFromServer client at once (under -race). Every name anyone sees
+// is the same one, each record of the handshake is written once and
+// under that name, and after Close no goroutine of the client is left.
+func TestNameFromServerSlowStartStorm(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	before := runtime.NumGoroutine()
+	cmd, _ := countedServer(t, "slowpoke", testserver.Legacy)
+	cmd.Args = append(cmd.Args, "-start-delay", "300ms")
+	var logs syncBuffer
+	c, err := mcpadapter.NewClient(cmd, &mcpadapter.ClientOptions{
+		NameFromServer: true,
+		Trace:          true,
+		Logger:         slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ad, err := mcpadapter.New(c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	seen := map[string]int{}
+	note := func(name string) {
+		mu.Lock()
+		seen[name]++
+		mu.Unlock()
+	}
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Go(func() {
+			switch i % 4 {
+			case 0:
+				note(c.Name())
+			case 1:
+				if tools, err := ad.Tools(ctx); err == nil {
+					for _, tool := range tools {
+						note(tool.Server)
+					}
+				}
+			case 2:
+				if res, err := c.CallTool(ctx, "echo", json.RawMessage(`{"text":"hi"}`), nil); err == nil && res.IsError {
+					t.Errorf("echo: %s", res.Text())
+				}
+			case 3:
+				_ = c.Close()
+			}
+		})
+	}
+	wg.Wait()
+	note(c.Name())
+	if err := c.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	mu.Lock()
+	if len(seen) != 1 {
+		t.Errorf("names seen: %v", seen)
+	}
+	mu.Unlock()
+	name := c.Name()
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		if strings.Count(line, "server=") != 1 || !strings.Contains(line, "server="+name+" ") {
+			t.Errorf("a record not once under %q: %.300s", name, line)
+		}
+	}
+	for range 200 {
+		if runtime.NumGoroutine() <= before {
+			return
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	buf := make([]byte, 1<<20)
+	t.Errorf("%d goroutines after Close, %d before:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
 }
