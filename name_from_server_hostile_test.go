@@ -216,3 +216,47 @@ func TestNameFromServerSlowStartStorm(t *testing.T) {
 	buf := make([]byte, 1<<20)
 	t.Errorf("%d goroutines after Close, %d before:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
 }
+
+// TestNameFromServerRenamedOnRestart: a server that calls itself
+// otherwise when it is started again (after a crash, a Close) does not
+// rename the client: its tools, its trace and its name keep the name of
+// the first start.
+func TestNameFromServerRenamedOnRestart(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	count := filepath.Join(t.TempDir(), "starts")
+	cmd := mcpadapter.Command{Path: "/bin/sh", Args: []string{"-c",
+		`n=$(cat "$0" 2>/dev/null | wc -l); echo start >> "$0"; if [ "$n" -eq 0 ]; then exec "$1" -era legacy -name first; fi; exec "$1" -era legacy -name second`,
+		count, testserver.Build(t)}}
+	var logs syncBuffer
+	c, err := mcpadapter.NewClient(cmd, &mcpadapter.ClientOptions{
+		NameFromServer: true,
+		Trace:          true,
+		Logger:         slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ad, err := mcpadapter.New(c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := range 2 {
+		tools, err := ad.Tools(ctx)
+		if err != nil || len(tools) == 0 {
+			t.Fatalf("start %d: %d tools, %v", round+1, len(tools), err)
+		}
+		info, err := c.Connect(ctx)
+		if err != nil || info.Name != "first" || c.Name() != "first" || tools[0].Server != "first" {
+			t.Errorf("start %d: info %+v (%v), Name %q, tool of %q", round+1, info, err, c.Name(), tools[0].Server)
+		}
+		c.Close() // the next listing starts the server again
+	}
+	if n := starts(t, count); n != 2 {
+		t.Fatalf("%d starts, want 2", n)
+	}
+	if out := logs.String(); strings.Contains(out, "server=second") || !strings.Contains(out, `\"name\":\"second\"`) {
+		t.Errorf("the second start's trace is not under the first name, or is missing:\n%.2000s", out)
+	}
+}
