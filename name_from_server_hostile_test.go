@@ -260,3 +260,23 @@ func TestNameFromServerRenamedOnRestart(t *testing.T) {
 		t.Errorf("the second start's trace is not under the first name, or is missing:\n%.2000s", out)
 	}
 }
+
+// TestNameFromServerStringDoesNotSettle: printing a client (fmt's %v, a
+// log line) before its first connection does not fix its name: the
+// server still names it when it connects.
+func TestNameFromServerStringDoesNotSettle(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd, _ := countedServer(t, "printed", testserver.Legacy)
+	c, err := mcpadapter.NewClient(cmd, &mcpadapter.ClientOptions{NameFromServer: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if s := c.String(); s != "mcpadapter.Client("+cmd.Name()+")" {
+		t.Errorf("String before connecting: %q", s)
+	}
+	if info, err := c.Connect(ctx); err != nil || info.Name != "printed" || c.String() != "mcpadapter.Client(printed)" {
+		t.Errorf("after connecting: %+v, %v, %s", info, err, c)
+	}
+}
