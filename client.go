@@ -377,7 +377,15 @@ func (c *Client) Close() error {
 	return err
 }
 
-func (c *Client) String() string { return fmt.Sprintf("mcpadapter.Client(%s)", c.nameNow()) }
+// String describes c by its name; a name NameFromServer has not settled
+// yet is shown as its fallback, and stays unsettled.
+func (c *Client) String() string {
+	name := c.name
+	if c.opts.naming != nil {
+		name = c.opts.naming.Peek()
+	}
+	return fmt.Sprintf("mcpadapter.Client(%s)", name)
+}
 
 // modulePath is this module's path, as the go command records it in a
 // program's build information.
