@@ -5,70 +5,15 @@ import (
 	"strings"
 
 	"github.com/mcpadapter/mcpadapter/elicitation"
+	"github.com/mcpadapter/mcpadapter/internal/park"
 )
 
 // Every question a tool call asks (every *InputRequiredError) has an ID of
 // its own, PendingCall.ID, and is answered at most once. A client in
 // ElicitInterrupt mode keeps, for the questions it has seen answered or
-// closed, what became of them: a second resume of one — a double submit,
-// a retried request, an old checkpoint — is refused with an
-// *AnsweredError that says so, and nothing is sent.
-
-// maxAnswered bounds the questions a client remembers; the oldest are
-// forgotten first.
-const maxAnswered = 10000
-
-// answerRecord is what became of one question.
-type answerRecord struct {
-	server, tool string
-	round        int
-	action       elicitation.Action // the answer taken; "" when closed without one
-	reason       string             // how it was closed without an answer
-	now          string             // what the call did after, "" while it runs
-	ended        string             // the call failed before the question was answered: why
-	// result is what the server answered when it completed the call
-	// without waiting for the question's answer; the first resume of the
-	// question returns it, later ones are an *AnsweredError.
-	result *Result
-}
-
-// answerBook is a client's record of answered and closed questions, by
-// the principal the question was asked for and its ID: a resume reads
-// only its own principal's records. Its methods are called with
-// interruptState.mu held.
-type answerBook struct {
-	byID  map[string]*answerRecord
-	order []string // keys, oldest first
-}
-
-// bookKey is the key of question id of principal.
-func bookKey(principal, id string) string { return principal + "\x00" + id }
-
-func (b *answerBook) get(principal, id string) *answerRecord {
-	if id == "" {
-		return nil
-	}
-	return b.byID[bookKey(principal, id)]
-}
-
-// add records a question's fate, forgetting the oldest when full.
-func (b *answerBook) add(principal, id string, r *answerRecord) {
-	if id == "" {
-		return
-	}
-	id = bookKey(principal, id)
-	if b.byID == nil {
-		b.byID = make(map[string]*answerRecord)
-	}
-	if _, ok := b.byID[id]; !ok {
-		if len(b.order) >= maxAnswered {
-			delete(b.byID, b.order[0])
-			b.order = b.order[1:]
-		}
-		b.order = append(b.order, id)
-	}
-	b.byID[id] = r
-}
+// closed, what became of them (park.Book): a second resume of one — a
+// double submit, a retried request, an old checkpoint — is refused with
+// an *AnsweredError that says so, and nothing is sent.
 
 // AnsweredError is returned by Resume for a question that is no longer
 // open: it was answered already (another resume took it: a double
@@ -108,8 +53,10 @@ func (e *AnsweredError) Error() string {
 	return b.String()
 }
 
-func (r *answerRecord) err(id string) *AnsweredError {
-	return &AnsweredError{Server: r.server, Tool: r.tool, Question: id, Round: r.round, Action: r.action, Closed: r.reason, Now: r.now}
+// answeredError is the error of a resume of question id, which rec says
+// was answered or closed.
+func answeredError(id string, rec park.Record[*Result]) *AnsweredError {
+	return &AnsweredError{Server: rec.Server, Tool: rec.Tool, Question: id, Round: rec.Round, Action: elicitation.Action(rec.Action), Closed: rec.Reason, Now: rec.Now}
 }
 
 // DenyReason says why a resume was refused by ResumeDeniedError.

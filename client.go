@@ -367,7 +367,7 @@ func (c *Client) Session(ctx context.Context) (*mcp.ClientSession, error) {
 // waits for, the client's wait for the answers of calls whose context
 // ended (see CallOptions.Task).
 func (c *Client) Close() error {
-	wait := c.bg.stop()
+	wait := c.bg.Stop()
 	err := c.eng.Close()
 	wait()
 	if c.oauthFlow != nil && c.interrupt == nil {

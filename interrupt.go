@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/mcpadapter/mcpadapter/elicitation"
 	"github.com/mcpadapter/mcpadapter/internal/argplan"
+	"github.com/mcpadapter/mcpadapter/internal/park"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -147,16 +147,8 @@ func (e *InputRequiredError) Error() string {
 }
 
 // interruptState is the elicitation machinery of a client in
-// ElicitInterrupt mode. mu guards everything in it, and the parked calls'
-// fields park.go says it guards.
-type interruptState struct {
-	parkTimeout time.Duration
-
-	mu      sync.Mutex
-	lanes   map[*mcp.ClientSession]*lane // handshake-era connections with a call in flight
-	parks   map[string]*parkedCall       // by ParkID, from start to end
-	answers answerBook
-}
+// ElicitInterrupt mode: its parked calls and the record of its questions.
+type interruptState = park.Table[*Result]
 
 // cloneForInterrupt returns a copy of c whose elicitations become
 // interrupts. The copy shares nothing mutable with c. Its cache settings
@@ -180,8 +172,7 @@ func (c *Client) cloneForInterrupt(parkTimeout time.Duration) *Client {
 	if c.oauthFlow != nil {
 		clone.oauthFlow = c.oauthFlow // the same user's tokens for the same server
 	}
-	clone.interrupt = &interruptState{parkTimeout: parkTimeout,
-		lanes: make(map[*mcp.ClientSession]*lane), parks: make(map[string]*parkedCall)}
+	clone.interrupt = park.New(parkTimeout, clone.log, outcomeText)
 	clone.callTool = clone.callInterruptible
 	return clone
 }
@@ -404,24 +395,15 @@ func orUnknown(v string) string {
 // take claims pending's question for answers: a question already answered
 // or closed is an *AnsweredError.
 func (c *Client) take(pending *PendingCall, answers map[string]elicitation.Response) error {
-	st := c.interrupt
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if r := st.answers.get(pending.Principal, pending.ID); r != nil {
-		return r.err(pending.ID)
+	if rec, ok := c.interrupt.Take(pending.Principal, pending.ID, pending.Server, pending.Tool, pending.Round, string(summaryAction(answers))); !ok {
+		return answeredError(pending.ID, rec)
 	}
-	st.answers.add(pending.Principal, pending.ID, &answerRecord{server: pending.Server, tool: pending.Tool, round: pending.Round, action: summaryAction(answers)})
 	return nil
 }
 
 // settle records what the call did after pending's answer.
 func (c *Client) settle(pending *PendingCall, res *Result, err error) {
-	st := c.interrupt
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if r := st.answers.get(pending.Principal, pending.ID); r != nil {
-		r.now = outcomeText(res, err)
-	}
+	c.interrupt.Settle(pending.Principal, pending.ID, res, err)
 }
 
 // summaryAction is the action of a set of answers: cancel if any cancels,
@@ -483,6 +465,3 @@ func RunFrom(ctx context.Context) string {
 
 // NewRunID returns a new random run id.
 func NewRunID() string { return newParkID() }
-
-// sameRun reports whether two calls belong to one run.
-func sameRun(a, b string) bool { return a != "" && a == b }

@@ -40,16 +40,14 @@ func TestParkTimerOfAnsweredQuestion(t *testing.T) {
 	}
 	p1 := ir.Pending
 	c := ask.Client()
-	c.interrupt.mu.Lock()
-	parked := c.interrupt.parks[p1.ParkID]
-	c.interrupt.mu.Unlock()
+	parked := c.interrupt.Lookup(p1.ParkID)
 	u := &hitltest.User{}
 	_, err = ask.Resume(ctx, p1, u.Answer(p1.Interrupt()))
 	if !errors.As(err, &ir) {
 		t.Fatal(err)
 	}
 	p2 := ir.Pending
-	c.expire(parked, p1.ID) // question 1's timer, late
+	c.interrupt.Expire(parked, p1.ID) // question 1's timer, late
 	res, err := ask.Resume(ctx, p2, u.Answer(p2.Interrupt()))
 	if err != nil || res.Text() != "t done" {
 		t.Fatalf("question 2 after question 1's timer: %v %+v", err, res)

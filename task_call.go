@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpadapter/mcpadapter/internal/engine"
 	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
+	"github.com/mcpadapter/mcpadapter/internal/taskfollow"
 	"github.com/mcpadapter/mcpadapter/internal/taskwire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -161,98 +162,61 @@ func (c *Client) followTask(ctx context.Context, tc *toolCall, h *TaskHandle, st
 }
 
 // followTaskFrom is followTask for a task whose questions of round
-// (nil: none) were answered.
-func (c *Client) followTaskFrom(ctx context.Context, tc *toolCall, h *TaskHandle, st *taskState, round *taskRound) (*Result, error) {
+// (nil: none) were answered. internal/taskfollow polls; what its end
+// means to the call is decided here.
+func (c *Client) followTaskFrom(ctx context.Context, tc *toolCall, h *TaskHandle, st *taskState, round *taskfollow.Round) (*Result, error) {
 	c.log.Debug("tool call runs as a task", "tool", h.Tool, "task", h.TaskID, "protocol", h.Protocol)
 	gen := c.closeGen() // before onTask, which may close the client
 	if tc.onTask != nil {
 		tc.onTask(*h)
 	}
 	lo, hi := c.opts.Tasks.bounds()
-	backoff := 4 * lo
-	rounds := 0 // the rounds of questions this call answered
-	var last struct {
-		status TaskStatus
-		msg    string
+	f := &taskfollow.Follower{Core: h.Protocol == TaskProtocolCore, MinPoll: lo, MaxPoll: hi, MaxRounds: maxAutoRounds,
+		Get: func(ctx context.Context) (*taskState, error) { return c.getTask(ctx, h) },
+		Update: func(ctx context.Context, responses mcp.InputResponseMap, state string) error {
+			return c.updateTask(ctx, h, responses, state)
+		},
+		Answer:   c.taskAnswer,
+		Print:    questionPrint,
+		Report:   func(st *taskState) { c.reportTask(tc, h, st) },
+		Detached: func() bool { return c.closeGen() != gen },
+		Life: func(ctx context.Context) (<-chan struct{}, error) {
+			s, err := c.session(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return s.Life().Done(), nil
+		},
 	}
-	for {
-		status := TaskStatus(st.Status)
-		if status != last.status || st.StatusMessage != last.msg {
-			last.status, last.msg = status, st.StatusMessage
-			c.reportTask(tc, h, st)
-		}
-		if status != TaskInputRequired {
-			round = nil // a round of questions ends when the task moves on
-		}
-		switch status {
-		case TaskCompleted, TaskFailed:
-			return c.taskOutcome(ctx, tc, h, st)
-		case TaskCancelled:
-			return nil, &TaskCancelledError{Handle: *h, StatusMessage: st.StatusMessage}
-		case TaskInputRequired:
-			if h.Protocol == TaskProtocolCore {
-				// The server asks its questions while tasks/result waits.
-				return c.taskOutcome(ctx, tc, h, st)
-			}
-			res, next, err, stop := c.taskInput(ctx, tc, h, st, round, rounds < maxAutoRounds)
-			if stop {
-				return res, err
-			}
-			if next != round {
-				rounds++
-			}
-			round = next
-		}
-		wait := st.Interval()
-		if wait == 0 {
-			wait = backoff
-			backoff = min(backoff+backoff/2, hi)
-		}
-		wait = min(max(wait, lo), hi)
-		if err := c.pollWait(ctx, h, wait, gen); err != nil {
-			return c.taskEnded(ctx, h, "tasks/get", err)
-		}
-		next, err := c.getTask(ctx, h)
-		if err != nil && ctx.Err() == nil && c.closeGen() != gen {
-			err = &TaskError{Handle: *h, Op: "tasks/get", Err: fmt.Errorf("%w: %w", ErrTaskDetached, err)}
-		}
-		if err != nil {
-			return c.taskEnded(ctx, h, "tasks/get", err)
-		}
-		st = next
+	e := f.Follow(ctx, st, round)
+	switch e.Kind {
+	case taskfollow.Outcome:
+		return c.taskOutcome(ctx, tc, h, e.State)
+	case taskfollow.Cancelled:
+		return nil, &TaskCancelledError{Handle: *h, StatusMessage: e.State.StatusMessage}
+	case taskfollow.Ask:
+		return nil, c.taskAsks(tc, h, e)
+	case taskfollow.Unreadable:
+		return nil, &TaskError{Handle: *h, Op: "tasks/get", Err: e.Err} // told to the caller: the handle is in the error
+	case taskfollow.Abandon:
+		return c.abandonTask(ctx, h, e.Err)
 	}
+	err := e.Err
+	if e.Detached {
+		if err == nil {
+			err = ErrTaskDetached
+		} else {
+			err = fmt.Errorf("%w: %w", ErrTaskDetached, err)
+		}
+		err = &TaskError{Handle: *h, Op: "tasks/get", Err: err}
+	}
+	return c.taskEnded(ctx, h, e.Op, err)
 }
 
 // ErrTaskDetached says a task call ended because its client was closed:
 // the task goes on on the server (over stdio, the server ended with the
 // client). Its TaskError's Handle resumes it with Client.ResumeTask.
 var ErrTaskDetached = errors.New("the client was closed while the task ran; the task was not cancelled (resume it with Client.ResumeTask)")
-
-// pollWait waits d before the next poll. It ends early when ctx ends
-// (the caller cancels the task) or the client is closed (the call lets
-// go of the task: ErrTaskDetached). A connection that is lost otherwise
-// ends the wait too; the next poll reconnects.
-func (c *Client) pollWait(ctx context.Context, h *TaskHandle, d time.Duration, gen uint64) error {
-	if c.closeGen() != gen {
-		return &TaskError{Handle: *h, Op: "tasks/get", Err: ErrTaskDetached}
-	}
-	s, err := c.session(ctx)
-	if err != nil {
-		return err
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-s.Life().Done():
-		if c.closeGen() != gen {
-			return &TaskError{Handle: *h, Op: "tasks/get", Err: ErrTaskDetached}
-		}
-	}
-	return nil
-}
 
 // closeGen counts the client's Close calls.
 func (c *Client) closeGen() uint64 { return c.eng.Generation() }

@@ -3,12 +3,10 @@ package mcpadapter
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"maps"
-	"sort"
 
 	"github.com/mcpadapter/mcpadapter/elicitation"
+	"github.com/mcpadapter/mcpadapter/internal/taskfollow"
 	"github.com/mcpadapter/mcpadapter/internal/taskwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -16,40 +14,12 @@ import (
 // A 2026-07-28 task that needs input says so in tasks/get: status
 // input_required and its questions (inputRequests, as in a
 // multi-round-trip result). The client answers with tasks/update and
-// polls on. In ElicitInterrupt mode the questions become the same
-// *InputRequiredError as a plain call's, whose PendingCall carries the
-// task: Resume sends the answers. Otherwise the client's own handlers
-// answer (an elicitation is declined without an ElicitationHandler).
-//
-// Answers are bound to the round of questions they answer, not to their
-// keys for the whole task: a task may ask again under a key it used
-// before, and that question is asked anew. The extension lets a server
-// acknowledge tasks/update before tasks/get reflects it, so a question
-// just answered may still be shown for a while; it is not asked again
-// while the task shows it unchanged: same key, same question, same
-// requestState and same lastUpdatedAt, the task not seen in another
-// status since. A server that asks an identical question again under the
-// same key, with the same requestState, without changing lastUpdatedAt
-// or its status in between, cannot be told apart from one that has not
-// yet taken the answer.
-
-// taskRound is the questions of a task this call answered: the answers
-// went out with tasks/update, the server may not have taken them yet.
-type taskRound struct {
-	updatedAt string            // the task's lastUpdatedAt when it asked them
-	state     string            // the round's requestState
-	asked     map[string]string // key → the question answered (questionPrint)
-}
-
-// answered reports whether st shows under key the very question r
-// answered.
-func (r *taskRound) answered(st *taskState, key, question string) bool {
-	if r == nil {
-		return false
-	}
-	q, ok := r.asked[key]
-	return ok && q == question && r.state == st.RequestState && r.updatedAt == st.LastUpdatedAt
-}
+// polls on (internal/taskfollow). In ElicitInterrupt mode the questions
+// become the same *InputRequiredError as a plain call's, whose
+// PendingCall carries the task: Resume sends the answers. Otherwise the
+// client's own handlers answer (an elicitation is declined without an
+// ElicitationHandler). A question just answered is not asked again while
+// the task shows it unchanged (taskfollow.Round).
 
 // questionPrint describes an input request for comparison: an
 // elicitation as the user was shown it, anything else as sent.
@@ -63,93 +33,36 @@ func questionPrint(key string, r mcp.InputRequest) string {
 	return string(b)
 }
 
-// taskQuestions reads the questions of a task waiting for input.
-func taskQuestions(h *TaskHandle, st *taskState) (mcp.InputRequestMap, error) {
-	var reqs mcp.InputRequestMap
-	if err := json.Unmarshal(st.InputRequests, &reqs); err != nil || len(reqs) == 0 {
-		if err == nil {
-			err = errors.New("no inputRequests")
+// taskAnswer answers the question of a task under key: in ElicitInterrupt
+// mode an elicitation is put to the user (ask), else the client's
+// handlers answer.
+func (c *Client) taskAnswer(ctx context.Context, key string, r mcp.InputRequest) (resp mcp.InputResponse, ask bool, err error) {
+	p, ok := r.(*mcp.ElicitParams)
+	switch {
+	case ok && c.interrupt != nil:
+		if err := webPage(p.URL); err != nil {
+			return nil, false, fmt.Errorf("it asked to send the user to %w", err)
 		}
-		return nil, &TaskError{Handle: *h, Op: "tasks/get", Err: fmt.Errorf("the task waits for input but its questions cannot be read: %w", err)}
+		return nil, true, nil
+	case ok:
+		resp, err = c.elicitDirect(ctx, p)
+	default:
+		resp, err = c.fulfill(ctx, r)
 	}
-	return reqs, nil
+	return resp, false, err
 }
 
-// taskInput answers the questions of a task waiting for input that the
-// round answered before (nil: none) did not. stop says the call ends with
-// res and err (an interrupt, a failure); otherwise the answers went out,
-// or had gone out before, next is the round answered, and the caller
-// polls on. more says the call may answer another round: as go-sdk's
-// multi-round-trip loop, a call answers a bounded number of rounds
-// (maxAutoRounds), then gives the task up.
-func (c *Client) taskInput(ctx context.Context, tc *toolCall, h *TaskHandle, st *taskState, round *taskRound, more bool) (res *Result, next *taskRound, err error, stop bool) {
-	reqs, err := taskQuestions(h, st)
-	if err != nil {
-		return nil, nil, err, true // told to the caller: the handle is in the error
+// taskAsks is the interrupt of a task call whose task asks the user e's
+// questions.
+func (c *Client) taskAsks(tc *toolCall, h *TaskHandle, e taskfollow.End) error {
+	asks := make([]elicitation.Request, 0, len(e.Asks))
+	for _, k := range e.Asks {
+		asks = append(asks, requestFrom(k, e.Questions[k].(*mcp.ElicitParams)))
 	}
-	prints := make(map[string]string, len(reqs))
-	keys := make([]string, 0, len(reqs))
-	for k, r := range reqs {
-		prints[k] = questionPrint(k, r)
-		if !round.answered(st, k, prints[k]) {
-			keys = append(keys, k)
-		}
-	}
-	if len(keys) == 0 {
-		return nil, round, nil, false // answered; the server has not taken the answers yet
-	}
-	if !more {
-		res, err := c.abandonTask(ctx, h, fmt.Errorf("it asked for input in more than %d rounds of one call", maxAutoRounds))
-		return res, nil, err, true
-	}
-	sort.Strings(keys)
-	responses := make(mcp.InputResponseMap, len(keys))
-	var asks []elicitation.Request
-	for _, k := range keys {
-		var resp mcp.InputResponse
-		var err error
-		switch r := reqs[k].(type) {
-		case *mcp.ElicitParams:
-			if c.interrupt != nil {
-				if err = webPage(r.URL); err != nil {
-					err = fmt.Errorf("it asked to send the user to %w", err)
-					break
-				}
-				asks = append(asks, requestFrom(k, r))
-				continue
-			}
-			resp, err = c.elicitDirect(ctx, r)
-		default:
-			resp, err = c.fulfill(ctx, r)
-		}
-		if err != nil {
-			res, err := c.abandonTask(ctx, h, err)
-			return res, nil, err, true
-		}
-		responses[k] = resp
-	}
-	if len(asks) > 0 {
-		if len(responses) > 0 {
-			res, err := c.abandonTask(ctx, h, errors.New("it asked for the user's answers and for sampling or roots at once, which this client does not support"))
-			return res, nil, err, true
-		}
-		task := *h
-		pc := c.pendingFor(tc, 0)
-		pc.Requests, pc.RequestState, pc.Task = asks, st.RequestState, &task
-		return nil, nil, &InputRequiredError{Pending: pc}, true
-	}
-	if err := c.updateTask(ctx, h, responses, st.RequestState); err != nil {
-		res, err := c.taskEnded(ctx, h, "tasks/update", err)
-		return res, nil, err, true
-	}
-	next = &taskRound{updatedAt: st.LastUpdatedAt, state: st.RequestState, asked: make(map[string]string, len(reqs))}
-	if round != nil && round.updatedAt == st.LastUpdatedAt && round.state == st.RequestState {
-		maps.Copy(next.asked, round.asked) // the same round, answered in parts
-	}
-	for k := range responses {
-		next.asked[k] = prints[k]
-	}
-	return nil, next, nil, false
+	task := *h
+	pc := c.pendingFor(tc, 0)
+	pc.Requests, pc.RequestState, pc.Task = asks, e.State.RequestState, &task
+	return &InputRequiredError{Pending: pc}
 }
 
 // abandonTask ends a call that cannot go on with its task, because the
@@ -199,7 +112,7 @@ func (c *Client) resumeTaskInput(ctx context.Context, pending *PendingCall, answ
 	if err != nil {
 		return c.taskEnded(ctx, &h, "tasks/get", err)
 	}
-	round, ok := stillAsks(&h, st, pending)
+	round, ok := stillAsks(st, pending)
 	if !ok {
 		return c.followTask(ctx, tc, &h, st)
 	}
@@ -218,15 +131,15 @@ func (c *Client) resumeTaskInput(ctx context.Context, pending *PendingCall, answ
 
 // stillAsks reports whether st shows every question of pending, and
 // returns them as the round its answers answer.
-func stillAsks(h *TaskHandle, st *taskState, pending *PendingCall) (*taskRound, bool) {
+func stillAsks(st *taskState, pending *PendingCall) (*taskfollow.Round, bool) {
 	if TaskStatus(st.Status) != TaskInputRequired {
 		return nil, false
 	}
-	reqs, err := taskQuestions(h, st)
+	reqs, err := taskfollow.Questions(st)
 	if err != nil {
 		return nil, false
 	}
-	round := &taskRound{updatedAt: st.LastUpdatedAt, state: st.RequestState, asked: make(map[string]string, len(pending.Requests))}
+	asked := make(map[string]string, len(pending.Requests))
 	for _, q := range pending.Requests {
 		r, ok := reqs[q.Key]
 		if !ok {
@@ -236,7 +149,7 @@ func stillAsks(h *TaskHandle, st *taskState, pending *PendingCall) (*taskRound, 
 		if b, _ := json.Marshal(q); string(b) != shown {
 			return nil, false
 		}
-		round.asked[q.Key] = shown
+		asked[q.Key] = shown
 	}
-	return round, true
+	return taskfollow.NewRound(st, asked), true
 }
