@@ -320,11 +320,18 @@ func (c *Client) nameSettled() bool {
 // a NameFromServer client with no name yet connects first, unless the
 // operation is that connect, which has no name ("").
 func (c *Client) opServer(ctx context.Context, method string) string {
+	if method == "connect" && !c.nameSettled() {
+		return ""
+	}
+	return c.nameAt(ctx)
+}
+
+// nameAt returns c's name for an operation that records it or checks
+// a handle against it: a NameFromServer client with no name yet
+// connects first, so that its server names it.
+func (c *Client) nameAt(ctx context.Context) string {
 	if c.nameSettled() {
 		return c.name
-	}
-	if method == "connect" {
-		return ""
 	}
 	_, _ = c.session(ctx) // the operation reports a failure itself
 	return c.nameNow()
@@ -370,7 +377,15 @@ func (c *Client) Close() error {
 	return err
 }
 
-func (c *Client) String() string { return fmt.Sprintf("mcpadapter.Client(%s)", c.nameNow()) }
+// String describes c by its name; a name NameFromServer has not settled
+// yet is shown as its fallback, and stays unsettled.
+func (c *Client) String() string {
+	name := c.name
+	if c.opts.naming != nil {
+		name = c.opts.naming.Peek()
+	}
+	return fmt.Sprintf("mcpadapter.Client(%s)", name)
+}
 
 // modulePath is this module's path, as the go command records it in a
 // program's build information.

@@ -121,7 +121,7 @@ func (c *Client) stdioTransport(cmd Command) stdio.Transport {
 		server := c.name
 		onStderr = func(line string) { h(server, line) }
 		if p := c.opts.naming; p != nil {
-			onStderr = func(line string) { p.Do(func(name string) { h(name, line) }) }
+			onStderr = func(line string) { p.Do(len(line), func(name string) { h(name, line) }) }
 		}
 	}
 	return stdio.Transport{

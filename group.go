@@ -187,6 +187,8 @@ func (g *Group) Client(name string) *Client {
 type ServerFailure struct {
 	Server string
 	Err    error
+
+	client *Client // the server's client, when the group knows it
 }
 
 // GroupError lists every server of a group that failed, not just the first.
@@ -223,7 +225,7 @@ func (g *Group) fanOut(ctx context.Context, fn func(context.Context, int, *Clien
 	var failures []ServerFailure
 	for i, err := range errs {
 		if err != nil {
-			failures = append(failures, ServerFailure{Server: g.clients[i].nameNow(), Err: err})
+			failures = append(failures, ServerFailure{Server: g.clients[i].nameNow(), Err: err, client: g.clients[i]})
 		}
 	}
 	return failures
@@ -272,15 +274,16 @@ func (g *Group) connect(ctx context.Context) []ServerFailure {
 
 // sameNames returns a failure for each client whose name, settled by
 // its server when it connected (ClientOptions.NameFromServer), is
-// another's: each names both.
+// another's: each names both. A client whose name was given does not
+// fail when a server names itself so: that server does.
 func (g *Group) sameNames() []ServerFailure {
 	var failures []ServerFailure
 	for i, c := range g.clients {
 		for j, o := range g.clients {
-			if i == j || c.opts.naming == nil && o.opts.naming == nil || c.nameNow() != o.nameNow() {
+			if i == j || c.opts.naming == nil || c.nameNow() != o.nameNow() {
 				continue
 			}
-			failures = append(failures, ServerFailure{Server: c.nameNow(), Err: &TargetError{
+			failures = append(failures, ServerFailure{Server: c.nameNow(), client: c, Err: &TargetError{
 				Target: fmt.Sprintf("group server %q (%s)", c.nameNow(), c.ep.describe()),
 				Reason: fmt.Sprintf("server %s has the same name; a name prefixes its server's tools, so set ClientOptions.Name on one of them", o.ep.describe()),
 			}})
@@ -319,7 +322,9 @@ func (g *Group) Info(ctx context.Context) (*Info, error) {
 }
 
 func (c *Client) failedIn(failures []ServerFailure) bool {
-	return slices.ContainsFunc(failures, func(f ServerFailure) bool { return f.Server == c.nameNow() })
+	return slices.ContainsFunc(failures, func(f ServerFailure) bool {
+		return f.client == c || f.client == nil && f.Server == c.nameNow()
+	})
 }
 
 // tools lists the tools of every server at once and runs prepare on each

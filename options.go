@@ -28,11 +28,12 @@ type ClientOptions struct {
 	// succeeds or not; a failed one settles Command.Name), and never
 	// changes after: the server is started once, and the logs and the
 	// trace of that first connection are held until the name is known.
-	// Name and String called before the first connection settle it to
+	// Name called before the first connection settles it to
 	// Command.Name; so does Adapter's New when Options.Transforms names
 	// servers: connect first (Client.Connect) to key them by the
 	// server's own name. In a Group, two clients that settle on the same
-	// name both fail, each with an error naming both. Other targets
+	// name both fail, each with an error naming both; one that settles
+	// on the name another client was given fails alone. Other targets
 	// ignore it.
 	NameFromServer bool
 	// naming is the name that NameFromServer settles, shared by the

@@ -99,7 +99,7 @@ func (c *Client) GetTask(ctx context.Context, taskID string) (*Task, error) {
 	if taskID == "" {
 		return nil, errors.New("mcpadapter: GetTask: no task id")
 	}
-	st, err := c.getTask(ctx, &TaskHandle{Server: c.name, TaskID: taskID})
+	st, err := c.getTask(ctx, &TaskHandle{Server: c.nameAt(ctx), TaskID: taskID})
 	if err != nil {
 		return nil, c.serverErr(err, "tasks/get")
 	}
@@ -113,7 +113,7 @@ func (c *Client) CancelTask(ctx context.Context, taskID string) (*Task, error) {
 	if taskID == "" {
 		return nil, errors.New("mcpadapter: CancelTask: no task id")
 	}
-	raw, err := c.taskRequest(ctx, &TaskHandle{Server: c.name, TaskID: taskID}, "tasks/cancel", nil, c.opts.Timeout)
+	raw, err := c.taskRequest(ctx, &TaskHandle{Server: c.nameAt(ctx), TaskID: taskID}, "tasks/cancel", nil, c.opts.Timeout)
 	if err != nil {
 		return nil, c.serverErr(err, "tasks/cancel")
 	}

@@ -7,9 +7,14 @@ import (
 	"time"
 )
 
-// MaxHeld bounds the log records and callbacks a Pending holds while its
-// name is not known; later ones are dropped and counted.
-const MaxHeld = 1000
+// MaxHeld and MaxHeldBytes bound the log records and callbacks a Pending
+// holds while its name is not known, in number and in bytes (Do's size:
+// a record's message and attributes, a stderr line); later ones are
+// dropped and counted.
+const (
+	MaxHeld      = 1000
+	MaxHeldBytes = 1 << 20
+)
 
 // Pending is a server name that is not known yet: it is settled once,
 // by the first call to Settle (the server's own name, once it has given
@@ -24,6 +29,7 @@ type Pending struct {
 	settled  bool
 	flushing bool // Settle is running the held work
 	held     []func(string)
+	size     int // the bytes held
 	dropped  int
 	base     slog.Handler // where the note of dropped records goes, or nil
 }
@@ -48,7 +54,7 @@ func (p *Pending) Settle(name string) string {
 	p.name, p.settled, p.flushing = name, true, true
 	for {
 		held := p.held
-		p.held = nil
+		p.held, p.size = nil, 0
 		if len(held) == 0 {
 			break
 		}
@@ -85,8 +91,9 @@ func (p *Pending) Peek() string {
 }
 
 // Do runs f with the name: now if it is settled, else when it is (in
-// the order Do was called). Past MaxHeld waiting callbacks, f is dropped.
-func (p *Pending) Do(f func(name string)) {
+// the order Do was called). size is what f holds, in bytes: past MaxHeld
+// waiting callbacks or MaxHeldBytes held, f is dropped.
+func (p *Pending) Do(size int, f func(name string)) {
 	p.mu.Lock()
 	if p.settled && !p.flushing {
 		name := p.name
@@ -94,10 +101,11 @@ func (p *Pending) Do(f func(name string)) {
 		f(name)
 		return
 	}
-	if len(p.held) >= MaxHeld {
+	if len(p.held) >= MaxHeld || p.size+size > MaxHeldBytes {
 		p.dropped++
 	} else {
 		p.held = append(p.held, f)
+		p.size += size
 	}
 	p.mu.Unlock()
 }
@@ -126,7 +134,7 @@ func (h *pendingHandler) Enabled(ctx context.Context, level slog.Level) bool {
 
 func (h *pendingHandler) Handle(ctx context.Context, r slog.Record) error {
 	r = r.Clone()
-	h.p.Do(func(name string) {
+	h.p.Do(recordSize(r), func(name string) {
 		out := slog.NewRecord(r.Time, r.Level, r.Message, r.PC)
 		out.AddAttrs(slog.String("server", name))
 		r.Attrs(func(a slog.Attr) bool {
@@ -138,6 +146,28 @@ func (h *pendingHandler) Handle(ctx context.Context, r slog.Record) error {
 		_ = h.base.Handle(ctx, out)
 	})
 	return nil
+}
+
+// recordSize is about the bytes r holds: its message and attributes.
+func recordSize(r slog.Record) int {
+	n := len(r.Message)
+	r.Attrs(func(a slog.Attr) bool {
+		n += attrSize(a)
+		return true
+	})
+	return n
+}
+
+func attrSize(a slog.Attr) int {
+	v := a.Value.Resolve()
+	if v.Kind() != slog.KindGroup {
+		return len(a.Key) + len(v.String())
+	}
+	n := len(a.Key)
+	for _, g := range v.Group() {
+		n += attrSize(g)
+	}
+	return n
 }
 
 func (h *pendingHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
