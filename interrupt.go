@@ -281,9 +281,12 @@ func (c *Client) Resume(ctx context.Context, pending *PendingCall, resume *elici
 		return nil, &ResumeDeniedError{Server: pending.Server, Tool: pending.Tool, Reason: DeniedTool,
 			Detail: "the tool transforms its arguments: resume the call with Tool.Resume"}
 	}
-	if pending != nil && pending.Server != c.name {
-		return nil, &ResumeDeniedError{Server: pending.Server, Tool: pending.Tool, Reason: DeniedTool,
-			Detail: fmt.Sprintf("the call was made on server %q, this client reaches %q", pending.Server, c.name)}
+	if pending != nil {
+		// A NameFromServer client learns its name from its first connection.
+		if name := c.opServer(ctx, "tools/call"); pending.Server != name {
+			return nil, &ResumeDeniedError{Server: pending.Server, Tool: pending.Tool, Reason: DeniedTool,
+				Detail: fmt.Sprintf("the call was made on server %q, this client reaches %q", pending.Server, name)}
+		}
 	}
 	var o *CallOptions
 	if pending != nil {

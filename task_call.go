@@ -122,14 +122,16 @@ func (c *Client) ResumeTask(ctx context.Context, h TaskHandle, opts *CallOptions
 	if h.TaskID == "" {
 		return nil, errors.New("mcpadapter: ResumeTask: the handle has no TaskID")
 	}
-	if h.Server != "" && h.Server != c.name {
-		return nil, fmt.Errorf("mcpadapter: ResumeTask: the task runs on server %q, this client reaches %q", h.Server, c.name)
+	// A NameFromServer client learns its name from its first connection.
+	name := c.opServer(ctx, "tasks/get")
+	if h.Server != "" && h.Server != name {
+		return nil, fmt.Errorf("mcpadapter: ResumeTask: the task runs on server %q, this client reaches %q", h.Server, name)
 	}
 	if p := principalOf(ctx); p != h.Principal {
 		return nil, &ResumeDeniedError{Server: h.Server, Tool: h.Tool, Reason: DeniedPrincipal,
 			Detail: fmt.Sprintf("the task was started for principal %q, the context is for %q", h.Principal, p)}
 	}
-	h.Server = c.name
+	h.Server = name
 	tc := &toolCall{tool: h.Tool, modelName: h.ModelTool, principal: h.Principal}
 	if opts != nil {
 		tc.progress, tc.meta, tc.task = opts.Progress, opts.Meta, opts.Task
