@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/internal/taskserver"
+	"github.com/mcpadapter/mcpadapter/internal/testserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -79,5 +80,55 @@ func TestExtTaskCloseDuringGet(t *testing.T) {
 	}
 	if got := srv.Status(task.TaskID); got != "working" {
 		t.Errorf("task %q after Close, want working (not cancelled)", got)
+	}
+}
+
+// TestExtTaskDeadlineDuringPoll: the caller's deadline passes while a
+// task call waits between two polls: the call ends with the caller's
+// own reason (errors.Is context.DeadlineExceeded, not a plain
+// cancellation) as a *TaskCancelledError, and the task is cancelled on
+// the server.
+func TestExtTaskDeadlineDuringPoll(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv := newTaskServer(t, taskserver.Options{PollInterval: 60000}) // the next poll is a minute away
+	c, err := mcpadapter.NewClient(testserver.ServeStreamable(t, srv.MCP, testserver.Stateless()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// A real deadline, far enough for the task to be made first; the
+	// server advises a poll a minute away, so it passes in the wait.
+	deadline, stop := context.WithTimeout(ctx, 5*time.Second)
+	defer stop()
+	var id string
+	done := make(chan error, 1)
+	made := make(chan struct{})
+	go func() {
+		_, err := c.CallTool(deadline, "work", json.RawMessage(`{"steps":100,"stepMs":100}`), &mcpadapter.CallOptions{
+			OnTask: func(h mcpadapter.TaskHandle) { id = h.TaskID; close(made) }})
+		done <- err
+	}()
+	select {
+	case <-made:
+	case <-deadline.Done():
+		t.Fatal("no task before the deadline")
+	}
+	var err2 error
+	select {
+	case err2 = <-done:
+	case <-ctx.Done():
+		t.Fatal("the call still waits after its deadline")
+	}
+	var tce *mcpadapter.TaskCancelledError
+	if !errors.As(err2, &tce) || tce.Handle.TaskID != id || !errors.Is(err2, context.DeadlineExceeded) {
+		t.Fatalf("want a *TaskCancelledError carrying context.DeadlineExceeded, got %v", err2)
+	}
+	for srv.Status(id) != "cancelled" {
+		if ctx.Err() != nil {
+			t.Fatalf("task %s is %s on the server: never cancelled", id, srv.Status(id))
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
