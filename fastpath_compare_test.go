@@ -23,6 +23,9 @@ func tellApart() []struct{ what, fast, sdk string } {
 	e := func(code string) string {
 		return `{"jsonrpc":"2.0","id":@ID@,"error":{"code":` + code + `,"message":"boom"}}`
 	}
+	e2 := func(message string) string {
+		return `{"jsonrpc":"2.0","id":@ID@,"error":{"code":-32000,"message":` + message + `}}`
+	}
 	return []struct{ what, fast, sdk string }{
 		{"content", r(`{"content":[{"type":"text","text":"a"}]}`), r(`{"content":[{"type":"text","text":"b"}]}`)},
 		{"a number", r(`{"content":[],"structuredContent":{"n":12345}}`), r(`{"content":[],"structuredContent":{"n":12346}}`)},
@@ -30,6 +33,13 @@ func tellApart() []struct{ what, fast, sdk string } {
 		{"an id quoted", r(`{"content":[{"type":"text","text":"@ID@"}]}`), r(`{"content":[{"type":"text","text":"@ID@0"}]}`)},
 		{"an error code", e("-32000"), e("-32001")},
 		{"isError alone", r(`{"content":[{"type":"text","text":"x"}],"isError":true}`), r(`{"content":[{"type":"text","text":"x"}]}`)},
+		// What the masks of sizes and cut excerpts in errors must not hide
+		// elsewhere.
+		{"a size in text", r(`{"content":[{"type":"text","text":"wrote 10 bytes"}]}`), r(`{"content":[{"type":"text","text":"wrote 11 bytes"}]}`)},
+		{"a size in an error", e2(`"wrote 10 bytes"`), e2(`"wrote 11 bytes"`)},
+		{"text after an id, to an ellipsis", r(`{"content":[{"type":"text","text":"{\"id\":1} paid..."}]}`), r(`{"content":[{"type":"text","text":"{\"id\":1} refunded..."}]}`)},
+		{"text after a string id, to an ellipsis", r(`{"content":[{"type":"text","text":"{\"id\":\"a\"} paid..."}]}`), r(`{"content":[{"type":"text","text":"{\"id\":\"a\"} refunded..."}]}`)},
+		{"an error after an id, to an ellipsis", e2(`"order \"id\":1 paid..."`), e2(`"order \"id\":1 refunded..."`)},
 	}
 }
 

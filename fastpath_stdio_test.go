@@ -32,9 +32,10 @@ func newDiffPair(t testing.TB, era string) *diffPair {
 			DisableFastPath: disable,
 			Logger:          slog.New(ids),
 			Trace:           true, // the stdio fast path traces its messages as go-sdk does
-			// Bounds the answers that never come (a string id); a
-			// second was too short for go-sdk's path on a loaded machine.
-			Timeout:         3 * time.Second,
+			// Bounds the answers that never come (a string id). Three
+			// seconds were too short, on a loaded machine under -race,
+			// for 350 traced messages before an answer on either path.
+			Timeout:         8 * time.Second,
 			MaxMessageBytes: 64 << 10,
 			StopTimeout:     200 * time.Millisecond,
 		})
@@ -86,7 +87,13 @@ func (p *diffPair) one(c *mcpadapter.Client, ids *callIDTrace, reply string) out
 
 func (p *diffPair) call(t testing.TB, reply string) (fast, sdk outcome) {
 	t.Helper()
-	return p.one(p.fast, p.fastIDs, reply), p.one(p.sdk, p.sdkIDs, reply)
+	// Each client has a server process of its own: the two calls go at
+	// once, so an answer that never comes costs one Timeout, not two.
+	var wg sync.WaitGroup
+	wg.Go(func() { sdk = p.one(p.sdk, p.sdkIDs, reply) })
+	fast = p.one(p.fast, p.fastIDs, reply)
+	wg.Wait()
+	return fast, sdk
 }
 
 // check makes the same scripted reply reach both clients and fails if
@@ -146,8 +153,14 @@ func describePaths(p engine.Paths) string {
 	return strings.Join(parts, ", ")
 }
 
-// messageSize is a size or an offset in a message in an error.
-var messageSize = regexp.MustCompile(`\d+ bytes|byte \d+ of \d+`)
+// messageSize is the size of an answer, or an offset in it, as the
+// client's errors give them: "the tool's result was too large (N bytes;
+// …)", "truncated after N bytes", "at byte N of N" (a limit is the same
+// on both paths, and a size in what the server wrote is its own).
+var messageSize = regexp.MustCompile(`result was too large \((?:more than )?\d+ bytes|truncated after \d+ bytes|byte \d+ of \d+`)
+
+// sizeDigits is a run of digits, for messageSize.
+var sizeDigits = regexp.MustCompile(`\d+`)
 
 // maskIDs masks in text what must differ between the two paths: the
 // calls' JSON-RPC ids (each path numbers its requests: go-sdk from 1, the
@@ -159,7 +172,7 @@ var messageSize = regexp.MustCompile(`\d+ bytes|byte \d+ of \d+`)
 func maskIDs(text string, ids ...string) string {
 	slices.SortFunc(ids, func(a, b string) int { return len(b) - len(a) })
 	if len(ids) == 2 && len(ids[0]) != len(ids[1]) {
-		text = messageSize.ReplaceAllString(text, "N")
+		text = messageSize.ReplaceAllStringFunc(text, func(m string) string { return sizeDigits.ReplaceAllString(m, "N") })
 	}
 	for _, id := range ids {
 		if id == "" {
@@ -173,7 +186,7 @@ func maskIDs(text string, ids ...string) string {
 	return cutQuote.ReplaceAllStringFunc(text, func(q string) string {
 		m := cutQuote.FindStringSubmatch(q)
 		for _, id := range ids {
-			if m[3] == "ID" || (id != "" && strings.HasPrefix(id, m[3])) {
+			if m[3] == "ID" || (id != "" && len(m[3]) < len(id) && strings.HasPrefix(id, m[3])) {
 				return m[1] + m[2] + "ID…"
 			}
 		}
@@ -199,17 +212,47 @@ func alignCuts(f, g string) (string, string) {
 	return strings.Join(fl, "\n"), strings.Join(gl, "\n")
 }
 
-// alignCut cuts b as a is cut (alignCuts), one line each: after a
-// masked id ("ID…"), or wherever go-sdk's excerpt of a's undecodable
-// message ends ("..." ending the line) with b the same up to there.
+// alignCut cuts b as a is cut (alignCuts), one line each, where the two
+// differ only in where an excerpt was cut: a's excerpt ends in a cut id
+// ("ID…", cutQuote) where b has the whole id and goes on to its cut
+// ("...", or the end of its excerpt) for no more than maxIDDigits bytes;
+// or a's excerpt is cut ("...") after an id at a place b's shows too,
+// b's going on from there for no more than maxIDDigits bytes. The rest of
+// the line must be the same: the cut falls by the length of the id before
+// it, and only that much is hidden.
 func alignCut(a, b string) (string, string) {
 	if i := strings.Index(a, "ID…"); i >= 0 && len(b) >= i+2 && b[:i+2] == a[:i+2] {
-		return a, b[:i] + "ID…"
+		if rest, ok := cutRest(b[i+2:], a[i+len("ID…"):]); ok {
+			return a, b[:i+2] + "…" + rest
+		}
 	}
-	if i := len(a) - len("..."); strings.HasSuffix(a, "...") && len(b) > i && b[:i] == a[:i] {
-		return a, b[:i] + "..."
+	for k := 0; ; {
+		j := strings.Index(a[k:], "...")
+		if j < 0 {
+			return a, b
+		}
+		k += j
+		if len(b) >= k && b[:k] == a[:k] && strings.Contains(a[:k], "ID") {
+			if rest, ok := cutRest(b[k:], a[k+len("..."):]); ok {
+				return a, b[:k] + "..." + rest
+			}
+		}
+		k += len("...")
 	}
-	return a, b
+}
+
+// cutRest reports whether tail, what follows a place in a line where the
+// other side's excerpt was cut, goes on for at most maxIDDigits bytes,
+// through its own "..." or not, to rest, the other side's line after its
+// cut; it returns rest.
+func cutRest(tail, rest string) (string, bool) {
+	for n := 0; n <= maxIDDigits && n <= len(tail); n++ {
+		t := tail[n:]
+		if t == rest || strings.TrimPrefix(t, "...") == rest && strings.HasPrefix(t, "...") {
+			return rest, true
+		}
+	}
+	return "", false
 }
 
 // equalAligned reports whether f and g are the same once their cut
@@ -219,16 +262,21 @@ func equalAligned(f, g string) bool {
 	return f == g
 }
 
+// maxIDDigits is the most digits of a request id: the fast path's
+// (stdio.FirstDirectID and up).
+const maxIDDigits = 16
+
 // cutQuote is an id in an excerpt cut short: go-sdk's JSON decoding
 // errors quote the first bytes of what they could not decode, cut after
 // a fixed count and ended with "..." (json: cannot unmarshal
 // "[{\"jsonrpc\":\"2.0\",\"id\":12...", or after "looking for
 // beginning of value: "), so where the cut falls depends on the length of
-// the id in it. maskIDs masks such an excerpt from the id (whole, already
-// masked, cut, or cut before its first digit) to the "...": the rest is
-// the same bytes of the same answer on both sides. The quote may start
+// the id in it. maskIDs masks an id such an excerpt ends in (whole,
+// already masked, cut, or cut before its first digit) as "ID…"; alignCut
+// matches it with the other side's excerpt, which goes on after its whole
+// id by no more than the ids' difference in length. The quote may start
 // inside the key (found 'i': id":12...).
-var cutQuote = regexp.MustCompile(`(^|[^A-Za-z0-9_])(\\?"?id\\?":)(ID|[0-9]*)[^\n]*?\.\.\.`)
+var cutQuote = regexp.MustCompile(`(^|[^A-Za-z0-9_])(\\?"?id\\?":)(ID|[0-9]*)\.\.\.`)
 
 // quotedID is the id member of a message an error quotes, also where the
 // quote starts inside its key (a decoding error quotes from the character

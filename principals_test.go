@@ -465,18 +465,22 @@ func TestPublicEntriesKeepTenantHeadersApart(t *testing.T) {
 // opens the connection, then bob's progress reaches the application with
 // bob's identity, and a call for no one's with none.
 func TestSharedConnectionHandlersSeeTheCallsIdentity(t *testing.T) {
+	// Each call asks for another number of steps, so a notification's
+	// total says which call it belongs to: a notification handled after
+	// its call returned (go-sdk hands notifications over on their own)
+	// is still judged against its own call's principal.
 	var (
 		mu  sync.Mutex
-		got []string
+		got = map[float64][]string{} // principals seen, by the call's total
 	)
 	c, err := mcpadapter.NewClient(testserver.New(testserver.Options{}), &mcpadapter.ClientOptions{
-		ProgressHandler: func(ctx context.Context, _ *mcp.ProgressNotificationClientRequest) {
+		ProgressHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
 			p := "<none>"
 			if id := mcpadapter.CallIdentityFrom(ctx); id != nil {
 				p = id.Principal
 			}
 			mu.Lock()
-			got = append(got, p)
+			got[req.Params.Total] = append(got[req.Params.Total], p)
 			mu.Unlock()
 		},
 	})
@@ -486,31 +490,46 @@ func TestSharedConnectionHandlersSeeTheCallsIdentity(t *testing.T) {
 	t.Cleanup(func() { _ = c.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	for _, p := range []string{"alice", "bob", ""} {
-		mu.Lock()
-		got = nil
-		mu.Unlock()
+	want := map[float64]string{2: "alice", 3: "bob", 4: "<none>"}
+	for steps, p := range want {
 		pctx := ctx
-		if p != "" {
+		if p != "<none>" {
 			pctx = as(ctx, p)
 		}
-		if _, err := c.CallTool(pctx, "progress", json.RawMessage(`{"steps":2}`), nil); err != nil {
+		if _, err := c.CallTool(pctx, "progress", json.RawMessage(fmt.Sprintf(`{"steps":%v}`, steps)), nil); err != nil {
 			t.Fatal(err)
 		}
-		want := p
-		if p == "" {
-			want = "<none>"
-		}
+	}
+	// The last notifications may be handled after their call returned.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		mu.Lock()
-		for _, g := range got {
-			if g != want {
-				t.Errorf("the progress of %q's call reached the application as %q's", want, g)
+		n := len(got[2]) + len(got[3]) + len(got[4])
+		mu.Unlock()
+		if n >= 2+3+4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for total, seen := range got {
+		w, ok := want[total]
+		if !ok {
+			t.Errorf("a notification of no call (total %v): %v", total, seen)
+			continue
+		}
+		for _, g := range seen {
+			if g != w {
+				t.Errorf("the progress of %q's call reached the application as %q's", w, g)
 			}
 		}
-		if len(got) == 0 {
-			t.Errorf("no progress for %q's call", want)
+	}
+	for total, w := range want {
+		if len(got[total]) == 0 {
+			t.Errorf("no progress for %q's call", w)
 		}
-		mu.Unlock()
 	}
 }
 

@@ -118,10 +118,16 @@ func (g *Gateway) callTool(ctx context.Context, name string, req *mcp.CallToolRe
 	if err := checkArgs(args); err != nil {
 		return nil, err
 	}
-	free, err := u.slot(ctx)
+	unlimit, err := g.quota.admit(ctx, PrincipalFrom(ctx), u.name, r.tool.OriginalName)
 	if err != nil {
 		return nil, err
 	}
+	free, err := u.slot(ctx)
+	if err != nil {
+		unlimit()
+		return nil, err
+	}
+	free = then(free, unlimit)
 	params := &mcp.CallToolParams{
 		Name:           r.tool.OriginalName,
 		Arguments:      json.RawMessage(r.tool.ServerArguments(args)),
@@ -228,6 +234,9 @@ func (u *upstream) slot(ctx context.Context) (free func(), _ error) {
 		return nil, context.Cause(ctx)
 	}
 }
+
+// then returns a function that calls a, then b.
+func then(a, b func()) func() { return func() { a(); b() } }
 
 // checkArgs refuses arguments that are not one JSON object, naming why.
 func checkArgs(args json.RawMessage) error {

@@ -62,3 +62,14 @@ func Example() {
 	// weather_forecast
 	// math add
 }
+
+// A limit written as serve's --limit flag takes it: each principal may
+// make 600 calls a minute (bursts of 50) and have 8 in flight.
+func ExampleParseLimitRule() {
+	r, err := gateway.ParseLimitRule("name=per-user,per=principal,rate=600/1m,burst=50,concurrent=8")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%s: %d per %s, burst %d, %d in flight, per %s\n", r.Name, r.Rate, r.Period, r.Burst, r.Concurrent, r.Per)
+	// Output: per-user: 600 per 1m0s, burst 50, 8 in flight, per principal
+}

@@ -22,6 +22,7 @@ import (
 // New, Start it, and Close (or Shutdown) it.
 type Gateway struct {
 	opts   Options
+	quota  *quota       // Options.Limits; nil: none
 	log    *slog.Logger // its handler redacts
 	red    *redactor
 	server *mcp.Server
@@ -72,6 +73,11 @@ func New(servers []Server, opts *Options) (*Gateway, error) {
 		g.log = slog.Default()
 	}
 	g.log = slog.New(g.red.handler(g.log.Handler()))
+	q, err := newQuota(g.opts.Limits, g.log)
+	if err != nil {
+		return nil, err
+	}
+	g.quota = q
 	if len(servers) == 0 {
 		return nil, errors.New("gateway: no servers")
 	}

@@ -141,6 +141,11 @@ type Options struct {
 	// Policy, if set, decides what each principal sees and may call.
 	Policy Policy
 
+	// Limits, if set, are rate limits and concurrency caps on tool calls
+	// by principal, server and tool, shared by replicas through their
+	// store (quota.go).
+	Limits *Limits
+
 	// AuditLog, if set, gets one record per tool call the gateway
 	// handles, at level Info: principal, session, the tool as the client
 	// named it, its server and the server's name for it, the outcome

@@ -153,6 +153,11 @@ func (g *Gateway) runTaskCall(ctx context.Context, r toolRoute, args json.RawMes
 	if o == nil {
 		o = &origin{key: "t:" + newKey(), ctx: ctx} // asks no one
 	}
+	unlimit, err := g.quota.admit(ctx, PrincipalFrom(ctx), u.name, r.tool.OriginalName)
+	if err != nil {
+		return nil, err
+	}
+	defer unlimit()
 	free, err := u.slot(ctx)
 	if err != nil {
 		return nil, err

@@ -23,7 +23,7 @@ const migrationLock = 0x6d63706164617074
 // only SELECT, INSERT, UPDATE and DELETE on the tables (and USAGE on the
 // schema): their constructors run no DDL when the tables are there.
 func Migrate(ctx context.Context, pool *pgxpool.Pool, opts *Options) error {
-	return migrate(ctx, pool, opts, "checkpoints", "cache", "tokens", "token_locks")
+	return migrate(ctx, pool, opts, "checkpoints", "cache", "tokens", "token_locks", "limit_rates", "limit_leases", "limit_once")
 }
 
 // ddl returns the statements that create the table name.
@@ -44,6 +44,13 @@ func ddl(opts *Options, name string) []string {
 		return []string{`CREATE TABLE IF NOT EXISTS ` + t + ` (key text PRIMARY KEY, data bytea NOT NULL, version bigint NOT NULL DEFAULT 1, updated_at timestamptz NOT NULL DEFAULT now())`}
 	case "token_locks":
 		return []string{`CREATE TABLE IF NOT EXISTS ` + t + ` (key text PRIMARY KEY, owner text NOT NULL, expires_at timestamptz NOT NULL)`}
+	case "limit_rates":
+		// tat: when the next request is due, in microseconds since 1970.
+		return []string{`CREATE TABLE IF NOT EXISTS ` + t + ` (key text PRIMARY KEY, tat bigint NOT NULL)`}
+	case "limit_leases":
+		return []string{`CREATE TABLE IF NOT EXISTS ` + t + ` (key text NOT NULL, lease text NOT NULL, expires_at bigint NOT NULL, PRIMARY KEY (key, lease))`}
+	case "limit_once":
+		return []string{`CREATE TABLE IF NOT EXISTS ` + t + ` (bucket text NOT NULL, id text NOT NULL, expires_at bigint NOT NULL, PRIMARY KEY (bucket, id))`}
 	}
 	return nil
 }
@@ -51,10 +58,13 @@ func ddl(opts *Options, name string) []string {
 // columns lists the columns of each table the stores use: a table that
 // has them is taken as it is.
 var columns = map[string]string{
-	"checkpoints": "id, data, updated_at",
-	"cache":       "key, value, expires_at",
-	"tokens":      "key, data, version, updated_at",
-	"token_locks": "key, owner, expires_at",
+	"checkpoints":  "id, data, updated_at",
+	"cache":        "key, value, expires_at",
+	"tokens":       "key, data, version, updated_at",
+	"token_locks":  "key, owner, expires_at",
+	"limit_rates":  "key, tat",
+	"limit_leases": "key, lease, expires_at",
+	"limit_once":   "bucket, id, expires_at",
 }
 
 func migrate(ctx context.Context, pool *pgxpool.Pool, opts *Options, tables ...string) error {

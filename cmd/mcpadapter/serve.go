@@ -36,6 +36,7 @@ type serveFlags struct {
 	parkTimeout   time.Duration
 	sessionExpiry time.Duration
 	auth          serveAuthFlags
+	limits        serveLimitFlags
 	policy        string
 	watchConfig   bool
 	auditLog      string
@@ -95,6 +96,7 @@ principal its sessions belong to. Keys and secrets come from the environment, ne
 	fl.DurationVar(&f.parkTimeout, "park-timeout", 0, fmt.Sprintf("how long a server's question waits for the client's answer (default %s)", gateway.DefaultParkTimeout))
 	fl.DurationVar(&f.sessionExpiry, "session-timeout", 0, "close client sessions idle this long (default: never)")
 	f.auth.register(fl)
+	f.limits.register(fl)
 	fl.StringVar(&f.policy, "policy", "", "a policy `file`: which principals may see and use which servers' tools, prompts and resources (docs/gateway.md)")
 	fl.BoolVar(&f.watchConfig, "watch-config", false, "reload the config when the file changes (SIGHUP always reloads it)")
 	fl.StringVar(&f.auditLog, "audit-log", "", "append a JSON line per tool call to `file` (- for stderr): who, which tool on which server, outcome, duration")
@@ -168,6 +170,11 @@ func runServe(ctx context.Context, a *cmdline.App, f serveFlags) error {
 	if f.toolSearch != 0 {
 		opts.ToolSearch = &mcpadapter.ToolSearch{Threshold: f.toolSearch}
 	}
+	closeStore, err := f.limits.apply(ctx, opts, &f.auth, out, logger)
+	if err != nil {
+		return err
+	}
+	defer closeStore()
 	closeAudit, err := auditTo(opts, f, a.Stderr)
 	if err != nil {
 		return err

@@ -27,6 +27,9 @@ type serveAuthFlags struct {
 	apiKeys       []string
 	dpopNonce     bool
 	dpopNonceEnv  string
+	// replay is the store replicas share DPoP proofs in (--store-env);
+	// nil: the Guard's own.
+	replay resourceserver.ReplayStore
 }
 
 func (f *serveAuthFlags) register(fl *pflag.FlagSet) {
@@ -59,7 +62,7 @@ func (f *serveAuthFlags) guard(addr net.Addr, logger *slog.Logger) (*resourceser
 	}
 	o := &resourceserver.Options{
 		Resource: f.resource, Issuers: f.issuers, JWKSURL: f.jwksURL, Scopes: f.scopes,
-		Algorithms: f.algs, DPoPNonce: f.dpopNonce, Logger: logger,
+		Algorithms: f.algs, DPoPNonce: f.dpopNonce, Logger: logger, ReplayStore: f.replay,
 	}
 	if f.dpopNonceEnv != "" {
 		key, ok := os.LookupEnv(f.dpopNonceEnv)

@@ -1,16 +1,16 @@
 package resourceserver
 
 import (
+	"context"
 	"crypto"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
-	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
@@ -20,20 +20,21 @@ import (
 var b64 = base64.RawURLEncoding
 
 // dpopChecker checks DPoP proofs (RFC 9449 section 4.3) and remembers the
-// ones it accepted until they are too old to be accepted again.
+// ones it accepted, in its ReplayStore, until they are too old to be
+// accepted again.
 type dpopChecker struct {
 	algs   []jose.SignatureAlgorithm
 	maxAge time.Duration
 	leeway time.Duration
 	nonces []byte // the nonce key; nil: no nonces
 
-	mu      sync.Mutex
-	seen    map[string]time.Time // jkt + " " + jti -> when it may be forgotten
-	maxSeen int
+	seen         ReplayStore
+	perPrincipal int
+	timeout      time.Duration // bounds one call of seen
 }
 
-func newDPoPChecker(algs []jose.SignatureAlgorithm, maxAge, leeway time.Duration, maxSeen int, nonceKey []byte) *dpopChecker {
-	return &dpopChecker{algs: algs, maxAge: maxAge, leeway: leeway, nonces: nonceKey, seen: make(map[string]time.Time), maxSeen: maxSeen}
+func newDPoPChecker(algs []jose.SignatureAlgorithm, maxAge, leeway time.Duration, seen ReplayStore, perPrincipal int, timeout time.Duration, nonceKey []byte) *dpopChecker {
+	return &dpopChecker{algs: algs, maxAge: maxAge, leeway: leeway, nonces: nonceKey, seen: seen, perPrincipal: perPrincipal, timeout: timeout}
 }
 
 type proofClaims struct {
@@ -49,9 +50,9 @@ func badProof(reason string) *Error {
 	return &Error{Status: http.StatusUnauthorized, Code: "invalid_dpop_proof", DPoP: true, Reason: "DPoP proof: " + reason}
 }
 
-// check checks the proof of a request that presents tok, bound to the key
-// whose thumbprint is jkt, for the gateway at resource.
-func (d *dpopChecker) check(r *http.Request, resource, tok, jkt string, now time.Time) error {
+// check checks the proof of a request of principal that presents tok,
+// bound to the key whose thumbprint is jkt, for the gateway at resource.
+func (d *dpopChecker) check(r *http.Request, resource, principal, tok, jkt string, now time.Time) error {
 	hs := r.Header.Values("DPoP")
 	switch {
 	case len(hs) == 0:
@@ -104,29 +105,26 @@ func (d *dpopChecker) check(r *http.Request, resource, tok, jkt string, now time
 	if c.JTI == "" || len(c.JTI) > 256 {
 		return badProof("no jti, or one over 256 bytes")
 	}
-	return d.remember(jkt+" "+c.JTI, iat.Add(d.maxAge+d.leeway), now)
+	return d.remember(r.Context(), principal, jkt+" "+c.JTI, iat.Add(d.maxAge+d.leeway).Sub(now))
 }
 
-// remember records a proof's jti, refusing one seen before. A full cache
-// first forgets the proofs too old to be accepted; if it is still full,
-// the proof is refused with 503 rather than a replay let through.
-func (d *dpopChecker) remember(id string, until, now time.Time) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if t, ok := d.seen[id]; ok && now.Before(t) {
+// remember records a proof's id for ttl in the bucket of its principal,
+// refusing one seen before. A principal whose bucket is full of live
+// proofs gets 429 until some are too old: one client sending proofs
+// faster than the bound allows is held back, and no one else. A store
+// that fails refuses the proof with 503 rather than let a replay through.
+func (d *dpopChecker) remember(ctx context.Context, principal, id string, ttl time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, d.timeout)
+	defer cancel()
+	fresh, full, err := d.seen.Once(ctx, "dpop "+principal, id, ttl, d.perPrincipal)
+	switch {
+	case err != nil:
+		return &Error{Status: http.StatusServiceUnavailable, Reason: "the DPoP replay store failed: " + err.Error(), err: err}
+	case full:
+		return &Error{Status: http.StatusTooManyRequests, Reason: fmt.Sprintf("too many live DPoP proofs of this principal (at most %d within %s are remembered, fewer when the in-memory store is full)", d.perPrincipal, d.maxAge+d.leeway), retry: time.Second}
+	case !fresh:
 		return badProof("replayed (its jti was seen before)")
 	}
-	if len(d.seen) >= d.maxSeen {
-		for k, t := range d.seen {
-			if !now.Before(t) {
-				delete(d.seen, k)
-			}
-		}
-		if len(d.seen) >= d.maxSeen {
-			return &Error{Status: http.StatusServiceUnavailable, Reason: "the DPoP replay cache is full", err: errors.New("replay cache full")}
-		}
-	}
-	d.seen[id] = until
 	return nil
 }
 

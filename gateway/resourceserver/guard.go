@@ -98,8 +98,12 @@ func New(opts *Options) (*Guard, error) {
 		key = make([]byte, 32)
 		_, _ = rand.Read(key)
 	}
+	seen := opts.ReplayStore
+	if seen == nil {
+		seen = newMemoryReplay(orInt(opts.MaxReplayEntries, DefaultReplayEntries))
+	}
 	g.dpop = newDPoPChecker(g.algs, orDuration(opts.DPoPProofMaxAge, DefaultDPoPProofMaxAge), g.leeway,
-		orInt(opts.MaxReplayEntries, DefaultReplayEntries), key)
+		seen, orInt(opts.MaxReplayPerPrincipal, DefaultReplayPerPrincipal), orDuration(opts.Timeout, DefaultTimeout), key)
 	g.metadataURL, g.metaPath = metadataLocation(opts.Resource)
 	md := map[string]any{
 		"resource":                          opts.Resource,
@@ -212,7 +216,7 @@ func (g *Guard) Check(r *http.Request) (*auth.TokenInfo, error) {
 	case gr.jkt != "" && scheme != "dpop":
 		return nil, &Error{Status: http.StatusUnauthorized, Code: "invalid_token", DPoP: true, Reason: "a DPoP-bound token, sent as a bearer token"}
 	case gr.jkt != "":
-		if err := g.dpop.check(r, g.resource, tok, gr.jkt, now); err != nil {
+		if err := g.dpop.check(r, g.resource, g.principalOf(gr), tok, gr.jkt, now); err != nil {
 			return nil, err
 		}
 	}
@@ -336,6 +340,7 @@ type Error struct {
 	DPoP   bool
 	Reason string
 	err    error
+	retry  time.Duration // Retry-After of a 429
 }
 
 func (e *Error) Error() string {
@@ -375,6 +380,8 @@ func (g *Guard) refuse(w http.ResponseWriter, r *http.Request, err error) {
 		}
 	case http.StatusServiceUnavailable:
 		w.Header().Set("Retry-After", "5")
+	case http.StatusTooManyRequests:
+		w.Header().Set("Retry-After", strconv.Itoa(int(max(e.retry, time.Second)/time.Second)))
 	}
 	msg := http.StatusText(e.Status)
 	if e.Code != "" {

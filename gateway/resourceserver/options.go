@@ -82,9 +82,22 @@ type Options struct {
 	// DPoPNonceKey, if set (at least 32 bytes), keys the nonces; empty
 	// means a random key for the life of the Guard.
 	DPoPNonceKey []byte
-	// MaxReplayEntries bounds the proofs remembered against replay; zero
-	// means DefaultReplayEntries. When it is full of live proofs, new
-	// proofs are refused with 503.
+	// ReplayStore remembers the DPoP proofs accepted, so that each is
+	// accepted once; replicas behind one address share one (a
+	// redisstore.LimitStore or pgstore.LimitStore), or a proof could be
+	// used once on each. Nil means one in memory, for this Guard alone.
+	// A store that fails or does not answer within Timeout refuses the
+	// proof with 503: a replay is never let through.
+	ReplayStore ReplayStore
+	// MaxReplayPerPrincipal bounds the live proofs remembered for one
+	// principal; zero means DefaultReplayPerPrincipal. A principal over
+	// it (a client sending more proofs than that within
+	// DPoPProofMaxAge plus Leeway) gets 429 with Retry-After; other
+	// principals are not held back.
+	MaxReplayPerPrincipal int
+	// MaxReplayEntries bounds the proofs the in-memory replay store
+	// remembers in all; zero means DefaultReplayEntries. When it is full
+	// of live proofs, new proofs are refused with 429.
 	MaxReplayEntries int
 
 	// HTTPClient fetches metadata and keys and calls the introspection

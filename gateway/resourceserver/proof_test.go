@@ -164,7 +164,7 @@ func TestDPoPNonceReplicas(t *testing.T) {
 
 // TestDPoPReplayCacheFull: an attacker who fills the replay cache with
 // fresh proofs does not get an old proof accepted again: once the cache is
-// full, proofs are refused (503), and a replay is refused as one.
+// full, proofs are refused (429), and a replay is refused as one.
 func TestDPoPReplayCacheFull(t *testing.T) {
 	p := newProofEnv(t)
 	g := p.guard(func(o *resourceserver.Options) { o.MaxReplayEntries = 4 })
@@ -175,8 +175,8 @@ func TestDPoPReplayCacheFull(t *testing.T) {
 	for i := range 10 {
 		err := p.check(g, http.MethodPost, p.resource, p.proof(nil))
 		var e *resourceserver.Error
-		if i >= 3 && (!errors.As(err, &e) || e.Status != http.StatusServiceUnavailable) {
-			t.Errorf("proof %d into a full cache: %v, want 503", i+2, err)
+		if i >= 3 && (!errors.As(err, &e) || e.Status != http.StatusTooManyRequests) {
+			t.Errorf("proof %d into a full cache: %v, want 429", i+2, err)
 		}
 	}
 	err := p.check(g, http.MethodPost, p.resource, first)

@@ -60,6 +60,11 @@ type Conn struct {
 	// POSTs, so that it finds that connection free again instead of
 	// opening another (a wait of at most wire.DrainGrace).
 	drained atomic.Pointer[chan struct{}]
+	// lingered is set when the last stream drained had to be given up
+	// (the server kept it open for wire.DrainGrace): the next calls do
+	// not wait for the streams before them, as go-sdk does not, until one
+	// ends by itself again.
+	lingered atomic.Bool
 }
 
 // maxFastMessage bounds the answer the fast path reads: a bigger one (or
@@ -97,11 +102,18 @@ func (c *Conn) RoundTrip(ctx context.Context, name string, args, meta []byte) (j
 		// go-sdk's path fails the same way, or does not.
 		return nil, &HandOff{}, nil
 	}
-	if d := c.drained.Load(); d != nil {
+	if d := c.drained.Load(); d != nil && !c.lingered.Load() {
 		select {
 		case <-*d:
 		case <-ctx.Done():
 		}
+	}
+	if ctx.Err() != nil {
+		// Nothing was sent, so there is nothing to cancel: go-sdk's path
+		// tells the server of no request it never wrote.
+		unhook()
+		stop()
+		return nil, nil, ctx.Err()
 	}
 	resp, err := c.Client.Do(req)
 	if err != nil {
@@ -138,7 +150,7 @@ func (c *Conn) RoundTrip(ctx context.Context, name string, args, meta []byte) (j
 			// go-sdk does: a server may keep it open.
 			done := make(chan struct{})
 			c.drained.Store(&done)
-			go drainRest(resp.Body, stop, c.Session.Hold(), done, c.Session.Life())
+			go c.drainRest(resp.Body, stop, c.Session.Hold(), done)
 		}
 		return a.result, nil, a.err
 	case a.readErr != nil && ctx.Err() != nil:
@@ -424,16 +436,18 @@ func (a *fastAnswer) keepOnly(at int, idLine, retryLine []byte) {
 // drainRest reads the rest of body, as go-sdk does, so that the
 // connection can be used again, and then closes it and calls stop (which
 // ends the request). A stream the server keeps open after the answer is
-// read at most wire.DrainGrace (the connection is then dropped), or until
-// the session's life ends; release ends the hold that lets closing the
-// session wait for this; done is closed at the end.
-func drainRest(body io.ReadCloser, stop, release func(), done chan struct{}, life context.Context) {
+// read at most wire.DrainGrace (the connection is then dropped, and
+// c.lingered set), or until the session's life ends; release ends the
+// hold that lets closing the session wait for this; done is closed at
+// the end.
+func (c *Conn) drainRest(body io.ReadCloser, stop, release func(), done chan struct{}) {
 	defer close(done)
 	defer release()
 	t := time.AfterFunc(wire.DrainGrace, stop)
 	defer t.Stop()
-	defer context.AfterFunc(life, stop)()
-	_, _ = io.Copy(io.Discard, body)
+	defer context.AfterFunc(c.Session.Life(), stop)()
+	_, err := io.Copy(io.Discard, body)
+	c.lingered.Store(err != nil)
 	_ = body.Close()
 	stop()
 }

@@ -48,9 +48,14 @@
 //     TestHandOffCancellationWholeID.
 //   - A call returns as soon as its answer is read; the rest of its
 //     stream is read behind it (drainRest), and the next call waits for
-//     that before it POSTs, to reuse the connection.
+//     that before it POSTs, to reuse the connection, unless the server
+//     kept the last stream open for wire.DrainGrace (then calls go out
+//     beside open streams, as on go-sdk's path, until one ends by itself).
 //     TestHTTPFastPathStreamOpenAfterAnswer (the server holds the stream
-//     until the call has returned), TestHTTPFastPathConnectionsReused.
+//     until the call has returned, or for ever),
+//     TestHTTPFastPathNextCallWaitsForStream,
+//     TestHTTPFastPathLingeringStreamsDoNotHoldCalls,
+//     TestHTTPFastPathConnectionsReused.
 //   - A call whose context ends before go-sdk took it over is cancelled at
 //     the server (HandOff.Close). TestHTTPFastPathHandOffCancelledBetweenPOSTs.
 //   - Memory held for a call is bounded by the size limit whatever the
