@@ -140,9 +140,6 @@ func New[R any](timeout time.Duration, log *slog.Logger, describe func(R, error)
 		lanes: make(map[*mcp.ClientSession]*lane[R]), parks: make(map[string]*Call[R])}
 }
 
-// Timeout is how long a question waits for its answer.
-func (t *Table[R]) Timeout() time.Duration { return t.timeout }
-
 // NewCall returns a call of server's tool, for principal in run, whose
 // questions so far are round.
 func NewCall[R any](server, tool, principal, run string, round int) *Call[R] {
