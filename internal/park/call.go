@@ -61,11 +61,18 @@ func (t *Table[R]) Wait(ctx context.Context, p *Call[R], limit time.Duration) Wa
 
 // Park registers p as waiting for the answer to q, the question of
 // round round, whose ID is qid. Its park timer closes it when nobody
-// answers within the Table's timeout.
+// answers within the Table's timeout. A call that returned already (the
+// server answered it as it asked) parks nothing: the question's record
+// keeps what it returned.
 func (t *Table[R]) Park(p *Call[R], q *Question, round int, qid string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	p.round, p.asked, p.qid = round, q, qid
+	p.round = round
+	if p.outcome != nil {
+		t.endedAsking(p, qid, *p.outcome)
+		return
+	}
+	p.asked, p.qid = q, qid
 	p.lane.parked = true
 	p.lane.signal()
 	p.timer = time.AfterFunc(t.timeout, func() { t.Expire(p, qid) })

@@ -91,11 +91,12 @@ type Call[R any] struct {
 	cancel           context.CancelFunc
 
 	// Guarded by Table.mu.
-	round  int       // the round of the last question asked
-	asked  *Question // the open question, or nil
-	qid    string    // the open question's ID
-	closed string    // the ID of the question closed without an answer, if any
-	timer  *time.Timer
+	round   int       // the round of the last question asked
+	asked   *Question // the open question, or nil
+	qid     string    // the open question's ID
+	closed  string    // the ID of the question closed without an answer, if any
+	timer   *time.Timer
+	outcome *Outcome[R] // what the call returned, once it has (finish)
 }
 
 // lane admits one call at a time on one connection. Its fields are
@@ -138,9 +139,6 @@ func New[R any](timeout time.Duration, log *slog.Logger, describe func(R, error)
 	return &Table[R]{timeout: timeout, log: log, describe: describe,
 		lanes: make(map[*mcp.ClientSession]*lane[R]), parks: make(map[string]*Call[R])}
 }
-
-// Timeout is how long a question waits for its answer.
-func (t *Table[R]) Timeout() time.Duration { return t.timeout }
 
 // NewCall returns a call of server's tool, for principal in run, whose
 // questions so far are round.
@@ -242,16 +240,11 @@ func (t *Table[R]) finish(p *Call[R], o Outcome[R]) {
 	if p.timer != nil {
 		p.timer.Stop()
 	}
+	p.outcome = &o
 	if p.asked != nil {
 		// It ended while it waited for the user: the server answered the
 		// call without the answer, or the connection was lost.
-		r := &Record[R]{Server: p.Server, Tool: p.Tool, Round: p.round}
-		if o.Err == nil {
-			r.Reason, r.Now, r.Result, r.HasResult = "the server answered the call before it was answered", t.describe(o.Res, nil), o.Res, true
-		} else {
-			r.Ended, _, _ = strings.Cut(o.Err.Error(), "\n")
-		}
-		t.book.add(p.Principal, p.qid, r)
+		t.endedAsking(p, p.qid, o)
 		p.asked, p.qid = nil, ""
 	}
 	if r := t.book.get(p.Principal, p.closed); r != nil {
@@ -263,4 +256,16 @@ func (t *Table[R]) finish(p *Call[R], o Outcome[R]) {
 	}
 	delete(t.parks, p.ID)
 	t.drop(l)
+}
+
+// endedAsking records that p returned o while its question qid waited
+// for the user; t.mu is held.
+func (t *Table[R]) endedAsking(p *Call[R], qid string, o Outcome[R]) {
+	r := &Record[R]{Server: p.Server, Tool: p.Tool, Round: p.round}
+	if o.Err == nil {
+		r.Reason, r.Now, r.Result, r.HasResult = "the server answered the call before it was answered", t.describe(o.Res, nil), o.Res, true
+	} else {
+		r.Ended, _, _ = strings.Cut(o.Err.Error(), "\n")
+	}
+	t.book.add(p.Principal, qid, r)
 }

@@ -291,15 +291,18 @@ func (s *Server) update(_ context.Context, _ *mcp.ServerSession, p *idParams) (*
 // take hands answers to a task waiting for them; a task that waits for
 // none ignores them.
 func (s *Server) take(t *task, answers map[string]json.RawMessage) {
+	// The task moves on from input_required as it gets the answers, under
+	// one lock: its work cannot ask its next question in between, which
+	// this "working" would then hide.
 	s.mu.Lock()
-	waiting := t.status == "input_required"
-	s.mu.Unlock()
-	if waiting {
-		select {
-		case t.answer <- answers:
-			s.set(t, "working", "answer received", nil, nil)
-		default: // answered already
-		}
+	defer s.mu.Unlock()
+	if t.status != "input_required" {
+		return
+	}
+	select {
+	case t.answer <- answers:
+		t.status, t.message, t.asks, t.updated = "working", "answer received", nil, time.Now()
+	default: // answered already
 	}
 }
 

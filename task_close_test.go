@@ -1,0 +1,134 @@
+package mcpadapter_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/internal/taskserver"
+	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestExtTaskCloseDuringGet: the client is closed while a tasks/get of
+// a task call is in flight (the server holds it): the call lets go of
+// the task (a *TaskError with ErrTaskDetached and the task's handle),
+// and the task is not cancelled.
+func TestExtTaskCloseDuringGet(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv := newTaskServer(t, taskserver.Options{PollInterval: 20})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv.MCP }, &mcp.StreamableHTTPOptions{Stateless: true})
+	var hold atomic.Bool
+	getting := make(chan struct{}, 1)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if hold.Load() && bytes.Contains(body, []byte(`"tasks/get"`)) {
+			select {
+			case getting <- struct{}{}:
+			default:
+			}
+			<-r.Context().Done() // held until the client lets go of it
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.ServeHTTP(w, r)
+	}))
+	defer hs.Close()
+	c, err := mcpadapter.NewClient(hs.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	made := make(chan mcpadapter.TaskHandle, 1)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.CallTool(ctx, "work", json.RawMessage(`{"steps":50,"stepMs":100}`), &mcpadapter.CallOptions{
+			OnTask: func(h mcpadapter.TaskHandle) { hold.Store(true); made <- h }})
+		done <- err
+	}()
+	var task mcpadapter.TaskHandle
+	select {
+	case task = <-made:
+	case <-ctx.Done():
+		t.Fatal("no task")
+	}
+	select {
+	case <-getting:
+	case <-ctx.Done():
+		t.Fatal("no tasks/get")
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		var te *mcpadapter.TaskError
+		if !errors.As(err, &te) || !errors.Is(err, mcpadapter.ErrTaskDetached) || te.Handle.TaskID != task.TaskID {
+			t.Fatalf("want a *TaskError with ErrTaskDetached, got %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the task call still waits after Close")
+	}
+	if got := srv.Status(task.TaskID); got != "working" {
+		t.Errorf("task %q after Close, want working (not cancelled)", got)
+	}
+}
+
+// TestExtTaskDeadlineDuringPoll: the caller's deadline passes while a
+// task call waits between two polls: the call ends with the caller's
+// own reason (errors.Is context.DeadlineExceeded, not a plain
+// cancellation) as a *TaskCancelledError, and the task is cancelled on
+// the server.
+func TestExtTaskDeadlineDuringPoll(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv := newTaskServer(t, taskserver.Options{PollInterval: 60000}) // the next poll is a minute away
+	c, err := mcpadapter.NewClient(testserver.ServeStreamable(t, srv.MCP, testserver.Stateless()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// A real deadline, far enough for the task to be made first; the
+	// server advises a poll a minute away, so it passes in the wait.
+	deadline, stop := context.WithTimeout(ctx, 5*time.Second)
+	defer stop()
+	var id string
+	done := make(chan error, 1)
+	made := make(chan struct{})
+	go func() {
+		_, err := c.CallTool(deadline, "work", json.RawMessage(`{"steps":100,"stepMs":100}`), &mcpadapter.CallOptions{
+			OnTask: func(h mcpadapter.TaskHandle) { id = h.TaskID; close(made) }})
+		done <- err
+	}()
+	select {
+	case <-made:
+	case <-deadline.Done():
+		t.Fatal("no task before the deadline")
+	}
+	var err2 error
+	select {
+	case err2 = <-done:
+	case <-ctx.Done():
+		t.Fatal("the call still waits after its deadline")
+	}
+	var tce *mcpadapter.TaskCancelledError
+	if !errors.As(err2, &tce) || tce.Handle.TaskID != id || !errors.Is(err2, context.DeadlineExceeded) {
+		t.Fatalf("want a *TaskCancelledError carrying context.DeadlineExceeded, got %v", err2)
+	}
+	for srv.Status(id) != "cancelled" {
+		if ctx.Err() != nil {
+			t.Fatalf("task %s is %s on the server: never cancelled", id, srv.Status(id))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
