@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
-	"strings"
 
 	"github.com/mcpadapter/mcpadapter/internal/oauthflow"
 )
@@ -124,17 +122,7 @@ type EnterpriseAuth struct {
 // each time (surrounding white space removed), for tokens a platform
 // writes and rotates.
 func AssertionFile(path string) func(context.Context) (string, error) {
-	return func(context.Context) (string, error) {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return "", fmt.Errorf("reading the assertion file: %w", err)
-		}
-		s := strings.TrimSpace(string(b))
-		if s == "" {
-			return "", fmt.Errorf("the assertion file %s is empty", path)
-		}
-		return s, nil
-	}
+	return oauthflow.AssertionFile(path)
 }
 
 // ParsePrivateKeyPEM reads a PEM private key (PKCS #8, "EC PRIVATE KEY" or

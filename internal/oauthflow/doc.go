@@ -11,7 +11,10 @@
 // keeps go-sdk's refusal of private and link-local addresses a server
 // names for any client it is given (PublicOnly), in the one client for
 // authorization servers that every flow uses (AuthServerClient: no
-// redirected token requests, and a DPoP proof when a key is set).
+// redirected token requests, and a DPoP proof when a key is set). The
+// credentials a config names are read here too: a key file (ReadKeyFile),
+// an assertion file read on each grant (AssertionFile), a command that
+// prints a token (TokenCommand).
 //
 // It takes plain inputs (Config) and knows nothing of the package that
 // uses it; that package maps its public OAuth settings onto Config, its
