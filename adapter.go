@@ -172,6 +172,7 @@ func New(target any, opts *Options) (*Adapter, error) {
 	}
 	a := &Adapter{group: g, opts: o, shapes: shapes}
 	a.search = &toolSearch{a: a}
+	a.search.catalogs.Max = DefaultMaxSessions
 	if o.ToolSearch != nil {
 		a.search.opts = *o.ToolSearch
 	}
