@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpadapter/mcpadapter/internal/argplan"
 	"github.com/mcpadapter/mcpadapter/internal/config"
+	"github.com/mcpadapter/mcpadapter/internal/servername"
 )
 
 // PrefixMode says when tool names start with their server's name
@@ -214,7 +215,7 @@ func newShape(st *ServerTransform, paths shapePaths) (_ *serverShape, path, msg 
 			at, apath := tt.Arguments[an], paths.arg(tpath, an)
 			switch {
 			case at == nil:
-			case at.Name != "" && !validArgName(at.Name):
+			case at.Name != "" && !servername.ValidArgName(at.Name):
 				return nil, apath, fmt.Sprintf("argument name %q is not allowed: model APIs take argument names matching ^[A-Za-z0-9_.-]{1,64}$", at.Name)
 			case len(at.Default) > 0 && !json.Valid(at.Default):
 				return nil, apath, "the default is not valid JSON"
@@ -223,13 +224,6 @@ func newShape(st *ServerTransform, paths shapePaths) (_ *serverShape, path, msg 
 		sh.tools[name] = toolShape{t: tt, path: tpath}
 	}
 	return sh, "", ""
-}
-
-// validArgName reports whether name matches ^[A-Za-z0-9_.-]{1,64}$.
-func validArgName(name string) bool {
-	return name != "" && len(name) <= 64 && !strings.ContainsFunc(name, func(r rune) bool {
-		return r >= 0x80 || r != '.' && !isNameByte(byte(r))
-	})
 }
 
 // over returns sh with top's settings over it: top's prefix and note when
