@@ -93,26 +93,8 @@ func (*OAuth) wrap(next http.RoundTripper) http.RoundTripper { return next }
 
 // check reports settings that cannot work, before anything is sent.
 func (o *OAuth) check() error {
-	if (o.ClientSecret != "" || o.Issuer != "") && o.ClientID == "" {
-		return errors.New("OAuth.ClientSecret and OAuth.Issuer need OAuth.ClientID")
-	}
-	if o.ClientSecret != "" && o.Issuer == "" {
-		return errors.New(`OAuth.ClientSecret needs OAuth.Issuer (in a config, the auth object's "issuer"): the authorization server the client is registered with, the only one the secret is sent to`)
-	}
-	if o.Issuer != "" {
-		if err := oauthflow.CheckIssuer(o.Issuer); err != nil {
-			return fmt.Errorf("OAuth.Issuer: %w", err)
-		}
-	}
-	if o.RedirectURL != "" {
-		if err := oauthflow.CheckRedirectURL(o.RedirectURL); err != nil {
-			return err
-		}
-	}
-	if o.Timeout < 0 {
-		return fmt.Errorf("OAuth.Timeout %v is negative", o.Timeout)
-	}
-	return checkDPoPKey("OAuth", o.DPoPKey)
+	return oauthflow.CheckOAuth(oauthflow.Config{ClientID: o.ClientID, ClientSecret: o.ClientSecret, Issuer: o.Issuer,
+		RedirectURL: o.RedirectURL, Timeout: o.Timeout}, o.DPoPKey)
 }
 
 // AuthorizationError is a failure of the OAuth flow: discovery,

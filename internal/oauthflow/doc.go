@@ -14,7 +14,9 @@
 // redirected token requests, and a DPoP proof when a key is set). The
 // credentials a config names are read here too: a key file (ReadKeyFile),
 // an assertion file read on each grant (AssertionFile), a command that
-// prints a token (TokenCommand).
+// prints a token (TokenCommand). The settings of each grant and of the
+// sign-in are checked here before anything is sent (CheckClientCredentials,
+// CheckJWTBearer, CheckEnterprise, CheckOAuth).
 //
 // It takes plain inputs (Config) and knows nothing of the package that
 // uses it; that package maps its public OAuth settings onto Config, its
