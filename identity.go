@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/mcpadapter/mcpadapter/internal/httplayer"
@@ -80,20 +78,10 @@ func principalOf(ctx context.Context) string {
 // for no one.
 func partitionOf(ctx context.Context) string {
 	id := CallIdentityFrom(ctx)
-	if id == nil || (id.Principal == "" && len(id.Headers) == 0) {
+	if id == nil {
 		return ""
 	}
-	keys := slices.Sorted(maps.Keys(id.Headers))
-	var b strings.Builder
-	b.WriteString("p:")
-	b.WriteString(strconv.Quote(id.Principal))
-	for _, k := range keys {
-		b.WriteString(" ")
-		b.WriteString(strconv.Quote(http.CanonicalHeaderKey(k)))
-		b.WriteString("=")
-		b.WriteString(strconv.Quote(id.Headers[k]))
-	}
-	return b.String()
+	return httplayer.Partition(id.Principal, id.Headers)
 }
 
 // detachIdentity returns the context a connection of partition is made

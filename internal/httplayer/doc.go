@@ -2,7 +2,9 @@
 // transport and the network for one MCP server: fixed headers (Headers),
 // headers and a bearer token chosen per request from its context
 // (ContextHeaders, ContextBearer), and the origin gate that keeps every
-// credential to the server's origin (OriginGate, SameOrigin, OriginOf).
+// credential to the server's origin (OriginGate, SameOrigin, OriginOf);
+// and the name of the connection a principal's requests share
+// (Partition).
 //
 // What it adds: RoundTrippers that clone a request before they change it,
 // close its body when they refuse it, and strip the credentials of a

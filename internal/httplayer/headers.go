@@ -3,7 +3,10 @@ package httplayer
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -90,4 +93,24 @@ func ValidHeaderName(k string) bool {
 		}
 	}
 	return true
+}
+
+// Partition names the connection of a principal with its identity
+// headers over HTTP: requests of the same principal and headers share it.
+// "" (no principal, no headers) is the connection made for no one.
+func Partition(principal string, headers map[string]string) string {
+	if principal == "" && len(headers) == 0 {
+		return ""
+	}
+	keys := slices.Sorted(maps.Keys(headers))
+	var b strings.Builder
+	b.WriteString("p:")
+	b.WriteString(strconv.Quote(principal))
+	for _, k := range keys {
+		b.WriteString(" ")
+		b.WriteString(strconv.Quote(http.CanonicalHeaderKey(k)))
+		b.WriteString("=")
+		b.WriteString(strconv.Quote(headers[k]))
+	}
+	return b.String()
 }

@@ -106,3 +106,21 @@ func TestValidHeaderName(t *testing.T) {
 		}
 	}
 }
+
+// TestPartition checks that a partition depends on the principal and the
+// headers (their names in any case), not on the order of the map, and
+// that no identity is "".
+func TestPartition(t *testing.T) {
+	if got := Partition("", nil); got != "" {
+		t.Errorf("no identity: %q", got)
+	}
+	a := Partition("ann", map[string]string{"x-tenant": "1", "X-Region": "eu"})
+	if b := Partition("ann", map[string]string{"X-Region": "eu", "X-Tenant": "1"}); a != b {
+		t.Errorf("same identity, two partitions: %q, %q", a, b)
+	}
+	for _, other := range []string{Partition("bob", map[string]string{"x-tenant": "1", "X-Region": "eu"}), Partition("ann", map[string]string{"x-tenant": "2", "X-Region": "eu"}), Partition("ann", nil), Partition("", map[string]string{"X-Tenant": "1"})} {
+		if other == a || other == "" {
+			t.Errorf("partition %q for another identity than %q", other, a)
+		}
+	}
+}
