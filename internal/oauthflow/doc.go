@@ -24,6 +24,6 @@
 // handed out, generic over its token type), and a failed sign-in
 // (*SignInError) onto its own error. Error messages name the public
 // settings (OAuth.RedirectURL, OAuth.Timeout) because they reach users
-// unchanged. No secret (token,
-// client secret) appears in a log line, an error or a String.
+// unchanged. No secret (token, client secret) appears in a log line, an
+// error or a String.
 package oauthflow
