@@ -197,14 +197,14 @@ func (e *EnterpriseAuth) grant() grantParts {
 
 // newGrantHandler returns the handler of the client named server, whose
 // MCP endpoint is resource, for a.
-func newGrantHandler(a grantAuth, server, resource string, hc *http.Client, log *slog.Logger) *oauthHandler {
+func newGrantHandler(a grantAuth, server, resource string, hc *http.Client, log *slog.Logger) *oauthflow.Bound {
 	p := a.grant()
 	g, scopes, key := p.run, p.scopes, p.dpop
 	if p.hc != nil {
 		hc = p.hc
 	}
-	h := &oauthHandler{server: server}
-	h.dpop, hc = oauthflow.AuthServerClient(hc, key, append(p.trusted, oauthflow.HostOf(resource), oauthflow.HostOf(p.issuer))...)
-	h.flow = oauthflow.NewGrantHandler(oauthflow.WithScopes(g, scopes), oauthflow.GrantConfig{Issuer: p.issuer, HTTPClient: hc, Logger: log})
+	h := &oauthflow.Bound{Refused: refusedBy(server)}
+	h.DPoP, hc = oauthflow.AuthServerClient(hc, key, append(p.trusted, oauthflow.HostOf(resource), oauthflow.HostOf(p.issuer))...)
+	h.Flow = oauthflow.NewGrantHandler(oauthflow.WithScopes(g, scopes), oauthflow.GrantConfig{Issuer: p.issuer, HTTPClient: hc, Logger: log})
 	return h
 }

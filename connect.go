@@ -77,9 +77,9 @@ func (c *Client) engineConfig() engine.Config {
 // requests to other origins through tap without credentials.
 func (c *Client) wrapHTTP(tap http.RoundTripper, sse bool) http.RoundTripper {
 	rt := tap
-	if c.oauthFlow != nil && c.oauthFlow.dpop != nil {
+	if c.oauthFlow != nil && c.oauthFlow.DPoP != nil {
 		// Below go-sdk's and oauthflow's "Bearer": a bound token goes as DPoP.
-		rt = c.oauthFlow.dpop.ResourceTransport(rt)
+		rt = c.oauthFlow.DPoP.ResourceTransport(rt)
 	}
 	if h := c.oauth(); h != nil && sse {
 		rt = oauthflow.NewTransport(h, rt)

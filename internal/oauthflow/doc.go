@@ -22,7 +22,7 @@
 // uses it; that package maps its public OAuth settings onto Config, its
 // token stores onto Store (Inward, and Outward for this package's stores
 // handed out, generic over its token type), and a failed sign-in
-// (*SignInError) onto its own error. Error messages name the public
+// (*SignInError) onto its own error (Bound, the handler it gives go-sdk). Error messages name the public
 // settings (OAuth.RedirectURL, OAuth.Timeout) because they reach users
 // unchanged. No secret (token, client secret) appears in a log line, an
 // error or a String.
