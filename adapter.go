@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/mcpadapter/mcpadapter/internal/servername"
 )
 
 // An Adapter turns the tools of one or more MCP servers into tools for an
@@ -172,6 +174,7 @@ func New(target any, opts *Options) (*Adapter, error) {
 	}
 	a := &Adapter{group: g, opts: o, shapes: shapes}
 	a.search = &toolSearch{a: a}
+	a.search.catalogs.Max = DefaultMaxSessions
 	if o.ToolSearch != nil {
 		a.search.opts = *o.ToolSearch
 	}
@@ -240,7 +243,7 @@ func nameTools(tools []*Tool, prefixOf func(*Tool) string, keep func(string, *To
 			continue
 		}
 		p := prefixOf(t)
-		t.Name = modelToolName(p, t.Name) // the server's name or a transform's
+		t.Name = servername.ToolName(p, t.Name) // the server's name or a transform's
 		if t.Name != t.OriginalName && (p == "" || t.Name != p+"_"+t.OriginalName) {
 			// Sanitised or shortened: keep the server's name where the
 			// model's framework can see it.

@@ -6,12 +6,8 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
-	"strings"
 
 	"github.com/mcpadapter/mcpadapter/internal/oauthflow"
 )
@@ -124,17 +120,7 @@ type EnterpriseAuth struct {
 // each time (surrounding white space removed), for tokens a platform
 // writes and rotates.
 func AssertionFile(path string) func(context.Context) (string, error) {
-	return func(context.Context) (string, error) {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return "", fmt.Errorf("reading the assertion file: %w", err)
-		}
-		s := strings.TrimSpace(string(b))
-		if s == "" {
-			return "", fmt.Errorf("the assertion file %s is empty", path)
-		}
-		return s, nil
-	}
+	return oauthflow.AssertionFile(path)
 }
 
 // ParsePrivateKeyPEM reads a PEM private key (PKCS #8, "EC PRIVATE KEY" or
@@ -171,49 +157,19 @@ func (*ClientCredentials) wrap(next http.RoundTripper) http.RoundTripper { retur
 func (*JWTBearer) wrap(next http.RoundTripper) http.RoundTripper         { return next }
 func (*EnterpriseAuth) wrap(next http.RoundTripper) http.RoundTripper    { return next }
 
-// checkIssuer checks a grant's Issuer; what names the type in errors.
-func checkIssuer(what, issuer string) error {
-	if issuer == "" {
-		return fmt.Errorf("%s.Issuer is empty: set it to the authorization server the credentials are for (in a config, the auth object's \"issuer\"); they are sent to no other", what)
-	}
-	if err := oauthflow.CheckIssuer(issuer); err != nil {
-		return fmt.Errorf("%s.Issuer: %w", what, err)
-	}
-	return nil
+func (c *ClientCredentials) check() error {
+	return oauthflow.CheckClientCredentials(c.Issuer, c.clientAuth(), c.DPoPKey)
 }
 
-func (c *ClientCredentials) check() error {
-	if err := checkIssuer("ClientCredentials", c.Issuer); err != nil {
-		return err
-	}
-	if c.ClientID == "" {
-		return errors.New("ClientCredentials.ClientID is empty")
-	}
-	if c.ClientSecret == "" && c.PrivateKey == nil {
-		return errors.New("ClientCredentials needs ClientSecret or PrivateKey")
-	}
-	if c.PrivateKey != nil {
-		if _, err := oauthflow.Alg(c.PrivateKey); err != nil {
-			return fmt.Errorf("ClientCredentials.PrivateKey: %w", err)
-		}
-	}
-	return checkDPoPKey("ClientCredentials", c.DPoPKey)
+func (c *ClientCredentials) clientAuth() oauthflow.ClientAuth {
+	return oauthflow.ClientAuth{ClientID: c.ClientID, ClientSecret: c.ClientSecret, Key: c.PrivateKey}
 }
 
 func (c *ClientCredentials) grant() grantParts {
-	ca := oauthflow.ClientAuth{ClientID: c.ClientID, ClientSecret: c.ClientSecret, Key: c.PrivateKey}
-	return grantParts{run: oauthflow.ClientCredentialsGrant(ca), issuer: c.Issuer, scopes: c.Scopes, dpop: c.DPoPKey, hc: c.HTTPClient}
+	return grantParts{run: oauthflow.ClientCredentialsGrant(c.clientAuth()), issuer: c.Issuer, scopes: c.Scopes, dpop: c.DPoPKey, hc: c.HTTPClient}
 }
 
-func (j *JWTBearer) check() error {
-	if err := checkIssuer("JWTBearer", j.Issuer); err != nil {
-		return err
-	}
-	if j.Assertion == nil {
-		return errors.New("JWTBearer.Assertion is nil")
-	}
-	return checkDPoPKey("JWTBearer", j.DPoPKey)
-}
+func (j *JWTBearer) check() error { return oauthflow.CheckJWTBearer(j.Issuer, j.Assertion, j.DPoPKey) }
 
 func (j *JWTBearer) grant() grantParts {
 	ca := oauthflow.ClientAuth{ClientID: j.ClientID, ClientSecret: j.ClientSecret}
@@ -221,60 +177,34 @@ func (j *JWTBearer) grant() grantParts {
 }
 
 func (e *EnterpriseAuth) check() error {
-	if err := checkIssuer("EnterpriseAuth", e.Issuer); err != nil {
-		return err
-	}
-	for name, u := range map[string]string{"IdPTokenURL": e.IdPTokenURL, "IdPIssuer": e.IdPIssuer} {
-		if u == "" {
-			continue
-		}
-		if err := oauthflow.CheckIssuer(u); err != nil {
-			return fmt.Errorf("EnterpriseAuth.%s: %w", name, err)
-		}
-	}
-	switch {
-	case e.IDToken == nil:
-		return errors.New("EnterpriseAuth.IDToken is nil")
-	case e.IdPTokenURL == "" && e.IdPIssuer == "":
-		return errors.New("EnterpriseAuth needs IdPTokenURL or IdPIssuer")
-	case e.ClientID == "":
-		return errors.New("EnterpriseAuth.ClientID is empty")
-	}
-	return checkDPoPKey("EnterpriseAuth", e.DPoPKey)
+	return oauthflow.CheckEnterprise(e.Issuer, e.flow(), e.DPoPKey)
 }
 
-func (e *EnterpriseAuth) grant() grantParts {
-	g := oauthflow.Enterprise{
+func (e *EnterpriseAuth) flow() oauthflow.Enterprise {
+	return oauthflow.Enterprise{
 		IDToken:     e.IDToken,
 		IdPTokenURL: e.IdPTokenURL,
 		IdPIssuer:   e.IdPIssuer,
 		IdP:         oauthflow.ClientAuth{ClientID: e.IdPClientID, ClientSecret: e.IdPClientSecret},
 		Client:      oauthflow.ClientAuth{ClientID: e.ClientID, ClientSecret: e.ClientSecret},
 	}
-	return grantParts{run: g.Grant(), issuer: e.Issuer, scopes: e.Scopes, dpop: e.DPoPKey, hc: e.HTTPClient,
-		trusted: []string{oauthflow.HostOf(e.IdPTokenURL), oauthflow.HostOf(e.IdPIssuer)}}
 }
 
-func checkDPoPKey(what string, key crypto.Signer) error {
-	if key == nil {
-		return nil
-	}
-	if _, err := oauthflow.NewDPoP(key); err != nil {
-		return fmt.Errorf("%s.DPoPKey: %w", what, err)
-	}
-	return nil
+func (e *EnterpriseAuth) grant() grantParts {
+	return grantParts{run: e.flow().Grant(), issuer: e.Issuer, scopes: e.Scopes, dpop: e.DPoPKey, hc: e.HTTPClient,
+		trusted: []string{oauthflow.HostOf(e.IdPTokenURL), oauthflow.HostOf(e.IdPIssuer)}}
 }
 
 // newGrantHandler returns the handler of the client named server, whose
 // MCP endpoint is resource, for a.
-func newGrantHandler(a grantAuth, server, resource string, hc *http.Client, log *slog.Logger) *oauthHandler {
+func newGrantHandler(a grantAuth, server, resource string, hc *http.Client, log *slog.Logger) *oauthflow.Bound {
 	p := a.grant()
 	g, scopes, key := p.run, p.scopes, p.dpop
 	if p.hc != nil {
 		hc = p.hc
 	}
-	h := &oauthHandler{server: server}
-	h.dpop, hc = oauthflow.AuthServerClient(hc, key, append(p.trusted, oauthflow.HostOf(resource), oauthflow.HostOf(p.issuer))...)
-	h.flow = oauthflow.NewGrantHandler(oauthflow.WithScopes(g, scopes), oauthflow.GrantConfig{Issuer: p.issuer, HTTPClient: hc, Logger: log})
+	h := &oauthflow.Bound{Refused: refusedBy(server)}
+	h.DPoP, hc = oauthflow.AuthServerClient(hc, key, append(p.trusted, oauthflow.HostOf(resource), oauthflow.HostOf(p.issuer))...)
+	h.Flow = oauthflow.NewGrantHandler(oauthflow.WithScopes(g, scopes), oauthflow.GrantConfig{Issuer: p.issuer, HTTPClient: hc, Logger: log})
 	return h
 }

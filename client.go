@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpadapter/mcpadapter/internal/cache"
 	"github.com/mcpadapter/mcpadapter/internal/engine"
+	"github.com/mcpadapter/mcpadapter/internal/oauthflow"
 	"github.com/mcpadapter/mcpadapter/internal/servername"
 	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -39,8 +40,8 @@ type Client struct {
 	log    *slog.Logger
 	eng    *engine.Engine // the connection: connect, send, reconnect
 
-	oauthFlow *oauthHandler   // set when ClientOptions.Auth is an *OAuth or a grant (auth_grants.go)
-	interrupt *interruptState // set in ElicitInterrupt mode
+	oauthFlow *oauthflow.Bound // set when ClientOptions.Auth is an *OAuth or a grant (auth_grants.go)
+	interrupt *interruptState  // set in ElicitInterrupt mode
 	// callTool makes a tool call: callDirect, or callInterruptible in
 	// ElicitInterrupt mode. It is chosen when the client is built.
 	callTool func(context.Context, *toolCall) (*Result, error)
@@ -372,7 +373,7 @@ func (c *Client) Close() error {
 	wait()
 	if c.oauthFlow != nil && c.interrupt == nil {
 		// An interrupt clone shares this Client's flow; this one closes it.
-		c.oauthFlow.close()
+		c.oauthFlow.Close()
 	}
 	return err
 }

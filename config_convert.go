@@ -237,7 +237,7 @@ func serverAuthOf(sc *ServerConfig, base ClientOptions) (Auth, error) {
 	case sc.Auth.OAuth != nil:
 		o := oauthFor(base.Auth, sc.Auth.OAuth)
 		if sc.Auth.OAuth.DPoPKeyFile != "" {
-			key, err := readKeyFile("dpopKeyFile", sc.Auth.OAuth.DPoPKeyFile)
+			key, err := oauthflow.ReadKeyFile("dpopKeyFile", sc.Auth.OAuth.DPoPKeyFile)
 			if err != nil {
 				return nil, err
 			}

@@ -1,14 +1,9 @@
 package mcpadapter
 
 import (
-	"context"
-	"crypto"
-	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"strings"
-	"time"
+
+	"github.com/mcpadapter/mcpadapter/internal/oauthflow"
 )
 
 // GrantSettings are a config's settings for the grants that need no user
@@ -57,13 +52,13 @@ func (g *GrantSettings) auth() (Auth, error) {
 }
 
 func (g *GrantSettings) build() (grantAuth, error) {
-	dpop, err := readKeyFile("dpopKeyFile", g.DPoPKeyFile)
+	dpop, err := oauthflow.ReadKeyFile("dpopKeyFile", g.DPoPKeyFile)
 	if err != nil {
 		return nil, err
 	}
 	switch g.Type {
 	case "client_credentials":
-		key, err := readKeyFile("privateKeyFile", g.PrivateKeyFile)
+		key, err := oauthflow.ReadKeyFile("privateKeyFile", g.PrivateKeyFile)
 		if err != nil {
 			return nil, err
 		}
@@ -73,51 +68,11 @@ func (g *GrantSettings) build() (grantAuth, error) {
 	case "enterprise":
 		idToken := AssertionFile(g.IDTokenFile)
 		if len(g.IDTokenCommand) > 0 {
-			idToken = tokenCommand(g.IDTokenCommand)
+			idToken = oauthflow.TokenCommand(g.IDTokenCommand)
 		}
 		return &EnterpriseAuth{Issuer: g.Issuer, IDToken: idToken, IdPTokenURL: g.IdPTokenURL, IdPIssuer: g.IdPIssuer,
 			IdPClientID: g.IdPClientID, IdPClientSecret: g.IdPClientSecret,
 			ClientID: g.ClientID, ClientSecret: g.ClientSecret, Scopes: g.Scopes, DPoPKey: dpop}, nil
 	}
 	return nil, fmt.Errorf("unknown auth type %q", g.Type)
-}
-
-// readKeyFile reads the PEM private key at path ("" is none); what names
-// the member in errors.
-func readKeyFile(what, path string) (crypto.Signer, error) {
-	if path == "" {
-		return nil, nil
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	key, err := ParsePrivateKeyPEM(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", what, path, err)
-	}
-	return key, nil
-}
-
-// tokenCommand returns a source that runs argv (at most 30 seconds) and
-// returns its output, trimmed.
-func tokenCommand(argv []string) func(context.Context) (string, error) {
-	return func(ctx context.Context) (string, error) {
-		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-		out, err := cmd.Output()
-		if err != nil {
-			var ee *exec.ExitError
-			if errors.As(err, &ee) {
-				return "", fmt.Errorf("idTokenCommand %s: %s", argv[0], ee.ProcessState)
-			}
-			return "", fmt.Errorf("idTokenCommand %s: %w", argv[0], err)
-		}
-		tok := strings.TrimSpace(string(out))
-		if tok == "" {
-			return "", fmt.Errorf("idTokenCommand %s printed nothing", argv[0])
-		}
-		return tok, nil
-	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcpadapter/mcpadapter/internal/engine"
+	"github.com/mcpadapter/mcpadapter/internal/httplayer"
 	"github.com/mcpadapter/mcpadapter/internal/oauthflow"
 	"github.com/mcpadapter/mcpadapter/internal/stdio"
 	"github.com/mcpadapter/mcpadapter/internal/wire"
@@ -76,9 +77,9 @@ func (c *Client) engineConfig() engine.Config {
 // requests to other origins through tap without credentials.
 func (c *Client) wrapHTTP(tap http.RoundTripper, sse bool) http.RoundTripper {
 	rt := tap
-	if c.oauthFlow != nil && c.oauthFlow.dpop != nil {
+	if c.oauthFlow != nil && c.oauthFlow.DPoP != nil {
 		// Below go-sdk's and oauthflow's "Bearer": a bound token goes as DPoP.
-		rt = c.oauthFlow.dpop.ResourceTransport(rt)
+		rt = c.oauthFlow.DPoP.ResourceTransport(rt)
 	}
 	if h := c.oauth(); h != nil && sse {
 		rt = oauthflow.NewTransport(h, rt)
@@ -88,16 +89,16 @@ func (c *Client) wrapHTTP(tap http.RoundTripper, sse bool) http.RoundTripper {
 	}
 	// Inside the static headers, so a CallIdentity's win; outside Auth,
 	// which has the last word on credentials.
-	rt = identityTransport{next: rt}
+	rt = httplayer.ContextHeaders{Next: rt, Of: identityHeaders}
 	if len(c.opts.Headers) > 0 {
-		rt = headerTransport{next: rt, set: c.opts.Headers}
+		rt = httplayer.Headers{Next: rt, Set: c.opts.Headers}
 	}
 	strip := []string{"Authorization", "Cookie"}
 	for k := range c.opts.Headers {
 		strip = append(strip, k)
 	}
 	if u, err := url.Parse(c.ep.url); err == nil {
-		rt = originGate{origin: originOf(u), authed: rt, plain: tap, strip: strip}
+		rt = httplayer.OriginGate{Origin: httplayer.OriginOf(u), Authed: rt, Plain: tap, Strip: strip}
 	}
 	return rt
 }

@@ -1,7 +1,6 @@
 package mcpadapter
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"github.com/mcpadapter/mcpadapter/internal/engine"
 	"github.com/mcpadapter/mcpadapter/internal/plaincall"
 	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
-	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -111,40 +109,15 @@ func convertResult(server, tool string, r *callReply) (*Result, error) {
 
 // rawStructured returns the structured content as the server wrote it, or
 // nil when the result as sent is unknown.
-func (r *callReply) rawStructured() json.RawMessage {
-	if r.raw == nil {
-		return nil
-	}
-	result, ok := r.raw.Result()
-	if !ok {
-		return nil
-	}
-	sc, ok := wire.Member(result, "structuredContent")
-	if !ok || !json.Valid(sc) || bytes.Equal(sc, []byte("null")) {
-		return nil
-	}
-	return bytes.Clone(sc) // not the whole message
-}
+func (r *callReply) rawStructured() json.RawMessage { return engine.RawStructured(r.raw) }
 
 // rawBlock returns content block i as the server wrote it, or nil. Only
 // for a reply go-sdk decoded whole (no unknown blocks).
 func (r *callReply) rawBlock(i int) json.RawMessage {
-	if r.raw == nil || len(r.unknown) > 0 {
+	if len(r.unknown) > 0 {
 		return nil
 	}
-	result, ok := r.raw.Result()
-	if !ok {
-		return nil
-	}
-	content, ok := wire.Member(result, "content")
-	if !ok {
-		return nil
-	}
-	var blocks []json.RawMessage
-	if json.Unmarshal(content, &blocks) != nil || i >= len(blocks) {
-		return nil
-	}
-	return blocks[i]
+	return engine.RawBlock(r.raw, i)
 }
 
 // convertContent turns one go-sdk content block into a Content. raw

@@ -2,13 +2,12 @@ package mcpadapter
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"net/http"
-	"slices"
-	"strconv"
 	"strings"
+
+	"github.com/mcpadapter/mcpadapter/internal/httplayer"
 )
 
 // CallIdentity says whom a request is made for: one user of a shared
@@ -79,20 +78,10 @@ func principalOf(ctx context.Context) string {
 // for no one.
 func partitionOf(ctx context.Context) string {
 	id := CallIdentityFrom(ctx)
-	if id == nil || (id.Principal == "" && len(id.Headers) == 0) {
+	if id == nil {
 		return ""
 	}
-	keys := slices.Sorted(maps.Keys(id.Headers))
-	var b strings.Builder
-	b.WriteString("p:")
-	b.WriteString(strconv.Quote(id.Principal))
-	for _, k := range keys {
-		b.WriteString(" ")
-		b.WriteString(strconv.Quote(http.CanonicalHeaderKey(k)))
-		b.WriteString("=")
-		b.WriteString(strconv.Quote(id.Headers[k]))
-	}
-	return b.String()
+	return httplayer.Partition(id.Principal, id.Headers)
 }
 
 // detachIdentity returns the context a connection of partition is made
@@ -154,7 +143,7 @@ func (id *CallIdentity) check() error {
 		if why, ok := reservedHeaders[ck]; ok {
 			return &IdentityError{Principal: id.Principal, Header: k, Reason: "the adapter owns this header: " + why}
 		}
-		if !validHeaderName(k) {
+		if !httplayer.ValidHeaderName(k) {
 			return &IdentityError{Principal: id.Principal, Header: k, Reason: "not a valid header name"}
 		}
 		if strings.ContainsAny(v, "\r\n\x00") {
@@ -163,19 +152,6 @@ func (id *CallIdentity) check() error {
 		}
 	}
 	return nil
-}
-
-// validHeaderName reports whether k is an HTTP token.
-func validHeaderName(k string) bool {
-	if k == "" {
-		return false
-	}
-	for _, r := range k {
-		if r <= ' ' || r >= 0x7f || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, r) {
-			return false
-		}
-	}
-	return true
 }
 
 // callMeta returns the _meta of a tools/call made with ctx and opts' Meta:
@@ -192,34 +168,19 @@ func callMeta(ctx context.Context, meta map[string]any) map[string]any {
 	return out
 }
 
-// identityTransport adds the headers of the request's CallIdentity. It
+// identityHeaders returns the headers of the CallIdentity of ctx, or the
+// *IdentityError that refuses them. Its layer (httplayer.ContextHeaders)
 // sits inside the origin gate, so the headers reach the server's origin
 // only.
-type identityTransport struct {
-	next http.RoundTripper
-}
-
-func (t identityTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	id := CallIdentityFrom(req.Context())
+func identityHeaders(ctx context.Context) (map[string]string, error) {
+	id := CallIdentityFrom(ctx)
 	if id == nil || len(id.Headers) == 0 {
-		return t.next.RoundTrip(req)
+		return nil, nil
 	}
 	if err := id.check(); err != nil {
-		closeBody(req)
 		return nil, err
 	}
-	req = req.Clone(req.Context())
-	for k, v := range id.Headers {
-		req.Header.Set(k, v)
-	}
-	return t.next.RoundTrip(req)
-}
-
-// closeBody closes req's body, as a RoundTripper must, also on error.
-func closeBody(req *http.Request) {
-	if req.Body != nil {
-		_ = req.Body.Close()
-	}
+	return id.Headers, nil
 }
 
 // PrincipalToken authenticates each HTTP request with the bearer token
@@ -240,7 +201,13 @@ func PrincipalToken(token func(ctx context.Context, principal string) (string, e
 type principalAuth func(ctx context.Context, principal string) (string, error)
 
 func (f principalAuth) wrap(next http.RoundTripper) http.RoundTripper {
-	return principalTransport{next: next, token: f}
+	return httplayer.ContextBearer{
+		Next:  next,
+		Token: func(ctx context.Context) (string, error) { return f(ctx, principalOf(ctx)) },
+		Refused: func(ctx context.Context, err error) error {
+			return &PrincipalAuthError{Principal: principalOf(ctx), Err: err}
+		},
+	}
 }
 
 // PrincipalAuthError reports that the token source of PrincipalToken gave
@@ -257,23 +224,3 @@ func (e *PrincipalAuthError) Error() string {
 }
 
 func (e *PrincipalAuthError) Unwrap() error { return e.Err }
-
-type principalTransport struct {
-	next  http.RoundTripper
-	token func(ctx context.Context, principal string) (string, error)
-}
-
-func (t principalTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	p := principalOf(req.Context())
-	tok, err := t.token(req.Context(), p)
-	if err == nil && tok == "" {
-		err = errors.New("the token source returned an empty token")
-	}
-	if err != nil {
-		closeBody(req)
-		return nil, &PrincipalAuthError{Principal: p, Err: err}
-	}
-	req = req.Clone(req.Context())
-	req.Header.Set("Authorization", "Bearer "+tok)
-	return t.next.RoundTrip(req)
-}

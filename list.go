@@ -2,13 +2,12 @@ package mcpadapter
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/mcpadapter/mcpadapter/internal/cache"
 	"github.com/mcpadapter/mcpadapter/internal/engine"
+	"github.com/mcpadapter/mcpadapter/internal/listing"
 	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
 	"github.com/mcpadapter/mcpadapter/internal/wire"
 )
@@ -26,10 +25,6 @@ const (
 	// zero.
 	DefaultMaxListBytes = 64 << 20
 )
-
-// maxPages bounds the pages of a listing whatever their size (a server
-// that hands out new cursors with empty pages).
-const maxPages = 1000
 
 // ListLimitError reports a listing that was given up: it passed one of its
 // bounds, or the server handed out a cursor it had handed out before (its
@@ -62,19 +57,14 @@ func (e *ListLimitError) Error() string {
 	return head + fmt.Sprintf("more than %d items in %d pages (ClientOptions.%s); the listing is too long or never ends", e.Limit, e.Pages, e.Bound)
 }
 
-// listLimits are the bounds of one listing; negative means none.
-type listLimits struct {
-	items int
-	bytes int64
-}
-
-func (c *Client) listLimits() listLimits {
-	l := listLimits{items: c.opts.MaxListItems, bytes: int64(c.opts.MaxListBytes)}
-	if l.items == 0 {
-		l.items = DefaultMaxListItems
+// listLimits are the bounds of c's listings.
+func (c *Client) listLimits() listing.Limits {
+	l := listing.Limits{Items: c.opts.MaxListItems, Bytes: int64(c.opts.MaxListBytes)}
+	if l.Items == 0 {
+		l.Items = DefaultMaxListItems
 	}
-	if l.bytes == 0 {
-		l.bytes = DefaultMaxListBytes
+	if l.Bytes == 0 {
+		l.Bytes = DefaultMaxListBytes
 	}
 	return l
 }
@@ -99,7 +89,7 @@ func listAll[T any](ctx context.Context, c *Client, method string, page func(con
 func listAllPages[T any](ctx context.Context, c *Client, method string, page func(context.Context, *engine.Session, string) ([]T, string, error)) ([]T, error) {
 	var (
 		out      []T
-		limitErr *ListLimitError
+		limitErr *listing.LimitError
 	)
 	lim := c.listLimits()
 	err := c.send(ctx, c.request(method, ""), func(ctx context.Context, s *engine.Session) error {
@@ -108,7 +98,7 @@ func listAllPages[T any](ctx context.Context, c *Client, method string, page fun
 				failedPage int
 				err        error
 			)
-			out, failedPage, err = listPagesOnce(cache.WithListPages(ctx), s, method, out[:0], page, lim)
+			out, failedPage, err = listing.Pages(cache.WithListPages(ctx), s, method, out[:0], page, lim)
 			if errors.As(err, &limitErr) {
 				// The server answered: not a transport failure.
 				limitErr.Server = c.name
@@ -122,62 +112,8 @@ func listAllPages[T any](ctx context.Context, c *Client, method string, page fun
 		}
 	})
 	if err == nil && limitErr != nil {
-		return nil, limitErr
+		le := ListLimitError(*limitErr)
+		return nil, &le
 	}
 	return out, err
-}
-
-// listPagesOnce appends every page of a listing to out. On failure it
-// returns the index of the page that failed.
-func listPagesOnce[T any](ctx context.Context, s *engine.Session, method string, out []T, page func(context.Context, *engine.Session, string) ([]T, string, error), lim listLimits) ([]T, int, error) {
-	cursor := ""
-	seen := make(map[[sha256.Size]byte]int) // cursor → the page that gave it
-	var size int64
-	for n := 0; ; n++ {
-		stop := func(pages int, bound string, limit int64) ([]T, int, error) {
-			return out, n, &ListLimitError{Method: method, Pages: pages, Items: len(out), Bytes: size, Bound: bound, Limit: limit}
-		}
-		if n >= maxPages {
-			return stop(n, "pages", maxPages)
-		}
-		items, next, err := page(ctx, s, cursor)
-		if err != nil {
-			return out, n, err
-		}
-		out = append(out, items...)
-		size += jsonSize(items) + int64(len(next))
-		switch {
-		case lim.items >= 0 && len(out) > lim.items:
-			return stop(n+1, "MaxListItems", int64(lim.items))
-		case lim.bytes >= 0 && size > lim.bytes:
-			return stop(n+1, "MaxListBytes", lim.bytes)
-		case next == "":
-			return out, n, nil
-		}
-		key := sha256.Sum256([]byte(next))
-		if first, dup := seen[key]; dup {
-			return stop(n+1, "cursor", int64(first+1))
-		}
-		seen[key] = n
-		cursor = next
-	}
-}
-
-// jsonSize is the size of items as JSON.
-func jsonSize[T any](items []T) int64 {
-	var w countingWriter
-	enc := json.NewEncoder(&w)
-	for _, it := range items {
-		if enc.Encode(it) != nil {
-			w.n += 2 // unencodable: count it as small
-		}
-	}
-	return w.n
-}
-
-type countingWriter struct{ n int64 }
-
-func (w *countingWriter) Write(p []byte) (int, error) {
-	w.n += int64(len(p))
-	return len(p), nil
 }

@@ -3,7 +3,6 @@ package mcpadapter
 import (
 	"context"
 	"crypto"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -11,8 +10,6 @@ import (
 
 	"github.com/mcpadapter/mcpadapter/internal/oauthflow"
 	"github.com/mcpadapter/mcpadapter/internal/wire"
-	"github.com/modelcontextprotocol/go-sdk/auth"
-	"golang.org/x/oauth2"
 )
 
 // OAuth is the MCP authorization flow as an Auth: protected-resource and
@@ -93,26 +90,8 @@ func (*OAuth) wrap(next http.RoundTripper) http.RoundTripper { return next }
 
 // check reports settings that cannot work, before anything is sent.
 func (o *OAuth) check() error {
-	if (o.ClientSecret != "" || o.Issuer != "") && o.ClientID == "" {
-		return errors.New("OAuth.ClientSecret and OAuth.Issuer need OAuth.ClientID")
-	}
-	if o.ClientSecret != "" && o.Issuer == "" {
-		return errors.New(`OAuth.ClientSecret needs OAuth.Issuer (in a config, the auth object's "issuer"): the authorization server the client is registered with, the only one the secret is sent to`)
-	}
-	if o.Issuer != "" {
-		if err := oauthflow.CheckIssuer(o.Issuer); err != nil {
-			return fmt.Errorf("OAuth.Issuer: %w", err)
-		}
-	}
-	if o.RedirectURL != "" {
-		if err := oauthflow.CheckRedirectURL(o.RedirectURL); err != nil {
-			return err
-		}
-	}
-	if o.Timeout < 0 {
-		return fmt.Errorf("OAuth.Timeout %v is negative", o.Timeout)
-	}
-	return checkDPoPKey("OAuth", o.DPoPKey)
+	return oauthflow.CheckOAuth(oauthflow.Config{ClientID: o.ClientID, ClientSecret: o.ClientSecret, Issuer: o.Issuer,
+		RedirectURL: o.RedirectURL, Timeout: o.Timeout}, o.DPoPKey)
 }
 
 // AuthorizationError is a failure of the OAuth flow: discovery,
@@ -130,26 +109,21 @@ func (e *AuthorizationError) Error() string {
 // Unwrap returns Err.
 func (e *AuthorizationError) Unwrap() error { return e.Err }
 
-// oauthHandler is the auth.OAuthHandler a Client gives go-sdk when
-// ClientOptions.Auth is an *OAuth: oauthflow's handler, with a failed
-// sign-in reported as an *AuthorizationError naming the server.
-type oauthHandler struct {
-	flow   auth.OAuthHandler // *oauthflow.Handler, or a *oauthflow.GrantHandler (auth_grants.go)
-	server string            // the server's name, for errors
-	dpop   *oauthflow.DPoP   // set when the tokens are bound to a DPoP key
+// refusedBy returns the error of a failed sign-in with the server named
+// server: an *AuthorizationError.
+func refusedBy(server string) func(error) error {
+	return func(err error) error { return &AuthorizationError{Server: server, Err: err} }
 }
-
-var _ auth.OAuthHandler = (*oauthHandler)(nil)
 
 // newOAuthHandler returns the handler of the client named server, whose
 // MCP endpoint is resource (the token store key). hc sends the requests to
 // the authorization server unless o.HTTPClient is set.
-func newOAuthHandler(o *OAuth, server, resource string, hc *http.Client, log *slog.Logger) *oauthHandler {
+func newOAuthHandler(o *OAuth, server, resource string, hc *http.Client, log *slog.Logger) *oauthflow.Bound {
 	if o.HTTPClient != nil {
 		hc = o.HTTPClient
 	}
 	dpop, hc := oauthflow.AuthServerClient(hc, o.DPoPKey, oauthflow.HostOf(resource), oauthflow.HostOf(o.Issuer))
-	return &oauthHandler{server: server, dpop: dpop, flow: oauthflow.NewHandler(oauthflow.Config{
+	return &oauthflow.Bound{DPoP: dpop, Refused: refusedBy(server), Flow: oauthflow.NewHandler(oauthflow.Config{
 		ClientID:            o.ClientID,
 		ClientSecret:        o.ClientSecret,
 		Issuer:              o.Issuer,
@@ -165,28 +139,4 @@ func newOAuthHandler(o *OAuth, server, resource string, hc *http.Client, log *sl
 		Logger:              log,
 		DPoP:                dpop,
 	})}
-}
-
-// TokenSource returns the token source for outgoing requests, or nil
-// before the first sign-in.
-func (h *oauthHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
-	return h.flow.TokenSource(ctx)
-}
-
-// close ends the handler's background saves of a token the shared store
-// could not take, after one last try.
-func (h *oauthHandler) close() {
-	if f, ok := h.flow.(*oauthflow.Handler); ok {
-		f.Close()
-	}
-}
-
-// Authorize signs in after a 401, or a 403 asking for more scopes.
-func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
-	err := h.flow.Authorize(ctx, req, resp)
-	var se *oauthflow.SignInError
-	if errors.As(err, &se) {
-		return &AuthorizationError{Server: h.server, Err: se.Err}
-	}
-	return err
 }

@@ -79,7 +79,7 @@ func (t *StoredToken) LogValue() slog.Value { return slog.StringValue(t.String()
 
 // NewMemoryTokenStore returns a TokenStore that keeps tokens in memory.
 func NewMemoryTokenStore() TokenStore {
-	return publicStore{oauthflow.NewMemoryStore()}
+	return oauthflow.Outward[StoredToken]{S: oauthflow.NewMemoryStore(), C: tokenConv()}
 }
 
 // NewFileTokenStore returns a TokenStore that keeps tokens in one JSON file
@@ -93,7 +93,7 @@ func NewMemoryTokenStore() TokenStore {
 // sharing the file refresh a token one at a time under the same lock, and
 // one takes the token another refreshed.
 func NewFileTokenStore(path string) TokenStore {
-	return publicUpdater{publicStore{oauthflow.NewFileStore(path)}}
+	return oauthflow.OutwardUpdater[StoredToken]{Outward: oauthflow.Outward[StoredToken]{S: oauthflow.NewFileStore(path), C: tokenConv()}}
 }
 
 // DefaultTokenFile is where the CLI keeps tokens:
@@ -106,68 +106,16 @@ func DefaultTokenFile() (string, error) {
 	return filepath.Join(dir, "mcpadapter", "tokens.json"), nil
 }
 
-// publicStore is one of oauthflow's stores as a TokenStore. StoredToken
-// has oauthflow.StoredToken's fields, field for field, so a pointer to
-// one converts to the other (and stops compiling if they drift apart).
-type publicStore struct{ s oauthflow.Store }
-
-func (p publicStore) Load(ctx context.Context, key string) (*StoredToken, error) {
-	t, err := p.s.Load(ctx, key)
-	return (*StoredToken)(t), err
-}
-
-func (p publicStore) Save(ctx context.Context, key string, t *StoredToken) error {
-	return p.s.Save(ctx, key, (*oauthflow.StoredToken)(t))
-}
-
-// publicUpdater is one of oauthflow's Updaters as a TokenUpdater.
-type publicUpdater struct{ publicStore }
-
-func (p publicUpdater) Update(ctx context.Context, key string, fn func(context.Context, *StoredToken) (*StoredToken, error)) error {
-	return p.s.(oauthflow.Updater).Update(ctx, key, func(ctx context.Context, cur *oauthflow.StoredToken) (*oauthflow.StoredToken, error) {
-		next, err := fn(ctx, (*StoredToken)(cur))
-		return (*oauthflow.StoredToken)(next), err
-	})
+// tokenConv converts between StoredToken and oauthflow.StoredToken, which
+// have the same fields, field for field, so a pointer to one converts to
+// the other (and stops compiling if they drift apart).
+func tokenConv() oauthflow.Conv[StoredToken] {
+	return oauthflow.Conv[StoredToken]{
+		To:   func(t *StoredToken) *oauthflow.StoredToken { return (*oauthflow.StoredToken)(t) },
+		From: func(t *oauthflow.StoredToken) *StoredToken { return (*StoredToken)(t) },
+	}
 }
 
 // flowStore returns s as oauthflow's Store: nil (oauthflow keeps tokens in
 // memory) for nil, the store itself for one of oauthflow's.
-func flowStore(s TokenStore) oauthflow.Store {
-	switch s := s.(type) {
-	case nil:
-		return nil
-	case publicStore:
-		return s.s
-	case publicUpdater:
-		return s.s
-	case TokenUpdater:
-		return tokenUpdaterAdapter{tokenStoreAdapter{s}, s}
-	default:
-		return tokenStoreAdapter{s}
-	}
-}
-
-// tokenStoreAdapter is a user's TokenStore as oauthflow's Store.
-type tokenStoreAdapter struct{ s TokenStore }
-
-func (a tokenStoreAdapter) Load(ctx context.Context, key string) (*oauthflow.StoredToken, error) {
-	t, err := a.s.Load(ctx, key)
-	return (*oauthflow.StoredToken)(t), err
-}
-
-func (a tokenStoreAdapter) Save(ctx context.Context, key string, t *oauthflow.StoredToken) error {
-	return a.s.Save(ctx, key, (*StoredToken)(t))
-}
-
-// tokenUpdaterAdapter is a user's TokenUpdater as oauthflow's Updater.
-type tokenUpdaterAdapter struct {
-	tokenStoreAdapter
-	u TokenUpdater
-}
-
-func (a tokenUpdaterAdapter) Update(ctx context.Context, key string, fn func(context.Context, *oauthflow.StoredToken) (*oauthflow.StoredToken, error)) error {
-	return a.u.Update(ctx, key, func(ctx context.Context, cur *StoredToken) (*StoredToken, error) {
-		next, err := fn(ctx, (*oauthflow.StoredToken)(cur))
-		return (*StoredToken)(next), err
-	})
-}
+func flowStore(s TokenStore) oauthflow.Store { return oauthflow.Inward[StoredToken](s, tokenConv()) }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpadapter/mcpadapter/elicitation"
 	"github.com/mcpadapter/mcpadapter/internal/engine"
+	"github.com/mcpadapter/mcpadapter/internal/inputwire"
 	"github.com/mcpadapter/mcpadapter/internal/park"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -72,7 +73,7 @@ func (c *Client) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Eli
 		c.log.Debug("an elicitation came with no tool call in flight on its connection; declined")
 		return &mcp.ElicitResult{Action: string(elicitation.Decline)}, nil
 	}
-	if err := webPage(req.Params.URL); err != nil {
+	if err := inputwire.WebPage(req.Params.URL); err != nil {
 		c.log.Warn("a server asked to send the user to a URL that is not a web page; declined", "tool", p.Tool, "url", err)
 		return &mcp.ElicitResult{Action: string(elicitation.Decline)}, nil
 	}

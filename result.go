@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
+	"github.com/mcpadapter/mcpadapter/internal/truncate"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -63,7 +64,7 @@ func (r *Result) Text() string {
 	if r.limit <= 0 {
 		return r.render()
 	}
-	t, _, _ := truncateText(r.render(), r.limit)
+	t, _, _ := truncate.Text(r.render(), r.limit)
 	return t
 }
 

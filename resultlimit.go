@@ -1,9 +1,9 @@
 package mcpadapter
 
 import (
-	"fmt"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/mcpadapter/mcpadapter/internal/truncate"
 )
 
 // DefaultMaxResultBytes is how much of a tool result's text reaches a
@@ -25,55 +25,7 @@ func TokenBudget(n int) int { return n * BytesPerToken }
 
 // minResultLimit is the smallest limit accepted: room for the note and
 // some text.
-const minResultLimit = 256
-
-// truncationNote is the note put after a truncated text.
-func truncationNote(shown, total int) string {
-	return fmt.Sprintf("\n… truncated: %d of %d bytes shown; the full result went to the application, not to you.", shown, total)
-}
-
-// truncateText returns s cut to at most limit bytes with a note saying
-// how much was left out, or s itself when it fits or limit is not
-// positive; shown is how many bytes of s it keeps. The cut falls on a
-// UTF-8 boundary, and the note counts against the limit; a limit too small
-// for the note gives as much of s as fits, without one.
-func truncateText(s string, limit int) (out string, shown int, cut bool) {
-	if limit <= 0 || len(s) <= limit {
-		return s, len(s), false
-	}
-	// The note's length depends on the number of bytes shown: size it
-	// with the largest count it can hold, the total.
-	room := limit - len(truncationNote(len(s), len(s)))
-	if room < 0 {
-		out = cutUTF8(s, limit)
-		return out, len(out), true
-	}
-	kept := cutUTF8(s, room)
-	return kept + truncationNote(len(kept), len(s)), len(kept), true
-}
-
-// cutUTF8 returns the longest prefix of s of at most n bytes that does
-// not end inside a UTF-8 sequence.
-func cutUTF8(s string, n int) string {
-	if n >= len(s) {
-		return s
-	}
-	if n <= 0 {
-		return ""
-	}
-	cut := n
-	// Step back over the continuation bytes of a sequence cut short.
-	for i := 0; i < utf8.UTFMax && cut > 0; i++ {
-		if utf8.RuneStart(s[cut]) {
-			break
-		}
-		cut--
-	}
-	if !utf8.RuneStart(s[cut]) {
-		cut = n // not valid UTF-8 anyway: cut at the byte
-	}
-	return s[:cut]
-}
+const minResultLimit = truncate.MinLimit
 
 // TextLimit returns the limit the result's Text and ModelContent keep to:
 // the byte limit of the tool that produced it (0 means none).
@@ -94,7 +46,7 @@ func (r *Result) FullText() string {
 // text it shows and the bytes there are in all.
 func (r *Result) Truncated() (shown, total int, truncated bool) {
 	full := r.render()
-	_, shown, truncated = truncateText(full, r.limit)
+	_, shown, truncated = truncate.Text(full, r.limit)
 	return shown, len(full), truncated
 }
 
@@ -112,7 +64,7 @@ func (r *Result) ModelContent() []Content {
 	if full <= r.limit {
 		return r.Content
 	}
-	note := len(truncationNote(full, full))
+	note := len(truncate.Note(full, full))
 	budget := r.limit - note
 	if budget < 0 {
 		budget = 0
@@ -130,14 +82,14 @@ func (r *Result) ModelContent() []Content {
 			continue
 		}
 		if t, ok := c.(*TextContent); ok && budget-shown > 1 {
-			cut := &TextContent{Text: cutUTF8(t.Text, budget-shown-min(i, 1)), Annotations: t.Annotations}
+			cut := &TextContent{Text: truncate.UTF8(t.Text, budget-shown-min(i, 1)), Annotations: t.Annotations}
 			out = append(out, cut)
 			shown += len(cut.Text) + min(i, 1)
 		}
 		break
 	}
 	if note <= r.limit {
-		out = append(out, &TextContent{Text: strings.TrimPrefix(truncationNote(shown, full), "\n")})
+		out = append(out, &TextContent{Text: strings.TrimPrefix(truncate.Note(shown, full), "\n")})
 	}
 	return out
 }

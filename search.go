@@ -3,14 +3,12 @@ package mcpadapter
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/mcpadapter/mcpadapter/elicitation"
+	"github.com/mcpadapter/mcpadapter/internal/searchpair"
 	"github.com/mcpadapter/mcpadapter/toolsearch"
 )
 
@@ -87,24 +85,18 @@ type localTool interface {
 
 // toolSearch holds an adapter's catalogs: one per principal (and
 // identity headers, see CallIdentity), since each may be shown other tools
-// under the same names; at most maxCatalogs, the one searched least
+// under the same names; at most DefaultMaxSessions, the one searched least
 // recently is forgotten first.
 type toolSearch struct {
-	a    *Adapter
-	opts ToolSearch
-
-	mu       sync.Mutex
-	catalogs map[string]*catalog // by partitionOf
+	a        *Adapter
+	opts     ToolSearch
+	catalogs searchpair.Partitions[catalog] // by partitionOf; Max set by New
 }
-
-// maxCatalogs bounds the principals an adapter keeps a search catalog for.
-const maxCatalogs = DefaultMaxSessions
 
 // catalog is one principal's catalog: its tools, their index, and when
 // they were listed.
 type catalog struct {
 	mu      sync.Mutex // held while listing, so one listing serves all
-	used    time.Time  // when it was last asked for (under toolSearch.mu)
 	tools   map[string]*Tool
 	removed map[string]string // tool name → server, of tools gone since the last listing
 	index   *toolsearch.Index
@@ -115,30 +107,7 @@ type catalog struct {
 
 // catalogOf returns the catalog of ctx's principal.
 func (s *toolSearch) catalogOf(ctx context.Context) *catalog {
-	key := partitionOf(ctx)
-	now := time.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.catalogs == nil {
-		s.catalogs = make(map[string]*catalog)
-	}
-	c := s.catalogs[key]
-	if c == nil {
-		if len(s.catalogs) >= maxCatalogs {
-			var lru string
-			var at time.Time
-			for k, o := range s.catalogs {
-				if at.IsZero() || o.used.Before(at) {
-					lru, at = k, o.used
-				}
-			}
-			delete(s.catalogs, lru)
-		}
-		c = &catalog{}
-		s.catalogs[key] = c
-	}
-	c.used = now
-	return c
+	return s.catalogs.Of(partitionOf(ctx))
 }
 
 // setCatalog rebuilds the catalog from a fresh listing. Call with mu held.
@@ -147,17 +116,7 @@ func (s *catalog) setCatalog(tools []*Tool, version uint64) {
 	for _, t := range tools {
 		byName[t.Name] = t
 	}
-	removed := make(map[string]string)
-	for name, t := range s.tools {
-		if byName[name] == nil {
-			removed[name] = t.Server
-		}
-	}
-	for name, server := range s.removed {
-		if byName[name] == nil && removed[name] == "" {
-			removed[name] = server
-		}
-	}
+	removed := searchpair.Removed(s.tools, byName, s.removed, func(t *Tool) string { return t.Server })
 	s.tools, s.removed, s.index = byName, removed, toolsearch.New(searchDocs(tools))
 	s.at, s.version, s.size = time.Now(), version, EstimateTokens(tools)
 }
@@ -275,30 +234,4 @@ func (a *Adapter) Search(ctx context.Context, query string, k int) ([]SearchHit,
 		out[i] = SearchHit{Tool: tools[h.ID], Score: h.Score, Fits: h.Fits}
 	}
 	return out, nil
-}
-
-// oneLine returns the first line of s, at most 200 bytes of it.
-func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = strings.TrimSpace(s[:i])
-	}
-	if len(s) > 200 {
-		s = strings.ToValidUTF8(s[:200], "") + "..."
-	}
-	return s
-}
-
-// catalogSummary names the servers of a catalog and how many tools it has.
-func catalogSummary(tools map[string]*Tool) string {
-	servers := make(map[string]bool)
-	for _, t := range tools {
-		servers[t.Server] = true
-	}
-	names := make([]string, 0, len(servers))
-	for s := range servers {
-		names = append(names, s)
-	}
-	slices.Sort(names)
-	return fmt.Sprintf("%d tools from %s", len(tools), strings.Join(names, ", "))
 }

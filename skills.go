@@ -2,9 +2,7 @@ package mcpadapter
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/mcpadapter/mcpadapter/internal/engine"
 	"github.com/mcpadapter/mcpadapter/internal/skillmd"
@@ -66,7 +64,7 @@ func (e *SkillError) Unwrap() error { return e.Err }
 // is built: registering writes go-sdk's method table, which every request
 // reads.
 func (c *Client) addSkillMethods() {
-	if err := mcp.AddSendingCustomMethod[*listSkillsParams, *listSkillsResult](c.sdk, "skills/list"); err != nil {
+	if err := mcp.AddSendingCustomMethod[*skillmd.ListParams, *skillmd.ListResult](c.sdk, skillmd.ListMethod); err != nil {
 		c.log.Error("skills unavailable", "error", err)
 	}
 }
@@ -85,21 +83,21 @@ func (c *Client) Skills(ctx context.Context) ([]*Skill, error) {
 	var out []*Skill
 	cursor := ""
 	for page := 0; page < maxListPages; page++ {
-		var res *listSkillsResult
+		var res *skillmd.ListResult
 		err := c.send(ctx, c.request("skills/list", ""), func(ctx context.Context, s *engine.Session) error {
 			var err error
-			res, err = mcp.CallCustomMethod[*listSkillsParams, *listSkillsResult](ctx, s.SDK(), "skills/list", &listSkillsParams{Cursor: cursor})
+			res, err = mcp.CallCustomMethod[*skillmd.ListParams, *skillmd.ListResult](ctx, s.SDK(), skillmd.ListMethod, &skillmd.ListParams{Cursor: cursor})
 			return err
 		})
 		if err != nil {
 			return nil, c.serverErr(err, "skills/list")
 		}
 		for i, e := range res.Skills {
-			s, err := e.skill()
+			l, err := e.Check()
 			if err != nil {
-				return nil, &SkillError{Server: c.name, Skill: e.name(), URI: e.URI, Check: "listing", Err: fmt.Errorf("skills[%d]: %w", i, err)}
+				return nil, &SkillError{Server: c.name, Skill: e.Name(), URI: e.URI, Check: "listing", Err: fmt.Errorf("skills[%d]: %w", i, err)}
 			}
-			out = append(out, s)
+			out = append(out, skillOf(l))
 		}
 		if res.NextCursor == "" {
 			return out, nil
@@ -159,7 +157,7 @@ func (c *Client) SkillFile(ctx context.Context, s *Skill, uri string) ([]byte, e
 	if err != nil {
 		return nil, err
 	}
-	content, err := resourceBytes(res, uri)
+	content, err := skillmd.ResourceBytes(res, uri)
 	if err != nil {
 		return nil, &SkillError{Server: c.name, Skill: s.Name, URI: uri, Check: "size", Err: err}
 	}
@@ -172,72 +170,11 @@ func (c *Client) SkillFile(ctx context.Context, s *Skill, uri string) ([]byte, e
 	return content, nil
 }
 
-// resourceBytes is the one content of uri in res: its text as UTF-8, or
-// its blob.
-func resourceBytes(res *mcp.ReadResourceResult, uri string) ([]byte, error) {
-	var found []*mcp.ResourceContents
-	for _, c := range res.Contents {
-		if c != nil && (c.URI == uri || c.URI == "") {
-			found = append(found, c)
-		}
+// skillOf is the Skill of a checked listing.
+func skillOf(l *skillmd.Listed) *Skill {
+	s := &Skill{URI: l.URI, Name: l.Name, Description: l.Description, Frontmatter: l.Frontmatter, Files: make([]SkillFile, len(l.Files))}
+	for i, f := range l.Files {
+		s.Files[i] = SkillFile(f)
 	}
-	if len(found) != 1 {
-		return nil, fmt.Errorf("the server sent %d contents for the file, not 1", len(found))
-	}
-	if found[0].Blob != nil {
-		return found[0].Blob, nil
-	}
-	return []byte(found[0].Text), nil
-}
-
-// listSkillsParams and listSkillsResult are skills/list on the wire.
-type listSkillsParams struct {
-	mcp.ParamsBase
-	Cursor string `json:"cursor,omitempty"`
-}
-
-type listSkillsResult struct {
-	mcp.ResultBase
-	Skills     []skillEntry `json:"skills"`
-	NextCursor string       `json:"nextCursor,omitempty"`
-}
-
-type skillEntry struct {
-	URI         string         `json:"uri"`
-	Frontmatter map[string]any `json:"frontmatter"`
-	Resources   []struct {
-		URI    string `json:"uri"`
-		Digest string `json:"digest"`
-		Size   *int64 `json:"size"`
-	} `json:"resources"`
-}
-
-func (e *skillEntry) name() string {
-	n, _ := e.Frontmatter["name"].(string)
-	return n
-}
-
-// skill checks an entry: a SKILL.md URI, a name, and a digest and size
-// for every file, SKILL.md among them.
-func (e *skillEntry) skill() (*Skill, error) {
-	if e.URI == "" {
-		return nil, errors.New("no uri")
-	}
-	s := &Skill{URI: e.URI, Name: e.name(), Frontmatter: e.Frontmatter}
-	s.Description, _ = e.Frontmatter["description"].(string)
-	if s.Name == "" {
-		return nil, errors.New("no frontmatter name")
-	}
-	listed := false
-	for i, r := range e.Resources {
-		if r.URI == "" || r.Size == nil || *r.Size < 0 || !strings.HasPrefix(strings.ToLower(r.Digest), "sha256:") {
-			return nil, fmt.Errorf("resources[%d]: a file needs a uri, a size and a sha256 digest", i)
-		}
-		listed = listed || r.URI == e.URI
-		s.Files = append(s.Files, SkillFile{URI: r.URI, Digest: r.Digest, Size: *r.Size})
-	}
-	if !listed {
-		return nil, errors.New("SKILL.md is not among its resources")
-	}
-	return s, nil
+	return s
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/mcpadapter/mcpadapter/elicitation"
+	"github.com/mcpadapter/mcpadapter/internal/inputwire"
 	"github.com/mcpadapter/mcpadapter/internal/taskfollow"
 	"github.com/mcpadapter/mcpadapter/internal/taskwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -40,7 +41,7 @@ func (c *Client) taskAnswer(ctx context.Context, key string, r mcp.InputRequest)
 	p, ok := r.(*mcp.ElicitParams)
 	switch {
 	case ok && c.interrupt != nil:
-		if err := webPage(p.URL); err != nil {
+		if err := inputwire.WebPage(p.URL); err != nil {
 			return nil, false, fmt.Errorf("it asked to send the user to %w", err)
 		}
 		return nil, true, nil

@@ -170,31 +170,12 @@ func (c *Client) newTool(obs *wire.Observer, t *mcp.Tool) (*Tool, error) {
 	if out.Title == "" && t.Annotations != nil {
 		out.Title = t.Annotations.Title
 	}
-	rawIn, rawOut, ok := obs.RawSchemas(t.Name)
 	out.TaskSupport = obs.TaskSupport(t.Name)
-	switch {
-	case ok && len(rawIn) > 0:
-		out.InputSchema = rawIn
-	case t.InputSchema != nil:
-		b, err := json.Marshal(t.InputSchema)
-		if err != nil {
-			return nil, err
-		}
-		out.InputSchema = b
-	default:
-		out.InputSchema = json.RawMessage(`{"type":"object"}`)
+	var err error
+	if out.InputSchema, out.OutputSchema, err = obs.ToolSchemas(t); err != nil {
+		return nil, err
 	}
 	out.check = newArgChecker(out.InputSchema)
-	switch {
-	case ok && len(rawOut) > 0 && string(rawOut) != "null":
-		out.OutputSchema = rawOut
-	case t.OutputSchema != nil:
-		b, err := json.Marshal(t.OutputSchema)
-		if err != nil {
-			return nil, err
-		}
-		out.OutputSchema = b
-	}
 	return out, nil
 }
 

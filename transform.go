@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpadapter/mcpadapter/internal/argplan"
 	"github.com/mcpadapter/mcpadapter/internal/config"
+	"github.com/mcpadapter/mcpadapter/internal/servername"
 )
 
 // PrefixMode says when tool names start with their server's name
@@ -147,43 +148,14 @@ type toolShape struct {
 	path string
 }
 
-// shapePaths writes the paths of a transform's parts: a config's JSON
-// paths, or Options field paths.
-type shapePaths struct {
-	api  bool
-	base string // mcpServers.kb, or Options.Transforms["kb"]
-}
-
-// member returns the path of a member of the part at path.
-func (p shapePaths) member(path, configName, apiName string) string {
-	if p.api {
-		return path + "." + apiName
-	}
-	return config.JoinPath(path, configName)
-}
-
-func (p shapePaths) tool(name string) string {
-	if p.api {
-		return p.base + ".Tools[" + strconv.Quote(name) + "]"
-	}
-	return config.JoinPath(config.JoinPath(p.base, "tools"), name)
-}
-
-func (p shapePaths) arg(toolPath, name string) string {
-	if p.api {
-		return toolPath + ".Arguments[" + strconv.Quote(name) + "]"
-	}
-	return config.JoinPath(config.JoinPath(toolPath, "arguments"), name)
-}
-
 // newShape checks st and returns it as a serverShape, or the path and
 // text of its first problem.
-func newShape(st *ServerTransform, paths shapePaths) (_ *serverShape, path, msg string) {
+func newShape(st *ServerTransform, paths config.Paths) (_ *serverShape, path, msg string) {
 	if st == nil {
 		return nil, "", ""
 	}
 	if st.Prefix != "" && !config.ValidServerName(st.Prefix) {
-		return nil, paths.member(paths.base, "prefix", "Prefix"), fmt.Sprintf("prefix %q is not allowed: it starts tool names, so it must match ^[A-Za-z0-9_-]{1,64}$", st.Prefix)
+		return nil, paths.Member(paths.Base, "prefix", "Prefix"), fmt.Sprintf("prefix %q is not allowed: it starts tool names, so it must match ^[A-Za-z0-9_-]{1,64}$", st.Prefix)
 	}
 	sh := &serverShape{prefix: st.Prefix, note: strings.TrimSpace(st.Description), noCheck: st.SkipArgumentCheck, tools: make(map[string]toolShape, len(st.Tools))}
 	names := make([]string, 0, len(st.Tools))
@@ -192,18 +164,18 @@ func newShape(st *ServerTransform, paths shapePaths) (_ *serverShape, path, msg 
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		tt, tpath := st.Tools[name], paths.tool(name)
+		tt, tpath := st.Tools[name], paths.Tool(name)
 		switch {
 		case name == "":
 			return nil, tpath, "empty tool name"
 		case tt == nil:
 			continue
 		case tt.Name != "" && !config.ValidServerName(tt.Name):
-			return nil, paths.member(tpath, "name", "Name"), fmt.Sprintf("tool name %q is not allowed: model APIs take names matching ^[A-Za-z0-9_-]{1,64}$", tt.Name)
+			return nil, paths.Member(tpath, "name", "Name"), fmt.Sprintf("tool name %q is not allowed: model APIs take names matching ^[A-Za-z0-9_-]{1,64}$", tt.Name)
 		case tt.Timeout < 0:
-			return nil, paths.member(tpath, "timeout", "Timeout"), fmt.Sprintf("negative timeout %v; use 0, or leave it out, for the server's", tt.Timeout)
+			return nil, paths.Member(tpath, "timeout", "Timeout"), fmt.Sprintf("negative timeout %v; use 0, or leave it out, for the server's", tt.Timeout)
 		case tt.MaxResultBytes > 0 && tt.MaxResultBytes < minResultLimit:
-			return nil, paths.member(tpath, "maxResultBytes", "MaxResultBytes"), fmt.Sprintf("%d bytes is too small: want at least %d (room for the truncation note), or a negative number for no limit", tt.MaxResultBytes, minResultLimit)
+			return nil, paths.Member(tpath, "maxResultBytes", "MaxResultBytes"), fmt.Sprintf("%d bytes is too small: want at least %d (room for the truncation note), or a negative number for no limit", tt.MaxResultBytes, minResultLimit)
 		}
 		args := make([]string, 0, len(tt.Arguments))
 		for an := range tt.Arguments {
@@ -211,10 +183,10 @@ func newShape(st *ServerTransform, paths shapePaths) (_ *serverShape, path, msg 
 		}
 		sort.Strings(args)
 		for _, an := range args {
-			at, apath := tt.Arguments[an], paths.arg(tpath, an)
+			at, apath := tt.Arguments[an], paths.Arg(tpath, an)
 			switch {
 			case at == nil:
-			case at.Name != "" && !validArgName(at.Name):
+			case at.Name != "" && !servername.ValidArgName(at.Name):
 				return nil, apath, fmt.Sprintf("argument name %q is not allowed: model APIs take argument names matching ^[A-Za-z0-9_.-]{1,64}$", at.Name)
 			case len(at.Default) > 0 && !json.Valid(at.Default):
 				return nil, apath, "the default is not valid JSON"
@@ -223,13 +195,6 @@ func newShape(st *ServerTransform, paths shapePaths) (_ *serverShape, path, msg 
 		sh.tools[name] = toolShape{t: tt, path: tpath}
 	}
 	return sh, "", ""
-}
-
-// validArgName reports whether name matches ^[A-Za-z0-9_.-]{1,64}$.
-func validArgName(name string) bool {
-	return name != "" && len(name) <= 64 && !strings.ContainsFunc(name, func(r rune) bool {
-		return r >= 0x80 || r != '.' && !isNameByte(byte(r))
-	})
 }
 
 // over returns sh with top's settings over it: top's prefix and note when
@@ -318,7 +283,7 @@ func configShape(sc *ServerConfig) (*serverShape, error) {
 		return nil, nil
 	}
 	st := &ServerTransform{Prefix: sc.Prefix, Description: sc.Description, Tools: sc.Tools, SkipArgumentCheck: sc.SkipArgumentCheck}
-	sh, path, msg := newShape(st, shapePaths{base: config.JoinPath("mcpServers", sc.Name)})
+	sh, path, msg := newShape(st, config.Paths{Base: config.JoinPath("mcpServers", sc.Name)})
 	if msg != "" {
 		return nil, &ConfigError{Path: path, Msg: msg}
 	}
@@ -344,7 +309,7 @@ func adapterShapes(g *Group, transforms map[string]*ServerTransform) (map[*Clien
 			}
 			return nil, &TransformError{Server: name, Path: base, Msg: "there is no server of that name; the servers are " + strings.Join(servers, ", ")}
 		}
-		sh, path, msg := newShape(transforms[name], shapePaths{api: true, base: base})
+		sh, path, msg := newShape(transforms[name], config.Paths{API: true, Base: base})
 		if msg != "" {
 			return nil, &TransformError{Server: name, Path: path, Msg: msg}
 		}

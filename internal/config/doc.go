@@ -7,7 +7,9 @@
 // structs: the servers, each with its transport, command or URL, auth,
 // cache settings, timeout, tool filters and the members it does not know.
 // It reports every problem in the document at once (up to MaxProblems),
-// each with its position (file:line:column) and JSON path.
+// each with its position (file:line:column) and JSON path. Paths writes
+// the paths of a tool transform's parts, in a config or in the public
+// options, for the errors that name them.
 //
 // The package knows nothing of clients or connections: the mcpadapter
 // package turns a Document into its public Config and each Problem into a

@@ -214,3 +214,39 @@ func (p *parser) arguments(f member, path string) map[string]*Argument {
 // JoinPath appends key to a JSON path as the parser's problems write it:
 // as .key when key is made of [A-Za-z0-9_-], else as ["key"].
 func JoinPath(path, key string) string { return joinPath(path, key) }
+
+// Paths writes the paths of a tool transform's parts, as errors name
+// them: a config's JSON paths (mcpServers.kb.tools.search), or with API
+// set the fields of the public options
+// (Options.Transforms["kb"].Tools["search"]).
+type Paths struct {
+	API  bool
+	Base string // the server's transform: mcpServers.kb, or Options.Transforms["kb"]
+}
+
+// Member returns the path of a member of the part at path: configName in
+// a config, apiName in the API.
+func (p Paths) Member(path, configName, apiName string) string {
+	if p.API {
+		return path + "." + apiName
+	}
+	return joinPath(path, configName)
+}
+
+// Tool returns the path of the transform of the tool the server calls
+// name.
+func (p Paths) Tool(name string) string {
+	if p.API {
+		return p.Base + ".Tools[" + strconv.Quote(name) + "]"
+	}
+	return joinPath(joinPath(p.Base, "tools"), name)
+}
+
+// Arg returns the path of the transform of argument name of the tool at
+// toolPath.
+func (p Paths) Arg(toolPath, name string) string {
+	if p.API {
+		return toolPath + ".Arguments[" + strconv.Quote(name) + "]"
+	}
+	return joinPath(joinPath(toolPath, "arguments"), name)
+}

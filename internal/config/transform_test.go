@@ -82,3 +82,24 @@ func TestParseTransformErrors(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestPaths checks the paths of a transform's parts in a config and in
+// the API, with a key that JSON paths must quote.
+func TestPaths(t *testing.T) {
+	cfg := Paths{Base: JoinPath("mcpServers", "kb")}
+	tool := cfg.Tool("web.search")
+	if got := cfg.Arg(tool, "q"); got != `mcpServers.kb.tools["web.search"].arguments.q` {
+		t.Errorf("config arg path = %s", got)
+	}
+	if got := cfg.Member(tool, "maxResultBytes", "MaxResultBytes"); got != `mcpServers.kb.tools["web.search"].maxResultBytes` {
+		t.Errorf("config member path = %s", got)
+	}
+	api := Paths{API: true, Base: `Options.Transforms["kb"]`}
+	tool = api.Tool("web.search")
+	if got := api.Arg(tool, "q"); got != `Options.Transforms["kb"].Tools["web.search"].Arguments["q"]` {
+		t.Errorf("API arg path = %s", got)
+	}
+	if got := api.Member(tool, "maxResultBytes", "MaxResultBytes"); got != `Options.Transforms["kb"].Tools["web.search"].MaxResultBytes` {
+		t.Errorf("API member path = %s", got)
+	}
+}

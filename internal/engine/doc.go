@@ -28,6 +28,8 @@
 //   - Router routes progress notifications to their calls by token,
 //     Deadline bounds a call by its time limits (*TimeoutError), and
 //     BacklogMiddleware paces a stdio server's notifications.
+//   - A call's Raw result gives its structured content and content blocks
+//     as the server wrote them (RawStructured, RawBlock).
 //
 // Its inputs are plain (Config: the target, timeouts, go-sdk's client
 // with the root's middleware installed, and a few functions of the root's

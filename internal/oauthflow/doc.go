@@ -11,12 +11,19 @@
 // keeps go-sdk's refusal of private and link-local addresses a server
 // names for any client it is given (PublicOnly), in the one client for
 // authorization servers that every flow uses (AuthServerClient: no
-// redirected token requests, and a DPoP proof when a key is set).
+// redirected token requests, and a DPoP proof when a key is set). The
+// credentials a config names are read here too: a key file (ReadKeyFile),
+// an assertion file read on each grant (AssertionFile), a command that
+// prints a token (TokenCommand). The settings of each grant and of the
+// sign-in are checked here before anything is sent (CheckClientCredentials,
+// CheckJWTBearer, CheckEnterprise, CheckOAuth).
 //
 // It takes plain inputs (Config) and knows nothing of the package that
 // uses it; that package maps its public OAuth settings onto Config, its
-// token stores onto Store, and a failed sign-in (*SignInError) onto its
-// own error. Error messages name the public settings (OAuth.RedirectURL,
-// OAuth.Timeout) because they reach users unchanged. No secret (token,
-// client secret) appears in a log line, an error or a String.
+// token stores onto Store (Inward, and Outward for this package's stores
+// handed out, generic over its token type), and a failed sign-in
+// (*SignInError) onto its own error (Bound, the handler it gives go-sdk). Error messages name the public
+// settings (OAuth.RedirectURL, OAuth.Timeout) because they reach users
+// unchanged. No secret (token, client secret) appears in a log line, an
+// error or a String.
 package oauthflow

@@ -7,6 +7,11 @@
 // of scalars, and nested mappings of those. Anything else (anchors, tags,
 // block scalars, multi-document streams) is an error: content that cannot
 // be compared is not loaded.
+//
+// It also holds skills/list on the wire (ListParams, ListResult) and
+// checks each listed entry (Entry.Check) and the one content of a read
+// file (ResourceBytes). It imports go-sdk's mcp package for the wire
+// types, and nothing of this module.
 package skillmd
 
 import (

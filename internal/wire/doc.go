@@ -3,7 +3,7 @@
 //
 // An Observer sees every message sent and received: it writes the protocol
 // trace (redacted) and keeps the tool schemas of tools/list answers exactly
-// as the server wrote them. Messages reach it from an ObservedTransport
+// as the server wrote them (ToolSchemas: those, else go-sdk's decoding). Messages reach it from an ObservedTransport
 // (in-memory and SSE connections), from a Tap (the http.RoundTripper under
 // streamable HTTP, which also records response statuses and marks requests
 // that never left this machine), or from any transport that calls its Sent

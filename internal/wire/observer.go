@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Observer watches the JSON-RPC messages of one client's connections. It
@@ -170,4 +171,31 @@ func (o *Observer) log(dir string, msg jsonrpc.Message, raw []byte) {
 		}
 	}
 	o.trace.Debug("mcp "+dir, "server", o.server, "message", RedactJSON(raw))
+}
+
+// ToolSchemas returns t's input and output schemas as JSON: as the server
+// wrote them in the latest tools/list answer when o saw it, else as go-sdk
+// decoded them. A tool without an input schema gets {"type":"object"}; an
+// output schema absent or null is nil.
+func (o *Observer) ToolSchemas(t *mcp.Tool) (input, output json.RawMessage, err error) {
+	rawIn, rawOut, ok := o.RawSchemas(t.Name)
+	switch {
+	case ok && len(rawIn) > 0:
+		input = rawIn
+	case t.InputSchema != nil:
+		if input, err = json.Marshal(t.InputSchema); err != nil {
+			return nil, nil, err
+		}
+	default:
+		input = json.RawMessage(`{"type":"object"}`)
+	}
+	switch {
+	case ok && len(rawOut) > 0 && string(rawOut) != "null":
+		output = rawOut
+	case t.OutputSchema != nil:
+		if output, err = json.Marshal(t.OutputSchema); err != nil {
+			return nil, nil, err
+		}
+	}
+	return input, output, nil
 }

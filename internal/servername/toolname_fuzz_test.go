@@ -1,4 +1,4 @@
-package mcpadapter
+package servername
 
 import (
 	"regexp"
@@ -8,7 +8,10 @@ import (
 
 var modelNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
-func FuzzModelToolName(f *testing.F) {
+// FuzzToolName checks that any prefix and name give a name model APIs
+// take, the same each time, never the name of another tool, and a valid
+// name unchanged.
+func FuzzToolName(f *testing.F) {
 	f.Add("weather", "get_forecast")
 	f.Add("", "get-sum")
 	f.Add("my.server", "tools/search")
@@ -18,11 +21,11 @@ func FuzzModelToolName(f *testing.F) {
 	f.Add("", "予報")
 	f.Add("srv", "get.forecast")
 	f.Fuzz(func(t *testing.T, prefix, name string) {
-		got := modelToolName(prefix, name)
+		got := ToolName(prefix, name)
 		if !modelNameRE.MatchString(got) {
-			t.Fatalf("modelToolName(%q, %q) = %q, outside [A-Za-z0-9_-]{1,64}", prefix, name, got)
+			t.Fatalf("ToolName(%q, %q) = %q, outside [A-Za-z0-9_-]{1,64}", prefix, name, got)
 		}
-		if again := modelToolName(prefix, name); again != got {
+		if again := ToolName(prefix, name); again != got {
 			t.Fatalf("not deterministic: %q then %q", got, again)
 		}
 		// A name that had to be changed never takes the name of the tool
@@ -30,13 +33,13 @@ func FuzzModelToolName(f *testing.F) {
 		// sanitise to "______").
 		plain := []byte(name)
 		for i, c := range plain {
-			if !isNameByte(c) {
+			if !nameByte(c) {
 				plain[i] = '_'
 			}
 		}
 		if string(plain) != name && len(plain) > 0 {
-			if other := modelToolName(prefix, string(plain)); other == got {
-				t.Fatalf("modelToolName(%q, %q) and modelToolName(%q, %q) are both %q", prefix, name, prefix, plain, got)
+			if other := ToolName(prefix, string(plain)); other == got {
+				t.Fatalf("ToolName(%q, %q) and ToolName(%q, %q) are both %q", prefix, name, prefix, plain, got)
 			}
 		}
 		if full := prefix + "_" + name; prefix != "" && modelNameRE.MatchString(full) && got != full {

@@ -1,13 +1,13 @@
-package mcpadapter
+package httplayer
 
 import (
 	"net/url"
 	"testing"
 )
 
-// FuzzSameOrigin checks sameOrigin, which every HTTP request asks, against
-// the origin it stands for: sameOrigin(u, originOf(v)) is
-// originOf(u) == originOf(v).
+// FuzzSameOrigin checks SameOrigin, which every HTTP request asks, against
+// the origin it stands for: SameOrigin(u, OriginOf(v)) is
+// OriginOf(u) == OriginOf(v).
 func FuzzSameOrigin(f *testing.F) {
 	for _, s := range [][2]string{
 		{"http://127.0.0.1:8080/mcp", "http://127.0.0.1:8080/other"},
@@ -34,9 +34,9 @@ func FuzzSameOrigin(f *testing.F) {
 		if err != nil {
 			return
 		}
-		want := originOf(u) == originOf(v)
-		if got := sameOrigin(u, originOf(v)); got != want {
-			t.Fatalf("sameOrigin(%q, %q) = %v, want %v (originOf: %q, %q)", a, originOf(v), got, want, originOf(u), originOf(v))
+		want := OriginOf(u) == OriginOf(v)
+		if got := SameOrigin(u, OriginOf(v)); got != want {
+			t.Fatalf("SameOrigin(%q, %q) = %v, want %v (OriginOf: %q, %q)", a, OriginOf(v), got, want, OriginOf(u), OriginOf(v))
 		}
 	})
 }

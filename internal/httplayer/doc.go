@@ -1,0 +1,17 @@
+// Package httplayer holds the HTTP layers a client puts between go-sdk's
+// transport and the network for one MCP server: fixed headers (Headers),
+// headers and a bearer token chosen per request from its context
+// (ContextHeaders, ContextBearer), and the origin gate that keeps every
+// credential to the server's origin (OriginGate, SameOrigin, OriginOf);
+// and the name of the connection a principal's requests share
+// (Partition).
+//
+// What it adds: RoundTrippers that clone a request before they change it,
+// close its body when they refuse it, and strip the credentials of a
+// request bound for another origin (a redirect, an SSE endpoint event
+// pointing elsewhere). Which headers are allowed, where the token comes
+// from and what a refusal is called are the caller's: it passes them in
+// as functions and errors.
+//
+// It imports only the standard library.
+package httplayer

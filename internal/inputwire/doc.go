@@ -1,0 +1,13 @@
+// Package inputwire holds the wire side of the questions a 2026-07-28
+// server asks during a tool call (input_required, a -32042 error, a
+// task's inputRequests): the URL of an elicitation checked to be a web
+// page before a user is sent to it (WebPage), the URL elicitations of a
+// -32042 error (URLElicitations), a sampling request in the shape a
+// SamplingHandler takes (SamplingBase), the question keys in a fixed
+// order (Keys), and the wait before a call is sent again when the server
+// sheds load (Sleep).
+//
+// Who answers a question, and what an unanswerable one means to the call,
+// are the root's (rounds.go, park.go, task_input.go). It imports go-sdk's
+// mcp package and the standard library only.
+package inputwire
