@@ -19,6 +19,7 @@ import (
 	"github.com/mcpadapter/mcpadapter/internal/taskserver"
 	"github.com/mcpadapter/mcpadapter/internal/testenv"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -176,6 +177,34 @@ func TestHITLURLThatIsNotAWebPage(t *testing.T) {
 					}
 				})
 			}
+		}
+	}
+}
+
+// TestHITLURLElicitationNull: a server's -32042 (URL elicitation
+// required) error lists a null among its elicitations. The call ends
+// with the server's refusal for the model, in either era; nothing panics
+// and nothing is put to the user.
+func TestHITLURLElicitationNull(t *testing.T) {
+	t.Parallel()
+	for _, era := range hitlEras {
+		for i, data := range []string{`{"elicitations":[null]}`, `{"elicitations":[{"mode":"url","message":"Sign in","url":"https://idp.example/a","elicitationId":"e1"},null]}`} {
+			t.Run(fmt.Sprintf("%s/%d", era, i), func(t *testing.T) {
+				t.Parallel()
+				ctx := testCtx(t)
+				srv := hostileServer(era)
+				mcp.AddTool(srv, &mcp.Tool{Name: "login"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+					return nil, nil, &jsonrpc.Error{Code: mcp.CodeURLElicitationRequired, Message: "sign in first", Data: json.RawMessage(data)}
+				})
+				res, err := hitlTools(t, srv, nil)["login"].Call(ctx, json.RawMessage(`{}`))
+				var ir *mcpadapter.InputRequiredError
+				if errors.As(err, &ir) {
+					t.Fatalf("the application is asked: %+v", ir.Pending.Requests)
+				}
+				if err == nil && !res.IsError {
+					t.Fatalf("the call succeeded: %+v", res)
+				}
+			})
 		}
 	}
 }

@@ -43,9 +43,13 @@ func main() { _ = os.WriteFile("PWNED", []byte("ran"), 0o644) }
 	if err != nil {
 		t.Fatal(err)
 	}
+	// XDG_CONFIG_HOME under /dev/null: the go command's telemetry cannot
+	// make its directory, so no telemetry process of go's writes into the
+	// test's directories after mcpadapter has exited.
 	env := []string{
 		"PATH=" + filepath.Dir(gobin), "GOWORK=", "GOFLAGS=", "GOTOOLCHAIN=local",
 		"GOCACHE=" + string(gocache[:len(gocache)-1]), "XDG_CACHE_HOME=" + t.TempDir(),
+		"XDG_CONFIG_HOME=" + filepath.Join(os.DevNull, "config"),
 	}
 	r := clitest.Run(t, lone, checkout, "", env, "agent", "--model", "m")
 	if _, err := os.Stat(pwned); err == nil {

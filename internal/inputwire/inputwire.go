@@ -49,12 +49,13 @@ func Keys(m mcp.InputRequestMap) []string {
 
 // URLElicitations returns the elicitations of a -32042 (URL elicitation
 // required) error's data, each with a key (its elicitationId, or
-// url-N), or none when the data holds none.
+// url-N), or none when the data holds none or is not a list of
+// elicitations (a null among them included).
 func URLElicitations(data json.RawMessage) (keys []string, elicitations []*mcp.ElicitParams) {
 	var d struct {
 		Elicitations []*mcp.ElicitParams `json:"elicitations"`
 	}
-	if json.Unmarshal(data, &d) != nil {
+	if json.Unmarshal(data, &d) != nil || slices.Contains(d.Elicitations, nil) {
 		return nil, nil
 	}
 	for i, e := range d.Elicitations {

@@ -35,8 +35,10 @@ func TestURLElicitations(t *testing.T) {
 	if len(es) != 2 || len(keys) != 2 || keys[0] != "e1" || keys[1] != "url-2" || es[1].URL != "https://b" {
 		t.Fatalf("got %v, %v", keys, es)
 	}
-	if keys, es := URLElicitations(json.RawMessage(`[1]`)); keys != nil || es != nil {
-		t.Fatalf("bad data: %v, %v", keys, es)
+	for _, bad := range []string{`[1]`, `{"elicitations":[null]}`, `{"elicitations":[{"mode":"url","url":"https://a","message":"m"},null]}`} {
+		if keys, es := URLElicitations(json.RawMessage(bad)); keys != nil || es != nil {
+			t.Fatalf("bad data %s: %v, %v", bad, keys, es)
+		}
 	}
 }
 
@@ -70,4 +72,23 @@ func TestSleepEndsWithContext(t *testing.T) {
 	if got := Keys(mcp.InputRequestMap{"b": &mcp.ElicitParams{}, "a": &mcp.ElicitParams{}}); strings.Join(got, ",") != "a,b" {
 		t.Fatalf("Keys = %v", got)
 	}
+}
+
+// FuzzURLElicitations: whatever a server puts in a -32042 error's data,
+// URLElicitations returns one key per elicitation and no nil one.
+func FuzzURLElicitations(f *testing.F) {
+	for _, s := range []string{`{"elicitations":[{"mode":"url","url":"https://a","elicitationId":"e1","message":"m"}]}`, `{"elicitations":[null]}`, `{"elicitations":null}`, `[1]`, `{"elicitations":[{}]}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		keys, es := URLElicitations(data)
+		if len(keys) != len(es) {
+			t.Fatalf("%d keys for %d elicitations", len(keys), len(es))
+		}
+		for i, e := range es {
+			if e == nil || keys[i] == "" {
+				t.Fatalf("elicitation %d: %v, key %q", i, e, keys[i])
+			}
+		}
+	})
 }
