@@ -200,7 +200,7 @@ func (g *Gateway) forwardCall(ctx context.Context, r toolRoute, o *origin, param
 	}
 	leave, err := u.fly(ctx, o)
 	if err != nil {
-		return nil, rpcError(err)
+		return nil, callError(u, params.Name, context.Cause(ctx), err)
 	}
 	res, err := r.tool.RelayCall(ctx, params, opts)
 	o.settle()
@@ -256,8 +256,8 @@ func checkArgs(args json.RawMessage) error {
 // forwardMeta returns the _meta of a client's request to send on to u: the
 // client's own entries (trace context, say), without those that belong to
 // one hop (the protocol version, client info and capabilities, which the
-// gateway's client sets) and without the progress token (the gateway sets
-// its own). A 2026-07-28 server gets the client's log level: from the
+// gateway's client sets) and without the progress token (the server's
+// client sets one of its own when the call's progress is wanted). A 2026-07-28 server gets the client's log level: from the
 // request's _meta, or the level a handshake-era session set.
 func (g *Gateway) forwardMeta(req mcp.Request, m mcp.Meta, u *upstream) mcp.Meta {
 	modern := u.isModern()
