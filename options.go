@@ -210,7 +210,7 @@ type ClientOptions struct {
 	StopTimeout time.Duration
 	// DisableFastPath sends every tool call through go-sdk's request
 	// machinery. By default a plain tool call over stdio or streamable
-	// HTTP (no progress handler, no _meta, no cache, no ElicitInterrupt) is
+	// HTTP (no progress handler or token, no cache, no ElicitInterrupt) is
 	// written and answered by the adapter on the connection it owns (over
 	// HTTP, POSTed through the session's HTTP client), at a fraction of the
 	// CPU and garbage (docs/dev/benchmarks.md); it behaves the same.
