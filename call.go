@@ -93,6 +93,10 @@ type toolCall struct {
 	// connection engine then keeps the call off its fast path
 	// (engine.Call.ViaSDK).
 	viaSDK bool
+	// relay says the call relays another client's request
+	// (Client.RelayCall): it takes a progress token only when it has a
+	// progress function of its own.
+	relay bool
 
 	// What a pending call keeps to make the call's next rounds (interrupt.go).
 	modelArgs json.RawMessage // the arguments as the model sent them
@@ -235,7 +239,9 @@ func (c *Client) sendHeld(ctx context.Context, tc *toolCall, params *mcp.CallToo
 	// The call's time limits (timeout.go) start once it has a slot.
 	ctx, progress, stop := c.callDeadline(ctx, tc, timeout)
 	defer stop()
-	defer c.withProgress(ctx, params, progress)()
+	if progress != nil || !tc.relay {
+		defer c.withProgress(ctx, params, progress)()
+	}
 	var rec *wire.RequestStatus
 	var reply *callReply
 	var undecodable error

@@ -152,10 +152,10 @@ func serverOptions(sc *ServerConfig, base ClientOptions) (ClientOptions, error) 
 	opts := base
 	opts.Name = sc.Name
 	if sc.Timeout > 0 {
-		opts.Timeout = sc.Timeout
+		opts.Timeout, opts.timeoutFrom = sc.Timeout, "\"timeout\" of mcpServers."+sc.Name+" in the config"
 	}
 	if sc.MaxTotalTimeout > 0 {
-		opts.MaxTotalTimeout = sc.MaxTotalTimeout
+		opts.MaxTotalTimeout, opts.maxTotalFrom = sc.MaxTotalTimeout, "\"maxTotalTimeout\" of mcpServers."+sc.Name+" in the config"
 	}
 	opts.ResetTimeoutOnProgress = opts.ResetTimeoutOnProgress || sc.ResetTimeoutOnProgress
 	switch {

@@ -131,3 +131,25 @@ func ExampleTool_Call_progress() {
 	// build 3/3 step 3
 	// built
 }
+
+// A gateway relays the tools/call another client sent it: the call keeps
+// that client's _meta and arguments as written, and the client's limits
+// (timeouts, call slots) and fast path apply.
+func ExampleClient_RelayCall() {
+	ctx := context.Background()
+	c, err := mcpadapter.NewClient(weatherServer(), &mcpadapter.ClientOptions{Relay: true, Timeout: time.Minute})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+
+	// The request as the other client sent it.
+	params := &mcp.CallToolParams{Name: "get_forecast", Arguments: json.RawMessage(`{"city":"Paris"}`)}
+	res, err := c.RelayCall(ctx, params, nil)
+	if err != nil {
+		log.Fatal(err) // the server could not be reached, or a limit ended the call
+	}
+	out, _ := json.Marshal(res.StructuredContent)
+	fmt.Println(res.IsError, string(out))
+	// Output: false {"city":"Paris","forecast":"sunny"}
+}

@@ -210,11 +210,32 @@ type ClientOptions struct {
 	StopTimeout time.Duration
 	// DisableFastPath sends every tool call through go-sdk's request
 	// machinery. By default a plain tool call over stdio or streamable
-	// HTTP (no progress handler, no _meta, no cache, no ElicitInterrupt) is
+	// HTTP (no progress handler or token, no cache, no ElicitInterrupt) is
 	// written and answered by the adapter on the connection it owns (over
 	// HTTP, POSTed through the session's HTTP client), at a fraction of the
 	// CPU and garbage (docs/dev/benchmarks.md); it behaves the same.
 	DisableFastPath bool
+
+	// timeoutFrom and maxTotalFrom name where Timeout and MaxTotalTimeout
+	// were set when not by the caller's ClientOptions (a config entry),
+	// for the *TimeoutError of a call they end.
+	timeoutFrom, maxTotalFrom string
+}
+
+// timeoutSetting returns where Timeout was set.
+func (o *ClientOptions) timeoutSetting() string {
+	if o.timeoutFrom != "" {
+		return o.timeoutFrom
+	}
+	return "ClientOptions.Timeout"
+}
+
+// maxTotalSetting returns where MaxTotalTimeout was set.
+func (o *ClientOptions) maxTotalSetting() string {
+	if o.maxTotalFrom != "" {
+		return o.maxTotalFrom
+	}
+	return "ClientOptions.MaxTotalTimeout"
 }
 
 // DefaultMaxMessageBytes is the default limit on one message from a

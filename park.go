@@ -123,7 +123,7 @@ func (c *Client) runParked(ctx context.Context, pc *PendingCall, tc *toolCall) (
 func (c *Client) waitParked(ctx context.Context, p *parkedCall, pc *PendingCall, tc *toolCall) (*Result, error) {
 	limit, from := tc.timeouts.Timeout, tc.timeouts.TimeoutFrom
 	if limit <= 0 {
-		limit, from = c.opts.Timeout, "ClientOptions.Timeout"
+		limit, from = c.opts.Timeout, c.opts.timeoutSetting()
 	}
 	w := c.interrupt.Wait(ctx, p, limit)
 	switch {

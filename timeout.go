@@ -55,10 +55,10 @@ func (o *CallOptions) timeouts() engine.Limits {
 func (c *Client) effectiveTimeouts(tc *toolCall, clientTimeout time.Duration) (engine.Limits, bool) {
 	t := tc.timeouts
 	if t.Timeout == 0 && clientTimeout > 0 {
-		t.Timeout, t.TimeoutFrom = clientTimeout, "ClientOptions.Timeout"
+		t.Timeout, t.TimeoutFrom = clientTimeout, c.opts.timeoutSetting()
 	}
 	if t.MaxTotal == 0 && c.opts.MaxTotalTimeout > 0 {
-		t.MaxTotal, t.MaxTotalFrom = c.opts.MaxTotalTimeout, "ClientOptions.MaxTotalTimeout"
+		t.MaxTotal, t.MaxTotalFrom = c.opts.MaxTotalTimeout, c.opts.maxTotalSetting()
 	}
 	return t, tc.resetOnProgress || c.opts.ResetTimeoutOnProgress
 }

@@ -122,9 +122,9 @@ func TestConfigTimeouts(t *testing.T) {
 
 // TestResetTimeoutOnProgressStdio checks a timeout that restarts on
 // progress over stdio, in both eras, with no Progress handler of the
-// caller's: the call must still ask the server for progress (a plain call
-// would take the stdio fast path, which sends no _meta), so it runs to its
-// end.
+// caller's: the call must still ask the server for progress (a call
+// without a progress token would take the stdio fast path), so it runs to
+// its end.
 func TestResetTimeoutOnProgressStdio(t *testing.T) {
 	t.Parallel()
 	for _, e := range eras {

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -118,16 +119,10 @@ func (g *Gateway) callTool(ctx context.Context, name string, req *mcp.CallToolRe
 	if err := checkArgs(args); err != nil {
 		return nil, err
 	}
-	unlimit, err := g.quota.admit(ctx, PrincipalFrom(ctx), u.name, r.tool.OriginalName)
+	free, err := g.quota.admit(ctx, PrincipalFrom(ctx), u.name, r.tool.OriginalName)
 	if err != nil {
 		return nil, err
 	}
-	free, err := u.slot(ctx)
-	if err != nil {
-		unlimit()
-		return nil, err
-	}
-	free = then(free, unlimit)
 	params := &mcp.CallToolParams{
 		Name:           r.tool.OriginalName,
 		Arguments:      json.RawMessage(r.tool.ServerArguments(args)),
@@ -136,14 +131,14 @@ func (g *Gateway) callTool(ctx context.Context, name string, req *mcp.CallToolRe
 		RequestState:   state,
 	}
 	call := func(ctx context.Context) (*mcp.CallToolResult, error) {
-		return g.forwardCall(ctx, u, o, params)
+		return g.forwardCall(ctx, r, o, params)
 	}
 	if o.modern && !u.isModern() && o.asker() {
 		// The server may ask mid-call: run the call parked, so that a
 		// question can go back to the client as input_required.
 		// It counts as in flight (Shutdown waits for it) until it ends,
-		// also while the client holds its questions.
-		// So does its slot on the server.
+		// also while the client holds its questions; so does its slot
+		// on the server, which the server's client holds for the call.
 		done := g.track()
 		return g.parks.wait(ctx, g.parks.start(ctx, o, func(ctx context.Context) (*mcp.CallToolResult, error) {
 			defer done()
@@ -172,59 +167,64 @@ func (g *Gateway) callTool(ctx context.Context, name string, req *mcp.CallToolRe
 	return res, err
 }
 
-// forwardCall sends one tools/call to u for o: with a progress token of
-// the gateway's when the client asked for progress or a timeout that
-// restarts on progress needs it, bounded by the server's own limits
-// (limits.go) and CallTimeout (restarted by each progress report).
-func (g *Gateway) forwardCall(ctx context.Context, u *upstream, o *origin, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	ctx, watched, from, stop := u.limits.bound(ctx, u.name, params.Name)
-	defer stop()
-	timeout, setting := g.opts.CallTimeout, ""
-	if watched > 0 && (timeout <= 0 || watched < timeout) {
-		timeout, setting = watched, from
+// forwardCall sends one tools/call to r's server for o through the
+// server's client (mcpadapter's Tool.RelayCall), which bounds it by the
+// server's limits (its timeouts, its tools' timeouts, its cap on calls in
+// flight) and takes the connection's fast path when the call is plain. A
+// progress token of the client's goes with the call when o asked for
+// progress or CallTimeout (restarted by each progress report) needs it.
+func (g *Gateway) forwardCall(ctx context.Context, r toolRoute, o *origin, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	u := r.u
+	if up, _, err := u.status(); !up {
+		return nil, rpcError(&unavailableError{server: u.name, err: err})
 	}
-	var watch *progressWatch
-	if o.tok != nil || timeout > 0 {
-		tok, forget := g.progressToken(u, o)
-		defer forget()
-		p := *params
-		p.Meta = cloneMeta(params.Meta)
-		p.SetProgressToken(tok)
-		params = &p
-	}
-	if timeout > 0 {
+	opts := &mcpadapter.CallOptions{}
+	var touch func()
+	if d := g.opts.CallTimeout; d > 0 {
 		var cancel context.CancelCauseFunc
 		ctx, cancel = context.WithCancelCause(ctx)
 		defer cancel(nil)
-		watch = newProgressWatch(timeout, func() {
-			cancel(&timeoutError{server: u.name, tool: params.Name, after: timeout, setting: setting})
+		watch := newProgressWatch(d, func() {
+			cancel(&timeoutError{server: u.name, tool: params.Name, after: d})
 		})
 		defer watch.stop()
-		o.setTouch(watch.touch)
-		defer o.setTouch(nil)
+		touch = watch.touch
 	}
-	var res *mcp.CallToolResult
-	err := u.do(ctx, o, false, func(ctx context.Context, cs *mcp.ClientSession) error {
-		var err error
-		res, err = cs.CallTool(ctx, params)
-		o.settle()
-		return err
-	})
-	if err != nil {
-		var te *timeoutError
-		if errors.As(context.Cause(ctx), &te) {
-			return nil, te.rpc()
+	if o.hasToken() || touch != nil {
+		opts.Progress = func(p mcpadapter.Progress) {
+			if touch != nil {
+				touch()
+			}
+			o.progress(&mcp.ProgressNotificationParams{Progress: p.Progress, Total: p.Total, Message: p.Message})
 		}
-		return nil, rpcError(err)
+	}
+	leave, err := u.fly(ctx, o)
+	if err != nil {
+		return nil, callError(u, params.Name, context.Cause(ctx), err)
+	}
+	res, err := r.tool.RelayCall(ctx, params, opts)
+	o.settle()
+	leave()
+	if err != nil {
+		return nil, callError(u, params.Name, context.Cause(ctx), err)
 	}
 	return res, nil
 }
 
-// slot waits, as long as ctx allows, for one of the server's slots for
-// tool calls in flight (Options.MaxCallsPerServer, "maxConcurrentCalls"),
-// and returns the function that frees it.
-func (u *upstream) slot(ctx context.Context) (free func(), _ error) {
-	return acquire(ctx, u.sem)
+// callError returns the error a client gets for a forwarded call of tool
+// that failed with err, its context ended by cause (or not, nil): a time
+// limit named with where it was set, the server's own error as it is.
+func callError(u *upstream, tool string, cause, err error) error {
+	var gte *timeoutError
+	if errors.As(cause, &gte) {
+		return gte.rpc()
+	}
+	var te *mcpadapter.TimeoutError
+	if errors.As(err, &te) {
+		return (&timeoutError{server: u.name, tool: tool, after: te.Limit, setting: te.Setting,
+			total: te.Kind == mcpadapter.TimeoutTotal, absolute: te.Kind == mcpadapter.TimeoutRequest}).rpc()
+	}
+	return rpcError(u.wrapErr(err))
 }
 
 // acquire takes a place in sem (nil: no cap) until free is called, or
@@ -241,9 +241,6 @@ func acquire(ctx context.Context, sem chan struct{}) (free func(), _ error) {
 	}
 }
 
-// then returns a function that calls a, then b.
-func then(a, b func()) func() { return func() { a(); b() } }
-
 // checkArgs refuses arguments that are not one JSON object, naming why.
 func checkArgs(args json.RawMessage) error {
 	if len(args) == 0 || string(args) == "null" {
@@ -259,8 +256,8 @@ func checkArgs(args json.RawMessage) error {
 // forwardMeta returns the _meta of a client's request to send on to u: the
 // client's own entries (trace context, say), without those that belong to
 // one hop (the protocol version, client info and capabilities, which the
-// gateway's client sets) and without the progress token (the gateway sets
-// its own). A 2026-07-28 server gets the client's log level: from the
+// gateway's client sets) and without the progress token (the server's
+// client sets one of its own when the call's progress is wanted). A 2026-07-28 server gets the client's log level: from the
 // request's _meta, or the level a handshake-era session set.
 func (g *Gateway) forwardMeta(req mcp.Request, m mcp.Meta, u *upstream) mcp.Meta {
 	modern := u.isModern()
@@ -324,14 +321,6 @@ func capsMeta(c *mcp.ClientCapabilities) map[string]any {
 	return m
 }
 
-func cloneMeta(m mcp.Meta) mcp.Meta {
-	out := make(mcp.Meta, len(m)+1)
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
-
 // progressWatch fires when no progress came for a while.
 type progressWatch struct {
 	mu    sync.Mutex
@@ -355,11 +344,4 @@ func (w *progressWatch) stop() {
 	w.mu.Lock()
 	w.timer.Stop()
 	w.mu.Unlock()
-}
-
-// setTouch sets what a progress report of the call also does.
-func (o *origin) setTouch(fn func()) {
-	o.mu.Lock()
-	o.touch = fn
-	o.mu.Unlock()
 }

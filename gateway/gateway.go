@@ -50,9 +50,6 @@ type Gateway struct {
 	started atomic.Bool
 	closed  sync.Once
 
-	progMu   sync.Mutex
-	progress map[string]progressRoute // by the progress token sent to a server
-
 	sessMu   sync.Mutex
 	sessions map[*mcp.ServerSession]*int     // tool calls in flight by client session
 	running  map[string]map[*runningReq]bool // requests being handled, by session id
@@ -63,7 +60,7 @@ type Gateway struct {
 // distinct and match ^[A-Za-z0-9_-]{1,64}$ (config keys already do). New
 // builds every server's client but connects none: Start does.
 func New(servers []Server, opts *Options) (*Gateway, error) {
-	g := &Gateway{progress: make(map[string]progressRoute), sessions: make(map[*mcp.ServerSession]*int), running: make(map[string]map[*runningReq]bool), levels: make(map[*mcp.ServerSession]string)}
+	g := &Gateway{sessions: make(map[*mcp.ServerSession]*int), running: make(map[string]map[*runningReq]bool), levels: make(map[*mcp.ServerSession]string)}
 	if opts != nil {
 		g.opts = *opts
 	}
@@ -346,42 +343,4 @@ func (g *Gateway) promptPrefix(u *upstream) string {
 		return u.name
 	}
 	return ""
-}
-
-// progressRoute is where the progress reports of one forwarded request
-// go: the client request o, for reports from the server u only.
-type progressRoute struct {
-	u *upstream
-	o *origin
-}
-
-// progressToken returns a token for a request to u whose progress goes to
-// o, and the function that forgets it. Tokens are random: a server cannot
-// guess those of other servers' calls.
-func (g *Gateway) progressToken(u *upstream, o *origin) (string, func()) {
-	tok := "gw-" + newKey()
-	g.progMu.Lock()
-	g.progress[tok] = progressRoute{u: u, o: o}
-	g.progMu.Unlock()
-	return tok, func() {
-		g.progMu.Lock()
-		delete(g.progress, tok)
-		g.progMu.Unlock()
-	}
-}
-
-// onProgress routes a progress report of u to the client whose request it
-// is about; a report naming a token u was not given is dropped.
-func (u *upstream) onProgress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-	tok, ok := req.Params.ProgressToken.(string)
-	if !ok {
-		return
-	}
-	g := u.g
-	g.progMu.Lock()
-	r, ok := g.progress[tok]
-	g.progMu.Unlock()
-	if ok && r.u == u {
-		r.o.progress(req.Params)
-	}
 }

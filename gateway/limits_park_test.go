@@ -49,9 +49,9 @@ func TestMaxConcurrentCallsWithParkedCall(t *testing.T) {
 				}
 				echoed <- err
 			}()
-			// The other call holds the server's one slot (or, with the
-			// parked call holding it, waits for it).
-			waitUntil(t, "the other call in flight", func() bool { return len(g.upstream("up").sem) == 1 })
+			// The parked call holds the server's one slot; the other call
+			// is in flight at the gateway, waiting for it.
+			waitUntil(t, "the other call in flight", func() bool { return g.inflightCount() == 2 })
 			time.Sleep(100 * time.Millisecond) // (on its way into the lane)
 			answers := mcp.InputResponseMap{}
 			for id := range first.InputRequests {

@@ -33,9 +33,6 @@ type origin struct {
 	// park, set for a 2026-07-28 client's call to a handshake-era server,
 	// takes the server's questions to the client as input_required.
 	park *parkedCall
-	// touch, if set, is told of each progress report (a timeout that
-	// restarts on progress).
-	touch func()
 
 	// notes counts the progress reports and log messages passed on, and
 	// last is when the latest came (unix nanoseconds): see settle.
@@ -180,14 +177,19 @@ func (o *origin) ask(ctx context.Context, kind string, q mcp.InputRequest) (mcp.
 	return nil, fmt.Errorf("unknown input request %T", q)
 }
 
+// hasToken reports whether the client asked for the progress of its
+// request.
+func (o *origin) hasToken() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.tok != nil
+}
+
 // progress passes a server's progress report on to the client.
 func (o *origin) progress(p *mcp.ProgressNotificationParams) {
 	o.mu.Lock()
-	ctx, ss, tok, touch := o.ctx, o.ss, o.tok, o.touch
+	ctx, ss, tok := o.ctx, o.ss, o.tok
 	o.mu.Unlock()
-	if touch != nil {
-		touch()
-	}
 	o.noted()
 	if ss == nil || tok == nil {
 		return

@@ -158,11 +158,6 @@ func (g *Gateway) runTaskCall(ctx context.Context, r toolRoute, args json.RawMes
 		return nil, err
 	}
 	defer unlimit()
-	free, err := u.slot(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer free()
 	if !u.isModern() {
 		// Keeps the server's requests attributable (lane.go).
 		f := &flight{o: o, asker: o.asker()}

@@ -358,3 +358,11 @@ func withTasksCapability(res mcp.Result) mcp.Result {
 	caps["tasks"] = map[string]any{"list": map[string]any{}, "cancel": map[string]any{}, "requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}}}
 	return marshalResult(m)
 }
+
+func cloneMeta(m mcp.Meta) mcp.Meta {
+	out := make(mcp.Meta, len(m)+1)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

@@ -27,9 +27,9 @@ type upstream struct {
 	client  *mcpadapter.Client
 	adapter *mcpadapter.Adapter // the server's tools, named and shaped
 	lane    *lane
-	sem     chan struct{} // tool calls in flight; nil means no cap
-	taskSem chan struct{} // tasks' calls in flight: half of sem's (tasks.go)
-	limits  callLimits    // the time limits of its tool calls
+	// taskSem caps tasks' calls in flight at half the server's cap on
+	// calls (tasks.go); nil means no cap.
+	taskSem chan struct{}
 	kick    chan struct{} // a list changed: list again (buffered)
 	// announced holds the lists the server said changed since the last
 	// listing (changedTools, ...).
@@ -62,9 +62,16 @@ func newUpstream(g *Gateway, s Server, prefix mcpadapter.PrefixMode) (*upstream,
 	if g.opts.Client != nil {
 		co = *g.opts.Client
 	}
-	u.limits = limitsOf(s, co, g.opts.Transforms[s.Name])
+	// The server's client applies the server's limits to every call:
+	// its time limits (the config entry's, Options.Client's, the tools'
+	// own through their transforms) and the cap on calls in flight.
 	if n := callCap(g.opts.maxCallsPerServer(), s, co); n > 0 {
-		u.sem = make(chan struct{}, n)
+		co.MaxConcurrentCalls = n
+		if s.Config != nil {
+			sc := *s.Config
+			sc.MaxConcurrentCalls = n
+			s.Config = &sc
+		}
 		u.taskSem = make(chan struct{}, max(1, n/2))
 	}
 	co.Name = s.Name
@@ -74,7 +81,7 @@ func newUpstream(g *Gateway, s Server, prefix mcpadapter.PrefixMode) (*upstream,
 		co.Logger = slog.New(g.red.handler(co.Logger.Handler()))
 	}
 	co.LogHandler = u.onLog
-	co.ProgressHandler = u.onProgress
+	co.ProgressHandler = nil // a call's progress goes to its CallOptions.Progress
 	co.SamplingHandler = u.onSample
 	co.ElicitationHandler = u.onElicit
 	co.RootsHandler = u.onRoots
@@ -350,18 +357,11 @@ func (u *upstream) do(ctx context.Context, o *origin, idempotent bool, fn func(c
 	if up, _, err := u.status(); !up {
 		return &unavailableError{server: u.name, err: err}
 	}
-	f := &flight{o: o, asker: o.asker()}
-	if u.isModern() {
-		// A 2026-07-28 server's questions come back in its results:
-		// the lane only attributes its log messages.
-		f.asker = false
-		u.lane.mu.Lock()
-		u.lane.flights[f] = struct{}{}
-		u.lane.mu.Unlock()
-	} else if err := u.lane.enter(ctx, f); err != nil {
+	leave, err := u.fly(ctx, o)
+	if err != nil {
 		return err
 	}
-	defer u.lane.leave(f)
+	defer leave()
 	var prev *mcp.ClientSession
 	for attempt := 0; ; attempt++ {
 		cs, err := u.session(ctx, prev)
@@ -380,6 +380,24 @@ func (u *upstream) do(ctx context.Context, o *origin, idempotent bool, fn func(c
 		}
 		return u.wrapErr(err)
 	}
+}
+
+// fly records a request of o's in flight on the server, for attribution
+// (lane.go), waiting for its turn on a handshake-era server; leave ends
+// it.
+func (u *upstream) fly(ctx context.Context, o *origin) (leave func(), _ error) {
+	f := &flight{o: o, asker: o.asker()}
+	if u.isModern() {
+		// A 2026-07-28 server's questions come back in its results:
+		// the lane only attributes its log messages.
+		f.asker = false
+		u.lane.mu.Lock()
+		u.lane.flights[f] = struct{}{}
+		u.lane.mu.Unlock()
+	} else if err := u.lane.enter(ctx, f); err != nil {
+		return nil, err
+	}
+	return func() { u.lane.leave(f) }, nil
 }
 
 // sessionLost reports whether err says the server did not know the
@@ -546,4 +564,20 @@ func (u *upstream) onMessage(ctx context.Context, method string, req mcp.Request
 			_ = u.g.server.ResourceUpdated(context.WithoutCancel(ctx), &mcp.ResourceUpdatedNotificationParams{URI: p.URI})
 		}
 	}
+}
+
+// callCap returns the cap on s's tool calls in flight: the smallest of
+// the gateway's MaxCallsPerServer (n, zero meaning none), s's config
+// entry's "maxConcurrentCalls" and base's MaxConcurrentCalls.
+func callCap(n int, s Server, base mcpadapter.ClientOptions) int {
+	lower := func(m int) {
+		if m > 0 && (n <= 0 || m < n) {
+			n = m
+		}
+	}
+	lower(base.MaxConcurrentCalls)
+	if s.Config != nil {
+		lower(s.Config.MaxConcurrentCalls)
+	}
+	return n
 }

@@ -33,15 +33,17 @@ import (
 // (stdio, or streamable HTTP without Config.Trace, whose trace would show
 // a call handed over to go-sdk twice) and the protocol era.
 //
-// Whether one call takes it is decided by plain, from the call alone:
-// Call.ViaSDK (set by any feature that needs go-sdk's machinery for the
-// call), params that carry more than a name and arguments (a _meta, such
-// as a progress token; input responses), and what the fast path cannot
-// send: on a 2026-07-28 connection, the _meta go-sdk adds to every request
-// (the protocol version, client info and capabilities), which the fast
-// path learns from go-sdk's first plain call there (learn), and over HTTP
-// the Mcp-Param-* headers go-sdk sends for a tool whose input schema has
-// x-mcp-header annotations.
+// Whether one call takes it is decided by plainParams, from the call
+// alone: Call.ViaSDK (set by any feature that needs go-sdk's machinery for
+// the call), params that carry more than a name, arguments and a _meta (a
+// progress token, whose notifications go-sdk delivers; input responses),
+// and what the fast path cannot send: on a 2026-07-28 connection, the
+// _meta entries go-sdk adds to every request that lacks them (the
+// protocol version, client info and capabilities), which the fast path
+// learns from go-sdk's calls there (learn), and over HTTP the Mcp-Param-*
+// headers go-sdk sends for a tool whose input schema has x-mcp-header
+// annotations. A call's own _meta is sent as go-sdk would send it: its
+// entries over those go-sdk adds (fastMeta).
 
 // A Call is one tools/call to make.
 type Call struct {
@@ -89,9 +91,10 @@ const (
 // fastState is what the fast path knows of one session.
 type fastState struct {
 	path fastPath // chosen once, by chooseFastPath
-	// meta is the _meta go-sdk sends with every request on a 2026-07-28
-	// connection, as JSON; nil until go-sdk has made a plain call.
-	meta atomic.Pointer[[]byte]
+	// meta is what is known of the _meta go-sdk sends with every
+	// request on a 2026-07-28 connection (learn); nil until go-sdk has
+	// made a call.
+	meta atomic.Pointer[learnedMeta]
 	// resultMeta is the last _meta of a result, decoded.
 	resultMeta plaincall.MetaMemo
 	// http is set for a streamable HTTP session.
@@ -134,35 +137,50 @@ func (s *Session) CallTool(ctx context.Context, c Call) (*mcp.CallToolResult, Ra
 		res, err := s.cs.CallTool(ctx, c.Params)
 		return res, nil, err
 	}
-	if !s.fastReady(c.Params.Name) || s.fast.broken.Load() {
+	if !s.fastReady(c.Params) || s.fast.broken.Load() {
 		s.e.paths.add(PathSDK)
+		given := sdkKeysIn(c.Params.Meta)
 		res, err := s.cs.CallTool(ctx, c.Params)
 		if (err == nil || sdkerr.IsServerError(err)) && s.fast.broken.Load() {
 			// go-sdk's connection answered: it is not failing, and the
 			// fast path may go on.
 			s.fast.broken.Store(false)
 		}
-		s.learn(c.Params)
+		s.learn(c.Params, given)
 		return res, nil, err
 	}
 	return s.callFast(ctx, c.Params)
 }
 
-// plainParams reports whether nothing but the call's name and arguments
-// travel with it, and no feature asked for go-sdk's path.
+// plainParams reports whether nothing but the call's name, arguments and
+// _meta travel with it (no progress token, whose notifications go-sdk
+// delivers; no input responses), and no feature asked for go-sdk's path.
 func plainParams(c Call) bool {
 	p := c.Params
-	return !c.ViaSDK && len(p.Meta) == 0 && p.InputResponses == nil && p.RequestState == ""
+	if _, progress := p.Meta["progressToken"]; progress {
+		return false
+	}
+	return !c.ViaSDK && p.InputResponses == nil && p.RequestState == ""
 }
 
-// fastReady reports whether the fast path can send a plain call of tool:
-// on a 2026-07-28 connection, once it knows go-sdk's _meta, and over HTTP
-// for a tool without Mcp-Param-* headers.
-func (s *Session) fastReady(tool string) bool {
+// fastReady reports whether the fast path can send the plain call params:
+// on a 2026-07-28 connection, once it knows the _meta go-sdk would add
+// (the entries of sdkMetaKeys that params' own _meta lacks), and over
+// HTTP for a tool without Mcp-Param-* headers.
+func (s *Session) fastReady(params *mcp.CallToolParams) bool {
 	if !s.Discover() {
 		return true
 	}
-	return s.fast.meta.Load() != nil && !s.paramHeaders(tool)
+	m := s.fast.meta.Load()
+	if m == nil {
+		return false
+	}
+	for i, k := range sdkMetaKeys() {
+		if _, given := params.Meta[k]; m.vals[i] == nil && !given {
+			return false
+		}
+	}
+	return !s.paramHeaders(params.Name)
 }
 
 // paramHeaders reports whether go-sdk sends Mcp-Param-* headers with a
@@ -181,29 +199,95 @@ func sdkMetaKeys() [3]string {
 	return [3]string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcp.MetaKeyClientCapabilities}
 }
 
-// learn keeps the _meta go-sdk sent with params, a plain call it made on
-// s, a 2026-07-28 connection, for the fast path's later calls.
-func (s *Session) learn(params *mcp.CallToolParams) {
-	if !s.Discover() || s.fast.meta.Load() != nil {
+// learnedMeta is what the fast path knows of the _meta go-sdk sends
+// with every request on a 2026-07-28 connection.
+type learnedMeta struct {
+	// vals holds go-sdk's value of each of sdkMetaKeys, as JSON; nil
+	// while not known.
+	vals [3]json.RawMessage
+	// all is the three as one _meta, once all are known.
+	all []byte
+}
+
+// sdkKeysIn reports which of sdkMetaKeys m has.
+func sdkKeysIn(m mcp.Meta) (in [3]bool) {
+	for i, k := range sdkMetaKeys() {
+		_, in[i] = m[k]
+	}
+	return in
+}
+
+// learn keeps the _meta entries go-sdk added to params, a call it made on
+// s, a 2026-07-28 connection, for the fast path's later calls; given says
+// which of them the call's own _meta had (go-sdk keeps those).
+func (s *Session) learn(params *mcp.CallToolParams, given [3]bool) {
+	old := s.fast.meta.Load()
+	if !s.Discover() || old != nil && old.all != nil {
 		return
 	}
-	keys := sdkMetaKeys()
-	if len(params.Meta) != len(keys) {
-		return
+	m := &learnedMeta{}
+	if old != nil {
+		*m = *old
 	}
-	for _, k := range keys {
-		if _, ok := params.Meta[k]; !ok {
+	learnt := false
+	for i, k := range sdkMetaKeys() {
+		v, ok := params.Meta[k]
+		if m.vals[i] != nil || given[i] || !ok {
+			continue
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
 			return
 		}
+		m.vals[i], learnt = b, true
 	}
-	b, err := json.Marshal(params.Meta)
-	if err != nil {
+	if !learnt {
 		return
 	}
-	s.fast.meta.Store(&b)
+	if m.vals[0] != nil && m.vals[1] != nil && m.vals[2] != nil {
+		all := make(map[string]json.RawMessage, 3)
+		for i, k := range sdkMetaKeys() {
+			all[k] = m.vals[i]
+		}
+		b, err := json.Marshal(all)
+		if err != nil {
+			return
+		}
+		m.all = b
+	}
+	s.fast.meta.Store(m)
 	// The same for every connection of this version (it names go-sdk's
 	// client, not a principal): later connections start with it.
-	s.e.learned.Store(s.version, &b)
+	s.e.learned.Store(s.version, m)
+}
+
+// fastMeta returns the _meta the fast path sends with params: on a
+// 2026-07-28 connection, params' own entries over those go-sdk adds, as
+// go-sdk sends them.
+func (s *Session) fastMeta(params *mcp.CallToolParams) ([]byte, error) {
+	m := s.fast.meta.Load()
+	if len(params.Meta) == 0 {
+		if m == nil {
+			return nil, nil
+		}
+		return m.all, nil
+	}
+	out := make(map[string]any, len(params.Meta)+3)
+	for k, v := range params.Meta {
+		out[k] = v
+	}
+	if m != nil {
+		for i, k := range sdkMetaKeys() {
+			if _, ok := out[k]; !ok && m.vals[i] != nil {
+				out[k] = m.vals[i]
+			}
+		}
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("calling %q: marshaling the request's _meta: %w", "tools/call", err)
+	}
+	return b, nil
 }
 
 // callFast makes the plain call params on s's stdio connection or, over
@@ -219,9 +303,9 @@ func (s *Session) callFast(ctx context.Context, params *mcp.CallToolParams) (*mc
 		}
 		args = b
 	}
-	var meta []byte
-	if m := s.fast.meta.Load(); m != nil {
-		meta = *m
+	meta, err := s.fastMeta(params)
+	if err != nil {
+		return nil, nil, err
 	}
 	var result json.RawMessage
 	if s.fast.path == fastStdio {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -80,9 +81,10 @@ func (r *traceIDs) ids() []string {
 }
 
 // TestCallToolPath: on a stdio connection with a fast path, a plain call
-// takes it; a call a feature marked ViaSDK, or whose params carry a _meta,
-// goes through go-sdk; on a 2026-07-28 connection the first plain call goes
-// through go-sdk, which the fast path learns its _meta from.
+// takes it, also with a _meta of its own; a call a feature marked ViaSDK,
+// or whose params carry a progress token, goes through go-sdk; on a
+// 2026-07-28 connection the first plain call goes through go-sdk, which
+// the fast path learns its _meta from.
 func TestCallToolPath(t *testing.T) {
 	if !FastPathBuilt {
 		t.Skip("built with -tags mcpadapter_nofastpath: no fast path by design")
@@ -137,11 +139,70 @@ func TestCallToolPath(t *testing.T) {
 			meta := plain()
 			meta.Params.Meta = mcp.Meta{"k": "v"}
 			call(meta)
+			if got := trace.ids(); !equal(got, []string{"fast"}) {
+				t.Fatalf("call with _meta: %v, want [fast]", got)
+			}
+			progress := plain()
+			progress.Params.Meta = mcp.Meta{"k": "v", "progressToken": "p-1"}
+			call(progress)
 			if got := trace.ids(); !equal(got, []string{"sdk"}) {
-				t.Fatalf("call with _meta: %v, want [sdk]", got)
+				t.Fatalf("call with a progress token: %v, want [sdk]", got)
 			}
 		})
 	}
+}
+
+// TestCallToolLearnsMetaPerEntry: on a 2026-07-28 connection, calls
+// whose _meta gives one of the entries go-sdk adds (a relayed client's
+// capabilities) teach the fast path the others, and take it from the
+// second call on, sending the call's entries over go-sdk's; a plain call
+// goes through go-sdk until it has learnt the entry they gave.
+func TestCallToolLearnsMetaPerEntry(t *testing.T) {
+	if !FastPathBuilt {
+		t.Skip("built with -tags mcpadapter_nofastpath: no fast path by design")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var trace traceIDs
+	obs := wire.NewObserver("s", slog.New(slog.NewJSONHandler(&trace, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	sdk := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	sdk.AddReceivingMiddleware(BacklogMiddleware)
+	e := New(Config{
+		Name: "s", Kind: Stdio, SDK: sdk, Observer: obs, FastPath: true,
+		ConnectTimeout: 30 * time.Second, ProbeTimeout: 5 * time.Second, CloseGrace: time.Second,
+		Stdio: stdio.Transport{Path: testserver.Build(t), Args: []string{"-era", testserver.Modern.String(), "-minimal"}, Observer: obs, HoldResults: true},
+	})
+	defer e.Close()
+	s, err := e.Session(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(meta mcp.Meta, want string) string {
+		t.Helper()
+		res, _, err := s.CallTool(ctx, Call{Params: &mcp.CallToolParams{Name: "echo", Arguments: json.RawMessage(`{"text":"x"}`), Meta: meta}})
+		if err != nil || res.IsError {
+			t.Fatalf("%v: %v %+v", meta, err, res)
+		}
+		trace.mu.Lock()
+		sent := trace.buf.String()
+		trace.mu.Unlock()
+		if got := trace.ids(); !equal(got, []string{want}) {
+			t.Fatalf("call with _meta %v: %v, want [%s]", meta, got, want)
+		}
+		return sent
+	}
+	relayed := func() mcp.Meta {
+		return mcp.Meta{mcp.MetaKeyClientCapabilities: map[string]any{"elicitation": map[string]any{}}, "k": "v"}
+	}
+	call(relayed(), "sdk")
+	sent := call(relayed(), "fast")
+	for _, want := range []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, `\"elicitation\":{}`, `\"k\":\"v\"`} {
+		if !strings.Contains(sent, want) {
+			t.Errorf("the fast path's request lacks %s: %s", want, sent)
+		}
+	}
+	call(nil, "sdk") // learns go-sdk's own capabilities
+	call(nil, "fast")
 }
 
 func equal(a, b []string) bool {

@@ -86,7 +86,7 @@ func (e *Engine) dialOnce(ctx context.Context, sl *slot, deadline *connectDeadli
 	s.discover = wire.DiscoverEra(s.version)
 	s.chooseFastPath()
 	if m, ok := e.learned.Load(s.version); ok && s.discover {
-		s.fast.meta.Store(m.(*[]byte))
+		s.fast.meta.Store(m.(*learnedMeta))
 	}
 	return s, nil
 }

@@ -129,7 +129,7 @@ type Engine struct {
 	retiring []*Session       // replaced sessions finishing their requests
 	version  string           // protocol version to ask for; "" means the newest
 	own      *http.Transport  // used when Config.HTTPClient is nil
-	learned  sync.Map         // protocol version → *[]byte: go-sdk's _meta of a plain call (Session.learn)
+	learned  sync.Map         // protocol version → *learnedMeta: go-sdk's _meta of a call (Session.learn)
 	paths    pathCounts       // tools/calls by the path they took (Paths)
 }
 

@@ -1,0 +1,162 @@
+package mcpadapter
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// RelayCall makes the tools/call another client wrote, for a program that
+// relays the server to other clients (a gateway; see ClientOptions.Relay),
+// and returns the server's result as go-sdk decodes it: an error result, an
+// input_required result, and a JSON-RPC error of the server's come back
+// as the server sent them, for the program to pass on. params name the
+// tool as the server knows it and carry the arguments it receives (a
+// json.RawMessage is sent as it is; empty or null means {}), the
+// request's _meta, and a 2026-07-28 retry's InputResponses and
+// RequestState. params is not changed.
+//
+// The call is made as CallTool makes one: bounded by the client's time
+// limits (ClientOptions.Timeout, ResetTimeoutOnProgress, MaxTotalTimeout,
+// or a config entry's), once one of the ClientOptions.MaxConcurrentCalls
+// slots is free, sent again only when it certainly never reached the
+// server, on a new connection when the server lost the last one, and on
+// the connection's fast path when nothing but a name and arguments travel
+// with it. From opts it takes Timeout, ResetTimeoutOnProgress,
+// MaxTotalTimeout and Progress; the other fields are ignored (Meta: the
+// _meta is params'). Tool.RelayCall adds the tool's own timeout.
+//
+// The progress token in params belongs to the other client and is not
+// sent: the server is given a token of the client's own when opts.Progress
+// is set (which receives the call's progress notifications) or when a
+// timeout that restarts on progress needs one; a call with neither takes
+// no token, and so keeps to the fast path, also when
+// ClientOptions.ProgressHandler is set.
+//
+// A failure to reach the server is a *TransportError, whose Err is a
+// *TimeoutError when a time limit ended the call.
+func (c *Client) RelayCall(ctx context.Context, params *mcp.CallToolParams, opts *CallOptions) (*mcp.CallToolResult, error) {
+	if params == nil || params.Name == "" {
+		return nil, errors.New("mcpadapter: RelayCall: params must name a tool")
+	}
+	if err := CallIdentityFrom(ctx).check(); err != nil {
+		return nil, err
+	}
+	p := *params
+	args, err := relayArguments(p.Arguments)
+	if err != nil {
+		return nil, fmt.Errorf("mcpadapter: RelayCall of %q: %w", p.Name, err)
+	}
+	p.Arguments = args
+	tc := &toolCall{tool: p.Name, modelName: p.Name, args: args, relay: true}
+	if opts != nil {
+		tc.progress = opts.Progress
+		tc.timeouts, tc.resetOnProgress = opts.timeouts(), opts.ResetTimeoutOnProgress
+	}
+	p.Meta = callMeta(ctx, withoutProgressToken(p.Meta))
+	if c.opts.Telemetry == nil {
+		return c.relay(ctx, tc, &p)
+	}
+	ctx, end := c.startOp(ctx, "tools/call", p.Name)
+	meta := make(map[string]any, len(p.Meta)+2)
+	maps.Copy(meta, p.Meta)
+	c.opts.Telemetry.InjectMeta(ctx, meta)
+	if len(meta) > 0 {
+		p.Meta = meta
+	}
+	res, err := c.relay(ctx, tc, &p)
+	r := OperationResult{Err: err, ErrorType: ErrorType(err)}
+	if err == nil && res.IsError {
+		r.ToolError, r.ErrorType = true, "tool_error"
+	}
+	if s := c.eng.Current(ctx); s != nil {
+		r.SessionID, r.ProtocolVersion = s.ID(), s.ProtocolVersion()
+	}
+	end(r)
+	return res, err
+}
+
+// relay sends the relayed call params.
+func (c *Client) relay(ctx context.Context, tc *toolCall, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	tc.meta = params.Meta
+	reply, err := c.sendCall(ctx, tc, params, c.opts.Timeout)
+	if err != nil {
+		return nil, err
+	}
+	if len(reply.unknown) > 0 {
+		i := slices.Min(slices.Collect(maps.Keys(reply.unknown)))
+		return nil, &ContentError{Server: c.name, Tool: tc.tool, Index: i, Err: fmt.Errorf("content of type %q, which go-sdk does not decode, cannot be relayed", reply.unknown[i].Type)}
+	}
+	return reply.CallToolResult, nil
+}
+
+// relayArguments returns a relayed call's arguments as JSON: empty or
+// null means {}.
+func relayArguments(a any) (json.RawMessage, error) {
+	var b []byte
+	switch a := a.(type) {
+	case nil:
+	case json.RawMessage:
+		b = a
+	default:
+		var err error
+		if b, err = json.Marshal(a); err != nil {
+			return nil, fmt.Errorf("marshaling the arguments: %w", err)
+		}
+	}
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || bytes.Equal(b, []byte("null")) {
+		return json.RawMessage("{}"), nil
+	}
+	return b, nil
+}
+
+// withoutProgressToken returns a copy of m without its progress token
+// (go-sdk adds its own entries to the _meta of a request it sends), nil
+// when nothing is left.
+func withoutProgressToken(m mcp.Meta) mcp.Meta {
+	n := len(m)
+	if _, ok := m["progressToken"]; ok {
+		n--
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make(mcp.Meta, n)
+	for k, v := range m {
+		if k != "progressToken" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// RelayCall is Client.RelayCall bounded also by the tool's own timeout
+// (ToolTransform.Timeout, a config entry's tools.<name>.timeout) unless
+// opts.Timeout is set. params must name the tool as its server knows it
+// (OriginalName), with the arguments the server receives
+// (ServerArguments). It fails for the tool-search pair, which is answered
+// in this process.
+func (t *Tool) RelayCall(ctx context.Context, params *mcp.CallToolParams, opts *CallOptions) (*mcp.CallToolResult, error) {
+	if t.local != nil || t.client == nil {
+		return nil, fmt.Errorf("mcpadapter: tool %q is answered in this process and has no server to relay a call to", t.Name)
+	}
+	if params == nil || params.Name != t.OriginalName {
+		return nil, fmt.Errorf("mcpadapter: RelayCall of tool %q must name it as its server does, %q", t.Name, t.OriginalName)
+	}
+	if t.timeout > 0 {
+		o := CallOptions{}
+		if opts != nil {
+			o = *opts
+		}
+		o.toolTimeout = t.timeout
+		opts = &o
+	}
+	return t.client.RelayCall(ctx, params, opts)
+}
