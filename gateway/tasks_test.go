@@ -481,3 +481,25 @@ func TestTasksExpire(t *testing.T) {
 	}
 	t.Fatal("the result was kept past the TTL")
 }
+
+// TestTaskViewCreatedCarriesQuestions: a task that asks its client a
+// question before its tools/call is answered answers that call with its
+// questions, as tasks/get would (a 2026-07-28 client reads a task waiting
+// for input without them as unreadable).
+func TestTaskViewCreatedCarriesQuestions(t *testing.T) {
+	s := &taskStore{}
+	task := &gwTask{id: "ext.0123", created: time.Now(), ttl: time.Minute, status: stInput, updated: time.Now(),
+		asks: []*taskQuestion{{key: "name", params: &mcp.ElicitParams{Mode: "form", Message: "What is your name?"}}}}
+	v := s.view(task, true, true)
+	if v["resultType"] != "task" || v["status"] != stInput {
+		t.Fatalf("created view: %v", v)
+	}
+	reqs, _ := v["inputRequests"].(map[string]any)
+	if _, ok := reqs["name"]; !ok || len(reqs) != 1 {
+		t.Fatalf("created view's inputRequests: %v", v)
+	}
+	task.status, task.asks = stWorking, nil
+	if v := s.view(task, true, true); v["inputRequests"] != nil {
+		t.Fatalf("a working task's created view has questions: %v", v)
+	}
+}

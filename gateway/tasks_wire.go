@@ -174,8 +174,12 @@ func (s *taskStore) view(t *gwTask, ext, created bool) map[string]any {
 	}
 	v["ttlMs"], v["pollIntervalMs"] = ttl, poll
 	if created {
+		// A task may wait for input already when its call is answered:
+		// its questions come with it, as they do in tasks/get.
 		v["resultType"] = "task"
-		return v
+		if status != stInput {
+			return v
+		}
 	}
 	switch status {
 	case stCompleted:
