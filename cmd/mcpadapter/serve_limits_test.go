@@ -38,7 +38,8 @@ func TestServeLimitsReplicaKilled(t *testing.T) {
 	const key = "alice-key-0123456789abcdef"
 	const lease = 2 * time.Second
 	store := testdb.Redis(t)
-	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "alpha"}), testserver.Stateless())
+	srv, st := testserver.NewWithState(testserver.Options{Name: "alpha"})
+	up := testserver.StartStreamable(t, srv, testserver.Stateless())
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "mcp.json")
 	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`{"mcpServers": {"alpha": {"url": %q}}}`, up.URL)), 0o600); err != nil {
@@ -76,29 +77,24 @@ func TestServeLimitsReplicaKilled(t *testing.T) {
 	}
 	endedA := make(chan error, 1)
 	go func() {
-		_, err := onA.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 60000}})
+		_, err := onA.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 20000}}) // outlasts the kill; the server runs it to its end
 		endedA <- err
 	}()
-	// Wait until A's call holds the slot: B refuses alice.
-	var refused *jsonrpc.Error
-	for range 600 {
-		select {
-		case err := <-endedA:
-			t.Fatalf("alice's call on A ended before A was killed: %v\n%s", err, a.stderr)
-		default:
-		}
-		we, err := echo()
+	// Once the server has A's call, A holds alice's slot: B refuses her.
+	// (A probe on B before that could take the slot first and A refuse.)
+	running := make(chan error, 1)
+	go func() { running <- st.Wait(ctx, func(s *testserver.State) bool { return s.Calls("slow") > 0 }) }()
+	select {
+	case err := <-endedA:
+		t.Fatalf("alice's call on A ended before A was killed: %v\n%s", err, a.stderr)
+	case err := <-running:
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("the server never got alice's call on A: %v\n%s", err, a.stderr)
 		}
-		if we != nil {
-			refused = we
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
-	if refused == nil {
-		t.Fatalf("B never refused alice while her call ran on A:\n%s", a.stderr)
+	refused, err := echo()
+	if err != nil || refused == nil {
+		t.Fatalf("B did not refuse alice while her call ran on A: %v\n%s", err, a.stderr)
 	}
 	var d gateway.LimitData
 	if err := json.Unmarshal(refused.Data, &d); err != nil || d.Kind != "concurrency" || d.Limit != "one-at-a-time" || d.RetryAfterMs < 1 || d.RetryAfterMs > lease.Milliseconds() {
