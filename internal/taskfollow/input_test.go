@@ -27,7 +27,7 @@ func TestQuestionsHostile(t *testing.T) {
 			t.Errorf("%s: read as %v", bad, reqs)
 		}
 	}
-	reqs, err := Questions(&taskwire.State{InputRequests: json.RawMessage(`{"r":{"method":"roots/list"},"e":{"method":"elicitation/create","params":{"message":"name?","requestedSchema":{"type":"object"}}}}`)})
+	reqs, err := Questions(&taskwire.State{InputRequests: json.RawMessage(`{"r":{"method":"roots/list","params":{}},"e":{"method":"elicitation/create","params":{"message":"name?","requestedSchema":{"type":"object"}}}}`)})
 	if err != nil || len(reqs) != 2 || reqs["r"] == nil || reqs["e"] == nil {
 		t.Fatalf("well-formed questions: %v, %v", reqs, err)
 	}
