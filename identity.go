@@ -155,12 +155,15 @@ func (id *CallIdentity) check() error {
 }
 
 // callMeta returns the _meta of a tools/call made with ctx and opts' Meta:
-// the identity's entries, then opts' (which win), or nil when there are
-// none. The maps given are never modified.
+// a new map of the identity's entries, then opts' (which win), or nil when
+// there are none. The maps given are never modified, nor shared with the
+// request.
 func callMeta(ctx context.Context, meta map[string]any) map[string]any {
 	id := CallIdentityFrom(ctx)
 	if id == nil || len(id.Meta) == 0 {
-		return meta
+		// go-sdk adds its own entries to the _meta of a request it sends
+		// to a 2026-07-28 server: never to the caller's map.
+		return maps.Clone(meta)
 	}
 	out := make(map[string]any, len(id.Meta)+len(meta))
 	maps.Copy(out, id.Meta)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/mcpadapter/mcpadapter/internal/engine"
@@ -133,7 +134,7 @@ func (c *Client) ResumeTask(ctx context.Context, h TaskHandle, opts *CallOptions
 	h.Server = name
 	tc := &toolCall{tool: h.Tool, modelName: h.ModelTool, principal: h.Principal}
 	if opts != nil {
-		tc.progress, tc.meta, tc.task = opts.Progress, opts.Meta, opts.Task
+		tc.progress, tc.meta, tc.task = opts.Progress, maps.Clone(opts.Meta), opts.Task
 	}
 	st, err := c.getTask(ctx, &h)
 	if err != nil {

@@ -13,5 +13,5 @@
 //
 // The package knows nothing of clients or connections: the mcpadapter
 // package turns a Document into its public Config and each Problem into a
-// *mcpadapter.ConfigError.
+// *mcpadapter.ConfigError. It imports only the standard library.
 package config

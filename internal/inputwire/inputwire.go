@@ -3,6 +3,7 @@ package inputwire
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -86,13 +87,20 @@ func WebPage(raw string) error {
 
 // SamplingBase is p for a SamplingHandler, as go-sdk gives a sampling
 // request to its CreateMessageHandler: a message of several content
-// blocks cannot be given; tools are left out.
+// blocks cannot be given; tools are left out. A null message (a server's
+// "messages":[null]) is an error, as is a nil p.
 //
 //lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
 func SamplingBase(p *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageParams, error) {
+	if p == nil {
+		return nil, errors.New("the server's sampling request has no parameters")
+	}
 	//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
 	msgs := make([]*mcp.SamplingMessage, 0, len(p.Messages))
-	for _, m := range p.Messages {
+	for i, m := range p.Messages {
+		if m == nil {
+			return nil, fmt.Errorf("the server's sampling request has a null message (messages[%d])", i)
+		}
 		if len(m.Content) > 1 {
 			return nil, fmt.Errorf("the server's sampling request has a message of %d content blocks, which SamplingHandler cannot be given", len(m.Content))
 		}

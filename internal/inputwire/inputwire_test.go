@@ -55,6 +55,14 @@ func TestSamplingBase(t *testing.T) {
 	if _, err := SamplingBase(p); err == nil || !strings.Contains(err.Error(), "2 content blocks") {
 		t.Fatalf("two blocks: err = %v", err)
 	}
+	p.Messages[0].Content = p.Messages[0].Content[:1]
+	p.Messages = append(p.Messages, nil)
+	if got, err := SamplingBase(p); err == nil || !strings.Contains(err.Error(), "null message (messages[1])") {
+		t.Fatalf("a null message: %+v, %v", got, err)
+	}
+	if got, err := SamplingBase(nil); err == nil {
+		t.Fatalf("no parameters: %+v", got)
+	}
 }
 
 // TestSleepEndsWithContext checks that Sleep returns the context's cause

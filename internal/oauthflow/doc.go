@@ -22,8 +22,12 @@
 // uses it; that package maps its public OAuth settings onto Config, its
 // token stores onto Store (Inward, and Outward for this package's stores
 // handed out, generic over its token type), and a failed sign-in
-// (*SignInError) onto its own error (Bound, the handler it gives go-sdk). Error messages name the public
-// settings (OAuth.RedirectURL, OAuth.Timeout) because they reach users
-// unchanged. No secret (token, client secret) appears in a log line, an
-// error or a String.
+// (*SignInError) onto its own error (Bound, the handler it gives go-sdk).
+// Error messages name the public settings (OAuth.RedirectURL,
+// OAuth.Timeout) because they reach users unchanged. No secret (token,
+// client secret, key, assertion, a token command's output) appears in a
+// log line, an error or a String.
+//
+// It imports go-sdk's auth and oauthex packages, golang.org/x/oauth2 and
+// the standard library, and nothing of this module.
 package oauthflow

@@ -1,6 +1,7 @@
 package taskfollow
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -53,8 +54,18 @@ func (r *Round) answered(st *taskwire.State, key, question string) bool {
 	return ok && q == question && r.state == st.RequestState && r.updatedAt == st.LastUpdatedAt
 }
 
-// Questions reads the questions of a task waiting for input.
+// Questions reads the questions of a task waiting for input. Each must be
+// a JSON object: go-sdk's decoding of a null one dereferences nil.
 func Questions(st *taskwire.State) (mcp.InputRequestMap, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(st.InputRequests, &raw); err != nil {
+		return nil, fmt.Errorf("the task waits for input but its questions cannot be read: %w", err)
+	}
+	for k, q := range raw {
+		if q = bytes.TrimSpace(q); len(q) == 0 || q[0] != '{' {
+			return nil, fmt.Errorf("the task waits for input but its questions cannot be read: inputRequests[%q] is not an object", k)
+		}
+	}
 	var reqs mcp.InputRequestMap
 	if err := json.Unmarshal(st.InputRequests, &reqs); err != nil || len(reqs) == 0 {
 		if err == nil {

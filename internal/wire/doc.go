@@ -3,7 +3,8 @@
 //
 // An Observer sees every message sent and received: it writes the protocol
 // trace (redacted) and keeps the tool schemas of tools/list answers exactly
-// as the server wrote them (ToolSchemas: those, else go-sdk's decoding). Messages reach it from an ObservedTransport
+// as the server wrote them (ToolSchemas: those, else go-sdk's decoding).
+// Messages reach it from an ObservedTransport
 // (in-memory and SSE connections), from a Tap (the http.RoundTripper under
 // streamable HTTP, which also records response statuses and marks requests
 // that never left this machine), or from any transport that calls its Sent
@@ -23,4 +24,7 @@
 //
 // RedactJSON and RedactURLSecrets hide secrets in what is logged or shown
 // in errors.
+//
+// It imports go-sdk's jsonrpc and mcp packages, internal/jsonscan and the
+// standard library.
 package wire
