@@ -211,6 +211,7 @@ func httpAnswers() []string {
 		`{"jsonrpc":"2.0","id":@ID@,"result":{"content":[{"type":"text","text":"done"}],"resultType":"complete","inputRequests":{"q":{"method":"roots/list"}}}}`,
 		`{"jsonrpc":"2.0","id":@ID@,"result":{"resultType":"complete","inputRequests":{"q":{"method":"roots/list"}}}}`,
 		`{"jsonrpc":"2.0","id":@ID@,"result":{"resultType":"other","inputRequests":{"q":{"method":"elicitation/create","params":{"message":"name?","requestedSchema":{"type":"object"}}}}}}`,
+		nullQuestion,
 	)
 }
 

@@ -134,13 +134,13 @@ func (s *Session) FastPath() bool { return s.fast.path != noFastPath }
 func (s *Session) CallTool(ctx context.Context, c Call) (*mcp.CallToolResult, Raw, error) {
 	if s.fast.path == noFastPath || !plainParams(c) {
 		s.e.paths.add(PathSDK)
-		res, err := s.cs.CallTool(ctx, c.Params)
+		res, err := s.sdkCallTool(ctx, c.Params)
 		return res, nil, err
 	}
 	if !s.fastReady(c.Params) || s.fast.broken.Load() {
 		s.e.paths.add(PathSDK)
 		given := sdkKeysIn(c.Params.Meta)
-		res, err := s.cs.CallTool(ctx, c.Params)
+		res, err := s.sdkCallTool(ctx, c.Params)
 		if (err == nil || sdkerr.IsServerError(err)) && s.fast.broken.Load() {
 			// go-sdk's connection answered: it is not failing, and the
 			// fast path may go on.
@@ -322,7 +322,7 @@ func (s *Session) callFast(ctx context.Context, params *mcp.CallToolParams) (*mc
 		if result, h, err = s.fast.http.RoundTrip(ctx, params.Name, args, meta); h != nil {
 			defer h.Close(ctx)
 			s.e.paths.handOver()
-			res, err := s.cs.CallTool(streamable.WithHandOff(ctx, h), params)
+			res, err := s.sdkCallTool(streamable.WithHandOff(ctx, h), params)
 			if err != nil && !sdkerr.IsServerError(err) {
 				s.fast.broken.Store(true)
 			}
@@ -341,8 +341,8 @@ func (s *Session) callFast(ctx context.Context, params *mcp.CallToolParams) (*mc
 		return res, PlainResult(result), nil
 	}
 	// go-sdk's own decoding of a result (what its CallTool does with it).
-	res := new(mcp.CallToolResult)
-	if err := res.UnmarshalJSON(result); err != nil {
+	res, err := decodeResult(result)
+	if err != nil {
 		return nil, SentResult(result), fmt.Errorf("calling %q: %w", "tools/call", err)
 	}
 	if res.InputRequests != nil {
@@ -357,7 +357,7 @@ func (s *Session) callFast(ctx context.Context, params *mcp.CallToolParams) (*mc
 			h := stdio.NewHandOff(result, func(buf []byte, id int64) []byte { return plaincall.AppendPing(buf, id, meta) })
 			ctx = stdio.WithHandOff(ctx, h)
 		}
-		res, err := s.cs.CallTool(ctx, params)
+		res, err := s.sdkCallTool(ctx, params)
 		if err != nil {
 			// The server has the call (it answered it).
 			err = &deliveredError{err}

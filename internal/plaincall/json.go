@@ -75,8 +75,15 @@ func String(b []byte) (string, bool) {
 // AsksInput reports whether result, a tools/call result as sent, asks
 // for input in go-sdk's reading (its InputRequests are set): then the call
 // is go-sdk's to finish. Only a result that mentions inputRequests (in any
-// case, or with a \u escape, which could spell it) is decoded.
-func AsksInput(result []byte) bool {
+// case, or with a \u escape, which could spell it) is decoded. A result
+// go-sdk's decoding panics on (a question that is null) is go-sdk's too:
+// its call, which fails on it, says so.
+func AsksInput(result []byte) (asks bool) {
+	defer func() {
+		if recover() != nil {
+			asks = true
+		}
+	}()
 	const key = "inputrequests"
 	if !bytes.Contains(result, []byte(`\u`)) {
 		found := false
