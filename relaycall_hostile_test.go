@@ -1,0 +1,51 @@
+package mcpadapter_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestRelayCallIdentityMetaWins: the relayed client's _meta cannot
+// override the entries of the call's CallIdentity (the program's word on
+// whom the call is for), over stdio's fast path and over HTTP, in both
+// eras; its other entries still reach the server.
+func TestRelayCallIdentityMetaWins(t *testing.T) {
+	t.Parallel()
+	for _, era := range []testserver.Era{testserver.Legacy, testserver.Modern} {
+		t.Run(era.String(), func(t *testing.T) {
+			t.Parallel()
+			targets := map[string]any{
+				"stdio": stdioServer(t, "-era", era.String()),
+				"http":  testserver.ServeStreamable(t, testserver.New(testserver.Options{Era: era})),
+			}
+			for name, target := range targets {
+				t.Run(name, func(t *testing.T) {
+					ctx := testCtx(t)
+					c, err := mcpadapter.NewClient(target, &mcpadapter.ClientOptions{Relay: true})
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer c.Close()
+					ctx = mcpadapter.WithCallIdentity(ctx, &mcpadapter.CallIdentity{Principal: "alice", Meta: map[string]any{"example.com/tenant": "alice"}})
+					for i := range 3 { // go-sdk's call, then the fast path's
+						res, err := c.RelayCall(ctx, &mcp.CallToolParams{Name: "whoami", Meta: mcp.Meta{"example.com/tenant": "bob", "example.com/trace": "t-1"}}, nil)
+						if err != nil {
+							t.Fatal(err)
+						}
+						var w testserver.Whoami
+						if err := json.Unmarshal([]byte(texts(res)), &w); err != nil {
+							t.Fatalf("%v: %s", err, texts(res))
+						}
+						if w.Meta["example.com/tenant"] != "alice" || w.Meta["example.com/trace"] != "t-1" {
+							t.Errorf("call %d: the server saw _meta %v, want the identity's tenant alice and the client's trace", i, w.Meta)
+						}
+					}
+				})
+			}
+		})
+	}
+}
