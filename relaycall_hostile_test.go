@@ -2,6 +2,7 @@ package mcpadapter_test
 
 import (
 	"encoding/json"
+	"sync"
 	"testing"
 
 	"github.com/mcpadapter/mcpadapter"
@@ -45,6 +46,43 @@ func TestRelayCallIdentityMetaWins(t *testing.T) {
 						}
 					}
 				})
+			}
+		})
+	}
+}
+
+// TestCallMetaNotChanged: a CallOptions.Meta shared by concurrent calls
+// is the caller's: no call writes into it (go-sdk's entries of a
+// 2026-07-28 connection, a progress token), so calls on the fast path and
+// on go-sdk's may read it at once.
+func TestCallMetaNotChanged(t *testing.T) {
+	t.Parallel()
+	for _, era := range []testserver.Era{testserver.Legacy, testserver.Modern} {
+		t.Run(era.String(), func(t *testing.T) {
+			t.Parallel()
+			ctx := testCtx(t)
+			c, err := mcpadapter.NewClient(stdioServer(t, "-era", era.String()), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			opts := &mcpadapter.CallOptions{Meta: map[string]any{"example.com/trace": "t-1"}}
+			withProgress := &mcpadapter.CallOptions{Meta: opts.Meta, Progress: func(mcpadapter.Progress) {}}
+			var wg sync.WaitGroup
+			for i := range 8 {
+				o := opts
+				if i%2 == 1 {
+					o = withProgress
+				}
+				wg.Go(func() {
+					if _, err := c.CallTool(ctx, "echo", json.RawMessage(`{"text":"x"}`), o); err != nil {
+						t.Error(err)
+					}
+				})
+			}
+			wg.Wait()
+			if len(opts.Meta) != 1 {
+				t.Errorf("the calls changed their CallOptions.Meta: %v", opts.Meta)
 			}
 		})
 	}
