@@ -2,10 +2,12 @@ package mcpadapter_test
 
 import (
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/internal/engine"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -85,5 +87,42 @@ func TestCallMetaNotChanged(t *testing.T) {
 				t.Errorf("the calls changed their CallOptions.Meta: %v", opts.Meta)
 			}
 		})
+	}
+}
+
+// TestRelayedMetaNotLearnt: the first call on a 2026-07-28 connection is
+// a relayed client's that gives go-sdk's _meta entries itself, crafted.
+// The fast path learns go-sdk's entries from go-sdk's calls, never the
+// client's: the plain calls that follow, the fast path's included, carry
+// go-sdk's client info and capabilities, not the crafted ones.
+func TestRelayedMetaNotLearnt(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	c, err := mcpadapter.NewClient(stdioServer(t, "-era", testserver.Modern.String()), &mcpadapter.ClientOptions{Relay: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	crafted := mcp.Meta{
+		mcp.MetaKeyProtocolVersion:    "2026-07-28",
+		mcp.MetaKeyClientInfo:         map[string]any{"name": "EVIL", "version": "1"},
+		mcp.MetaKeyClientCapabilities: map[string]any{"experimental": map[string]any{"EVIL": map[string]any{}}},
+	}
+	res, err := c.RelayCall(ctx, &mcp.CallToolParams{Name: "whoami", Meta: crafted}, nil)
+	if err != nil || !strings.Contains(texts(res), "EVIL") {
+		t.Fatalf("the relayed call: %v %s", err, texts(res))
+	}
+	before := mcpadapter.CallPaths(c)
+	for i := range 3 {
+		res, err := c.CallTool(ctx, "whoami", nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(res.Text(), "EVIL") || !strings.Contains(res.Text(), mcp.MetaKeyClientInfo) {
+			t.Errorf("plain call %d carried the relayed client's entries, or none: %s", i, res.Text())
+		}
+	}
+	if got := mcpadapter.CallPaths(c).Sub(before); mcpadapter.FastPathBuilt && got[engine.PathFast] == 0 {
+		t.Errorf("no plain call took the fast path: %v", got)
 	}
 }
