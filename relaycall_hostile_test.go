@@ -126,3 +126,33 @@ func TestRelayedMetaNotLearnt(t *testing.T) {
 		t.Errorf("no plain call took the fast path: %v", got)
 	}
 }
+
+// TestRelayCallUnknownContent: a server answers a relayed call with a
+// content block of a type go-sdk does not know. The call fails with a
+// *ContentError on the fast path as on go-sdk's (never a result that
+// silently lacks the block), in both eras.
+func TestRelayCallUnknownContent(t *testing.T) {
+	t.Parallel()
+	for _, era := range []testserver.Era{testserver.Legacy, testserver.Modern} {
+		t.Run(era.String(), func(t *testing.T) {
+			t.Parallel()
+			ctx := testCtx(t)
+			c, err := mcpadapter.NewClient(stdioServer(t, "-era", era.String()), &mcpadapter.ClientOptions{Relay: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			reply := `{"jsonrpc":"2.0","id":@ID@,"result":{"content":[{"type":"text","text":"a"},{"type":"widget","x":1}]}}`
+			before := mcpadapter.CallPaths(c)
+			for i := range 3 { // go-sdk's call first on a 2026-07-28 connection, then the fast path's
+				res, err := c.RelayCall(ctx, &mcp.CallToolParams{Name: "bad_response", Arguments: testserver.ScriptedArgs(reply)}, nil)
+				if err == nil {
+					t.Errorf("call %d: a result without the unknown block: %+v", i, res)
+				}
+			}
+			if got := mcpadapter.CallPaths(c).Sub(before); mcpadapter.FastPathBuilt && got[engine.PathFast] == 0 {
+				t.Errorf("no call took the fast path: %v", got)
+			}
+		})
+	}
+}
