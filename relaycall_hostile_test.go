@@ -1,7 +1,9 @@
 package mcpadapter_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -154,5 +156,47 @@ func TestRelayCallUnknownContent(t *testing.T) {
 				t.Errorf("no call took the fast path: %v", got)
 			}
 		})
+	}
+}
+
+// traceTelemetry writes a trace context of its own into every request's
+// _meta.
+type traceTelemetry struct{}
+
+func (traceTelemetry) StartOperation(ctx context.Context, _ mcpadapter.Operation) (context.Context, func(mcpadapter.OperationResult)) {
+	return ctx, func(mcpadapter.OperationResult) {}
+}
+
+func (traceTelemetry) InjectMeta(_ context.Context, meta map[string]any) {
+	meta["traceparent"] = "00-OURS-01"
+}
+
+// TestRelayCallTraceAndIdentityChecked: a relayed call carries the
+// Telemetry's trace context over a relayed client's "traceparent", and a
+// CallIdentity the adapter refuses (a header it owns) fails the call even
+// over stdio, where headers are not sent, as CallTool does.
+func TestRelayCallTraceAndIdentityChecked(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	c, err := mcpadapter.NewClient(stdioServer(t, "-era", testserver.Legacy.String()), &mcpadapter.ClientOptions{Relay: true, Telemetry: traceTelemetry{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res, err := c.RelayCall(ctx, &mcp.CallToolParams{Name: "whoami", Meta: mcp.Meta{"traceparent": "00-THEIRS-01", "example.com/x": "y"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w testserver.Whoami
+	if err := json.Unmarshal([]byte(texts(res)), &w); err != nil {
+		t.Fatalf("%v: %s", err, texts(res))
+	}
+	if w.Meta["traceparent"] != "00-OURS-01" || w.Meta["example.com/x"] != "y" {
+		t.Errorf("the server saw _meta %v, want the Telemetry's traceparent and the client's other entry", w.Meta)
+	}
+	bad := mcpadapter.WithCallIdentity(ctx, &mcpadapter.CallIdentity{Principal: "p", Headers: map[string]string{"Authorization": "Bearer x"}})
+	var ie *mcpadapter.IdentityError
+	if _, err := c.RelayCall(bad, &mcp.CallToolParams{Name: "whoami"}, nil); !errors.As(err, &ie) {
+		t.Errorf("a refused identity: %v, want an *IdentityError", err)
 	}
 }
