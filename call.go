@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/mcpadapter/mcpadapter/internal/argplan"
@@ -234,7 +235,10 @@ func (c *Client) sendCall(ctx context.Context, tc *toolCall, params *mcp.CallToo
 // sendHeld is sendCall once the call holds its slot.
 func (c *Client) sendHeld(ctx context.Context, tc *toolCall, params *mcp.CallToolParams, timeout time.Duration) (*callReply, error) {
 	if tc.meta != nil {
-		params.Meta = tc.meta
+		// A copy: go-sdk writes its entries into the _meta it sends, as
+		// withProgress writes the token, and tc.meta may be the caller's
+		// (CallOptions.Meta), shared by calls in flight.
+		params.Meta = maps.Clone(tc.meta)
 	}
 	// The call's time limits (timeout.go) start once it has a slot.
 	ctx, progress, stop := c.callDeadline(ctx, tc, timeout)

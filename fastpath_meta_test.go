@@ -28,6 +28,13 @@ func TestFastPathMetaSameAsSDK(t *testing.T) {
 			for _, meta := range []map[string]any{
 				{"example.com/trace": "t-1", "n": 2.5},
 				{mcp.MetaKeyClientCapabilities: map[string]any{"elicitation": map[string]any{}}, "example.com/trace": "t-2"},
+				// A relayed client's crafted entries: go-sdk's own keys
+				// (kept as given, by both paths), HTML and non-ASCII
+				// text, null, nesting, numbers past float64's integers.
+				{mcp.MetaKeyProtocolVersion: "1999-01-01", mcp.MetaKeyClientInfo: map[string]any{"name": "<evil>&", "version": "\u2028"}},
+				{mcp.MetaKeyProtocolVersion: nil, mcp.MetaKeyClientInfo: nil, mcp.MetaKeyClientCapabilities: nil},
+				{"a<b>&c": "\u2028\u2029é\x00", "null": nil, "deep": map[string]any{"x": []any{map[string]any{"y": []any{1.0, "z", true, nil}}}}, "big": 12345678901234567890.0, "tiny": 1e-300},
+				{"": "empty key", "io.modelcontextprotocol/other": []any{}},
 			} {
 				one := func(c *mcpadapter.Client, ids *callIDTrace) outcome {
 					ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

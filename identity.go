@@ -32,7 +32,8 @@ import (
 //     Principal and Meta still apply).
 //   - Meta is merged into the _meta of each tools/call made with the
 //     context, over every transport; CallOptions.Meta wins for a key both
-//     set.
+//     set, the _meta of a call relayed for another client
+//     (Client.RelayCall) does not.
 //
 // Over HTTP each principal (with its Headers) has a connection of its own
 // (ClientOptions.MaxSessions): its handshake and event stream are made

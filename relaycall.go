@@ -32,6 +32,9 @@ import (
 // MaxTotalTimeout and Progress; the other fields are ignored (Meta: the
 // _meta is params'). Tool.RelayCall adds the tool's own timeout.
 //
+// The entries of the call's CallIdentity.Meta win over params' _meta of
+// the same name.
+//
 // The progress token in params belongs to the other client and is not
 // sent: the server is given a token of the client's own when opts.Progress
 // is set (which receives the call's progress notifications) or when a
@@ -59,7 +62,7 @@ func (c *Client) RelayCall(ctx context.Context, params *mcp.CallToolParams, opts
 		tc.progress = opts.Progress
 		tc.timeouts, tc.resetOnProgress = opts.timeouts(), opts.ResetTimeoutOnProgress
 	}
-	p.Meta = callMeta(ctx, withoutProgressToken(p.Meta))
+	p.Meta = relayMeta(ctx, p.Meta)
 	if c.opts.Telemetry == nil {
 		return c.relay(ctx, tc, &p)
 	}
@@ -117,22 +120,22 @@ func relayArguments(a any) (json.RawMessage, error) {
 	return b, nil
 }
 
-// withoutProgressToken returns a copy of m without its progress token
-// (go-sdk adds its own entries to the _meta of a request it sends), nil
-// when nothing is left.
-func withoutProgressToken(m mcp.Meta) mcp.Meta {
-	n := len(m)
-	if _, ok := m["progressToken"]; ok {
-		n--
+// relayMeta returns the _meta to send with a relayed call made with ctx
+// whose other client wrote m: a copy of m (go-sdk adds its own entries to
+// the _meta of a request it sends) without its progress token, with the
+// entries of the call's CallIdentity over the client's (the program, not
+// the client, says whom the call is for); nil when nothing is left.
+func relayMeta(ctx context.Context, m mcp.Meta) mcp.Meta {
+	var own map[string]any
+	if id := CallIdentityFrom(ctx); id != nil {
+		own = id.Meta
 	}
-	if n == 0 {
+	out := make(mcp.Meta, len(m)+len(own))
+	maps.Copy(out, m)
+	maps.Copy(out, own)
+	delete(out, "progressToken")
+	if len(out) == 0 {
 		return nil
-	}
-	out := make(mcp.Meta, n)
-	for k, v := range m {
-		if k != "progressToken" {
-			out[k] = v
-		}
 	}
 	return out
 }

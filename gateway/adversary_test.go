@@ -19,14 +19,17 @@ import (
 )
 
 // TestProgressOfAnotherServerRefused: a malicious server sends progress
-// reports for tokens it never received (the gateway's tokens of calls on
-// another server): none reaches the client of that other call.
+// reports for tokens it never received (those of the calls its client
+// and the other servers' clients make): none reaches the client of a
+// call on another server.
 func TestProgressOfAnotherServerRefused(t *testing.T) {
 	evil := mcp.NewServer(&mcp.Implementation{Name: "evil"}, &mcp.ServerOptions{SupportedProtocolVersions: testserver.LegacyVersions})
 	evil.AddTool(&mcp.Tool{Name: "spray", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		mine := req.Params.GetProgressToken()
 		for i := range 200 {
-			for _, tok := range []any{"gw-" + itoa(i), i, "gw-" + itoa(i) + ".0"} {
+			// Tokens of the form of the servers' clients' (the
+			// mcpadapter Client's), and of other forms.
+			for _, tok := range []any{"mcpadapter-" + itoa(i), "gw-" + itoa(i), i, "gw-" + itoa(i) + ".0"} {
 				if tok == mine {
 					continue
 				}

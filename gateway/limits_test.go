@@ -82,16 +82,25 @@ func TestConfigTimeoutRestartsOnProgress(t *testing.T) {
 	}
 }
 
-// TestConfigMaxConcurrentCalls: a config entry's "maxConcurrentCalls"
-// caps the calls the gateway has in flight to that server, whichever
-// clients make them; without it the same calls overlap.
+// TestConfigMaxConcurrentCalls: a config entry's "maxConcurrentCalls",
+// or the gateway's MaxCallsPerServer when smaller, caps the calls the
+// gateway has in flight to that server, whichever clients make them;
+// without either the same calls overlap.
 func TestConfigMaxConcurrentCalls(t *testing.T) {
 	for _, tc := range []struct {
 		name, extra string
+		perServer   int  // Options.MaxCallsPerServer
+		bare        bool // a Server of a URL alone, no config entry
 		overlap     bool
 	}{
-		{"capped", `, "maxConcurrentCalls": 1`, false},
-		{"uncapped", ``, true},
+		{"capped", `, "maxConcurrentCalls": 1`, 0, false, false},
+		{"uncapped", ``, 0, false, true},
+		// The smaller cap wins: the gateway's, also under a larger one
+		// of the config entry's, and for a server with no entry.
+		{"gateway cap", ``, 1, false, false},
+		{"gateway cap under the entry's", `, "maxConcurrentCalls": 3`, 1, false, false},
+		{"gateway cap of a bare server", ``, 1, true, false},
+		{"bare server uncapped", ``, 0, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// A 2026-07-28 server: handshake-era calls of clients that may be asked
@@ -102,7 +111,11 @@ func TestConfigMaxConcurrentCalls(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, gw := startGateway(t, FromConfig(cfg), nil)
+			servers := FromConfig(cfg)
+			if tc.bare {
+				servers = []Server{{Name: "up", Target: up.URL}}
+			}
+			_, gw := startGateway(t, servers, &Options{MaxCallsPerServer: tc.perServer})
 			const clients = 4
 			sessions := make([]*mcp.ClientSession, clients)
 			for i := range sessions {

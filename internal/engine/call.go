@@ -166,10 +166,11 @@ func plainParams(c Call) bool {
 // fastReady reports whether the fast path can send the plain call params:
 // on a 2026-07-28 connection, once it knows the _meta go-sdk would add
 // (the entries of sdkMetaKeys that params' own _meta lacks), and over
-// HTTP for a tool without Mcp-Param-* headers.
+// HTTP for a tool without Mcp-Param-* headers and a call whose _meta names
+// no other protocol version than the connection's (versionHeader).
 func (s *Session) fastReady(params *mcp.CallToolParams) bool {
 	if !s.Discover() {
-		return true
+		return !s.versionHeader(params.Meta)
 	}
 	m := s.fast.meta.Load()
 	if m == nil {
@@ -180,7 +181,16 @@ func (s *Session) fastReady(params *mcp.CallToolParams) bool {
 			return false
 		}
 	}
-	return !s.paramHeaders(params.Name)
+	return !s.paramHeaders(params.Name) && !s.versionHeader(params.Meta)
+}
+
+// versionHeader reports whether, over HTTP, go-sdk sends the call with an
+// Mcp-Protocol-Version header other than the connection's: the one its
+// own _meta names (as a relayed client may write it), with the headers
+// that version calls for.
+func (s *Session) versionHeader(meta mcp.Meta) bool {
+	v, _ := meta[mcp.MetaKeyProtocolVersion].(string)
+	return s.fast.path == fastHTTP && v != "" && v != s.version
 }
 
 // paramHeaders reports whether go-sdk sends Mcp-Param-* headers with a
@@ -235,7 +245,7 @@ func (s *Session) learn(params *mcp.CallToolParams, given [3]bool) {
 		if m.vals[i] != nil || given[i] || !ok {
 			continue
 		}
-		b, err := json.Marshal(v)
+		b, err := marshalMeta(v)
 		if err != nil {
 			return
 		}
@@ -249,7 +259,7 @@ func (s *Session) learn(params *mcp.CallToolParams, given [3]bool) {
 		for i, k := range sdkMetaKeys() {
 			all[k] = m.vals[i]
 		}
-		b, err := json.Marshal(all)
+		b, err := marshalMeta(all)
 		if err != nil {
 			return
 		}
@@ -283,11 +293,23 @@ func (s *Session) fastMeta(params *mcp.CallToolParams) ([]byte, error) {
 			}
 		}
 	}
-	b, err := json.Marshal(out)
+	b, err := marshalMeta(out)
 	if err != nil {
 		return nil, fmt.Errorf("calling %q: marshaling the request's _meta: %w", "tools/call", err)
 	}
 	return b, nil
+}
+
+// marshalMeta returns v as go-sdk writes it in a request: JSON without
+// HTML escaping (<, > and & as they are).
+func marshalMeta(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // callFast makes the plain call params on s's stdio connection or, over
