@@ -190,6 +190,9 @@ func newClientWith(ep *endpoint, opts ClientOptions, adjust func(*mcp.ClientOpti
 	if opts.RootsHandler != nil || opts.Relay && opts.ElicitationHandler != nil {
 		c.sdk.AddReceivingMiddleware(relayMiddleware(opts))
 	}
+	// A panic while handling a server's request (in go-sdk's decoding or
+	// a handler) answers that request with an error.
+	c.sdk.AddReceivingMiddleware(engine.RecoverMiddleware(c.log))
 	// Added last, so outermost: it sees a message before MessageHandler.
 	c.sdk.AddReceivingMiddleware(engine.BacklogMiddleware)
 	if len(opts.Roots) > 0 {

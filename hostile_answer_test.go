@@ -1,12 +1,15 @@
 package mcpadapter_test
 
 import (
+	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // nullQuestion is a 2026-07-28 server's answer to a call whose question
@@ -50,5 +53,41 @@ func TestHostileNullQuestion(t *testing.T) {
 			t.Errorf("stdio (fast path off: %v): %v", disable, err)
 		}
 		echoOK(t, ctx, c, "after")
+	}
+}
+
+// TestHostileSamplingNullMessage: a handshake-era server asks a client
+// that has a SamplingHandler for sampling with a message that is null,
+// on which go-sdk's sampling handler panics. The server's request is
+// answered with an error, the program goes on, and the call ends.
+func TestHostileSamplingNullMessage(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	srv := hostileServer(testserver.Legacy)
+	mcp.AddTool(srv, &mcp.Tool{Name: "think"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		//lint:ignore SA1019 sampling lives in the handshake era
+		_, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10, Messages: []*mcp.SamplingMessage{nil}})
+		if err == nil {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sampled"}}}, nil, nil
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "refused: " + err.Error()}}}, nil, nil
+	})
+	c, err := mcpadapter.NewClient(srv, &mcpadapter.ClientOptions{
+		Logger: quietLogger(),
+		//lint:ignore SA1019 sampling lives in the handshake era
+		SamplingHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			//lint:ignore SA1019 sampling lives in the handshake era
+			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "ok"}}, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	for i := range 2 { // the connection goes on
+		res, err := c.CallTool(ctx, "think", json.RawMessage(`{}`), nil)
+		if err != nil || !strings.Contains(res.Text(), "failed handling sampling/createMessage") {
+			t.Fatalf("call %d: %+v %v", i, res, err)
+		}
 	}
 }
