@@ -1,9 +1,6 @@
 package searchpair
 
-import (
-	"sync"
-	"time"
-)
+import "sync"
 
 // Partitions keeps a C per partition (a principal and its identity
 // headers), at most Max of them: making one more forgets the one asked
@@ -11,20 +8,21 @@ import (
 type Partitions[C any] struct {
 	Max int
 
-	mu sync.Mutex
-	m  map[string]*partition[C]
+	mu   sync.Mutex
+	m    map[string]*partition[C]
+	tick uint64 // counts the calls of Of: the order of use
 }
 
 type partition[C any] struct {
 	c    C
-	used time.Time // when it was last asked for
+	used uint64 // the tick it was last asked for at
 }
 
 // Of returns the C of key, made (zero) on first use.
 func (p *Partitions[C]) Of(key string) *C {
-	now := time.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.tick++
 	if p.m == nil {
 		p.m = make(map[string]*partition[C])
 	}
@@ -32,9 +30,9 @@ func (p *Partitions[C]) Of(key string) *C {
 	if e == nil {
 		if len(p.m) >= p.Max {
 			var lru string
-			var at time.Time
+			at := p.tick
 			for k, o := range p.m {
-				if at.IsZero() || o.used.Before(at) {
+				if o.used < at {
 					lru, at = k, o.used
 				}
 			}
@@ -43,7 +41,7 @@ func (p *Partitions[C]) Of(key string) *C {
 		e = &partition[C]{}
 		p.m[key] = e
 	}
-	e.used = now
+	e.used = p.tick
 	return &e.c
 }
 
