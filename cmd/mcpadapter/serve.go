@@ -35,6 +35,7 @@ type serveFlags struct {
 	maxBodyBytes  int64
 	parkTimeout   time.Duration
 	sessionExpiry time.Duration
+	tasks         serveTaskFlags
 	auth          serveAuthFlags
 	limits        serveLimitFlags
 	policy        string
@@ -95,6 +96,7 @@ principal its sessions belong to. Keys and secrets come from the environment, ne
 	fl.Int64Var(&f.maxBodyBytes, "max-request-bytes", 0, fmt.Sprintf("bound one HTTP request body (default %d)", gateway.DefaultMaxRequestBytes))
 	fl.DurationVar(&f.parkTimeout, "park-timeout", 0, fmt.Sprintf("how long a server's question waits for the client's answer (default %s)", gateway.DefaultParkTimeout))
 	fl.DurationVar(&f.sessionExpiry, "session-timeout", 0, "close client sessions idle this long (default: never)")
+	f.tasks.add(fl)
 	f.auth.register(fl)
 	f.limits.register(fl)
 	fl.StringVar(&f.policy, "policy", "", "a policy `file`: which principals may see and use which servers' tools, prompts and resources (docs/gateway.md)")
@@ -169,6 +171,9 @@ func runServe(ctx context.Context, a *cmdline.App, f serveFlags) error {
 	}
 	if f.toolSearch != 0 {
 		opts.ToolSearch = &mcpadapter.ToolSearch{Threshold: f.toolSearch}
+	}
+	if opts.Tasks, err = f.tasks.options(); err != nil {
+		return err
 	}
 	closeStore, err := f.limits.apply(ctx, opts, &f.auth, out, logger)
 	if err != nil {
