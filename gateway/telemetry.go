@@ -1,0 +1,98 @@
+package gateway
+
+import (
+	"context"
+	"reflect"
+	"strings"
+
+	"github.com/mcpadapter/mcpadapter"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// maxTelemetryURI bounds the resource URI a ServerOperation carries.
+const maxTelemetryURI = 1 << 10
+
+// observe wraps handle so that each client request is an operation of
+// Options.Telemetry: it starts with the client's trace context, the
+// request is handled with the context it returns (so the requests to the
+// servers behind are made with it), and it ends with the answer.
+// Notifications are not observed.
+func (g *Gateway) observe(handle mcp.MethodHandler) mcp.MethodHandler {
+	t := g.opts.Telemetry
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if strings.HasPrefix(method, "notifications/") {
+			return handle(ctx, method, req)
+		}
+		ctx, end := t.StartServerOperation(ctx, g.operation(method, req))
+		res, err := handle(ctx, method, req)
+		toolErr := false
+		if r, ok := res.(*mcp.CallToolResult); ok && r != nil && err == nil {
+			toolErr = r.IsError
+		}
+		end(mcpadapter.NewServerOperationResult(err, toolErr))
+		return res, err
+	}
+}
+
+// operation describes a client's request for Options.Telemetry. The names
+// in it are those the gateway knows: a tool, prompt or task server a
+// client made up is left out.
+func (g *Gateway) operation(method string, req mcp.Request) mcpadapter.ServerOperation {
+	op := mcpadapter.ServerOperation{Method: method, Transport: "stdio"}
+	if ex := req.GetExtra(); ex != nil {
+		if ex.Header != nil {
+			op.Header, op.Transport = ex.Header, "streamable-http"
+		}
+		if ex.TokenInfo != nil {
+			op.Principal = ex.TokenInfo.UserID
+		}
+	}
+	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
+		op.SessionID = ss.ID()
+	}
+	if r, ok := req.(interface{ ProtocolVersion() string }); ok {
+		op.ProtocolVersion = r.ProtocolVersion()
+	}
+	p := req.GetParams()
+	if p == nil {
+		return op
+	}
+	if v := reflect.ValueOf(p); v.Kind() == reflect.Pointer && v.IsNil() {
+		return op
+	}
+	op.Meta = p.GetMeta()
+	switch p := p.(type) {
+	case *mcp.CallToolParamsRaw:
+		if g.search.handles(p.Name) {
+			op.Tool = p.Name
+		} else if r, ok := g.cat.tool(p.Name); ok {
+			op.Tool, op.Server = p.Name, r.u.name
+		}
+	case *mcp.GetPromptParams:
+		if r, ok := g.cat.prompt(p.Name); ok {
+			op.Prompt, op.Server = p.Name, r.u.name
+		}
+	case *mcp.ReadResourceParams:
+		op.ResourceURI = cutURI(p.URI)
+		if u := g.cat.resourceOwner(p.URI); u != nil {
+			op.Server = u.name
+		}
+	case *mcp.SubscribeParams:
+		op.ResourceURI = cutURI(p.URI)
+	case *mcp.UnsubscribeParams:
+		op.ResourceURI = cutURI(p.URI)
+	case *taskParams:
+		if s, ok := parseTaskID(p.TaskID); ok && g.upstream(s) != nil {
+			op.Server = s
+		}
+	}
+	return op
+}
+
+// cutURI cuts a client's resource URI at maxTelemetryURI bytes.
+func cutURI(uri string) string {
+	if len(uri) > maxTelemetryURI {
+		return uri[:maxTelemetryURI]
+	}
+	return uri
+}
