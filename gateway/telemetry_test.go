@@ -1,0 +1,192 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// recordedOp is an operation a recordingTelemetry saw, with its end.
+type recordedOp struct {
+	op  mcpadapter.ServerOperation
+	res *mcpadapter.ServerOperationResult
+}
+
+// recordingTelemetry records the operations it sees; its trace context
+// is the key opKey on the operation's context, which InjectMeta writes
+// as "traceparent".
+type recordingTelemetry struct {
+	mu  sync.Mutex
+	ops []*recordedOp
+}
+
+type opKey struct{}
+
+func (r *recordingTelemetry) StartServerOperation(ctx context.Context, op mcpadapter.ServerOperation) (context.Context, func(mcpadapter.ServerOperationResult)) {
+	rec := &recordedOp{op: op}
+	r.mu.Lock()
+	r.ops = append(r.ops, rec)
+	id := len(r.ops)
+	r.mu.Unlock()
+	return context.WithValue(ctx, opKey{}, id), func(res mcpadapter.ServerOperationResult) {
+		r.mu.Lock()
+		rec.res = &res
+		r.mu.Unlock()
+	}
+}
+
+func (r *recordingTelemetry) InjectMeta(ctx context.Context, meta map[string]any) {
+	if id, ok := ctx.Value(opKey{}).(int); ok {
+		meta["traceparent"] = "op-" + strconv.Itoa(id)
+	}
+}
+
+// find returns the ended operations of method.
+func (r *recordingTelemetry) find(method string) []*recordedOp {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*recordedOp
+	for _, o := range r.ops {
+		if o.op.Method == method && o.res != nil {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// TestTelemetryOperations: with Options.Telemetry each client request is
+// an operation that ends with its outcome, named with what the gateway
+// knows (the server and tool of a tools/call, the prompt of a
+// prompts/get, the resource of a resources/read) and nothing a client
+// made up; the client's _meta and headers are handed over; the server
+// gets the operation's trace context in its _meta; notifications are not
+// operations.
+func TestTelemetryOperations(t *testing.T) {
+	tel := &recordingTelemetry{}
+	_, url := startGateway(t, []Server{{Name: "up", Target: testserver.New(testserver.Options{Resources: true})}}, &Options{Telemetry: tel})
+	cs := connect(t, url, v1125, nil)
+	ctx := testCtx(t, 30*time.Second)
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami", Meta: mcp.Meta{"traceparent": "client's"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "fail", Arguments: map[string]any{"message": "boom"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "made-up"}); err == nil {
+		t.Fatal("an unknown tool was called")
+	}
+	if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "greet"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: testserver.ResourceA}); err != nil {
+		t.Fatal(err)
+	}
+
+	calls := tel.find("tools/call")
+	if len(calls) != 3 {
+		t.Fatalf("%d tools/call operations; want 3", len(calls))
+	}
+	w := calls[0]
+	if w.op.Tool != "whoami" || w.op.Server != "up" || w.op.Transport != "streamable-http" || w.op.ProtocolVersion != v1125 ||
+		w.op.SessionID == "" || w.op.Meta["traceparent"] != "client's" || w.op.Header == nil || w.res.Err != nil || w.res.ErrorType != "" {
+		t.Errorf("whoami operation: %+v, %+v", w.op, w.res)
+	}
+	if got, _ := whoamiOf(t, res).Meta["traceparent"].(string); !strings.HasPrefix(got, "op-") {
+		t.Errorf("the server saw traceparent %v; want the gateway operation's", got)
+	}
+	if f := calls[1]; f.op.Tool != "fail" || !f.res.ToolError || f.res.ErrorType != "tool_error" {
+		t.Errorf("fail operation: %+v, %+v", f.op, f.res)
+	}
+	if u := calls[2]; u.op.Tool != "" || u.op.Server != "" || u.res.ErrorType != "-32602" || u.res.Code != -32602 || u.res.Err == nil {
+		t.Errorf("unknown tool operation: %+v, %+v", u.op, u.res)
+	}
+	if p := tel.find("prompts/get"); len(p) != 1 || p[0].op.Prompt != "greet" || p[0].op.Server != "up" {
+		t.Errorf("prompts/get operations: %+v", p)
+	}
+	if r := tel.find("resources/read"); len(r) != 1 || r[0].op.ResourceURI != testserver.ResourceA || r[0].op.Server != "up" {
+		t.Errorf("resources/read operations: %+v", r)
+	}
+	if len(tel.find("initialize")) != 1 || len(tel.find("notifications/initialized")) != 0 {
+		t.Error("want an initialize operation and no notification's")
+	}
+}
+
+// TestTelemetryStdio: over stdio an operation's transport is "stdio",
+// without headers.
+func TestTelemetryStdio(t *testing.T) {
+	tel := &recordingTelemetry{}
+	g, err := New([]Server{{Name: "s", Target: testserver.New(testserver.Options{Era: testserver.Legacy})}}, &Options{Logger: quietLogger(t), Telemetry: tel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	ctx := testCtx(t, 30*time.Second)
+	if err := g.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cr, gw := io.Pipe()
+	gr, cw := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- g.ServeStdio(ctx, gr, gw) }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "stdio-client"}, nil).Connect(ctx, &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}}); err != nil {
+		t.Fatal(err)
+	}
+	_ = cs.Close()
+	_ = cw.Close()
+	<-done
+	c := tel.find("tools/call")
+	if len(c) != 1 || c[0].op.Transport != "stdio" || c[0].op.Header != nil || c[0].op.Server != "s" {
+		t.Errorf("stdio operations: %+v", c)
+	}
+}
+
+// whoamiOf decodes a whoami tool's result.
+func whoamiOf(t *testing.T, res *mcp.CallToolResult) testserver.Whoami {
+	t.Helper()
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w testserver.Whoami
+	if err := json.Unmarshal(b, &w); err != nil {
+		t.Fatalf("whoami result %s: %v", b, err)
+	}
+	return w
+}
+
+// TestTelemetryTaskOperations: a tasks/get is an operation whose server
+// is the one its task id names, when the gateway has it.
+func TestTelemetryTaskOperations(t *testing.T) {
+	tel := &recordingTelemetry{}
+	_, url := startGateway(t, []Server{{Name: "up", Target: testserver.New(testserver.Options{})}}, &Options{Telemetry: tel})
+	r := newRawRPC(t, url, v1125, "", `{}`)
+	hex := strings.Repeat("0a", 16)
+	for _, id := range []string{"up." + hex, "nosuch." + hex, "not an id"} {
+		if e := r.callErr("tasks/get", `{"taskId":"`+id+`"}`); e == "" {
+			t.Fatalf("tasks/get %s: no error", id)
+		}
+	}
+	ops := tel.find("tasks/get")
+	if len(ops) != 3 {
+		t.Fatalf("%d tasks/get operations; want 3", len(ops))
+	}
+	for i, want := range []string{"up", "", ""} {
+		if ops[i].op.Server != want || ops[i].res.Err == nil {
+			t.Errorf("tasks/get %d: server %q (want %q), %+v", i, ops[i].op.Server, want, ops[i].res)
+		}
+	}
+}
