@@ -75,6 +75,9 @@ type OperationResult struct {
 // (*InputRequiredError); "process_exit" (*ProcessExitError); "transport"
 // (any other *TransportError); else "_OTHER".
 func ErrorType(err error) string {
+	if err == nil {
+		return "" // before the variables below, which errors.As makes escape
+	}
 	var (
 		rpc      *jsonrpc.Error
 		timeout  *TimeoutError
@@ -88,8 +91,6 @@ func ErrorType(err error) string {
 		te       *TransportError
 	)
 	switch {
-	case err == nil:
-		return ""
 	case errors.As(err, &identity):
 		return "identity"
 	case errors.As(err, &pauth), errors.As(err, &authz):
@@ -237,6 +238,12 @@ type ServerOperationResult struct {
 // NewServerOperationResult describes a request answered with err, or with
 // a tool call's result whose isError is toolError.
 func NewServerOperationResult(err error, toolError bool) ServerOperationResult {
+	if err == nil {
+		if toolError {
+			return ServerOperationResult{ToolError: true, ErrorType: "tool_error"}
+		}
+		return ServerOperationResult{}
+	}
 	r := ServerOperationResult{Err: err, ErrorType: ErrorType(err)}
 	var rpc *jsonrpc.Error
 	if errors.As(err, &rpc) {
@@ -244,9 +251,6 @@ func NewServerOperationResult(err error, toolError bool) ServerOperationResult {
 		if r.ErrorType == "_OTHER" {
 			r.ErrorType = strconv.FormatInt(rpc.Code, 10)
 		}
-	}
-	if err == nil && toolError {
-		r.ToolError, r.ErrorType = true, "tool_error"
 	}
 	return r
 }
