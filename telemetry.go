@@ -190,7 +190,10 @@ type ServerTelemetry interface {
 // values of them.
 type ServerOperation struct {
 	// Method is the MCP method: "tools/call", "tools/list",
-	// "prompts/get", "resources/read", "tasks/get", "initialize", ...
+	// "prompts/get", "resources/read", "tasks/get", "initialize", ...;
+	// or "tasks/run" for the run of a task the server makes for a
+	// tools/call, after that request has its answer. A "tasks/run"'s Meta
+	// holds the trace context of the tools/call that made the task.
 	Method string
 	// Server names the server behind that answers the request (the
 	// gateway's name for it), when there is one and it is known.

@@ -96,3 +96,25 @@ func cutURI(uri string) string {
 	}
 	return uri
 }
+
+// taskRun returns, with Options.Telemetry, what starts the operation of
+// the run of a task the gateway makes for the request of ctx (for
+// principal, in session ss, calling r): an operation "tasks/run" whose
+// trace context is the request's, so that the call to the server, made
+// after the request has its answer, is in the client's trace. It returns
+// nil without Telemetry.
+func (g *Gateway) taskRun(ctx context.Context, principal string, ss *mcp.ServerSession, r toolRoute) func(context.Context) (context.Context, func(mcpadapter.ServerOperationResult)) {
+	t := g.opts.Telemetry
+	if t == nil {
+		return nil
+	}
+	meta := make(map[string]any, 2)
+	t.InjectMeta(ctx, meta)
+	op := mcpadapter.ServerOperation{Method: "tasks/run", Server: r.u.name, Tool: r.tool.Name, Principal: principal, Meta: meta}
+	if ss != nil {
+		op.SessionID = ss.ID()
+	}
+	return func(ctx context.Context) (context.Context, func(mcpadapter.ServerOperationResult)) {
+		return t.StartServerOperation(ctx, op)
+	}
+}

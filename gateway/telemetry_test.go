@@ -17,6 +17,7 @@ import (
 
 // recordedOp is an operation a recordingTelemetry saw, with its end.
 type recordedOp struct {
+	id  int
 	op  mcpadapter.ServerOperation
 	res *mcpadapter.ServerOperationResult
 }
@@ -32,10 +33,10 @@ type recordingTelemetry struct {
 type opKey struct{}
 
 func (r *recordingTelemetry) StartServerOperation(ctx context.Context, op mcpadapter.ServerOperation) (context.Context, func(mcpadapter.ServerOperationResult)) {
-	rec := &recordedOp{op: op}
 	r.mu.Lock()
+	id := len(r.ops) + 1
+	rec := &recordedOp{id: id, op: op}
 	r.ops = append(r.ops, rec)
-	id := len(r.ops)
 	r.mu.Unlock()
 	return context.WithValue(ctx, opKey{}, id), func(res mcpadapter.ServerOperationResult) {
 		r.mu.Lock()
@@ -188,5 +189,31 @@ func TestTelemetryTaskOperations(t *testing.T) {
 		if ops[i].op.Server != want || ops[i].res.Err == nil {
 			t.Errorf("tasks/get %d: server %q (want %q), %+v", i, ops[i].op.Server, want, ops[i].res)
 		}
+	}
+}
+
+// TestTelemetryTaskRun: the run of a task the gateway makes is an
+// operation "tasks/run" in the trace of the tools/call that made it, and
+// the server gets the run's trace context.
+func TestTelemetryTaskRun(t *testing.T) {
+	tel := &recordingTelemetry{}
+	_, url := startGateway(t, []Server{{Name: "up", Target: testserver.New(testserver.Options{})}}, &Options{Telemetry: tel})
+	r := newRawRPC(t, url, v1125, "", `{}`)
+	id := r.startTask("whoami", `{}`)
+	r.waitStatus(id, "completed")
+	res := r.call("tasks/result", `{"taskId":"`+id+`"}`)
+
+	calls, runs := tel.find("tools/call"), tel.find("tasks/run")
+	if len(calls) != 1 || len(runs) != 1 {
+		t.Fatalf("%d tools/call and %d tasks/run operations; want 1 and 1", len(calls), len(runs))
+	}
+	run := runs[0]
+	if run.op.Meta["traceparent"] != "op-"+strconv.Itoa(calls[0].id) || run.op.Tool != "whoami" || run.op.Server != "up" || run.res.Err != nil {
+		t.Errorf("tasks/run operation: %+v, %+v; the tools/call's is op-%d", run.op, run.res, calls[0].id)
+	}
+	sc, _ := res["structuredContent"].(map[string]any)
+	meta, _ := sc["meta"].(map[string]any)
+	if got, want := meta["traceparent"], "op-"+strconv.Itoa(run.id); got != want {
+		t.Errorf("the server saw traceparent %v; want %s (the run's)", got, want)
 	}
 }
