@@ -330,7 +330,9 @@ func (s *taskStore) start(ctx context.Context, principal string, ss *mcp.ServerS
 		if observe != nil {
 			var end func(mcpadapter.ServerOperationResult)
 			ctx, end = observe(ctx)
-			defer func() { end(mcpadapter.NewServerOperationResult(err, err == nil && res != nil && res.IsError)) }()
+			defer func() {
+				end(mcpadapter.NewServerOperationResult(s.g.red.err(err), err == nil && res != nil && res.IsError))
+			}()
 		}
 		free, err := acquire(ctx, r.u.taskSem)
 		if err == nil {

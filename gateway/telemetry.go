@@ -89,12 +89,13 @@ func (g *Gateway) operation(method string, req mcp.Request) mcpadapter.ServerOpe
 	return op
 }
 
-// cutURI cuts a client's resource URI at maxTelemetryURI bytes.
+// cutURI cuts a client's resource URI at maxTelemetryURI bytes, and
+// leaves out what is not UTF-8 (the cut may split a character).
 func cutURI(uri string) string {
 	if len(uri) > maxTelemetryURI {
-		return uri[:maxTelemetryURI]
+		uri = uri[:maxTelemetryURI]
 	}
-	return uri
+	return strings.ToValidUTF8(uri, "")
 }
 
 // taskRun returns, with Options.Telemetry, what starts the operation of

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
@@ -215,5 +216,19 @@ func TestTelemetryTaskRun(t *testing.T) {
 	meta, _ := sc["meta"].(map[string]any)
 	if got, want := meta["traceparent"], "op-"+strconv.Itoa(run.id); got != want {
 		t.Errorf("the server saw traceparent %v; want %s (the run's)", got, want)
+	}
+}
+
+// TestCutURI: a client's resource URI reaches the telemetry cut at 1 KiB,
+// valid UTF-8 even when the cut splits a character.
+func TestCutURI(t *testing.T) {
+	for _, uri := range []string{"test://a", "x" + strings.Repeat("é", 2000), strings.Repeat("a", 5000), "bad\xff"} {
+		got := cutURI(uri)
+		if len(got) > maxTelemetryURI || !utf8.ValidString(got) || !strings.HasPrefix(uri, got[:min(len(got), 3)]) {
+			t.Errorf("cutURI(%.20q...) = %.20q... (%d bytes)", uri, got, len(got))
+		}
+	}
+	if cutURI("test://a") != "test://a" {
+		t.Error("a short URI changed")
 	}
 }
