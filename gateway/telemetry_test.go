@@ -232,3 +232,20 @@ func TestCutURI(t *testing.T) {
 		t.Error("a short URI changed")
 	}
 }
+
+// TestTelemetryUnsetForwardsClientTrace: without Options.Telemetry the
+// client's trace context reaches the server as the client sent it.
+func TestTelemetryUnsetForwardsClientTrace(t *testing.T) {
+	_, url := startGateway(t, []Server{{Name: "up", Target: testserver.New(testserver.Options{})}}, nil)
+	for _, v := range []string{v1125, v0728} {
+		cs := connect(t, url, v, nil)
+		tp := "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+		res, err := cs.CallTool(testCtx(t, 30*time.Second), &mcp.CallToolParams{Name: "whoami", Meta: mcp.Meta{"traceparent": tp, "tracestate": "rojo=1"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := whoamiOf(t, res).Meta; m["traceparent"] != tp || m["tracestate"] != "rojo=1" {
+			t.Errorf("%s: the server saw %v", v, m)
+		}
+	}
+}

@@ -179,7 +179,7 @@ func TestGatewayContinuesTrace(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
 				ctx, agent := rig.tracer.Start(ctx, "agent turn", trace.WithSpanKind(trace.SpanKindClient))
-				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami", Meta: mcp.Meta{"traceparent": traceparent(agent.SpanContext())}})
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami", Meta: mcp.Meta{"traceparent": traceparent(agent.SpanContext()), "tracestate": "rojo=00f067aa0ba902b7"}})
 				agent.End()
 				if err != nil {
 					t.Fatal(err)
@@ -197,6 +197,9 @@ func TestGatewayContinuesTrace(t *testing.T) {
 				}
 				if got, want := seen["traceparent"], traceparent(up.SpanContext()); got != want {
 					t.Errorf("the server saw traceparent %v; want %s (the gateway's client span)", got, want)
+				}
+				if got := seen["tracestate"]; got != "rojo=00f067aa0ba902b7" {
+					t.Errorf("the server saw tracestate %v; want the client's", got)
 				}
 				a := attrs(srv)
 				for k, want := range map[attribute.Key]string{
