@@ -208,7 +208,8 @@ type ServerOperation struct {
 	ResourceURI string
 	// SessionID is the client's MCP session id, if it has one.
 	SessionID string
-	// ProtocolVersion is the protocol version of the client's request.
+	// ProtocolVersion is the protocol version of the client's request,
+	// when it is one the server knows.
 	ProtocolVersion string
 	// Transport is "streamable-http" or "stdio".
 	Transport string

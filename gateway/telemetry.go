@@ -12,6 +12,18 @@ import (
 // maxTelemetryURI bounds the resource URI a ServerOperation carries.
 const maxTelemetryURI = 1 << 10
 
+// knownVersion reports whether a ServerOperation names protocol version
+// v: a 2026-07-28 request's version is the client's own text (its _meta),
+// and one the gateway does not know is left out rather than made a new
+// value of a metric.
+func knownVersion(v string) bool {
+	switch v {
+	case "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", modernVersion:
+		return true
+	}
+	return false
+}
+
 // observe wraps handle so that each client request is an operation of
 // Options.Telemetry: it starts with the client's trace context, the
 // request is handled with the context it returns (so the requests to the
@@ -50,7 +62,7 @@ func (g *Gateway) operation(method string, req mcp.Request) mcpadapter.ServerOpe
 	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
 		op.SessionID = ss.ID()
 	}
-	if r, ok := req.(interface{ ProtocolVersion() string }); ok {
+	if r, ok := req.(interface{ ProtocolVersion() string }); ok && knownVersion(r.ProtocolVersion()) {
 		op.ProtocolVersion = r.ProtocolVersion()
 	}
 	p := req.GetParams()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -247,5 +248,45 @@ func TestTelemetryUnsetForwardsClientTrace(t *testing.T) {
 		if m := whoamiOf(t, res).Meta; m["traceparent"] != tp || m["tracestate"] != "rojo=1" {
 			t.Errorf("%s: the server saw %v", v, m)
 		}
+	}
+}
+
+// TestTelemetryHostileVersion: a request naming a protocol version the
+// gateway does not know gives no operation that version (a client cannot
+// make new values of the metric's attribute).
+func TestTelemetryHostileVersion(t *testing.T) {
+	tel := &recordingTelemetry{}
+	_, url := startGateway(t, []Server{{Name: "up", Target: testserver.New(testserver.Options{})}}, &Options{Telemetry: tel})
+	r := newRawRPC(t, url, v0728, "", `{}`)
+	// The header must name the _meta's version (go-sdk refuses a request
+	// where they differ).
+	const hostile = "9999-99-99-hostile"
+	req, _ := http.NewRequestWithContext(testCtx(t, 30*time.Second), http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{`+
+		`"io.modelcontextprotocol/protocolVersion":"`+hostile+`","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},`+
+		`"io.modelcontextprotocol/clientCapabilities":{}}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", hostile)
+	req.Header.Set("Mcp-Method", "tools/list")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	// go-sdk refuses the version before the gateway sees the request;
+	// knownVersion guards the operation if it ever does not.
+	n := len(tel.find("tools/list"))
+	for _, o := range tel.find("tools/list") {
+		if v := o.op.ProtocolVersion; v != "" {
+			t.Errorf("operation version %q (answer %s)", v, body)
+		}
+	}
+	r.call("tools/list", `{}`)
+	if ops := tel.find("tools/list"); len(ops) != n+1 || ops[n].op.ProtocolVersion != v0728 {
+		t.Errorf("a known version is left out: %+v", ops)
+	}
+	if knownVersion(hostile) || !knownVersion(v1125) {
+		t.Error("knownVersion")
 	}
 }
