@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"net/http"
 	"strconv"
 
 	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
@@ -74,6 +75,9 @@ type OperationResult struct {
 // (*InputRequiredError); "process_exit" (*ProcessExitError); "transport"
 // (any other *TransportError); else "_OTHER".
 func ErrorType(err error) string {
+	if err == nil {
+		return "" // before the variables below, which errors.As makes escape
+	}
 	var (
 		rpc      *jsonrpc.Error
 		timeout  *TimeoutError
@@ -87,8 +91,6 @@ func ErrorType(err error) string {
 		te       *TransportError
 	)
 	switch {
-	case err == nil:
-		return ""
 	case errors.As(err, &identity):
 		return "identity"
 	case errors.As(err, &pauth), errors.As(err, &authz):
@@ -159,4 +161,100 @@ func (c *Client) observedCall(ctx context.Context, tc *toolCall) (*Result, error
 	res, err := c.callTool(ctx, tc)
 	end(c.opResult(ctx, res, err))
 	return res, err
+}
+
+// ServerTelemetry observes the work of an MCP server built on this module,
+// such as the gateway (github.com/mcpadapter/mcpadapter/gateway,
+// Options.Telemetry): each request a client makes of it is a
+// ServerOperation that starts, continuing the client's trace, and ends.
+// The otel module implements it with OpenTelemetry server spans and
+// metrics; this module does not depend on OpenTelemetry.
+//
+// Implementations must be safe for concurrent use and should not block.
+type ServerTelemetry interface {
+	// StartServerOperation is called when a client's request begins. The
+	// context it returns is the operation's (a server span's, say, whose
+	// parent is the trace context op carries): everything done for the
+	// request, the requests to the servers behind it included, is done
+	// with it. end is called once, when the request has its answer.
+	StartServerOperation(ctx context.Context, op ServerOperation) (_ context.Context, end func(ServerOperationResult))
+	// InjectMeta adds the trace context of ctx to the _meta of a request
+	// made with ctx to a server behind, as Telemetry.InjectMeta does:
+	// what it writes replaces the client's own entries of the same name.
+	InjectMeta(ctx context.Context, meta map[string]any)
+}
+
+// ServerOperation is one request of a client that ServerTelemetry sees.
+// Its names have few values: Tool and Prompt are names the server offers
+// (a name a client made up is left out), so that a client cannot make new
+// values of them.
+type ServerOperation struct {
+	// Method is the MCP method: "tools/call", "tools/list",
+	// "prompts/get", "resources/read", "tasks/get", "initialize", ...;
+	// or "tasks/run" for the run of a task the server makes for a
+	// tools/call, after that request has its answer. A "tasks/run"'s Meta
+	// holds the trace context of the tools/call that made the task.
+	Method string
+	// Server names the server behind that answers the request (the
+	// gateway's name for it), when there is one and it is known.
+	Server string
+	// Tool is the tool called, by the name the client sees (tools/call).
+	Tool string
+	// Prompt is the prompt asked for, by the name the client sees
+	// (prompts/get).
+	Prompt string
+	// ResourceURI is the resource read or subscribed to, cut at 1 KiB.
+	// It is the client's, and has as many values as clients make.
+	ResourceURI string
+	// SessionID is the client's MCP session id, if it has one.
+	SessionID string
+	// ProtocolVersion is the protocol version of the client's request,
+	// when it is one the server knows.
+	ProtocolVersion string
+	// Transport is "streamable-http" or "stdio".
+	Transport string
+	// Principal is whom the request is for (the gateway's principal), or
+	// "". It has as many values as there are users.
+	Principal string
+	// Meta is the _meta of the client's request, where its trace context
+	// is ("traceparent", "tracestate"); read it, never change it. Its
+	// values are the client's: of any type and size.
+	Meta map[string]any
+	// Header is the HTTP request's header (nil over stdio), whose trace
+	// context serves when Meta has none; read it, never change it.
+	Header http.Header
+}
+
+// ServerOperationResult says how a ServerOperation ended.
+type ServerOperationResult struct {
+	// Err is the error the client is answered with, or nil.
+	Err error
+	// ToolError reports a tool call that ran and failed (its result's
+	// isError).
+	ToolError bool
+	// ErrorType is ErrorType(Err), or "tool_error" for a tool error: ""
+	// when the request succeeded.
+	ErrorType string
+	// Code is the JSON-RPC error code the client is answered with, or 0.
+	Code int64
+}
+
+// NewServerOperationResult describes a request answered with err, or with
+// a tool call's result whose isError is toolError.
+func NewServerOperationResult(err error, toolError bool) ServerOperationResult {
+	if err == nil {
+		if toolError {
+			return ServerOperationResult{ToolError: true, ErrorType: "tool_error"}
+		}
+		return ServerOperationResult{}
+	}
+	r := ServerOperationResult{Err: err, ErrorType: ErrorType(err)}
+	var rpc *jsonrpc.Error
+	if errors.As(err, &rpc) {
+		r.Code = rpc.Code
+		if r.ErrorType == "_OTHER" {
+			r.ErrorType = strconv.FormatInt(rpc.Code, 10)
+		}
+	}
+	return r
 }

@@ -126,7 +126,7 @@ func (g *Gateway) callTool(ctx context.Context, name string, req *mcp.CallToolRe
 	params := &mcp.CallToolParams{
 		Name:           r.tool.OriginalName,
 		Arguments:      json.RawMessage(r.tool.ServerArguments(args)),
-		Meta:           g.forwardMeta(req, req.Params.Meta, u),
+		Meta:           g.forwardMeta(ctx, req, req.Params.Meta, u),
 		InputResponses: req.Params.InputResponses,
 		RequestState:   state,
 	}
@@ -257,9 +257,12 @@ func checkArgs(args json.RawMessage) error {
 // client's own entries (trace context, say), without those that belong to
 // one hop (the protocol version, client info and capabilities, which the
 // gateway's client sets) and without the progress token (the server's
-// client sets one of its own when the call's progress is wanted). A 2026-07-28 server gets the client's log level: from the
-// request's _meta, or the level a handshake-era session set.
-func (g *Gateway) forwardMeta(req mcp.Request, m mcp.Meta, u *upstream) mcp.Meta {
+// client sets one of its own when the call's progress is wanted). A
+// 2026-07-28 server gets the client's log level: from the request's _meta,
+// or the level a handshake-era session set. With Options.Telemetry the
+// trace context is that of ctx (the gateway's operation), not the
+// client's.
+func (g *Gateway) forwardMeta(ctx context.Context, req mcp.Request, m mcp.Meta, u *upstream) mcp.Meta {
 	modern := u.isModern()
 	out := make(mcp.Meta, len(m)+1)
 	for k, v := range m {
@@ -290,6 +293,9 @@ func (g *Gateway) forwardMeta(req mcp.Request, m mcp.Meta, u *upstream) mcp.Meta
 				out[mcp.MetaKeyLogLevel] = l
 			}
 		}
+	}
+	if t := g.opts.Telemetry; t != nil {
+		t.InjectMeta(ctx, out)
 	}
 	if len(out) == 0 {
 		return nil

@@ -19,11 +19,15 @@ import (
 // resources/read, and leaves out of listings what the Policy refuses.
 // Its errors never carry the config's secrets.
 func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
-	handle := g.route(next)
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		res, err := handle(ctx, method, req)
+	route := g.route(next)
+	handle := func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := route(ctx, method, req)
 		return res, g.red.rpcErr(err)
 	}
+	if g.opts.Telemetry == nil {
+		return handle
+	}
+	return g.observe(handle)
 }
 
 func (g *Gateway) route(next mcp.MethodHandler) mcp.MethodHandler {
@@ -174,7 +178,7 @@ func (g *Gateway) promptHandler(name string) mcp.PromptHandler {
 			return nil, errUnknownState()
 		}
 		params := &mcp.GetPromptParams{
-			Meta:           g.forwardMeta(req, req.Params.Meta, r.u),
+			Meta:           g.forwardMeta(ctx, req, req.Params.Meta, r.u),
 			Name:           r.name,
 			Arguments:      req.Params.Arguments,
 			InputResponses: req.Params.InputResponses,
@@ -264,7 +268,7 @@ func (g *Gateway) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.
 	if parked {
 		return nil, errUnknownState()
 	}
-	params := &mcp.ReadResourceParams{Meta: g.forwardMeta(req, req.Params.Meta, u), URI: uri, InputResponses: req.Params.InputResponses, RequestState: state}
+	params := &mcp.ReadResourceParams{Meta: g.forwardMeta(ctx, req, req.Params.Meta, u), URI: uri, InputResponses: req.Params.InputResponses, RequestState: state}
 	for round := 0; ; round++ {
 		var res *mcp.ReadResourceResult
 		err := u.do(ctx, o, true, func(ctx context.Context, cs *mcp.ClientSession) error {
@@ -321,7 +325,7 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 	default:
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid params: $.ref.type is %q: want \"ref/prompt\" or \"ref/resource\"", ref.Type)}
 	}
-	params.Meta = g.forwardMeta(req, req.Params.Meta, u)
+	params.Meta = g.forwardMeta(ctx, req, req.Params.Meta, u)
 	var res *mcp.CompleteResult
 	err = u.do(ctx, newOrigin(ctx, req), true, func(ctx context.Context, cs *mcp.ClientSession) error {
 		var err error

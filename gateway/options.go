@@ -158,6 +158,17 @@ type Options struct {
 	// the arguments and the result (each cut at 64 KiB); nil: none does.
 	AuditPayload func(principal, server, tool string) bool
 
+	// Telemetry, if set, observes each client request the gateway
+	// handles (notifications aside) as a mcpadapter.ServerOperation: it
+	// starts with the client's trace context (the request's
+	// _meta.traceparent, else the HTTP headers') and ends with the
+	// answer. The requests to the servers are made with the context it
+	// returns, and carry its trace context in their _meta, so a server's
+	// spans join the client's trace through the gateway's. Set
+	// Client.Telemetry too for a span of each request to a server. The
+	// otel module (mcpotel.New) implements both; nil costs nothing.
+	Telemetry mcpadapter.ServerTelemetry
+
 	// Roots are the roots offered to a handshake-era server that asks for
 	// them outside any client's request; none means an empty list.
 	Roots []*mcp.Root

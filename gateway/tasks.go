@@ -288,8 +288,11 @@ func (s *taskStore) trim(principal string, max int) {
 // start makes a task for principal, in session ss, that calls the tool r
 // with args (as the client wrote them) in the background. ttl, if positive, is what
 // the client asked to keep it for; audit, if not nil, is the call's
-// audit record.
-func (s *taskStore) start(principal string, ss *mcp.ServerSession, r toolRoute, args json.RawMessage, ext bool, ttl time.Duration, audit *auditCall) (*gwTask, error) {
+// audit record. ctx is the context of the client's request that makes the
+// task: with Options.Telemetry, the task's run is an operation of its own
+// ("tasks/run") in the request's trace.
+func (s *taskStore) start(ctx context.Context, principal string, ss *mcp.ServerSession, r toolRoute, args json.RawMessage, ext bool, ttl time.Duration, audit *auditCall) (*gwTask, error) {
+	observe := s.g.taskRun(ctx, principal, ss, r)
 	if ttl <= 0 || ttl > s.opts.ttl() {
 		ttl = s.opts.ttl()
 	}
@@ -310,18 +313,27 @@ func (s *taskStore) start(principal string, ss *mcp.ServerSession, r toolRoute, 
 	s.tasks[t.id] = t
 	s.count[principal]++
 	t.counted = true
-	ctx, cancel := context.WithCancelCause(s.g.ctx)
+	tctx, cancel := context.WithCancelCause(s.g.ctx)
 	t.cancel = cancel
 	s.wg.Add(1)
 	s.mu.Unlock()
-	ctx = context.WithValue(withPrincipal(ctx, principal), taskKey{}, t)
+	tctx = context.WithValue(withPrincipal(tctx, principal), taskKey{}, t)
 	go func() {
+		ctx := tctx
 		defer s.wg.Done()
 		defer close(t.done)
 		defer cancel(nil)
 		// Tasks take half a server's call slots at most: calls that
 		// wait for their answer always find the other half.
 		var res *mcp.CallToolResult
+		var err error
+		if observe != nil {
+			var end func(mcpadapter.ServerOperationResult)
+			ctx, end = observe(ctx)
+			defer func() {
+				end(mcpadapter.NewServerOperationResult(s.g.red.err(err), err == nil && res != nil && res.IsError))
+			}()
+		}
 		free, err := acquire(ctx, r.u.taskSem)
 		if err == nil {
 			res, err = s.g.runTaskCall(ctx, r, args, mcpadapter.TaskPrefer, t.setRemote)

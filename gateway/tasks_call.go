@@ -97,7 +97,7 @@ func (g *Gateway) taskCall(ctx context.Context, req mcp.Request) (_ mcp.Result, 
 		audit.end(ctx, res, err)
 		return res, err, true
 	}
-	t, err := g.tasks.start(PrincipalFrom(ctx), ss, r, p.Arguments, ext, ttl, audit)
+	t, err := g.tasks.start(ctx, PrincipalFrom(ctx), ss, r, p.Arguments, ext, ttl, audit)
 	if err != nil {
 		audit.end(ctx, nil, err)
 		return nil, err, true
@@ -167,6 +167,10 @@ func (g *Gateway) runTaskCall(ctx context.Context, r toolRoute, args json.RawMes
 		defer u.lane.leave(f)
 	}
 	opts := &mcpadapter.CallOptions{Task: mode}
+	if t := g.opts.Telemetry; t != nil {
+		opts.Meta = make(map[string]any, 2)
+		t.InjectMeta(ctx, opts.Meta)
+	}
 	if onTask != nil {
 		opts.OnTask = func(h mcpadapter.TaskHandle) { onTask(h.TaskID) }
 	}

@@ -30,8 +30,25 @@
 //	}
 //	c, err := mcpadapter.NewClient(url, &mcpadapter.ClientOptions{Telemetry: tel})
 //
-// The core module does not depend on OpenTelemetry: a client without
-// Telemetry pays nothing.
+// The same Telemetry observes a gateway (module
+// github.com/mcpadapter/mcpadapter/gateway) as its Options.Telemetry, a
+// mcpadapter.ServerTelemetry: a SERVER span per client request that
+// continues the client's trace and carries it on to the servers, and the
+// histogram mcp.server.operation.duration (StartServerOperation). Set it
+// as the gateway's Options.Client.Telemetry too for a CLIENT span of each
+// request to a server:
+//
+//	gw, err := gateway.New(servers, &gateway.Options{
+//		Telemetry: tel,
+//		Client:    &mcpadapter.ClientOptions{Telemetry: tel},
+//	})
+//
+// The types of that hook are in the core module, so that this module
+// needs the gateway's only for its tests and examples, and a program that
+// observes clients only compiles no gateway.
+//
+// The core and gateway modules do not depend on OpenTelemetry: a client
+// or gateway without Telemetry pays nothing.
 package mcpotel
 
 import (
@@ -65,10 +82,19 @@ const (
 	keyServerAddress   = attribute.Key("server.address")
 	keyServerPort      = attribute.Key("server.port")
 	keyServerName      = attribute.Key("mcpadapter.server")
+	keyPromptName      = attribute.Key("gen_ai.prompt.name")
+	keyResourceURI     = attribute.Key("mcp.resource.uri")
+	keyStatusCode      = attribute.Key("rpc.response.status_code")
+	keyPrincipal       = attribute.Key("mcpadapter.principal")
 )
 
-// MetricDuration is the name of the duration histogram.
+// MetricDuration is the name of the duration histogram of a client's
+// requests.
 const MetricDuration = "mcp.client.operation.duration"
+
+// MetricServerDuration is the name of the duration histogram of the
+// requests a server (the gateway) answers.
+const MetricServerDuration = "mcp.server.operation.duration"
 
 // durationBuckets are the bucket boundaries the conventions advise for
 // mcp.client.operation.duration, in seconds.
@@ -86,16 +112,31 @@ type Options struct {
 	// means the W3C trace context (propagation.TraceContext), whatever the
 	// global propagator is, since that is what MCP servers read.
 	Propagator propagation.TextMapPropagator
+	// Principals are the principals a server's spans and metrics name
+	// (attribute mcpadapter.principal); a request of any other principal
+	// is named "_OTHER". None (the default): no principal is named. A
+	// principal is a user: as many values as there are users, too many
+	// for a metric's attributes (each value makes a time series of every
+	// combination with the others), and personal data in every span.
+	// List the few it is worth telling apart (service accounts, say).
+	Principals []string
 }
 
-// Telemetry implements mcpadapter.Telemetry with OpenTelemetry.
+// Telemetry implements mcpadapter.Telemetry (a client's requests) and
+// mcpadapter.ServerTelemetry (the requests a gateway answers) with
+// OpenTelemetry.
 type Telemetry struct {
 	tracer     trace.Tracer
 	duration   metric.Float64Histogram
+	server     metric.Float64Histogram
 	propagator propagation.TextMapPropagator
+	principals map[string]bool
 }
 
-var _ mcpadapter.Telemetry = (*Telemetry)(nil)
+var (
+	_ mcpadapter.Telemetry       = (*Telemetry)(nil)
+	_ mcpadapter.ServerTelemetry = (*Telemetry)(nil)
+)
 
 // New returns a Telemetry for ClientOptions.Telemetry; opts may be nil.
 func New(opts *Options) (*Telemetry, error) {
@@ -119,7 +160,21 @@ func New(opts *Options) (*Telemetry, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Telemetry{tracer: o.TracerProvider.Tracer(ScopeName), duration: hist, propagator: o.Propagator}, nil
+	server, err := o.MeterProvider.Meter(ScopeName).Float64Histogram(MetricServerDuration,
+		metric.WithUnit("s"),
+		metric.WithDescription("MCP request duration as observed on the receiver from the time it was received until the result is sent."),
+		metric.WithExplicitBucketBoundaries(durationBuckets...))
+	if err != nil {
+		return nil, err
+	}
+	t := &Telemetry{tracer: o.TracerProvider.Tracer(ScopeName), duration: hist, server: server, propagator: o.Propagator}
+	if len(o.Principals) > 0 {
+		t.principals = make(map[string]bool, len(o.Principals))
+		for _, p := range o.Principals {
+			t.principals[p] = true
+		}
+	}
+	return t, nil
 }
 
 // StartOperation starts op's span.
