@@ -331,6 +331,11 @@ func TestHITLNumbersOnTheWire(t *testing.T) {
 			if !errors.As(err, &ee) || ee.Field != "amount" {
 				t.Errorf("NaN: %v", err)
 			}
+			// The refused answer leaves the question open: decline it,
+			// so that the server's call ends before the test does.
+			if _, err := ask.Resume(ctx, p, &elicitation.Resume{Responses: map[string]elicitation.Response{p.Requests[0].Key: {Action: elicitation.Decline}}}); err != nil {
+				t.Errorf("declining after NaN: %v", err)
+			}
 		})
 	}
 }
