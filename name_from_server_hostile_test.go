@@ -268,11 +268,7 @@ func TestNameFromServerStringDoesNotSettle(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd, _ := countedServer(t, "printed", testserver.Legacy)
-	c, err := mcpadapter.NewClient(cmd, &mcpadapter.ClientOptions{NameFromServer: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := nameFromServerClient(t, cmd)
 	if s := c.String(); s != "mcpadapter.Client("+cmd.Name()+")" {
 		t.Errorf("String before connecting: %q", s)
 	}

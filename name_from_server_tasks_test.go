@@ -93,11 +93,7 @@ func TestNameFromServerTasksRaceFirstConnect(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd, count := taskHost(t)
-	c, err := mcpadapter.NewClient(cmd, &mcpadapter.ClientOptions{NameFromServer: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := nameFromServerClient(t, cmd)
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Go(func() {

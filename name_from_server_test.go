@@ -240,11 +240,7 @@ func TestNameFromServerSettlesOnce(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd, _ := countedServer(t, "srv", testserver.Legacy)
-	c, err := mcpadapter.NewClient(cmd, &mcpadapter.ClientOptions{NameFromServer: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := nameFromServerClient(t, cmd)
 	early := c.Name()
 	if early != cmd.Name() {
 		t.Fatalf("Name before connecting %q, want %q", early, cmd.Name())
@@ -456,4 +452,16 @@ func TestNameFromServerTelemetry(t *testing.T) {
 	if len(tel.ops) < 3 || tel.ops[0].Method != "connect" || starts(t, count) != 1 {
 		t.Errorf("operations %v, %d starts", methods, starts(t, count))
 	}
+}
+
+// nameFromServerClient is a NameFromServer client of cmd, closed when the
+// test ends.
+func nameFromServerClient(t *testing.T, cmd mcpadapter.Command) *mcpadapter.Client {
+	t.Helper()
+	c, err := mcpadapter.NewClient(cmd, &mcpadapter.ClientOptions{NameFromServer: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
 }

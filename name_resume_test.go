@@ -78,12 +78,8 @@ func TestNameFromServerResumeTaskFresh(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd, count := countedServer(t, "weather.example/Server", testserver.Modern)
-	c, err := mcpadapter.NewClient(cmd, &mcpadapter.ClientOptions{NameFromServer: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_, err = c.ResumeTask(ctx, mcpadapter.TaskHandle{Server: "weather_example_Server", Tool: "book", TaskID: "t-1"}, nil)
+	c := nameFromServerClient(t, cmd)
+	_, err := c.ResumeTask(ctx, mcpadapter.TaskHandle{Server: "weather_example_Server", Tool: "book", TaskID: "t-1"}, nil)
 	if err == nil {
 		t.Fatal("a task the server does not know resumed")
 	}
