@@ -156,15 +156,13 @@ func (id *CallIdentity) check() error {
 }
 
 // callMeta returns the _meta of a tools/call made with ctx and opts' Meta:
-// a new map of the identity's entries, then opts' (which win), or nil when
-// there are none. The maps given are never modified, nor shared with the
-// request.
+// a new map of the identity's entries, then opts' (which win); meta itself
+// when the identity has none. Neither is modified: the request gets a copy
+// (sendHeld).
 func callMeta(ctx context.Context, meta map[string]any) map[string]any {
 	id := CallIdentityFrom(ctx)
 	if id == nil || len(id.Meta) == 0 {
-		// go-sdk adds its own entries to the _meta of a request it sends
-		// to a 2026-07-28 server: never to the caller's map.
-		return maps.Clone(meta)
+		return meta
 	}
 	out := make(map[string]any, len(id.Meta)+len(meta))
 	maps.Copy(out, id.Meta)
