@@ -369,8 +369,14 @@ func (c *Client) Session(ctx context.Context) (*mcp.ClientSession, error) {
 // group are stopped. The Client stays usable: the next request reconnects.
 // Requests in flight fail with a TransportError. Close also ends, and
 // waits for, the client's wait for the answers of calls whose context
-// ended (see CallOptions.Task).
+// ended (see CallOptions.Task). In ElicitInterrupt mode, a server waiting
+// for the user's answer to a question is told "cancel" first, and Close
+// waits for its call to end, at most a few seconds, before it closes the
+// connection.
 func (c *Client) Close() error {
+	if c.interrupt != nil {
+		c.closeQuestions()
+	}
 	wait := c.bg.Stop()
 	err := c.eng.Close()
 	wait()

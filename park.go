@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/mcpadapter/mcpadapter/elicitation"
 	"github.com/mcpadapter/mcpadapter/internal/engine"
@@ -200,4 +201,19 @@ func (c *Client) passOver(pending *PendingCall) (*Result, error) {
 		return nil, &InputRequiredError{Pending: pending}
 	}
 	return c.notOpen(pending, f)
+}
+
+// closeQuestions tells every server waiting for the user's answer
+// "cancel", and waits for their calls to end, at most park.CloseGrace (a
+// call is cancelled then).
+func (c *Client) closeQuestions() {
+	t := time.NewTimer(park.CloseGrace)
+	defer t.Stop()
+	for _, ended := range c.interrupt.CloseQuestions("the client was closed before it was answered; the server was told \"cancel\"") {
+		select {
+		case <-ended:
+		case <-t.C:
+			return
+		}
+	}
 }

@@ -90,6 +90,25 @@ func (t *Table[R]) Expire(p *Call[R], qid string) {
 	t.log.Info("a parked tool call got no answer in time; its question was cancelled", "tool", p.Tool, "after", t.timeout)
 }
 
+// CloseQuestions closes every open question without the user's answer,
+// recording why: each server waiting for one is told "cancel". It
+// returns the channels closed when each call told so has returned (at
+// most CloseGrace later: the call is cancelled then), so that the caller
+// can let those answers reach their servers before it closes the
+// connections.
+func (t *Table[R]) CloseQuestions(why string) []<-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var ended []<-chan struct{}
+	for _, p := range t.parks {
+		if p.asked != nil {
+			t.closeQuestion(p, why)
+			ended = append(ended, p.ended)
+		}
+	}
+	return ended
+}
+
 // Lookup returns the call in flight with id, or nil.
 func (t *Table[R]) Lookup(id string) *Call[R] {
 	t.mu.Lock()
