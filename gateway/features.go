@@ -58,11 +58,21 @@ func (g *Gateway) route(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		case "initialize":
 			res, err := next(ctx, method, req)
+			if err == nil {
+				if p, ok := req.GetParams().(*mcp.InitializeParams); ok && p != nil {
+					ss, _ := req.GetSession().(*mcp.ServerSession)
+					if err := g.recordSession(ctx, req, ss, p); err != nil {
+						g.log.Warn("a new session could not be recorded for the other replicas; refused", "err", err)
+						return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the gateway's session store is unavailable; try again"}
+					}
+				}
+			}
 			return withTasksCapability(res), err
 		case "logging/setLevel":
 			if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && p != nil {
 				if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
 					g.setLogLevel(ss, string(p.Level))
+					g.sessionChanged(ctx, req, ss, func(r *sessionRecord) { r.Level = string(p.Level) })
 				}
 			}
 		case "prompts/get":
@@ -352,6 +362,12 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 	})
 	if err != nil {
 		u.setSubscribed(uri, req.Session, false)
+	} else {
+		g.sessionChanged(ctx, req, req.Session, func(r *sessionRecord) {
+			if !slices.Contains(r.Subs, uri) && len(r.Subs) < maxSharedSubs {
+				r.Subs = append(r.Subs, uri)
+			}
+		})
 	}
 	return rpcError(err)
 }
@@ -359,6 +375,9 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
 	uri := req.Params.URI
 	u := g.cat.resourceOwner(uri)
+	g.sessionChanged(ctx, req, req.Session, func(r *sessionRecord) {
+		r.Subs = slices.DeleteFunc(r.Subs, func(s string) bool { return s == uri })
+	})
 	if u == nil || !u.setSubscribed(uri, req.Session, false) {
 		return nil
 	}

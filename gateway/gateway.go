@@ -54,6 +54,9 @@ type Gateway struct {
 	sessions map[*mcp.ServerSession]*int     // tool calls in flight by client session
 	running  map[string]map[*runningReq]bool // requests being handled, by session id
 	levels   map[*mcp.ServerSession]string   // log levels set by handshake-era sessions
+
+	shared *sharedSessions // Options.Sessions; nil: sessions are this process's
+	sessWG sync.WaitGroup  // the waits for the end of shared sessions held here
 }
 
 // New returns a gateway for servers; opts may be nil. Server names must be
@@ -75,6 +78,12 @@ func New(servers []Server, opts *Options) (*Gateway, error) {
 		return nil, err
 	}
 	g.quota = q
+	if g.opts.Sessions != nil {
+		if g.shared, err = newSharedSessions(g.opts.Sessions, g.opts.SessionTimeout); err != nil {
+			return nil, err
+		}
+		g.shared.events = newSharedEvents(g)
+	}
 	if len(servers) == 0 {
 		return nil, errors.New("gateway: no servers")
 	}
@@ -150,6 +159,7 @@ func (g *Gateway) newServer() *mcp.Server {
 		SubscribeHandler:   g.subscribe,
 		UnsubscribeHandler: g.unsubscribe,
 		Capabilities:       caps,
+		GetSessionID:       g.nextSessionID,
 	})
 	s.AddReceivingMiddleware(g.middleware)
 	return s
@@ -266,6 +276,7 @@ func (g *Gateway) Close() error {
 		for ss := range g.server.Sessions() {
 			_ = ss.Close()
 		}
+		g.sessWG.Wait()
 		// The tasks' calls end first: their servers are told (a
 		// cancellation, or tasks/cancel) while the connections are up.
 		g.tasks.close()

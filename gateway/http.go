@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,9 +28,13 @@ type httpHandler = *mcp.StreamableHTTPHandler
 func (g *Gateway) newHTTPHandlers() (stateful, stateless httpHandler) {
 	get := func(*http.Request) *mcp.Server { return g.server }
 	logger := g.log.With("component", "go-sdk http")
+	var events mcp.EventStore = mcp.NewMemoryEventStore(nil)
+	if g.shared != nil {
+		events = g.shared.events
+	}
 	stateful = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 		Logger:                     logger,
-		EventStore:                 mcp.NewMemoryEventStore(nil),
+		EventStore:                 events,
 		SessionTimeout:             g.opts.SessionTimeout,
 		MaxRequestBodyBytes:        g.opts.maxRequestBytes(),
 		DisableLocalhostProtection: true, // ServeHTTP checks Host and Origin itself
@@ -63,6 +68,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("Forbidden: Origin %q is not allowed", o), http.StatusForbidden)
 		return
 	}
+	r.Header.Del(replayHeader) // the gateway's own, on the requests it replays
 	if r.Method == http.MethodPost {
 		g.posts.Add(1)
 		defer g.posts.Add(-1)
@@ -89,11 +95,18 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	g.liftTask(r)
-	if modern {
+	switch {
+	case modern:
 		g.stateless.ServeHTTP(w, r)
-		return
+	case g.shared == nil:
+		g.stateful.ServeHTTP(w, r)
+	case r.Header.Get("Mcp-Session-Id") != "":
+		g.serveShared(w, r, r.Header.Get("Mcp-Session-Id"))
+	case r.Method == http.MethodPost:
+		g.makeSession(w, r, rand.Text())
+	default:
+		g.stateful.ServeHTTP(w, r) // go-sdk says what is missing
 	}
-	g.stateful.ServeHTTP(w, r)
 }
 
 // isStateless says which handler r goes to; it may read (and put back)

@@ -120,6 +120,10 @@ type Options struct {
 	// SessionTimeout closes handshake-era client sessions idle this long;
 	// zero means never.
 	SessionTimeout time.Duration
+	// Sessions, if set, keeps handshake-era client sessions in a store
+	// shared by replicas, so that any replica serves any request of them
+	// (sessions.go); nil keeps them in this process.
+	Sessions *SessionOptions
 
 	// AllowedHosts are Host header values accepted besides loopback names
 	// (localhost, 127.0.0.1, [::1], with any port). A request with another

@@ -32,7 +32,7 @@ func knownVersion(v string) bool {
 func (g *Gateway) observe(handle mcp.MethodHandler) mcp.MethodHandler {
 	t := g.opts.Telemetry
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if strings.HasPrefix(method, "notifications/") {
+		if strings.HasPrefix(method, "notifications/") || g.replaying(req) {
 			return handle(ctx, method, req)
 		}
 		ctx, end := t.StartServerOperation(ctx, g.operation(method, req))

@@ -3,7 +3,10 @@
 // (CheckpointStore, an adk.CheckPointStore by its method set, without this
 // module importing eino), the response cache (CacheStore, an
 // mcpadapter.CacheStore) and OAuth tokens (TokenStore, an
-// mcpadapter.TokenUpdater).
+// mcpadapter.TokenUpdater); and, for the gateway's replicas, the limits
+// they share (LimitStore, a gateway.LimitStore and a
+// resourceserver.ReplayStore) and their clients' sessions (SessionStore, a
+// gateway.SessionStore).
 //
 // Pending tool calls travel in the eino checkpoint: a call waiting on a
 // 2026-07-28 server (multi-round-trip) is plain data there and resumes on
@@ -31,6 +34,12 @@
 //	                        version bigint (one more at every save), updated_at
 //	mcpadapter_token_locks  key text primary key, owner text, expires_at: the
 //	                        lease a refresh holds
+//	mcpadapter_limit_rates, mcpadapter_limit_leases, mcpadapter_limit_once
+//	                        the gateway's rate limits, concurrency leases and
+//	                        once-only ids (DPoP proofs)
+//	mcpadapter_sessions     id text primary key (a gateway session id), data
+//	                        bytea (the gateway's JSON record of the session),
+//	                        expires_at (microseconds, by the database's clock)
 //
 // Keys are those mcpadapter passes: for cache entries they name the
 // server, the method and, for private entries, the caller; for tokens the

@@ -15,3 +15,11 @@ func testLimits(t *testing.T, srv *testdb.Server) {
 	}
 	storetest.CheckLimitStore(t, s)
 }
+
+func testSessions(t *testing.T, srv *testdb.Server) {
+	s, err := pgstore.NewSessionStore(ctx60(t), pool(t, srv), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.CheckSessionStore(t, s)
+}

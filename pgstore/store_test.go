@@ -42,6 +42,7 @@ func TestStores(t *testing.T) {
 	t.Run("Cache", func(t *testing.T) { testCache(t, srv) })
 	t.Run("Token", func(t *testing.T) { testToken(t, srv) })
 	t.Run("Limits", func(t *testing.T) { testLimits(t, srv) })
+	t.Run("Sessions", func(t *testing.T) { testSessions(t, srv) })
 	t.Run("Checkpoint", func(t *testing.T) { testCheckpoint(t, srv) }) // stops the server: last
 }
 
@@ -64,7 +65,7 @@ func testMigrate(t *testing.T, srv *testdb.Server) {
 		}
 	}
 	var n int
-	if err := pool(t, srv).QueryRow(ctx, `SELECT count(*) FROM pg_tables WHERE tablename LIKE 'm\_%'`).Scan(&n); err != nil || n != 7 {
+	if err := pool(t, srv).QueryRow(ctx, `SELECT count(*) FROM pg_tables WHERE tablename LIKE 'm\_%'`).Scan(&n); err != nil || n != 8 {
 		t.Errorf("tables: %d %v", n, err)
 	}
 	// A prefix may name a schema.
@@ -75,7 +76,7 @@ func testMigrate(t *testing.T, srv *testdb.Server) {
 	if err := pgstore.Migrate(ctx, p, &pgstore.Options{TablePrefix: "agents.mcp_"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.QueryRow(ctx, `SELECT count(*) FROM pg_tables WHERE schemaname = 'agents'`).Scan(&n); err != nil || n != 7 {
+	if err := p.QueryRow(ctx, `SELECT count(*) FROM pg_tables WHERE schemaname = 'agents'`).Scan(&n); err != nil || n != 8 {
 		t.Errorf("tables in schema agents: %d %v", n, err)
 	}
 }

@@ -3,7 +3,10 @@
 // (CheckpointStore, an adk.CheckPointStore by its method set, without this
 // module importing eino), the response cache (CacheStore, an
 // mcpadapter.CacheStore) and OAuth tokens (TokenStore, an
-// mcpadapter.TokenUpdater).
+// mcpadapter.TokenUpdater); and, for the gateway's replicas, the limits
+// they share (LimitStore, a gateway.LimitStore and a
+// resourceserver.ReplayStore) and their clients' sessions (SessionStore, a
+// gateway.SessionStore).
 //
 // Pending tool calls travel in the eino checkpoint: a call waiting on a
 // 2026-07-28 server (multi-round-trip) is plain data there and resumes on
@@ -23,6 +26,10 @@
 //	PREFIX token:{KEY}         a token, AES-GCM sealed under the key's name
 //	PREFIX token:{KEY}:lock    held while one process refreshes KEY's token
 //	                           (one Redis Cluster hash tag for both)
+//	PREFIX limit:KIND:NAME     the gateway's rate limits, concurrency leases
+//	                           and once-only ids (DPoP proofs)
+//	PREFIX session:ID          a gateway session's record (the gateway's JSON;
+//	                           expires with the session)
 //
 // KEY is the key mcpadapter passes: for cache entries it names the server,
 // the method and, for private entries, the caller; for tokens it is the

@@ -31,42 +31,42 @@ type serveLimitFlags struct {
 
 func (f *serveLimitFlags) register(fl *pflag.FlagSet) {
 	fl.StringArrayVar(&f.rules, "limit", nil, "a rate limit or concurrency cap on tool calls: comma-separated `k=v` pairs of name, principal, server, tool (patterns), per (principal+server+tool), rate (N/DURATION), burst, concurrent (repeatable; docs/gateway.md)")
-	fl.StringVar(&f.storeEnv, "store-env", "", "the environment `variable` holding a redis:// or postgres:// URL: replicas share --limit counters and DPoP proofs there (default: in memory, this process only)")
+	fl.StringVar(&f.storeEnv, "store-env", "", "the environment `variable` holding a redis:// or postgres:// URL: replicas share --limit counters, DPoP proofs and handshake-era client sessions there, so that any replica serves any request (default: in memory, this process only)")
 	fl.BoolVar(&f.failOpen, "limits-fail-open", false, "let calls through unlimited while the store fails (default: refuse them)")
 	fl.DurationVar(&f.leaseTTL, "limit-lease-ttl", 0, fmt.Sprintf("how long a dead replica's call keeps its concurrency slot (default %s)", gateway.DefaultLeaseTTL))
-	fl.DurationVar(&f.storeWait, "store-timeout", 0, fmt.Sprintf("bound each limit store operation (default %s)", gateway.DefaultLimitStoreTimeout))
+	fl.DurationVar(&f.storeWait, "store-timeout", 0, fmt.Sprintf("bound each store operation (default %s)", gateway.DefaultLimitStoreTimeout))
 }
 
-// open returns the limits, the replay store (nil: the Guard's own) and
-// what closes the store's connections.
-func (f *serveLimitFlags) open(ctx context.Context, logger *slog.Logger) (*gateway.Limits, resourceserver.ReplayStore, func(), error) {
+// open returns the limits, the replay store (nil: the Guard's own), the
+// shared sessions (nil: none) and what closes the store's connections.
+func (f *serveLimitFlags) open(ctx context.Context, logger *slog.Logger) (*gateway.Limits, resourceserver.ReplayStore, *gateway.SessionOptions, func(), error) {
 	var rules []gateway.LimitRule
 	for _, s := range f.rules {
 		r, err := gateway.ParseLimitRule(s)
 		if err != nil {
-			return nil, nil, nil, cmdline.Usagef("--limit %q: %v", s, err)
+			return nil, nil, nil, nil, cmdline.Usagef("--limit %q: %v", s, err)
 		}
 		rules = append(rules, r)
 	}
 	if f.storeEnv == "" {
 		if len(rules) == 0 {
-			return nil, nil, func() {}, nil
+			return nil, nil, nil, func() {}, nil
 		}
-		return &gateway.Limits{Rules: rules, FailOpen: f.failOpen, LeaseTTL: f.leaseTTL, StoreTimeout: f.storeWait}, nil, func() {}, nil
+		return &gateway.Limits{Rules: rules, FailOpen: f.failOpen, LeaseTTL: f.leaseTTL, StoreTimeout: f.storeWait}, nil, nil, func() {}, nil
 	}
 	raw, ok := os.LookupEnv(f.storeEnv)
 	if !ok || raw == "" {
-		return nil, nil, nil, cmdline.Usagef("--store-env %s: the variable is not set", f.storeEnv)
+		return nil, nil, nil, nil, cmdline.Usagef("--store-env %s: the variable is not set", f.storeEnv)
 	}
-	store, closeFn, err := openStore(ctx, raw, logger)
+	store, sessions, closeFn, err := openStore(ctx, raw, logger)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("--store-env %s: %w", f.storeEnv, err)
+		return nil, nil, nil, nil, fmt.Errorf("--store-env %s: %w", f.storeEnv, err)
 	}
 	var l *gateway.Limits
 	if len(rules) > 0 {
 		l = &gateway.Limits{Rules: rules, Store: store, FailOpen: f.failOpen, LeaseTTL: f.leaseTTL, StoreTimeout: f.storeWait}
 	}
-	return l, store, closeFn, nil
+	return l, store, &gateway.SessionOptions{Store: sessions, StoreTimeout: f.storeWait}, closeFn, nil
 }
 
 // sharedStore is what the redisstore and pgstore LimitStores are.
@@ -75,30 +75,38 @@ type sharedStore interface {
 	resourceserver.ReplayStore
 }
 
-// openStore connects to the Redis or PostgreSQL server of raw.
-func openStore(ctx context.Context, raw string, logger *slog.Logger) (sharedStore, func(), error) {
+// openStore connects to the Redis or PostgreSQL server of raw: its limit
+// and session stores.
+func openStore(ctx context.Context, raw string, logger *slog.Logger) (sharedStore, gateway.SessionStore, func(), error) {
 	scheme, _, _ := strings.Cut(raw, "://")
 	switch scheme {
 	case "redis", "rediss":
 		o, err := redis.ParseURL(raw)
 		if err != nil {
-			return nil, nil, fmt.Errorf("not a Redis URL (%v)", redactErr(err, raw))
+			return nil, nil, nil, fmt.Errorf("not a Redis URL (%v)", redactErr(err, raw))
 		}
 		rdb := redis.NewClient(o)
-		return redisstore.NewLimitStore(rdb, &redisstore.Options{Logger: logger}), func() { _ = rdb.Close() }, nil
+		ro := &redisstore.Options{Logger: logger}
+		return redisstore.NewLimitStore(rdb, ro), redisstore.NewSessionStore(rdb, ro), func() { _ = rdb.Close() }, nil
 	case "postgres", "postgresql":
 		pool, err := pgxpool.New(ctx, raw)
 		if err != nil {
-			return nil, nil, fmt.Errorf("not a PostgreSQL URL (%v)", redactErr(err, raw))
+			return nil, nil, nil, fmt.Errorf("not a PostgreSQL URL (%v)", redactErr(err, raw))
 		}
-		s, err := pgstore.NewLimitStore(ctx, pool, &pgstore.Options{Logger: logger})
+		po := &pgstore.Options{Logger: logger}
+		s, err := pgstore.NewLimitStore(ctx, pool, po)
 		if err != nil {
 			pool.Close()
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		return s, pool.Close, nil
+		ss, err := pgstore.NewSessionStore(ctx, pool, po)
+		if err != nil {
+			pool.Close()
+			return nil, nil, nil, err
+		}
+		return s, ss, pool.Close, nil
 	}
-	return nil, nil, fmt.Errorf("want a redis://, rediss://, postgres:// or postgresql:// URL, not %q://", scheme)
+	return nil, nil, nil, fmt.Errorf("want a redis://, rediss://, postgres:// or postgresql:// URL, not %q://", scheme)
 }
 
 // redactErr is err's text without raw (a URL that may hold a password).
@@ -125,11 +133,14 @@ func (f *serveLimitFlags) describe(w io.Writer, l *gateway.Limits) {
 // apply sets opts.Limits and the Guard's replay store from the flags and
 // returns what closes the store's connections.
 func (f *serveLimitFlags) apply(ctx context.Context, opts *gateway.Options, auth *serveAuthFlags, out io.Writer, logger *slog.Logger) (func(), error) {
-	l, replay, closeFn, err := f.open(ctx, logger)
+	l, replay, sessions, closeFn, err := f.open(ctx, logger)
 	if err != nil {
 		return nil, err
 	}
-	opts.Limits, auth.replay = l, replay
+	opts.Limits, auth.replay, opts.Sessions = l, replay, sessions
 	f.describe(out, l)
+	if sessions != nil {
+		fmt.Fprintf(out, "mcpadapter serve: handshake-era client sessions are shared in the store of $%s: any replica serves any request\n", f.storeEnv)
+	}
 	return closeFn, nil
 }

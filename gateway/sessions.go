@@ -1,0 +1,625 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A handshake-era client's session is go-sdk's: a map in the process that
+// answered its initialize request. With SessionOptions.Store set, every
+// replica of the gateway serves every session. The session is recorded in
+// the store when it is made (its principal, its initialize parameters)
+// and when it changes (the log level, resource subscriptions); a replica
+// that gets a request of a session it does not hold makes the session
+// again under the same id, by replaying its initialize request, its
+// initialized notification and its changes to go-sdk's handler, and then
+// serves the request. Every request of a session reads its record first:
+// a session deleted on one replica (DELETE) or expired is gone on all of
+// them, and a session is served only to its own principal.
+//
+// What is not shared: a request in flight (a call the server is still
+// answering, a server's question to the client) belongs to the replica
+// that is handling it; if that replica dies, the call fails and the
+// client's next request is served by another one.
+
+// DefaultSessionTTL is how long a shared session lives after its last
+// request when neither SessionOptions.TTL nor Options.SessionTimeout sets
+// it.
+const DefaultSessionTTL = 24 * time.Hour
+
+// DefaultSessionStoreTimeout bounds each session store operation when
+// SessionOptions.StoreTimeout is zero.
+const DefaultSessionStoreTimeout = time.Second
+
+// SessionOptions shares handshake-era client sessions among replicas.
+type SessionOptions struct {
+	// Store keeps the sessions; the redisstore and pgstore modules'
+	// SessionStore types implement it. Required.
+	Store SessionStore
+	// StoreTimeout bounds each store operation; zero means
+	// DefaultSessionStoreTimeout. A request whose session cannot be read
+	// in time is answered 503: a session is never served unchecked.
+	StoreTimeout time.Duration
+	// TTL is how long a session lives after its last request; zero means
+	// Options.SessionTimeout, or DefaultSessionTTL when that is zero too.
+	TTL time.Duration
+}
+
+// SessionStore keeps the records of handshake-era client sessions, by
+// session id. Records are the gateway's (JSON); a store keeps them as
+// bytes. Implementations must be safe for concurrent use.
+type SessionStore interface {
+	// LoadSession returns the record of session id, or nil and no error
+	// when there is none (never made, deleted, or expired).
+	LoadSession(ctx context.Context, id string) ([]byte, error)
+	// SaveSession stores rec as the record of session id, to expire ttl
+	// after now.
+	SaveSession(ctx context.Context, id string, rec []byte, ttl time.Duration) error
+	// DeleteSession removes the record of session id; deleting a record
+	// that is not there is not an error.
+	DeleteSession(ctx context.Context, id string) error
+}
+
+// sessionRecord is what the store keeps of a session.
+type sessionRecord struct {
+	Principal string          `json:"principal"`
+	Version   string          `json:"version"`
+	Init      json.RawMessage `json:"init"` // the client's initialize params
+	Level     string          `json:"level,omitempty"`
+	Subs      []string        `json:"subs,omitempty"` // subscribed resource URIs
+	Touched   time.Time       `json:"touched"`
+}
+
+// maxSessionRecord bounds a record read from the store; maxSharedSubs
+// bounds the subscriptions a record keeps.
+const (
+	maxSessionRecord = 1 << 20
+	maxSharedSubs    = 256
+)
+
+// sharedSessions is the gateway's side of SessionOptions.
+type sharedSessions struct {
+	store   SessionStore
+	timeout time.Duration
+	ttl     time.Duration
+
+	// gate makes go-sdk's next session id the one the gateway chose: a
+	// request that makes a session holds it (a token in the channel)
+	// until go-sdk asks for the id (nextSessionID). gateMu guards gated
+	// and nextID.
+	gate   chan struct{}
+	gateMu sync.Mutex
+	// replayToken is the value of replayHeader on replayed requests;
+	// replicaToken names this replica in the records of the streams it
+	// answers.
+	replayToken, replicaToken string
+	events                    *sharedEvents
+	gated                     bool
+	nextID                    string
+
+	mu     sync.Mutex
+	local  map[string]*heldSession  // sessions this replica holds
+	making map[string]chan struct{} // sessions being made again here
+}
+
+// heldSession is a shared session this replica holds, with the changes
+// of its record applied to it here (so that a change made on another
+// replica is applied before the session's next request here).
+type heldSession struct {
+	ss    *mcp.ServerSession
+	level string
+	subs  []string
+}
+
+func newSharedSessions(o *SessionOptions, sessionTimeout time.Duration) (*sharedSessions, error) {
+	if o.Store == nil {
+		return nil, errors.New("gateway: SessionOptions.Store is nil")
+	}
+	s := &sharedSessions{store: o.Store, timeout: o.StoreTimeout, ttl: o.TTL,
+		gate: make(chan struct{}, 1), replayToken: rand.Text(), replicaToken: rand.Text(), local: make(map[string]*heldSession), making: make(map[string]chan struct{})}
+	if s.timeout <= 0 {
+		s.timeout = DefaultSessionStoreTimeout
+	}
+	if s.ttl <= 0 {
+		s.ttl = sessionTimeout
+	}
+	if s.ttl <= 0 {
+		s.ttl = DefaultSessionTTL
+	}
+	return s, nil
+}
+
+// validSessionID reports whether id can be a session id the gateway made
+// (go-sdk's rand.Text: 26 characters of base32), so that nothing else is
+// looked up in the store.
+func validSessionID(id string) bool {
+	if len(id) != 26 {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= 'A' && c <= 'Z' || c >= '2' && c <= '7') {
+			return false
+		}
+	}
+	return true
+}
+
+// load reads the record of session id; nil when there is none.
+func (s *sharedSessions) load(ctx context.Context, id string) (*sessionRecord, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	b, err := s.store.LoadSession(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if b == nil {
+		return nil, nil
+	}
+	if len(b) > maxSessionRecord {
+		return nil, fmt.Errorf("the record of a session is %d bytes, over %d", len(b), maxSessionRecord)
+	}
+	var rec sessionRecord
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return nil, fmt.Errorf("the record of a session cannot be read: %w", err)
+	}
+	return &rec, nil
+}
+
+func (s *sharedSessions) save(ctx context.Context, id string, rec *sessionRecord) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
+	defer cancel()
+	rec.Touched = time.Now().UTC()
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	return s.store.SaveSession(ctx, id, b, s.ttl)
+}
+
+func (s *sharedSessions) delete(ctx context.Context, id string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
+	defer cancel()
+	return s.store.DeleteSession(ctx, id)
+}
+
+// update changes the record of session id with fn and saves it.
+func (s *sharedSessions) update(ctx context.Context, id string, fn func(*sessionRecord)) error {
+	rec, err := s.load(ctx, id)
+	if err != nil {
+		return err
+	}
+	if rec == nil {
+		return errors.New("the session is not in the session store")
+	}
+	fn(rec)
+	return s.save(ctx, id, rec)
+}
+
+// held returns the session id this replica holds, or nil.
+func (s *sharedSessions) held(id string) *mcp.ServerSession {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if h := s.local[id]; h != nil {
+		return h.ss
+	}
+	return nil
+}
+
+// hold records ss as held here, with rec applied to it, until it ends;
+// the goroutine waiting for its end is owned by the session, which
+// Gateway.Close closes.
+func (s *sharedSessions) hold(ss *mcp.ServerSession, rec *sessionRecord, wg *sync.WaitGroup) {
+	id := ss.ID()
+	s.mu.Lock()
+	if h := s.local[id]; h != nil && h.ss == ss {
+		s.mu.Unlock()
+		return
+	}
+	s.local[id] = &heldSession{ss: ss, level: rec.Level, subs: slices.Clone(rec.Subs)}
+	s.mu.Unlock()
+	wg.Go(func() {
+		_ = ss.Wait()
+		s.mu.Lock()
+		if h := s.local[id]; h != nil && h.ss == ss {
+			delete(s.local, id)
+		}
+		s.mu.Unlock()
+	})
+}
+
+// applied records that a change was applied to session id here.
+func (s *sharedSessions) applied(id string, fn func(*sessionRecord)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if h := s.local[id]; h != nil {
+		r := &sessionRecord{Level: h.level, Subs: h.subs}
+		fn(r)
+		h.level, h.subs = r.Level, r.Subs
+	}
+}
+
+// behind returns the requests that apply to session id, held here, the
+// changes rec has that it has not.
+func (s *sharedSessions) behind(id string, rec *sessionRecord) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h := s.local[id]
+	if h == nil {
+		return nil
+	}
+	var steps []string
+	if rec.Level != h.level && rec.Level != "" {
+		steps = append(steps, levelStep(rec.Level))
+	}
+	for i, uri := range rec.Subs {
+		if !slices.Contains(h.subs, uri) {
+			steps = append(steps, subStep("resources/subscribe", i, uri))
+		}
+	}
+	for i, uri := range h.subs {
+		if !slices.Contains(rec.Subs, uri) {
+			steps = append(steps, subStep("resources/unsubscribe", i, uri))
+		}
+	}
+	h.level, h.subs = rec.Level, slices.Clone(rec.Subs)
+	return steps
+}
+
+func levelStep(level string) string {
+	lv, _ := json.Marshal(level)
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":"replay-level","method":"logging/setLevel","params":{"level":%s}}`, lv)
+}
+
+func subStep(method string, i int, uri string) string {
+	u, _ := json.Marshal(uri)
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":"replay-sub-%d","method":%q,"params":{"uri":%s}}`, i, method, u)
+}
+
+// nextSessionID is go-sdk's ServerOptions.GetSessionID: the id chosen by
+// the request that holds the gate (makeSession), or a new random one.
+func (g *Gateway) nextSessionID() string {
+	if s := g.shared; s != nil {
+		s.gateMu.Lock()
+		defer s.gateMu.Unlock()
+		if s.gated {
+			id := s.nextID
+			s.gated, s.nextID = false, ""
+			<-s.gate
+			return id
+		}
+	}
+	return rand.Text()
+}
+
+// makeSession serves r, a request that makes a session, under the id id:
+// it holds the gate until go-sdk asks for the id, which go-sdk does on
+// the request's goroutine before it reads the body, or until go-sdk
+// refuses the request without making a session.
+func (g *Gateway) makeSession(w http.ResponseWriter, r *http.Request, id string) {
+	s := g.shared
+	select {
+	case s.gate <- struct{}{}:
+	case <-r.Context().Done():
+		http.Error(w, "the request ended before its session was made", http.StatusServiceUnavailable)
+		return
+	}
+	s.gateMu.Lock()
+	s.gated, s.nextID = true, id
+	s.gateMu.Unlock()
+	defer func() {
+		s.gateMu.Lock()
+		defer s.gateMu.Unlock()
+		if s.gated && s.nextID == id {
+			s.gated, s.nextID = false, ""
+			<-s.gate
+		}
+	}()
+	g.stateful.ServeHTTP(w, r)
+}
+
+// serveShared serves a handshake-era request of session id (an HTTP
+// request with Mcp-Session-Id) when sessions are shared: it checks the
+// session's record, makes the session here if another replica made it,
+// and passes the request to go-sdk's handler.
+func (g *Gateway) serveShared(w http.ResponseWriter, r *http.Request, id string) {
+	s := g.shared
+	if !validSessionID(id) {
+		http.Error(w, "session not found", http.StatusNotFound)
+		return
+	}
+	rec, err := s.load(r.Context(), id)
+	if err != nil {
+		g.log.Warn("the session store failed; the request is refused", "err", err)
+		http.Error(w, "the gateway's session store is unavailable; try again", http.StatusServiceUnavailable)
+		return
+	}
+	if rec == nil {
+		if ss := s.held(id); ss != nil {
+			_ = ss.Close() // deleted or expired on another replica
+		}
+		http.Error(w, "session not found", http.StatusNotFound)
+		return
+	}
+	if rec.Principal != principalOf(r) {
+		http.Error(w, "session user mismatch", http.StatusForbidden)
+		return
+	}
+	if r.Method == http.MethodDelete {
+		if err := s.delete(r.Context(), id); err != nil {
+			http.Error(w, "the gateway's session store is unavailable; try again", http.StatusServiceUnavailable)
+			return
+		}
+		if s.held(id) == nil {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		g.stateful.ServeHTTP(w, r)
+		return
+	}
+	if r.Method == http.MethodGet {
+		if st := lastStream(r.Header.Get("Last-Event-ID")); st != "" && !s.events.isLocal(id, st) && g.resumeElsewhere(w, r, id, st) {
+			return
+		}
+	}
+	if r.Method == http.MethodPost {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.opts.maxRequestBytes()))
+		r.Body.Close()
+		if err != nil {
+			http.Error(w, "reading the request: "+err.Error(), http.StatusRequestEntityTooLarge)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if ids := requestIDs(body); len(ids) > 0 {
+			r = r.WithContext(context.WithValue(r.Context(), callIDsKey{}, ids))
+		}
+	}
+	if s.held(id) == nil {
+		if err := g.remake(r, id, rec); err != nil {
+			g.log.Warn("a session made on another replica could not be made here", "err", err)
+			http.Error(w, "the session could not be resumed on this replica: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+	} else if steps := s.behind(id, rec); len(steps) > 0 {
+		// Changed on another replica since this one applied it.
+		if err := g.replaySteps(r, id, rec.Version, steps); err != nil {
+			g.log.Warn("a change of a session made on another replica could not be applied here", "err", err)
+		}
+	}
+	if time.Since(rec.Touched) > s.ttl/4 {
+		if err := s.save(r.Context(), id, rec); err != nil {
+			g.log.Warn("the session store failed to extend a session", "err", err)
+		}
+	}
+	g.stateful.ServeHTTP(w, r)
+}
+
+// remake makes session id here from its record, once however many
+// requests of it come at once.
+func (g *Gateway) remake(r *http.Request, id string, rec *sessionRecord) error {
+	s := g.shared
+	for {
+		s.mu.Lock()
+		if s.local[id] != nil {
+			s.mu.Unlock()
+			return nil
+		}
+		wait, busy := s.making[id]
+		if !busy {
+			done := make(chan struct{})
+			s.making[id] = done
+			s.mu.Unlock()
+			err := g.replay(r, id, rec)
+			s.mu.Lock()
+			delete(s.making, id)
+			s.mu.Unlock()
+			close(done)
+			return err
+		}
+		s.mu.Unlock()
+		select {
+		case <-wait:
+		case <-r.Context().Done():
+			return context.Cause(r.Context())
+		}
+	}
+}
+
+// replayHeader marks the requests a replica replays to make a session
+// again, with a value only this gateway knows: they are not observed or
+// recorded. (A context value would not do: go-sdk keeps the values of
+// the request that made a session for all of its requests.)
+const replayHeader = "Mcp-Adapter-Replay"
+
+// replaying reports whether req is one the gateway replays.
+func (g *Gateway) replaying(req mcp.Request) bool {
+	if g.shared == nil || req == nil {
+		return false
+	}
+	ex := req.GetExtra()
+	return ex != nil && ex.Header != nil && ex.Header.Get(replayHeader) == g.shared.replayToken
+}
+
+// replay makes session id in go-sdk's handler from its record: its
+// initialize request, its initialized notification, its log level and
+// its subscriptions, each sent as the client sent it.
+func (g *Gateway) replay(r *http.Request, id string, rec *sessionRecord) error {
+	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+	defer cancel()
+	init := fmt.Sprintf(`{"jsonrpc":"2.0","id":"replay","method":"initialize","params":%s}`, rec.Init)
+	rw := &replayWriter{header: http.Header{}}
+	g.makeSession(rw, g.replayRequest(ctx, r, "", "", init), id)
+	if rw.status != http.StatusOK || rw.header.Get("Mcp-Session-Id") != id {
+		return fmt.Errorf("the replayed initialize was answered %d: %s", rw.status, strings.TrimSpace(rw.body.String()))
+	}
+	steps := []string{`{"jsonrpc":"2.0","method":"notifications/initialized"}`}
+	if rec.Level != "" {
+		steps = append(steps, levelStep(rec.Level))
+	}
+	for i, uri := range rec.Subs {
+		steps = append(steps, subStep("resources/subscribe", i, uri))
+	}
+	if err := g.replaySteps(r, id, rec.Version, steps); err != nil {
+		return err
+	}
+	for ss := range g.server.Sessions() {
+		if ss.ID() == id {
+			g.shared.hold(ss, rec, &g.sessWG)
+			return nil
+		}
+	}
+	return errors.New("the replayed session ended at once")
+}
+
+// replaySteps sends the requests steps to session id as its client would.
+func (g *Gateway) replaySteps(r *http.Request, id, version string, steps []string) error {
+	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+	defer cancel()
+	for _, body := range steps {
+		rw := &replayWriter{header: http.Header{}}
+		g.stateful.ServeHTTP(rw, g.replayRequest(ctx, r, id, version, body))
+		if rw.status >= 300 {
+			return fmt.Errorf("a replayed request was answered %d: %s", rw.status, strings.TrimSpace(rw.body.String()))
+		}
+	}
+	return nil
+}
+
+// replayRequest is a POST of body to the gateway, with r's context values
+// (its principal) and the session and version headers given.
+func (g *Gateway) replayRequest(ctx context.Context, r *http.Request, id, version, body string) *http.Request {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "/", strings.NewReader(body))
+	req.Host = r.Host
+	req.Header.Set(replayHeader, g.shared.replayToken)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if id != "" {
+		req.Header.Set("Mcp-Session-Id", id)
+	}
+	if version != "" {
+		req.Header.Set("Mcp-Protocol-Version", version)
+	}
+	return req
+}
+
+// replayWriter keeps the answer to a replayed request.
+type replayWriter struct {
+	header http.Header
+	status int
+	body   strings.Builder
+}
+
+func (w *replayWriter) Header() http.Header { return w.header }
+
+func (w *replayWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+}
+
+func (w *replayWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	if w.body.Len() < 4096 {
+		w.body.Write(b[:min(len(b), 4096)])
+	}
+	return len(b), nil
+}
+
+func (w *replayWriter) Flush() {}
+
+// recordSession records a session that answered its initialize request
+// here (not a replay), so that other replicas can serve it.
+func (g *Gateway) recordSession(ctx context.Context, req mcp.Request, ss *mcp.ServerSession, params *mcp.InitializeParams) error {
+	s := g.shared
+	if s == nil || ss == nil || ss.ID() == "" {
+		return nil
+	}
+	if g.replaying(req) {
+		return nil // held once the replay is done
+	}
+	init, err := json.Marshal(params)
+	if err != nil {
+		return err
+	}
+	rec := &sessionRecord{Principal: PrincipalFrom(ctx), Version: params.ProtocolVersion, Init: init}
+	if err := s.save(ctx, ss.ID(), rec); err != nil {
+		return err
+	}
+	s.hold(ss, rec, &g.sessWG)
+	return nil
+}
+
+// sessionChanged records a change of a shared session (its log level, a
+// subscription) made by a request that is not a replay.
+func (g *Gateway) sessionChanged(ctx context.Context, req mcp.Request, ss *mcp.ServerSession, fn func(*sessionRecord)) {
+	s := g.shared
+	if s == nil || ss == nil || ss.ID() == "" || g.replaying(req) {
+		return
+	}
+	if err := s.update(ctx, ss.ID(), fn); err != nil {
+		g.log.Warn("a change of a session could not be shared with the other replicas", "err", err)
+	}
+	s.applied(ss.ID(), fn)
+}
+
+// MemorySessionStore is a SessionStore in this process's memory: for
+// gateways in one process, and for tests. Its zero value is ready.
+type MemorySessionStore struct {
+	mu   sync.Mutex
+	recs map[string]memoryRecord
+}
+
+type memoryRecord struct {
+	rec     []byte
+	expires time.Time
+}
+
+// LoadSession implements SessionStore.
+func (m *MemorySessionStore) LoadSession(_ context.Context, id string) ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.recs[id]
+	if !ok || time.Now().After(r.expires) {
+		delete(m.recs, id)
+		return nil, nil
+	}
+	return append([]byte(nil), r.rec...), nil
+}
+
+// SaveSession implements SessionStore.
+func (m *MemorySessionStore) SaveSession(_ context.Context, id string, rec []byte, ttl time.Duration) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.recs == nil {
+		m.recs = make(map[string]memoryRecord)
+	}
+	now := time.Now()
+	for k, r := range m.recs {
+		if now.After(r.expires) {
+			delete(m.recs, k)
+		}
+	}
+	m.recs[id] = memoryRecord{rec: append([]byte(nil), rec...), expires: now.Add(ttl)}
+	return nil
+}
+
+// DeleteSession implements SessionStore.
+func (m *MemorySessionStore) DeleteSession(_ context.Context, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.recs, id)
+	return nil
+}

@@ -1,0 +1,99 @@
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+// SessionStore is what the gateway uses of a store module's session store.
+type SessionStore interface {
+	LoadSession(ctx context.Context, id string) ([]byte, error)
+	SaveSession(ctx context.Context, id string, rec []byte, ttl time.Duration) error
+	DeleteSession(ctx context.Context, id string) error
+}
+
+// CheckSessionStore checks s: a record saved is loaded as it was (any
+// bytes), a missing one is nil without an error, a save replaces, a
+// record expires after its TTL and a save extends it, a delete removes
+// it (twice is no error), ids are kept apart, and 32 writers racing on
+// one id leave one of their records whole.
+func CheckSessionStore(t *testing.T, s SessionStore) {
+	ctx := context.Background()
+	id := fmt.Sprintf("S%d", time.Now().UnixNano())
+	load := func(id string) []byte {
+		t.Helper()
+		b, err := s.LoadSession(ctx, id)
+		if err != nil {
+			t.Fatalf("LoadSession(%q): %v", id, err)
+		}
+		return b
+	}
+	if b := load(id); b != nil {
+		t.Fatalf("a session never saved: %q, want nil", b)
+	}
+	rec := []byte("{\"principal\":\"alice\",\"bin\":\"\x00\xff\"}")
+	if err := s.SaveSession(ctx, id, rec, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if b := load(id); !bytes.Equal(b, rec) {
+		t.Fatalf("loaded %q, saved %q", b, rec)
+	}
+	if b := load(id + "x"); b != nil {
+		t.Errorf("another id loaded %q", b)
+	}
+	if err := s.SaveSession(ctx, id, []byte(`{"v":2}`), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if b := load(id); string(b) != `{"v":2}` {
+		t.Errorf("after a second save: %q", b)
+	}
+	if err := s.DeleteSession(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if b := load(id); b != nil {
+		t.Errorf("after delete: %q", b)
+	}
+	if err := s.DeleteSession(ctx, id); err != nil {
+		t.Errorf("deleting twice: %v", err)
+	}
+
+	short := id + "-ttl"
+	if err := s.SaveSession(ctx, short, []byte("a"), 300*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(150 * time.Millisecond)
+	if err := s.SaveSession(ctx, short, []byte("b"), 300*time.Millisecond); err != nil { // extends it
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if b := load(short); string(b) != "b" {
+		t.Errorf("a record saved again within its TTL expired: %q", b)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for load(short) != nil && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if b := load(short); b != nil {
+		t.Errorf("a record past its TTL: %q", b)
+	}
+
+	race := id + "-race"
+	var wg sync.WaitGroup
+	for i := range 32 {
+		wg.Go(func() {
+			if err := s.SaveSession(ctx, race, bytes.Repeat([]byte{byte('a' + i%26)}, 4096), time.Minute); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	b := load(race)
+	if len(b) != 4096 || !bytes.Equal(b, bytes.Repeat(b[:1], 4096)) {
+		t.Errorf("after racing saves the record is not one writer's: %d bytes", len(b))
+	}
+	_ = s.DeleteSession(ctx, race)
+}
