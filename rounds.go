@@ -2,11 +2,9 @@ package mcpadapter
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
-	"github.com/mcpadapter/mcpadapter/elicitation"
 	"github.com/mcpadapter/mcpadapter/internal/inputwire"
 	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -53,10 +51,10 @@ func (c *Client) callRound(ctx context.Context, pc *PendingCall, answers mcp.Inp
 				if err := inputwire.WebPage(r.URL); err != nil {
 					return notAWebPage(pc.Tool, err), nil
 				}
-				next.Requests = append(next.Requests, requestFrom(k, r))
+				next.Requests = append(next.Requests, inputwire.Request(k, r))
 			default:
 				// Sampling and roots stay with the client's own handlers.
-				resp, err := c.fulfill(ctx, r)
+				resp, err := inputwire.Fulfill(ctx, r, c.opts.SamplingHandler, c.opts.Roots)
 				if err != nil {
 					return errorResult(fmt.Sprintf("Tool %q needs input this client cannot give: %v", pc.Tool, err)), nil
 				}
@@ -93,56 +91,12 @@ func (c *Client) callFailed(pc *PendingCall, err error) (*Result, error) {
 				if err := inputwire.WebPage(e.URL); err != nil {
 					return notAWebPage(pc.Tool, err), nil
 				}
-				next.Requests = append(next.Requests, requestFrom(keys[i], e))
+				next.Requests = append(next.Requests, inputwire.Request(keys[i], e))
 			}
 			return nil, &InputRequiredError{Pending: next}
 		}
 	}
 	return refusal(pc.Tool, err)
-}
-
-// fulfill answers a non-elicitation input request with the client's own
-// handlers.
-func (c *Client) fulfill(ctx context.Context, r mcp.InputRequest) (mcp.InputResponse, error) {
-	switch r := r.(type) {
-	//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
-	case *mcp.CreateMessageParams:
-		if c.opts.SamplingHandler == nil {
-			return nil, errors.New("the server asked for sampling and no SamplingHandler is set")
-		}
-		return c.opts.SamplingHandler(ctx, &mcp.CreateMessageRequest{Params: r})
-	//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
-	case *mcp.CreateMessageWithToolsParams:
-		// go-sdk reads every sampling request of a round or a task as this.
-		if c.opts.SamplingHandler == nil {
-			return nil, errors.New("the server asked for sampling and no SamplingHandler is set")
-		}
-		p, err := inputwire.SamplingBase(r)
-		if err != nil {
-			return nil, err
-		}
-		return c.opts.SamplingHandler(ctx, &mcp.CreateMessageRequest{Params: p})
-	//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
-	case *mcp.ListRootsParams:
-		//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
-		return &mcp.ListRootsResult{Roots: c.opts.Roots}, nil
-	default:
-		return nil, fmt.Errorf("unsupported input request %T", r)
-	}
-}
-
-// requestFrom describes a server's elicitation as a Request.
-func requestFrom(key string, p *mcp.ElicitParams) elicitation.Request {
-	r := elicitation.Request{Key: key, Message: p.Message, URL: p.URL, ElicitationID: p.ElicitationID, Mode: elicitation.ModeForm}
-	if p.Mode == "url" || (p.Mode == "" && p.URL != "") {
-		r.Mode = elicitation.ModeURL
-	}
-	if p.RequestedSchema != nil {
-		if b, err := json.Marshal(p.RequestedSchema); err == nil {
-			r.RequestedSchema = b
-		}
-	}
-	return r
 }
 
 // notAWebPage is the result of a call whose server asked the user to

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter/internal/engine"
+	"github.com/mcpadapter/mcpadapter/internal/inputwire"
 	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
 	"github.com/mcpadapter/mcpadapter/internal/taskfollow"
 	"github.com/mcpadapter/mcpadapter/internal/taskwire"
@@ -178,7 +179,7 @@ func (c *Client) followTaskFrom(ctx context.Context, tc *toolCall, h *TaskHandle
 			return c.updateTask(ctx, h, responses, state)
 		},
 		Answer:   c.taskAnswer,
-		Print:    questionPrint,
+		Print:    inputwire.Print,
 		Report:   func(st *taskState) { c.reportTask(tc, h, st) },
 		Detached: func() bool { return c.closeGen() != gen },
 		Life: func(ctx context.Context) (<-chan struct{}, error) {
