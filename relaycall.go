@@ -92,9 +92,9 @@ func (c *Client) relay(ctx context.Context, tc *toolCall, params *mcp.CallToolPa
 	if err != nil {
 		return nil, err
 	}
-	if len(reply.unknown) > 0 {
-		i := slices.Min(slices.Collect(maps.Keys(reply.unknown)))
-		return nil, &ContentError{Server: c.name, Tool: tc.tool, Index: i, Err: fmt.Errorf("content of type %q, which go-sdk does not decode, cannot be relayed", reply.unknown[i].Type)}
+	if len(reply.Unknown) > 0 {
+		i := slices.Min(slices.Collect(maps.Keys(reply.Unknown)))
+		return nil, &ContentError{Server: c.name, Tool: tc.tool, Index: i, Err: fmt.Errorf("content of type %q, which go-sdk does not decode, cannot be relayed", reply.Unknown[i].Type)}
 	}
 	return reply.CallToolResult, nil
 }

@@ -52,8 +52,8 @@ func (c *Client) startTask(ctx context.Context, s *engine.Session, tc *toolCall)
 		return refusal(tc.tool, err)
 	}
 	var raw json.RawMessage
-	if reply.raw != nil {
-		raw, _ = reply.raw.Result()
+	if reply.Raw != nil {
+		raw, _ = reply.Raw.Result()
 	}
 	st, proto, isTask, err := taskCreated(raw)
 	switch {
@@ -93,13 +93,13 @@ func (c *Client) sendTaskable(ctx context.Context, tc *toolCall, params *mcp.Cal
 // made on its own (the 2026-07-28 extension), and follows it to its
 // result if so.
 func (c *Client) taskReply(ctx context.Context, tc *toolCall, reply *callReply) (res *Result, err error, ok bool) {
-	if reply == nil || reply.raw == nil {
+	if reply == nil || reply.Raw == nil {
 		return nil, nil, false
 	}
-	if _, plain := reply.raw.(engine.PlainResult); plain {
+	if _, plain := reply.Raw.(engine.PlainResult); plain {
 		return nil, nil, false // no task: the fast path's decoder saw every member
 	}
-	raw, _ := reply.raw.Result()
+	raw, _ := reply.Raw.Result()
 	st, proto, isTask, err := taskCreated(raw)
 	if !isTask {
 		return nil, nil, false
@@ -317,7 +317,7 @@ func (c *Client) taskOutcome(ctx context.Context, tc *toolCall, h *TaskHandle, s
 		}
 	}
 	var r mcp.CallToolResult
-	reply, undecodable, err := replyOf(&r, asSent(raw), json.Unmarshal(raw, &r))
+	reply, undecodable, err := engine.ReplyOf(&r, asSent(raw), json.Unmarshal(raw, &r))
 	if err == nil {
 		err = undecodable
 	}
