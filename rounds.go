@@ -3,7 +3,6 @@ package mcpadapter
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/mcpadapter/mcpadapter/internal/inputwire"
 	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
@@ -11,15 +10,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// maxAutoRounds is how many rounds of one call the client answers by
-// itself (sampling, roots) before it gives up.
-const maxAutoRounds = inputwire.MaxAutoRounds
-
 // callRound makes one multi-round-trip (2026-07-28) attempt of pc with the
-// given answers.
+// given answers, and the rounds of the client's own answers after it
+// (inputwire.Rounds).
 func (c *Client) callRound(ctx context.Context, pc *PendingCall, answers mcp.InputResponseMap, tc *toolCall) (*Result, error) {
 	params := &mcp.CallToolParams{Name: pc.Tool, Arguments: tc.args, InputResponses: answers, RequestState: pc.RequestState}
-	for shed, rounds := 0, 0; ; {
+	rounds := inputwire.Rounds{Sampling: c.opts.SamplingHandler, Roots: c.opts.Roots}
+	for {
 		res, err := c.sendTaskable(ctx, tc, params, c.opts.Timeout)
 		if err != nil {
 			return c.callFailed(pc, err)
@@ -30,48 +27,18 @@ func (c *Client) callRound(ctx context.Context, pc *PendingCall, answers mcp.Inp
 		if !res.NeedsInput() {
 			return convertResult(c.name, pc.Tool, res)
 		}
-		if len(res.InputRequests) == 0 {
-			// Load shedding: the server asks us to try again.
-			if shed >= inputwire.MaxShed {
-				return nil, c.transportError(nil, "tools/call", pc.Tool, errors.New("the server kept asking to retry (load shedding)"))
-			}
-			shed++
-			if err := inputwire.Sleep(ctx, inputwire.ShedWait(shed)); err != nil {
-				return nil, c.transportError(nil, "tools/call", pc.Tool, fmt.Errorf("waiting to retry after the server shed load: %w", err))
-			}
-			continue
+		switch step := rounds.Next(ctx, pc.Tool, res.CallToolResult); {
+		case step.Failed != nil:
+			return nil, c.transportError(nil, "tools/call", pc.Tool, step.Failed)
+		case step.Refused != "":
+			return errorResult(step.Refused), nil
+		case step.Ask != nil:
+			next := pc.next()
+			next.RequestState, next.Requests = res.RequestState, step.Ask
+			return nil, &InputRequiredError{Pending: next}
+		case step.Answers != nil:
+			params = &mcp.CallToolParams{Name: pc.Tool, Arguments: tc.args, InputResponses: step.Answers, RequestState: res.RequestState}
 		}
-		shed = 0
-		next := pc.next()
-		next.RequestState = res.RequestState
-		auto := make(mcp.InputResponseMap)
-		for _, k := range inputwire.Keys(res.InputRequests) {
-			switch r := res.InputRequests[k].(type) {
-			case *mcp.ElicitParams:
-				if err := inputwire.WebPage(r.URL); err != nil {
-					return notAWebPage(pc.Tool, err), nil
-				}
-				next.Requests = append(next.Requests, inputwire.Request(k, r))
-			default:
-				// Sampling and roots stay with the client's own handlers.
-				resp, err := inputwire.Fulfill(ctx, r, c.opts.SamplingHandler, c.opts.Roots)
-				if err != nil {
-					return errorResult(fmt.Sprintf("Tool %q needs input this client cannot give: %v", pc.Tool, err)), nil
-				}
-				auto[k] = resp
-			}
-		}
-		if len(next.Requests) == 0 {
-			if rounds++; rounds > maxAutoRounds {
-				return nil, c.transportError(nil, "tools/call", pc.Tool, fmt.Errorf("the server asked for sampling or roots in %d rounds of one call without finishing it", rounds))
-			}
-			params = &mcp.CallToolParams{Name: pc.Tool, Arguments: tc.args, InputResponses: auto, RequestState: res.RequestState}
-			continue
-		}
-		if len(auto) > 0 {
-			return errorResult(fmt.Sprintf("Tool %q asked for the user's answers and for sampling or roots in the same round, which this client does not support", pc.Tool)), nil
-		}
-		return nil, &InputRequiredError{Pending: next}
 	}
 }
 
@@ -84,23 +51,15 @@ func (c *Client) callFailed(pc *PendingCall, err error) (*Result, error) {
 		return nil, err
 	}
 	if we.Code == mcp.CodeURLElicitationRequired {
-		if keys, es := inputwire.URLElicitations(we.Data); len(es) > 0 {
+		asks, err := inputwire.URLQuestions(we.Data)
+		if err != nil {
+			return errorResult(inputwire.NotAWebPage(pc.Tool, err)), nil
+		}
+		if len(asks) > 0 {
 			next := pc.next()
-			next.Retry = true
-			for i, e := range es {
-				if err := inputwire.WebPage(e.URL); err != nil {
-					return notAWebPage(pc.Tool, err), nil
-				}
-				next.Requests = append(next.Requests, inputwire.Request(keys[i], e))
-			}
+			next.Retry, next.Requests = true, asks
 			return nil, &InputRequiredError{Pending: next}
 		}
 	}
 	return refusal(pc.Tool, err)
-}
-
-// notAWebPage is the result of a call whose server asked the user to
-// visit a URL that inputwire.WebPage refused.
-func notAWebPage(tool string, err error) *Result {
-	return errorResult(fmt.Sprintf("Tool %q asked to send the user to %v; the call was not continued.", tool, err))
 }

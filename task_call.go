@@ -173,7 +173,7 @@ func (c *Client) followTaskFrom(ctx context.Context, tc *toolCall, h *TaskHandle
 		tc.onTask(*h)
 	}
 	lo, hi := c.opts.Tasks.bounds()
-	f := &taskfollow.Follower{Core: h.Protocol == TaskProtocolCore, MinPoll: lo, MaxPoll: hi, MaxRounds: maxAutoRounds,
+	f := &taskfollow.Follower{Core: h.Protocol == TaskProtocolCore, MinPoll: lo, MaxPoll: hi, MaxRounds: inputwire.MaxAutoRounds,
 		Get: func(ctx context.Context) (*taskState, error) { return c.getTask(ctx, h) },
 		Update: func(ctx context.Context, responses mcp.InputResponseMap, state string) error {
 			return c.updateTask(ctx, h, responses, state)
