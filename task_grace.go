@@ -73,7 +73,7 @@ func (c *Client) graceWait(life, callCtx context.Context, tool string, late *tas
 		return
 	}
 	// The caller's context values (its CallIdentity) go with the cancel.
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(callCtx), taskCancelTimeout)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(callCtx), taskfollow.CancelTimeout)
 	defer cancel()
 	defer context.AfterFunc(life, cancel)()
 	_, err = c.taskRequest(cctx, h, "tasks/cancel", nil, 0)

@@ -55,22 +55,13 @@ func (c *Client) taskAsks(tc *toolCall, h *TaskHandle, e taskfollow.End) error {
 
 // abandonTask ends a call that cannot go on with its task, because the
 // questions of the task cannot be answered (why): the task is cancelled
-// on the server, so that it does not wait for an answer that will never
-// come, and the call's result says why. A context that ended is the
-// caller's cancellation (a *TaskCancelledError); a tasks/cancel that
-// fails is a *TaskCancelledError that says the task may still run.
+// on the server and the call's result says why (taskfollow.Task.Abandon).
 func (c *Client) abandonTask(ctx context.Context, h *TaskHandle, why error) (*Result, error) {
-	if ctx.Err() != nil {
-		return c.cancelTask(ctx, h)
-	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskCancelTimeout)
-	defer cancel()
-	_, err := c.taskRequest(cctx, h, "tasks/cancel", nil, 0)
-	c.log.Debug("task abandoned", "tool", h.Tool, "task", h.TaskID, "cause", why, "acknowledged", err == nil)
+	refusal, err := c.task(h).Abandon(ctx, why)
 	if err != nil {
-		return nil, &TaskCancelledError{Handle: *h, Requested: true, CancelErr: err, Err: why}
+		return nil, taskErr(h, err)
 	}
-	return errorResult(fmt.Sprintf("Tool %q needs input this client cannot give: %v. Its task was cancelled.", h.Tool, why)), nil
+	return errorResult(refusal), nil
 }
 
 // elicitDirect answers an elicitation with the client's handler, or
