@@ -262,7 +262,7 @@ func (c *Client) sendHeld(ctx context.Context, tc *toolCall, params *mcp.CallToo
 		}
 		// A result go-sdk could not decode was delivered: not a
 		// transport failure, and never to be sent again.
-		reply, undecodable, err = replyOf(res, raw, err)
+		reply, undecodable, err = engine.ReplyOf(res, raw, err)
 		return err
 	})
 	if err == nil && undecodable != nil {

@@ -7,51 +7,11 @@ import (
 
 	"github.com/mcpadapter/mcpadapter/internal/engine"
 	"github.com/mcpadapter/mcpadapter/internal/plaincall"
-	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// callReply is the answer to a tools/call: go-sdk's decoding of it, and
-// where to find the result as the server wrote it.
-type callReply struct {
-	*mcp.CallToolResult
-	raw engine.Raw // may be nil, or have nothing
-	// unknown holds the content blocks of types go-sdk does not decode,
-	// by their position in the result's content; CallToolResult.Content
-	// holds the others, in order.
-	unknown map[int]*UnknownContent
-}
-
-// replyOf makes the reply to a call from go-sdk's answer res and the
-// result as sent. A result that go-sdk refused only for a content block of
-// a type it does not know is decoded again from raw, with such blocks kept
-// as *UnknownContent; if that cannot be done, undecodable says why.
-// Any other error is go-sdk's err, returned as it is.
-func replyOf(res *mcp.CallToolResult, raw engine.Raw, err error) (reply *callReply, undecodable, _ error) {
-	if err == nil {
-		return &callReply{CallToolResult: res, raw: raw}, nil, nil
-	}
-	if !sdkerr.IsUnknownContent(err) {
-		return nil, nil, err
-	}
-	var result json.RawMessage
-	ok := false
-	if raw != nil {
-		result, ok = raw.Result()
-	}
-	if !ok {
-		return nil, fmt.Errorf("%w (the result as sent was not seen, so the block could not be kept)", err), nil
-	}
-	r, blocks, derr := plaincall.DecodeLenient(result)
-	if derr != nil {
-		return nil, derr, nil
-	}
-	unknown := make(map[int]*UnknownContent, len(blocks))
-	for i, b := range blocks {
-		unknown[i] = newUnknownContent(b.Type, b.Raw)
-	}
-	return &callReply{CallToolResult: r, raw: raw, unknown: unknown}, nil, nil
-}
+// callReply is the answer to a tools/call, with the result as sent.
+type callReply = engine.Reply
 
 // newUnknownContent keeps the block b of type kind, with the annotations
 // and _meta it has when they are well-formed.
@@ -76,18 +36,18 @@ func convertResult(server, tool string, r *callReply) (*Result, error) {
 		return nil, &ContentError{Server: server, Tool: tool, Index: -1,
 			Err: errors.New("the server asked for input (input_required) but this client has no elicitation; use WithElicitation")}
 	}
-	n := len(r.Content) + len(r.unknown)
+	n := len(r.Content) + len(r.Unknown)
 	out := &Result{IsError: r.IsError, Meta: r.Meta, Content: make([]Content, 0, n)}
 	next := 0 // the next block of r.Content
 	for i := range n {
-		if u := r.unknown[i]; u != nil {
-			out.Content = append(out.Content, u)
+		if u, ok := r.Unknown[i]; ok {
+			out.Content = append(out.Content, newUnknownContent(u.Type, u.Raw))
 			continue
 		}
 		if next >= len(r.Content) {
 			return nil, &ContentError{Server: server, Tool: tool, Index: i, Err: errors.New("missing content block")}
 		}
-		cc, err := convertContent(r.Content[next], func() json.RawMessage { return r.rawBlock(next) })
+		cc, err := convertContent(r.Content[next], func() json.RawMessage { return r.RawBlock(next) })
 		if err != nil {
 			return nil, &ContentError{Server: server, Tool: tool, Index: i, Err: err}
 		}
@@ -95,7 +55,7 @@ func convertResult(server, tool string, r *callReply) (*Result, error) {
 		next++
 	}
 	if r.StructuredContent != nil {
-		raw := r.rawStructured()
+		raw := r.RawStructured()
 		if raw == nil {
 			var err error
 			if raw, err = json.Marshal(r.StructuredContent); err != nil {
@@ -105,19 +65,6 @@ func convertResult(server, tool string, r *callReply) (*Result, error) {
 		out.Artifact = &Artifact{StructuredContent: raw, Meta: r.Meta}
 	}
 	return out, nil
-}
-
-// rawStructured returns the structured content as the server wrote it, or
-// nil when the result as sent is unknown.
-func (r *callReply) rawStructured() json.RawMessage { return engine.RawStructured(r.raw) }
-
-// rawBlock returns content block i as the server wrote it, or nil. Only
-// for a reply go-sdk decoded whole (no unknown blocks).
-func (r *callReply) rawBlock(i int) json.RawMessage {
-	if len(r.unknown) > 0 {
-		return nil
-	}
-	return engine.RawBlock(r.raw, i)
 }
 
 // convertContent turns one go-sdk content block into a Content. raw

@@ -49,7 +49,7 @@ func FuzzConvertResult(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var r mcp.CallToolResult
-		reply, undecodable, err := replyOf(&r, rawResult(data), json.Unmarshal(data, &r))
+		reply, undecodable, err := engine.ReplyOf(&r, rawResult(data), json.Unmarshal(data, &r))
 		if err != nil {
 			return // go-sdk refused the result for another reason
 		}
@@ -160,8 +160,8 @@ func FuzzPlainResult(f *testing.F) {
 		if fast.NeedsInput() != sdk.NeedsInput() || !reflect.DeepEqual(fast.Meta, sdk.Meta) {
 			t.Fatalf("%s: fast %+v, go-sdk %+v", b, fast, sdk)
 		}
-		want, werr := convertResult("s", "t", &callReply{CallToolResult: sdk, raw: engine.SentResult(b)})
-		got, gerr := convertResult("s", "t", &callReply{CallToolResult: fast, raw: engine.SentResult(b)})
+		want, werr := convertResult("s", "t", &callReply{CallToolResult: sdk, Raw: engine.SentResult(b)})
+		got, gerr := convertResult("s", "t", &callReply{CallToolResult: fast, Raw: engine.SentResult(b)})
 		if !reflect.DeepEqual(got, want) || !sameError(gerr, werr) {
 			t.Fatalf("%s:\nfast   %#v, %v\ngo-sdk %#v, %v", b, got, gerr, want, werr)
 		}

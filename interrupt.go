@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpadapter/mcpadapter/elicitation"
 	"github.com/mcpadapter/mcpadapter/internal/argplan"
+	"github.com/mcpadapter/mcpadapter/internal/inputwire"
 	"github.com/mcpadapter/mcpadapter/internal/park"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -358,9 +359,9 @@ func (c *Client) resumeUnparked(ctx context.Context, pending *PendingCall, answe
 	case pending.Queued != "" && len(pending.Requests) == 0:
 		return c.callInterruptibleAfter(ctx, tc, pending.Queued, pending.Round)
 	case pending.Retry:
-		if !allAction(answers, elicitation.Accept) {
+		if !inputwire.All(answers, elicitation.Accept) {
 			what := "declined"
-			if anyAction(answers, elicitation.Cancel) {
+			if inputwire.Any(answers, elicitation.Cancel) {
 				what = "cancelled"
 			}
 			return errorResult(fmt.Sprintf("The user %s what tool %q needs, so it did not run.", what, pending.ModelTool)), nil
@@ -378,11 +379,7 @@ func (c *Client) resumeUnparked(ctx context.Context, pending *PendingCall, answe
 	if pending.Task != nil {
 		return c.resumeTaskInput(ctx, pending, answers, tc) // task_input.go
 	}
-	responses := make(mcp.InputResponseMap, len(answers))
-	for k, a := range answers {
-		responses[k] = &mcp.ElicitResult{Action: string(a.Action), Content: a.Content}
-	}
-	return c.callRound(ctx, pending, responses, tc)
+	return c.callRound(ctx, pending, inputwire.Responses(answers), tc)
 }
 
 func orUnknown(v string) string {
@@ -395,7 +392,7 @@ func orUnknown(v string) string {
 // take claims pending's question for answers: a question already answered
 // or closed is an *AnsweredError.
 func (c *Client) take(pending *PendingCall, answers map[string]elicitation.Response) error {
-	if rec, ok := c.interrupt.Take(pending.Principal, pending.ID, pending.Server, pending.Tool, pending.Round, string(summaryAction(answers))); !ok {
+	if rec, ok := c.interrupt.Take(pending.Principal, pending.ID, pending.Server, pending.Tool, pending.Round, string(inputwire.Summary(answers))); !ok {
 		return answeredError(pending.ID, rec)
 	}
 	return nil
@@ -404,38 +401,6 @@ func (c *Client) take(pending *PendingCall, answers map[string]elicitation.Respo
 // settle records what the call did after pending's answer.
 func (c *Client) settle(pending *PendingCall, res *Result, err error) {
 	c.interrupt.Settle(pending.Principal, pending.ID, res, err)
-}
-
-// summaryAction is the action of a set of answers: cancel if any cancels,
-// decline if any declines, else accept ("" for none: a queued call).
-func summaryAction(answers map[string]elicitation.Response) elicitation.Action {
-	switch {
-	case len(answers) == 0:
-		return "resumed"
-	case anyAction(answers, elicitation.Cancel):
-		return elicitation.Cancel
-	case anyAction(answers, elicitation.Decline):
-		return elicitation.Decline
-	}
-	return elicitation.Accept
-}
-
-func anyAction(answers map[string]elicitation.Response, a elicitation.Action) bool {
-	for _, r := range answers {
-		if r.Action == a {
-			return true
-		}
-	}
-	return false
-}
-
-func allAction(answers map[string]elicitation.Response, a elicitation.Action) bool {
-	for _, r := range answers {
-		if r.Action != a {
-			return false
-		}
-	}
-	return true
 }
 
 // A run is what one user asked of an agent: the model's tool calls of one

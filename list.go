@@ -81,7 +81,7 @@ func listAll[T any](ctx context.Context, c *Client, method string, page func(con
 	}
 	ctx, end := c.startOp(ctx, method, "")
 	out, err := listAllPages(ctx, c, method, page)
-	end(c.opResult(ctx, nil, err))
+	end(c.opResult(ctx, false, err))
 	return out, err
 }
 

@@ -131,7 +131,7 @@ func (c *Client) waitParked(ctx context.Context, p *parkedCall, pc *PendingCall,
 	case w.Question != nil:
 		next := pc.next()
 		next.ParkID = p.ID
-		next.Requests = []elicitation.Request{requestFrom(fmt.Sprintf("elicitation-%d", next.Round), w.Question.Params)}
+		next.Requests = []elicitation.Request{inputwire.Request(fmt.Sprintf("elicitation-%d", next.Round), w.Question.Params)}
 		c.interrupt.Park(p, w.Question, next.Round, next.ID)
 		return nil, &InputRequiredError{Pending: next}
 	case w.TimedOut:

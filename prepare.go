@@ -2,6 +2,7 @@ package mcpadapter
 
 import (
 	"fmt"
+	"slices"
 )
 
 // NoToolsError reports a server that offers no tools, with
@@ -31,10 +32,10 @@ func (a *Adapter) prepare(c *Client, listed []*Tool) ([]*Tool, error) {
 	f := a.group.filters[c]
 	kept := make([]*Tool, 0, len(listed))
 	for _, t := range listed {
-		if !f.keep(t.OriginalName) || sh.disabled(t.OriginalName) || !a.opts.AppTools && !t.ModelVisible() {
+		if !f.keep(t.OriginalName) || sh.Disabled(t.OriginalName) || !a.opts.AppTools && !t.ModelVisible() {
 			continue // filtered out, or an MCP Apps tool for the app only (apps.go)
 		}
-		if err := sh.apply(t); err != nil {
+		if err := applyShape(sh, t); err != nil {
 			return nil, err
 		}
 		t.soft = a.opts.TransportErrorsAsResults
@@ -43,7 +44,9 @@ func (a *Adapter) prepare(c *Client, listed []*Tool) ([]*Tool, error) {
 		}
 		kept = append(kept, t)
 	}
-	for _, path := range sh.unmatched(listed) {
+	for _, path := range sh.Unmatched(func(name string) bool {
+		return slices.ContainsFunc(listed, func(t *Tool) bool { return t.OriginalName == name })
+	}) {
 		c.log.Warn("a tool transform names a tool the server does not list", "at", path)
 	}
 	if len(kept) > 0 {
@@ -64,8 +67,8 @@ func (a *Adapter) prepare(c *Client, listed []*Tool) ([]*Tool, error) {
 // prefix if it has one, else the server's name or nothing, as
 // Options.Prefix says.
 func (a *Adapter) prefixOf(t *Tool) string {
-	if sh := a.shapes[t.client]; sh != nil && sh.prefix != "" {
-		return sh.prefix
+	if sh := a.shapes[t.client]; sh != nil && sh.Prefix != "" {
+		return sh.Prefix
 	}
 	switch a.opts.Prefix {
 	case PrefixAlways:

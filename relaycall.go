@@ -1,14 +1,13 @@
 package mcpadapter
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
 
+	"github.com/mcpadapter/mcpadapter/internal/plaincall"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -52,7 +51,7 @@ func (c *Client) RelayCall(ctx context.Context, params *mcp.CallToolParams, opts
 		return nil, err
 	}
 	p := *params
-	args, err := relayArguments(p.Arguments)
+	args, err := plaincall.RelayArguments(p.Arguments)
 	if err != nil {
 		return nil, fmt.Errorf("mcpadapter: RelayCall of %q: %w", p.Name, err)
 	}
@@ -62,7 +61,11 @@ func (c *Client) RelayCall(ctx context.Context, params *mcp.CallToolParams, opts
 		tc.progress = opts.Progress
 		tc.timeouts, tc.resetOnProgress = opts.timeouts(), opts.ResetTimeoutOnProgress
 	}
-	p.Meta = relayMeta(ctx, p.Meta)
+	var own map[string]any
+	if id := CallIdentityFrom(ctx); id != nil {
+		own = id.Meta
+	}
+	p.Meta = plaincall.RelayMeta(p.Meta, own)
 	if c.opts.Telemetry == nil {
 		return c.relay(ctx, tc, &p)
 	}
@@ -74,14 +77,7 @@ func (c *Client) RelayCall(ctx context.Context, params *mcp.CallToolParams, opts
 		p.Meta = meta
 	}
 	res, err := c.relay(ctx, tc, &p)
-	r := OperationResult{Err: err, ErrorType: ErrorType(err)}
-	if err == nil && res.IsError {
-		r.ToolError, r.ErrorType = true, "tool_error"
-	}
-	if s := c.eng.Current(ctx); s != nil {
-		r.SessionID, r.ProtocolVersion = s.ID(), s.ProtocolVersion()
-	}
-	end(r)
+	end(c.opResult(ctx, err == nil && res.IsError, err))
 	return res, err
 }
 
@@ -92,52 +88,11 @@ func (c *Client) relay(ctx context.Context, tc *toolCall, params *mcp.CallToolPa
 	if err != nil {
 		return nil, err
 	}
-	if len(reply.unknown) > 0 {
-		i := slices.Min(slices.Collect(maps.Keys(reply.unknown)))
-		return nil, &ContentError{Server: c.name, Tool: tc.tool, Index: i, Err: fmt.Errorf("content of type %q, which go-sdk does not decode, cannot be relayed", reply.unknown[i].Type)}
+	if len(reply.Unknown) > 0 {
+		i := slices.Min(slices.Collect(maps.Keys(reply.Unknown)))
+		return nil, &ContentError{Server: c.name, Tool: tc.tool, Index: i, Err: fmt.Errorf("content of type %q, which go-sdk does not decode, cannot be relayed", reply.Unknown[i].Type)}
 	}
 	return reply.CallToolResult, nil
-}
-
-// relayArguments returns a relayed call's arguments as JSON: empty or
-// null means {}.
-func relayArguments(a any) (json.RawMessage, error) {
-	var b []byte
-	switch a := a.(type) {
-	case nil:
-	case json.RawMessage:
-		b = a
-	default:
-		var err error
-		if b, err = json.Marshal(a); err != nil {
-			return nil, fmt.Errorf("marshaling the arguments: %w", err)
-		}
-	}
-	b = bytes.TrimSpace(b)
-	if len(b) == 0 || bytes.Equal(b, []byte("null")) {
-		return json.RawMessage("{}"), nil
-	}
-	return b, nil
-}
-
-// relayMeta returns the _meta to send with a relayed call made with ctx
-// whose other client wrote m: a copy of m (go-sdk adds its own entries to
-// the _meta of a request it sends) without its progress token, with the
-// entries of the call's CallIdentity over the client's (the program, not
-// the client, says whom the call is for); nil when nothing is left.
-func relayMeta(ctx context.Context, m mcp.Meta) mcp.Meta {
-	var own map[string]any
-	if id := CallIdentityFrom(ctx); id != nil {
-		own = id.Meta
-	}
-	out := make(mcp.Meta, len(m)+len(own))
-	maps.Copy(out, m)
-	maps.Copy(out, own)
-	delete(out, "progressToken")
-	if len(out) == 0 {
-		return nil
-	}
-	return out
 }
 
 // RelayCall is Client.RelayCall bounded also by the tool's own timeout

@@ -2,26 +2,21 @@ package mcpadapter
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 
-	"github.com/mcpadapter/mcpadapter/elicitation"
 	"github.com/mcpadapter/mcpadapter/internal/inputwire"
 	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// maxAutoRounds is how many rounds of one call the client answers by
-// itself (sampling, roots) before it gives up.
-const maxAutoRounds = inputwire.MaxAutoRounds
-
 // callRound makes one multi-round-trip (2026-07-28) attempt of pc with the
-// given answers.
+// given answers, and the rounds of the client's own answers after it
+// (inputwire.Rounds).
 func (c *Client) callRound(ctx context.Context, pc *PendingCall, answers mcp.InputResponseMap, tc *toolCall) (*Result, error) {
 	params := &mcp.CallToolParams{Name: pc.Tool, Arguments: tc.args, InputResponses: answers, RequestState: pc.RequestState}
-	for shed, rounds := 0, 0; ; {
+	rounds := inputwire.Rounds{Sampling: c.opts.SamplingHandler, Roots: c.opts.Roots}
+	for {
 		res, err := c.sendTaskable(ctx, tc, params, c.opts.Timeout)
 		if err != nil {
 			return c.callFailed(pc, err)
@@ -32,48 +27,18 @@ func (c *Client) callRound(ctx context.Context, pc *PendingCall, answers mcp.Inp
 		if !res.NeedsInput() {
 			return convertResult(c.name, pc.Tool, res)
 		}
-		if len(res.InputRequests) == 0 {
-			// Load shedding: the server asks us to try again.
-			if shed >= inputwire.MaxShed {
-				return nil, c.transportError(nil, "tools/call", pc.Tool, errors.New("the server kept asking to retry (load shedding)"))
-			}
-			shed++
-			if err := inputwire.Sleep(ctx, inputwire.ShedWait(shed)); err != nil {
-				return nil, c.transportError(nil, "tools/call", pc.Tool, fmt.Errorf("waiting to retry after the server shed load: %w", err))
-			}
-			continue
+		switch step := rounds.Next(ctx, pc.Tool, res.CallToolResult); {
+		case step.Failed != nil:
+			return nil, c.transportError(nil, "tools/call", pc.Tool, step.Failed)
+		case step.Refused != "":
+			return errorResult(step.Refused), nil
+		case step.Ask != nil:
+			next := pc.next()
+			next.RequestState, next.Requests = res.RequestState, step.Ask
+			return nil, &InputRequiredError{Pending: next}
+		case step.Answers != nil:
+			params = &mcp.CallToolParams{Name: pc.Tool, Arguments: tc.args, InputResponses: step.Answers, RequestState: res.RequestState}
 		}
-		shed = 0
-		next := pc.next()
-		next.RequestState = res.RequestState
-		auto := make(mcp.InputResponseMap)
-		for _, k := range inputwire.Keys(res.InputRequests) {
-			switch r := res.InputRequests[k].(type) {
-			case *mcp.ElicitParams:
-				if err := inputwire.WebPage(r.URL); err != nil {
-					return notAWebPage(pc.Tool, err), nil
-				}
-				next.Requests = append(next.Requests, requestFrom(k, r))
-			default:
-				// Sampling and roots stay with the client's own handlers.
-				resp, err := c.fulfill(ctx, r)
-				if err != nil {
-					return errorResult(fmt.Sprintf("Tool %q needs input this client cannot give: %v", pc.Tool, err)), nil
-				}
-				auto[k] = resp
-			}
-		}
-		if len(next.Requests) == 0 {
-			if rounds++; rounds > maxAutoRounds {
-				return nil, c.transportError(nil, "tools/call", pc.Tool, fmt.Errorf("the server asked for sampling or roots in %d rounds of one call without finishing it", rounds))
-			}
-			params = &mcp.CallToolParams{Name: pc.Tool, Arguments: tc.args, InputResponses: auto, RequestState: res.RequestState}
-			continue
-		}
-		if len(auto) > 0 {
-			return errorResult(fmt.Sprintf("Tool %q asked for the user's answers and for sampling or roots in the same round, which this client does not support", pc.Tool)), nil
-		}
-		return nil, &InputRequiredError{Pending: next}
 	}
 }
 
@@ -86,67 +51,15 @@ func (c *Client) callFailed(pc *PendingCall, err error) (*Result, error) {
 		return nil, err
 	}
 	if we.Code == mcp.CodeURLElicitationRequired {
-		if keys, es := inputwire.URLElicitations(we.Data); len(es) > 0 {
+		asks, err := inputwire.URLQuestions(we.Data)
+		if err != nil {
+			return errorResult(inputwire.NotAWebPage(pc.Tool, err)), nil
+		}
+		if len(asks) > 0 {
 			next := pc.next()
-			next.Retry = true
-			for i, e := range es {
-				if err := inputwire.WebPage(e.URL); err != nil {
-					return notAWebPage(pc.Tool, err), nil
-				}
-				next.Requests = append(next.Requests, requestFrom(keys[i], e))
-			}
+			next.Retry, next.Requests = true, asks
 			return nil, &InputRequiredError{Pending: next}
 		}
 	}
 	return refusal(pc.Tool, err)
-}
-
-// fulfill answers a non-elicitation input request with the client's own
-// handlers.
-func (c *Client) fulfill(ctx context.Context, r mcp.InputRequest) (mcp.InputResponse, error) {
-	switch r := r.(type) {
-	//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
-	case *mcp.CreateMessageParams:
-		if c.opts.SamplingHandler == nil {
-			return nil, errors.New("the server asked for sampling and no SamplingHandler is set")
-		}
-		return c.opts.SamplingHandler(ctx, &mcp.CreateMessageRequest{Params: r})
-	//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
-	case *mcp.CreateMessageWithToolsParams:
-		// go-sdk reads every sampling request of a round or a task as this.
-		if c.opts.SamplingHandler == nil {
-			return nil, errors.New("the server asked for sampling and no SamplingHandler is set")
-		}
-		p, err := inputwire.SamplingBase(r)
-		if err != nil {
-			return nil, err
-		}
-		return c.opts.SamplingHandler(ctx, &mcp.CreateMessageRequest{Params: p})
-	//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
-	case *mcp.ListRootsParams:
-		//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
-		return &mcp.ListRootsResult{Roots: c.opts.Roots}, nil
-	default:
-		return nil, fmt.Errorf("unsupported input request %T", r)
-	}
-}
-
-// requestFrom describes a server's elicitation as a Request.
-func requestFrom(key string, p *mcp.ElicitParams) elicitation.Request {
-	r := elicitation.Request{Key: key, Message: p.Message, URL: p.URL, ElicitationID: p.ElicitationID, Mode: elicitation.ModeForm}
-	if p.Mode == "url" || (p.Mode == "" && p.URL != "") {
-		r.Mode = elicitation.ModeURL
-	}
-	if p.RequestedSchema != nil {
-		if b, err := json.Marshal(p.RequestedSchema); err == nil {
-			r.RequestedSchema = b
-		}
-	}
-	return r
-}
-
-// notAWebPage is the result of a call whose server asked the user to
-// visit a URL that inputwire.WebPage refused.
-func notAWebPage(tool string, err error) *Result {
-	return errorResult(fmt.Sprintf("Tool %q asked to send the user to %v; the call was not continued.", tool, err))
 }

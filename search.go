@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/mcpadapter/mcpadapter/elicitation"
@@ -90,35 +89,17 @@ type localTool interface {
 type toolSearch struct {
 	a        *Adapter
 	opts     ToolSearch
-	catalogs searchpair.Partitions[catalog] // by partitionOf; Max set by New
-}
-
-// catalog is one principal's catalog: its tools, their index, and when
-// they were listed.
-type catalog struct {
-	mu      sync.Mutex // held while listing, so one listing serves all
-	tools   map[string]*Tool
-	removed map[string]string // tool name → server, of tools gone since the last listing
-	index   *toolsearch.Index
-	at      time.Time
-	version uint64 // Adapter.ToolsVersion at the listing
-	size    int    // EstimateTokens of the catalog
+	catalogs searchpair.Partitions[searchpair.Catalog[*Tool]] // by partitionOf; Max set by New
 }
 
 // catalogOf returns the catalog of ctx's principal.
-func (s *toolSearch) catalogOf(ctx context.Context) *catalog {
+func (s *toolSearch) catalogOf(ctx context.Context) *searchpair.Catalog[*Tool] {
 	return s.catalogs.Of(partitionOf(ctx))
 }
 
-// setCatalog rebuilds the catalog from a fresh listing. Call with mu held.
-func (s *catalog) setCatalog(tools []*Tool, version uint64) {
-	byName := make(map[string]*Tool, len(tools))
-	for _, t := range tools {
-		byName[t.Name] = t
-	}
-	removed := searchpair.Removed(s.tools, byName, s.removed, func(t *Tool) string { return t.Server })
-	s.tools, s.removed, s.index = byName, removed, toolsearch.New(searchDocs(tools))
-	s.at, s.version, s.size = time.Now(), version, EstimateTokens(tools)
+// setCatalog rebuilds c from a fresh listing. Call with c.Mu held.
+func setCatalog(c *searchpair.Catalog[*Tool], tools []*Tool, version uint64) {
+	c.Set(tools, func(t *Tool) string { return t.Name }, func(t *Tool) string { return t.Server }, searchDocs(tools), version, EstimateTokens(tools))
 }
 
 // searchDocs returns what the index knows of each tool.
@@ -158,25 +139,24 @@ func argDocs(schema json.RawMessage) []toolsearch.Arg { return toolsearch.Schema
 // if there is one.
 func (s *toolSearch) current(ctx context.Context) (map[string]*Tool, map[string]string, *toolsearch.Index, error) {
 	c := s.catalogOf(ctx)
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.Mu.Lock()
+	defer c.Mu.Unlock()
 	maxAge := s.opts.MaxAge
 	if maxAge <= 0 {
 		maxAge = DefaultToolSearchMaxAge
 	}
-	v := s.a.ToolsVersion()
-	if c.index == nil || v != c.version || time.Since(c.at) > maxAge {
+	if v := s.a.ToolsVersion(); c.Stale(v, maxAge) {
 		tools, err := s.a.list(ctx)
 		switch {
 		case err == nil:
-			c.setCatalog(modelTools(tools), v)
-		case c.index == nil:
+			setCatalog(c, modelTools(tools), v)
+		case c.Index == nil:
 			return nil, nil, nil, err
 		default:
 			s.a.group.clients[0].log.Warn("listing tools for the search catalog failed; searching the last listing", "err", err)
 		}
 	}
-	return c.tools, c.removed, c.index, nil
+	return c.Tools, c.Removed, c.Index, nil
 }
 
 // offer takes a fresh listing made with ctx: it becomes the catalog of
@@ -184,11 +164,10 @@ func (s *toolSearch) current(ctx context.Context) (map[string]*Tool, map[string]
 // over the threshold.
 func (s *toolSearch) offer(ctx context.Context, tools []*Tool) []*Tool {
 	c := s.catalogOf(ctx)
-	c.mu.Lock()
-	model := modelTools(tools)
-	c.setCatalog(model, s.a.ToolsVersion())
-	size := c.size
-	c.mu.Unlock()
+	c.Mu.Lock()
+	setCatalog(c, modelTools(tools), s.a.ToolsVersion())
+	size := c.Size
+	c.Mu.Unlock()
 	threshold := s.opts.Threshold
 	if threshold == 0 {
 		threshold = DefaultToolSearchThreshold

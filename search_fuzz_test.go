@@ -24,7 +24,7 @@ func FuzzToolSearch(f *testing.F) {
 			}
 		}
 		s := &toolSearch{}
-		s.catalogOf(context.Background()).setCatalog(tools, 0)
+		setCatalog(s.catalogOf(context.Background()), tools, 0)
 		s.a = &Adapter{group: &Group{}} // ToolsVersion 0: the catalog is current
 		res, err := searchTool{s}.call(context.Background(), args, nil)
 		if err != nil || res == nil {

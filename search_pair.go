@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/mcpadapter/mcpadapter/elicitation"
 	"github.com/mcpadapter/mcpadapter/internal/searchpair"
@@ -25,40 +24,17 @@ func searchPair(s *toolSearch) []*Tool {
 type searchTool struct{ s *toolSearch }
 
 func (st searchTool) call(ctx context.Context, args json.RawMessage, _ *CallOptions) (*Result, error) {
-	var in struct {
-		Query string `json:"query"`
-		Limit int    `json:"limit"`
-	}
-	if err := searchpair.DecodeObject(args, &in); err != nil {
-		return errorResult(fmt.Sprintf("search_tools: %v; send {\"query\": \"what you want to do\"}", err)), nil
-	}
-	if strings.TrimSpace(in.Query) == "" {
-		return errorResult(`search_tools: "query" is empty; say in a few words what you want to do`), nil
-	}
-	limit := in.Limit
-	if limit <= 0 {
-		if limit = st.s.opts.Limit; limit <= 0 {
-			limit = searchpair.DefaultLimit
-		}
+	query, limit, problem := searchpair.ParseSearch(args, st.s.opts.Limit)
+	if problem != "" {
+		return errorResult(problem), nil
 	}
 	tools, _, ix, err := st.s.current(ctx)
 	if err != nil {
 		return nil, err
 	}
-	hits := ix.Search(in.Query, min(limit, searchpair.MaxLimit))
-	if len(hits) == 0 {
-		servers := make([]string, 0, len(tools))
-		for _, t := range tools {
-			servers = append(servers, t.Server)
-		}
-		return &Result{Content: []Content{&TextContent{Text: searchpair.NoMatch(in.Query, len(tools), servers)}}}, nil
-	}
-	matches := make([]searchpair.Match, len(hits))
-	for i, h := range hits {
-		t := tools[h.ID]
-		matches[i] = searchpair.Match{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}
-	}
-	text, err := searchpair.Answer(matches, hits[0].Fits)
+	text, err := searchpair.Search(tools, ix, query, limit, func(t *Tool) searchpair.Match {
+		return searchpair.Match{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}
+	}, func(t *Tool) string { return t.Server })
 	if err != nil {
 		return nil, err
 	}
@@ -73,35 +49,19 @@ func (searchTool) resume(context.Context, *PendingCall, *elicitation.Resume) (*R
 type callTool struct{ s *toolSearch }
 
 func (ct callTool) call(ctx context.Context, args json.RawMessage, opts *CallOptions) (*Result, error) {
-	var in struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	if err := searchpair.DecodeObject(args, &in); err != nil {
-		return errorResult(fmt.Sprintf("call_tool: %v; send {\"name\": \"a tool from search_tools\", \"arguments\": {...}}", err)), nil
-	}
-	if in.Name == SearchToolsName || in.Name == CallToolName {
-		return errorResult(fmt.Sprintf("call_tool: call %s directly, not through call_tool", in.Name)), nil
+	name, arguments, problem := searchpair.ParseCall(args, SearchToolsName, CallToolName)
+	if problem != "" {
+		return errorResult(problem), nil
 	}
 	tools, removed, ix, err := ct.s.current(ctx)
 	if err != nil {
 		return nil, err
 	}
-	t := tools[in.Name]
-	if t == nil {
-		if server, ok := removed[in.Name]; ok {
-			return errorResult(fmt.Sprintf("Tool %q was removed by server %q; use search_tools to find another.", in.Name, server)), nil
-		}
-		var near []string
-		for _, h := range ix.Search(in.Name, 3) {
-			near = append(near, h.ID)
-		}
-		return errorResult(searchpair.Unknown(in.Name, near)), nil
+	t, problem := searchpair.Resolve(tools, removed, ix, name, arguments)
+	if problem != "" {
+		return errorResult(problem), nil
 	}
-	if searchpair.NotObject(in.Arguments) {
-		return errorResult(fmt.Sprintf("call_tool: \"arguments\" for %q must be a JSON object, following its input schema", in.Name)), nil
-	}
-	return t.CallWith(ctx, in.Arguments, opts)
+	return t.CallWith(ctx, arguments, opts)
 }
 
 func (ct callTool) resume(ctx context.Context, pending *PendingCall, resume *elicitation.Resume) (*Result, error) {

@@ -77,8 +77,6 @@ type TaskOptions struct {
 const (
 	defaultMinPoll = 50 * time.Millisecond
 	defaultMaxPoll = 10 * time.Second
-	// taskCancelTimeout bounds the tasks/cancel sent when a call ends.
-	taskCancelTimeout = 5 * time.Second
 )
 
 // ttl is the TTL to ask for; zero for nil options.

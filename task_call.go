@@ -9,10 +9,9 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter/internal/engine"
-	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
+	"github.com/mcpadapter/mcpadapter/internal/inputwire"
 	"github.com/mcpadapter/mcpadapter/internal/taskfollow"
 	"github.com/mcpadapter/mcpadapter/internal/taskwire"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -51,8 +50,8 @@ func (c *Client) startTask(ctx context.Context, s *engine.Session, tc *toolCall)
 		return refusal(tc.tool, err)
 	}
 	var raw json.RawMessage
-	if reply.raw != nil {
-		raw, _ = reply.raw.Result()
+	if reply.Raw != nil {
+		raw, _ = reply.Raw.Result()
 	}
 	st, proto, isTask, err := taskCreated(raw)
 	switch {
@@ -92,13 +91,13 @@ func (c *Client) sendTaskable(ctx context.Context, tc *toolCall, params *mcp.Cal
 // made on its own (the 2026-07-28 extension), and follows it to its
 // result if so.
 func (c *Client) taskReply(ctx context.Context, tc *toolCall, reply *callReply) (res *Result, err error, ok bool) {
-	if reply == nil || reply.raw == nil {
+	if reply == nil || reply.Raw == nil {
 		return nil, nil, false
 	}
-	if _, plain := reply.raw.(engine.PlainResult); plain {
+	if _, plain := reply.Raw.(engine.PlainResult); plain {
 		return nil, nil, false // no task: the fast path's decoder saw every member
 	}
-	raw, _ := reply.raw.Result()
+	raw, _ := reply.Raw.Result()
 	st, proto, isTask, err := taskCreated(raw)
 	if !isTask {
 		return nil, nil, false
@@ -172,13 +171,13 @@ func (c *Client) followTaskFrom(ctx context.Context, tc *toolCall, h *TaskHandle
 		tc.onTask(*h)
 	}
 	lo, hi := c.opts.Tasks.bounds()
-	f := &taskfollow.Follower{Core: h.Protocol == TaskProtocolCore, MinPoll: lo, MaxPoll: hi, MaxRounds: maxAutoRounds,
+	f := &taskfollow.Follower{Core: h.Protocol == TaskProtocolCore, MinPoll: lo, MaxPoll: hi, MaxRounds: inputwire.MaxAutoRounds,
 		Get: func(ctx context.Context) (*taskState, error) { return c.getTask(ctx, h) },
 		Update: func(ctx context.Context, responses mcp.InputResponseMap, state string) error {
 			return c.updateTask(ctx, h, responses, state)
 		},
 		Answer:   c.taskAnswer,
-		Print:    questionPrint,
+		Print:    inputwire.Print,
 		Report:   func(st *taskState) { c.reportTask(tc, h, st) },
 		Detached: func() bool { return c.closeGen() != gen },
 		Life: func(ctx context.Context) (<-chan struct{}, error) {
@@ -192,7 +191,7 @@ func (c *Client) followTaskFrom(ctx context.Context, tc *toolCall, h *TaskHandle
 	e := f.Follow(ctx, st, round)
 	switch e.Kind {
 	case taskfollow.Outcome:
-		return c.taskOutcome(ctx, tc, h, e.State)
+		return c.taskOutcome(ctx, h, e.State)
 	case taskfollow.Cancelled:
 		return nil, &TaskCancelledError{Handle: *h, StatusMessage: e.State.StatusMessage}
 	case taskfollow.Ask:
@@ -243,80 +242,55 @@ type TaskProgress struct {
 	StatusMessage string
 }
 
-// getTask sends tasks/get.
+// task is h's task, reached through c, for internal/taskfollow.
+func (c *Client) task(h *TaskHandle) *taskfollow.Task {
+	return &taskfollow.Task{ID: h.TaskID, Tool: h.Tool, Ext: h.Protocol == TaskProtocolExtension, Timeout: c.opts.Timeout, Log: c.log,
+		Request: func(ctx context.Context, method string, timeout time.Duration) (json.RawMessage, error) {
+			return c.taskRequest(ctx, h, method, nil, timeout)
+		}}
+}
+
+// taskErr gives the errors of internal/taskfollow about h's task their
+// public types; any other error is returned as it is.
+func taskErr(h *TaskHandle, err error) error {
+	switch e := err.(type) {
+	case *taskfollow.LostError:
+		return &TaskError{Handle: *h, Op: e.Op, Err: e.Err}
+	case *taskfollow.CancelError:
+		return &TaskCancelledError{Handle: *h, Requested: e.Requested, Confirmed: e.Confirmed, CancelErr: e.CancelErr, Err: e.Err}
+	}
+	return err
+}
+
+// getTask sends tasks/get (taskfollow.Task.Get).
 func (c *Client) getTask(ctx context.Context, h *TaskHandle) (*taskState, error) {
-	raw, err := c.taskRequest(ctx, h, "tasks/get", nil, c.opts.Timeout)
-	if err != nil {
-		return nil, err
-	}
-	st, err := taskwire.Read(raw)
-	if err != nil {
-		return nil, &TaskError{Handle: *h, Op: "tasks/get", Err: fmt.Errorf("unreadable answer: %w", err)}
-	}
-	if st.TaskID != h.TaskID {
-		// Another task's state (its status, questions or result) is
-		// never taken for this one's.
-		return nil, &TaskError{Handle: *h, Op: "tasks/get", Err: fmt.Errorf("the server answered with the state of task %q", st.TaskID)}
-	}
-	return st, nil
+	st, err := c.task(h).Get(ctx)
+	return st, taskErr(h, err)
 }
 
 // taskEnded turns a failed tasks/* request op into the call's error: the
 // context's end cancels the task; otherwise the call lets go of the task
 // and the *TaskError says so, with its handle.
 func (c *Client) taskEnded(ctx context.Context, h *TaskHandle, op string, err error) (*Result, error) {
-	if ctx.Err() != nil {
-		return c.cancelTask(ctx, h)
-	}
 	var te *TaskError
-	if errors.As(err, &te) {
+	if ctx.Err() == nil && errors.As(err, &te) {
 		return nil, err
 	}
-	return nil, &TaskError{Handle: *h, Op: op, Err: err}
+	return nil, taskErr(h, c.task(h).Ended(ctx, op, err))
 }
 
-// cancelTask sends tasks/cancel for a call whose context ended, with its
-// own short deadline, and says how it went.
-func (c *Client) cancelTask(ctx context.Context, h *TaskHandle) (*Result, error) {
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskCancelTimeout)
-	defer cancel()
-	_, err := c.taskRequest(cctx, h, "tasks/cancel", nil, 0)
-	c.log.Debug("task cancelled", "tool", h.Tool, "task", h.TaskID, "acknowledged", err == nil)
-	return nil, &TaskCancelledError{Handle: *h, Requested: true, Confirmed: err == nil, CancelErr: err, Err: context.Cause(ctx)}
-}
-
-// taskOutcome fetches the result of a task that ended (or, on
-// 2025-11-25, one that waits for input: tasks/result carries the
-// server's questions to the client's elicitation handler).
-func (c *Client) taskOutcome(ctx context.Context, tc *toolCall, h *TaskHandle, st *taskState) (*Result, error) {
-	var raw json.RawMessage
-	if h.Protocol == TaskProtocolExtension {
-		switch {
-		case st.Error != nil:
-			return errorResult(fmt.Sprintf("Tool %q failed: %s (MCP error %d)", h.Tool, st.Error.Message, st.Error.Code)), nil
-		case len(st.Result) == 0 && TaskStatus(st.Status) == TaskFailed:
-			return errorResult(fmt.Sprintf("Tool %q failed: %s", h.Tool, orText(st.StatusMessage, "the task failed"))), nil
-		case len(st.Result) == 0:
-			return nil, &TaskError{Handle: *h, Op: "tasks/get", Err: errors.New("the completed task carries no result")}
-		}
-		raw = st.Result
-	} else {
-		var err error
-		// tasks/result waits for the task: no request timeout.
-		raw, err = c.taskRequest(ctx, h, "tasks/result", nil, 0)
-		if err != nil {
-			if ctx.Err() != nil {
-				return c.cancelTask(ctx, h)
-			}
-			var we *jsonrpc.Error
-			if sdkerr.IsServerError(err) && errors.As(err, &we) && TaskStatus(st.Status) == TaskFailed {
-				return errorResult(fmt.Sprintf("Tool %q failed: %s (MCP error %d)", h.Tool, we.Message, we.Code)), nil
-			}
-			return c.taskEnded(ctx, h, "tasks/result", err)
-		}
+// taskOutcome fetches the result of a task that ended
+// (taskfollow.Task.Outcome) and converts it.
+func (c *Client) taskOutcome(ctx context.Context, h *TaskHandle, st *taskState) (*Result, error) {
+	raw, refusal, err := c.task(h).Outcome(ctx, st)
+	switch {
+	case err != nil:
+		return nil, taskErr(h, err)
+	case refusal != "":
+		return errorResult(refusal), nil
 	}
 	var r mcp.CallToolResult
-	reply, undecodable, err := replyOf(&r, asSent(raw), json.Unmarshal(raw, &r))
+	reply, undecodable, err := engine.ReplyOf(&r, asSent(raw), json.Unmarshal(raw, &r))
 	if err == nil {
 		err = undecodable
 	}
@@ -334,10 +308,3 @@ func (c *Client) taskOutcome(ctx context.Context, tc *toolCall, h *TaskHandle, s
 type asSent json.RawMessage
 
 func (a asSent) Result() (json.RawMessage, bool) { return json.RawMessage(a), len(a) > 0 }
-
-func orText(s, alt string) string {
-	if s == "" {
-		return alt
-	}
-	return s
-}

@@ -55,14 +55,14 @@ func (c *Client) sendGraced(ctx context.Context, s *engine.Session, tc *toolCall
 // lets go of task calls.
 func (c *Client) graceWait(life, callCtx context.Context, tool string, late *taskfollow.Late[*callReply]) {
 	a := late.Wait(life)
-	if a.Err != nil || a.Reply == nil || a.Reply.raw == nil {
+	if a.Err != nil || a.Reply == nil || a.Reply.Raw == nil {
 		c.log.Debug("tool call abandoned after its context ended", "tool", tool, "answered", a.Err == nil)
 		return
 	}
-	if _, plain := a.Reply.raw.(engine.PlainResult); plain {
+	if _, plain := a.Reply.Raw.(engine.PlainResult); plain {
 		return // no task: the fast path's decoder saw every member
 	}
-	raw, _ := a.Reply.raw.Result()
+	raw, _ := a.Reply.Raw.Result()
 	st, proto, isTask, err := taskCreated(raw)
 	if !isTask || err != nil || TaskStatus(st.Status).Terminal() {
 		return
@@ -73,7 +73,7 @@ func (c *Client) graceWait(life, callCtx context.Context, tool string, late *tas
 		return
 	}
 	// The caller's context values (its CallIdentity) go with the cancel.
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(callCtx), taskCancelTimeout)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(callCtx), taskfollow.CancelTimeout)
 	defer cancel()
 	defer context.AfterFunc(life, cancel)()
 	_, err = c.taskRequest(cctx, h, "tasks/cancel", nil, 0)

@@ -2,7 +2,6 @@ package mcpadapter
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/mcpadapter/mcpadapter/elicitation"
@@ -20,19 +19,7 @@ import (
 // PendingCall carries the task: Resume sends the answers. Otherwise the
 // client's own handlers answer (an elicitation is declined without an
 // ElicitationHandler). A question just answered is not asked again while
-// the task shows it unchanged (taskfollow.Round).
-
-// questionPrint describes an input request for comparison: an
-// elicitation as the user was shown it, anything else as sent.
-func questionPrint(key string, r mcp.InputRequest) string {
-	var b []byte
-	if p, ok := r.(*mcp.ElicitParams); ok {
-		b, _ = json.Marshal(requestFrom(key, p))
-	} else {
-		b, _ = json.Marshal(r)
-	}
-	return string(b)
-}
+// the task shows it unchanged (taskfollow.Round, taskfollow.StillAsks).
 
 // taskAnswer answers the question of a task under key: in ElicitInterrupt
 // mode an elicitation is put to the user (ask), else the client's
@@ -48,7 +35,7 @@ func (c *Client) taskAnswer(ctx context.Context, key string, r mcp.InputRequest)
 	case ok:
 		resp, err = c.elicitDirect(ctx, p)
 	default:
-		resp, err = c.fulfill(ctx, r)
+		resp, err = inputwire.Fulfill(ctx, r, c.opts.SamplingHandler, c.opts.Roots)
 	}
 	return resp, false, err
 }
@@ -58,7 +45,7 @@ func (c *Client) taskAnswer(ctx context.Context, key string, r mcp.InputRequest)
 func (c *Client) taskAsks(tc *toolCall, h *TaskHandle, e taskfollow.End) error {
 	asks := make([]elicitation.Request, 0, len(e.Asks))
 	for _, k := range e.Asks {
-		asks = append(asks, requestFrom(k, e.Questions[k].(*mcp.ElicitParams)))
+		asks = append(asks, inputwire.Request(k, e.Questions[k].(*mcp.ElicitParams)))
 	}
 	task := *h
 	pc := c.pendingFor(tc, 0)
@@ -68,22 +55,13 @@ func (c *Client) taskAsks(tc *toolCall, h *TaskHandle, e taskfollow.End) error {
 
 // abandonTask ends a call that cannot go on with its task, because the
 // questions of the task cannot be answered (why): the task is cancelled
-// on the server, so that it does not wait for an answer that will never
-// come, and the call's result says why. A context that ended is the
-// caller's cancellation (a *TaskCancelledError); a tasks/cancel that
-// fails is a *TaskCancelledError that says the task may still run.
+// on the server and the call's result says why (taskfollow.Task.Abandon).
 func (c *Client) abandonTask(ctx context.Context, h *TaskHandle, why error) (*Result, error) {
-	if ctx.Err() != nil {
-		return c.cancelTask(ctx, h)
-	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), taskCancelTimeout)
-	defer cancel()
-	_, err := c.taskRequest(cctx, h, "tasks/cancel", nil, 0)
-	c.log.Debug("task abandoned", "tool", h.Tool, "task", h.TaskID, "cause", why, "acknowledged", err == nil)
+	refusal, err := c.task(h).Abandon(ctx, why)
 	if err != nil {
-		return nil, &TaskCancelledError{Handle: *h, Requested: true, CancelErr: err, Err: why}
+		return nil, taskErr(h, err)
 	}
-	return errorResult(fmt.Sprintf("Tool %q needs input this client cannot give: %v. Its task was cancelled.", h.Tool, why)), nil
+	return errorResult(refusal), nil
 }
 
 // elicitDirect answers an elicitation with the client's handler, or
@@ -113,44 +91,15 @@ func (c *Client) resumeTaskInput(ctx context.Context, pending *PendingCall, answ
 	if err != nil {
 		return c.taskEnded(ctx, &h, "tasks/get", err)
 	}
-	round, ok := stillAsks(st, pending)
+	round, ok := taskfollow.StillAsks(st, pending.Requests)
 	if !ok {
 		return c.followTask(ctx, tc, &h, st)
 	}
-	responses := make(mcp.InputResponseMap, len(answers))
-	for k, a := range answers {
-		responses[k] = &mcp.ElicitResult{Action: string(a.Action), Content: a.Content}
-	}
-	if err := c.updateTask(ctx, &h, responses, pending.RequestState); err != nil {
+	if err := c.updateTask(ctx, &h, inputwire.Responses(answers), pending.RequestState); err != nil {
 		return c.taskEnded(ctx, &h, "tasks/update", err)
 	}
 	if st, err = c.getTask(ctx, &h); err != nil {
 		return c.taskEnded(ctx, &h, "tasks/get", err)
 	}
 	return c.followTaskFrom(ctx, tc, &h, st, round)
-}
-
-// stillAsks reports whether st shows every question of pending, and
-// returns them as the round its answers answer.
-func stillAsks(st *taskState, pending *PendingCall) (*taskfollow.Round, bool) {
-	if TaskStatus(st.Status) != TaskInputRequired {
-		return nil, false
-	}
-	reqs, err := taskfollow.Questions(st)
-	if err != nil {
-		return nil, false
-	}
-	asked := make(map[string]string, len(pending.Requests))
-	for _, q := range pending.Requests {
-		r, ok := reqs[q.Key]
-		if !ok {
-			return nil, false
-		}
-		shown := questionPrint(q.Key, r)
-		if b, _ := json.Marshal(q); string(b) != shown {
-			return nil, false
-		}
-		asked[q.Key] = shown
-	}
-	return taskfollow.NewRound(st, asked), true
 }

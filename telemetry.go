@@ -132,11 +132,11 @@ func (c *Client) startOp(ctx context.Context, method, tool string) (context.Cont
 	return t.StartOperation(ctx, op)
 }
 
-// opResult describes how an operation ended: with err, or with res for a
-// tool call.
-func (c *Client) opResult(ctx context.Context, res *Result, err error) OperationResult {
+// opResult describes how an operation ended: with err, or for a tool
+// call with a result whose isError is toolError.
+func (c *Client) opResult(ctx context.Context, toolError bool, err error) OperationResult {
 	r := OperationResult{Err: err, ErrorType: ErrorType(err)}
-	if err == nil && res != nil && res.IsError {
+	if err == nil && toolError {
 		r.ToolError, r.ErrorType = true, "tool_error"
 	}
 	if s := c.eng.Current(ctx); s != nil {
@@ -159,7 +159,7 @@ func (c *Client) observedCall(ctx context.Context, tc *toolCall) (*Result, error
 		tc.meta = meta
 	}
 	res, err := c.callTool(ctx, tc)
-	end(c.opResult(ctx, res, err))
+	end(c.opResult(ctx, res != nil && res.IsError, err))
 	return res, err
 }
 

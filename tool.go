@@ -57,8 +57,8 @@ type Tool struct {
 	maxResult int           // the byte limit of results' text; 0: DefaultMaxResultBytes, <0: none
 	task      TaskMode      // the tool's TaskMode (ToolTransform.Task), or TaskDefault
 
-	check   *argChecker // the server's schema, to check arguments against (callcheck.go)
-	noCheck bool        // ToolTransform/ServerTransform.SkipArgumentCheck
+	check   *argplan.Checker // the server's schema, to check arguments against
+	noCheck bool             // ToolTransform/ServerTransform.SkipArgumentCheck
 }
 
 // Call calls the tool with args, a JSON object (nil or empty means {}).
@@ -147,6 +147,19 @@ func (t *Tool) resultLimit() int {
 	return t.maxResult
 }
 
+// checkCall returns the error text for the model when args (the server's
+// arguments, after transforms) break the server's schema, or "".
+func (t *Tool) checkCall(args json.RawMessage) string { return t.checkCallAs(args, nil) }
+
+// checkCallAs is checkCall naming each argument by modelPath
+// (CallOptions.ArgumentPath), if set, after the tool's own renames.
+func (t *Tool) checkCallAs(args json.RawMessage, modelPath func(string) string) string {
+	if t.noCheck {
+		return ""
+	}
+	return t.check.Check(t.Name, args, t.args, modelPath)
+}
+
 // Client returns the client the tool calls through; nil for search_tools
 // and call_tool (Options.ToolSearch), which are answered in this process.
 func (t *Tool) Client() *Client { return t.client }
@@ -175,7 +188,7 @@ func (c *Client) newTool(obs *wire.Observer, t *mcp.Tool) (*Tool, error) {
 	if out.InputSchema, out.OutputSchema, err = obs.ToolSchemas(t); err != nil {
 		return nil, err
 	}
-	out.check = newArgChecker(out.InputSchema)
+	out.check = argplan.NewChecker(out.InputSchema)
 	return out, nil
 }
 

@@ -3,7 +3,6 @@ package mcpadapter
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -11,7 +10,7 @@ import (
 
 	"github.com/mcpadapter/mcpadapter/internal/argplan"
 	"github.com/mcpadapter/mcpadapter/internal/config"
-	"github.com/mcpadapter/mcpadapter/internal/servername"
+	"github.com/mcpadapter/mcpadapter/internal/toolshape"
 )
 
 // PrefixMode says when tool names start with their server's name
@@ -136,17 +135,7 @@ func (e *TransformError) Error() string {
 
 // serverShape is what an adapter does to one server's tools: the
 // transform of its config entry with those of Options.Transforms over it.
-type serverShape struct {
-	prefix, note string
-	noCheck      bool // ServerTransform.SkipArgumentCheck
-	tools        map[string]toolShape
-}
-
-// toolShape is one tool's transform and where it was given.
-type toolShape struct {
-	t    *ToolTransform
-	path string
-}
+type serverShape = toolshape.Server
 
 // newShape checks st and returns it as a serverShape, or the path and
 // text of its first problem.
@@ -154,84 +143,32 @@ func newShape(st *ServerTransform, paths config.Paths) (_ *serverShape, path, ms
 	if st == nil {
 		return nil, "", ""
 	}
-	if st.Prefix != "" && !config.ValidServerName(st.Prefix) {
-		return nil, paths.Member(paths.Base, "prefix", "Prefix"), fmt.Sprintf("prefix %q is not allowed: it starts tool names, so it must match ^[A-Za-z0-9_-]{1,64}$", st.Prefix)
-	}
-	sh := &serverShape{prefix: st.Prefix, note: strings.TrimSpace(st.Description), noCheck: st.SkipArgumentCheck, tools: make(map[string]toolShape, len(st.Tools))}
-	names := make([]string, 0, len(st.Tools))
-	for name := range st.Tools {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		tt, tpath := st.Tools[name], paths.Tool(name)
-		switch {
-		case name == "":
-			return nil, tpath, "empty tool name"
-		case tt == nil:
+	tools := make(map[string]*toolshape.Tool, len(st.Tools))
+	for name, tt := range st.Tools {
+		if tt == nil {
+			tools[name] = nil
 			continue
-		case tt.Name != "" && !config.ValidServerName(tt.Name):
-			return nil, paths.Member(tpath, "name", "Name"), fmt.Sprintf("tool name %q is not allowed: model APIs take names matching ^[A-Za-z0-9_-]{1,64}$", tt.Name)
-		case tt.Timeout < 0:
-			return nil, paths.Member(tpath, "timeout", "Timeout"), fmt.Sprintf("negative timeout %v; use 0, or leave it out, for the server's", tt.Timeout)
-		case tt.MaxResultBytes > 0 && tt.MaxResultBytes < minResultLimit:
-			return nil, paths.Member(tpath, "maxResultBytes", "MaxResultBytes"), fmt.Sprintf("%d bytes is too small: want at least %d (room for the truncation note), or a negative number for no limit", tt.MaxResultBytes, minResultLimit)
 		}
-		args := make([]string, 0, len(tt.Arguments))
-		for an := range tt.Arguments {
-			args = append(args, an)
+		t := &toolshape.Tool{Name: tt.Name, Description: tt.Description, Disabled: tt.Disabled, NoCheck: tt.SkipArgumentCheck,
+			Timeout: tt.Timeout, MaxResultBytes: tt.MaxResultBytes, Task: int(tt.Task)}
+		if len(tt.Arguments) > 0 {
+			t.Args = planArgs(tt.Arguments)
 		}
-		sort.Strings(args)
-		for _, an := range args {
-			at, apath := tt.Arguments[an], paths.Arg(tpath, an)
-			switch {
-			case at == nil:
-			case at.Name != "" && !servername.ValidArgName(at.Name):
-				return nil, apath, fmt.Sprintf("argument name %q is not allowed: model APIs take argument names matching ^[A-Za-z0-9_.-]{1,64}$", at.Name)
-			case len(at.Default) > 0 && !json.Valid(at.Default):
-				return nil, apath, "the default is not valid JSON"
-			}
-		}
-		sh.tools[name] = toolShape{t: tt, path: tpath}
+		tools[name] = t
 	}
-	return sh, "", ""
+	return toolshape.New(st.Prefix, st.Description, st.SkipArgumentCheck, tools, paths)
 }
 
-// over returns sh with top's settings over it: top's prefix and note when
-// set, and top's transform of a tool instead of sh's.
-func (sh *serverShape) over(top *serverShape) *serverShape {
-	switch {
-	case top == nil:
-		return sh
-	case sh == nil:
-		return top
-	}
-	out := &serverShape{prefix: sh.prefix, note: sh.note, noCheck: sh.noCheck || top.noCheck, tools: make(map[string]toolShape, len(sh.tools)+len(top.tools))}
-	if top.prefix != "" {
-		out.prefix = top.prefix
-	}
-	if top.note != "" {
-		out.note = top.note
-	}
-	for k, v := range sh.tools {
-		out.tools[k] = v
-	}
-	for k, v := range top.tools {
-		out.tools[k] = v
-	}
-	return out
-}
-
-// apply gives t its model-facing name (before any prefix), description and
-// input schema. A nil shape leaves t as the server listed it.
-func (sh *serverShape) apply(t *Tool) error {
+// applyShape gives t its model-facing name (before any prefix),
+// description and input schema. A nil shape leaves t as the server listed
+// it.
+func applyShape(sh *serverShape, t *Tool) error {
 	if sh == nil {
 		return nil
 	}
-	ts := sh.tools[t.OriginalName]
-	t.noCheck = sh.noCheck
-	if tt := ts.t; tt != nil {
-		t.noCheck = t.noCheck || tt.SkipArgumentCheck
+	t.noCheck = sh.NoCheck
+	if tt := sh.Tool(t.OriginalName); tt != nil {
+		t.noCheck = t.noCheck || tt.NoCheck
 		if tt.Name != "" {
 			t.Name = tt.Name
 		}
@@ -239,41 +176,19 @@ func (sh *serverShape) apply(t *Tool) error {
 			t.Description = tt.Description
 		}
 		t.timeout, t.maxResult = tt.Timeout, tt.MaxResultBytes
-		t.task = tt.Task
-		if len(tt.Arguments) > 0 {
-			schema, plan, err := argplan.Transform(t.InputSchema, planArgs(tt.Arguments))
+		t.task = TaskMode(tt.Task)
+		if tt.Args != nil {
+			schema, plan, err := argplan.Transform(t.InputSchema, tt.Args)
 			if err != nil {
-				return &TransformError{Server: t.Server, Tool: t.OriginalName, Path: ts.path, Msg: err.Error()}
+				return &TransformError{Server: t.Server, Tool: t.OriginalName, Path: tt.Path, Msg: err.Error()}
 			}
 			t.InputSchema, t.args = schema, plan
 		}
 	}
-	if sh.note != "" {
-		t.Description = strings.TrimSpace(sh.note + " " + t.Description)
+	if sh.Note != "" {
+		t.Description = strings.TrimSpace(sh.Note + " " + t.Description)
 	}
 	return nil
-}
-
-// disabled reports whether the shape leaves the tool the server calls
-// name out.
-func (sh *serverShape) disabled(name string) bool {
-	return sh != nil && sh.tools[name].t != nil && sh.tools[name].t.Disabled
-}
-
-// unmatched returns the paths of the tool transforms that name no tool of
-// listed.
-func (sh *serverShape) unmatched(listed []*Tool) []string {
-	if sh == nil {
-		return nil
-	}
-	var out []string
-	for name, ts := range sh.tools {
-		if !slices.ContainsFunc(listed, func(t *Tool) bool { return t.OriginalName == name }) {
-			out = append(out, ts.path)
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 // configShape returns the shape of a config server's entry, or its first
@@ -321,7 +236,7 @@ func adapterShapes(g *Group, transforms map[string]*ServerTransform) (map[*Clien
 		if len(top) > 0 {
 			over = top[c.nameNow()]
 		}
-		if sh := c.shape.over(over); sh != nil {
+		if sh := c.shape.Over(over); sh != nil {
 			out[c] = sh
 		}
 	}

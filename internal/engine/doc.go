@@ -29,7 +29,10 @@
 //     Deadline bounds a call by its time limits (*TimeoutError), and
 //     BacklogMiddleware paces a stdio server's notifications.
 //   - A call's Raw result gives its structured content and content blocks
-//     as the server wrote them (RawStructured, RawBlock).
+//     as the server wrote them (RawStructured, RawBlock); its Reply is
+//     go-sdk's decoding with the result as sent, and a result go-sdk
+//     refuses only for content blocks of types it does not know is
+//     decoded again with those blocks kept as sent (ReplyOf).
 //
 // Its inputs are plain (Config: the target, timeouts, go-sdk's client
 // with the root's middleware installed, and a few functions of the root's

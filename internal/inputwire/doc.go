@@ -4,10 +4,17 @@
 // page before a user is sent to it (WebPage), the URL elicitations of a
 // -32042 error (URLElicitations), a sampling request in the shape a
 // SamplingHandler takes (SamplingBase), the question keys in a fixed
-// order (Keys), and the wait before a call is sent again when the server
-// sheds load (Sleep).
+// order (Keys), the wait before a call is sent again when the server
+// sheds load (Sleep), an elicitation as a user is shown it (Request,
+// Print), a user's answers as the server takes them and summed up
+// (Responses, Summary), and the answer of a client's own handlers to a
+// sampling or roots request (Fulfill); and the rounds of one call, each
+// answer that asks for input read as the step the call takes next
+// (Rounds.Next: send again, ask the user, refuse, fail), and the
+// questions of a -32042 error (URLQuestions).
 //
 // Who answers a question, and what an unanswerable one means to the call,
 // are the root's (rounds.go, park.go, task_input.go). It imports go-sdk's
-// mcp package and the standard library only.
+// mcp package, the public elicitation package and the standard library
+// only.
 package inputwire

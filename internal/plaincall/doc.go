@@ -3,7 +3,9 @@
 // _meta go-sdk adds to every request of a connection (AppendCall,
 // AppendPing), and the result in its common shapes (DecodeResult: text
 // content, isError, structuredContent, _meta), without go-sdk's
-// per-value decoder, which costs several times as much.
+// per-value decoder, which costs several times as much. It also gives
+// the arguments and _meta of a call another client wrote, relayed
+// (RelayArguments, RelayMeta).
 //
 // It adds one rule: whatever DecodeResult takes, it decodes as go-sdk's
 // decoder does (FuzzDecodeResult); everything else it reports as not

@@ -91,7 +91,7 @@ func TestSDKErrorWording(t *testing.T) {
 		defer cs.Close()
 		_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "hologram"})
 		if err == nil {
-			t.Fatal("go-sdk now decodes a block of an unknown type: convert.go's lenient decoding may be unneeded")
+			t.Fatal("go-sdk now decodes a block of an unknown type: engine.ReplyOf's lenient decoding may be unneeded")
 		}
 		if !IsUnknownContent(err) {
 			t.Fatalf("go-sdk's error for a block of an unknown type is no longer recognised: %v", err)

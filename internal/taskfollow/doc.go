@@ -3,18 +3,24 @@
 // pollInterval, or a growing backoff), reports every status change,
 // answers the rounds of questions a 2026-07-28 task asks (tasks/update)
 // without answering one round twice while the server has not yet taken
-// it (Round), and says how the follow ended (End). It also holds the
-// grace wait of a tools/call that may make a task after its caller's
-// context ended (Send, Late), and the Background that runs such work
-// after its call returned.
+// it (Round; StillAsks, for a round answered in another process), and
+// says how the follow ended (End). A Task reaches one task on the wire:
+// its state (Get), its result once it ended, by either protocol
+// (Outcome), and its cancel when the call's context ends or its
+// questions cannot be answered (Cancel, Abandon, Ended), each of these
+// endings a *LostError or a *CancelError. It also holds the grace wait
+// of a tools/call that may make a task after its caller's context ended
+// (Send, Late), and the Background that runs such work after its call
+// returned.
 //
 // Its inputs are plain: the task's state as taskwire reads it, and
 // function fields that send the tasks/* requests, answer a question,
 // report a status and say whether the client let go of its tasks. What
 // an ending means to the caller (a Result, a TaskError, a
 // TaskCancelledError, an InputRequiredError) is the root's. It imports
-// the standard library, go-sdk and internal/taskwire only, never the
-// root.
+// the standard library, go-sdk, the public elicitation package,
+// internal/taskwire, internal/inputwire and internal/sdkerr only, never
+// the root.
 //
 // Goroutines, who owns them and what ends them:
 //

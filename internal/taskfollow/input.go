@@ -9,6 +9,8 @@ import (
 	"maps"
 	"sort"
 
+	"github.com/mcpadapter/mcpadapter/elicitation"
+	"github.com/mcpadapter/mcpadapter/internal/inputwire"
 	"github.com/mcpadapter/mcpadapter/internal/taskwire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -134,4 +136,30 @@ func (f *Follower) input(ctx context.Context, st *taskwire.State, round *Round, 
 		next.asked[k] = prints[k]
 	}
 	return next, End{}, false
+}
+
+// StillAsks reports whether st shows every one of the questions asked
+// (as the user was shown them, inputwire.Request), and returns them as
+// the Round their answers answer.
+func StillAsks(st *taskwire.State, asked []elicitation.Request) (*Round, bool) {
+	if st.Status != inputRequired {
+		return nil, false
+	}
+	reqs, err := Questions(st)
+	if err != nil {
+		return nil, false
+	}
+	prints := make(map[string]string, len(asked))
+	for _, q := range asked {
+		r, ok := reqs[q.Key]
+		if !ok {
+			return nil, false
+		}
+		shown := inputwire.Print(q.Key, r)
+		if b, _ := json.Marshal(q); string(b) != shown {
+			return nil, false
+		}
+		prints[q.Key] = shown
+	}
+	return NewRound(st, prints), true
 }

@@ -1,4 +1,4 @@
-package mcpadapter
+package argplan
 
 import (
 	"bytes"
@@ -11,37 +11,37 @@ import (
 	"github.com/mcpadapter/mcpadapter/argcheck"
 )
 
-// argChecker checks a model's arguments against the server's own input
-// schema before Tool.Call sends them. The schema is compiled at the first
-// call and the compiled form reused; a schema the checker cannot read
+// Checker checks a model's arguments against the server's own input
+// schema before a call sends them. The schema is compiled at the first
+// check and the compiled form reused; a schema the checker cannot read
 // (not JSON) checks nothing, and the server judges the call.
-type argChecker struct {
+type Checker struct {
 	schema json.RawMessage // the server's input schema, before transforms
 	once   sync.Once
 	s      *argcheck.Schema
 }
 
-func newArgChecker(schema json.RawMessage) *argChecker { return &argChecker{schema: schema} }
+// NewChecker returns the Checker of the server's input schema.
+func NewChecker(schema json.RawMessage) *Checker { return &Checker{schema: schema} }
 
-func (c *argChecker) compiled() *argcheck.Schema {
+func (c *Checker) compiled() *argcheck.Schema {
 	c.once.Do(func() { c.s, _ = argcheck.Compile(c.schema) })
 	return c.s
 }
 
-// checkCall returns the error text for the model when args (the server's
-// arguments, after transforms) break the server's schema, or "".
-func (t *Tool) checkCall(args json.RawMessage) string { return t.checkCallAs(args, nil) }
-
-// checkCallAs is checkCall naming each argument by modelPath
-// (CallOptions.ArgumentPath), if set, after the tool's own renames.
-func (t *Tool) checkCallAs(args json.RawMessage, modelPath func(string) string) string {
-	if t.check == nil || t.noCheck {
+// Check returns the error text for the model when args (the server's
+// arguments, after plan's transforms) break the schema of tool, or "".
+// Each argument is named as the model named it: plan's renames given
+// back, then modelPath, if set, maps the path to the one the model
+// wrote. A nil Checker checks nothing.
+func (c *Checker) Check(tool string, args json.RawMessage, plan *Plan, modelPath func(string) string) string {
+	if c == nil {
 		return ""
 	}
 	if a := bytes.TrimSpace(args); len(a) > 0 && a[0] != '{' {
 		return "" // not a JSON object: the call's own check answers it
 	}
-	s := t.check.compiled()
+	s := c.compiled()
 	if s == nil {
 		return ""
 	}
@@ -50,14 +50,14 @@ func (t *Tool) checkCallAs(args json.RawMessage, modelPath func(string) string) 
 	if !errors.As(err, &e) {
 		return "" // not a JSON object: the call's own check answers it
 	}
-	return argumentsMessage(t.Name, e, t.args.ModelNames(), modelPath)
+	return message(tool, e, plan.ModelNames(), modelPath)
 }
 
-// argumentsMessage writes the model's tool error for invalid arguments:
-// each problem on its own line, by JSON path, named as the model named
-// the arguments (modelName maps a server's argument name back, then
+// message writes the model's tool error for invalid arguments: each
+// problem on its own line, by JSON path, named as the model named the
+// arguments (modelName maps a server's argument name back, then
 // modelPath, if set, maps the path to the one the model wrote).
-func argumentsMessage(tool string, e *argcheck.Error, modelName map[string]string, modelPath func(string) string) string {
+func message(tool string, e *argcheck.Error, modelName map[string]string, modelPath func(string) string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Invalid arguments for tool %q; the call was not made.", tool)
 	for _, p := range e.Problems {
