@@ -175,6 +175,9 @@ func newClientWith(ep *endpoint, opts ClientOptions, adjust func(*mcp.ClientOpti
 		adjust(so)
 	}
 	c.sdk = mcp.NewClient(&mcp.Implementation{Name: "mcpadapter", Version: Version()}, so)
+	// A panic while go-sdk sends a request or decodes its answer (a
+	// hostile server's) fails that request: added first, so innermost.
+	c.sdk.AddSendingMiddleware(engine.RecoverSendingMiddleware(c.log))
 	c.sdk.AddSendingMiddleware(engine.HandshakeMiddleware(engine.Handshake{
 		Probe:      opts.probeTimeout(),
 		OneSession: ep.kind == kindStdio || ep.kind == kindInProcess,

@@ -315,8 +315,8 @@ func (c *Client) taskOutcome(ctx context.Context, tc *toolCall, h *TaskHandle, s
 			return c.taskEnded(ctx, h, "tasks/result", err)
 		}
 	}
-	var r mcp.CallToolResult
-	reply, undecodable, err := replyOf(&r, asSent(raw), json.Unmarshal(raw, &r))
+	r, err := engine.DecodeResult(raw)
+	reply, undecodable, err := replyOf(r, asSent(raw), err)
 	if err == nil {
 		err = undecodable
 	}
