@@ -163,8 +163,9 @@ type Options struct {
 	// starts with the client's trace context (the request's
 	// _meta.traceparent, else the HTTP headers') and ends with the
 	// answer. The requests to the servers are made with the context it
-	// returns, and carry its trace context in their _meta, so a server's
-	// spans join the client's trace through the gateway's. Set
+	// returns, and carry its trace context in their _meta (and not the
+	// client's traceparent, tracestate or baggage), so a server's spans
+	// join the client's trace through the gateway's. Set
 	// Client.Telemetry too for a span of each request to a server. The
 	// otel module (mcpotel.New) implements both; nil costs nothing.
 	Telemetry mcpadapter.ServerTelemetry

@@ -290,3 +290,30 @@ func TestTelemetryHostileVersion(t *testing.T) {
 		t.Error("knownVersion")
 	}
 }
+
+// TestTelemetryOwnsTraceContext: with Options.Telemetry the trace context
+// a server gets is the gateway operation's alone. The client's
+// tracestate and baggage, which the operation's context does not carry
+// (this telemetry writes a traceparent only), never reach the server,
+// whether the client's traceparent came with them in _meta or not; the
+// client's other _meta entries do.
+func TestTelemetryOwnsTraceContext(t *testing.T) {
+	tel := &recordingTelemetry{}
+	_, url := startGateway(t, []Server{{Name: "up", Target: testserver.New(testserver.Options{})}}, &Options{Telemetry: tel})
+	for _, v := range []string{v1125, v0728} {
+		cs := connect(t, url, v, nil)
+		for _, meta := range []mcp.Meta{
+			{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "tracestate": "evil=1", "baggage": "user=alice", "mine": "kept"},
+			{"tracestate": "evil=1", "baggage": "user=alice", "mine": "kept"},
+		} {
+			res, err := cs.CallTool(testCtx(t, 30*time.Second), &mcp.CallToolParams{Name: "whoami", Meta: meta})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := whoamiOf(t, res).Meta
+			if tp, _ := m["traceparent"].(string); !strings.HasPrefix(tp, "op-") || m["tracestate"] != nil || m["baggage"] != nil || m["mine"] != "kept" {
+				t.Errorf("%s, client _meta %v: the server saw %v; want the operation's traceparent alone, and mine", v, meta, m)
+			}
+		}
+	}
+}

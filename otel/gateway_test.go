@@ -432,3 +432,52 @@ func TestGatewayTraceWithoutClientTelemetry(t *testing.T) {
 		})
 	}
 }
+
+// TestGatewayHostileTracestate: a client's valid traceparent with a
+// tracestate that cannot be read (malformed, huge, too many members, not
+// a string), or with baggage, continues the client's trace, and the
+// server gets the gateway's trace context alone: no tracestate the
+// gateway did not read, no baggage. A valid tracestate reaches the server
+// as the gateway's span carries it.
+func TestGatewayHostileTracestate(t *testing.T) {
+	rig := startGatewayRig(t, testserver.New(testserver.Options{}), mcpotel.Options{})
+	for _, v := range eras {
+		cs := rig.connect(t, v, nil)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		members := make([]string, 40)
+		for i := range members {
+			members[i] = fmt.Sprintf("k%d=v", i)
+		}
+		for i, c := range []struct {
+			state any
+			want  any // the tracestate the server gets, nil for none
+		}{
+			{"not a tracestate", nil},
+			{"rojo=1,rojo=2", nil},
+			{strings.Join(members, ","), nil},
+			{"rojo=" + strings.Repeat("a", 1<<20), nil},
+			{42, nil},
+			{map[string]any{"rojo": "1"}, nil},
+			{"rojo=00f067aa0ba902b7", "rojo=00f067aa0ba902b7"},
+		} {
+			rig.rec.Reset()
+			_, agent := rig.tracer.Start(ctx, "agent turn")
+			agent.End()
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami", Meta: mcp.Meta{"traceparent": traceparent(agent.SpanContext()), "tracestate": c.state, "baggage": "user=alice"}})
+			if err != nil || res.IsError {
+				t.Fatalf("%s case %d: %v %v", v, i, err, res)
+			}
+			srv := rig.span(t, "tools/call whoami", trace.SpanKindServer)
+			if srv.Parent().SpanID() != agent.SpanContext().SpanID() {
+				t.Errorf("%s case %d: the server span's parent is %s; want the client's %s", v, i, srv.Parent().SpanID(), agent.SpanContext().SpanID())
+			}
+			seen := whoamiMeta(t, res)
+			up := rig.span(t, "tools/call whoami", trace.SpanKindClient)
+			if seen["traceparent"] != traceparent(up.SpanContext()) || seen["tracestate"] != c.want || seen["baggage"] != nil {
+				t.Errorf("%s case %d: the server saw traceparent %v, tracestate %.80v, baggage %v; want %s, %v, none",
+					v, i, seen["traceparent"], seen["tracestate"], seen["baggage"], traceparent(up.SpanContext()), c.want)
+			}
+		}
+	}
+}
