@@ -68,7 +68,10 @@ type OperationResult struct {
 }
 
 // ErrorType names the kind of err for metrics and traces, in few values:
-// "" for nil; a JSON-RPC error's code ("-32602"); "timeout" (a
+// "" for nil; a JSON-RPC error's code ("-32602") when JSON-RPC reserves
+// it (-32768 to -32000: the codes of JSON-RPC, MCP and the gateway), else
+// "_OTHER" (a server chooses the code, from as many values as it likes);
+// "timeout" (a
 // *TimeoutError or a deadline); "canceled"; "identity" (*IdentityError);
 // "auth" (*PrincipalAuthError, *AuthorizationError); "content"
 // (*ContentError); "list_limit" (*ListLimitError); "input_required"
@@ -108,11 +111,20 @@ func ErrorType(err error) string {
 	case errors.As(err, &exit):
 		return "process_exit"
 	case sdkerr.IsServerError(err) && errors.As(err, &rpc):
-		return strconv.FormatInt(rpc.Code, 10)
+		return codeType(rpc.Code)
 	case errors.As(err, &te):
 		return "transport"
 	}
 	return "_OTHER"
+}
+
+// codeType is the ErrorType of a JSON-RPC error's code: the code when
+// JSON-RPC reserves it, else "_OTHER".
+func codeType(code int64) string {
+	if code < -32768 || code > -32000 {
+		return "_OTHER"
+	}
+	return strconv.FormatInt(code, 10)
 }
 
 // noEnd is the end of an operation nobody observes.
@@ -235,7 +247,9 @@ type ServerOperationResult struct {
 	// ErrorType is ErrorType(Err), or "tool_error" for a tool error: ""
 	// when the request succeeded.
 	ErrorType string
-	// Code is the JSON-RPC error code the client is answered with, or 0.
+	// Code is the JSON-RPC error code the client is answered with, or 0:
+	// any value, for a server behind chooses it (ErrorType has it only
+	// when JSON-RPC reserves it).
 	Code int64
 }
 
@@ -253,7 +267,7 @@ func NewServerOperationResult(err error, toolError bool) ServerOperationResult {
 	if errors.As(err, &rpc) {
 		r.Code = rpc.Code
 		if r.ErrorType == "_OTHER" {
-			r.ErrorType = strconv.FormatInt(rpc.Code, 10)
+			r.ErrorType = codeType(rpc.Code)
 		}
 	}
 	return r

@@ -3,11 +3,14 @@ package mcpotel_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -478,6 +481,76 @@ func TestGatewayHostileTracestate(t *testing.T) {
 				t.Errorf("%s case %d: the server saw traceparent %v, tracestate %.80v, baggage %v; want %s, %v, none",
 					v, i, seen["traceparent"], seen["tracestate"], seen["baggage"], traceparent(up.SpanContext()), c.want)
 			}
+		}
+	}
+}
+
+// codeServer is a server whose tool "code" fails with the JSON-RPC error
+// code its arguments name, as a hostile server may (or one that passes
+// on the error a client answered its question with).
+func codeServer() *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "codes", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "code"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+		Code int64 `json:"code"`
+	}) (*mcp.CallToolResult, any, error) {
+		return nil, nil, &jsonrpc.Error{Code: in.Code, Message: "chosen"}
+	})
+	return srv
+}
+
+// TestGatewayErrorCodesBounded: JSON-RPC error codes a server chooses
+// outside the range JSON-RPC reserves (-32768 to -32000) make one value of
+// error.type and rpc.response.status_code in the gateway's and its
+// clients' metrics, "_OTHER", whatever their number; a reserved code
+// keeps its value. Each span names the code the client was answered
+// with.
+func TestGatewayErrorCodesBounded(t *testing.T) {
+	rig := startGatewayRig(t, codeServer(), mcpotel.Options{})
+	cs := rig.connect(t, "2025-11-25", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	codes := []int64{-32602, -32001}
+	for i := range 20 {
+		codes = append(codes, int64(1000+i), int64(-1-i), int64(-40000-i))
+	}
+	for _, code := range codes {
+		rig.rec.Reset()
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "code", Arguments: map[string]any{"code": code}})
+		var we *jsonrpc.Error
+		if !errors.As(err, &we) || we.Code != code {
+			t.Fatalf("code %d: the client got %v", code, err)
+		}
+		if got := attrs(rig.span(t, "tools/call code", trace.SpanKindServer))["rpc.response.status_code"].AsString(); got != strconv.FormatInt(code, 10) {
+			t.Errorf("code %d: the span's status code is %q", code, got)
+		}
+	}
+	var rm metricdata.ResourceMetrics
+	if err := rig.reader.Collect(ctx, &rm); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{mcpotel.MetricServerDuration, mcpotel.MetricDuration} {
+		values := map[string]uint64{}
+		for _, sm := range rm.ScopeMetrics {
+			for _, m := range sm.Metrics {
+				if m.Name != name {
+					continue
+				}
+				for _, dp := range m.Data.(metricdata.Histogram[float64]).DataPoints {
+					if tool, _ := dp.Attributes.Value("gen_ai.tool.name"); tool.AsString() != "code" {
+						continue
+					}
+					et, _ := dp.Attributes.Value("error.type")
+					sc, _ := dp.Attributes.Value("rpc.response.status_code")
+					values[et.AsString()+" "+sc.AsString()] += dp.Count
+				}
+			}
+		}
+		want := map[string]uint64{"-32602 -32602": 1, "-32001 -32001": 1, "_OTHER _OTHER": 60}
+		if name == mcpotel.MetricDuration { // the client's have no status code
+			want = map[string]uint64{"-32602 ": 1, "-32001 ": 1, "_OTHER ": 60}
+		}
+		if fmt.Sprint(values) != fmt.Sprint(want) {
+			t.Errorf("%s: points by error.type and status code %v; want %v", name, values, want)
 		}
 	}
 }

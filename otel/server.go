@@ -32,8 +32,10 @@ import (
 //
 // The histogram mcp.server.operation.duration has the attributes with few
 // values: method, tool, prompt, operation, mcpadapter.server, error.type,
-// rpc.response.status_code, protocol version, transport; not the session
-// nor the resource URI, and the principal only as Options.Principals says.
+// rpc.response.status_code (a code JSON-RPC does not reserve is "_OTHER"
+// there: a server behind chooses it), protocol version, transport; not
+// the session nor the resource URI, and the principal only as
+// Options.Principals says.
 func (t *Telemetry) StartServerOperation(ctx context.Context, op mcpadapter.ServerOperation) (context.Context, func(mcpadapter.ServerOperationResult)) {
 	start := time.Now()
 	ambient := trace.SpanContextFromContext(ctx)
@@ -93,10 +95,15 @@ func (t *Telemetry) StartServerOperation(ctx context.Context, op mcpadapter.Serv
 			}
 			span.SetStatus(codes.Error, msg)
 		}
-		if r.Code != 0 {
-			end = append(end[:len(end):len(end)], keyStatusCode.String(strconv.FormatInt(r.Code, 10)))
-		}
 		span.SetAttributes(end[len(common):]...)
+		if r.Code != 0 {
+			code := strconv.FormatInt(r.Code, 10)
+			span.SetAttributes(keyStatusCode.String(code))
+			if r.Code < -32768 || r.Code > -32000 {
+				code = "_OTHER"
+			}
+			end = append(end[:len(end):len(end)], keyStatusCode.String(code))
+		}
 		span.End()
 		t.server.Record(context.WithoutCancel(ctx), time.Since(start).Seconds(), metric.WithAttributes(end...))
 	}
