@@ -58,7 +58,9 @@ type Options struct {
 	// Client is the base of every server's mcpadapter.ClientOptions
 	// (timeouts, limits, logger, auth templates); a config entry's own
 	// settings override it. Its handlers (sampling, elicitation, roots,
-	// logs, progress, messages) are the gateway's and are replaced.
+	// logs, progress, messages) are the gateway's and are replaced. Its
+	// Logger and Telemetry see nothing of the config's secrets: they are
+	// blanked out of log lines, and of an operation's URL and error.
 	Client *mcpadapter.ClientOptions
 
 	// Prefix says when tool and prompt names start with their server's

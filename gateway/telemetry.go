@@ -131,3 +131,29 @@ func (g *Gateway) taskRun(ctx context.Context, principal string, ss *mcp.ServerS
 		return t.StartServerOperation(ctx, op)
 	}
 }
+
+// redactedTelemetry is Options.Client.Telemetry as the servers' clients
+// use it: the secrets of the config are blanked out of what it sees, an
+// operation's URL (a token in its query, a password) and the error it
+// ends with (which a server may make quote the credential it was sent),
+// as they are out of the gateway's logs.
+type redactedTelemetry struct {
+	t   mcpadapter.Telemetry
+	red *redactor
+}
+
+func (r redactedTelemetry) StartOperation(ctx context.Context, op mcpadapter.Operation) (context.Context, func(mcpadapter.OperationResult)) {
+	if r.red.r.Load() == nil {
+		return r.t.StartOperation(ctx, op) // no secrets
+	}
+	op.URL = r.red.string(op.URL)
+	ctx, end := r.t.StartOperation(ctx, op)
+	return ctx, func(res mcpadapter.OperationResult) {
+		res.Err = r.red.err(res.Err)
+		end(res)
+	}
+}
+
+func (r redactedTelemetry) InjectMeta(ctx context.Context, meta map[string]any) {
+	r.t.InjectMeta(ctx, meta)
+}

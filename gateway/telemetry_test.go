@@ -3,7 +3,9 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -314,6 +317,85 @@ func TestTelemetryOwnsTraceContext(t *testing.T) {
 			if tp, _ := m["traceparent"].(string); !strings.HasPrefix(tp, "op-") || m["tracestate"] != nil || m["baggage"] != nil || m["mine"] != "kept" {
 				t.Errorf("%s, client _meta %v: the server saw %v; want the operation's traceparent alone, and mine", v, meta, m)
 			}
+		}
+	}
+}
+
+// clientTelemetry is a mcpadapter.Telemetry (the gateway's
+// Options.Client.Telemetry) that records, as text, every operation it
+// sees and how each ended.
+type clientTelemetry struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (c *clientTelemetry) StartOperation(ctx context.Context, op mcpadapter.Operation) (context.Context, func(mcpadapter.OperationResult)) {
+	c.mu.Lock()
+	c.seen = append(c.seen, fmt.Sprintf("start %+v", op))
+	c.mu.Unlock()
+	return ctx, func(r mcpadapter.OperationResult) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.seen = append(c.seen, fmt.Sprintf("end %s %s: %v", op.Method, r.ErrorType, r.Err))
+	}
+}
+
+func (c *clientTelemetry) InjectMeta(context.Context, map[string]any) {}
+
+func (c *clientTelemetry) all() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return strings.Join(c.seen, "\n")
+}
+
+// echoAuthServer is a server whose tool "auth" fails with an error that
+// quotes the Authorization header of its request, as a careless or
+// hostile server may.
+func echoAuthServer(t *testing.T) string {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "echo-auth", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "auth"}, func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		return nil, nil, &jsonrpc.Error{Code: -32001, Message: "refused the credential " + req.Extra.Header.Get("Authorization")}
+	})
+	return testserver.StartStreamable(t, srv).URL
+}
+
+// TestTelemetryClientSecretsNeverShown: the secrets of a config (a token
+// in a URL, its password, an Authorization header, even one a server
+// quotes in its error) reach neither the gateway's Options.Telemetry nor
+// its Options.Client.Telemetry: not an operation's URL, not its error.
+func TestTelemetryClientSecretsNeverShown(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	doc := fmt.Sprintf(`{"mcpServers": {
+		"down": {"url": "http://user:SECRET-PASSWORD@%s/mcp?api_key=SECRET-IN-QUERY", "headers": {"Authorization": "Bearer SECRET-IN-HEADER"}},
+		"quoting": {"url": %q, "headers": {"Authorization": "Bearer SECRET-QUOTED-TOKEN"}}
+	}}`, closed, echoAuthServer(t)+"?token=SECRET-TOKEN-QUERY")
+	cfg, err := mcpadapter.ParseConfig([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srvTel, cliTel := &recordingTelemetry{}, &clientTelemetry{}
+	_, url := startGateway(t, FromConfig(cfg), &Options{Telemetry: srvTel, Client: &mcpadapter.ClientOptions{Telemetry: cliTel}})
+	cs := connect(t, url, v1125, nil)
+	ctx := testCtx(t, 30*time.Second)
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "quoting_auth"}); err == nil {
+		t.Fatal("quoting_auth did not fail")
+	}
+	_, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: "down_echo"})
+	seen := cliTel.all()
+	if !strings.Contains(seen, "refused the credential") {
+		t.Fatalf("the client telemetry never saw the server's error:\n%s", seen)
+	}
+	for _, o := range srvTel.find("tools/call") {
+		seen += fmt.Sprintf("\nserver %v", o.res.Err)
+	}
+	for _, secret := range []string{"SECRET-PASSWORD", "SECRET-IN-QUERY", "SECRET-IN-HEADER", "SECRET-QUOTED-TOKEN", "SECRET-TOKEN-QUERY"} {
+		if i := strings.Index(seen, secret); i >= 0 {
+			t.Errorf("%s shown to the telemetry: ...%s...", secret, seen[max(0, i-200):min(len(seen), i+100)])
 		}
 	}
 }
