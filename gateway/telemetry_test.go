@@ -349,12 +349,17 @@ func (c *clientTelemetry) all() string {
 }
 
 // echoAuthServer is a server whose tool "auth" fails with an error that
-// quotes the Authorization header of its request, as a careless or
-// hostile server may.
+// quotes the Authorization header of its request, in its message and its
+// data, as a careless or hostile server may.
 func echoAuthServer(t *testing.T) string {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "echo-auth", Version: "1"}, nil)
 	mcp.AddTool(srv, &mcp.Tool{Name: "auth"}, func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		return nil, nil, &jsonrpc.Error{Code: -32001, Message: "refused the credential " + req.Extra.Header.Get("Authorization")}
+		sent := req.Extra.Header.Get("Authorization")
+		data, err := json.Marshal(map[string]any{"sent": sent, "parts": strings.Fields(sent)})
+		if err != nil {
+			return nil, nil, err
+		}
+		return nil, nil, &jsonrpc.Error{Code: -32001, Message: "refused the credential " + sent, Data: data}
 	})
 	return testserver.StartStreamable(t, srv).URL
 }
