@@ -235,6 +235,13 @@ type ServerOperation struct {
 	// Header is the HTTP request's header (nil over stdio), whose trace
 	// context serves when Meta has none; read it, never change it.
 	Header http.Header
+	// HTTPContext is the context of the HTTP request that carried the
+	// request (nil over stdio): the values the program's HTTP server put
+	// there, such as the span of its own instrumentation, are in it. The
+	// context StartServerOperation is given may not have them: go-sdk
+	// handles the requests of a handshake-era session in the context of
+	// the HTTP request that opened the session.
+	HTTPContext context.Context
 }
 
 // ServerOperationResult says how a ServerOperation ended.

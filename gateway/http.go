@@ -89,6 +89,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	g.liftTask(r)
+	defer g.withHTTPContext(r)()
 	if modern {
 		g.stateless.ServeHTTP(w, r)
 		return

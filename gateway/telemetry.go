@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"net/http"
 	"reflect"
 	"strings"
 
@@ -35,7 +36,13 @@ func (g *Gateway) observe(handle mcp.MethodHandler) mcp.MethodHandler {
 		if strings.HasPrefix(method, "notifications/") {
 			return handle(ctx, method, req)
 		}
-		ctx, end := t.StartServerOperation(ctx, g.operation(method, req))
+		op := g.operation(method, req)
+		if op.Header != nil {
+			if hc, ok := g.httpCtx.Load(headerKey(op.Header)); ok {
+				op.HTTPContext = hc.(context.Context)
+			}
+		}
+		ctx, end := t.StartServerOperation(ctx, op)
 		res, err := handle(ctx, method, req)
 		toolErr := false
 		if r, ok := res.(*mcp.CallToolResult); ok && r != nil && err == nil {
@@ -99,6 +106,26 @@ func (g *Gateway) operation(method string, req mcp.Request) mcpadapter.ServerOpe
 		}
 	}
 	return op
+}
+
+// headerKey identifies the HTTP request whose header is h while it is
+// handled: go-sdk hands a request's handlers the header of the HTTP
+// request that carried it, the map itself.
+func headerKey(h http.Header) uintptr {
+	return reflect.ValueOf(h).Pointer()
+}
+
+// withHTTPContext records the context of r, an HTTP request about to be
+// handled, for the operations of the requests it carries
+// (ServerOperation.HTTPContext), until the returned function is called.
+// It records nothing without Options.Telemetry.
+func (g *Gateway) withHTTPContext(r *http.Request) (done func()) {
+	if g.opts.Telemetry == nil || r.Header == nil {
+		return func() {}
+	}
+	k := headerKey(r.Header)
+	g.httpCtx.Store(k, r.Context())
+	return func() { g.httpCtx.Delete(k) }
 }
 
 // cutURI cuts a client's resource URI at maxTelemetryURI bytes, and

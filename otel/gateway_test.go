@@ -1,6 +1,7 @@
 package mcpotel_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -551,6 +552,98 @@ func TestGatewayErrorCodesBounded(t *testing.T) {
 		}
 		if fmt.Sprint(values) != fmt.Sprint(want) {
 			t.Errorf("%s: points by error.type and status code %v; want %v", name, values, want)
+		}
+	}
+}
+
+// TestGatewayAmbientSpan: a span already on the HTTP request's context
+// (the HTTP server span of the program that mounts the gateway) is the
+// parent of the gateway's server span when the request carries no trace
+// context, and a link of it when the request's _meta carries the
+// client's, which is then the parent. It is the span of the request's
+// own HTTP POST, also in a handshake-era session (whose requests go-sdk
+// handles in the context of the POST that opened the session).
+func TestGatewayAmbientSpan(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	tel, err := mcpotel.New(&mcpotel.Options{TracerProvider: tp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := gateway.New([]gateway.Server{{Name: "up", Target: testserver.New(testserver.Options{})}}, &gateway.Options{
+		Telemetry: tel, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = g.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := g.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tracer := tp.Tracer("test")
+	called := make(chan struct{}, 4) // a tools/call's HTTP span ended
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var m struct {
+			Method string `json:"method"`
+		}
+		_ = json.Unmarshal(body, &m)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		ctx, span := tracer.Start(r.Context(), "HTTP "+r.Method+" "+m.Method, trace.WithSpanKind(trace.SpanKindServer))
+		g.ServeHTTP(w, r.WithContext(ctx))
+		span.End()
+		if m.Method == "tools/call" {
+			called <- struct{}{}
+		}
+	}))
+	t.Cleanup(ts.Close)
+	for _, v := range eras {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		_, agent := tracer.Start(ctx, "agent turn")
+		agent.End()
+		for _, withClient := range []bool{false, true} {
+			rec.Reset()
+			p := &mcp.CallToolParams{Name: "whoami"}
+			if withClient {
+				p.Meta = mcp.Meta{"traceparent": traceparent(agent.SpanContext())}
+			}
+			if _, err := cs.CallTool(ctx, p); err != nil {
+				t.Fatal(err)
+			}
+			select { // the HTTP span ends once the answer is written
+			case <-called:
+			case <-ctx.Done():
+				t.Fatal("the tools/call's HTTP span never ended")
+			}
+			var srv, httpSpan sdktrace.ReadOnlySpan
+			for _, s := range rec.Ended() {
+				switch {
+				case s.Name() == "tools/call whoami" && s.SpanKind() == trace.SpanKindServer:
+					srv = s
+				case s.Name() == "HTTP POST tools/call":
+					httpSpan = s
+				}
+			}
+			if srv == nil || httpSpan == nil {
+				t.Fatalf("%s: spans %v", v, spanNames(rec))
+			}
+			var links []trace.SpanID
+			for _, l := range srv.Links() {
+				links = append(links, l.SpanContext.SpanID())
+			}
+			if !withClient && (srv.Parent().SpanID() != httpSpan.SpanContext().SpanID() || len(links) != 0) {
+				t.Errorf("%s, no client trace: parent %s, links %v; want the HTTP span %s, none", v, srv.Parent().SpanID(), links, httpSpan.SpanContext().SpanID())
+			}
+			if withClient && (srv.Parent().SpanID() != agent.SpanContext().SpanID() || len(links) != 1 || links[0] != httpSpan.SpanContext().SpanID()) {
+				t.Errorf("%s, client trace: parent %s, links %v; want the client's %s, the HTTP span %s", v, srv.Parent().SpanID(), links, agent.SpanContext().SpanID(), httpSpan.SpanContext().SpanID())
+			}
 		}
 	}
 }

@@ -17,9 +17,10 @@ import (
 // a gateway (mcpadapter.ServerOperation). Its parent is the trace context
 // in the request's _meta ("traceparent", "tracestate") read with
 // Options.Propagator, else the one in its HTTP headers, else the span of
-// ctx; a span of ctx that is not the parent (an HTTP server span, say) is
-// linked. A trace context that cannot be read (malformed, not a string)
-// is ignored.
+// the request's HTTP context (op.HTTPContext; over stdio, ctx's); that
+// span, when it is not the parent (an HTTP server span, say), is linked.
+// A trace context that cannot be read (malformed, not a string) is
+// ignored.
 //
 // The span is named "{mcp.method.name} {gen_ai.tool.name}" (or the
 // prompt's name, or the method alone), of kind SERVER, with
@@ -38,6 +39,11 @@ import (
 // Options.Principals says.
 func (t *Telemetry) StartServerOperation(ctx context.Context, op mcpadapter.ServerOperation) (context.Context, func(mcpadapter.ServerOperationResult)) {
 	start := time.Now()
+	if op.HTTPContext != nil {
+		// The span of this request's HTTP context, not one ctx may have
+		// of another request's (the one that opened the session).
+		ctx = trace.ContextWithSpan(ctx, trace.SpanFromContext(op.HTTPContext))
+	}
 	ambient := trace.SpanContextFromContext(ctx)
 	parent := ctx
 	if c := t.propagator.Extract(ctx, metaCarrier(op.Meta)); extracted(c, ambient) {
