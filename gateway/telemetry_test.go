@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -401,6 +403,88 @@ func TestTelemetryClientSecretsNeverShown(t *testing.T) {
 	for _, secret := range []string{"SECRET-PASSWORD", "SECRET-IN-QUERY", "SECRET-IN-HEADER", "SECRET-QUOTED-TOKEN", "SECRET-TOKEN-QUERY"} {
 		if i := strings.Index(seen, secret); i >= 0 {
 			t.Errorf("%s shown to the telemetry: ...%s...", secret, seen[max(0, i-200):min(len(seen), i+100)])
+		}
+	}
+}
+
+// httpWhoKey is where TestTelemetryConcurrentPrincipals's HTTP server
+// puts the token of each request, in the request's context.
+type httpWhoKey struct{}
+
+// TestTelemetryConcurrentPrincipals: alice and bob call at once, each
+// with trace contexts of their own, over both eras. Every call's
+// operation is its caller's (principal, trace context, the HTTP
+// request's context) and the server gets, for each call, the trace
+// context of that call's operation: nothing of one principal's reaches
+// the other's operation or call.
+func TestTelemetryConcurrentPrincipals(t *testing.T) {
+	tel := &recordingTelemetry{}
+	g, err := New([]Server{{Name: "up", Target: testserver.New(testserver.Options{})}}, &Options{Logger: quietLogger(t), Telemetry: tel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = g.Close() })
+	if err := g.Start(testCtx(t, 30*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+		return &auth.TokenInfo{UserID: token, Expiration: time.Now().Add(time.Hour)}, nil
+	}
+	mark := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		who := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		g.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), httpWhoKey{}, who)))
+	})
+	ts := httptest.NewServer(auth.RequireBearerToken(verify, nil)(mark))
+	t.Cleanup(ts.Close)
+	const calls = 10
+	type seen struct{ who, sent, got string }
+	var mu sync.Mutex
+	var all []seen
+	var wg sync.WaitGroup
+	for _, who := range []string{"alice", "bob"} {
+		for _, v := range []string{v1125, v0728} {
+			c := mcp.NewClient(&mcp.Implementation{Name: who, Version: "1"}, nil)
+			cs, err := c.Connect(testCtx(t, 30*time.Second), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp", HTTPClient: &http.Client{Transport: bearer{who}}},
+				&mcp.ClientSessionOptions{ProtocolVersion: v})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = cs.Close() })
+			for i := range calls {
+				wg.Go(func() {
+					sent := fmt.Sprintf("client-%s-%s-%d", who, v, i)
+					res, err := cs.CallTool(testCtx(t, 30*time.Second), &mcp.CallToolParams{Name: "whoami", Meta: mcp.Meta{"traceparent": sent}})
+					if err != nil {
+						t.Errorf("%s: %v", sent, err)
+						return
+					}
+					got, _ := whoamiOf(t, res).Meta["traceparent"].(string)
+					mu.Lock()
+					all = append(all, seen{who, sent, got})
+					mu.Unlock()
+				})
+			}
+		}
+	}
+	wg.Wait()
+	ops := map[string]*recordedOp{}
+	for _, o := range tel.find("tools/call") {
+		ops["op-"+strconv.Itoa(o.id)] = o
+	}
+	if len(all) != 4*calls || len(ops) != 4*calls {
+		t.Fatalf("%d calls answered, %d operations; want %d", len(all), len(ops), 4*calls)
+	}
+	used := map[string]bool{}
+	for _, s := range all {
+		o := ops[s.got]
+		if o == nil || used[s.got] {
+			t.Errorf("%s: the server saw %q, no operation of its own", s.sent, s.got)
+			continue
+		}
+		used[s.got] = true
+		hw, _ := o.op.HTTPContext.Value(httpWhoKey{}).(string)
+		if o.op.Principal != s.who || o.op.Meta["traceparent"] != s.sent || hw != s.who {
+			t.Errorf("%s: its operation is principal %q, traceparent %v, HTTP request of %q", s.sent, o.op.Principal, o.op.Meta["traceparent"], hw)
 		}
 	}
 }
