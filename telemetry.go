@@ -191,8 +191,10 @@ type ServerTelemetry interface {
 	// with it. end is called once, when the request has its answer.
 	StartServerOperation(ctx context.Context, op ServerOperation) (_ context.Context, end func(ServerOperationResult))
 	// InjectMeta adds the trace context of ctx to the _meta of a request
-	// made with ctx to a server behind, as Telemetry.InjectMeta does:
-	// what it writes replaces the client's own entries of the same name.
+	// made with ctx to a server behind, as Telemetry.InjectMeta does. The
+	// gateway leaves the client's own "traceparent", "tracestate" and
+	// "baggage" out of that _meta: the trace context a server gets is
+	// what InjectMeta writes.
 	InjectMeta(ctx context.Context, meta map[string]any)
 }
 
