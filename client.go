@@ -175,6 +175,9 @@ func newClientWith(ep *endpoint, opts ClientOptions, adjust func(*mcp.ClientOpti
 		adjust(so)
 	}
 	c.sdk = mcp.NewClient(&mcp.Implementation{Name: "mcpadapter", Version: Version()}, so)
+	// A panic while go-sdk sends a request or decodes its answer (a
+	// hostile server's) fails that request: added first, so innermost.
+	c.sdk.AddSendingMiddleware(engine.RecoverSendingMiddleware(c.log))
 	c.sdk.AddSendingMiddleware(engine.HandshakeMiddleware(engine.Handshake{
 		Probe:      opts.probeTimeout(),
 		OneSession: ep.kind == kindStdio || ep.kind == kindInProcess,
@@ -211,10 +214,20 @@ func (c *Client) sdkOptions() *mcp.ClientOptions {
 		ToolListChangedHandler:      c.toolListChangedHandler(),
 		PromptListChangedHandler:    c.opts.PromptListChangedHandler,
 		ResourceListChangedHandler:  c.opts.ResourceListChangedHandler,
+		Capabilities:                &mcp.ClientCapabilities{},
+	}
+	// go-sdk answers a 2026-07-28 server's questions on goroutines of its
+	// own (handlers.go): the handlers refuse what go-sdk's conversion
+	// would panic on, and recover.
+	if h := c.opts.SamplingHandler; h != nil {
 		//lint:ignore SA1019 roots, sampling and logging are deprecated in 2026-07-28 but live in the handshake era, which we support
-		CreateMessageHandler: c.opts.SamplingHandler,
-		ElicitationHandler:   c.opts.ElicitationHandler,
-		Capabilities:         &mcp.ClientCapabilities{},
+		o.CreateMessageWithToolsHandler = samplingWithTools(c.log, h)
+		// Sampling without tools, as for a CreateMessageHandler.
+		//lint:ignore SA1019 roots, sampling and logging are deprecated in 2026-07-28 but live in the handshake era, which we support
+		o.Capabilities.Sampling = &mcp.SamplingCapabilities{}
+	}
+	if h := c.opts.ElicitationHandler; h != nil {
+		o.ElicitationHandler = recoveredElicitation(c.log, h)
 	}
 	if len(c.opts.Roots) > 0 || c.opts.RootsHandler != nil {
 		//lint:ignore SA1019 roots, sampling and logging are deprecated in 2026-07-28 but live in the handshake era, which we support

@@ -3,6 +3,7 @@ package mcpadapter_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -58,8 +59,9 @@ func TestHostileNullQuestion(t *testing.T) {
 
 // TestHostileSamplingNullMessage: a handshake-era server asks a client
 // that has a SamplingHandler for sampling with a message that is null,
-// on which go-sdk's sampling handler panics. The server's request is
-// answered with an error, the program goes on, and the call ends.
+// on which go-sdk's conversion for a sampling handler panics. The
+// server's request is answered with an error naming the null message,
+// the program goes on, and the call ends.
 func TestHostileSamplingNullMessage(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)
@@ -86,7 +88,38 @@ func TestHostileSamplingNullMessage(t *testing.T) {
 	t.Cleanup(func() { _ = c.Close() })
 	for i := range 2 { // the connection goes on
 		res, err := c.CallTool(ctx, "think", json.RawMessage(`{}`), nil)
-		if err != nil || !strings.Contains(res.Text(), "failed handling sampling/createMessage") {
+		if err != nil || !strings.Contains(res.Text(), "refused: ") || !strings.Contains(res.Text(), "null message (messages[0])") {
+			t.Fatalf("call %d: %+v %v", i, res, err)
+		}
+	}
+}
+
+// TestHostileRootsHandlerPanic: the application's RootsHandler panics on
+// a handshake-era server's roots/list. The server's request is answered
+// with an error, the program goes on, and the call ends.
+func TestHostileRootsHandlerPanic(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	srv := hostileServer(testserver.Legacy)
+	mcp.AddTool(srv, &mcp.Tool{Name: "roots"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		//lint:ignore SA1019 roots live in the handshake era
+		_, err := req.Session.ListRoots(ctx, nil)
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint("listed: ", err)}}}, nil, nil
+	})
+	c, err := mcpadapter.NewClient(srv, &mcpadapter.ClientOptions{
+		Logger: quietLogger(),
+		//lint:ignore SA1019 roots live in the handshake era
+		RootsHandler: func(context.Context, *mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
+			panic("the application's handler failed")
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	for i := range 2 { // the connection goes on
+		res, err := c.CallTool(ctx, "roots", json.RawMessage(`{}`), nil)
+		if err != nil || !strings.Contains(res.Text(), "failed handling roots/list") {
 			t.Fatalf("call %d: %+v %v", i, res, err)
 		}
 	}

@@ -289,8 +289,8 @@ func (c *Client) taskOutcome(ctx context.Context, h *TaskHandle, st *taskState) 
 	case refusal != "":
 		return errorResult(refusal), nil
 	}
-	var r mcp.CallToolResult
-	reply, undecodable, err := engine.ReplyOf(&r, asSent(raw), json.Unmarshal(raw, &r))
+	r, err := engine.DecodeResult(raw)
+	reply, undecodable, err := engine.ReplyOf(r, asSent(raw), err)
 	if err == nil {
 		err = undecodable
 	}

@@ -68,7 +68,10 @@ type OperationResult struct {
 }
 
 // ErrorType names the kind of err for metrics and traces, in few values:
-// "" for nil; a JSON-RPC error's code ("-32602"); "timeout" (a
+// "" for nil; a JSON-RPC error's code ("-32602") when JSON-RPC reserves
+// it (-32768 to -32000: the codes of JSON-RPC, MCP and the gateway), else
+// "_OTHER" (a server chooses the code, from as many values as it likes);
+// "timeout" (a
 // *TimeoutError or a deadline); "canceled"; "identity" (*IdentityError);
 // "auth" (*PrincipalAuthError, *AuthorizationError); "content"
 // (*ContentError); "list_limit" (*ListLimitError); "input_required"
@@ -108,11 +111,20 @@ func ErrorType(err error) string {
 	case errors.As(err, &exit):
 		return "process_exit"
 	case sdkerr.IsServerError(err) && errors.As(err, &rpc):
-		return strconv.FormatInt(rpc.Code, 10)
+		return codeType(rpc.Code)
 	case errors.As(err, &te):
 		return "transport"
 	}
 	return "_OTHER"
+}
+
+// codeType is the ErrorType of a JSON-RPC error's code: the code when
+// JSON-RPC reserves it, else "_OTHER".
+func codeType(code int64) string {
+	if code < -32768 || code > -32000 {
+		return "_OTHER"
+	}
+	return strconv.FormatInt(code, 10)
 }
 
 // noEnd is the end of an operation nobody observes.
@@ -179,8 +191,10 @@ type ServerTelemetry interface {
 	// with it. end is called once, when the request has its answer.
 	StartServerOperation(ctx context.Context, op ServerOperation) (_ context.Context, end func(ServerOperationResult))
 	// InjectMeta adds the trace context of ctx to the _meta of a request
-	// made with ctx to a server behind, as Telemetry.InjectMeta does:
-	// what it writes replaces the client's own entries of the same name.
+	// made with ctx to a server behind, as Telemetry.InjectMeta does. The
+	// gateway leaves the client's own "traceparent", "tracestate" and
+	// "baggage" out of that _meta: the trace context a server gets is
+	// what InjectMeta writes.
 	InjectMeta(ctx context.Context, meta map[string]any)
 }
 
@@ -223,6 +237,13 @@ type ServerOperation struct {
 	// Header is the HTTP request's header (nil over stdio), whose trace
 	// context serves when Meta has none; read it, never change it.
 	Header http.Header
+	// HTTPContext is the context of the HTTP request that carried the
+	// request (nil over stdio): the values the program's HTTP server put
+	// there, such as the span of its own instrumentation, are in it. The
+	// context StartServerOperation is given may not have them: go-sdk
+	// handles the requests of a handshake-era session in the context of
+	// the HTTP request that opened the session.
+	HTTPContext context.Context
 }
 
 // ServerOperationResult says how a ServerOperation ended.
@@ -235,7 +256,9 @@ type ServerOperationResult struct {
 	// ErrorType is ErrorType(Err), or "tool_error" for a tool error: ""
 	// when the request succeeded.
 	ErrorType string
-	// Code is the JSON-RPC error code the client is answered with, or 0.
+	// Code is the JSON-RPC error code the client is answered with, or 0:
+	// any value, for a server behind chooses it (ErrorType has it only
+	// when JSON-RPC reserves it).
 	Code int64
 }
 
@@ -253,7 +276,7 @@ func NewServerOperationResult(err error, toolError bool) ServerOperationResult {
 	if errors.As(err, &rpc) {
 		r.Code = rpc.Code
 		if r.ErrorType == "_OTHER" {
-			r.ErrorType = strconv.FormatInt(rpc.Code, 10)
+			r.ErrorType = codeType(rpc.Code)
 		}
 	}
 	return r

@@ -11,7 +11,8 @@ import (
 )
 
 // TestNewServerOperationResult: how a gateway's answer is described: a
-// JSON-RPC error by its code, a tool error, a deadline, any other error.
+// JSON-RPC error by its code (when JSON-RPC reserves it, else "_OTHER"),
+// a tool error, a deadline, any other error.
 func TestNewServerOperationResult(t *testing.T) {
 	for _, tt := range []struct {
 		name      string
@@ -23,6 +24,11 @@ func TestNewServerOperationResult(t *testing.T) {
 		{"tool error", nil, true, mcpadapter.ServerOperationResult{ToolError: true, ErrorType: "tool_error"}},
 		{"rpc", fmt.Errorf("wrapped: %w", &jsonrpc.Error{Code: -32602, Message: "unknown tool"}), false, mcpadapter.ServerOperationResult{ErrorType: "-32602", Code: -32602}},
 		{"rpc and tool error", &jsonrpc.Error{Code: -32001}, true, mcpadapter.ServerOperationResult{ErrorType: "-32001", Code: -32001}},
+		{"reserved bounds", &jsonrpc.Error{Code: -32768}, false, mcpadapter.ServerOperationResult{ErrorType: "-32768", Code: -32768}},
+		{"reserved bounds", &jsonrpc.Error{Code: -32000}, false, mcpadapter.ServerOperationResult{ErrorType: "-32000", Code: -32000}},
+		{"server's own code", &jsonrpc.Error{Code: 1234}, false, mcpadapter.ServerOperationResult{ErrorType: "_OTHER", Code: 1234}},
+		{"below reserved", &jsonrpc.Error{Code: -32769}, false, mcpadapter.ServerOperationResult{ErrorType: "_OTHER", Code: -32769}},
+		{"above reserved", &jsonrpc.Error{Code: -31999}, false, mcpadapter.ServerOperationResult{ErrorType: "_OTHER", Code: -31999}},
 		{"deadline", context.DeadlineExceeded, false, mcpadapter.ServerOperationResult{ErrorType: "timeout"}},
 		{"other", errors.New("boom"), false, mcpadapter.ServerOperationResult{ErrorType: "_OTHER"}},
 	} {

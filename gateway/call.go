@@ -260,10 +260,14 @@ func checkArgs(args json.RawMessage) error {
 // client sets one of its own when the call's progress is wanted). A
 // 2026-07-28 server gets the client's log level: from the request's _meta,
 // or the level a handshake-era session set. With Options.Telemetry the
-// trace context is that of ctx (the gateway's operation), not the
-// client's.
+// trace context is that of ctx (the gateway's operation) alone: the
+// client's traceparent, tracestate and baggage are left out, and only
+// what the telemetry writes is sent (a client's tracestate beside the
+// operation's traceparent would be another trace's, or one the gateway
+// could not read).
 func (g *Gateway) forwardMeta(ctx context.Context, req mcp.Request, m mcp.Meta, u *upstream) mcp.Meta {
 	modern := u.isModern()
+	t := g.opts.Telemetry
 	out := make(mcp.Meta, len(m)+1)
 	for k, v := range m {
 		switch k {
@@ -271,6 +275,10 @@ func (g *Gateway) forwardMeta(ctx context.Context, req mcp.Request, m mcp.Meta, 
 			continue
 		case mcp.MetaKeyLogLevel:
 			if !modern {
+				continue
+			}
+		case "traceparent", "tracestate", "baggage":
+			if t != nil {
 				continue
 			}
 		}
@@ -294,7 +302,7 @@ func (g *Gateway) forwardMeta(ctx context.Context, req mcp.Request, m mcp.Meta, 
 			}
 		}
 	}
-	if t := g.opts.Telemetry; t != nil {
+	if t != nil {
 		t.InjectMeta(ctx, out)
 	}
 	if len(out) == 0 {

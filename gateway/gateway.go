@@ -46,7 +46,10 @@ type Gateway struct {
 	nflight  atomic.Int64   // how many, for Shutdown's messages and tests
 	// posts counts the HTTP POSTs being answered: a call's answer is
 	// written after its handler returns (and ends inflight's count).
-	posts   atomic.Int64
+	posts atomic.Int64
+	// httpCtx holds the context of each HTTP request being handled, by
+	// its header (headerKey), with Options.Telemetry.
+	httpCtx sync.Map
 	started atomic.Bool
 	closed  sync.Once
 

@@ -95,6 +95,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	g.liftTask(r)
+	defer g.withHTTPContext(r)()
 	switch {
 	case modern:
 		g.stateless.ServeHTTP(w, r)

@@ -58,7 +58,9 @@ type Options struct {
 	// Client is the base of every server's mcpadapter.ClientOptions
 	// (timeouts, limits, logger, auth templates); a config entry's own
 	// settings override it. Its handlers (sampling, elicitation, roots,
-	// logs, progress, messages) are the gateway's and are replaced.
+	// logs, progress, messages) are the gateway's and are replaced. Its
+	// Logger and Telemetry see nothing of the config's secrets: they are
+	// blanked out of log lines, and of an operation's URL and error.
 	Client *mcpadapter.ClientOptions
 
 	// Prefix says when tool and prompt names start with their server's
@@ -167,8 +169,9 @@ type Options struct {
 	// starts with the client's trace context (the request's
 	// _meta.traceparent, else the HTTP headers') and ends with the
 	// answer. The requests to the servers are made with the context it
-	// returns, and carry its trace context in their _meta, so a server's
-	// spans join the client's trace through the gateway's. Set
+	// returns, and carry its trace context in their _meta (and not the
+	// client's traceparent, tracestate or baggage), so a server's spans
+	// join the client's trace through the gateway's. Set
 	// Client.Telemetry too for a span of each request to a server. The
 	// otel module (mcpotel.New) implements both; nil costs nothing.
 	Telemetry mcpadapter.ServerTelemetry

@@ -203,11 +203,20 @@ func (h *redactingHandler) attr(a slog.Attr) slog.Attr {
 	return slog.Attr{Key: a.Key, Value: v}
 }
 
-// rpcErr returns err, an answer to a client, without the secrets.
+// rpcErr returns err, an answer to a client, without the secrets: of a
+// JSON-RPC error, neither its message nor its data (a server's error may
+// quote what it was sent) has them; data the blanking leaves invalid (a
+// secret that was a JSON number, say) is dropped.
 func (r *redactor) rpcErr(err error) error {
 	if we, ok := err.(*jsonrpc.Error); ok && r.r.Load() != nil {
 		c := *we
 		c.Message = r.string(we.Message)
+		if d := r.string(string(we.Data)); d != string(we.Data) {
+			c.Data = nil
+			if json.Valid([]byte(d)) {
+				c.Data = json.RawMessage(d)
+			}
+		}
 		return &c
 	}
 	return r.err(err)

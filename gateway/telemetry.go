@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"net/http"
 	"reflect"
 	"strings"
 
@@ -35,7 +36,13 @@ func (g *Gateway) observe(handle mcp.MethodHandler) mcp.MethodHandler {
 		if strings.HasPrefix(method, "notifications/") || g.replaying(req) {
 			return handle(ctx, method, req)
 		}
-		ctx, end := t.StartServerOperation(ctx, g.operation(method, req))
+		op := g.operation(method, req)
+		if op.Header != nil {
+			if hc, ok := g.httpCtx.Load(headerKey(op.Header)); ok {
+				op.HTTPContext = hc.(context.Context)
+			}
+		}
+		ctx, end := t.StartServerOperation(ctx, op)
 		res, err := handle(ctx, method, req)
 		toolErr := false
 		if r, ok := res.(*mcp.CallToolResult); ok && r != nil && err == nil {
@@ -101,6 +108,26 @@ func (g *Gateway) operation(method string, req mcp.Request) mcpadapter.ServerOpe
 	return op
 }
 
+// headerKey identifies the HTTP request whose header is h while it is
+// handled: go-sdk hands a request's handlers the header of the HTTP
+// request that carried it, the map itself.
+func headerKey(h http.Header) uintptr {
+	return reflect.ValueOf(h).Pointer()
+}
+
+// withHTTPContext records the context of r, an HTTP request about to be
+// handled, for the operations of the requests it carries
+// (ServerOperation.HTTPContext), until the returned function is called.
+// It records nothing without Options.Telemetry.
+func (g *Gateway) withHTTPContext(r *http.Request) (done func()) {
+	if g.opts.Telemetry == nil || r.Header == nil {
+		return func() {}
+	}
+	k := headerKey(r.Header)
+	g.httpCtx.Store(k, r.Context())
+	return func() { g.httpCtx.Delete(k) }
+}
+
 // cutURI cuts a client's resource URI at maxTelemetryURI bytes, and
 // leaves out what is not UTF-8 (the cut may split a character).
 func cutURI(uri string) string {
@@ -130,4 +157,30 @@ func (g *Gateway) taskRun(ctx context.Context, principal string, ss *mcp.ServerS
 	return func(ctx context.Context) (context.Context, func(mcpadapter.ServerOperationResult)) {
 		return t.StartServerOperation(ctx, op)
 	}
+}
+
+// redactedTelemetry is Options.Client.Telemetry as the servers' clients
+// use it: the secrets of the config are blanked out of what it sees, an
+// operation's URL (a token in its query, a password) and the error it
+// ends with (which a server may make quote the credential it was sent),
+// as they are out of the gateway's logs.
+type redactedTelemetry struct {
+	t   mcpadapter.Telemetry
+	red *redactor
+}
+
+func (r redactedTelemetry) StartOperation(ctx context.Context, op mcpadapter.Operation) (context.Context, func(mcpadapter.OperationResult)) {
+	if r.red.r.Load() == nil {
+		return r.t.StartOperation(ctx, op) // no secrets
+	}
+	op.URL = r.red.string(op.URL)
+	ctx, end := r.t.StartOperation(ctx, op)
+	return ctx, func(res mcpadapter.OperationResult) {
+		res.Err = r.red.err(res.Err)
+		end(res)
+	}
+}
+
+func (r redactedTelemetry) InjectMeta(ctx context.Context, meta map[string]any) {
+	r.t.InjectMeta(ctx, meta)
 }

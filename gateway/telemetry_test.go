@@ -3,8 +3,11 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +17,8 @@ import (
 
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -288,5 +293,198 @@ func TestTelemetryHostileVersion(t *testing.T) {
 	}
 	if knownVersion(hostile) || !knownVersion(v1125) {
 		t.Error("knownVersion")
+	}
+}
+
+// TestTelemetryOwnsTraceContext: with Options.Telemetry the trace context
+// a server gets is the gateway operation's alone. The client's
+// tracestate and baggage, which the operation's context does not carry
+// (this telemetry writes a traceparent only), never reach the server,
+// whether the client's traceparent came with them in _meta or not; the
+// client's other _meta entries do.
+func TestTelemetryOwnsTraceContext(t *testing.T) {
+	tel := &recordingTelemetry{}
+	_, url := startGateway(t, []Server{{Name: "up", Target: testserver.New(testserver.Options{})}}, &Options{Telemetry: tel})
+	for _, v := range []string{v1125, v0728} {
+		cs := connect(t, url, v, nil)
+		for _, meta := range []mcp.Meta{
+			{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "tracestate": "evil=1", "baggage": "user=alice", "mine": "kept"},
+			{"tracestate": "evil=1", "baggage": "user=alice", "mine": "kept"},
+		} {
+			res, err := cs.CallTool(testCtx(t, 30*time.Second), &mcp.CallToolParams{Name: "whoami", Meta: meta})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := whoamiOf(t, res).Meta
+			if tp, _ := m["traceparent"].(string); !strings.HasPrefix(tp, "op-") || m["tracestate"] != nil || m["baggage"] != nil || m["mine"] != "kept" {
+				t.Errorf("%s, client _meta %v: the server saw %v; want the operation's traceparent alone, and mine", v, meta, m)
+			}
+		}
+	}
+}
+
+// clientTelemetry is a mcpadapter.Telemetry (the gateway's
+// Options.Client.Telemetry) that records, as text, every operation it
+// sees and how each ended.
+type clientTelemetry struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (c *clientTelemetry) StartOperation(ctx context.Context, op mcpadapter.Operation) (context.Context, func(mcpadapter.OperationResult)) {
+	c.mu.Lock()
+	c.seen = append(c.seen, fmt.Sprintf("start %+v", op))
+	c.mu.Unlock()
+	return ctx, func(r mcpadapter.OperationResult) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.seen = append(c.seen, fmt.Sprintf("end %s %s: %v", op.Method, r.ErrorType, r.Err))
+	}
+}
+
+func (c *clientTelemetry) InjectMeta(context.Context, map[string]any) {}
+
+func (c *clientTelemetry) all() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return strings.Join(c.seen, "\n")
+}
+
+// echoAuthServer is a server whose tool "auth" fails with an error that
+// quotes the Authorization header of its request, in its message and its
+// data, as a careless or hostile server may.
+func echoAuthServer(t *testing.T) string {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "echo-auth", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "auth"}, func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		sent := req.Extra.Header.Get("Authorization")
+		data, err := json.Marshal(map[string]any{"sent": sent, "parts": strings.Fields(sent)})
+		if err != nil {
+			return nil, nil, err
+		}
+		return nil, nil, &jsonrpc.Error{Code: -32001, Message: "refused the credential " + sent, Data: data}
+	})
+	return testserver.StartStreamable(t, srv).URL
+}
+
+// TestTelemetryClientSecretsNeverShown: the secrets of a config (a token
+// in a URL, its password, an Authorization header, even one a server
+// quotes in its error) reach neither the gateway's Options.Telemetry nor
+// its Options.Client.Telemetry: not an operation's URL, not its error.
+func TestTelemetryClientSecretsNeverShown(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	doc := fmt.Sprintf(`{"mcpServers": {
+		"down": {"url": "http://user:SECRET-PASSWORD@%s/mcp?api_key=SECRET-IN-QUERY", "headers": {"Authorization": "Bearer SECRET-IN-HEADER"}},
+		"quoting": {"url": %q, "headers": {"Authorization": "Bearer SECRET-QUOTED-TOKEN"}}
+	}}`, closed, echoAuthServer(t)+"?token=SECRET-TOKEN-QUERY")
+	cfg, err := mcpadapter.ParseConfig([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srvTel, cliTel := &recordingTelemetry{}, &clientTelemetry{}
+	_, url := startGateway(t, FromConfig(cfg), &Options{Telemetry: srvTel, Client: &mcpadapter.ClientOptions{Telemetry: cliTel}})
+	cs := connect(t, url, v1125, nil)
+	ctx := testCtx(t, 30*time.Second)
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "quoting_auth"}); err == nil {
+		t.Fatal("quoting_auth did not fail")
+	}
+	_, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: "down_echo"})
+	seen := cliTel.all()
+	if !strings.Contains(seen, "refused the credential") {
+		t.Fatalf("the client telemetry never saw the server's error:\n%s", seen)
+	}
+	for _, o := range srvTel.find("tools/call") {
+		seen += fmt.Sprintf("\nserver %v", o.res.Err)
+	}
+	for _, secret := range []string{"SECRET-PASSWORD", "SECRET-IN-QUERY", "SECRET-IN-HEADER", "SECRET-QUOTED-TOKEN", "SECRET-TOKEN-QUERY"} {
+		if i := strings.Index(seen, secret); i >= 0 {
+			t.Errorf("%s shown to the telemetry: ...%s...", secret, seen[max(0, i-200):min(len(seen), i+100)])
+		}
+	}
+}
+
+// httpWhoKey is where TestTelemetryConcurrentPrincipals's HTTP server
+// puts the token of each request, in the request's context.
+type httpWhoKey struct{}
+
+// TestTelemetryConcurrentPrincipals: alice and bob call at once, each
+// with trace contexts of their own, over both eras. Every call's
+// operation is its caller's (principal, trace context, the HTTP
+// request's context) and the server gets, for each call, the trace
+// context of that call's operation: nothing of one principal's reaches
+// the other's operation or call.
+func TestTelemetryConcurrentPrincipals(t *testing.T) {
+	tel := &recordingTelemetry{}
+	g, err := New([]Server{{Name: "up", Target: testserver.New(testserver.Options{})}}, &Options{Logger: quietLogger(t), Telemetry: tel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = g.Close() })
+	if err := g.Start(testCtx(t, 30*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+		return &auth.TokenInfo{UserID: token, Expiration: time.Now().Add(time.Hour)}, nil
+	}
+	mark := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		who := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		g.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), httpWhoKey{}, who)))
+	})
+	ts := httptest.NewServer(auth.RequireBearerToken(verify, nil)(mark))
+	t.Cleanup(ts.Close)
+	const calls = 10
+	type seen struct{ who, sent, got string }
+	var mu sync.Mutex
+	var all []seen
+	var wg sync.WaitGroup
+	for _, who := range []string{"alice", "bob"} {
+		for _, v := range []string{v1125, v0728} {
+			c := mcp.NewClient(&mcp.Implementation{Name: who, Version: "1"}, nil)
+			cs, err := c.Connect(testCtx(t, 30*time.Second), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp", HTTPClient: &http.Client{Transport: bearer{who}}},
+				&mcp.ClientSessionOptions{ProtocolVersion: v})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = cs.Close() })
+			for i := range calls {
+				wg.Go(func() {
+					sent := fmt.Sprintf("client-%s-%s-%d", who, v, i)
+					res, err := cs.CallTool(testCtx(t, 30*time.Second), &mcp.CallToolParams{Name: "whoami", Meta: mcp.Meta{"traceparent": sent}})
+					if err != nil {
+						t.Errorf("%s: %v", sent, err)
+						return
+					}
+					got, _ := whoamiOf(t, res).Meta["traceparent"].(string)
+					mu.Lock()
+					all = append(all, seen{who, sent, got})
+					mu.Unlock()
+				})
+			}
+		}
+	}
+	wg.Wait()
+	ops := map[string]*recordedOp{}
+	for _, o := range tel.find("tools/call") {
+		ops["op-"+strconv.Itoa(o.id)] = o
+	}
+	if len(all) != 4*calls || len(ops) != 4*calls {
+		t.Fatalf("%d calls answered, %d operations; want %d", len(all), len(ops), 4*calls)
+	}
+	used := map[string]bool{}
+	for _, s := range all {
+		o := ops[s.got]
+		if o == nil || used[s.got] {
+			t.Errorf("%s: the server saw %q, no operation of its own", s.sent, s.got)
+			continue
+		}
+		used[s.got] = true
+		hw, _ := o.op.HTTPContext.Value(httpWhoKey{}).(string)
+		if o.op.Principal != s.who || o.op.Meta["traceparent"] != s.sent || hw != s.who {
+			t.Errorf("%s: its operation is principal %q, traceparent %v, HTTP request of %q", s.sent, o.op.Principal, o.op.Meta["traceparent"], hw)
+		}
 	}
 }

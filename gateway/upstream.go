@@ -75,6 +75,9 @@ func newUpstream(g *Gateway, s Server, prefix mcpadapter.PrefixMode) (*upstream,
 		u.taskSem = make(chan struct{}, max(1, n/2))
 	}
 	co.Name = s.Name
+	if co.Telemetry != nil {
+		co.Telemetry = redactedTelemetry{t: co.Telemetry, red: g.red}
+	}
 	if co.Logger == nil {
 		co.Logger = g.log
 	} else {

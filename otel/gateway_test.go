@@ -1,13 +1,17 @@
 package mcpotel_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -430,5 +434,216 @@ func TestGatewayTraceWithoutClientTelemetry(t *testing.T) {
 				t.Errorf("mcp.resource.uri %q", got)
 			}
 		})
+	}
+}
+
+// TestGatewayHostileTracestate: a client's valid traceparent with a
+// tracestate that cannot be read (malformed, huge, too many members, not
+// a string), or with baggage, continues the client's trace, and the
+// server gets the gateway's trace context alone: no tracestate the
+// gateway did not read, no baggage. A valid tracestate reaches the server
+// as the gateway's span carries it.
+func TestGatewayHostileTracestate(t *testing.T) {
+	rig := startGatewayRig(t, testserver.New(testserver.Options{}), mcpotel.Options{})
+	for _, v := range eras {
+		cs := rig.connect(t, v, nil)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		members := make([]string, 40)
+		for i := range members {
+			members[i] = fmt.Sprintf("k%d=v", i)
+		}
+		for i, c := range []struct {
+			state any
+			want  any // the tracestate the server gets, nil for none
+		}{
+			{"not a tracestate", nil},
+			{"rojo=1,rojo=2", nil},
+			{strings.Join(members, ","), nil},
+			{"rojo=" + strings.Repeat("a", 1<<20), nil},
+			{42, nil},
+			{map[string]any{"rojo": "1"}, nil},
+			{"rojo=00f067aa0ba902b7", "rojo=00f067aa0ba902b7"},
+		} {
+			rig.rec.Reset()
+			_, agent := rig.tracer.Start(ctx, "agent turn")
+			agent.End()
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "whoami", Meta: mcp.Meta{"traceparent": traceparent(agent.SpanContext()), "tracestate": c.state, "baggage": "user=alice"}})
+			if err != nil || res.IsError {
+				t.Fatalf("%s case %d: %v %v", v, i, err, res)
+			}
+			srv := rig.span(t, "tools/call whoami", trace.SpanKindServer)
+			if srv.Parent().SpanID() != agent.SpanContext().SpanID() {
+				t.Errorf("%s case %d: the server span's parent is %s; want the client's %s", v, i, srv.Parent().SpanID(), agent.SpanContext().SpanID())
+			}
+			seen := whoamiMeta(t, res)
+			up := rig.span(t, "tools/call whoami", trace.SpanKindClient)
+			if seen["traceparent"] != traceparent(up.SpanContext()) || seen["tracestate"] != c.want || seen["baggage"] != nil {
+				t.Errorf("%s case %d: the server saw traceparent %v, tracestate %.80v, baggage %v; want %s, %v, none",
+					v, i, seen["traceparent"], seen["tracestate"], seen["baggage"], traceparent(up.SpanContext()), c.want)
+			}
+		}
+	}
+}
+
+// codeServer is a server whose tool "code" fails with the JSON-RPC error
+// code its arguments name, as a hostile server may (or one that passes
+// on the error a client answered its question with).
+func codeServer() *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "codes", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "code"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+		Code int64 `json:"code"`
+	}) (*mcp.CallToolResult, any, error) {
+		return nil, nil, &jsonrpc.Error{Code: in.Code, Message: "chosen"}
+	})
+	return srv
+}
+
+// TestGatewayErrorCodesBounded: JSON-RPC error codes a server chooses
+// outside the range JSON-RPC reserves (-32768 to -32000) make one value of
+// error.type and rpc.response.status_code in the gateway's and its
+// clients' metrics, "_OTHER", whatever their number; a reserved code
+// keeps its value. Each span names the code the client was answered
+// with.
+func TestGatewayErrorCodesBounded(t *testing.T) {
+	rig := startGatewayRig(t, codeServer(), mcpotel.Options{})
+	cs := rig.connect(t, "2025-11-25", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	codes := []int64{-32602, -32001}
+	for i := range 20 {
+		codes = append(codes, int64(1000+i), int64(-1-i), int64(-40000-i))
+	}
+	for _, code := range codes {
+		rig.rec.Reset()
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "code", Arguments: map[string]any{"code": code}})
+		var we *jsonrpc.Error
+		if !errors.As(err, &we) || we.Code != code {
+			t.Fatalf("code %d: the client got %v", code, err)
+		}
+		if got := attrs(rig.span(t, "tools/call code", trace.SpanKindServer))["rpc.response.status_code"].AsString(); got != strconv.FormatInt(code, 10) {
+			t.Errorf("code %d: the span's status code is %q", code, got)
+		}
+	}
+	var rm metricdata.ResourceMetrics
+	if err := rig.reader.Collect(ctx, &rm); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{mcpotel.MetricServerDuration, mcpotel.MetricDuration} {
+		values := map[string]uint64{}
+		for _, sm := range rm.ScopeMetrics {
+			for _, m := range sm.Metrics {
+				if m.Name != name {
+					continue
+				}
+				for _, dp := range m.Data.(metricdata.Histogram[float64]).DataPoints {
+					if tool, _ := dp.Attributes.Value("gen_ai.tool.name"); tool.AsString() != "code" {
+						continue
+					}
+					et, _ := dp.Attributes.Value("error.type")
+					sc, _ := dp.Attributes.Value("rpc.response.status_code")
+					values[et.AsString()+" "+sc.AsString()] += dp.Count
+				}
+			}
+		}
+		want := map[string]uint64{"-32602 -32602": 1, "-32001 -32001": 1, "_OTHER _OTHER": 60}
+		if name == mcpotel.MetricDuration { // the client's have no status code
+			want = map[string]uint64{"-32602 ": 1, "-32001 ": 1, "_OTHER ": 60}
+		}
+		if fmt.Sprint(values) != fmt.Sprint(want) {
+			t.Errorf("%s: points by error.type and status code %v; want %v", name, values, want)
+		}
+	}
+}
+
+// TestGatewayAmbientSpan: a span already on the HTTP request's context
+// (the HTTP server span of the program that mounts the gateway) is the
+// parent of the gateway's server span when the request carries no trace
+// context, and a link of it when the request's _meta carries the
+// client's, which is then the parent. It is the span of the request's
+// own HTTP POST, also in a handshake-era session (whose requests go-sdk
+// handles in the context of the POST that opened the session).
+func TestGatewayAmbientSpan(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	tel, err := mcpotel.New(&mcpotel.Options{TracerProvider: tp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := gateway.New([]gateway.Server{{Name: "up", Target: testserver.New(testserver.Options{})}}, &gateway.Options{
+		Telemetry: tel, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = g.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := g.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tracer := tp.Tracer("test")
+	called := make(chan struct{}, 4) // a tools/call's HTTP span ended
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var m struct {
+			Method string `json:"method"`
+		}
+		_ = json.Unmarshal(body, &m)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		ctx, span := tracer.Start(r.Context(), "HTTP "+r.Method+" "+m.Method, trace.WithSpanKind(trace.SpanKindServer))
+		g.ServeHTTP(w, r.WithContext(ctx))
+		span.End()
+		if m.Method == "tools/call" {
+			called <- struct{}{}
+		}
+	}))
+	t.Cleanup(ts.Close)
+	for _, v := range eras {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		_, agent := tracer.Start(ctx, "agent turn")
+		agent.End()
+		for _, withClient := range []bool{false, true} {
+			rec.Reset()
+			p := &mcp.CallToolParams{Name: "whoami"}
+			if withClient {
+				p.Meta = mcp.Meta{"traceparent": traceparent(agent.SpanContext())}
+			}
+			if _, err := cs.CallTool(ctx, p); err != nil {
+				t.Fatal(err)
+			}
+			select { // the HTTP span ends once the answer is written
+			case <-called:
+			case <-ctx.Done():
+				t.Fatal("the tools/call's HTTP span never ended")
+			}
+			var srv, httpSpan sdktrace.ReadOnlySpan
+			for _, s := range rec.Ended() {
+				switch {
+				case s.Name() == "tools/call whoami" && s.SpanKind() == trace.SpanKindServer:
+					srv = s
+				case s.Name() == "HTTP POST tools/call":
+					httpSpan = s
+				}
+			}
+			if srv == nil || httpSpan == nil {
+				t.Fatalf("%s: spans %v", v, spanNames(rec))
+			}
+			var links []trace.SpanID
+			for _, l := range srv.Links() {
+				links = append(links, l.SpanContext.SpanID())
+			}
+			if !withClient && (srv.Parent().SpanID() != httpSpan.SpanContext().SpanID() || len(links) != 0) {
+				t.Errorf("%s, no client trace: parent %s, links %v; want the HTTP span %s, none", v, srv.Parent().SpanID(), links, httpSpan.SpanContext().SpanID())
+			}
+			if withClient && (srv.Parent().SpanID() != agent.SpanContext().SpanID() || len(links) != 1 || links[0] != httpSpan.SpanContext().SpanID()) {
+				t.Errorf("%s, client trace: parent %s, links %v; want the client's %s, the HTTP span %s", v, srv.Parent().SpanID(), links, agent.SpanContext().SpanID(), httpSpan.SpanContext().SpanID())
+			}
+		}
 	}
 }

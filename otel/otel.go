@@ -19,8 +19,9 @@
 //   - metric mcp.client.operation.duration: a histogram in seconds with the
 //     attributes above that have few values (method, tool, operation,
 //     error.type, protocol version, transport). Its count by error.type is
-//     the errors by kind: "tool_error", a JSON-RPC code such as "-32602",
-//     "timeout", "transport", ... (mcpadapter.ErrorType).
+//     the errors by kind: "tool_error", a JSON-RPC code such as "-32602"
+//     (one JSON-RPC does not reserve is "_OTHER"), "timeout",
+//     "transport", ... (mcpadapter.ErrorType).
 //
 // Use it as the Telemetry of a client:
 //

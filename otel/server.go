@@ -17,9 +17,10 @@ import (
 // a gateway (mcpadapter.ServerOperation). Its parent is the trace context
 // in the request's _meta ("traceparent", "tracestate") read with
 // Options.Propagator, else the one in its HTTP headers, else the span of
-// ctx; a span of ctx that is not the parent (an HTTP server span, say) is
-// linked. A trace context that cannot be read (malformed, not a string)
-// is ignored.
+// the request's HTTP context (op.HTTPContext; over stdio, ctx's); that
+// span, when it is not the parent (an HTTP server span, say), is linked.
+// A trace context that cannot be read (malformed, not a string) is
+// ignored.
 //
 // The span is named "{mcp.method.name} {gen_ai.tool.name}" (or the
 // prompt's name, or the method alone), of kind SERVER, with
@@ -32,10 +33,17 @@ import (
 //
 // The histogram mcp.server.operation.duration has the attributes with few
 // values: method, tool, prompt, operation, mcpadapter.server, error.type,
-// rpc.response.status_code, protocol version, transport; not the session
-// nor the resource URI, and the principal only as Options.Principals says.
+// rpc.response.status_code (a code JSON-RPC does not reserve is "_OTHER"
+// there: a server behind chooses it), protocol version, transport; not
+// the session nor the resource URI, and the principal only as
+// Options.Principals says.
 func (t *Telemetry) StartServerOperation(ctx context.Context, op mcpadapter.ServerOperation) (context.Context, func(mcpadapter.ServerOperationResult)) {
 	start := time.Now()
+	if op.HTTPContext != nil {
+		// The span of this request's HTTP context, not one ctx may have
+		// of another request's (the one that opened the session).
+		ctx = trace.ContextWithSpan(ctx, trace.SpanFromContext(op.HTTPContext))
+	}
 	ambient := trace.SpanContextFromContext(ctx)
 	parent := ctx
 	if c := t.propagator.Extract(ctx, metaCarrier(op.Meta)); extracted(c, ambient) {
@@ -93,10 +101,15 @@ func (t *Telemetry) StartServerOperation(ctx context.Context, op mcpadapter.Serv
 			}
 			span.SetStatus(codes.Error, msg)
 		}
-		if r.Code != 0 {
-			end = append(end[:len(end):len(end)], keyStatusCode.String(strconv.FormatInt(r.Code, 10)))
-		}
 		span.SetAttributes(end[len(common):]...)
+		if r.Code != 0 {
+			code := strconv.FormatInt(r.Code, 10)
+			span.SetAttributes(keyStatusCode.String(code))
+			if r.Code < -32768 || r.Code > -32000 {
+				code = "_OTHER"
+			}
+			end = append(end[:len(end):len(end)], keyStatusCode.String(code))
+		}
 		span.End()
 		t.server.Record(context.WithoutCancel(ctx), time.Since(start).Seconds(), metric.WithAttributes(end...))
 	}

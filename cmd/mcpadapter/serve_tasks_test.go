@@ -10,9 +10,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpadapter/mcpadapter/gateway"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/spf13/pflag"
 )
 
 // TestServeTaskFlags: --max-tasks-per-principal, --task-ttl and
@@ -100,4 +102,30 @@ func readAnswer(t *testing.T, body io.Reader) rpcAnswer {
 		}
 	}
 	return rpcAnswer{}
+}
+
+// TestServeTaskFlagsAlone: each of --max-tasks-per-principal, --task-ttl
+// and --task-poll-interval, set alone, reaches gateway.TaskOptions (the
+// others left to the gateway's defaults); none set is no TaskOptions.
+func TestServeTaskFlagsAlone(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want *gateway.TaskOptions
+	}{
+		{nil, nil},
+		{[]string{"--max-tasks-per-principal", "3"}, &gateway.TaskOptions{MaxPerPrincipal: 3}},
+		{[]string{"--task-ttl", "90s"}, &gateway.TaskOptions{TTL: 90 * time.Second}},
+		{[]string{"--task-poll-interval", "75ms"}, &gateway.TaskOptions{PollInterval: 75 * time.Millisecond}},
+	} {
+		var f serveTaskFlags
+		fl := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+		f.add(fl)
+		if err := fl.Parse(tt.args); err != nil {
+			t.Fatal(err)
+		}
+		got, err := f.options()
+		if err != nil || (got == nil) != (tt.want == nil) || got != nil && *got != *tt.want {
+			t.Errorf("%v: %+v, %v; want %+v", tt.args, got, err, tt.want)
+		}
+	}
 }
