@@ -84,6 +84,9 @@ func (c *Client) wrapHTTP(tap http.RoundTripper, sse bool) http.RoundTripper {
 	if h := c.oauth(); h != nil && sse {
 		rt = oauthflow.NewTransport(h, rt)
 	}
+	if c.webAuth != nil {
+		rt = c.webAuth.Transport(rt)
+	}
 	if c.opts.Auth != nil {
 		rt = c.opts.Auth.wrap(rt)
 	}
