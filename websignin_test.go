@@ -457,3 +457,21 @@ func TestTokenKey(t *testing.T) {
 		}
 	}
 }
+
+// TestWebSignInErrorText: the error of a call that needs a sign-in says
+// so (not only "the server refused authorization"), names the server and
+// the principal, is an "auth" error, and holds no URL of the sign-in.
+func TestWebSignInErrorText(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{}), ClientID: "webapp", ClientSecret: webSecret, NoRegistration: true})
+	app := startWebApp(t)
+	c := webClient(t, as.MCPURL, newWebSignIn(t, as, app, mcpadapter.WebSignInOptions{}))
+	_, err := c.CallTool(asUser(ctx, "erin"), "headers", nil, nil)
+	if err == nil || !strings.Contains(err.Error(), `notes: principal "erin" must sign in`) || strings.Contains(err.Error(), "state=") {
+		t.Errorf("error text: %v", err)
+	}
+	if got := mcpadapter.ErrorType(err); got != "auth" {
+		t.Errorf("ErrorType %q; want auth", got)
+	}
+}
