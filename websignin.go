@@ -2,12 +2,14 @@ package mcpadapter
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/elicitation"
 	"github.com/mcpadapter/mcpadapter/internal/oauthflow"
 )
 
@@ -155,4 +157,26 @@ type SignInRequiredError struct {
 // Error names the server and the principal.
 func (e *SignInRequiredError) Error() string {
 	return fmt.Sprintf("mcpadapter: %s: principal %q must sign in (send them to SignInRequiredError.URL)", e.Server, e.Principal)
+}
+
+// SignInKey is the key of the question a tool call in ElicitInterrupt mode
+// asks when its principal must sign in (see signInQuestion).
+const SignInKey = "mcpadapter-sign-in"
+
+// signInQuestion turns err, the error of the tool call tc in
+// ElicitInterrupt mode, into a question when its principal must sign in
+// (*SignInRequiredError): an *InputRequiredError whose one request, keyed
+// SignInKey, sends the user to the sign-in URL (URL mode), and whose
+// resume, once the user accepts (after the callback), makes the call
+// again. Any other error is returned as it is.
+func (c *Client) signInQuestion(tc *toolCall, err error) error {
+	var sr *SignInRequiredError
+	if !errors.As(err, &sr) {
+		return err
+	}
+	p := c.pendingFor(tc, 0)
+	p.Retry = true
+	p.Requests = []elicitation.Request{{Key: SignInKey, Mode: elicitation.ModeURL, URL: sr.URL,
+		Message: fmt.Sprintf("Sign in to %s so that the agent can use it for you.", sr.Server)}}
+	return &InputRequiredError{Pending: p}
 }

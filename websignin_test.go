@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/elicitation"
 	"github.com/mcpadapter/mcpadapter/internal/testauth"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
 )
@@ -473,5 +474,67 @@ func TestWebSignInErrorText(t *testing.T) {
 	}
 	if got := mcpadapter.ErrorType(err); got != "auth" {
 		t.Errorf("ErrorType %q; want auth", got)
+	}
+}
+
+// TestWebSignInInterrupt: in ElicitInterrupt mode, a tool call whose
+// user must sign in again (the server revoked every token) stops with a
+// URL-mode question carrying the sign-in URL; the pending call survives
+// JSON (another replica may resume it); after the callback, the resume
+// makes the call with the new token. Another user cannot resume it.
+func TestWebSignInInterrupt(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{}), ClientID: "webapp", ClientSecret: webSecret, NoRegistration: true})
+	app := startWebApp(t)
+	c := webClient(t, as.MCPURL, newWebSignIn(t, as, app, mcpadapter.WebSignInOptions{}))
+	signInAt(t, app, needSignIn(t, ctx, c, "alice"), "alice")
+	a, err := mcpadapter.New(c, &mcpadapter.Options{Elicitation: mcpadapter.ElicitInterrupt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	alice := asUser(ctx, "alice")
+	echo := toolMap(t, alice, a)["echo"]
+	if _, err := echo.Call(alice, json.RawMessage(`{"text":"before"}`)); err != nil {
+		t.Fatal(err)
+	}
+
+	as.Revoke()
+	_, err = echo.Call(alice, json.RawMessage(`{"text":"after"}`))
+	var ir *mcpadapter.InputRequiredError
+	if !errors.As(err, &ir) || len(ir.Pending.Requests) != 1 {
+		t.Fatalf("the call after the revocation: %v; want an *InputRequiredError with one question", err)
+	}
+	q := ir.Pending.Requests[0]
+	if q.Key != mcpadapter.SignInKey || q.Mode != elicitation.ModeURL || mustQuery(t, q.URL).Get("state") == "" || ir.Pending.Principal != "alice" {
+		t.Fatalf("the question: %+v, pending %+v", q, ir.Pending)
+	}
+	b, err := json.Marshal(ir.Pending)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pending mcpadapter.PendingCall
+	if err := json.Unmarshal(b, &pending); err != nil {
+		t.Fatal(err)
+	}
+	accept := &elicitation.Resume{Responses: map[string]elicitation.Response{mcpadapter.SignInKey: {Action: elicitation.Accept}}}
+	if _, err := echo.Resume(asUser(ctx, "bob"), &pending, accept); !errors.As(err, new(*mcpadapter.ResumeDeniedError)) {
+		t.Errorf("bob resumed alice's call: %v", err)
+	}
+
+	u, err := testauth.Authorize(q.URL, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, body := app.callback(t, u, "alice"); code != http.StatusOK {
+		t.Fatalf("the callback: %d %s", code, body)
+	}
+	res, err := echo.Resume(alice, &pending, accept)
+	if err != nil || res.Text() != "after" {
+		t.Fatalf("the resumed call: %v, %v", res, err)
+	}
+	if c := as.Counts(); c.CodeExchanges != 2 {
+		t.Errorf("counts %+v: want two sign-ins", c)
 	}
 }
