@@ -538,3 +538,65 @@ func TestWebSignInInterrupt(t *testing.T) {
 		t.Errorf("counts %+v: want two sign-ins", c)
 	}
 }
+
+// TestWebSignInStepUp: a tool that needs a scope the user's token lacks
+// (403 insufficient_scope) asks for a sign-in with the scopes granted and
+// the one missing; after it, the call runs.
+func TestWebSignInStepUp(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{}), ClientID: "webapp", ClientSecret: webSecret,
+		NoRegistration: true, AdminTool: "add"})
+	app := startWebApp(t)
+	c := webClient(t, as.MCPURL, newWebSignIn(t, as, app, mcpadapter.WebSignInOptions{}))
+	signInAt(t, app, needSignIn(t, ctx, c, "alice"), "alice")
+	add := json.RawMessage(`{"a":2,"b":3}`)
+	_, err := c.CallTool(asUser(ctx, "alice"), "add", add, nil)
+	var sr *mcpadapter.SignInRequiredError
+	if !errors.As(err, &sr) {
+		t.Fatalf("add without the admin scope: %v; want a *SignInRequiredError", err)
+	}
+	if scope := mustQuery(t, sr.URL).Get("scope"); !strings.Contains(scope, testauth.BaseScope) || !strings.Contains(scope, testauth.AdminScope) {
+		t.Errorf("step-up asks for %q; want both scopes", scope)
+	}
+	signInAt(t, app, sr, "alice")
+	res, err := c.CallTool(asUser(ctx, "alice"), "add", add, nil)
+	if err != nil || !strings.Contains(res.Text(), "5") {
+		t.Fatalf("add after the step-up: %v %v", res, err)
+	}
+}
+
+// TestWebSignInSSE: the same sign-in and per-principal tokens over the
+// legacy HTTP+SSE transport.
+func TestWebSignInSSE(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{}), ClientID: "webapp", ClientSecret: webSecret,
+		NoRegistration: true, SSE: true})
+	app := startWebApp(t)
+	c := webClient(t, as.MCPURL, newWebSignIn(t, as, app, mcpadapter.WebSignInOptions{}))
+	for _, p := range []string{"alice", "bob"} {
+		_, err := c.CallTool(asUser(ctx, p), "echo", json.RawMessage(`{"text":"hi"}`), nil)
+		var sr *mcpadapter.SignInRequiredError
+		if !errors.As(err, &sr) {
+			t.Fatalf("%s before signing in: %v", p, err)
+		}
+		signInAt(t, app, sr, p)
+		if res, err := c.CallTool(asUser(ctx, p), "echo", json.RawMessage(`{"text":"hi"}`), nil); err != nil || res.Text() != "hi" {
+			t.Fatalf("%s after signing in: %v %v", p, res, err)
+		}
+	}
+	n := 0
+	for _, r := range as.Requests() {
+		if r.Authorization == "" {
+			continue
+		}
+		n++
+		if p := r.Header.Get("X-Principal"); r.User != p {
+			t.Errorf("a request of %q carried a token of %q", p, r.User)
+		}
+	}
+	if n == 0 {
+		t.Error("no request carried a token")
+	}
+}
