@@ -31,7 +31,7 @@ type webApp struct {
 
 const appUserHeader = "X-App-User"
 
-func startWebApp(t *testing.T) *webApp {
+func startWebApp(t testing.TB) *webApp {
 	a := &webApp{}
 	a.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		user := r.Header.Get(appUserHeader)
@@ -52,7 +52,7 @@ func startWebApp(t *testing.T) *webApp {
 func (a *webApp) redirectURL() string { return a.srv.URL + "/callback" }
 
 // callback plays the browser of appUser coming back to the app at u.
-func (a *webApp) callback(t *testing.T, u *url.URL, appUser string) (int, string) {
+func (a *webApp) callback(t testing.TB, u *url.URL, appUser string) (int, string) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodGet, u.String(), nil)
 	if err != nil {
@@ -74,7 +74,7 @@ const webSecret = "web-client-secret"
 
 // newWebSignIn returns the sign-in of the app for as's preregistered
 // client "webapp".
-func newWebSignIn(t *testing.T, as *testauth.Server, app *webApp, opts mcpadapter.WebSignInOptions) *mcpadapter.WebSignIn {
+func newWebSignIn(t testing.TB, as *testauth.Server, app *webApp, opts mcpadapter.WebSignInOptions) *mcpadapter.WebSignIn {
 	t.Helper()
 	if opts.Issuer == "" {
 		opts.Issuer = as.URL
@@ -92,7 +92,7 @@ func newWebSignIn(t *testing.T, as *testauth.Server, app *webApp, opts mcpadapte
 	return s
 }
 
-func webClient(t *testing.T, url string, s *mcpadapter.WebSignIn) *mcpadapter.Client {
+func webClient(t testing.TB, url string, s *mcpadapter.WebSignIn) *mcpadapter.Client {
 	t.Helper()
 	c, err := mcpadapter.NewClient(url, &mcpadapter.ClientOptions{Name: "notes", Auth: s})
 	if err != nil {
@@ -109,7 +109,7 @@ func asUser(ctx context.Context, p string) context.Context {
 }
 
 // needSignIn calls a tool as p and returns the sign-in the call asks for.
-func needSignIn(t *testing.T, ctx context.Context, c *mcpadapter.Client, p string) *mcpadapter.SignInRequiredError {
+func needSignIn(t testing.TB, ctx context.Context, c *mcpadapter.Client, p string) *mcpadapter.SignInRequiredError {
 	t.Helper()
 	_, err := c.CallTool(asUser(ctx, p), "headers", nil, nil)
 	var sr *mcpadapter.SignInRequiredError
@@ -130,7 +130,7 @@ func needSignIn(t *testing.T, ctx context.Context, c *mcpadapter.Client, p strin
 
 // signInAt plays p's browser: at the authorization server, then back to
 // the app as p. It returns the callback URL.
-func signInAt(t *testing.T, app *webApp, sr *mcpadapter.SignInRequiredError, p string) *url.URL {
+func signInAt(t testing.TB, app *webApp, sr *mcpadapter.SignInRequiredError, p string) *url.URL {
 	t.Helper()
 	u, err := testauth.Authorize(sr.URL, p)
 	if err != nil {
@@ -144,7 +144,7 @@ func signInAt(t *testing.T, app *webApp, sr *mcpadapter.SignInRequiredError, p s
 
 // sentAuthorization calls the headers tool as p and returns the
 // Authorization header the server saw.
-func sentAuthorization(t *testing.T, ctx context.Context, c *mcpadapter.Client, p string) string {
+func sentAuthorization(t testing.TB, ctx context.Context, c *mcpadapter.Client, p string) string {
 	t.Helper()
 	res, err := c.CallTool(asUser(ctx, p), "headers", nil, nil)
 	if err != nil {
@@ -237,7 +237,7 @@ func TestWebSignInPrincipals(t *testing.T) {
 	}
 }
 
-func mustQuery(t *testing.T, raw string) url.Values {
+func mustQuery(t testing.TB, raw string) url.Values {
 	t.Helper()
 	u, err := url.Parse(raw)
 	if err != nil {
