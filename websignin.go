@@ -119,7 +119,10 @@ func (s *WebSignIn) target(server, resource string) *oauthflow.WebTarget {
 // token stored for principal and the server the sign-in was for. A state
 // minted for another principal completes nothing: a user cannot be signed
 // in with someone else's account by a link. The error says why without
-// secrets; show the user a page to start again.
+// secrets; show the user a page to start again. principal must be the
+// user the application authenticated on this request: a browser it has
+// not authenticated completes no one's sign-in (not even principal "",
+// the calls made with no CallIdentity).
 func (s *WebSignIn) Complete(ctx context.Context, principal string, query url.Values) error {
 	if _, err := s.flow.Complete(ctx, principal, query); err != nil {
 		return fmt.Errorf("mcpadapter: completing the sign-in of %q: %w", principal, err)
@@ -136,7 +139,7 @@ func (s *WebSignIn) Close() { s.flow.Close() }
 // resource in a TokenStore: resource itself for the principal "" (the key
 // OAuth uses), else resource, a line feed, "principal=" and the principal
 // query-escaped. No two (resource, principal) pairs share a key: a URL
-// holds no line feed. Delete the key to sign a user out.
+// holds no line feed.
 func TokenKey(resource, principal string) string { return oauthflow.TokenKey(resource, principal) }
 
 // SignInRequiredError reports that a request's principal has no token the

@@ -350,7 +350,7 @@ func (t *WebTarget) authURL(ctx context.Context, principal string, cs []oauthex.
 	if prm := findResourceMetadata(ctx, t.hc, w.log, cs, t.resource); prm != nil {
 		if len(prm.AuthorizationServers) > 0 && !slices.ContainsFunc(prm.AuthorizationServers, w.isIssuer) {
 			return "", fmt.Errorf("the server names the authorization server %s, not %s, the issuer the sign-in is set up for; no sign-in was started",
-				strings.Join(prm.AuthorizationServers, ", "), w.cfg.Issuer)
+				clean(strings.Join(prm.AuthorizationServers, ", "), 300), w.cfg.Issuer)
 		}
 		if prm.Resource != "" {
 			audience = prm.Resource
