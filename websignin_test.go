@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -598,5 +599,43 @@ func TestWebSignInSSE(t *testing.T) {
 	}
 	if n == 0 {
 		t.Error("no request carried a token")
+	}
+}
+
+// TestWebSignInNothingLogged: with the protocol trace on and every log
+// level, neither the tokens, the code, the client secret nor the sign-in
+// URL's state reaches a log.
+func TestWebSignInNothingLogged(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{}), ClientID: "webapp", ClientSecret: webSecret, NoRegistration: true})
+	app := startWebApp(t)
+	var logs syncBuffer
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	store := mcpadapter.NewMemoryTokenStore()
+	s := newWebSignIn(t, as, app, mcpadapter.WebSignInOptions{Store: store, Logger: log})
+	c, err := mcpadapter.NewClient(as.MCPURL, &mcpadapter.ClientOptions{Name: "notes", Auth: s, Logger: log, Trace: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	sr := needSignIn(t, ctx, c, "alice")
+	back := signInAt(t, app, sr, "alice")
+	sentAuthorization(t, ctx, c, "alice")
+	st, err := store.Load(ctx, mcpadapter.TokenKey(as.MCPURL, "alice"))
+	if err != nil || st == nil {
+		t.Fatal(st, err)
+	}
+	out := logs.String()
+	if !strings.Contains(out, "tools/call") || !strings.Contains(out, "signed in") {
+		t.Fatalf("the trace or the sign-in was not logged, so the check below proves nothing:\n%s", out)
+	}
+	for what, secret := range map[string]string{
+		"the access token": st.Token.AccessToken, "the refresh token": st.Token.RefreshToken, "the client secret": webSecret,
+		"the code": back.Query().Get("code"), "the state": back.Query().Get("state"),
+	} {
+		if strings.Contains(out, secret) {
+			t.Errorf("%s is in the logs", what)
+		}
 	}
 }
