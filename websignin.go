@@ -124,6 +124,9 @@ func (s *WebSignIn) target(server, resource string) *oauthflow.WebTarget {
 // not authenticated completes no one's sign-in (not even principal "",
 // the calls made with no CallIdentity).
 func (s *WebSignIn) Complete(ctx context.Context, principal string, query url.Values) error {
+	if s == nil || s.flow == nil {
+		return errors.New("mcpadapter: Complete on a WebSignIn not made by NewWebSignIn")
+	}
 	if _, err := s.flow.Complete(ctx, principal, query); err != nil {
 		return fmt.Errorf("mcpadapter: completing the sign-in of %q: %w", principal, err)
 	}
@@ -133,7 +136,11 @@ func (s *WebSignIn) Complete(ctx context.Context, principal string, query url.Va
 // Close ends the background saves of refreshed tokens the store could not
 // take, after one last try each, and waits for them. Call it when the
 // service stops; the WebSignIn stays usable.
-func (s *WebSignIn) Close() { s.flow.Close() }
+func (s *WebSignIn) Close() {
+	if s != nil && s.flow != nil {
+		s.flow.Close()
+	}
+}
 
 // TokenKey returns the key of principal's token for the MCP server at
 // resource in a TokenStore: resource itself for the principal "" (the key

@@ -439,6 +439,11 @@ func TestWebSignInSettings(t *testing.T) {
 	if _, err := mcpadapter.NewClient("https://mcp.example/mcp", &mcpadapter.ClientOptions{Auth: &mcpadapter.WebSignIn{}}); err == nil {
 		t.Error("a WebSignIn not made by NewWebSignIn was taken")
 	}
+	var zero mcpadapter.WebSignIn
+	if err := zero.Complete(context.Background(), "alice", url.Values{}); err == nil {
+		t.Error("Complete on a zero WebSignIn succeeded")
+	}
+	zero.Close()
 }
 
 // TestTokenKey: the key of a principal's token is the server's URL for
