@@ -644,3 +644,28 @@ func TestWebSignInNothingLogged(t *testing.T) {
 		}
 	}
 }
+
+// TestWebSignInAgainElsewhere: when a user's token is revoked and the
+// user signs in again through another replica, this replica, which still
+// holds the revoked token, takes the new one from the store at the
+// server's 401 and sends the request again, asking nothing.
+func TestWebSignInAgainElsewhere(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{}), ClientID: "webapp", ClientSecret: webSecret, NoRegistration: true})
+	store := mcpadapter.NewMemoryTokenStore()
+	appA, appB := startWebApp(t), startWebApp(t)
+	a := webClient(t, as.MCPURL, newWebSignIn(t, as, appA, mcpadapter.WebSignInOptions{Store: store}))
+	b := webClient(t, as.MCPURL, newWebSignIn(t, as, appB, mcpadapter.WebSignInOptions{Store: store}))
+	signInAt(t, appA, needSignIn(t, ctx, a, "alice"), "alice")
+	old := sentAuthorization(t, ctx, a, "alice")
+
+	as.Revoke()
+	signInAt(t, appB, needSignIn(t, ctx, b, "alice"), "alice")
+	if got := sentAuthorization(t, ctx, a, "alice"); got == old {
+		t.Error("replica A sent the revoked token")
+	}
+	if c := as.Counts(); c.CodeExchanges != 2 {
+		t.Errorf("counts %+v: want two sign-ins", c)
+	}
+}

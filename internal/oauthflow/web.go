@@ -143,6 +143,7 @@ type Web struct {
 // webSource is the token source of one principal for one resource.
 type webSource struct {
 	ts     oauth2.TokenSource
+	access string // the access token read from the store
 	scopes []string
 }
 
@@ -270,42 +271,85 @@ func (rt *webTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeReqBody(req)
 		return nil, t.Refused(err)
 	}
-	out := req
-	if src != nil {
-		tok, err := src.ts.Token()
-		var re *oauth2.RetrieveError
-		switch {
-		case err == nil:
-			out = req.Clone(ctx)
-			out.Header.Set("Authorization", "Bearer "+tok.AccessToken)
-		case errors.As(err, &re) && re.ErrorCode == "invalid_grant":
-			// The refresh token is no good: the principal signs in again.
-			w.forget(key, src)
-		default:
-			closeReqBody(req)
-			return nil, t.Refused(fmt.Errorf("refreshing the OAuth token: %w", scrubRetrieve(err)))
-		}
-	}
-	resp, err := rt.next.RoundTrip(out)
+	resp, sent, err := rt.send(req, key, src)
 	if err != nil {
 		return nil, err
 	}
-	if resp.StatusCode != http.StatusUnauthorized && !(resp.StatusCode == http.StatusForbidden && insufficientScope(resp)) {
+	if !asksSignIn(resp) {
 		return resp, nil
 	}
 	var prev []string
 	if src != nil {
 		w.forget(key, src)
 		prev = src.scopes
+		// Signed in again (on another replica, say) since this process
+		// read its token? Then send the request once more with the new
+		// one before asking the user anything.
+		if fresh, err := w.source(ctx, key, t.hc); err == nil && fresh != nil && fresh.access != sent && replayable(req) {
+			discard(resp)
+			retry := req.Clone(ctx)
+			if req.GetBody != nil {
+				if retry.Body, err = req.GetBody(); err != nil {
+					return nil, err
+				}
+			}
+			if resp, _, err = rt.send(retry, key, fresh); err != nil {
+				return nil, err
+			}
+			if !asksSignIn(resp) {
+				return resp, nil
+			}
+			prev = unionScopes(prev, fresh.scopes)
+		}
+		w.forget(key, nil)
 	}
 	challenges, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	_ = resp.Body.Close()
+	discard(resp)
 	u, err := t.authURL(ctx, principal, challenges, prev)
 	if err != nil {
 		return nil, t.Refused(err)
 	}
 	return nil, t.Required(&NeedSignIn{Principal: principal, URL: u})
+}
+
+// send sends req through next with src's token (none when src is nil, or
+// when its refresh token no longer works), and returns the access token
+// sent.
+func (rt *webTransport) send(req *http.Request, key string, src *webSource) (*http.Response, string, error) {
+	out, sent := req, ""
+	if src != nil {
+		tok, err := src.ts.Token()
+		var re *oauth2.RetrieveError
+		switch {
+		case err == nil:
+			out = req.Clone(req.Context())
+			out.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+			sent = tok.AccessToken
+		case errors.As(err, &re) && re.ErrorCode == "invalid_grant":
+			// The refresh token is no good: the principal signs in again.
+			rt.t.w.forget(key, src)
+		default:
+			closeReqBody(req)
+			return nil, "", rt.t.Refused(fmt.Errorf("refreshing the OAuth token: %w", scrubRetrieve(err)))
+		}
+	}
+	resp, err := rt.next.RoundTrip(out)
+	return resp, sent, err
+}
+
+// asksSignIn reports whether resp asks for a token (401) or for more
+// scopes (403 insufficient_scope).
+func asksSignIn(resp *http.Response) bool {
+	return resp.StatusCode == http.StatusUnauthorized || (resp.StatusCode == http.StatusForbidden && insufficientScope(resp))
+}
+
+// replayable reports whether req can be sent again.
+func replayable(req *http.Request) bool { return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil }
+
+// discard reads a little of resp's body and closes it.
+func discard(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
 }
 
 // closeReqBody closes a request's body, as a RoundTripper must.
@@ -407,7 +451,7 @@ func (w *Web) source(ctx context.Context, key string, hc *http.Client) (*webSour
 		return nil, nil
 	}
 	oc := st.config()
-	s = &webSource{scopes: st.Scopes}
+	s = &webSource{access: tok.AccessToken, scopes: st.Scopes}
 	if u, ok := w.store.(Updater); ok {
 		s.ts = newSharedRefresher(u, key, oc, hc, nil, w.log, w.bg, tok, false)
 	} else {
@@ -435,12 +479,12 @@ func (w *Web) source(ctx context.Context, key string, hc *http.Client) (*webSour
 	return s, nil
 }
 
-// forget drops the token source of key if it is still s: the next
-// request reads the store again.
+// forget drops the token source of key if it is still s (or whatever it
+// is, for nil): the next request reads the store again.
 func (w *Web) forget(key string, s *webSource) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.sources[key] == s {
+	if s == nil || w.sources[key] == s {
 		delete(w.sources, key)
 	}
 }
