@@ -344,7 +344,9 @@ func asksSignIn(resp *http.Response) bool {
 }
 
 // replayable reports whether req can be sent again.
-func replayable(req *http.Request) bool { return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil }
+func replayable(req *http.Request) bool {
+	return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+}
 
 // discard reads a little of resp's body and closes it.
 func discard(resp *http.Response) {
