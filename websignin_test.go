@@ -643,6 +643,20 @@ func TestWebSignInNothingLogged(t *testing.T) {
 			t.Errorf("%s is in the logs", what)
 		}
 	}
+	// The PKCE verifier went to the token endpoint only: the sign-in URL
+	// carries it sealed in the state, never in clear.
+	verifiers := 0
+	for _, f := range as.TokenRequests() {
+		if v := f.Get("code_verifier"); v != "" {
+			verifiers++
+			if strings.Contains(sr.URL, v) || strings.Contains(out, v) {
+				t.Error("the PKCE verifier is in the sign-in URL or the logs")
+			}
+		}
+	}
+	if verifiers != 1 {
+		t.Errorf("%d token requests with a code verifier; want 1", verifiers)
+	}
 }
 
 // TestWebSignInAgainElsewhere: when a user's token is revoked and the
