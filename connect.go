@@ -85,6 +85,9 @@ func (c *Client) wrapHTTP(tap http.RoundTripper, sse bool) http.RoundTripper {
 		rt = oauthflow.NewTransport(h, rt)
 	}
 	if c.webAuth != nil {
+		if d := c.webAuth.DPoP(); d != nil {
+			rt = d.ResourceTransport(rt) // below WebSignIn's "Bearer", as for OAuth
+		}
 		rt = c.webAuth.Transport(rt)
 	}
 	if c.opts.Auth != nil {

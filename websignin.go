@@ -2,6 +2,7 @@ package mcpadapter
 
 import (
 	"context"
+	"crypto"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -73,6 +74,12 @@ type WebSignInOptions struct {
 	HTTPClient *http.Client
 	// Logger receives the flow's logs; nil means none.
 	Logger *slog.Logger
+	// DPoPKey, if set, binds the tokens to this key (DPoP, RFC 9449): a
+	// proof with each token request and, for a token issued bound, with
+	// each request to the server. See NewDPoPKey. Replicas sharing Store
+	// need the same key: a token bound to another key is not sent (its
+	// principal signs in again).
+	DPoPKey crypto.Signer
 }
 
 // NewWebSignIn returns a WebSignIn, or an error naming a setting that
@@ -85,6 +92,7 @@ func NewWebSignIn(opts *WebSignInOptions) (*WebSignIn, error) {
 		ClientID: opts.ClientID, ClientSecret: opts.ClientSecret, Issuer: opts.Issuer, Scopes: opts.Scopes,
 		RedirectURL: opts.RedirectURL, StateKey: opts.StateKey, StateTTL: opts.StateTTL,
 		Store: flowStore(opts.Store), HTTPClient: opts.HTTPClient, Logger: opts.Logger, Principal: principalOf,
+		DPoPKey: opts.DPoPKey,
 	}
 	if err := oauthflow.CheckWeb("WebSignInOptions", cfg); err != nil {
 		return nil, fmt.Errorf("mcpadapter: NewWebSignIn: %w", err)

@@ -683,3 +683,47 @@ func TestWebSignInAgainElsewhere(t *testing.T) {
 		t.Errorf("counts %+v: want two sign-ins", c)
 	}
 }
+
+// TestWebSignInDPoP: with a DPoP key, the tokens are issued bound to it and
+// every request of the user goes as DPoP with a proof (the server's nonce
+// included); a replica with the same key and store uses them; one with
+// another key does not send them, and refreshes with its own proof.
+func TestWebSignInDPoP(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{}), ClientID: "webapp", ClientSecret: webSecret,
+		NoRegistration: true, DPoP: true, DPoPNonce: "n-1"})
+	key, err := mcpadapter.NewDPoPKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := mcpadapter.NewMemoryTokenStore()
+	app := startWebApp(t)
+	a := webClient(t, as.MCPURL, newWebSignIn(t, as, app, mcpadapter.WebSignInOptions{Store: store, DPoPKey: key}))
+	signInAt(t, app, needSignIn(t, ctx, a, "alice"), "alice")
+	if got := sentAuthorization(t, ctx, a, "alice"); !strings.HasPrefix(got, "DPoP ") {
+		t.Errorf("alice's request went as %q; want DPoP", strings.SplitN(got, " ", 2)[0])
+	}
+	b := webClient(t, as.MCPURL, newWebSignIn(t, as, startWebApp(t), mcpadapter.WebSignInOptions{Store: store, DPoPKey: key}))
+	if got := sentAuthorization(t, ctx, b, "alice"); !strings.HasPrefix(got, "DPoP ") {
+		t.Errorf("the replica sent alice's token as %q; want DPoP", strings.SplitN(got, " ", 2)[0])
+	}
+	other, err := mcpadapter.NewDPoPKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A replica with another key cannot send the token; a confidential
+	// client refreshes it with its own key's proof.
+	o := webClient(t, as.MCPURL, newWebSignIn(t, as, startWebApp(t), mcpadapter.WebSignInOptions{Store: store, DPoPKey: other}))
+	if got := sentAuthorization(t, ctx, o, "alice"); !strings.HasPrefix(got, "DPoP ") {
+		t.Errorf("the other key's replica sent alice's token as %q; want DPoP", strings.SplitN(got, " ", 2)[0])
+	}
+	if c := as.Counts(); c.DPoPTokens != 2 || c.CodeExchanges != 1 || c.Refreshes != 1 || c.NonceChallenges == 0 {
+		t.Errorf("counts %+v: want one sign-in, one refresh, two DPoP tokens, nonces asked for", c)
+	}
+	for _, r := range as.Requests() {
+		if r.Authorization != "" && !strings.HasPrefix(r.Authorization, "DPoP ") {
+			t.Error("a request carried the bound token as a bearer token")
+		}
+	}
+}

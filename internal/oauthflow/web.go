@@ -2,6 +2,7 @@ package oauthflow
 
 import (
 	"context"
+	"crypto"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -71,6 +72,10 @@ type WebConfig struct {
 	// MaxPrincipals bounds the token sources kept in memory; zero means
 	// DefaultMaxPrincipals.
 	MaxPrincipals int
+	// DPoPKey, if set, binds the tokens to this key (RFC 9449): a proof
+	// with each token request and, for a token issued bound, with each
+	// request to the server. Replicas sharing a store need the same key.
+	DPoPKey crypto.Signer
 }
 
 // CheckWeb reports settings of WebSignInOptions that cannot work. what
@@ -100,7 +105,7 @@ func CheckWeb(what string, c WebConfig) error {
 	if c.StateTTL < 0 {
 		return fmt.Errorf("%s.StateTTL %v is negative", what, c.StateTTL)
 	}
-	return nil
+	return CheckDPoPKey(what, c.DPoPKey)
 }
 
 // TokenKey is the key of principal's token for resource in a Store:
@@ -132,6 +137,7 @@ type Web struct {
 	log   *slog.Logger
 	store Store
 	bg    *background
+	dpop  *DPoP // nil: bearer tokens
 
 	mu      sync.Mutex
 	sources map[string]*webSource // by token key
@@ -173,6 +179,11 @@ func NewWeb(cfg WebConfig) (*Web, error) {
 	if w.store == nil {
 		w.store = NewMemoryStore()
 	}
+	if cfg.DPoPKey != nil {
+		if w.dpop, err = NewDPoP(cfg.DPoPKey); err != nil {
+			return nil, err
+		}
+	}
 	return w, nil
 }
 
@@ -182,9 +193,19 @@ func (w *Web) Close() { w.bg.close() }
 
 // authClient returns the client for the authorization server of a sign-in
 // to resource: the MCP server's and the issuer's hosts may be private.
+// With a DPoP key, its token requests carry proofs of the Web's one key.
 func (w *Web) authClient(resource string) *http.Client {
 	_, hc := AuthServerClient(w.hc, nil, HostOf(resource), HostOf(w.cfg.Issuer))
-	return hc
+	if w.dpop == nil {
+		return hc
+	}
+	out := *hc
+	base := out.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	out.Transport = w.dpop.TokenTransport(base)
+	return &out
 }
 
 // serverMeta returns the issuer's metadata, fetched at most every ten
@@ -246,6 +267,11 @@ func (w *Web) Target(resource string) *WebTarget {
 	return &WebTarget{w: w, resource: resource, hc: w.authClient(resource),
 		Required: func(n *NeedSignIn) error { return n }, Refused: func(err error) error { return err }}
 }
+
+// DPoP returns the DPoP state of the tokens (nil for bearer tokens): the
+// requests to the server go through its ResourceTransport, below
+// Transport.
+func (t *WebTarget) DPoP() *DPoP { return t.w.dpop }
 
 // Transport returns a RoundTripper that sends each request through next
 // with the token of its principal, and turns a 401 (or a 403 asking for
@@ -448,20 +474,20 @@ func (w *Web) source(ctx context.Context, key string, hc *http.Client) (*webSour
 	if st == nil || st.Token == nil || st.TokenURL == "" {
 		return nil, nil
 	}
-	tok := st.usable(nil)
+	tok := st.usable(w.dpop)
 	if tok == nil {
-		return nil, nil
+		return nil, nil // bound to another key: the principal signs in again
 	}
 	oc := st.config()
 	s = &webSource{access: tok.AccessToken, scopes: st.Scopes}
 	if u, ok := w.store.(Updater); ok {
-		s.ts = newSharedRefresher(u, key, oc, hc, nil, w.log, w.bg, tok, false)
+		s.ts = newSharedRefresher(u, key, oc, hc, w.dpop, w.log, w.bg, tok, false)
 	} else {
 		rctx := context.WithValue(context.Background(), oauth2.HTTPClient, hc)
 		s.ts = &savingTokenSource{src: oc.TokenSource(rctx, tok), last: tok.AccessToken, save: func(t *oauth2.Token) {
 			sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			defer cancel()
-			if err := w.store.Save(sctx, key, storedFrom(oc, t, nil)); err != nil {
+			if err := w.store.Save(sctx, key, storedFrom(oc, t, w.dpop)); err != nil {
 				w.log.Warn("could not save the refreshed OAuth token", "err", err)
 			}
 		}}
@@ -550,7 +576,7 @@ func (w *Web) Complete(ctx context.Context, principal string, query url.Values) 
 		return "", fmt.Errorf("exchanging the code: %w", scrubRetrieve(err))
 	}
 	key := TokenKey(st.Resource, principal)
-	if err := w.store.Save(ctx, key, storedFrom(oc, tok, nil)); err != nil {
+	if err := w.store.Save(ctx, key, storedFrom(oc, tok, w.dpop)); err != nil {
 		return "", fmt.Errorf("saving the token: %w", err)
 	}
 	w.mu.Lock()
