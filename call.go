@@ -150,7 +150,11 @@ func (c *Client) call(ctx context.Context, tool, modelName string, modelArgs jso
 		tc.principal, tc.run = principalOf(ctx), RunFrom(ctx)
 	}
 	tc.meta = callMeta(ctx, tc.meta)
-	return c.observedCall(ctx, tc)
+	res, err := c.observedCall(ctx, tc)
+	if c.interrupt != nil && err != nil {
+		err = c.signInQuestion(tc, err) // websignin.go
+	}
+	return res, err
 }
 
 // callDirect makes a call that cannot stop for the user's answers.

@@ -40,8 +40,9 @@ type Client struct {
 	log    *slog.Logger
 	eng    *engine.Engine // the connection: connect, send, reconnect
 
-	oauthFlow *oauthflow.Bound // set when ClientOptions.Auth is an *OAuth or a grant (auth_grants.go)
-	interrupt *interruptState  // set in ElicitInterrupt mode
+	oauthFlow *oauthflow.Bound     // set when ClientOptions.Auth is an *OAuth or a grant (auth_grants.go)
+	webAuth   *oauthflow.WebTarget // set when ClientOptions.Auth is a *WebSignIn
+	interrupt *interruptState      // set in ElicitInterrupt mode
 	// callTool makes a tool call: callDirect, or callInterruptible in
 	// ElicitInterrupt mode. It is chosen when the client is built.
 	callTool func(context.Context, *toolCall) (*Result, error)
@@ -109,6 +110,9 @@ func NewClient(target any, options *ClientOptions) (*Client, error) {
 			return nil, fmt.Errorf("ClientOptions.Auth: %w", err)
 		}
 	}
+	if w, ok := opts.Auth.(*WebSignIn); ok && (w == nil || w.flow == nil || opts.OAuthHandler != nil) {
+		return nil, errors.New("ClientOptions.Auth: give a *WebSignIn made by NewWebSignIn, and no OAuthHandler")
+	}
 	if g, ok := opts.Auth.(grantAuth); ok {
 		if opts.OAuthHandler != nil {
 			return nil, errors.New("ClientOptions: give Auth or OAuthHandler, not both")
@@ -167,6 +171,9 @@ func newClientWith(ep *endpoint, opts ClientOptions, adjust func(*mcp.ClientOpti
 	}
 	if g, ok := opts.Auth.(grantAuth); ok && (ep.kind == kindStreamable || ep.kind == kindSSE) {
 		c.oauthFlow = newGrantHandler(g, name, ep.url, c.opts.HTTPClient, c.log)
+	}
+	if w, ok := opts.Auth.(*WebSignIn); ok && w != nil && w.flow != nil && (ep.kind == kindStreamable || ep.kind == kindSSE) {
+		c.webAuth = w.target(name, ep.url)
 	}
 	c.cache = c.newResponseCache(ep, &opts)
 	so := c.sdkOptions()

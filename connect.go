@@ -84,6 +84,12 @@ func (c *Client) wrapHTTP(tap http.RoundTripper, sse bool) http.RoundTripper {
 	if h := c.oauth(); h != nil && sse {
 		rt = oauthflow.NewTransport(h, rt)
 	}
+	if c.webAuth != nil {
+		if d := c.webAuth.DPoP(); d != nil {
+			rt = d.ResourceTransport(rt) // below WebSignIn's "Bearer", as for OAuth
+		}
+		rt = c.webAuth.Transport(rt)
+	}
 	if c.opts.Auth != nil {
 		rt = c.opts.Auth.wrap(rt)
 	}
@@ -225,14 +231,16 @@ func (e *refusedError) Unwrap() error { return e.err }
 
 // authRefusal returns the error for a request that failed with err after
 // its POST was answered with 401 or 403, or nil if it was not. A failed
-// sign-in (*AuthorizationError) is returned as it is.
+// sign-in (*AuthorizationError) or one to make (*SignInRequiredError) is
+// returned as it is.
 func authRefusal(rec *wire.RequestStatus, err error) error {
 	status := rec.Status()
 	if err == nil || (status != http.StatusUnauthorized && status != http.StatusForbidden) {
 		return nil
 	}
 	var ae *AuthorizationError
-	if errors.As(err, &ae) {
+	var sr *SignInRequiredError
+	if errors.As(err, &ae) || errors.As(err, &sr) {
 		return err
 	}
 	return &refusedError{status: status, challenge: describeChallenge(rec.Challenge()), err: err}

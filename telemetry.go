@@ -73,10 +73,11 @@ type OperationResult struct {
 // "_OTHER" (a server chooses the code, from as many values as it likes);
 // "timeout" (a
 // *TimeoutError or a deadline); "canceled"; "identity" (*IdentityError);
-// "auth" (*PrincipalAuthError, *AuthorizationError); "content"
-// (*ContentError); "list_limit" (*ListLimitError); "input_required"
-// (*InputRequiredError); "process_exit" (*ProcessExitError); "transport"
-// (any other *TransportError); else "_OTHER".
+// "auth" (*PrincipalAuthError, *AuthorizationError,
+// *SignInRequiredError); "content" (*ContentError); "list_limit"
+// (*ListLimitError); "input_required" (*InputRequiredError);
+// "process_exit" (*ProcessExitError); "transport" (any other
+// *TransportError); else "_OTHER".
 func ErrorType(err error) string {
 	if err == nil {
 		return "" // before the variables below, which errors.As makes escape
@@ -87,6 +88,7 @@ func ErrorType(err error) string {
 		identity *IdentityError
 		pauth    *PrincipalAuthError
 		authz    *AuthorizationError
+		signin   *SignInRequiredError
 		content  *ContentError
 		limit    *ListLimitError
 		input    *InputRequiredError
@@ -96,7 +98,7 @@ func ErrorType(err error) string {
 	switch {
 	case errors.As(err, &identity):
 		return "identity"
-	case errors.As(err, &pauth), errors.As(err, &authz):
+	case errors.As(err, &pauth), errors.As(err, &authz), errors.As(err, &signin):
 		return "auth"
 	case errors.As(err, &timeout), errors.Is(err, context.DeadlineExceeded):
 		return "timeout"

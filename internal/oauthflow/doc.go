@@ -4,7 +4,11 @@
 // around a loopback redirect served only while the user signs in, the
 // token source that saves each new token, the round tripper that
 // authorizes the requests of go-sdk's SSE transport, and token stores: in
-// memory, and a file that several processes share safely. It also runs
+// memory, and a file that several processes share safely. Web is the
+// sign-in of a web service's users: a token per principal (TokenKey), a
+// request of a principal with none failing at once with its authorization
+// URL (NeedSignIn), and the callback completed on any replica from a state
+// sealed with a key they share (Web.Complete). It also runs
 // the grants that need no user (GrantHandler), at an issuer set in
 // advance, never at one a server names; fetches authorization server
 // metadata without go-sdk's PKCE requirement (FetchServerMetadata); and

@@ -133,7 +133,7 @@ func (h *GrantHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 		return nil // a newer token than the one refused: the request goes again with it
 	}
 	resource := req.URL.String()
-	prm := h.resourceMetadata(ctx, challenges, resource)
+	prm := findResourceMetadata(ctx, h.hc, h.log, challenges, resource)
 	var scopes []string
 	if prm != nil {
 		if prm.Resource != "" {
@@ -210,9 +210,10 @@ func unionScopes(a, b []string) []string {
 	return out
 }
 
-// resourceMetadata finds the protected resource metadata: at the URL of
-// the challenge, at the endpoint's path under /.well-known, at the root.
-func (h *GrantHandler) resourceMetadata(ctx context.Context, cs []oauthex.Challenge, resource string) *oauthex.ProtectedResourceMetadata {
+// findResourceMetadata finds the protected resource metadata of
+// resource, fetched with hc: at the URL of the challenge, at the
+// endpoint's path under /.well-known, at the root; nil when none is found.
+func findResourceMetadata(ctx context.Context, hc *http.Client, log *slog.Logger, cs []oauthex.Challenge, resource string) *oauthex.ProtectedResourceMetadata {
 	var urls []string
 	for _, c := range cs {
 		if u := c.Params["resource_metadata"]; u != "" {
@@ -228,12 +229,12 @@ func (h *GrantHandler) resourceMetadata(ctx context.Context, cs []oauthex.Challe
 		urls = append(urls, p.String())
 	}
 	for _, u := range urls {
-		prm, err := oauthex.GetProtectedResourceMetadata(ctx, u, resource, h.hc)
+		prm, err := oauthex.GetProtectedResourceMetadata(ctx, u, resource, hc)
 		if err == nil && prm != nil {
 			return prm
 		}
 		if err != nil {
-			h.log.Debug("no protected resource metadata", "url", u, "error", err)
+			log.Debug("no protected resource metadata", "url", u, "error", err)
 		}
 	}
 	return nil

@@ -117,6 +117,40 @@ type Server struct {
 	jtis    map[string]bool   // DPoP proof IDs seen
 	spent   map[string]string // rotated refresh tokens -> their family
 	signing []signingKey      // token signing keys, the current one last
+	seen    []Request         // the requests at the MCP endpoint
+	redir   string            // see RedirectMCP
+}
+
+// UserHeader is the request header that names the user signed in to the
+// authorization server in the browser that visits /authorize (a test
+// plays the browser): the code, and the tokens it is exchanged for,
+// belong to that user (Request.User).
+const UserHeader = "X-Testauth-User"
+
+// Request is a request the MCP endpoint received.
+type Request struct {
+	// Authorization is its Authorization header ("" for none).
+	Authorization string
+	// User is the user (UserHeader) whose sign-in issued its token, if
+	// the token is valid.
+	User string
+	// Header is its header.
+	Header http.Header
+}
+
+// Requests returns the requests the MCP endpoint received, in order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.seen)
+}
+
+// RedirectMCP makes the MCP endpoint answer every request with a valid
+// token with a 307 redirect to target ("" stops it).
+func (s *Server) RedirectMCP(target string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.redir = target
 }
 
 // Counts says what the server has seen.
@@ -159,6 +193,7 @@ type grant struct {
 	expires   time.Time
 	jkt       string // the DPoP key thumbprint the token is bound to
 	family    string // the sign-in the token descends from
+	user      string // the browser's user at /authorize (UserHeader)
 }
 
 // Start starts a Server on 127.0.0.1, closed by t's cleanup.
@@ -367,6 +402,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 			challenge: q.Get("code_challenge"),
 			resource:  q.Get("resource"),
 			expires:   time.Now().Add(time.Minute),
+			user:      r.Header.Get(UserHeader),
 		}
 		s.mu.Unlock()
 		bq.Set("code", code)
@@ -525,7 +561,17 @@ func (s *Server) protect(next http.Handler) http.Handler {
 		if !valid {
 			s.counts.Unauthorized++
 		}
+		req := Request{Authorization: authz, Header: r.Header.Clone()}
+		if valid {
+			req.User = g.user
+		}
+		s.seen = append(s.seen, req)
+		redir := s.redir
 		s.mu.Unlock()
+		if valid && redir != "" {
+			http.Redirect(w, r, redir, http.StatusTemporaryRedirect)
+			return
+		}
 		if !valid {
 			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+meta+`", scope="`+BaseScope+`"`)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
@@ -569,4 +615,27 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// Authorize plays the browser of user (UserHeader) at the authorization
+// URL authURL: it returns the URL the authorization server sends the
+// browser back to (the client's redirect, with the code and the state),
+// without following it.
+func Authorize(authURL, user string) (*url.URL, error) {
+	req, err := http.NewRequest(http.MethodGet, authURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set(UserHeader, user)
+	hc := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode != http.StatusFound {
+		return nil, errors.New("the authorization endpoint answered " + resp.Status + ": " + strings.TrimSpace(string(body)))
+	}
+	return url.Parse(resp.Header.Get("Location"))
 }

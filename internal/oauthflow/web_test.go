@@ -1,0 +1,107 @@
+package oauthflow
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/oauth2"
+)
+
+// lockedStore is an Updater in memory.
+type lockedStore struct {
+	Store
+	mu sync.Mutex
+}
+
+func (s *lockedStore) Update(ctx context.Context, key string, fn func(context.Context, *StoredToken) (*StoredToken, error)) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur, err := s.Load(ctx, key)
+	if err != nil {
+		return err
+	}
+	next, err := fn(ctx, cur)
+	if err != nil || next == nil {
+		return err
+	}
+	return s.Save(ctx, key, next)
+}
+
+// TestConsume: a state is used once, in this process and, through the
+// store, in another one; the record of used states keeps only those not
+// yet expired, so it does not grow with every sign-in.
+func TestConsume(t *testing.T) {
+	for name, store := range map[string]Store{"Store": NewMemoryStore(), "Updater": &lockedStore{Store: NewMemoryStore()}} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			newWeb := func() *Web {
+				w, err := NewWeb(WebConfig{ClientID: "c", Issuer: "https://as.example", RedirectURL: "https://app.example/cb",
+					StateKey: []byte("0123456789abcdef"), Store: store})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return w
+			}
+			a, b := newWeb(), newWeb()
+			st := func(nonce string, exp time.Time) *webState {
+				return &webState{Principal: "alice", Resource: "https://mcp.example/mcp", Nonce: nonce, Expires: exp.UnixMilli()}
+			}
+			past, later := time.Now().Add(-time.Minute), time.Now().Add(time.Hour)
+			if err := a.consume(ctx, st("old", past)); err != nil {
+				t.Fatal(err)
+			}
+			if err := a.consume(ctx, st("n1", later)); err != nil {
+				t.Fatal(err)
+			}
+			if err := a.consume(ctx, st("n1", later)); !errors.Is(err, errStateUsed) {
+				t.Errorf("n1 again here: %v", err)
+			}
+			if err := b.consume(ctx, st("n1", later)); !errors.Is(err, errStateUsed) {
+				t.Errorf("n1 again in another process: %v", err)
+			}
+			rec, err := store.Load(ctx, signInsKey("https://mcp.example/mcp", "alice"))
+			if err != nil || rec == nil {
+				t.Fatal(rec, err)
+			}
+			if len(rec.Scopes) != 1 || !strings.HasPrefix(rec.Scopes[0], "n1 ") || rec.TokenURL != "" {
+				t.Errorf("the record %q (token URL %q); want n1 only, no token endpoint", rec.Scopes, rec.TokenURL)
+			}
+			if tok, _ := store.Load(ctx, TokenKey("https://mcp.example/mcp", "alice")); tok != nil {
+				t.Error("the record is under the token's key")
+			}
+		})
+	}
+}
+
+// TestSourcesBounded: the token sources kept in memory are at most
+// MaxPrincipals; the others are read from the store again.
+func TestSourcesBounded(t *testing.T) {
+	ctx := context.Background()
+	store := NewMemoryStore()
+	w, err := NewWeb(WebConfig{ClientID: "c", Issuer: "https://as.example", RedirectURL: "https://app.example/cb",
+		StateKey: []byte("0123456789abcdef"), Store: store, MaxPrincipals: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"a", "b", "c", "d", "e"} {
+		key := TokenKey("https://mcp.example/mcp", p)
+		tok := &StoredToken{Token: &oauth2.Token{AccessToken: "at-" + p, Expiry: time.Now().Add(time.Hour)}, ClientID: "c", TokenURL: "https://as.example/token"}
+		if err := store.Save(ctx, key, tok); err != nil {
+			t.Fatal(err)
+		}
+		s, err := w.source(ctx, key, nil)
+		if err != nil || s == nil || s.access != "at-"+p {
+			t.Fatalf("%s: %+v %v", p, s, err)
+		}
+	}
+	w.mu.Lock()
+	n := len(w.sources)
+	w.mu.Unlock()
+	if n > 3 {
+		t.Errorf("%d token sources in memory; want at most 3", n)
+	}
+}

@@ -1,0 +1,66 @@
+package oauthflow
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// stateName binds a sealed state to its use: a value the same key sealed
+// for something else does not open as a state.
+const stateName = "mcpadapter oauth sign-in state v1"
+
+// webState is what the state of one sign-in carries, sealed: nothing of it
+// is readable or changeable without WebConfig.StateKey.
+type webState struct {
+	// Principal is the user the sign-in is for.
+	Principal string `json:"p"`
+	// Resource is the MCP server's URL as the client has it: the token's
+	// key (TokenKey).
+	Resource string `json:"r"`
+	// Audience is the resource parameter of the authorization and token
+	// requests (the protected resource metadata's resource).
+	Audience string `json:"a"`
+	// Verifier is the PKCE code verifier.
+	Verifier string `json:"v"`
+	// Nonce makes the state single-use (Web.consume).
+	Nonce string `json:"n"`
+	// Expires is when the sign-in ends, in Unix milliseconds.
+	Expires int64 `json:"e"`
+	// Scopes are the scopes asked for.
+	Scopes []string `json:"s,omitempty"`
+}
+
+// sealState returns st as the state parameter: base64url (no padding) of
+// st's JSON sealed with the state key.
+func (w *Web) sealState(st *webState) string {
+	b, _ := json.Marshal(st) // strings and numbers only: no error
+	return base64.RawURLEncoding.EncodeToString(w.box.Seal(stateName, b))
+}
+
+// openState returns the state raw carries, or an error for a state this
+// service did not seal with its key: altered, too long, sealed with another
+// key, or incomplete.
+func (w *Web) openState(raw string) (*webState, error) {
+	bad := errors.New("the state is not one this service made (altered, sealed with another key, or not a sign-in's)")
+	if len(raw) > maxStateLen {
+		return nil, fmt.Errorf("the state is too long (%d bytes)", len(raw))
+	}
+	b, err := base64.RawURLEncoding.DecodeString(raw)
+	if err != nil {
+		return nil, bad
+	}
+	plain, err := w.box.Open(stateName, b)
+	if err != nil {
+		return nil, bad
+	}
+	var st webState
+	if err := json.Unmarshal(plain, &st); err != nil {
+		return nil, bad
+	}
+	if st.Resource == "" || st.Verifier == "" || st.Nonce == "" || st.Expires == 0 {
+		return nil, bad
+	}
+	return &st, nil
+}
