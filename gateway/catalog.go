@@ -133,6 +133,38 @@ func (c *catalog) publish(u *upstream, l *listing, announced uint32) {
 	}
 }
 
+// touchAll tells every client that its lists of tools, prompts and
+// resources changed (go-sdk tells them when an item is added again as it
+// is), for a change of what they may see that changed no item.
+func (c *catalog) touchAll() {
+	c.syncMu.Lock()
+	defer c.syncMu.Unlock()
+	c.mu.Lock()
+	tools, prompts, resources, _ := c.wanted()
+	c.mu.Unlock()
+	s := c.g.server
+	if name := firstKey(tools); name != "" {
+		_ = protect(func() { s.AddTool(tools[name], c.g.toolHandler(name)) })
+	}
+	if name := firstKey(prompts); name != "" {
+		_ = protect(func() { s.AddPrompt(prompts[name], c.g.promptHandler(name)) })
+	}
+	if uri := firstKey(resources); uri != "" {
+		_ = protect(func() { s.AddResource(resources[uri], c.g.readHandler) })
+	}
+}
+
+// firstKey returns the least key of m, or "".
+func firstKey[V any](m map[string]V) string {
+	first := ""
+	for k := range m {
+		if first == "" || k < first {
+			first = k
+		}
+	}
+	return first
+}
+
 // rebuild recomputes the routes from the listings. c.mu is held.
 func (c *catalog) rebuild() []Event {
 	var problems []Event

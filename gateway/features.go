@@ -83,7 +83,7 @@ func (g *Gateway) route(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
 			res, err := next(ctx, method, req)
-			if err == nil && g.opts.Policy != nil {
+			if err == nil && g.policy() != nil {
 				res = g.filterList(ctx, res)
 			}
 			if err == nil && method == "tools/list" {
@@ -99,10 +99,28 @@ var errClosed = errors.New("the gateway closed")
 
 // allowed asks the Policy whether the request's principal may use an item.
 func (g *Gateway) allowed(ctx context.Context, server, kind, name string) bool {
-	if g.opts.Policy == nil {
+	p := g.policy()
+	if p == nil {
 		return true
 	}
-	return g.opts.Policy.Allow(ctx, PrincipalFrom(ctx), server, kind, name)
+	return p.Allow(ctx, PrincipalFrom(ctx), server, kind, name)
+}
+
+// policy returns the Policy in force, or nil.
+func (g *Gateway) policy() Policy {
+	if p := g.pol.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// SetPolicy replaces the Policy (nil: none) while clients stay connected:
+// the requests that follow are decided by p, and the clients are told
+// that their lists of tools, prompts and resources changed, so that they
+// list them again and see what p gives them.
+func (g *Gateway) SetPolicy(p Policy) {
+	g.pol.Store(&p)
+	g.cat.touchAll()
 }
 
 // visibleTools returns the names of the tools the request's principal sees.

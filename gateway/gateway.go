@@ -58,7 +58,8 @@ type Gateway struct {
 	running  map[string]map[*runningReq]bool // requests being handled, by session id
 	levels   map[*mcp.ServerSession]string   // log levels set by handshake-era sessions
 
-	shared *sharedSessions // Options.Sessions; nil: sessions are this process's
+	pol    atomic.Pointer[Policy] // Options.Policy, or SetPolicy's
+	shared *sharedSessions        // Options.Sessions; nil: sessions are this process's
 	sessWG sync.WaitGroup  // the waits for the end of shared sessions held here
 }
 
@@ -81,6 +82,10 @@ func New(servers []Server, opts *Options) (*Gateway, error) {
 		return nil, err
 	}
 	g.quota = q
+	if g.opts.Policy != nil {
+		p := g.opts.Policy
+		g.pol.Store(&p)
+	}
 	if g.opts.Sessions != nil {
 		if g.shared, err = newSharedSessions(g.opts.Sessions, g.opts.SessionTimeout); err != nil {
 			return nil, err

@@ -58,10 +58,11 @@ desktop host can start the gateway as its only server.
 It prints where it listens, each server with its protocol version and tool count, and a line
 for each problem (a server that is down, a tool name two servers claim). A server that fails
 is tried again in the background; its tools come back with a list_changed notification.
-SIGHUP (or, with --watch-config, a change of the file) reloads the config while clients stay
-connected: new servers start, removed ones stop, changed ones restart, the others keep their
-connections, and clients get list_changed. A config that is refused (invalid, or no longer
-trusted) is reported with every problem and the servers stay as they were.
+SIGHUP (or, with --watch-config, a change of the file) reloads the config, and the --policy
+file, while clients stay connected: new servers start, removed ones stop, changed ones restart,
+the others keep their connections, a new policy decides the next requests, and clients get
+list_changed. A config or policy that is refused (invalid, or no longer trusted) is reported
+with every problem and the servers and the policy stay as they were.
 SIGINT or SIGTERM stops taking requests, lets those in flight finish (--grace), then stops the
 servers.
 
@@ -198,7 +199,7 @@ func runServe(ctx context.Context, a *cmdline.App, f serveFlags) error {
 	if startErr != nil {
 		return startErr
 	}
-	defer reloadOnChange(ctx, a, gw, path, f.watchConfig, hup, out, &pmu)()
+	defer reloadOnChange(ctx, a, gw, reloadFiles{config: path, policy: f.policy}, f.watchConfig, hup, out, &pmu)()
 	if f.stdio {
 		if f.auth.on() {
 			return cmdline.Usagef("--stdio serves the one client that started it: --issuer, --introspection-url and --api-key are for HTTP")

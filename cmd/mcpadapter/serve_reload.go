@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpadapter/mcpadapter/cmd/mcpadapter/internal/cmdline"
 	"github.com/mcpadapter/mcpadapter/gateway"
+	"github.com/mcpadapter/mcpadapter/gateway/policy"
 )
 
 // watchInterval is how often --watch-config looks at the config file.
@@ -29,14 +30,29 @@ func hangups() (<-chan os.Signal, func()) {
 	return hup, func() { signal.Stop(hup) }
 }
 
-// reloadOnChange reloads the gateway's servers from the config at path
-// on a signal from hup and, with watch, when the file's content changes, until ctx
-// ends; the returned function stops it and waits for it. A config that
-// cannot be read, is not trusted, or is refused by the gateway leaves
-// the servers as they were, and every problem is printed.
-func reloadOnChange(ctx context.Context, a *cmdline.App, gw *gateway.Gateway, path string, watch bool, hup <-chan os.Signal, out io.Writer, mu *sync.Mutex) (stop func()) {
+// reloadFiles are the files serve reads again: the config and, if set,
+// the policy.
+type reloadFiles struct{ config, policy string }
+
+// sum is the files' SHA-256 sums, one after the other.
+func (f reloadFiles) sum() []byte {
+	s := fileSum(f.config)
+	if f.policy != "" {
+		s = append(s, fileSum(f.policy)...)
+	}
+	return s
+}
+
+// reloadOnChange reloads the gateway's servers from the config (and its
+// policy from the policy file) on a signal from hup and, with watch, when
+// a file's content changes, until ctx ends; the returned function stops
+// it and waits for it. A config or policy that cannot be read, is not
+// trusted, or is refused by the gateway leaves the servers and the policy
+// as they were, and every problem is printed.
+func reloadOnChange(ctx context.Context, a *cmdline.App, gw *gateway.Gateway, files reloadFiles, watch bool, hup <-chan os.Signal, out io.Writer, mu *sync.Mutex) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
-	seen := fileSum(path)
+	path := files.config
+	seen := files.sum()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -54,16 +70,16 @@ func reloadOnChange(ctx context.Context, a *cmdline.App, gw *gateway.Gateway, pa
 			case <-hup:
 				why = "SIGHUP"
 			case <-tick:
-				sum := fileSum(path)
+				sum := files.sum()
 				if bytes.Equal(sum, seen) {
 					continue
 				}
 				seen, why = sum, "the file changed"
 			}
-			err := reload(ctx, a, gw, path)
+			err := reload(ctx, a, gw, files)
 			mu.Lock()
 			if err != nil {
-				fmt.Fprintf(out, "mcpadapter serve: reloading %s (%s): refused, the servers stay as they were:\n", path, why)
+				fmt.Fprintf(out, "mcpadapter serve: reloading %s (%s): refused, the servers and the policy stay as they were:\n", path, why)
 				for _, line := range strings.Split(strings.TrimSpace(err.Error()), "\n") {
 					fmt.Fprintf(out, "  %s\n", strings.TrimPrefix(line, "mcpadapter: "))
 				}
@@ -77,10 +93,19 @@ func reloadOnChange(ctx context.Context, a *cmdline.App, gw *gateway.Gateway, pa
 	return func() { cancel(); <-done }
 }
 
-// reload reads the config at path again (checking its trust as at the
-// start, without asking) and hands its servers to the gateway.
-func reload(ctx context.Context, a *cmdline.App, gw *gateway.Gateway, path string) error {
-	cfg, err := a.ReloadConfig(path)
+// reload reads the config again (checking its trust as at the start,
+// without asking) and the policy file, and hands them to the gateway:
+// the policy only when the servers were taken.
+func reload(ctx context.Context, a *cmdline.App, gw *gateway.Gateway, files reloadFiles) error {
+	var pol *policy.Policy
+	if files.policy != "" {
+		p, err := policy.Load(files.policy)
+		if err != nil {
+			return fmt.Errorf("--policy %s: %w", files.policy, err)
+		}
+		pol = p
+	}
+	cfg, err := a.ReloadConfig(files.config)
 	if err != nil {
 		return err
 	}
@@ -88,7 +113,13 @@ func reload(ctx context.Context, a *cmdline.App, gw *gateway.Gateway, path strin
 	if len(servers) == 0 {
 		return errors.New("the config has no servers (or all are disabled)")
 	}
-	return gw.Reload(ctx, servers)
+	if err := gw.Reload(ctx, servers); err != nil {
+		return err
+	}
+	if pol != nil {
+		gw.SetPolicy(pol)
+	}
+	return nil
 }
 
 // fileSum is the SHA-256 of the file at path, or nil if it is not a

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -93,5 +94,73 @@ func TestServeReload(t *testing.T) {
 	}
 	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "beta_echo", Arguments: map[string]any{"text": "still here"}}); err != nil || len(res.Content) == 0 {
 		t.Fatalf("a call after the reloads: %v", err)
+	}
+}
+
+// TestServeReloadPolicy: SIGHUP reads the --policy file again with the
+// config: a client still connected sees what the new policy gives it; a
+// policy that cannot be read is refused, naming the file and the
+// problem, and the policy in force stays.
+func TestServeReloadPolicy(t *testing.T) {
+	const key = "k-alice-0123456789abcdef"
+	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "alpha"}), testserver.Stateless())
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "mcp.json")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`{"mcpServers": {"alpha": {"url": %q}}}`, up.URL)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pol := filepath.Join(dir, "policy.json")
+	writePolicy := func(doc string) {
+		t.Helper()
+		if err := os.WriteFile(pol+".tmp", []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(pol+".tmp", pol); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writePolicy(`{"rules":[{"principals":["alice"],"allow":["alpha/echo"]}]}`)
+	p := startServe(t, dir, []string{"KEY_ALICE=" + key}, "--config", cfg, "--listen", "127.0.0.1:0", "--api-key", "alice=KEY_ALICE", "--policy", pol)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := mcp.NewClient(&mcp.Implementation{Name: "alice", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: p.URL, HTTPClient: &http.Client{Transport: bearerRT{key}}}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	tools := func() []string {
+		t.Helper()
+		res, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatalf("tools/list: %v", err)
+		}
+		var names []string
+		for _, tl := range res.Tools {
+			names = append(names, tl.Name)
+		}
+		return names
+	}
+	if names := tools(); !slices.Contains(names, "echo") || slices.Contains(names, "add") {
+		t.Fatalf("tools under the first policy: %v", names)
+	}
+	writePolicy(`{"rules":[{"principals":["alice"],"allow":["alpha/add"]}]}`)
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	p.next("reloaded")
+	if names := tools(); slices.Contains(names, "echo") || !slices.Contains(names, "add") {
+		t.Fatalf("tools under the reloaded policy: %v", names)
+	}
+	writePolicy(`{"rules":[{"principals":["alice"],"allow":42}]}`)
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	p.next("refused")
+	if l := p.next("policy"); !strings.Contains(l, pol) {
+		t.Errorf("the refusal does not name the policy file: %q", l)
+	}
+	if names := tools(); slices.Contains(names, "echo") || !slices.Contains(names, "add") {
+		t.Errorf("tools after a refused policy: %v", names)
 	}
 }

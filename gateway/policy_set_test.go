@@ -1,0 +1,55 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// denyTool refuses one tool to everyone.
+type denyTool string
+
+func (d denyTool) Allow(_ context.Context, _, _, _, name string) bool { return name != string(d) }
+
+// TestSetPolicy: a policy replaced while clients stay connected decides
+// their next requests at once, and clients of both eras are told their
+// lists changed; removing it gives back what it hid.
+func TestSetPolicy(t *testing.T) {
+	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Era: testserver.Legacy}))
+	g, url := startGateway(t, []Server{{Name: "s", Target: up.URL}}, &Options{Policy: denyTool("add")})
+	var handshake, modern atomic.Int32
+	a := connect(t, url, v1125, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { handshake.Add(1) }})
+	b := connect(t, url, v0728, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { modern.Add(1) }})
+	ctx := testCtx(t, 30*time.Second)
+	if names := toolNames(t, a); contains(names, "add") || !contains(names, "echo") {
+		t.Fatalf("tools under the first policy: %v", names)
+	}
+	time.Sleep(200 * time.Millisecond) // b's subscription stream opens
+	g.SetPolicy(denyTool("echo"))
+	if names := toolNames(t, b); !contains(names, "add") || contains(names, "echo") {
+		t.Errorf("tools under the new policy: %v", names)
+	}
+	_, err := a.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
+	if err == nil || errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a tool the new policy refuses was called: %v", err)
+	}
+	if res, err := a.CallTool(ctx, &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"a": 1, "b": 2}}); err != nil || res.IsError {
+		t.Errorf("a tool the new policy gives: %v %+v", err, res)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for handshake.Load() == 0 || modern.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("list_changed after the policy changed: handshake %d, 2026-07-28 %d", handshake.Load(), modern.Load())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	g.SetPolicy(nil)
+	if names := toolNames(t, a); !contains(names, "add") || !contains(names, "echo") {
+		t.Errorf("tools without a policy: %v", names)
+	}
+}
