@@ -60,7 +60,7 @@ type Gateway struct {
 
 	pol    atomic.Pointer[Policy] // Options.Policy, or SetPolicy's
 	shared *sharedSessions        // Options.Sessions; nil: sessions are this process's
-	sessWG sync.WaitGroup  // the waits for the end of shared sessions held here
+	sessWG sync.WaitGroup         // the waits for the end of shared sessions held here
 }
 
 // New returns a gateway for servers; opts may be nil. Server names must be
