@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
+	"github.com/mcpadapter/mcpadapter/internal/buildinfo"
 	"github.com/mcpadapter/mcpadapter/internal/cache"
 	"github.com/mcpadapter/mcpadapter/internal/engine"
+	"github.com/mcpadapter/mcpadapter/internal/inputwire"
 	"github.com/mcpadapter/mcpadapter/internal/oauthflow"
 	"github.com/mcpadapter/mcpadapter/internal/servername"
 	"github.com/mcpadapter/mcpadapter/internal/wire"
@@ -188,17 +189,20 @@ func newClientWith(ep *endpoint, opts ClientOptions, adjust func(*mcp.ClientOpti
 	c.sdk.AddSendingMiddleware(engine.HandshakeMiddleware(engine.Handshake{
 		Probe:      opts.probeTimeout(),
 		OneSession: ep.kind == kindStdio || ep.kind == kindInProcess,
-		Refusal:    authRefusal,
+		Keep:       ownAuthError,
 		Log:        c.log,
 	}))
 	c.sdk.AddSendingMiddleware(c.cache.Middleware)
 	c.addTaskMethods() // tasks/*, and the "task" member of tools/call: last, innermost
 	c.addSkillMethods()
 	if opts.MessageHandler != nil {
-		c.sdk.AddReceivingMiddleware(messageMiddleware(opts.MessageHandler))
+		c.sdk.AddReceivingMiddleware(engine.MessageMiddleware(opts.MessageHandler))
 	}
-	if opts.RootsHandler != nil || opts.Relay && opts.ElicitationHandler != nil {
-		c.sdk.AddReceivingMiddleware(relayMiddleware(opts))
+	if elicit := opts.ElicitationHandler; opts.RootsHandler != nil || opts.Relay && elicit != nil {
+		if !opts.Relay {
+			elicit = nil
+		}
+		c.sdk.AddReceivingMiddleware(engine.RelayMiddleware(opts.RootsHandler, elicit))
 	}
 	// A panic while handling a server's request (in go-sdk's decoding or
 	// a handler) answers that request with an error.
@@ -224,17 +228,17 @@ func (c *Client) sdkOptions() *mcp.ClientOptions {
 		Capabilities:                &mcp.ClientCapabilities{},
 	}
 	// go-sdk answers a 2026-07-28 server's questions on goroutines of its
-	// own (handlers.go): the handlers refuse what go-sdk's conversion
+	// own (inputwire.SamplingWithTools): the handlers refuse what go-sdk's conversion
 	// would panic on, and recover.
 	if h := c.opts.SamplingHandler; h != nil {
 		//lint:ignore SA1019 roots, sampling and logging are deprecated in 2026-07-28 but live in the handshake era, which we support
-		o.CreateMessageWithToolsHandler = samplingWithTools(c.log, h)
+		o.CreateMessageWithToolsHandler = inputwire.SamplingWithTools(c.log, h)
 		// Sampling without tools, as for a CreateMessageHandler.
 		//lint:ignore SA1019 roots, sampling and logging are deprecated in 2026-07-28 but live in the handshake era, which we support
 		o.Capabilities.Sampling = &mcp.SamplingCapabilities{}
 	}
 	if h := c.opts.ElicitationHandler; h != nil {
-		o.ElicitationHandler = recoveredElicitation(c.log, h)
+		o.ElicitationHandler = inputwire.RecoveredElicitation(c.log, h)
 	}
 	if len(c.opts.Roots) > 0 || c.opts.RootsHandler != nil {
 		//lint:ignore SA1019 roots, sampling and logging are deprecated in 2026-07-28 but live in the handshake era, which we support
@@ -247,35 +251,81 @@ func (c *Client) sdkOptions() *mcp.ClientOptions {
 	return o
 }
 
-// relayMiddleware answers roots/list with ClientOptions.RootsHandler and,
-// for a Relay client, hands elicitation/create to ElicitationHandler as
-// received.
-func relayMiddleware(opts ClientOptions) mcp.Middleware {
-	return func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			switch r := req.(type) {
-			case *mcp.ListRootsRequest:
-				if opts.RootsHandler != nil && method == "roots/list" {
-					return opts.RootsHandler(ctx, r)
+// engineConfig is what the connection engine needs of c: its target and
+// options as plain values, go-sdk's client, and the features' hooks (the
+// HTTP layers of headers and credentials, telemetry, the cache).
+func (c *Client) engineConfig() engine.Config {
+	cfg := engine.Config{
+		Name:            c.name,
+		Kind:            engine.Kind(c.ep.kind),
+		URL:             c.ep.url,
+		FallbackSSE:     c.ep.fallbackSSE,
+		Server:          c.ep.server,
+		SDK:             c.sdk,
+		Observer:        c.obs,
+		Log:             c.log,
+		ConnectTimeout:  c.opts.connectTimeout(),
+		ProbeTimeout:    c.opts.probeTimeout(),
+		CloseGrace:      c.opts.closeGrace(),
+		MaxMessageBytes: c.opts.maxMessageBytes(),
+		Version:         c.opts.ProtocolVersion,
+		HTTPClient:      c.opts.HTTPClient,
+		WrapHTTP:        c.wrapHTTP,
+		OAuth:           c.oauth,
+		OnLost:          c.cache.ForgetDiscover,
+		Partition:       partitionOf,
+		Detach:          detachIdentity,
+		MaxSessions:     c.opts.maxSessions(),
+		IdleTimeout:     c.opts.sessionIdleTimeout(),
+		FastPath:        !c.opts.DisableFastPath,
+		Trace:           c.opts.Trace,
+	}
+	if c.ep.kind == kindStdio {
+		cfg.Stdio = c.stdioTransport(c.ep.command)
+	}
+	if p := c.opts.naming; p != nil {
+		cfg.NameOf, cfg.OnDial = p.Peek, c.onDial
+	}
+	if c.opts.Telemetry != nil {
+		cfg.StartConnect = func(caller, conn context.Context) (context.Context, func(*engine.Session, error)) {
+			// The span belongs to the caller's trace; the connection keeps
+			// none of the caller's values.
+			_, end := c.startOp(caller, "connect", "")
+			return conn, func(s *engine.Session, err error) {
+				r := OperationResult{Err: err, ErrorType: ErrorType(err)}
+				if s != nil {
+					r.SessionID, r.ProtocolVersion = s.ID(), s.ProtocolVersion()
 				}
-			case *mcp.ElicitRequest:
-				if opts.Relay && opts.ElicitationHandler != nil && method == "elicitation/create" {
-					return opts.ElicitationHandler(ctx, r)
-				}
+				end(r)
 			}
-			return next(ctx, method, req)
 		}
 	}
+	return cfg
 }
 
-func messageMiddleware(h func(context.Context, string, mcp.Request)) mcp.Middleware {
-	return func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			h(ctx, method, req)
-			return next(ctx, method, req)
-		}
-	}
+// session returns the live session, connecting if there is none.
+func (c *Client) session(ctx context.Context) (*engine.Session, error) { return c.eng.Session(ctx) }
+
+// request describes a request bounded by ClientOptions.Timeout.
+func (c *Client) request(op, tool string) engine.Request {
+	return engine.Request{Op: op, Tool: tool, Timeout: c.opts.Timeout}
 }
+
+// send runs fn on the live session (see engine.Engine.Send): it is the one
+// way every request reaches the server.
+func (c *Client) send(ctx context.Context, r engine.Request, fn func(context.Context, *engine.Session) error) error {
+	return c.eng.Send(ctx, r, fn)
+}
+
+// transportError wraps err as a *TransportError of this client's server
+// (see engine.Engine.TransportError).
+func (c *Client) transportError(s *engine.Session, op, tool string, err error) error {
+	return c.eng.TransportError(s, op, tool, err)
+}
+
+// retire makes the next request connect anew; the requests in flight
+// finish first.
+func (c *Client) retire() { c.eng.Retire() }
 
 // pin makes later connections ask for version (a group pulled down to the
 // handshake era).
@@ -429,37 +479,4 @@ const modulePath = "github.com/mcpadapter/mcpadapter"
 // client's version.
 func Version() string { return buildVersion() }
 
-var buildVersion = sync.OnceValue(func() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "(devel)"
-	}
-	return moduleVersion(bi, modulePath)
-})
-
-// moduleVersion is the version of module path in bi, or "(devel)" when the
-// module was built from a directory or the version is unknown.
-func moduleVersion(bi *debug.BuildInfo, path string) string {
-	m := &bi.Main
-	if m.Path != path {
-		m = nil
-		for _, d := range bi.Deps {
-			if d.Path == path {
-				m = d
-				break
-			}
-		}
-	}
-	switch {
-	case m == nil:
-		return "(devel)"
-	case m.Replace != nil:
-		if m.Replace.Version == "" { // a directory
-			return "(devel)"
-		}
-		return m.Replace.Version
-	case m.Version == "":
-		return "(devel)"
-	}
-	return m.Version
-}
+var buildVersion = sync.OnceValue(func() string { return buildinfo.Version(modulePath) })

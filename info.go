@@ -3,6 +3,7 @@ package mcpadapter
 import (
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/engine"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -70,4 +71,20 @@ type ServerInfo struct {
 	// it took (process start and handshake included).
 	ConnectedAt time.Time
 	ConnectTime time.Duration
+}
+
+// infoOf describes s, a connection of c.
+func (c *Client) infoOf(s *engine.Session) ServerInfo {
+	res := s.SDK().InitializeResult()
+	return ServerInfo{
+		Name:            c.name,
+		Transport:       s.Transport(),
+		ProtocolVersion: s.ProtocolVersion(),
+		Era:             eraOf(s.ProtocolVersion()),
+		Implementation:  res.ServerInfo,
+		Capabilities:    res.Capabilities,
+		Instructions:    res.Instructions,
+		ConnectedAt:     s.ConnectedAt(),
+		ConnectTime:     s.ConnectTime(),
+	}
 }

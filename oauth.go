@@ -3,6 +3,7 @@ package mcpadapter
 import (
 	"context"
 	"crypto"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -108,6 +109,15 @@ func (e *AuthorizationError) Error() string {
 
 // Unwrap returns Err.
 func (e *AuthorizationError) Unwrap() error { return e.Err }
+
+// ownAuthError reports whether err is a failed sign-in
+// (*AuthorizationError) or one to make (*SignInRequiredError): a server's
+// refusal of the connect returns it as it is (engine.AuthRefusal).
+func ownAuthError(err error) bool {
+	var ae *AuthorizationError
+	var sr *SignInRequiredError
+	return errors.As(err, &ae) || errors.As(err, &sr)
+}
 
 // refusedBy returns the error of a failed sign-in with the server named
 // server: an *AuthorizationError.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mcpadapter/mcpadapter/internal/servername"
+	"github.com/mcpadapter/mcpadapter/internal/stdio"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -196,4 +197,32 @@ func ServerNameFrom(name string) string {
 		return ""
 	}
 	return servername.Sanitize(name)
+}
+
+// stdioTransport returns the transport that runs cmd, with the client's
+// options.
+func (c *Client) stdioTransport(cmd Command) stdio.Transport {
+	var onStderr func(string)
+	if h := c.opts.StderrHandler; h != nil {
+		server := c.name
+		onStderr = func(line string) { h(server, line) }
+		if p := c.opts.naming; p != nil {
+			onStderr = func(line string) { p.Do(len(line), func(name string) { h(name, line) }) }
+		}
+	}
+	return stdio.Transport{
+		Path:            cmd.Path,
+		Args:            cmd.Args,
+		Env:             cmd.Env,
+		InheritEnv:      cmd.InheritEnv,
+		Dir:             cmd.Dir,
+		StderrLines:     c.opts.StderrLines,
+		OnStderr:        onStderr,
+		MaxMessageBytes: c.opts.MaxMessageBytes,
+		StopGrace:       c.opts.closeGrace(),
+		OnSkip:          stdio.LogSkip(c.log),
+		Observer:        c.obs,
+		// engine.BacklogMiddleware reports handled messages and barriers.
+		HoldResults: true,
+	}
 }

@@ -150,9 +150,11 @@ type Handshake struct {
 	// in-process): a probe answered late is then followed by a new
 	// connection, not by initialize on the same one.
 	OneSession bool
-	// Refusal returns the error for a probe the server refused
-	// authorization (its POST answered with 401 or 403), or nil.
-	Refusal func(rec *wire.RequestStatus, err error) error
+	// Keep reports whether the error of a probe the server refused
+	// authorization is the caller's own (a failed sign-in, or one to
+	// make), returned as it is, not as the refusal (AuthRefusal); nil
+	// keeps none.
+	Keep func(error) bool
 	// Log receives the fallbacks.
 	Log *slog.Logger
 }
@@ -196,10 +198,7 @@ func (h Handshake) handle(next mcp.MethodHandler) mcp.MethodHandler {
 		pctx, rec := wire.TrackRequest(pctx)
 		res, err := next(pctx, method, req)
 		rec.Done()
-		var refused error
-		if h.Refusal != nil {
-			refused = h.Refusal(rec, err)
-		}
+		refused := AuthRefusal(rec, err, h.Keep)
 		if refused != nil && ctx.Err() == nil {
 			h.Log.Info("server refused authorization for server/discover; not falling back to older protocols", "status", rec.Status())
 			st.refused.Store(&refused)

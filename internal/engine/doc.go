@@ -26,8 +26,13 @@
 //     fast path is chosen once per connection (chooseFastPath); a feature
 //     that needs go-sdk's machinery for a call says so with Call.ViaSDK.
 //   - Router routes progress notifications to their calls by token,
-//     Deadline bounds a call by its time limits (*TimeoutError), and
-//     BacklogMiddleware paces a stdio server's notifications.
+//     Deadline bounds a call by its time limits (*TimeoutError),
+//     BacklogMiddleware paces a stdio server's notifications, and
+//     RelayMiddleware and MessageMiddleware hand a server's requests to
+//     the application as received.
+//   - A server/discover the server refuses authorization (401, 403) ends
+//     the connect with what its WWW-Authenticate header said
+//     (AuthRefusal), instead of go-sdk's fallback to older protocols.
 //   - A call's Raw result gives its structured content and content blocks
 //     as the server wrote them (RawStructured, RawBlock); its Reply is
 //     go-sdk's decoding with the result as sent, and a result go-sdk

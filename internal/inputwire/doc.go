@@ -11,10 +11,13 @@
 // sampling or roots request (Fulfill); and the rounds of one call, each
 // answer that asks for input read as the step the call takes next
 // (Rounds.Next: send again, ask the user, refuse, fail), and the
-// questions of a -32042 error (URLQuestions).
+// questions of a -32042 error (URLQuestions); and a client's sampling and
+// elicitation handlers as go-sdk's multi-round-trip loop calls them, on
+// goroutines of its own, with a panic answered as an error
+// (SamplingWithTools, RecoveredElicitation).
 //
 // Who answers a question, and what an unanswerable one means to the call,
 // are the root's (rounds.go, park.go, task_input.go). It imports go-sdk's
-// mcp package, the public elicitation package and the standard library
-// only.
+// mcp and jsonrpc packages, the public elicitation package and the
+// standard library only.
 package inputwire

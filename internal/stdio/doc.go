@@ -7,7 +7,7 @@
 //     stdout) is skipped and reported, not fatal; the last few are kept
 //     and explain a connection that fails after them (StrayOutputError);
 //     reports are rate-limited (Transport.OnSkip: ten per ten seconds one
-//     by one, then a summary with the count);
+//     by one, then a summary with the count; LogSkip logs them);
 //   - a response that cannot be decoded (NaN, a truncated line, nesting
 //     deeper than go-sdk decodes) fails its call at once with the reason,
 //     when its id can be read, instead of leaving it to wait;

@@ -1,9 +1,28 @@
 package stdio
 
 import (
+	"log/slog"
 	"sync"
 	"time"
 )
+
+// LogSkip returns an OnSkip that logs to log a line of stdout that was
+// skipped, or a summary of the lines skipped without a record each (they
+// are rate-limited: a server printing a million lines makes a few
+// records).
+func LogSkip(log *slog.Logger) func(Skip) {
+	return func(s Skip) {
+		switch {
+		case s.Suppressed > 0:
+			log.Warn("server wrote more lines to stdout that were skipped (non-JSON, or responses that could not be decoded); not logged one by one",
+				"skipped", s.Suppressed, "last", s.Line)
+		case s.Err != nil:
+			log.Warn("server sent a response that could not be decoded; its call fails", "error", s.Err, "line", s.Line)
+		default:
+			log.Warn("server wrote a non-JSON line to stdout (logs belong on stderr); skipped", "line", s.Line)
+		}
+	}
+}
 
 // Skip reports a line of stdout that the connection skipped, or, in a
 // summary, how many more it skipped without reporting each.

@@ -1,13 +1,12 @@
 //lint:file-ignore SA1019 sampling, deprecated in 2026-07-28, lives in the handshake era and in 2026-07-28 rounds, which we support
 
-package mcpadapter
+package inputwire
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
 
-	"github.com/mcpadapter/mcpadapter/internal/inputwire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -27,12 +26,12 @@ func errHandlerPanicked(ctx context.Context, log *slog.Logger, method string, v 
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the client failed handling %s", method)}
 }
 
-// samplingWithTools is h, a SamplingHandler, as go-sdk's
+// SamplingWithTools is h, a SamplingHandler, as go-sdk's
 // CreateMessageWithToolsHandler: the request converted as go-sdk converts
-// it for a CreateMessageHandler (inputwire.SamplingBase), but a message
-// that is null refused (go-sdk's conversion dereferences it), and a panic
+// it for a CreateMessageHandler (SamplingBase), but a message that is
+// null refused (go-sdk's conversion dereferences it), and a panic
 // returned as an error.
-func samplingWithTools(log *slog.Logger, h func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error)) func(context.Context, *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
+func SamplingWithTools(log *slog.Logger, h func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error)) func(context.Context, *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
 	return func(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (res *mcp.CreateMessageWithToolsResult, err error) {
 		defer func() {
 			if v := recover(); v != nil {
@@ -42,7 +41,7 @@ func samplingWithTools(log *slog.Logger, h func(context.Context, *mcp.CreateMess
 		if req == nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: sampling/createMessage without params"}
 		}
-		p, err := inputwire.SamplingBase(req.Params)
+		p, err := SamplingBase(req.Params)
 		if err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + err.Error()}
 		}
@@ -61,9 +60,9 @@ func samplingWithTools(log *slog.Logger, h func(context.Context, *mcp.CreateMess
 	}
 }
 
-// recoveredElicitation is h, an ElicitationHandler, with a panic returned
+// RecoveredElicitation is h, an ElicitationHandler, with a panic returned
 // as an error.
-func recoveredElicitation(log *slog.Logger, h func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)) func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+func RecoveredElicitation(log *slog.Logger, h func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)) func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 	return func(ctx context.Context, req *mcp.ElicitRequest) (res *mcp.ElicitResult, err error) {
 		defer func() {
 			if v := recover(); v != nil {
