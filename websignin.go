@@ -53,8 +53,8 @@ type WebSignInOptions struct {
 	RedirectURL string
 	// StateKey seals the state of each sign-in (AES-GCM; 16, 24 or 32
 	// random bytes). Give every replica the same key; keep it secret. A
-	// state sealed with another key, altered, or older than StateTTL is
-	// refused.
+	// state sealed with another key, or for another Issuer, ClientID or
+	// RedirectURL, altered, or older than StateTTL is refused.
 	StateKey []byte
 	// StateTTL bounds the time from the sign-in URL to the callback; zero
 	// means 10 minutes.

@@ -727,3 +727,50 @@ func TestWebSignInDPoP(t *testing.T) {
 		}
 	}
 }
+
+// TestWebSignInStateOfAnotherIssuer: a service with two WebSignIns, for
+// two authorization servers, sealing their states with one key. A callback
+// of the first's sign-in brought to the second's handler (a mix-up: an
+// authorization server that does not name itself in its callbacks, a link
+// mallory sends) is refused before the second sends the first's code and
+// PKCE verifier to its own token endpoint.
+func TestWebSignInStateOfAnotherIssuer(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	first := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{}), ClientID: "webapp", ClientSecret: webSecret, NoRegistration: true})
+	second := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{}), ClientID: "webapp", ClientSecret: webSecret, NoRegistration: true})
+	firstApp, secondApp := startWebApp(t), startWebApp(t)
+	firstSignIn := newWebSignIn(t, first, firstApp, mcpadapter.WebSignInOptions{})
+	newWebSignIn(t, second, secondApp, mcpadapter.WebSignInOptions{}) // the same StateKey
+	c := webClient(t, first.MCPURL, firstSignIn)
+
+	u, err := testauth.Authorize(needSignIn(t, ctx, c, "alice").URL, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Query().Get("code") == "" || u.Query().Get("iss") != "" {
+		t.Fatalf("the first server's callback %s: want a code and no iss (the check below proves nothing)", u)
+	}
+	elsewhere := *u
+	elsewhere.Host = mustParse(t, secondApp.redirectURL()).Host
+	if code, body := secondApp.callback(t, &elsewhere, "alice"); code != http.StatusBadRequest || !strings.Contains(body, "not one this service made") {
+		t.Errorf("the first server's callback at the second's handler: %d %q; want 400, a state not its own", code, body)
+	}
+	if reqs := second.TokenRequests(); len(reqs) != 0 {
+		t.Errorf("the second authorization server got the first's code and verifier: %v", reqs)
+	}
+	// The callback still completes where it belongs.
+	if code, body := firstApp.callback(t, u, "alice"); code != http.StatusOK {
+		t.Fatalf("alice's callback: %d %s", code, body)
+	}
+	sentAuthorization(t, ctx, c, "alice")
+}
+
+func mustParse(t testing.TB, raw string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}

@@ -131,13 +131,15 @@ func signInsKey(resource, principal string) string {
 // Web signs in many principals to MCP servers through a web service's
 // redirect, and holds their tokens. It is safe for concurrent use.
 type Web struct {
-	cfg   WebConfig
-	box   *sealed.Box
-	hc    *http.Client
-	log   *slog.Logger
-	store Store
-	bg    *background
-	dpop  *DPoP // nil: bearer tokens
+	cfg WebConfig
+	box *sealed.Box
+	// stateAD is what the states are sealed under (stateBinding).
+	stateAD string
+	hc      *http.Client
+	log     *slog.Logger
+	store   Store
+	bg      *background
+	dpop    *DPoP // nil: bearer tokens
 
 	mu      sync.Mutex
 	sources map[string]*webSource // by token key
@@ -168,7 +170,7 @@ func NewWeb(cfg WebConfig) (*Web, error) {
 	if cfg.Principal == nil {
 		cfg.Principal = func(context.Context) string { return "" }
 	}
-	w := &Web{cfg: cfg, box: box, hc: cfg.HTTPClient, log: cfg.Logger, store: cfg.Store, bg: newBackground(),
+	w := &Web{cfg: cfg, box: box, stateAD: stateBinding(cfg), hc: cfg.HTTPClient, log: cfg.Logger, store: cfg.Store, bg: newBackground(),
 		sources: make(map[string]*webSource), used: make(map[string]time.Time)}
 	if w.hc == nil {
 		w.hc = http.DefaultClient

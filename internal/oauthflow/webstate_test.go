@@ -68,3 +68,36 @@ func TestOpenState(t *testing.T) {
 		t.Error("a state that is not base64url opened")
 	}
 }
+
+// TestStateBoundToClient: a state opens only in a Web of the same issuer,
+// client and redirect URL, whatever key they share (a trailing slash of
+// the issuer aside).
+func TestStateBoundToClient(t *testing.T) {
+	key := []byte("0123456789abcdef0123456789abcdef")
+	base := WebConfig{ClientID: "c", Issuer: "https://as.example", RedirectURL: "https://app.example/cb", StateKey: key}
+	w, err := NewWeb(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := w.sealState(&webState{Principal: "alice", Resource: "https://mcp.example/mcp", Verifier: "v", Nonce: "n", Expires: 42})
+	for _, tc := range []struct {
+		change func(*WebConfig)
+		opens  bool
+	}{
+		{func(c *WebConfig) {}, true},
+		{func(c *WebConfig) { c.Issuer += "/" }, true},
+		{func(c *WebConfig) { c.Issuer = "https://other-as.example" }, false},
+		{func(c *WebConfig) { c.ClientID = "d" }, false},
+		{func(c *WebConfig) { c.RedirectURL = "https://app.example/other" }, false},
+	} {
+		cfg := base
+		tc.change(&cfg)
+		other, err := NewWeb(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := other.openState(raw); (err == nil) != tc.opens {
+			t.Errorf("%s %s %s: opened %v; want %v", cfg.Issuer, cfg.ClientID, cfg.RedirectURL, err == nil, tc.opens)
+		}
+	}
+}
