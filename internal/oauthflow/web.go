@@ -653,8 +653,10 @@ func (w *Web) consume(ctx context.Context, st *webState) error {
 			}
 		}
 		// The record is a StoredToken with no token and no token
-		// endpoint, which no sign-in takes for a token.
-		return &StoredToken{Token: &oauth2.Token{}, Scopes: append(keep, st.Nonce+" "+time.UnixMilli(st.Expires).UTC().Format(time.RFC3339))}, nil
+		// endpoint, which no sign-in takes for a token. Each expiry is
+		// kept to the millisecond (RFC 3339 with its fraction, which
+		// time.Parse reads): a state stays recorded as long as it opens.
+		return &StoredToken{Token: &oauth2.Token{}, Scopes: append(keep, st.Nonce+" "+time.UnixMilli(st.Expires).UTC().Format(time.RFC3339Nano))}, nil
 	}
 	if u, ok := w.store.(Updater); ok {
 		err := u.Update(ctx, key, func(_ context.Context, cur *StoredToken) (*StoredToken, error) { return mark(cur) })

@@ -105,3 +105,44 @@ func TestSourcesBounded(t *testing.T) {
 		t.Errorf("%d token sources in memory; want at most 3", n)
 	}
 }
+
+// TestConsumeUntilExpiry: a used state stays in the store's record until
+// the very millisecond it expires, not to the second before: a replica
+// that prunes the record (another sign-in of the same user) in the last
+// second of a state does not let a third replica take it again.
+func TestConsumeUntilExpiry(t *testing.T) {
+	for name, store := range map[string]Store{"Store": NewMemoryStore(), "Updater": &lockedStore{Store: NewMemoryStore()}} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			newWeb := func() *Web {
+				w, err := NewWeb(WebConfig{ClientID: "c", Issuer: "https://as.example", RedirectURL: "https://app.example/cb",
+					StateKey: []byte("0123456789abcdef"), Store: store})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return w
+			}
+			st := func(nonce string, exp int64) *webState {
+				return &webState{Principal: "alice", Resource: "https://mcp.example/mcp", Nonce: nonce, Expires: exp}
+			}
+			// A state expiring at the end of this second, with at least
+			// half a second to go.
+			now := time.Now()
+			for i := 0; i < 100 && now.Nanosecond() >= 500*int(time.Millisecond); i++ {
+				time.Sleep(10 * time.Millisecond)
+				now = time.Now()
+			}
+			exp := now.Truncate(time.Second).Add(999 * time.Millisecond).UnixMilli()
+			if err := newWeb().consume(ctx, st("n1", exp)); err != nil {
+				t.Fatal(err)
+			}
+			if err := newWeb().consume(ctx, st("n2", time.Now().Add(time.Hour).UnixMilli())); err != nil {
+				t.Fatal(err)
+			}
+			err := newWeb().consume(ctx, st("n1", exp))
+			if time.Now().UnixMilli() < exp && !errors.Is(err, errStateUsed) {
+				t.Errorf("n1 again on a third replica before it expired: %v; want it refused", err)
+			}
+		})
+	}
+}
