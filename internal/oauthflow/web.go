@@ -350,6 +350,11 @@ func (rt *webTransport) send(req *http.Request, key string, src *webSource) (*ht
 		var re *oauth2.RetrieveError
 		switch {
 		case err == nil:
+			if d := rt.t.w.dpop; d != nil && strings.EqualFold(tok.Type(), "DPoP") {
+				// Recorded again at each use: the DPoP forgets the
+				// tokens recorded longest ago, and a source lives on.
+				d.MarkBound(tok.AccessToken)
+			}
 			out = req.Clone(req.Context())
 			out.Header.Set("Authorization", "Bearer "+tok.AccessToken)
 			sent = tok.AccessToken
