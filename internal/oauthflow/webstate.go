@@ -24,8 +24,11 @@ func stateBinding(c WebConfig) string {
 // webState is what the state of one sign-in carries, sealed: nothing of it
 // is readable or changeable without WebConfig.StateKey.
 type webState struct {
-	// Principal is the user the sign-in is for.
-	Principal string `json:"p"`
+	// Principal is the user the sign-in is for. It is sealed as
+	// RawPrincipal, its bytes: JSON would replace those of a principal
+	// that is not valid UTF-8, making it another principal's.
+	Principal    string `json:"-"`
+	RawPrincipal []byte `json:"p"`
 	// Resource is the MCP server's URL as the client has it: the token's
 	// key (TokenKey).
 	Resource string `json:"r"`
@@ -45,7 +48,9 @@ type webState struct {
 // sealState returns st as the state parameter: base64url (no padding) of
 // st's JSON sealed with the state key.
 func (w *Web) sealState(st *webState) string {
-	b, _ := json.Marshal(st) // strings and numbers only: no error
+	wire := *st
+	wire.RawPrincipal = []byte(st.Principal)
+	b, _ := json.Marshal(&wire) // strings, bytes and numbers only: no error
 	return base64.RawURLEncoding.EncodeToString(w.box.Seal(w.stateAD, b))
 }
 
@@ -69,6 +74,7 @@ func (w *Web) openState(raw string) (*webState, error) {
 	if err := json.Unmarshal(plain, &st); err != nil {
 		return nil, bad
 	}
+	st.Principal, st.RawPrincipal = string(st.RawPrincipal), nil
 	if st.Resource == "" || st.Verifier == "" || st.Nonce == "" || st.Expires == 0 {
 		return nil, bad
 	}
