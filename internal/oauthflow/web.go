@@ -627,7 +627,8 @@ var errStateUsed = errors.New("this sign-in has already been completed (a state 
 // consume records that st is used, and fails if it was used before: in
 // this process, and in the store for the other replicas (under
 // signInsKey, as a list of the states used and not yet expired; with an
-// Updater, atomically).
+// Updater, atomically). A state the store could not record stays unused,
+// here too: its callback may be presented again once the store is back.
 func (w *Web) consume(ctx context.Context, st *webState) error {
 	now := time.Now()
 	w.mu.Lock()
@@ -643,6 +644,14 @@ func (w *Web) consume(ctx context.Context, st *webState) error {
 	w.used[st.Nonce] = time.UnixMilli(st.Expires)
 	w.mu.Unlock()
 
+	recorded := false
+	defer func() {
+		if !recorded { // the state is not used: it may be presented again
+			w.mu.Lock()
+			delete(w.used, st.Nonce)
+			w.mu.Unlock()
+		}
+	}()
 	key := signInsKey(st.Resource, st.Principal)
 	mark := func(cur *StoredToken) (*StoredToken, error) {
 		var keep []string
@@ -666,11 +675,13 @@ func (w *Web) consume(ctx context.Context, st *webState) error {
 	if u, ok := w.store.(Updater); ok {
 		err := u.Update(ctx, key, func(_ context.Context, cur *StoredToken) (*StoredToken, error) { return mark(cur) })
 		if errors.Is(err, errStateUsed) {
+			recorded = true // by another replica
 			return errStateUsed
 		}
 		if err != nil {
 			return fmt.Errorf("recording the sign-in in the token store: %w", err)
 		}
+		recorded = true
 		return nil
 	}
 	cur, err := w.store.Load(ctx, key)
@@ -679,10 +690,12 @@ func (w *Web) consume(ctx context.Context, st *webState) error {
 	}
 	next, err := mark(cur)
 	if err != nil {
+		recorded = true // by another replica
 		return err
 	}
 	if err := w.store.Save(ctx, key, next); err != nil {
 		return fmt.Errorf("recording the sign-in in the token store: %w", err)
 	}
+	recorded = true
 	return nil
 }

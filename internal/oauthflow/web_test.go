@@ -146,3 +146,67 @@ func TestConsumeUntilExpiry(t *testing.T) {
 		})
 	}
 }
+
+// failingStore fails its next fails writes.
+type failingStore struct {
+	lockedStore
+	fails int
+}
+
+func (s *failingStore) Update(ctx context.Context, key string, fn func(context.Context, *StoredToken) (*StoredToken, error)) error {
+	s.mu.Lock()
+	if s.fails > 0 {
+		s.fails--
+		s.mu.Unlock()
+		return errors.New("store down")
+	}
+	s.mu.Unlock()
+	return s.lockedStore.Update(ctx, key, fn)
+}
+
+func (s *failingStore) Save(ctx context.Context, key string, st *StoredToken) error {
+	s.mu.Lock()
+	if s.fails > 0 {
+		s.fails--
+		s.mu.Unlock()
+		return errors.New("store down")
+	}
+	s.mu.Unlock()
+	return s.lockedStore.Save(ctx, key, st)
+}
+
+// TestConsumeStoreFails: a state the store could not record as used is
+// not used: the same callback, once the store is back, completes on the
+// replica that saw the failure (the code was never sent), and only once,
+// on any replica.
+func TestConsumeStoreFails(t *testing.T) {
+	ctx := context.Background()
+	for name, updater := range map[string]bool{"Store": false, "Updater": true} {
+		t.Run(name, func(t *testing.T) {
+			fs := &failingStore{lockedStore: lockedStore{Store: NewMemoryStore()}, fails: 1}
+			var store Store = fs
+			if !updater {
+				store = struct{ Store }{fs} // Load and Save only
+			}
+			newWeb := func() *Web {
+				w, err := NewWeb(WebConfig{ClientID: "c", Issuer: "https://as.example", RedirectURL: "https://app.example/cb",
+					StateKey: []byte("0123456789abcdef"), Store: store})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return w
+			}
+			a, b := newWeb(), newWeb()
+			st := &webState{Principal: "alice", Resource: "https://mcp.example/mcp", Nonce: "n1", Expires: time.Now().Add(time.Hour).UnixMilli()}
+			if err := a.consume(ctx, st); err == nil || errors.Is(err, errStateUsed) {
+				t.Fatalf("with the store down: %v; want the store's error", err)
+			}
+			if err := a.consume(ctx, st); err != nil {
+				t.Errorf("the same state, the store back, on the same replica: %v", err)
+			}
+			if err := b.consume(ctx, st); !errors.Is(err, errStateUsed) {
+				t.Errorf("then on another replica: %v; want it refused", err)
+			}
+		})
+	}
+}
