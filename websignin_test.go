@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -212,7 +213,8 @@ func TestWebSignInPrincipals(t *testing.T) {
 
 	carol := needSignIn(t, ctx, c, "carol")
 	if q := mustQuery(t, carol.URL); q.Get("client_id") != "webapp" || q.Get("code_challenge_method") != "S256" ||
-		q.Get("redirect_uri") != app.redirectURL() || q.Get("resource") != as.MCPURL || q.Get("state") == "" {
+		q.Get("redirect_uri") != app.redirectURL() || q.Get("resource") != as.MCPURL || q.Get("state") == "" ||
+		!slices.Contains(strings.Fields(q.Get("scope")), "offline_access") {
 		t.Errorf("carol's sign-in URL: %s", carol.URL)
 	}
 	if _, err := c.CallTool(ctx, "headers", nil, nil); !errors.As(err, new(*mcpadapter.SignInRequiredError)) {
