@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/elicitation"
+	"github.com/mcpadapter/mcpadapter/internal/engine"
 	"github.com/mcpadapter/mcpadapter/internal/testauth"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
 )
@@ -775,4 +776,74 @@ func mustParse(t testing.TB, raw string) *url.URL {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// TestWebSignInBothPaths: on the fast path and on go-sdk's, two signed-in
+// users and a signed-out one call at once over the one Client: each
+// request carries its own principal's token (the authorization server
+// says whose), the signed-out user's none, and the calls took the path
+// asked for.
+func TestWebSignInBothPaths(t *testing.T) {
+	t.Parallel()
+	for _, disable := range []bool{false, true} {
+		t.Run(fmt.Sprintf("DisableFastPath=%v", disable), func(t *testing.T) {
+			t.Parallel()
+			ctx := testCtx(t)
+			as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{}), ClientID: "webapp", ClientSecret: webSecret, NoRegistration: true})
+			app := startWebApp(t)
+			store := mcpadapter.NewMemoryTokenStore()
+			s := newWebSignIn(t, as, app, mcpadapter.WebSignInOptions{Store: store})
+			c, err := mcpadapter.NewClient(as.MCPURL, &mcpadapter.ClientOptions{Name: "notes", Auth: s, DisableFastPath: disable})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = c.Close() })
+			tokens := map[string]string{}
+			for _, p := range []string{"alice", "bob"} {
+				signInAt(t, app, needSignIn(t, ctx, c, p), p)
+				st, err := store.Load(ctx, mcpadapter.TokenKey(as.MCPURL, p))
+				if err != nil || st == nil {
+					t.Fatalf("%s's stored token: %v %v", p, st, err)
+				}
+				tokens[p] = "Bearer " + st.Token.AccessToken
+			}
+			var wg sync.WaitGroup
+			for i := range 9 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					p := []string{"alice", "bob", "carol"}[i%3]
+					for range 4 {
+						_, err := c.CallTool(asUser(ctx, p), "echo", json.RawMessage(`{"text":"hi"}`), nil)
+						if signedIn := p != "carol"; signedIn && err != nil {
+							t.Errorf("%s: %v", p, err)
+						} else if !signedIn && !errors.As(err, new(*mcpadapter.SignInRequiredError)) {
+							t.Errorf("carol, signed out: %v; want a *SignInRequiredError", err)
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			paths := mcpadapter.CallPaths(c)
+			if fast := paths[engine.PathFast] + paths[engine.PathHandedOver]; (fast > 0) != (!disable && mcpadapter.FastPathBuilt) || (disable && paths[engine.PathSDK] == 0) {
+				t.Errorf("calls by path %v: want the fast path %v", paths, !disable)
+			}
+			seen := map[string]int{}
+			for _, r := range as.Requests() {
+				p := r.Header.Get("X-Principal")
+				seen[p]++
+				switch {
+				case p == "carol" && r.Authorization != "":
+					t.Errorf("a request of the signed-out carol carried a token of %q", r.User)
+				case p != "carol" && r.Authorization != "" && (r.User != p || r.Authorization != tokens[p]):
+					t.Errorf("a request of %q carried a token of %q", p, r.User)
+				case p != "carol" && r.Authorization != "":
+					seen[p+" signed in"]++
+				}
+			}
+			if seen["alice signed in"] < 12 || seen["bob signed in"] < 12 || seen["carol"] == 0 {
+				t.Errorf("requests by principal %v: want at least 12 each of alice's and bob's with a token, and carol's", seen)
+			}
+		})
+	}
 }
