@@ -847,3 +847,32 @@ func TestWebSignInBothPaths(t *testing.T) {
 		})
 	}
 }
+
+// TestWebSignInStateTooLong: a sign-in whose state would be longer than
+// Complete takes (a principal of thousands of bytes) is refused when it
+// would start, instead of sending the user on a sign-in that cannot end.
+func TestWebSignInStateTooLong(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{}), ClientID: "webapp", ClientSecret: webSecret, NoRegistration: true})
+	app := startWebApp(t)
+	c := webClient(t, as.MCPURL, newWebSignIn(t, as, app, mcpadapter.WebSignInOptions{}))
+	long := strings.Repeat("p", 4000)
+	_, err := c.CallTool(mcpadapter.WithCallIdentity(ctx, &mcpadapter.CallIdentity{Principal: long}), "echo", json.RawMessage(`{"text":"hi"}`), nil)
+	var sr *mcpadapter.SignInRequiredError
+	if errors.As(err, &sr) {
+		u, aerr := testauth.Authorize(sr.URL, "p")
+		if aerr != nil {
+			t.Fatal(aerr)
+		}
+		code, body := app.callback(t, u, long)
+		t.Fatalf("a sign-in URL was made whose callback is refused (%d %q)", code, body)
+	}
+	var ae *mcpadapter.AuthorizationError
+	if !errors.As(err, &ae) || !strings.Contains(err.Error(), "too long") {
+		t.Errorf("got %v; want an *AuthorizationError saying the sign-in's state is too long", err)
+	}
+	if c := as.Counts(); c.Authorizations != 0 {
+		t.Errorf("counts %+v: want no authorization", c)
+	}
+}

@@ -421,7 +421,8 @@ func tokenEndpointOf(re *oauth2.RetrieveError) string {
 // scopes the challenges (or the protected resource metadata) name, those
 // granted before (prev) and WebConfig.Scopes; the state sealed. A server
 // whose metadata names an authorization server other than the issuer gets
-// nothing.
+// nothing, nor does a sign-in whose state would be longer than Complete
+// takes (maxStateLen).
 func (t *WebTarget) authURL(ctx context.Context, principal string, cs []oauthex.Challenge, prev []string) (string, error) {
 	w := t.w
 	audience := t.resource
@@ -454,6 +455,11 @@ func (t *WebTarget) authURL(ctx context.Context, principal string, cs []oauthex.
 		Principal: principal, Resource: t.resource, Audience: audience, Verifier: verifier,
 		Nonce: rand.Text(), Expires: time.Now().Add(w.cfg.StateTTL).UnixMilli(), Scopes: scopes,
 	})
+	if len(state) > maxStateLen {
+		// Complete would refuse it: the user would sign in for nothing.
+		return "", fmt.Errorf("the sign-in's state would be too long (%d bytes, at most %d: a principal of %d bytes, %d scopes); no sign-in was started",
+			len(state), maxStateLen, len(principal), len(scopes))
+	}
 	oc := &oauth2.Config{ClientID: w.cfg.ClientID, Endpoint: oauth2.Endpoint{AuthURL: as.AuthorizationEndpoint},
 		RedirectURL: w.cfg.RedirectURL, Scopes: scopes}
 	return oc.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", audience)), nil
