@@ -264,12 +264,12 @@ func TestWebSignInHostileCallbacks(t *testing.T) {
 
 	refused := func(what string, u *url.URL, appUser, want string) {
 		t.Helper()
-		before := as.Counts().CodeExchanges
+		before := len(as.TokenRequests()) // refused or not
 		code, body := app.callback(t, u, appUser)
 		if code != http.StatusBadRequest || !strings.Contains(body, want) {
 			t.Errorf("%s: %d %q; want 400 saying %q", what, code, body, want)
 		}
-		if as.Counts().CodeExchanges != before {
+		if len(as.TokenRequests()) != before {
 			t.Errorf("%s: the code was sent to the token endpoint", what)
 		}
 	}
