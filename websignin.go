@@ -186,7 +186,8 @@ const SignInKey = "mcpadapter-sign-in"
 // (*SignInRequiredError): an *InputRequiredError whose one request, keyed
 // SignInKey, sends the user to the sign-in URL (URL mode), and whose
 // resume, once the user accepts (after the callback), makes the call
-// again. Any other error is returned as it is.
+// again (accepted before the callback, it asks again, with a new URL).
+// Any other error is returned as it is.
 func (c *Client) signInQuestion(tc *toolCall, err error) error {
 	var sr *SignInRequiredError
 	if !errors.As(err, &sr) {

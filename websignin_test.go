@@ -876,3 +876,47 @@ func TestWebSignInStateTooLong(t *testing.T) {
 		t.Errorf("counts %+v: want no authorization", c)
 	}
 }
+
+// TestWebSignInInterruptNotYet: a call resumed with "accept" before the
+// user signed in asks again (a new question, with a sign-in URL of its
+// own), as the first call did: not an error of another kind.
+func TestWebSignInInterruptNotYet(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{}), ClientID: "webapp", ClientSecret: webSecret, NoRegistration: true})
+	app := startWebApp(t)
+	c := webClient(t, as.MCPURL, newWebSignIn(t, as, app, mcpadapter.WebSignInOptions{}))
+	a, err := mcpadapter.New(c, &mcpadapter.Options{Elicitation: mcpadapter.ElicitInterrupt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	// The tools as bob, signed in, lists them.
+	signInAt(t, app, needSignIn(t, ctx, c, "bob"), "bob")
+	echo := toolMap(t, asUser(ctx, "bob"), a)["echo"]
+	if echo == nil {
+		t.Fatal("no echo tool")
+	}
+	alice := asUser(ctx, "alice")
+	asked := func(what string, err error) *mcpadapter.InputRequiredError {
+		t.Helper()
+		var ir *mcpadapter.InputRequiredError
+		if !errors.As(err, &ir) || len(ir.Pending.Requests) != 1 || ir.Pending.Requests[0].Key != mcpadapter.SignInKey {
+			t.Fatalf("%s: %v; want an *InputRequiredError asking alice to sign in", what, err)
+		}
+		return ir
+	}
+	_, err = echo.Call(alice, json.RawMessage(`{"text":"hi"}`))
+	first := asked("the first call", err)
+	accept := &elicitation.Resume{Responses: map[string]elicitation.Response{mcpadapter.SignInKey: {Action: elicitation.Accept}}}
+	_, err = echo.Resume(alice, first.Pending, accept)
+	again := asked("resumed before the sign-in", err)
+	if again.Pending.Requests[0].URL == first.Pending.Requests[0].URL {
+		t.Error("the question asked again has the first one's URL")
+	}
+	signInAt(t, app, &mcpadapter.SignInRequiredError{URL: again.Pending.Requests[0].URL}, "alice")
+	res, err := echo.Resume(alice, again.Pending, accept)
+	if err != nil || res.Text() != "hi" {
+		t.Fatalf("the call resumed after the sign-in: %v, %v", res, err)
+	}
+}
