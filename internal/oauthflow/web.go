@@ -358,8 +358,9 @@ func (rt *webTransport) send(req *http.Request, key string, src *webSource) (*ht
 			out = req.Clone(req.Context())
 			out.Header.Set("Authorization", "Bearer "+tok.AccessToken)
 			sent = tok.AccessToken
-		case errors.As(err, &re) && re.ErrorCode == "invalid_grant":
-			// The refresh token is no good: the principal signs in again.
+		case errors.As(err, &re) && re.ErrorCode == "invalid_grant", errors.Is(err, errBoundElsewhere):
+			// The refresh token is no good, or not this key's: the
+			// principal signs in again.
 			rt.t.w.forget(key, src)
 		default:
 			closeReqBody(req)
