@@ -366,7 +366,13 @@ func (c *Client) resumeUnparked(ctx context.Context, pending *PendingCall, answe
 			}
 			return errorResult(fmt.Sprintf("The user %s what tool %q needs, so it did not run.", what, pending.ModelTool)), nil
 		}
-		return c.callInterruptibleAfter(ctx, tc, "", pending.Round)
+		res, err := c.callInterruptibleAfter(ctx, tc, "", pending.Round)
+		if err != nil {
+			// Accepted before the sign-in ended: asked again, as the
+			// first call was (websignin.go).
+			err = c.signInQuestion(tc, err)
+		}
+		return res, err
 	}
 	s, err := c.session(ctx)
 	if err != nil {

@@ -53,8 +53,8 @@ type WebSignInOptions struct {
 	RedirectURL string
 	// StateKey seals the state of each sign-in (AES-GCM; 16, 24 or 32
 	// random bytes). Give every replica the same key; keep it secret. A
-	// state sealed with another key, altered, or older than StateTTL is
-	// refused.
+	// state sealed with another key, or for another Issuer, ClientID or
+	// RedirectURL, altered, or older than StateTTL is refused.
 	StateKey []byte
 	// StateTTL bounds the time from the sign-in URL to the callback; zero
 	// means 10 minutes.
@@ -186,7 +186,8 @@ const SignInKey = "mcpadapter-sign-in"
 // (*SignInRequiredError): an *InputRequiredError whose one request, keyed
 // SignInKey, sends the user to the sign-in URL (URL mode), and whose
 // resume, once the user accepts (after the callback), makes the call
-// again. Any other error is returned as it is.
+// again (accepted before the callback, it asks again, with a new URL).
+// Any other error is returned as it is.
 func (c *Client) signInQuestion(tc *toolCall, err error) error {
 	var sr *SignInRequiredError
 	if !errors.As(err, &sr) {

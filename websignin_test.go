@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/elicitation"
+	"github.com/mcpadapter/mcpadapter/internal/engine"
 	"github.com/mcpadapter/mcpadapter/internal/testauth"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
 )
@@ -212,7 +214,8 @@ func TestWebSignInPrincipals(t *testing.T) {
 
 	carol := needSignIn(t, ctx, c, "carol")
 	if q := mustQuery(t, carol.URL); q.Get("client_id") != "webapp" || q.Get("code_challenge_method") != "S256" ||
-		q.Get("redirect_uri") != app.redirectURL() || q.Get("resource") != as.MCPURL || q.Get("state") == "" {
+		q.Get("redirect_uri") != app.redirectURL() || q.Get("resource") != as.MCPURL || q.Get("state") == "" ||
+		!slices.Contains(strings.Fields(q.Get("scope")), "offline_access") {
 		t.Errorf("carol's sign-in URL: %s", carol.URL)
 	}
 	if _, err := c.CallTool(ctx, "headers", nil, nil); !errors.As(err, new(*mcpadapter.SignInRequiredError)) {
@@ -261,12 +264,12 @@ func TestWebSignInHostileCallbacks(t *testing.T) {
 
 	refused := func(what string, u *url.URL, appUser, want string) {
 		t.Helper()
-		before := as.Counts().CodeExchanges
+		before := len(as.TokenRequests()) // refused or not
 		code, body := app.callback(t, u, appUser)
 		if code != http.StatusBadRequest || !strings.Contains(body, want) {
 			t.Errorf("%s: %d %q; want 400 saying %q", what, code, body, want)
 		}
-		if as.Counts().CodeExchanges != before {
+		if len(as.TokenRequests()) != before {
 			t.Errorf("%s: the code was sent to the token endpoint", what)
 		}
 	}
@@ -725,5 +728,195 @@ func TestWebSignInDPoP(t *testing.T) {
 		if r.Authorization != "" && !strings.HasPrefix(r.Authorization, "DPoP ") {
 			t.Error("a request carried the bound token as a bearer token")
 		}
+	}
+}
+
+// TestWebSignInStateOfAnotherIssuer: a service with two WebSignIns, for
+// two authorization servers, sealing their states with one key. A callback
+// of the first's sign-in brought to the second's handler (a mix-up: an
+// authorization server that does not name itself in its callbacks, a link
+// mallory sends) is refused before the second sends the first's code and
+// PKCE verifier to its own token endpoint.
+func TestWebSignInStateOfAnotherIssuer(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	first := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{}), ClientID: "webapp", ClientSecret: webSecret, NoRegistration: true})
+	second := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{}), ClientID: "webapp", ClientSecret: webSecret, NoRegistration: true})
+	firstApp, secondApp := startWebApp(t), startWebApp(t)
+	firstSignIn := newWebSignIn(t, first, firstApp, mcpadapter.WebSignInOptions{})
+	newWebSignIn(t, second, secondApp, mcpadapter.WebSignInOptions{}) // the same StateKey
+	c := webClient(t, first.MCPURL, firstSignIn)
+
+	u, err := testauth.Authorize(needSignIn(t, ctx, c, "alice").URL, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Query().Get("code") == "" || u.Query().Get("iss") != "" {
+		t.Fatalf("the first server's callback %s: want a code and no iss (the check below proves nothing)", u)
+	}
+	elsewhere := *u
+	elsewhere.Host = mustParse(t, secondApp.redirectURL()).Host
+	if code, body := secondApp.callback(t, &elsewhere, "alice"); code != http.StatusBadRequest || !strings.Contains(body, "not one this service made") {
+		t.Errorf("the first server's callback at the second's handler: %d %q; want 400, a state not its own", code, body)
+	}
+	if reqs := second.TokenRequests(); len(reqs) != 0 {
+		t.Errorf("the second authorization server got the first's code and verifier: %v", reqs)
+	}
+	// The callback still completes where it belongs.
+	if code, body := firstApp.callback(t, u, "alice"); code != http.StatusOK {
+		t.Fatalf("alice's callback: %d %s", code, body)
+	}
+	sentAuthorization(t, ctx, c, "alice")
+}
+
+func mustParse(t testing.TB, raw string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// TestWebSignInBothPaths: on the fast path and on go-sdk's, two signed-in
+// users and a signed-out one call at once over the one Client: each
+// request carries its own principal's token (the authorization server
+// says whose), the signed-out user's none, and the calls took the path
+// asked for.
+func TestWebSignInBothPaths(t *testing.T) {
+	t.Parallel()
+	for _, disable := range []bool{false, true} {
+		t.Run(fmt.Sprintf("DisableFastPath=%v", disable), func(t *testing.T) {
+			t.Parallel()
+			ctx := testCtx(t)
+			as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{}), ClientID: "webapp", ClientSecret: webSecret, NoRegistration: true})
+			app := startWebApp(t)
+			store := mcpadapter.NewMemoryTokenStore()
+			s := newWebSignIn(t, as, app, mcpadapter.WebSignInOptions{Store: store})
+			c, err := mcpadapter.NewClient(as.MCPURL, &mcpadapter.ClientOptions{Name: "notes", Auth: s, DisableFastPath: disable})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = c.Close() })
+			tokens := map[string]string{}
+			for _, p := range []string{"alice", "bob"} {
+				signInAt(t, app, needSignIn(t, ctx, c, p), p)
+				st, err := store.Load(ctx, mcpadapter.TokenKey(as.MCPURL, p))
+				if err != nil || st == nil {
+					t.Fatalf("%s's stored token: %v %v", p, st, err)
+				}
+				tokens[p] = "Bearer " + st.Token.AccessToken
+			}
+			var wg sync.WaitGroup
+			for i := range 9 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					p := []string{"alice", "bob", "carol"}[i%3]
+					for range 4 {
+						_, err := c.CallTool(asUser(ctx, p), "echo", json.RawMessage(`{"text":"hi"}`), nil)
+						if signedIn := p != "carol"; signedIn && err != nil {
+							t.Errorf("%s: %v", p, err)
+						} else if !signedIn && !errors.As(err, new(*mcpadapter.SignInRequiredError)) {
+							t.Errorf("carol, signed out: %v; want a *SignInRequiredError", err)
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			paths := mcpadapter.CallPaths(c)
+			if fast := paths[engine.PathFast] + paths[engine.PathHandedOver]; (fast > 0) != (!disable && mcpadapter.FastPathBuilt) || (disable && paths[engine.PathSDK] == 0) {
+				t.Errorf("calls by path %v: want the fast path %v", paths, !disable)
+			}
+			seen := map[string]int{}
+			for _, r := range as.Requests() {
+				p := r.Header.Get("X-Principal")
+				seen[p]++
+				switch {
+				case p == "carol" && r.Authorization != "":
+					t.Errorf("a request of the signed-out carol carried a token of %q", r.User)
+				case p != "carol" && r.Authorization != "" && (r.User != p || r.Authorization != tokens[p]):
+					t.Errorf("a request of %q carried a token of %q", p, r.User)
+				case p != "carol" && r.Authorization != "":
+					seen[p+" signed in"]++
+				}
+			}
+			if seen["alice signed in"] < 12 || seen["bob signed in"] < 12 || seen["carol"] == 0 {
+				t.Errorf("requests by principal %v: want at least 12 each of alice's and bob's with a token, and carol's", seen)
+			}
+		})
+	}
+}
+
+// TestWebSignInStateTooLong: a sign-in whose state would be longer than
+// Complete takes (a principal of thousands of bytes) is refused when it
+// would start, instead of sending the user on a sign-in that cannot end.
+func TestWebSignInStateTooLong(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{}), ClientID: "webapp", ClientSecret: webSecret, NoRegistration: true})
+	app := startWebApp(t)
+	c := webClient(t, as.MCPURL, newWebSignIn(t, as, app, mcpadapter.WebSignInOptions{}))
+	long := strings.Repeat("p", 4000)
+	_, err := c.CallTool(mcpadapter.WithCallIdentity(ctx, &mcpadapter.CallIdentity{Principal: long}), "echo", json.RawMessage(`{"text":"hi"}`), nil)
+	var sr *mcpadapter.SignInRequiredError
+	if errors.As(err, &sr) {
+		u, aerr := testauth.Authorize(sr.URL, "p")
+		if aerr != nil {
+			t.Fatal(aerr)
+		}
+		code, body := app.callback(t, u, long)
+		t.Fatalf("a sign-in URL was made whose callback is refused (%d %q)", code, body)
+	}
+	var ae *mcpadapter.AuthorizationError
+	if !errors.As(err, &ae) || !strings.Contains(err.Error(), "too long") {
+		t.Errorf("got %v; want an *AuthorizationError saying the sign-in's state is too long", err)
+	}
+	if c := as.Counts(); c.Authorizations != 0 {
+		t.Errorf("counts %+v: want no authorization", c)
+	}
+}
+
+// TestWebSignInInterruptNotYet: a call resumed with "accept" before the
+// user signed in asks again (a new question, with a sign-in URL of its
+// own), as the first call did: not an error of another kind.
+func TestWebSignInInterruptNotYet(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{}), ClientID: "webapp", ClientSecret: webSecret, NoRegistration: true})
+	app := startWebApp(t)
+	c := webClient(t, as.MCPURL, newWebSignIn(t, as, app, mcpadapter.WebSignInOptions{}))
+	a, err := mcpadapter.New(c, &mcpadapter.Options{Elicitation: mcpadapter.ElicitInterrupt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close() })
+	// The tools as bob, signed in, lists them.
+	signInAt(t, app, needSignIn(t, ctx, c, "bob"), "bob")
+	echo := toolMap(t, asUser(ctx, "bob"), a)["echo"]
+	if echo == nil {
+		t.Fatal("no echo tool")
+	}
+	alice := asUser(ctx, "alice")
+	asked := func(what string, err error) *mcpadapter.InputRequiredError {
+		t.Helper()
+		var ir *mcpadapter.InputRequiredError
+		if !errors.As(err, &ir) || len(ir.Pending.Requests) != 1 || ir.Pending.Requests[0].Key != mcpadapter.SignInKey {
+			t.Fatalf("%s: %v; want an *InputRequiredError asking alice to sign in", what, err)
+		}
+		return ir
+	}
+	_, err = echo.Call(alice, json.RawMessage(`{"text":"hi"}`))
+	first := asked("the first call", err)
+	accept := &elicitation.Resume{Responses: map[string]elicitation.Response{mcpadapter.SignInKey: {Action: elicitation.Accept}}}
+	_, err = echo.Resume(alice, first.Pending, accept)
+	again := asked("resumed before the sign-in", err)
+	if again.Pending.Requests[0].URL == first.Pending.Requests[0].URL {
+		t.Error("the question asked again has the first one's URL")
+	}
+	signInAt(t, app, &mcpadapter.SignInRequiredError{URL: again.Pending.Requests[0].URL}, "alice")
+	res, err := echo.Resume(alice, again.Pending, accept)
+	if err != nil || res.Text() != "hi" {
+		t.Fatalf("the call resumed after the sign-in: %v, %v", res, err)
 	}
 }

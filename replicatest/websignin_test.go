@@ -141,3 +141,75 @@ func appHost(t *testing.T, raw string) string {
 	}
 	return u.Host
 }
+
+// TestWebSignInCallbackRace: one callback presented to four replicas at
+// once (a browser's retries through a load balancer, a replayed link):
+// one completes it, the others refuse it, and the code is sent to the
+// token endpoint once.
+func TestWebSignInCallbackRace(t *testing.T) {
+	for _, kind := range []string{"redis", "postgres"} {
+		t.Run(kind, func(t *testing.T) {
+			db := startDB(t, kind)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{}), ClientID: "webapp", ClientSecret: "s3cret", NoRegistration: true})
+			key := []byte("0123456789abcdef0123456789abcdef")
+			var signIns [4]*mcpadapter.WebSignIn
+			for i := range signIns {
+				s, err := mcpadapter.NewWebSignIn(&mcpadapter.WebSignInOptions{Issuer: as.URL, ClientID: "webapp", ClientSecret: "s3cret",
+					RedirectURL: "https://app.example/callback", StateKey: key, Store: mustOpen(t, kind, db.URL).tokens})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(s.Close)
+				signIns[i] = s
+			}
+			c, err := mcpadapter.NewClient(as.MCPURL, &mcpadapter.ClientOptions{Auth: signIns[0]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = c.Close() })
+			alice := mcpadapter.WithCallIdentity(ctx, &mcpadapter.CallIdentity{Principal: "alice"})
+			_, err = c.CallTool(alice, "echo", json.RawMessage(`{"text":"hi"}`), nil)
+			var sr *mcpadapter.SignInRequiredError
+			if !errors.As(err, &sr) {
+				t.Fatalf("alice's first call: %v; want a *SignInRequiredError", err)
+			}
+			back, err := testauth.Authorize(sr.URL, "alice")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			errs := make([]error, len(signIns))
+			for i, s := range signIns {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					errs[i] = s.Complete(ctx, "alice", back.Query())
+				}()
+			}
+			wg.Wait()
+			ok := 0
+			for _, err := range errs {
+				if err == nil {
+					ok++
+				}
+			}
+			if ok != 1 {
+				t.Errorf("%d replicas completed the one callback (errors %v); want one", ok, errs)
+			}
+			sent := 0
+			for _, f := range as.TokenRequests() {
+				if f.Get("grant_type") == "authorization_code" {
+					sent++
+				}
+			}
+			if sent != 1 {
+				t.Errorf("the code was sent to the token endpoint %d times; want once", sent)
+			}
+			if _, err := c.CallTool(alice, "echo", json.RawMessage(`{"text":"hi"}`), nil); err != nil {
+				t.Errorf("alice's call after the sign-in: %v", err)
+			}
+		})
+	}
+}

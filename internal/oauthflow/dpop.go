@@ -26,8 +26,9 @@ type DPoP struct {
 	jkt string // the key's JWK thumbprint
 
 	mu     sync.Mutex
-	nonces map[string]string // origin -> last DPoP-Nonce
-	bound  map[[32]byte]bool // SHA-256 of access tokens issued as DPoP
+	nonces map[string]string   // origin -> last DPoP-Nonce
+	bound  map[[32]byte]uint64 // SHA-256 of access tokens issued as DPoP -> when recorded (seq)
+	seq    uint64              // the number of MarkBound calls
 	now    func() time.Time
 }
 
@@ -44,7 +45,7 @@ func NewDPoP(key crypto.Signer) (*DPoP, error) {
 	if err != nil {
 		return nil, fmt.Errorf("DPoP key: %w", err)
 	}
-	return &DPoP{key: key, jwk: jwk, jkt: jkt, nonces: map[string]string{}, bound: map[[32]byte]bool{}, now: time.Now}, nil
+	return &DPoP{key: key, jwk: jwk, jkt: jkt, nonces: map[string]string{}, bound: map[[32]byte]uint64{}, now: time.Now}, nil
 }
 
 // Thumbprint returns the JWK SHA-256 thumbprint of the key (RFC 7638),
@@ -92,16 +93,33 @@ func (d *DPoP) Bound(token string) bool {
 	sum := sha256.Sum256([]byte(token))
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.bound[sum]
+	_, ok := d.bound[sum]
+	return ok
 }
 
+// maxBound bounds the access tokens a DPoP records as bound: a token
+// refreshed away is never used again, and a web service refreshes the
+// tokens of all its users, for as long as it runs.
+const maxBound = 1 << 14
+
 // MarkBound records token as bound to the key (a token response said
-// token_type DPoP).
+// token_type DPoP), or records it again: past maxBound tokens, only
+// those recorded last are kept (the older half is forgotten), so a caller
+// that sends many tokens for long records each again when it sends it.
 func (d *DPoP) MarkBound(token string) {
 	sum := sha256.Sum256([]byte(token))
 	d.mu.Lock()
-	d.bound[sum] = true
-	d.mu.Unlock()
+	defer d.mu.Unlock()
+	d.seq++
+	d.bound[sum] = d.seq
+	if len(d.bound) <= maxBound {
+		return
+	}
+	for k, at := range d.bound {
+		if d.seq-at >= maxBound/2 {
+			delete(d.bound, k)
+		}
+	}
 }
 
 // ParseDPoPNonce checks a DPoP-Nonce header value: one or more NQCHAR

@@ -35,6 +35,11 @@ type Updater interface {
 // was read (possible only when the lock was lost).
 var ErrTokenChanged = errors.New("the stored token changed during the update")
 
+// errBoundElsewhere is the failure of a refresh whose stored token another
+// process signed in bound to another DPoP key (a public client's, which
+// this key cannot refresh): its principal signs in again.
+var errBoundElsewhere = errors.New("the stored token is bound to another DPoP key and cannot be refreshed with this one")
+
 // sharedRefreshTimeout bounds one refresh through an Updater: waiting for
 // the lock, reading, the refresh request and the save.
 const sharedRefreshTimeout = 30 * time.Second
@@ -122,7 +127,7 @@ func (r *sharedRefresher) refresh() (*oauth2.Token, error) {
 		if fresh && cur.Token.AccessToken != r.last.AccessToken {
 			t := cur.usable(r.dpop)
 			if t == nil {
-				return nil, errors.New("the stored token is bound to another DPoP key and cannot be refreshed with this one")
+				return nil, errBoundElsewhere
 			}
 			if t.Valid() {
 				out = t // refreshed by another process

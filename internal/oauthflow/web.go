@@ -131,13 +131,15 @@ func signInsKey(resource, principal string) string {
 // Web signs in many principals to MCP servers through a web service's
 // redirect, and holds their tokens. It is safe for concurrent use.
 type Web struct {
-	cfg   WebConfig
-	box   *sealed.Box
-	hc    *http.Client
-	log   *slog.Logger
-	store Store
-	bg    *background
-	dpop  *DPoP // nil: bearer tokens
+	cfg WebConfig
+	box *sealed.Box
+	// stateAD is what the states are sealed under (stateBinding).
+	stateAD string
+	hc      *http.Client
+	log     *slog.Logger
+	store   Store
+	bg      *background
+	dpop    *DPoP // nil: bearer tokens
 
 	mu      sync.Mutex
 	sources map[string]*webSource // by token key
@@ -168,7 +170,7 @@ func NewWeb(cfg WebConfig) (*Web, error) {
 	if cfg.Principal == nil {
 		cfg.Principal = func(context.Context) string { return "" }
 	}
-	w := &Web{cfg: cfg, box: box, hc: cfg.HTTPClient, log: cfg.Logger, store: cfg.Store, bg: newBackground(),
+	w := &Web{cfg: cfg, box: box, stateAD: stateBinding(cfg), hc: cfg.HTTPClient, log: cfg.Logger, store: cfg.Store, bg: newBackground(),
 		sources: make(map[string]*webSource), used: make(map[string]time.Time)}
 	if w.hc == nil {
 		w.hc = http.DefaultClient
@@ -348,11 +350,17 @@ func (rt *webTransport) send(req *http.Request, key string, src *webSource) (*ht
 		var re *oauth2.RetrieveError
 		switch {
 		case err == nil:
+			if d := rt.t.w.dpop; d != nil && strings.EqualFold(tok.Type(), "DPoP") {
+				// Recorded again at each use: the DPoP forgets the
+				// tokens recorded longest ago, and a source lives on.
+				d.MarkBound(tok.AccessToken)
+			}
 			out = req.Clone(req.Context())
 			out.Header.Set("Authorization", "Bearer "+tok.AccessToken)
 			sent = tok.AccessToken
-		case errors.As(err, &re) && re.ErrorCode == "invalid_grant":
-			// The refresh token is no good: the principal signs in again.
+		case errors.As(err, &re) && re.ErrorCode == "invalid_grant", errors.Is(err, errBoundElsewhere):
+			// The refresh token is no good, or not this key's: the
+			// principal signs in again.
 			rt.t.w.forget(key, src)
 		default:
 			closeReqBody(req)
@@ -414,7 +422,8 @@ func tokenEndpointOf(re *oauth2.RetrieveError) string {
 // scopes the challenges (or the protected resource metadata) name, those
 // granted before (prev) and WebConfig.Scopes; the state sealed. A server
 // whose metadata names an authorization server other than the issuer gets
-// nothing.
+// nothing, nor does a sign-in whose state would be longer than Complete
+// takes (maxStateLen).
 func (t *WebTarget) authURL(ctx context.Context, principal string, cs []oauthex.Challenge, prev []string) (string, error) {
 	w := t.w
 	audience := t.resource
@@ -447,6 +456,11 @@ func (t *WebTarget) authURL(ctx context.Context, principal string, cs []oauthex.
 		Principal: principal, Resource: t.resource, Audience: audience, Verifier: verifier,
 		Nonce: rand.Text(), Expires: time.Now().Add(w.cfg.StateTTL).UnixMilli(), Scopes: scopes,
 	})
+	if len(state) > maxStateLen {
+		// Complete would refuse it: the user would sign in for nothing.
+		return "", fmt.Errorf("the sign-in's state would be too long (%d bytes, at most %d: a principal of %d bytes, %d scopes); no sign-in was started",
+			len(state), maxStateLen, len(principal), len(scopes))
+	}
 	oc := &oauth2.Config{ClientID: w.cfg.ClientID, Endpoint: oauth2.Endpoint{AuthURL: as.AuthorizationEndpoint},
 		RedirectURL: w.cfg.RedirectURL, Scopes: scopes}
 	return oc.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", audience)), nil
@@ -620,7 +634,8 @@ var errStateUsed = errors.New("this sign-in has already been completed (a state 
 // consume records that st is used, and fails if it was used before: in
 // this process, and in the store for the other replicas (under
 // signInsKey, as a list of the states used and not yet expired; with an
-// Updater, atomically).
+// Updater, atomically). A state the store could not record stays unused,
+// here too: its callback may be presented again once the store is back.
 func (w *Web) consume(ctx context.Context, st *webState) error {
 	now := time.Now()
 	w.mu.Lock()
@@ -636,6 +651,14 @@ func (w *Web) consume(ctx context.Context, st *webState) error {
 	w.used[st.Nonce] = time.UnixMilli(st.Expires)
 	w.mu.Unlock()
 
+	recorded := false
+	defer func() {
+		if !recorded { // the state is not used: it may be presented again
+			w.mu.Lock()
+			delete(w.used, st.Nonce)
+			w.mu.Unlock()
+		}
+	}()
 	key := signInsKey(st.Resource, st.Principal)
 	mark := func(cur *StoredToken) (*StoredToken, error) {
 		var keep []string
@@ -651,17 +674,21 @@ func (w *Web) consume(ctx context.Context, st *webState) error {
 			}
 		}
 		// The record is a StoredToken with no token and no token
-		// endpoint, which no sign-in takes for a token.
-		return &StoredToken{Token: &oauth2.Token{}, Scopes: append(keep, st.Nonce+" "+time.UnixMilli(st.Expires).UTC().Format(time.RFC3339))}, nil
+		// endpoint, which no sign-in takes for a token. Each expiry is
+		// kept to the millisecond (RFC 3339 with its fraction, which
+		// time.Parse reads): a state stays recorded as long as it opens.
+		return &StoredToken{Token: &oauth2.Token{}, Scopes: append(keep, st.Nonce+" "+time.UnixMilli(st.Expires).UTC().Format(time.RFC3339Nano))}, nil
 	}
 	if u, ok := w.store.(Updater); ok {
 		err := u.Update(ctx, key, func(_ context.Context, cur *StoredToken) (*StoredToken, error) { return mark(cur) })
 		if errors.Is(err, errStateUsed) {
+			recorded = true // by another replica
 			return errStateUsed
 		}
 		if err != nil {
 			return fmt.Errorf("recording the sign-in in the token store: %w", err)
 		}
+		recorded = true
 		return nil
 	}
 	cur, err := w.store.Load(ctx, key)
@@ -670,10 +697,12 @@ func (w *Web) consume(ctx context.Context, st *webState) error {
 	}
 	next, err := mark(cur)
 	if err != nil {
+		recorded = true // by another replica
 		return err
 	}
 	if err := w.store.Save(ctx, key, next); err != nil {
 		return fmt.Errorf("recording the sign-in in the token store: %w", err)
 	}
+	recorded = true
 	return nil
 }

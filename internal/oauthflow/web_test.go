@@ -105,3 +105,108 @@ func TestSourcesBounded(t *testing.T) {
 		t.Errorf("%d token sources in memory; want at most 3", n)
 	}
 }
+
+// TestConsumeUntilExpiry: a used state stays in the store's record until
+// the very millisecond it expires, not to the second before: a replica
+// that prunes the record (another sign-in of the same user) in the last
+// second of a state does not let a third replica take it again.
+func TestConsumeUntilExpiry(t *testing.T) {
+	for name, store := range map[string]Store{"Store": NewMemoryStore(), "Updater": &lockedStore{Store: NewMemoryStore()}} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			newWeb := func() *Web {
+				w, err := NewWeb(WebConfig{ClientID: "c", Issuer: "https://as.example", RedirectURL: "https://app.example/cb",
+					StateKey: []byte("0123456789abcdef"), Store: store})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return w
+			}
+			st := func(nonce string, exp int64) *webState {
+				return &webState{Principal: "alice", Resource: "https://mcp.example/mcp", Nonce: nonce, Expires: exp}
+			}
+			// A state expiring at the end of this second, with at least
+			// half a second to go.
+			now := time.Now()
+			for i := 0; i < 100 && now.Nanosecond() >= 500*int(time.Millisecond); i++ {
+				time.Sleep(10 * time.Millisecond)
+				now = time.Now()
+			}
+			exp := now.Truncate(time.Second).Add(999 * time.Millisecond).UnixMilli()
+			if err := newWeb().consume(ctx, st("n1", exp)); err != nil {
+				t.Fatal(err)
+			}
+			if err := newWeb().consume(ctx, st("n2", time.Now().Add(time.Hour).UnixMilli())); err != nil {
+				t.Fatal(err)
+			}
+			err := newWeb().consume(ctx, st("n1", exp))
+			if time.Now().UnixMilli() < exp && !errors.Is(err, errStateUsed) {
+				t.Errorf("n1 again on a third replica before it expired: %v; want it refused", err)
+			}
+		})
+	}
+}
+
+// failingStore fails its next fails writes.
+type failingStore struct {
+	lockedStore
+	fails int
+}
+
+func (s *failingStore) Update(ctx context.Context, key string, fn func(context.Context, *StoredToken) (*StoredToken, error)) error {
+	s.mu.Lock()
+	if s.fails > 0 {
+		s.fails--
+		s.mu.Unlock()
+		return errors.New("store down")
+	}
+	s.mu.Unlock()
+	return s.lockedStore.Update(ctx, key, fn)
+}
+
+func (s *failingStore) Save(ctx context.Context, key string, st *StoredToken) error {
+	s.mu.Lock()
+	if s.fails > 0 {
+		s.fails--
+		s.mu.Unlock()
+		return errors.New("store down")
+	}
+	s.mu.Unlock()
+	return s.lockedStore.Save(ctx, key, st)
+}
+
+// TestConsumeStoreFails: a state the store could not record as used is
+// not used: the same callback, once the store is back, completes on the
+// replica that saw the failure (the code was never sent), and only once,
+// on any replica.
+func TestConsumeStoreFails(t *testing.T) {
+	ctx := context.Background()
+	for name, updater := range map[string]bool{"Store": false, "Updater": true} {
+		t.Run(name, func(t *testing.T) {
+			fs := &failingStore{lockedStore: lockedStore{Store: NewMemoryStore()}, fails: 1}
+			var store Store = fs
+			if !updater {
+				store = struct{ Store }{fs} // Load and Save only
+			}
+			newWeb := func() *Web {
+				w, err := NewWeb(WebConfig{ClientID: "c", Issuer: "https://as.example", RedirectURL: "https://app.example/cb",
+					StateKey: []byte("0123456789abcdef"), Store: store})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return w
+			}
+			a, b := newWeb(), newWeb()
+			st := &webState{Principal: "alice", Resource: "https://mcp.example/mcp", Nonce: "n1", Expires: time.Now().Add(time.Hour).UnixMilli()}
+			if err := a.consume(ctx, st); err == nil || errors.Is(err, errStateUsed) {
+				t.Fatalf("with the store down: %v; want the store's error", err)
+			}
+			if err := a.consume(ctx, st); err != nil {
+				t.Errorf("the same state, the store back, on the same replica: %v", err)
+			}
+			if err := b.consume(ctx, st); !errors.Is(err, errStateUsed) {
+				t.Errorf("then on another replica: %v; want it refused", err)
+			}
+		})
+	}
+}

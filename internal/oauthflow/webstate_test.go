@@ -1,9 +1,12 @@
 package oauthflow
 
 import (
+	"context"
 	"encoding/base64"
+	"net/url"
 	"strings"
 	"testing"
+	"time"
 )
 
 func testWeb(t testing.TB, key string) *Web {
@@ -66,5 +69,60 @@ func TestOpenState(t *testing.T) {
 	}
 	if _, err := w.openState("not base64!"); err == nil {
 		t.Error("a state that is not base64url opened")
+	}
+}
+
+// TestStateBoundToClient: a state opens only in a Web of the same issuer,
+// client and redirect URL, whatever key they share (a trailing slash of
+// the issuer aside).
+func TestStateBoundToClient(t *testing.T) {
+	key := []byte("0123456789abcdef0123456789abcdef")
+	base := WebConfig{ClientID: "c", Issuer: "https://as.example", RedirectURL: "https://app.example/cb", StateKey: key}
+	w, err := NewWeb(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := w.sealState(&webState{Principal: "alice", Resource: "https://mcp.example/mcp", Verifier: "v", Nonce: "n", Expires: 42})
+	for _, tc := range []struct {
+		change func(*WebConfig)
+		opens  bool
+	}{
+		{func(c *WebConfig) {}, true},
+		{func(c *WebConfig) { c.Issuer += "/" }, true},
+		{func(c *WebConfig) { c.Issuer = "https://other-as.example" }, false},
+		{func(c *WebConfig) { c.ClientID = "d" }, false},
+		{func(c *WebConfig) { c.RedirectURL = "https://app.example/other" }, false},
+	} {
+		cfg := base
+		tc.change(&cfg)
+		other, err := NewWeb(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := other.openState(raw); (err == nil) != tc.opens {
+			t.Errorf("%s %s %s: opened %v; want %v", cfg.Issuer, cfg.ClientID, cfg.RedirectURL, err == nil, tc.opens)
+		}
+	}
+}
+
+// TestStatePrincipalExact: the state carries its principal byte for byte:
+// a principal that is not valid UTF-8 completes its own sign-in, and the
+// principal JSON would turn it into (its bytes replaced by U+FFFD) does not.
+func TestStatePrincipalExact(t *testing.T) {
+	w := testWeb(t, "0123456789abcdef0123456789abcdef")
+	raw := w.sealState(&webState{Principal: "al\xffice", Resource: "https://mcp.example/mcp", Verifier: "v", Nonce: "n",
+		Expires: time.Now().Add(time.Hour).UnixMilli()})
+	st, err := w.openState(raw)
+	if err != nil || st.Principal != "al\xffice" {
+		t.Fatalf("opened %q, %v; want the principal al\\xffice", st.Principal, err)
+	}
+	// No code: Complete stops after the principal's check, before any
+	// request.
+	q := url.Values{"state": {raw}}
+	if _, err := w.Complete(context.Background(), "al\uFFFDice", q); err == nil || !strings.Contains(err.Error(), "another user") {
+		t.Errorf("another principal completing al\\xffice's sign-in: %v; want it refused as another user's", err)
+	}
+	if _, err := w.Complete(context.Background(), "al\xffice", q); err == nil || !strings.Contains(err.Error(), "without a code") {
+		t.Errorf("al\\xffice completing its own sign-in (without a code): %v; want past the principal's check", err)
 	}
 }
