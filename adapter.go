@@ -60,6 +60,7 @@ type Options struct {
 	// ServerTransform. An entry's settings replace those of the server's
 	// config entry, tool by tool. Tools applies them before any binding
 	// sees the tools; calls still reach the server with its own names.
+	// New checks and copies them: changing them afterwards has no effect.
 	Transforms map[string]*ServerTransform
 
 	// RequireTools makes a server that offers no tools (it lists none, or

@@ -1,6 +1,7 @@
 package mcpadapter
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -36,7 +37,11 @@ const (
 // gets its own names and the arguments it expects.
 //
 // It is the "prefix", "description" and "tools" members of a server in an
-// mcpServers config, or an entry of Options.Transforms.
+// mcpServers config, or an entry of Options.Transforms. It is checked and
+// copied when the Group (a config's entry) or the Adapter
+// (Options.Transforms) is made: changing a ServerTransform, or a
+// ToolTransform or ArgTransform in it, afterwards has no effect; make a
+// new Adapter for other transforms.
 type ServerTransform struct {
 	// Prefix starts the names of the server's tools instead of the
 	// server's name ("kb" gives kb_search), and is used whatever
@@ -243,12 +248,13 @@ func adapterShapes(g *Group, transforms map[string]*ServerTransform) (map[*Clien
 	return out, nil
 }
 
-// planArgs gives argplan the argument transforms as plain values.
+// planArgs gives argplan the argument transforms as plain values, copied.
 func planArgs(in map[string]*ArgTransform) map[string]*argplan.Arg {
 	out := make(map[string]*argplan.Arg, len(in))
 	for name, a := range in {
 		if a != nil {
-			out[name] = &argplan.Arg{Name: a.Name, Description: a.Description, Default: a.Default, Hide: a.Hide}
+			// A copy of Default: the caller's bytes may change after New.
+			out[name] = &argplan.Arg{Name: a.Name, Description: a.Description, Default: bytes.Clone(a.Default), Hide: a.Hide}
 		}
 	}
 	return out

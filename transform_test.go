@@ -240,3 +240,42 @@ func TestTransformErrors(t *testing.T) {
 		}
 	})
 }
+
+// TestTransformsReadAtNew: New reads Options.Transforms once; a transform
+// changed afterwards (a tool's name or timeout, an argument's default,
+// even in place, a tool transform added) changes nothing the model sees
+// or the server gets.
+func TestTransformsReadAtNew(t *testing.T) {
+	ctx := testCtx(t)
+	srv, st := testserver.NewWithState(testserver.Options{})
+	url := testserver.ServeStreamable(t, srv, testserver.Stateless())
+	cfg := parseConfig(t, `{"mcpServers": {"math": {"url": "${URL}"}}}`, map[string]string{"URL": url})
+	def := json.RawMessage(`5`)
+	add := &mcpadapter.ToolTransform{Name: "plus", Arguments: map[string]*mcpadapter.ArgTransform{"a": {Default: def}}}
+	sht := &mcpadapter.ServerTransform{Description: "Math.", Tools: map[string]*mcpadapter.ToolTransform{"add": add}}
+	a, err := mcpadapter.New(cfg, &mcpadapter.Options{Transforms: map[string]*mcpadapter.ServerTransform{"math": sht}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	add.Name, add.Timeout, add.Disabled = "not a name!", -1, true
+	add.Arguments["a"].Name = "renamed"
+	def[0] = '9'
+	sht.Description = "Changed."
+	sht.Tools["echo"] = &mcpadapter.ToolTransform{Name: "shout"}
+
+	tools := toolMap(t, ctx, a)
+	plus := tools["plus"]
+	if plus == nil || tools["echo"] == nil || tools["shout"] != nil {
+		t.Fatalf("tools %v: want plus and echo as given to New", keys(tools))
+	}
+	if !strings.HasPrefix(plus.Description, "Math. ") {
+		t.Errorf("plus: description %q", plus.Description)
+	}
+	if props, _ := schemaOf(t, plus); props["a"]["default"] != 5.0 || props["renamed"] != nil {
+		t.Errorf("plus: schema %s", plus.InputSchema)
+	}
+	if got := mustCall(t, ctx, plus, `{"b":1}`).Text(); got != "6" || !bytes.Equal(st.LastArguments("add"), []byte(`{"b":1,"a":5}`)) {
+		t.Errorf("plus: %q, the server got %s", got, st.LastArguments("add"))
+	}
+}

@@ -37,5 +37,9 @@
 //
 // What it does not do: it does not reconnect. A connection whose process
 // has ended stays ended; starting a new one (and deciding when to) is the
-// caller's business, as are naming the server in errors and logging.
+// caller's business, as are naming the server in errors and the logger
+// LogSkip writes to.
+//
+// It imports go-sdk's jsonrpc and mcp packages, internal/jsonscan and the
+// standard library only; never the root package.
 package stdio
