@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -382,6 +383,29 @@ func (e *Engine) Retire() {
 	}
 	e.mu.Unlock()
 	for _, s := range idle {
+		go s.close(s.grace)
+	}
+}
+
+// expire forgets s, a session the server ended, if it is current, and
+// closes it once its requests in flight have ended (at most CloseGrace
+// after the last one was cancelled by Close, as Retire does).
+func (e *Engine) expire(s *Session) {
+	e.mu.Lock()
+	if sl := s.slot; sl != nil && sl.cur == s {
+		sl.cur = nil
+		sl.lost = true
+	}
+	if s.retired.Swap(true) {
+		e.mu.Unlock()
+		return
+	}
+	s.grace = e.cfg.CloseGrace
+	e.retiring = slices.DeleteFunc(e.retiring, (*Session).ended)
+	e.retiring = append(e.retiring, s)
+	idle := s.inflight.Load() == 0
+	e.mu.Unlock()
+	if idle {
 		go s.close(s.grace)
 	}
 }

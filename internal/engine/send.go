@@ -73,8 +73,13 @@ func (e *Engine) failed(ctx context.Context, s *Session, r Request, err error, g
 		return false, e.TransportError(s, r.Op, r.Tool, cause)
 	}
 	if s.life.Err() != nil {
-		// Another request found the connection dead and closed it: say
-		// how the server ended, when we know.
+		// Another request found the connection dead and closed it. A
+		// request that certainly never reached the server (its own POST
+		// answered 404: the session had expired) goes again on a new one.
+		if neverSent(err, got404) {
+			return true, e.TransportError(s, r.Op, r.Tool, err)
+		}
+		// Otherwise say how the server ended, when we know.
 		if s.stdio != nil {
 			if rerr := s.stdio.ReadError(); rerr != nil {
 				return false, e.TransportError(s, r.Op, r.Tool, rerr)
@@ -88,7 +93,14 @@ func (e *Engine) failed(ctx context.Context, s *Session, r Request, err error, g
 	notSent := neverSent(err, got404)
 	// A write that failed on a stdio pipe means the process is gone.
 	lost := s.ended() || (notSent && s.stdio != nil) || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing)
-	if lost {
+	gone := errors.Is(err, mcp.ErrSessionMissing) || (s.ended() && errors.Is(s.err, mcp.ErrSessionMissing))
+	switch {
+	case lost && gone && s.stdio == nil:
+		// The server ended the session: the requests in flight on it get
+		// their own answers (a 404 proves one was not run, and it goes
+		// again), rather than being cancelled by this one's news.
+		e.expire(s)
+	case lost:
 		e.drop(s)
 	}
 	return notSent, e.TransportError(s, r.Op, r.Tool, err)
@@ -104,5 +116,5 @@ func neverSent(err error, got404 bool) bool {
 	expired := errors.Is(err, mcp.ErrSessionMissing) && got404
 	// A call handed over by the fast path was sent whatever go-sdk says.
 	var delivered *deliveredError
-	return (sdkerr.WasNotSent(err) && !errors.As(err, &delivered)) || expired
+	return (sdkerr.WasNotSent(err) && !errors.As(err, &delivered)) || expired || errors.Is(err, errClosedBeforeSend)
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -138,10 +139,19 @@ func (s *Session) close(grace time.Duration) error {
 	return s.closeErr
 }
 
+// errClosedBeforeSend fails a request whose session was closed before
+// the request was given to it.
+var errClosedBeforeSend = errors.New("the connection was closed before the request was sent")
+
 // run calls fn with a context that also ends when the session is closed.
 func (s *Session) run(ctx context.Context, fn func(context.Context, *Session) error) error {
 	s.inflight.Add(1)
 	defer s.doneRequest()
+	if s.life.Err() != nil {
+		// Closed since the request took it (the server ended it): nothing
+		// was sent, and the request goes on a new one.
+		return errClosedBeforeSend
+	}
 	ctx, cancel := context.WithCancel(wire.WithObserver(ctx, s.slot.obs))
 	defer cancel()
 	stop := context.AfterFunc(s.life, cancel)
