@@ -461,6 +461,7 @@ func (g *Gateway) replay(r *http.Request, id string, rec *sessionRecord) error {
 	rw := &replayWriter{header: http.Header{}}
 	g.makeSession(rw, g.replayRequest(ctx, r, "", "", init), id)
 	if rw.status != http.StatusOK || rw.header.Get("Mcp-Session-Id") != id {
+		g.dropUnheld(id)
 		return fmt.Errorf("the replayed initialize was answered %d: %s", rw.status, strings.TrimSpace(rw.body.String()))
 	}
 	steps := []string{`{"jsonrpc":"2.0","method":"notifications/initialized"}`}
@@ -471,6 +472,7 @@ func (g *Gateway) replay(r *http.Request, id string, rec *sessionRecord) error {
 		steps = append(steps, subStep("resources/subscribe", i, uri))
 	}
 	if err := g.replaySteps(r, id, rec.Version, steps); err != nil {
+		g.dropUnheld(id) // the next request makes it again, from the start
 		return err
 	}
 	for ss := range g.server.Sessions() {
@@ -480,6 +482,17 @@ func (g *Gateway) replay(r *http.Request, id string, rec *sessionRecord) error {
 		}
 	}
 	return errors.New("the replayed session ended at once")
+}
+
+// dropUnheld closes the sessions with id that this replica does not
+// hold: one a replay began and could not finish.
+func (g *Gateway) dropUnheld(id string) {
+	held := g.shared.held(id)
+	for ss := range g.server.Sessions() {
+		if ss.ID() == id && ss != held {
+			_ = ss.Close()
+		}
+	}
 }
 
 // replaySteps sends the requests steps to session id as its client would.
