@@ -75,8 +75,8 @@ type SessionStore interface {
 // sessionRecord is what the store keeps of a session.
 type sessionRecord struct {
 	Principal string          `json:"principal"`
-	Version   string          `json:"version"`
-	Init      json.RawMessage `json:"init"` // the client's initialize params
+	Version   string          `json:"version"` // the protocol version the session speaks
+	Init      json.RawMessage `json:"init"`    // the client's initialize params
 	Level     string          `json:"level,omitempty"`
 	Subs      []string        `json:"subs,omitempty"` // subscribed resource URIs
 	Touched   time.Time       `json:"touched"`
@@ -554,8 +554,10 @@ func (w *replayWriter) Write(b []byte) (int, error) {
 func (w *replayWriter) Flush() {}
 
 // recordSession records a session that answered its initialize request
-// here (not a replay), so that other replicas can serve it.
-func (g *Gateway) recordSession(ctx context.Context, req mcp.Request, ss *mcp.ServerSession, params *mcp.InitializeParams) error {
+// here (not a replay), so that other replicas can serve it; version is
+// the protocol version the session speaks (the one the gateway answered,
+// which the client's later requests carry).
+func (g *Gateway) recordSession(ctx context.Context, req mcp.Request, ss *mcp.ServerSession, params *mcp.InitializeParams, version string) error {
 	s := g.shared
 	if s == nil || ss == nil || ss.ID() == "" {
 		return nil
@@ -567,7 +569,7 @@ func (g *Gateway) recordSession(ctx context.Context, req mcp.Request, ss *mcp.Se
 	if err != nil {
 		return err
 	}
-	rec := &sessionRecord{Principal: PrincipalFrom(ctx), Version: params.ProtocolVersion, Init: init}
+	rec := &sessionRecord{Principal: PrincipalFrom(ctx), Version: version, Init: init}
 	if err := s.save(ctx, ss.ID(), rec); err != nil {
 		return err
 	}
