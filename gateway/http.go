@@ -104,7 +104,11 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Header.Get("Mcp-Session-Id") != "":
 		g.serveShared(w, r, r.Header.Get("Mcp-Session-Id"))
 	case r.Method == http.MethodPost:
-		g.makeSession(w, r, rand.Text())
+		id := rand.Text()
+		g.makeSession(w, r, id)
+		// A session whose initialize was refused (its record could not
+		// be saved) is not held: it ends here.
+		g.dropUnheld(id)
 	default:
 		g.stateful.ServeHTTP(w, r) // go-sdk says what is missing
 	}

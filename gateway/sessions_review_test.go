@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -70,5 +71,42 @@ func TestSharedSessionsFailedRemakeLeavesNothing(t *testing.T) {
 	}
 	if n := sessionsWithID(rs[0].g, id); n != 0 {
 		t.Errorf("%d sessions with the id were left behind, want 0", n)
+	}
+}
+
+// saveFailingStore is a MemorySessionStore whose saves can fail.
+type saveFailingStore struct {
+	MemorySessionStore
+	failSave atomic.Bool
+}
+
+func (s *saveFailingStore) SaveSession(ctx context.Context, id string, rec []byte, ttl time.Duration) error {
+	if s.failSave.Load() {
+		return errStoreDown
+	}
+	return s.MemorySessionStore.SaveSession(ctx, id, rec, ttl)
+}
+
+// TestSharedSessionsUnrecordedEnds: a session whose record cannot be
+// saved is refused, and go-sdk's handler does not keep it.
+func TestSharedSessionsUnrecordedEnds(t *testing.T) {
+	t.Parallel()
+	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Era: testserver.Legacy}))
+	store := &saveFailingStore{}
+	rs := startReplicas(t, 1, store, up.URL)
+	ctx := testCtx(t, 30*time.Second)
+	store.failSave.Store(true)
+	for i := range 3 {
+		code, _, body := rawPost(t, ctx, rs[0].ts.URL+"/mcp", "alice", "", "", initBody)
+		if code == http.StatusOK && !strings.Contains(body, `"error"`) {
+			t.Fatalf("initialize %d with the store down: %d %s", i, code, body)
+		}
+	}
+	n := 0
+	for range rs[0].g.server.Sessions() {
+		n++
+	}
+	if n != 0 {
+		t.Errorf("%d sessions kept after their initialize was refused, want 0", n)
 	}
 }
