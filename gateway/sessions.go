@@ -112,6 +112,7 @@ type sharedSessions struct {
 	mu     sync.Mutex
 	local  map[string]*heldSession  // sessions this replica holds
 	making map[string]chan struct{} // sessions being made again here
+	closed bool                     // the gateway is closing: nothing more is held
 }
 
 // heldSession is a shared session this replica holds, with the changes
@@ -219,13 +220,19 @@ func (s *sharedSessions) held(id string) *mcp.ServerSession {
 
 // hold records ss as held here, with rec applied to it, until it ends;
 // the goroutine waiting for its end is owned by the session, which
-// Gateway.Close closes.
-func (s *sharedSessions) hold(ss *mcp.ServerSession, rec *sessionRecord, wg *sync.WaitGroup) {
+// Gateway.Close closes. Once the gateway is closing (shut), ss is closed
+// instead, and hold reports false.
+func (s *sharedSessions) hold(ss *mcp.ServerSession, rec *sessionRecord, wg *sync.WaitGroup) bool {
 	id := ss.ID()
 	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		_ = ss.Close()
+		return false
+	}
 	if h := s.local[id]; h != nil && h.ss == ss {
 		s.mu.Unlock()
-		return
+		return true
 	}
 	s.local[id] = &heldSession{ss: ss, level: rec.Level, subs: slices.Clone(rec.Subs)}
 	s.mu.Unlock()
@@ -237,6 +244,15 @@ func (s *sharedSessions) hold(ss *mcp.ServerSession, rec *sessionRecord, wg *syn
 		}
 		s.mu.Unlock()
 	})
+	return true
+}
+
+// shut makes hold refuse sessions from now on: Gateway.Close calls it
+// before it closes the sessions and waits for their ends.
+func (s *sharedSessions) shut() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
 }
 
 // applied records that a change was applied to session id here.
@@ -409,6 +425,9 @@ func (g *Gateway) serveShared(w http.ResponseWriter, r *http.Request, id string)
 // requests of it come at once.
 func (g *Gateway) remake(r *http.Request, id string, rec *sessionRecord) error {
 	s := g.shared
+	if g.draining.Load() {
+		return errors.New("the gateway is shutting down")
+	}
 	for {
 		s.mu.Lock()
 		if s.local[id] != nil {
@@ -477,7 +496,9 @@ func (g *Gateway) replay(r *http.Request, id string, rec *sessionRecord) error {
 	}
 	for ss := range g.server.Sessions() {
 		if ss.ID() == id {
-			g.shared.hold(ss, rec, &g.sessWG)
+			if !g.shared.hold(ss, rec, &g.sessWG) {
+				return errClosed
+			}
 			return nil
 		}
 	}
@@ -573,7 +594,9 @@ func (g *Gateway) recordSession(ctx context.Context, req mcp.Request, ss *mcp.Se
 	if err := s.save(ctx, ss.ID(), rec); err != nil {
 		return err
 	}
-	s.hold(ss, rec, &g.sessWG)
+	if !s.hold(ss, rec, &g.sessWG) {
+		return errClosed
+	}
 	return nil
 }
 

@@ -110,3 +110,24 @@ func TestSharedSessionsUnrecordedEnds(t *testing.T) {
 		t.Errorf("%d sessions kept after their initialize was refused, want 0", n)
 	}
 }
+
+// TestSharedSessionsNotRemadeAfterClose: a replica that is closed makes
+// no session again (none would be closed, and Close's wait for them is
+// over).
+func TestSharedSessionsNotRemadeAfterClose(t *testing.T) {
+	t.Parallel()
+	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Era: testserver.Legacy}))
+	rs := startReplicas(t, 2, &MemorySessionStore{}, up.URL)
+	ctx := testCtx(t, 30*time.Second)
+	cs := bearerClient(t, rs[0].ts.URL+"/mcp", "alice")
+	if err := rs[1].g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	code, _, body := rawPost(t, ctx, rs[1].ts.URL+"/mcp", "alice", cs.ID(), v1125, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	if code == http.StatusOK {
+		t.Errorf("a closed replica served a session: %d %s", code, body)
+	}
+	if n := sessionsWithID(rs[1].g, cs.ID()); n != 0 {
+		t.Errorf("a closed replica made the session again (%d)", n)
+	}
+}
