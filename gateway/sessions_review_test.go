@@ -1,15 +1,20 @@
+//lint:file-ignore SA1019 handshake-era clients set their log level, which the session carries
+
 package gateway
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // rawPost sends body to url as token, in session id (if any) with the
@@ -129,5 +134,147 @@ func TestSharedSessionsNotRemadeAfterClose(t *testing.T) {
 	}
 	if n := sessionsWithID(rs[1].g, cs.ID()); n != 0 {
 		t.Errorf("a closed replica made the session again (%d)", n)
+	}
+}
+
+// TestSharedSessionsGateStorm: on one replica at once, new sessions,
+// sessions made again from their records, and requests go-sdk refuses
+// before it asks for a session id (bad Content-Type, Accept or protocol
+// version, a client that goes away): every session gets its own id, a
+// session made again gets its own, and the gate is free afterwards.
+func TestSharedSessionsGateStorm(t *testing.T) {
+	t.Parallel()
+	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Era: testserver.Legacy}))
+	rs := startReplicas(t, 2, &MemorySessionStore{}, up.URL)
+	ctx := testCtx(t, 60*time.Second)
+	url := rs[1].ts.URL + "/mcp"
+	init := func(name string) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"` + name + `","version":"1"}}}`
+	}
+	// Sessions made on replica 0, to be made again on replica 1.
+	var old []string
+	oldName := map[string]string{}
+	for i := range 8 {
+		name := fmt.Sprintf("old%d", i)
+		code, id, body := rawPost(t, ctx, rs[0].ts.URL+"/mcp", "alice", "", "", init(name))
+		if code != http.StatusOK || id == "" {
+			t.Fatalf("initialize: %d %s", code, body)
+		}
+		rawPost(t, ctx, rs[0].ts.URL+"/mcp", "alice", id, v1125, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		old = append(old, id)
+		oldName[id] = name
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	newName := map[string]string{}
+	for i := range 16 {
+		wg.Go(func() {
+			name := fmt.Sprintf("new%d", i)
+			code, id, body := rawPost(t, ctx, url, "alice", "", "", init(name))
+			if code != http.StatusOK || id == "" {
+				t.Errorf("initialize %s: %d %s", name, code, body)
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if prev, dup := newName[id]; dup {
+				t.Errorf("sessions %s and %s got one id", prev, name)
+			}
+			newName[id] = name
+		})
+	}
+	for _, id := range old {
+		wg.Go(func() {
+			if code, _, body := rawPost(t, ctx, url, "alice", id, v1125, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); code != http.StatusOK {
+				t.Errorf("remade session: %d %s", code, body)
+			}
+		})
+	}
+	refused := func(mut func(*http.Request)) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(init("refused")))
+		req.Header.Set("Authorization", "Bearer alice")
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		mut(req)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			t.Errorf("a request go-sdk should refuse was answered 200")
+		}
+	}
+	for range 8 {
+		wg.Go(func() { refused(func(r *http.Request) { r.Header.Set("Content-Type", "text/plain") }) })
+		wg.Go(func() { refused(func(r *http.Request) { r.Header.Set("Accept", "text/html") }) })
+		wg.Go(func() { refused(func(r *http.Request) { r.Header.Set("Mcp-Protocol-Version", "1999-01-01") }) })
+		wg.Go(func() {
+			gone, cancel := context.WithCancel(ctx)
+			req, _ := http.NewRequestWithContext(gone, http.MethodPost, url, strings.NewReader(init("gone")))
+			req.Header.Set("Authorization", "Bearer alice")
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			time.AfterFunc(time.Millisecond, cancel)
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+			}
+			cancel()
+		})
+	}
+	wg.Wait()
+	ids := map[string]int{}
+	for ss := range rs[1].g.server.Sessions() {
+		ids[ss.ID()]++
+		want := newName[ss.ID()]
+		if want == "" {
+			want = oldName[ss.ID()]
+		}
+		if p := ss.InitializeParams(); p != nil && want != "" && p.ClientInfo.Name != want {
+			t.Errorf("session %s is %s's", ss.ID(), p.ClientInfo.Name)
+		}
+	}
+	for id, n := range ids {
+		if n > 1 {
+			t.Errorf("%d sessions with id %s", n, id)
+		}
+	}
+	for _, id := range old {
+		if ids[id] != 1 {
+			t.Errorf("remade session %s: %d sessions", id, ids[id])
+		}
+	}
+	if code, id, body := rawPost(t, ctx, url, "alice", "", "", init("after")); code != http.StatusOK || id == "" {
+		t.Errorf("initialize after the storm: %d %s", code, body)
+	}
+}
+
+// TestSharedSessionsReplayRecordsNoStreams: the requests a replica
+// replays to make a session again record no stream: only the client's
+// own request's stream names its id.
+func TestSharedSessionsReplayRecordsNoStreams(t *testing.T) {
+	t.Parallel()
+	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Era: testserver.Legacy}))
+	store := &MemorySessionStore{}
+	rs := startReplicas(t, 2, store, up.URL)
+	ctx := testCtx(t, 30*time.Second)
+	cs := bearerClient(t, rs[0].ts.URL+"/mcp", "alice")
+	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, body := rawPost(t, ctx, rs[1].ts.URL+"/mcp", "alice", cs.ID(), v1125, `{"jsonrpc":"2.0","id":4242,"method":"tools/list"}`); code != http.StatusOK {
+		t.Fatalf("on the other replica: %d %s", code, body)
+	}
+	store.mu.Lock()
+	defer store.mu.Unlock()
+	n := 0
+	for k, r := range store.recs {
+		if strings.HasPrefix(k, "stream.") && strings.Contains(string(r.rec), "4242") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d stream records name the request, want 1", n)
 	}
 }
