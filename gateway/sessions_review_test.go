@@ -4,6 +4,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -276,5 +277,133 @@ func TestSharedSessionsReplayRecordsNoStreams(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("%d stream records name the request, want 1", n)
+	}
+}
+
+// rawGet resumes a stream of session id with Last-Event-ID eid, as token.
+func rawGet(t *testing.T, ctx context.Context, url, token, id, eid string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", id)
+	req.Header.Set("Mcp-Protocol-Version", v1125)
+	req.Header.Set("Last-Event-ID", eid)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body) // a stream go-sdk keeps open ends with ctx
+	return resp.StatusCode, string(b)
+}
+
+// firstEventID returns the first SSE event id in body.
+func firstEventID(t *testing.T, body string) string {
+	t.Helper()
+	for line := range strings.SplitSeq(body, "\n") {
+		if eid, ok := strings.CutPrefix(line, "id: "); ok {
+			return eid
+		}
+	}
+	t.Fatalf("no event id in %q", body)
+	return ""
+}
+
+// TestSharedSessionsResumeHostile: a stream one replica wrote, resumed on
+// another: never by another principal or by nobody (and their tries do
+// not spend it), once by its own client, with its requests' ids as the
+// client sent them (quotes, newlines, markup) in well-formed events.
+func TestSharedSessionsResumeHostile(t *testing.T) {
+	t.Parallel()
+	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Era: testserver.Legacy}))
+	rs := startReplicas(t, 2, &MemorySessionStore{}, up.URL)
+	ctx := testCtx(t, 30*time.Second)
+	cs := bearerClient(t, rs[0].ts.URL+"/mcp", "alice")
+	const rid = `"a\"b\nc\r\n\ndata: {}</script>"`
+	code, _, body := rawPost(t, ctx, rs[0].ts.URL+"/mcp", "alice", cs.ID(), v1125, `{"jsonrpc":"2.0","id":`+rid+`,"method":"tools/list"}`)
+	if code != http.StatusOK {
+		t.Fatalf("tools/list: %d %s", code, body)
+	}
+	eid := firstEventID(t, body)
+	other := rs[1].ts.URL + "/mcp"
+	for _, tok := range []string{"bob", ""} {
+		code, body := rawGet(t, ctx, other, tok, cs.ID(), eid)
+		if code == http.StatusOK || strings.Contains(body, "-32015") {
+			t.Errorf("%q resumed alice's stream: %d %s", tok, code, body)
+		}
+	}
+	code, body = rawGet(t, ctx, other, "alice", cs.ID(), eid)
+	if code != http.StatusOK {
+		t.Fatalf("alice resuming her stream: %d %s", code, body)
+	}
+	var datas []string
+	for line := range strings.SplitSeq(strings.TrimRight(body, "\n"), "\n") {
+		switch {
+		case line == "", strings.HasPrefix(line, "event: message"), strings.HasPrefix(line, "id: "):
+		case strings.HasPrefix(line, "data: "):
+			datas = append(datas, strings.TrimPrefix(line, "data: "))
+		default:
+			t.Errorf("a line that is no part of an event: %q", line)
+		}
+	}
+	if len(datas) != 1 {
+		t.Fatalf("%d events, want 1: %s", len(datas), body)
+	}
+	var msg struct {
+		ID    string `json:"id"`
+		Error struct {
+			Code int `json:"code"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(datas[0]), &msg); err != nil || msg.ID != "a\"b\nc\r\n\ndata: {}</script>" || msg.Error.Code != CodeCallInterrupted {
+		t.Errorf("the event: %v %+v", err, msg)
+	}
+	if code, body := rawGet(t, ctx, other, "alice", cs.ID(), eid); strings.Contains(body, "-32015") {
+		t.Errorf("the stream answered twice: %d %s", code, body)
+	}
+}
+
+// TestSharedSessionsOtherPrincipalNowhere: on a replica that does not
+// hold alice's session, bob can neither use it, nor make it
+// there, nor end it.
+func TestSharedSessionsOtherPrincipalNowhere(t *testing.T) {
+	t.Parallel()
+	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Era: testserver.Legacy}))
+	store := &MemorySessionStore{}
+	rs := startReplicas(t, 2, store, up.URL)
+	ctx := testCtx(t, 30*time.Second)
+	cs := bearerClient(t, rs[0].ts.URL+"/mcp", "alice")
+	other := rs[1].ts.URL + "/mcp"
+	for _, tok := range []string{"bob", "Alice"} {
+		if code, _, body := rawPost(t, ctx, other, tok, cs.ID(), v1125, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`); code != http.StatusForbidden {
+			t.Errorf("%q used alice's session: %d %s", tok, code, body)
+		}
+		if code, _ := rawGet(t, ctx, other, tok, cs.ID(), ""); code != http.StatusForbidden {
+			t.Errorf("%q listened on alice's session: %d", tok, code)
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodDelete, other, nil)
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		req.Header.Set("Mcp-Session-Id", cs.ID())
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("%q ended alice's session: %d", tok, resp.StatusCode)
+		}
+	}
+	if n := sessionsWithID(rs[1].g, cs.ID()); n != 0 {
+		t.Errorf("bob made alice's session on the other replica (%d)", n)
+	}
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Errorf("alice after bob's tries: %v", err)
 	}
 }
