@@ -52,8 +52,10 @@ type SessionOptions struct {
 	// DefaultSessionStoreTimeout. A request whose session cannot be read
 	// in time is answered 503: a session is never served unchecked.
 	StoreTimeout time.Duration
-	// TTL is how long a session lives after its last request; zero means
-	// Options.SessionTimeout, or DefaultSessionTTL when that is zero too.
+	// TTL is how long a session lives after its last request (at least;
+	// at most a quarter longer, as its record is not written on every
+	// request); zero means Options.SessionTimeout, or DefaultSessionTTL
+	// when that is zero too.
 	TTL time.Duration
 }
 
@@ -186,7 +188,10 @@ func (s *sharedSessions) save(ctx context.Context, id string, rec *sessionRecord
 	if err != nil {
 		return err
 	}
-	return s.store.SaveSession(ctx, id, b, s.ttl)
+	// The record is written again once it is a quarter of its TTL old,
+	// so it is kept a quarter longer: it outlives the session's last
+	// request by at least the TTL.
+	return s.store.SaveSession(ctx, id, b, s.ttl+s.ttl/4)
 }
 
 func (s *sharedSessions) delete(ctx context.Context, id string) error {

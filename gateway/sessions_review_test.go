@@ -407,3 +407,27 @@ func TestSharedSessionsOtherPrincipalNowhere(t *testing.T) {
 		t.Errorf("alice after bob's tries: %v", err)
 	}
 }
+
+// TestSharedSessionsLiveTTLAfterLastRequest: a session's record lives at
+// least its TTL after the session's last request, not after the last
+// time the record was written.
+func TestSharedSessionsLiveTTLAfterLastRequest(t *testing.T) {
+	t.Parallel()
+	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Era: testserver.Legacy}))
+	store := &MemorySessionStore{}
+	rs := startReplicas(t, 1, store, up.URL)
+	ctx := testCtx(t, 30*time.Second)
+	cs := bearerClient(t, rs[0].ts.URL+"/mcp", "alice")
+	for range 3 {
+		if _, err := cs.ListTools(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		after := time.Now()
+		store.mu.Lock()
+		expires := store.recs[cs.ID()].expires
+		store.mu.Unlock()
+		if expires.Before(after.Add(DefaultSessionTTL)) {
+			t.Errorf("the record expires %v after the last request, want at least %v", expires.Sub(after), DefaultSessionTTL)
+		}
+	}
+}
