@@ -29,13 +29,20 @@ func (g *Gateway) newHTTPHandlers() (stateful, stateless httpHandler) {
 	get := func(*http.Request) *mcp.Server { return g.server }
 	logger := g.log.With("component", "go-sdk http")
 	var events mcp.EventStore = mcp.NewMemoryEventStore(nil)
+	timeout := g.opts.SessionTimeout
 	if g.shared != nil {
 		events = g.shared.events
+		if timeout <= 0 {
+			// A replica's copy of a shared session that gets no request
+			// for its TTL ends here (it ended everywhere, or is served
+			// elsewhere and is made again here when it comes back).
+			timeout = g.shared.ttl
+		}
 	}
 	stateful = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 		Logger:                     logger,
 		EventStore:                 events,
-		SessionTimeout:             g.opts.SessionTimeout,
+		SessionTimeout:             timeout,
 		MaxRequestBodyBytes:        g.opts.maxRequestBytes(),
 		DisableLocalhostProtection: true, // ServeHTTP checks Host and Origin itself
 	})

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -429,5 +431,158 @@ func TestSharedSessionsLiveTTLAfterLastRequest(t *testing.T) {
 		if expires.Before(after.Add(DefaultSessionTTL)) {
 			t.Errorf("the record expires %v after the last request, want at least %v", expires.Sub(after), DefaultSessionTTL)
 		}
+	}
+}
+
+// blockingStore is a MemorySessionStore whose operations can block until
+// their context ends (a store that is slow or gone).
+type blockingStore struct {
+	MemorySessionStore
+	block atomic.Bool
+}
+
+func (s *blockingStore) wait(ctx context.Context) error {
+	if !s.block.Load() {
+		return nil
+	}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (s *blockingStore) LoadSession(ctx context.Context, id string) ([]byte, error) {
+	if err := s.wait(ctx); err != nil {
+		return nil, err
+	}
+	return s.MemorySessionStore.LoadSession(ctx, id)
+}
+
+func (s *blockingStore) SaveSession(ctx context.Context, id string, rec []byte, ttl time.Duration) error {
+	if err := s.wait(ctx); err != nil {
+		return err
+	}
+	return s.MemorySessionStore.SaveSession(ctx, id, rec, ttl)
+}
+
+func (s *blockingStore) DeleteSession(ctx context.Context, id string) error {
+	if err := s.wait(ctx); err != nil {
+		return err
+	}
+	return s.MemorySessionStore.DeleteSession(ctx, id)
+}
+
+// TestSharedSessionsSlowStore: a store that does not answer bounds every
+// path by StoreTimeout: requests are refused (503), new sessions refused,
+// nothing is served unchecked and nothing is left behind.
+func TestSharedSessionsSlowStore(t *testing.T) {
+	t.Parallel()
+	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Era: testserver.Legacy}))
+	store := &blockingStore{}
+	g, err := New([]Server{{Name: "s", Target: up.URL}}, &Options{Logger: quietLogger(t), Sessions: &SessionOptions{Store: store, StoreTimeout: 50 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = g.Close() })
+	if err := g.Start(testCtx(t, 30*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+		return &auth.TokenInfo{UserID: token, Expiration: time.Now().Add(time.Hour)}, nil
+	}
+	ts := httptest.NewServer(auth.RequireBearerToken(verify, nil)(g))
+	t.Cleanup(ts.Close)
+	url := ts.URL + "/mcp"
+	ctx := testCtx(t, 30*time.Second)
+	code, id, body := rawPost(t, ctx, url, "alice", "", "", initBody)
+	if code != http.StatusOK || id == "" {
+		t.Fatalf("initialize: %d %s", code, body)
+	}
+	store.block.Store(true)
+	if code, _, body := rawPost(t, ctx, url, "alice", id, v1125, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); code != http.StatusServiceUnavailable {
+		t.Errorf("a request with the store gone: %d %s", code, body)
+	}
+	if code, _ := rawGet(t, ctx, url, "alice", id, "x_1"); code != http.StatusServiceUnavailable {
+		t.Errorf("a resumption with the store gone: %d", code)
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodDelete, url, nil)
+	req.Header.Set("Authorization", "Bearer alice")
+	req.Header.Set("Mcp-Session-Id", id)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("a DELETE with the store gone: %d", resp.StatusCode)
+	}
+	before := 0
+	for range g.server.Sessions() {
+		before++
+	}
+	if code, _, body := rawPost(t, ctx, url, "alice", "", "", initBody); code == http.StatusOK && !strings.Contains(body, `"error"`) {
+		t.Errorf("a session made with the store gone: %d %s", code, body)
+	}
+	after := 0
+	for range g.server.Sessions() {
+		after++
+	}
+	if after != before {
+		t.Errorf("%d sessions after a refused initialize, want %d", after, before)
+	}
+	store.block.Store(false)
+	if code, _, body := rawPost(t, ctx, url, "alice", id, v1125, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`); code != http.StatusOK {
+		t.Errorf("after the store came back: %d %s", code, body)
+	}
+}
+
+// TestSharedSessionsCopiesEnd: a replica's copy of a session that ended
+// elsewhere (DELETE on another replica) and gets no more requests here
+// ends within the session's TTL, though Options.SessionTimeout is zero.
+func TestSharedSessionsCopiesEnd(t *testing.T) {
+	t.Parallel()
+	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Era: testserver.Legacy}))
+	store := &MemorySessionStore{}
+	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+		return &auth.TokenInfo{UserID: token, Expiration: time.Now().Add(time.Hour)}, nil
+	}
+	var gs []*Gateway
+	var urls []string
+	for range 2 {
+		g, err := New([]Server{{Name: "s", Target: up.URL}}, &Options{Logger: quietLogger(t), Sessions: &SessionOptions{Store: store, TTL: 300 * time.Millisecond}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = g.Close() })
+		if err := g.Start(testCtx(t, 30*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		ts := httptest.NewServer(auth.RequireBearerToken(verify, nil)(g))
+		t.Cleanup(ts.Close)
+		gs, urls = append(gs, g), append(urls, ts.URL+"/mcp")
+	}
+	ctx := testCtx(t, 30*time.Second)
+	code, id, body := rawPost(t, ctx, urls[0], "alice", "", "", initBody)
+	if code != http.StatusOK || id == "" {
+		t.Fatalf("initialize: %d %s", code, body)
+	}
+	rawPost(t, ctx, urls[0], "alice", id, v1125, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	if code, _, body := rawPost(t, ctx, urls[1], "alice", id, v1125, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); code != http.StatusOK {
+		t.Fatalf("on the other replica: %d %s", code, body)
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodDelete, urls[0], nil)
+	req.Header.Set("Authorization", "Bearer alice")
+	req.Header.Set("Mcp-Session-Id", id)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	for i := 0; sessionsWithID(gs[1], id) != 0; i++ {
+		if i == 200 {
+			t.Fatal("the other replica's copy of the ended session lives on")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if gs[1].shared.held(id) != nil {
+		t.Error("the other replica still holds the ended session")
 	}
 }
