@@ -586,3 +586,39 @@ func TestSharedSessionsCopiesEnd(t *testing.T) {
 		t.Error("the other replica still holds the ended session")
 	}
 }
+
+// TestSharedSessionsLocalResumeAndEndedCopy: a stream resumed on the
+// replica that wrote it is replayed (the request's real answer), and a
+// replica's copy of a session ended elsewhere is closed by its next
+// request.
+func TestSharedSessionsLocalResumeAndEndedCopy(t *testing.T) {
+	t.Parallel()
+	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Era: testserver.Legacy}))
+	rs := startReplicas(t, 2, &MemorySessionStore{}, up.URL)
+	ctx := testCtx(t, 30*time.Second)
+	cs := bearerClient(t, rs[0].ts.URL+"/mcp", "alice")
+	home := rs[0].ts.URL + "/mcp"
+	code, _, body := rawPost(t, ctx, home, "alice", cs.ID(), v1125, `{"jsonrpc":"2.0","id":77,"method":"tools/list"}`)
+	if code != http.StatusOK {
+		t.Fatalf("tools/list: %d %s", code, body)
+	}
+	eid := firstEventID(t, body)
+	code, body = rawGet(t, ctx, home, "alice", cs.ID(), eid)
+	if code != http.StatusOK || strings.Contains(body, "-32015") || !strings.Contains(body, `"tools"`) {
+		t.Errorf("resuming a stream on the replica that wrote it: %d %s", code, body)
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodDelete, rs[1].ts.URL+"/mcp", nil)
+	req.Header.Set("Authorization", "Bearer alice")
+	req.Header.Set("Mcp-Session-Id", cs.ID())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if code, _, body := rawPost(t, ctx, home, "alice", cs.ID(), v1125, `{"jsonrpc":"2.0","id":78,"method":"tools/list"}`); code != http.StatusNotFound {
+		t.Errorf("the ended session on its home replica: %d %s", code, body)
+	}
+	if n := sessionsWithID(rs[0].g, cs.ID()); n != 0 {
+		t.Errorf("the home replica keeps its copy of the ended session (%d)", n)
+	}
+}
