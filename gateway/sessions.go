@@ -69,6 +69,12 @@ type SessionStore interface {
 	// SaveSession stores rec as the record of session id, to expire ttl
 	// after now.
 	SaveSession(ctx context.Context, id string, rec []byte, ttl time.Duration) error
+	// ReplaceSession stores rec as the record of session id, to expire
+	// ttl after now, only if session id has a record (not deleted, not
+	// expired), in one step; it reports whether it did. A record is
+	// changed and extended with it, so that a session deleted meanwhile
+	// stays deleted.
+	ReplaceSession(ctx context.Context, id string, rec []byte, ttl time.Duration) (bool, error)
 	// DeleteSession removes the record of session id; deleting a record
 	// that is not there is not an error.
 	DeleteSession(ctx context.Context, id string) error
@@ -180,7 +186,11 @@ func (s *sharedSessions) load(ctx context.Context, id string) (*sessionRecord, e
 	return &rec, nil
 }
 
-func (s *sharedSessions) save(ctx context.Context, id string, rec *sessionRecord) error {
+// save writes the record of session id: a new one (create), or one that
+// is in the store (not create: written only if it still is, so that a
+// session deleted by another replica since it was read stays deleted;
+// errSessionGone if it was).
+func (s *sharedSessions) save(ctx context.Context, id string, rec *sessionRecord, create bool) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
 	defer cancel()
 	rec.Touched = time.Now().UTC()
@@ -191,8 +201,20 @@ func (s *sharedSessions) save(ctx context.Context, id string, rec *sessionRecord
 	// The record is written again once it is a quarter of its TTL old,
 	// so it is kept a quarter longer: it outlives the session's last
 	// request by at least the TTL.
-	return s.store.SaveSession(ctx, id, b, s.ttl+s.ttl/4)
+	ttl := s.ttl + s.ttl/4
+	if create {
+		return s.store.SaveSession(ctx, id, b, ttl)
+	}
+	ok, err := s.store.ReplaceSession(ctx, id, b, ttl)
+	if err == nil && !ok {
+		err = errSessionGone
+	}
+	return err
 }
+
+// errSessionGone: a session's record was deleted (or expired) while it
+// was being changed.
+var errSessionGone = errors.New("the session is not in the session store")
 
 func (s *sharedSessions) delete(ctx context.Context, id string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
@@ -207,10 +229,10 @@ func (s *sharedSessions) update(ctx context.Context, id string, fn func(*session
 		return err
 	}
 	if rec == nil {
-		return errors.New("the session is not in the session store")
+		return errSessionGone
 	}
 	fn(rec)
-	return s.save(ctx, id, rec)
+	return s.save(ctx, id, rec, false)
 }
 
 // held returns the session id this replica holds, or nil.
@@ -419,7 +441,7 @@ func (g *Gateway) serveShared(w http.ResponseWriter, r *http.Request, id string)
 		}
 	}
 	if time.Since(rec.Touched) > s.ttl/4 {
-		if err := s.save(r.Context(), id, rec); err != nil {
+		if err := s.save(r.Context(), id, rec, false); err != nil && !errors.Is(err, errSessionGone) {
 			g.log.Warn("the session store failed to extend a session", "err", err)
 		}
 	}
@@ -598,7 +620,7 @@ func (g *Gateway) recordSession(ctx context.Context, req mcp.Request, ss *mcp.Se
 		return err
 	}
 	rec := &sessionRecord{Principal: PrincipalFrom(ctx), Version: version, Init: init}
-	if err := s.save(ctx, ss.ID(), rec); err != nil {
+	if err := s.save(ctx, ss.ID(), rec, true); err != nil {
 		return err
 	}
 	if !s.hold(ss, rec, &g.sessWG) {
@@ -659,6 +681,18 @@ func (m *MemorySessionStore) SaveSession(_ context.Context, id string, rec []byt
 	}
 	m.recs[id] = memoryRecord{rec: append([]byte(nil), rec...), expires: now.Add(ttl)}
 	return nil
+}
+
+// ReplaceSession implements SessionStore.
+func (m *MemorySessionStore) ReplaceSession(_ context.Context, id string, rec []byte, ttl time.Duration) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := time.Now()
+	if r, ok := m.recs[id]; !ok || now.After(r.expires) {
+		return false, nil
+	}
+	m.recs[id] = memoryRecord{rec: append([]byte(nil), rec...), expires: now.Add(ttl)}
+	return true, nil
 }
 
 // DeleteSession implements SessionStore.

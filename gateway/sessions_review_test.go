@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/storetest"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -463,6 +464,13 @@ func (s *blockingStore) SaveSession(ctx context.Context, id string, rec []byte, 
 	return s.MemorySessionStore.SaveSession(ctx, id, rec, ttl)
 }
 
+func (s *blockingStore) ReplaceSession(ctx context.Context, id string, rec []byte, ttl time.Duration) (bool, error) {
+	if err := s.wait(ctx); err != nil {
+		return false, err
+	}
+	return s.MemorySessionStore.ReplaceSession(ctx, id, rec, ttl)
+}
+
 func (s *blockingStore) DeleteSession(ctx context.Context, id string) error {
 	if err := s.wait(ctx); err != nil {
 		return err
@@ -621,4 +629,65 @@ func TestSharedSessionsLocalResumeAndEndedCopy(t *testing.T) {
 	if n := sessionsWithID(rs[0].g, cs.ID()); n != 0 {
 		t.Errorf("the home replica keeps its copy of the ended session (%d)", n)
 	}
+}
+
+// deleteAfterLoadStore is a MemorySessionStore that deletes a record
+// right after the after-th load from now: a DELETE on another replica
+// between a replica's read of the record and its write of it.
+type deleteAfterLoadStore struct {
+	MemorySessionStore
+	after atomic.Int64
+}
+
+func (s *deleteAfterLoadStore) LoadSession(ctx context.Context, id string) ([]byte, error) {
+	b, err := s.MemorySessionStore.LoadSession(ctx, id)
+	if b != nil && s.after.Add(-1) == 0 {
+		_ = s.MemorySessionStore.DeleteSession(ctx, id)
+	}
+	return b, err
+}
+
+// TestSharedSessionsDeleteNotUndone: a session ended on one replica while
+// another is writing its record (extending it, or recording a change of
+// its log level) stays ended.
+func TestSharedSessionsDeleteNotUndone(t *testing.T) {
+	t.Parallel()
+	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Era: testserver.Legacy}))
+	store := &deleteAfterLoadStore{}
+	rs := startReplicas(t, 1, store, up.URL)
+	ctx := testCtx(t, 30*time.Second)
+	url := rs[0].ts.URL + "/mcp"
+	for _, step := range []string{"extend", "setLevel"} {
+		code, id, body := rawPost(t, ctx, url, "alice", "", "", initBody)
+		if code != http.StatusOK || id == "" {
+			t.Fatalf("initialize: %d %s", code, body)
+		}
+		rawPost(t, ctx, url, "alice", id, v1125, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		msg := `{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"debug"}}`
+		store.after.Store(2) // the request's check, then the change's read
+		if step == "extend" {
+			// A record old enough to be extended by the next request.
+			b, _ := store.MemorySessionStore.LoadSession(ctx, id)
+			var rec sessionRecord
+			if err := json.Unmarshal(b, &rec); err != nil {
+				t.Fatal(err)
+			}
+			rec.Touched = time.Now().Add(-DefaultSessionTTL / 2)
+			b, _ = json.Marshal(&rec)
+			_ = store.MemorySessionStore.SaveSession(ctx, id, b, time.Hour)
+			msg = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+			store.after.Store(1) // the request's check
+		}
+		rawPost(t, ctx, url, "alice", id, v1125, msg)
+		if b, _ := store.MemorySessionStore.LoadSession(ctx, id); b != nil {
+			t.Errorf("%s: the session's record is back after it was deleted: %s", step, b)
+		}
+	}
+}
+
+// TestMemorySessionStore: MemorySessionStore keeps the SessionStore
+// contract the store modules are checked against.
+func TestMemorySessionStore(t *testing.T) {
+	t.Parallel()
+	storetest.CheckSessionStore(t, &MemorySessionStore{})
 }

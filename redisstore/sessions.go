@@ -54,6 +54,22 @@ func (s *SessionStore) SaveSession(ctx context.Context, id string, rec []byte, t
 	return nil
 }
 
+// ReplaceSession stores rec as the record of session id, expiring ttl
+// after now, only if the session has a record (SET XX): it reports
+// whether it did.
+func (s *SessionStore) ReplaceSession(ctx context.Context, id string, rec []byte, ttl time.Duration) (bool, error) {
+	_, err := call(s.r, ctx, s.timeout, func(ctx context.Context) (string, error) {
+		return s.r.rdb.SetArgs(ctx, s.key(id), rec, redis.SetArgs{Mode: "XX", TTL: max(ttl, time.Millisecond)}).Result()
+	})
+	if errors.Is(err, redis.Nil) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("redisstore: replacing a session at %s: %w", s.r.where, err)
+	}
+	return true, nil
+}
+
 // DeleteSession removes the record of session id.
 func (s *SessionStore) DeleteSession(ctx context.Context, id string) error {
 	_, err := call(s.r, ctx, s.timeout, func(ctx context.Context) (int64, error) {
