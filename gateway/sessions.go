@@ -198,6 +198,9 @@ func (s *sharedSessions) save(ctx context.Context, id string, rec *sessionRecord
 	if err != nil {
 		return err
 	}
+	if len(b) > maxSessionRecord {
+		return errRecordTooBig
+	}
 	// The record is written again once it is a quarter of its TTL old,
 	// so it is kept a quarter longer: it outlives the session's last
 	// request by at least the TTL.
@@ -211,6 +214,10 @@ func (s *sharedSessions) save(ctx context.Context, id string, rec *sessionRecord
 	}
 	return err
 }
+
+// errRecordTooBig: a session's record would be over maxSessionRecord,
+// which no replica reads back.
+var errRecordTooBig = fmt.Errorf("the record of the session would be over %d bytes", maxSessionRecord)
 
 // errSessionGone: a session's record was deleted (or expired) while it
 // was being changed.

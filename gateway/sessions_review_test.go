@@ -691,3 +691,35 @@ func TestMemorySessionStore(t *testing.T) {
 	t.Parallel()
 	storetest.CheckSessionStore(t, &MemorySessionStore{})
 }
+
+// TestSharedSessionsOversizeRecords: nothing goes into the store that a
+// replica would refuse to read back (over maxSessionRecord): a session
+// whose initialize is that big is refused at once (not recorded and then
+// failing on every later request), and a request whose ids are that big
+// is served without a stream record.
+func TestSharedSessionsOversizeRecords(t *testing.T) {
+	t.Parallel()
+	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Era: testserver.Legacy}))
+	store := &MemorySessionStore{}
+	rs := startReplicas(t, 1, store, up.URL)
+	ctx := testCtx(t, 30*time.Second)
+	url := rs[0].ts.URL + "/mcp"
+	big := strings.Repeat("x", maxSessionRecord+1)
+	code, id, body := rawPost(t, ctx, url, "alice", "", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"`+big+`","version":"1"}}}`)
+	if code == http.StatusOK && !strings.Contains(body, `"error"`) {
+		if code, _, body := rawPost(t, ctx, url, "alice", id, v1125, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); code != http.StatusOK {
+			t.Errorf("a session with a big initialize was made, and then refused: %d %.200s", code, body)
+		}
+	}
+	cs := bearerClient(t, url, "alice")
+	if code, _, body := rawPost(t, ctx, url, "alice", cs.ID(), v1125, `{"jsonrpc":"2.0","id":"`+big+`","method":"tools/list"}`); code != http.StatusOK {
+		t.Errorf("a request with a big id: %d %.200s", code, body)
+	}
+	store.mu.Lock()
+	defer store.mu.Unlock()
+	for k, r := range store.recs {
+		if len(r.rec) > maxSessionRecord {
+			t.Errorf("a record of %d bytes was stored (%s), over the %d a replica reads", len(r.rec), k, maxSessionRecord)
+		}
+	}
+}
