@@ -723,3 +723,49 @@ func TestSharedSessionsOversizeRecords(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedSessionsCorruptRecords: records that are not the gateway's
+// (not JSON, wrong types, no initialize, odd levels and subscriptions)
+// are never served, crash nothing and leave no session behind.
+func TestSharedSessionsCorruptRecords(t *testing.T) {
+	t.Parallel()
+	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Era: testserver.Legacy}))
+	store := &MemorySessionStore{}
+	rs := startReplicas(t, 1, store, up.URL)
+	ctx := testCtx(t, 60*time.Second)
+	now := `"touched":"` + time.Now().UTC().Format(time.RFC3339Nano) + `"`
+	init := `"init":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}`
+	for i, rec := range []string{
+		`not json`,
+		`{"principal":1}`,
+		`{"principal":"alice","version":"2025-11-25",` + now + `}`,
+		`{"principal":"alice","version":"2025-11-25","init":null,` + now + `}`,
+		`{"principal":"alice","version":"2025-11-25","init":"x",` + now + `}`,
+		`{"principal":"alice","version":"","init":{},` + now + `}`,
+		`{"principal":"alice","version":"2025-11-25",` + init + `,"level":"\n\"}",` + now + `}`,
+		`{"principal":"alice","version":"2025-11-25",` + init + `,"subs":["","\u0000",` + strings.Repeat(`"x",`, 300) + `"y"],` + now + `}`,
+		`{"principal":"alice","version":"2026-07-28",` + init + `,` + now + `}`,
+	} {
+		id := fmt.Sprintf("CORRUPT%019d", i)
+		id = strings.NewReplacer("0", "A", "1", "B", "8", "C", "9", "D").Replace(id)
+		if !validSessionID(id) {
+			t.Fatalf("%q is no session id", id)
+		}
+		if err := store.SaveSession(ctx, id, []byte(rec), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			code, _, body := rawPost(t, ctx, rs[0].ts.URL+"/mcp", "alice", id, v1125, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+			if code == http.StatusOK && strings.Contains(body, `"tools"`) {
+				t.Logf("record %d served: %.300s", i, body)
+			}
+		}
+		if n := sessionsWithID(rs[0].g, id); n > 1 {
+			t.Errorf("record %d: %d sessions with its id", i, n)
+		}
+	}
+	cs := bearerClient(t, rs[0].ts.URL+"/mcp", "alice")
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Errorf("a good session after the corrupt ones: %v", err)
+	}
+}
