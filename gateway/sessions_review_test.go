@@ -769,3 +769,59 @@ func TestSharedSessionsCorruptRecords(t *testing.T) {
 		t.Errorf("a good session after the corrupt ones: %v", err)
 	}
 }
+
+// TestSharedSessionsCloseEndsHeld: Close of a replica that holds sessions
+// made again there, one with a stream open to its client, returns, and
+// holds nothing afterwards.
+func TestSharedSessionsCloseEndsHeld(t *testing.T) {
+	t.Parallel()
+	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Era: testserver.Legacy}))
+	rs := startReplicas(t, 2, &MemorySessionStore{}, up.URL)
+	ctx := testCtx(t, 30*time.Second)
+	var ids []string
+	for range 3 {
+		cs := bearerClient(t, rs[0].ts.URL+"/mcp", "alice")
+		if code, _, body := rawPost(t, ctx, rs[1].ts.URL+"/mcp", "alice", cs.ID(), v1125, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); code != http.StatusOK {
+			t.Fatalf("on the other replica: %d %s", code, body)
+		}
+		ids = append(ids, cs.ID())
+	}
+	before := rs[1].hits.Load()
+	streamDone := make(chan struct{})
+	go func() {
+		defer close(streamDone)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, rs[1].ts.URL+"/mcp", nil)
+		req.Header.Set("Authorization", "Bearer alice")
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Mcp-Session-Id", ids[0])
+		req.Header.Set("Mcp-Protocol-Version", v1125)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
+	for i := 0; rs[1].hits.Load() == before; i++ { // the stream's request is in
+		if i == 500 {
+			t.Fatal("the stream's request did not come")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // and, most likely, its stream open
+	closed := make(chan error, 1)
+	go func() { closed <- rs[1].g.Close() }()
+	select {
+	case <-closed:
+	case <-ctx.Done():
+		t.Fatal("Close did not return")
+	}
+	for _, id := range ids {
+		if rs[1].g.shared.held(id) != nil || sessionsWithID(rs[1].g, id) != 0 {
+			t.Errorf("session %s outlived Close", id)
+		}
+	}
+	select {
+	case <-streamDone:
+	case <-ctx.Done():
+		t.Error("the client's stream outlived Close")
+	}
+}
