@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	mcpadapter "github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/internal/storetest"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -823,5 +824,90 @@ func TestSharedSessionsCloseEndsHeld(t *testing.T) {
 	case <-streamDone:
 	case <-ctx.Done():
 		t.Error("the client's stream outlived Close")
+	}
+}
+
+// methodTelemetry records the methods of the operations it sees.
+type methodTelemetry struct {
+	mu      sync.Mutex
+	methods []string
+}
+
+func (m *methodTelemetry) StartServerOperation(ctx context.Context, op mcpadapter.ServerOperation) (context.Context, func(mcpadapter.ServerOperationResult)) {
+	m.mu.Lock()
+	m.methods = append(m.methods, op.Method)
+	m.mu.Unlock()
+	return ctx, func(mcpadapter.ServerOperationResult) {}
+}
+
+func (*methodTelemetry) InjectMeta(context.Context, map[string]any) {}
+
+func (m *methodTelemetry) seen() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.methods...)
+}
+
+// TestSharedSessionsReplayHeader: the requests a replica replays are not
+// observed, the client's own are; a client that sends the replay header
+// itself, even with the replica's own value, is treated as any client
+// (its session recorded, its requests observed).
+func TestSharedSessionsReplayHeader(t *testing.T) {
+	t.Parallel()
+	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Era: testserver.Legacy}))
+	store := &MemorySessionStore{}
+	tel := &methodTelemetry{}
+	g, err := New([]Server{{Name: "s", Target: up.URL}}, &Options{Logger: quietLogger(t), Telemetry: tel, Sessions: &SessionOptions{Store: store}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = g.Close() })
+	if err := g.Start(testCtx(t, 30*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+		return &auth.TokenInfo{UserID: token, Expiration: time.Now().Add(time.Hour)}, nil
+	}
+	ts := httptest.NewServer(auth.RequireBearerToken(verify, nil)(g))
+	t.Cleanup(ts.Close)
+	url := ts.URL + "/mcp"
+	rs := startReplicas(t, 1, store, up.URL)
+	ctx := testCtx(t, 30*time.Second)
+
+	// A session made on the other replica, with a log level, made again here.
+	code, id, body := rawPost(t, ctx, rs[0].ts.URL+"/mcp", "alice", "", "", initBody)
+	if code != http.StatusOK {
+		t.Fatalf("initialize: %d %s", code, body)
+	}
+	rawPost(t, ctx, rs[0].ts.URL+"/mcp", "alice", id, v1125, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	rawPost(t, ctx, rs[0].ts.URL+"/mcp", "alice", id, v1125, `{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"debug"}}`)
+	if code, _, body := rawPost(t, ctx, url, "alice", id, v1125, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`); code != http.StatusOK {
+		t.Fatalf("here: %d %s", code, body)
+	}
+	if got := tel.seen(); len(got) != 1 || got[0] != "tools/list" {
+		t.Errorf("observed %q, want only the client's tools/list", got)
+	}
+
+	// A client sending the header with this replica's own value.
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(initBody))
+	req.Header.Set("Authorization", "Bearer bob")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set(replayHeader, g.shared.replayToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	bobID := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || bobID == "" {
+		t.Fatalf("bob's initialize: %d", resp.StatusCode)
+	}
+	if b, _ := store.LoadSession(ctx, bobID); b == nil || !strings.Contains(string(b), `"principal":"bob"`) {
+		t.Errorf("a session made with the replay header was not recorded: %s", b)
+	}
+	if got := tel.seen(); len(got) != 2 || got[1] != "initialize" {
+		t.Errorf("observed %q, want bob's initialize too", got)
 	}
 }
