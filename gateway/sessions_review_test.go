@@ -911,3 +911,27 @@ func TestSharedSessionsReplayHeader(t *testing.T) {
 		t.Errorf("observed %q, want bob's initialize too", got)
 	}
 }
+
+// TestSharedSessionsResumeOtherSession: a client naming, in one of its
+// sessions, a stream of another of its sessions gets nothing of it, and
+// does not spend it.
+func TestSharedSessionsResumeOtherSession(t *testing.T) {
+	t.Parallel()
+	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Era: testserver.Legacy}))
+	rs := startReplicas(t, 2, &MemorySessionStore{}, up.URL)
+	ctx := testCtx(t, 30*time.Second)
+	a := bearerClient(t, rs[0].ts.URL+"/mcp", "alice")
+	b := bearerClient(t, rs[0].ts.URL+"/mcp", "alice")
+	code, _, body := rawPost(t, ctx, rs[0].ts.URL+"/mcp", "alice", a.ID(), v1125, `{"jsonrpc":"2.0","id":5,"method":"tools/list"}`)
+	if code != http.StatusOK {
+		t.Fatalf("tools/list: %d %s", code, body)
+	}
+	eid := firstEventID(t, body)
+	other := rs[1].ts.URL + "/mcp"
+	if _, body := rawGet(t, ctx, other, "alice", b.ID(), eid); strings.Contains(body, "-32015") {
+		t.Errorf("another session's stream was answered: %s", body)
+	}
+	if _, body := rawGet(t, ctx, other, "alice", a.ID(), eid); !strings.Contains(body, "-32015") {
+		t.Errorf("the stream's own session after another tried it: %s", body)
+	}
+}
