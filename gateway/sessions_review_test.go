@@ -434,6 +434,27 @@ func TestSharedSessionsLiveTTLAfterLastRequest(t *testing.T) {
 			t.Errorf("the record expires %v after the last request, want at least %v", expires.Sub(after), DefaultSessionTTL)
 		}
 	}
+	// A record written half its TTL ago, expiring soon: a request extends it.
+	b, _ := store.LoadSession(ctx, cs.ID())
+	var rec sessionRecord
+	if err := json.Unmarshal(b, &rec); err != nil {
+		t.Fatal(err)
+	}
+	rec.Touched = time.Now().Add(-DefaultSessionTTL / 2)
+	b, _ = json.Marshal(&rec)
+	if err := store.SaveSession(ctx, cs.ID(), b, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	after := time.Now()
+	store.mu.Lock()
+	expires := store.recs[cs.ID()].expires
+	store.mu.Unlock()
+	if expires.Before(after.Add(DefaultSessionTTL)) {
+		t.Errorf("an old record expires %v after a request, want at least %v", expires.Sub(after), DefaultSessionTTL)
+	}
 }
 
 // blockingStore is a MemorySessionStore whose operations can block until
