@@ -70,11 +70,12 @@ type SessionStore interface {
 	// after now.
 	SaveSession(ctx context.Context, id string, rec []byte, ttl time.Duration) error
 	// ReplaceSession stores rec as the record of session id, to expire
-	// ttl after now, only if session id has a record (not deleted, not
-	// expired), in one step; it reports whether it did. A record is
-	// changed and extended with it, so that a session deleted meanwhile
-	// stays deleted.
-	ReplaceSession(ctx context.Context, id string, rec []byte, ttl time.Duration) (bool, error)
+	// ttl after now, only if the session's record is old (byte for byte,
+	// not deleted, not expired), in one step; it reports whether it did.
+	// A record is changed and extended with it, so that a session deleted
+	// meanwhile stays deleted and a change recorded meanwhile by another
+	// replica is not lost.
+	ReplaceSession(ctx context.Context, id string, old, rec []byte, ttl time.Duration) (bool, error)
 	// DeleteSession removes the record of session id; deleting a record
 	// that is not there is not an error.
 	DeleteSession(ctx context.Context, id string) error
@@ -88,6 +89,8 @@ type sessionRecord struct {
 	Level     string          `json:"level,omitempty"`
 	Subs      []string        `json:"subs,omitempty"` // subscribed resource URIs
 	Touched   time.Time       `json:"touched"`
+
+	raw []byte // what it was read from
 }
 
 // maxSessionRecord bounds a record read from the store; maxSharedSubs
@@ -183,13 +186,15 @@ func (s *sharedSessions) load(ctx context.Context, id string) (*sessionRecord, e
 	if err := json.Unmarshal(b, &rec); err != nil {
 		return nil, fmt.Errorf("the record of a session cannot be read: %w", err)
 	}
+	rec.raw = b
 	return &rec, nil
 }
 
-// save writes the record of session id: a new one (create), or one that
-// is in the store (not create: written only if it still is, so that a
-// session deleted by another replica since it was read stays deleted;
-// errSessionGone if it was).
+// save writes the record of session id: a new one (create), or one read
+// from the store (not create: written only if the store still has it as
+// it was read, so that a session deleted by another replica since stays
+// deleted and a change another replica recorded since is not lost;
+// errRecordChanged if it does not).
 func (s *sharedSessions) save(ctx context.Context, id string, rec *sessionRecord, create bool) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
 	defer cancel()
@@ -208,9 +213,9 @@ func (s *sharedSessions) save(ctx context.Context, id string, rec *sessionRecord
 	if create {
 		return s.store.SaveSession(ctx, id, b, ttl)
 	}
-	ok, err := s.store.ReplaceSession(ctx, id, b, ttl)
+	ok, err := s.store.ReplaceSession(ctx, id, rec.raw, b, ttl)
 	if err == nil && !ok {
-		err = errSessionGone
+		err = errRecordChanged
 	}
 	return err
 }
@@ -219,9 +224,13 @@ func (s *sharedSessions) save(ctx context.Context, id string, rec *sessionRecord
 // which no replica reads back.
 var errRecordTooBig = fmt.Errorf("the record of the session would be over %d bytes", maxSessionRecord)
 
-// errSessionGone: a session's record was deleted (or expired) while it
-// was being changed.
+// errSessionGone: a session's record is not in the store (deleted or
+// expired).
 var errSessionGone = errors.New("the session is not in the session store")
+
+// errRecordChanged: a session's record was changed, deleted or expired
+// in the store since it was read.
+var errRecordChanged = errors.New("the record of the session changed in the session store")
 
 func (s *sharedSessions) delete(ctx context.Context, id string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
@@ -229,17 +238,23 @@ func (s *sharedSessions) delete(ctx context.Context, id string) error {
 	return s.store.DeleteSession(ctx, id)
 }
 
-// update changes the record of session id with fn and saves it.
+// update changes the record of session id with fn and saves it, reading
+// it again when another replica changed it meanwhile (a few times).
 func (s *sharedSessions) update(ctx context.Context, id string, fn func(*sessionRecord)) error {
-	rec, err := s.load(ctx, id)
-	if err != nil {
-		return err
+	for range 8 {
+		rec, err := s.load(ctx, id)
+		if err != nil {
+			return err
+		}
+		if rec == nil {
+			return errSessionGone
+		}
+		fn(rec)
+		if err := s.save(ctx, id, rec, false); !errors.Is(err, errRecordChanged) {
+			return err
+		}
 	}
-	if rec == nil {
-		return errSessionGone
-	}
-	fn(rec)
-	return s.save(ctx, id, rec, false)
+	return errRecordChanged
 }
 
 // held returns the session id this replica holds, or nil.
@@ -448,7 +463,9 @@ func (g *Gateway) serveShared(w http.ResponseWriter, r *http.Request, id string)
 		}
 	}
 	if time.Since(rec.Touched) > s.ttl/4 {
-		if err := s.save(r.Context(), id, rec, false); err != nil && !errors.Is(err, errSessionGone) {
+		// A record changed meanwhile was written (and extended) by
+		// another replica; one deleted stays deleted.
+		if err := s.save(r.Context(), id, rec, false); err != nil && !errors.Is(err, errRecordChanged) {
 			g.log.Warn("the session store failed to extend a session", "err", err)
 		}
 	}
@@ -691,11 +708,11 @@ func (m *MemorySessionStore) SaveSession(_ context.Context, id string, rec []byt
 }
 
 // ReplaceSession implements SessionStore.
-func (m *MemorySessionStore) ReplaceSession(_ context.Context, id string, rec []byte, ttl time.Duration) (bool, error) {
+func (m *MemorySessionStore) ReplaceSession(_ context.Context, id string, old, rec []byte, ttl time.Duration) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := time.Now()
-	if r, ok := m.recs[id]; !ok || now.After(r.expires) {
+	if r, ok := m.recs[id]; !ok || now.After(r.expires) || !bytes.Equal(r.rec, old) {
 		return false, nil
 	}
 	m.recs[id] = memoryRecord{rec: append([]byte(nil), rec...), expires: now.Add(ttl)}

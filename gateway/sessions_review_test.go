@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -486,11 +487,11 @@ func (s *blockingStore) SaveSession(ctx context.Context, id string, rec []byte, 
 	return s.MemorySessionStore.SaveSession(ctx, id, rec, ttl)
 }
 
-func (s *blockingStore) ReplaceSession(ctx context.Context, id string, rec []byte, ttl time.Duration) (bool, error) {
+func (s *blockingStore) ReplaceSession(ctx context.Context, id string, old, rec []byte, ttl time.Duration) (bool, error) {
 	if err := s.wait(ctx); err != nil {
 		return false, err
 	}
-	return s.MemorySessionStore.ReplaceSession(ctx, id, rec, ttl)
+	return s.MemorySessionStore.ReplaceSession(ctx, id, old, rec, ttl)
 }
 
 func (s *blockingStore) DeleteSession(ctx context.Context, id string) error {
@@ -954,5 +955,57 @@ func TestSharedSessionsResumeOtherSession(t *testing.T) {
 	}
 	if _, body := rawGet(t, ctx, other, "alice", a.ID(), eid); !strings.Contains(body, "-32015") {
 		t.Errorf("the stream's own session after another tried it: %s", body)
+	}
+}
+
+// changeAfterLoadStore is a MemorySessionStore that, after the after-th
+// load from now, writes change into the record: another replica
+// recording a change of the session between a replica's read of the
+// record and its write of it.
+type changeAfterLoadStore struct {
+	MemorySessionStore
+	after  atomic.Int64
+	change func(*sessionRecord)
+}
+
+func (s *changeAfterLoadStore) LoadSession(ctx context.Context, id string) ([]byte, error) {
+	b, err := s.MemorySessionStore.LoadSession(ctx, id)
+	if b != nil && s.after.Add(-1) == 0 {
+		var rec sessionRecord
+		if json.Unmarshal(b, &rec) == nil {
+			s.change(&rec)
+			nb, _ := json.Marshal(&rec)
+			_ = s.MemorySessionStore.SaveSession(ctx, id, nb, time.Hour)
+		}
+	}
+	return b, err
+}
+
+// TestSharedSessionsConcurrentChangesKept: two changes of a session
+// recorded at once by two replicas (a subscription here, another there)
+// are both kept.
+func TestSharedSessionsConcurrentChangesKept(t *testing.T) {
+	t.Parallel()
+	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Era: testserver.Legacy}))
+	store := &changeAfterLoadStore{change: func(r *sessionRecord) { r.Subs = append(r.Subs, "test://elsewhere") }}
+	rs := startReplicas(t, 1, store, up.URL)
+	ctx := testCtx(t, 30*time.Second)
+	url := rs[0].ts.URL + "/mcp"
+	code, id, body := rawPost(t, ctx, url, "alice", "", "", initBody)
+	if code != http.StatusOK || id == "" {
+		t.Fatalf("initialize: %d %s", code, body)
+	}
+	rawPost(t, ctx, url, "alice", id, v1125, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	store.after.Store(2) // the request's check, then the change's read
+	if code, _, body := rawPost(t, ctx, url, "alice", id, v1125, `{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"debug"}}`); code != http.StatusOK {
+		t.Fatalf("setLevel: %d %s", code, body)
+	}
+	b, _ := store.MemorySessionStore.LoadSession(ctx, id)
+	var rec sessionRecord
+	if err := json.Unmarshal(b, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Level != "debug" || !slices.Contains(rec.Subs, "test://elsewhere") {
+		t.Errorf("the record after two changes at once: level %q, subscriptions %q", rec.Level, rec.Subs)
 	}
 }
