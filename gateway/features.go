@@ -59,10 +59,14 @@ func (g *Gateway) route(next mcp.MethodHandler) mcp.MethodHandler {
 		case "initialize":
 			res, err := next(ctx, method, req)
 			if err == nil {
-				if p, ok := req.GetParams().(*mcp.InitializeParams); ok && p != nil {
+				ir, _ := res.(*mcp.InitializeResult)
+				if p, ok := req.GetParams().(*mcp.InitializeParams); ok && p != nil && ir != nil {
 					ss, _ := req.GetSession().(*mcp.ServerSession)
-					if err := g.recordSession(ctx, req, ss, p); err != nil {
+					if err := g.recordSession(ctx, req, ss, p, ir.ProtocolVersion); err != nil {
 						g.log.Warn("a new session could not be recorded for the other replicas; refused", "err", err)
+						if errors.Is(err, errRecordTooBig) {
+							return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the initialize request is too big for the gateway to share its session among its replicas"}
+						}
 						return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the gateway's session store is unavailable; try again"}
 					}
 				}

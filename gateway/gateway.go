@@ -281,6 +281,9 @@ func (g *Gateway) Close() error {
 		g.reloadMu.Lock() // a Reload under way ends first
 		defer g.reloadMu.Unlock()
 		g.parks.closeAll(errClosed)
+		if g.shared != nil {
+			g.shared.shut()
+		}
 		for ss := range g.server.Sessions() {
 			_ = ss.Close()
 		}

@@ -29,13 +29,20 @@ func (g *Gateway) newHTTPHandlers() (stateful, stateless httpHandler) {
 	get := func(*http.Request) *mcp.Server { return g.server }
 	logger := g.log.With("component", "go-sdk http")
 	var events mcp.EventStore = mcp.NewMemoryEventStore(nil)
+	timeout := g.opts.SessionTimeout
 	if g.shared != nil {
 		events = g.shared.events
+		if timeout <= 0 {
+			// A replica's copy of a shared session that gets no request
+			// for its TTL ends here (it ended everywhere, or is served
+			// elsewhere and is made again here when it comes back).
+			timeout = g.shared.ttl
+		}
 	}
 	stateful = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 		Logger:                     logger,
 		EventStore:                 events,
-		SessionTimeout:             g.opts.SessionTimeout,
+		SessionTimeout:             timeout,
 		MaxRequestBodyBytes:        g.opts.maxRequestBytes(),
 		DisableLocalhostProtection: true, // ServeHTTP checks Host and Origin itself
 	})
@@ -104,7 +111,11 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Header.Get("Mcp-Session-Id") != "":
 		g.serveShared(w, r, r.Header.Get("Mcp-Session-Id"))
 	case r.Method == http.MethodPost:
-		g.makeSession(w, r, rand.Text())
+		id := rand.Text()
+		g.makeSession(w, r, id)
+		// A session whose initialize was refused (its record could not
+		// be saved) is not held: it ends here.
+		g.dropUnheld(id)
 	default:
 		g.stateful.ServeHTTP(w, r) // go-sdk says what is missing
 	}

@@ -120,7 +120,9 @@ type Options struct {
 	// nil means the defaults.
 	Tasks *TaskOptions
 	// SessionTimeout closes handshake-era client sessions idle this long;
-	// zero means never.
+	// zero means never (with Sessions set: a replica's copy of a session
+	// idle for the session's TTL is closed, and made again from its
+	// record if a request of it comes back).
 	SessionTimeout time.Duration
 	// Sessions, if set, keeps handshake-era client sessions in a store
 	// shared by replicas, so that any replica serves any request of them

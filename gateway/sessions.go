@@ -52,8 +52,10 @@ type SessionOptions struct {
 	// DefaultSessionStoreTimeout. A request whose session cannot be read
 	// in time is answered 503: a session is never served unchecked.
 	StoreTimeout time.Duration
-	// TTL is how long a session lives after its last request; zero means
-	// Options.SessionTimeout, or DefaultSessionTTL when that is zero too.
+	// TTL is how long a session lives after its last request (at least;
+	// at most a quarter longer, as its record is not written on every
+	// request); zero means Options.SessionTimeout, or DefaultSessionTTL
+	// when that is zero too.
 	TTL time.Duration
 }
 
@@ -67,6 +69,13 @@ type SessionStore interface {
 	// SaveSession stores rec as the record of session id, to expire ttl
 	// after now.
 	SaveSession(ctx context.Context, id string, rec []byte, ttl time.Duration) error
+	// ReplaceSession stores rec as the record of session id, to expire
+	// ttl after now, only if the session's record is old (byte for byte,
+	// not deleted, not expired), in one step; it reports whether it did.
+	// A record is changed and extended with it, so that a session deleted
+	// meanwhile stays deleted and a change recorded meanwhile by another
+	// replica is not lost.
+	ReplaceSession(ctx context.Context, id string, old, rec []byte, ttl time.Duration) (bool, error)
 	// DeleteSession removes the record of session id; deleting a record
 	// that is not there is not an error.
 	DeleteSession(ctx context.Context, id string) error
@@ -75,11 +84,13 @@ type SessionStore interface {
 // sessionRecord is what the store keeps of a session.
 type sessionRecord struct {
 	Principal string          `json:"principal"`
-	Version   string          `json:"version"`
-	Init      json.RawMessage `json:"init"` // the client's initialize params
+	Version   string          `json:"version"` // the protocol version the session speaks
+	Init      json.RawMessage `json:"init"`    // the client's initialize params
 	Level     string          `json:"level,omitempty"`
 	Subs      []string        `json:"subs,omitempty"` // subscribed resource URIs
 	Touched   time.Time       `json:"touched"`
+
+	raw []byte // what it was read from
 }
 
 // maxSessionRecord bounds a record read from the store; maxSharedSubs
@@ -112,6 +123,7 @@ type sharedSessions struct {
 	mu     sync.Mutex
 	local  map[string]*heldSession  // sessions this replica holds
 	making map[string]chan struct{} // sessions being made again here
+	closed bool                     // the gateway is closing: nothing more is held
 }
 
 // heldSession is a shared session this replica holds, with the changes
@@ -174,10 +186,16 @@ func (s *sharedSessions) load(ctx context.Context, id string) (*sessionRecord, e
 	if err := json.Unmarshal(b, &rec); err != nil {
 		return nil, fmt.Errorf("the record of a session cannot be read: %w", err)
 	}
+	rec.raw = b
 	return &rec, nil
 }
 
-func (s *sharedSessions) save(ctx context.Context, id string, rec *sessionRecord) error {
+// save writes the record of session id: a new one (create), or one read
+// from the store (not create: written only if the store still has it as
+// it was read, so that a session deleted by another replica since stays
+// deleted and a change another replica recorded since is not lost;
+// errRecordChanged if it does not).
+func (s *sharedSessions) save(ctx context.Context, id string, rec *sessionRecord, create bool) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
 	defer cancel()
 	rec.Touched = time.Now().UTC()
@@ -185,8 +203,34 @@ func (s *sharedSessions) save(ctx context.Context, id string, rec *sessionRecord
 	if err != nil {
 		return err
 	}
-	return s.store.SaveSession(ctx, id, b, s.ttl)
+	if len(b) > maxSessionRecord {
+		return errRecordTooBig
+	}
+	// The record is written again once it is a quarter of its TTL old,
+	// so it is kept a quarter longer: it outlives the session's last
+	// request by at least the TTL.
+	ttl := s.ttl + s.ttl/4
+	if create {
+		return s.store.SaveSession(ctx, id, b, ttl)
+	}
+	ok, err := s.store.ReplaceSession(ctx, id, rec.raw, b, ttl)
+	if err == nil && !ok {
+		err = errRecordChanged
+	}
+	return err
 }
+
+// errRecordTooBig: a session's record would be over maxSessionRecord,
+// which no replica reads back.
+var errRecordTooBig = fmt.Errorf("the record of the session would be over %d bytes", maxSessionRecord)
+
+// errSessionGone: a session's record is not in the store (deleted or
+// expired).
+var errSessionGone = errors.New("the session is not in the session store")
+
+// errRecordChanged: a session's record was changed, deleted or expired
+// in the store since it was read.
+var errRecordChanged = errors.New("the record of the session changed in the session store")
 
 func (s *sharedSessions) delete(ctx context.Context, id string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
@@ -194,17 +238,23 @@ func (s *sharedSessions) delete(ctx context.Context, id string) error {
 	return s.store.DeleteSession(ctx, id)
 }
 
-// update changes the record of session id with fn and saves it.
+// update changes the record of session id with fn and saves it, reading
+// it again when another replica changed it meanwhile (a few times).
 func (s *sharedSessions) update(ctx context.Context, id string, fn func(*sessionRecord)) error {
-	rec, err := s.load(ctx, id)
-	if err != nil {
-		return err
+	for range 8 {
+		rec, err := s.load(ctx, id)
+		if err != nil {
+			return err
+		}
+		if rec == nil {
+			return errSessionGone
+		}
+		fn(rec)
+		if err := s.save(ctx, id, rec, false); !errors.Is(err, errRecordChanged) {
+			return err
+		}
 	}
-	if rec == nil {
-		return errors.New("the session is not in the session store")
-	}
-	fn(rec)
-	return s.save(ctx, id, rec)
+	return errRecordChanged
 }
 
 // held returns the session id this replica holds, or nil.
@@ -219,13 +269,19 @@ func (s *sharedSessions) held(id string) *mcp.ServerSession {
 
 // hold records ss as held here, with rec applied to it, until it ends;
 // the goroutine waiting for its end is owned by the session, which
-// Gateway.Close closes.
-func (s *sharedSessions) hold(ss *mcp.ServerSession, rec *sessionRecord, wg *sync.WaitGroup) {
+// Gateway.Close closes. Once the gateway is closing (shut), ss is closed
+// instead, and hold reports false.
+func (s *sharedSessions) hold(ss *mcp.ServerSession, rec *sessionRecord, wg *sync.WaitGroup) bool {
 	id := ss.ID()
 	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		_ = ss.Close()
+		return false
+	}
 	if h := s.local[id]; h != nil && h.ss == ss {
 		s.mu.Unlock()
-		return
+		return true
 	}
 	s.local[id] = &heldSession{ss: ss, level: rec.Level, subs: slices.Clone(rec.Subs)}
 	s.mu.Unlock()
@@ -237,6 +293,15 @@ func (s *sharedSessions) hold(ss *mcp.ServerSession, rec *sessionRecord, wg *syn
 		}
 		s.mu.Unlock()
 	})
+	return true
+}
+
+// shut makes hold refuse sessions from now on: Gateway.Close calls it
+// before it closes the sessions and waits for their ends.
+func (s *sharedSessions) shut() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
 }
 
 // applied records that a change was applied to session id here.
@@ -398,7 +463,9 @@ func (g *Gateway) serveShared(w http.ResponseWriter, r *http.Request, id string)
 		}
 	}
 	if time.Since(rec.Touched) > s.ttl/4 {
-		if err := s.save(r.Context(), id, rec); err != nil {
+		// A record changed meanwhile was written (and extended) by
+		// another replica; one deleted stays deleted.
+		if err := s.save(r.Context(), id, rec, false); err != nil && !errors.Is(err, errRecordChanged) {
 			g.log.Warn("the session store failed to extend a session", "err", err)
 		}
 	}
@@ -409,6 +476,9 @@ func (g *Gateway) serveShared(w http.ResponseWriter, r *http.Request, id string)
 // requests of it come at once.
 func (g *Gateway) remake(r *http.Request, id string, rec *sessionRecord) error {
 	s := g.shared
+	if g.draining.Load() {
+		return errors.New("the gateway is shutting down")
+	}
 	for {
 		s.mu.Lock()
 		if s.local[id] != nil {
@@ -461,6 +531,7 @@ func (g *Gateway) replay(r *http.Request, id string, rec *sessionRecord) error {
 	rw := &replayWriter{header: http.Header{}}
 	g.makeSession(rw, g.replayRequest(ctx, r, "", "", init), id)
 	if rw.status != http.StatusOK || rw.header.Get("Mcp-Session-Id") != id {
+		g.dropUnheld(id)
 		return fmt.Errorf("the replayed initialize was answered %d: %s", rw.status, strings.TrimSpace(rw.body.String()))
 	}
 	steps := []string{`{"jsonrpc":"2.0","method":"notifications/initialized"}`}
@@ -471,15 +542,29 @@ func (g *Gateway) replay(r *http.Request, id string, rec *sessionRecord) error {
 		steps = append(steps, subStep("resources/subscribe", i, uri))
 	}
 	if err := g.replaySteps(r, id, rec.Version, steps); err != nil {
+		g.dropUnheld(id) // the next request makes it again, from the start
 		return err
 	}
 	for ss := range g.server.Sessions() {
 		if ss.ID() == id {
-			g.shared.hold(ss, rec, &g.sessWG)
+			if !g.shared.hold(ss, rec, &g.sessWG) {
+				return errClosed
+			}
 			return nil
 		}
 	}
 	return errors.New("the replayed session ended at once")
+}
+
+// dropUnheld closes the sessions with id that this replica does not
+// hold: one a replay began and could not finish.
+func (g *Gateway) dropUnheld(id string) {
+	held := g.shared.held(id)
+	for ss := range g.server.Sessions() {
+		if ss.ID() == id && ss != held {
+			_ = ss.Close()
+		}
+	}
 }
 
 // replaySteps sends the requests steps to session id as its client would.
@@ -497,8 +582,10 @@ func (g *Gateway) replaySteps(r *http.Request, id, version string, steps []strin
 }
 
 // replayRequest is a POST of body to the gateway, with r's context values
-// (its principal) and the session and version headers given.
+// (its principal) but not the ids of r's requests (its streams are not
+// r's), and the session and version headers given.
 func (g *Gateway) replayRequest(ctx context.Context, r *http.Request, id, version, body string) *http.Request {
+	ctx = context.WithValue(ctx, callIDsKey{}, []json.RawMessage(nil))
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "/", strings.NewReader(body))
 	req.Host = r.Host
 	req.Header.Set(replayHeader, g.shared.replayToken)
@@ -541,8 +628,10 @@ func (w *replayWriter) Write(b []byte) (int, error) {
 func (w *replayWriter) Flush() {}
 
 // recordSession records a session that answered its initialize request
-// here (not a replay), so that other replicas can serve it.
-func (g *Gateway) recordSession(ctx context.Context, req mcp.Request, ss *mcp.ServerSession, params *mcp.InitializeParams) error {
+// here (not a replay), so that other replicas can serve it; version is
+// the protocol version the session speaks (the one the gateway answered,
+// which the client's later requests carry).
+func (g *Gateway) recordSession(ctx context.Context, req mcp.Request, ss *mcp.ServerSession, params *mcp.InitializeParams, version string) error {
 	s := g.shared
 	if s == nil || ss == nil || ss.ID() == "" {
 		return nil
@@ -554,11 +643,13 @@ func (g *Gateway) recordSession(ctx context.Context, req mcp.Request, ss *mcp.Se
 	if err != nil {
 		return err
 	}
-	rec := &sessionRecord{Principal: PrincipalFrom(ctx), Version: params.ProtocolVersion, Init: init}
-	if err := s.save(ctx, ss.ID(), rec); err != nil {
+	rec := &sessionRecord{Principal: PrincipalFrom(ctx), Version: version, Init: init}
+	if err := s.save(ctx, ss.ID(), rec, true); err != nil {
 		return err
 	}
-	s.hold(ss, rec, &g.sessWG)
+	if !s.hold(ss, rec, &g.sessWG) {
+		return errClosed
+	}
 	return nil
 }
 
@@ -614,6 +705,18 @@ func (m *MemorySessionStore) SaveSession(_ context.Context, id string, rec []byt
 	}
 	m.recs[id] = memoryRecord{rec: append([]byte(nil), rec...), expires: now.Add(ttl)}
 	return nil
+}
+
+// ReplaceSession implements SessionStore.
+func (m *MemorySessionStore) ReplaceSession(_ context.Context, id string, old, rec []byte, ttl time.Duration) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := time.Now()
+	if r, ok := m.recs[id]; !ok || now.After(r.expires) || !bytes.Equal(r.rec, old) {
+		return false, nil
+	}
+	m.recs[id] = memoryRecord{rec: append([]byte(nil), rec...), expires: now.Add(ttl)}
+	return true, nil
 }
 
 // DeleteSession implements SessionStore.

@@ -120,6 +120,9 @@ func (e *sharedEvents) Open(ctx context.Context, sessionID, streamID string) err
 		principal = ti.UserID
 	}
 	b, _ := json.Marshal(&streamRecord{Session: sessionID, Principal: principal, Owner: s.replicaToken, IDs: ids})
+	if len(b) > maxSessionRecord {
+		return nil // not read back: a resumption elsewhere is answered by go-sdk
+	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
 	defer cancel()
 	if err := s.store.SaveSession(sctx, streamKey(sessionID, streamID), b, s.ttl); err != nil {

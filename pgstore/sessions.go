@@ -21,8 +21,8 @@ type SessionStore struct {
 	timeout time.Duration
 	where   string
 
-	load, save, del, sweep string
-	lastSweep              atomic.Int64
+	load, save, replace, del, sweep string
+	lastSweep                       atomic.Int64
 }
 
 // NewSessionStore checks the store's table on pool (creating it when it
@@ -37,8 +37,9 @@ func NewSessionStore(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*S
 		load: `SELECT data FROM ` + t + ` WHERE id = $1 AND expires_at > ` + nowUS,
 		save: `INSERT INTO ` + t + ` (id, data, expires_at) VALUES ($1, $2, ` + nowUS + ` + $3::bigint)
 			ON CONFLICT (id) DO UPDATE SET data = excluded.data, expires_at = excluded.expires_at`,
-		del:   `DELETE FROM ` + t + ` WHERE id = $1`,
-		sweep: `DELETE FROM ` + t + ` WHERE expires_at <= ` + nowUS,
+		replace: `UPDATE ` + t + ` SET data = $2, expires_at = ` + nowUS + ` + $3::bigint WHERE id = $1 AND data = $4 AND expires_at > ` + nowUS,
+		del:     `DELETE FROM ` + t + ` WHERE id = $1`,
+		sweep:   `DELETE FROM ` + t + ` WHERE expires_at <= ` + nowUS,
 	}, nil
 }
 
@@ -68,6 +69,19 @@ func (s *SessionStore) SaveSession(ctx context.Context, id string, rec []byte, t
 	}
 	s.sweepSometimes(ctx)
 	return nil
+}
+
+// ReplaceSession stores rec as the record of session id, expiring ttl
+// after now, only if the session's record is old and has not expired
+// (one UPDATE): it reports whether it did.
+func (s *SessionStore) ReplaceSession(ctx context.Context, id string, old, rec []byte, ttl time.Duration) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	tag, err := s.pool.Exec(ctx, s.replace, id, rec, max(ttl.Microseconds(), 1), old)
+	if err != nil {
+		return false, fmt.Errorf("pgstore: replacing a session at %s: %w", s.where, err)
+	}
+	return tag.RowsAffected() == 1, nil
 }
 
 // DeleteSession removes the record of session id.

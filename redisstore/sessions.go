@@ -54,6 +54,27 @@ func (s *SessionStore) SaveSession(ctx context.Context, id string, rec []byte, t
 	return nil
 }
 
+// replaceSession sets KEYS[1] to ARGV[2], expiring in ARGV[3] ms, if it
+// is ARGV[1].
+var replaceSession = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+return 1
+`)
+
+// ReplaceSession stores rec as the record of session id, expiring ttl
+// after now, only if the session's record is old (one script): it
+// reports whether it did.
+func (s *SessionStore) ReplaceSession(ctx context.Context, id string, old, rec []byte, ttl time.Duration) (bool, error) {
+	n, err := call(s.r, ctx, s.timeout, func(ctx context.Context) (int64, error) {
+		return replaceSession.Run(ctx, s.r.rdb, []string{s.key(id)}, old, rec, max(ttl.Milliseconds(), 1)).Int64()
+	})
+	if err != nil {
+		return false, fmt.Errorf("redisstore: replacing a session at %s: %w", s.r.where, err)
+	}
+	return n == 1, nil
+}
+
 // DeleteSession removes the record of session id.
 func (s *SessionStore) DeleteSession(ctx context.Context, id string) error {
 	_, err := call(s.r, ctx, s.timeout, func(ctx context.Context) (int64, error) {

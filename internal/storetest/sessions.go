@@ -13,14 +13,17 @@ import (
 type SessionStore interface {
 	LoadSession(ctx context.Context, id string) ([]byte, error)
 	SaveSession(ctx context.Context, id string, rec []byte, ttl time.Duration) error
+	ReplaceSession(ctx context.Context, id string, old, rec []byte, ttl time.Duration) (bool, error)
 	DeleteSession(ctx context.Context, id string) error
 }
 
 // CheckSessionStore checks s: a record saved is loaded as it was (any
 // bytes), a missing one is nil without an error, a save replaces, a
 // record expires after its TTL and a save extends it, a delete removes
-// it (twice is no error), ids are kept apart, and 32 writers racing on
-// one id leave one of their records whole.
+// it (twice is no error), a replace writes only over the record it names
+// (not another one, nor one never saved, deleted or expired) and extends
+// it, ids are kept apart, and 32 writers racing on one id leave one of their records
+// whole.
 func CheckSessionStore(t *testing.T, s SessionStore) {
 	ctx := context.Background()
 	id := fmt.Sprintf("S%d", time.Now().UnixNano())
@@ -60,6 +63,30 @@ func CheckSessionStore(t *testing.T, s SessionStore) {
 	if err := s.DeleteSession(ctx, id); err != nil {
 		t.Errorf("deleting twice: %v", err)
 	}
+	replace := func(id, old, rec string, ttl time.Duration) bool {
+		t.Helper()
+		ok, err := s.ReplaceSession(ctx, id, []byte(old), []byte(rec), ttl)
+		if err != nil {
+			t.Fatalf("ReplaceSession(%q): %v", id, err)
+		}
+		return ok
+	}
+	if replace(id, `{"v":2}`, "deleted", time.Minute) || load(id) != nil {
+		t.Errorf("a deleted record was replaced: %q", load(id))
+	}
+	if replace(id+"-never", "", "never", time.Minute) || load(id+"-never") != nil {
+		t.Errorf("a record never saved was replaced")
+	}
+	if err := s.SaveSession(ctx, id, []byte("v1"), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if replace(id, "v0", "v2", time.Minute) || string(load(id)) != "v1" {
+		t.Errorf("a record replaced over another one: %q", load(id))
+	}
+	if !replace(id, "v1", "v2", time.Minute) || string(load(id)) != "v2" {
+		t.Errorf("replacing a record: %q", load(id))
+	}
+	_ = s.DeleteSession(ctx, id)
 
 	short := id + "-ttl"
 	if err := s.SaveSession(ctx, short, []byte("a"), 300*time.Millisecond); err != nil {
@@ -73,12 +100,22 @@ func CheckSessionStore(t *testing.T, s SessionStore) {
 	if b := load(short); string(b) != "b" {
 		t.Errorf("a record saved again within its TTL expired: %q", b)
 	}
+	if !replace(short, "b", "c", 300*time.Millisecond) { // extends it
+		t.Errorf("a record within its TTL was not replaced")
+	}
+	time.Sleep(200 * time.Millisecond)
+	if b := load(short); string(b) != "c" {
+		t.Errorf("a record replaced within its TTL expired: %q", b)
+	}
 	deadline := time.Now().Add(5 * time.Second)
 	for load(short) != nil && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	if b := load(short); b != nil {
 		t.Errorf("a record past its TTL: %q", b)
+	}
+	if replace(short, "c", "d", time.Minute) || load(short) != nil {
+		t.Errorf("a record past its TTL was replaced")
 	}
 
 	race := id + "-race"
