@@ -28,7 +28,13 @@ import (
 // session id header and the body of the answer.
 func rawPost(t *testing.T, ctx context.Context, url, token, id, version, body string) (int, string, string) {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	return rawRequest(t, ctx, http.MethodPost, url, token, id, version, body)
+}
+
+// rawRequest is rawPost with another HTTP method.
+func rawRequest(t *testing.T, ctx context.Context, method, url, token, id, version, body string) (int, string, string) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}

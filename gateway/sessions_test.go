@@ -172,18 +172,8 @@ func TestSharedSessionsEndEverywhere(t *testing.T) {
 	id := cs.ID()
 	post := func(r *replica, token, method string) int {
 		t.Helper()
-		req, _ := http.NewRequestWithContext(ctx, method, r.ts.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/list"}`))
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Session-Id", id)
-		req.Header.Set("Mcp-Protocol-Version", v1125)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
+		code, _, _ := rawRequest(t, ctx, method, r.ts.URL+"/mcp", token, id, v1125, `{"jsonrpc":"2.0","id":7,"method":"tools/list"}`)
+		return code
 	}
 	if code := post(rs[1], "alice", http.MethodPost); code != http.StatusOK {
 		t.Fatalf("alice's session on the other replica: %d", code)
@@ -214,18 +204,8 @@ func TestSharedSessionsHostileIDs(t *testing.T) {
 	rs := startReplicas(t, 1, store, up.URL)
 	ctx := testCtx(t, 30*time.Second)
 	for _, id := range []string{"x", strings.Repeat("A", 27), strings.Repeat("a", 26), "AAAAAAAAAAAAAAAAAAAAAAAAA1", strings.Repeat("\u00c4", 13), "../../../../etc/passwd"} {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, rs[0].ts.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
-		req.Header.Set("Authorization", "Bearer alice")
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Session-Id", id)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusNotFound {
-			t.Errorf("session id %q: %d, want 404", id, resp.StatusCode)
+		if code, _, _ := rawPost(t, ctx, rs[0].ts.URL+"/mcp", "alice", id, "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); code != http.StatusNotFound {
+			t.Errorf("session id %q: %d, want 404", id, code)
 		}
 	}
 	if n := store.loads.Load(); n != 0 {

@@ -142,27 +142,41 @@ func limitData(t testing.TB, we *jsonrpc.Error) gateway.LimitData {
 	return d
 }
 
+// redisOf starts a Redis server and returns it with a client of it,
+// closed by t's cleanup.
+func redisOf(t testing.TB) (*testdb.Server, *redis.Client) {
+	srv := testdb.Redis(t)
+	opts, err := redis.ParseURL(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(opts)
+	t.Cleanup(func() { rdb.Close() })
+	return srv, rdb
+}
+
+// postgresOf starts a PostgreSQL server and returns it with a pool of
+// connections to it, closed by t's cleanup.
+func postgresOf(t testing.TB) (*testdb.Server, *pgxpool.Pool) {
+	srv := testdb.Postgres(t)
+	pool, err := pgxpool.New(context.Background(), srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return srv, pool
+}
+
 // limitStores are the shared stores on real servers, each with its
 // server.
 func limitStores(t testing.TB) map[string]func() (gateway.LimitStore, *testdb.Server) {
 	return map[string]func() (gateway.LimitStore, *testdb.Server){
 		"redis": func() (gateway.LimitStore, *testdb.Server) {
-			srv := testdb.Redis(t)
-			opts, err := redis.ParseURL(srv.URL)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rdb := redis.NewClient(opts)
-			t.Cleanup(func() { rdb.Close() })
+			srv, rdb := redisOf(t)
 			return redisstore.NewLimitStore(rdb, nil), srv
 		},
 		"postgres": func() (gateway.LimitStore, *testdb.Server) {
-			srv := testdb.Postgres(t)
-			pool, err := pgxpool.New(context.Background(), srv.URL)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(pool.Close)
+			srv, pool := postgresOf(t)
 			s, err := pgstore.NewLimitStore(context.Background(), pool, nil)
 			if err != nil {
 				t.Fatal(err)

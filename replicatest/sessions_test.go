@@ -10,13 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/mcpadapter/mcpadapter/gateway"
 	"github.com/mcpadapter/mcpadapter/gateway/resourceserver"
 	"github.com/mcpadapter/mcpadapter/internal/testdb"
 	"github.com/mcpadapter/mcpadapter/pgstore"
 	"github.com/mcpadapter/mcpadapter/redisstore"
-	"github.com/redis/go-redis/v9"
 )
 
 // sessionReplica starts a gateway whose handshake-era sessions are kept
@@ -53,22 +51,11 @@ func sessionStores(t testing.TB) map[string]func() (gateway.SessionStore, *testd
 	return map[string]func() (gateway.SessionStore, *testdb.Server){
 		"memory": func() (gateway.SessionStore, *testdb.Server) { return &gateway.MemorySessionStore{}, nil },
 		"redis": func() (gateway.SessionStore, *testdb.Server) {
-			srv := testdb.Redis(t)
-			opts, err := redis.ParseURL(srv.URL)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rdb := redis.NewClient(opts)
-			t.Cleanup(func() { rdb.Close() })
+			srv, rdb := redisOf(t)
 			return redisstore.NewSessionStore(rdb, nil), srv
 		},
 		"postgres": func() (gateway.SessionStore, *testdb.Server) {
-			srv := testdb.Postgres(t)
-			pool, err := pgxpool.New(context.Background(), srv.URL)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(pool.Close)
+			srv, pool := postgresOf(t)
 			s, err := pgstore.NewSessionStore(context.Background(), pool, nil)
 			if err != nil {
 				t.Fatal(err)

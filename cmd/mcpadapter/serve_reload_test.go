@@ -50,15 +50,7 @@ func TestServeReload(t *testing.T) {
 	defer cs.Close()
 	tools := func() []string {
 		t.Helper()
-		res, err := cs.ListTools(ctx, nil)
-		if err != nil {
-			t.Fatalf("tools/list: %v", err)
-		}
-		var names []string
-		for _, tl := range res.Tools {
-			names = append(names, tl.Name)
-		}
-		return names
+		return listedTools(t, ctx, cs)
 	}
 	if names := tools(); !slices.Contains(names, "alpha_echo") || slices.Contains(names, "beta_echo") {
 		t.Fatalf("tools at the start: %v", names)
@@ -131,15 +123,7 @@ func TestServeReloadPolicy(t *testing.T) {
 	defer cs.Close()
 	tools := func() []string {
 		t.Helper()
-		res, err := cs.ListTools(ctx, nil)
-		if err != nil {
-			t.Fatalf("tools/list: %v", err)
-		}
-		var names []string
-		for _, tl := range res.Tools {
-			names = append(names, tl.Name)
-		}
-		return names
+		return listedTools(t, ctx, cs)
 	}
 	if names := tools(); !slices.Contains(names, "echo") || slices.Contains(names, "add") {
 		t.Fatalf("tools under the first policy: %v", names)
@@ -163,4 +147,18 @@ func TestServeReloadPolicy(t *testing.T) {
 	if names := tools(); slices.Contains(names, "echo") || !slices.Contains(names, "add") {
 		t.Errorf("tools after a refused policy: %v", names)
 	}
+}
+
+// listedTools returns the names of the tools cs lists.
+func listedTools(t *testing.T, ctx context.Context, cs *mcp.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	return names
 }
