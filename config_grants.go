@@ -1,6 +1,7 @@
 package mcpadapter
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/mcpadapter/mcpadapter/internal/oauthflow"
@@ -17,6 +18,17 @@ import (
 //	         "clientId": "app", "clientSecret": "${SECRET}",
 //	         "idpTokenUrl": "https://idp.example.com/token", "idpClientId": "app",
 //	         "idTokenCommand": ["my-sso", "print-id-token"]}  (or "idTokenFile")
+//
+//
+// A fourth type, made per principal by a gateway (mcpadapter serve), not
+// by a Client on its own:
+//
+//	"auth": {"type": "token_exchange", "issuer": "https://auth.example.com",
+//	         "clientId": "gateway", "clientSecret": "${SECRET}",
+//	         "resource": "https://mcp.example.com/mcp", "audience": "mcp", "scopes": ["read"]}
+//
+// exchanges each user's own access token (RFC 8693) for a token for the
+// server (see TokenExchange); "resource" defaults to the server's URL.
 //
 // "issuer" is required: the authorization server the credentials are for,
 // the only one they are sent to (see ClientCredentials.Issuer). Each may
@@ -37,6 +49,8 @@ type GrantSettings struct {
 	IdPTokenURL, IdPIssuer, IdPClientID, IdPClientSecret string
 	Scopes                                               []string
 	DPoPKeyFile                                          string
+	// Audience and Resource are a token exchange's (token_exchange).
+	Audience, Resource string
 }
 
 // auth returns the Auth of g, reading its key files, and checks it.
@@ -73,6 +87,8 @@ func (g *GrantSettings) build() (grantAuth, error) {
 		return &EnterpriseAuth{Issuer: g.Issuer, IDToken: idToken, IdPTokenURL: g.IdPTokenURL, IdPIssuer: g.IdPIssuer,
 			IdPClientID: g.IdPClientID, IdPClientSecret: g.IdPClientSecret,
 			ClientID: g.ClientID, ClientSecret: g.ClientSecret, Scopes: g.Scopes, DPoPKey: dpop}, nil
+	case "token_exchange":
+		return nil, errors.New(`a "token_exchange" auth exchanges each user's token for one for the server: a gateway (mcpadapter serve) makes it, a Client on its own has no user's token to exchange`)
 	}
 	return nil, fmt.Errorf("unknown auth type %q", g.Type)
 }

@@ -198,6 +198,10 @@ func (g *Gateway) forwardCall(ctx context.Context, r toolRoute, o *origin, param
 			o.progress(&mcp.ProgressNotificationParams{Progress: p.Progress, Total: p.Total, Message: p.Message})
 		}
 	}
+	ctx, err := u.as(ctx)
+	if err != nil {
+		return nil, err
+	}
 	leave, err := u.fly(ctx, o)
 	if err != nil {
 		return nil, callError(u, params.Name, context.Cause(ctx), err)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpadapter/mcpadapter/gateway/internal/subject"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -39,6 +40,11 @@ func (g *Gateway) route(next mcp.MethodHandler) mcp.MethodHandler {
 		defer stop()
 		if ex := req.GetExtra(); ex != nil && ex.TokenInfo != nil {
 			ctx = withTokenInfo(ctx, ex.TokenInfo)
+			if ex.Header != nil && g.exchanges.Load() {
+				if hc, ok := g.httpCtx.Load(headerKey(ex.Header)); ok {
+					ctx = subject.With(ctx, subject.From(hc.(context.Context)))
+				}
+			}
 		}
 		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss.ID() != "" {
 			defer g.trackSession(ss.ID(), PrincipalFrom(ctx), cancel)()

@@ -48,8 +48,13 @@ type Gateway struct {
 	// written after its handler returns (and ends inflight's count).
 	posts atomic.Int64
 	// httpCtx holds the context of each HTTP request being handled, by
-	// its header (headerKey), with Options.Telemetry.
+	// its header (headerKey), with Options.Telemetry or when a server's
+	// credential is exchanged per principal (exchanges).
 	httpCtx sync.Map
+	// exchanges is set once a server's credential is exchanged per
+	// principal: the requests' access tokens are then handed on from
+	// their HTTP contexts (credentials.go).
+	exchanges atomic.Bool
 	started atomic.Bool
 	closed  sync.Once
 

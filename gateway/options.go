@@ -35,6 +35,13 @@ type Server struct {
 	Config *mcpadapter.ServerConfig
 	// Target is what mcpadapter.NewClient connects to when Config is nil.
 	Target any
+	// Exchange, if set, makes the server's credential per principal: each
+	// principal's requests go with a token exchanged (RFC 8693) for the
+	// access token the principal presented to the gateway (see
+	// credentials.go); its Resource defaults to the server's URL. A
+	// Config entry's "auth" of type "token_exchange" sets it. The server
+	// must be an HTTP one.
+	Exchange *mcpadapter.TokenExchange
 }
 
 // FromConfig returns the servers of cfg, in the config's order. An entry

@@ -158,6 +158,9 @@ func (g *Gateway) runTaskCall(ctx context.Context, r toolRoute, args json.RawMes
 		return nil, err
 	}
 	defer unlimit()
+	if ctx, err = u.as(ctx); err != nil {
+		return nil, err
+	}
 	if !u.isModern() {
 		// Keeps the server's requests attributable (lane.go).
 		f := &flight{o: o, asker: o.asker()}

@@ -120,7 +120,7 @@ func headerKey(h http.Header) uintptr {
 // (ServerOperation.HTTPContext), until the returned function is called.
 // It records nothing without Options.Telemetry.
 func (g *Gateway) withHTTPContext(r *http.Request) (done func()) {
-	if g.opts.Telemetry == nil || r.Header == nil {
+	if (g.opts.Telemetry == nil && !g.exchanges.Load()) || r.Header == nil {
 		return func() {}
 	}
 	k := headerKey(r.Header)

@@ -26,6 +26,9 @@ type upstream struct {
 	prefix  string // the server's own prefix ("prefix" in its config entry)
 	client  *mcpadapter.Client
 	adapter *mcpadapter.Adapter // the server's tools, named and shaped
+	// creds, if set, are the server's credentials per principal
+	// (credentials.go); nil: one credential for all.
+	creds *principalCreds
 	lane    *lane
 	// taskSem caps tasks' calls in flight at half the server's cap on
 	// calls (tasks.go); nil means no cap.
@@ -94,8 +97,11 @@ func newUpstream(g *Gateway, s Server, prefix mcpadapter.PrefixMode) (*upstream,
 	co.PromptListChangedHandler = func(context.Context, *mcp.PromptListChangedRequest) { u.changed(changedPrompts) }
 	co.ResourceListChangedHandler = func(context.Context, *mcp.ResourceListChangedRequest) { u.changed(changedResources) }
 	co.Relay = true
+	s, err := u.perPrincipal(s, &co)
+	if err != nil {
+		return nil, fmt.Errorf("server %q: %w", s.Name, err)
+	}
 	var grp *mcpadapter.Group
-	var err error
 	if s.Config != nil {
 		grp, err = mcpadapter.NewGroup(&mcpadapter.Config{Servers: []*mcpadapter.ServerConfig{s.Config}}, &co)
 	} else {
@@ -359,6 +365,10 @@ func (u *upstream) isModern() bool {
 func (u *upstream) do(ctx context.Context, o *origin, idempotent bool, fn func(context.Context, *mcp.ClientSession) error) error {
 	if up, _, err := u.status(); !up {
 		return &unavailableError{server: u.name, err: err}
+	}
+	ctx, err := u.as(ctx)
+	if err != nil {
+		return err
 	}
 	leave, err := u.fly(ctx, o)
 	if err != nil {

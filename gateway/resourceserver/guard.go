@@ -16,6 +16,7 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/mcpadapter/mcpadapter/gateway/internal/subject"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
@@ -143,11 +144,14 @@ func (g *Guard) Handler(next http.Handler) http.Handler {
 			g.serveMetadata(w, r)
 			return
 		}
-		ti, err := g.Check(r)
+		ti, subj, err := g.check(r)
 		if err != nil {
 			g.refuse(w, r, err)
 			return
 		}
+		// The token itself goes on, privately, to the gateway's token
+		// exchanges (a server whose credential is exchanged per user).
+		r = r.WithContext(subject.With(r.Context(), subj))
 		if g.dpop.nonces != nil && r.Header.Get("DPoP") != "" {
 			// The nonce to use next, before the one the client has runs out.
 			w.Header().Set("DPoP-Nonce", g.dpop.nonce(time.Now()))
@@ -194,33 +198,50 @@ func (g *Guard) serveMetadata(w http.ResponseWriter, r *http.Request) {
 // auth.TokenInfo. The error is an *Error saying the status, the challenge
 // and the reason.
 func (g *Guard) Check(r *http.Request) (*auth.TokenInfo, error) {
+	ti, _, err := g.check(r)
+	return ti, err
+}
+
+// check is Check, which also returns the token when it is an access token
+// its holder may have exchanged (RFC 8693) by the gateway: a bearer
+// token of a trusted issuer, not an API key of the gateway's own (a secret
+// no authorization server may see) nor a DPoP-bound token (whose proof
+// the gateway cannot make).
+func (g *Guard) check(r *http.Request) (_ *auth.TokenInfo, exchangeable string, _ error) {
 	now := time.Now()
 	scheme, tok, err := credentialOf(r)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	key := tokenKey(tok)
 	if gr := g.apiKeys.match(key); gr != nil {
 		if scheme != "bearer" {
-			return nil, invalidToken("an API key goes in the Bearer scheme")
+			return nil, "", invalidToken("an API key goes in the Bearer scheme")
 		}
-		return g.accept(gr)
+		ti, err := g.accept(gr)
+		return ti, "", err
 	}
 	gr, err := g.verifyToken(r.Context(), tok, key, now)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	switch {
 	case gr.jkt == "" && scheme == "dpop":
-		return nil, &Error{Status: http.StatusUnauthorized, Code: "invalid_token", DPoP: true, Reason: "a token not bound to a DPoP key, sent with the DPoP scheme"}
+		return nil, "", &Error{Status: http.StatusUnauthorized, Code: "invalid_token", DPoP: true, Reason: "a token not bound to a DPoP key, sent with the DPoP scheme"}
 	case gr.jkt != "" && scheme != "dpop":
-		return nil, &Error{Status: http.StatusUnauthorized, Code: "invalid_token", DPoP: true, Reason: "a DPoP-bound token, sent as a bearer token"}
+		return nil, "", &Error{Status: http.StatusUnauthorized, Code: "invalid_token", DPoP: true, Reason: "a DPoP-bound token, sent as a bearer token"}
 	case gr.jkt != "":
 		if err := g.dpop.check(r, g.resource, g.principalOf(gr), tok, gr.jkt, now); err != nil {
-			return nil, err
+			return nil, "", err
 		}
+		ti, err := g.accept(gr)
+		return ti, "", err
 	}
-	return g.accept(gr)
+	ti, err := g.accept(gr)
+	if err != nil {
+		return nil, "", err
+	}
+	return ti, tok, nil
 }
 
 // verifyToken checks a JWT of a trusted issuer, or asks the introspection

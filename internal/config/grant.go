@@ -6,7 +6,9 @@ import (
 )
 
 // Grant holds an auth object of one of the grants that need no user:
-// {"type": "client_credentials" | "jwt_bearer" | "enterprise", ...}.
+// {"type": "client_credentials" | "jwt_bearer" | "enterprise", ...}, or
+// of the token exchange a gateway makes for each of its users
+// ("token_exchange").
 type Grant struct {
 	// Type is "type", in lower case.
 	Type string
@@ -33,10 +35,13 @@ type Grant struct {
 	Scopes []string
 	// DPoPKeyFile is "dpopKeyFile": a PEM key binding the tokens (DPoP).
 	DPoPKeyFile string
+	// Audience and Resource are "audience" and "resource": what a token
+	// exchange asks a token for (token_exchange).
+	Audience, Resource string
 }
 
 // grantTypes are the "type" values of Grant auth objects.
-var grantTypes = []string{"client_credentials", "jwt_bearer", "enterprise"}
+var grantTypes = []string{"client_credentials", "jwt_bearer", "enterprise", "token_exchange"}
 
 // authObject returns the auth object f: an OAuth object, or a Grant when
 // its "type" is one of grantTypes.
@@ -63,14 +68,18 @@ func (p *parser) grant(f member, path, typ string) *Grant {
 		"client_credentials": {"clientId", "clientSecret", "privateKeyFile"},
 		"jwt_bearer":         {"clientId", "clientSecret", "assertionFile"},
 		"enterprise":         {"clientId", "clientSecret", "idTokenFile", "idTokenCommand", "idpTokenUrl", "idpIssuer", "idpClientId", "idpClientSecret"},
+		"token_exchange":     {"clientId", "clientSecret", "audience", "resource"},
 	}[typ]
-	allowed = append(allowed, "type", "issuer", "scopes", "dpopKeyFile")
+	allowed = append(allowed, "type", "issuer", "scopes")
+	if typ != "token_exchange" {
+		allowed = append(allowed, "dpopKeyFile")
+	}
 	str := map[string]*string{
 		"issuer":   &g.Issuer,
 		"clientId": &g.ClientID, "clientSecret": &g.ClientSecret, "privateKeyFile": &g.PrivateKeyFile,
 		"assertionFile": &g.AssertionFile, "idTokenFile": &g.IDTokenFile, "idpTokenUrl": &g.IdPTokenURL,
 		"idpIssuer": &g.IdPIssuer, "idpClientId": &g.IdPClientID, "idpClientSecret": &g.IdPClientSecret,
-		"dpopKeyFile": &g.DPoPKeyFile,
+		"dpopKeyFile": &g.DPoPKeyFile, "audience": &g.Audience, "resource": &g.Resource,
 	}
 	for _, e := range p.members(f.val, f.off, path, "key") {
 		epath := joinPath(path, e.key)
@@ -106,6 +115,8 @@ func (p *parser) grant(f member, path, typ string) *Grant {
 		need(g.ClientID != "", `"clientId"`)
 		need((g.IDTokenFile != "") != (len(g.IDTokenCommand) > 0), `"idTokenFile" or "idTokenCommand" (one of them)`)
 		need(g.IdPTokenURL != "" || g.IdPIssuer != "", `"idpTokenUrl" or "idpIssuer"`)
+	case "token_exchange":
+		need(g.ClientID != "", `"clientId"`)
 	}
 	return g
 }

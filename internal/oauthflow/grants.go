@@ -25,7 +25,55 @@ const (
 	AssertionTypeJWTBearer = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 	TokenTypeIDToken       = "urn:ietf:params:oauth:token-type:id_token"
 	TokenTypeIDJAG         = "urn:ietf:params:oauth:token-type:id-jag"
+	TokenTypeAccessToken   = "urn:ietf:params:oauth:token-type:access_token"
 )
+
+// Exchange is a token exchange request (RFC 8693 section 2.1): the
+// subject token and its type, the type of token wanted, and the audience
+// (the resource and scopes come from the Target it is made for).
+type Exchange struct {
+	SubjectToken, SubjectTokenType string
+	RequestedTokenType             string
+	Audience                       string
+}
+
+// form returns the token request of x for t.
+func (x Exchange) form(t Target) url.Values {
+	form := url.Values{
+		"grant_type":         {GrantTokenExchange},
+		"subject_token":      {x.SubjectToken},
+		"subject_token_type": {x.SubjectTokenType},
+	}
+	if x.RequestedTokenType != "" {
+		form.Set("requested_token_type", x.RequestedTokenType)
+	}
+	if x.Audience != "" {
+		form.Set("audience", x.Audience)
+	}
+	return withTarget(form, t)
+}
+
+// ExchangeToken makes the token exchange x at the token endpoint of t's
+// authorization server, authenticated as c, for t's resource and scopes.
+// The subject token goes to that endpoint only; errors never quote it.
+func ExchangeToken(ctx context.Context, hc *http.Client, t Target, x Exchange, c ClientAuth) (*oauth2.Token, error) {
+	if x.SubjectToken == "" {
+		return nil, errors.New("no subject token to exchange")
+	}
+	form := x.form(t)
+	id, secret, err := c.apply(form, t)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := PostToken(ctx, hc, t.AS.TokenEndpoint, form, id, secret)
+	if err != nil {
+		return nil, err
+	}
+	if it, _ := tok.Extra("issued_token_type").(string); x.RequestedTokenType != "" && it != "" && it != x.RequestedTokenType {
+		return nil, fmt.Errorf("the authorization server issued a %q, not the %q asked for", it, x.RequestedTokenType)
+	}
+	return tok, nil
+}
 
 // AssertionSource returns a JWT to present (a workload identity token, an
 // identity provider's ID token).
@@ -214,14 +262,8 @@ func (e Enterprise) Grant() Grant {
 		if err != nil {
 			return nil, fmt.Errorf("getting the ID token: %w", err)
 		}
-		form := url.Values{
-			"grant_type":           {GrantTokenExchange},
-			"subject_token":        {idToken},
-			"subject_token_type":   {TokenTypeIDToken},
-			"requested_token_type": {TokenTypeIDJAG},
-			"audience":             {t.AS.Issuer},
-		}
-		withTarget(form, t)
+		form := Exchange{SubjectToken: idToken, SubjectTokenType: TokenTypeIDToken, RequestedTokenType: TokenTypeIDJAG,
+			Audience: t.AS.Issuer}.form(t)
 		id, secret, err := e.IdP.apply(form, Target{AS: t.AS})
 		if err != nil {
 			return nil, err

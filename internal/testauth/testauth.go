@@ -96,6 +96,13 @@ type Options struct {
 	// and the resource the authorization endpoint accepts; empty means the
 	// server's own MCP endpoint.
 	Resource string
+
+	// TokenExchange allows the token exchange (RFC 8693) of an access
+	// token the server signed (SignToken) for a token for another
+	// resource, for the same user (exchange.go); RefuseExchange lists the
+	// subjects whose tokens it refuses to exchange (invalid_grant).
+	TokenExchange  bool
+	RefuseExchange []string
 }
 
 // Server is the authorization server and the protected MCP endpoint.
@@ -177,6 +184,8 @@ type Counts struct {
 	// /introspect.
 	JWKSRequests   int
 	Introspections int
+	// TokenExchanges counts the token exchanges granted (exchange.go).
+	TokenExchanges int
 }
 
 type client struct {
@@ -466,6 +475,11 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		}
 		g = grant{clientID: clientID, scopes: strings.Fields(r.PostForm.Get("scope")), resource: r.PostForm.Get("resource")}
 		s.counts.JWTBearer++
+	case "urn:ietf:params:oauth:grant-type:token-exchange":
+		var ok bool
+		if g, ok = s.exchange(w, r.PostForm, clientID); !ok {
+			return
+		}
 	case "authorization_code":
 		code := r.PostForm.Get("code")
 		g, ok = s.codes[code]

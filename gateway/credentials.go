@@ -1,0 +1,265 @@
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/gateway/internal/subject"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"golang.org/x/oauth2"
+)
+
+// Credentials to servers per principal. A server whose "auth" is a
+// token exchange (Server.Exchange, or "type": "token_exchange" in its
+// config entry) gets each principal's requests with a token the
+// configured authorization server issued for that principal: the access
+// token the client presented to the gateway (verified by its
+// resourceserver.Guard, which hands it on privately) is exchanged (RFC
+// 8693) for a token for the server, kept in memory per principal and per
+// presented token until it expires. The client's own token never goes to
+// the server, and the exchange's secret and the client's token go to the
+// configured issuer only. Each principal has a connection of its own to
+// such a server (mcpadapter.CallIdentity); what the gateway lists there
+// for everyone is listed with a token of the gateway's own (the client
+// credentials grant at the same issuer), made for no principal.
+
+// CodeUpstreamAuth is the JSON-RPC error code of a request the gateway
+// could not make because it got no credential for the principal at the
+// server (a token exchange refused or failed).
+const CodeUpstreamAuth = -32016
+
+// maxExchanged bounds the exchanged tokens a server's credentials keep;
+// expired ones are dropped first, then the oldest.
+const maxExchanged = 4096
+
+// exchangeSkew renews an exchanged token this long before it expires.
+const exchangeSkew = 30 * time.Second
+
+// principalCreds are the credentials per principal of one server.
+type principalCreds struct {
+	server string
+	x      *mcpadapter.TokenExchanger
+
+	mu     sync.Mutex
+	byKey  map[credKey]*exchanged // by principal and presented token
+	latest map[string]*exchanged  // each principal's last exchanged token
+	own    *exchanged             // the gateway's own token, for no principal
+}
+
+// credKey names an exchanged token: its principal and the hash of the
+// token the principal presented.
+type credKey struct {
+	principal string
+	subject   [32]byte
+}
+
+// exchanged is one token the issuer gave, made once however many ask at
+// once (mu is held while it is made).
+type exchanged struct {
+	mu    sync.Mutex
+	tok   *oauth2.Token
+	made  time.Time
+	valid bool
+}
+
+func (e *exchanged) fresh(now time.Time) bool {
+	return e.valid && (e.tok.Expiry.IsZero() || now.Add(exchangeSkew).Before(e.tok.Expiry))
+}
+
+// newPrincipalCreds returns the credentials of server made with x.
+func newPrincipalCreds(server string, x *mcpadapter.TokenExchanger) *principalCreds {
+	return &principalCreds{server: server, x: x, byKey: make(map[credKey]*exchanged), latest: make(map[string]*exchanged)}
+}
+
+// auth is the server's Auth: each request's principal's token.
+func (c *principalCreds) auth() mcpadapter.Auth { return mcpadapter.PrincipalToken(c.token) }
+
+// token returns the token of a request of principal made with ctx: the
+// one exchanged for the token ctx carries, else (a connection's
+// handshake or event stream, made with no request's token) the
+// principal's last one still valid; for no principal, the gateway's own.
+func (c *principalCreds) token(ctx context.Context, principal string) (string, error) {
+	now := time.Now()
+	if principal == "" {
+		return c.ownToken(ctx, now)
+	}
+	c.mu.Lock()
+	var e *exchanged
+	if s := subject.From(ctx); s != "" {
+		e = c.byKey[credKey{principal, sha256.Sum256([]byte(s))}]
+	}
+	if e == nil {
+		e = c.latest[principal]
+	}
+	c.mu.Unlock()
+	if e == nil {
+		return "", fmt.Errorf("no token exchanged for principal %q yet", principal)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.fresh(now) {
+		return "", fmt.Errorf("the token exchanged for principal %q has expired", principal)
+	}
+	return e.tok.AccessToken, nil
+}
+
+// ownToken returns the gateway's own token, getting a new one when it
+// has expired.
+func (c *principalCreds) ownToken(ctx context.Context, now time.Time) (string, error) {
+	c.mu.Lock()
+	if c.own == nil {
+		c.own = &exchanged{}
+	}
+	e := c.own
+	c.mu.Unlock()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.fresh(now) {
+		tok, err := c.x.ClientToken(ctx)
+		if err != nil {
+			return "", err
+		}
+		e.tok, e.made, e.valid = tok, now, true
+	}
+	return e.tok.AccessToken, nil
+}
+
+// ensure makes sure principal has a token exchanged for the token of
+// ctx, exchanging it now when it has none still valid.
+func (c *principalCreds) ensure(ctx context.Context, principal string) error {
+	s := subject.From(ctx)
+	if s == "" {
+		return errors.New("the request carries no access token the gateway may exchange: the gateway must sit behind its resourceserver.Guard, and the client's token be a bearer token of a trusted issuer (not an API key, not DPoP-bound)")
+	}
+	k := credKey{principal, sha256.Sum256([]byte(s))}
+	now := time.Now()
+	c.mu.Lock()
+	e := c.byKey[k]
+	if e == nil {
+		c.evict(now)
+		e = &exchanged{}
+		c.byKey[k] = e
+	}
+	c.mu.Unlock()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.fresh(now) {
+		return nil
+	}
+	tok, err := c.x.Exchange(ctx, s)
+	if err != nil {
+		return err
+	}
+	e.tok, e.made, e.valid = tok, now, true
+	c.mu.Lock()
+	c.latest[principal] = e
+	c.mu.Unlock()
+	return nil
+}
+
+// evict drops expired tokens, and the oldest when there are too many.
+// c.mu is held.
+func (c *principalCreds) evict(now time.Time) {
+	if len(c.byKey) < maxExchanged {
+		return
+	}
+	var oldest credKey
+	var oldestAt time.Time
+	for k, e := range c.byKey {
+		if !e.mu.TryLock() {
+			continue // being made
+		}
+		gone := e.valid && !e.fresh(now)
+		made := e.made
+		e.mu.Unlock()
+		if gone {
+			c.drop(k, e)
+			continue
+		}
+		if oldestAt.IsZero() || made.Before(oldestAt) {
+			oldest, oldestAt = k, made
+		}
+	}
+	if len(c.byKey) >= maxExchanged && !oldestAt.IsZero() {
+		c.drop(oldest, c.byKey[oldest])
+	}
+}
+
+// drop forgets the token of k. c.mu is held.
+func (c *principalCreds) drop(k credKey, e *exchanged) {
+	delete(c.byKey, k)
+	if c.latest[k.principal] == e {
+		delete(c.latest, k.principal)
+	}
+}
+
+// as returns the context to make a request of ctx's principal to u with:
+// for a server whose credential is per principal, the principal's
+// identity (its own connection, its own token), once its token is
+// exchanged; for any other server, ctx itself.
+func (u *upstream) as(ctx context.Context) (context.Context, error) {
+	if u.creds == nil {
+		return ctx, nil
+	}
+	p := PrincipalFrom(ctx)
+	if p == "" {
+		return nil, &jsonrpc.Error{Code: CodeUpstreamAuth, Message: fmt.Sprintf("server %q takes requests for an authenticated principal only: the gateway has none for this request", u.name)}
+	}
+	if err := u.creds.ensure(ctx, p); err != nil {
+		u.g.log.Warn("no credential for a principal at a server", "server", u.name, "principal", p, "err", err)
+		return nil, &jsonrpc.Error{Code: CodeUpstreamAuth, Message: fmt.Sprintf("server %q: the gateway got no credential for you there: %v", u.name, err)}
+	}
+	return mcpadapter.WithCallIdentity(ctx, &mcpadapter.CallIdentity{Principal: p}), nil
+}
+
+// perPrincipal sets up the credentials per principal of s, if it has
+// them (Server.Exchange, or a config entry's "token_exchange" auth): co's
+// Auth becomes each principal's token, and the config entry loses its
+// "auth" (the exchange is the gateway's, not the server's client's).
+func (u *upstream) perPrincipal(s Server, co *mcpadapter.ClientOptions) (Server, error) {
+	x, endpoint := s.Exchange, ""
+	switch {
+	case s.Config != nil:
+		endpoint = s.Config.URL
+		if a := s.Config.Auth; a != nil && a.Grant != nil && a.Grant.Type == "token_exchange" {
+			gr := a.Grant
+			x = &mcpadapter.TokenExchange{Issuer: gr.Issuer, ClientID: gr.ClientID, ClientSecret: gr.ClientSecret,
+				Audience: gr.Audience, Resource: gr.Resource, Scopes: gr.Scopes}
+			sc := *s.Config
+			sc.Auth = nil
+			s.Config = &sc
+		}
+	default:
+		switch t := s.Target.(type) {
+		case string:
+			endpoint = t
+		case *url.URL:
+			endpoint = t.String()
+		}
+	}
+	if x == nil {
+		return s, nil
+	}
+	if !strings.HasPrefix(endpoint, "http://") && !strings.HasPrefix(endpoint, "https://") {
+		return s, errors.New(`a credential per principal ("token_exchange") needs an HTTP server: a stdio or in-process server has one connection for everyone`)
+	}
+	cfg := *x
+	if cfg.Resource == "" {
+		cfg.Resource = endpoint
+	}
+	ex, err := mcpadapter.NewTokenExchanger(&cfg)
+	if err != nil {
+		return s, err
+	}
+	u.creds = newPrincipalCreds(s.Name, ex)
+	co.Auth = u.creds.auth()
+	u.g.exchanges.Store(true)
+	return s, nil
+}
