@@ -134,3 +134,42 @@ func TestServeDPoPNonceKey(t *testing.T) {
 		t.Error("--dpop-nonce-key-env naming an unset variable was accepted")
 	}
 }
+
+// TestServeTokenExchange: a config entry with "auth" of type
+// "token_exchange" makes `serve` exchange each principal's token for one
+// for the server at the configured issuer: alice's call reaches the
+// server as alice, with a token that is not hers, and the exchange's
+// secret, read from the environment, is printed nowhere.
+func TestServeTokenExchange(t *testing.T) {
+	const secret = "xchg-secret-0123456789"
+	as := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{}), JWT: true, ClientID: "gw", ClientSecret: secret,
+		NoRegistration: true, NoPKCE: true, TokenExchange: true})
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "mcp.json")
+	doc := fmt.Sprintf(`{"mcpServers": {"up": {"url": %q, "auth": {"type": "token_exchange", "issuer": %q,
+		"clientId": "gw", "clientSecret": "${XCHG_SECRET}", "scopes": [%q]}}}}`, as.MCPURL, as.URL, testauth.BaseScope)
+	if err := os.WriteFile(cfg, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startServe(t, dir, []string{"XCHG_SECRET=" + secret}, "--config", cfg, "--listen", "127.0.0.1:0", "--issuer", as.URL, "--scope", testauth.BaseScope)
+	tok, err := as.SignToken(map[string]any{"sub": "alice", "aud": p.URL, "scope": testauth.BaseScope})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli(t, "", "call", "--target", p.URL, "--header", "Authorization: Bearer "+tok, "echo", `{"text":"as alice"}`).Must(t, 0, []string{"as alice"}, nil)
+	alice := 0
+	for _, r := range as.Requests() {
+		if strings.Contains(r.Authorization, tok) {
+			t.Error("alice's own token reached the server")
+		}
+		if r.User == "alice" {
+			alice++
+		}
+	}
+	if alice == 0 || as.Counts().TokenExchanges != 1 {
+		t.Errorf("%d requests as alice, %d exchanges; want some, and 1", alice, as.Counts().TokenExchanges)
+	}
+	if strings.Contains(p.stdout.String()+p.stderr.String(), secret) {
+		t.Error("serve printed the exchange's secret")
+	}
+}
