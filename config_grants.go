@@ -19,7 +19,6 @@ import (
 //	         "idpTokenUrl": "https://idp.example.com/token", "idpClientId": "app",
 //	         "idTokenCommand": ["my-sso", "print-id-token"]}  (or "idTokenFile")
 //
-//
 // A fourth type, made per principal by a gateway (mcpadapter serve), not
 // by a Client on its own:
 //

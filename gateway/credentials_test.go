@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -369,5 +370,34 @@ func TestExchangeHostileServer(t *testing.T) {
 		if r := f.Get("resource"); r != hostile.URL && r != e.as.MCPURL {
 			t.Errorf("a token asked for resource %q", r)
 		}
+	}
+}
+
+// TestExampleTokenExchangeConfig: the example config of the docs parses,
+// and a gateway is made of it: its "crm" server's credential is
+// exchanged per principal, its "docs" server has the one token.
+func TestExampleTokenExchangeConfig(t *testing.T) {
+	data, err := os.ReadFile("examples/token_exchange.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := mcpadapter.ParseConfigEnv(data, func(k string) (string, bool) { return "value-of-" + k, true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := cfg.Servers[0].Auth.Grant
+	if cfg.Servers[0].Name != "crm" || g == nil || g.Type != "token_exchange" || g.ClientSecret != "value-of-GATEWAY_SECRET" ||
+		g.Audience != "crm" || g.Resource != "https://crm.example.com/mcp" {
+		t.Fatalf("crm's auth: %+v", g)
+	}
+	gw, err := gateway.New(gateway.FromConfig(cfg), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = gw.Close()
+	// Over stdio a credential per principal cannot be.
+	bad := &mcpadapter.ServerConfig{Name: "s", Command: "true", Transport: "stdio", Auth: cfg.Servers[0].Auth}
+	if _, err := gateway.New([]gateway.Server{{Config: bad}}, nil); err == nil || !strings.Contains(err.Error(), "needs an HTTP server") {
+		t.Errorf("a stdio server with token_exchange: %v", err)
 	}
 }

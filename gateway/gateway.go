@@ -55,6 +55,7 @@ type Gateway struct {
 	// principal: the requests' access tokens are then handed on from
 	// their HTTP contexts (credentials.go).
 	exchanges atomic.Bool
+
 	started atomic.Bool
 	closed  sync.Once
 

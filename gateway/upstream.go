@@ -26,10 +26,10 @@ type upstream struct {
 	prefix  string // the server's own prefix ("prefix" in its config entry)
 	client  *mcpadapter.Client
 	adapter *mcpadapter.Adapter // the server's tools, named and shaped
+	lane    *lane
 	// creds, if set, are the server's credentials per principal
 	// (credentials.go); nil: one credential for all.
 	creds *principalCreds
-	lane    *lane
 	// taskSem caps tasks' calls in flight at half the server's cap on
 	// calls (tasks.go); nil means no cap.
 	taskSem chan struct{}
