@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -246,6 +247,47 @@ type ServerOperation struct {
 	// handles the requests of a handshake-era session in the context of
 	// the HTTP request that opened the session.
 	HTTPContext context.Context
+	// RequestID is the JSON-RPC id of the client's request as text (a
+	// number's digits, a string's characters, cut at 1 KiB), or "" when
+	// it is not known. It is the client's: as many values as requests.
+	RequestID string
+	// RemoteAddr is the network address of the peer that sent the HTTP
+	// request ("IP:port", http.Request.RemoteAddr), or "" over stdio:
+	// the client, or a proxy in front of the server.
+	RemoteAddr string
+}
+
+// ServerSessionTelemetry is a ServerTelemetry that also observes the
+// sessions of handshake-era clients (protocol versions before
+// 2026-07-28, which begin with initialize): the gateway calls
+// EndServerSession once for each session it began, when the session ends.
+// A 2026-07-28 client has no session.
+type ServerSessionTelemetry interface {
+	ServerTelemetry
+	// EndServerSession is called when a session ends (the client ended
+	// it, it was idle for too long, its connection broke, the server
+	// closed). It should not block.
+	EndServerSession(ctx context.Context, s ServerSessionEnd)
+}
+
+// ServerSessionEnd describes a client's session that ended.
+type ServerSessionEnd struct {
+	// SessionID is the session's id ("" over stdio).
+	SessionID string
+	// Duration is how long the session lasted, from its initialize
+	// request to its end.
+	Duration time.Duration
+	// ProtocolVersion is the protocol version the session spoke.
+	ProtocolVersion string
+	// Transport is "streamable-http" or "stdio".
+	Transport string
+	// Principal is whom the session was for, or "".
+	Principal string
+	// Err is why the session ended when it ended with an error (its
+	// connection broke: a message that is not JSON-RPC, a write that
+	// failed), else nil; ErrorType is then "transport".
+	Err       error
+	ErrorType string
 }
 
 // ServerOperationResult says how a ServerOperation ended.

@@ -42,7 +42,7 @@ func (g *Gateway) route(next mcp.MethodHandler) mcp.MethodHandler {
 			ctx = withTokenInfo(ctx, ex.TokenInfo)
 			if ex.Header != nil && g.exchanges.Load() {
 				if hc, ok := g.httpCtx.Load(headerKey(ex.Header)); ok {
-					ctx = subject.With(ctx, subject.From(hc.(context.Context)))
+					ctx = subject.With(ctx, subject.From(hc.(*httpRequest).ctx))
 				}
 			}
 		}

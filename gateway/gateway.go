@@ -47,10 +47,15 @@ type Gateway struct {
 	// posts counts the HTTP POSTs being answered: a call's answer is
 	// written after its handler returns (and ends inflight's count).
 	posts atomic.Int64
-	// httpCtx holds the context of each HTTP request being handled, by
-	// its header (headerKey), with Options.Telemetry or when a server's
-	// credential is exchanged per principal (exchanges).
-	httpCtx sync.Map
+	// httpCtx holds what the operations of each HTTP request being
+	// handled learn of it (*httpRequest), by its header (headerKey), with
+	// Options.Telemetry or when a server's credential is exchanged per
+	// principal (exchanges); stdioIDs the ids of stdio clients' requests.
+	httpCtx  sync.Map
+	stdioIDs stdioIDs
+	// clock times the handshake-era sessions for
+	// mcpadapter.ServerSessionTelemetry.
+	clock sessionClock
 	// exchanges is set once a server's credential is exchanged per
 	// principal: the requests' access tokens are then handed on from
 	// their HTTP contexts (credentials.go).
@@ -290,10 +295,12 @@ func (g *Gateway) Close() error {
 		if g.shared != nil {
 			g.shared.shut()
 		}
+		g.clock.shut()
 		for ss := range g.server.Sessions() {
 			_ = ss.Close()
 		}
 		g.sessWG.Wait()
+		g.clock.wg.Wait()
 		// The tasks' calls end first: their servers are told (a
 		// cancellation, or tasks/cancel) while the connections are up.
 		g.tasks.close()

@@ -180,7 +180,9 @@ type Options struct {
 	// answer. The requests to the servers are made with the context it
 	// returns, and carry its trace context in their _meta (and not the
 	// client's traceparent, tracestate or baggage), so a server's spans
-	// join the client's trace through the gateway's. Set
+	// join the client's trace through the gateway's. One that is a
+	// mcpadapter.ServerSessionTelemetry is told too of the end of each
+	// handshake-era client's session that began here. Set
 	// Client.Telemetry too for a span of each request to a server. The
 	// otel module (mcpotel.New) implements both; nil costs nothing.
 	Telemetry mcpadapter.ServerTelemetry

@@ -11,7 +11,11 @@ import (
 // starts the gateway as its only server: os.Stdin and os.Stdout) until the
 // client closes in or ctx ends. The gateway must have been started.
 func (g *Gateway) ServeStdio(ctx context.Context, in io.ReadCloser, out io.WriteCloser) error {
-	ss, err := g.server.Connect(ctx, liftingTransport{&mcp.IOTransport{Reader: in, Writer: out}}, nil)
+	t := liftingTransport{Transport: &mcp.IOTransport{Reader: in, Writer: out}}
+	if g.opts.Telemetry != nil {
+		t.ids = &g.stdioIDs
+	}
+	ss, err := g.server.Connect(ctx, t, nil)
 	if err != nil {
 		return err
 	}

@@ -283,23 +283,35 @@ func liftParams(raw json.RawMessage) (_ json.RawMessage, ok bool) {
 }
 
 // liftingTransport is a transport whose tools/calls have their "task"
-// member lifted (liftParams), for clients over stdio.
-type liftingTransport struct{ mcp.Transport }
+// member lifted (liftParams), for clients over stdio; with ids, the id
+// of each request is recorded there for Options.Telemetry.
+type liftingTransport struct {
+	mcp.Transport
+	ids *stdioIDs
+}
 
 func (t liftingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	c, err := t.Transport.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return liftingConn{c}, nil
+	return liftingConn{c, t.ids}, nil
 }
 
-type liftingConn struct{ mcp.Connection }
+type liftingConn struct {
+	mcp.Connection
+	ids *stdioIDs
+}
 
 func (c liftingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	m, err := c.Connection.Read(ctx)
-	if r, ok := m.(*jsonrpc.Request); ok && r.Method == "tools/call" {
-		r.Params, _ = liftParams(r.Params)
+	if r, ok := m.(*jsonrpc.Request); ok {
+		if r.Method == "tools/call" {
+			r.Params, _ = liftParams(r.Params)
+		}
+		if c.ids != nil {
+			c.ids.put(r)
+		}
 	}
 	return m, err
 }

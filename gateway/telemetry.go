@@ -38,9 +38,15 @@ func (g *Gateway) observe(handle mcp.MethodHandler) mcp.MethodHandler {
 		}
 		op := g.operation(method, req)
 		if op.Header != nil {
-			if hc, ok := g.httpCtx.Load(headerKey(op.Header)); ok {
-				op.HTTPContext = hc.(context.Context)
+			if v, ok := g.httpCtx.Load(headerKey(op.Header)); ok {
+				hr := v.(*httpRequest)
+				op.HTTPContext, op.RemoteAddr = hr.ctx, hr.remote
+				if hr.body != nil {
+					op.RequestID = hr.body.requestID(method)
+				}
 			}
+		} else if ex := req.GetExtra(); ex != nil {
+			op.RequestID = g.stdioIDs.take(ex)
 		}
 		ctx, end := t.StartServerOperation(ctx, op)
 		res, err := handle(ctx, method, req)
@@ -49,6 +55,9 @@ func (g *Gateway) observe(handle mcp.MethodHandler) mcp.MethodHandler {
 			toolErr = r.IsError
 		}
 		end(mcpadapter.NewServerOperationResult(err, toolErr))
+		if method == "initialize" && err == nil {
+			g.timeSession(req, res, op)
+		}
 		return res, err
 	}
 }
@@ -113,19 +122,6 @@ func (g *Gateway) operation(method string, req mcp.Request) mcpadapter.ServerOpe
 // request that carried it, the map itself.
 func headerKey(h http.Header) uintptr {
 	return reflect.ValueOf(h).Pointer()
-}
-
-// withHTTPContext records the context of r, an HTTP request about to be
-// handled, for the operations of the requests it carries
-// (ServerOperation.HTTPContext), until the returned function is called.
-// It records nothing without Options.Telemetry.
-func (g *Gateway) withHTTPContext(r *http.Request) (done func()) {
-	if (g.opts.Telemetry == nil && !g.exchanges.Load()) || r.Header == nil {
-		return func() {}
-	}
-	k := headerKey(r.Header)
-	g.httpCtx.Store(k, r.Context())
-	return func() { g.httpCtx.Delete(k) }
 }
 
 // cutURI cuts a client's resource URI at maxTelemetryURI bytes, and

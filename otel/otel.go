@@ -35,7 +35,9 @@
 // github.com/mcpadapter/mcpadapter/gateway) as its Options.Telemetry, a
 // mcpadapter.ServerTelemetry: a SERVER span per client request that
 // continues the client's trace and carries it on to the servers, and the
-// histogram mcp.server.operation.duration (StartServerOperation). Set it
+// histograms mcp.server.operation.duration (StartServerOperation) and
+// mcp.server.session.duration (EndServerSession, for each handshake-era
+// client's session). Set it
 // as the gateway's Options.Client.Telemetry too for a CLIENT span of each
 // request to a server:
 //
@@ -87,6 +89,11 @@ const (
 	keyResourceURI     = attribute.Key("mcp.resource.uri")
 	keyStatusCode      = attribute.Key("rpc.response.status_code")
 	keyPrincipal       = attribute.Key("mcpadapter.principal")
+	keyRequestID       = attribute.Key("jsonrpc.request.id")
+	keyClientAddress   = attribute.Key("client.address")
+	keyClientPort      = attribute.Key("client.port")
+	keyPeerAddress     = attribute.Key("network.peer.address")
+	keyPeerPort        = attribute.Key("network.peer.port")
 )
 
 // MetricDuration is the name of the duration histogram of a client's
@@ -96,6 +103,15 @@ const MetricDuration = "mcp.client.operation.duration"
 // MetricServerDuration is the name of the duration histogram of the
 // requests a server (the gateway) answers.
 const MetricServerDuration = "mcp.server.operation.duration"
+
+// MetricServerSessionDuration is the name of the duration histogram of
+// the sessions of the clients of a server (the gateway).
+const MetricServerSessionDuration = "mcp.server.session.duration"
+
+// sessionBuckets are the bucket boundaries of
+// mcp.server.session.duration, in seconds (the conventions advise none):
+// from a second to a day.
+var sessionBuckets = []float64{1, 5, 15, 60, 300, 900, 1800, 3600, 7200, 14400, 28800, 86400}
 
 // durationBuckets are the bucket boundaries the conventions advise for
 // mcp.client.operation.duration, in seconds.
@@ -124,19 +140,21 @@ type Options struct {
 }
 
 // Telemetry implements mcpadapter.Telemetry (a client's requests) and
-// mcpadapter.ServerTelemetry (the requests a gateway answers) with
-// OpenTelemetry.
+// mcpadapter.ServerSessionTelemetry (the requests a gateway answers, and
+// its clients' sessions) with OpenTelemetry.
 type Telemetry struct {
 	tracer     trace.Tracer
 	duration   metric.Float64Histogram
 	server     metric.Float64Histogram
+	session    metric.Float64Histogram
 	propagator propagation.TextMapPropagator
 	principals map[string]bool
 }
 
 var (
-	_ mcpadapter.Telemetry       = (*Telemetry)(nil)
-	_ mcpadapter.ServerTelemetry = (*Telemetry)(nil)
+	_ mcpadapter.Telemetry              = (*Telemetry)(nil)
+	_ mcpadapter.ServerTelemetry        = (*Telemetry)(nil)
+	_ mcpadapter.ServerSessionTelemetry = (*Telemetry)(nil)
 )
 
 // New returns a Telemetry for ClientOptions.Telemetry; opts may be nil.
@@ -168,7 +186,14 @@ func New(opts *Options) (*Telemetry, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Telemetry{tracer: o.TracerProvider.Tracer(ScopeName), duration: hist, server: server, propagator: o.Propagator}
+	session, err := o.MeterProvider.Meter(ScopeName).Float64Histogram(MetricServerSessionDuration,
+		metric.WithUnit("s"),
+		metric.WithDescription("The duration of the MCP session as observed on the MCP server."),
+		metric.WithExplicitBucketBoundaries(sessionBuckets...))
+	if err != nil {
+		return nil, err
+	}
+	t := &Telemetry{tracer: o.TracerProvider.Tracer(ScopeName), duration: hist, server: server, session: session, propagator: o.Propagator}
 	if len(o.Principals) > 0 {
 		t.principals = make(map[string]bool, len(o.Principals))
 		for _, p := range o.Principals {

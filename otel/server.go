@@ -2,6 +2,7 @@ package mcpotel
 
 import (
 	"context"
+	"net"
 	"strconv"
 	"time"
 
@@ -26,17 +27,20 @@ import (
 // prompt's name, or the method alone), of kind SERVER, with
 // mcp.method.name, gen_ai.tool.name and gen_ai.operation.name
 // "execute_tool" (tools/call), gen_ai.prompt.name, mcp.resource.uri,
-// mcp.session.id, mcp.protocol.version, network.transport ("tcp" or
-// "pipe"), network.protocol.name ("http"), mcpadapter.server (the server
-// behind the gateway that answers: the gateway's name for it), and at the
-// end error.type and rpc.response.status_code (the JSON-RPC error code).
+// mcp.session.id, mcp.protocol.version, jsonrpc.request.id,
+// network.transport ("tcp" or "pipe"), network.protocol.name ("http"),
+// client.address, client.port, network.peer.address and
+// network.peer.port (the HTTP request's RemoteAddr), mcpadapter.server
+// (the server behind the gateway that answers: the gateway's name for
+// it), and at the end error.type and rpc.response.status_code (the
+// JSON-RPC error code).
 //
 // The histogram mcp.server.operation.duration has the attributes with few
 // values: method, tool, prompt, operation, mcpadapter.server, error.type,
 // rpc.response.status_code (a code JSON-RPC does not reserve is "_OTHER"
 // there: a server behind chooses it), protocol version, transport; not
-// the session nor the resource URI, and the principal only as
-// Options.Principals says.
+// the session, the request id, the client's address nor the resource
+// URI, and the principal only as Options.Principals says.
 func (t *Telemetry) StartServerOperation(ctx context.Context, op mcpadapter.ServerOperation) (context.Context, func(mcpadapter.ServerOperationResult)) {
 	start := time.Now()
 	if op.HTTPContext != nil {
@@ -85,6 +89,12 @@ func (t *Telemetry) StartServerOperation(ctx context.Context, op mcpadapter.Serv
 	if op.ResourceURI != "" {
 		attrs = append(attrs[:len(attrs):len(attrs)], keyResourceURI.String(op.ResourceURI))
 	}
+	if op.RequestID != "" {
+		attrs = append(attrs[:len(attrs):len(attrs)], keyRequestID.String(op.RequestID))
+	}
+	if op.RemoteAddr != "" {
+		attrs = append(attrs[:len(attrs):len(attrs)], peerAddress(op.RemoteAddr)...)
+	}
 	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...), trace.WithTimestamp(start)}
 	if pc := trace.SpanContextFromContext(parent); ambient.IsValid() && !ambient.Equal(pc) {
 		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: ambient}))
@@ -113,6 +123,46 @@ func (t *Telemetry) StartServerOperation(ctx context.Context, op mcpadapter.Serv
 		span.End()
 		t.server.Record(context.WithoutCancel(ctx), time.Since(start).Seconds(), metric.WithAttributes(end...))
 	}
+}
+
+// peerAddress returns client.address and network.peer.address (and their
+// ports) for an HTTP request's RemoteAddr: the gateway does not read
+// Forwarded headers, so the client it knows is the peer.
+func peerAddress(remote string) []attribute.KeyValue {
+	host, port, err := net.SplitHostPort(remote)
+	if err != nil {
+		return []attribute.KeyValue{keyClientAddress.String(remote), keyPeerAddress.String(remote)}
+	}
+	out := []attribute.KeyValue{keyClientAddress.String(host), keyPeerAddress.String(host)}
+	if p, err := strconv.Atoi(port); err == nil {
+		out = append(out, keyClientPort.Int(p), keyPeerPort.Int(p))
+	}
+	return out
+}
+
+// EndServerSession records the duration of a client's session in the
+// histogram mcp.server.session.duration (mcpadapter.ServerSessionTelemetry),
+// with mcp.protocol.version, network.transport, network.protocol.name,
+// error.type when it ended with an error, and mcpadapter.principal only
+// as Options.Principals says.
+func (t *Telemetry) EndServerSession(ctx context.Context, s mcpadapter.ServerSessionEnd) {
+	var attrs []attribute.KeyValue
+	if s.ProtocolVersion != "" {
+		attrs = append(attrs, keyProtocolVersion.String(s.ProtocolVersion))
+	}
+	switch s.Transport {
+	case "streamable-http":
+		attrs = append(attrs, keyTransport.String("tcp"), keyProtocolName.String("http"))
+	case "stdio":
+		attrs = append(attrs, keyTransport.String("pipe"))
+	}
+	if s.ErrorType != "" {
+		attrs = append(attrs, keyErrorType.String(s.ErrorType))
+	}
+	if p := t.principal(s.Principal); p != "" {
+		attrs = append(attrs, keyPrincipal.String(p))
+	}
+	t.session.Record(context.WithoutCancel(ctx), s.Duration.Seconds(), metric.WithAttributes(attrs...))
 }
 
 // principal returns the value of mcpadapter.principal for p: p when
