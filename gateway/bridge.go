@@ -72,6 +72,7 @@ type outcome struct {
 type parkedCall struct {
 	id        string
 	principal string
+	tool      string // the name clients know the tool by
 	o         *origin
 	questions chan *question
 	done      chan outcome // buffered
@@ -110,15 +111,16 @@ func newParking(timeout time.Duration) *parking {
 	return &parking{calls: make(map[string]*parkedCall), timeout: timeout}
 }
 
-// start runs call in a goroutine as a parked call for o, and returns it.
-// The call's context outlives ctx (the client's first request) but keeps
-// its values; it ends when the call is cancelled or left unanswered for
-// the park timeout.
-func (pk *parking) start(ctx context.Context, o *origin, call func(context.Context) (*mcp.CallToolResult, error)) *parkedCall {
+// start runs call, a call of the tool clients know as tool, in a
+// goroutine as a parked call for o, and returns it. The call's context
+// outlives ctx (the client's first request) but keeps its values; it ends
+// when the call is cancelled or left unanswered for the park timeout.
+func (pk *parking) start(ctx context.Context, o *origin, tool string, call func(context.Context) (*mcp.CallToolResult, error)) *parkedCall {
 	cctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	p := &parkedCall{
 		id:        newKey(),
 		principal: PrincipalFrom(ctx),
+		tool:      tool,
 		o:         o,
 		questions: make(chan *question),
 		done:      make(chan outcome, 1),
@@ -140,15 +142,28 @@ func (pk *parking) start(ctx context.Context, o *origin, call func(context.Conte
 
 var errCallEnded = errors.New("the call ended")
 
-func (pk *parking) take(id, principal string) *parkedCall {
+// take returns the call parked as id for principal, a call of the tool
+// clients know as tool, or nil.
+func (pk *parking) take(id, principal, tool string) *parkedCall {
 	pk.mu.Lock()
 	defer pk.mu.Unlock()
 	p := pk.calls[id]
-	if p == nil || p.principal != principal {
+	if p == nil || p.principal != principal || p.tool != tool {
 		return nil
 	}
 	return p
 }
+
+// refuse cancels the call parked as id for principal, a call of tool
+// (whose use the Policy now refuses it), if there is one.
+func (pk *parking) refuse(id, principal, tool string) {
+	if p := pk.take(id, principal, tool); p != nil {
+		pk.drop(p)
+		p.cancel(errRefused)
+	}
+}
+
+var errRefused = errors.New("the policy no longer lets the principal use the tool")
 
 func (pk *parking) drop(p *parkedCall) {
 	pk.mu.Lock()

@@ -101,6 +101,10 @@ func (g *Gateway) callTool(ctx context.Context, name string, req *mcp.CallToolRe
 	defer release()
 	r, ok := g.cat.tool(name)
 	if !ok || !g.allowed(ctx, r.u.name, "tool", r.tool.OriginalName) {
+		if parked {
+			// A call the Policy let start and now refuses ends here.
+			g.parks.refuse(state, PrincipalFrom(ctx), name)
+		}
 		return nil, g.unknownTool(ctx, name)
 	}
 	audit.found(r.u.name, r.tool.OriginalName)
@@ -108,8 +112,9 @@ func (g *Gateway) callTool(ctx context.Context, name string, req *mcp.CallToolRe
 	o := newOrigin(ctx, req)
 	if parked {
 		// The parked call holds its slot on the server: the answers to
-		// its questions are no new call.
-		p := g.parks.take(state, PrincipalFrom(ctx))
+		// its questions are no new call. They go back to the tool they
+		// were asked for, as it is named now, or nowhere.
+		p := g.parks.take(state, PrincipalFrom(ctx), name)
 		if p == nil {
 			return nil, errUnknownState()
 		}
@@ -140,7 +145,7 @@ func (g *Gateway) callTool(ctx context.Context, name string, req *mcp.CallToolRe
 		// also while the client holds its questions; so does its slot
 		// on the server, which the server's client holds for the call.
 		done := g.track()
-		return g.parks.wait(ctx, g.parks.start(ctx, o, func(ctx context.Context) (*mcp.CallToolResult, error) {
+		return g.parks.wait(ctx, g.parks.start(ctx, o, name, func(ctx context.Context) (*mcp.CallToolResult, error) {
 			defer done()
 			defer free()
 			return call(ctx)

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -51,5 +52,34 @@ func TestSetPolicy(t *testing.T) {
 	g.SetPolicy(nil)
 	if names := toolNames(t, a); !contains(names, "add") || !contains(names, "echo") {
 		t.Errorf("tools without a policy: %v", names)
+	}
+}
+
+// TestSetPolicyParkedCall: a call parked for a question (a handshake-era
+// server asked a 2026-07-28 client mid-call) that the new policy refuses
+// is not resumed by the client's answers, whichever tool name the retry
+// carries: the answers never reach the refused tool.
+func TestSetPolicyParkedCall(t *testing.T) {
+	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Era: testserver.Legacy}))
+	g, url := startGateway(t, []Server{{Name: "s", Target: up.URL}}, &Options{Policy: denyTool("none")})
+	cs := connect(t, url, v0728, &mcp.ClientOptions{
+		MultiRoundTrip:     &mcp.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return nil, nil },
+	})
+	ctx := testCtx(t, 30*time.Second)
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "book", Arguments: map[string]any{"date": "sunday"}})
+	if err != nil || !res.NeedsInput() || !strings.HasPrefix(res.RequestState, statePrefix) {
+		t.Fatalf("the first round: %+v, %v", res, err)
+	}
+	answers := mcp.InputResponseMap{}
+	for id := range res.InputRequests {
+		answers[id] = &mcp.ElicitResult{Action: "accept", Content: map[string]any{"guests": 9}}
+	}
+	g.SetPolicy(denyTool("book"))
+	for _, name := range []string{"book", "echo"} {
+		got, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{"date": "sunday"}, RequestState: res.RequestState, InputResponses: answers})
+		if err == nil || strings.Contains(texts(got), "Booked") {
+			t.Errorf("the answers sent as a call of %q resumed a call of a tool the policy refuses: %q, %v", name, texts(got), err)
+		}
 	}
 }
