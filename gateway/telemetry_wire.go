@@ -38,6 +38,8 @@ type bodyCopy struct {
 	io.ReadCloser
 	mu     sync.Mutex
 	buf    []byte
+	read   int  // bytes read in all
+	eof    bool // the body was read to its end
 	parsed bool
 	msgs   []rpcMessage
 }
@@ -47,13 +49,17 @@ type rpcMessage struct{ method, id string }
 
 func (b *bodyCopy) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
+	b.mu.Lock()
 	if n > 0 {
-		b.mu.Lock()
 		if room := maxCopiedBody - len(b.buf); room > 0 {
 			b.buf = append(b.buf, p[:min(n, room)]...)
 		}
-		b.mu.Unlock()
+		b.read += n
 	}
+	if err == io.EOF {
+		b.eof = true
+	}
+	b.mu.Unlock()
 	return n, err
 }
 
@@ -64,7 +70,12 @@ func (b *bodyCopy) requestID(method string) string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.parsed {
-		b.msgs, b.parsed = parseMessages(b.buf), true
+		if b.eof && b.read == len(b.buf) {
+			b.msgs = decodeMessages(b.buf)
+		} else {
+			b.msgs = scanMessage(b.buf)
+		}
+		b.parsed = true
 	}
 	id := ""
 	for _, m := range b.msgs {
@@ -78,35 +89,51 @@ func (b *bodyCopy) requestID(method string) string {
 	return id
 }
 
-// parseMessages returns the requests (with an id) of a JSON-RPC message
-// or batch, or of the start of one.
-func parseMessages(body []byte) []rpcMessage {
-	i := jsonscan.Space(body, 0)
-	if i < len(body) && body[i] == '[' {
-		var batch []struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		if json.Unmarshal(body, &batch) != nil {
+// decodeMessages returns the requests (with an id) of a whole body, a
+// JSON-RPC message or batch, decoded as go-sdk decodes them: their ids are
+// those go-sdk answers with (a number with a fraction or an exponent made
+// an integer, the last of a member written twice).
+func decodeMessages(body []byte) []rpcMessage {
+	raws := []json.RawMessage{body}
+	if i := jsonscan.Space(body, 0); i < len(body) && body[i] == '[' {
+		raws = nil
+		if json.Unmarshal(body, &raws) != nil {
 			return nil
 		}
-		out := make([]rpcMessage, 0, len(batch))
-		for _, m := range batch {
-			if id := idText(m.ID); id != "" && m.Method != "" {
-				out = append(out, rpcMessage{m.Method, id})
+	}
+	var out []rpcMessage
+	for _, raw := range raws {
+		msg, err := jsonrpc.DecodeMessage(raw)
+		if err != nil {
+			return nil // go-sdk refuses the body whole
+		}
+		if r, ok := msg.(*jsonrpc.Request); ok && r.IsCall() {
+			if id := rpcIDText(r.ID); id != "" {
+				out = append(out, rpcMessage{r.Method, id})
 			}
 		}
-		return out
 	}
+	return out
+}
+
+// scanMessage returns the request (with an id) of the start of a JSON-RPC
+// message, a body cut at maxCopiedBody: its id and method as go-sdk reads
+// them (the last of a member written twice) when both are in the part
+// kept; a value the cut may have shortened is not taken.
+func scanMessage(body []byte) []rpcMessage {
 	var m rpcMessage
-	jsonscan.Members(body, i, func(k, kend, v, vend int) bool {
+	jsonscan.Members(body, 0, func(k, kend, v, vend int) bool {
+		if vend >= len(body) {
+			return false
+		}
 		switch string(body[k:kend]) {
 		case `"id"`:
 			m.id = idText(body[v:vend])
 		case `"method"`:
+			m.method = ""
 			_ = json.Unmarshal(body[v:vend], &m.method)
 		}
-		return m.id == "" || m.method == ""
+		return true
 	})
 	if m.id == "" || m.method == "" {
 		return nil
@@ -114,27 +141,23 @@ func parseMessages(body []byte) []rpcMessage {
 	return []rpcMessage{m}
 }
 
-// idText returns a JSON-RPC id as text: a string's characters, a
-// number's digits, cut at maxTelemetryURI bytes; "" for anything else.
+// idText returns a JSON-RPC id as text, as go-sdk reads it: a string's
+// characters, a number made an integer (go-sdk's jsonrpc.MakeID), cut at
+// maxTelemetryURI bytes; "" for anything else.
 func idText(raw []byte) string {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return ""
 	}
-	var s string
-	switch {
-	case raw[0] == '"':
-		if json.Unmarshal(raw, &s) != nil {
-			return ""
-		}
-	case raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9'):
-		var n json.Number
-		if json.Unmarshal(raw, &n) != nil {
-			return ""
-		}
-		s = n.String()
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return ""
 	}
-	return cutURI(s)
+	id, err := jsonrpc.MakeID(v)
+	if err != nil {
+		return ""
+	}
+	return rpcIDText(id)
 }
 
 // rpcIDText returns a go-sdk request id as text, as idText does.
