@@ -75,7 +75,8 @@ type parkedCall struct {
 	tool      string // the name clients know the tool by
 	o         *origin
 	questions chan *question
-	done      chan outcome // buffered
+	done      chan outcome    // buffered
+	ctx       context.Context // the call's: its questions end with it
 	cancel    context.CancelCauseFunc
 	n         int // questions asked so far, for their ids
 
@@ -84,19 +85,25 @@ type parkedCall struct {
 	timer *time.Timer
 }
 
-// ask is how the server's handlers reach the client of a parked call.
+// ask is how the server's handlers reach the client of a parked call;
+// the question is withdrawn when the call ends (cancelled, unanswered,
+// refused, the gateway closed).
 func (p *parkedCall) ask(ctx context.Context, req mcp.InputRequest) (mcp.InputResponse, error) {
 	q := &question{req: req, answer: make(chan answer, 1)}
 	select {
 	case p.questions <- q:
 	case <-ctx.Done():
 		return nil, context.Cause(ctx)
+	case <-p.ctx.Done():
+		return nil, context.Cause(p.ctx)
 	}
 	select {
 	case a := <-q.answer:
 		return a.resp, a.err
 	case <-ctx.Done():
 		return nil, context.Cause(ctx)
+	case <-p.ctx.Done():
+		return nil, context.Cause(p.ctx)
 	}
 }
 
@@ -124,6 +131,7 @@ func (pk *parking) start(ctx context.Context, o *origin, tool string, call func(
 		o:         o,
 		questions: make(chan *question),
 		done:      make(chan outcome, 1),
+		ctx:       cctx,
 		cancel:    cancel,
 	}
 	o.mu.Lock()

@@ -82,4 +82,12 @@ func TestSetPolicyParkedCall(t *testing.T) {
 			t.Errorf("the answers sent as a call of %q resumed a call of a tool the policy refuses: %q, %v", name, texts(got), err)
 		}
 	}
+	// The refused call's question is withdrawn with it: nothing of the
+	// gateway's waits for its answer once the gateway is closed.
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left := gatewayGoroutines(); left != "" {
+		t.Fatalf("goroutines of the gateway left after Close:\n%s", left)
+	}
 }
