@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -91,3 +92,48 @@ func TestSetPolicyParkedCall(t *testing.T) {
 		t.Fatalf("goroutines of the gateway left after Close:\n%s", left)
 	}
 }
+
+// TestSetPolicyTasks: a task of a tool the new policy refuses its
+// principal is gone for the principal: its result is not handed out
+// (tasks/result, tasks/get), the call it runs is cancelled and answers
+// reach it no more (tasks/update); a task of a tool still allowed goes on.
+func TestSetPolicyTasks(t *testing.T) {
+	b := startTaskBackends(t)
+	g, url := taskGateway(t, b, &Options{Policy: denyTool("none")})
+	c := newRawRPC(t, url, v1125, "alice", `{}`)
+	modern := newRawRPC(t, url, v0728, "alice", `{}`)
+	done := c.startTask("plain_echo", `{"text":"secret"}`)
+	c.waitStatus(done, "completed")
+	running := c.startTask("plain_slow", `{"ms":30000}`)
+	mrunning := modern.startTask("plain_slow", `{"ms":30000}`)
+	kept := c.startTask("plain_add", `{"a":1,"b":2}`)
+	c.waitStatus(kept, "completed")
+	g.SetPolicy(denyTools{"echo": true, "slow": true})
+	for _, m := range []string{"tasks/result", "tasks/get"} {
+		res, reply := c.do(testCtx(t, 10*time.Second), m, `{"taskId":"`+done+`"}`, nil)
+		if reply.Error == nil || strings.Contains(string(res), "secret") {
+			t.Errorf("%s of a task of a tool the policy now refuses: %s %+v", m, res, reply.Error)
+		}
+	}
+	if e := modern.callErr("tasks/update", `{"taskId":"`+mrunning+`","inputResponses":{}}`); e == "" {
+		t.Error("tasks/update of a task of a tool the policy now refuses was taken")
+	}
+	if e := c.callErr("tasks/get", `{"taskId":"`+running+`"}`); !strings.Contains(e, "unknown task") {
+		t.Errorf("tasks/get of a running task of a tool the policy now refuses: %q", e)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for b.plain.Cancellations() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the calls of the refused tasks still run at the server: %d of 2 cancelled", b.plain.Cancellations())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if res := c.call("tasks/result", `{"taskId":"`+kept+`"}`); !strings.Contains(fmt.Sprint(res), "3") {
+		t.Errorf("the task of a tool still allowed: %v", res)
+	}
+}
+
+// denyTools refuses the tools it lists to everyone.
+type denyTools map[string]bool
+
+func (d denyTools) Allow(_ context.Context, _, _, _, name string) bool { return !d[name] }

@@ -53,8 +53,8 @@ func (g *Gateway) addTaskMethods() error {
 	return nil
 }
 
-// lookup returns the caller's task p names.
-func (g *Gateway) lookup(ctx context.Context, p *taskParams) (*gwTask, error) {
+// find returns the caller's task p names.
+func (g *Gateway) find(ctx context.Context, p *taskParams) (*gwTask, error) {
 	if p == nil || p.TaskID == "" {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: $.taskId is required"}
 	}
@@ -62,6 +62,22 @@ func (g *Gateway) lookup(ctx context.Context, p *taskParams) (*gwTask, error) {
 		return nil, errUnknownTask(p.TaskID)
 	}
 	return g.tasks.get(PrincipalFrom(ctx), p.TaskID)
+}
+
+// lookup returns the caller's task p names, to use it: a task of a tool
+// the Policy now refuses the caller (it changed since the task began) is
+// cancelled and forgotten, and answered as unknown.
+func (g *Gateway) lookup(ctx context.Context, p *taskParams) (*gwTask, error) {
+	t, err := g.find(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if !g.allowed(ctx, t.server, "tool", t.tool) {
+		_ = g.tasks.cancelTask(t) // an error: it ended already
+		g.tasks.forget(t)
+		return nil, errUnknownTask(p.TaskID)
+	}
+	return t, nil
 }
 
 func (g *Gateway) tasksGet(ctx context.Context, _ *mcp.ServerSession, p *taskParams) (*rawResult, error) {
@@ -121,7 +137,7 @@ func (g *Gateway) tasksResult(ctx context.Context, ss *mcp.ServerSession, p *tas
 }
 
 func (g *Gateway) tasksCancel(ctx context.Context, _ *mcp.ServerSession, p *taskParams) (*rawResult, error) {
-	t, err := g.lookup(ctx, p)
+	t, err := g.find(ctx, p) // whatever the Policy says now: a task can always be stopped
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +212,8 @@ func (s *taskStore) view(t *gwTask, ext, created bool) map[string]any {
 	return v
 }
 
-// forget drops t, a task whose call was answered without one.
+// forget drops t: a task whose call was answered without one, or one its
+// principal may no longer use.
 func (s *taskStore) forget(t *gwTask) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
