@@ -32,6 +32,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -80,9 +81,14 @@ type pattern struct {
 	server, name string
 }
 
-// Load reads a Policy from a JSON file.
+// maxFileBytes bounds a policy file: far above any real one.
+const maxFileBytes = 4 << 20
+
+// Load reads a Policy from a JSON file: a regular file (a link to
+// /dev/zero, a pipe or a device is refused before it is opened) of at
+// most 4 MiB.
 func Load(path string) (*Policy, error) {
-	b, err := os.ReadFile(path)
+	b, err := readFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
@@ -149,6 +155,31 @@ func New(d *Document) (*Policy, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// readFile reads the file at path, refusing what is not a regular file or
+// is over maxFileBytes.
+func readFile(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(b) > maxFileBytes {
+		return nil, fmt.Errorf("%s is over %d MiB: not a policy file", path, maxFileBytes>>20)
+	}
+	return b, nil
 }
 
 func parsePattern(s string) (pattern, error) {

@@ -2,9 +2,13 @@ package policy_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/mcpadapter/mcpadapter/gateway/policy"
@@ -116,4 +120,39 @@ func FuzzGlob(f *testing.F) {
 func jsonEscape(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`)
 	return r.Replace(s)
+}
+
+// TestLoadRefusesWhatIsNoPolicyFile: Load (serve reads --policy with it
+// at the start and on every reload) refuses at once, naming the file, a
+// path swapped for a link to /dev/zero, a pipe no one writes to, and a
+// file far bigger than any policy; it never reads them whole or waits.
+func TestLoadRefusesWhatIsNoPolicyFile(t *testing.T) {
+	dir := t.TempDir()
+	zero := filepath.Join(dir, "zero.json")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo.json")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	huge := filepath.Join(dir, "huge.json")
+	if err := os.WriteFile(huge, []byte(`{"rules":[{"allow":["s/t"]}]}`+strings.Repeat(" ", 5<<20)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{fifo, huge, zero} { // the pipe first: a Load that waits on it stops the test before /dev/zero
+		done := make(chan error, 1)
+		go func() {
+			_, err := policy.Load(path)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), path) {
+				t.Errorf("Load(%s): %v; want an error naming the file", path, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("Load(%s) is still reading after 5s", path)
+		}
+	}
 }
