@@ -124,6 +124,10 @@ func (g *Gateway) policy() Policy {
 	return nil
 }
 
+// Policy returns the Policy in force: Options.Policy or the last one
+// SetPolicy set (nil: none).
+func (g *Gateway) Policy() Policy { return g.policy() }
+
 // SetPolicy replaces the Policy (nil: none) while clients stay connected:
 // the requests that follow are decided by p, and the clients are told
 // that their lists of tools, prompts and resources changed, so that they

@@ -95,7 +95,7 @@ func reloadOnChange(ctx context.Context, a *cmdline.App, gw *gateway.Gateway, fi
 
 // reload reads the config again (checking its trust as at the start,
 // without asking) and the policy file, and hands them to the gateway:
-// the policy only when the servers were taken.
+// the new policy only when the servers were taken.
 func reload(ctx context.Context, a *cmdline.App, gw *gateway.Gateway, files reloadFiles) error {
 	var pol *policy.Policy
 	if files.policy != "" {
@@ -113,13 +113,33 @@ func reload(ctx context.Context, a *cmdline.App, gw *gateway.Gateway, files relo
 	if len(servers) == 0 {
 		return errors.New("the config has no servers (or all are disabled)")
 	}
+	if pol == nil {
+		return gw.Reload(ctx, servers)
+	}
+	// While the servers change, what is allowed is what both policies
+	// allow: a server the new config adds and the new policy refuses is
+	// never callable under the old one, nor one it keeps under the new.
+	old := gw.Policy()
+	gw.SetPolicy(bothPolicies{old, pol})
 	if err := gw.Reload(ctx, servers); err != nil {
+		gw.SetPolicy(old)
 		return err
 	}
-	if pol != nil {
-		gw.SetPolicy(pol)
-	}
+	gw.SetPolicy(pol)
 	return nil
+}
+
+// bothPolicies allows what each of its policies allows (a nil one allows
+// everything).
+type bothPolicies [2]gateway.Policy
+
+func (b bothPolicies) Allow(ctx context.Context, principal, server, kind, name string) bool {
+	for _, p := range b {
+		if p != nil && !p.Allow(ctx, principal, server, kind, name) {
+			return false
+		}
+	}
+	return true
 }
 
 // fileSum is the SHA-256 of the file at path, or nil if it is not a

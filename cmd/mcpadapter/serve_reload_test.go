@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -12,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/cmd/mcpadapter/internal/cmdline"
+	"github.com/mcpadapter/mcpadapter/gateway"
+	"github.com/mcpadapter/mcpadapter/gateway/policy"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -161,4 +165,80 @@ func listedTools(t *testing.T, ctx context.Context, cs *mcp.ClientSession) []str
 		names = append(names, tl.Name)
 	}
 	return names
+}
+
+// TestReloadPolicyWhileServersChange: while a reload adds a server, what
+// is allowed is what both the old and the new policy allow, so a server the
+// new policy refuses is never callable under the old one; then the new
+// policy is in force.
+func TestReloadPolicyWhileServersChange(t *testing.T) {
+	alpha := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "alpha"}), testserver.Stateless())
+	beta := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "beta"}), testserver.Stateless())
+	dir := t.TempDir()
+	t.Setenv("HOME", dir) // the config is the user's own: no trust question
+	cfg := filepath.Join(dir, "mcp.json")
+	pol := filepath.Join(dir, "policy.json")
+	write := func(path, doc string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(cfg, fmt.Sprintf(`{"mcpServers": {"alpha": {"url": %q}}}`, alpha.URL))
+	old, err := policy.Parse([]byte(`{"rules":[{"principals":["alice"],"allow":["alpha/echo","beta/echo"]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	a := cmdline.New(nil, io.Discard, io.Discard, "mcpadapter")
+	start, err := a.ReloadConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gw *gateway.Gateway
+	betaUp := make(chan bool, 1)
+	gw, err = gateway.New(gateway.FromConfig(start), &gateway.Options{Policy: old, OnEvent: func(e gateway.Event) {
+		if e.Kind == gateway.ServerUp && e.Server == "beta" {
+			select {
+			case betaUp <- gw.Policy().Allow(ctx, "alice", "beta", "tool", "echo"):
+			default:
+			}
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gw.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer gw.Close()
+
+	write(cfg, fmt.Sprintf(`{"mcpServers": {"alpha": {"url": %q}, "beta": {"url": %q}}}`, alpha.URL, beta.URL))
+	write(pol, `{"rules":[{"principals":["alice"],"allow":["alpha/echo"]}]}`)
+	if err := reload(ctx, a, gw, reloadFiles{config: cfg, policy: pol}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case allowed := <-betaUp:
+		if allowed {
+			t.Error("beta/echo was allowed while beta came up, though the new policy refuses it")
+		}
+	case <-ctx.Done():
+		t.Fatal("beta never came up")
+	}
+	p := gw.Policy()
+	if p.Allow(ctx, "alice", "beta", "tool", "echo") || !p.Allow(ctx, "alice", "alpha", "tool", "echo") {
+		t.Error("after the reload the new policy is not the one in force")
+	}
+
+	// A config the gateway refuses leaves the policy as it was.
+	write(cfg, `{"mcpServers": {"alpha": {"url": "https://[::1"}}}`)
+	write(pol, `{"rules":[{"principals":["alice"],"allow":["alpha/add"]}]}`)
+	if err := reload(ctx, a, gw, reloadFiles{config: cfg, policy: pol}); err == nil {
+		t.Fatal("a config with a bad URL was taken")
+	}
+	if p := gw.Policy(); !p.Allow(ctx, "alice", "alpha", "tool", "echo") || p.Allow(ctx, "alice", "alpha", "tool", "add") {
+		t.Error("a refused reload changed the policy")
+	}
 }
