@@ -386,14 +386,14 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 	if u == nil || !g.allowed(ctx, u.name, "resource", uri) {
 		return mcp.ResourceNotFoundError(uri)
 	}
-	if !u.setSubscribed(uri, req.Session, true) {
+	if !u.setSubscribed(uri, req.Session, policyContext(ctx)) {
 		return nil
 	}
 	err := u.do(ctx, newOrigin(ctx, req), true, func(ctx context.Context, cs *mcp.ClientSession) error {
 		return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
 	})
 	if err != nil {
-		u.setSubscribed(uri, req.Session, false)
+		u.setSubscribed(uri, req.Session, nil)
 	} else {
 		g.sessionChanged(ctx, req, req.Session, func(r *sessionRecord) {
 			if !slices.Contains(r.Subs, uri) && len(r.Subs) < maxSharedSubs {
@@ -404,13 +404,44 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 	return rpcError(err)
 }
 
+// policyContext returns a context that holds only whom ctx's request is
+// for (its principal and token), for asking the Policy about it later.
+func policyContext(ctx context.Context) context.Context {
+	c := context.Background()
+	if ti := TokenInfoFrom(ctx); ti != nil {
+		c = context.WithValue(c, tokenInfoKey{}, ti)
+	}
+	return withPrincipal(c, PrincipalFrom(ctx))
+}
+
+// filterSent is the gateway server's sending middleware: a resource's
+// update reaches a client session only while the Policy in force lets
+// whom it subscribed for see the resource (a policy changed since the
+// subscription is obeyed).
+func (g *Gateway) filterSent(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "notifications/resources/updated" {
+			p, _ := req.GetParams().(*mcp.ResourceUpdatedNotificationParams)
+			ss, _ := req.GetSession().(*mcp.ServerSession)
+			if p != nil && ss != nil {
+				if u := g.cat.resourceOwner(p.URI); u != nil {
+					if whom, ok := u.subscriber(p.URI, ss); ok && !g.allowed(whom, u.name, "resource", p.URI) {
+						return nil, nil
+					}
+				}
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
 func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
 	uri := req.Params.URI
 	u := g.cat.resourceOwner(uri)
 	g.sessionChanged(ctx, req, req.Session, func(r *sessionRecord) {
 		r.Subs = slices.DeleteFunc(r.Subs, func(s string) bool { return s == uri })
 	})
-	if u == nil || !u.setSubscribed(uri, req.Session, false) {
+	if u == nil || !u.setSubscribed(uri, req.Session, nil) {
 		return nil
 	}
 	return rpcError(u.do(ctx, newOrigin(ctx, req), true, func(ctx context.Context, cs *mcp.ClientSession) error {

@@ -181,6 +181,7 @@ func (g *Gateway) newServer() *mcp.Server {
 		GetSessionID:       g.nextSessionID,
 	})
 	s.AddReceivingMiddleware(g.middleware)
+	s.AddSendingMiddleware(g.filterSent)
 	return s
 }
 

@@ -137,3 +137,63 @@ func TestSetPolicyTasks(t *testing.T) {
 type denyTools map[string]bool
 
 func (d denyTools) Allow(_ context.Context, _, _, _, name string) bool { return !d[name] }
+
+// TestSetPolicyResourceSubscriptions: a client subscribed to a resource
+// gets no more of its updates once a new policy refuses it the resource,
+// and gets them again when a policy gives it back.
+func TestSetPolicyResourceSubscriptions(t *testing.T) {
+	const secret, open = "res://docs/secret", "res://docs/open"
+	srv := mcp.NewServer(&mcp.Implementation{Name: "docs"}, &mcp.ServerOptions{
+		SupportedProtocolVersions: testserver.LegacyVersions,
+		SubscribeHandler:          func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler:        func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+	})
+	for _, uri := range []string{secret, open} {
+		srv.AddResource(&mcp.Resource{URI: uri, Name: uri}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, Text: "v"}}}, nil
+		})
+	}
+	g, url := startGateway(t, []Server{{Name: "docs", Target: srv}}, nil)
+	updates := make(chan string, 16)
+	a := connect(t, url, v1125, &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+		updates <- r.Params.URI
+	}})
+	ctx := testCtx(t, 20*time.Second)
+	for _, uri := range []string{secret, open} {
+		if err := a.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// next sends an update of each resource, secret first, and returns
+	// those the client got, up to the open one's (the updates come in
+	// order on one stream).
+	next := func() []string {
+		t.Helper()
+		for _, uri := range []string{secret, open} {
+			_ = srv.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri})
+		}
+		var got []string
+		for {
+			select {
+			case uri := <-updates:
+				got = append(got, uri)
+				if uri == open {
+					return got
+				}
+			case <-ctx.Done():
+				t.Fatalf("no update of %s (got %v)", open, got)
+			}
+		}
+	}
+	if got := next(); len(got) != 2 {
+		t.Fatalf("updates without a policy: %v", got)
+	}
+	g.SetPolicy(denyTool(secret))
+	if got := next(); len(got) != 1 {
+		t.Errorf("updates once the policy refuses %s: %v", secret, got)
+	}
+	g.SetPolicy(nil)
+	if got := next(); len(got) != 2 {
+		t.Errorf("updates once the policy gives it back: %v", got)
+	}
+}

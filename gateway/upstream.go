@@ -49,12 +49,12 @@ type upstream struct {
 	info   *mcpadapter.ServerInfo
 	caps   *mcp.ServerCapabilities
 	modern bool                                   // the connection speaks 2026-07-28
-	subs   map[string]map[*mcp.ServerSession]bool // client sessions subscribed, by resource URI
+	subs   map[string]map[*mcp.ServerSession]context.Context // client sessions subscribed, by resource URI, with whom each is for (policyContext)
 }
 
 // newUpstream builds the client of s, with the gateway's handlers.
 func newUpstream(g *Gateway, s Server, prefix mcpadapter.PrefixMode) (*upstream, error) {
-	u := &upstream{g: g, spec: s, name: s.Name, lane: newLane(), kick: make(chan struct{}, 1), done: make(chan struct{}), subs: make(map[string]map[*mcp.ServerSession]bool)}
+	u := &upstream{g: g, spec: s, name: s.Name, lane: newLane(), kick: make(chan struct{}, 1), done: make(chan struct{}), subs: make(map[string]map[*mcp.ServerSession]context.Context)}
 	if s.Config != nil {
 		u.prefix = s.Config.Prefix
 	}
@@ -449,10 +449,11 @@ func (u *upstream) wrapErr(err error) error {
 }
 
 // setSubscribed records whether the client session ss is subscribed to
-// uri (forgetting sessions that have ended), and reports whether that
+// uri (forgetting sessions that have ended): subscribed for whom (a
+// policyContext), or not when whom is nil. It reports whether that
 // changed whether any session is: the gateway's own subscription at the
 // server is then to be made or ended.
-func (u *upstream) setSubscribed(uri string, ss *mcp.ServerSession, on bool) bool {
+func (u *upstream) setSubscribed(uri string, ss *mcp.ServerSession, whom context.Context) bool {
 	live := make(map[*mcp.ServerSession]bool)
 	for s := range u.g.server.Sessions() {
 		live[s] = true
@@ -466,12 +467,12 @@ func (u *upstream) setSubscribed(uri string, ss *mcp.ServerSession, on bool) boo
 			delete(set, s)
 		}
 	}
-	if on {
+	if whom != nil {
 		if set == nil {
-			set = make(map[*mcp.ServerSession]bool)
+			set = make(map[*mcp.ServerSession]context.Context)
 			u.subs[uri] = set
 		}
-		set[ss] = true
+		set[ss] = whom
 	} else {
 		delete(set, ss)
 	}
@@ -479,6 +480,15 @@ func (u *upstream) setSubscribed(uri string, ss *mcp.ServerSession, on bool) boo
 		delete(u.subs, uri)
 	}
 	return was != (len(set) > 0)
+}
+
+// subscriber returns whom the client session ss subscribed to uri for
+// (a policyContext), if it did.
+func (u *upstream) subscriber(uri string, ss *mcp.ServerSession) (context.Context, bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	whom, ok := u.subs[uri][ss]
+	return whom, ok
 }
 
 // onElicit, onSample and onRoots take a handshake-era server's questions
