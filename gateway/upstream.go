@@ -48,7 +48,7 @@ type upstream struct {
 	err    error // why the server is down
 	info   *mcpadapter.ServerInfo
 	caps   *mcp.ServerCapabilities
-	modern bool                                   // the connection speaks 2026-07-28
+	modern bool                                              // the connection speaks 2026-07-28
 	subs   map[string]map[*mcp.ServerSession]context.Context // client sessions subscribed, by resource URI, with whom each is for (policyContext)
 }
 
