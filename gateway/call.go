@@ -231,6 +231,9 @@ func (g *Gateway) forwardCall(ctx context.Context, r toolRoute, o *origin, param
 	if sr := signInOf(err); sr != nil && u.web != nil {
 		return nil, &signInNeeded{sr} // callTool asks (signInAnswer)
 	}
+	if err != nil && u.web != nil {
+		g.log.Warn("a call to a server with a sign-in per user failed", "server", u.name, "principal", PrincipalFrom(ctx), "err", err)
+	}
 	if err != nil {
 		return nil, callError(u, params.Name, context.Cause(ctx), err)
 	}

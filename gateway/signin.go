@@ -231,7 +231,9 @@ func (g *Gateway) signInAnswer(o *origin, u *upstream, sr *mcpadapter.SignInRequ
 
 // signInNeeded is the error of a forwarded call whose principal must sign
 // in: callTool turns it into the question (signInAnswer).
-type signInNeeded struct{ sr *mcpadapter.SignInRequiredError }
+type signInNeeded struct {
+	sr *mcpadapter.SignInRequiredError
+}
 
 func (e *signInNeeded) Error() string { return e.sr.Error() }
 

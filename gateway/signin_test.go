@@ -91,14 +91,26 @@ func startSignIn(t *testing.T) *signInEnv {
 	t.Helper()
 	ln, base := listen(t)
 	e := &signInEnv{url: base + "/mcp", base: base, logs: &lockedBuffer{}}
-	e.gwAS = testauth.Start(t, testauth.Options{JWT: true, UserSubject: true, ClientID: loginClient, ClientSecret: loginSecret,
-		NoRegistration: true, Resource: e.url})
-	e.upAS = testauth.Start(t, testauth.Options{MCP: whoami(), ClientID: upClient, ClientSecret: upSecret, NoRegistration: true})
+	e.gwAS = startGatewayAS(t, e.url)
+	e.upAS = startUpAS(t)
 	servers := []gateway.Server{{Name: "up", Config: &mcpadapter.ServerConfig{Name: "up", URL: e.upAS.MCPURL, Transport: "http",
 		Auth: &mcpadapter.ServerAuth{Grant: &mcpadapter.GrantSettings{Type: "signin", Issuer: e.upAS.URL, ClientID: upClient,
 			ClientSecret: upSecret, Scopes: []string{testauth.BaseScope}}}}}}
 	e.gw = signInGateway(t, ln, base, e.gwAS, servers, []byte("0123456789abcdef0123456789abcdef"), nil, e.logs)
 	return e
+}
+
+// startGatewayAS starts the gateway's own authorization server, for the
+// gateway at mcpURL: its tokens name the user who signed in.
+func startGatewayAS(t *testing.T, mcpURL string) *testauth.Server {
+	return testauth.Start(t, testauth.Options{JWT: true, UserSubject: true, ClientID: loginClient, ClientSecret: loginSecret,
+		NoRegistration: true, Resource: mcpURL})
+}
+
+// startUpAS starts the upstream server (whoami) behind its own
+// authorization server, where the gateway is a client.
+func startUpAS(t *testing.T) *testauth.Server {
+	return testauth.Start(t, testauth.Options{MCP: whoami(), ClientID: upClient, ClientSecret: upSecret, NoRegistration: true})
 }
 
 // token returns an access token of the gateway for user.
