@@ -11,6 +11,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -353,5 +354,40 @@ func TestSignInThroughGateway(t *testing.T) {
 		if strings.Contains(logs, s) {
 			t.Fatalf("the logs hold a secret or token: %q", s)
 		}
+	}
+}
+
+// TestExampleSignInConfig: the example config of the docs parses, and a
+// gateway is made of it with sign-in pages; without them, or over stdio,
+// it is refused with the reason.
+func TestExampleSignInConfig(t *testing.T) {
+	data, err := os.ReadFile("examples/signin.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := mcpadapter.ParseConfigEnv(data, func(k string) (string, bool) { return "value-of-" + k, true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := cfg.Servers[0].Auth.Grant; g == nil || g.Type != "signin" || g.ClientSecret != "value-of-TRACKER_SECRET" {
+		t.Fatalf("tracker's auth: %+v", g)
+	}
+	pages := &gateway.SignInOptions{URL: "https://gw.example.com", Key: make([]byte, 32),
+		Authenticate: func(*http.Request) (string, error) { return "", nil }}
+	gw, err := gateway.New(gateway.FromConfig(cfg), &gateway.Options{SignIn: pages})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = gw.Close()
+	if _, err := gateway.New(gateway.FromConfig(cfg), nil); err == nil || !strings.Contains(err.Error(), "Options.SignIn") {
+		t.Errorf("a signin server with no sign-in pages: %v", err)
+	}
+	bad := &mcpadapter.ServerConfig{Name: "s", Command: "true", Transport: "stdio", Auth: cfg.Servers[0].Auth}
+	if _, err := gateway.New([]gateway.Server{{Config: bad}}, &gateway.Options{SignIn: pages}); err == nil || !strings.Contains(err.Error(), "needs an HTTP server") {
+		t.Errorf("a stdio server with signin: %v", err)
+	}
+	if _, err := gateway.New(gateway.FromConfig(cfg), &gateway.Options{SignIn: &gateway.SignInOptions{URL: "http://gw.example.com", Key: make([]byte, 32),
+		Authenticate: pages.Authenticate}}); err == nil || !strings.Contains(err.Error(), "https") {
+		t.Errorf("sign-in pages over http on a public host: %v", err)
 	}
 }

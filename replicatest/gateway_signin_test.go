@@ -12,6 +12,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -87,20 +88,20 @@ func TestGatewaySignInReplicas(t *testing.T) {
 			}
 			proxy := func(i int) *httputil.ReverseProxy {
 				u, _ := url.Parse(replicas[i].URL)
-				p := httputil.NewSingleHostReverseProxy(u)
-				d := p.Director
-				p.Director = func(r *http.Request) { host := r.Host; d(r); r.Host = host }
-				return p
+				return &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+					r.SetURL(u)
+					r.Out.Host = r.In.Host // the pages check the Host browsers use
+				}}
 			}
 			p0, p1 := proxy(0), proxy(1)
-			var served [2]int
+			var served [2]atomic.Int32
 			fs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if strings.HasSuffix(r.URL.Path, "/callback") {
-					served[1]++
+					served[1].Add(1)
 					p1.ServeHTTP(w, r)
 					return
 				}
-				served[0]++
+				served[0].Add(1)
 				p0.ServeHTTP(w, r)
 			})}
 			go func() { _ = fs.Serve(front) }()
@@ -151,8 +152,8 @@ func TestGatewaySignInReplicas(t *testing.T) {
 			}
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK || served[1] != 1 || served[0] < 2 {
-				t.Fatalf("the sign-in ended with %d %q; pages served by replica 0: %d, callbacks by replica 1: %d", resp.StatusCode, body, served[0], served[1])
+			if resp.StatusCode != http.StatusOK || served[1].Load() != 1 || served[0].Load() < 2 {
+				t.Fatalf("the sign-in ended with %d %q; pages served by replica 0: %d, callbacks by replica 1: %d", resp.StatusCode, body, served[0].Load(), served[1].Load())
 			}
 			var toks [2]string
 			for i := range sessions {
