@@ -106,7 +106,7 @@ type ServerConfig struct {
 
 // ServerAuth is a server's "auth" member: exactly one of Bearer, OAuth
 // and Grant is set (Grant by an auth object of type "client_credentials",
-// "jwt_bearer", "enterprise" or "token_exchange": see GrantSettings). "auth": "<token>" sets Bearer; "auth": "oauth" sets OAuth
+// "jwt_bearer", "enterprise", "token_exchange" or "signin": see GrantSettings). "auth": "<token>" sets Bearer; "auth": "oauth" sets OAuth
 // to empty settings, and an auth object {"type": "oauth", ...} to its
 // members. NewGroup refuses a ServerAuth with both or neither.
 type ServerAuth struct {

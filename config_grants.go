@@ -28,6 +28,13 @@ import (
 //
 // exchanges each user's own access token (RFC 8693) for a token for the
 // server (see TokenExchange); "resource" defaults to the server's URL.
+// A fifth, also a gateway's:
+//
+//	"auth": {"type": "signin", "issuer": "https://auth.example.com",
+//	         "clientId": "gateway", "clientSecret": "${SECRET}", "scopes": ["read"]}
+//
+// signs each user in to the server through the gateway (a WebSignIn whose
+// redirect URL is the gateway's own callback).
 //
 // "issuer" is required: the authorization server the credentials are for,
 // the only one they are sent to (see ClientCredentials.Issuer). Each may
@@ -86,6 +93,8 @@ func (g *GrantSettings) build() (grantAuth, error) {
 		return &EnterpriseAuth{Issuer: g.Issuer, IDToken: idToken, IdPTokenURL: g.IdPTokenURL, IdPIssuer: g.IdPIssuer,
 			IdPClientID: g.IdPClientID, IdPClientSecret: g.IdPClientSecret,
 			ClientID: g.ClientID, ClientSecret: g.ClientSecret, Scopes: g.Scopes, DPoPKey: dpop}, nil
+	case "signin":
+		return nil, errors.New(`a "signin" auth signs each user of a gateway (mcpadapter serve) in to the server through the gateway's pages; a Client on its own uses WebSignIn, or "oauth" for one user`)
 	case "token_exchange":
 		return nil, errors.New(`a "token_exchange" auth exchanges each user's token for one for the server: a gateway (mcpadapter serve) makes it, a Client on its own has no user's token to exchange`)
 	}

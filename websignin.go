@@ -80,6 +80,12 @@ type WebSignInOptions struct {
 	// need the same key: a token bound to another key is not sent (its
 	// principal signs in again).
 	DPoPKey crypto.Signer
+	// Unattended, if set, gives the bearer token of the requests made
+	// with no CallIdentity (principal ""), which then need no sign-in: a
+	// service's own requests, such as a gateway's listings made with a
+	// client credentials token of its own. Nil: principal "" signs in as
+	// any other.
+	Unattended func(ctx context.Context) (string, error)
 }
 
 // NewWebSignIn returns a WebSignIn, or an error naming a setting that
@@ -92,7 +98,7 @@ func NewWebSignIn(opts *WebSignInOptions) (*WebSignIn, error) {
 		ClientID: opts.ClientID, ClientSecret: opts.ClientSecret, Issuer: opts.Issuer, Scopes: opts.Scopes,
 		RedirectURL: opts.RedirectURL, StateKey: opts.StateKey, StateTTL: opts.StateTTL,
 		Store: flowStore(opts.Store), HTTPClient: opts.HTTPClient, Logger: opts.Logger, Principal: principalOf,
-		DPoPKey: opts.DPoPKey,
+		DPoPKey: opts.DPoPKey, Unattended: opts.Unattended,
 	}
 	if err := oauthflow.CheckWeb("WebSignInOptions", cfg); err != nil {
 		return nil, fmt.Errorf("mcpadapter: NewWebSignIn: %w", err)

@@ -110,6 +110,15 @@ func (g *Gateway) callTool(ctx context.Context, name string, req *mcp.CallToolRe
 	audit.found(r.u.name, r.tool.OriginalName)
 	u := r.u
 	o := newOrigin(ctx, req)
+	if parked && state == signInState {
+		// The retry of a sign-in question (signInAnswer): the call
+		// again, unless the user declined.
+		if res := signInDeclined(u.name, req.Params.InputResponses); res != nil {
+			return res, nil
+		}
+		parked, state = false, ""
+		req.Params.InputResponses = nil
+	}
 	if parked {
 		// The parked call holds its slot on the server: the answers to
 		// its questions are no new call. They go back to the tool they
@@ -135,8 +144,15 @@ func (g *Gateway) callTool(ctx context.Context, name string, req *mcp.CallToolRe
 		InputResponses: req.Params.InputResponses,
 		RequestState:   state,
 	}
+	asked := false // the result is the gateway's sign-in question
 	call := func(ctx context.Context) (*mcp.CallToolResult, error) {
-		return g.forwardCall(ctx, r, o, params)
+		res, err := g.forwardCall(ctx, r, o, params)
+		var sn *signInNeeded
+		if errors.As(err, &sn) {
+			asked = true
+			return g.signInAnswer(o, u, sn.sr, true)
+		}
+		return res, err
 	}
 	if o.modern && !u.isModern() && o.asker() {
 		// The server may ask mid-call: run the call parked, so that a
@@ -154,6 +170,9 @@ func (g *Gateway) callTool(ctx context.Context, name string, req *mcp.CallToolRe
 	defer free()
 	res, err = call(ctx)
 	for round := 1; err == nil && res != nil && res.NeedsInput(); round++ {
+		if asked {
+			return res, nil // the gateway's own question (signInAnswer)
+		}
 		if o.modern {
 			res.RequestState = wrapState(res.RequestState)
 			return res, nil
@@ -214,6 +233,12 @@ func (g *Gateway) forwardCall(ctx context.Context, r toolRoute, o *origin, param
 	res, err := r.tool.RelayCall(ctx, params, opts)
 	o.settle()
 	leave()
+	if sr := signInOf(err); sr != nil && u.web != nil {
+		return nil, &signInNeeded{sr} // callTool asks (signInAnswer)
+	}
+	if err != nil && u.web != nil {
+		g.log.Warn("a call to a server with a sign-in per user failed", "server", u.name, "principal", PrincipalFrom(ctx), "err", err)
+	}
 	if err != nil {
 		return nil, callError(u, params.Name, context.Cause(ctx), err)
 	}

@@ -205,12 +205,16 @@ func (c *principalCreds) drop(k credKey, e *exchanged) {
 // identity (its own connection, its own token), once its token is
 // exchanged; for any other server, ctx itself.
 func (u *upstream) as(ctx context.Context) (context.Context, error) {
-	if u.creds == nil {
+	if u.creds == nil && u.web == nil {
 		return ctx, nil
 	}
 	p := PrincipalFrom(ctx)
 	if p == "" {
 		return nil, &jsonrpc.Error{Code: CodeUpstreamAuth, Message: fmt.Sprintf("server %q takes requests for an authenticated principal only: the gateway has none for this request", u.name)}
+	}
+	if u.web != nil {
+		// The principal's token, or a sign-in question (signInAnswer).
+		return mcpadapter.WithCallIdentity(ctx, &mcpadapter.CallIdentity{Principal: p}), nil
 	}
 	if err := u.creds.ensure(ctx, p); err != nil {
 		u.g.log.Warn("no credential for a principal at a server", "server", u.name, "principal", p, "err", err)
@@ -245,7 +249,10 @@ func (u *upstream) perPrincipal(s Server, co *mcpadapter.ClientOptions) (Server,
 		}
 	}
 	if x == nil {
-		return s, nil
+		return u.signInSetup(s, endpoint, co)
+	}
+	if s.SignIn != nil {
+		return s, errors.New("a server has one credential per principal: a token exchange or a sign-in, not both")
 	}
 	if !strings.HasPrefix(endpoint, "http://") && !strings.HasPrefix(endpoint, "https://") {
 		return s, errors.New(`a credential per principal ("token_exchange") needs an HTTP server: a stdio or in-process server has one connection for everyone`)

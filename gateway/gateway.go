@@ -60,6 +60,8 @@ type Gateway struct {
 	// principal: the requests' access tokens are then handed on from
 	// their HTTP contexts (credentials.go).
 	exchanges atomic.Bool
+	// pages are the sign-in pages (Options.SignIn); nil: none.
+	pages *signInPages
 
 	started atomic.Bool
 	closed  sync.Once
@@ -122,6 +124,11 @@ func New(servers []Server, opts *Options) (*Gateway, error) {
 	g.cat = newCatalog(g)
 	g.search = newSearch(g)
 	g.parks = newParking(g.opts.parkTimeout())
+	if g.opts.SignIn != nil {
+		if g.pages, err = newSignInPages(g, g.opts.SignIn); err != nil {
+			return nil, err
+		}
+	}
 	seen := make(map[string]bool)
 	var errs []error
 	for _, s := range servers {

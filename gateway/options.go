@@ -42,6 +42,12 @@ type Server struct {
 	// Config entry's "auth" of type "token_exchange" sets it. The server
 	// must be an HTTP one.
 	Exchange *mcpadapter.TokenExchange
+	// SignIn, if set, signs each principal in to the server through the
+	// gateway (signin.go): each principal's requests go with its own
+	// token, and one with none is asked, with a URL-mode elicitation, to
+	// sign in in its browser. It needs Options.SignIn. A Config entry's
+	// "auth" of type "signin" sets it. The server must be an HTTP one.
+	SignIn *SignIn
 }
 
 // FromConfig returns the servers of cfg, in the config's order. An entry
@@ -186,6 +192,10 @@ type Options struct {
 	// Client.Telemetry too for a span of each request to a server. The
 	// otel module (mcpotel.New) implements both; nil costs nothing.
 	Telemetry mcpadapter.ServerTelemetry
+
+	// SignIn, if set, are the gateway's sign-in pages, which the servers
+	// with a SignIn need (signin.go, signin_http.go; SignInHandler).
+	SignIn *SignInOptions
 
 	// Roots are the roots offered to a handshake-era server that asks for
 	// them outside any client's request; none means an empty list.

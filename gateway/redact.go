@@ -54,6 +54,12 @@ func (r *redactor) add(servers []Server) {
 		r.secrets = append(r.secrets, s, jsonString(s, true), jsonString(s, false))
 	}
 	for _, s := range servers {
+		if s.SignIn != nil {
+			add(s.SignIn.ClientSecret)
+		}
+		if s.Exchange != nil {
+			add(s.Exchange.ClientSecret)
+		}
 		sc := s.Config
 		if sc == nil {
 			continue

@@ -108,7 +108,7 @@ func (g *Gateway) remove(u *upstream) {
 // config entry, or the same target (a URL, a command, the same in-process
 // server).
 func sameServer(a, b Server) bool {
-	if a.Name != b.Name || (a.Config == nil) != (b.Config == nil) {
+	if a.Name != b.Name || (a.Config == nil) != (b.Config == nil) || !reflect.DeepEqual(a.SignIn, b.SignIn) || !reflect.DeepEqual(a.Exchange, b.Exchange) {
 		return false
 	}
 	if a.Config != nil {

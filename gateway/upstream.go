@@ -30,6 +30,9 @@ type upstream struct {
 	// creds, if set, are the server's credentials per principal
 	// (credentials.go); nil: one credential for all.
 	creds *principalCreds
+	// web, if set, signs each principal in to the server through the
+	// gateway (signin.go).
+	web *mcpadapter.WebSignIn
 	// taskSem caps tasks' calls in flight at half the server's cap on
 	// calls (tasks.go); nil means no cap.
 	taskSem chan struct{}
@@ -383,6 +386,10 @@ func (u *upstream) do(ctx context.Context, o *origin, idempotent bool, fn func(c
 		}
 		prev = cs
 		err = fn(ctx, cs)
+		if sr := signInOf(err); sr != nil && u.web != nil {
+			_, err = u.g.signInAnswer(o, u, sr, false)
+			return err
+		}
 		if err == nil || attempt > 0 || ctx.Err() != nil {
 			return u.wrapErr(err)
 		}

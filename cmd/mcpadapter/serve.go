@@ -17,6 +17,7 @@ import (
 	"github.com/mcpadapter/mcpadapter/cmd/mcpadapter/internal/cmdline"
 	"github.com/mcpadapter/mcpadapter/gateway"
 	"github.com/mcpadapter/mcpadapter/gateway/policy"
+	"github.com/mcpadapter/mcpadapter/gateway/resourceserver"
 	"github.com/spf13/cobra"
 )
 
@@ -38,6 +39,7 @@ type serveFlags struct {
 	tasks         serveTaskFlags
 	auth          serveAuthFlags
 	limits        serveLimitFlags
+	signin        serveSignInFlags
 	policy        string
 	watchConfig   bool
 	auditLog      string
@@ -100,6 +102,7 @@ principal its sessions belong to. Keys and secrets come from the environment, ne
 	f.tasks.add(fl)
 	f.auth.register(fl)
 	f.limits.register(fl)
+	f.signin.register(fl)
 	fl.StringVar(&f.policy, "policy", "", "a policy `file`: which principals may see and use which servers' tools, prompts and resources (docs/gateway.md)")
 	fl.BoolVar(&f.watchConfig, "watch-config", false, "reload the config when the file changes (SIGHUP always reloads it)")
 	fl.StringVar(&f.auditLog, "audit-log", "", "append a JSON line per tool call to `file` (- for stderr): who, which tool on which server, outcome, duration")
@@ -186,6 +189,17 @@ func runServe(ctx context.Context, a *cmdline.App, f serveFlags) error {
 		return err
 	}
 	defer closeAudit()
+	var guard *resourceserver.Guard
+	storeURL := ""
+	if f.limits.storeEnv != "" {
+		storeURL = os.Getenv(f.limits.storeEnv)
+	}
+	signIn, closeTokens, err := f.signin.options(ctx, cfg, &f.auth, &guard, storeURL)
+	if err != nil {
+		return err
+	}
+	opts.SignIn = signIn
+	defer closeTokens()
 	gw, err := gateway.New(gateway.FromConfig(cfg), opts)
 	if err != nil {
 		return err
@@ -201,6 +215,9 @@ func runServe(ctx context.Context, a *cmdline.App, f serveFlags) error {
 	}
 	defer reloadOnChange(ctx, a, gw, reloadFiles{config: path, policy: f.policy}, f.watchConfig, hup, out, &pmu)()
 	if f.stdio {
+		if opts.SignIn != nil {
+			return cmdline.Usagef(`--stdio serves no web pages: the sign-in of a server whose auth is "signin" needs HTTP`)
+		}
 		if f.auth.on() {
 			return cmdline.Usagef("--stdio serves the one client that started it: --issuer, --introspection-url and --api-key are for HTTP")
 		}
@@ -216,7 +233,7 @@ func runServe(ctx context.Context, a *cmdline.App, f serveFlags) error {
 		ln.Close()
 		return cmdline.Usagef("--listen %s is not a loopback address: say which Host names clients use with --allow-host", f.listen)
 	}
-	guard, err := f.auth.guard(ln.Addr(), logger)
+	guard, err = f.auth.guard(ln.Addr(), logger)
 	if err != nil {
 		ln.Close()
 		return err
@@ -226,12 +243,18 @@ func runServe(ctx context.Context, a *cmdline.App, f serveFlags) error {
 		handler = guard.Handler(gw)
 		f.auth.describe(out, guard)
 	}
-	if f.health {
+	if f.health || opts.SignIn != nil {
 		// Probes need no credential: they say only whether the gateway is
-		// alive and a server is up.
+		// alive and a server is up. The sign-in pages are for browsers,
+		// which carry none.
 		mux := http.NewServeMux()
-		mux.Handle("GET /healthz", gw.HealthHandler())
-		mux.Handle("GET /readyz", gw.HealthHandler())
+		if f.health {
+			mux.Handle("GET /healthz", gw.HealthHandler())
+			mux.Handle("GET /readyz", gw.HealthHandler())
+		}
+		if opts.SignIn != nil {
+			mountSignIn(mux, gw, opts.SignIn, out)
+		}
 		mux.Handle("/", handler)
 		handler = mux
 	}

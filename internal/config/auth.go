@@ -37,7 +37,7 @@ func (p *parser) oauth(f member, path string) *OAuth {
 		case "type":
 			typ, _ = p.expandedString(e, epath)
 			if !strings.EqualFold(typ, "oauth") {
-				p.errorf(e.off, epath, `unknown auth type %q; want "oauth", "client_credentials", "jwt_bearer", "enterprise" or "token_exchange"`, rawString(e))
+				p.errorf(e.off, epath, `unknown auth type %q; want "oauth", "client_credentials", "jwt_bearer", "enterprise", "token_exchange" or "signin"`, rawString(e))
 			}
 		case "clientId":
 			o.ClientID, _ = p.expandedString(e, epath)

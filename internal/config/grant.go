@@ -8,7 +8,8 @@ import (
 // Grant holds an auth object of one of the grants that need no user:
 // {"type": "client_credentials" | "jwt_bearer" | "enterprise", ...}, or
 // of the token exchange a gateway makes for each of its users
-// ("token_exchange").
+// ("token_exchange"), or of the sign-in of each of its users to the
+// server ("signin").
 type Grant struct {
 	// Type is "type", in lower case.
 	Type string
@@ -41,7 +42,7 @@ type Grant struct {
 }
 
 // grantTypes are the "type" values of Grant auth objects.
-var grantTypes = []string{"client_credentials", "jwt_bearer", "enterprise", "token_exchange"}
+var grantTypes = []string{"client_credentials", "jwt_bearer", "enterprise", "token_exchange", "signin"}
 
 // authObject returns the auth object f: an OAuth object, or a Grant when
 // its "type" is one of grantTypes.
@@ -69,9 +70,10 @@ func (p *parser) grant(f member, path, typ string) *Grant {
 		"jwt_bearer":         {"clientId", "clientSecret", "assertionFile"},
 		"enterprise":         {"clientId", "clientSecret", "idTokenFile", "idTokenCommand", "idpTokenUrl", "idpIssuer", "idpClientId", "idpClientSecret"},
 		"token_exchange":     {"clientId", "clientSecret", "audience", "resource"},
+		"signin":             {"clientId", "clientSecret"},
 	}[typ]
 	allowed = append(allowed, "type", "issuer", "scopes")
-	if typ != "token_exchange" {
+	if typ != "token_exchange" && typ != "signin" {
 		allowed = append(allowed, "dpopKeyFile")
 	}
 	str := map[string]*string{
@@ -115,7 +117,7 @@ func (p *parser) grant(f member, path, typ string) *Grant {
 		need(g.ClientID != "", `"clientId"`)
 		need((g.IDTokenFile != "") != (len(g.IDTokenCommand) > 0), `"idTokenFile" or "idTokenCommand" (one of them)`)
 		need(g.IdPTokenURL != "" || g.IdPIssuer != "", `"idpTokenUrl" or "idpIssuer"`)
-	case "token_exchange":
+	case "token_exchange", "signin":
 		need(g.ClientID != "", `"clientId"`)
 	}
 	return g

@@ -24,7 +24,7 @@ func TestParseErrors(t *testing.T) {
 		{"auth object problems",
 			`{"mcpServers":{"w":{"url":"https://x.example/mcp","auth":{"type":"saml","clientSecret":"s","scopes":"a b","redirect":"x"}}}}`,
 			[]string{
-				`line 1, column 66: mcpServers.w.auth.type: unknown auth type "saml"; want "oauth", "client_credentials", "jwt_bearer", "enterprise" or "token_exchange"`,
+				`line 1, column 66: mcpServers.w.auth.type: unknown auth type "saml"; want "oauth", "client_credentials", "jwt_bearer", "enterprise", "token_exchange" or "signin"`,
 				`line 1, column 101: mcpServers.w.auth.scopes: want an array of strings, not a string`,
 				`line 1, column 107: mcpServers.w.auth.redirect: unknown auth member "redirect"; want type, clientId, clientSecret, issuer, scopes, redirectUrl or dpopKeyFile`,
 				`line 1, column 58: mcpServers.w.auth: "clientSecret" and "issuer" need "clientId"`,
@@ -344,7 +344,7 @@ func TestParseQuotesValuesAsWritten(t *testing.T) {
 	_, problems := Parse([]byte(doc), Options{Lookup: func(k string) (string, bool) { v, ok := env[k]; return v, ok }, CheckRedirectURL: check})
 	want := []string{
 		`line 2, column 14: mcpServers.a.url: not an http(s) URL: "${SECRET}"`,
-		`line 3, column 53: mcpServers.b.auth.type: unknown auth type "${T}"; want "oauth", "client_credentials", "jwt_bearer", "enterprise" or "token_exchange"`,
+		`line 3, column 53: mcpServers.b.auth.type: unknown auth type "${T}"; want "oauth", "client_credentials", "jwt_bearer", "enterprise", "token_exchange" or "signin"`,
 		`line 3, column 74: mcpServers.b.auth.redirectUrl: OAuth.RedirectURL "${CB}": want a loopback http URL with a port`,
 	}
 	var got []string

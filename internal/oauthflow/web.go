@@ -76,6 +76,10 @@ type WebConfig struct {
 	// with each token request and, for a token issued bound, with each
 	// request to the server. Replicas sharing a store need the same key.
 	DPoPKey crypto.Signer
+	// Unattended, if set, gives the bearer token of the requests made for
+	// no principal (""), which then need no sign-in: a service's own
+	// requests, such as a gateway's listings.
+	Unattended func(ctx context.Context) (string, error)
 }
 
 // CheckWeb reports settings of WebSignInOptions that cannot work. what
@@ -293,6 +297,16 @@ func (rt *webTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t, w := rt.t, rt.t.w
 	ctx := req.Context()
 	principal := w.cfg.Principal(ctx)
+	if principal == "" && w.cfg.Unattended != nil {
+		tok, err := w.cfg.Unattended(ctx)
+		if err != nil {
+			closeReqBody(req)
+			return nil, t.Refused(fmt.Errorf("the token of the requests made for no principal: %w", err))
+		}
+		out := req.Clone(ctx)
+		out.Header.Set("Authorization", "Bearer "+tok)
+		return rt.next.RoundTrip(out)
+	}
 	key := TokenKey(t.resource, principal)
 	src, err := w.source(ctx, key, t.hc)
 	if err != nil {

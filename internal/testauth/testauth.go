@@ -103,6 +103,11 @@ type Options struct {
 	// subjects whose tokens it refuses to exchange (invalid_grant).
 	TokenExchange  bool
 	RefuseExchange []string
+	// UserSubject makes the sub of a JWT access token issued for a
+	// user's sign-in (the authorization code grant, UserHeader) that
+	// user, not the client: the server then identifies users, as a
+	// gateway's own authorization server does.
+	UserSubject bool
 }
 
 // Server is the authorization server and the protected MCP endpoint.

@@ -96,6 +96,9 @@ func (s *Server) jwtFor(g grant) (string, error) {
 		"scope": strings.Join(g.scopes, " "), "iat": now.Unix(), "nbf": now.Unix(),
 		"exp": g.expires.Unix(), "jti": rand.Text(),
 	}
+	if s.opts.UserSubject && g.user != "" {
+		c["sub"] = g.user
+	}
 	if g.jkt != "" {
 		c["cnf"] = map[string]any{"jkt": g.jkt}
 	}
