@@ -62,14 +62,43 @@ type credKey struct {
 	subject   [32]byte
 }
 
+// exchangeTimeout bounds one exchange (or grant of the gateway's own
+// token) at the issuer, whoever waits for it.
+const exchangeTimeout = 30 * time.Second
+
 // exchanged is one token the issuer gave, made once however many ask at
-// once (mu is held while it is made).
+// once: lock (a semaphore of one, so that a request waiting for another's
+// exchange still ends with its own context) is held while it is made.
 type exchanged struct {
-	mu    sync.Mutex
+	lock  chan struct{}
 	tok   *oauth2.Token
 	made  time.Time
 	valid bool
 }
+
+func newExchanged() *exchanged { return &exchanged{lock: make(chan struct{}, 1)} }
+
+// acquire takes e's lock, or returns the cause of ctx's end first.
+func (e *exchanged) acquire(ctx context.Context) error {
+	select {
+	case e.lock <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// tryAcquire takes e's lock if it is free.
+func (e *exchanged) tryAcquire() bool {
+	select {
+	case e.lock <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (e *exchanged) release() { <-e.lock }
 
 func (e *exchanged) fresh(now time.Time) bool {
 	return e.valid && (e.tok.Expiry.IsZero() || now.Add(exchangeSkew).Before(e.tok.Expiry))
@@ -102,8 +131,10 @@ func (c *principalCreds) token(ctx context.Context, principal string) (string, e
 	if e == nil {
 		return "", fmt.Errorf("no token exchanged for principal %q yet", principal)
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	if err := e.acquire(ctx); err != nil {
+		return "", err
+	}
+	defer e.release()
 	if !e.fresh(now) {
 		return "", fmt.Errorf("the token exchanged for principal %q has expired or was refused", principal)
 	}
@@ -115,13 +146,17 @@ func (c *principalCreds) token(ctx context.Context, principal string) (string, e
 func (c *principalCreds) ownToken(ctx context.Context, now time.Time) (string, error) {
 	c.mu.Lock()
 	if c.own == nil {
-		c.own = &exchanged{}
+		c.own = newExchanged()
 	}
 	e := c.own
 	c.mu.Unlock()
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	if err := e.acquire(ctx); err != nil {
+		return "", err
+	}
+	defer e.release()
 	if !e.fresh(now) {
+		ctx, cancel := context.WithTimeout(ctx, exchangeTimeout)
+		defer cancel()
 		tok, err := c.x.ClientToken(ctx)
 		if err != nil {
 			return "", err
@@ -151,15 +186,19 @@ func (c *principalCreds) exchange(ctx context.Context, principal, s string) (str
 	e := c.byKey[k]
 	if e == nil {
 		c.evict(now)
-		e = &exchanged{}
+		e = newExchanged()
 		c.byKey[k] = e
 	}
 	c.mu.Unlock()
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	if err := e.acquire(ctx); err != nil {
+		return "", err
+	}
+	defer e.release()
 	if e.fresh(now) {
 		return e.tok.AccessToken, nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, exchangeTimeout)
+	defer cancel()
 	tok, err := c.x.Exchange(ctx, s)
 	if err != nil {
 		return "", err
@@ -193,11 +232,13 @@ func (c *principalCreds) refused(ctx context.Context, principal, sent string) {
 		if e == nil {
 			continue
 		}
-		e.mu.Lock()
+		if e.acquire(ctx) != nil {
+			return
+		}
 		if e.valid && e.tok.AccessToken == sent {
 			e.valid = false
 		}
-		e.mu.Unlock()
+		e.release()
 	}
 }
 
@@ -210,12 +251,12 @@ func (c *principalCreds) evict(now time.Time) {
 	var oldest credKey
 	var oldestAt time.Time
 	for k, e := range c.byKey {
-		if !e.mu.TryLock() {
+		if !e.tryAcquire() {
 			continue // being made
 		}
 		gone := e.valid && !e.fresh(now)
 		made := e.made
-		e.mu.Unlock()
+		e.release()
 		if gone {
 			c.drop(k, e)
 			continue
