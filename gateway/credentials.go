@@ -49,6 +49,7 @@ type principalCreds struct {
 	server string
 	x      *mcpadapter.TokenExchanger
 
+	max    int // the most byKey keeps (maxExchanged)
 	mu     sync.Mutex
 	byKey  map[credKey]*exchanged // by principal and presented token
 	latest map[string]*exchanged  // each principal's last exchanged token
@@ -106,7 +107,7 @@ func (e *exchanged) fresh(now time.Time) bool {
 
 // newPrincipalCreds returns the credentials of server made with x.
 func newPrincipalCreds(server string, x *mcpadapter.TokenExchanger) *principalCreds {
-	return &principalCreds{server: server, x: x, byKey: make(map[credKey]*exchanged), latest: make(map[string]*exchanged)}
+	return &principalCreds{server: server, x: x, max: maxExchanged, byKey: make(map[credKey]*exchanged), latest: make(map[string]*exchanged)}
 }
 
 // auth is the server's Auth: each request's principal's token.
@@ -201,11 +202,20 @@ func (c *principalCreds) exchange(ctx context.Context, principal, s string) (str
 	defer cancel()
 	tok, err := c.x.Exchange(ctx, s)
 	if err != nil {
+		// Nothing is kept of an exchange that gave no token.
+		e.valid = false
+		c.mu.Lock()
+		if c.byKey[k] == e {
+			c.drop(k, e)
+		}
+		c.mu.Unlock()
 		return "", err
 	}
 	e.tok, e.made, e.valid = tok, now, true
 	c.mu.Lock()
-	c.latest[principal] = e
+	if c.byKey[k] == e { // not dropped meanwhile: latest stays within byKey
+		c.latest[principal] = e
+	}
 	c.mu.Unlock()
 	return tok.AccessToken, nil
 }
@@ -245,7 +255,7 @@ func (c *principalCreds) refused(ctx context.Context, principal, sent string) {
 // evict drops expired tokens, and the oldest when there are too many.
 // c.mu is held.
 func (c *principalCreds) evict(now time.Time) {
-	if len(c.byKey) < maxExchanged {
+	if len(c.byKey) < c.max {
 		return
 	}
 	var oldest credKey
@@ -254,7 +264,7 @@ func (c *principalCreds) evict(now time.Time) {
 		if !e.tryAcquire() {
 			continue // being made
 		}
-		gone := e.valid && !e.fresh(now)
+		gone := !e.fresh(now) // expired, refused, or never made
 		made := e.made
 		e.release()
 		if gone {
@@ -265,7 +275,7 @@ func (c *principalCreds) evict(now time.Time) {
 			oldest, oldestAt = k, made
 		}
 	}
-	if len(c.byKey) >= maxExchanged && !oldestAt.IsZero() {
+	if len(c.byKey) >= c.max && !oldestAt.IsZero() {
 		c.drop(oldest, c.byKey[oldest])
 	}
 }
