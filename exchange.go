@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/mcpadapter/mcpadapter/internal/oauthflow"
@@ -111,7 +112,34 @@ func (x *TokenExchanger) Exchange(ctx context.Context, subjectToken string) (*oa
 	if err != nil {
 		return nil, x.fail(err)
 	}
+	if err := checkIssuedToken(tok.AccessToken); err != nil {
+		return nil, &ExchangeError{Issuer: x.cfg.Issuer, Err: err}
+	}
 	return tok, nil
+}
+
+// MaxExchangedToken bounds the size of a token TokenExchanger accepts
+// from the issuer: it goes in an HTTP header with every request, and a
+// gateway keeps thousands.
+const MaxExchangedToken = 16 << 10
+
+// checkIssuedToken refuses a token an Authorization header cannot carry
+// as a bearer token (RFC 6750 b64token), or one over MaxExchangedToken
+// bytes. The error does not quote it.
+func checkIssuedToken(tok string) error {
+	if len(tok) > MaxExchangedToken {
+		return fmt.Errorf("the issuer's token is %d bytes, over the %d accepted", len(tok), MaxExchangedToken)
+	}
+	body := strings.TrimRight(tok, "=")
+	if body == "" {
+		return errors.New("the issuer's token is empty")
+	}
+	for _, r := range body {
+		if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune("-._~+/", r)) {
+			return errors.New("the issuer's token holds a character a bearer token may not (RFC 6750 b64token)")
+		}
+	}
+	return nil
 }
 
 // ClientToken returns a token for the service itself (the client
@@ -125,6 +153,9 @@ func (x *TokenExchanger) ClientToken(ctx context.Context) (*oauth2.Token, error)
 	tok, err := oauthflow.ClientCredentialsGrant(x.clientAuth())(ctx, x.hc, t)
 	if err != nil {
 		return nil, x.fail(err)
+	}
+	if err := checkIssuedToken(tok.AccessToken); err != nil {
+		return nil, &ExchangeError{Issuer: x.cfg.Issuer, Err: err}
 	}
 	return tok, nil
 }

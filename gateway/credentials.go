@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -47,6 +49,7 @@ type principalCreds struct {
 	server string
 	x      *mcpadapter.TokenExchanger
 
+	max    int // the most byKey keeps (maxExchanged)
 	mu     sync.Mutex
 	byKey  map[credKey]*exchanged // by principal and presented token
 	latest map[string]*exchanged  // each principal's last exchanged token
@@ -60,14 +63,43 @@ type credKey struct {
 	subject   [32]byte
 }
 
+// exchangeTimeout bounds one exchange (or grant of the gateway's own
+// token) at the issuer, whoever waits for it.
+const exchangeTimeout = 30 * time.Second
+
 // exchanged is one token the issuer gave, made once however many ask at
-// once (mu is held while it is made).
+// once: lock (a semaphore of one, so that a request waiting for another's
+// exchange still ends with its own context) is held while it is made.
 type exchanged struct {
-	mu    sync.Mutex
+	lock  chan struct{}
 	tok   *oauth2.Token
 	made  time.Time
 	valid bool
 }
+
+func newExchanged() *exchanged { return &exchanged{lock: make(chan struct{}, 1)} }
+
+// acquire takes e's lock, or returns the cause of ctx's end first.
+func (e *exchanged) acquire(ctx context.Context) error {
+	select {
+	case e.lock <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// tryAcquire takes e's lock if it is free.
+func (e *exchanged) tryAcquire() bool {
+	select {
+	case e.lock <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (e *exchanged) release() { <-e.lock }
 
 func (e *exchanged) fresh(now time.Time) bool {
 	return e.valid && (e.tok.Expiry.IsZero() || now.Add(exchangeSkew).Before(e.tok.Expiry))
@@ -75,37 +107,37 @@ func (e *exchanged) fresh(now time.Time) bool {
 
 // newPrincipalCreds returns the credentials of server made with x.
 func newPrincipalCreds(server string, x *mcpadapter.TokenExchanger) *principalCreds {
-	return &principalCreds{server: server, x: x, byKey: make(map[credKey]*exchanged), latest: make(map[string]*exchanged)}
+	return &principalCreds{server: server, x: x, max: maxExchanged, byKey: make(map[credKey]*exchanged), latest: make(map[string]*exchanged)}
 }
 
 // auth is the server's Auth: each request's principal's token.
 func (c *principalCreds) auth() mcpadapter.Auth { return mcpadapter.PrincipalToken(c.token) }
 
 // token returns the token of a request of principal made with ctx: the
-// one exchanged for the token ctx carries, else (a connection's
-// handshake or event stream, made with no request's token) the
-// principal's last one still valid; for no principal, the gateway's own.
+// one exchanged for the token ctx carries (exchanged now when there is
+// none still valid), else (a connection's handshake or event stream,
+// made with no request's token) the principal's last one still valid;
+// for no principal, the gateway's own.
 func (c *principalCreds) token(ctx context.Context, principal string) (string, error) {
 	now := time.Now()
 	if principal == "" {
 		return c.ownToken(ctx, now)
 	}
-	c.mu.Lock()
-	var e *exchanged
 	if s := subject.From(ctx); s != "" {
-		e = c.byKey[credKey{principal, sha256.Sum256([]byte(s))}]
+		return c.exchange(ctx, principal, s)
 	}
-	if e == nil {
-		e = c.latest[principal]
-	}
+	c.mu.Lock()
+	e := c.latest[principal]
 	c.mu.Unlock()
 	if e == nil {
 		return "", fmt.Errorf("no token exchanged for principal %q yet", principal)
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	if err := e.acquire(ctx); err != nil {
+		return "", err
+	}
+	defer e.release()
 	if !e.fresh(now) {
-		return "", fmt.Errorf("the token exchanged for principal %q has expired", principal)
+		return "", fmt.Errorf("the token exchanged for principal %q has expired or was refused", principal)
 	}
 	return e.tok.AccessToken, nil
 }
@@ -115,13 +147,17 @@ func (c *principalCreds) token(ctx context.Context, principal string) (string, e
 func (c *principalCreds) ownToken(ctx context.Context, now time.Time) (string, error) {
 	c.mu.Lock()
 	if c.own == nil {
-		c.own = &exchanged{}
+		c.own = newExchanged()
 	}
 	e := c.own
 	c.mu.Unlock()
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	if err := e.acquire(ctx); err != nil {
+		return "", err
+	}
+	defer e.release()
 	if !e.fresh(now) {
+		ctx, cancel := context.WithTimeout(ctx, exchangeTimeout)
+		defer cancel()
 		tok, err := c.x.ClientToken(ctx)
 		if err != nil {
 			return "", err
@@ -138,47 +174,99 @@ func (c *principalCreds) ensure(ctx context.Context, principal string) error {
 	if s == "" {
 		return errors.New("the request carries no access token the gateway may exchange: the gateway must sit behind its resourceserver.Guard, and the client's token be a bearer token of a trusted issuer (not an API key, not DPoP-bound)")
 	}
+	_, err := c.exchange(ctx, principal, s)
+	return err
+}
+
+// exchange returns the token exchanged for principal's subject token s,
+// exchanging it now when there is none still valid.
+func (c *principalCreds) exchange(ctx context.Context, principal, s string) (string, error) {
 	k := credKey{principal, sha256.Sum256([]byte(s))}
 	now := time.Now()
 	c.mu.Lock()
 	e := c.byKey[k]
 	if e == nil {
 		c.evict(now)
-		e = &exchanged{}
+		e = newExchanged()
 		c.byKey[k] = e
 	}
 	c.mu.Unlock()
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.fresh(now) {
-		return nil
+	if err := e.acquire(ctx); err != nil {
+		return "", err
 	}
+	defer e.release()
+	if e.fresh(now) {
+		return e.tok.AccessToken, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, exchangeTimeout)
+	defer cancel()
 	tok, err := c.x.Exchange(ctx, s)
 	if err != nil {
-		return err
+		// Nothing is kept of an exchange that gave no token.
+		e.valid = false
+		c.mu.Lock()
+		if c.byKey[k] == e {
+			c.drop(k, e)
+		}
+		c.mu.Unlock()
+		return "", err
 	}
 	e.tok, e.made, e.valid = tok, now, true
 	c.mu.Lock()
-	c.latest[principal] = e
+	if c.byKey[k] == e { // not dropped meanwhile: latest stays within byKey
+		c.latest[principal] = e
+	}
 	c.mu.Unlock()
-	return nil
+	return tok.AccessToken, nil
+}
+
+// refused forgets sent, a token the server answered 401 to (revoked
+// before it expires), for principal ("" for the gateway's own) and the
+// subject token on ctx, if any, so that the next request gets a new one.
+func (c *principalCreds) refused(ctx context.Context, principal, sent string) {
+	var es []*exchanged
+	c.mu.Lock()
+	switch {
+	case principal == "":
+		es = append(es, c.own)
+	default:
+		if s := subject.From(ctx); s != "" {
+			es = append(es, c.byKey[credKey{principal, sha256.Sum256([]byte(s))}])
+		}
+		if e := c.latest[principal]; e != nil {
+			es = append(es, e)
+		}
+	}
+	c.mu.Unlock()
+	for _, e := range es {
+		if e == nil {
+			continue
+		}
+		if e.acquire(ctx) != nil {
+			return
+		}
+		if e.valid && e.tok.AccessToken == sent {
+			e.valid = false
+		}
+		e.release()
+	}
 }
 
 // evict drops expired tokens, and the oldest when there are too many.
 // c.mu is held.
 func (c *principalCreds) evict(now time.Time) {
-	if len(c.byKey) < maxExchanged {
+	if len(c.byKey) < c.max {
 		return
 	}
 	var oldest credKey
 	var oldestAt time.Time
 	for k, e := range c.byKey {
-		if !e.mu.TryLock() {
+		if !e.tryAcquire() {
 			continue // being made
 		}
-		gone := e.valid && !e.fresh(now)
+		gone := !e.fresh(now) // expired, refused, or never made
 		made := e.made
-		e.mu.Unlock()
+		e.release()
 		if gone {
 			c.drop(k, e)
 			continue
@@ -187,7 +275,7 @@ func (c *principalCreds) evict(now time.Time) {
 			oldest, oldestAt = k, made
 		}
 	}
-	if len(c.byKey) >= maxExchanged && !oldestAt.IsZero() {
+	if len(c.byKey) >= c.max && !oldestAt.IsZero() {
 		c.drop(oldest, c.byKey[oldest])
 	}
 }
@@ -197,6 +285,63 @@ func (c *principalCreds) drop(k credKey, e *exchanged) {
 	delete(c.byKey, k)
 	if c.latest[k.principal] == e {
 		delete(c.latest, k.principal)
+	}
+}
+
+// reauth is the base transport of a server whose credential is per
+// principal, under the client's layers: a request the server answers 401
+// (a token revoked before it expires) has its token forgotten, and is
+// sent again, once, with a new one when the request carries the subject
+// token to exchange (or is the gateway's own) and its body can be read
+// again. A request to another origin carries no token of ours and is not
+// retried.
+type reauth struct {
+	next http.RoundTripper
+	c    *principalCreds
+	// own is the transport the gateway made for the server (no
+	// HTTPClient in its options), closed with it; nil otherwise.
+	own *http.Transport
+}
+
+func (t *reauth) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(req)
+	if err != nil || resp.StatusCode != http.StatusUnauthorized {
+		return resp, err
+	}
+	sent, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
+	if !ok || sent == "" {
+		return resp, nil
+	}
+	ctx := req.Context()
+	principal := ""
+	if id := mcpadapter.CallIdentityFrom(ctx); id != nil {
+		principal = id.Principal
+	}
+	t.c.refused(ctx, principal, sent)
+	if principal != "" && subject.From(ctx) == "" || req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
+		return resp, nil
+	}
+	tok, terr := t.c.token(ctx, principal)
+	if terr != nil || tok == sent {
+		return resp, nil
+	}
+	again := req.Clone(ctx)
+	if req.GetBody != nil {
+		if again.Body, terr = req.GetBody(); terr != nil {
+			return resp, nil
+		}
+	}
+	again.Header.Set("Authorization", "Bearer "+tok)
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+	return t.next.RoundTrip(again)
+}
+
+// closeIdle closes the idle connections of the transport the gateway
+// made for the server, if it did.
+func (t *reauth) closeIdle() {
+	if t != nil && t.own != nil {
+		t.own.CloseIdleConnections()
 	}
 }
 
@@ -267,6 +412,18 @@ func (u *upstream) perPrincipal(s Server, co *mcpadapter.ClientOptions) (Server,
 	}
 	u.creds = newPrincipalCreds(s.Name, ex)
 	co.Auth = u.creds.auth()
+	hc := &http.Client{}
+	if co.HTTPClient != nil {
+		*hc = *co.HTTPClient
+	}
+	u.reauth = &reauth{next: hc.Transport, c: u.creds}
+	if hc.Transport == nil {
+		own := http.DefaultTransport.(*http.Transport).Clone()
+		own.MaxIdleConnsPerHost = 64 // as the client's own transport keeps
+		u.reauth.next, u.reauth.own = own, own
+	}
+	hc.Transport = u.reauth
+	co.HTTPClient = hc
 	u.g.exchanges.Store(true)
 	return s, nil
 }

@@ -42,6 +42,13 @@ func whoami() *mcp.Server {
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: h}}}, nil
 		})
+	s.AddPrompt(&mcp.Prompt{Name: "whoami"}, func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		h := ""
+		if ex := req.GetExtra(); ex != nil && ex.Header != nil {
+			h = ex.Header.Get("Authorization")
+		}
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: h}}}}, nil
+	})
 	return s
 }
 
@@ -76,6 +83,13 @@ type xchgEnv struct {
 }
 
 func startXchg(t *testing.T, asOpts func(*testauth.Options), extra func(*xchgEnv) []gateway.Server) *xchgEnv {
+	t.Helper()
+	return startXchgGuard(t, asOpts, extra, nil)
+}
+
+// startXchgGuard is startXchg with guardOpts, if not nil, changing the
+// Guard's options.
+func startXchgGuard(t *testing.T, asOpts func(*testauth.Options), extra func(*xchgEnv) []gateway.Server, guardOpts func(*resourceserver.Options)) *xchgEnv {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -114,8 +128,11 @@ func startXchg(t *testing.T, asOpts func(*testauth.Options), extra func(*xchgEnv
 	if err := gw.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	guard, err := resourceserver.New(&resourceserver.Options{Resource: e.url, Issuers: []string{e.as.URL},
-		Scopes: []string{testauth.BaseScope}, Logger: log})
+	gopts := &resourceserver.Options{Resource: e.url, Issuers: []string{e.as.URL}, Scopes: []string{testauth.BaseScope}, Logger: log}
+	if guardOpts != nil {
+		guardOpts(gopts)
+	}
+	guard, err := resourceserver.New(gopts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -314,7 +314,7 @@ func (g *Gateway) Close() error {
 		g.tasks.close()
 		var errs []error
 		for _, u := range g.servers() {
-			if e := u.client.Close(); e != nil {
+			if e := u.close(); e != nil {
 				errs = append(errs, fmt.Errorf("server %q: %w", u.name, e))
 			}
 		}

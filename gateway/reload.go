@@ -67,7 +67,7 @@ func (g *Gateway) Reload(ctx context.Context, servers []Server) error {
 	}
 	if len(errs) > 0 {
 		for _, u := range started {
-			_ = u.client.Close() // built, never connected
+			_ = u.close() // built, never connected
 		}
 		return g.red.err(fmt.Errorf("gateway: the new config is refused; the servers stay as they were: %w", errors.Join(errs...)))
 	}
@@ -98,7 +98,7 @@ func (g *Gateway) remove(u *upstream) {
 	u.stop()
 	<-u.done
 	g.cat.publish(u, nil, 0)
-	if err := u.client.Close(); err != nil {
+	if err := u.close(); err != nil {
 		g.log.Warn("closing a server removed from the config", "server", u.name, "err", err)
 	}
 	g.event(Event{Kind: ServerRemoved, Server: u.name})

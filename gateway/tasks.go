@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/gateway/internal/subject"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -318,6 +319,10 @@ func (s *taskStore) start(ctx context.Context, principal string, ss *mcp.ServerS
 	s.wg.Add(1)
 	s.mu.Unlock()
 	tctx = context.WithValue(withPrincipal(tctx, principal), taskKey{}, t)
+	// The client's access token goes with its task (credentials.go): a
+	// server whose credential is per principal gets the task's call with
+	// a token exchanged for it.
+	tctx = subject.With(tctx, subject.From(ctx))
 	go func() {
 		ctx := tctx
 		defer s.wg.Done()

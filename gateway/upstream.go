@@ -33,6 +33,8 @@ type upstream struct {
 	// web, if set, signs each principal in to the server through the
 	// gateway (signin.go).
 	web *mcpadapter.WebSignIn
+	// reauth is the base transport of such a server (credentials.go).
+	reauth *reauth
 	// taskSem caps tasks' calls in flight at half the server's cap on
 	// calls (tasks.go); nil means no cap.
 	taskSem chan struct{}
@@ -127,6 +129,13 @@ func newUpstream(g *Gateway, s Server, prefix mcpadapter.PrefixMode) (*upstream,
 		return nil, fmt.Errorf("server %q: %w", s.Name, err)
 	}
 	return u, nil
+}
+
+// close closes the server's client, for good.
+func (u *upstream) close() error {
+	err := u.client.Close()
+	u.reauth.closeIdle()
+	return err
 }
 
 // changed records that the server announced a change of the lists in

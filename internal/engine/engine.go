@@ -243,6 +243,7 @@ func (e *Engine) Session(ctx context.Context) (*Session, error) {
 		sl.cur = nil
 		sl.lost = true
 		e.cfg.Log.Info("connection lost; reconnecting", "cause", wire.RedactURLSecrets(fmt.Sprint(s.err)))
+		e.retireEndedLocked(s)
 	}
 	d := sl.dialing
 	if d == nil {
@@ -383,6 +384,23 @@ func (e *Engine) Retire() {
 	}
 	e.mu.Unlock()
 	for _, s := range idle {
+		go s.close(s.grace)
+	}
+}
+
+// retireEndedLocked closes s, a session found ended, once its requests in
+// flight have ended: go-sdk ends what it keeps open for a session it
+// closes, not for one that failed (the subscriptions/listen stream of a
+// 2026-07-28 session, which would stay open until the server ends it).
+// e.mu is held.
+func (e *Engine) retireEndedLocked(s *Session) {
+	if s.retired.Swap(true) {
+		return
+	}
+	s.grace = e.cfg.CloseGrace
+	e.retiring = slices.DeleteFunc(e.retiring, (*Session).ended)
+	e.retiring = append(e.retiring, s)
+	if s.inflight.Load() == 0 {
 		go s.close(s.grace)
 	}
 }

@@ -131,6 +131,7 @@ type Server struct {
 	signing []signingKey      // token signing keys, the current one last
 	seen    []Request         // the requests at the MCP endpoint
 	redir   string            // see RedirectMCP
+	refused map[string]bool   // users whose tokens the MCP endpoint refuses (RefuseUser)
 }
 
 // UserHeader is the request header that names the user signed in to the
@@ -296,6 +297,26 @@ func (s *Server) TokenRequests() []url.Values {
 		out[i] = url.Values(maps.Clone(f))
 	}
 	return out
+}
+
+// RevokeUser makes every token issued for user invalid (the tokens a
+// token exchange issued for that subject, say).
+func (s *Server) RevokeUser(user string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	maps.DeleteFunc(s.tokens, func(_ string, g grant) bool { return g.user == user })
+	maps.DeleteFunc(s.refresh, func(_ string, g grant) bool { return g.user == user })
+}
+
+// RefuseUser makes the MCP endpoint answer 401 to every token of user,
+// valid or not, as a server that revoked them does (on == false ends it).
+func (s *Server) RefuseUser(user string, on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.refused == nil {
+		s.refused = make(map[string]bool)
+	}
+	s.refused[user] = on
 }
 
 // Revoke makes every access and refresh token invalid.
@@ -565,7 +586,7 @@ func (s *Server) protect(next http.Handler) http.Handler {
 		s.mu.Lock()
 		s.authz = append(s.authz, authz)
 		g, ok := s.tokens[tok]
-		valid := ok && time.Now().Before(g.expires) && g.resource == s.MCPURL && slices.Contains(g.scopes, BaseScope)
+		valid := ok && time.Now().Before(g.expires) && g.resource == s.MCPURL && slices.Contains(g.scopes, BaseScope) && !s.refused[g.user]
 		if valid && g.jkt != "" {
 			jkt, err := s.checkProof(r.Header.Get("DPoP"), r.Method, s.MCPURL, tok, s.resourceNonce())
 			if errors.Is(err, errNonce) {
