@@ -387,9 +387,10 @@ func (e *Engine) Retire() {
 	}
 }
 
-// expire forgets s, a session the server ended, if it is current, and
-// closes it once its requests in flight have ended (at most CloseGrace
-// after the last one was cancelled by Close, as Retire does).
+// expire forgets s, an HTTP session that was lost (the server ended it,
+// or go-sdk's connection failed), if it is current, and closes it once
+// its requests in flight have ended (at most CloseGrace after the last
+// one was cancelled by Close, as Retire does).
 func (e *Engine) expire(s *Session) {
 	e.mu.Lock()
 	if sl := s.slot; sl != nil && sl.cur == s {

@@ -93,12 +93,13 @@ func (e *Engine) failed(ctx context.Context, s *Session, r Request, err error, g
 	notSent := neverSent(err, got404)
 	// A write that failed on a stdio pipe means the process is gone.
 	lost := s.ended() || (notSent && s.stdio != nil) || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing)
-	gone := errors.Is(err, mcp.ErrSessionMissing) || (s.ended() && errors.Is(s.err, mcp.ErrSessionMissing))
 	switch {
-	case lost && gone && s.stdio == nil:
-		// The server ended the session: the requests in flight on it get
-		// their own answers (a 404 proves one was not run, and it goes
-		// again), rather than being cancelled by this one's news.
+	case lost && s.stdio == nil:
+		// Over HTTP the requests in flight get their own answers rather
+		// than being cancelled by this one's news: go-sdk fails its own
+		// with its connection (a 404 to a request's own POST proves it was
+		// not run, and it goes again), and a fast-path call's POST is
+		// answered by the server whatever became of go-sdk's connection.
 		e.expire(s)
 	case lost:
 		e.drop(s)
