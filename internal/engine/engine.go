@@ -245,6 +245,17 @@ func (e *Engine) Session(ctx context.Context) (*Session, error) {
 		e.cfg.Log.Info("connection lost; reconnecting", "cause", wire.RedactURLSecrets(fmt.Sprint(s.err)))
 	}
 	d := sl.dialing
+	if d == nil && ctx.Err() != nil {
+		// A caller that no longer waits starts no connect: made anyway
+		// (after Close, say, by a caller whose context Close's owner
+		// ended first), nobody would close it. Checked under e.mu, so a
+		// Close after this sees any connect started before it.
+		if sl.key != "" {
+			delete(e.slots, sl.key) // a principal with no connection keeps no slot
+		}
+		e.mu.Unlock()
+		return nil, e.TransportError(nil, "connect", "", context.Cause(ctx))
+	}
 	if d == nil {
 		dctx, cancel := context.WithCancel(e.detach(ctx, key))
 		d = &dialCall{done: make(chan struct{}), cancel: cancel, lost: sl.lost}
