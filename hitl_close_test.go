@@ -272,3 +272,29 @@ func TestCloseRacingResume(t *testing.T) {
 	}
 	testenv.WaitGoroutines(t, before)
 }
+
+// TestCloseParkedStdioLeavesNoProcess: closing an Adapter while a
+// handshake-era stdio server waits for the user's answer returns at once
+// (the server ends its call on "cancel") and leaves no process.
+func TestCloseParkedStdioLeavesNoProcess(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	a, err := mcpadapter.New(mcpadapter.Command{Path: testserver.Build(t), Args: []string{"-era", testserver.Legacy.String()}},
+		&mcpadapter.Options{Elicitation: mcpadapter.ElicitInterrupt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	tools := toolMap(t, ctx, a)
+	pid := serverPID(t, ctx, tools["pid"].Client())
+	res, err := tools["book"].Call(ctx, json.RawMessage(`{"date":"Friday"}`))
+	mustInterrupt(t, res, err)
+	start := time.Now()
+	if err := a.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if d := time.Since(start); d > park.CloseGrace/2 {
+		t.Errorf("Close took %v for a server that ends its call on \"cancel\"", d)
+	}
+	waitGone(t, pid, "the stdio server")
+}
