@@ -386,7 +386,6 @@ func (e *Engine) Retire() {
 			continue
 		}
 		s.retired.Store(true)
-		s.grace = e.cfg.CloseGrace
 		e.retiring = append(e.retiring, s)
 		if s.inflight.Load() == 0 {
 			idle = append(idle, s)
@@ -394,7 +393,7 @@ func (e *Engine) Retire() {
 	}
 	e.mu.Unlock()
 	for _, s := range idle {
-		go s.close(s.grace)
+		go s.close(e.cfg.CloseGrace)
 	}
 }
 
@@ -412,13 +411,12 @@ func (e *Engine) expire(s *Session) {
 		e.mu.Unlock()
 		return
 	}
-	s.grace = e.cfg.CloseGrace
 	e.retiring = slices.DeleteFunc(e.retiring, (*Session).ended)
 	e.retiring = append(e.retiring, s)
 	idle := s.inflight.Load() == 0
 	e.mu.Unlock()
 	if idle {
-		go s.close(s.grace)
+		go s.close(e.cfg.CloseGrace)
 	}
 }
 

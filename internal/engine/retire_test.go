@@ -60,3 +60,40 @@ func TestRetiredSessionTakesNoRequest(t *testing.T) {
 		})
 	}
 }
+
+// TestRetireWhileRequestsEnd: sessions retired (Retire, expire) while
+// their last requests end close once, without a data race between the
+// retirement and the request that closes the session (run with -race).
+func TestRetireWhileRequestsEnd(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	e := New(Config{
+		Name: "s", Kind: InProcess, Server: testserver.New(testserver.Options{Era: testserver.Legacy}),
+		SDK:            mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil),
+		ConnectTimeout: 10 * time.Second, ProbeTimeout: 5 * time.Second, CloseGrace: time.Second,
+	})
+	defer e.Close()
+	for i := range 20 {
+		s, err := e.Session(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		release := s.Hold()
+		ended := make(chan struct{})
+		go func() {
+			release()
+			close(ended)
+		}()
+		if i%2 == 0 {
+			e.Retire()
+		} else {
+			e.expire(s)
+		}
+		<-ended
+		select {
+		case <-s.life.Done():
+		case <-ctx.Done():
+			t.Fatalf("session %d: retired with no request left, it was never closed", i)
+		}
+	}
+}

@@ -30,7 +30,6 @@ type Session struct {
 	kill     context.CancelFunc
 	inflight atomic.Int64 // requests running in this session
 	retired  atomic.Bool  // replaced; closes when its last request ends
-	grace    time.Duration
 
 	connectedAt time.Time
 	connectTime time.Duration
@@ -100,7 +99,7 @@ func (s *Session) ended() bool {
 // closes it.
 func (s *Session) doneRequest() {
 	if s.inflight.Add(-1) == 0 && s.retired.Load() {
-		go s.close(s.grace)
+		go s.close(s.e.cfg.CloseGrace)
 	}
 }
 
