@@ -29,7 +29,8 @@ type Request struct {
 // HTTP connection could not be made, the server answered this very
 // request with 404 for an expired session) is retried once; a request the
 // server may have seen is never sent twice. A lost connection is dropped,
-// so the next request reconnects. Errors from the server (JSON-RPC errors)
+// so the next request reconnects; over HTTP it is retired instead, and
+// the requests in flight on it get their own answers. Errors from the server (JSON-RPC errors)
 // are returned as they are; everything else becomes a *TransportError.
 func (e *Engine) Send(ctx context.Context, r Request, fn func(context.Context, *Session) error) error {
 	if r.Timeout > 0 {
