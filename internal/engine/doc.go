@@ -18,8 +18,9 @@
 //   - Engine.Send runs a request on the live session: its timeout, one
 //     retry on a new connection of a request that certainly never reached
 //     the server (internal/sdkerr says which), the drop of a lost
-//     connection, and every failure as a *TransportError with the stdio
-//     server's stderr.
+//     connection (over HTTP it is retired: its requests in flight get
+//     their own answers), and every failure as a *TransportError with the
+//     stdio server's stderr.
 //   - Session.CallTool makes a tools/call on the connection's fast path
 //     (internal/stdio, internal/streamable, internal/plaincall) when the
 //     connection has one and the call is plain, else through go-sdk. The

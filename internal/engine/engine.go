@@ -246,6 +246,17 @@ func (e *Engine) Session(ctx context.Context) (*Session, error) {
 		e.retireEndedLocked(s)
 	}
 	d := sl.dialing
+	if d == nil && ctx.Err() != nil {
+		// A caller that no longer waits starts no connect: made anyway
+		// (after Close, say, by a caller whose context Close's owner
+		// ended first), nobody would close it. Checked under e.mu, so a
+		// Close after this sees any connect started before it.
+		if sl.key != "" {
+			delete(e.slots, sl.key) // a principal with no connection keeps no slot
+		}
+		e.mu.Unlock()
+		return nil, e.TransportError(nil, "connect", "", context.Cause(ctx))
+	}
 	if d == nil {
 		dctx, cancel := context.WithCancel(e.detach(ctx, key))
 		d = &dialCall{done: make(chan struct{}), cancel: cancel, lost: sl.lost}
@@ -376,7 +387,6 @@ func (e *Engine) Retire() {
 			continue
 		}
 		s.retired.Store(true)
-		s.grace = e.cfg.CloseGrace
 		e.retiring = append(e.retiring, s)
 		if s.inflight.Load() == 0 {
 			idle = append(idle, s)
@@ -384,7 +394,7 @@ func (e *Engine) Retire() {
 	}
 	e.mu.Unlock()
 	for _, s := range idle {
-		go s.close(s.grace)
+		go s.close(e.cfg.CloseGrace)
 	}
 }
 
@@ -397,17 +407,17 @@ func (e *Engine) retireEndedLocked(s *Session) {
 	if s.retired.Swap(true) {
 		return
 	}
-	s.grace = e.cfg.CloseGrace
 	e.retiring = slices.DeleteFunc(e.retiring, (*Session).ended)
 	e.retiring = append(e.retiring, s)
 	if s.inflight.Load() == 0 {
-		go s.close(s.grace)
+		go s.close(e.cfg.CloseGrace)
 	}
 }
 
-// expire forgets s, a session the server ended, if it is current, and
-// closes it once its requests in flight have ended (at most CloseGrace
-// after the last one was cancelled by Close, as Retire does).
+// expire forgets s, an HTTP session that was lost (the server ended it,
+// or go-sdk's connection failed), if it is current, and closes it once
+// its requests in flight have ended (at most CloseGrace after the last
+// one was cancelled by Close, as Retire does).
 func (e *Engine) expire(s *Session) {
 	e.mu.Lock()
 	if sl := s.slot; sl != nil && sl.cur == s {
@@ -418,13 +428,12 @@ func (e *Engine) expire(s *Session) {
 		e.mu.Unlock()
 		return
 	}
-	s.grace = e.cfg.CloseGrace
 	e.retiring = slices.DeleteFunc(e.retiring, (*Session).ended)
 	e.retiring = append(e.retiring, s)
 	idle := s.inflight.Load() == 0
 	e.mu.Unlock()
 	if idle {
-		go s.close(s.grace)
+		go s.close(e.cfg.CloseGrace)
 	}
 }
 

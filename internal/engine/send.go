@@ -29,7 +29,8 @@ type Request struct {
 // HTTP connection could not be made, the server answered this very
 // request with 404 for an expired session) is retried once; a request the
 // server may have seen is never sent twice. A lost connection is dropped,
-// so the next request reconnects. Errors from the server (JSON-RPC errors)
+// so the next request reconnects; over HTTP it is retired instead, and
+// the requests in flight on it get their own answers. Errors from the server (JSON-RPC errors)
 // are returned as they are; everything else becomes a *TransportError.
 func (e *Engine) Send(ctx context.Context, r Request, fn func(context.Context, *Session) error) error {
 	if r.Timeout > 0 {
@@ -93,12 +94,13 @@ func (e *Engine) failed(ctx context.Context, s *Session, r Request, err error, g
 	notSent := neverSent(err, got404)
 	// A write that failed on a stdio pipe means the process is gone.
 	lost := s.ended() || (notSent && s.stdio != nil) || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing)
-	gone := errors.Is(err, mcp.ErrSessionMissing) || (s.ended() && errors.Is(s.err, mcp.ErrSessionMissing))
 	switch {
-	case lost && gone && s.stdio == nil:
-		// The server ended the session: the requests in flight on it get
-		// their own answers (a 404 proves one was not run, and it goes
-		// again), rather than being cancelled by this one's news.
+	case lost && s.stdio == nil:
+		// Over HTTP the requests in flight get their own answers rather
+		// than being cancelled by this one's news: go-sdk fails its own
+		// with its connection (a 404 to a request's own POST proves it was
+		// not run, and it goes again), and a fast-path call's POST is
+		// answered by the server whatever became of go-sdk's connection.
 		e.expire(s)
 	case lost:
 		e.drop(s)

@@ -30,7 +30,6 @@ type Session struct {
 	kill     context.CancelFunc
 	inflight atomic.Int64 // requests running in this session
 	retired  atomic.Bool  // replaced; closes when its last request ends
-	grace    time.Duration
 
 	connectedAt time.Time
 	connectTime time.Duration
@@ -100,7 +99,7 @@ func (s *Session) ended() bool {
 // closes it.
 func (s *Session) doneRequest() {
 	if s.inflight.Add(-1) == 0 && s.retired.Load() {
-		go s.close(s.grace)
+		go s.close(s.e.cfg.CloseGrace)
 	}
 }
 
@@ -139,17 +138,20 @@ func (s *Session) close(grace time.Duration) error {
 	return s.closeErr
 }
 
-// errClosedBeforeSend fails a request whose session was closed before
-// the request was given to it.
+// errClosedBeforeSend fails a request whose session was retired or
+// closed after the request took it and before the request started.
 var errClosedBeforeSend = errors.New("the connection was closed before the request was sent")
 
 // run calls fn with a context that also ends when the session is closed.
+// A session retired or closed since the request took it runs nothing:
+// its close, which no request held back when it was decided, would
+// cancel the request (counted in flight first, so that a retirement
+// after this check waits for it).
 func (s *Session) run(ctx context.Context, fn func(context.Context, *Session) error) error {
 	s.inflight.Add(1)
 	defer s.doneRequest()
-	if s.life.Err() != nil {
-		// Closed since the request took it (the server ended it): nothing
-		// was sent, and the request goes on a new one.
+	if s.retired.Load() || s.life.Err() != nil {
+		// Nothing was sent, and the request goes on a new session.
 		return errClosedBeforeSend
 	}
 	ctx, cancel := context.WithCancel(wire.WithObserver(ctx, s.slot.obs))
