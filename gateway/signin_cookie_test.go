@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -196,6 +197,146 @@ func TestSignInCookieTossing(t *testing.T) {
 	for _, r := range e.upAS.Requests() {
 		if r.User == "alice" && r.Authorization != "" {
 			t.Fatal("the server got a request with a token of alice's sign-in")
+		}
+	}
+}
+
+// TestSignInPagesHostileRequests plays a hostile client and a web page
+// against the pages: a Host or X-Forwarded-Host naming another site (the
+// redirect URLs come from SignInOptions.URL, never the request), extra
+// parameters that would pick where the browser goes (redirect_uri, next,
+// return_to), huge, garbage and repeated parameters, other methods. Every
+// redirect of a whole sign-in stays among the gateway and the two
+// authorization servers, and the cookies are HttpOnly, SameSite=Lax, of
+// the pages' path.
+func TestSignInPagesHostileRequests(t *testing.T) {
+	e := startSignIn(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	alice := e.sdkClient(t, ctx, e.token(t, "alice"), true)
+	_, err := whoamiText(ctx, alice)
+	link, _ := signInURLError(t, err)
+	raw := func(method, u, host string, hdr map[string]string) *http.Response {
+		t.Helper()
+		req, err := http.NewRequestWithContext(ctx, method, u, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if host != "" {
+			req.Host = host
+		}
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := (&http.Transport{}).RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	t.Run("host", func(t *testing.T) {
+		if resp := raw(http.MethodGet, link, "evil.example", nil); resp.StatusCode != http.StatusForbidden || resp.Header.Get("Location") != "" {
+			t.Fatalf("Host evil.example: %d, Location %q", resp.StatusCode, resp.Header.Get("Location"))
+		}
+		resp := raw(http.MethodGet, link+"&redirect_uri=https://evil.example/&next=https://evil.example/&return_to=//evil.example",
+			"", map[string]string{"X-Forwarded-Host": "evil.example", "X-Forwarded-Proto": "https", "Forwarded": "host=evil.example"})
+		loc := resp.Header.Get("Location")
+		if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(loc, e.gwAS.URL+"/") || strings.Contains(loc, "evil") ||
+			!strings.Contains(loc, "redirect_uri="+url.QueryEscape(e.base+"/oauth/login")) {
+			t.Fatalf("the start page sent the browser to %q (%d)", loc, resp.StatusCode)
+		}
+	})
+	t.Run("every redirect", func(t *testing.T) {
+		b := newBrowser(t, "alice")
+		hc := *b.hc
+		var hops []string
+		hc.CheckRedirect = func(r *http.Request, via []*http.Request) error {
+			u := r.URL.String()
+			hops = append(hops, u)
+			if !strings.HasPrefix(u, e.base+"/oauth/") && !strings.HasPrefix(u, e.gwAS.URL+"/") && !strings.HasPrefix(u, e.upAS.URL+"/") {
+				t.Errorf("a redirect to %s", u)
+			}
+			// A hostile page's parameters on every hop of the gateway.
+			if strings.HasPrefix(u, e.base) {
+				q := r.URL.Query()
+				q.Set("next", "https://evil.example/")
+				q.Set("redirect_uri", "https://evil.example/")
+				r.URL.RawQuery = q.Encode()
+			}
+			return nil
+		}
+		resp, err := hc.Get(link + "&next=https://evil.example/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "Signed in") || len(hops) < 5 {
+			t.Fatalf("alice's sign-in: %d %q after %v", resp.StatusCode, body, hops)
+		}
+		if got, err := whoamiText(ctx, alice); err != nil || e.userOfUp(t, got) != "alice" {
+			t.Fatalf("alice's call: %q %v", got, err)
+		}
+	})
+	t.Run("bad parameters", func(t *testing.T) {
+		huge := strings.Repeat("A", 512<<10)
+		for _, u := range []string{
+			e.base + "/oauth/start?t=" + huge,
+			e.base + "/oauth/start?t=" + huge[:9000],
+			e.base + "/oauth/start?t=%zz",
+			e.base + "/oauth/start?t=" + url.QueryEscape(link[strings.Index(link, "t=")+2:]+"x"),
+			e.base + "/oauth/start",
+			e.base + "/oauth/login?state=" + huge[:9000] + "&code=x",
+			e.base + "/oauth/login?state=&code=&error=" + huge[:4000],
+			e.base + "/oauth/callback?state=" + huge[:5000] + "&code=x",
+			e.base + "/oauth/callback?state=a&state=b&code=x&code=y",
+			e.base + "/oauth/nothing",
+		} {
+			start := time.Now()
+			resp := raw(http.MethodGet, u, "", nil)
+			if resp.StatusCode < 400 || resp.StatusCode >= 500 || resp.Header.Get("Location") != "" || time.Since(start) > 5*time.Second {
+				t.Errorf("%.80s: %d, Location %q, in %v", u, resp.StatusCode, resp.Header.Get("Location"), time.Since(start))
+			}
+		}
+		if resp := raw(http.MethodPost, link, "", nil); resp.StatusCode != http.StatusMethodNotAllowed {
+			t.Errorf("POST: %d", resp.StatusCode)
+		}
+		// The gateway still serves.
+		if _, err := whoamiText(ctx, alice); err != nil {
+			t.Fatalf("after the bad requests: %v", err)
+		}
+	})
+	t.Run("cookies", func(t *testing.T) {
+		_, err := whoamiText(ctx, e.sdkClient(t, ctx, e.token(t, "carol"), true))
+		cLink, _ := signInURLError(t, err)
+		b := newBrowser(t, "carol")
+		hc := *b.hc
+		var set []*http.Cookie
+		hc.CheckRedirect = func(r *http.Request, via []*http.Request) error {
+			if r.Response != nil {
+				set = append(set, r.Response.Cookies()...)
+			}
+			return nil
+		}
+		resp, err := hc.Get(cLink)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set = append(set, resp.Cookies()...)
+		resp.Body.Close()
+		if len(set) < 3 {
+			t.Fatalf("the pages set %d cookies", len(set))
+		}
+		for _, c := range set {
+			if !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || c.Path != "/oauth/" || c.Domain != "" || c.MaxAge > 600 {
+				t.Errorf("cookie %s: HttpOnly %t, SameSite %v, Path %q, Domain %q, MaxAge %d", c.Name, c.HttpOnly, c.SameSite, c.Path, c.Domain, c.MaxAge)
+			}
+		}
+	})
+	for _, s := range []string{upSecret, loginSecret} {
+		if strings.Contains(e.logs.String(), s) {
+			t.Fatal("a secret is in the logs")
 		}
 	}
 }
