@@ -65,7 +65,9 @@ type WebSignInOptions struct {
 	// refreshes each token under its lock, so a rotated refresh token is
 	// used once. Complete also keeps there, under another key per
 	// principal and server, the states used and not yet expired: a state
-	// is used once, on any replica.
+	// is used once, on any replica. A token the store cannot open (a
+	// redisstore or pgstore token sealed with another key, after the
+	// store's key changed) counts as none: its principal signs in again.
 	Store TokenStore
 	// HTTPClient sends the requests to the authorization server and for
 	// the server's metadata; nil means a plain client. Unless its

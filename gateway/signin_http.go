@@ -47,7 +47,8 @@ import (
 //     mcpadapter.WebSignIn.Complete exchanges the code and keeps the
 //     token for that principal.
 
-// Cookie names of the pages.
+// Cookie names of the pages (with the __Host- prefix on https: see
+// signInPages.cookie).
 const (
 	cookieUser  = "mcpgw_user"  // the browser's user: sealed principal and expiry
 	cookieLogin = "mcpgw_login" // a login under way: its nonce and the link
@@ -221,14 +222,40 @@ func (p *signInPages) refuse(w http.ResponseWriter, r *http.Request, status int,
 
 // cookie sets a cookie of the pages (HttpOnly, SameSite=Lax: the
 // authorization servers' redirects are top-level navigations from other
-// sites; Secure on https); an empty value deletes it.
+// sites); an empty value deletes it. On https it is a __Host- cookie
+// (Secure, no Domain, Path "/"), which a browser takes from this host
+// only: a site on a sibling host cannot set it (cookie tossing), so it
+// cannot put its user's session, login or sign-in in another's browser.
+// On http (a loopback host) it is a plain cookie of the pages' path.
 func (p *signInPages) cookie(w http.ResponseWriter, name, value string) {
-	c := &http.Cookie{Name: name, Value: value, Path: p.path, HttpOnly: true, Secure: p.secure,
+	c := &http.Cookie{Name: p.cookieName(name), Value: value, Path: p.path, HttpOnly: true, Secure: p.secure,
 		SameSite: http.SameSiteLaxMode, MaxAge: int(p.ttl / time.Second)}
+	if p.secure {
+		c.Path = "/"
+	}
 	if value == "" {
 		c.MaxAge = -1
 	}
 	http.SetCookie(w, c)
+}
+
+// cookieName is the name the pages' cookie name is set under: with the
+// __Host- prefix on https (see cookie).
+func (p *signInPages) cookieName(name string) string {
+	if p.secure {
+		return "__Host-" + name
+	}
+	return name
+}
+
+// readCookie returns the value of the pages' cookie name in r, "" for
+// none.
+func (p *signInPages) readCookie(r *http.Request, name string) string {
+	c, err := r.Cookie(p.cookieName(name))
+	if err != nil {
+		return ""
+	}
+	return c.Value
 }
 
 // userSession is the browser's session at the pages (cookieUser).
@@ -242,12 +269,8 @@ func (p *signInPages) browserUser(r *http.Request) (string, error) {
 	if p.opts.Authenticate != nil {
 		return p.opts.Authenticate(r)
 	}
-	c, err := r.Cookie(cookieUser)
-	if err != nil {
-		return "", nil
-	}
 	var s userSession
-	if p.open("user", c.Value, &s) != nil || time.Now().UnixMilli() > s.E {
+	if p.open("user", p.readCookie(r, cookieUser), &s) != nil || time.Now().UnixMilli() > s.E {
 		return "", nil
 	}
 	return string(s.P), nil
@@ -352,7 +375,6 @@ func (p *signInPages) login(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	var st loginState
 	var lc loginCookie
-	c, cerr := r.Cookie(cookieLogin)
 	switch {
 	case p.open("login", q.Get("state"), &st) != nil:
 		p.refuse(w, r, http.StatusBadRequest, "This login is not valid. Open your sign-in link again.", "a login state that does not open")
@@ -360,7 +382,7 @@ func (p *signInPages) login(w http.ResponseWriter, r *http.Request) {
 	case time.Now().UnixMilli() > st.E:
 		p.refuse(w, r, http.StatusBadRequest, "This login took too long. Open your sign-in link again.", "an expired login")
 		return
-	case cerr != nil || p.open("login-cookie", c.Value, &lc) != nil || !hmac.Equal([]byte(lc.N), []byte(st.N)):
+	case p.open("login-cookie", p.readCookie(r, cookieLogin), &lc) != nil || !hmac.Equal([]byte(lc.N), []byte(st.N)):
 		p.refuse(w, r, http.StatusForbidden, "This login was not started in this browser. Open your sign-in link again.", "a login without its browser's cookie")
 		return
 	case q.Get("error") != "":
@@ -413,12 +435,11 @@ func (p *signInPages) callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var f flow
-	c, cerr := r.Cookie(cookieFlow)
 	switch {
 	case who == "":
 		p.refuse(w, r, http.StatusUnauthorized, "This browser has not signed in to the gateway: a sign-in ends in the browser that opened its link.", "a callback in a browser with no user")
 		return
-	case cerr != nil || p.open("flow", c.Value, &f) != nil || time.Now().UnixMilli() > f.E:
+	case p.open("flow", p.readCookie(r, cookieFlow), &f) != nil || time.Now().UnixMilli() > f.E:
 		p.refuse(w, r, http.StatusForbidden, "This sign-in was not started in this browser. Make the request again from your client and open the new link.", "a callback without its browser's cookie", "browser_principal", who)
 		return
 	}

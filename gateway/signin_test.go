@@ -46,7 +46,7 @@ type signInEnv struct {
 
 // signInGateway starts a gateway on ln for the servers, with the sign-in
 // pages at base, trusting gwAS.
-func signInGateway(t *testing.T, ln net.Listener, base string, gwAS *testauth.Server, servers []gateway.Server, key []byte, store mcpadapter.TokenStore, logs *lockedBuffer) *gateway.Gateway {
+func signInGateway(t *testing.T, ln net.Listener, base string, gwAS *testauth.Server, servers []gateway.Server, key []byte, store mcpadapter.TokenStore, logs *lockedBuffer, more ...func(*gateway.Options)) *gateway.Gateway {
 	t.Helper()
 	mcpURL := base + "/mcp"
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -55,10 +55,14 @@ func signInGateway(t *testing.T, ln net.Listener, base string, gwAS *testauth.Se
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw, err := gateway.New(servers, &gateway.Options{Logger: log, AuditLog: log, Prefix: mcpadapter.PrefixAlways,
+	opts := &gateway.Options{Logger: log, AuditLog: log, Prefix: mcpadapter.PrefixAlways,
 		SignIn: &gateway.SignInOptions{URL: base, Key: key, Store: store, Login: &gateway.SignInLogin{
 			Issuer: gwAS.URL, ClientID: loginClient, ClientSecret: loginSecret, Resource: mcpURL,
-			Scopes: []string{testauth.BaseScope}, Verify: guard.Principal}}})
+			Scopes: []string{testauth.BaseScope}, Verify: guard.Principal}}}
+	for _, f := range more {
+		f(opts)
+	}
+	gw, err := gateway.New(servers, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

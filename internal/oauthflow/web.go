@@ -496,6 +496,13 @@ func (w *Web) source(ctx context.Context, key string, hc *http.Client) (*webSour
 		return s, nil
 	}
 	st, err := w.store.Load(ctx, key)
+	if errors.Is(err, sealed.ErrUnreadable) {
+		// Sealed with another key (the store's key was changed): no
+		// token; the principal signs in again, and its new token
+		// replaces this one.
+		w.log.Warn("a stored OAuth token cannot be opened with the store's key; its principal signs in again", "err", err)
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading the OAuth token store: %w", err)
 	}
@@ -694,7 +701,18 @@ func (w *Web) consume(ctx context.Context, st *webState) error {
 		return &StoredToken{Token: &oauth2.Token{}, Scopes: append(keep, st.Nonce+" "+time.UnixMilli(st.Expires).UTC().Format(time.RFC3339Nano))}, nil
 	}
 	if u, ok := w.store.(Updater); ok {
-		err := u.Update(ctx, key, func(_ context.Context, cur *StoredToken) (*StoredToken, error) { return mark(cur) })
+		update := func() error {
+			return u.Update(ctx, key, func(_ context.Context, cur *StoredToken) (*StoredToken, error) { return mark(cur) })
+		}
+		err := update()
+		if errors.Is(err, sealed.ErrUnreadable) {
+			// A record sealed with another key (the store's key was
+			// changed): the states it lists were sealed with another
+			// key too, and open no more. An empty record replaces it.
+			if err = w.store.Save(ctx, key, &StoredToken{Token: &oauth2.Token{}}); err == nil {
+				err = update()
+			}
+		}
 		if errors.Is(err, errStateUsed) {
 			recorded = true // by another replica
 			return errStateUsed
@@ -706,6 +724,9 @@ func (w *Web) consume(ctx context.Context, st *webState) error {
 		return nil
 	}
 	cur, err := w.store.Load(ctx, key)
+	if errors.Is(err, sealed.ErrUnreadable) {
+		cur, err = nil, nil // sealed with another key: see above
+	}
 	if err != nil {
 		return fmt.Errorf("reading the token store: %w", err)
 	}

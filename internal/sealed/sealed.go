@@ -21,6 +21,20 @@ const (
 // ErrNoKey is returned by New with no key and without plaintext.
 var ErrNoKey = errors.New("no encryption key: give a 16, 24 or 32-byte key (AES-128/192/256-GCM), or allow plaintext explicitly")
 
+// ErrUnreadable matches (errors.Is) every error of Open: the value is not
+// one this Box can open (sealed with another key, under another name,
+// altered, or stored in clear by a store without a key, or the reverse),
+// as after a change of the store's key.
+var ErrUnreadable = errors.New("a value this store's key cannot open")
+
+// openError is an error of Open.
+type openError string
+
+func (e openError) Error() string { return string(e) }
+
+// Is makes an openError match ErrUnreadable.
+func (e openError) Is(target error) bool { return target == ErrUnreadable }
+
 // Box seals and opens values with one key, or stores them in clear.
 type Box struct {
 	aead cipher.AEAD // nil: plaintext
@@ -59,10 +73,11 @@ func (b *Box) Seal(name string, value []byte) []byte {
 
 // Open returns the value stored as stored under name. A value sealed with
 // another key, under another name, or altered, is an error; so is a value
-// in clear when the Box has a key (or the reverse).
+// in clear when the Box has a key (or the reverse); each such error
+// matches ErrUnreadable.
 func (b *Box) Open(name string, stored []byte) ([]byte, error) {
 	if len(stored) == 0 {
-		return nil, errors.New("empty value")
+		return nil, openError("empty value")
 	}
 	switch {
 	case stored[0] == plainV1 && b.aead == nil:
@@ -70,18 +85,18 @@ func (b *Box) Open(name string, stored []byte) ([]byte, error) {
 	case stored[0] == aesV1 && b.aead != nil:
 		n := b.aead.NonceSize()
 		if len(stored) < 1+n {
-			return nil, errors.New("encrypted value too short")
+			return nil, openError("encrypted value too short")
 		}
 		v, err := b.aead.Open(nil, stored[1:1+n], stored[1+n:], []byte(name))
 		if err != nil {
-			return nil, errors.New("cannot decrypt the value: another key, or the value was altered")
+			return nil, openError("cannot decrypt the value: another key, or the value was altered")
 		}
 		return v, nil
 	case stored[0] == plainV1:
-		return nil, errors.New("the value is stored in clear but the store has an encryption key")
+		return nil, openError("the value is stored in clear but the store has an encryption key")
 	case stored[0] == aesV1:
-		return nil, errors.New("the value is encrypted but the store has no key")
+		return nil, openError("the value is encrypted but the store has no key")
 	default:
-		return nil, fmt.Errorf("unknown value format %d", stored[0])
+		return nil, openError(fmt.Sprintf("unknown value format %d", stored[0]))
 	}
 }
