@@ -109,7 +109,7 @@ type gwTask struct {
 	updated time.Time
 	result  *mcp.CallToolResult
 	err     *jsonrpc.Error
-	remote  string          // the server's own task id
+	remote  string // the server's own task id
 	handle  *mcpadapter.TaskHandle
 	asks    []*taskQuestion // the server's questions waiting for the client
 	seq     int

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/storetest"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
 )
 
@@ -137,4 +138,8 @@ func TestSharedTasksCap(t *testing.T) {
 	}
 	bob := newRawRPC(t, urls[0], v0728, "bob", `{}`)
 	bob.startTask("plain_slow", `{"ms":30000}`)
+}
+
+func TestMemoryTaskStore(t *testing.T) {
+	storetest.CheckTaskStore(t, &MemoryTaskStore{})
 }
