@@ -1,8 +1,11 @@
 package gateway
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -142,4 +145,106 @@ func TestSharedTasksCap(t *testing.T) {
 
 func TestMemoryTaskStore(t *testing.T) {
 	storetest.CheckTaskStore(t, &MemoryTaskStore{})
+}
+
+// dyingStore is a replica's view of a shared TaskStore that can die: once
+// killed, every operation of the replica fails, as a killed process's
+// would never land.
+type dyingStore struct {
+	TaskStore
+	dead atomic.Bool
+}
+
+var errDead = errors.New("this replica is dead")
+
+func (d *dyingStore) LoadTask(ctx context.Context, key string) ([]byte, error) {
+	if d.dead.Load() {
+		return nil, errDead
+	}
+	return d.TaskStore.LoadTask(ctx, key)
+}
+
+func (d *dyingStore) SaveTask(ctx context.Context, key string, rec []byte, ttl time.Duration) error {
+	if d.dead.Load() {
+		return errDead
+	}
+	return d.TaskStore.SaveTask(ctx, key, rec, ttl)
+}
+
+func (d *dyingStore) AddTask(ctx context.Context, key string, rec []byte, ttl time.Duration) (bool, error) {
+	if d.dead.Load() {
+		return false, errDead
+	}
+	return d.TaskStore.AddTask(ctx, key, rec, ttl)
+}
+
+func (d *dyingStore) ReplaceTask(ctx context.Context, key string, old, rec []byte, ttl time.Duration) (bool, error) {
+	if d.dead.Load() {
+		return false, errDead
+	}
+	return d.TaskStore.ReplaceTask(ctx, key, old, rec, ttl)
+}
+
+// TestSharedTasksReplicaDies: replica A's writes stop and its liveness
+// record is gone (as when it is killed) while its tasks run. Replica B
+// answers a call the gateway ran as failed with CodeCallInterrupted,
+// saying to repeat it, and the server ran the call once; B follows a
+// server's own task at the server to its result.
+func TestSharedTasksReplicaDies(t *testing.T) {
+	for _, v := range []string{v1125, v0728} {
+		t.Run(v, func(t *testing.T) {
+			b := startTaskBackends(t)
+			shared := &MemoryTaskStore{}
+			sessions := &MemorySessionStore{}
+			a := &dyingStore{TaskStore: shared}
+			ga, urlA := taskGateway(t, b, &Options{Tasks: &TaskOptions{Store: a}, Sessions: &SessionOptions{Store: sessions}})
+			_, urlB := taskGateway(t, b, &Options{Tasks: &TaskOptions{Store: shared}, Sessions: &SessionOptions{Store: sessions}})
+			c := newRawRPC(t, urlA, v, "alice", `{}`)
+			plain := c.startTask("plain_slow", `{"ms":4000}`)
+			own := c.startTask("ext_work", `{"steps":40,"stepMs":50}`)
+			if err := b.plain.Wait(testCtx(t, 10*time.Second), func(s *testserver.State) bool { return s.Calls("slow") == 1 }); err != nil {
+				t.Fatal("the server's call never started")
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for { // A dies once the server's task id is in the store: before, B could not follow it
+				rec, err := ga.tasks.sh.loadTask(context.Background(), own)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rec.Handle != nil || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			a.dead.Store(true)
+			if err := shared.DeleteTask(context.Background(), replicaKey(ga.tasks.sh.replica)); err != nil {
+				t.Fatal(err)
+			}
+			c.url = urlB
+			got := c.waitStatus(plain, "failed")
+			if v == v0728 {
+				if e := fmt.Sprint(got["error"]); !strings.Contains(e, fmt.Sprint(CodeCallInterrupted)) || !strings.Contains(e, "repeat the call") {
+					t.Fatalf("the lost call's error: %v", got)
+				}
+			} else if e := c.callErr("tasks/result", `{"taskId":"`+plain+`"}`); !strings.Contains(e, fmt.Sprint(CodeCallInterrupted)) || !strings.Contains(e, "repeat the call") {
+				t.Fatalf("the lost call's tasks/result: %q", e)
+			}
+			var result map[string]any
+			if v == v0728 {
+				result, _ = c.waitStatus(own, "completed")["result"].(map[string]any)
+			} else {
+				result = c.call("tasks/result", `{"taskId":"`+own+`"}`)
+			}
+			if !strings.Contains(fmt.Sprint(result["content"]), "done: 40 steps") {
+				t.Fatalf("the server's task's result on B: %v", result)
+			}
+			time.Sleep(4500 * time.Millisecond) // the lost call ends on A
+			if n := b.plain.Calls("slow"); n != 1 {
+				t.Fatalf("the server ran the call %d times", n)
+			}
+			if got := c.call("tasks/get", `{"taskId":"`+plain+`"}`); got["status"] != "failed" {
+				t.Fatalf("the lost call after A's call ended: %v", got)
+			}
+		})
+	}
 }
