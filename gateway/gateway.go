@@ -201,6 +201,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 	if !g.started.CompareAndSwap(false, true) {
 		return errors.New("gateway: Start called twice")
 	}
+	g.tasks.run() // with TaskOptions.Store: this replica's liveness record
 	if err := g.runAll(ctx, g.servers()); err != nil {
 		return err
 	}

@@ -24,7 +24,8 @@ import (
 // server's id stays inside the gateway) and a plain call otherwise. The
 // gateway's task id names the server and is bound to the principal that
 // made it: another principal's requests about it are answered "unknown
-// task". Tasks live in the gateway's memory: they end when it closes.
+// task". Tasks live in the gateway's memory, and with TaskOptions.Store
+// in a store shared by replicas too (tasks_shared.go).
 
 // TaskOptions bounds the tasks the gateway keeps (Options.Tasks).
 type TaskOptions struct {
@@ -38,6 +39,14 @@ type TaskOptions struct {
 	TTL time.Duration
 	// PollInterval is the interval advised to clients (default 200ms).
 	PollInterval time.Duration
+	// Store, if set, keeps a record of every task shared by replicas, so
+	// that any replica answers any request about it (tasks_shared.go);
+	// the redisstore and pgstore modules' TaskStore types implement it.
+	// nil keeps tasks in this process.
+	Store TaskStore
+	// StoreTimeout bounds each Store operation; zero means
+	// DefaultSessionStoreTimeout.
+	StoreTimeout time.Duration
 }
 
 // CodeTooManyTasks is the JSON-RPC error code of a request for a task
@@ -91,6 +100,9 @@ type gwTask struct {
 	counted                     bool          // against its principal's cap (taskStore.mu)
 	done                        chan struct{} // closed when the background call has returned
 	made                        chan struct{} // closed when the server made a task of its own
+	rec                         *taskRecord   // a task another replica runs or ran: its record (TaskOptions.Store)
+	sessionID                   string        // of session
+	shared                      *sharedTasks  // TaskOptions.Store, for a task this replica runs
 
 	mu      sync.Mutex
 	status  string
@@ -98,7 +110,8 @@ type gwTask struct {
 	updated time.Time
 	result  *mcp.CallToolResult
 	err     *jsonrpc.Error
-	remote  string          // the server's own task id
+	remote  string // the server's own task id
+	handle  *mcpadapter.TaskHandle
 	asks    []*taskQuestion // the server's questions waiting for the client
 	seq     int
 	expires time.Time     // zero while it runs
@@ -160,10 +173,10 @@ func taskRPCError(err error) *jsonrpc.Error {
 var errTaskCancelled = errors.New("the client cancelled the task")
 
 // setRemote records the server's own task (OnTask).
-func (t *gwTask) setRemote(id string) {
+func (t *gwTask) setRemote(h mcpadapter.TaskHandle) {
 	t.mu.Lock()
 	first := t.remote == ""
-	t.remote = id
+	t.remote, t.handle = h.TaskID, &h
 	t.mu.Unlock()
 	if first {
 		close(t.made)
@@ -181,6 +194,9 @@ func (t *gwTask) ask(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResul
 	t.status, t.message = stInput, "waiting for the client's answer"
 	t.changed()
 	t.mu.Unlock()
+	if sh := t.shared; sh != nil {
+		_ = sh.sync(ctx, t) // runBeats writes it again if this fails
+	}
 	defer func() {
 		t.mu.Lock()
 		t.asks = slices.DeleteFunc(t.asks, func(x *taskQuestion) bool { return x == q })
@@ -203,6 +219,11 @@ func (t *gwTask) ask(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResul
 func (t *gwTask) answer(key string, r *mcp.ElicitResult) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.answerLocked(key, r)
+}
+
+// answerLocked is answer with t.mu held.
+func (t *gwTask) answerLocked(key string, r *mcp.ElicitResult) bool {
 	for _, q := range t.asks {
 		if q.key == key {
 			select {
@@ -230,7 +251,10 @@ type syncOriginKey struct{}
 type taskStore struct {
 	g    *Gateway
 	opts *TaskOptions
-	wg   sync.WaitGroup // the background calls
+	sh   *sharedTasks   // TaskOptions.Store; nil: none
+	wg   sync.WaitGroup // the background calls, and runBeats
+	quit chan struct{}  // closed by close: runBeats ends
+	beat sync.Once
 
 	mu     sync.Mutex
 	closed bool
@@ -239,7 +263,27 @@ type taskStore struct {
 }
 
 func newTaskStore(g *Gateway) *taskStore {
-	return &taskStore{g: g, opts: g.opts.Tasks, tasks: make(map[string]*gwTask), count: make(map[string]int)}
+	return &taskStore{g: g, opts: g.opts.Tasks, sh: newSharedTasks(g.opts.Tasks), quit: make(chan struct{}), tasks: make(map[string]*gwTask), count: make(map[string]int)}
+}
+
+// run starts writing this replica's liveness record (with a store):
+// Gateway.Start calls it.
+func (s *taskStore) run() {
+	if s.sh == nil {
+		return
+	}
+	s.beat.Do(func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.closed {
+			return
+		}
+		if err := s.sh.beat(s.g.ctx); err != nil {
+			s.g.log.Warn("the task store failed: this replica's liveness record was not written", "err", err)
+		}
+		s.wg.Add(1)
+		go s.runBeats()
+	})
 }
 
 // sweep forgets the tasks whose result has expired; s.mu is held.
@@ -298,7 +342,7 @@ func (s *taskStore) start(ctx context.Context, principal string, ss *mcp.ServerS
 		ttl = s.opts.ttl()
 	}
 	now := time.Now()
-	t := &gwTask{id: r.u.name + "." + newKey(), principal: principal, session: ss, server: r.u.name, tool: r.tool.OriginalName, ext: ext,
+	t := &gwTask{id: r.u.name + "." + newKey(), principal: principal, session: ss, sessionID: sessionIDOf(ss), shared: s.sh, server: r.u.name, tool: r.tool.OriginalName, ext: ext,
 		created: now, updated: now, ttl: ttl, status: stWorking, done: make(chan struct{}), made: make(chan struct{}), wake: make(chan struct{})}
 	s.mu.Lock()
 	if s.closed {
@@ -309,6 +353,18 @@ func (s *taskStore) start(ctx context.Context, principal string, ss *mcp.ServerS
 	if max := s.opts.max(); s.count[principal] >= max {
 		s.mu.Unlock()
 		return nil, &jsonrpc.Error{Code: CodeTooManyTasks, Message: fmt.Sprintf("you have %d tasks running or with results not yet fetched, the most the gateway keeps for one principal; fetch or cancel one first", max)}
+	}
+	if s.sh != nil {
+		s.mu.Unlock()
+		if err := s.share(ctx, t, ss); err != nil {
+			return nil, err
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			s.forgetShared(ctx, t)
+			return nil, errShuttingDown()
+		}
 	}
 	s.trim(principal, s.opts.max())
 	s.tasks[t.id] = t
@@ -341,29 +397,70 @@ func (s *taskStore) start(ctx context.Context, principal string, ss *mcp.ServerS
 		}
 		free, err := acquire(ctx, r.u.taskSem)
 		if err == nil {
-			res, err = s.g.runTaskCall(ctx, r, args, mcpadapter.TaskPrefer, t.setRemote)
+			res, err = s.g.runTaskCall(ctx, r, args, mcpadapter.TaskPrefer, func(h mcpadapter.TaskHandle) {
+				t.setRemote(h)
+				if s.sh != nil {
+					_ = s.sh.sync(ctx, t) // runBeats writes it again if this fails
+				}
+			})
 			free()
 		}
 		if err != nil && context.Cause(ctx) != nil && errors.Is(context.Cause(ctx), errTaskCancelled) {
 			err = errTaskCancelled
 		}
 		t.finish(res, err, ttl)
+		if s.sh != nil {
+			s.sh.ended(ctx, t, s.g.log.Warn)
+		}
 		audit.end(ctx, res, err) // the call's record, written when it ends
 	}()
 	return t, nil
 }
 
 // get returns principal's task id, or the "unknown task" error: also for
-// a task of another principal's.
-func (s *taskStore) get(principal, id string) (*gwTask, error) {
+// a task of another principal's. With a store, a task this replica does
+// not run is read from its record.
+func (s *taskStore) get(ctx context.Context, principal, id string) (*gwTask, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.sweep(time.Now())
 	t := s.tasks[id]
+	s.mu.Unlock()
+	if t == nil && s.sh != nil {
+		return s.fromStore(ctx, principal, id)
+	}
 	if t == nil || t.principal != principal {
 		return nil, errUnknownTask(id)
 	}
 	return t, nil
+}
+
+// share records t, which this replica is to run, in the store: in its
+// principal's index (where the cap counts it across replicas) and its
+// own record.
+func (s *taskStore) share(ctx context.Context, t *gwTask, ss *mcp.ServerSession) error {
+	if err := s.sh.admit(ctx, t.principal, t.id, t.created, s.opts.max()); err != nil {
+		var we *jsonrpc.Error
+		if errors.As(err, &we) {
+			return we
+		}
+		s.g.log.Warn("the task store failed; a task is refused", "err", err)
+		return errTaskStore()
+	}
+	if err := s.sh.started(ctx, t, ss); err != nil {
+		s.g.log.Warn("the task store failed; a task is refused", "err", err)
+		if err := s.sh.dropEntry(ctx, t.principal, t.id); err != nil {
+			s.g.log.Warn("a refused task could not be removed from its principal's index", "task", t.id, "err", err)
+		}
+		return errTaskStore()
+	}
+	return nil
+}
+
+func sessionIDOf(ss *mcp.ServerSession) string {
+	if ss == nil {
+		return ""
+	}
+	return ss.ID()
 }
 
 func errUnknownTask(id string) *jsonrpc.Error {
@@ -393,7 +490,10 @@ func (s *taskStore) list(principal string, ss *mcp.ServerSession) []*gwTask {
 
 // cancelTask cancels t: its background call ends (the server is told:
 // notifications/cancelled, or tasks/cancel for a task of its own).
-func (s *taskStore) cancelTask(t *gwTask) error {
+func (s *taskStore) cancelTask(ctx context.Context, t *gwTask) error {
+	if t.rec != nil {
+		return s.cancelMirror(ctx, t)
+	}
 	t.mu.Lock()
 	if terminal(t.status) {
 		st := t.status
@@ -407,12 +507,26 @@ func (s *taskStore) cancelTask(t *gwTask) error {
 	s.mu.Lock()
 	s.uncount(t)
 	s.mu.Unlock()
+	if s.sh != nil {
+		if err := s.sh.sync(ctx, t); err != nil {
+			s.g.log.Warn("a cancel could not be written to the task store", "task", t.id, "err", err)
+		}
+		if err := s.sh.setEntry(ctx, t.principal, t.id, func(e *indexEntry) { e.Counted = false }); err != nil {
+			s.g.log.Warn("a cancel could not be written to its principal's index", "task", t.id, "err", err)
+		}
+	}
 	return nil
 }
 
 // fetched records that the client has t's outcome: it no longer counts
 // against the cap, and is kept a little longer only.
-func (s *taskStore) fetched(t *gwTask) {
+func (s *taskStore) fetched(ctx context.Context, t *gwTask) {
+	if s.sh != nil {
+		s.fetchedShared(ctx, t)
+	}
+	if t.rec != nil {
+		return
+	}
 	t.mu.Lock()
 	if e := time.Now().Add(fetchedGrace); !t.expires.IsZero() && e.Before(t.expires) {
 		t.expires = e
@@ -430,6 +544,12 @@ func (s *taskStore) close() {
 	for _, t := range s.tasks {
 		t.cancel(errClosed)
 	}
+	close(s.quit)
 	s.mu.Unlock()
 	s.wg.Wait()
+	if s.sh != nil {
+		if err := s.sh.stop(context.Background()); err != nil {
+			s.g.log.Warn("the task store failed: this replica's liveness record was not deleted", "err", err)
+		}
+	}
 }

@@ -111,7 +111,7 @@ func (g *Gateway) taskCall(ctx context.Context, req mcp.Request) (_ mcp.Result, 
 			plain := t.remote == ""
 			t.mu.Unlock()
 			if plain {
-				g.tasks.forget(t)
+				g.tasks.forget(ctx, t)
 				_, _, _, res, rerr, _, _ := t.snapshot()
 				if rerr != nil {
 					return nil, rerr, true
@@ -119,8 +119,8 @@ func (g *Gateway) taskCall(ctx context.Context, req mcp.Request) (_ mcp.Result, 
 				return res, nil, true
 			}
 		case <-ctx.Done():
-			_ = g.tasks.cancelTask(t)
-			g.tasks.forget(t)
+			_ = g.tasks.cancelTask(ctx, t)
+			g.tasks.forget(ctx, t)
 			return nil, context.Cause(ctx), true
 		}
 	}
@@ -144,7 +144,7 @@ func (g *Gateway) waitTaskCall(ctx context.Context, req mcp.Request, r toolRoute
 // runTaskCall calls r with args (as the client wrote them) through the
 // server's client, which makes and follows the server's task when mode
 // and the server say so (onTask is told its id).
-func (g *Gateway) runTaskCall(ctx context.Context, r toolRoute, args json.RawMessage, mode mcpadapter.TaskMode, onTask func(string)) (*mcp.CallToolResult, error) {
+func (g *Gateway) runTaskCall(ctx context.Context, r toolRoute, args json.RawMessage, mode mcpadapter.TaskMode, onTask func(mcpadapter.TaskHandle)) (*mcp.CallToolResult, error) {
 	u := r.u
 	if up, _, err := u.status(); !up {
 		return nil, &unavailableError{server: u.name, err: err}
@@ -175,7 +175,7 @@ func (g *Gateway) runTaskCall(ctx context.Context, r toolRoute, args json.RawMes
 		t.InjectMeta(ctx, opts.Meta)
 	}
 	if onTask != nil {
-		opts.OnTask = func(h mcpadapter.TaskHandle) { onTask(h.TaskID) }
+		opts.OnTask = onTask
 	}
 	if args == nil {
 		args = json.RawMessage("{}")

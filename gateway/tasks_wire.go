@@ -61,7 +61,7 @@ func (g *Gateway) find(ctx context.Context, p *taskParams) (*gwTask, error) {
 	if _, ok := parseTaskID(p.TaskID); !ok {
 		return nil, errUnknownTask(p.TaskID)
 	}
-	return g.tasks.get(PrincipalFrom(ctx), p.TaskID)
+	return g.tasks.get(ctx, PrincipalFrom(ctx), p.TaskID)
 }
 
 // lookup returns the caller's task p names, to use it: a task of a tool
@@ -73,8 +73,8 @@ func (g *Gateway) lookup(ctx context.Context, p *taskParams) (*gwTask, error) {
 		return nil, err
 	}
 	if !g.allowed(ctx, t.server, "tool", t.tool) {
-		_ = g.tasks.cancelTask(t) // an error: it ended already
-		g.tasks.forget(t)
+		_ = g.tasks.cancelTask(ctx, t) // an error: it ended already
+		g.tasks.forget(ctx, t)
 		return nil, errUnknownTask(p.TaskID)
 	}
 	return t, nil
@@ -87,7 +87,7 @@ func (g *Gateway) tasksGet(ctx context.Context, _ *mcp.ServerSession, p *taskPar
 	}
 	res := g.taskResult(t, false).(*rawResult)
 	if status, _, _, _, _, _, _ := t.snapshot(); t.ext && terminal(status) {
-		g.tasks.fetched(t) // the extension's tasks/get carries the result
+		g.tasks.fetched(ctx, t) // the extension's tasks/get carries the result
 	}
 	return res, nil
 }
@@ -105,16 +105,16 @@ func (g *Gateway) tasksResult(ctx context.Context, ss *mcp.ServerSession, p *tas
 		status, _, _, res, rerr, asks, wake := t.snapshot()
 		switch status {
 		case stCompleted:
-			g.tasks.fetched(t)
+			g.tasks.fetched(ctx, t)
 			c := *res
 			c.Meta = cloneMeta(res.Meta)
 			c.Meta["io.modelcontextprotocol/related-task"] = map[string]any{"taskId": t.id}
 			return marshalResult(&c).(*rawResult), nil
 		case stFailed:
-			g.tasks.fetched(t)
+			g.tasks.fetched(ctx, t)
 			return nil, rerr
 		case stCancelled:
-			g.tasks.fetched(t)
+			g.tasks.fetched(ctx, t)
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("task %q was cancelled", t.id)}
 		}
 		for _, q := range asks {
@@ -126,12 +126,24 @@ func (g *Gateway) tasksResult(ctx context.Context, ss *mcp.ServerSession, p *tas
 			if err != nil {
 				r = &mcp.ElicitResult{Action: "cancel"}
 			}
-			t.answer(q.key, r)
+			g.tasks.answer(ctx, t, q.key, r)
 		}
+		if t.rec == nil {
+			select {
+			case <-wake:
+			case <-ctx.Done():
+				return nil, context.Cause(ctx)
+			}
+			continue
+		}
+		// Another replica runs it: its record is read again.
 		select {
-		case <-wake:
+		case <-time.After(g.tasks.opts.poll()):
 		case <-ctx.Done():
 			return nil, context.Cause(ctx)
+		}
+		if t, err = g.tasks.fromStore(ctx, t.principal, t.id); err != nil {
+			return nil, err
 		}
 	}
 }
@@ -141,7 +153,7 @@ func (g *Gateway) tasksCancel(ctx context.Context, _ *mcp.ServerSession, p *task
 	if err != nil {
 		return nil, err
 	}
-	if err := g.tasks.cancelTask(t); err != nil {
+	if err := g.tasks.cancelTask(ctx, t); err != nil {
 		return nil, err
 	}
 	return g.taskResult(t, false).(*rawResult), nil
@@ -158,7 +170,7 @@ func (g *Gateway) tasksUpdate(ctx context.Context, _ *mcp.ServerSession, p *task
 		if err := json.Unmarshal(raw, &r); err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid params: $.inputResponses[%q]: %v", key, err)}
 		}
-		t.answer(key, &r)
+		g.tasks.answer(ctx, t, key, &r)
 	}
 	return &rawResult{raw: json.RawMessage("{}")}, nil
 }
@@ -169,7 +181,14 @@ func (g *Gateway) tasksList(ctx context.Context, ss *mcp.ServerSession, p *taskP
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: $.cursor: the gateway lists every task in one page"}
 	}
 	views := []any{}
-	for _, t := range g.tasks.list(PrincipalFrom(ctx), ss) {
+	tasks := g.tasks.list(PrincipalFrom(ctx), ss)
+	if g.tasks.sh != nil {
+		var err error
+		if tasks, err = g.tasks.listShared(ctx, PrincipalFrom(ctx), ss); err != nil {
+			return nil, err
+		}
+	}
+	for _, t := range tasks {
 		views = append(views, g.tasks.view(t, t.ext, false))
 	}
 	return marshalResult(map[string]any{"tasks": views}).(*rawResult), nil
@@ -214,7 +233,10 @@ func (s *taskStore) view(t *gwTask, ext, created bool) map[string]any {
 
 // forget drops t: a task whose call was answered without one, or one its
 // principal may no longer use.
-func (s *taskStore) forget(t *gwTask) {
+func (s *taskStore) forget(ctx context.Context, t *gwTask) {
+	if s.sh != nil {
+		s.forgetShared(ctx, t)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.tasks[t.id] == t {

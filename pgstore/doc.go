@@ -5,8 +5,8 @@
 // mcpadapter.CacheStore) and OAuth tokens (TokenStore, an
 // mcpadapter.TokenUpdater); and, for the gateway's replicas, the limits
 // they share (LimitStore, a gateway.LimitStore and a
-// resourceserver.ReplayStore) and their clients' sessions (SessionStore, a
-// gateway.SessionStore).
+// resourceserver.ReplayStore), their clients' sessions (SessionStore, a
+// gateway.SessionStore) and their tasks (TaskStore, a gateway.TaskStore).
 //
 // Pending tool calls travel in the eino checkpoint: a call waiting on a
 // 2026-07-28 server (multi-round-trip) is plain data there and resumes on
@@ -40,6 +40,9 @@
 //	mcpadapter_sessions     id text primary key (a gateway session id), data
 //	                        bytea (the gateway's JSON record of the session),
 //	                        expires_at (microseconds, by the database's clock)
+//	mcpadapter_tasks        id text primary key (a gateway task's, a principal's
+//	                        task index's or a replica's liveness record's key),
+//	                        data bytea (the gateway's JSON), expires_at as above
 //
 // Keys are those mcpadapter passes: for cache entries they name the
 // server, the method and, for private entries, the caller; for tokens the

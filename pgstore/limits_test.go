@@ -23,3 +23,11 @@ func testSessions(t *testing.T, srv *testdb.Server) {
 	}
 	storetest.CheckSessionStore(t, s)
 }
+
+func testTasks(t *testing.T, srv *testdb.Server) {
+	s, err := pgstore.NewTaskStore(ctx60(t), pool(t, srv), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.CheckTaskStore(t, s)
+}

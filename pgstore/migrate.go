@@ -23,7 +23,7 @@ const migrationLock = 0x6d63706164617074
 // only SELECT, INSERT, UPDATE and DELETE on the tables (and USAGE on the
 // schema): their constructors run no DDL when the tables are there.
 func Migrate(ctx context.Context, pool *pgxpool.Pool, opts *Options) error {
-	return migrate(ctx, pool, opts, "checkpoints", "cache", "tokens", "token_locks", "limit_rates", "limit_leases", "limit_once", "sessions")
+	return migrate(ctx, pool, opts, "checkpoints", "cache", "tokens", "token_locks", "limit_rates", "limit_leases", "limit_once", "sessions", "tasks")
 }
 
 // ddl returns the statements that create the table name.
@@ -51,7 +51,7 @@ func ddl(opts *Options, name string) []string {
 		return []string{`CREATE TABLE IF NOT EXISTS ` + t + ` (key text NOT NULL, lease text NOT NULL, expires_at bigint NOT NULL, PRIMARY KEY (key, lease))`}
 	case "limit_once":
 		return []string{`CREATE TABLE IF NOT EXISTS ` + t + ` (bucket text NOT NULL, id text NOT NULL, expires_at bigint NOT NULL, PRIMARY KEY (bucket, id))`}
-	case "sessions":
+	case "sessions", "tasks":
 		// expires_at: in microseconds since 1970, by the database's clock.
 		return []string{`CREATE TABLE IF NOT EXISTS ` + t + ` (id text PRIMARY KEY, data bytea NOT NULL, expires_at bigint NOT NULL)`}
 	}
@@ -69,6 +69,7 @@ var columns = map[string]string{
 	"limit_leases": "key, lease, expires_at",
 	"limit_once":   "bucket, id, expires_at",
 	"sessions":     "id, data, expires_at",
+	"tasks":        "id, data, expires_at",
 }
 
 func migrate(ctx context.Context, pool *pgxpool.Pool, opts *Options, tables ...string) error {

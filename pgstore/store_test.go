@@ -43,6 +43,7 @@ func TestStores(t *testing.T) {
 	t.Run("Token", func(t *testing.T) { testToken(t, srv) })
 	t.Run("Limits", func(t *testing.T) { testLimits(t, srv) })
 	t.Run("Sessions", func(t *testing.T) { testSessions(t, srv) })
+	t.Run("Tasks", func(t *testing.T) { testTasks(t, srv) })
 	t.Run("Checkpoint", func(t *testing.T) { testCheckpoint(t, srv) }) // stops the server: last
 }
 
@@ -65,7 +66,7 @@ func testMigrate(t *testing.T, srv *testdb.Server) {
 		}
 	}
 	var n int
-	if err := pool(t, srv).QueryRow(ctx, `SELECT count(*) FROM pg_tables WHERE tablename LIKE 'm\_%'`).Scan(&n); err != nil || n != 8 {
+	if err := pool(t, srv).QueryRow(ctx, `SELECT count(*) FROM pg_tables WHERE tablename LIKE 'm\_%'`).Scan(&n); err != nil || n != 9 {
 		t.Errorf("tables: %d %v", n, err)
 	}
 	// A prefix may name a schema.
@@ -76,7 +77,7 @@ func testMigrate(t *testing.T, srv *testdb.Server) {
 	if err := pgstore.Migrate(ctx, p, &pgstore.Options{TablePrefix: "agents.mcp_"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.QueryRow(ctx, `SELECT count(*) FROM pg_tables WHERE schemaname = 'agents'`).Scan(&n); err != nil || n != 8 {
+	if err := p.QueryRow(ctx, `SELECT count(*) FROM pg_tables WHERE schemaname = 'agents'`).Scan(&n); err != nil || n != 9 {
 		t.Errorf("tables in schema agents: %d %v", n, err)
 	}
 }

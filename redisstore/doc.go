@@ -5,8 +5,8 @@
 // mcpadapter.CacheStore) and OAuth tokens (TokenStore, an
 // mcpadapter.TokenUpdater); and, for the gateway's replicas, the limits
 // they share (LimitStore, a gateway.LimitStore and a
-// resourceserver.ReplayStore) and their clients' sessions (SessionStore, a
-// gateway.SessionStore).
+// resourceserver.ReplayStore), their clients' sessions (SessionStore, a
+// gateway.SessionStore) and their tasks (TaskStore, a gateway.TaskStore).
 //
 // Pending tool calls travel in the eino checkpoint: a call waiting on a
 // 2026-07-28 server (multi-round-trip) is plain data there and resumes on
@@ -30,6 +30,9 @@
 //	                           and once-only ids (DPoP proofs)
 //	PREFIX session:ID          a gateway session's record (the gateway's JSON;
 //	                           expires with the session)
+//	PREFIX task:KEY            a gateway task's record, a principal's index of
+//	                           tasks, or a replica's liveness record (the
+//	                           gateway's JSON; expires with what it records)
 //
 // KEY is the key mcpadapter passes: for cache entries it names the server,
 // the method and, for private entries, the caller; for tokens it is the

@@ -11,3 +11,7 @@ import (
 func TestSessionStore(t *testing.T) {
 	storetest.CheckSessionStore(t, redisstore.NewSessionStore(client(t, testdb.Redis(t)), nil))
 }
+
+func TestTaskStore(t *testing.T) {
+	storetest.CheckTaskStore(t, redisstore.NewTaskStore(client(t, testdb.Redis(t)), nil))
+}

@@ -27,11 +27,12 @@ type serveLimitFlags struct {
 	failOpen  bool
 	leaseTTL  time.Duration
 	storeWait time.Duration
+	tasks     gateway.TaskStore // the store's, set by open
 }
 
 func (f *serveLimitFlags) register(fl *pflag.FlagSet) {
 	fl.StringArrayVar(&f.rules, "limit", nil, "a rate limit or concurrency cap on tool calls: comma-separated `k=v` pairs of name, principal, server, tool (patterns), per (principal+server+tool), rate (N/DURATION), burst, concurrent (repeatable; docs/gateway.md)")
-	fl.StringVar(&f.storeEnv, "store-env", "", "the environment `variable` holding a redis:// or postgres:// URL: replicas share --limit counters, DPoP proofs and handshake-era client sessions there, so that any replica serves any request (default: in memory, this process only)")
+	fl.StringVar(&f.storeEnv, "store-env", "", "the environment `variable` holding a redis:// or postgres:// URL: replicas share --limit counters, DPoP proofs, handshake-era client sessions and tasks there, so that any replica serves any request (default: in memory, this process only)")
 	fl.BoolVar(&f.failOpen, "limits-fail-open", false, "let calls through unlimited while the store fails (default: refuse them)")
 	fl.DurationVar(&f.leaseTTL, "limit-lease-ttl", 0, fmt.Sprintf("how long a dead replica's call keeps its concurrency slot (default %s)", gateway.DefaultLeaseTTL))
 	fl.DurationVar(&f.storeWait, "store-timeout", 0, fmt.Sprintf("bound each store operation (default %s)", gateway.DefaultLimitStoreTimeout))
@@ -58,7 +59,7 @@ func (f *serveLimitFlags) open(ctx context.Context, logger *slog.Logger) (*gatew
 	if !ok || raw == "" {
 		return nil, nil, nil, nil, cmdline.Usagef("--store-env %s: the variable is not set", f.storeEnv)
 	}
-	store, sessions, closeFn, err := openStore(ctx, raw, logger)
+	store, sessions, tasks, closeFn, err := openStore(ctx, raw, logger)
 	if err != nil {
 		return nil, nil, nil, nil, fmt.Errorf("--store-env %s: %w", f.storeEnv, err)
 	}
@@ -66,6 +67,7 @@ func (f *serveLimitFlags) open(ctx context.Context, logger *slog.Logger) (*gatew
 	if len(rules) > 0 {
 		l = &gateway.Limits{Rules: rules, Store: store, FailOpen: f.failOpen, LeaseTTL: f.leaseTTL, StoreTimeout: f.storeWait}
 	}
+	f.tasks = tasks
 	return l, store, &gateway.SessionOptions{Store: sessions, StoreTimeout: f.storeWait}, closeFn, nil
 }
 
@@ -75,38 +77,43 @@ type sharedStore interface {
 	resourceserver.ReplayStore
 }
 
-// openStore connects to the Redis or PostgreSQL server of raw: its limit
-// and session stores.
-func openStore(ctx context.Context, raw string, logger *slog.Logger) (sharedStore, gateway.SessionStore, func(), error) {
+// openStore connects to the Redis or PostgreSQL server of raw: its limit,
+// session and task stores.
+func openStore(ctx context.Context, raw string, logger *slog.Logger) (sharedStore, gateway.SessionStore, gateway.TaskStore, func(), error) {
 	scheme, _, _ := strings.Cut(raw, "://")
 	switch scheme {
 	case "redis", "rediss":
 		o, err := redis.ParseURL(raw)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("not a Redis URL (%v)", redactErr(err, raw))
+			return nil, nil, nil, nil, fmt.Errorf("not a Redis URL (%v)", redactErr(err, raw))
 		}
 		rdb := redis.NewClient(o)
 		ro := &redisstore.Options{Logger: logger}
-		return redisstore.NewLimitStore(rdb, ro), redisstore.NewSessionStore(rdb, ro), func() { _ = rdb.Close() }, nil
+		return redisstore.NewLimitStore(rdb, ro), redisstore.NewSessionStore(rdb, ro), redisstore.NewTaskStore(rdb, ro), func() { _ = rdb.Close() }, nil
 	case "postgres", "postgresql":
 		pool, err := pgxpool.New(ctx, raw)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("not a PostgreSQL URL (%v)", redactErr(err, raw))
+			return nil, nil, nil, nil, fmt.Errorf("not a PostgreSQL URL (%v)", redactErr(err, raw))
 		}
 		po := &pgstore.Options{Logger: logger}
 		s, err := pgstore.NewLimitStore(ctx, pool, po)
 		if err != nil {
 			pool.Close()
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
 		ss, err := pgstore.NewSessionStore(ctx, pool, po)
 		if err != nil {
 			pool.Close()
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
-		return s, ss, pool.Close, nil
+		ts, err := pgstore.NewTaskStore(ctx, pool, po)
+		if err != nil {
+			pool.Close()
+			return nil, nil, nil, nil, err
+		}
+		return s, ss, ts, pool.Close, nil
 	}
-	return nil, nil, nil, fmt.Errorf("want a redis://, rediss://, postgres:// or postgresql:// URL, not %q://", scheme)
+	return nil, nil, nil, nil, fmt.Errorf("want a redis://, rediss://, postgres:// or postgresql:// URL, not %q://", scheme)
 }
 
 // redactErr is err's text without raw (a URL that may hold a password).
@@ -138,9 +145,17 @@ func (f *serveLimitFlags) apply(ctx context.Context, opts *gateway.Options, auth
 		return nil, err
 	}
 	opts.Limits, auth.replay, opts.Sessions = l, replay, sessions
+	if f.tasks != nil {
+		to := &gateway.TaskOptions{}
+		if opts.Tasks != nil {
+			*to = *opts.Tasks
+		}
+		to.Store, to.StoreTimeout = f.tasks, f.storeWait
+		opts.Tasks = to
+	}
 	f.describe(out, l)
 	if sessions != nil {
-		fmt.Fprintf(out, "mcpadapter serve: handshake-era client sessions are shared in the store of $%s: any replica serves any request\n", f.storeEnv)
+		fmt.Fprintf(out, "mcpadapter serve: handshake-era client sessions and tasks are shared in the store of $%s: any replica serves any request\n", f.storeEnv)
 	}
 	return closeFn, nil
 }
