@@ -279,6 +279,38 @@ func TestSignInPagesHostileRequests(t *testing.T) {
 			t.Fatalf("alice's call: %q %v", got, err)
 		}
 	})
+	t.Run("a failed completion", func(t *testing.T) {
+		// The upstream's token endpoint refuses the code: the page says the
+		// sign-in did not complete, and nothing of the gateway's inside
+		// (the token endpoint, the store) reaches the browser.
+		b := newBrowser(t, "dave")
+		hc := *b.hc
+		hc.CheckRedirect = func(r *http.Request, via []*http.Request) error {
+			if strings.HasPrefix(r.URL.String(), e.base+"/oauth/callback") {
+				q := r.URL.Query()
+				q.Set("code", "not-a-code")
+				r.URL.RawQuery = q.Encode()
+			}
+			return nil
+		}
+		dave := e.sdkClient(t, ctx, e.token(t, "dave"), true)
+		_, err := whoamiText(ctx, dave)
+		link, _ := signInURLError(t, err)
+		resp, err := hc.Get(link)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "did not complete") {
+			t.Fatalf("a refused code: %d %q", resp.StatusCode, body)
+		}
+		for _, inside := range []string{e.upAS.URL, "127.0.0.1", "token endpoint"} {
+			if strings.Contains(string(body), inside) {
+				t.Errorf("the page shows %q: %q", inside, body)
+			}
+		}
+	})
 	t.Run("bad parameters", func(t *testing.T) {
 		huge := strings.Repeat("A", 512<<10)
 		for _, u := range []string{

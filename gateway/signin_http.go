@@ -455,7 +455,7 @@ func (p *signInPages) callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := u.web.Complete(r.Context(), who, q); err != nil {
-		p.refuse(w, r, http.StatusBadRequest, "The sign-in did not complete: "+err.Error(), "the sign-in did not complete", "server", f.S, "err", err)
+		p.refuse(w, r, http.StatusBadRequest, "The sign-in did not complete (the gateway's log says why). Make the request again from your client and open the new link.", "the sign-in did not complete", "server", f.S, "err", err)
 		return
 	}
 	p.cookie(w, cookieFlow, "")
