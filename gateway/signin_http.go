@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -204,6 +205,16 @@ func (p *signInPages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+// addressText matches what names a place inside the gateway's network in
+// an error: a URL, an IP address or a host with its port.
+var addressText = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"']*[^\s"':,.;)]|\[[0-9a-fA-F:.]+\](:[0-9]+)?|\b[0-9]{1,3}(\.[0-9]{1,3}){3}(:[0-9]+)?\b|\b[a-zA-Z0-9.-]+:[0-9]{2,5}\b`)
+
+// withoutAddresses is the text of an error shown to a browser: why, not
+// where (the token endpoint, the store); the log has the whole error.
+func withoutAddresses(text string) string {
+	return addressText.ReplaceAllString(text, "(an address)")
 }
 
 // page answers with a short plain-text page.
@@ -455,7 +466,7 @@ func (p *signInPages) callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := u.web.Complete(r.Context(), who, q); err != nil {
-		p.refuse(w, r, http.StatusBadRequest, "The sign-in did not complete (the gateway's log says why). Make the request again from your client and open the new link.", "the sign-in did not complete", "server", f.S, "err", err)
+		p.refuse(w, r, http.StatusBadRequest, "The sign-in did not complete: "+withoutAddresses(err.Error()), "the sign-in did not complete", "server", f.S, "err", err)
 		return
 	}
 	p.cookie(w, cookieFlow, "")
