@@ -266,7 +266,8 @@ func newTaskStore(g *Gateway) *taskStore {
 	return &taskStore{g: g, opts: g.opts.Tasks, sh: newSharedTasks(g.opts.Tasks), quit: make(chan struct{}), tasks: make(map[string]*gwTask), count: make(map[string]int)}
 }
 
-// run starts writing this replica's liveness record (with a store):
+// run starts writing this replica's liveness record, and looking at the
+// records of the tasks it runs (with a store):
 // Gateway.Start calls it.
 func (s *taskStore) run() {
 	if s.sh == nil {
@@ -281,7 +282,8 @@ func (s *taskStore) run() {
 		if err := s.sh.beat(s.g.ctx); err != nil {
 			s.g.log.Warn("the task store failed: this replica's liveness record was not written", "err", err)
 		}
-		s.wg.Add(1)
+		s.wg.Add(2)
+		go s.runLiveness()
 		go s.runBeats()
 	})
 }

@@ -104,10 +104,30 @@ func (sh *sharedTasks) ended(ctx context.Context, t *gwTask, log func(string, ..
 	}
 }
 
-// runBeats writes this replica's liveness record every taskBeat until s
-// closes, and looks at the records of the tasks that run here: a cancel
-// or an answer written by another replica is applied, and a record is
-// written again before it expires.
+// runLiveness writes this replica's liveness record every taskBeat until
+// s closes. It runs apart from runBeats: however long looking at the
+// records of the tasks that run here takes, the liveness record is
+// written on time, and other replicas never take this one for stopped
+// while it runs calls.
+func (s *taskStore) runLiveness() {
+	defer s.wg.Done()
+	tick := time.NewTicker(taskBeat)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.quit:
+			return
+		case <-tick.C:
+		}
+		if err := s.sh.beat(s.g.ctx); err != nil {
+			s.g.log.Warn("the task store failed: this replica's liveness record was not written", "err", err)
+		}
+	}
+}
+
+// runBeats looks at the records of the tasks that run here every
+// taskBeat until s closes: a cancel or an answer written by another
+// replica is applied, and a record is written again before it expires.
 func (s *taskStore) runBeats() {
 	sh := s.sh
 	defer s.wg.Done()
@@ -115,9 +135,6 @@ func (s *taskStore) runBeats() {
 	defer tick.Stop()
 	ctx := s.g.ctx
 	for {
-		if err := sh.beat(ctx); err != nil {
-			s.g.log.Warn("the task store failed: this replica's liveness record was not written", "err", err)
-		}
 		s.mu.Lock()
 		var running []*gwTask
 		for _, t := range s.tasks {
