@@ -116,6 +116,7 @@ type gwTask struct {
 	seq     int
 	expires time.Time     // zero while it runs
 	wake    chan struct{} // closed and replaced on every change
+	unsaved bool          // its end is not in the task store yet: runBeats writes it (TaskOptions.Store)
 }
 
 // taskQuestion is a question of the server's task for the client.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -63,4 +64,69 @@ func TestSharedTasksSlowReplicaAlive(t *testing.T) {
 	if got := fmt.Sprint(b.plain.Calls("slow")); got == "0" {
 		t.Fatal("no call ran")
 	}
+}
+
+// flakyStore is a replica's view of a shared TaskStore whose writes of
+// task records and indexes fail while down is set (its liveness record
+// is still written: the replica is alive).
+type flakyStore struct {
+	TaskStore
+	down atomic.Bool
+}
+
+func (f *flakyStore) failing(key string) bool {
+	return f.down.Load() && !strings.HasPrefix(key, "replica.")
+}
+
+func (f *flakyStore) AddTask(ctx context.Context, key string, rec []byte, ttl time.Duration) (bool, error) {
+	if f.failing(key) {
+		return false, errDead
+	}
+	return f.TaskStore.AddTask(ctx, key, rec, ttl)
+}
+
+func (f *flakyStore) ReplaceTask(ctx context.Context, key string, old, rec []byte, ttl time.Duration) (bool, error) {
+	if f.failing(key) {
+		return false, errDead
+	}
+	return f.TaskStore.ReplaceTask(ctx, key, old, rec, ttl)
+}
+
+// TestSharedTasksEndWrittenLater: the store fails while replica A's call
+// ends, so that A cannot write the task's end; once the store is back, A
+// writes it, and replica B answers the task completed with its result
+// (not "working" for as long as A lives) and its principal's cap is
+// free again.
+func TestSharedTasksEndWrittenLater(t *testing.T) {
+	b := startTaskBackends(t)
+	shared := &MemoryTaskStore{}
+	sessions := &MemorySessionStore{}
+	flaky := &flakyStore{TaskStore: shared}
+	o := &TaskOptions{MaxPerPrincipal: 1}
+	ga, urlA := taskGateway(t, b, &Options{Tasks: &TaskOptions{Store: flaky, MaxPerPrincipal: 1}, Sessions: &SessionOptions{Store: sessions}})
+	_, urlB := taskGateway(t, b, &Options{Tasks: &TaskOptions{Store: shared, MaxPerPrincipal: o.MaxPerPrincipal}, Sessions: &SessionOptions{Store: sessions}})
+	c := newRawRPC(t, urlA, v0728, "alice", `{}`)
+	id := c.startTask("plain_slow", `{"ms":500}`)
+	flaky.down.Store(true)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ga.tasks.mu.Lock()
+		lt := ga.tasks.tasks[id]
+		ga.tasks.mu.Unlock()
+		if st, _, _, _, _, _, _ := lt.snapshot(); st == "completed" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the call never ended on A")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // A's writes of the end fail
+	flaky.down.Store(false)
+	c.url = urlB
+	got := c.waitStatus(id, "completed")
+	if !strings.Contains(fmt.Sprint(got["result"]), "slept") {
+		t.Fatalf("the result on B: %v", got)
+	}
+	c.startTask("plain_echo", `{"text":"again"}`)
 }

@@ -91,17 +91,24 @@ func (sh *sharedTasks) started(ctx context.Context, t *gwTask, ss *mcp.ServerSes
 }
 
 // ended records that t ended here: its record, and its index entry no
-// longer running (kept until the record expires).
+// longer running (kept until the record expires). When the store fails,
+// t is marked unsaved, and runBeats writes its end again.
 func (sh *sharedTasks) ended(ctx context.Context, t *gwTask, log func(string, ...any)) {
+	ok := true
 	if err := sh.sync(ctx, t); err != nil {
+		ok = false
 		log("a task's outcome could not be written to the task store", "task", t.id, "err", err)
 	}
 	t.mu.Lock()
 	exp := t.expires
 	t.mu.Unlock()
 	if err := sh.setEntry(ctx, t.principal, t.id, func(e *indexEntry) { e.Expires = exp }); err != nil {
+		ok = false
 		log("a task's end could not be written to its principal's index", "task", t.id, "err", err)
 	}
+	t.mu.Lock()
+	t.unsaved = !ok
+	t.mu.Unlock()
 }
 
 // runLiveness writes this replica's liveness record every taskBeat until
@@ -127,7 +134,8 @@ func (s *taskStore) runLiveness() {
 
 // runBeats looks at the records of the tasks that run here every
 // taskBeat until s closes: a cancel or an answer written by another
-// replica is applied, and a record is written again before it expires.
+// replica is applied, a record is written again before it expires, and
+// the end of a task that the store failed to take is written again.
 func (s *taskStore) runBeats() {
 	sh := s.sh
 	defer s.wg.Done()
@@ -136,13 +144,21 @@ func (s *taskStore) runBeats() {
 	ctx := s.g.ctx
 	for {
 		s.mu.Lock()
-		var running []*gwTask
+		var running, unsaved []*gwTask
 		for _, t := range s.tasks {
-			if st, _, _, _, _, _, _ := t.snapshot(); !terminal(st) {
+			t.mu.Lock()
+			switch {
+			case !terminal(t.status):
 				running = append(running, t)
+			case t.unsaved:
+				unsaved = append(unsaved, t)
 			}
+			t.mu.Unlock()
 		}
 		s.mu.Unlock()
+		for _, t := range unsaved {
+			sh.ended(ctx, t, s.g.log.Warn)
+		}
 		for _, t := range running {
 			if err := sh.sync(ctx, t); err != nil {
 				s.g.log.Warn("a running task's record could not be written to the task store", "task", t.id, "err", err)
