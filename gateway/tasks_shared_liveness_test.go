@@ -2,7 +2,12 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -129,4 +134,33 @@ func TestSharedTasksEndWrittenLater(t *testing.T) {
 		t.Fatalf("the result on B: %v", got)
 	}
 	c.startTask("plain_echo", `{"text":"again"}`)
+}
+
+// TestSharedTasksResultNearBound: a server answers a call run as a task
+// with an error of 900 KiB (go-sdk makes it a result marked isError);
+// replica B reads the task's record and answers it completed with the
+// whole result, for clients of both eras.
+func TestSharedTasksResultNearBound(t *testing.T) {
+	b := startTaskBackends(t)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "huge", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "boom", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return nil, &jsonrpc.Error{Code: -32000, Message: strings.Repeat("x", 900<<10)}
+	})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	b.servers = append(b.servers, Server{Name: "huge", Target: hs.URL})
+	_, urls := sharedTaskGateways(t, b, 2, &MemoryTaskStore{}, &MemorySessionStore{}, nil)
+	for _, v := range []string{v1125, v0728} {
+		c := newRawRPC(t, urls[0], v, "alice", `{}`)
+		id := c.startTask("huge_boom", `{}`)
+		c.url = urls[1]
+		got := c.waitStatus(id, "completed")
+		res, _ := got["result"].(map[string]any)
+		if v == v1125 {
+			res = c.call("tasks/result", `{"taskId":"`+id+`"}`)
+		}
+		if n := strings.Count(fmt.Sprint(res["content"]), "x"); n < 900<<10 || res["isError"] != true {
+			t.Fatalf("%s: the result on B has %d x's: %.200v", v, n, res)
+		}
+	}
 }
