@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -162,5 +163,38 @@ func TestSharedTasksResultNearBound(t *testing.T) {
 		if n := strings.Count(fmt.Sprint(res["content"]), "x"); n < 900<<10 || res["isError"] != true {
 			t.Fatalf("%s: the result on B has %d x's: %.200v", v, n, res)
 		}
+	}
+}
+
+// TestSharedTasksCapStorm: 40 tasks asked for at once, half on each of
+// two replicas, by one principal with MaxPerPrincipal 5: exactly 5 are
+// made, and every other is refused with CodeTooManyTasks.
+func TestSharedTasksCapStorm(t *testing.T) {
+	b := startTaskBackends(t)
+	_, urls := sharedTaskGateways(t, b, 2, &MemoryTaskStore{}, &MemorySessionStore{}, &TaskOptions{MaxPerPrincipal: 5})
+	var clients []*rawRPC
+	for i := range 40 {
+		clients = append(clients, newRawRPC(t, urls[i%2], v0728, "alice", `{}`))
+	}
+	errs := make(chan string, len(clients))
+	var wg sync.WaitGroup
+	for _, c := range clients {
+		wg.Go(func() {
+			errs <- c.callErr("tools/call", `{"name":"plain_slow","arguments":{"ms":3000},"task":{}}`)
+		})
+	}
+	wg.Wait()
+	close(errs)
+	made := 0
+	for e := range errs {
+		switch {
+		case e == "":
+			made++
+		case !strings.Contains(e, fmt.Sprint(CodeTooManyTasks)):
+			t.Errorf("a refused task: %q", e)
+		}
+	}
+	if made != 5 {
+		t.Fatalf("%d tasks made, want 5", made)
 	}
 }
