@@ -116,6 +116,7 @@ type gwTask struct {
 	seq     int
 	expires time.Time     // zero while it runs
 	wake    chan struct{} // closed and replaced on every change
+	unsaved bool          // its end is not in the task store yet: runBeats writes it (TaskOptions.Store)
 }
 
 // taskQuestion is a question of the server's task for the client.
@@ -266,7 +267,8 @@ func newTaskStore(g *Gateway) *taskStore {
 	return &taskStore{g: g, opts: g.opts.Tasks, sh: newSharedTasks(g.opts.Tasks), quit: make(chan struct{}), tasks: make(map[string]*gwTask), count: make(map[string]int)}
 }
 
-// run starts writing this replica's liveness record (with a store):
+// run starts writing this replica's liveness record, and looking at the
+// records of the tasks it runs (with a store):
 // Gateway.Start calls it.
 func (s *taskStore) run() {
 	if s.sh == nil {
@@ -281,7 +283,8 @@ func (s *taskStore) run() {
 		if err := s.sh.beat(s.g.ctx); err != nil {
 			s.g.log.Warn("the task store failed: this replica's liveness record was not written", "err", err)
 		}
-		s.wg.Add(1)
+		s.wg.Add(2)
+		go s.runLiveness()
 		go s.runBeats()
 	})
 }

@@ -91,23 +91,51 @@ func (sh *sharedTasks) started(ctx context.Context, t *gwTask, ss *mcp.ServerSes
 }
 
 // ended records that t ended here: its record, and its index entry no
-// longer running (kept until the record expires).
+// longer running (kept until the record expires). When the store fails,
+// t is marked unsaved, and runBeats writes its end again.
 func (sh *sharedTasks) ended(ctx context.Context, t *gwTask, log func(string, ...any)) {
+	ok := true
 	if err := sh.sync(ctx, t); err != nil {
+		ok = false
 		log("a task's outcome could not be written to the task store", "task", t.id, "err", err)
 	}
 	t.mu.Lock()
 	exp := t.expires
 	t.mu.Unlock()
 	if err := sh.setEntry(ctx, t.principal, t.id, func(e *indexEntry) { e.Expires = exp }); err != nil {
+		ok = false
 		log("a task's end could not be written to its principal's index", "task", t.id, "err", err)
+	}
+	t.mu.Lock()
+	t.unsaved = !ok
+	t.mu.Unlock()
+}
+
+// runLiveness writes this replica's liveness record every taskBeat until
+// s closes. It runs apart from runBeats: however long looking at the
+// records of the tasks that run here takes, the liveness record is
+// written on time, and other replicas never take this one for stopped
+// while it runs calls.
+func (s *taskStore) runLiveness() {
+	defer s.wg.Done()
+	tick := time.NewTicker(taskBeat)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.quit:
+			return
+		case <-tick.C:
+		}
+		if err := s.sh.beat(s.g.ctx); err != nil {
+			s.g.log.Warn("the task store failed: this replica's liveness record was not written", "err", err)
+		}
 	}
 }
 
-// runBeats writes this replica's liveness record every taskBeat until s
-// closes, and looks at the records of the tasks that run here: a cancel
-// or an answer written by another replica is applied, and a record is
-// written again before it expires.
+// runBeats looks at the records of the tasks that run here every
+// taskBeat until s closes: a cancel or an answer written by another
+// replica is applied, a record is written again before it expires, and
+// the end of a task that the store failed to take is written again.
 func (s *taskStore) runBeats() {
 	sh := s.sh
 	defer s.wg.Done()
@@ -115,17 +143,22 @@ func (s *taskStore) runBeats() {
 	defer tick.Stop()
 	ctx := s.g.ctx
 	for {
-		if err := sh.beat(ctx); err != nil {
-			s.g.log.Warn("the task store failed: this replica's liveness record was not written", "err", err)
-		}
 		s.mu.Lock()
-		var running []*gwTask
+		var running, unsaved []*gwTask
 		for _, t := range s.tasks {
-			if st, _, _, _, _, _, _ := t.snapshot(); !terminal(st) {
+			t.mu.Lock()
+			switch {
+			case !terminal(t.status):
 				running = append(running, t)
+			case t.unsaved:
+				unsaved = append(unsaved, t)
 			}
+			t.mu.Unlock()
 		}
 		s.mu.Unlock()
+		for _, t := range unsaved {
+			sh.ended(ctx, t, s.g.log.Warn)
+		}
 		for _, t := range running {
 			if err := sh.sync(ctx, t); err != nil {
 				s.g.log.Warn("a running task's record could not be written to the task store", "task", t.id, "err", err)
