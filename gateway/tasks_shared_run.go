@@ -77,7 +77,7 @@ func (sh *sharedTasks) sync(ctx context.Context, t *gwTask) error {
 		if !sh.apply(t, rec) {
 			return false
 		}
-		b, _ := json.Marshal(rec)
+		b, _ := encodeTask(t.id, rec)
 		return string(b) != string(before) || time.Since(rec.Updated) > indexTTL/4
 	})
 	return err
