@@ -85,3 +85,33 @@ func TestSharedTasksRecordBound(t *testing.T) {
 		})
 	}
 }
+
+// TestSharedTasksRecordBoundRunner: a question too large for the task's
+// record fails the task in the record; the replica running it sees that
+// on its sync, ends the call, and shows the task failed with the error
+// saying why (not failed without an error).
+func TestSharedTasksRecordBoundRunner(t *testing.T) {
+	sh := newSharedTasks(&TaskOptions{Store: &MemoryTaskStore{}})
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	task := &gwTask{id: "t1", principal: "alice", server: "plain", tool: "slow", created: time.Now(), ttl: time.Minute,
+		cancel: cancel, shared: sh, status: stWorking, wake: make(chan struct{})}
+	if err := sh.started(ctx, task, nil); err != nil {
+		t.Fatal(err)
+	}
+	task.asks = []*taskQuestion{{key: "q1", params: &mcp.ElicitParams{Message: "?", RequestedSchema: map[string]any{"description": strings.Repeat("x", 2*maxTaskRecord)}}}}
+	task.status = "input_required"
+	if err := sh.sync(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	if err := sh.sync(ctx, task); err != nil { // the next beat
+		t.Fatal(err)
+	}
+	status, _, _, _, terr, _, _ := task.snapshot()
+	if status != stFailed || terr == nil || !strings.Contains(terr.Message, "over the") {
+		t.Fatalf("the running replica's task: %s, error %v", status, terr)
+	}
+	if ctx.Err() == nil {
+		t.Fatal("the call was not ended")
+	}
+}
