@@ -124,6 +124,7 @@ type taskRPC struct {
 	bearer       string
 	tr           http.RoundTripper
 	n            int
+	modern       bool // 2026-07-28: no session; each request says who it is
 }
 
 // do sends method and returns its result, or its error's code and
@@ -132,13 +133,30 @@ func (r *taskRPC) do(method, params string) (json.RawMessage, int, string) {
 	r.n++
 	ctx, cancel := context.WithTimeout(r.ctx, 30*time.Second)
 	defer cancel()
-	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, r.n, method, params)
+	var p map[string]any
+	if err := json.Unmarshal([]byte(params), &p); err != nil {
+		return nil, -1, err.Error()
+	}
+	if r.modern {
+		p["_meta"] = map[string]any{mcp.MetaKeyProtocolVersion: "2026-07-28", mcp.MetaKeyClientInfo: map[string]any{"name": "raw", "version": "1"},
+			mcp.MetaKeyClientCapabilities: map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}}
+	}
+	pb, _ := json.Marshal(p)
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, r.n, method, pb)
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, r.url, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+r.bearer)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Session-Id", r.session)
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	if r.modern {
+		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", method)
+		if name, _ := p["name"].(string); name != "" {
+			req.Header.Set("Mcp-Name", name)
+		}
+	} else {
+		req.Header.Set("Mcp-Session-Id", r.session)
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	}
 	resp, err := r.tr.RoundTrip(req)
 	if err != nil {
 		return nil, -1, err.Error()
