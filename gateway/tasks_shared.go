@@ -47,12 +47,16 @@ const (
 	replicaTTL = 5 * taskBeat
 )
 
-// maxTaskRecord bounds a task's record (its result); maxIndexRecord an
-// index record read from the store.
+// maxTaskRecord bounds a task's result; maxStoredRecord its whole record
+// (readers refuse a larger one); maxTaskText each other text of a record
+// that would be over maxStoredRecord (status message, error, question);
+// maxIndexRecord an index record read from the store.
 const (
-	maxTaskRecord  = 1 << 20
-	maxIndexRecord = 1 << 20
-	indexTTL       = 24 * time.Hour
+	maxTaskRecord   = 1 << 20
+	maxStoredRecord = maxTaskRecord + maxTaskRecord/4
+	maxTaskText     = 4 << 10
+	maxIndexRecord  = 1 << 20
+	indexTTL        = 24 * time.Hour
 )
 
 // taskRecord is what the store keeps of a task.
@@ -144,7 +148,7 @@ func (s *sharedTasks) load(ctx context.Context, key string, v any, limit int) (r
 // loadTask reads task id's record; nil when there is none.
 func (s *sharedTasks) loadTask(ctx context.Context, id string) (*taskRecord, error) {
 	var rec taskRecord
-	raw, ok, err := s.load(ctx, taskRecKey(id), &rec, maxTaskRecord+maxTaskRecord/4)
+	raw, ok, err := s.load(ctx, taskRecKey(id), &rec, maxStoredRecord)
 	if !ok {
 		return nil, err
 	}
@@ -167,7 +171,7 @@ var errTaskRecordChanged = errors.New("the task's record changed in the task sto
 // writeTask writes rec: a new one (old nil), or over old only.
 func (s *sharedTasks) writeTask(ctx context.Context, id string, rec *taskRecord) error {
 	rec.Updated = time.Now().UTC()
-	b, err := json.Marshal(rec)
+	b, err := encodeTask(id, rec)
 	if err != nil {
 		return err
 	}

@@ -26,13 +26,14 @@ func (sh *sharedTasks) newRecord(t *gwTask, ss *mcp.ServerSession) *taskRecord {
 
 // apply writes t's state as this replica sees it into rec; it reports
 // false when rec shows the task ended already: on another replica's word
-// (it was cancelled there), and then the task is cancelled here.
+// (it was cancelled there), or failed by encodeTask (its record would be
+// too large), and then the task ends here as the record says.
 func (sh *sharedTasks) apply(t *gwTask, rec *taskRecord) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if terminal(rec.Status) {
 		if !terminal(t.status) {
-			t.status, t.message = rec.Status, rec.Message
+			t.status, t.message, t.err = rec.Status, rec.Message, rec.Error
 			t.changed()
 			t.cancel(errTaskCancelled)
 		}
@@ -77,7 +78,7 @@ func (sh *sharedTasks) sync(ctx context.Context, t *gwTask) error {
 		if !sh.apply(t, rec) {
 			return false
 		}
-		b, _ := json.Marshal(rec)
+		b, _ := encodeTask(t.id, rec)
 		return string(b) != string(before) || time.Since(rec.Updated) > indexTTL/4
 	})
 	return err
