@@ -128,7 +128,7 @@ func newPage(t *testing.T) *page {
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-dev-shm-usage", true))
 	ctx, cancelTab := chromedp.NewContext(alloc)
-	ctx, cancelTime := context.WithTimeout(ctx, 4*time.Minute)
+	ctx, cancelTime := context.WithTimeout(ctx, 8*time.Minute)
 	p := &page{t: t, ctx: ctx}
 	// Start the browser, then collect the page's uncaught exceptions
 	// until the test ends.
