@@ -394,14 +394,7 @@ func TestExchangeHostileServer(t *testing.T) {
 // and a gateway is made of it: its "crm" server's credential is
 // exchanged per principal, its "docs" server has the one token.
 func TestExampleTokenExchangeConfig(t *testing.T) {
-	data, err := os.ReadFile("examples/token_exchange.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := mcpadapter.ParseConfigEnv(data, func(k string) (string, bool) { return "value-of-" + k, true })
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := exampleConfig(t, "examples/token_exchange.json")
 	g := cfg.Servers[0].Auth.Grant
 	if cfg.Servers[0].Name != "crm" || g == nil || g.Type != "token_exchange" || g.ClientSecret != "value-of-GATEWAY_SECRET" ||
 		g.Audience != "crm" || g.Resource != "https://crm.example.com/mcp" {
@@ -417,4 +410,19 @@ func TestExampleTokenExchangeConfig(t *testing.T) {
 	if _, err := gateway.New([]gateway.Server{{Config: bad}}, nil); err == nil || !strings.Contains(err.Error(), "needs an HTTP server") {
 		t.Errorf("a stdio server with token_exchange: %v", err)
 	}
+}
+
+// exampleConfig parses the example config at path, each environment
+// variable it names standing for "value-of-" and its name.
+func exampleConfig(t *testing.T, path string) *mcpadapter.Config {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := mcpadapter.ParseConfigEnv(data, func(k string) (string, bool) { return "value-of-" + k, true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }

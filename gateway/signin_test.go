@@ -11,7 +11,6 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -365,14 +364,7 @@ func TestSignInThroughGateway(t *testing.T) {
 // gateway is made of it with sign-in pages; without them, or over stdio,
 // it is refused with the reason.
 func TestExampleSignInConfig(t *testing.T) {
-	data, err := os.ReadFile("examples/signin.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := mcpadapter.ParseConfigEnv(data, func(k string) (string, bool) { return "value-of-" + k, true })
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := exampleConfig(t, "examples/signin.json")
 	if g := cfg.Servers[0].Auth.Grant; g == nil || g.Type != "signin" || g.ClientSecret != "value-of-TRACKER_SECRET" {
 		t.Fatalf("tracker's auth: %+v", g)
 	}
