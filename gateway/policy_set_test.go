@@ -197,3 +197,60 @@ func TestSetPolicyResourceSubscriptions(t *testing.T) {
 		t.Errorf("updates once the policy gives it back: %v", got)
 	}
 }
+
+// TestSetPolicyResourceSubscriptionsAfterReload: a client subscribed to a
+// resource of a server whose entry a reload replaced gets none of the new
+// server's updates of it that the policy in force refuses it, though
+// another client's subscription brings them to the gateway.
+func TestSetPolicyResourceSubscriptionsAfterReload(t *testing.T) {
+	const secret, open = "res://docs/secret", "res://docs/open"
+	docs := func() *mcp.Server {
+		srv := mcp.NewServer(&mcp.Implementation{Name: "docs"}, &mcp.ServerOptions{
+			SupportedProtocolVersions: testserver.LegacyVersions,
+			SubscribeHandler:          func(context.Context, *mcp.SubscribeRequest) error { return nil },
+			UnsubscribeHandler:        func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+		})
+		for _, uri := range []string{secret, open} {
+			srv.AddResource(&mcp.Resource{URI: uri, Name: uri}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, Text: "v"}}}, nil
+			})
+		}
+		return srv
+	}
+	first, second := docs(), docs()
+	g, url := startGateway(t, []Server{{Name: "docs", Target: first}}, nil)
+	updates := make(chan string, 16)
+	a := connect(t, url, v1125, &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+		updates <- r.Params.URI
+	}})
+	ctx := testCtx(t, 20*time.Second)
+	if err := a.Subscribe(ctx, &mcp.SubscribeParams{URI: secret}); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Reload(ctx, []Server{{Name: "docs", Target: second}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Subscribe(ctx, &mcp.SubscribeParams{URI: open}); err != nil {
+		t.Fatal(err)
+	}
+	b := connect(t, url, v1125, nil)
+	if err := b.Subscribe(ctx, &mcp.SubscribeParams{URI: secret}); err != nil {
+		t.Fatal(err)
+	}
+	g.SetPolicy(denyTool(secret))
+	for _, uri := range []string{secret, open} {
+		_ = second.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri})
+	}
+	var got []string
+	for len(got) == 0 || got[len(got)-1] != open {
+		select {
+		case uri := <-updates:
+			got = append(got, uri)
+		case <-ctx.Done():
+			t.Fatalf("no update of %s (got %v)", open, got)
+		}
+	}
+	if len(got) != 1 {
+		t.Errorf("updates once the policy refuses %s: %v", secret, got)
+	}
+}
