@@ -414,25 +414,35 @@ func policyContext(ctx context.Context) context.Context {
 	return withPrincipal(c, PrincipalFrom(ctx))
 }
 
-// filterSent is the gateway server's sending middleware: a resource's
-// update reaches a client session only while the Policy in force lets
-// whom it subscribed for see the resource (a policy changed since the
-// subscription is obeyed).
+// filterSent is the gateway server's sending middleware: with a Policy in
+// force, a resource's update reaches a client session only while the
+// policy lets whom it subscribed for see the resource (a policy changed
+// since the subscription is obeyed), and not at all when the server that
+// has the resource now does not know the session's subscription (one made
+// at a server a reload replaced or removed: whom it was for is unknown).
 func (g *Gateway) filterSent(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method == "notifications/resources/updated" {
-			p, _ := req.GetParams().(*mcp.ResourceUpdatedNotificationParams)
-			ss, _ := req.GetSession().(*mcp.ServerSession)
-			if p != nil && ss != nil {
-				if u := g.cat.resourceOwner(p.URI); u != nil {
-					if whom, ok := u.subscriber(p.URI, ss); ok && !g.allowed(whom, u.name, "resource", p.URI) {
-						return nil, nil
-					}
-				}
-			}
+		if method == "notifications/resources/updated" && g.policy() != nil && !g.updateAllowed(req) {
+			return nil, nil
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// updateAllowed reports whether the Policy lets the client session req is
+// sent to have req's resource update, as filterSent says.
+func (g *Gateway) updateAllowed(req mcp.Request) bool {
+	p, _ := req.GetParams().(*mcp.ResourceUpdatedNotificationParams)
+	ss, _ := req.GetSession().(*mcp.ServerSession)
+	if p == nil || ss == nil {
+		return false
+	}
+	u := g.cat.resourceOwner(p.URI)
+	if u == nil {
+		return false
+	}
+	whom, ok := u.subscriber(p.URI, ss)
+	return ok && g.allowed(whom, u.name, "resource", p.URI)
 }
 
 func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
