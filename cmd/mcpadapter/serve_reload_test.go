@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -240,5 +241,67 @@ func TestReloadPolicyWhileServersChange(t *testing.T) {
 	}
 	if p := gw.Policy(); !p.Allow(ctx, "alice", "alpha", "tool", "echo") || p.Allow(ctx, "alice", "alpha", "tool", "add") {
 		t.Error("a refused reload changed the policy")
+	}
+}
+
+// TestReloadPolicyWhenReloadEnds: a reload whose context ends while a
+// server it added is still coming up has taken the new servers, and the
+// new policy is the one in force (not the old one, which allows the new
+// server's tools).
+func TestReloadPolicyWhenReloadEnds(t *testing.T) {
+	alpha := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "alpha"}), testserver.Stateless())
+	release := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select { // never answers while the test runs
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(slow.Close)
+	t.Cleanup(func() { close(release) })
+	dir := t.TempDir()
+	t.Setenv("HOME", dir) // the config is the user's own: no trust question
+	cfg := filepath.Join(dir, "mcp.json")
+	pol := filepath.Join(dir, "policy.json")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`{"mcpServers": {"alpha": {"url": %q}}}`, alpha.URL)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old, err := policy.Parse([]byte(`{"rules":[{"principals":["alice"],"allow":["alpha/echo","slow/echo"]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	a := cmdline.New(nil, io.Discard, io.Discard, "mcpadapter")
+	start, err := a.ReloadConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, err := gateway.New(gateway.FromConfig(start), &gateway.Options{Policy: old})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gw.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer gw.Close()
+
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`{"mcpServers": {"alpha": {"url": %q}, "slow": {"url": %q}}}`, alpha.URL, slow.URL)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pol, []byte(`{"rules":[{"principals":["alice"],"allow":["alpha/echo"]}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	short, stop := context.WithTimeout(ctx, time.Second)
+	defer stop()
+	if err := reload(short, a, gw, reloadFiles{config: cfg, policy: pol}); err == nil {
+		t.Fatal("the reload returned before slow came up")
+	}
+	if !slices.ContainsFunc(gw.Servers(), func(s gateway.ServerStatus) bool { return s.Name == "slow" }) {
+		t.Fatal("the reload did not take the new servers")
+	}
+	p := gw.Policy()
+	if p.Allow(ctx, "alice", "slow", "tool", "echo") || !p.Allow(ctx, "alice", "alpha", "tool", "echo") {
+		t.Error("the reload took the new servers, and the policy in force is not the new one")
 	}
 }
