@@ -24,16 +24,21 @@ import (
 // with PrefixAuto the names are prefixed or not as they were at New, so
 // that adding a server does not rename the tools clients know. Reload
 // must be called after Start.
+//
+// An error that wraps ErrReloadRefused left the servers as they were; any
+// other (ctx ended before every new server came up or failed once) came
+// after the new servers were taken, and those not up keep coming up in
+// the background.
 func (g *Gateway) Reload(ctx context.Context, servers []Server) error {
 	g.reloadMu.Lock()
 	defer g.reloadMu.Unlock()
 	switch {
 	case !g.started.Load():
-		return errors.New("gateway: Reload before Start")
+		return &refusedError{errors.New("gateway: Reload before Start")}
 	case g.ctx.Err() != nil:
-		return errors.New("gateway: Reload after Close")
+		return &refusedError{errors.New("gateway: Reload after Close")}
 	case len(servers) == 0:
-		return errors.New("gateway: the new config is refused: it has no servers; the servers stay as they were")
+		return &refusedError{errors.New("gateway: the new config is refused: it has no servers; the servers stay as they were")}
 	}
 	// The new entries' secrets are blanked out from here on: building an
 	// entry may log them or fail naming them, refused or not.
@@ -69,7 +74,7 @@ func (g *Gateway) Reload(ctx context.Context, servers []Server) error {
 		for _, u := range started {
 			_ = u.close() // built, never connected
 		}
-		return g.red.err(fmt.Errorf("gateway: the new config is refused; the servers stay as they were: %w", errors.Join(errs...)))
+		return g.red.err(&refusedError{fmt.Errorf("gateway: the new config is refused; the servers stay as they were: %w", errors.Join(errs...))})
 	}
 	kept := make(map[*upstream]bool, len(next))
 	for _, u := range next {
@@ -91,6 +96,18 @@ func (g *Gateway) Reload(ctx context.Context, servers []Server) error {
 	}
 	return g.runAll(ctx, started)
 }
+
+// ErrReloadRefused is wrapped by the error of a Reload that left the
+// servers as they were.
+var ErrReloadRefused = errors.New("gateway: the reload is refused")
+
+// refusedError is the error of a Reload that changed nothing: its text is
+// err's, and it is ErrReloadRefused.
+type refusedError struct{ err error }
+
+func (e *refusedError) Error() string        { return e.err.Error() }
+func (e *refusedError) Unwrap() error        { return e.err }
+func (e *refusedError) Is(target error) bool { return target == ErrReloadRefused }
 
 // remove stops u, a server Reload took out: its supervisor ends, its items
 // leave the catalog, its connection (and process) is closed.

@@ -77,6 +77,9 @@ func reloadOnChange(ctx context.Context, a *cmdline.App, gw *gateway.Gateway, fi
 				seen, why = sum, "the file changed"
 			}
 			err := reload(ctx, a, gw, files)
+			if err != nil && ctx.Err() != nil {
+				return // serve is ending: the reload was cut short, not refused
+			}
 			mu.Lock()
 			if err != nil {
 				fmt.Fprintf(out, "mcpadapter serve: reloading %s (%s): refused, the servers and the policy stay as they were:\n", path, why)
@@ -121,12 +124,14 @@ func reload(ctx context.Context, a *cmdline.App, gw *gateway.Gateway, files relo
 	// never callable under the old one, nor one it keeps under the new.
 	old := gw.Policy()
 	gw.SetPolicy(bothPolicies{old, pol})
-	if err := gw.Reload(ctx, servers); err != nil {
+	err = gw.Reload(ctx, servers)
+	if errors.Is(err, gateway.ErrReloadRefused) {
 		gw.SetPolicy(old)
 		return err
 	}
+	// Taken (also when ctx ended while a new server was coming up).
 	gw.SetPolicy(pol)
-	return nil
+	return err
 }
 
 // bothPolicies allows what each of its policies allows (a nil one allows
