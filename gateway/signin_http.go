@@ -208,12 +208,23 @@ func (p *signInPages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // addressText matches what names a place inside the gateway's network in
-// an error: a URL, an IP address or a host with its port.
-var addressText = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"']*[^\s"':,.;)]|\[[0-9a-fA-F:.]+\](:[0-9]+)?|\b[0-9]{1,3}(\.[0-9]{1,3}){3}(:[0-9]+)?\b|\b[a-zA-Z0-9.-]+:[0-9]{2,5}\b`)
+// an error: a URL, an IP address (v4 or v6, bracketed or not, with its
+// port or not), a host with its port, a host name with a dot.
+var addressText = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"']*[^\s"':,.;)]` +
+	`|\[[0-9a-fA-F:.]+\](:[0-9]+)?` +
+	`|\b[0-9]{1,3}(\.[0-9]{1,3}){3}(:[0-9]+)?\b` +
+	`|\b[a-zA-Z0-9.-]+:[0-9]{2,5}\b` +
+	`|(\b[0-9a-fA-F]{1,4})?(:[0-9a-fA-F]{0,4}){1,7}:[0-9a-fA-F]{1,4}\b` +
+	`|\b([a-zA-Z0-9-]+\.)+[a-zA-Z][a-zA-Z0-9-]*\b`)
+
+// lookupText matches the host a DNS lookup in an error names, dotted or
+// not ("lookup redis on ...").
+var lookupText = regexp.MustCompile(`\blookup [^\s:,;()"']+`)
 
 // withoutAddresses is the text of an error shown to a browser: why, not
 // where (the token endpoint, the store); the log has the whole error.
 func withoutAddresses(text string) string {
+	text = lookupText.ReplaceAllString(text, "lookup (an address)")
 	return addressText.ReplaceAllString(text, "(an address)")
 }
 
