@@ -33,6 +33,8 @@ type upstream struct {
 	// web, if set, signs each principal in to the server through the
 	// gateway (signin.go).
 	web *mcpadapter.WebSignIn
+	// webURL is the server's URL its tokens are kept under (with web).
+	webURL string
 	// reauth is the base transport of such a server (credentials.go).
 	reauth *reauth
 	// taskSem caps tasks' calls in flight at half the server's cap on

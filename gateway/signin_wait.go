@@ -1,0 +1,241 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A handshake-era client that declared URL elicitation is asked to sign
+// in mid-call: the gateway sends it an elicitation/create in URL mode
+// (the start page's link and an elicitation ID) on the call's stream,
+// and once the user accepted waits for the sign-in to complete, here (the
+// callback wakes the call) or on another replica (the token store holds
+// a new token for the principal), then makes the call with the user's
+// token. The wait ends with the client's request (its cancellation or
+// timeout), with the server (removed by a reload, the gateway closed),
+// and at the link's expiry (SignInOptions.TTL, 10 minutes by default):
+// after that the link signs no one in. The client is told that the
+// sign-in completed with notifications/elicitation/complete, on the
+// call's stream.
+//
+// A -32042 question (a request that cannot ask mid-call: see
+// signInAnswer) is recorded too, with its session: when the sign-in of
+// its principal at its server completes on this replica, the session is
+// told, on its standalone stream. One that completes on another replica
+// tells no -32042 session here: the client makes its request again
+// when its user is back.
+
+// signInPoll is how often a call waiting for a sign-in reads the token
+// store (a sign-in completed on another replica).
+const signInPoll = 500 * time.Millisecond
+
+// maxSignInRounds is how many times one call asks its user to sign in
+// mid-call; a call whose server still wants a sign-in after that gets
+// the -32042 error.
+const maxSignInRounds = 2
+
+// maxSignInWaits caps the questions remembered for their notifications;
+// past it a question is asked but its session is not told when its
+// sign-in completes.
+const maxSignInWaits = 10000
+
+// signInWait is a sign-in question asked of a handshake-era session.
+type signInWait struct {
+	id, principal, server string
+	ss                    *mcp.ServerSession
+	expires               time.Time
+	// inCall: a call waits for it (and tells its client itself); done is
+	// closed when the sign-in completed on this replica.
+	inCall bool
+	done   chan struct{}
+}
+
+// signInWaits holds the questions asked, by elicitation ID.
+type signInWaits struct {
+	mu sync.Mutex
+	m  map[string]*signInWait
+}
+
+// add records w, and reports whether it could.
+func (s *signInWaits) add(w *signInWait) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = make(map[string]*signInWait)
+	}
+	if len(s.m) >= maxSignInWaits {
+		now := time.Now()
+		for id, o := range s.m {
+			if now.After(o.expires) {
+				delete(s.m, id)
+			}
+		}
+		if len(s.m) >= maxSignInWaits {
+			return false
+		}
+	}
+	s.m[w.id] = w
+	return true
+}
+
+// remove forgets w.
+func (s *signInWaits) remove(w *signInWait) {
+	s.mu.Lock()
+	if s.m[w.id] == w {
+		delete(s.m, w.id)
+	}
+	s.mu.Unlock()
+}
+
+// completed takes out the questions of principal at server, every one of
+// them: the sign-in answers them all. Those a call waits for are woken.
+func (s *signInWaits) completed(principal, server string) []*signInWait {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*signInWait
+	now := time.Now()
+	for id, w := range s.m {
+		switch {
+		case w.principal == principal && w.server == server:
+			delete(s.m, id)
+			if w.inCall {
+				close(w.done)
+			}
+			out = append(out, w)
+		case now.After(w.expires):
+			delete(s.m, id)
+		}
+	}
+	return out
+}
+
+// signInCompleted is called when principal completed a sign-in to server
+// on this replica: the calls waiting for it go on, and each session asked
+// with a -32042 error is told.
+func (g *Gateway) signInCompleted(principal, server string) {
+	ws := g.signins.completed(principal, server)
+	if len(ws) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(g.ctx, 5*time.Second)
+	defer cancel()
+	for _, w := range ws {
+		if w.inCall || w.ss == nil {
+			continue
+		}
+		if err := w.ss.NotifyElicitationComplete(ctx, &mcp.ElicitationCompleteParams{ElicitationID: w.id}); err != nil {
+			g.log.Debug("a session asked to sign in could not be told the sign-in completed", "server", server, "err", err)
+		}
+	}
+}
+
+// canAskSignInMidCall reports whether the client of o, making a tool
+// call, can be asked to sign in mid-call: a handshake-era session that
+// declared URL elicitation (its session takes the gateway's requests on
+// the call's stream).
+func (g *Gateway) canAskSignInMidCall(o *origin) bool {
+	if g.pages == nil || o == nil || o.modern || o.caps == nil || o.caps.Elicitation == nil || o.caps.Elicitation.URL == nil {
+		return false
+	}
+	_, ss := o.current()
+	return ss != nil
+}
+
+// signInMidCall asks the client of o, mid-call, to sign in to u (sr)
+// and waits for the sign-in (see the top of this file). It returns nil,
+// nil once the user signed in (the call is made again), a result when the
+// user declined or cancelled, errAskRefused when the client refused the
+// question itself, or an error.
+func (g *Gateway) signInMidCall(ctx context.Context, o *origin, u *upstream, sr *mcpadapter.SignInRequiredError) (*mcp.CallToolResult, error) {
+	before, err := u.web.TokenVersion(ctx, u.webURL, sr.Principal)
+	if err != nil {
+		g.log.Warn("the token store could not be read before a sign-in", "server", u.name, "principal", sr.Principal, "err", err)
+		return nil, &jsonrpc.Error{Code: CodeUpstreamAuth, Message: fmt.Sprintf("server %q: you must sign in there, and the gateway cannot read its token store now; try again later", u.name)}
+	}
+	link, id, err := g.pages.link(sr.Principal, u.name, sr.URL)
+	if err != nil {
+		g.log.Warn("no sign-in link for a principal", "server", u.name, "principal", sr.Principal, "err", err)
+		return nil, &jsonrpc.Error{Code: CodeUpstreamAuth, Message: fmt.Sprintf("server %q: you must sign in there, and the gateway could not make the link: %v", u.name, err)}
+	}
+	_, ss := o.current()
+	w := &signInWait{id: id, principal: sr.Principal, server: u.name, ss: ss, expires: time.Now().Add(g.pages.ttl),
+		inCall: true, done: make(chan struct{})}
+	g.signins.add(w)
+	defer g.signins.remove(w)
+	q := &mcp.ElicitParams{Mode: "url", URL: link, ElicitationID: id,
+		Message: fmt.Sprintf("Sign in to %s so that the gateway can use it for you; your call goes on once you have.", u.name)}
+	resp, err := o.ask(ctx, "elicitation", q)
+	if err != nil {
+		if ctx.Err() == nil {
+			// The client refused the request (a client that declared
+			// URL elicitation and takes no elicitation/create): it
+			// gets the -32042 error instead.
+			g.log.Debug("a client refused the question to sign in mid-call", "server", u.name, "err", err)
+			return nil, errAskRefused
+		}
+		return nil, fmt.Errorf("server %q: the question to sign in got no answer: %w", u.name, context.Cause(ctx))
+	}
+	r, _ := resp.(*mcp.ElicitResult)
+	if r == nil || r.Action != "accept" {
+		action := "no answer"
+		if r != nil {
+			action = r.Action
+		}
+		return signInRefused(u.name, action), nil
+	}
+	if err := g.awaitSignIn(ctx, u, w, before); err != nil {
+		return nil, err
+	}
+	rctx, cancel := o.reqCtx(ctx)
+	defer cancel()
+	if err := ss.NotifyElicitationComplete(rctx, &mcp.ElicitationCompleteParams{ElicitationID: id}); err != nil {
+		g.log.Debug("a session asked to sign in could not be told the sign-in completed", "server", u.name, "err", err)
+	}
+	return nil, nil
+}
+
+// errAskRefused: the client refused the mid-call question (signInMidCall).
+var errAskRefused = errors.New("the client refused the question to sign in")
+
+// awaitSignIn waits until w's sign-in completed: here (w.done), or
+// anywhere (the store holds a token for w's principal other than before).
+func (g *Gateway) awaitSignIn(ctx context.Context, u *upstream, w *signInWait, before string) error {
+	tick := time.NewTicker(signInPoll)
+	defer tick.Stop()
+	limit := time.NewTimer(time.Until(w.expires))
+	defer limit.Stop()
+	for {
+		v, err := u.web.TokenVersion(ctx, u.webURL, w.principal)
+		if err == nil && v != "" && v != before {
+			return nil
+		}
+		if err != nil {
+			g.log.Debug("the token store could not be read while waiting for a sign-in", "server", u.name, "err", err)
+		}
+		select {
+		case <-w.done:
+			return nil
+		case <-tick.C:
+		case <-limit.C:
+			return &jsonrpc.Error{Code: CodeUpstreamAuth, Message: fmt.Sprintf("server %q: the sign-in did not complete within %s (the link's lifetime); make the call again", u.name, g.pages.ttl)}
+		case <-u.ctx.Done():
+			return rpcError(&unavailableError{server: u.name, err: context.Cause(u.ctx)})
+		case <-ctx.Done():
+			return fmt.Errorf("server %q: the call ended while waiting for the sign-in: %w", u.name, context.Cause(ctx))
+		}
+	}
+}
+
+// signInRefused is the result of a call whose user did not sign in
+// (action: "decline", "cancel").
+func signInRefused(server, action string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
+		Text: fmt.Sprintf("The user did not sign in to %s (%s); the call was not made.", server, action)}}}
+}
