@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -154,23 +155,12 @@ func (g *Gateway) canAskSignInMidCall(o *origin) bool {
 // user declined or cancelled, errAskRefused when the client refused the
 // question itself, or an error.
 func (g *Gateway) signInMidCall(ctx context.Context, o *origin, u *upstream, sr *mcpadapter.SignInRequiredError) (*mcp.CallToolResult, error) {
-	before, err := u.web.TokenVersion(ctx, u.webURL, sr.Principal)
-	if err != nil {
-		g.log.Warn("the token store could not be read before a sign-in", "server", u.name, "principal", sr.Principal, "err", err)
-		return nil, &jsonrpc.Error{Code: CodeUpstreamAuth, Message: fmt.Sprintf("server %q: you must sign in there, and the gateway cannot read its token store now; try again later", u.name)}
-	}
-	link, id, err := g.pages.link(sr.Principal, u.name, sr.URL)
-	if err != nil {
-		g.log.Warn("no sign-in link for a principal", "server", u.name, "principal", sr.Principal, "err", err)
-		return nil, &jsonrpc.Error{Code: CodeUpstreamAuth, Message: fmt.Sprintf("server %q: you must sign in there, and the gateway could not make the link: %v", u.name, err)}
-	}
 	_, ss := o.current()
-	w := &signInWait{id: id, principal: sr.Principal, server: u.name, ss: ss, expires: time.Now().Add(g.pages.ttl),
-		inCall: true, done: make(chan struct{})}
-	g.signins.add(w)
+	w, q, before, err := g.signInQuestion(ctx, u, sr, ss, "your call goes on once you have")
+	if err != nil {
+		return nil, err
+	}
 	defer g.signins.remove(w)
-	q := &mcp.ElicitParams{Mode: "url", URL: link, ElicitationID: id,
-		Message: fmt.Sprintf("Sign in to %s so that the gateway can use it for you; your call goes on once you have.", u.name)}
 	resp, err := o.ask(ctx, "elicitation", q)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -182,23 +172,115 @@ func (g *Gateway) signInMidCall(ctx context.Context, o *origin, u *upstream, sr 
 		}
 		return nil, fmt.Errorf("server %q: the question to sign in got no answer: %w", u.name, context.Cause(ctx))
 	}
-	r, _ := resp.(*mcp.ElicitResult)
-	if r == nil || r.Action != "accept" {
-		action := "no answer"
-		if r != nil {
-			action = r.Action
-		}
-		return signInRefused(u.name, action), nil
+	if res := g.signInAccepted(u, resp); res != nil {
+		return res, nil
 	}
 	if err := g.awaitSignIn(ctx, u, w, before); err != nil {
 		return nil, err
 	}
 	rctx, cancel := o.reqCtx(ctx)
 	defer cancel()
-	if err := ss.NotifyElicitationComplete(rctx, &mcp.ElicitationCompleteParams{ElicitationID: id}); err != nil {
+	if err := ss.NotifyElicitationComplete(rctx, &mcp.ElicitationCompleteParams{ElicitationID: w.id}); err != nil {
 		g.log.Debug("a session asked to sign in could not be told the sign-in completed", "server", u.name, "err", err)
 	}
 	return nil, nil
+}
+
+// signInQuestion makes the URL question of a sign-in of sr's principal to
+// u, asked of ss (nil: of no session), and records it as waited for:
+// remove it when done. It returns the version of the principal's token
+// before the sign-in too (see awaitSignIn).
+func (g *Gateway) signInQuestion(ctx context.Context, u *upstream, sr *mcpadapter.SignInRequiredError, ss *mcp.ServerSession, then string) (*signInWait, *mcp.ElicitParams, string, error) {
+	before, err := u.web.TokenVersion(ctx, u.webURL, sr.Principal)
+	if err != nil {
+		g.log.Warn("the token store could not be read before a sign-in", "server", u.name, "principal", sr.Principal, "err", err)
+		return nil, nil, "", &jsonrpc.Error{Code: CodeUpstreamAuth, Message: fmt.Sprintf("server %q: you must sign in there, and the gateway cannot read its token store now; try again later", u.name)}
+	}
+	link, id, err := g.pages.link(sr.Principal, u.name, sr.URL)
+	if err != nil {
+		g.log.Warn("no sign-in link for a principal", "server", u.name, "principal", sr.Principal, "err", err)
+		return nil, nil, "", &jsonrpc.Error{Code: CodeUpstreamAuth, Message: fmt.Sprintf("server %q: you must sign in there, and the gateway could not make the link: %v", u.name, err)}
+	}
+	w := &signInWait{id: id, principal: sr.Principal, server: u.name, ss: ss, expires: time.Now().Add(g.pages.ttl),
+		inCall: true, done: make(chan struct{})}
+	g.signins.add(w)
+	q := &mcp.ElicitParams{Mode: "url", URL: link, ElicitationID: id,
+		Message: fmt.Sprintf("Sign in to %s so that the gateway can use it for you; %s.", u.name, then)}
+	return w, q, before, nil
+}
+
+// signInAccepted returns nil when resp, the answer to a sign-in question,
+// accepted it, else the result of the call its user did not sign in for.
+func (g *Gateway) signInAccepted(u *upstream, resp mcp.InputResponse) *mcp.CallToolResult {
+	r, _ := resp.(*mcp.ElicitResult)
+	if r != nil && r.Action == "accept" {
+		return nil
+	}
+	action := "no answer"
+	if r != nil {
+		action = r.Action
+	}
+	return signInRefused(u.name, action)
+}
+
+// signInTask asks the client of task t to sign in to u (sr): the task
+// goes input_required with the URL question, in its era's form (a
+// 2025-11-25 client gets it as an elicitation/create on its tasks/result,
+// a 2026-07-28 client in tasks/get's inputRequests), and once the user
+// accepted, waits for the sign-in as a call does, bounded by the task
+// (its cancellation) and the link's lifetime. It returns nil, nil once
+// the user signed in (the call is made), a result when the user did not.
+func (g *Gateway) signInTask(ctx context.Context, t *gwTask, u *upstream, sr *mcpadapter.SignInRequiredError) (*mcp.CallToolResult, error) {
+	w, q, before, err := g.signInQuestion(ctx, u, sr, nil, "the task goes on once you have")
+	if err != nil {
+		return nil, err
+	}
+	defer g.signins.remove(w)
+	actx, cancel := context.WithDeadline(ctx, w.expires)
+	defer cancel()
+	resp, err := t.ask(actx, q)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
+		return nil, &jsonrpc.Error{Code: CodeUpstreamAuth, Message: fmt.Sprintf("server %q: the question to sign in got no answer within %s (the link's lifetime)", u.name, g.pages.ttl)}
+	}
+	if res := g.signInAccepted(u, resp); res != nil {
+		return res, nil
+	}
+	if err := g.awaitSignIn(ctx, u, w, before); err != nil {
+		return nil, err
+	}
+	if ss := t.session; ss != nil && !t.ext {
+		nctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if err := ss.NotifyElicitationComplete(nctx, &mcp.ElicitationCompleteParams{ElicitationID: w.id}); err != nil {
+			g.log.Debug("a session asked to sign in could not be told the sign-in completed", "server", u.name, "err", err)
+		}
+	}
+	return nil, nil
+}
+
+// runTaskSignedIn is runTaskCall for task t (urlAsk: its client takes
+// URL-mode questions): when the principal must sign in to the server,
+// the task asks (signInTask) and then makes the call; a client that
+// takes no URL question gets the task failed with the sign-in's error
+// (CodeSignInRequired, the URL in its data).
+func (g *Gateway) runTaskSignedIn(ctx context.Context, t *gwTask, urlAsk bool, r toolRoute, args json.RawMessage, onTask func(mcpadapter.TaskHandle)) (*mcp.CallToolResult, error) {
+	for round := 1; ; round++ {
+		res, err := g.runTaskCall(ctx, r, args, mcpadapter.TaskPrefer, onTask)
+		var sn *signInNeeded
+		if !errors.As(err, &sn) {
+			return res, err
+		}
+		if !urlAsk || g.pages == nil || round > maxSignInRounds {
+			_, err := g.signInAnswer(nil, r.u, sn.sr, false)
+			return nil, err
+		}
+		if res, err := g.signInTask(ctx, t, r.u, sn.sr); res != nil || err != nil {
+			return res, err
+		}
+	}
 }
 
 // errAskRefused: the client refused the mid-call question (signInMidCall).
