@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/gateway"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -338,4 +341,38 @@ func ctxFor(t *testing.T, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// TestSignInPrompt: a prompt of a sign-in server, for a principal with no
+// token, gets the question too (not a refused connection): -32042 for a
+// client that declared URL elicitation, whose session is told when the
+// sign-in completes, after which the prompt comes with the user's own
+// token; -32017 with the URL in its data for any other client.
+func TestSignInPrompt(t *testing.T) {
+	e := startSignIn(t)
+	ctx := ctxFor(t, 60*time.Second)
+	carol := e.urlClient(t, ctx, e.token(t, "carol"), nil)
+	_, err := carol.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "up_whoami"})
+	link, id := signInURLError(t, err)
+	newBrowser(t, "carol").signIn(t, link)
+	select {
+	case got := <-carol.notified:
+		if got != id {
+			t.Fatalf("carol was told the end of %q, asked %q", got, id)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("carol's session was not told that her sign-in completed")
+	}
+	res, err := carol.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "up_whoami"})
+	if err != nil || len(res.Messages) != 1 {
+		t.Fatalf("carol's prompt after signing in: %v", err)
+	}
+	if u := e.userOfUp(t, res.Messages[0].Content.(*mcp.TextContent).Text); u != "carol" {
+		t.Fatalf("carol's prompt went with %q's token", u)
+	}
+	_, err = e.sdkClient(t, ctx, e.token(t, "dave"), false).GetPrompt(ctx, &mcp.GetPromptParams{Name: "up_whoami"})
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) || we.Code != gateway.CodeSignInRequired || !strings.Contains(string(we.Data), e.base+"/oauth/start?t=") {
+		t.Fatalf("a client without URL elicitation: want CodeSignInRequired with the URL, got %v", err)
+	}
 }

@@ -392,6 +392,11 @@ func (u *upstream) do(ctx context.Context, o *origin, idempotent bool, fn func(c
 	var prev *mcp.ClientSession
 	for attempt := 0; ; attempt++ {
 		cs, err := u.session(ctx, prev)
+		if sr := signInOf(err); sr != nil && u.web != nil {
+			// The principal's own connection needs its sign-in.
+			_, err = u.g.signInAnswer(o, u, sr, false)
+			return err
+		}
 		if err != nil {
 			return &unavailableError{server: u.name, err: err}
 		}
