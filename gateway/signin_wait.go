@@ -42,10 +42,15 @@ const signInPoll = 500 * time.Millisecond
 // the -32042 error.
 const maxSignInRounds = 2
 
-// maxSignInWaits caps the questions remembered for their notifications;
-// past it a question is asked but its session is not told when its
-// sign-in completes.
-const maxSignInWaits = 10000
+// maxSignInWaits caps the questions remembered for their notifications,
+// and maxSignInWaitsPerPrincipal those of one principal (one principal's
+// flood of questions takes no room of the others'); past either a
+// question is asked but its session is not told when its sign-in
+// completes (a call waiting for it learns it from the store).
+const (
+	maxSignInWaits             = 10000
+	maxSignInWaitsPerPrincipal = 32
+)
 
 // signInWait is a sign-in question asked of a handshake-era session.
 type signInWait struct {
@@ -60,8 +65,9 @@ type signInWait struct {
 
 // signInWaits holds the questions asked, by elicitation ID.
 type signInWaits struct {
-	mu sync.Mutex
-	m  map[string]*signInWait
+	mu  sync.Mutex
+	m   map[string]*signInWait
+	per map[string]int // how many of m are each principal's
 }
 
 // add records w, and reports whether it could.
@@ -69,29 +75,39 @@ func (s *signInWaits) add(w *signInWait) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.m == nil {
-		s.m = make(map[string]*signInWait)
+		s.m, s.per = make(map[string]*signInWait), make(map[string]int)
 	}
-	if len(s.m) >= maxSignInWaits {
+	if len(s.m) >= maxSignInWaits || s.per[w.principal] >= maxSignInWaitsPerPrincipal {
 		now := time.Now()
-		for id, o := range s.m {
+		for _, o := range s.m {
 			if now.After(o.expires) {
-				delete(s.m, id)
+				s.dropLocked(o)
 			}
 		}
-		if len(s.m) >= maxSignInWaits {
+		if len(s.m) >= maxSignInWaits || s.per[w.principal] >= maxSignInWaitsPerPrincipal {
 			return false
 		}
 	}
 	s.m[w.id] = w
+	s.per[w.principal]++
 	return true
+}
+
+// dropLocked forgets w; s.mu is held.
+func (s *signInWaits) dropLocked(w *signInWait) {
+	if s.m[w.id] != w {
+		return
+	}
+	delete(s.m, w.id)
+	if s.per[w.principal]--; s.per[w.principal] <= 0 {
+		delete(s.per, w.principal)
+	}
 }
 
 // remove forgets w.
 func (s *signInWaits) remove(w *signInWait) {
 	s.mu.Lock()
-	if s.m[w.id] == w {
-		delete(s.m, w.id)
-	}
+	s.dropLocked(w)
 	s.mu.Unlock()
 }
 
@@ -102,16 +118,16 @@ func (s *signInWaits) completed(principal, server string) []*signInWait {
 	defer s.mu.Unlock()
 	var out []*signInWait
 	now := time.Now()
-	for id, w := range s.m {
+	for _, w := range s.m {
 		switch {
 		case w.principal == principal && w.server == server:
-			delete(s.m, id)
+			s.dropLocked(w)
 			if w.inCall {
 				close(w.done)
 			}
 			out = append(out, w)
 		case now.After(w.expires):
-			delete(s.m, id)
+			s.dropLocked(w)
 		}
 	}
 	return out
