@@ -224,7 +224,7 @@ func (g *Gateway) signInAnswer(o *origin, u *upstream, sr *mcpadapter.SignInRequ
 	case urlOK && o.modern && call:
 		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{mcpadapter.SignInKey: q}, RequestState: statePrefix + signInState}, nil
 	case urlOK:
-		if _, ss := o.current(); ss != nil {
+		if _, ss := o.current(); ss != nil && !o.modern {
 			// Told when the sign-in completes here (signInCompleted).
 			g.signins.add(&signInWait{id: id, principal: sr.Principal, server: u.name, ss: ss, expires: time.Now().Add(g.pages.ttl)})
 		}
