@@ -112,8 +112,9 @@ const urlCaps0728 = `"_meta":{"` + mcp.MetaKeyClientCapabilities + `":{"elicitat
 // elicitation/create in URL mode), a 2026-07-28 client finds the
 // question in tasks/get's inputRequests and answers with tasks/update.
 // Once the user signed in, the task runs, once, with the user's token. A
-// declined question ends the task with an error result; a client that
-// takes no URL question gets the task failed with CodeSignInRequired.
+// declined question ends the task with an error result, a task
+// cancelled while it asks ends without a call; a client that takes no
+// URL question gets the task failed with CodeSignInRequired.
 func TestSignInTask(t *testing.T) {
 	e := startSignInTasks(t)
 	t.Run(v1125, func(t *testing.T) {
@@ -181,6 +182,16 @@ func TestSignInTask(t *testing.T) {
 		})
 		if m.Error != nil || !strings.Contains(string(res), "did not sign in to up (decline)") || e.calls("carol") != 0 {
 			t.Fatalf("carol declined: %s %+v", res, m.Error)
+		}
+	})
+	t.Run("cancelled while asking", func(t *testing.T) {
+		c := newRawRPC(t, e.url, v1125, "erin", `{"elicitation":{"url":{}}}`)
+		id := c.startTask("up_whoami", `{}`)
+		c.waitStatus(id, "input_required")
+		c.call("tasks/cancel", `{"taskId":"`+id+`"}`)
+		c.waitStatus(id, "cancelled")
+		if e.calls("erin") != 0 {
+			t.Fatal("erin's cancelled task reached the server")
 		}
 	})
 	t.Run("no url elicitation", func(t *testing.T) {
