@@ -62,6 +62,9 @@ type Gateway struct {
 	exchanges atomic.Bool
 	// pages are the sign-in pages (Options.SignIn); nil: none.
 	pages *signInPages
+	// signins are the sign-in questions asked of handshake-era sessions
+	// (signin_wait.go).
+	signins signInWaits
 
 	started atomic.Bool
 	closed  sync.Once

@@ -339,7 +339,7 @@ func (s *taskStore) trim(principal string, max int) {
 // audit record. ctx is the context of the client's request that makes the
 // task: with Options.Telemetry, the task's run is an operation of its own
 // ("tasks/run") in the request's trace.
-func (s *taskStore) start(ctx context.Context, principal string, ss *mcp.ServerSession, r toolRoute, args json.RawMessage, ext bool, ttl time.Duration, audit *auditCall) (*gwTask, error) {
+func (s *taskStore) start(ctx context.Context, principal string, ss *mcp.ServerSession, r toolRoute, args json.RawMessage, ext bool, ttl time.Duration, audit *auditCall, urlAsk bool) (*gwTask, error) {
 	observe := s.g.taskRun(ctx, principal, ss, r)
 	if ttl <= 0 || ttl > s.opts.ttl() {
 		ttl = s.opts.ttl()
@@ -400,7 +400,7 @@ func (s *taskStore) start(ctx context.Context, principal string, ss *mcp.ServerS
 		}
 		free, err := acquire(ctx, r.u.taskSem)
 		if err == nil {
-			res, err = s.g.runTaskCall(ctx, r, args, mcpadapter.TaskPrefer, func(h mcpadapter.TaskHandle) {
+			res, err = s.g.runTaskSignedIn(ctx, t, urlAsk, r, args, func(h mcpadapter.TaskHandle) {
 				t.setRemote(h)
 				if s.sh != nil {
 					_ = s.sh.sync(ctx, t) // runBeats writes it again if this fails
