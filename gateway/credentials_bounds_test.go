@@ -147,7 +147,7 @@ func TestIDJAGHangingOrGarbage(t *testing.T) {
 	plain := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return whoami() }, nil))
 	t.Cleanup(plain.Close)
 	issuers := map[string]string{} // server -> the issuer that misbehaves
-	e := startIDJAG(t, func(e *idjagEnv) []gateway.Server {
+	e := startIDJAG(t, 0, func(e *idjagEnv) []gateway.Server {
 		fwd := e.as.URL + "/token" // the gateway's own token, for its listings
 		var out []gateway.Server
 		for _, c := range []struct {

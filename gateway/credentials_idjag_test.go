@@ -30,11 +30,13 @@ type idjagEnv struct {
 	up  *testauth.Server
 }
 
-func startIDJAG(t *testing.T, extra func(*idjagEnv) []gateway.Server) *idjagEnv {
+// startIDJAG starts an idjagEnv, the tokens of up living for ttl (0: an
+// hour), with the servers of extra, if not nil, besides crm.
+func startIDJAG(t *testing.T, ttl time.Duration, extra func(*idjagEnv) []gateway.Server) *idjagEnv {
 	t.Helper()
 	e := &idjagEnv{idp: testauth.StartIdP(t, "unused")}
 	e.up = testauth.Start(t, testauth.Options{MCP: whoami(), ClientID: crmClient, ClientSecret: crmSecret, NoRegistration: true, NoPKCE: true,
-		AssertionKey: e.idp.PublicKey()})
+		AssertionKey: e.idp.PublicKey(), TokenTTL: ttl})
 	e.xchgEnv = startXchg(t, nil, func(x *xchgEnv) []gateway.Server {
 		e.idp.AcceptAccessTokens(x.as)
 		e.xchgEnv = x
@@ -55,10 +57,11 @@ func startIDJAG(t *testing.T, extra func(*idjagEnv) []gateway.Server) *idjagEnv 
 // token its authorization server issued for the principal's own subject,
 // by an ID-JAG the identity provider issued for the principal's token
 // (subject_token_type access_token) naming that authorization server and
-// the server; one flow per principal while its token is valid. The
+// the server; one flow per principal while its token is valid, however
+// many of its calls ask at once. The
 // clients' tokens go to the identity provider only; no secret is logged.
 func TestIDJAGPerPrincipal(t *testing.T) {
-	e := startIDJAG(t, nil)
+	e := startIDJAG(t, 0, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	alice, bob := e.token(t, "alice"), e.token(t, "bob")
@@ -123,6 +126,24 @@ func TestIDJAGPerPrincipal(t *testing.T) {
 			}
 		}
 	}
+	// Five calls of a third principal at once: one flow.
+	carol := e.sdkClient(t, ctx, e.token(t, "carol"))
+	before := e.idp.Exchanges()
+	errc := make(chan error, 5)
+	for range 5 {
+		go func() {
+			_, err := carol.CallTool(ctx, &mcp.CallToolParams{Name: "crm_whoami", Arguments: map[string]any{}})
+			errc <- err
+		}()
+	}
+	for range 5 {
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := e.idp.Exchanges() - before; n != 1 {
+		t.Errorf("%d ID-JAGs for 5 calls of one principal at once, want 1", n)
+	}
 	for _, s := range []string{alice, bob, idpSecret, crmSecret} {
 		if strings.Contains(e.logs.String(), s) {
 			t.Errorf("a secret is in the gateway's logs")
@@ -136,7 +157,7 @@ func TestIDJAGPerPrincipal(t *testing.T) {
 // authorization server gets no grant and the server no request for the
 // principal; when the identity provider issues right again, the call goes.
 func TestIDJAGForAnother(t *testing.T) {
-	e := startIDJAG(t, nil)
+	e := startIDJAG(t, 0, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	alice := e.token(t, "alice")
@@ -172,7 +193,7 @@ func TestIDJAGForAnother(t *testing.T) {
 // principal CodeUpstreamAuth naming the server, that authorization server
 // and the OAuth error, quoting no token or secret.
 func TestIDJAGRefused(t *testing.T) {
-	e := startIDJAG(t, nil)
+	e := startIDJAG(t, 0, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	e.idp.SetClaims(map[string]any{"exp": time.Now().Add(-time.Hour).Unix()}) // the AS refuses it (expired)
@@ -188,5 +209,40 @@ func TestIDJAGRefused(t *testing.T) {
 		if strings.Contains(e.logs.String(), s) {
 			t.Errorf("the logs quote a token or secret")
 		}
+	}
+}
+
+// TestIDJAGRenewed: the principal's token is used until shortly before it
+// expires, then made again by a new ID-JAG; one the server answers 401 to
+// (revoked before it expires) is forgotten and made again, the call going
+// on with the new one.
+func TestIDJAGRenewed(t *testing.T) {
+	e := startIDJAG(t, 31*time.Second, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs := e.sdkClient(t, ctx, e.token(t, "alice"))
+	var seen []string
+	for i := range 4 {
+		switch i {
+		case 2:
+			e.up.RevokeUser("alice")
+		case 3:
+			time.Sleep(1200 * time.Millisecond) // past the expiry, less the margin
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "crm_whoami", Arguments: map[string]any{}})
+		if err != nil || res.IsError {
+			t.Fatalf("call %d: %v %v", i, err, res)
+		}
+		authz := res.Content[0].(*mcp.TextContent).Text
+		if u := mustUserAt(t, e.up, authz); u != "alice" {
+			t.Errorf("call %d reached the server as %q", i, u)
+		}
+		seen = append(seen, authz)
+	}
+	if seen[0] != seen[1] || seen[1] == seen[2] || seen[2] == seen[3] {
+		t.Errorf("tokens %q: want the first reused, then a new one after the 401, then after the expiry", seen)
+	}
+	if n, m := e.idp.Exchanges(), e.up.Counts().JWTBearer; n != 3 || m != 3 {
+		t.Errorf("%d ID-JAGs and %d JWT bearer grants, want 3 and 3", n, m)
 	}
 }
