@@ -39,8 +39,36 @@ type TokenExchange struct {
 	Resource string
 	// Scopes are asked for, if any.
 	Scopes []string
-	// HTTPClient sends the requests to Issuer; nil means a plain client.
+	// HTTPClient sends the requests to Issuer (and to IDJAG's
+	// authorization server); nil means a plain client.
 	HTTPClient *http.Client
+	// IDJAG, if set, makes the exchange enterprise-managed authorization's
+	// (the ID-JAG flow EnterpriseAuth speaks, for a service): Issuer is
+	// then the identity provider, which exchanges the subject token for an
+	// identity assertion JWT authorization grant (ID-JAG) naming
+	// IDJAG.AuthorizationServer and Resource, and the ID-JAG, once checked
+	// to be for them, is presented there in a JWT bearer grant (RFC 7523)
+	// for the token. Audience must then be empty (the ID-JAG's audience is
+	// the authorization server).
+	IDJAG *IDJAGExchange
+}
+
+// IDJAGExchange is the second half of a TokenExchange's ID-JAG flow: the
+// MCP server's authorization server, and the service's client there.
+type IDJAGExchange struct {
+	// AuthorizationServer is the MCP server's authorization server (its
+	// issuer identifier, an https URL; http only on a loopback host),
+	// which trusts the identity provider: the only one the ID-JAG and
+	// ClientSecret are sent to. An MCP server whose protected resource
+	// metadata (RFC 9728) names another is refused before anything is
+	// sent. Required.
+	AuthorizationServer string
+	// ClientID and ClientSecret authenticate the service at
+	// AuthorizationServer (HTTP Basic; without a secret, client_id in the
+	// form). An empty ClientID means TokenExchange.ClientID; the secret
+	// has no default (TokenExchange.ClientSecret is the identity
+	// provider's and goes to no other).
+	ClientID, ClientSecret string
 }
 
 // TokenExchanger makes the exchanges of a TokenExchange. It is safe for
@@ -52,6 +80,7 @@ type TokenExchanger struct {
 
 	mu   sync.Mutex
 	meta *oauthex.AuthServerMeta
+	idj  idjagState // the ID-JAG flow's (exchange_idjag.go)
 }
 
 // NewTokenExchanger returns the exchanger of cfg, or an error naming the
@@ -69,12 +98,22 @@ func NewTokenExchanger(cfg *TokenExchange) (*TokenExchanger, error) {
 	case cfg.Resource == "":
 		return nil, errors.New("mcpadapter: NewTokenExchanger: TokenExchange.Resource is empty: name the MCP server's URL")
 	}
+	if err := checkIDJAGExchange(cfg); err != nil {
+		return nil, fmt.Errorf("mcpadapter: NewTokenExchanger: %w", err)
+	}
 	hc := cfg.HTTPClient
 	if hc == nil {
 		hc = &http.Client{}
 	}
 	c := *cfg
 	c.Scopes = append([]string(nil), cfg.Scopes...)
+	if cfg.IDJAG != nil {
+		j := *cfg.IDJAG
+		if j.ClientID == "" {
+			j.ClientID = cfg.ClientID
+		}
+		c.IDJAG = &j
+	}
 	return &TokenExchanger{cfg: c, hc: oauthflow.NoPostRedirects(hc)}, nil
 }
 
@@ -101,6 +140,9 @@ func (e *ExchangeError) Unwrap() error { return e.Err }
 // for a token for Resource, and returns it (with its expiry, when Issuer
 // says). A refusal is an *ExchangeError.
 func (x *TokenExchanger) Exchange(ctx context.Context, subjectToken string) (*oauth2.Token, error) {
+	if x.cfg.IDJAG != nil {
+		return x.exchangeIDJAG(ctx, subjectToken)
+	}
 	t, err := x.target(ctx)
 	if err != nil {
 		return nil, err
@@ -110,7 +152,7 @@ func (x *TokenExchanger) Exchange(ctx context.Context, subjectToken string) (*oa
 		RequestedTokenType: oauthflow.TokenTypeAccessToken, Audience: x.cfg.Audience,
 	}, x.clientAuth())
 	if err != nil {
-		return nil, x.fail(err)
+		return nil, fail(x.cfg.Issuer, err)
 	}
 	if err := checkIssuedToken(tok.AccessToken); err != nil {
 		return nil, &ExchangeError{Issuer: x.cfg.Issuer, Err: err}
@@ -144,20 +186,32 @@ func checkIssuedToken(tok string) error {
 
 // ClientToken returns a token for the service itself (the client
 // credentials grant) for Resource: what a gateway lists a server with,
-// for no user. A refusal is an *ExchangeError.
+// for no user. The grant is made at Issuer, or with IDJAG at its
+// authorization server. A refusal is an *ExchangeError.
 func (x *TokenExchanger) ClientToken(ctx context.Context) (*oauth2.Token, error) {
-	t, err := x.target(ctx)
+	issuer, ca, t, err := x.clientTarget(ctx)
 	if err != nil {
 		return nil, err
 	}
-	tok, err := oauthflow.ClientCredentialsGrant(x.clientAuth())(ctx, x.hc, t)
+	tok, err := oauthflow.ClientCredentialsGrant(ca)(ctx, x.hc, t)
 	if err != nil {
-		return nil, x.fail(err)
+		return nil, fail(issuer, err)
 	}
 	if err := checkIssuedToken(tok.AccessToken); err != nil {
-		return nil, &ExchangeError{Issuer: x.cfg.Issuer, Err: err}
+		return nil, &ExchangeError{Issuer: issuer, Err: err}
 	}
 	return tok, nil
+}
+
+// clientTarget returns where ClientToken asks: the issuer, the service's
+// client there, and the target.
+func (x *TokenExchanger) clientTarget(ctx context.Context) (string, oauthflow.ClientAuth, oauthflow.Target, error) {
+	if j := x.cfg.IDJAG; j != nil {
+		t, err := x.authServerTarget(ctx)
+		return j.AuthorizationServer, x.asClientAuth(), t, err
+	}
+	t, err := x.target(ctx)
+	return x.cfg.Issuer, x.clientAuth(), t, err
 }
 
 func (x *TokenExchanger) clientAuth() oauthflow.ClientAuth {
@@ -167,27 +221,38 @@ func (x *TokenExchanger) clientAuth() oauthflow.ClientAuth {
 // target returns the exchanges' target: Issuer's metadata, Resource and
 // Scopes.
 func (x *TokenExchanger) target(ctx context.Context) (oauthflow.Target, error) {
-	x.mu.Lock()
-	meta := x.meta
-	x.mu.Unlock()
-	if meta == nil {
-		m, err := oauthflow.FetchServerMetadata(ctx, x.hc, x.cfg.Issuer)
-		switch {
-		case err != nil:
-			return oauthflow.Target{}, &ExchangeError{Issuer: x.cfg.Issuer, Err: fmt.Errorf("its metadata: %w", err)}
-		case m == nil || m.TokenEndpoint == "":
-			return oauthflow.Target{}, &ExchangeError{Issuer: x.cfg.Issuer, Err: errors.New("its metadata names no token endpoint")}
-		}
-		x.mu.Lock()
-		x.meta, meta = m, m
-		x.mu.Unlock()
+	meta, err := x.metadata(ctx, x.cfg.Issuer, &x.meta)
+	if err != nil {
+		return oauthflow.Target{}, err
 	}
 	return oauthflow.Target{AS: meta, Resource: x.cfg.Resource, Scopes: x.cfg.Scopes}, nil
 }
 
-// fail wraps err, an exchange's or grant's failure.
-func (x *TokenExchanger) fail(err error) error {
-	e := &ExchangeError{Issuer: x.cfg.Issuer, Err: err}
+// metadata returns the metadata of issuer, kept in *kept (under x.mu)
+// once fetched.
+func (x *TokenExchanger) metadata(ctx context.Context, issuer string, kept **oauthex.AuthServerMeta) (*oauthex.AuthServerMeta, error) {
+	x.mu.Lock()
+	meta := *kept
+	x.mu.Unlock()
+	if meta != nil {
+		return meta, nil
+	}
+	m, err := oauthflow.FetchServerMetadata(ctx, x.hc, issuer)
+	switch {
+	case err != nil:
+		return nil, &ExchangeError{Issuer: issuer, Err: fmt.Errorf("its metadata: %w", err)}
+	case m == nil || m.TokenEndpoint == "":
+		return nil, &ExchangeError{Issuer: issuer, Err: errors.New("its metadata names no token endpoint")}
+	}
+	x.mu.Lock()
+	*kept = m
+	x.mu.Unlock()
+	return m, nil
+}
+
+// fail wraps err, an exchange's or grant's failure at issuer.
+func fail(issuer string, err error) error {
+	e := &ExchangeError{Issuer: issuer, Err: err}
 	var te *oauthflow.TokenError
 	if errors.As(err, &te) {
 		e.Code = te.Code
