@@ -1,0 +1,105 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter/internal/testserver"
+)
+
+// TestSharedTasksHandover: replica A shuts down (Shutdown, a grace period
+// of 3 s) while it runs three tasks of a client's: a server's own task of
+// 80 steps, a call the gateway runs itself that takes 1.5 s, and one that
+// takes 20 s. A's Shutdown lets the short call finish, and replica B
+// answers its result; the long one is cancelled at the server when the
+// grace period ends, and B answers it failed with CodeCallInterrupted,
+// saying to repeat it; the server ran each call once. The server's own
+// task is not cancelled at the server: A's record of it is handed over,
+// and B follows it to its result. With each client era, and a server of
+// each era.
+func TestSharedTasksHandover(t *testing.T) {
+	for _, v := range []string{v1125, v0728} {
+		t.Run(v, func(t *testing.T) {
+			b := startTaskBackends(t)
+			shared := &MemoryTaskStore{}
+			sessions := &MemorySessionStore{}
+			ga, urlA := taskGateway(t, b, &Options{Tasks: &TaskOptions{Store: shared}, Sessions: &SessionOptions{Store: sessions}})
+			_, urlB := taskGateway(t, b, &Options{Tasks: &TaskOptions{Store: shared}, Sessions: &SessionOptions{Store: sessions}})
+			c := newRawRPC(t, urlA, v, "alice", `{}`)
+			server, tool := b.ext, "ext_work"
+			if v == v1125 {
+				server, tool = b.core, "core_work"
+			}
+			short := c.startTask("plain_slow", `{"ms":1500}`)
+			long := c.startTask("plain_slow", `{"ms":20000}`)
+			own := c.startTask(tool, `{"steps":80,"stepMs":50}`)
+			if err := b.plain.Wait(testCtx(t, 10*time.Second), func(s *testserver.State) bool { return s.Calls("slow") == 2 }); err != nil {
+				t.Fatal("the server's calls never started")
+			}
+			waitHandle(t, ga, own)
+			sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			defer cancel()
+			began := time.Now()
+			_ = ga.Shutdown(sctx) // the long call outlives the grace period: an error
+			t.Logf("A's Shutdown took %v", time.Since(began).Round(time.Millisecond))
+			rec, err := shared.LoadTask(context.Background(), taskRecKey(own))
+			if err != nil || !strings.Contains(string(rec), `"replica":""`) {
+				t.Fatalf("the server's task's record after A closed is not handed over: %s %v", rec, err)
+			}
+			c.url = urlB
+			if v == v0728 {
+				got := c.call("tasks/get", `{"taskId":"`+short+`"}`)
+				if got["status"] != "completed" || !strings.Contains(fmt.Sprint(got["result"]), "slept") {
+					t.Fatalf("the short call on B: %v", got)
+				}
+				got = c.call("tasks/get", `{"taskId":"`+long+`"}`)
+				if e := fmt.Sprint(got["error"]); got["status"] != "failed" || !strings.Contains(e, fmt.Sprint(CodeCallInterrupted)) || !strings.Contains(e, "repeat the call") {
+					t.Fatalf("the long call on B: %v", got)
+				}
+			} else {
+				if got := c.call("tasks/result", `{"taskId":"`+short+`"}`); !strings.Contains(fmt.Sprint(got["content"]), "slept") {
+					t.Fatalf("the short call's result on B: %v", got)
+				}
+				if e := c.callErr("tasks/result", `{"taskId":"`+long+`"}`); !strings.Contains(e, fmt.Sprint(CodeCallInterrupted)) || !strings.Contains(e, "repeat the call") {
+					t.Fatalf("the long call's tasks/result on B: %q", e)
+				}
+			}
+			var result map[string]any
+			if v == v0728 {
+				result, _ = c.waitStatus(own, "completed")["result"].(map[string]any)
+			} else {
+				result = c.call("tasks/result", `{"taskId":"`+own+`"}`)
+			}
+			if !strings.Contains(fmt.Sprint(result["content"]), "done: 80 steps") {
+				t.Fatalf("the server's task's result on B: %v", result)
+			}
+			if n := server.Cancels(); n != 0 {
+				t.Fatalf("the server's task was cancelled %d times at the server", n)
+			}
+			if n, k := b.plain.Calls("slow"), b.plain.Cancellations(); n != 2 || k != 1 {
+				t.Fatalf("the server ran the calls %d times (want 2), %d cancelled (want 1)", n, k)
+			}
+		})
+	}
+}
+
+// waitHandle waits until task id's record holds the server's task id.
+func waitHandle(t *testing.T, g *Gateway, id string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		rec, err := g.tasks.sh.loadTask(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec != nil && rec.Handle != nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the server's task id never reached the store")
+		}
+	}
+}
+
