@@ -117,6 +117,7 @@ type gwTask struct {
 	expires time.Time     // zero while it runs
 	wake    chan struct{} // closed and replaced on every change
 	unsaved bool          // its end is not in the task store yet: runBeats writes it (TaskOptions.Store)
+	handed  bool          // a server's own task handed over to the other replicas by close: its record is theirs
 }
 
 // taskQuestion is a question of the server's task for the client.
@@ -254,8 +255,11 @@ type taskStore struct {
 	opts *TaskOptions
 	sh   *sharedTasks   // TaskOptions.Store; nil: none
 	wg   sync.WaitGroup // the background calls, and runBeats
-	quit chan struct{}  // closed by close: runBeats ends
+	quit chan struct{}  // closed by wait: runBeats ends
 	beat sync.Once
+	// handed are the servers' own tasks close handed over to the other
+	// replicas (TaskOptions.Store); wait ends their calls here.
+	handed []*gwTask
 
 	mu     sync.Mutex
 	closed bool
@@ -373,7 +377,13 @@ func (s *taskStore) start(ctx context.Context, principal string, ss *mcp.ServerS
 	s.tasks[t.id] = t
 	s.count[principal]++
 	t.counted = true
-	tctx, cancel := context.WithCancelCause(s.g.ctx)
+	parent := s.g.ctx
+	if s.sh != nil {
+		// The gateway's end does not end the call: close hands it over
+		// or stops it (tasks_handover.go).
+		parent = context.WithoutCancel(parent)
+	}
+	tctx, cancel := context.WithCancelCause(parent)
 	t.cancel = cancel
 	s.wg.Add(1)
 	s.mu.Unlock()
@@ -410,6 +420,14 @@ func (s *taskStore) start(ctx context.Context, principal string, ss *mcp.ServerS
 		}
 		if err != nil && context.Cause(ctx) != nil && errors.Is(context.Cause(ctx), errTaskCancelled) {
 			err = errTaskCancelled
+		}
+		if t.handedOver() {
+			// Another replica follows the server's task and writes its end.
+			audit.end(ctx, nil, errTaskHandedOver)
+			return
+		}
+		if err != nil && errors.Is(context.Cause(ctx), errTaskStopped) {
+			err = errTaskLost(t.id)
 		}
 		t.finish(res, err, ttl)
 		if s.sh != nil {
@@ -538,21 +556,4 @@ func (s *taskStore) fetched(ctx context.Context, t *gwTask) {
 	s.mu.Lock()
 	s.uncount(t)
 	s.mu.Unlock()
-}
-
-// close ends every task's background call and waits for them.
-func (s *taskStore) close() {
-	s.mu.Lock()
-	s.closed = true
-	for _, t := range s.tasks {
-		t.cancel(errClosed)
-	}
-	close(s.quit)
-	s.mu.Unlock()
-	s.wg.Wait()
-	if s.sh != nil {
-		if err := s.sh.stop(context.Background()); err != nil {
-			s.g.log.Warn("the task store failed: this replica's liveness record was not deleted", "err", err)
-		}
-	}
 }
