@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -103,3 +104,79 @@ func waitHandle(t *testing.T, g *Gateway, id string) {
 	}
 }
 
+// TestSharedTasksQuestionOfStoppedReplica: a server's own task waits for
+// the client's answer to its question (elicitation) when replica A, which
+// put the question to the client, stops: it is killed, or it shuts down.
+// Replica B refuses an answer to A's question with an error that says so
+// (it is never handed to another question), puts the server's question
+// to the client again under a key of its own, and relays the client's
+// answer to the server; the task completes with it, the server ran it
+// once and saw no cancel. With each client era.
+func TestSharedTasksQuestionOfStoppedReplica(t *testing.T) {
+	for _, v := range []string{v1125, v0728} {
+		for _, how := range []string{"killed", "shut down"} {
+			t.Run(v+"/"+how, func(t *testing.T) {
+				b := startTaskBackends(t)
+				shared := &MemoryTaskStore{}
+				sessions := &MemorySessionStore{}
+				dying := &dyingStore{TaskStore: shared}
+				ga, urlA := taskGateway(t, b, &Options{Tasks: &TaskOptions{Store: dying}, Sessions: &SessionOptions{Store: sessions}})
+				_, urlB := taskGateway(t, b, &Options{Tasks: &TaskOptions{Store: shared}, Sessions: &SessionOptions{Store: sessions}})
+				c := newRawRPC(t, urlA, v, "alice", `{"elicitation":{}}`)
+				id := c.startTask("ext_ask", `{}`)
+				got := c.waitStatus(id, "input_required")
+				var old string
+				if v == v0728 {
+					for k := range got["inputRequests"].(map[string]any) {
+						old = k
+					}
+				}
+				waitHandle(t, ga, id)
+				if how == "killed" {
+					dying.dead.Store(true)
+					if err := shared.DeleteTask(context.Background(), replicaKey(ga.tasks.sh.replica)); err != nil {
+						t.Fatal(err)
+					}
+				} else {
+					sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+					defer cancel()
+					_ = ga.Shutdown(sctx)
+				}
+				c.url = urlB
+				if v == v1125 {
+					res, m := c.do(testCtx(t, 30*time.Second), "tasks/result", `{"taskId":"`+id+`"}`, func(method string, _ json.RawMessage) string {
+						return `{"action":"accept","content":{"name":"Grace"}}`
+					})
+					if m.Error != nil || !strings.Contains(string(res), "hello Grace (accept)") {
+						t.Fatalf("tasks/result on B: %s %+v", res, m.Error)
+					}
+				} else {
+					answer := func(key string) string {
+						return c.callErr("tasks/update", `{"taskId":"`+id+`","inputResponses":{"`+key+`":{"action":"accept","content":{"name":"Ada"}}}}`)
+					}
+					if e := answer(old); !strings.Contains(e, "no question") || !strings.Contains(e, "stopped") {
+						t.Fatalf("B took an answer to A's question: %q", e)
+					}
+					got := c.waitStatus(id, "input_required")
+					var key string
+					for k := range got["inputRequests"].(map[string]any) {
+						key = k
+					}
+					if key == "" || key == old {
+						t.Fatalf("B's question's key %q (A's was %q)", key, old)
+					}
+					if e := answer(key); e != "" {
+						t.Fatalf("answering B's question: %q", e)
+					}
+					done := c.waitStatus(id, "completed")
+					if !strings.Contains(fmt.Sprint(done["result"]), "hello Ada (accept)") {
+						t.Fatalf("the task's result on B: %v", done)
+					}
+				}
+				if n, k := b.ext.Started("ask"), b.ext.Cancels(); n != 1 || k != 0 {
+					t.Fatalf("the server started the task %d times (want 1) and got %d tasks/cancel", n, k)
+				}
+			})
+		}
+	}
+}
