@@ -114,10 +114,12 @@ type gwTask struct {
 	handle  *mcpadapter.TaskHandle
 	asks    []*taskQuestion // the server's questions waiting for the client
 	seq     int
+	keys    string        // starts the keys of its questions ("q" when empty)
 	expires time.Time     // zero while it runs
 	wake    chan struct{} // closed and replaced on every change
 	unsaved bool          // its end is not in the task store yet: runBeats writes it (TaskOptions.Store)
 	handed  bool          // a server's own task handed over to the other replicas by close: its record is theirs
+	handoff chan struct{} // closed by taskStore.wait for a task handed over: its questions wait no more
 }
 
 // taskQuestion is a question of the server's task for the client.
@@ -191,7 +193,7 @@ func (t *gwTask) ask(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResul
 	q := &taskQuestion{params: p, answer: make(chan *mcp.ElicitResult, 1)}
 	t.mu.Lock()
 	t.seq++
-	q.key = "q" + strconv.Itoa(t.seq)
+	q.key = t.keys + "q" + strconv.Itoa(t.seq)
 	t.asks = append(t.asks, q)
 	t.status, t.message = stInput, "waiting for the client's answer"
 	t.changed()
@@ -213,6 +215,8 @@ func (t *gwTask) ask(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResul
 		return r, nil
 	case <-ctx.Done():
 		return nil, context.Cause(ctx)
+	case <-t.handoff:
+		return nil, errTaskHandedOver
 	}
 }
 
@@ -350,7 +354,7 @@ func (s *taskStore) start(ctx context.Context, principal string, ss *mcp.ServerS
 	}
 	now := time.Now()
 	t := &gwTask{id: r.u.name + "." + newKey(), principal: principal, session: ss, sessionID: sessionIDOf(ss), shared: s.sh, server: r.u.name, tool: r.tool.OriginalName, ext: ext,
-		created: now, updated: now, ttl: ttl, status: stWorking, done: make(chan struct{}), made: make(chan struct{}), wake: make(chan struct{})}
+		created: now, updated: now, ttl: ttl, status: stWorking, done: make(chan struct{}), made: make(chan struct{}), wake: make(chan struct{}), handoff: make(chan struct{})}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()

@@ -17,10 +17,10 @@ import (
 //     CodeCallInterrupted: they are never run again.
 //   - A server's own task is not cancelled at the server. Its record is
 //     marked handed over (no replica runs it), and this replica stops
-//     following it only once its connection to the server is closed, so
-//     that no tasks/cancel reaches the server. Any other replica follows
-//     it at the server at once (resolve), without waiting for this
-//     replica's liveness record to expire.
+//     following it only once its client of the server is closed, so
+//     that no tasks/cancel reaches the server. Any other replica adopts
+//     it at once (tasks_adopt.go), without waiting for this replica's
+//     liveness record to expire.
 
 // errTaskStopped is the cause that ends a plain call when its replica
 // closes with a store: its task fails with CodeCallInterrupted.
@@ -125,12 +125,15 @@ func (s *taskStore) close() {
 	}
 }
 
-// wait ends the servers' own tasks handed over (the servers' connections
-// are closed: no tasks/cancel reaches a server), waits for every task's
+// wait ends the servers' own tasks handed over (the servers' clients
+// are closed: their calls end without a tasks/cancel), waits for every task's
 // call and for runBeats, and deletes this replica's liveness record.
 func (s *taskStore) wait() {
 	for _, t := range s.handed {
-		t.cancel(errTaskHandedOver)
+		// Not its context: a call whose context ends cancels its task
+		// at the server. A question the call waits on ends; the client
+		// is closed, and the call ends without a tasks/cancel.
+		close(t.handoff)
 	}
 	s.mu.Lock()
 	select {
