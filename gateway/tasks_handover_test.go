@@ -1,10 +1,18 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -178,5 +186,60 @@ func TestSharedTasksQuestionOfStoppedReplica(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestSharedTasksAdoptServerAway: replica A is killed while a server's own
+// task runs, and the server does not answer replica B for a while (its
+// requests fail with 503). B does not answer the task as failed, though
+// it cannot follow it: the task is still working on the server. Once the
+// server answers again, B follows the task to its result, and the server
+// ran it once.
+func TestSharedTasksAdoptServerAway(t *testing.T) {
+	b := startTaskBackends(t)
+	ext := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return b.ext.MCP }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(ext.Close)
+	var away atomic.Bool
+	target, _ := url.Parse(ext.URL)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if away.Load() && bytes.Contains(body, []byte(`"tasks/`)) {
+			http.Error(w, "away", http.StatusServiceUnavailable)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	bb := *b
+	bb.servers = []Server{{Name: "ext", Target: front.URL}}
+	shared := &MemoryTaskStore{}
+	sessions := &MemorySessionStore{}
+	dying := &dyingStore{TaskStore: shared}
+	ga, urlA := taskGateway(t, &bb, &Options{Tasks: &TaskOptions{Store: dying}, Sessions: &SessionOptions{Store: sessions}})
+	_, urlB := taskGateway(t, &bb, &Options{Tasks: &TaskOptions{Store: shared}, Sessions: &SessionOptions{Store: sessions}})
+	c := newRawRPC(t, urlA, v0728, "alice", `{}`)
+	id := c.startTask("ext_work", `{"steps":30,"stepMs":100}`)
+	waitHandle(t, ga, id)
+	away.Store(true)
+	dying.dead.Store(true)
+	if err := shared.DeleteTask(context.Background(), replicaKey(ga.tasks.sh.replica)); err != nil {
+		t.Fatal(err)
+	}
+	c.url = urlB
+	for range 10 {
+		if got := c.call("tasks/get", `{"taskId":"`+id+`"}`); got["status"] != "working" {
+			t.Fatalf("B answers a task it cannot reach the server about: %v", got)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	away.Store(false)
+	done := c.waitStatus(id, "completed")
+	if !strings.Contains(fmt.Sprint(done["result"]), "done: 30 steps") {
+		t.Fatalf("the task's result on B: %v", done)
+	}
+	if n := b.ext.Started("work"); n != 1 {
+		t.Fatalf("the server started the task %d times", n)
 	}
 }
