@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/gateway/internal/subject"
+	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -33,6 +34,9 @@ func (s *taskStore) adopt(ctx context.Context, t *gwTask) *gwTask {
 	u := s.g.upstream(rec.Server)
 	if u == nil {
 		return t
+	}
+	if up, _, _ := u.status(); !up {
+		return t // adopted once the server is up again
 	}
 	s.mu.Lock()
 	if s.closed {
@@ -102,6 +106,14 @@ func (s *taskStore) follow(ctx context.Context, u *upstream, a *gwTask) {
 	if a.handedOver() {
 		return
 	}
+	if err != nil && !sdkerr.IsServerError(err) && !errors.As(err, new(*mcpadapter.TaskCancelledError)) &&
+		!errors.As(err, new(*mcpadapter.ContentError)) && !errors.Is(context.Cause(ctx), errTaskCancelled) {
+		// The server was not reached, or its answer not read: the task
+		// may still run there. Another request adopts it again.
+		s.g.log.Warn("an adopted task could not be followed at its server; it is left for another try", "task", a.id, "server", a.server, "err", s.g.red.err(err))
+		s.release(ctx, a)
+		return
+	}
 	if err != nil && errors.Is(context.Cause(ctx), errTaskCancelled) {
 		err = errTaskCancelled
 	}
@@ -126,4 +138,19 @@ func (s *taskStore) follow(ctx context.Context, u *upstream, a *gwTask) {
 // caller's waits for.
 func errQuestionGone(id, key string) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("task %q has no question %q waiting for an answer: it was answered, or the gateway replica that put it stopped; read the task again (tasks/get) for the questions it waits for now", id, key)}
+}
+
+// release lets go of a, an adopted task this replica could not follow:
+// its record names no replica again, so that the next request about it
+// adopts it anew.
+func (s *taskStore) release(ctx context.Context, a *gwTask) {
+	s.mu.Lock()
+	if s.tasks[a.id] == a {
+		delete(s.tasks, a.id)
+		s.uncount(a)
+	}
+	s.mu.Unlock()
+	if err := s.sh.handOverRecord(ctx, a.id); err != nil {
+		s.g.log.Warn("an adopted task could not be released in the task store; it is adopted again once this replica's liveness record expires", "task", a.id, "err", err)
+	}
 }

@@ -76,12 +76,13 @@ func (s *taskStore) waitPlain(ctx context.Context) {
 	}
 }
 
-// handOverRecord marks task id's record handed over: no replica runs it,
-// so any replica follows the server's task at once. Its questions were
-// put by this replica's call, and go with it.
+// handOverRecord marks the record of task id, which this replica runs,
+// handed over: no replica runs it, so the next replica asked about it
+// adopts it at once. Its questions were put by this replica's call, and
+// go with it.
 func (sh *sharedTasks) handOverRecord(ctx context.Context, id string) error {
 	_, err := sh.updateTask(ctx, id, func(r *taskRecord) bool {
-		if terminal(r.Status) || r.Replica == "" {
+		if terminal(r.Status) || r.Replica != sh.replica {
 			return false
 		}
 		r.Replica, r.Asks, r.Answers = "", nil, nil
