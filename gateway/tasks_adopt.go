@@ -134,10 +134,10 @@ func (s *taskStore) follow(ctx context.Context, u *upstream, a *gwTask) {
 	s.sh.ended(ctx, a, s.g.log.Warn)
 }
 
-// errQuestionGone is the error of an answer to a question no task of the
-// caller's waits for.
+// errQuestionGone is the error of an answer to a question put by a
+// replica that stopped.
 func errQuestionGone(id, key string) *jsonrpc.Error {
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("task %q has no question %q waiting for an answer: it was answered, or the gateway replica that put it stopped; read the task again (tasks/get) for the questions it waits for now", id, key)}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("task %q has no question %q waiting for an answer: the gateway replica that put it stopped; read the task again (tasks/get) for the questions it waits for now", id, key)}
 }
 
 // release lets go of a, an adopted task this replica could not follow:

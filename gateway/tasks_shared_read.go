@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -152,13 +153,14 @@ func (s *taskStore) forgetShared(ctx context.Context, t *gwTask) {
 }
 
 // answer hands the client's answer to t's question key: here, or through
-// its record to the replica that runs it (on its next beat). A question
-// that waits for no answer (answered already, or put by a replica that
-// stopped) is an error that says so.
+// its record to the replica that runs it (on its next beat). An answer
+// to a question put by a replica that stopped is an error that says so
+// (it is taken for no other question); one to a key no question has is
+// dropped.
 func (s *taskStore) answer(ctx context.Context, t *gwTask, key string, r *mcp.ElicitResult) error {
 	if t.rec == nil {
-		if !t.answer(key, r) {
-			return errQuestionGone(t.id, key)
+		if !t.answer(key, r) && t.keys != "" && !strings.HasPrefix(key, t.keys) {
+			return errQuestionGone(t.id, key) // adopted: the key was the stopped replica's
 		}
 		return nil
 	}
@@ -168,12 +170,11 @@ func (s *taskStore) answer(ctx context.Context, t *gwTask, key string, r *mcp.El
 	}
 	gone := false
 	if _, err := s.sh.updateTask(ctx, t.id, func(rec *taskRecord) bool {
-		gone = rec.Asks[key] == nil || rec.Answers[key] != nil
-		if !gone {
-			alive, err := s.sh.alive(ctx, rec.Replica, nil)
-			gone = err == nil && !alive
+		if rec.Asks[key] == nil {
+			return false
 		}
-		if gone {
+		alive, err := s.sh.alive(ctx, rec.Replica, nil)
+		if gone = err == nil && !alive; gone {
 			return false
 		}
 		if rec.Answers == nil {
