@@ -26,15 +26,15 @@ type Session struct {
 	done     chan struct{}
 	err      error // why the session ended; valid after done is closed
 	// life ends when the session is closed; calls in flight are cancelled.
-	life     context.Context
-	kill     context.CancelFunc
+	life context.Context
+	kill context.CancelFunc
 	// notices ends when closing the session stops waiting for its
 	// requests: a cancellation notice of a call the close ended still
 	// goes out within the close's grace.
 	notices    context.Context
 	endNotices context.CancelFunc
-	inflight atomic.Int64 // requests running in this session
-	retired  atomic.Bool  // replaced; closes when its last request ends
+	inflight   atomic.Int64 // requests running in this session
+	retired    atomic.Bool  // replaced; closes when its last request ends
 
 	connectedAt time.Time
 	connectTime time.Duration
