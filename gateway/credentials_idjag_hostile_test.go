@@ -1,0 +1,204 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/gateway"
+	"github.com/mcpadapter/mcpadapter/internal/testauth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// recorder is a server that records every request it gets (method, path,
+// Authorization and body) and answers with what a token endpoint and a
+// metadata document would, so that a client that follows it would go on.
+func recorder(t *testing.T) (url string, hits *lockedBuffer) {
+	t.Helper()
+	hits = &lockedBuffer{}
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		fmt.Fprintf(hits, "%s %s %q %s\n", r.Method, r.URL.Path, r.Header.Get("Authorization"), body)
+		w.Header().Set("Content-Type", "application/json")
+		if strings.HasPrefix(r.URL.Path, "/.well-known/") {
+			_ = json.NewEncoder(w).Encode(map[string]any{"issuer": srv.URL, "token_endpoint": srv.URL + "/token"})
+			return
+		}
+		_, _ = io.WriteString(w, `{"access_token":"evil","token_type":"Bearer","expires_in":3600}`)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, hits
+}
+
+// startRedirecting starts a server that answers every request with a 307
+// to the same path at to, and returns its URL.
+func startRedirecting(t *testing.T, to string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, to+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestIDJAGRedirected: an identity provider or authorization server whose
+// token endpoint, or whose metadata, redirects elsewhere gets the
+// principal CodeUpstreamAuth; the redirect's target gets nothing (no
+// principal's token, no ID-JAG, no secret of either client, no metadata
+// request), and neither the error nor the logs quote a token or secret.
+func TestIDJAGRedirected(t *testing.T) {
+	evil, hits := recorder(t)
+	redirect := func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, evil+"/token", http.StatusTemporaryRedirect)
+	}
+	text := func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "<html>no</html>") }
+	plain := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return whoami() }, nil))
+	t.Cleanup(plain.Close)
+	names := []string{"idptoken", "astoken", "idpmeta", "asmeta"}
+	e := startIDJAG(t, 0, func(e *idjagEnv) []gateway.Server {
+		fwd := e.as.URL + "/token" // the gateway's own token, for its listings
+		pairs := map[string][2]string{ // server -> identity provider, authorization server
+			"idptoken": {startScriptedIssuer(t, fwd, redirect), startScriptedIssuer(t, fwd, text)},
+			"astoken":  {e.idp.URL, startScriptedIssuer(t, fwd, redirect)},
+			"idpmeta":  {startRedirecting(t, evil), startScriptedIssuer(t, fwd, text)},
+			"asmeta":   {e.idp.URL, startRedirecting(t, evil)},
+		}
+		var out []gateway.Server
+		for _, name := range names {
+			p := pairs[name]
+			out = append(out, gateway.Server{Name: name, Target: plain.URL, Exchange: &mcpadapter.TokenExchange{
+				Issuer: p[0], ClientID: xchgClient, ClientSecret: idpSecret, Scopes: []string{testauth.BaseScope},
+				IDJAG: &mcpadapter.IDJAGExchange{AuthorizationServer: p[1], ClientID: xchgClient, ClientSecret: xchgSecret}}})
+		}
+		return out
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	alice := e.token(t, "alice")
+	cs := e.sdkClient(t, ctx, alice)
+	for _, name := range names {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name + "_whoami", Arguments: map[string]any{}})
+		if err == nil {
+			t.Errorf("%s: the call went", name)
+			continue
+		}
+		t.Logf("%s: %v", name, err)
+		for _, s := range []string{alice, idpSecret, xchgSecret, "eyJ"} {
+			if strings.Contains(err.Error(), s) {
+				t.Errorf("%s: the error quotes a token or secret: %v", name, err)
+			}
+		}
+	}
+	if h := hits.String(); h != "" {
+		t.Errorf("the redirects' target was sent:\n%s", h)
+	}
+	for _, s := range []string{alice, idpSecret, xchgSecret, base64.StdEncoding.EncodeToString([]byte(xchgClient + ":" + xchgSecret))} {
+		if strings.Contains(e.logs.String(), s) {
+			t.Errorf("the logs quote a token or secret")
+		}
+	}
+}
+
+// TestIDJAGServerNamesAnother: a server whose protected resource metadata
+// names only its own authorization server, not the one configured, is
+// refused: the principal's call gets an error naming both, and neither
+// the authorization server it names, nor the identity provider, nor the
+// configured one, gets anything; the server gets no request for the
+// principal.
+func TestIDJAGServerNamesAnother(t *testing.T) {
+	var configured, named *testauth.Server
+	e := startIDJAG(t, 0, func(e *idjagEnv) []gateway.Server {
+		// named: the hostile server's own authorization server, which it
+		// names in its metadata, taking any ID-JAG of idp's.
+		named = testauth.Start(t, testauth.Options{MCP: whoami(), ClientID: crmClient, ClientSecret: crmSecret, NoRegistration: true,
+			NoPKCE: true, AssertionKey: e.idp.PublicKey()})
+		configured = testauth.Start(t, testauth.Options{ClientID: crmClient, ClientSecret: crmSecret, NoRegistration: true,
+			NoPKCE: true, AssertionKey: e.idp.PublicKey()})
+		return []gateway.Server{{Name: "hostile", Config: &mcpadapter.ServerConfig{Name: "hostile", URL: named.MCPURL, Transport: "http",
+			Auth: &mcpadapter.ServerAuth{Grant: &mcpadapter.GrantSettings{Type: "token_exchange", Grant: "id-jag",
+				Issuer: e.idp.URL, ClientID: xchgClient, ClientSecret: idpSecret,
+				AuthorizationServer: configured.URL, ASClientID: crmClient, ASClientSecret: crmSecret, Scopes: []string{testauth.BaseScope}}}}}}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	asked := len(e.idp.TokenRequests())
+	alice := e.token(t, "alice")
+	cs := e.sdkClient(t, ctx, alice)
+	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "hostile_whoami", Arguments: map[string]any{}})
+	if err == nil {
+		t.Fatal("the call to a server naming another authorization server went")
+	}
+	// The gateway's own token is refused too (no listing), so the tool
+	// may be unknown; when the call reached the exchange, its error names
+	// both authorization servers.
+	if msg := err.Error(); strings.Contains(msg, "hostile") && strings.Contains(msg, "credential") &&
+		(!strings.Contains(msg, named.URL) || !strings.Contains(msg, configured.URL)) {
+		t.Errorf("the error %q does not name both authorization servers", msg)
+	}
+	if n := len(e.idp.TokenRequests()) - asked; n != 0 {
+		t.Errorf("the identity provider got %d requests for a server naming another authorization server", n)
+	}
+	if n, m := len(named.TokenRequests()), len(configured.TokenRequests()); n != 0 || m != 0 {
+		t.Errorf("token requests: %d at the authorization server the server names, %d at the configured one; want none", n, m)
+	}
+	for _, r := range named.Requests() {
+		if r.User == "alice" || strings.Contains(r.Authorization, alice) {
+			t.Errorf("the server got a request for alice: %q", r.Authorization)
+		}
+	}
+}
+
+// TestIDJAGEchoes: an identity provider and an authorization server that
+// refuse, echoing in error_description what they were sent (the
+// principal's token, the ID-JAG, the client's secret from its Basic
+// header): the principal's error and the gateway's logs quote none of it.
+func TestIDJAGEchoes(t *testing.T) {
+	echo := func(w http.ResponseWriter, r *http.Request) {
+		_, secret, _ := r.BasicAuth()
+		desc := fmt.Sprintf("refused subject_token=%s assertion=%s secret=%s", r.PostForm.Get("subject_token"), r.PostForm.Get("assertion"), secret)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_ = json.NewEncoder(w).Encode(map[string]string{"error": "invalid_grant", "error_description": desc})
+	}
+	plain := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return whoami() }, nil))
+	t.Cleanup(plain.Close)
+	e := startIDJAG(t, 0, func(e *idjagEnv) []gateway.Server {
+		fwd := e.as.URL + "/token"
+		mk := func(name, idp, as string) gateway.Server {
+			return gateway.Server{Name: name, Target: plain.URL, Exchange: &mcpadapter.TokenExchange{
+				Issuer: idp, ClientID: xchgClient, ClientSecret: idpSecret, Scopes: []string{testauth.BaseScope},
+				IDJAG: &mcpadapter.IDJAGExchange{AuthorizationServer: as, ClientID: xchgClient, ClientSecret: xchgSecret}}}
+		}
+		return []gateway.Server{
+			mk("idpecho", startScriptedIssuer(t, fwd, echo), startScriptedIssuer(t, fwd, echo)),
+			mk("asecho", e.idp.URL, startScriptedIssuer(t, fwd, echo)),
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	alice := e.token(t, "alice")
+	cs := e.sdkClient(t, ctx, alice)
+	for _, name := range []string{"idpecho", "asecho"} {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name + "_whoami", Arguments: map[string]any{}})
+		msg := upstreamAuthError(t, name, err, `server "`+name+`"`, "invalid_grant")
+		for _, s := range []string{alice, idpSecret, xchgSecret, "eyJ"} {
+			if strings.Contains(msg, s) {
+				t.Errorf("%s: the error quotes a token or secret: %s", name, msg)
+			}
+		}
+	}
+	for _, s := range []string{alice, idpSecret, xchgSecret, "eyJ"} {
+		if strings.Contains(e.logs.String(), s) {
+			t.Errorf("the logs quote a token or secret (%.12s...)", s)
+		}
+	}
+}
