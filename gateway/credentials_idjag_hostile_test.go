@@ -202,3 +202,36 @@ func TestIDJAGEchoes(t *testing.T) {
 		}
 	}
 }
+
+// TestIDJAGMetadataRedirect: a server whose protected resource metadata
+// URLs redirect to another loopback service (an internal one, which the
+// gateway can reach and the server cannot) does not make the gateway
+// send that service anything: the metadata is read from the server
+// itself or not at all, and the principal's call goes on as for a server
+// with no metadata.
+func TestIDJAGMetadataRedirect(t *testing.T) {
+	internal, hits := recorder(t)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return whoami() }, nil)
+	hostile := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/.well-known/") {
+			http.Redirect(w, r, internal+"/admin/flush?all=1", http.StatusFound)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hostile.Close)
+	e := startIDJAG(t, 0, func(e *idjagEnv) []gateway.Server {
+		return []gateway.Server{{Name: "hostile", Target: hostile.URL + "/mcp", Exchange: &mcpadapter.TokenExchange{
+			Issuer: e.idp.URL, ClientID: xchgClient, ClientSecret: idpSecret, Scopes: []string{testauth.BaseScope},
+			IDJAG: &mcpadapter.IDJAGExchange{AuthorizationServer: e.up.URL, ClientID: crmClient, ClientSecret: crmSecret}}}}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs := e.sdkClient(t, ctx, e.token(t, "alice"))
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "hostile_whoami", Arguments: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	if h := hits.String(); h != "" {
+		t.Errorf("the server's redirect made the gateway send the internal service:\n%s", h)
+	}
+}
