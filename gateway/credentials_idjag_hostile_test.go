@@ -65,7 +65,7 @@ func TestIDJAGRedirected(t *testing.T) {
 	t.Cleanup(plain.Close)
 	names := []string{"idptoken", "astoken", "idpmeta", "asmeta"}
 	e := startIDJAG(t, 0, func(e *idjagEnv) []gateway.Server {
-		fwd := e.as.URL + "/token" // the gateway's own token, for its listings
+		fwd := e.as.URL + "/token"     // the gateway's own token, for its listings
 		pairs := map[string][2]string{ // server -> identity provider, authorization server
 			"idptoken": {startScriptedIssuer(t, fwd, redirect), startScriptedIssuer(t, fwd, text)},
 			"astoken":  {e.idp.URL, startScriptedIssuer(t, fwd, redirect)},

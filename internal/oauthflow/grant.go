@@ -189,9 +189,16 @@ func CheckAuthServers(prm *oauthex.ProtectedResourceMetadata, issuer string) err
 
 // ResourceMetadata returns the protected resource metadata (RFC 9728) of
 // resource, fetched with hc at the endpoint's path under /.well-known or
-// at the root; nil when none is found.
+// at the root; nil when none is found. Redirects are not followed: a
+// server that answers with one (to a service only the caller can reach,
+// say) has no metadata, and the redirect's target is sent nothing.
 func ResourceMetadata(ctx context.Context, hc *http.Client, resource string) *oauthex.ProtectedResourceMetadata {
-	return findResourceMetadata(ctx, hc, slog.New(slog.DiscardHandler), nil, resource)
+	noRedirect := http.Client{}
+	if hc != nil {
+		noRedirect = *hc
+	}
+	noRedirect.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return findResourceMetadata(ctx, &noRedirect, slog.New(slog.DiscardHandler), nil, resource)
 }
 
 // asksForScope reports whether the challenges of a 403 ask for more
