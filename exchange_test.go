@@ -173,3 +173,23 @@ func TestTokenExchangerIDJAG(t *testing.T) {
 		{mcpadapter.TokenExchange{Issuer: idp.URL, ClientID: "svc", Resource: up.MCPURL, Audience: "crm", IDJAG: &mcpadapter.IDJAGExchange{AuthorizationServer: up.URL}}, "Audience"},
 	})
 }
+
+// TestTokenExchangerIDJAGSettings: an IDJAG.AuthorizationServer that
+// cannot work is refused naming that setting as a user sets it (the Go
+// field, and the config's "authorizationServer"), never a field it does
+// not have or the identity provider's "issuer".
+func TestTokenExchangerIDJAGSettings(t *testing.T) {
+	for _, as := range []string{"", "http://as.example.com", "javascript:alert(1)", "https://10.0.0.1"} {
+		_, err := mcpadapter.NewTokenExchanger(&mcpadapter.TokenExchange{Issuer: "https://idp.example.com", ClientID: "svc",
+			Resource: "https://crm.example.com/mcp", IDJAG: &mcpadapter.IDJAGExchange{AuthorizationServer: as}})
+		if err == nil {
+			t.Errorf("AuthorizationServer %q: no error", as)
+			continue
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, "TokenExchange.IDJAG.AuthorizationServer") || strings.Contains(msg, "AuthorizationServer.Issuer") ||
+			strings.Contains(msg, `"issuer"`) || !strings.Contains(msg, `"authorizationServer"`) {
+			t.Errorf("AuthorizationServer %q: %q, want it named as TokenExchange.IDJAG.AuthorizationServer and \"authorizationServer\"", as, msg)
+		}
+	}
+}
