@@ -235,3 +235,67 @@ func TestIDJAGMetadataRedirect(t *testing.T) {
 		t.Errorf("the server's redirect made the gateway send the internal service:\n%s", h)
 	}
 }
+
+// TestIDJAGRefusedForGood: a server that answers 401 to every token of a
+// principal's (however new) costs each of that principal's calls one more
+// ID-JAG flow at most and at most two requests, never a loop, and the
+// call fails quoting no token; another principal's calls meanwhile go
+// with their own token, which is not made again; once the server takes
+// the principal's tokens again, its calls go.
+func TestIDJAGRefusedForGood(t *testing.T) {
+	e := startIDJAG(t, 0, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	alice, bob := e.token(t, "alice"), e.token(t, "bob")
+	ac, bc := e.sdkClient(t, ctx, alice), e.sdkClient(t, ctx, bob)
+	call := func(cs *mcp.ClientSession) (string, error) {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "crm_whoami", Arguments: map[string]any{}})
+		if err != nil {
+			return "", err
+		}
+		if res.IsError {
+			return "", fmt.Errorf("error result: %v", res.Content)
+		}
+		return res.Content[0].(*mcp.TextContent).Text, nil
+	}
+	for _, cs := range []*mcp.ClientSession{ac, bc} {
+		if _, err := call(cs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.up.RefuseUser("alice", true)
+	for i := range 3 {
+		flows, grants, seen := e.idp.Exchanges(), e.up.Counts().JWTBearer, len(e.up.Requests())
+		start := time.Now()
+		_, err := call(ac)
+		if err == nil {
+			t.Fatalf("call %d: alice's call went while the server refuses her tokens", i)
+		}
+		if took := time.Since(start); took > 10*time.Second {
+			t.Errorf("call %d took %v", i, took)
+		}
+		for _, s := range []string{alice, idpSecret, crmSecret, "eyJ"} {
+			if strings.Contains(err.Error(), s) {
+				t.Errorf("call %d: the error quotes a token or secret: %v", i, err)
+			}
+		}
+		if n, m := e.idp.Exchanges()-flows, e.up.Counts().JWTBearer-grants; n > 1 || m > 1 {
+			t.Errorf("call %d: %d ID-JAGs and %d JWT bearer grants, want 1 at most", i, n, m)
+		}
+		if n := len(e.up.Requests()) - seen; n > 2 {
+			t.Errorf("call %d: the server got %d requests, want 2 at most", i, n)
+		}
+		bobFlows := e.idp.Exchanges()
+		authz, err := call(bc)
+		if err != nil || mustUserAt(t, e.up, authz) != "bob" {
+			t.Fatalf("bob's call while alice is refused: %v", err)
+		}
+		if n := e.idp.Exchanges() - bobFlows; n != 0 {
+			t.Errorf("bob's token made again (%d flows) by alice's refusals", n)
+		}
+	}
+	e.up.RefuseUser("alice", false)
+	if authz, err := call(ac); err != nil || mustUserAt(t, e.up, authz) != "alice" {
+		t.Fatalf("alice's call once the server takes her tokens again: %v", err)
+	}
+}
