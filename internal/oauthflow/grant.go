@@ -320,7 +320,7 @@ func PostToken(ctx context.Context, hc *http.Client, endpoint string, form url.V
 	}
 	jerr := json.Unmarshal(body, &tr)
 	if resp.StatusCode != http.StatusOK || tr.Error != "" {
-		return nil, &TokenError{Endpoint: endpoint, Status: resp.StatusCode, Code: tr.Error, Description: tr.Description}
+		return nil, &TokenError{Endpoint: endpoint, Status: resp.StatusCode, Code: tr.Error, Description: scrubSent(tr.Description, form, basicSecret)}
 	}
 	if jerr != nil {
 		return nil, fmt.Errorf("token endpoint %s: the response is not a JSON token response: %w", endpoint, jerr)
@@ -340,6 +340,31 @@ func PostToken(ctx context.Context, hc *http.Client, endpoint string, form url.V
 		extra["issued_token_type"] = tr.IssuedType
 	}
 	return tok.WithExtra(extra), nil
+}
+
+// sentSecrets are the members of a token request whose values are
+// secrets: a server that echoes them in its error_description must not
+// have them quoted further.
+var sentSecrets = []string{"subject_token", "actor_token", "assertion", "client_assertion", "client_secret",
+	"code", "code_verifier", "refresh_token", "password"}
+
+// scrubSent blanks out of desc, a token endpoint's error_description,
+// the secrets the request sent (form's secret members and the Basic
+// secret, as sent and as a server decodes them).
+func scrubSent(desc string, form url.Values, basicSecret string) string {
+	var olds []string
+	for _, k := range sentSecrets {
+		olds = append(olds, form[k]...)
+	}
+	if basicSecret != "" {
+		olds = append(olds, basicSecret, url.QueryEscape(basicSecret))
+	}
+	for _, v := range olds {
+		if v != "" {
+			desc = strings.ReplaceAll(desc, v, "[redacted]")
+		}
+	}
+	return desc
 }
 
 // scrubURLError drops the URL a *url.Error repeats (the caller names the
