@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/gateway"
+	"github.com/mcpadapter/mcpadapter/internal/oauthflow"
 	"github.com/mcpadapter/mcpadapter/internal/testauth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -297,5 +298,69 @@ func TestIDJAGRefusedForGood(t *testing.T) {
 	e.up.RefuseUser("alice", false)
 	if authz, err := call(ac); err != nil || mustUserAt(t, e.up, authz) != "alice" {
 		t.Fatalf("alice's call once the server takes her tokens again: %v", err)
+	}
+}
+
+// TestIDJAGSecretsApart: each secret goes to its own server only: the
+// identity provider (recorded in front of testauth's) gets the
+// principal's token and the gateway's secret there, never the secret at
+// the server's authorization server; that authorization server (which
+// checks its client's secret) gets the ID-JAG and its own secret, never
+// the principal's token or the identity provider's secret; the server
+// gets neither the principal's token nor an ID-JAG.
+func TestIDJAGSecretsApart(t *testing.T) {
+	var seen lockedBuffer
+	e := startIDJAG(t, 0, func(e *idjagEnv) []gateway.Server {
+		idp := startScriptedIssuer(t, e.as.URL+"/token", func(w http.ResponseWriter, r *http.Request) {
+			id, secret, _ := r.BasicAuth()
+			fmt.Fprintf(&seen, "basic=%s:%s form=%s\n", id, secret, r.PostForm.Encode())
+			req, _ := http.NewRequestWithContext(r.Context(), http.MethodPost, e.idp.URL+"/token", strings.NewReader(r.PostForm.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadGateway)
+				return
+			}
+			defer resp.Body.Close()
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(resp.StatusCode)
+			_, _ = io.Copy(w, resp.Body)
+		})
+		return []gateway.Server{{Name: "apart", Config: &mcpadapter.ServerConfig{Name: "apart", URL: e.up.MCPURL, Transport: "http",
+			Auth: &mcpadapter.ServerAuth{Grant: &mcpadapter.GrantSettings{Type: "token_exchange", Grant: "id-jag",
+				Issuer: idp, ClientID: xchgClient, ClientSecret: idpSecret,
+				AuthorizationServer: e.up.URL, ASClientID: crmClient, ASClientSecret: crmSecret, Scopes: []string{testauth.BaseScope}}}}}}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	alice := e.token(t, "alice")
+	res, err := e.sdkClient(t, ctx, alice).CallTool(ctx, &mcp.CallToolParams{Name: "apart_whoami", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("%v %v", err, res)
+	}
+	authz := res.Content[0].(*mcp.TextContent).Text
+	if mustUserAt(t, e.up, authz) != "alice" {
+		t.Errorf("the call reached the server as another")
+	}
+	got := seen.String()
+	if !strings.Contains(got, "basic="+xchgClient+":"+idpSecret) || !strings.Contains(got, "subject_token=") {
+		t.Errorf("the identity provider did not get the exchange as asked:\n%s", got)
+	}
+	if strings.Contains(got, crmSecret) || strings.Contains(got, crmClient) {
+		t.Errorf("the identity provider got the client or secret at the server's authorization server:\n%s", got)
+	}
+	for _, f := range e.up.TokenRequests() {
+		enc := f.Encode()
+		if strings.Contains(enc, alice) || strings.Contains(enc, idpSecret) || strings.Contains(enc, "subject_token") {
+			t.Errorf("the server's authorization server got the principal's token or the identity provider's secret: %s", enc)
+		}
+	}
+	for _, r := range e.up.Requests() {
+		if strings.Contains(r.Authorization, alice) {
+			t.Errorf("the server got the principal's token")
+		}
+		if j, err := oauthflow.ParseJWT(strings.TrimPrefix(r.Authorization, "Bearer ")); err == nil && j.Claims["iss"] == e.idp.URL {
+			t.Errorf("the server got an ID-JAG")
+		}
 	}
 }
