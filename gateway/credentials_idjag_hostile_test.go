@@ -364,3 +364,46 @@ func TestIDJAGSecretsApart(t *testing.T) {
 		}
 	}
 }
+
+// TestIDJAGMetadataNamesAnother: an identity provider or authorization
+// server whose metadata names another issuer, and a token endpoint there,
+// gets the principal an error naming it; the issuer and endpoint it names
+// get nothing.
+func TestIDJAGMetadataNamesAnother(t *testing.T) {
+	evil, hits := recorder(t)
+	lying := func() string {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(map[string]any{"issuer": evil, "token_endpoint": evil + "/token"})
+		}))
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+	plain := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return whoami() }, nil))
+	t.Cleanup(plain.Close)
+	var idpLies string
+	e := startIDJAG(t, 0, func(e *idjagEnv) []gateway.Server {
+		fwd := e.as.URL + "/token"
+		idpLies = lying()
+		mk := func(name, idp, as string) gateway.Server {
+			return gateway.Server{Name: name, Target: plain.URL, Exchange: &mcpadapter.TokenExchange{
+				Issuer: idp, ClientID: xchgClient, ClientSecret: idpSecret, Scopes: []string{testauth.BaseScope},
+				IDJAG: &mcpadapter.IDJAGExchange{AuthorizationServer: as, ClientID: xchgClient, ClientSecret: xchgSecret}}}
+		}
+		return []gateway.Server{
+			mk("idplies", idpLies, startScriptedIssuer(t, fwd, func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "no", 400) })),
+			mk("aslies", e.idp.URL, lying()),
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs := e.sdkClient(t, ctx, e.token(t, "alice"))
+	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "idplies_whoami", Arguments: map[string]any{}})
+	upstreamAuthError(t, "an identity provider naming another issuer", err, `server "idplies"`, idpLies, evil)
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "aslies_whoami", Arguments: map[string]any{}}); err == nil {
+		t.Error("the call to a server whose authorization server names another issuer went")
+	}
+	if h := hits.String(); h != "" {
+		t.Errorf("the issuer the metadata names was sent:\n%s", h)
+	}
+}
