@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"github.com/mcpadapter/mcpadapter/gateway"
 	"github.com/mcpadapter/mcpadapter/internal/oauthflow"
 	"github.com/mcpadapter/mcpadapter/internal/testauth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -405,5 +407,40 @@ func TestIDJAGMetadataNamesAnother(t *testing.T) {
 	}
 	if h := hits.String(); h != "" {
 		t.Errorf("the issuer the metadata names was sent:\n%s", h)
+	}
+}
+
+// TestIDJAGForOthersToo: an ID-JAG the identity provider issues for the
+// configured authorization server and another (aud a list), or for the
+// server and another resource, is an assertion another authorization
+// server would take: it is not presented (the server's authorization
+// server, were it hostile, could replay it there), and the call gets
+// CodeUpstreamAuth saying why.
+func TestIDJAGForOthersToo(t *testing.T) {
+	e := startIDJAG(t, 0, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for i, c := range []struct {
+		claims map[string]any
+		says   string
+	}{
+		{map[string]any{"aud": []any{e.up.URL, "https://payroll-as.example"}}, "audience"},
+		{map[string]any{"resource": []any{e.up.MCPURL, "https://payroll.example/mcp"}}, "resource"},
+	} {
+		e.idp.SetClaims(c.claims)
+		cs := e.sdkClient(t, ctx, e.token(t, fmt.Sprintf("user%d", i))) // a principal with no token yet
+		grants := e.up.Counts().JWTBearer
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "crm_whoami", Arguments: map[string]any{}})
+		var rpc *jsonrpc.Error
+		if !errors.As(err, &rpc) || rpc.Code != gateway.CodeUpstreamAuth || !strings.Contains(rpc.Message, c.says) {
+			t.Errorf("%v: %v, want CodeUpstreamAuth saying %q", c.claims, err, c.says)
+		}
+		if n := e.up.Counts().JWTBearer - grants; n != 0 {
+			t.Errorf("%v: presented (%d JWT bearer grants)", c.claims, n)
+		}
+	}
+	e.idp.SetClaims(map[string]any{"aud": []any{e.up.URL}, "resource": []any{e.up.MCPURL}})
+	if res, err := e.sdkClient(t, ctx, e.token(t, "alice")).CallTool(ctx, &mcp.CallToolParams{Name: "crm_whoami", Arguments: map[string]any{}}); err != nil || res.IsError {
+		t.Fatalf("an ID-JAG whose lists name only the authorization server and the server: %v %v", err, res)
 	}
 }
