@@ -444,3 +444,68 @@ func TestIDJAGForOthersToo(t *testing.T) {
 		t.Fatalf("an ID-JAG whose lists name only the authorization server and the server: %v %v", err, res)
 	}
 }
+
+// TestIDJAGIdPAnswers: an identity provider that answers the exchange with
+// a token of another type than an ID-JAG (an access token for the very
+// authorization server), with no token, with a token that is no JWT, or
+// with one of 900 KiB, gets the principal CodeUpstreamAuth at once; the
+// authorization server is presented nothing.
+func TestIDJAGIdPAnswers(t *testing.T) {
+	var asGot lockedBuffer
+	var asURL string
+	jwtFor := func(aud string) string {
+		enc := base64.RawURLEncoding.EncodeToString
+		claims, _ := json.Marshal(map[string]any{"iss": "idp", "sub": "alice", "aud": aud, "exp": time.Now().Add(time.Hour).Unix()})
+		return enc([]byte(`{"alg":"ES256"}`)) + "." + enc(claims) + ".c2ln"
+	}
+	answer := func(body func() map[string]any) http.HandlerFunc {
+		return func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(body())
+		}
+	}
+	answers := map[string]http.HandlerFunc{
+		"accesstoken": answer(func() map[string]any {
+			return map[string]any{"access_token": jwtFor(asURL), "issued_token_type": "urn:ietf:params:oauth:token-type:access_token", "token_type": "Bearer"}
+		}),
+		"notoken": answer(func() map[string]any {
+			return map[string]any{"issued_token_type": "urn:ietf:params:oauth:token-type:id-jag"}
+		}),
+		"notjwt": answer(func() map[string]any {
+			return map[string]any{"access_token": "opaque-grant", "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag", "token_type": "N_A"}
+		}),
+		"huge": answer(func() map[string]any {
+			return map[string]any{"access_token": strings.Repeat("a", 900<<10), "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag"}
+		}),
+	}
+	plain := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return whoami() }, nil))
+	t.Cleanup(plain.Close)
+	e := startIDJAG(t, 0, func(e *idjagEnv) []gateway.Server {
+		fwd := e.as.URL + "/token"
+		asURL = startScriptedIssuer(t, fwd, func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintf(&asGot, "%s\n", r.PostForm.Encode())
+			http.Error(w, `{"error":"invalid_grant"}`, http.StatusBadRequest)
+		})
+		var out []gateway.Server
+		for name, a := range answers {
+			out = append(out, gateway.Server{Name: name, Target: plain.URL, Exchange: &mcpadapter.TokenExchange{
+				Issuer: startScriptedIssuer(t, fwd, a), ClientID: xchgClient, ClientSecret: idpSecret, Scopes: []string{testauth.BaseScope},
+				IDJAG: &mcpadapter.IDJAGExchange{AuthorizationServer: asURL, ClientID: xchgClient, ClientSecret: xchgSecret}}})
+		}
+		return out
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs := e.sdkClient(t, ctx, e.token(t, "alice"))
+	for name := range answers {
+		start := time.Now()
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name + "_whoami", Arguments: map[string]any{}})
+		msg := upstreamAuthError(t, name, err, `server "`+name+`"`)
+		if took := time.Since(start); took > 5*time.Second || len(msg) > 2000 {
+			t.Errorf("%s: an error of %d bytes after %v", name, len(msg), took)
+		}
+	}
+	if got := asGot.String(); got != "" {
+		t.Errorf("the authorization server was presented something:\n%s", got)
+	}
+}
