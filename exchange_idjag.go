@@ -3,6 +3,7 @@ package mcpadapter
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/mcpadapter/mcpadapter/internal/oauthflow"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
@@ -28,8 +29,12 @@ func checkIDJAGExchange(cfg *TokenExchange) error {
 	if j == nil {
 		return nil
 	}
-	if err := oauthflow.CheckGrantIssuer("TokenExchange.IDJAG.AuthorizationServer", j.AuthorizationServer); err != nil {
-		return err
+	const hint = ` (in a config, the auth object's "authorizationServer")`
+	if j.AuthorizationServer == "" {
+		return errors.New("TokenExchange.IDJAG.AuthorizationServer is empty: set it to the MCP server's authorization server" + hint + ", the only one the ID-JAG and IDJAG.ClientSecret are sent to")
+	}
+	if err := oauthflow.CheckIssuer(j.AuthorizationServer); err != nil {
+		return fmt.Errorf("TokenExchange.IDJAG.AuthorizationServer%s: %w", hint, err)
 	}
 	if cfg.Audience != "" {
 		return errors.New("TokenExchange.Audience is set with IDJAG: the ID-JAG's audience is IDJAG.AuthorizationServer")

@@ -2,7 +2,11 @@ package mcpadapter_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -172,4 +176,92 @@ func TestTokenExchangerIDJAG(t *testing.T) {
 		{mcpadapter.TokenExchange{Issuer: idp.URL, ClientID: "svc", Resource: up.MCPURL, IDJAG: &mcpadapter.IDJAGExchange{AuthorizationServer: "http://as.example.com"}}, "IDJAG.AuthorizationServer"},
 		{mcpadapter.TokenExchange{Issuer: idp.URL, ClientID: "svc", Resource: up.MCPURL, Audience: "crm", IDJAG: &mcpadapter.IDJAGExchange{AuthorizationServer: up.URL}}, "Audience"},
 	})
+}
+
+// TestTokenExchangerIDJAGSettings: an IDJAG.AuthorizationServer that
+// cannot work is refused naming that setting as a user sets it (the Go
+// field, and the config's "authorizationServer"), never a field it does
+// not have or the identity provider's "issuer".
+func TestTokenExchangerIDJAGSettings(t *testing.T) {
+	for _, as := range []string{"", "http://as.example.com", "javascript:alert(1)", "https://10.0.0.1"} {
+		_, err := mcpadapter.NewTokenExchanger(&mcpadapter.TokenExchange{Issuer: "https://idp.example.com", ClientID: "svc",
+			Resource: "https://crm.example.com/mcp", IDJAG: &mcpadapter.IDJAGExchange{AuthorizationServer: as}})
+		if err == nil {
+			t.Errorf("AuthorizationServer %q: no error", as)
+			continue
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, "TokenExchange.IDJAG.AuthorizationServer") || strings.Contains(msg, "AuthorizationServer.Issuer") ||
+			strings.Contains(msg, `"issuer"`) || !strings.Contains(msg, `"authorizationServer"`) {
+			t.Errorf("AuthorizationServer %q: %q, want it named as TokenExchange.IDJAG.AuthorizationServer and \"authorizationServer\"", as, msg)
+		}
+	}
+}
+
+// startEchoIssuer starts an authorization server whose token endpoint
+// refuses every request, echoing in its error_description what it was
+// sent: the subject token, the assertion and the client's secret (from
+// its Basic header or the form). It returns its issuer URL.
+func startEchoIssuer(t *testing.T) string {
+	t.Helper()
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path != "/token" {
+			_ = json.NewEncoder(w).Encode(map[string]any{"issuer": srv.URL, "token_endpoint": srv.URL + "/token"})
+			return
+		}
+		_ = r.ParseForm()
+		_, secret, _ := r.BasicAuth()
+		w.WriteHeader(http.StatusBadRequest)
+		_ = json.NewEncoder(w).Encode(map[string]string{"error": "invalid_grant", "error_description": fmt.Sprintf(
+			"no: subject_token=%s assertion=%s secret=%s%s", r.PostForm.Get("subject_token"), r.PostForm.Get("assertion"), secret, r.PostForm.Get("client_secret"))})
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestTokenExchangerEchoes: an issuer, identity provider or authorization
+// server that refuses a request echoing what it was sent (an opaque
+// subject token, the ID-JAG, the client's secret) gets an *ExchangeError
+// with its OAuth code that quotes none of it.
+func TestTokenExchangerEchoes(t *testing.T) {
+	const subject, idpSecret, asSecret = "opaque-subject-7f3a9c2e51d0", "idp-secret-41c8e2a7", "as-secret-90b1d3f6"
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	gwAS := testauth.Start(t, testauth.Options{JWT: true, NoRegistration: true, NoPKCE: true})
+	idp := testauth.StartIdP(t, "unused")
+	idp.AcceptAccessTokens(gwAS)
+	alice, err := gwAS.SignToken(map[string]any{"sub": "alice", "aud": "https://gw.example/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const resource = "https://crm.example.com/mcp"
+	for _, c := range []struct {
+		name    string
+		cfg     mcpadapter.TokenExchange
+		subject string
+	}{
+		{"issuer", mcpadapter.TokenExchange{Issuer: startEchoIssuer(t), ClientID: "svc", ClientSecret: idpSecret, Resource: resource}, subject},
+		{"identity provider", mcpadapter.TokenExchange{Issuer: startEchoIssuer(t), ClientID: "svc", ClientSecret: idpSecret, Resource: resource,
+			IDJAG: &mcpadapter.IDJAGExchange{AuthorizationServer: startEchoIssuer(t), ClientSecret: asSecret}}, subject},
+		{"authorization server", mcpadapter.TokenExchange{Issuer: idp.URL, ClientID: "svc", ClientSecret: idpSecret, Resource: resource,
+			IDJAG: &mcpadapter.IDJAGExchange{AuthorizationServer: startEchoIssuer(t), ClientSecret: asSecret}}, alice},
+	} {
+		x, err := mcpadapter.NewTokenExchanger(&c.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = x.Exchange(ctx, c.subject)
+		var xe *mcpadapter.ExchangeError
+		if !errors.As(err, &xe) || xe.Code != "invalid_grant" {
+			t.Errorf("%s: %v, want an *ExchangeError with invalid_grant", c.name, err)
+			continue
+		}
+		for _, s := range []string{subject, alice, idpSecret, asSecret, "eyJ"} {
+			if strings.Contains(err.Error(), s) {
+				t.Errorf("%s: the error quotes what the server echoed (%.10s...): %v", c.name, s, err)
+			}
+		}
+	}
 }

@@ -189,9 +189,16 @@ func CheckAuthServers(prm *oauthex.ProtectedResourceMetadata, issuer string) err
 
 // ResourceMetadata returns the protected resource metadata (RFC 9728) of
 // resource, fetched with hc at the endpoint's path under /.well-known or
-// at the root; nil when none is found.
+// at the root; nil when none is found. Redirects are not followed: a
+// server that answers with one (to a service only the caller can reach,
+// say) has no metadata, and the redirect's target is sent nothing.
 func ResourceMetadata(ctx context.Context, hc *http.Client, resource string) *oauthex.ProtectedResourceMetadata {
-	return findResourceMetadata(ctx, hc, slog.New(slog.DiscardHandler), nil, resource)
+	noRedirect := http.Client{}
+	if hc != nil {
+		noRedirect = *hc
+	}
+	noRedirect.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return findResourceMetadata(ctx, &noRedirect, slog.New(slog.DiscardHandler), nil, resource)
 }
 
 // asksForScope reports whether the challenges of a 403 ask for more
@@ -313,7 +320,7 @@ func PostToken(ctx context.Context, hc *http.Client, endpoint string, form url.V
 	}
 	jerr := json.Unmarshal(body, &tr)
 	if resp.StatusCode != http.StatusOK || tr.Error != "" {
-		return nil, &TokenError{Endpoint: endpoint, Status: resp.StatusCode, Code: tr.Error, Description: tr.Description}
+		return nil, &TokenError{Endpoint: endpoint, Status: resp.StatusCode, Code: tr.Error, Description: scrubSent(tr.Description, form, basicSecret)}
 	}
 	if jerr != nil {
 		return nil, fmt.Errorf("token endpoint %s: the response is not a JSON token response: %w", endpoint, jerr)
@@ -333,6 +340,31 @@ func PostToken(ctx context.Context, hc *http.Client, endpoint string, form url.V
 		extra["issued_token_type"] = tr.IssuedType
 	}
 	return tok.WithExtra(extra), nil
+}
+
+// sentSecrets are the members of a token request whose values are
+// secrets: a server that echoes them in its error_description must not
+// have them quoted further.
+var sentSecrets = []string{"subject_token", "actor_token", "assertion", "client_assertion", "client_secret",
+	"code", "code_verifier", "refresh_token", "password"}
+
+// scrubSent blanks out of desc, a token endpoint's error_description,
+// the secrets the request sent (form's secret members and the Basic
+// secret, as sent and as a server decodes them).
+func scrubSent(desc string, form url.Values, basicSecret string) string {
+	var olds []string
+	for _, k := range sentSecrets {
+		olds = append(olds, form[k]...)
+	}
+	if basicSecret != "" {
+		olds = append(olds, basicSecret, url.QueryEscape(basicSecret))
+	}
+	for _, v := range olds {
+		if v != "" {
+			desc = strings.ReplaceAll(desc, v, "[redacted]")
+		}
+	}
+	return desc
 }
 
 // scrubURLError drops the URL a *url.Error repeats (the caller names the

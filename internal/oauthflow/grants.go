@@ -193,23 +193,36 @@ func CheckAudience(assertion string, t Target) error {
 }
 
 // checkIDJAG checks an ID-JAG the identity provider issued for t before it
-// is presented: its aud must be t's issuer and its resource claim, when it
-// has one, t's resource (RFC 8707), as asked for in the exchange.
+// is presented: its aud must be t's authorization server (its issuer or
+// token endpoint), and its resource claim, when it has one, t's resource
+// (RFC 8707), as asked for in the exchange; a list must name them and
+// nothing else, for an ID-JAG another authorization server or resource
+// would also take is one the server it is presented at could use there.
 func checkIDJAG(jag string, t Target) error {
 	if err := CheckAudience(jag, t); err != nil {
 		return fmt.Errorf("the ID-JAG: %w", err)
 	}
 	j, _ := ParseJWT(jag)
+	trim := func(s string) string { return strings.TrimSuffix(s, "/") }
+	if l, ok := j.Claims["aud"].([]any); ok {
+		for _, a := range l {
+			if s, _ := a.(string); s == "" || trim(s) != trim(t.AS.Issuer) && trim(s) != trim(t.AS.TokenEndpoint) {
+				return fmt.Errorf("the ID-JAG's audience %v names another than the authorization server %s: it was not sent", l, t.AS.Issuer)
+			}
+		}
+	}
 	switch r := j.Claims["resource"].(type) {
 	case nil:
 	case string:
 		if r != t.Resource {
 			return fmt.Errorf("the ID-JAG is for the resource %q, not %q: it was not sent", r, t.Resource)
 		}
-	default:
-		if l, ok := r.([]any); !ok || !slices.Contains(l, any(t.Resource)) {
-			return fmt.Errorf("the ID-JAG's resource %v does not name %q: it was not sent", r, t.Resource)
+	case []any:
+		if len(r) == 0 || slices.ContainsFunc(r, func(v any) bool { return v != any(t.Resource) }) {
+			return fmt.Errorf("the ID-JAG's resource %v is not %q alone: it was not sent", r, t.Resource)
 		}
+	default:
+		return fmt.Errorf("the ID-JAG's resource %v is not %q: it was not sent", r, t.Resource)
 	}
 	return nil
 }
