@@ -281,10 +281,18 @@ func (g *Gateway) signInTask(ctx context.Context, t *gwTask, u *upstream, sr *mc
 // URL-mode questions): when the principal must sign in to the server,
 // the task asks (signInTask) and then makes the call; a client that
 // takes no URL question gets the task failed with the sign-in's error
-// (CodeSignInRequired, the URL in its data).
+// (CodeSignInRequired, the URL in its data). Each call holds one of the
+// server's task slots (tasks take half a server's call slots at most:
+// calls that wait for their answer always find the other half); a task
+// waiting for its user's sign-in holds none.
 func (g *Gateway) runTaskSignedIn(ctx context.Context, t *gwTask, urlAsk bool, r toolRoute, args json.RawMessage, onTask func(mcpadapter.TaskHandle)) (*mcp.CallToolResult, error) {
 	for round := 1; ; round++ {
+		free, err := acquire(ctx, r.u.taskSem)
+		if err != nil {
+			return nil, err
+		}
 		res, err := g.runTaskCall(ctx, r, args, mcpadapter.TaskPrefer, onTask)
+		free()
 		var sn *signInNeeded
 		if !errors.As(err, &sn) {
 			return res, err
