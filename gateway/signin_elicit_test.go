@@ -274,6 +274,65 @@ func TestSignInMidCallUserGone(t *testing.T) {
 	}
 }
 
+// TestSignInMidCallUnanswered: frank's client holds the question to sign
+// in open and never answers it. The question ends with the link's
+// lifetime (SignInOptions.TTL, 1s here), not with the client's own
+// timeout: his call ends with an error saying so, nothing reached the
+// server. gina's question, open when a reload removes the server, ends
+// at once with the server unavailable.
+func TestSignInMidCallUnanswered(t *testing.T) {
+	e := startSignIn(t, func(o *gateway.Options) { o.SignIn.TTL = time.Second })
+	ctx := ctxFor(t, 60*time.Second)
+	release := make(chan struct{})
+	defer close(release)
+	asked := make(chan struct{}, 4)
+	hold := func(ctx context.Context, _ *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		asked <- struct{}{}
+		select {
+		case <-ctx.Done():
+		case <-release:
+		}
+		return &mcp.ElicitResult{Action: "cancel"}, nil
+	}
+	frank := e.urlClient(t, ctx, e.token(t, "frank"), hold)
+	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := frank.cs.CallTool(cctx, &mcp.CallToolParams{Name: "up_whoami", Arguments: map[string]any{}})
+	took := time.Since(start)
+	if err == nil || took > 8*time.Second || !strings.Contains(err.Error(), "lifetime") {
+		t.Fatalf("frank's unanswered question: want an error at the link's expiry, got %v after %v", err, took)
+	}
+	if e.callsOf("frank") != 0 || len(asked) != 1 {
+		t.Fatalf("frank's call reached the server %d times, asked %d times", e.callsOf("frank"), len(asked))
+	}
+	<-asked
+
+	gina := e.urlClient(t, ctx, e.token(t, "gina"), hold)
+	done := make(chan error, 1)
+	go func() {
+		_, err := gina.cs.CallTool(cctx, &mcp.CallToolParams{Name: "up_whoami", Arguments: map[string]any{}})
+		done <- err
+	}()
+	select {
+	case <-asked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("gina was not asked")
+	}
+	other := mcp.NewServer(&mcp.Implementation{Name: "other", Version: "1"}, nil)
+	if err := e.gw.Reload(ctx, []gateway.Server{{Name: "other", Target: other}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "unavailable") {
+			t.Fatalf("gina's call when the server was removed: %v", err)
+		}
+	case <-time.After(700 * time.Millisecond):
+		t.Fatal("gina's question outlived the server's removal")
+	}
+}
+
 // settledGoroutines waits until at most want goroutines run (want 0:
 // until the count stops changing), and returns how many do.
 func settledGoroutines(want int) int {
