@@ -19,7 +19,7 @@ import (
 // and once the user accepted waits for the sign-in to complete, here (the
 // callback wakes the call) or on another replica (the token store holds
 // a new token for the principal), then makes the call with the user's
-// token. The wait ends with the client's request (its cancellation or
+// token. The question and the wait end with the client's request (its cancellation or
 // timeout), with the server (removed by a reload, the gateway closed),
 // and at the link's expiry (SignInOptions.TTL, 10 minutes by default):
 // after that the link signs no one in. The client is told that the
@@ -177,16 +177,27 @@ func (g *Gateway) signInMidCall(ctx context.Context, o *origin, u *upstream, sr 
 		return nil, err
 	}
 	defer g.signins.remove(w)
-	resp, err := o.ask(ctx, "elicitation", q)
+	// The question ends with the link's lifetime and with the server,
+	// as the wait does.
+	actx, cancel := context.WithDeadline(ctx, w.expires)
+	defer cancel()
+	stop := context.AfterFunc(u.ctx, cancel)
+	defer stop()
+	resp, err := o.ask(actx, "elicitation", q)
 	if err != nil {
-		if ctx.Err() == nil {
-			// The client refused the request (a client that declared
-			// URL elicitation and takes no elicitation/create): it
-			// gets the -32042 error instead.
-			g.log.Debug("a client refused the question to sign in mid-call", "server", u.name, "err", err)
-			return nil, errAskRefused
+		switch {
+		case ctx.Err() != nil:
+			return nil, fmt.Errorf("server %q: the question to sign in got no answer: %w", u.name, context.Cause(ctx))
+		case u.ctx.Err() != nil:
+			return nil, rpcError(&unavailableError{server: u.name, err: context.Cause(u.ctx)})
+		case actx.Err() != nil:
+			return nil, &jsonrpc.Error{Code: CodeUpstreamAuth, Message: fmt.Sprintf("server %q: the question to sign in got no answer within %s (the link's lifetime); make the call again", u.name, g.pages.ttl)}
 		}
-		return nil, fmt.Errorf("server %q: the question to sign in got no answer: %w", u.name, context.Cause(ctx))
+		// The client refused the request (a client that declared URL
+		// elicitation and takes no elicitation/create): it gets the
+		// -32042 error instead.
+		g.log.Debug("a client refused the question to sign in mid-call", "server", u.name, "err", err)
+		return nil, errAskRefused
 	}
 	if res := g.signInAccepted(u, resp); res != nil {
 		return res, nil
