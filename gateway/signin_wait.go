@@ -199,8 +199,8 @@ func (g *Gateway) signInMidCall(ctx context.Context, o *origin, u *upstream, sr 
 		g.log.Debug("a client refused the question to sign in mid-call", "server", u.name, "err", err)
 		return nil, errAskRefused
 	}
-	if res := g.signInAccepted(u, resp); res != nil {
-		return res, nil
+	if res, err := g.signInAccepted(u, resp); res != nil || err != nil {
+		return res, err
 	}
 	if err := g.awaitSignIn(ctx, u, w, before); err != nil {
 		return nil, err
@@ -236,18 +236,23 @@ func (g *Gateway) signInQuestion(ctx context.Context, u *upstream, sr *mcpadapte
 	return w, q, before, nil
 }
 
-// signInAccepted returns nil when resp, the answer to a sign-in question,
-// accepted it, else the result of the call its user did not sign in for.
-func (g *Gateway) signInAccepted(u *upstream, resp mcp.InputResponse) *mcp.CallToolResult {
+// signInAccepted returns nil, nil when resp, the answer to a sign-in
+// question, accepted it; the result of the call its user did not sign in
+// for when it declined or cancelled; an error naming the answer's action
+// (cut short: the client wrote it) when it is none of these.
+func (g *Gateway) signInAccepted(u *upstream, resp mcp.InputResponse) (*mcp.CallToolResult, error) {
 	r, _ := resp.(*mcp.ElicitResult)
-	if r != nil && r.Action == "accept" {
-		return nil
+	if r == nil {
+		r = &mcp.ElicitResult{}
 	}
-	action := "no answer"
-	if r != nil {
-		action = r.Action
+	switch r.Action {
+	case "accept":
+		return nil, nil
+	case "decline", "cancel":
+		return signInRefused(u.name, r.Action), nil
 	}
-	return signInRefused(u.name, action)
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
+		"server %q: the answer to the question to sign in (elicitation/create) is invalid: $.action %.32q is none of accept, decline, cancel", u.name, r.Action)}
 }
 
 // signInTask asks the client of task t to sign in to u (sr): the task
@@ -272,8 +277,8 @@ func (g *Gateway) signInTask(ctx context.Context, t *gwTask, u *upstream, sr *mc
 		}
 		return nil, &jsonrpc.Error{Code: CodeUpstreamAuth, Message: fmt.Sprintf("server %q: the question to sign in got no answer within %s (the link's lifetime)", u.name, g.pages.ttl)}
 	}
-	if res := g.signInAccepted(u, resp); res != nil {
-		return res, nil
+	if res, err := g.signInAccepted(u, resp); res != nil || err != nil {
+		return res, err
 	}
 	if err := g.awaitSignIn(ctx, u, w, before); err != nil {
 		return nil, err
