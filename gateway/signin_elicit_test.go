@@ -333,6 +333,150 @@ func TestSignInMidCallUnanswered(t *testing.T) {
 	}
 }
 
+// TestSignInMidCallPrincipals: alice has two calls waiting for her
+// sign-in, from two sessions, and bob one. bob's sign-in runs his call
+// only: alice's go on waiting (her token version, not anyone's, wakes
+// them). alice's sign-in at the first link runs both her calls, each
+// once, with her token; each of her sessions is told the end of its own
+// question, bob's session of his only.
+func TestSignInMidCallPrincipals(t *testing.T) {
+	e := startSignIn(t)
+	ctx := ctxFor(t, 60*time.Second)
+	questions := make(chan *mcp.ElicitParams, 8)
+	accept := func(_ context.Context, q *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		questions <- q
+		return &mcp.ElicitResult{Action: "accept"}, nil
+	}
+	type outcome struct {
+		who, text string
+		err       error
+	}
+	results := make(chan outcome, 3)
+	call := func(who string, u *urlUser) {
+		text, err := whoamiText(ctx, u.cs)
+		results <- outcome{who, text, err}
+	}
+	next := func() *mcp.ElicitParams {
+		t.Helper()
+		select {
+		case q := <-questions:
+			return q
+		case <-time.After(10 * time.Second):
+			t.Fatal("no question")
+			return nil
+		}
+	}
+	alice1 := e.urlClient(t, ctx, e.token(t, "alice"), accept)
+	alice2 := e.urlClient(t, ctx, e.token(t, "alice"), accept)
+	bob := e.urlClient(t, ctx, e.token(t, "bob"), accept)
+	go call("alice", alice1)
+	aliceLink := next().URL
+	go call("alice", alice2)
+	next()
+	go call("bob", bob)
+	newBrowser(t, "bob").signIn(t, next().URL)
+	select {
+	case r := <-results:
+		if r.err != nil || r.who != "bob" || e.userOfUp(t, r.text) != "bob" {
+			t.Fatalf("after bob's sign-in: %s's call ended: %v", r.who, r.err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("bob's call did not run after his sign-in")
+	}
+	select {
+	case r := <-results:
+		t.Fatalf("bob's sign-in ended %s's call: %v", r.who, r.err)
+	case <-time.After(3 * signInPollTest):
+	}
+	if e.callsOf("alice") != 0 {
+		t.Fatal("bob's sign-in made alice's calls")
+	}
+	newBrowser(t, "alice").signIn(t, aliceLink)
+	for range 2 {
+		select {
+		case r := <-results:
+			if r.err != nil || r.who != "alice" || e.userOfUp(t, r.text) != "alice" {
+				t.Fatalf("after alice's sign-in: %s's call: %v", r.who, r.err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("alice's calls did not both run after her sign-in")
+		}
+	}
+	if n := e.callsOf("alice"); n != 2 {
+		t.Fatalf("alice's two calls reached the server %d times", n)
+	}
+	for name, u := range map[string]*urlUser{"alice1": alice1, "alice2": alice2, "bob": bob} {
+		qs := u.questions()
+		deadline := time.Now().Add(5 * time.Second)
+		for len(u.completed()) == 0 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if c := u.completed(); len(qs) != 1 || len(c) != 1 || c[0] != qs[0].ElicitationID {
+			t.Fatalf("%s: asked %d, told the end of %v", name, len(qs), c)
+		}
+	}
+}
+
+// TestSignInMidCallShutdown: Shutdown with erin's call waiting for her
+// sign-in (she accepted) and frank's question still open ends both at
+// once with -32013 (the gateway is shutting down: the client makes the
+// call again on another instance, where a sign-in completed meanwhile is
+// found in the store), not at the end of its grace period; neither call
+// reaches the server.
+func TestSignInMidCallShutdown(t *testing.T) {
+	e := startSignIn(t)
+	ctx := ctxFor(t, 60*time.Second)
+	asked := make(chan struct{}, 2)
+	erin := e.urlClient(t, ctx, e.token(t, "erin"), func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		asked <- struct{}{}
+		return &mcp.ElicitResult{Action: "accept"}, nil
+	})
+	frank := e.urlClient(t, ctx, e.token(t, "frank"), func(ctx context.Context, _ *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		asked <- struct{}{}
+		<-ctx.Done()
+		return &mcp.ElicitResult{Action: "cancel"}, nil
+	})
+	ended := make(chan error, 2)
+	for _, u := range []*urlUser{erin, frank} {
+		go func() {
+			_, err := u.cs.CallTool(ctx, &mcp.CallToolParams{Name: "up_whoami", Arguments: map[string]any{}})
+			ended <- err
+		}()
+	}
+	for range 2 {
+		select {
+		case <-asked:
+		case <-time.After(10 * time.Second):
+			t.Fatal("not asked")
+		}
+	}
+	time.Sleep(2 * signInPollTest) // erin's call waits
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := e.gw.Shutdown(sctx); err != nil || time.Since(start) > 3*time.Second {
+		t.Fatalf("Shutdown with calls waiting for sign-ins: %v after %v", err, time.Since(start))
+	}
+	for range 2 {
+		select {
+		case err := <-ended:
+			var we *jsonrpc.Error
+			if !errors.As(err, &we) || we.Code != gateway.CodeShuttingDown {
+				t.Fatalf("a call waiting for a sign-in at Shutdown: %v", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("a call waiting for a sign-in outlived Shutdown")
+		}
+	}
+	if e.callsOf("erin")+e.callsOf("frank") != 0 {
+		t.Fatal("a call reached the server")
+	}
+}
+
+// signInPollTest is how often the gateway reads the token store while a
+// call waits for a sign-in (signInPoll).
+const signInPollTest = 500 * time.Millisecond
+
 // settledGoroutines waits until at most want goroutines run (want 0:
 // until the count stops changing), and returns how many do.
 func settledGoroutines(want int) int {
