@@ -19,9 +19,10 @@ import (
 // and once the user accepted waits for the sign-in to complete, here (the
 // callback wakes the call) or on another replica (the token store holds
 // a new token for the principal), then makes the call with the user's
-// token. The question and the wait end with the client's request (its cancellation or
-// timeout), with the server (removed by a reload, the gateway closed),
-// and at the link's expiry (SignInOptions.TTL, 10 minutes by default):
+// token. The question and the wait end with the client's request (its
+// cancellation or timeout), with the server (removed by a reload, the
+// gateway closed), at Shutdown (CodeShuttingDown: the client makes the
+// call again on another instance) and at the link's expiry (SignInOptions.TTL, 10 minutes by default):
 // after that the link signs no one in. The client is told that the
 // sign-in completed with notifications/elicitation/complete, on the
 // call's stream.
@@ -177,17 +178,21 @@ func (g *Gateway) signInMidCall(ctx context.Context, o *origin, u *upstream, sr 
 		return nil, err
 	}
 	defer g.signins.remove(w)
-	// The question ends with the link's lifetime and with the server,
-	// as the wait does.
+	// The question ends with the link's lifetime, with the server and
+	// at Shutdown, as the wait does.
 	actx, cancel := context.WithDeadline(ctx, w.expires)
 	defer cancel()
 	stop := context.AfterFunc(u.ctx, cancel)
 	defer stop()
+	stopDrain := context.AfterFunc(g.drained, cancel)
+	defer stopDrain()
 	resp, err := o.ask(actx, "elicitation", q)
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
 			return nil, fmt.Errorf("server %q: the question to sign in got no answer: %w", u.name, context.Cause(ctx))
+		case g.drained.Err() != nil:
+			return nil, errShuttingDown()
 		case u.ctx.Err() != nil:
 			return nil, rpcError(&unavailableError{server: u.name, err: context.Cause(u.ctx)})
 		case actx.Err() != nil:
@@ -202,7 +207,7 @@ func (g *Gateway) signInMidCall(ctx context.Context, o *origin, u *upstream, sr 
 	if res, err := g.signInAccepted(u, resp); res != nil || err != nil {
 		return res, err
 	}
-	if err := g.awaitSignIn(ctx, u, w, before); err != nil {
+	if err := g.awaitSignIn(ctx, u, w, before, g.drained.Done()); err != nil {
 		return nil, err
 	}
 	rctx, cancel := o.reqCtx(ctx)
@@ -280,7 +285,7 @@ func (g *Gateway) signInTask(ctx context.Context, t *gwTask, u *upstream, sr *mc
 	if res, err := g.signInAccepted(u, resp); res != nil || err != nil {
 		return res, err
 	}
-	if err := g.awaitSignIn(ctx, u, w, before); err != nil {
+	if err := g.awaitSignIn(ctx, u, w, before, nil); err != nil {
 		return nil, err
 	}
 	if ss := t.session; ss != nil && !t.ext {
@@ -328,7 +333,9 @@ var errAskRefused = errors.New("the client refused the question to sign in")
 
 // awaitSignIn waits until w's sign-in completed: here (w.done), or
 // anywhere (the store holds a token for w's principal other than before).
-func (g *Gateway) awaitSignIn(ctx context.Context, u *upstream, w *signInWait, before string) error {
+// It ends with CodeShuttingDown when drained is closed (Shutdown; nil for
+// a task, which runs on until the gateway closes).
+func (g *Gateway) awaitSignIn(ctx context.Context, u *upstream, w *signInWait, before string, drained <-chan struct{}) error {
 	tick := time.NewTicker(signInPoll)
 	defer tick.Stop()
 	limit := time.NewTimer(time.Until(w.expires))
@@ -347,6 +354,8 @@ func (g *Gateway) awaitSignIn(ctx context.Context, u *upstream, w *signInWait, b
 		case <-tick.C:
 		case <-limit.C:
 			return &jsonrpc.Error{Code: CodeUpstreamAuth, Message: fmt.Sprintf("server %q: the sign-in did not complete within %s (the link's lifetime); make the call again", u.name, g.pages.ttl)}
+		case <-drained:
+			return errShuttingDown()
 		case <-u.ctx.Done():
 			return rpcError(&unavailableError{server: u.name, err: context.Cause(u.ctx)})
 		case <-ctx.Done():
