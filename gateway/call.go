@@ -158,7 +158,7 @@ func (g *Gateway) callTool(ctx context.Context, name string, req *mcp.CallToolRe
 			}
 			// Asked mid-call; made again once the user signed in.
 			res, err = g.signInMidCall(ctx, o, u, sn.sr)
-			if errors.Is(err, errAskRefused) {
+			if askedNot(err) {
 				asked = true
 				return g.signInAnswer(o, u, sn.sr, true)
 			}

@@ -43,11 +43,12 @@ const signInPoll = 500 * time.Millisecond
 // the -32042 error.
 const maxSignInRounds = 2
 
-// maxSignInWaits caps the questions remembered for their notifications,
-// and maxSignInWaitsPerPrincipal those of one principal (one principal's
-// flood of questions takes no room of the others'); past either a
-// question is asked but its session is not told when its sign-in
-// completes (a call waiting for it learns it from the store).
+// maxSignInWaits caps the questions under way (asked mid-call or in a
+// task, or by a -32042 error), and maxSignInWaitsPerPrincipal those of
+// one principal (one principal's flood of questions takes no room of the
+// others'); past either a call or task is not asked and does not wait (it
+// gets the question in an error: signInAnswer), and a -32042 question's
+// session is not told when its sign-in completes.
 const (
 	maxSignInWaits             = 10000
 	maxSignInWaitsPerPrincipal = 32
@@ -170,7 +171,8 @@ func (g *Gateway) canAskSignInMidCall(o *origin) bool {
 // and waits for the sign-in (see the top of this file). It returns nil,
 // nil once the user signed in (the call is made again), a result when the
 // user declined or cancelled, errAskRefused when the client refused the
-// question itself, or an error.
+// question itself, errNoWaitRoom when the principal has too many under
+// way, or an error.
 func (g *Gateway) signInMidCall(ctx context.Context, o *origin, u *upstream, sr *mcpadapter.SignInRequiredError) (*mcp.CallToolResult, error) {
 	_, ss := o.current()
 	w, q, before, err := g.signInQuestion(ctx, u, sr, ss, "your call goes on once you have")
@@ -235,7 +237,12 @@ func (g *Gateway) signInQuestion(ctx context.Context, u *upstream, sr *mcpadapte
 	}
 	w := &signInWait{id: id, principal: sr.Principal, server: u.name, ss: ss, expires: time.Now().Add(g.pages.ttl),
 		inCall: true, done: make(chan struct{})}
-	g.signins.add(w)
+	if !g.signins.add(w) {
+		// Each wait reads the token store twice a second: one
+		// principal's flood of them waits in no more than its share.
+		g.log.Debug("a principal has too many sign-in questions under way to wait for another", "server", u.name, "principal", sr.Principal)
+		return nil, nil, "", errNoWaitRoom
+	}
 	q := &mcp.ElicitParams{Mode: "url", URL: link, ElicitationID: id,
 		Message: fmt.Sprintf("Sign in to %s so that the gateway can use it for you; %s.", u.name, then)}
 	return w, q, before, nil
@@ -322,7 +329,12 @@ func (g *Gateway) runTaskSignedIn(ctx context.Context, t *gwTask, urlAsk bool, r
 			_, err := g.signInAnswer(nil, r.u, sn.sr, false)
 			return nil, err
 		}
-		if res, err := g.signInTask(ctx, t, r.u, sn.sr); res != nil || err != nil {
+		res, err = g.signInTask(ctx, t, r.u, sn.sr)
+		if askedNot(err) {
+			_, err := g.signInAnswer(nil, r.u, sn.sr, false)
+			return nil, err
+		}
+		if res != nil || err != nil {
 			return res, err
 		}
 	}
@@ -330,6 +342,18 @@ func (g *Gateway) runTaskSignedIn(ctx context.Context, t *gwTask, urlAsk bool, r
 
 // errAskRefused: the client refused the mid-call question (signInMidCall).
 var errAskRefused = errors.New("the client refused the question to sign in")
+
+// errNoWaitRoom: the principal has its share of sign-in questions under
+// way (maxSignInWaitsPerPrincipal, or all of maxSignInWaits are taken);
+// the call is not asked, the client gets the question in an error.
+var errNoWaitRoom = errors.New("too many sign-in questions under way")
+
+// askedNot reports whether err (of signInMidCall or signInTask) says that
+// the client was not asked, or refused the question: it gets the
+// question in an error instead (signInAnswer).
+func askedNot(err error) bool {
+	return errors.Is(err, errAskRefused) || errors.Is(err, errNoWaitRoom)
+}
 
 // awaitSignIn waits until w's sign-in completed: here (w.done), or
 // anywhere (the store holds a token for w's principal other than before).
