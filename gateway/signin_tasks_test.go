@@ -197,6 +197,34 @@ func TestSignInTask(t *testing.T) {
 			t.Fatal("erin's cancelled task reached the server")
 		}
 	})
+	t.Run("cancelled while waiting", func(t *testing.T) {
+		// gina accepts, the task waits for her sign-in, she cancels it;
+		// her sign-in afterwards makes no call.
+		c := newRawRPC(t, e.url, v0728, "gina", `{}`)
+		res := c.call("tools/call", `{"name":"up_whoami","arguments":{},"task":{"ttl":60000},`+urlCaps0728+`}`)
+		id, _ := res["taskId"].(string)
+		reqs, _ := c.waitStatus(id, "input_required")["inputRequests"].(map[string]any)
+		link, answers := "", map[string]any{}
+		for k, r := range reqs {
+			b, _ := json.Marshal(r)
+			var q struct {
+				Params mcp.ElicitParams `json:"params"`
+			}
+			_ = json.Unmarshal(b, &q)
+			link, answers[k] = q.Params.URL, map[string]any{"action": "accept"}
+		}
+		ab, _ := json.Marshal(map[string]any{"taskId": id, "inputResponses": answers})
+		c.call("tasks/update", string(ab))
+		c.waitStatus(id, "working")
+		time.Sleep(time.Second) // the task waits for the sign-in
+		c.call("tasks/cancel", `{"taskId":"`+id+`"}`)
+		c.waitStatus(id, "cancelled")
+		e.signIn(t, "gina", link)
+		time.Sleep(time.Second)
+		if e.calls("gina") != 0 {
+			t.Fatal("gina's cancelled task reached the server")
+		}
+	})
 	t.Run("no url elicitation", func(t *testing.T) {
 		c := newRawRPC(t, e.url, v1125, "dave", `{}`)
 		id := c.startTask("up_whoami", `{}`)
