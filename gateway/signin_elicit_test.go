@@ -417,6 +417,27 @@ func TestSignInMidCallPrincipals(t *testing.T) {
 	}
 }
 
+// TestSignInMidCallRefusedAfter: the server answers 401 to every token
+// of hank's, also after each sign-in. His call asks him twice (he signs in
+// each time), then ends with the -32042 question: it does not ask on,
+// and no sign-in wakes it twice.
+func TestSignInMidCallRefusedAfter(t *testing.T) {
+	e := startSignIn(t)
+	ctx := ctxFor(t, 60*time.Second)
+	e.upAS.RefuseUser("hank", true)
+	hank := e.urlClient(t, ctx, e.token(t, "hank"), func(_ context.Context, q *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		if err := newBrowser(t, "hank").signInAt(q.URL); err != nil {
+			return nil, err
+		}
+		return &mcp.ElicitResult{Action: "accept"}, nil
+	})
+	_, err := hank.cs.CallTool(ctx, &mcp.CallToolParams{Name: "up_whoami", Arguments: map[string]any{}})
+	signInURLError(t, err)
+	if n := len(hank.questions()); n != 2 {
+		t.Fatalf("hank was asked %d times mid-call, want 2", n)
+	}
+}
+
 // signInPollTest is how often the gateway reads the token store while a
 // call waits for a sign-in (signInPoll).
 const signInPollTest = 500 * time.Millisecond
