@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/gateway"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -69,5 +70,55 @@ func TestSignInMidCallFlood(t *testing.T) {
 	}
 	if e.callsOf("mallory") != 0 {
 		t.Fatal("a call of mallory's reached the server")
+	}
+}
+
+// TestSignInMidCallHoldsNoLimitSlot: a call waiting for its user's
+// sign-in holds no slot of a concurrency cap shared among principals
+// (Limits: one call of "up" at a time). mallory's call accepts and waits,
+// and alice's call, asked in turn, signs in and runs; once mallory signs
+// in her call takes the slot again and runs too, each call once.
+func TestSignInMidCallHoldsNoLimitSlot(t *testing.T) {
+	e := startSignIn(t, func(o *gateway.Options) {
+		o.Limits = &gateway.Limits{Rules: []gateway.LimitRule{{Name: "up-cap", Server: "up", Concurrent: 1}}}
+	})
+	ctx := ctxFor(t, 60*time.Second)
+	links := make(chan string, 1)
+	mallory := e.urlClient(t, ctx, e.token(t, "mallory"), func(_ context.Context, q *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		links <- q.URL
+		return &mcp.ElicitResult{Action: "accept"}, nil
+	})
+	ended := make(chan error, 1)
+	go func() {
+		_, err := whoamiText(ctx, mallory.cs)
+		ended <- err
+	}()
+	var link string
+	select {
+	case link = <-links:
+	case <-time.After(10 * time.Second):
+		t.Fatal("mallory was not asked")
+	}
+	alice := e.urlClient(t, ctx, e.token(t, "alice"), func(_ context.Context, q *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		if err := newBrowser(t, "alice").signInAt(q.URL); err != nil {
+			return nil, err
+		}
+		return &mcp.ElicitResult{Action: "accept"}, nil
+	})
+	got, err := whoamiText(ctx, alice.cs)
+	if err != nil || e.userOfUp(t, got) != "alice" {
+		t.Fatalf("alice's call while mallory's waits for her sign-in: %v", err)
+	}
+	newBrowser(t, "mallory").signIn(t, link)
+	select {
+	case err := <-ended:
+		if err != nil {
+			t.Fatalf("mallory's call after her sign-in: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("mallory's call did not run after her sign-in")
+	}
+	if e.callsOf("alice") != 1 || e.callsOf("mallory") != 1 {
+		t.Fatalf("calls: alice %d, mallory %d", e.callsOf("alice"), e.callsOf("mallory"))
 	}
 }
