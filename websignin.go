@@ -156,7 +156,9 @@ func (s *WebSignIn) Complete(ctx context.Context, principal string, query url.Va
 // copies, and changes when a sign-in stores a new token: a service that
 // sent a user to sign in compares it with the version it saw before to
 // learn that the sign-in completed, wherever it did. The version is a
-// hash and reveals nothing of the token.
+// hash keyed by the state key (the same on every replica sharing it): it
+// reveals nothing of the token, nor confirms a guessed one without the
+// key.
 func (s *WebSignIn) TokenVersion(ctx context.Context, resource, principal string) (string, error) {
 	if s == nil || s.flow == nil {
 		return "", errors.New("mcpadapter: TokenVersion on a WebSignIn not made by NewWebSignIn")

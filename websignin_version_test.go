@@ -1,6 +1,8 @@
 package mcpadapter_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"testing"
 
@@ -10,8 +12,9 @@ import (
 )
 
 // TestWebSignInTokenVersion: a principal's token version is "" before
-// any sign-in, then a hash that does not show the token, the same for a
-// WebSignIn of another replica sharing the store, another principal's
+// any sign-in, then a hash keyed by the state key that does not show the
+// token (nor confirms a guessed one), the same for a WebSignIn of another
+// replica sharing the store and the key, another principal's
 // still ""; a new token stored for the principal changes it.
 func TestWebSignInTokenVersion(t *testing.T) {
 	t.Parallel()
@@ -44,6 +47,16 @@ func TestWebSignInTokenVersion(t *testing.T) {
 	}
 	if v := version(other, "alice"); v != first {
 		t.Fatalf("another replica sees alice's version %q, want %q", v, first)
+	}
+	// The version is keyed (by the state key): it confirms no guessed
+	// token to whoever sees it without the key.
+	plain := sha256.Sum256([]byte(st.Token.AccessToken))
+	if h := hex.EncodeToString(plain[:]); strings.HasPrefix(h, first) {
+		t.Fatalf("alice's version %q is the token's plain SHA-256", first)
+	}
+	rekeyed := newWebSignIn(t, as, app, mcpadapter.WebSignInOptions{Store: store, StateKey: []byte("fedcba9876543210fedcba9876543210")})
+	if v := version(rekeyed, "alice"); v == first {
+		t.Fatalf("a WebSignIn of another state key computes alice's version %q too", v)
 	}
 	if v := version(s, "bob"); v != "" {
 		t.Fatalf("bob's version, never signed in: %q", v)

@@ -156,14 +156,23 @@ func (g *Gateway) callTool(ctx context.Context, name string, req *mcp.CallToolRe
 				asked = true
 				return g.signInAnswer(o, u, sn.sr, true)
 			}
-			// Asked mid-call; made again once the user signed in.
+			// Asked mid-call; made again once the user signed in. The
+			// wait holds no slot of the Limits' caps (another
+			// principal's call may take it): the call takes its slots
+			// again after it.
+			free()
+			free = func() {}
 			res, err = g.signInMidCall(ctx, o, u, sn.sr)
-			if errors.Is(err, errAskRefused) {
+			if askedNot(err) {
 				asked = true
 				return g.signInAnswer(o, u, sn.sr, true)
 			}
 			if res != nil || err != nil {
 				return res, err
+			}
+			if free, err = g.quota.slots(ctx, PrincipalFrom(ctx), u.name, r.tool.OriginalName); err != nil {
+				free = func() {}
+				return nil, err
 			}
 		}
 	}
@@ -176,11 +185,11 @@ func (g *Gateway) callTool(ctx context.Context, name string, req *mcp.CallToolRe
 		done := g.track()
 		return g.parks.wait(ctx, g.parks.start(ctx, o, name, func(ctx context.Context) (*mcp.CallToolResult, error) {
 			defer done()
-			defer free()
+			defer func() { free() }()
 			return call(ctx)
 		}))
 	}
-	defer free()
+	defer func() { free() }()
 	res, err = call(ctx)
 	for round := 1; err == nil && res != nil && res.NeedsInput(); round++ {
 		if asked {

@@ -41,7 +41,11 @@ type Gateway struct {
 	ups      []*upstream // the servers, in config order (Reload replaces it)
 	reloadMu sync.Mutex  // one Reload at a time, none during Close
 
-	draining atomic.Bool    // Shutdown was called: new requests are refused
+	draining atomic.Bool // Shutdown was called: new requests are refused
+	// drained ends when Shutdown (or Close) is called: the calls waiting
+	// for a sign-in end then (signin_wait.go).
+	drained  context.Context
+	drain    context.CancelFunc
 	inflight sync.WaitGroup // forwarded requests in flight
 	nflight  atomic.Int64   // how many, for Shutdown's messages and tests
 	// posts counts the HTTP POSTs being answered: a call's answer is
@@ -155,6 +159,7 @@ func New(servers []Server, opts *Options) (*Gateway, error) {
 	}
 	g.cat.order = g.ups
 	g.ctx, g.cancel = context.WithCancel(context.Background())
+	g.drained, g.drain = context.WithCancel(context.Background())
 	for _, u := range g.ups {
 		u.ctx, u.stop = context.WithCancel(g.ctx)
 	}
@@ -302,6 +307,7 @@ func (g *Gateway) Close() error {
 	var err error
 	g.closed.Do(func() {
 		g.draining.Store(true)
+		g.drain()
 		g.cancel()
 		g.reloadMu.Lock() // a Reload under way ends first
 		defer g.reloadMu.Unlock()
@@ -335,12 +341,15 @@ func (g *Gateway) Close() error {
 }
 
 // Shutdown stops taking requests (new ones are refused with an error that
-// says the gateway is shutting down), waits for the requests in flight to
-// end or ctx to end, then closes the gateway. With TaskOptions.Store it
-// waits for the calls of tasks the gateway runs itself too, and Close
-// hands the servers' own tasks over to the other replicas.
+// says the gateway is shutting down), ends the calls waiting for their
+// user to sign in with that error (none was made: the client makes it
+// again on another instance), waits for the requests in flight to end or
+// ctx to end, then closes the gateway. With TaskOptions.Store it waits
+// for the calls of tasks the gateway runs itself too, and Close hands the
+// servers' own tasks over to the other replicas.
 func (g *Gateway) Shutdown(ctx context.Context) error {
 	g.draining.Store(true)
+	g.drain()
 	done := make(chan struct{})
 	go func() {
 		g.inflight.Wait()

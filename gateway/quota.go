@@ -287,6 +287,57 @@ func (q *quota) admit(ctx context.Context, principal, server, tool string) (rele
 	if q == nil {
 		return func() {}, nil
 	}
+	held, err := q.acquire(ctx, principal, server, tool)
+	if err != nil {
+		return nil, err
+	}
+	undo := func() { q.release(held) }
+	for i := range q.rules {
+		r := &q.rules[i]
+		if r.Rate == 0 || !r.matches(principal, server, tool) {
+			continue
+		}
+		sctx, cancel := context.WithTimeout(ctx, q.timeout)
+		ok, retry, err := q.store.Take(sctx, r.key(principal, server, tool), r.interval, r.burst)
+		cancel()
+		if err != nil {
+			if q.storeFailed(ctx, r, err) {
+				continue
+			}
+			undo()
+			return nil, errLimitsUnavailable(r.Name)
+		}
+		if !ok {
+			undo()
+			return nil, errLimited(r.Name, "rate", retry,
+				fmt.Sprintf("%s made %d calls in %s, the most limit %q allows", r.who(principal, server, tool), r.Rate, r.Period, r.Name))
+		}
+	}
+	if len(held) == 0 {
+		return func() {}, nil
+	}
+	return q.hold(held), nil
+}
+
+// slots takes a slot of each cap the call matches, and takes nothing
+// from the rate limits: what a call admitted before takes again after it
+// gave its slots back while it waited for no server (its user's sign-in).
+func (q *quota) slots(ctx context.Context, principal, server, tool string) (release func(), err error) {
+	if q == nil {
+		return func() {}, nil
+	}
+	held, err := q.acquire(ctx, principal, server, tool)
+	if err != nil {
+		return nil, err
+	}
+	if len(held) == 0 {
+		return func() {}, nil
+	}
+	return q.hold(held), nil
+}
+
+// acquire takes a slot of each cap the call matches, or none (an error).
+func (q *quota) acquire(ctx context.Context, principal, server, tool string) ([]heldLease, error) {
 	var held []heldLease
 	undo := func() { q.release(held) }
 	lease := rand.Text()
@@ -313,31 +364,7 @@ func (q *quota) admit(ctx context.Context, principal, server, tool string) (rele
 		}
 		held = append(held, heldLease{key, lease})
 	}
-	for i := range q.rules {
-		r := &q.rules[i]
-		if r.Rate == 0 || !r.matches(principal, server, tool) {
-			continue
-		}
-		sctx, cancel := context.WithTimeout(ctx, q.timeout)
-		ok, retry, err := q.store.Take(sctx, r.key(principal, server, tool), r.interval, r.burst)
-		cancel()
-		if err != nil {
-			if q.storeFailed(ctx, r, err) {
-				continue
-			}
-			undo()
-			return nil, errLimitsUnavailable(r.Name)
-		}
-		if !ok {
-			undo()
-			return nil, errLimited(r.Name, "rate", retry,
-				fmt.Sprintf("%s made %d calls in %s, the most limit %q allows", r.who(principal, server, tool), r.Rate, r.Period, r.Name))
-		}
-	}
-	if len(held) == 0 {
-		return func() {}, nil
-	}
-	return q.hold(held), nil
+	return held, nil
 }
 
 // storeFailed logs a store failure and reports whether the call goes on

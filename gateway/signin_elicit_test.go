@@ -274,6 +274,174 @@ func TestSignInMidCallUserGone(t *testing.T) {
 	}
 }
 
+// TestSignInMidCallUnanswered: frank's client holds the question to sign
+// in open and never answers it. The question ends with the link's
+// lifetime (SignInOptions.TTL, 1s here), not with the client's own
+// timeout: his call ends with an error saying so, nothing reached the
+// server. gina's question, open when a reload removes the server, ends
+// at once with the server unavailable.
+func TestSignInMidCallUnanswered(t *testing.T) {
+	e := startSignIn(t, func(o *gateway.Options) { o.SignIn.TTL = time.Second })
+	ctx := ctxFor(t, 60*time.Second)
+	release := make(chan struct{})
+	defer close(release)
+	asked := make(chan struct{}, 4)
+	hold := func(ctx context.Context, _ *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		asked <- struct{}{}
+		select {
+		case <-ctx.Done():
+		case <-release:
+		}
+		return &mcp.ElicitResult{Action: "cancel"}, nil
+	}
+	frank := e.urlClient(t, ctx, e.token(t, "frank"), hold)
+	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := frank.cs.CallTool(cctx, &mcp.CallToolParams{Name: "up_whoami", Arguments: map[string]any{}})
+	took := time.Since(start)
+	if err == nil || took > 8*time.Second || !strings.Contains(err.Error(), "lifetime") {
+		t.Fatalf("frank's unanswered question: want an error at the link's expiry, got %v after %v", err, took)
+	}
+	if e.callsOf("frank") != 0 || len(asked) != 1 {
+		t.Fatalf("frank's call reached the server %d times, asked %d times", e.callsOf("frank"), len(asked))
+	}
+	<-asked
+
+	gina := e.urlClient(t, ctx, e.token(t, "gina"), hold)
+	done := make(chan error, 1)
+	go func() {
+		_, err := gina.cs.CallTool(cctx, &mcp.CallToolParams{Name: "up_whoami", Arguments: map[string]any{}})
+		done <- err
+	}()
+	select {
+	case <-asked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("gina was not asked")
+	}
+	other := mcp.NewServer(&mcp.Implementation{Name: "other", Version: "1"}, nil)
+	if err := e.gw.Reload(ctx, []gateway.Server{{Name: "other", Target: other}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "unavailable") {
+			t.Fatalf("gina's call when the server was removed: %v", err)
+		}
+	case <-time.After(700 * time.Millisecond):
+		t.Fatal("gina's question outlived the server's removal")
+	}
+}
+
+// TestSignInMidCallPrincipals: alice has two calls waiting for her
+// sign-in, from two sessions, and bob one. bob's sign-in runs his call
+// only: alice's go on waiting (her token version, not anyone's, wakes
+// them). alice's sign-in at the first link runs both her calls, each
+// once, with her token; each of her sessions is told the end of its own
+// question, bob's session of his only.
+func TestSignInMidCallPrincipals(t *testing.T) {
+	e := startSignIn(t)
+	ctx := ctxFor(t, 60*time.Second)
+	questions := make(chan *mcp.ElicitParams, 8)
+	accept := func(_ context.Context, q *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		questions <- q
+		return &mcp.ElicitResult{Action: "accept"}, nil
+	}
+	type outcome struct {
+		who, text string
+		err       error
+	}
+	results := make(chan outcome, 3)
+	call := func(who string, u *urlUser) {
+		text, err := whoamiText(ctx, u.cs)
+		results <- outcome{who, text, err}
+	}
+	next := func() *mcp.ElicitParams {
+		t.Helper()
+		select {
+		case q := <-questions:
+			return q
+		case <-time.After(10 * time.Second):
+			t.Fatal("no question")
+			return nil
+		}
+	}
+	alice1 := e.urlClient(t, ctx, e.token(t, "alice"), accept)
+	alice2 := e.urlClient(t, ctx, e.token(t, "alice"), accept)
+	bob := e.urlClient(t, ctx, e.token(t, "bob"), accept)
+	go call("alice", alice1)
+	aliceLink := next().URL
+	go call("alice", alice2)
+	next()
+	go call("bob", bob)
+	newBrowser(t, "bob").signIn(t, next().URL)
+	select {
+	case r := <-results:
+		if r.err != nil || r.who != "bob" || e.userOfUp(t, r.text) != "bob" {
+			t.Fatalf("after bob's sign-in: %s's call ended: %v", r.who, r.err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("bob's call did not run after his sign-in")
+	}
+	select {
+	case r := <-results:
+		t.Fatalf("bob's sign-in ended %s's call: %v", r.who, r.err)
+	case <-time.After(3 * signInPollTest):
+	}
+	if e.callsOf("alice") != 0 {
+		t.Fatal("bob's sign-in made alice's calls")
+	}
+	newBrowser(t, "alice").signIn(t, aliceLink)
+	for range 2 {
+		select {
+		case r := <-results:
+			if r.err != nil || r.who != "alice" || e.userOfUp(t, r.text) != "alice" {
+				t.Fatalf("after alice's sign-in: %s's call: %v", r.who, r.err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("alice's calls did not both run after her sign-in")
+		}
+	}
+	if n := e.callsOf("alice"); n != 2 {
+		t.Fatalf("alice's two calls reached the server %d times", n)
+	}
+	for name, u := range map[string]*urlUser{"alice1": alice1, "alice2": alice2, "bob": bob} {
+		qs := u.questions()
+		deadline := time.Now().Add(5 * time.Second)
+		for len(u.completed()) == 0 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if c := u.completed(); len(qs) != 1 || len(c) != 1 || c[0] != qs[0].ElicitationID {
+			t.Fatalf("%s: asked %d, told the end of %v", name, len(qs), c)
+		}
+	}
+}
+
+// TestSignInMidCallRefusedAfter: the server answers 401 to every token
+// of hank's, also after each sign-in. His call asks him twice (he signs in
+// each time), then ends with the -32042 question: it does not ask on,
+// and no sign-in wakes it twice.
+func TestSignInMidCallRefusedAfter(t *testing.T) {
+	e := startSignIn(t)
+	ctx := ctxFor(t, 60*time.Second)
+	e.upAS.RefuseUser("hank", true)
+	hank := e.urlClient(t, ctx, e.token(t, "hank"), func(_ context.Context, q *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		if err := newBrowser(t, "hank").signInAt(q.URL); err != nil {
+			return nil, err
+		}
+		return &mcp.ElicitResult{Action: "accept"}, nil
+	})
+	_, err := hank.cs.CallTool(ctx, &mcp.CallToolParams{Name: "up_whoami", Arguments: map[string]any{}})
+	signInURLError(t, err)
+	if n := len(hank.questions()); n != 2 {
+		t.Fatalf("hank was asked %d times mid-call, want 2", n)
+	}
+}
+
+// signInPollTest is how often the gateway reads the token store while a
+// call waits for a sign-in (signInPoll).
+const signInPollTest = 500 * time.Millisecond
+
 // settledGoroutines waits until at most want goroutines run (want 0:
 // until the count stops changing), and returns how many do.
 func settledGoroutines(want int) int {

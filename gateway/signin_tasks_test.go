@@ -28,7 +28,7 @@ type signInTaskEnv struct {
 	upAS *testauth.Server
 }
 
-func startSignInTasks(t *testing.T) *signInTaskEnv {
+func startSignInTasks(t *testing.T, more ...func(*Options)) *signInTaskEnv {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -41,10 +41,13 @@ func startSignInTasks(t *testing.T) *signInTaskEnv {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: req.GetExtra().Header.Get("Authorization")}}}, nil
 		})
 	upAS := testauth.Start(t, testauth.Options{MCP: who, ClientID: "gw", ClientSecret: "gw-s3cret", NoRegistration: true})
+	opts := &Options{Logger: quietLogger(t), Prefix: mcpadapter.PrefixAlways, SignIn: &SignInOptions{URL: base, Key: []byte("0123456789abcdef0123456789abcdef"),
+		Authenticate: func(r *http.Request) (string, error) { return r.Header.Get(testauth.UserHeader), nil }}}
+	for _, f := range more {
+		f(opts)
+	}
 	g, err := New([]Server{{Name: "up", Target: upAS.MCPURL,
-		SignIn: &SignIn{Issuer: upAS.URL, ClientID: "gw", ClientSecret: "gw-s3cret", Scopes: []string{testauth.BaseScope}}}},
-		&Options{Logger: quietLogger(t), Prefix: mcpadapter.PrefixAlways, SignIn: &SignInOptions{URL: base, Key: []byte("0123456789abcdef0123456789abcdef"),
-			Authenticate: func(r *http.Request) (string, error) { return r.Header.Get(testauth.UserHeader), nil }}})
+		SignIn: &SignIn{Issuer: upAS.URL, ClientID: "gw", ClientSecret: "gw-s3cret", Scopes: []string{testauth.BaseScope}}}}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,6 +197,34 @@ func TestSignInTask(t *testing.T) {
 			t.Fatal("erin's cancelled task reached the server")
 		}
 	})
+	t.Run("cancelled while waiting", func(t *testing.T) {
+		// gina accepts, the task waits for her sign-in, she cancels it;
+		// her sign-in afterwards makes no call.
+		c := newRawRPC(t, e.url, v0728, "gina", `{}`)
+		res := c.call("tools/call", `{"name":"up_whoami","arguments":{},"task":{"ttl":60000},`+urlCaps0728+`}`)
+		id, _ := res["taskId"].(string)
+		reqs, _ := c.waitStatus(id, "input_required")["inputRequests"].(map[string]any)
+		link, answers := "", map[string]any{}
+		for k, r := range reqs {
+			b, _ := json.Marshal(r)
+			var q struct {
+				Params mcp.ElicitParams `json:"params"`
+			}
+			_ = json.Unmarshal(b, &q)
+			link, answers[k] = q.Params.URL, map[string]any{"action": "accept"}
+		}
+		ab, _ := json.Marshal(map[string]any{"taskId": id, "inputResponses": answers})
+		c.call("tasks/update", string(ab))
+		c.waitStatus(id, "working")
+		time.Sleep(time.Second) // the task waits for the sign-in
+		c.call("tasks/cancel", `{"taskId":"`+id+`"}`)
+		c.waitStatus(id, "cancelled")
+		e.signIn(t, "gina", link)
+		time.Sleep(time.Second)
+		if e.calls("gina") != 0 {
+			t.Fatal("gina's cancelled task reached the server")
+		}
+	})
 	t.Run("no url elicitation", func(t *testing.T) {
 		c := newRawRPC(t, e.url, v1125, "dave", `{}`)
 		id := c.startTask("up_whoami", `{}`)
@@ -203,4 +234,49 @@ func TestSignInTask(t *testing.T) {
 			t.Fatalf("dave's task: %q", msg)
 		}
 	})
+}
+
+// TestSignInTaskHoldsNoSlot: a task waiting for its user's sign-in holds
+// none of the server's task slots (MaxCallsPerServer 2: one task call at
+// a time): mallory's task asks and she never answers, and alice's task
+// of the same server still asks her, runs once she signed in, and ends
+// while mallory's still waits.
+func TestSignInTaskHoldsNoSlot(t *testing.T) {
+	e := startSignInTasks(t, func(o *Options) { o.MaxCallsPerServer = 2 })
+	mallory := newRawRPC(t, e.url, v0728, "mallory", `{}`)
+	start := func(c *rawRPC) string {
+		res := c.call("tools/call", `{"name":"up_whoami","arguments":{},"task":{"ttl":60000},`+urlCaps0728+`}`)
+		id, _ := res["taskId"].(string)
+		if id == "" {
+			t.Fatalf("no task: %v", res)
+		}
+		return id
+	}
+	mid := start(mallory)
+	mallory.waitStatus(mid, "input_required")
+	alice := newRawRPC(t, e.url, v0728, "alice", `{}`)
+	id := start(alice)
+	got := alice.waitStatus(id, "input_required")
+	reqs, _ := got["inputRequests"].(map[string]any)
+	answers := map[string]any{}
+	for k, r := range reqs {
+		b, _ := json.Marshal(r)
+		var q struct {
+			Params mcp.ElicitParams `json:"params"`
+		}
+		if json.Unmarshal(b, &q) != nil || q.Params.Mode != "url" {
+			t.Fatalf("question %s", b)
+		}
+		e.signIn(t, "alice", q.Params.URL)
+		answers[k] = map[string]any{"action": "accept"}
+	}
+	ab, _ := json.Marshal(map[string]any{"taskId": id, "inputResponses": answers})
+	alice.call("tasks/update", string(ab))
+	done := alice.waitStatus(id, "completed")
+	if !strings.Contains(fmt.Sprint(done["result"]), "Bearer ") || e.calls("alice") != 1 {
+		t.Fatalf("alice's task: %v, %d calls", done, e.calls("alice"))
+	}
+	if st := mallory.call("tasks/get", `{"taskId":"`+mid+`"}`)["status"]; st != "input_required" {
+		t.Fatalf("mallory's task: %v", st)
+	}
 }

@@ -95,7 +95,7 @@ func listen(t *testing.T) (net.Listener, string) {
 	return ln, "http://" + ln.Addr().String()
 }
 
-func startSignIn(t *testing.T) *signInEnv {
+func startSignIn(t *testing.T, more ...func(*gateway.Options)) *signInEnv {
 	t.Helper()
 	ln, base := listen(t)
 	e := &signInEnv{url: base + "/mcp", base: base, logs: &lockedBuffer{}}
@@ -104,7 +104,7 @@ func startSignIn(t *testing.T) *signInEnv {
 	servers := []gateway.Server{{Name: "up", Config: &mcpadapter.ServerConfig{Name: "up", URL: e.upAS.MCPURL, Transport: "http",
 		Auth: &mcpadapter.ServerAuth{Grant: &mcpadapter.GrantSettings{Type: "signin", Issuer: e.upAS.URL, ClientID: upClient,
 			ClientSecret: upSecret, Scopes: []string{testauth.BaseScope}}}}}}
-	e.gw = signInGateway(t, ln, base, e.gwAS, servers, []byte("0123456789abcdef0123456789abcdef"), nil, e.logs)
+	e.gw = signInGateway(t, ln, base, e.gwAS, servers, []byte("0123456789abcdef0123456789abcdef"), nil, e.logs, more...)
 	return e
 }
 

@@ -19,9 +19,10 @@ import (
 // and once the user accepted waits for the sign-in to complete, here (the
 // callback wakes the call) or on another replica (the token store holds
 // a new token for the principal), then makes the call with the user's
-// token. The wait ends with the client's request (its cancellation or
-// timeout), with the server (removed by a reload, the gateway closed),
-// and at the link's expiry (SignInOptions.TTL, 10 minutes by default):
+// token. The question and the wait end with the client's request (its
+// cancellation or timeout), with the server (removed by a reload, the
+// gateway closed), at Shutdown (CodeShuttingDown: the client makes the
+// call again on another instance) and at the link's expiry (SignInOptions.TTL, 10 minutes by default):
 // after that the link signs no one in. The client is told that the
 // sign-in completed with notifications/elicitation/complete, on the
 // call's stream.
@@ -42,11 +43,12 @@ const signInPoll = 500 * time.Millisecond
 // the -32042 error.
 const maxSignInRounds = 2
 
-// maxSignInWaits caps the questions remembered for their notifications,
-// and maxSignInWaitsPerPrincipal those of one principal (one principal's
-// flood of questions takes no room of the others'); past either a
-// question is asked but its session is not told when its sign-in
-// completes (a call waiting for it learns it from the store).
+// maxSignInWaits caps the questions under way (asked mid-call or in a
+// task, or by a -32042 error), and maxSignInWaitsPerPrincipal those of
+// one principal (one principal's flood of questions takes no room of the
+// others'); past either a call or task is not asked and does not wait (it
+// gets the question in an error: signInAnswer), and a -32042 question's
+// session is not told when its sign-in completes.
 const (
 	maxSignInWaits             = 10000
 	maxSignInWaitsPerPrincipal = 32
@@ -169,7 +171,8 @@ func (g *Gateway) canAskSignInMidCall(o *origin) bool {
 // and waits for the sign-in (see the top of this file). It returns nil,
 // nil once the user signed in (the call is made again), a result when the
 // user declined or cancelled, errAskRefused when the client refused the
-// question itself, or an error.
+// question itself, errNoWaitRoom when the principal has too many under
+// way, or an error.
 func (g *Gateway) signInMidCall(ctx context.Context, o *origin, u *upstream, sr *mcpadapter.SignInRequiredError) (*mcp.CallToolResult, error) {
 	_, ss := o.current()
 	w, q, before, err := g.signInQuestion(ctx, u, sr, ss, "your call goes on once you have")
@@ -177,21 +180,36 @@ func (g *Gateway) signInMidCall(ctx context.Context, o *origin, u *upstream, sr 
 		return nil, err
 	}
 	defer g.signins.remove(w)
-	resp, err := o.ask(ctx, "elicitation", q)
+	// The question ends with the link's lifetime, with the server and
+	// at Shutdown, as the wait does.
+	actx, cancel := context.WithDeadline(ctx, w.expires)
+	defer cancel()
+	stop := context.AfterFunc(u.ctx, cancel)
+	defer stop()
+	stopDrain := context.AfterFunc(g.drained, cancel)
+	defer stopDrain()
+	resp, err := o.ask(actx, "elicitation", q)
 	if err != nil {
-		if ctx.Err() == nil {
-			// The client refused the request (a client that declared
-			// URL elicitation and takes no elicitation/create): it
-			// gets the -32042 error instead.
-			g.log.Debug("a client refused the question to sign in mid-call", "server", u.name, "err", err)
-			return nil, errAskRefused
+		switch {
+		case ctx.Err() != nil:
+			return nil, fmt.Errorf("server %q: the question to sign in got no answer: %w", u.name, context.Cause(ctx))
+		case g.drained.Err() != nil:
+			return nil, errShuttingDown()
+		case u.ctx.Err() != nil:
+			return nil, rpcError(&unavailableError{server: u.name, err: context.Cause(u.ctx)})
+		case actx.Err() != nil:
+			return nil, &jsonrpc.Error{Code: CodeUpstreamAuth, Message: fmt.Sprintf("server %q: the question to sign in got no answer within %s (the link's lifetime); make the call again", u.name, g.pages.ttl)}
 		}
-		return nil, fmt.Errorf("server %q: the question to sign in got no answer: %w", u.name, context.Cause(ctx))
+		// The client refused the request (a client that declared URL
+		// elicitation and takes no elicitation/create): it gets the
+		// -32042 error instead.
+		g.log.Debug("a client refused the question to sign in mid-call", "server", u.name, "err", err)
+		return nil, errAskRefused
 	}
-	if res := g.signInAccepted(u, resp); res != nil {
-		return res, nil
+	if res, err := g.signInAccepted(u, resp); res != nil || err != nil {
+		return res, err
 	}
-	if err := g.awaitSignIn(ctx, u, w, before); err != nil {
+	if err := g.awaitSignIn(ctx, u, w, before, g.drained.Done()); err != nil {
 		return nil, err
 	}
 	rctx, cancel := o.reqCtx(ctx)
@@ -219,24 +237,34 @@ func (g *Gateway) signInQuestion(ctx context.Context, u *upstream, sr *mcpadapte
 	}
 	w := &signInWait{id: id, principal: sr.Principal, server: u.name, ss: ss, expires: time.Now().Add(g.pages.ttl),
 		inCall: true, done: make(chan struct{})}
-	g.signins.add(w)
+	if !g.signins.add(w) {
+		// Each wait reads the token store twice a second: one
+		// principal's flood of them waits in no more than its share.
+		g.log.Debug("a principal has too many sign-in questions under way to wait for another", "server", u.name, "principal", sr.Principal)
+		return nil, nil, "", errNoWaitRoom
+	}
 	q := &mcp.ElicitParams{Mode: "url", URL: link, ElicitationID: id,
 		Message: fmt.Sprintf("Sign in to %s so that the gateway can use it for you; %s.", u.name, then)}
 	return w, q, before, nil
 }
 
-// signInAccepted returns nil when resp, the answer to a sign-in question,
-// accepted it, else the result of the call its user did not sign in for.
-func (g *Gateway) signInAccepted(u *upstream, resp mcp.InputResponse) *mcp.CallToolResult {
+// signInAccepted returns nil, nil when resp, the answer to a sign-in
+// question, accepted it; the result of the call its user did not sign in
+// for when it declined or cancelled; an error naming the answer's action
+// (cut short: the client wrote it) when it is none of these.
+func (g *Gateway) signInAccepted(u *upstream, resp mcp.InputResponse) (*mcp.CallToolResult, error) {
 	r, _ := resp.(*mcp.ElicitResult)
-	if r != nil && r.Action == "accept" {
-		return nil
+	if r == nil {
+		r = &mcp.ElicitResult{}
 	}
-	action := "no answer"
-	if r != nil {
-		action = r.Action
+	switch r.Action {
+	case "accept":
+		return nil, nil
+	case "decline", "cancel":
+		return signInRefused(u.name, r.Action), nil
 	}
-	return signInRefused(u.name, action)
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
+		"server %q: the answer to the question to sign in (elicitation/create) is invalid: $.action %.32q is none of accept, decline, cancel", u.name, r.Action)}
 }
 
 // signInTask asks the client of task t to sign in to u (sr): the task
@@ -261,10 +289,10 @@ func (g *Gateway) signInTask(ctx context.Context, t *gwTask, u *upstream, sr *mc
 		}
 		return nil, &jsonrpc.Error{Code: CodeUpstreamAuth, Message: fmt.Sprintf("server %q: the question to sign in got no answer within %s (the link's lifetime)", u.name, g.pages.ttl)}
 	}
-	if res := g.signInAccepted(u, resp); res != nil {
-		return res, nil
+	if res, err := g.signInAccepted(u, resp); res != nil || err != nil {
+		return res, err
 	}
-	if err := g.awaitSignIn(ctx, u, w, before); err != nil {
+	if err := g.awaitSignIn(ctx, u, w, before, nil); err != nil {
 		return nil, err
 	}
 	if ss := t.session; ss != nil && !t.ext {
@@ -281,10 +309,18 @@ func (g *Gateway) signInTask(ctx context.Context, t *gwTask, u *upstream, sr *mc
 // URL-mode questions): when the principal must sign in to the server,
 // the task asks (signInTask) and then makes the call; a client that
 // takes no URL question gets the task failed with the sign-in's error
-// (CodeSignInRequired, the URL in its data).
+// (CodeSignInRequired, the URL in its data). Each call holds one of the
+// server's task slots (tasks take half a server's call slots at most:
+// calls that wait for their answer always find the other half); a task
+// waiting for its user's sign-in holds none.
 func (g *Gateway) runTaskSignedIn(ctx context.Context, t *gwTask, urlAsk bool, r toolRoute, args json.RawMessage, onTask func(mcpadapter.TaskHandle)) (*mcp.CallToolResult, error) {
 	for round := 1; ; round++ {
+		free, err := acquire(ctx, r.u.taskSem)
+		if err != nil {
+			return nil, err
+		}
 		res, err := g.runTaskCall(ctx, r, args, mcpadapter.TaskPrefer, onTask)
+		free()
 		var sn *signInNeeded
 		if !errors.As(err, &sn) {
 			return res, err
@@ -293,7 +329,12 @@ func (g *Gateway) runTaskSignedIn(ctx context.Context, t *gwTask, urlAsk bool, r
 			_, err := g.signInAnswer(nil, r.u, sn.sr, false)
 			return nil, err
 		}
-		if res, err := g.signInTask(ctx, t, r.u, sn.sr); res != nil || err != nil {
+		res, err = g.signInTask(ctx, t, r.u, sn.sr)
+		if askedNot(err) {
+			_, err := g.signInAnswer(nil, r.u, sn.sr, false)
+			return nil, err
+		}
+		if res != nil || err != nil {
 			return res, err
 		}
 	}
@@ -302,9 +343,23 @@ func (g *Gateway) runTaskSignedIn(ctx context.Context, t *gwTask, urlAsk bool, r
 // errAskRefused: the client refused the mid-call question (signInMidCall).
 var errAskRefused = errors.New("the client refused the question to sign in")
 
+// errNoWaitRoom: the principal has its share of sign-in questions under
+// way (maxSignInWaitsPerPrincipal, or all of maxSignInWaits are taken);
+// the call is not asked, the client gets the question in an error.
+var errNoWaitRoom = errors.New("too many sign-in questions under way")
+
+// askedNot reports whether err (of signInMidCall or signInTask) says that
+// the client was not asked, or refused the question: it gets the
+// question in an error instead (signInAnswer).
+func askedNot(err error) bool {
+	return errors.Is(err, errAskRefused) || errors.Is(err, errNoWaitRoom)
+}
+
 // awaitSignIn waits until w's sign-in completed: here (w.done), or
 // anywhere (the store holds a token for w's principal other than before).
-func (g *Gateway) awaitSignIn(ctx context.Context, u *upstream, w *signInWait, before string) error {
+// It ends with CodeShuttingDown when drained is closed (Shutdown; nil for
+// a task, which runs on until the gateway closes).
+func (g *Gateway) awaitSignIn(ctx context.Context, u *upstream, w *signInWait, before string, drained <-chan struct{}) error {
 	tick := time.NewTicker(signInPoll)
 	defer tick.Stop()
 	limit := time.NewTimer(time.Until(w.expires))
@@ -323,6 +378,8 @@ func (g *Gateway) awaitSignIn(ctx context.Context, u *upstream, w *signInWait, b
 		case <-tick.C:
 		case <-limit.C:
 			return &jsonrpc.Error{Code: CodeUpstreamAuth, Message: fmt.Sprintf("server %q: the sign-in did not complete within %s (the link's lifetime); make the call again", u.name, g.pages.ttl)}
+		case <-drained:
+			return errShuttingDown()
 		case <-u.ctx.Done():
 			return rpcError(&unavailableError{server: u.name, err: context.Cause(u.ctx)})
 		case <-ctx.Done():

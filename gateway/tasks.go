@@ -401,8 +401,6 @@ func (s *taskStore) start(ctx context.Context, principal string, ss *mcp.ServerS
 		defer s.wg.Done()
 		defer close(t.done)
 		defer cancel(nil)
-		// Tasks take half a server's call slots at most: calls that
-		// wait for their answer always find the other half.
 		var res *mcp.CallToolResult
 		var err error
 		if observe != nil {
@@ -412,16 +410,12 @@ func (s *taskStore) start(ctx context.Context, principal string, ss *mcp.ServerS
 				end(mcpadapter.NewServerOperationResult(s.g.red.err(err), err == nil && res != nil && res.IsError))
 			}()
 		}
-		free, err := acquire(ctx, r.u.taskSem)
-		if err == nil {
-			res, err = s.g.runTaskSignedIn(ctx, t, urlAsk, r, args, func(h mcpadapter.TaskHandle) {
-				t.setRemote(h)
-				if s.sh != nil {
-					_ = s.sh.sync(ctx, t) // runBeats writes it again if this fails
-				}
-			})
-			free()
-		}
+		res, err = s.g.runTaskSignedIn(ctx, t, urlAsk, r, args, func(h mcpadapter.TaskHandle) {
+			t.setRemote(h)
+			if s.sh != nil {
+				_ = s.sh.sync(ctx, t) // runBeats writes it again if this fails
+			}
+		})
 		if err != nil && context.Cause(ctx) != nil && errors.Is(context.Cause(ctx), errTaskCancelled) {
 			err = errTaskCancelled
 		}

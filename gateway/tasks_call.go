@@ -148,7 +148,7 @@ func (g *Gateway) waitTaskCall(ctx context.Context, req mcp.Request, r toolRoute
 			return g.signInAnswer(o, r.u, sn.sr, false)
 		}
 		res, err = g.signInMidCall(ctx, o, r.u, sn.sr)
-		if errors.Is(err, errAskRefused) {
+		if askedNot(err) {
 			return g.signInAnswer(o, r.u, sn.sr, false)
 		}
 		if res != nil || err != nil {

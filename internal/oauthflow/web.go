@@ -3,6 +3,7 @@ package oauthflow
 import (
 	"context"
 	"crypto"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -147,6 +148,9 @@ type Web struct {
 	bg      *background
 	dpop    *DPoP // nil: bearer tokens
 
+	// verKey keys TokenVersion's hashes (derived from the state key).
+	verKey []byte
+
 	mu      sync.Mutex
 	sources map[string]*webSource // by token key
 	used    map[string]time.Time  // states used here: nonce -> expiry
@@ -178,6 +182,9 @@ func NewWeb(cfg WebConfig) (*Web, error) {
 	}
 	w := &Web{cfg: cfg, box: box, stateAD: stateBinding(cfg), hc: cfg.HTTPClient, log: cfg.Logger, store: cfg.Store, bg: newBackground(),
 		sources: make(map[string]*webSource), used: make(map[string]time.Time)}
+	vk := hmac.New(sha256.New, cfg.StateKey)
+	vk.Write([]byte("mcpadapter token version"))
+	w.verKey = vk.Sum(nil)
 	if w.hc == nil {
 		w.hc = http.DefaultClient
 	}
@@ -545,7 +552,9 @@ func (w *Web) source(ctx context.Context, key string, hc *http.Client) (*webSour
 }
 
 // TokenVersion returns a hash of the access token stored under key, ""
-// when there is none this Web can use (see source).
+// when there is none this Web can use (see source). The hash is keyed
+// (HMAC-SHA-256 with a key derived from the state key, the same on every
+// replica): without the key, it confirms no guessed token.
 func (w *Web) TokenVersion(ctx context.Context, key string) (string, error) {
 	st, err := w.store.Load(ctx, key)
 	if errors.Is(err, sealed.ErrUnreadable) {
@@ -561,8 +570,9 @@ func (w *Web) TokenVersion(ctx context.Context, key string) (string, error) {
 	if tok == nil || tok.AccessToken == "" {
 		return "", nil
 	}
-	h := sha256.Sum256([]byte(tok.AccessToken))
-	return hex.EncodeToString(h[:16]), nil
+	h := hmac.New(sha256.New, w.verKey)
+	h.Write([]byte(tok.AccessToken))
+	return hex.EncodeToString(h.Sum(nil)[:16]), nil
 }
 
 // forget drops the token source of key if it is still s (or whatever it
