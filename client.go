@@ -60,7 +60,7 @@ type Client struct {
 	toolsGen atomic.Uint64
 
 	// bg runs the work that outlives a call: the wait for a task made as
-	// the call's context ended (task_grace.go).
+	// the call's context ended (task_call.go).
 	bg background
 
 	// slots holds a token per tool call in flight when
