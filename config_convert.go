@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/mcpadapter/mcpadapter/internal/config"
+	"github.com/mcpadapter/mcpadapter/internal/engine"
 	"github.com/mcpadapter/mcpadapter/internal/oauthflow"
 )
 
@@ -178,7 +179,7 @@ func serverOptions(sc *ServerConfig, base ClientOptions) (ClientOptions, error) 
 
 // serverEndpoint is the endpoint of a server's transport; for HTTP it sets
 // opts' headers and credentials from the server's.
-func serverEndpoint(sc *ServerConfig, base ClientOptions, opts *ClientOptions) (*endpoint, error) {
+func serverEndpoint(sc *ServerConfig, base ClientOptions, opts *ClientOptions) (*engine.Endpoint, error) {
 	switch sc.Transport {
 	case "stdio":
 		env := make([]string, 0, len(sc.Env))
@@ -186,19 +187,19 @@ func serverEndpoint(sc *ServerConfig, base ClientOptions, opts *ClientOptions) (
 			env = append(env, k+"="+v)
 		}
 		slices.Sort(env)
-		return &endpoint{kind: kindStdio, command: Command{Path: sc.Command, Args: sc.Args, Env: env, InheritEnv: sc.InheritEnv, Dir: sc.Cwd}}, nil
+		return &engine.Endpoint{Kind: engine.Stdio, Command: engine.Command{Path: sc.Command, Args: sc.Args, Env: env, InheritEnv: sc.InheritEnv, Dir: sc.Cwd}}, nil
 	case "http", "sse":
 	default:
 		return nil, &ConfigError{Path: "mcpServers." + sc.Name + ".transport", Msg: fmt.Sprintf("unknown transport %q", sc.Transport)}
 	}
-	ep, err := endpointFromString(sc.URL)
+	ep, err := orTargetError(engine.ParseEndpoint(sc.URL))
 	if err != nil {
 		return nil, &ConfigError{Path: "mcpServers." + sc.Name + ".url", Msg: err.Error()}
 	}
 	if sc.Transport == "sse" {
-		ep.kind, ep.fallbackSSE = kindSSE, false
+		ep.Kind, ep.FallbackSSE = engine.SSE, false
 	} else {
-		ep.kind, ep.fallbackSSE = kindStreamable, true
+		ep.Kind, ep.FallbackSSE = engine.Streamable, true
 	}
 	if len(sc.Headers) > 0 {
 		h := make(map[string]string, len(base.Headers)+len(sc.Headers))

@@ -96,7 +96,7 @@ func clientForServer(sc *ServerConfig, base ClientOptions) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if ep.kind == kindStdio || ep.kind == kindInProcess {
+	if ep.Local() {
 		opts.Headers, opts.Auth, opts.HTTPClient, opts.OAuthHandler = nil, nil, nil, nil
 	}
 	c := newClient(ep, opts)
@@ -284,8 +284,8 @@ func (g *Group) sameNames() []ServerFailure {
 				continue
 			}
 			failures = append(failures, ServerFailure{Server: c.nameNow(), client: c, Err: &TargetError{
-				Target: fmt.Sprintf("group server %q (%s)", c.nameNow(), c.ep.describe()),
-				Reason: fmt.Sprintf("server %s has the same name; a name prefixes its server's tools, so set ClientOptions.Name on one of them", o.ep.describe()),
+				Target: fmt.Sprintf("group server %q (%s)", c.nameNow(), c.ep.Describe()),
+				Reason: fmt.Sprintf("server %s has the same name; a name prefixes its server's tools, so set ClientOptions.Name on one of them", o.ep.Describe()),
 			}})
 			break
 		}

@@ -139,9 +139,9 @@ func (c *Client) startOp(ctx context.Context, method, tool string) (context.Cont
 	if t == nil {
 		return ctx, noEnd
 	}
-	op := Operation{Method: method, Server: c.opServer(ctx, method), Tool: tool, Transport: string(c.ep.kind)}
-	if c.ep.kind == kindStreamable || c.ep.kind == kindSSE {
-		op.URL = c.ep.url
+	op := Operation{Method: method, Server: c.opServer(ctx, method), Tool: tool, Transport: string(c.ep.Kind)}
+	if c.ep.HTTP() {
+		op.URL = c.ep.URL
 	}
 	return t.StartOperation(ctx, op)
 }
