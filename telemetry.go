@@ -162,18 +162,26 @@ func (c *Client) opResult(ctx context.Context, toolError bool, err error) Operat
 // observedCall makes the tool call tc as an Operation of
 // ClientOptions.Telemetry, with the trace context in its _meta.
 func (c *Client) observedCall(ctx context.Context, tc *toolCall) (*Result, error) {
+	return observed(ctx, c, tc.tool, &tc.meta, func(ctx context.Context) (*Result, error) { return c.callTool(ctx, tc) },
+		func(r *Result) bool { return r != nil && r.IsError })
+}
+
+// observed runs call, a tools/call of tool whose _meta is *meta, as an
+// Operation of ClientOptions.Telemetry: the trace context goes in a copy
+// of *meta, and isError tells a tool error.
+func observed[R any, M ~map[string]any](ctx context.Context, c *Client, tool string, meta *M, call func(context.Context) (R, error), isError func(R) bool) (R, error) {
 	if c.opts.Telemetry == nil {
-		return c.callTool(ctx, tc)
+		return call(ctx)
 	}
-	ctx, end := c.startOp(ctx, "tools/call", tc.tool)
-	meta := make(map[string]any, len(tc.meta)+2)
-	maps.Copy(meta, tc.meta)
-	c.opts.Telemetry.InjectMeta(ctx, meta)
-	if len(meta) > 0 {
-		tc.meta = meta
+	ctx, end := c.startOp(ctx, "tools/call", tool)
+	m := make(M, len(*meta)+2)
+	maps.Copy(m, *meta)
+	c.opts.Telemetry.InjectMeta(ctx, map[string]any(m))
+	if len(m) > 0 {
+		*meta = m
 	}
-	res, err := c.callTool(ctx, tc)
-	end(c.opResult(ctx, res != nil && res.IsError, err))
+	res, err := call(ctx)
+	end(c.opResult(ctx, err == nil && isError(res), err))
 	return res, err
 }
 
