@@ -268,8 +268,8 @@ func NewTokenExchanger(cfg *TokenExchange) (*TokenExchanger, error) {
 type ExchangeError = oauthflow.ExchangeError
 
 // MaxExchangedToken bounds the size of a token TokenExchanger accepts
-// from the issuer: it goes in an HTTP header with every request, and a
-// gateway keeps thousands.
+// from the issuer, 16 KiB: it goes in an HTTP header with every request,
+// and a gateway keeps thousands.
 const MaxExchangedToken = oauthflow.MaxExchangedToken
 
 // Exchange exchanges subjectToken, an access token its user presented,

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter/internal/config"
+	"github.com/mcpadapter/mcpadapter/internal/wire"
 )
 
 // A Group is several servers used together, as one list of tools: the
@@ -260,7 +261,7 @@ func (g *Group) connect(ctx context.Context) []ServerFailure {
 	for i, info := range infos {
 		c := g.clients[i]
 		if c.pinned() == "" {
-			c.pin(handshakeVersion)
+			c.pin(wire.HandshakeVersion)
 			if info != nil && info.Era == EraDiscover {
 				redo = append(redo, c)
 			}
