@@ -238,8 +238,36 @@ type TokenExchange struct {
 	Resource string
 	// Scopes are asked for, if any.
 	Scopes []string
-	// HTTPClient sends the requests to Issuer; nil means a plain client.
+	// HTTPClient sends the requests to Issuer (and to IDJAG's
+	// authorization server); nil means a plain client.
 	HTTPClient *http.Client
+	// IDJAG, if set, makes the exchange enterprise-managed authorization's
+	// (the ID-JAG flow EnterpriseAuth speaks, for a service): Issuer is
+	// then the identity provider, which exchanges the subject token for an
+	// identity assertion JWT authorization grant (ID-JAG) naming
+	// IDJAG.AuthorizationServer and Resource, and the ID-JAG, once checked
+	// to be for them, is presented there in a JWT bearer grant (RFC 7523)
+	// for the token. Audience must then be empty (the ID-JAG's audience is
+	// the authorization server).
+	IDJAG *IDJAGExchange
+}
+
+// IDJAGExchange is the second half of a TokenExchange's ID-JAG flow: the
+// MCP server's authorization server, and the service's client there.
+type IDJAGExchange struct {
+	// AuthorizationServer is the MCP server's authorization server (its
+	// issuer identifier, an https URL; http only on a loopback host),
+	// which trusts the identity provider: the only one the ID-JAG and
+	// ClientSecret are sent to. An MCP server whose protected resource
+	// metadata (RFC 9728) names another is refused before anything is
+	// sent. Required.
+	AuthorizationServer string
+	// ClientID and ClientSecret authenticate the service at
+	// AuthorizationServer (HTTP Basic; without a secret, client_id in the
+	// form). An empty ClientID means TokenExchange.ClientID; the secret
+	// has no default (TokenExchange.ClientSecret is the identity
+	// provider's and goes to no other).
+	ClientID, ClientSecret string
 }
 
 // TokenExchanger makes the exchanges of a TokenExchange. It is safe for
@@ -253,7 +281,14 @@ func NewTokenExchanger(cfg *TokenExchange) (*TokenExchanger, error) {
 	if cfg == nil {
 		return nil, errors.New("mcpadapter: NewTokenExchanger: nil TokenExchange")
 	}
-	x, err := oauthflow.NewExchanger("TokenExchange", oauthflow.ExchangerConfig(*cfg))
+	xc := oauthflow.ExchangerConfig{
+		Issuer: cfg.Issuer, ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret,
+		Audience: cfg.Audience, Resource: cfg.Resource, Scopes: cfg.Scopes, HTTPClient: cfg.HTTPClient,
+	}
+	if j := cfg.IDJAG; j != nil {
+		xc.IDJAG = &oauthflow.IDJAGConfig{AuthorizationServer: j.AuthorizationServer, ClientID: j.ClientID, ClientSecret: j.ClientSecret}
+	}
+	x, err := oauthflow.NewExchanger("TokenExchange", xc)
 	if err != nil {
 		return nil, fmt.Errorf("mcpadapter: NewTokenExchanger: %w", err)
 	}
@@ -281,7 +316,8 @@ func (x *TokenExchanger) Exchange(ctx context.Context, subjectToken string) (*oa
 
 // ClientToken returns a token for the service itself (the client
 // credentials grant) for Resource: what a gateway lists a server with,
-// for no user. A refusal is an *ExchangeError.
+// for no user. The grant is made at Issuer, or with IDJAG at its
+// authorization server. A refusal is an *ExchangeError.
 func (x *TokenExchanger) ClientToken(ctx context.Context) (*oauth2.Token, error) {
 	return x.x.ClientToken(ctx)
 }

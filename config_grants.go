@@ -28,6 +28,14 @@ import (
 //
 // exchanges each user's own access token (RFC 8693) for a token for the
 // server (see TokenExchange); "resource" defaults to the server's URL.
+// With "grant": "id-jag" the exchange at "issuer" (the identity provider)
+// is for an ID-JAG, presented at the server's authorization server:
+//
+//	"auth": {"type": "token_exchange", "grant": "id-jag", "issuer": "https://idp.example.com",
+//	         "clientId": "gateway", "clientSecret": "${IDP_SECRET}",
+//	         "authorizationServer": "https://auth.crm.example.com",
+//	         "asClientId": "gateway", "asClientSecret": "${AS_SECRET}", "scopes": ["read"]}
+//
 // A fifth, also a gateway's:
 //
 //	"auth": {"type": "signin", "issuer": "https://auth.example.com",
@@ -57,6 +65,13 @@ type GrantSettings struct {
 	DPoPKeyFile                                          string
 	// Audience and Resource are a token exchange's (token_exchange).
 	Audience, Resource string
+	// Grant is "id-jag" for a token exchange's ID-JAG flow
+	// (token_exchange), whose ID-JAG is presented at AuthorizationServer
+	// as ASClientID (default: ClientID) with ASClientSecret (see
+	// TokenExchange.IDJAG).
+	Grant                      string
+	AuthorizationServer        string
+	ASClientID, ASClientSecret string
 }
 
 // auth returns the Auth of g, reading its key files, and checks it.

@@ -243,6 +243,8 @@ func TestParseConfigConversion(t *testing.T) {
 		"ent2": {"url": "https://e2.example/mcp", "auth": {"type": "enterprise", "issuer": "https://as.example", "clientId": "e", "idTokenFile": "/t", "idpIssuer": "https://idp.example"}},
 		"xchg": {"url": "https://x.example/mcp", "auth": {"type": "token_exchange", "issuer": "https://as.example", "clientId": "g", "clientSecret": "gs",
 			"audience": "x", "resource": "https://x.example/mcp", "scopes": ["s3"]}},
+		"jag": {"url": "https://j.example/mcp", "auth": {"type": "token_exchange", "grant": "id-jag", "issuer": "https://idp.example", "clientId": "g",
+			"authorizationServer": "https://as.j.example", "asClientId": "ja", "asClientSecret": "js"}},
 		"plain": {"url": "https://p.example/mcp", "auth": "oauth", "maxConcurrentCalls": 2, "prefix": "p", "description": "Note.", "tasks": "prefer",
 			"resetTimeoutOnProgress": true, "maxTotalTimeout": "10m", "skipArgumentCheck": true,
 			"tools": {"t": {"name": "n", "description": "d", "enabled": false, "timeout": 90, "maxResultBytes": 4096, "tasks": "never", "skipArgumentCheck": true, "arguments": {"a": {"name": "b", "description": "x", "default": 1, "hide": true}}}}}
@@ -272,6 +274,9 @@ func TestParseConfigConversion(t *testing.T) {
 		{Name: "xchg", URL: "https://x.example/mcp", Transport: "http",
 			Auth: &ServerAuth{Grant: &GrantSettings{Type: "token_exchange", Issuer: "https://as.example", ClientID: "g", ClientSecret: "gs",
 				Audience: "x", Resource: "https://x.example/mcp", Scopes: []string{"s3"}}}},
+		{Name: "jag", URL: "https://j.example/mcp", Transport: "http",
+			Auth: &ServerAuth{Grant: &GrantSettings{Type: "token_exchange", Grant: "id-jag", Issuer: "https://idp.example", ClientID: "g",
+				AuthorizationServer: "https://as.j.example", ASClientID: "ja", ASClientSecret: "js"}}},
 		{Name: "plain", URL: "https://p.example/mcp", Transport: "http", Auth: &ServerAuth{OAuth: &OAuthSettings{}},
 			MaxConcurrentCalls: 2, Prefix: "p", Description: "Note.", ResetTimeoutOnProgress: true, MaxTotalTimeout: 10 * time.Minute, Tasks: TaskPrefer, SkipArgumentCheck: true,
 			Tools: map[string]*ToolTransform{"t": {Name: "n", Description: "d", Disabled: true, Timeout: 90 * time.Second, MaxResultBytes: 4096, Task: TaskNever, SkipArgumentCheck: true,

@@ -83,6 +83,56 @@ func TestExtTaskCloseDuringGet(t *testing.T) {
 	}
 }
 
+// TestExtTaskCloseDuringQuestion: the client is closed while its
+// elicitation handler answers a task's question, and the handler then
+// fails (as a gateway handing its tasks to another replica does): the
+// call lets go of the task (ErrTaskDetached), and the task is not
+// cancelled: it still waits for its answer on the server.
+func TestExtTaskCloseDuringQuestion(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv := newTaskServer(t, taskserver.Options{PollInterval: 20})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv.MCP }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	defer hs.Close()
+	asked, closed := make(chan struct{}, 1), make(chan struct{})
+	c, err := mcpadapter.NewClient(hs.URL, &mcpadapter.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked <- struct{}{}
+		<-closed
+		return nil, errors.New("handed over")
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	made := make(chan mcpadapter.TaskHandle, 1)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.CallTool(ctx, "ask", json.RawMessage(`{}`), &mcpadapter.CallOptions{OnTask: func(h mcpadapter.TaskHandle) { made <- h }})
+		done <- err
+	}()
+	task := <-made
+	select {
+	case <-asked:
+	case <-ctx.Done():
+		t.Fatal("no question")
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	close(closed)
+	select {
+	case err := <-done:
+		if !errors.Is(err, mcpadapter.ErrTaskDetached) {
+			t.Fatalf("want ErrTaskDetached, got %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the task call still waits after Close")
+	}
+	if got, n := srv.Status(task.TaskID), srv.Cancels(); got != "input_required" || n != 0 {
+		t.Errorf("task %q after Close and %d tasks/cancel; want input_required and none", got, n)
+	}
+}
+
 // TestExtTaskDeadlineDuringPoll: the caller's deadline passes while a
 // task call waits between two polls: the call ends with the caller's
 // own reason (errors.Is context.DeadlineExceeded, not a plain

@@ -149,6 +149,25 @@ func (s *WebSignIn) Complete(ctx context.Context, principal string, query url.Va
 	return nil
 }
 
+// TokenVersion returns an opaque version of the token stored for
+// principal at the MCP server at resource (the server's URL, as given to
+// the Client): "" when there is none, or none this WebSignIn can use.
+// It reads the store (every replica's sign-ins), not this process's
+// copies, and changes when a sign-in stores a new token: a service that
+// sent a user to sign in compares it with the version it saw before to
+// learn that the sign-in completed, wherever it did. The version is a
+// hash and reveals nothing of the token.
+func (s *WebSignIn) TokenVersion(ctx context.Context, resource, principal string) (string, error) {
+	if s == nil || s.flow == nil {
+		return "", errors.New("mcpadapter: TokenVersion on a WebSignIn not made by NewWebSignIn")
+	}
+	v, err := s.flow.TokenVersion(ctx, TokenKey(resource, principal))
+	if err != nil {
+		return "", fmt.Errorf("mcpadapter: the stored token of %q: %w", principal, err)
+	}
+	return v, nil
+}
+
 // Close ends the background saves of refreshed tokens the store could not
 // take, after one last try each, and waits for them. Call it when the
 // service stops; the WebSignIn stays usable.

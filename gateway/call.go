@@ -146,13 +146,26 @@ func (g *Gateway) callTool(ctx context.Context, name string, req *mcp.CallToolRe
 	}
 	asked := false // the result is the gateway's sign-in question
 	call := func(ctx context.Context) (*mcp.CallToolResult, error) {
-		res, err := g.forwardCall(ctx, r, o, params)
-		var sn *signInNeeded
-		if errors.As(err, &sn) {
-			asked = true
-			return g.signInAnswer(o, u, sn.sr, true)
+		for round := 1; ; round++ {
+			res, err := g.forwardCall(ctx, r, o, params)
+			var sn *signInNeeded
+			if !errors.As(err, &sn) {
+				return res, err
+			}
+			if round > maxSignInRounds || !g.canAskSignInMidCall(o) {
+				asked = true
+				return g.signInAnswer(o, u, sn.sr, true)
+			}
+			// Asked mid-call; made again once the user signed in.
+			res, err = g.signInMidCall(ctx, o, u, sn.sr)
+			if errors.Is(err, errAskRefused) {
+				asked = true
+				return g.signInAnswer(o, u, sn.sr, true)
+			}
+			if res != nil || err != nil {
+				return res, err
+			}
 		}
-		return res, err
 	}
 	if o.modern && !u.isModern() && o.asker() {
 		// The server may ask mid-call: run the call parked, so that a

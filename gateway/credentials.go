@@ -31,6 +31,13 @@ import (
 // such a server (mcpadapter.CallIdentity); what the gateway lists there
 // for everyone is listed with a token of the gateway's own (the client
 // credentials grant at the same issuer), made for no principal.
+//
+// With TokenExchange.IDJAG ("grant": "id-jag") the issuer is the identity
+// provider: it exchanges the principal's token for an ID-JAG naming the
+// server's authorization server (the configured one; a server whose
+// metadata names another is refused) and resource, which the gateway
+// checks and presents there in a JWT bearer grant for the principal's
+// token; the gateway's own is the client credentials grant there.
 
 // CodeUpstreamAuth is the JSON-RPC error code of a request the gateway
 // could not make because it got no credential for the principal at the
@@ -381,6 +388,9 @@ func (u *upstream) perPrincipal(s Server, co *mcpadapter.ClientOptions) (Server,
 			gr := a.Grant
 			x = &mcpadapter.TokenExchange{Issuer: gr.Issuer, ClientID: gr.ClientID, ClientSecret: gr.ClientSecret,
 				Audience: gr.Audience, Resource: gr.Resource, Scopes: gr.Scopes}
+			if gr.Grant == "id-jag" {
+				x.IDJAG = &mcpadapter.IDJAGExchange{AuthorizationServer: gr.AuthorizationServer, ClientID: gr.ASClientID, ClientSecret: gr.ASClientSecret}
+			}
 			sc := *s.Config
 			sc.Auth = nil
 			s.Config = &sc

@@ -130,3 +130,74 @@ func TestExchangeHangingIssuer(t *testing.T) {
 		t.Fatalf("up_whoami while slow's issuer hangs: %v", err)
 	}
 }
+
+// TestIDJAGHangingOrGarbage: an identity provider or authorization server
+// that does not answer gets the call its caller's deadline's end (and the
+// gateway's request there ends with it); one that answers with text that
+// is no token response gets CodeUpstreamAuth naming the server and the
+// one that answered, at once.
+func TestIDJAGHangingOrGarbage(t *testing.T) {
+	var held atomic.Int64
+	hang := func(w http.ResponseWriter, r *http.Request) {
+		held.Add(1)
+		defer held.Add(-1)
+		<-r.Context().Done()
+	}
+	text := func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "<html>garbage</html>") }
+	plain := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return whoami() }, nil))
+	t.Cleanup(plain.Close)
+	issuers := map[string]string{} // server -> the issuer that misbehaves
+	e := startIDJAG(t, 0, func(e *idjagEnv) []gateway.Server {
+		fwd := e.as.URL + "/token" // the gateway's own token, for its listings
+		var out []gateway.Server
+		for _, c := range []struct {
+			name      string
+			atIdP     bool
+			misbehave http.HandlerFunc
+		}{{"idphang", true, hang}, {"ashang", false, hang}, {"idptext", true, text}, {"astext", false, text}} {
+			bad := startScriptedIssuer(t, fwd, c.misbehave)
+			idp, as := e.idp.URL, bad
+			if c.atIdP {
+				idp, as = bad, startScriptedIssuer(t, fwd, text)
+			}
+			issuers[c.name] = bad
+			out = append(out, gateway.Server{Name: c.name, Target: plain.URL, Exchange: &mcpadapter.TokenExchange{
+				Issuer: idp, ClientID: xchgClient, ClientSecret: idpSecret, Scopes: []string{testauth.BaseScope},
+				IDJAG: &mcpadapter.IDJAGExchange{AuthorizationServer: as, ClientID: xchgClient, ClientSecret: xchgSecret}}})
+		}
+		return out
+	})
+	// The scripted authorization servers take the ID-JAGs the identity
+	// provider issues for them: any audience it is asked for.
+	alice := e.token(t, "alice")
+	cs := e.sdkClient(t, context.Background(), alice)
+	for _, name := range []string{"idphang", "ashang"} {
+		ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+		start := time.Now()
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name + "_whoami", Arguments: map[string]any{}})
+		cancel()
+		if took := time.Since(start); err == nil || took > 4*time.Second {
+			t.Errorf("%s: %v after %v, want the deadline's error after about 1.5s", name, err, took)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for held.Load() != 0 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n := held.Load(); n != 0 {
+			t.Errorf("%s: %d requests still held after the call ended", name, n)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, name := range []string{"idptext", "astext"} {
+		start := time.Now()
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name + "_whoami", Arguments: map[string]any{}})
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("%s: the error came after %v, want at once", name, took)
+		}
+		msg := upstreamAuthError(t, name, err, `server "`+name+`"`, "token exchange at "+issuers[name], "not a JSON token response")
+		if strings.Contains(msg, alice) || strings.Contains(msg, idpSecret) {
+			t.Errorf("%s: the error quotes a token or secret", name)
+		}
+	}
+}

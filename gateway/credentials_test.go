@@ -192,9 +192,17 @@ func (e *xchgEnv) ownClient(t *testing.T, tok string) *mcpadapter.Client {
 // server's MCP endpoint saw as authz, failing when it saw none.
 func (e *xchgEnv) userOf(t *testing.T, authz string) string {
 	t.Helper()
-	for _, r := range e.as.Requests() {
-		if r.Authorization == authz && authz != "" {
-			return r.User
+	return mustUserAt(t, e.as, authz)
+}
+
+// mustUserAt is userAt, failing when the endpoint of as never saw authz.
+func mustUserAt(t *testing.T, as *testauth.Server, authz string) string {
+	t.Helper()
+	if authz != "" {
+		for _, r := range as.Requests() {
+			if r.Authorization == authz {
+				return r.User
+			}
 		}
 	}
 	t.Fatalf("the server never saw %q", authz)
@@ -425,4 +433,46 @@ func exampleConfig(t *testing.T, path string) *mcpadapter.Config {
 		t.Fatal(err)
 	}
 	return cfg
+}
+
+// TestExampleIDJAGConfig: the example config of the docs parses, and a
+// gateway is made of it, its "crm" server's credential by the ID-JAG flow.
+func TestExampleIDJAGConfig(t *testing.T) {
+	cfg := exampleConfig(t, "examples/id_jag.json")
+	g := cfg.Servers[0].Auth.Grant
+	if g == nil || g.Type != "token_exchange" || g.Grant != "id-jag" || g.AuthorizationServer != "https://auth.crm.example.com" ||
+		g.ASClientID != "gateway-at-crm" || g.ASClientSecret != "value-of-CRM_AS_SECRET" || g.ClientSecret != "value-of-IDP_SECRET" {
+		t.Fatalf("crm's auth: %+v", g)
+	}
+	gw, err := gateway.New(gateway.FromConfig(cfg), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = gw.Close()
+	// An authorization server the client may not send to is refused.
+	bad := *cfg.Servers[0]
+	ba := *bad.Auth
+	bg := *g
+	bg.AuthorizationServer = "http://auth.crm.example.com"
+	ba.Grant, bad.Auth = &bg, &ba
+	if _, err := gateway.New([]gateway.Server{{Config: &bad}}, nil); err == nil || !strings.Contains(err.Error(), "AuthorizationServer") {
+		t.Errorf("an http authorization server: %v", err)
+	}
+}
+
+// upstreamAuthError returns the message of err, failing t (saying what
+// the request was) when err is not the JSON-RPC error CodeUpstreamAuth or
+// its message does not say each of want.
+func upstreamAuthError(t *testing.T, what string, err error, want ...string) string {
+	t.Helper()
+	var rpc *jsonrpc.Error
+	if !errors.As(err, &rpc) || rpc.Code != gateway.CodeUpstreamAuth {
+		t.Fatalf("%s: %v, want a JSON-RPC error %d", what, err, gateway.CodeUpstreamAuth)
+	}
+	for _, w := range want {
+		if !strings.Contains(rpc.Message, w) {
+			t.Errorf("%s: the error %q does not say %q", what, rpc.Message, w)
+		}
+	}
+	return rpc.Message
 }

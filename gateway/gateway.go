@@ -62,6 +62,9 @@ type Gateway struct {
 	exchanges atomic.Bool
 	// pages are the sign-in pages (Options.SignIn); nil: none.
 	pages *signInPages
+	// signins are the sign-in questions asked of handshake-era sessions
+	// (signin_wait.go).
+	signins signInWaits
 
 	started atomic.Bool
 	closed  sync.Once
@@ -291,8 +294,10 @@ func (g *Gateway) Servers() []ServerStatus {
 }
 
 // Close ends every client session, cancels the calls in flight and stops
-// the servers (stdio children included). It returns once the servers'
-// supervisors have ended.
+// the servers (stdio children included). With TaskOptions.Store, the
+// servers' own tasks are not cancelled: the other replicas follow them
+// (tasks_handover.go). It returns once the servers' supervisors have
+// ended.
 func (g *Gateway) Close() error {
 	var err error
 	g.closed.Do(func() {
@@ -312,6 +317,9 @@ func (g *Gateway) Close() error {
 		g.clock.wg.Wait()
 		// The tasks' calls end first: their servers are told (a
 		// cancellation, or tasks/cancel) while the connections are up.
+		// With a task store, the servers' own tasks are handed over to
+		// the other replicas instead, and their following here ends
+		// once the connections are closed (tasks_handover.go).
 		g.tasks.close()
 		var errs []error
 		for _, u := range g.servers() {
@@ -319,6 +327,7 @@ func (g *Gateway) Close() error {
 				errs = append(errs, fmt.Errorf("server %q: %w", u.name, e))
 			}
 		}
+		g.tasks.wait()
 		g.wg.Wait()
 		err = errors.Join(errs...)
 	})
@@ -327,11 +336,17 @@ func (g *Gateway) Close() error {
 
 // Shutdown stops taking requests (new ones are refused with an error that
 // says the gateway is shutting down), waits for the requests in flight to
-// end or ctx to end, then closes the gateway.
+// end or ctx to end, then closes the gateway. With TaskOptions.Store it
+// waits for the calls of tasks the gateway runs itself too, and Close
+// hands the servers' own tasks over to the other replicas.
 func (g *Gateway) Shutdown(ctx context.Context) error {
 	g.draining.Store(true)
 	done := make(chan struct{})
-	go func() { g.inflight.Wait(); close(done) }()
+	go func() {
+		g.inflight.Wait()
+		g.tasks.waitPlain(ctx) // with a task store: the calls it runs itself end
+		close(done)
+	}()
 	var err error
 	select {
 	case <-done:

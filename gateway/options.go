@@ -39,8 +39,10 @@ type Server struct {
 	// principal's requests go with a token exchanged (RFC 8693) for the
 	// access token the principal presented to the gateway (see
 	// credentials.go); its Resource defaults to the server's URL. A
-	// Config entry's "auth" of type "token_exchange" sets it. The server
-	// must be an HTTP one.
+	// Config entry's "auth" of type "token_exchange" sets it. With its
+	// IDJAG set the token comes by the ID-JAG flow: an ID-JAG from the
+	// identity provider (Issuer), presented at the server's authorization
+	// server. The server must be an HTTP one.
 	Exchange *mcpadapter.TokenExchange
 	// SignIn, if set, signs each principal in to the server through the
 	// gateway (signin.go): each principal's requests go with its own

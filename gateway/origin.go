@@ -101,6 +101,11 @@ func (o *origin) canAsk(kind string) bool {
 	return false
 }
 
+// canAskURL reports whether the client takes URL-mode elicitations.
+func (o *origin) canAskURL() bool {
+	return o.caps != nil && o.caps.Elicitation != nil && o.caps.Elicitation.URL != nil
+}
+
 // asker reports whether the client can be asked anything.
 func (o *origin) asker() bool {
 	return o.canAsk("elicitation") || o.canAsk("sampling") || o.canAsk("roots")

@@ -59,6 +59,9 @@ func (r *redactor) add(servers []Server) {
 		}
 		if s.Exchange != nil {
 			add(s.Exchange.ClientSecret)
+			if s.Exchange.IDJAG != nil {
+				add(s.Exchange.IDJAG.ClientSecret)
+			}
 		}
 		sc := s.Config
 		if sc == nil {
@@ -81,6 +84,7 @@ func (r *redactor) add(servers []Server) {
 			if a.Grant != nil {
 				add(a.Grant.ClientSecret)
 				add(a.Grant.IdPClientSecret)
+				add(a.Grant.ASClientSecret)
 			}
 		}
 		if u, err := url.Parse(sc.URL); err == nil {

@@ -196,7 +196,7 @@ func (u *upstream) signInSetup(s Server, endpoint string, co *mcpadapter.ClientO
 	if err != nil {
 		return s, err
 	}
-	u.web = w
+	u.web, u.webURL = w, endpoint
 	co.Auth = w
 	return s, nil
 }
@@ -206,7 +206,9 @@ func (u *upstream) signInSetup(s Server, endpoint string, co *mcpadapter.ClientO
 // takes URL-mode elicitations, the question in its era's form (a
 // 2026-07-28 client's input_required result, whose retry makes the call
 // again; a handshake-era client's -32042 URL elicitation required error,
-// after which it makes the call again itself); for any other client a
+// after which it makes the call again itself, and which its session is
+// told the end of, notifications/elicitation/complete, when the sign-in
+// completes on this replica); for any other client a
 // CodeSignInRequired error with the URL in its data. call says whether
 // the request is a tool call (only a tool call's result can ask).
 func (g *Gateway) signInAnswer(o *origin, u *upstream, sr *mcpadapter.SignInRequiredError, call bool) (*mcp.CallToolResult, error) {
@@ -222,6 +224,10 @@ func (g *Gateway) signInAnswer(o *origin, u *upstream, sr *mcpadapter.SignInRequ
 	case urlOK && o.modern && call:
 		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{mcpadapter.SignInKey: q}, RequestState: statePrefix + signInState}, nil
 	case urlOK:
+		if _, ss := o.current(); ss != nil && !o.modern {
+			// Told when the sign-in completes here (signInCompleted).
+			g.signins.add(&signInWait{id: id, principal: sr.Principal, server: u.name, ss: ss, expires: time.Now().Add(g.pages.ttl)})
+		}
 		return nil, mcp.URLElicitationRequiredError([]*mcp.ElicitParams{q})
 	}
 	data, _ := json.Marshal(map[string]string{"url": link, "server": u.name, "elicitationId": id})
@@ -249,8 +255,7 @@ func signInDeclined(server string, responses mcp.InputResponseMap) *mcp.CallTool
 	if !ok || r == nil || r.Action == "accept" {
 		return nil
 	}
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
-		Text: fmt.Sprintf("The user did not sign in to %s (%s); the call was not made.", server, r.Action)}}}
+	return signInRefused(server, r.Action)
 }
 
 // newElicitationID returns a fresh elicitation ID.

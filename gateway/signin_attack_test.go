@@ -39,8 +39,7 @@ func TestSignInConfusedDeputy(t *testing.T) {
 	defer cancel()
 	mallory := e.sdkClient(t, ctx, e.token(t, "mallory"), true)
 	alice := e.sdkClient(t, ctx, e.token(t, "alice"), true)
-	_, err := whoamiText(ctx, mallory)
-	mLink, _ := signInURLError(t, err)
+	mLink, _ := e.askedLink(t, ctx, mallory)
 	upAuthorize := func(u *url.URL) bool { return strings.HasPrefix(u.String(), e.upAS.URL+"/authorize") }
 	gwLogin := func(u *url.URL) bool { return strings.HasPrefix(u.String(), e.base+"/oauth/login") }
 	callback := func(u *url.URL) bool { return strings.HasPrefix(u.String(), e.base+"/oauth/callback") }
@@ -54,8 +53,7 @@ func TestSignInConfusedDeputy(t *testing.T) {
 		}
 		// alice's browser already signed in at the pages: the same.
 		ab := newBrowser(t, "alice")
-		_, err := whoamiText(ctx, alice)
-		aLink, _ := signInURLError(t, err)
+		aLink, _ := e.askedLink(t, ctx, alice)
 		ab.until(t, aLink, upAuthorize) // signed in at the pages as alice
 		if status, _ := ab.open(t, mLink); status != http.StatusForbidden {
 			t.Fatalf("mallory's link in alice's signed-in browser: %d", status)
@@ -71,8 +69,7 @@ func TestSignInConfusedDeputy(t *testing.T) {
 		// alice's browser signed in at the pages as alice, with her own
 		// sign-in under way.
 		ab := newBrowser(t, "alice")
-		_, err := whoamiText(ctx, alice)
-		aLink, _ := signInURLError(t, err)
+		aLink, _ := e.askedLink(t, ctx, alice)
 		ab.until(t, aLink, upAuthorize)
 		if status, _ := ab.open(t, authURL); status != http.StatusForbidden {
 			t.Fatalf("mallory's authorization URL in alice's browser: %d", status)
@@ -80,12 +77,10 @@ func TestSignInConfusedDeputy(t *testing.T) {
 	})
 	t.Run("callback sent to another user", func(t *testing.T) {
 		mb := newBrowser(t, "mallory")
-		_, err := whoamiText(ctx, mallory)
-		link, _ := signInURLError(t, err)
+		link, _ := e.askedLink(t, ctx, mallory)
 		cb := mb.until(t, link, callback) // mallory's code, for mallory's state
 		ab := newBrowser(t, "alice")
-		_, err = whoamiText(ctx, alice)
-		aLink, _ := signInURLError(t, err)
+		aLink, _ := e.askedLink(t, ctx, alice)
 		ab.until(t, aLink, callback) // alice's own sign-in, up to its callback
 		if status, _ := ab.open(t, cb); status != http.StatusForbidden {
 			t.Fatalf("mallory's callback in alice's browser: %d", status)
@@ -107,8 +102,7 @@ func TestSignInConfusedDeputy(t *testing.T) {
 	})
 	t.Run("forged and replayed callback", func(t *testing.T) {
 		ab := newBrowser(t, "alice")
-		_, err := whoamiText(ctx, alice)
-		aLink, _ := signInURLError(t, err)
+		aLink, _ := e.askedLink(t, ctx, alice)
 		cb := ab.until(t, aLink, callback)
 		forged, _ := url.Parse(cb)
 		q := forged.Query()

@@ -172,8 +172,7 @@ func TestSignInCookieTossing(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = mallory.Close() })
-	_, err = whoamiText(ctx, mallory)
-	mLink, _ := signInURLError(t, err)
+	mLink, _ := e.askedLink(t, ctx, mallory)
 
 	mb := browserOf("mallory")
 	mb.until(t, mLink, func(u *url.URL) bool { return strings.HasPrefix(u.String(), e.upAS.URL+"/authorize") })
@@ -214,8 +213,7 @@ func TestSignInPagesHostileRequests(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	alice := e.sdkClient(t, ctx, e.token(t, "alice"), true)
-	_, err := whoamiText(ctx, alice)
-	link, _ := signInURLError(t, err)
+	link, _ := e.askedLink(t, ctx, alice)
 	raw := func(method, u, host string, hdr map[string]string) *http.Response {
 		t.Helper()
 		req, err := http.NewRequestWithContext(ctx, method, u, nil)
@@ -294,8 +292,7 @@ func TestSignInPagesHostileRequests(t *testing.T) {
 			return nil
 		}
 		dave := e.sdkClient(t, ctx, e.token(t, "dave"), true)
-		_, err := whoamiText(ctx, dave)
-		link, _ := signInURLError(t, err)
+		link, _ := e.askedLink(t, ctx, dave)
 		resp, err := hc.Get(link)
 		if err != nil {
 			t.Fatal(err)
@@ -340,8 +337,7 @@ func TestSignInPagesHostileRequests(t *testing.T) {
 		}
 	})
 	t.Run("cookies", func(t *testing.T) {
-		_, err := whoamiText(ctx, e.sdkClient(t, ctx, e.token(t, "carol"), true))
-		cLink, _ := signInURLError(t, err)
+		cLink, _ := e.askedLink(t, ctx, e.sdkClient(t, ctx, e.token(t, "carol"), true))
 		b := newBrowser(t, "carol")
 		hc := *b.hc
 		var set []*http.Cookie

@@ -481,6 +481,7 @@ func (p *signInPages) callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.cookie(w, cookieFlow, "")
+	p.g.signInCompleted(who, f.S)
 	page(w, http.StatusOK, fmt.Sprintf("Signed in to %s. Go back to your client: it can make the request again.", f.S))
 }
 

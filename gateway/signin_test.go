@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -41,6 +42,9 @@ type signInEnv struct {
 	url, base  string // the MCP endpoint; the pages' base URL
 	logs       *lockedBuffer
 	gw         *gateway.Gateway
+
+	askedMu sync.Mutex
+	asked   map[*mcp.ClientSession]*mcp.ElicitParams // by sdkClient's sessions
 }
 
 // signInGateway starts a gateway on ln for the servers, with the sign-in
@@ -209,14 +213,20 @@ func signInURLError(t *testing.T, err error) (string, string) {
 	return el.URL, el.ElicitationID
 }
 
-// urlClient connects a go-sdk client of the handshake era with tok that
-// declares URL elicitation (so the gateway answers -32042), or none.
+// sdkClient connects a go-sdk client of the handshake era with tok that
+// declares URL elicitation (and declines every question), or none.
 func (e *signInEnv) sdkClient(t *testing.T, ctx context.Context, tok string, urlElicit bool) *mcp.ClientSession {
 	t.Helper()
 	opts := &mcp.ClientOptions{}
 	if urlElicit {
 		opts.Capabilities = &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}}
-		opts.ElicitationHandler = func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		opts.ElicitationHandler = func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			e.askedMu.Lock()
+			if e.asked == nil {
+				e.asked = make(map[*mcp.ClientSession]*mcp.ElicitParams)
+			}
+			e.asked[req.Session] = req.Params
+			e.askedMu.Unlock()
 			return &mcp.ElicitResult{Action: "decline"}, nil
 		}
 	}
@@ -228,6 +238,30 @@ func (e *signInEnv) sdkClient(t *testing.T, ctx context.Context, tok string, url
 	}
 	t.Cleanup(func() { _ = cs.Close() })
 	return cs
+}
+
+// askedLink calls up_whoami on cs, an sdkClient that declares URL
+// elicitation (or a client that declares it and takes no
+// elicitation/create), and returns the URL and the elicitation ID of the
+// sign-in question it was asked mid-call (and declined), or of the -32042
+// error it got.
+func (e *signInEnv) askedLink(t *testing.T, ctx context.Context, cs *mcp.ClientSession) (string, string) {
+	t.Helper()
+	_, err := whoamiText(ctx, cs)
+	if err == nil {
+		t.Fatal("the call ran without a sign-in")
+	}
+	e.askedMu.Lock()
+	q := e.asked[cs]
+	delete(e.asked, cs)
+	e.askedMu.Unlock()
+	if q == nil {
+		return signInURLError(t, err)
+	}
+	if q.Mode != "url" || q.ElicitationID == "" || q.Message == "" {
+		t.Fatalf("want a url question with an id and a message, got %+v", q)
+	}
+	return q.URL, q.ElicitationID
 }
 
 // whoamiText calls up_whoami on cs and returns its text.
@@ -265,7 +299,8 @@ func (b *browser) signIn(t *testing.T, link string) {
 }
 
 // TestSignInThroughGateway: alice, a handshake-era go-sdk client that
-// declares URL elicitation, gets -32042 with the gateway's start page;
+// declares URL elicitation, is asked mid-call with the gateway's start
+// page (and declines: TestSignInMidCall signs in at once);
 // her browser signs in (at the gateway's authorization server, then at
 // the server's) and her call runs with her own token. bob, mcpadapter's
 // own Client (2026-07-28) in interrupt mode, gets the question as an
@@ -277,8 +312,7 @@ func TestSignInThroughGateway(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	alice := e.sdkClient(t, ctx, e.token(t, "alice"), true)
-	_, err := whoamiText(ctx, alice)
-	link, _ := signInURLError(t, err)
+	link, _ := e.askedLink(t, ctx, alice)
 	if !strings.HasPrefix(link, e.base+"/oauth/start?t=") || strings.Contains(link, e.upAS.URL) || strings.Contains(link, "alice") {
 		t.Fatalf("the question's URL should be the gateway's start page, naming nothing readable: %s", link)
 	}

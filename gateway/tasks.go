@@ -114,9 +114,12 @@ type gwTask struct {
 	handle  *mcpadapter.TaskHandle
 	asks    []*taskQuestion // the server's questions waiting for the client
 	seq     int
+	keys    string        // starts the keys of its questions ("q" when empty)
 	expires time.Time     // zero while it runs
 	wake    chan struct{} // closed and replaced on every change
 	unsaved bool          // its end is not in the task store yet: runBeats writes it (TaskOptions.Store)
+	handed  bool          // a server's own task handed over to the other replicas by close: its record is theirs
+	handoff chan struct{} // closed by taskStore.wait for a task handed over: its questions wait no more
 }
 
 // taskQuestion is a question of the server's task for the client.
@@ -190,7 +193,7 @@ func (t *gwTask) ask(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResul
 	q := &taskQuestion{params: p, answer: make(chan *mcp.ElicitResult, 1)}
 	t.mu.Lock()
 	t.seq++
-	q.key = "q" + strconv.Itoa(t.seq)
+	q.key = t.keys + "q" + strconv.Itoa(t.seq)
 	t.asks = append(t.asks, q)
 	t.status, t.message = stInput, "waiting for the client's answer"
 	t.changed()
@@ -212,6 +215,8 @@ func (t *gwTask) ask(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResul
 		return r, nil
 	case <-ctx.Done():
 		return nil, context.Cause(ctx)
+	case <-t.handoff:
+		return nil, errTaskHandedOver
 	}
 }
 
@@ -254,8 +259,11 @@ type taskStore struct {
 	opts *TaskOptions
 	sh   *sharedTasks   // TaskOptions.Store; nil: none
 	wg   sync.WaitGroup // the background calls, and runBeats
-	quit chan struct{}  // closed by close: runBeats ends
+	quit chan struct{}  // closed by wait: runBeats ends
 	beat sync.Once
+	// handed are the servers' own tasks close handed over to the other
+	// replicas (TaskOptions.Store); wait ends their calls here.
+	handed []*gwTask
 
 	mu     sync.Mutex
 	closed bool
@@ -339,14 +347,14 @@ func (s *taskStore) trim(principal string, max int) {
 // audit record. ctx is the context of the client's request that makes the
 // task: with Options.Telemetry, the task's run is an operation of its own
 // ("tasks/run") in the request's trace.
-func (s *taskStore) start(ctx context.Context, principal string, ss *mcp.ServerSession, r toolRoute, args json.RawMessage, ext bool, ttl time.Duration, audit *auditCall) (*gwTask, error) {
+func (s *taskStore) start(ctx context.Context, principal string, ss *mcp.ServerSession, r toolRoute, args json.RawMessage, ext bool, ttl time.Duration, audit *auditCall, urlAsk bool) (*gwTask, error) {
 	observe := s.g.taskRun(ctx, principal, ss, r)
 	if ttl <= 0 || ttl > s.opts.ttl() {
 		ttl = s.opts.ttl()
 	}
 	now := time.Now()
 	t := &gwTask{id: r.u.name + "." + newKey(), principal: principal, session: ss, sessionID: sessionIDOf(ss), shared: s.sh, server: r.u.name, tool: r.tool.OriginalName, ext: ext,
-		created: now, updated: now, ttl: ttl, status: stWorking, done: make(chan struct{}), made: make(chan struct{}), wake: make(chan struct{})}
+		created: now, updated: now, ttl: ttl, status: stWorking, done: make(chan struct{}), made: make(chan struct{}), wake: make(chan struct{}), handoff: make(chan struct{})}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -373,7 +381,13 @@ func (s *taskStore) start(ctx context.Context, principal string, ss *mcp.ServerS
 	s.tasks[t.id] = t
 	s.count[principal]++
 	t.counted = true
-	tctx, cancel := context.WithCancelCause(s.g.ctx)
+	parent := s.g.ctx
+	if s.sh != nil {
+		// The gateway's end does not end the call: close hands it over
+		// or stops it (tasks_handover.go).
+		parent = context.WithoutCancel(parent)
+	}
+	tctx, cancel := context.WithCancelCause(parent)
 	t.cancel = cancel
 	s.wg.Add(1)
 	s.mu.Unlock()
@@ -400,7 +414,7 @@ func (s *taskStore) start(ctx context.Context, principal string, ss *mcp.ServerS
 		}
 		free, err := acquire(ctx, r.u.taskSem)
 		if err == nil {
-			res, err = s.g.runTaskCall(ctx, r, args, mcpadapter.TaskPrefer, func(h mcpadapter.TaskHandle) {
+			res, err = s.g.runTaskSignedIn(ctx, t, urlAsk, r, args, func(h mcpadapter.TaskHandle) {
 				t.setRemote(h)
 				if s.sh != nil {
 					_ = s.sh.sync(ctx, t) // runBeats writes it again if this fails
@@ -410,6 +424,14 @@ func (s *taskStore) start(ctx context.Context, principal string, ss *mcp.ServerS
 		}
 		if err != nil && context.Cause(ctx) != nil && errors.Is(context.Cause(ctx), errTaskCancelled) {
 			err = errTaskCancelled
+		}
+		if t.handedOver() {
+			// Another replica follows the server's task and writes its end.
+			audit.end(ctx, nil, errTaskHandedOver)
+			return
+		}
+		if err != nil && errors.Is(context.Cause(ctx), errTaskStopped) {
+			err = errTaskLost(t.id)
 		}
 		t.finish(res, err, ttl)
 		if s.sh != nil {
@@ -538,21 +560,4 @@ func (s *taskStore) fetched(ctx context.Context, t *gwTask) {
 	s.mu.Lock()
 	s.uncount(t)
 	s.mu.Unlock()
-}
-
-// close ends every task's background call and waits for them.
-func (s *taskStore) close() {
-	s.mu.Lock()
-	s.closed = true
-	for _, t := range s.tasks {
-		t.cancel(errClosed)
-	}
-	close(s.quit)
-	s.mu.Unlock()
-	s.wg.Wait()
-	if s.sh != nil {
-		if err := s.sh.stop(context.Background()); err != nil {
-			s.g.log.Warn("the task store failed: this replica's liveness record was not deleted", "err", err)
-		}
-	}
 }

@@ -97,7 +97,7 @@ func (g *Gateway) taskCall(ctx context.Context, req mcp.Request) (_ mcp.Result, 
 		audit.end(ctx, res, err)
 		return res, err, true
 	}
-	t, err := g.tasks.start(ctx, PrincipalFrom(ctx), ss, r, p.Arguments, ext, ttl, audit)
+	t, err := g.tasks.start(ctx, PrincipalFrom(ctx), ss, r, p.Arguments, ext, ttl, audit, newOrigin(ctx, req).canAskURL())
 	if err != nil {
 		audit.end(ctx, nil, err)
 		return nil, err, true
@@ -138,7 +138,23 @@ func (g *Gateway) waitTaskCall(ctx context.Context, req mcp.Request, r toolRoute
 	}
 	defer release()
 	o := newOrigin(ctx, req)
-	return g.runTaskCall(context.WithValue(ctx, syncOriginKey{}, o), r, args, mcpadapter.TaskAuto, nil)
+	for round := 1; ; round++ {
+		res, err := g.runTaskCall(context.WithValue(ctx, syncOriginKey{}, o), r, args, mcpadapter.TaskAuto, nil)
+		var sn *signInNeeded
+		if !errors.As(err, &sn) {
+			return res, err
+		}
+		if round > maxSignInRounds || !g.canAskSignInMidCall(o) {
+			return g.signInAnswer(o, r.u, sn.sr, false)
+		}
+		res, err = g.signInMidCall(ctx, o, r.u, sn.sr)
+		if errors.Is(err, errAskRefused) {
+			return g.signInAnswer(o, r.u, sn.sr, false)
+		}
+		if res != nil || err != nil {
+			return res, err
+		}
+	}
 }
 
 // runTaskCall calls r with args (as the client wrote them) through the
@@ -181,6 +197,9 @@ func (g *Gateway) runTaskCall(ctx context.Context, r toolRoute, args json.RawMes
 		args = json.RawMessage("{}")
 	}
 	res, err := u.client.CallTool(ctx, r.tool.OriginalName, json.RawMessage(r.tool.ServerArguments(args)), opts)
+	if sr := signInOf(err); sr != nil && u.web != nil {
+		return nil, &signInNeeded{sr} // the caller asks
+	}
 	if err != nil {
 		var tc *mcpadapter.TaskCancelledError
 		if errors.As(err, &tc) {

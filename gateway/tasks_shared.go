@@ -66,7 +66,7 @@ type taskRecord struct {
 	Server    string                       `json:"server"`
 	Tool      string                       `json:"tool"`
 	Ext       bool                         `json:"ext,omitempty"`
-	Replica   string                       `json:"replica"` // that runs it
+	Replica   string                       `json:"replica"` // that runs it; "": none (handed over)
 	Handle    *mcpadapter.TaskHandle       `json:"handle,omitempty"`
 	Created   time.Time                    `json:"created"`
 	Updated   time.Time                    `json:"updated"`
@@ -285,10 +285,14 @@ func (s *sharedTasks) dropEntry(ctx context.Context, principal, id string) error
 }
 
 // alive reports whether replica r's liveness record is in the store (this
-// replica is alive); known caches answers within one request.
+// replica is alive; no replica, "", is a task handed over by a replica
+// that closed); known caches answers within one request.
 func (s *sharedTasks) alive(ctx context.Context, r string, known map[string]bool) (bool, error) {
 	if r == s.replica {
 		return true, nil
+	}
+	if r == "" {
+		return false, nil
 	}
 	if v, ok := known[r]; ok {
 		return v, nil

@@ -3,11 +3,10 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"strings"
 	"time"
 
-	"github.com/mcpadapter/mcpadapter"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -32,7 +31,8 @@ func (s *taskStore) fromStore(ctx context.Context, principal, id string) (*gwTas
 
 // resolve returns t as it stands when the replica that runs it has
 // stopped: a call the gateway ran itself failed (errTaskLost; it is
-// never run again), and a server's own task is what the server says.
+// never run again), and a server's own task adopted by a replica
+// (tasks_adopt.go): this one, or another that was first.
 func (s *taskStore) resolve(ctx context.Context, t *gwTask) *gwTask {
 	rec := t.rec
 	if terminal(rec.Status) {
@@ -47,49 +47,7 @@ func (s *taskStore) resolve(ctx context.Context, t *gwTask) *gwTask {
 			r.Message = r.Error.Message
 		})
 	}
-	u := s.g.upstream(rec.Server)
-	if u == nil {
-		return t
-	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	cctx, err := u.as(withPrincipal(ctx, rec.Principal))
-	if err != nil {
-		return t
-	}
-	st, err := u.client.GetTask(cctx, rec.Handle.TaskID)
-	if err != nil {
-		s.g.log.Warn("a task of a stopped replica could not be read at its server", "task", t.id, "server", rec.Server, "err", err)
-		return t
-	}
-	if !st.Status.Terminal() {
-		t.status, t.message = string(st.Status), st.StatusMessage
-		if t.status == stInput {
-			// Its questions were for the stopped replica's call: they
-			// cannot be answered from here.
-			t.status, t.message = stWorking, "waiting for input the gateway cannot relay: the replica that ran the call stopped"
-		}
-		return t
-	}
-	res, err := u.client.ResumeTask(cctx, *rec.Handle, nil)
-	return s.end(ctx, t, func(r *taskRecord) {
-		var tc *mcpadapter.TaskCancelledError
-		switch {
-		case err == nil:
-			b, merr := json.Marshal(callResult(res))
-			if merr != nil || len(b) > maxTaskRecord {
-				r.Status, r.Error = stFailed, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("task %q: the call's result is %d bytes, over the %d bytes the gateway keeps of a task's result for its replicas", t.id, len(b), maxTaskRecord)}
-				r.Message = r.Error.Message
-				return
-			}
-			r.Status, r.Result = stCompleted, b
-		case errors.As(err, &tc) || st.Status == mcpadapter.TaskCancelled:
-			r.Status, r.Message = stCancelled, "cancelled"
-		default:
-			r.Status, r.Error = stFailed, taskRPCError(rpcError(u.wrapErr(err)))
-			r.Message = r.Error.Message
-		}
-	})
+	return s.adopt(ctx, t)
 }
 
 // end writes t's end (fn sets it) into its record, unless the record
@@ -195,18 +153,28 @@ func (s *taskStore) forgetShared(ctx context.Context, t *gwTask) {
 }
 
 // answer hands the client's answer to t's question key: here, or through
-// its record to the replica that runs it (on its next beat).
-func (s *taskStore) answer(ctx context.Context, t *gwTask, key string, r *mcp.ElicitResult) {
+// its record to the replica that runs it (on its next beat). An answer
+// to a question put by a replica that stopped is an error that says so
+// (it is taken for no other question); one to a key no question has is
+// dropped.
+func (s *taskStore) answer(ctx context.Context, t *gwTask, key string, r *mcp.ElicitResult) error {
 	if t.rec == nil {
-		t.answer(key, r)
-		return
+		if !t.answer(key, r) && t.keys != "" && !strings.HasPrefix(key, t.keys) {
+			return errQuestionGone(t.id, key) // adopted: the key was the stopped replica's
+		}
+		return nil
 	}
 	raw, err := json.Marshal(r)
 	if err != nil {
-		return
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid params: the answer to question %q: %v", key, err)}
 	}
+	gone := false
 	if _, err := s.sh.updateTask(ctx, t.id, func(rec *taskRecord) bool {
 		if rec.Asks[key] == nil {
+			return false
+		}
+		alive, err := s.sh.alive(ctx, rec.Replica, nil)
+		if gone = err == nil && !alive; gone {
 			return false
 		}
 		if rec.Answers == nil {
@@ -216,7 +184,12 @@ func (s *taskStore) answer(ctx context.Context, t *gwTask, key string, r *mcp.El
 		return true
 	}); err != nil {
 		s.g.log.Warn("an answer to a task's question could not be written to the task store", "task", t.id, "err", err)
+		return errTaskStore()
 	}
+	if gone {
+		return errQuestionGone(t.id, key)
+	}
+	return nil
 }
 
 // listShared returns principal's tasks from its index, oldest first; ss

@@ -31,6 +31,9 @@ func (sh *sharedTasks) newRecord(t *gwTask, ss *mcp.ServerSession) *taskRecord {
 func (sh *sharedTasks) apply(t *gwTask, rec *taskRecord) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.handed {
+		return false // the other replicas' now
+	}
 	if terminal(rec.Status) {
 		if !terminal(t.status) {
 			t.status, t.message, t.err = rec.Status, rec.Message, rec.Error

@@ -126,7 +126,9 @@ func (g *Gateway) tasksResult(ctx context.Context, ss *mcp.ServerSession, p *tas
 			if err != nil {
 				r = &mcp.ElicitResult{Action: "cancel"}
 			}
-			g.tasks.answer(ctx, t, q.key, r)
+			if err := g.tasks.answer(ctx, t, q.key, r); err != nil {
+				g.log.Debug("a client's answer to a task's question was not taken", "task", t.id, "err", err)
+			}
 		}
 		if t.rec == nil {
 			select {
@@ -170,7 +172,9 @@ func (g *Gateway) tasksUpdate(ctx context.Context, _ *mcp.ServerSession, p *task
 		if err := json.Unmarshal(raw, &r); err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid params: $.inputResponses[%q]: %v", key, err)}
 		}
-		g.tasks.answer(ctx, t, key, &r)
+		if err := g.tasks.answer(ctx, t, key, &r); err != nil {
+			return nil, err
+		}
 	}
 	return &rawResult{raw: json.RawMessage("{}")}, nil
 }

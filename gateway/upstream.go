@@ -33,6 +33,8 @@ type upstream struct {
 	// web, if set, signs each principal in to the server through the
 	// gateway (signin.go).
 	web *mcpadapter.WebSignIn
+	// webURL is the server's URL its tokens are kept under (with web).
+	webURL string
 	// reauth is the base transport of such a server (credentials.go).
 	reauth *reauth
 	// taskSem caps tasks' calls in flight at half the server's cap on
@@ -390,6 +392,11 @@ func (u *upstream) do(ctx context.Context, o *origin, idempotent bool, fn func(c
 	var prev *mcp.ClientSession
 	for attempt := 0; ; attempt++ {
 		cs, err := u.session(ctx, prev)
+		if sr := signInOf(err); sr != nil && u.web != nil {
+			// The principal's own connection needs its sign-in.
+			_, err = u.g.signInAnswer(o, u, sr, false)
+			return err
+		}
 		if err != nil {
 			return &unavailableError{server: u.name, err: err}
 		}

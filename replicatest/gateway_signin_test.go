@@ -3,7 +3,7 @@ package replicatest
 import (
 	"context"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -12,6 +12,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,7 +20,6 @@ import (
 	"github.com/mcpadapter/mcpadapter/gateway"
 	"github.com/mcpadapter/mcpadapter/gateway/resourceserver"
 	"github.com/mcpadapter/mcpadapter/internal/testauth"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -45,8 +45,10 @@ func (h headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 // TestGatewaySignInReplicas: two gateway replicas share a token store
 // and the sign-in key, behind one address for browsers whose balancer
 // sends the start and login pages to one and the callback to the other.
-// alice's sign-in, started by her call on replica 0, completes on
-// replica 1; then her calls on both run with her own token.
+// alice's call on replica 0 asks her mid-call and waits; her sign-in
+// completes on replica 1, and replica 0 learns it from the store: the
+// call runs with her own token, her session is told the sign-in
+// completed, and her calls on both run with that token.
 func TestGatewaySignInReplicas(t *testing.T) {
 	for _, kind := range []string{"redis", "postgres"} {
 		t.Run(kind, func(t *testing.T) {
@@ -111,13 +113,31 @@ func TestGatewaySignInReplicas(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			jar, _ := cookiejar.New(nil)
+			browser := &http.Client{Jar: jar, Transport: headerRT{testauth.UserHeader, "alice"}}
+			// alice's client accepts the question at once; her browser
+			// signs in afterwards (the callback on replica 1), out of
+			// band, as a real client's user does.
+			var wg sync.WaitGroup
+			defer wg.Wait()
+			signedIn := make(chan error, 1)
+			var asked, completed atomic.Int32
 			var sessions [2]*mcp.ClientSession
 			for i, r := range replicas {
 				c := mcp.NewClient(&mcp.Implementation{Name: "sdk", Version: "1"}, &mcp.ClientOptions{
 					Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
-					ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-						return &mcp.ElicitResult{Action: "decline"}, nil
-					}})
+					ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+						asked.Add(1)
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							time.Sleep(300 * time.Millisecond)
+							signedIn <- visit(browser, req.Params.URL)
+						}()
+						return &mcp.ElicitResult{Action: "accept"}, nil
+					},
+					ElicitationCompleteHandler: func(context.Context, *mcp.ElicitationCompleteNotificationRequest) { completed.Add(1) },
+				})
 				cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: r.URL + "/mcp",
 					HTTPClient: &http.Client{Transport: headerRT{"Authorization", "Bearer " + tok}}}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 				if err != nil {
@@ -133,27 +153,18 @@ func TestGatewaySignInReplicas(t *testing.T) {
 				}
 				return res.Content[0].(*mcp.TextContent).Text, nil
 			}
-			_, err = call(0)
-			var we *jsonrpc.Error
-			if !errors.As(err, &we) || we.Code != mcp.CodeURLElicitationRequired {
-				t.Fatalf("want -32042, got %v", err)
-			}
-			var d struct {
-				Elicitations []mcp.ElicitParams `json:"elicitations"`
-			}
-			if err := json.Unmarshal(we.Data, &d); err != nil || len(d.Elicitations) != 1 {
-				t.Fatalf("data %s: %v", we.Data, err)
-			}
-			jar, _ := cookiejar.New(nil)
-			browser := &http.Client{Jar: jar, Transport: headerRT{testauth.UserHeader, "alice"}}
-			resp, err := browser.Get(d.Elicitations[0].URL)
+			first, err := call(0)
 			if err != nil {
+				t.Fatalf("alice's call on replica 0, waiting for her sign-in: %v", err)
+			}
+			if err := <-signedIn; err != nil {
 				t.Fatal(err)
 			}
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK || served[1].Load() != 1 || served[0].Load() < 2 {
-				t.Fatalf("the sign-in ended with %d %q; pages served by replica 0: %d, callbacks by replica 1: %d", resp.StatusCode, body, served[0].Load(), served[1].Load())
+			for end := time.Now().Add(5 * time.Second); completed.Load() == 0 && time.Now().Before(end); {
+				time.Sleep(20 * time.Millisecond)
+			}
+			if served[1].Load() != 1 || served[0].Load() < 2 || asked.Load() != 1 || completed.Load() != 1 {
+				t.Fatalf("pages served by replica 0: %d, callbacks by replica 1: %d; alice asked %d times, told of %d sign-ins", served[0].Load(), served[1].Load(), asked.Load(), completed.Load())
 			}
 			var toks [2]string
 			for i := range sessions {
@@ -161,7 +172,7 @@ func TestGatewaySignInReplicas(t *testing.T) {
 					t.Fatalf("alice's call on replica %d: %v", i, err)
 				}
 			}
-			if toks[0] != toks[1] {
+			if toks[0] != toks[1] || first != toks[0] {
 				t.Fatal("the replicas used different tokens of alice's one sign-in")
 			}
 			for _, r := range upAS.Requests() {
@@ -174,4 +185,19 @@ func TestGatewaySignInReplicas(t *testing.T) {
 			}
 		})
 	}
+}
+
+// visit opens u in browser, following redirects, and says whether the
+// last page is the end of a sign-in.
+func visit(browser *http.Client, u string) error {
+	resp, err := browser.Get(u)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("the sign-in ended with %d %q", resp.StatusCode, body)
+	}
+	return nil
 }

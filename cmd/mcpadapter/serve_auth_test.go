@@ -157,19 +157,64 @@ func TestServeTokenExchange(t *testing.T) {
 		t.Fatal(err)
 	}
 	cli(t, "", "call", "--target", p.URL, "--header", "Authorization: Bearer "+tok, "echo", `{"text":"as alice"}`).Must(t, 0, []string{"as alice"}, nil)
-	alice := 0
-	for _, r := range as.Requests() {
-		if strings.Contains(r.Authorization, tok) {
-			t.Error("alice's own token reached the server")
-		}
-		if r.User == "alice" {
-			alice++
-		}
-	}
+	alice := requestsAs(t, as, tok, "alice")
 	if alice == 0 || as.Counts().TokenExchanges != 1 {
 		t.Errorf("%d requests as alice, %d exchanges; want some, and 1", alice, as.Counts().TokenExchanges)
 	}
 	if strings.Contains(p.stdout.String()+p.stderr.String(), secret) {
 		t.Error("serve printed the exchange's secret")
 	}
+}
+
+// TestServeIDJAG: a config entry's "token_exchange" auth with "grant":
+// "id-jag" makes `serve` exchange each principal's token at the identity
+// provider for an ID-JAG for the server's authorization server, and
+// present it there: alice's call reaches the server as alice, with a token
+// that authorization server issued, and neither secret, read from the
+// environment, is printed.
+func TestServeIDJAG(t *testing.T) {
+	const idpSecret, asSecret = "idp-secret-0123456789", "as-secret-9876543210"
+	gwAS := testauth.Start(t, testauth.Options{JWT: true, NoRegistration: true, NoPKCE: true})
+	idp := testauth.StartIdP(t, "unused")
+	idp.AcceptAccessTokens(gwAS)
+	up := testauth.Start(t, testauth.Options{MCP: testserver.New(testserver.Options{}), ClientID: "gw-at-up", ClientSecret: asSecret,
+		NoRegistration: true, NoPKCE: true, AssertionKey: idp.PublicKey()})
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "mcp.json")
+	doc := fmt.Sprintf(`{"mcpServers": {"up": {"url": %q, "auth": {"type": "token_exchange", "grant": "id-jag", "issuer": %q,
+		"clientId": "gw", "clientSecret": "${IDP_SECRET}", "authorizationServer": %q, "asClientId": "gw-at-up",
+		"asClientSecret": "${AS_SECRET}", "scopes": [%q]}}}}`, up.MCPURL, idp.URL, up.URL, testauth.BaseScope)
+	if err := os.WriteFile(cfg, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startServe(t, dir, []string{"IDP_SECRET=" + idpSecret, "AS_SECRET=" + asSecret}, "--config", cfg, "--listen", "127.0.0.1:0",
+		"--issuer", gwAS.URL, "--scope", testauth.BaseScope)
+	tok, err := gwAS.SignToken(map[string]any{"sub": "alice", "aud": p.URL, "scope": testauth.BaseScope})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli(t, "", "call", "--target", p.URL, "--header", "Authorization: Bearer "+tok, "echo", `{"text":"as alice"}`).Must(t, 0, []string{"as alice"}, nil)
+	alice := requestsAs(t, up, tok, "alice")
+	if alice == 0 || idp.Exchanges() != 1 || up.Counts().JWTBearer != 1 {
+		t.Errorf("%d requests as alice, %d ID-JAGs, %d JWT bearer grants; want some, 1 and 1", alice, idp.Exchanges(), up.Counts().JWTBearer)
+	}
+	if out := p.stdout.String() + p.stderr.String(); strings.Contains(out, idpSecret) || strings.Contains(out, asSecret) {
+		t.Error("serve printed a secret")
+	}
+}
+
+// requestsAs counts the requests the MCP endpoint of srv took as user's;
+// one that carried tok, the client's own token, fails t.
+func requestsAs(t *testing.T, srv *testauth.Server, tok, user string) int {
+	t.Helper()
+	n := 0
+	for _, r := range srv.Requests() {
+		if strings.Contains(r.Authorization, tok) {
+			t.Error("the client's own token reached the server")
+		}
+		if r.User == user {
+			n++
+		}
+	}
+	return n
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -17,7 +15,6 @@ import (
 
 	"github.com/mcpadapter/mcpadapter/internal/testauth"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -30,10 +27,10 @@ func (h setHeader) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // TestServeSignIn: serve with a server whose auth is "signin" serves the
-// sign-in pages beside /mcp, outside the resource server: alice's first
-// call gets -32042 with the gateway's start page, her browser signs in
-// (at the gateway's --issuer, then at the server's), and her next call
-// reaches the server as alice. The secrets, read from the environment,
+// sign-in pages beside /mcp, outside the resource server: alice's call
+// asks her mid-call with the gateway's start page, her browser signs in
+// (at the gateway's --issuer, then at the server's), and the call goes
+// on and reaches the server as alice. The secrets, read from the environment,
 // are printed nowhere.
 func TestServeSignIn(t *testing.T) {
 	const upSecret, loginSecret = "up-secret-0123456789", "login-secret-0123456789"
@@ -62,10 +59,26 @@ func TestServeSignIn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar, Transport: setHeader{testauth.UserHeader, "alice"}}
+	var asked []string
 	c := mcp.NewClient(&mcp.Implementation{Name: "sdk", Version: "1"}, &mcp.ClientOptions{
 		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
-		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			return &mcp.ElicitResult{Action: "decline"}, nil
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked = append(asked, req.Params.URL)
+			if req.Params.Mode != "url" || !strings.HasPrefix(req.Params.URL, "http://"+addr+"/oauth/start?") {
+				return &mcp.ElicitResult{Action: "cancel"}, nil
+			}
+			resp, err := browser.Get(req.Params.URL)
+			if err != nil {
+				return nil, err
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return nil, fmt.Errorf("the sign-in ended with %d %q", resp.StatusCode, body)
+			}
+			return &mcp.ElicitResult{Action: "accept"}, nil
 		}})
 	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: p.URL, HTTPClient: &http.Client{Transport: setHeader{"Authorization", "Bearer " + tok}}},
 		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
@@ -73,34 +86,9 @@ func TestServeSignIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	echo := func() (*mcp.CallToolResult, error) {
-		return cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "as alice"}})
-	}
-	_, err = echo()
-	var we *jsonrpc.Error
-	if !errors.As(err, &we) || we.Code != mcp.CodeURLElicitationRequired {
-		t.Fatalf("want -32042, got %v", err)
-	}
-	var d struct {
-		Elicitations []mcp.ElicitParams `json:"elicitations"`
-	}
-	if err := json.Unmarshal(we.Data, &d); err != nil || len(d.Elicitations) != 1 || !strings.HasPrefix(d.Elicitations[0].URL, "http://"+addr+"/oauth/start?") {
-		t.Fatalf("data %s: %v", we.Data, err)
-	}
-	jar, _ := cookiejar.New(nil)
-	browser := &http.Client{Jar: jar, Transport: setHeader{testauth.UserHeader, "alice"}}
-	resp, err := browser.Get(d.Elicitations[0].URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("the sign-in ended with %d %q", resp.StatusCode, body)
-	}
-	res, err := echo()
-	if err != nil || res.IsError {
-		t.Fatalf("alice's call after signing in: %v %+v", err, res)
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "as alice"}})
+	if err != nil || res.IsError || len(asked) != 1 {
+		t.Fatalf("alice's call, asked to sign in mid-call (%d times): %v %+v", len(asked), err, res)
 	}
 	alice := 0
 	for _, r := range upAS.Requests() {

@@ -39,6 +39,13 @@ type Grant struct {
 	// Audience and Resource are "audience" and "resource": what a token
 	// exchange asks a token for (token_exchange).
 	Audience, Resource string
+	// Grant is "grant" (token_exchange): "id-jag" for the ID-JAG flow,
+	// whose ID-JAG is presented at AuthorizationServer
+	// ("authorizationServer"), authenticated as ASClientID and
+	// ASClientSecret ("asClientId", "asClientSecret").
+	Grant                      string
+	AuthorizationServer        string
+	ASClientID, ASClientSecret string
 }
 
 // grantTypes are the "type" values of Grant auth objects.
@@ -69,7 +76,7 @@ func (p *parser) grant(f member, path, typ string) *Grant {
 		"client_credentials": {"clientId", "clientSecret", "privateKeyFile"},
 		"jwt_bearer":         {"clientId", "clientSecret", "assertionFile"},
 		"enterprise":         {"clientId", "clientSecret", "idTokenFile", "idTokenCommand", "idpTokenUrl", "idpIssuer", "idpClientId", "idpClientSecret"},
-		"token_exchange":     {"clientId", "clientSecret", "audience", "resource"},
+		"token_exchange":     {"clientId", "clientSecret", "audience", "resource", "grant", "authorizationServer", "asClientId", "asClientSecret"},
 		"signin":             {"clientId", "clientSecret"},
 	}[typ]
 	allowed = append(allowed, "type", "issuer", "scopes")
@@ -82,9 +89,14 @@ func (p *parser) grant(f member, path, typ string) *Grant {
 		"assertionFile": &g.AssertionFile, "idTokenFile": &g.IDTokenFile, "idpTokenUrl": &g.IdPTokenURL,
 		"idpIssuer": &g.IdPIssuer, "idpClientId": &g.IdPClientID, "idpClientSecret": &g.IdPClientSecret,
 		"dpopKeyFile": &g.DPoPKeyFile, "audience": &g.Audience, "resource": &g.Resource,
+		"grant": &g.Grant, "authorizationServer": &g.AuthorizationServer, "asClientId": &g.ASClientID, "asClientSecret": &g.ASClientSecret,
 	}
+	grantOff := f.off
 	for _, e := range p.members(f.val, f.off, path, "key") {
 		epath := joinPath(path, e.key)
+		if e.key == "grant" {
+			grantOff = e.off
+		}
 		known := false
 		for _, a := range allowed {
 			known = known || a == e.key
@@ -120,5 +132,28 @@ func (p *parser) grant(f member, path, typ string) *Grant {
 	case "token_exchange", "signin":
 		need(g.ClientID != "", `"clientId"`)
 	}
+	if typ == "token_exchange" {
+		p.idjag(f, grantOff, path, g)
+	}
 	return g
+}
+
+// idjag checks the ID-JAG members of a "token_exchange" auth object g.
+// grantOff is where its "grant" member's value starts.
+func (p *parser) idjag(f member, grantOff int, path string, g *Grant) {
+	switch g.Grant {
+	case "":
+		if g.AuthorizationServer != "" || g.ASClientID != "" || g.ASClientSecret != "" {
+			p.errorf(f.off, path, `"authorizationServer", "asClientId" and "asClientSecret" go with "grant": "id-jag"`)
+		}
+	case "id-jag":
+		if g.AuthorizationServer == "" {
+			p.errorf(f.off, path, `a "token_exchange" auth object with "grant": "id-jag" needs "authorizationServer": the MCP server's authorization server, where the ID-JAG is presented`)
+		}
+		if g.Audience != "" {
+			p.errorf(f.off, path, `"audience" does not go with "grant": "id-jag": the ID-JAG's audience is "authorizationServer"`)
+		}
+	default:
+		p.errorf(grantOff, joinPath(path, "grant"), `unknown grant %q of a "token_exchange" auth object; want "id-jag" (or no "grant")`, g.Grant)
+	}
 }

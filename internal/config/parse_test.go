@@ -59,6 +59,16 @@ func TestParseErrors(t *testing.T) {
 		{"duplicate root",
 			`{"mcpServers":{"a":{"command":"x"}},"mcpServers":{"b":{"command":"y"}}}`,
 			[]string{`line 1, column 37: mcpServers: duplicate member "mcpServers"`}},
+		{"ID-JAG exchange problems",
+			`{"mcpServers":{"a":{"url":"https://a.example/mcp","auth":{"type":"token_exchange","grant":"id-jag","issuer":"https://idp.example","clientId":"g","audience":"x"}},` +
+				`"b":{"url":"https://b.example/mcp","auth":{"type":"token_exchange","grant":"saml","issuer":"https://idp.example","clientId":"g"}},` +
+				`"c":{"url":"https://c.example/mcp","auth":{"type":"token_exchange","issuer":"https://idp.example","clientId":"g","asClientSecret":"s"}}}}`,
+			[]string{
+				`line 1, column 58: mcpServers.a.auth: a "token_exchange" auth object with "grant": "id-jag" needs "authorizationServer": the MCP server's authorization server, where the ID-JAG is presented`,
+				`line 1, column 58: mcpServers.a.auth: "audience" does not go with "grant": "id-jag": the ID-JAG's audience is "authorizationServer"`,
+				`line 1, column 238: mcpServers.b.auth.grant: unknown grant "saml" of a "token_exchange" auth object; want "id-jag" (or no "grant")`,
+				`line 1, column 335: mcpServers.c.auth: "authorizationServer", "asClientId" and "asClientSecret" go with "grant": "id-jag"`,
+			}},
 		{"empty server map",
 			`{"mcpServers":{}}`,
 			[]string{`line 1, column 15: mcpServers: no servers`}},

@@ -21,18 +21,30 @@ type ExchangerConfig struct {
 	Resource               string
 	Scopes                 []string
 	HTTPClient             *http.Client
+	// IDJAG, if set, makes the exchange the ID-JAG flow's (see
+	// exchanger_idjag.go).
+	IDJAG *IDJAGConfig
 }
 
-// Exchanger makes token exchanges (RFC 8693) and client credentials
-// grants at one issuer set in advance. It is safe for concurrent use; it
-// fetches the issuer's metadata once (again after a failure) and
-// remembers no token.
+// IDJAGConfig is the second half of an Exchanger's ID-JAG flow: the MCP
+// server's authorization server, and the service's client there. An
+// empty ClientID means the ExchangerConfig's.
+type IDJAGConfig struct {
+	AuthorizationServer    string
+	ClientID, ClientSecret string
+}
+
+// Exchanger makes token exchanges (RFC 8693), or the ID-JAG flow, and
+// client credentials grants at the issuers set in advance. It is safe for
+// concurrent use; it fetches the issuers' metadata once (again after a
+// failure) and remembers no token.
 type Exchanger struct {
 	cfg ExchangerConfig
 	hc  *http.Client
 
 	mu   sync.Mutex
 	meta *oauthex.AuthServerMeta
+	idj  idjagState // the ID-JAG flow's (exchanger_idjag.go)
 }
 
 // NewExchanger returns the exchanger of cfg, or an error naming the
@@ -47,11 +59,21 @@ func NewExchanger(what string, cfg ExchangerConfig) (*Exchanger, error) {
 	case cfg.Resource == "":
 		return nil, fmt.Errorf("%s.Resource is empty: name the MCP server's URL", what)
 	}
+	if err := checkIDJAGExchange(what, cfg); err != nil {
+		return nil, err
+	}
 	hc := cfg.HTTPClient
 	if hc == nil {
 		hc = &http.Client{}
 	}
 	cfg.Scopes = append([]string(nil), cfg.Scopes...)
+	if cfg.IDJAG != nil {
+		j := *cfg.IDJAG
+		if j.ClientID == "" {
+			j.ClientID = cfg.ClientID
+		}
+		cfg.IDJAG = &j
+	}
 	return &Exchanger{cfg: cfg, hc: NoPostRedirects(hc)}, nil
 }
 
@@ -84,32 +106,49 @@ const MaxExchangedToken = 16 << 10
 // for a token for the configured resource. A refusal is an
 // *ExchangeError.
 func (x *Exchanger) Exchange(ctx context.Context, subjectToken string) (*oauth2.Token, error) {
-	return x.grant(ctx, func(ctx context.Context, t Target) (*oauth2.Token, error) {
-		return ExchangeToken(ctx, x.hc, t, Exchange{
-			SubjectToken: subjectToken, SubjectTokenType: TokenTypeAccessToken,
-			RequestedTokenType: TokenTypeAccessToken, Audience: x.cfg.Audience,
-		}, x.clientAuth())
-	})
-}
-
-// ClientToken returns a token for the service itself (the client
-// credentials grant) for the configured resource. A refusal is an
-// *ExchangeError.
-func (x *Exchanger) ClientToken(ctx context.Context) (*oauth2.Token, error) {
-	return x.grant(ctx, func(ctx context.Context, t Target) (*oauth2.Token, error) {
-		return ClientCredentialsGrant(x.clientAuth())(ctx, x.hc, t)
-	})
-}
-
-// grant gets a token with get at the issuer and checks it.
-func (x *Exchanger) grant(ctx context.Context, get func(context.Context, Target) (*oauth2.Token, error)) (*oauth2.Token, error) {
+	if x.cfg.IDJAG != nil {
+		return x.exchangeIDJAG(ctx, subjectToken)
+	}
 	t, err := x.target(ctx)
 	if err != nil {
 		return nil, err
 	}
-	tok, err := get(ctx, t)
+	tok, err := ExchangeToken(ctx, x.hc, t, Exchange{
+		SubjectToken: subjectToken, SubjectTokenType: TokenTypeAccessToken,
+		RequestedTokenType: TokenTypeAccessToken, Audience: x.cfg.Audience,
+	}, x.clientAuth())
+	return issued(x.cfg.Issuer, tok, err)
+}
+
+// ClientToken returns a token for the service itself (the client
+// credentials grant) for the configured resource, made at the issuer, or
+// with the ID-JAG flow at its authorization server. A refusal is an
+// *ExchangeError.
+func (x *Exchanger) ClientToken(ctx context.Context) (*oauth2.Token, error) {
+	issuer, ca, t, err := x.clientTarget(ctx)
 	if err != nil {
-		e := &ExchangeError{Issuer: x.cfg.Issuer, Err: err}
+		return nil, err
+	}
+	tok, err := ClientCredentialsGrant(ca)(ctx, x.hc, t)
+	return issued(issuer, tok, err)
+}
+
+// clientTarget returns where ClientToken asks: the issuer, the service's
+// client there, and the target.
+func (x *Exchanger) clientTarget(ctx context.Context) (string, ClientAuth, Target, error) {
+	if j := x.cfg.IDJAG; j != nil {
+		t, err := x.authServerTarget(ctx)
+		return j.AuthorizationServer, x.asClientAuth(), t, err
+	}
+	t, err := x.target(ctx)
+	return x.cfg.Issuer, x.clientAuth(), t, err
+}
+
+// issued returns tok, the answer of issuer, once checked, or err, the
+// failure of its grant, as an *ExchangeError.
+func issued(issuer string, tok *oauth2.Token, err error) (*oauth2.Token, error) {
+	if err != nil {
+		e := &ExchangeError{Issuer: issuer, Err: err}
 		var te *TokenError
 		if errors.As(err, &te) {
 			e.Code = te.Code
@@ -117,7 +156,7 @@ func (x *Exchanger) grant(ctx context.Context, get func(context.Context, Target)
 		return nil, e
 	}
 	if err := checkIssuedToken(tok.AccessToken); err != nil {
-		return nil, &ExchangeError{Issuer: x.cfg.Issuer, Err: err}
+		return nil, &ExchangeError{Issuer: issuer, Err: err}
 	}
 	return tok, nil
 }
@@ -148,20 +187,31 @@ func (x *Exchanger) clientAuth() ClientAuth {
 // target returns the exchanges' target: the issuer's metadata, the
 // resource and the scopes.
 func (x *Exchanger) target(ctx context.Context) (Target, error) {
-	x.mu.Lock()
-	meta := x.meta
-	x.mu.Unlock()
-	if meta == nil {
-		m, err := FetchServerMetadata(ctx, x.hc, x.cfg.Issuer)
-		switch {
-		case err != nil:
-			return Target{}, &ExchangeError{Issuer: x.cfg.Issuer, Err: fmt.Errorf("its metadata: %w", err)}
-		case m == nil || m.TokenEndpoint == "":
-			return Target{}, &ExchangeError{Issuer: x.cfg.Issuer, Err: errors.New("its metadata names no token endpoint")}
-		}
-		x.mu.Lock()
-		x.meta, meta = m, m
-		x.mu.Unlock()
+	meta, err := x.metadata(ctx, x.cfg.Issuer, &x.meta)
+	if err != nil {
+		return Target{}, err
 	}
 	return Target{AS: meta, Resource: x.cfg.Resource, Scopes: x.cfg.Scopes}, nil
+}
+
+// metadata returns the metadata of issuer, kept in *kept (under x.mu)
+// once fetched.
+func (x *Exchanger) metadata(ctx context.Context, issuer string, kept **oauthex.AuthServerMeta) (*oauthex.AuthServerMeta, error) {
+	x.mu.Lock()
+	meta := *kept
+	x.mu.Unlock()
+	if meta != nil {
+		return meta, nil
+	}
+	m, err := FetchServerMetadata(ctx, x.hc, issuer)
+	switch {
+	case err != nil:
+		return nil, &ExchangeError{Issuer: issuer, Err: fmt.Errorf("its metadata: %w", err)}
+	case m == nil || m.TokenEndpoint == "":
+		return nil, &ExchangeError{Issuer: issuer, Err: errors.New("its metadata names no token endpoint")}
+	}
+	x.mu.Lock()
+	*kept = m
+	x.mu.Unlock()
+	return m, nil
 }

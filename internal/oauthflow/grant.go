@@ -139,9 +139,8 @@ func (h *GrantHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 		if prm.Resource != "" {
 			resource = prm.Resource
 		}
-		if len(prm.AuthorizationServers) > 0 && !slices.ContainsFunc(prm.AuthorizationServers, h.isIssuer) {
-			return &SignInError{Err: fmt.Errorf("the server names the authorization server %s, not %s, the issuer the client is set up for; no credentials were sent",
-				strings.Join(prm.AuthorizationServers, ", "), h.issuer)}
+		if err := CheckAuthServers(prm, h.issuer); err != nil {
+			return &SignInError{Err: err}
 		}
 		scopes = prm.ScopesSupported
 	}
@@ -175,10 +174,24 @@ func (h *GrantHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 	return nil
 }
 
-// isIssuer reports whether an authorization server a server names is the
-// issuer the handler is set up for (a trailing slash aside).
-func (h *GrantHandler) isIssuer(as string) bool {
-	return strings.TrimSuffix(as, "/") == strings.TrimSuffix(h.issuer, "/")
+// CheckAuthServers reports protected resource metadata prm that names
+// authorization servers, none of them issuer (a trailing slash aside): a
+// server that names another than the one the credentials are set up for.
+// The error names both; nil prm, or one naming none, is no error.
+func CheckAuthServers(prm *oauthex.ProtectedResourceMetadata, issuer string) error {
+	same := func(as string) bool { return strings.TrimSuffix(as, "/") == strings.TrimSuffix(issuer, "/") }
+	if prm == nil || len(prm.AuthorizationServers) == 0 || slices.ContainsFunc(prm.AuthorizationServers, same) {
+		return nil
+	}
+	return fmt.Errorf("the server names the authorization server %s, not %s, the issuer the client is set up for; no credentials were sent",
+		strings.Join(prm.AuthorizationServers, ", "), issuer)
+}
+
+// ResourceMetadata returns the protected resource metadata (RFC 9728) of
+// resource, fetched with hc at the endpoint's path under /.well-known or
+// at the root; nil when none is found.
+func ResourceMetadata(ctx context.Context, hc *http.Client, resource string) *oauthex.ProtectedResourceMetadata {
+	return findResourceMetadata(ctx, hc, slog.New(slog.DiscardHandler), nil, resource)
 }
 
 // asksForScope reports whether the challenges of a 403 ask for more

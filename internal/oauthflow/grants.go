@@ -233,6 +233,10 @@ func jwtBearer(ctx context.Context, hc *http.Client, t Target, assertion string,
 // bearer grant (RFC 7523).
 type Enterprise struct {
 	IDToken AssertionSource
+	// SubjectTokenType is the type of what IDToken returns: empty for an
+	// ID token (TokenTypeIDToken); a gateway exchanging its principals'
+	// access tokens sets TokenTypeAccessToken.
+	SubjectTokenType string
 	// IdPTokenURL is the identity provider's token endpoint; if empty it
 	// is discovered from IdPIssuer.
 	IdPTokenURL string
@@ -262,7 +266,11 @@ func (e Enterprise) Grant() Grant {
 		if err != nil {
 			return nil, fmt.Errorf("getting the ID token: %w", err)
 		}
-		form := Exchange{SubjectToken: idToken, SubjectTokenType: TokenTypeIDToken, RequestedTokenType: TokenTypeIDJAG,
+		typ := e.SubjectTokenType
+		if typ == "" {
+			typ = TokenTypeIDToken
+		}
+		form := Exchange{SubjectToken: idToken, SubjectTokenType: typ, RequestedTokenType: TokenTypeIDJAG,
 			Audience: t.AS.Issuer}.form(t)
 		id, secret, err := e.IdP.apply(form, Target{AS: t.AS})
 		if err != nil {
@@ -280,8 +288,20 @@ func (e Enterprise) Grant() Grant {
 		}
 		tok, err := jwtBearer(ctx, hc, t, jag.AccessToken, e.Client)
 		if err != nil {
-			return nil, fmt.Errorf("JWT bearer grant with the ID-JAG: %w", err)
+			return nil, &AuthServerStepError{Err: err}
 		}
 		return tok, nil
 	}
 }
+
+// AuthServerStepError is the Enterprise flow's JWT bearer grant failing
+// at the MCP authorization server; the flow's other failures are the
+// identity provider's, or of the ID-JAG it issued.
+type AuthServerStepError struct{ Err error }
+
+func (e *AuthServerStepError) Error() string {
+	return "JWT bearer grant with the ID-JAG: " + e.Err.Error()
+}
+
+// Unwrap returns Err.
+func (e *AuthServerStepError) Unwrap() error { return e.Err }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -540,6 +542,27 @@ func (w *Web) source(ctx context.Context, key string, hc *http.Client) (*webSour
 	}
 	w.sources[key] = s
 	return s, nil
+}
+
+// TokenVersion returns a hash of the access token stored under key, ""
+// when there is none this Web can use (see source).
+func (w *Web) TokenVersion(ctx context.Context, key string) (string, error) {
+	st, err := w.store.Load(ctx, key)
+	if errors.Is(err, sealed.ErrUnreadable) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading the OAuth token store: %w", err)
+	}
+	if st == nil || st.Token == nil || st.TokenURL == "" {
+		return "", nil
+	}
+	tok := st.usable(w.dpop)
+	if tok == nil || tok.AccessToken == "" {
+		return "", nil
+	}
+	h := sha256.Sum256([]byte(tok.AccessToken))
+	return hex.EncodeToString(h[:16]), nil
 }
 
 // forget drops the token source of key if it is still s (or whatever it

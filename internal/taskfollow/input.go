@@ -111,6 +111,10 @@ func (f *Follower) input(ctx context.Context, st *taskwire.State, round *Round, 
 	for _, k := range keys {
 		resp, ask, err := f.Answer(ctx, k, reqs[k])
 		switch {
+		case err != nil && f.Detached():
+			// The client let go of its tasks while the question waited:
+			// the task goes on, for whoever resumes it.
+			return nil, End{Kind: Failed, State: st, Op: "tasks/get", Err: err, Detached: true}, true
 		case err != nil:
 			return abandon(err)
 		case ask:

@@ -9,9 +9,11 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -156,6 +158,39 @@ type IdP struct {
 
 	mu        sync.Mutex
 	exchanges int
+	access    *Server        // whose access tokens it takes as subject tokens (AcceptAccessTokens)
+	claims    map[string]any // claims overriding the ID-JAGs' (SetClaims)
+	forms     []url.Values   // the token requests' forms, in order
+}
+
+// AcceptAccessTokens makes p exchange the access tokens s signed
+// (SignToken; subject_token_type access_token) as well as its own ID
+// tokens: a gateway's users' tokens, from the identity provider that is
+// the gateway's authorization server.
+func (p *IdP) AcceptAccessTokens(s *Server) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.access = s
+}
+
+// SetClaims makes the ID-JAGs p issues carry claims instead of those it
+// would (an audience or resource of another's, say); nil ends it.
+func (p *IdP) SetClaims(claims map[string]any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.claims = maps.Clone(claims)
+}
+
+// TokenRequests returns the forms of the token requests p received, in
+// order.
+func (p *IdP) TokenRequests() []url.Values {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]url.Values, len(p.forms))
+	for i, f := range p.forms {
+		out[i] = maps.Clone(f)
+	}
+	return out
 }
 
 // StartIdP starts an IdP on 127.0.0.1, closed by t's cleanup.
@@ -170,7 +205,13 @@ func StartIdP(t testing.TB, clientID string) *IdP {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.srv = httptest.NewUnstartedServer(http.HandlerFunc(p.token))
+	mux := http.NewServeMux()
+	mux.HandleFunc("/token", p.token)
+	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"issuer": p.URL, "token_endpoint": p.URL + "/token",
+			"grant_types_supported": []string{oauthflow.GrantTokenExchange}})
+	})
+	p.srv = httptest.NewUnstartedServer(mux)
 	p.srv.Listener = l
 	p.srv.Start()
 	p.URL = "http://" + l.Addr().String()
@@ -206,21 +247,43 @@ func (p *IdP) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := r.PostForm
-	if f.Get("grant_type") != oauthflow.GrantTokenExchange || f.Get("subject_token_type") != oauthflow.TokenTypeIDToken ||
+	p.mu.Lock()
+	p.forms = append(p.forms, maps.Clone(f))
+	access, override := p.access, maps.Clone(p.claims)
+	p.mu.Unlock()
+	typ := f.Get("subject_token_type")
+	if f.Get("grant_type") != oauthflow.GrantTokenExchange || (typ != oauthflow.TokenTypeIDToken && typ != oauthflow.TokenTypeAccessToken) ||
 		f.Get("requested_token_type") != oauthflow.TokenTypeIDJAG || f.Get("audience") == "" || f.Get("resource") == "" {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request", "error_description": "not an ID-JAG token exchange"})
 		return
 	}
-	claims, err := verifyJWT(f.Get("subject_token"), p.key.Public(), p.ClientID)
-	if err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant", "error_description": "bad ID token"})
+	var sub any
+	switch {
+	case typ == oauthflow.TokenTypeIDToken:
+		claims, err := verifyJWT(f.Get("subject_token"), p.key.Public(), p.ClientID)
+		if err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant", "error_description": "bad ID token"})
+			return
+		}
+		sub = claims["sub"]
+	case access == nil:
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request", "error_description": "no access tokens taken here"})
 		return
+	default:
+		s, err := access.Subject(f.Get("subject_token"))
+		if err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant", "error_description": "bad access token"})
+			return
+		}
+		sub = s
 	}
-	jag, err := oauthflow.SignJWT(p.key, map[string]any{"typ": "oauth-id-jag+jwt"}, map[string]any{
-		"iss": p.URL, "sub": claims["sub"], "aud": f.Get("audience"), "resource": f.Get("resource"),
+	claims := map[string]any{
+		"iss": p.URL, "sub": sub, "aud": f.Get("audience"), "resource": f.Get("resource"),
 		"client_id": f.Get("client_id"), "scope": f.Get("scope"),
 		"iat": time.Now().Unix(), "exp": time.Now().Add(5 * time.Minute).Unix(), "jti": rand.Text(),
-	})
+	}
+	maps.Copy(claims, override)
+	jag, err := oauthflow.SignJWT(p.key, map[string]any{"typ": "oauth-id-jag+jwt"}, claims)
 	if err != nil {
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "server_error"})
 		return

@@ -495,11 +495,14 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "unsupported_grant_type"})
 			return
 		}
-		if _, err := verifyJWT(r.PostForm.Get("assertion"), s.opts.AssertionKey, s.URL); err != nil {
+		claims, err := verifyJWT(r.PostForm.Get("assertion"), s.opts.AssertionKey, s.URL)
+		if err != nil {
 			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant"})
 			return
 		}
-		g = grant{clientID: clientID, scopes: strings.Fields(r.PostForm.Get("scope")), resource: r.PostForm.Get("resource")}
+		// The token is the assertion's subject's (an ID-JAG's user).
+		sub, _ := claims["sub"].(string)
+		g = grant{clientID: clientID, scopes: strings.Fields(r.PostForm.Get("scope")), resource: r.PostForm.Get("resource"), user: sub}
 		s.counts.JWTBearer++
 	case "urn:ietf:params:oauth:grant-type:token-exchange":
 		var ok bool
