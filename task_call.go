@@ -170,8 +170,7 @@ func (c *Client) followTaskFrom(ctx context.Context, tc *toolCall, h *TaskHandle
 	if tc.onTask != nil {
 		tc.onTask(*h)
 	}
-	lo, hi := c.opts.Tasks.bounds()
-	f := &taskfollow.Follower{Core: h.Protocol == TaskProtocolCore, MinPoll: lo, MaxPoll: hi, MaxRounds: inputwire.MaxAutoRounds,
+	f := &taskfollow.Follower{Core: h.Protocol == TaskProtocolCore, MaxRounds: inputwire.MaxAutoRounds,
 		Get: func(ctx context.Context) (*taskState, error) { return c.getTask(ctx, h) },
 		Update: func(ctx context.Context, responses mcp.InputResponseMap, state string) error {
 			return c.updateTask(ctx, h, responses, state)
@@ -187,6 +186,9 @@ func (c *Client) followTaskFrom(ctx context.Context, tc *toolCall, h *TaskHandle
 			}
 			return s.Life().Done(), nil
 		},
+	}
+	if o := c.opts.Tasks; o != nil {
+		f.MinPoll, f.MaxPoll = o.MinPoll, o.MaxPoll
 	}
 	e := f.Follow(ctx, st, round)
 	switch e.Kind {

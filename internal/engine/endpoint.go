@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -81,4 +82,34 @@ func URLEndpoint(raw string, u *url.URL) (_ *Endpoint, target, reason string) {
 		return &Endpoint{Kind: SSE, URL: raw}, "", ""
 	}
 	return &Endpoint{Kind: Streamable, URL: raw, FallbackSSE: true}, "", ""
+}
+
+// ConfigEndpoint returns the endpoint of a config's server: for transport
+// "stdio", command run with args, env (sorted into KEY=VALUE), the
+// variables inheritEnv names and dir; for "http" and "sse", rawURL's, of
+// that transport. Else it returns the member at fault ("transport" or
+// "url") and why.
+func ConfigEndpoint(transport, rawURL, command string, args []string, env map[string]string, inheritEnv []string, dir string) (_ *Endpoint, member, msg string) {
+	switch transport {
+	case "stdio":
+		kv := make([]string, 0, len(env))
+		for k, v := range env {
+			kv = append(kv, k+"="+v)
+		}
+		slices.Sort(kv)
+		return &Endpoint{Kind: Stdio, Command: Command{Path: command, Args: args, Env: kv, InheritEnv: inheritEnv, Dir: dir}}, "", ""
+	case "http", "sse":
+	default:
+		return nil, "transport", fmt.Sprintf("unknown transport %q", transport)
+	}
+	ep, target, reason := ParseEndpoint(rawURL)
+	if ep == nil {
+		return nil, "url", fmt.Sprintf("mcpadapter: target %s: %s", target, reason) // a TargetError's text
+	}
+	if transport == "sse" {
+		ep.Kind, ep.FallbackSSE = SSE, false
+	} else {
+		ep.Kind, ep.FallbackSSE = Streamable, true
+	}
+	return ep, "", ""
 }
