@@ -352,32 +352,21 @@ func (c *Client) sendGraced(ctx context.Context, s *engine.Session, tc *toolCall
 
 // graceWait waits for the answer to a tools/call whose caller's context
 // (callCtx) ended, and cancels the task the answer makes, if any, for
-// the call's principal. When life ends (the Client was closed) the
-// tools/call is abandoned, and a task that comes is let go, as Close
-// lets go of task calls.
+// the call's principal (taskfollow.CancelLate). When life ends (the
+// Client was closed) the tools/call is abandoned, and a task that comes
+// is let go, as Close lets go of task calls.
 func (c *Client) graceWait(life, callCtx context.Context, tool string, late *taskfollow.Late[*callReply]) {
-	a := late.Wait(life)
-	if a.Err != nil || a.Reply == nil || a.Reply.Raw == nil {
-		c.log.Debug("tool call abandoned after its context ended", "tool", tool, "answered", a.Err == nil)
-		return
-	}
-	if _, plain := a.Reply.Raw.(engine.PlainResult); plain {
-		return // no task: the fast path's decoder saw every member
-	}
-	raw, _ := a.Reply.Raw.Result()
-	st, proto, isTask, err := taskCreated(raw)
-	if !isTask || err != nil || TaskStatus(st.Status).Terminal() {
-		return
-	}
-	h := &TaskHandle{Server: c.name, Tool: tool, TaskID: st.TaskID, Protocol: proto, Principal: principalOf(callCtx)}
-	if life.Err() != nil {
-		c.log.Debug("task made after its call ended, left running: the client was closed", "tool", tool, "task", h.TaskID)
-		return
-	}
-	// The caller's context values (its CallIdentity) go with the cancel.
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(callCtx), taskfollow.CancelTimeout)
-	defer cancel()
-	defer context.AfterFunc(life, cancel)()
-	_, err = c.taskRequest(cctx, h, "tasks/cancel", nil, 0)
-	c.log.Debug("task made after its call ended: cancelled", "tool", tool, "task", h.TaskID, "acknowledged", err == nil, "error", err)
+	taskfollow.CancelLate(life, callCtx, late, c.log, tool, func(r *callReply) (json.RawMessage, bool) {
+		if r == nil || r.Raw == nil {
+			return nil, false
+		}
+		if _, plain := r.Raw.(engine.PlainResult); plain {
+			return nil, true // no task: the fast path's decoder saw every member
+		}
+		raw, _ := r.Raw.Result()
+		return raw, true
+	}, func(ctx context.Context, taskID string) error {
+		_, err := c.taskRequest(ctx, &TaskHandle{Server: c.name, Tool: tool, TaskID: taskID}, "tasks/cancel", nil, 0)
+		return err
+	})
 }
