@@ -63,9 +63,9 @@ type Client struct {
 	// the call's context ended (task_call.go).
 	bg background
 
-	// slots holds a token per tool call in flight when
-	// ClientOptions.MaxConcurrentCalls caps them; nil means no cap.
-	slots chan struct{}
+	// slots bounds the tool calls in flight to
+	// ClientOptions.MaxConcurrentCalls; nil means no cap.
+	slots engine.Slots
 }
 
 // NewClient returns a Client for target, which may be an http(s) URL
@@ -163,9 +163,7 @@ func newClientWith(ep *engine.Endpoint, opts ClientOptions, adjust func(*mcp.Cli
 		}
 	}
 	c.callTool = c.callDirect
-	if opts.MaxConcurrentCalls > 0 {
-		c.slots = make(chan struct{}, opts.MaxConcurrentCalls)
-	}
+	c.slots = engine.NewSlots(opts.MaxConcurrentCalls)
 	c.obs = wire.NewObserver(name, trace)
 	if o, ok := opts.Auth.(*OAuth); ok && o != nil && ep.HTTP() {
 		c.oauthFlow = newOAuthHandler(o, name, ep.URL, c.opts.HTTPClient, c.log)
