@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter/internal/config"
+	"github.com/mcpadapter/mcpadapter/internal/httplayer"
 	"github.com/mcpadapter/mcpadapter/internal/wire"
 )
 
@@ -111,13 +112,13 @@ func clientForServer(sc *ServerConfig, base ClientOptions) (*Client, error) {
 // that gives every "auth": "oauth" server its own tokens.)
 func checkSharedCredentials(cfg *Config, opts ClientOptions) error {
 	_, bearer := opts.Auth.(bearerAuth)
-	header := hasAuthorization(opts.Headers)
+	header := httplayer.HasAuthorization(opts.Headers)
 	if !bearer && !header && opts.OAuthHandler == nil {
 		return nil
 	}
 	var shared []string
 	for _, sc := range cfg.Servers {
-		own := sc.Auth != nil || hasAuthorization(sc.Headers)
+		own := sc.Auth != nil || httplayer.HasAuthorization(sc.Headers)
 		if sc.Transport != "stdio" && (!own || opts.OAuthHandler != nil) {
 			shared = append(shared, sc.Name)
 		}
@@ -133,16 +134,6 @@ func checkSharedCredentials(cfg *Config, opts ClientOptions) error {
 		what = "the Authorization header in ClientOptions.Headers"
 	}
 	return &TargetError{Target: "config", Reason: fmt.Sprintf("%s would send one credential to %d servers (%s); give each server its own \"auth\" in the config", what, len(shared), strings.Join(shared, ", "))}
-}
-
-// hasAuthorization reports whether h sets an Authorization header.
-func hasAuthorization(h map[string]string) bool {
-	for k := range h {
-		if strings.EqualFold(k, "Authorization") {
-			return true
-		}
-	}
-	return false
 }
 
 // oauthFor returns the OAuth of one config server: the settings of its

@@ -3,8 +3,6 @@ package mcpadapter
 import (
 	"fmt"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/mcpadapter/mcpadapter/internal/engine"
@@ -103,18 +101,8 @@ type Command struct {
 // ".py" with python3, ".js", ".mjs" and ".cjs" with node, ".ts" with npx tsx,
 // and anything else as an executable.
 func Script(path string, args ...string) Command {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".py":
-		return Command{Path: "python3", Args: append([]string{path}, args...)}
-	case ".js", ".mjs", ".cjs":
-		return Command{Path: "node", Args: append([]string{path}, args...)}
-	case ".ts":
-		return Command{Path: "npx", Args: append([]string{"-y", "tsx", path}, args...)}
-	}
-	if !strings.ContainsRune(path, os.PathSeparator) {
-		path = "." + string(os.PathSeparator) + path
-	}
-	return Command{Path: path, Args: args}
+	p, a := engine.Script(path, args)
+	return Command{Path: p, Args: a}
 }
 
 // String returns the command line, for messages.

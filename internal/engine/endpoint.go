@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -112,4 +113,23 @@ func ConfigEndpoint(transport, rawURL, command string, args []string, env map[st
 		ep.Kind, ep.FallbackSSE = Streamable, true
 	}
 	return ep, "", ""
+}
+
+// Script returns the program and arguments that run the script at path
+// with args: ".py" with python3, ".js", ".mjs" and ".cjs" with node, ".ts"
+// with npx tsx, and anything else as an executable (./path when path has
+// no separator).
+func Script(path string, args []string) (string, []string) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".py":
+		return "python3", append([]string{path}, args...)
+	case ".js", ".mjs", ".cjs":
+		return "node", append([]string{path}, args...)
+	case ".ts":
+		return "npx", append([]string{"-y", "tsx", path}, args...)
+	}
+	if !strings.ContainsRune(path, os.PathSeparator) {
+		path = "." + string(os.PathSeparator) + path
+	}
+	return path, args
 }

@@ -158,3 +158,13 @@ func CheckIdentityHeaders(headers map[string]string) (header, reason string) {
 	}
 	return "", ""
 }
+
+// HasAuthorization reports whether headers set an Authorization header.
+func HasAuthorization(headers map[string]string) bool {
+	for k := range headers {
+		if strings.EqualFold(k, "Authorization") {
+			return true
+		}
+	}
+	return false
+}
