@@ -26,10 +26,15 @@ type Session struct {
 	done     chan struct{}
 	err      error // why the session ended; valid after done is closed
 	// life ends when the session is closed; calls in flight are cancelled.
-	life     context.Context
-	kill     context.CancelFunc
-	inflight atomic.Int64 // requests running in this session
-	retired  atomic.Bool  // replaced; closes when its last request ends
+	life context.Context
+	kill context.CancelFunc
+	// notices ends when closing the session stops waiting for its
+	// requests: a cancellation notice of a call the close ended still
+	// goes out within the close's grace.
+	notices    context.Context
+	endNotices context.CancelFunc
+	inflight   atomic.Int64 // requests running in this session
+	retired    atomic.Bool  // replaced; closes when its last request ends
 
 	connectedAt time.Time
 	connectTime time.Duration
@@ -77,6 +82,10 @@ func (s *Session) ConnectTime() time.Duration { return s.connectTime }
 // Life returns a context that ends when the session is closed.
 func (s *Session) Life() context.Context { return s.life }
 
+// Notices returns a context that ends when closing the session stops
+// waiting for its requests: after Life, within the close's grace.
+func (s *Session) Notices() context.Context { return s.notices }
+
 // Hold counts a request of the session that closing it waits for; release
 // ends it (the last request of a retired session closes it).
 func (s *Session) Hold() (release func()) {
@@ -119,6 +128,7 @@ func (s *Session) close(grace time.Duration) error {
 		for s.inflight.Load() > 0 && time.Now().Before(deadline) {
 			time.Sleep(5 * time.Millisecond)
 		}
+		s.endNotices()
 		closed := make(chan error, 1)
 		go func() { closed <- s.cs.Close() }()
 		select {

@@ -33,6 +33,10 @@ type Session interface {
 	ProtocolVersion() string
 	// Life ends when the session is closed.
 	Life() context.Context
+	// Notices ends when closing the session stops waiting for its
+	// requests (after Life): a cancellation notice of a call the close
+	// ended still goes out until then.
+	Notices() context.Context
 	// Hold counts a request that closing the session waits for (a
 	// cancellation notice sent in the background); release ends it.
 	Hold() (release func())
@@ -225,7 +229,8 @@ func mediaTypeOf(resp *http.Response) string {
 // cancel tells the server, in the background, that the call with id n is
 // no longer awaited, as go-sdk does for its own calls in both eras. The
 // notice is held by the session (Session.Hold), whose closing waits for it
-// and ends it.
+// (within its grace: a call the close ended is told of too) and then ends
+// it.
 func (c *Conn) cancel(ctx context.Context, n int64) {
 	reason := ctx.Err().Error()
 	release := c.Session.Hold()
@@ -233,8 +238,9 @@ func (c *Conn) cancel(ctx context.Context, n int64) {
 		defer release()
 		nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelNotifyTimeout)
 		defer cancel()
-		// Closing the session ends it too.
-		defer context.AfterFunc(c.Session.Life(), cancel)()
+		// Closing the session ends it too, once the close stops waiting
+		// for its requests (this one among them).
+		defer context.AfterFunc(c.Session.Notices(), cancel)()
 		params, _ := json.Marshal(&mcp.CancelledParams{Reason: reason, RequestID: n})
 		body, _ := json.Marshal(&struct {
 			JSONRPC string          `json:"jsonrpc"`
