@@ -12,7 +12,8 @@
 // the grants that need no user (GrantHandler), at an issuer set in
 // advance, never at one a server names, and the token exchanges (RFC
 // 8693) of a service acting for its users (Exchanger: a user's token for
-// a server's, each issued token checked to fit a bearer header);
+// a server's, or by the ID-JAG flow at the server's authorization server,
+// each issued token checked to fit a bearer header);
 // fetches authorization server metadata without go-sdk's PKCE
 // requirement (FetchServerMetadata); and
 // keeps go-sdk's refusal of private and link-local addresses a server
