@@ -68,7 +68,7 @@ func (c *Client) wrapHTTP(tap http.RoundTripper, sse bool) http.RoundTripper {
 	for k := range c.opts.Headers {
 		strip = append(strip, k)
 	}
-	if u, err := url.Parse(c.ep.url); err == nil {
+	if u, err := url.Parse(c.ep.URL); err == nil {
 		rt = httplayer.OriginGate{Origin: httplayer.OriginOf(u), Authed: rt, Plain: tap, Strip: strip}
 	}
 	return rt

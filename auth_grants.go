@@ -6,10 +6,13 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 
 	"github.com/mcpadapter/mcpadapter/internal/oauthflow"
+	"golang.org/x/oauth2"
 )
 
 // The grants of the MCP authorization extensions that need no user:
@@ -207,4 +210,114 @@ func newGrantHandler(a grantAuth, server, resource string, hc *http.Client, log 
 	h.DPoP, hc = oauthflow.AuthServerClient(hc, key, append(p.trusted, oauthflow.HostOf(resource), oauthflow.HostOf(p.issuer))...)
 	h.Flow = oauthflow.NewGrantHandler(oauthflow.WithScopes(g, scopes), oauthflow.GrantConfig{Issuer: p.issuer, HTTPClient: hc, Logger: log})
 	return h
+}
+
+// TokenExchange configures a token exchange (RFC 8693) at one
+// authorization server: a user's access token (the subject token, of type
+// urn:ietf:params:oauth:token-type:access_token) is exchanged for a token
+// for an MCP server, so that a service acting for many users (a gateway)
+// sends each server a token of the user's own, issued for that server,
+// and never the token the user presented to the service. See
+// NewTokenExchanger.
+type TokenExchange struct {
+	// Issuer is the authorization server (its issuer identifier, an https
+	// URL; http only on a loopback host) whose token endpoint, from its
+	// metadata (RFC 8414), makes the exchange: the only one the subject
+	// tokens and ClientSecret are sent to. An authorization server an MCP
+	// server names is never asked. Required.
+	Issuer string
+	// ClientID and ClientSecret authenticate the service at Issuer (HTTP
+	// Basic; without a secret, client_id in the form). ClientID is
+	// required.
+	ClientID, ClientSecret string
+	// Audience, if set, is the exchange's audience parameter (the logical
+	// name of the MCP server at Issuer).
+	Audience string
+	// Resource is the exchange's resource indicator (RFC 8707): the MCP
+	// server's URL. Required.
+	Resource string
+	// Scopes are asked for, if any.
+	Scopes []string
+	// HTTPClient sends the requests to Issuer (and to IDJAG's
+	// authorization server); nil means a plain client.
+	HTTPClient *http.Client
+	// IDJAG, if set, makes the exchange enterprise-managed authorization's
+	// (the ID-JAG flow EnterpriseAuth speaks, for a service): Issuer is
+	// then the identity provider, which exchanges the subject token for an
+	// identity assertion JWT authorization grant (ID-JAG) naming
+	// IDJAG.AuthorizationServer and Resource, and the ID-JAG, once checked
+	// to be for them, is presented there in a JWT bearer grant (RFC 7523)
+	// for the token. Audience must then be empty (the ID-JAG's audience is
+	// the authorization server).
+	IDJAG *IDJAGExchange
+}
+
+// IDJAGExchange is the second half of a TokenExchange's ID-JAG flow: the
+// MCP server's authorization server, and the service's client there.
+type IDJAGExchange struct {
+	// AuthorizationServer is the MCP server's authorization server (its
+	// issuer identifier, an https URL; http only on a loopback host),
+	// which trusts the identity provider: the only one the ID-JAG and
+	// ClientSecret are sent to. An MCP server whose protected resource
+	// metadata (RFC 9728) names another is refused before anything is
+	// sent. Required.
+	AuthorizationServer string
+	// ClientID and ClientSecret authenticate the service at
+	// AuthorizationServer (HTTP Basic; without a secret, client_id in the
+	// form). An empty ClientID means TokenExchange.ClientID; the secret
+	// has no default (TokenExchange.ClientSecret is the identity
+	// provider's and goes to no other).
+	ClientID, ClientSecret string
+}
+
+// TokenExchanger makes the exchanges of a TokenExchange. It is safe for
+// concurrent use; it fetches Issuer's metadata once (again after a
+// failure) and remembers no token.
+type TokenExchanger struct{ x *oauthflow.Exchanger }
+
+// NewTokenExchanger returns the exchanger of cfg, or an error naming the
+// setting that cannot work.
+func NewTokenExchanger(cfg *TokenExchange) (*TokenExchanger, error) {
+	if cfg == nil {
+		return nil, errors.New("mcpadapter: NewTokenExchanger: nil TokenExchange")
+	}
+	xc := oauthflow.ExchangerConfig{
+		Issuer: cfg.Issuer, ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret,
+		Audience: cfg.Audience, Resource: cfg.Resource, Scopes: cfg.Scopes, HTTPClient: cfg.HTTPClient,
+	}
+	if j := cfg.IDJAG; j != nil {
+		xc.IDJAG = &oauthflow.IDJAGConfig{AuthorizationServer: j.AuthorizationServer, ClientID: j.ClientID, ClientSecret: j.ClientSecret}
+	}
+	x, err := oauthflow.NewExchanger("TokenExchange", xc)
+	if err != nil {
+		return nil, fmt.Errorf("mcpadapter: NewTokenExchanger: %w", err)
+	}
+	return &TokenExchanger{x: x}, nil
+}
+
+// ExchangeError reports an exchange that gave no token: Issuer refused it
+// or could not be reached. It quotes no token and no secret. Its fields:
+// Issuer, the authorization server asked; Code, the OAuth error code
+// Issuer answered with, if any (such as "invalid_grant"); Err, the cause
+// (Unwrap returns it).
+type ExchangeError = oauthflow.ExchangeError
+
+// MaxExchangedToken bounds the size of a token TokenExchanger accepts
+// from the issuer, 16 KiB: it goes in an HTTP header with every request,
+// and a gateway keeps thousands.
+const MaxExchangedToken = oauthflow.MaxExchangedToken
+
+// Exchange exchanges subjectToken, an access token its user presented,
+// for a token for Resource, and returns it (with its expiry, when Issuer
+// says). A refusal is an *ExchangeError.
+func (x *TokenExchanger) Exchange(ctx context.Context, subjectToken string) (*oauth2.Token, error) {
+	return x.x.Exchange(ctx, subjectToken)
+}
+
+// ClientToken returns a token for the service itself (the client
+// credentials grant) for Resource: what a gateway lists a server with,
+// for no user. The grant is made at Issuer, or with IDJAG at its
+// authorization server. A refusal is an *ExchangeError.
+func (x *TokenExchanger) ClientToken(ctx context.Context) (*oauth2.Token, error) {
+	return x.x.ClientToken(ctx)
 }

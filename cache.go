@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter/internal/cache"
+	"github.com/mcpadapter/mcpadapter/internal/engine"
 )
 
 // CacheConfig turns on a Client's response cache (ClientOptions.Cache).
@@ -145,14 +146,14 @@ func NewMemoryCacheStore(maxEntries int) CacheStore { return cache.NewMemoryStor
 
 // newResponseCache returns the cache of c, a client of ep with opts, or
 // nil if opts turns no cache on.
-func (c *Client) newResponseCache(ep *endpoint, opts *ClientOptions) *cache.Cache {
+func (c *Client) newResponseCache(ep *engine.Endpoint, opts *ClientOptions) *cache.Cache {
 	cfg := opts.Cache
 	if cfg == nil {
 		return nil
 	}
-	srv := cache.Server{Stdio: ep.kind == kindStdio, HTTP: ep.kind == kindStreamable || ep.kind == kindSSE, URL: ep.url}
+	srv := cache.Server{Stdio: ep.Kind == engine.Stdio, HTTP: ep.HTTP(), URL: ep.URL}
 	if srv.Stdio {
-		srv.Path, srv.Args, srv.Env, srv.InheritEnv, srv.Dir = ep.command.Path, ep.command.Args, ep.command.Env, ep.command.InheritEnv, ep.command.Dir
+		srv.Path, srv.Args, srv.Env, srv.InheritEnv, srv.Dir = ep.Command.Path, ep.Command.Args, ep.Command.Env, ep.Command.InheritEnv, ep.Command.Dir
 	}
 	cred := cache.Credentials{Known: opts.OAuthHandler == nil && opts.HTTPClient == nil, Headers: opts.Headers}
 	switch a := opts.Auth.(type) {

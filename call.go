@@ -280,19 +280,9 @@ func (c *Client) sendHeld(ctx context.Context, tc *toolCall, params *mcp.CallToo
 // context ends while it waits is a *TransportError that wraps the
 // context's cause and was never sent.
 func (c *Client) callSlot(ctx context.Context, tool string) (release func(), _ error) {
-	if c.slots == nil {
-		return func() {}, nil
+	release, err := c.slots.Take(ctx, c.log, tool)
+	if err != nil {
+		return nil, c.transportError(nil, "tools/call", tool, err)
 	}
-	select {
-	case c.slots <- struct{}{}:
-		return func() { <-c.slots }, nil
-	default:
-	}
-	c.log.Debug("tool call waits for a free slot", "tool", tool, "maxConcurrentCalls", cap(c.slots))
-	select {
-	case c.slots <- struct{}{}:
-		return func() { <-c.slots }, nil
-	case <-ctx.Done():
-		return nil, c.transportError(nil, "tools/call", tool, fmt.Errorf("not sent: still waiting for one of the %d call slots (ClientOptions.MaxConcurrentCalls) when the call ended: %w", cap(c.slots), context.Cause(ctx)))
-	}
+	return release, nil
 }

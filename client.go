@@ -34,7 +34,7 @@ type Client struct {
 	name   string
 	nameMu sync.Mutex
 	named  bool
-	ep     *endpoint
+	ep     *engine.Endpoint
 	opts   ClientOptions
 	sdk    *mcp.Client
 	obs    *wire.Observer
@@ -60,12 +60,12 @@ type Client struct {
 	toolsGen atomic.Uint64
 
 	// bg runs the work that outlives a call: the wait for a task made as
-	// the call's context ended (task_grace.go).
+	// the call's context ended (task_call.go).
 	bg background
 
-	// slots holds a token per tool call in flight when
-	// ClientOptions.MaxConcurrentCalls caps them; nil means no cap.
-	slots chan struct{}
+	// slots bounds the tool calls in flight to
+	// ClientOptions.MaxConcurrentCalls; nil means no cap.
+	slots engine.Slots
 }
 
 // NewClient returns a Client for target, which may be an http(s) URL
@@ -122,25 +122,25 @@ func NewClient(target any, options *ClientOptions) (*Client, error) {
 			return nil, fmt.Errorf("ClientOptions.Auth: %w", err)
 		}
 	}
-	if (opts.Headers != nil || opts.Auth != nil || opts.HTTPClient != nil || opts.OAuthHandler != nil) && (ep.kind == kindStdio || ep.kind == kindInProcess) {
-		return nil, &TargetError{Target: ep.defaultName(), Reason: "Headers, Auth, OAuthHandler and HTTPClient apply to HTTP targets only"}
+	if (opts.Headers != nil || opts.Auth != nil || opts.HTTPClient != nil || opts.OAuthHandler != nil) && (ep.Local()) {
+		return nil, &TargetError{Target: defaultName(ep), Reason: "Headers, Auth, OAuthHandler and HTTPClient apply to HTTP targets only"}
 	}
 	opts.naming = nil
-	if opts.NameFromServer && opts.Name == "" && ep.kind == kindStdio {
-		opts.naming = servername.NewPending(ep.defaultName())
+	if opts.NameFromServer && opts.Name == "" && ep.Kind == engine.Stdio {
+		opts.naming = servername.NewPending(defaultName(ep))
 	}
 	return newClient(ep, opts), nil
 }
 
-func newClient(ep *endpoint, opts ClientOptions) *Client {
+func newClient(ep *engine.Endpoint, opts ClientOptions) *Client {
 	return newClientWith(ep, opts, nil)
 }
 
 // newClientWith is newClient with a last word on the go-sdk options.
-func newClientWith(ep *endpoint, opts ClientOptions, adjust func(*mcp.ClientOptions)) *Client {
+func newClientWith(ep *engine.Endpoint, opts ClientOptions, adjust func(*mcp.ClientOptions)) *Client {
 	name := opts.Name
 	if name == "" {
-		name = ep.defaultName()
+		name = defaultName(ep)
 	}
 	c := &Client{
 		ep:       ep,
@@ -163,18 +163,16 @@ func newClientWith(ep *endpoint, opts ClientOptions, adjust func(*mcp.ClientOpti
 		}
 	}
 	c.callTool = c.callDirect
-	if opts.MaxConcurrentCalls > 0 {
-		c.slots = make(chan struct{}, opts.MaxConcurrentCalls)
-	}
+	c.slots = engine.NewSlots(opts.MaxConcurrentCalls)
 	c.obs = wire.NewObserver(name, trace)
-	if o, ok := opts.Auth.(*OAuth); ok && o != nil && (ep.kind == kindStreamable || ep.kind == kindSSE) {
-		c.oauthFlow = newOAuthHandler(o, name, ep.url, c.opts.HTTPClient, c.log)
+	if o, ok := opts.Auth.(*OAuth); ok && o != nil && ep.HTTP() {
+		c.oauthFlow = newOAuthHandler(o, name, ep.URL, c.opts.HTTPClient, c.log)
 	}
-	if g, ok := opts.Auth.(grantAuth); ok && (ep.kind == kindStreamable || ep.kind == kindSSE) {
-		c.oauthFlow = newGrantHandler(g, name, ep.url, c.opts.HTTPClient, c.log)
+	if g, ok := opts.Auth.(grantAuth); ok && ep.HTTP() {
+		c.oauthFlow = newGrantHandler(g, name, ep.URL, c.opts.HTTPClient, c.log)
 	}
-	if w, ok := opts.Auth.(*WebSignIn); ok && w != nil && w.flow != nil && (ep.kind == kindStreamable || ep.kind == kindSSE) {
-		c.webAuth = w.target(name, ep.url)
+	if w, ok := opts.Auth.(*WebSignIn); ok && w != nil && w.flow != nil && ep.HTTP() {
+		c.webAuth = w.target(name, ep.URL)
 	}
 	c.cache = c.newResponseCache(ep, &opts)
 	so := c.sdkOptions()
@@ -188,7 +186,7 @@ func newClientWith(ep *endpoint, opts ClientOptions, adjust func(*mcp.ClientOpti
 	c.sdk.AddSendingMiddleware(engine.RecoverSendingMiddleware(c.log))
 	c.sdk.AddSendingMiddleware(engine.HandshakeMiddleware(engine.Handshake{
 		Probe:      opts.probeTimeout(),
-		OneSession: ep.kind == kindStdio || ep.kind == kindInProcess,
+		OneSession: ep.Local(),
 		Keep:       ownAuthError,
 		Log:        c.log,
 	}))
@@ -257,10 +255,10 @@ func (c *Client) sdkOptions() *mcp.ClientOptions {
 func (c *Client) engineConfig() engine.Config {
 	cfg := engine.Config{
 		Name:            c.name,
-		Kind:            engine.Kind(c.ep.kind),
-		URL:             c.ep.url,
-		FallbackSSE:     c.ep.fallbackSSE,
-		Server:          c.ep.server,
+		Kind:            c.ep.Kind,
+		URL:             c.ep.URL,
+		FallbackSSE:     c.ep.FallbackSSE,
+		Server:          c.ep.Server,
 		SDK:             c.sdk,
 		Observer:        c.obs,
 		Log:             c.log,
@@ -280,8 +278,8 @@ func (c *Client) engineConfig() engine.Config {
 		FastPath:        !c.opts.DisableFastPath,
 		Trace:           c.opts.Trace,
 	}
-	if c.ep.kind == kindStdio {
-		cfg.Stdio = c.stdioTransport(c.ep.command)
+	if c.ep.Kind == engine.Stdio {
+		cfg.Stdio = c.stdioTransport(c.ep.Command)
 	}
 	if p := c.opts.naming; p != nil {
 		cfg.NameOf, cfg.OnDial = p.Peek, c.onDial

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 
 	"github.com/mcpadapter/mcpadapter/internal/config"
+	"github.com/mcpadapter/mcpadapter/internal/engine"
 	"github.com/mcpadapter/mcpadapter/internal/oauthflow"
 )
 
@@ -178,27 +178,13 @@ func serverOptions(sc *ServerConfig, base ClientOptions) (ClientOptions, error) 
 
 // serverEndpoint is the endpoint of a server's transport; for HTTP it sets
 // opts' headers and credentials from the server's.
-func serverEndpoint(sc *ServerConfig, base ClientOptions, opts *ClientOptions) (*endpoint, error) {
-	switch sc.Transport {
-	case "stdio":
-		env := make([]string, 0, len(sc.Env))
-		for k, v := range sc.Env {
-			env = append(env, k+"="+v)
-		}
-		slices.Sort(env)
-		return &endpoint{kind: kindStdio, command: Command{Path: sc.Command, Args: sc.Args, Env: env, InheritEnv: sc.InheritEnv, Dir: sc.Cwd}}, nil
-	case "http", "sse":
-	default:
-		return nil, &ConfigError{Path: "mcpServers." + sc.Name + ".transport", Msg: fmt.Sprintf("unknown transport %q", sc.Transport)}
-	}
-	ep, err := endpointFromString(sc.URL)
-	if err != nil {
-		return nil, &ConfigError{Path: "mcpServers." + sc.Name + ".url", Msg: err.Error()}
-	}
-	if sc.Transport == "sse" {
-		ep.kind, ep.fallbackSSE = kindSSE, false
-	} else {
-		ep.kind, ep.fallbackSSE = kindStreamable, true
+func serverEndpoint(sc *ServerConfig, base ClientOptions, opts *ClientOptions) (*engine.Endpoint, error) {
+	ep, member, msg := engine.ConfigEndpoint(sc.Transport, sc.URL, sc.Command, sc.Args, sc.Env, sc.InheritEnv, sc.Cwd)
+	switch {
+	case ep == nil:
+		return nil, &ConfigError{Path: "mcpServers." + sc.Name + "." + member, Msg: msg}
+	case ep.Kind == engine.Stdio:
+		return ep, nil
 	}
 	if len(sc.Headers) > 0 {
 		h := make(map[string]string, len(base.Headers)+len(sc.Headers))

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter/internal/config"
+	"github.com/mcpadapter/mcpadapter/internal/httplayer"
+	"github.com/mcpadapter/mcpadapter/internal/wire"
 )
 
 // A Group is several servers used together, as one list of tools: the
@@ -96,7 +98,7 @@ func clientForServer(sc *ServerConfig, base ClientOptions) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if ep.kind == kindStdio || ep.kind == kindInProcess {
+	if ep.Local() {
 		opts.Headers, opts.Auth, opts.HTTPClient, opts.OAuthHandler = nil, nil, nil, nil
 	}
 	c := newClient(ep, opts)
@@ -110,13 +112,13 @@ func clientForServer(sc *ServerConfig, base ClientOptions) (*Client, error) {
 // that gives every "auth": "oauth" server its own tokens.)
 func checkSharedCredentials(cfg *Config, opts ClientOptions) error {
 	_, bearer := opts.Auth.(bearerAuth)
-	header := hasAuthorization(opts.Headers)
+	header := httplayer.HasAuthorization(opts.Headers)
 	if !bearer && !header && opts.OAuthHandler == nil {
 		return nil
 	}
 	var shared []string
 	for _, sc := range cfg.Servers {
-		own := sc.Auth != nil || hasAuthorization(sc.Headers)
+		own := sc.Auth != nil || httplayer.HasAuthorization(sc.Headers)
 		if sc.Transport != "stdio" && (!own || opts.OAuthHandler != nil) {
 			shared = append(shared, sc.Name)
 		}
@@ -132,16 +134,6 @@ func checkSharedCredentials(cfg *Config, opts ClientOptions) error {
 		what = "the Authorization header in ClientOptions.Headers"
 	}
 	return &TargetError{Target: "config", Reason: fmt.Sprintf("%s would send one credential to %d servers (%s); give each server its own \"auth\" in the config", what, len(shared), strings.Join(shared, ", "))}
-}
-
-// hasAuthorization reports whether h sets an Authorization header.
-func hasAuthorization(h map[string]string) bool {
-	for k := range h {
-		if strings.EqualFold(k, "Authorization") {
-			return true
-		}
-	}
-	return false
 }
 
 // oauthFor returns the OAuth of one config server: the settings of its
@@ -260,7 +252,7 @@ func (g *Group) connect(ctx context.Context) []ServerFailure {
 	for i, info := range infos {
 		c := g.clients[i]
 		if c.pinned() == "" {
-			c.pin(handshakeVersion)
+			c.pin(wire.HandshakeVersion)
 			if info != nil && info.Era == EraDiscover {
 				redo = append(redo, c)
 			}
@@ -284,8 +276,8 @@ func (g *Group) sameNames() []ServerFailure {
 				continue
 			}
 			failures = append(failures, ServerFailure{Server: c.nameNow(), client: c, Err: &TargetError{
-				Target: fmt.Sprintf("group server %q (%s)", c.nameNow(), c.ep.describe()),
-				Reason: fmt.Sprintf("server %s has the same name; a name prefixes its server's tools, so set ClientOptions.Name on one of them", o.ep.describe()),
+				Target: fmt.Sprintf("group server %q (%s)", c.nameNow(), c.ep.Describe()),
+				Reason: fmt.Sprintf("server %s has the same name; a name prefixes its server's tools, so set ClientOptions.Name on one of them", o.ep.Describe()),
 			}})
 			break
 		}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"strings"
 
 	"github.com/mcpadapter/mcpadapter/internal/httplayer"
 )
@@ -113,44 +112,13 @@ func (e *IdentityError) Error() string {
 	return fmt.Sprintf("mcpadapter: CallIdentity{Principal: %q}.Headers[%q]: %s", e.Principal, e.Header, e.Reason)
 }
 
-// reservedHeaders are the headers a CallIdentity may not set.
-var reservedHeaders = map[string]string{
-	"Authorization":        "credentials come from ClientOptions.Auth; use PrincipalToken to pick one per principal",
-	"Proxy-Authorization":  "credentials come from ClientOptions.Auth and the HTTP client",
-	"Cookie":               "credentials come from ClientOptions.Auth",
-	"Host":                 "the adapter sets it",
-	"Content-Type":         "the transport sets it",
-	"Content-Length":       "the transport sets it",
-	"Accept":               "the transport sets it",
-	"Mcp-Session-Id":       "the transport sets it",
-	"Mcp-Protocol-Version": "the transport sets it",
-	"Last-Event-Id":        "the transport sets it",
-}
-
 // check reports a header id may not set, or a header that is not valid.
 func (id *CallIdentity) check() error {
 	if id == nil {
 		return nil
 	}
-	seen := make(map[string]bool, len(id.Headers))
-	for k, v := range id.Headers {
-		ck := http.CanonicalHeaderKey(k)
-		if seen[ck] {
-			// Which value would be sent would change from one request
-			// to the next.
-			return &IdentityError{Principal: id.Principal, Header: ck, Reason: "named twice, in different cases"}
-		}
-		seen[ck] = true
-		if why, ok := reservedHeaders[ck]; ok {
-			return &IdentityError{Principal: id.Principal, Header: k, Reason: "the adapter owns this header: " + why}
-		}
-		if !httplayer.ValidHeaderName(k) {
-			return &IdentityError{Principal: id.Principal, Header: k, Reason: "not a valid header name"}
-		}
-		if strings.ContainsAny(v, "\r\n\x00") {
-			// The value is not repeated: it may be a secret.
-			return &IdentityError{Principal: id.Principal, Header: k, Reason: "the value holds a line break or NUL"}
-		}
+	if h, why := httplayer.CheckIdentityHeaders(id.Headers); h != "" {
+		return &IdentityError{Principal: id.Principal, Header: h, Reason: why}
 	}
 	return nil
 }

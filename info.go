@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter/internal/engine"
+	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -21,19 +22,12 @@ const (
 	EraDiscover
 )
 
-// firstDiscoverVersion is the first protocol version of EraDiscover, and
-// handshakeVersion the newest of EraHandshake.
-const (
-	firstDiscoverVersion = "2026-07-28"
-	handshakeVersion     = "2025-11-25"
-)
-
 // eraOf returns the era of a negotiated protocol version.
 func eraOf(version string) Era {
 	switch {
 	case version == "":
 		return EraUnknown
-	case version >= firstDiscoverVersion:
+	case wire.DiscoverEra(version):
 		return EraDiscover
 	default:
 		return EraHandshake

@@ -2,10 +2,9 @@ package mcpadapter
 
 import (
 	"context"
-	"fmt"
-	"slices"
 	"strings"
 
+	"github.com/mcpadapter/mcpadapter/internal/searchpair"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -43,9 +42,6 @@ func (a *Adapter) ToolsVersion() uint64 {
 	return n
 }
 
-// maxNamesInRemoved bounds the tool names a removed-tool result lists.
-const maxNamesInRemoved = 40
-
 // ifRemoved replaces the error result of a call to a tool its server no
 // longer lists (it refused the call as unknown, or announced a change of
 // its list since the tool was listed) with one that says so and names the
@@ -73,7 +69,7 @@ func (t *Tool) ifRemoved(ctx context.Context, res *Result, err error) (*Result, 
 	if t.Name != t.OriginalName && strings.HasSuffix(t.Name, "_"+t.OriginalName) {
 		prefix = strings.TrimSuffix(t.Name, t.OriginalName)
 	}
-	return removedResult(t.Name, t.Server, prefix, names), nil
+	return errorResult(searchpair.RemovedText(t.Name, t.Server, prefix, names)), nil
 }
 
 // refusedAsUnknown reports whether an error result is a server's refusal
@@ -85,31 +81,4 @@ func refusedAsUnknown(res *Result, name string) bool {
 	return strings.Contains(text, "unknown tool") ||
 		strings.Contains(text, "tool "+strings.ToLower(name)+" not found") ||
 		strings.Contains(text, "tool \""+strings.ToLower(name)+"\" not found")
-}
-
-// removedResult is the error result for a call to a tool that server
-// removed; names are the server's tools now, each to be shown with
-// prefix.
-func removedResult(tool, server, prefix string, names []string) *Result {
-	slices.Sort(names)
-	var b strings.Builder
-	fmt.Fprintf(&b, "Tool %q was removed by server %q", tool, server)
-	switch {
-	case len(names) == 0:
-		b.WriteString("; it has no tools now.")
-	default:
-		b.WriteString("; its tools now are: ")
-		for i, n := range names {
-			if i == maxNamesInRemoved {
-				fmt.Fprintf(&b, ", and %d more", len(names)-i)
-				break
-			}
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(prefix + n)
-		}
-		b.WriteString(".")
-	}
-	return errorResult(b.String())
 }

@@ -66,19 +66,8 @@ func (c *Client) RelayCall(ctx context.Context, params *mcp.CallToolParams, opts
 		own = id.Meta
 	}
 	p.Meta = plaincall.RelayMeta(p.Meta, own)
-	if c.opts.Telemetry == nil {
-		return c.relay(ctx, tc, &p)
-	}
-	ctx, end := c.startOp(ctx, "tools/call", p.Name)
-	meta := make(map[string]any, len(p.Meta)+2)
-	maps.Copy(meta, p.Meta)
-	c.opts.Telemetry.InjectMeta(ctx, meta)
-	if len(meta) > 0 {
-		p.Meta = meta
-	}
-	res, err := c.relay(ctx, tc, &p)
-	end(c.opResult(ctx, err == nil && res.IsError, err))
-	return res, err
+	return observed(ctx, c, p.Name, &p.Meta, func(ctx context.Context) (*mcp.CallToolResult, error) { return c.relay(ctx, tc, &p) },
+		func(r *mcp.CallToolResult) bool { return r.IsError })
 }
 
 // relay sends the relayed call params.

@@ -2,6 +2,7 @@ package mcpadapter
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/mcpadapter/mcpadapter/internal/engine"
@@ -80,35 +81,33 @@ func (c *Client) Skills(ctx context.Context) ([]*Skill, error) {
 	if info.Capabilities == nil || info.Capabilities.Extensions[SkillsExtension] == nil {
 		return nil, nil
 	}
-	var out []*Skill
-	cursor := ""
-	for page := 0; page < maxListPages; page++ {
-		var res *skillmd.ListResult
-		err := c.send(ctx, c.request("skills/list", ""), func(ctx context.Context, s *engine.Session) error {
-			var err error
+	var sendErr error // the failure of a request, returned as is
+	listed, err := skillmd.List(ctx, func(ctx context.Context, cursor string) (res *skillmd.ListResult, err error) {
+		err = c.send(ctx, c.request("skills/list", ""), func(ctx context.Context, s *engine.Session) error {
 			res, err = mcp.CallCustomMethod[*skillmd.ListParams, *skillmd.ListResult](ctx, s.SDK(), skillmd.ListMethod, &skillmd.ListParams{Cursor: cursor})
 			return err
 		})
 		if err != nil {
-			return nil, c.serverErr(err, "skills/list")
+			sendErr = c.serverErr(err, "skills/list")
 		}
-		for i, e := range res.Skills {
-			l, err := e.Check()
-			if err != nil {
-				return nil, &SkillError{Server: c.name, Skill: e.Name(), URI: e.URI, Check: "listing", Err: fmt.Errorf("skills[%d]: %w", i, err)}
-			}
-			out = append(out, skillOf(l))
-		}
-		if res.NextCursor == "" {
-			return out, nil
-		}
-		cursor = res.NextCursor
+		return res, sendErr
+	})
+	var ee *skillmd.EntryError
+	switch {
+	case err == nil:
+	case err == sendErr:
+		return nil, err
+	case errors.As(err, &ee):
+		return nil, &SkillError{Server: c.name, Skill: ee.Name, URI: ee.URI, Check: "listing", Err: ee}
+	default:
+		return nil, fmt.Errorf("%s: %w", c.name, err)
 	}
-	return nil, fmt.Errorf("%s: skills/list: more than %d pages", c.name, maxListPages)
+	var out []*Skill
+	for _, l := range listed {
+		out = append(out, skillOf(l))
+	}
+	return out, nil
 }
-
-// maxListPages bounds a paginated skills listing.
-const maxListPages = 100
 
 // Skill loads the skill named name (or whose SKILL.md URI is name): it
 // lists the skills, reads SKILL.md and checks its size and digest against

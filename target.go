@@ -3,85 +3,46 @@ package mcpadapter
 import (
 	"fmt"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 
+	"github.com/mcpadapter/mcpadapter/internal/engine"
 	"github.com/mcpadapter/mcpadapter/internal/servername"
 	"github.com/mcpadapter/mcpadapter/internal/stdio"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// transportKind names how a Client reaches its server.
-type transportKind string
-
-const (
-	kindStdio      transportKind = "stdio"
-	kindStreamable transportKind = "streamable-http"
-	kindSSE        transportKind = "sse"
-	kindInProcess  transportKind = "in-process"
-)
-
-// endpoint is a resolved single-server target.
-type endpoint struct {
-	kind    transportKind
-	command Command     // kindStdio
-	url     string      // kindStreamable, kindSSE
-	server  *mcp.Server // kindInProcess
-	// fallbackSSE allows a streamable-http endpoint to fall back to SSE when
-	// the server answers as a legacy SSE server does.
-	fallbackSSE bool
-}
-
 // defaultName is the server name used when the caller gives none.
-func (e *endpoint) defaultName() string {
-	switch e.kind {
-	case kindStdio:
-		return e.command.Name()
-	case kindInProcess:
-		return "in-process"
-	default:
-		if u, err := url.Parse(e.url); err == nil {
-			return u.Host
-		}
-		return e.url
-	}
-}
-
-// describe says what e runs or reaches, for messages: the command line
-// (cut to 200 bytes), the URL or "in-process".
-func (e *endpoint) describe() string {
-	switch e.kind {
-	case kindStdio:
-		s := e.command.String()
-		if len(s) > 200 {
-			s = strings.ToValidUTF8(s[:200], "") + "..."
-		}
-		return fmt.Sprintf("%q", s)
-	case kindInProcess:
+func defaultName(e *engine.Endpoint) string {
+	switch e.Kind {
+	case engine.Stdio:
+		return Command(e.Command).Name()
+	case engine.InProcess:
 		return "in-process"
 	}
-	return fmt.Sprintf("%q", e.url)
+	if u, err := url.Parse(e.URL); err == nil {
+		return u.Host
+	}
+	return e.URL
 }
 
 // acceptedTargets lists what New and NewClient accept, for error messages.
 const acceptedTargets = "an http(s) URL (string or *url.URL), mcpadapter.Command, *mcp.Server, *mcpadapter.Config, *mcpadapter.Client or *mcpadapter.Group"
 
 // resolveEndpoint infers the transport of a single-server target.
-func resolveEndpoint(target any) (*endpoint, error) {
+func resolveEndpoint(target any) (*engine.Endpoint, error) {
 	switch t := target.(type) {
 	case string:
-		return endpointFromString(t)
+		return orTargetError(engine.ParseEndpoint(t))
 	case *url.URL:
 		if t == nil {
 			return nil, &TargetError{Target: "(nil *url.URL)", Reason: "want " + acceptedTargets}
 		}
-		return endpointFromURL(t.String(), t)
+		return orTargetError(engine.URLEndpoint(t.String(), t))
 	case Command:
 		if t.Path == "" {
 			return nil, &TargetError{Target: "mcpadapter.Command{}", Reason: "Command.Path is empty"}
 		}
-		return &endpoint{kind: kindStdio, command: t}, nil
+		return &engine.Endpoint{Kind: engine.Stdio, Command: engine.Command(t)}, nil
 	case *Command:
 		if t == nil {
 			return nil, &TargetError{Target: "(nil *mcpadapter.Command)", Reason: "want " + acceptedTargets}
@@ -91,7 +52,7 @@ func resolveEndpoint(target any) (*endpoint, error) {
 		if t == nil {
 			return nil, &TargetError{Target: "(nil *mcp.Server)", Reason: "want " + acceptedTargets}
 		}
-		return &endpoint{kind: kindInProcess, server: t}, nil
+		return &engine.Endpoint{Kind: engine.InProcess, Server: t}, nil
 	case nil:
 		return nil, &TargetError{Target: "nil", Reason: "want " + acceptedTargets}
 	default:
@@ -99,30 +60,13 @@ func resolveEndpoint(target any) (*endpoint, error) {
 	}
 }
 
-func endpointFromString(s string) (*endpoint, error) {
-	trimmed := strings.TrimSpace(s)
-	u, err := url.Parse(trimmed)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-		reason := "not an http(s) URL; a string target never starts a process: to run a local server, pass mcpadapter.Command{Path: ...} or mcpadapter.Script(path)"
-		if _, statErr := os.Stat(trimmed); statErr == nil {
-			reason = "names a local file, but a string target never starts a process: pass mcpadapter.Script(" + fmt.Sprintf("%q", trimmed) + ") to run it over stdio"
-		}
-		return nil, &TargetError{Target: fmt.Sprintf("%q", s), Reason: reason}
+// orTargetError returns ep, or the *TargetError of target and reason when
+// there is none.
+func orTargetError(ep *engine.Endpoint, target, reason string) (*engine.Endpoint, error) {
+	if ep == nil {
+		return nil, &TargetError{Target: target, Reason: reason}
 	}
-	return endpointFromURL(trimmed, u)
-}
-
-func endpointFromURL(raw string, u *url.URL) (*endpoint, error) {
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, &TargetError{Target: fmt.Sprintf("%q", raw), Reason: "only http and https URLs are supported"}
-	}
-	if u.Host == "" {
-		return nil, &TargetError{Target: fmt.Sprintf("%q", raw), Reason: "the URL has no host"}
-	}
-	if strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), "/sse") {
-		return &endpoint{kind: kindSSE, url: raw}, nil
-	}
-	return &endpoint{kind: kindStreamable, url: raw, fallbackSSE: true}, nil
+	return ep, nil
 }
 
 // Command is a target that runs a local MCP server as a child process and
@@ -157,18 +101,8 @@ type Command struct {
 // ".py" with python3, ".js", ".mjs" and ".cjs" with node, ".ts" with npx tsx,
 // and anything else as an executable.
 func Script(path string, args ...string) Command {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".py":
-		return Command{Path: "python3", Args: append([]string{path}, args...)}
-	case ".js", ".mjs", ".cjs":
-		return Command{Path: "node", Args: append([]string{path}, args...)}
-	case ".ts":
-		return Command{Path: "npx", Args: append([]string{"-y", "tsx", path}, args...)}
-	}
-	if !strings.ContainsRune(path, os.PathSeparator) {
-		path = "." + string(os.PathSeparator) + path
-	}
-	return Command{Path: path, Args: args}
+	p, a := engine.Script(path, args)
+	return Command{Path: p, Args: a}
 }
 
 // String returns the command line, for messages.
@@ -201,7 +135,7 @@ func ServerNameFrom(name string) string {
 
 // stdioTransport returns the transport that runs cmd, with the client's
 // options.
-func (c *Client) stdioTransport(cmd Command) stdio.Transport {
+func (c *Client) stdioTransport(cmd engine.Command) stdio.Transport {
 	var onStderr func(string)
 	if h := c.opts.StderrHandler; h != nil {
 		server := c.name

@@ -3,6 +3,8 @@ package mcpadapter
 import (
 	"errors"
 	"testing"
+
+	"github.com/mcpadapter/mcpadapter/internal/engine"
 )
 
 func FuzzResolveTarget(f *testing.F) {
@@ -21,10 +23,10 @@ func FuzzResolveTarget(f *testing.F) {
 			}
 			return
 		}
-		if ep.kind != kindStreamable && ep.kind != kindSSE {
-			t.Fatalf("string %q resolved to %s: a string must never start a process", s, ep.kind)
+		if ep.Kind != engine.Streamable && ep.Kind != engine.SSE {
+			t.Fatalf("string %q resolved to %s: a string must never start a process", s, ep.Kind)
 		}
-		if ep.defaultName() == "" {
+		if defaultName(ep) == "" {
 			t.Fatalf("empty default name for %q", s)
 		}
 	})

@@ -74,31 +74,12 @@ type TaskOptions struct {
 	MinPoll, MaxPoll time.Duration
 }
 
-const (
-	defaultMinPoll = 50 * time.Millisecond
-	defaultMaxPoll = 10 * time.Second
-)
-
 // ttl is the TTL to ask for; zero for nil options.
 func (o *TaskOptions) ttl() time.Duration {
 	if o == nil {
 		return 0
 	}
 	return o.TTL
-}
-
-func (o *TaskOptions) bounds() (lo, hi time.Duration) {
-	lo, hi = defaultMinPoll, defaultMaxPoll
-	if o != nil && o.MinPoll > 0 {
-		lo = o.MinPoll
-	}
-	if o != nil && o.MaxPoll > 0 {
-		hi = o.MaxPoll
-	}
-	if hi < lo {
-		hi = lo
-	}
-	return lo, hi
 }
 
 // TaskHandle names a task on its server. It is plain data: save it (JSON)

@@ -170,8 +170,7 @@ func (c *Client) followTaskFrom(ctx context.Context, tc *toolCall, h *TaskHandle
 	if tc.onTask != nil {
 		tc.onTask(*h)
 	}
-	lo, hi := c.opts.Tasks.bounds()
-	f := &taskfollow.Follower{Core: h.Protocol == TaskProtocolCore, MinPoll: lo, MaxPoll: hi, MaxRounds: inputwire.MaxAutoRounds,
+	f := &taskfollow.Follower{Core: h.Protocol == TaskProtocolCore, MaxRounds: inputwire.MaxAutoRounds,
 		Get: func(ctx context.Context) (*taskState, error) { return c.getTask(ctx, h) },
 		Update: func(ctx context.Context, responses mcp.InputResponseMap, state string) error {
 			return c.updateTask(ctx, h, responses, state)
@@ -187,6 +186,9 @@ func (c *Client) followTaskFrom(ctx context.Context, tc *toolCall, h *TaskHandle
 			}
 			return s.Life().Done(), nil
 		},
+	}
+	if o := c.opts.Tasks; o != nil {
+		f.MinPoll, f.MaxPoll = o.MinPoll, o.MaxPoll
 	}
 	e := f.Follow(ctx, st, round)
 	switch e.Kind {
@@ -308,3 +310,63 @@ func (c *Client) taskOutcome(ctx context.Context, h *TaskHandle, st *taskState) 
 type asSent json.RawMessage
 
 func (a asSent) Result() (json.RawMessage, bool) { return json.RawMessage(a), len(a) > 0 }
+
+// A tools/call the server may answer with a task (a 2026-07-28 server
+// that declares the Tasks extension, or a task-augmented 2025-11-25
+// call) is sent by a goroutine of its own (sendGraced). When the
+// caller's context ends before the answer, the call returns at once
+// with the error any call returns then, and the Client goes on waiting
+// for the answer in the background, for taskfollow.Grace at most: a
+// server that makes the task as the context ends still hands it over,
+// and the Client cancels it with tasks/cancel. Ending the tools/call at
+// once would leave that task running, known to no one. With no answer
+// by then, the tools/call is abandoned (go-sdk sends
+// notifications/cancelled). Client.Close ends the wait.
+
+// background is the work a Client does after the call that began it
+// returned (graceWait). Client.Close stops it and waits for it.
+type background = taskfollow.Background
+
+// sendGraced sends a tools/call as sendCall does, on a goroutine that
+// outlives ctx: when ctx ends first, sendGraced returns the error a call
+// returns when its context ends (a *TransportError wrapping the
+// context's cause) and hands the wait for the answer to graceWait. The
+// call slot is released when sendGraced returns. s is the session the
+// call is for, for the error.
+func (c *Client) sendGraced(ctx context.Context, s *engine.Session, tc *toolCall, params *mcp.CallToolParams, timeout time.Duration) (*callReply, error) {
+	release, err := c.callSlot(ctx, params.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	held := *tc // the goroutine may outlive the caller, which owns tc
+	late, reply, err := taskfollow.Send(ctx, func(sctx context.Context) (*callReply, error) {
+		return c.sendHeld(sctx, &held, params, timeout)
+	})
+	if late == nil {
+		return reply, err
+	}
+	c.bg.Run(func(life context.Context) { c.graceWait(life, ctx, params.Name, late) })
+	return nil, c.transportError(s, "tools/call", params.Name, context.Cause(ctx))
+}
+
+// graceWait waits for the answer to a tools/call whose caller's context
+// (callCtx) ended, and cancels the task the answer makes, if any, for
+// the call's principal (taskfollow.CancelLate). When life ends (the
+// Client was closed) the tools/call is abandoned, and a task that comes
+// is let go, as Close lets go of task calls.
+func (c *Client) graceWait(life, callCtx context.Context, tool string, late *taskfollow.Late[*callReply]) {
+	taskfollow.CancelLate(life, callCtx, late, c.log, tool, func(r *callReply) (json.RawMessage, bool) {
+		if r == nil || r.Raw == nil {
+			return nil, false
+		}
+		if _, plain := r.Raw.(engine.PlainResult); plain {
+			return nil, true // no task: the fast path's decoder saw every member
+		}
+		raw, _ := r.Raw.Result()
+		return raw, true
+	}, func(ctx context.Context, taskID string) error {
+		_, err := c.taskRequest(ctx, &TaskHandle{Server: c.name, Tool: tool, TaskID: taskID}, "tasks/cancel", nil, 0)
+		return err
+	})
+}

@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 	"maps"
-	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
+	"github.com/mcpadapter/mcpadapter/internal/telemetry"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -140,9 +139,9 @@ func (c *Client) startOp(ctx context.Context, method, tool string) (context.Cont
 	if t == nil {
 		return ctx, noEnd
 	}
-	op := Operation{Method: method, Server: c.opServer(ctx, method), Tool: tool, Transport: string(c.ep.kind)}
-	if c.ep.kind == kindStreamable || c.ep.kind == kindSSE {
-		op.URL = c.ep.url
+	op := Operation{Method: method, Server: c.opServer(ctx, method), Tool: tool, Transport: string(c.ep.Kind)}
+	if c.ep.HTTP() {
+		op.URL = c.ep.URL
 	}
 	return t.StartOperation(ctx, op)
 }
@@ -163,148 +162,71 @@ func (c *Client) opResult(ctx context.Context, toolError bool, err error) Operat
 // observedCall makes the tool call tc as an Operation of
 // ClientOptions.Telemetry, with the trace context in its _meta.
 func (c *Client) observedCall(ctx context.Context, tc *toolCall) (*Result, error) {
+	return observed(ctx, c, tc.tool, &tc.meta, func(ctx context.Context) (*Result, error) { return c.callTool(ctx, tc) },
+		func(r *Result) bool { return r != nil && r.IsError })
+}
+
+// observed runs call, a tools/call of tool whose _meta is *meta, as an
+// Operation of ClientOptions.Telemetry: the trace context goes in a copy
+// of *meta, and isError tells a tool error.
+func observed[R any, M ~map[string]any](ctx context.Context, c *Client, tool string, meta *M, call func(context.Context) (R, error), isError func(R) bool) (R, error) {
 	if c.opts.Telemetry == nil {
-		return c.callTool(ctx, tc)
+		return call(ctx)
 	}
-	ctx, end := c.startOp(ctx, "tools/call", tc.tool)
-	meta := make(map[string]any, len(tc.meta)+2)
-	maps.Copy(meta, tc.meta)
-	c.opts.Telemetry.InjectMeta(ctx, meta)
-	if len(meta) > 0 {
-		tc.meta = meta
+	ctx, end := c.startOp(ctx, "tools/call", tool)
+	m := make(M, len(*meta)+2)
+	maps.Copy(m, *meta)
+	c.opts.Telemetry.InjectMeta(ctx, map[string]any(m))
+	if len(m) > 0 {
+		*meta = m
 	}
-	res, err := c.callTool(ctx, tc)
-	end(c.opResult(ctx, res != nil && res.IsError, err))
+	res, err := call(ctx)
+	end(c.opResult(ctx, err == nil && isError(res), err))
 	return res, err
 }
 
 // ServerTelemetry observes the work of an MCP server built on this module,
 // such as the gateway (github.com/mcpadapter/mcpadapter/gateway,
 // Options.Telemetry): each request a client makes of it is a
-// ServerOperation that starts, continuing the client's trace, and ends.
-// The otel module implements it with OpenTelemetry server spans and
-// metrics; this module does not depend on OpenTelemetry.
-//
-// Implementations must be safe for concurrent use and should not block.
-type ServerTelemetry interface {
-	// StartServerOperation is called when a client's request begins. The
-	// context it returns is the operation's (a server span's, say, whose
-	// parent is the trace context op carries): everything done for the
-	// request, the requests to the servers behind it included, is done
-	// with it. end is called once, when the request has its answer.
-	StartServerOperation(ctx context.Context, op ServerOperation) (_ context.Context, end func(ServerOperationResult))
-	// InjectMeta adds the trace context of ctx to the _meta of a request
-	// made with ctx to a server behind, as Telemetry.InjectMeta does. The
-	// gateway leaves the client's own "traceparent", "tracestate" and
-	// "baggage" out of that _meta: the trace context a server gets is
-	// what InjectMeta writes.
-	InjectMeta(ctx context.Context, meta map[string]any)
-}
+// ServerOperation that starts, continuing the client's trace, and ends
+// (StartServerOperation, whose context is the request's, and its end
+// function); InjectMeta adds the trace context to the _meta of a request
+// made to a server behind. The otel module implements it with
+// OpenTelemetry server spans and metrics; this module does not depend on
+// OpenTelemetry. Implementations must be safe for concurrent use and
+// should not block.
+type ServerTelemetry = telemetry.ServerTelemetry
 
 // ServerOperation is one request of a client that ServerTelemetry sees.
-// Its names have few values: Tool and Prompt are names the server offers
-// (a name a client made up is left out), so that a client cannot make new
-// values of them.
-type ServerOperation struct {
-	// Method is the MCP method: "tools/call", "tools/list",
-	// "prompts/get", "resources/read", "tasks/get", "initialize", ...;
-	// or "tasks/run" for the run of a task the server makes for a
-	// tools/call, after that request has its answer. A "tasks/run"'s Meta
-	// holds the trace context of the tools/call that made the task.
-	Method string
-	// Server names the server behind that answers the request (the
-	// gateway's name for it), when there is one and it is known.
-	Server string
-	// Tool is the tool called, by the name the client sees (tools/call).
-	Tool string
-	// Prompt is the prompt asked for, by the name the client sees
-	// (prompts/get).
-	Prompt string
-	// ResourceURI is the resource read or subscribed to, cut at 1 KiB.
-	// It is the client's, and has as many values as clients make.
-	ResourceURI string
-	// SessionID is the client's MCP session id, if it has one.
-	SessionID string
-	// ProtocolVersion is the protocol version of the client's request,
-	// when it is one the server knows.
-	ProtocolVersion string
-	// Transport is "streamable-http" or "stdio".
-	Transport string
-	// Principal is whom the request is for (the gateway's principal), or
-	// "". It has as many values as there are users.
-	Principal string
-	// Meta is the _meta of the client's request, where its trace context
-	// is ("traceparent", "tracestate"); read it, never change it. Its
-	// values are the client's: of any type and size.
-	Meta map[string]any
-	// Header is the HTTP request's header (nil over stdio), whose trace
-	// context serves when Meta has none; read it, never change it.
-	Header http.Header
-	// HTTPContext is the context of the HTTP request that carried the
-	// request (nil over stdio): the values the program's HTTP server put
-	// there, such as the span of its own instrumentation, are in it. The
-	// context StartServerOperation is given may not have them: go-sdk
-	// handles the requests of a handshake-era session in the context of
-	// the HTTP request that opened the session.
-	HTTPContext context.Context
-	// RequestID is the JSON-RPC id of the client's request as text (a
-	// number's digits, a string's characters, cut at 1 KiB), or "" when
-	// it is not known. It is the client's: as many values as requests.
-	RequestID string
-	// RemoteAddr is the network address of the peer that sent the HTTP
-	// request ("IP:port", http.Request.RemoteAddr), or "" over stdio:
-	// the client, or a proxy in front of the server.
-	RemoteAddr string
-}
+// Its fields: Method (the MCP method, or "tasks/run" for the run of a
+// task made for a tools/call), Server (the server behind that answers),
+// Tool and Prompt (names the server offers, by the name the client sees),
+// ResourceURI, SessionID, ProtocolVersion, Transport ("streamable-http" or
+// "stdio"), Principal, Meta (the request's _meta, where its trace context
+// is; read only), Header and HTTPContext (the HTTP request's, nil over
+// stdio), RequestID (the JSON-RPC id as text) and RemoteAddr. Tool and
+// Prompt have few values; ResourceURI, Principal, RequestID and Meta have
+// as many as clients make.
+type ServerOperation = telemetry.ServerOperation
 
 // ServerSessionTelemetry is a ServerTelemetry that also observes the
 // sessions of handshake-era clients (protocol versions before
-// 2026-07-28, which begin with initialize): the gateway calls
-// EndServerSession once for each session it began, when the session ends.
-// A 2026-07-28 client has no session.
-type ServerSessionTelemetry interface {
-	ServerTelemetry
-	// EndServerSession is called when a session ends (the client ended
-	// it, it was idle for too long, its connection broke, the server
-	// closed). It should not block.
-	EndServerSession(ctx context.Context, s ServerSessionEnd)
-}
+// 2026-07-28): the gateway calls its EndServerSession once for each
+// session it began, when the session ends.
+type ServerSessionTelemetry = telemetry.ServerSessionTelemetry
 
-// ServerSessionEnd describes a client's session that ended.
-type ServerSessionEnd struct {
-	// SessionID is the session's id ("" over stdio).
-	SessionID string
-	// Duration is how long the session lasted, from its initialize
-	// request to its end.
-	Duration time.Duration
-	// ProtocolVersion is the protocol version the session spoke.
-	ProtocolVersion string
-	// Transport is "streamable-http" or "stdio".
-	Transport string
-	// Principal is whom the session was for, or "".
-	Principal string
-	// Err is why the session ended when it ended with an error (its
-	// connection broke: a message that is not JSON-RPC, a write that
-	// failed), else nil; ErrorType is then "transport".
-	Err       error
-	ErrorType string
-}
+// ServerSessionEnd describes a client's session that ended. Its fields:
+// SessionID, Duration (from its initialize request to its end),
+// ProtocolVersion, Transport, Principal, and Err and ErrorType
+// ("transport") when its connection broke.
+type ServerSessionEnd = telemetry.ServerSessionEnd
 
-// ServerOperationResult says how a ServerOperation ended.
-type ServerOperationResult struct {
-	// Err is the error the client is answered with, or nil.
-	Err error
-	// ToolError reports a tool call that ran and failed (its result's
-	// isError).
-	ToolError bool
-	// ErrorType is ErrorType(Err), or "tool_error" for a tool error: ""
-	// when the request succeeded.
-	ErrorType string
-	// Code is the JSON-RPC error code the client is answered with, or 0:
-	// any value, for a server behind chooses it (ErrorType has it only
-	// when JSON-RPC reserves it).
-	Code int64
-}
+// ServerOperationResult says how a ServerOperation ended. Its fields: Err,
+// the error the client is answered with, or nil; ToolError, a tool call
+// that ran and failed; ErrorType, ErrorType(Err) or "tool_error"; Code,
+// the JSON-RPC error code the client is answered with, or 0. Make it with
+// NewServerOperationResult.
+type ServerOperationResult = telemetry.ServerOperationResult
 
 // NewServerOperationResult describes a request answered with err, or with
 // a tool call's result whose isError is toolError.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 
 	"github.com/mcpadapter/mcpadapter/internal/plaincall"
@@ -387,4 +388,37 @@ func (s *Session) callFast(ctx context.Context, params *mcp.CallToolParams) (*mc
 		return res, nil, err
 	}
 	return res, SentResult(result), nil
+}
+
+// Slots bounds the tool calls in flight (ClientOptions.MaxConcurrentCalls)
+// with a token per call; nil bounds none.
+type Slots chan struct{}
+
+// NewSlots returns the slots of n calls at once; nil for n <= 0.
+func NewSlots(n int) Slots {
+	if n <= 0 {
+		return nil
+	}
+	return make(Slots, n)
+}
+
+// Take waits for a free slot for a call of tool and returns its release.
+// When ctx ends while it waits, the error (the call was never sent) wraps
+// the context's cause.
+func (s Slots) Take(ctx context.Context, log *slog.Logger, tool string) (release func(), _ error) {
+	if s == nil {
+		return func() {}, nil
+	}
+	select {
+	case s <- struct{}{}:
+		return func() { <-s }, nil
+	default:
+	}
+	log.Debug("tool call waits for a free slot", "tool", tool, "maxConcurrentCalls", cap(s))
+	select {
+	case s <- struct{}{}:
+		return func() { <-s }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("not sent: still waiting for one of the %d call slots (ClientOptions.MaxConcurrentCalls) when the call ended: %w", cap(s), context.Cause(ctx))
+	}
 }

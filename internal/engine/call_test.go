@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"regexp"
 	"strings"
@@ -215,4 +216,47 @@ func equal(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// TestSlots: nil slots bound nothing; a full set makes a call wait until
+// a release, and a call whose context ends while it waits gets an error
+// that wraps the cause and says it was not sent.
+func TestSlots(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	if NewSlots(0) != nil {
+		t.Fatal("NewSlots(0) is not nil")
+	}
+	var none Slots
+	for range 3 {
+		if _, err := none.Take(t.Context(), log, "t"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := NewSlots(1)
+	release, err := s.Take(t.Context(), log, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := s.Take(ctx, log, "t"); err == nil || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "not sent: still waiting for one of the 1 call slots") {
+		t.Fatalf("Take on full slots = %v, want the context's end, not sent", err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		r, err := s.Take(t.Context(), log, "t")
+		if err == nil {
+			r()
+		}
+		got <- err
+	}()
+	select {
+	case err := <-got:
+		t.Fatalf("Take on full slots returned %v before a release", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	release()
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
 }

@@ -6,6 +6,10 @@
 // and is the one way a request reaches the server.
 //
 // What it adds to go-sdk:
+//   - Endpoint is a target resolved to its transport: a command line
+//     (Command), an HTTP URL (ParseEndpoint, URLEndpoint: SSE for a path
+//     ending in /sse, else streamable HTTP that may fall back to SSE) or
+//     an in-process server.
 //   - Engine.Session connects on first use and shares the connect among
 //     concurrent callers, bounded by a connect timeout that stops while a
 //     user signs in (oauthflow.Attempt); HandshakeMiddleware bounds the

@@ -114,3 +114,57 @@ func Partition(principal string, headers map[string]string) string {
 	}
 	return b.String()
 }
+
+// identityReserved are the headers a request's identity may not set, with
+// why.
+var identityReserved = map[string]string{
+	"Authorization":        "credentials come from ClientOptions.Auth; use PrincipalToken to pick one per principal",
+	"Proxy-Authorization":  "credentials come from ClientOptions.Auth and the HTTP client",
+	"Cookie":               "credentials come from ClientOptions.Auth",
+	"Host":                 "the adapter sets it",
+	"Content-Type":         "the transport sets it",
+	"Content-Length":       "the transport sets it",
+	"Accept":               "the transport sets it",
+	"Mcp-Session-Id":       "the transport sets it",
+	"Mcp-Protocol-Version": "the transport sets it",
+	"Last-Event-Id":        "the transport sets it",
+}
+
+// CheckIdentityHeaders returns the first header of headers a request's
+// identity (the root's CallIdentity) may not set, and why: one named
+// twice in different cases, one the adapter owns (credentials, the
+// transport's), a name that is not an HTTP token, a value with a line
+// break or NUL. It returns "" when every header may be set.
+func CheckIdentityHeaders(headers map[string]string) (header, reason string) {
+	seen := make(map[string]bool, len(headers))
+	for k, v := range headers {
+		ck := http.CanonicalHeaderKey(k)
+		if seen[ck] {
+			// Which value would be sent would change from one request
+			// to the next.
+			return ck, "named twice, in different cases"
+		}
+		seen[ck] = true
+		if why, ok := identityReserved[ck]; ok {
+			return k, "the adapter owns this header: " + why
+		}
+		if !ValidHeaderName(k) {
+			return k, "not a valid header name"
+		}
+		if strings.ContainsAny(v, "\r\n\x00") {
+			// The value is not repeated: it may be a secret.
+			return k, "the value holds a line break or NUL"
+		}
+	}
+	return "", ""
+}
+
+// HasAuthorization reports whether headers set an Authorization header.
+func HasAuthorization(headers map[string]string) bool {
+	for k := range headers {
+		if strings.EqualFold(k, "Authorization") {
+			return true
+		}
+	}
+	return false
+}

@@ -124,3 +124,27 @@ func TestPartition(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckIdentityHeaders: an identity may set its own headers, and none
+// of the credentials' or the transport's, no invalid name and no value
+// that would split the request; a header named twice in different cases
+// is refused by its canonical name.
+func TestCheckIdentityHeaders(t *testing.T) {
+	for _, c := range []struct {
+		headers     map[string]string
+		header, why string
+	}{
+		{map[string]string{"X-Tenant": "t1", "X-User": "u"}, "", ""},
+		{nil, "", ""},
+		{map[string]string{"authorization": "Bearer x"}, "authorization", "the adapter owns this header"},
+		{map[string]string{"Mcp-Session-Id": "s"}, "Mcp-Session-Id", "the transport sets it"},
+		{map[string]string{"x-a": "1", "X-A": "2"}, "X-A", "named twice"},
+		{map[string]string{"a b": "1"}, "a b", "not a valid header name"},
+		{map[string]string{"X-A": "1\r\nHost: evil"}, "X-A", "line break"},
+	} {
+		h, why := CheckIdentityHeaders(c.headers)
+		if h != c.header || !strings.Contains(why, c.why) {
+			t.Errorf("CheckIdentityHeaders(%q) = %q, %q; want %q, %q", c.headers, h, why, c.header, c.why)
+		}
+	}
+}

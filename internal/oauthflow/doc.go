@@ -10,8 +10,12 @@
 // URL (NeedSignIn), and the callback completed on any replica from a state
 // sealed with a key they share (Web.Complete). It also runs
 // the grants that need no user (GrantHandler), at an issuer set in
-// advance, never at one a server names; fetches authorization server
-// metadata without go-sdk's PKCE requirement (FetchServerMetadata); and
+// advance, never at one a server names, and the token exchanges (RFC
+// 8693) of a service acting for its users (Exchanger: a user's token for
+// a server's, or by the ID-JAG flow at the server's authorization server,
+// each issued token checked to fit a bearer header);
+// fetches authorization server metadata without go-sdk's PKCE
+// requirement (FetchServerMetadata); and
 // keeps go-sdk's refusal of private and link-local addresses a server
 // names for any client it is given (PublicOnly), in the one client for
 // authorization servers that every flow uses (AuthServerClient: no

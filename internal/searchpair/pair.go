@@ -109,3 +109,32 @@ func OneLine(s string) string {
 	}
 	return s
 }
+
+// maxNamesInRemoved bounds the tool names RemovedText lists.
+const maxNamesInRemoved = 40
+
+// RemovedText is the text of the error result for a call to tool, which
+// server removed; names are the server's tools now, each shown with
+// prefix, sorted, at most 40 of them. It sorts names.
+func RemovedText(tool, server, prefix string, names []string) string {
+	slices.Sort(names)
+	var b strings.Builder
+	fmt.Fprintf(&b, "Tool %q was removed by server %q", tool, server)
+	if len(names) == 0 {
+		b.WriteString("; it has no tools now.")
+		return b.String()
+	}
+	b.WriteString("; its tools now are: ")
+	for i, n := range names {
+		if i == maxNamesInRemoved {
+			fmt.Fprintf(&b, ", and %d more", len(names)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(prefix + n)
+	}
+	b.WriteString(".")
+	return b.String()
+}

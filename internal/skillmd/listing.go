@@ -1,6 +1,7 @@
 package skillmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -98,4 +99,47 @@ func ResourceBytes(res *mcp.ReadResourceResult, uri string) ([]byte, error) {
 		return found[0].Blob, nil
 	}
 	return []byte(found[0].Text), nil
+}
+
+// MaxListPages bounds a paginated skills listing.
+const MaxListPages = 100
+
+// EntryError reports an entry of a listing that fails Entry.Check.
+type EntryError struct {
+	// Index is the entry's place in its page; Name and URI are its own.
+	Index     int
+	Name, URI string
+	Err       error
+}
+
+func (e *EntryError) Error() string { return fmt.Sprintf("skills[%d]: %v", e.Index, e.Err) }
+
+// Unwrap returns Err.
+func (e *EntryError) Unwrap() error { return e.Err }
+
+// List lists the skills page by page, page returning the page at a
+// cursor, and checks each entry: a failing entry is an *EntryError, an
+// error of page is returned as is, and a listing of more than
+// MaxListPages pages is an error.
+func List(ctx context.Context, page func(ctx context.Context, cursor string) (*ListResult, error)) ([]*Listed, error) {
+	var out []*Listed
+	cursor := ""
+	for range MaxListPages {
+		res, err := page(ctx, cursor)
+		if err != nil {
+			return nil, err
+		}
+		for i, e := range res.Skills {
+			l, err := e.Check()
+			if err != nil {
+				return nil, &EntryError{Index: i, Name: e.Name(), URI: e.URI, Err: err}
+			}
+			out = append(out, l)
+		}
+		if res.NextCursor == "" {
+			return out, nil
+		}
+		cursor = res.NextCursor
+	}
+	return nil, fmt.Errorf("skills/list: more than %d pages", MaxListPages)
 }

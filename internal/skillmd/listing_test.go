@@ -1,7 +1,9 @@
 package skillmd
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -55,5 +57,48 @@ func TestResourceBytes(t *testing.T) {
 	res.Contents = append(res.Contents, &mcp.ResourceContents{Text: "again"})
 	if _, err := ResourceBytes(res, "a"); err == nil || !strings.Contains(err.Error(), "2 contents") {
 		t.Errorf("two contents: err = %v", err)
+	}
+}
+
+// TestList follows the cursors page by page, stops at the first entry
+// that fails its check (its place in its page), returns a page's error as
+// is, and refuses a listing that never ends.
+func TestList(t *testing.T) {
+	entry := func(name string) Entry {
+		var e Entry
+		if err := json.Unmarshal([]byte(`{"uri":"skill://`+name+`/SKILL.md","frontmatter":{"name":"`+name+`","description":"d"},
+			"resources":[{"uri":"skill://`+name+`/SKILL.md","digest":"sha256:00","size":3}]}`), &e); err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	pages := map[string]*ListResult{
+		"":   {Skills: []Entry{entry("a")}, NextCursor: "p2"},
+		"p2": {Skills: []Entry{entry("b"), entry("c")}},
+	}
+	got, err := List(t.Context(), func(_ context.Context, cursor string) (*ListResult, error) { return pages[cursor], nil })
+	if err != nil || len(got) != 3 || got[0].Name != "a" || got[2].Name != "c" {
+		t.Fatalf("List = %v, %v; want a, b, c", got, err)
+	}
+
+	pages["p2"].Skills[1].URI = ""
+	_, err = List(t.Context(), func(_ context.Context, cursor string) (*ListResult, error) { return pages[cursor], nil })
+	var ee *EntryError
+	if !errors.As(err, &ee) || ee.Index != 1 || ee.Name != "c" || !strings.HasPrefix(err.Error(), "skills[1]: ") {
+		t.Fatalf("List with a bad entry = %v, want an *EntryError for skills[1] (c)", err)
+	}
+
+	refused := errors.New("refused")
+	if _, err := List(t.Context(), func(context.Context, string) (*ListResult, error) { return nil, refused }); err != refused {
+		t.Fatalf("List with a failing page = %v, want the page's error as is", err)
+	}
+
+	n := 0
+	_, err = List(t.Context(), func(context.Context, string) (*ListResult, error) {
+		n++
+		return &ListResult{NextCursor: "again"}, nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "more than 100 pages") || n != MaxListPages {
+		t.Fatalf("List of an endless listing = %v after %d pages, want an error after %d", err, n, MaxListPages)
 	}
 }

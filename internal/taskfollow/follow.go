@@ -15,7 +15,9 @@ type Follower struct {
 	// come while tasks/result waits: a task waiting for input ends the
 	// follow as one that ended does.
 	Core bool
-	// MinPoll and MaxPoll bound the interval between two tasks/get.
+	// MinPoll and MaxPoll bound the interval between two tasks/get; zero
+	// (or less) means 50ms and 10s, and a MaxPoll below MinPoll is
+	// MinPoll.
 	MinPoll, MaxPoll time.Duration
 	// MaxRounds bounds the rounds of questions one follow answers.
 	MaxRounds int
@@ -80,11 +82,23 @@ const (
 	cancelled     = "cancelled"
 )
 
+// pollBounds returns MinPoll and MaxPoll, or their defaults.
+func (f *Follower) pollBounds() (lo, hi time.Duration) {
+	lo, hi = 50*time.Millisecond, 10*time.Second
+	if f.MinPoll > 0 {
+		lo = f.MinPoll
+	}
+	if f.MaxPoll > 0 {
+		hi = f.MaxPoll
+	}
+	return lo, max(lo, hi)
+}
+
 // Follow polls the task, whose state is st, until it ends, answering the
 // questions round (nil: none) did not answer. It tells Report about the
 // first status and every change.
 func (f *Follower) Follow(ctx context.Context, st *taskwire.State, round *Round) End {
-	lo, hi := f.MinPoll, f.MaxPoll
+	lo, hi := f.pollBounds()
 	backoff := 4 * lo
 	rounds := 0 // the rounds of questions this follow answered
 	var last struct{ status, msg string }

@@ -2,8 +2,12 @@ package taskfollow
 
 import (
 	"context"
+	"encoding/json"
+	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/mcpadapter/mcpadapter/internal/taskwire"
 )
 
 // A tools/call the server may answer with a task is sent by a goroutine
@@ -123,4 +127,38 @@ func (b *Background) Stop() (wait func()) {
 	}
 	r.end()
 	return r.wg.Wait
+}
+
+// CancelLate waits for the answer late brings to a tools/call of tool
+// whose caller's context (callCtx) ended, and cancels the task the answer
+// makes, if any, with cancel, given callCtx's values (its CallIdentity)
+// and at most CancelTimeout. result returns the answer's result as sent,
+// with ok false when the answer has none (nil raw with ok true: a result
+// known to make no task). When life ends first, the tools/call is
+// abandoned, and a task that comes is let go.
+func CancelLate[T any](life, callCtx context.Context, late *Late[T], log *slog.Logger, tool string,
+	result func(T) (raw json.RawMessage, ok bool), cancel func(ctx context.Context, taskID string) error) {
+	a := late.Wait(life)
+	var raw json.RawMessage
+	ok := false
+	if a.Err == nil {
+		raw, ok = result(a.Reply)
+	}
+	if !ok {
+		log.Debug("tool call abandoned after its context ended", "tool", tool, "answered", a.Err == nil)
+		return
+	}
+	st, _, isTask, err := taskwire.Created(raw)
+	if raw == nil || !isTask || err != nil || st.Status == completed || st.Status == failed || st.Status == cancelled {
+		return
+	}
+	if life.Err() != nil {
+		log.Debug("task made after its call ended, left running: the client was closed", "tool", tool, "task", st.TaskID)
+		return
+	}
+	cctx, stop := context.WithTimeout(context.WithoutCancel(callCtx), CancelTimeout)
+	defer stop()
+	defer context.AfterFunc(life, stop)()
+	err = cancel(cctx, st.TaskID)
+	log.Debug("task made after its call ended: cancelled", "tool", tool, "task", st.TaskID, "acknowledged", err == nil, "error", err)
 }

@@ -99,7 +99,7 @@ type Options struct {
 
 	// TokenExchange allows the token exchange (RFC 8693) of an access
 	// token the server signed (SignToken) for a token for another
-	// resource, for the same user (exchange.go); RefuseExchange lists the
+	// resource, for the same user (mcpadapter.TokenExchanger); RefuseExchange lists the
 	// subjects whose tokens it refuses to exchange (invalid_grant).
 	TokenExchange  bool
 	RefuseExchange []string
@@ -190,7 +190,7 @@ type Counts struct {
 	// /introspect.
 	JWKSRequests   int
 	Introspections int
-	// TokenExchanges counts the token exchanges granted (exchange.go).
+	// TokenExchanges counts the token exchanges granted (mcpadapter.TokenExchanger).
 	TokenExchanges int
 }
 
