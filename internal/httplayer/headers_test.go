@@ -149,3 +149,20 @@ func TestCheckIdentityHeaders(t *testing.T) {
 		}
 	}
 }
+
+func TestHasAuthorization(t *testing.T) {
+	for _, c := range []struct {
+		headers map[string]string
+		want    bool
+	}{
+		{nil, false},
+		{map[string]string{"X-Tenant": "a"}, false},
+		{map[string]string{"Authorization": "Bearer x"}, true},
+		{map[string]string{"authorization": "Bearer x"}, true},
+		{map[string]string{"Proxy-Authorization": "x"}, false},
+	} {
+		if got := HasAuthorization(c.headers); got != c.want {
+			t.Errorf("HasAuthorization(%q) = %v, want %v", c.headers, got, c.want)
+		}
+	}
+}
