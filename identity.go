@@ -117,7 +117,7 @@ func (id *CallIdentity) check() error {
 	if id == nil {
 		return nil
 	}
-	if h, why := httplayer.CheckIdentityHeaders(id.Headers); h != "" {
+	if h, why := httplayer.CheckIdentityHeaders(id.Headers); why != "" {
 		return &IdentityError{Principal: id.Principal, Header: h, Reason: why}
 	}
 	return nil

@@ -183,8 +183,9 @@ func TestPrincipalTokenPerRequest(t *testing.T) {
 }
 
 // TestCallIdentityRefusedHeader checks that a CallIdentity may not set
-// Authorization (or another header the adapter owns), and that the value
-// is not repeated in the error.
+// Authorization (or another header the adapter owns) nor a name that is
+// not an HTTP token (the empty name included), and that the value is not
+// repeated in the error.
 func TestCallIdentityRefusedHeader(t *testing.T) {
 	url := testserver.ServeStreamable(t, testserver.New(testserver.Options{}), testserver.Stateless())
 	c, err := mcpadapter.NewClient(url, &mcpadapter.ClientOptions{Auth: mcpadapter.BearerToken("server-token")})
@@ -193,7 +194,7 @@ func TestCallIdentityRefusedHeader(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	ctx := testCtx(t)
-	for _, h := range []string{"Authorization", "cookie", "Mcp-Session-Id", "Bad Name"} {
+	for _, h := range []string{"Authorization", "cookie", "Mcp-Session-Id", "Bad Name", ""} {
 		id := &mcpadapter.CallIdentity{Principal: "alice", Headers: map[string]string{h: "hunter2"}}
 		_, err := c.CallTool(mcpadapter.WithCallIdentity(ctx, id), "headers", nil, nil)
 		var ie *mcpadapter.IdentityError

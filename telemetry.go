@@ -188,31 +188,49 @@ func observed[R any, M ~map[string]any](ctx context.Context, c *Client, tool str
 // ServerTelemetry observes the work of an MCP server built on this module,
 // such as the gateway (github.com/mcpadapter/mcpadapter/gateway,
 // Options.Telemetry): each request a client makes of it is a
-// ServerOperation that starts, continuing the client's trace, and ends
-// (StartServerOperation, whose context is the request's, and its end
-// function); InjectMeta adds the trace context to the _meta of a request
-// made to a server behind. The otel module implements it with
-// OpenTelemetry server spans and metrics; this module does not depend on
-// OpenTelemetry. Implementations must be safe for concurrent use and
-// should not block.
+// ServerOperation that starts, continuing the client's trace, and ends.
+// The otel module implements it with OpenTelemetry server spans and
+// metrics; this module does not depend on OpenTelemetry. Its methods:
+//
+//   - StartServerOperation(ctx context.Context, op ServerOperation)
+//     (_ context.Context, end func(ServerOperationResult)) is called when
+//     a client's request begins. The context it returns is the
+//     operation's (a server span's, say, whose parent is the trace context
+//     op carries): everything done for the request, the requests to the
+//     servers behind it included, is done with it. end is called once,
+//     when the request has its answer.
+//   - InjectMeta(ctx context.Context, meta map[string]any) adds the trace
+//     context of ctx to the _meta of a request made with ctx to a server
+//     behind, as Telemetry.InjectMeta does. The gateway leaves the
+//     client's own "traceparent", "tracestate" and "baggage" out of that
+//     _meta: the trace context a server gets is what InjectMeta writes.
+//
+// Implementations must be safe for concurrent use and should not block.
 type ServerTelemetry = telemetry.ServerTelemetry
 
 // ServerOperation is one request of a client that ServerTelemetry sees.
 // Its fields: Method (the MCP method, or "tasks/run" for the run of a
-// task made for a tools/call), Server (the server behind that answers),
-// Tool and Prompt (names the server offers, by the name the client sees),
-// ResourceURI, SessionID, ProtocolVersion, Transport ("streamable-http" or
-// "stdio"), Principal, Meta (the request's _meta, where its trace context
-// is; read only), Header and HTTPContext (the HTTP request's, nil over
-// stdio), RequestID (the JSON-RPC id as text) and RemoteAddr. Tool and
-// Prompt have few values; ResourceURI, Principal, RequestID and Meta have
-// as many as clients make.
+// task made for a tools/call, whose Meta holds that call's trace
+// context), Server (the server behind that answers), Tool and Prompt
+// (names the server offers, by the name the client sees), ResourceURI
+// (cut at 1 KiB), SessionID, ProtocolVersion, Transport
+// ("streamable-http" or "stdio"), Principal, Meta (the request's _meta,
+// where its trace context is), Header (the HTTP request's, whose trace
+// context serves when Meta has none), HTTPContext (the HTTP request's
+// context, with the values the program's HTTP server put there, which
+// the operation's context may not have), RequestID (the JSON-RPC id as
+// text) and RemoteAddr; Meta and Header are read only, and Header and
+// HTTPContext are nil over stdio. Tool and Prompt have few values;
+// ResourceURI, Principal, RequestID and Meta have as many as clients
+// make.
 type ServerOperation = telemetry.ServerOperation
 
 // ServerSessionTelemetry is a ServerTelemetry that also observes the
-// sessions of handshake-era clients (protocol versions before
-// 2026-07-28): the gateway calls its EndServerSession once for each
-// session it began, when the session ends.
+// sessions of handshake-era clients (protocol versions before 2026-07-28,
+// which begin with initialize): the gateway calls its
+// EndServerSession(ctx context.Context, s ServerSessionEnd) once for each
+// session it began, when the session ends. A 2026-07-28 client has no
+// session.
 type ServerSessionTelemetry = telemetry.ServerSessionTelemetry
 
 // ServerSessionEnd describes a client's session that ended. Its fields:

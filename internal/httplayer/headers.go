@@ -134,7 +134,9 @@ var identityReserved = map[string]string{
 // identity (the root's CallIdentity) may not set, and why: one named
 // twice in different cases, one the adapter owns (credentials, the
 // transport's), a name that is not an HTTP token, a value with a line
-// break or NUL. It returns "" when every header may be set.
+// break or NUL. The header is "" for a header of the empty name: a
+// header is refused when reason is not "", which is "" only when every
+// header may be set.
 func CheckIdentityHeaders(headers map[string]string) (header, reason string) {
 	seen := make(map[string]bool, len(headers))
 	for k, v := range headers {

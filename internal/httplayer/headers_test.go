@@ -140,11 +140,29 @@ func TestCheckIdentityHeaders(t *testing.T) {
 		{map[string]string{"Mcp-Session-Id": "s"}, "Mcp-Session-Id", "the transport sets it"},
 		{map[string]string{"x-a": "1", "X-A": "2"}, "X-A", "named twice"},
 		{map[string]string{"a b": "1"}, "a b", "not a valid header name"},
+		{map[string]string{"": "1"}, "", "not a valid header name"},
 		{map[string]string{"X-A": "1\r\nHost: evil"}, "X-A", "line break"},
 	} {
 		h, why := CheckIdentityHeaders(c.headers)
-		if h != c.header || !strings.Contains(why, c.why) {
+		if h != c.header || !strings.Contains(why, c.why) || (why == "") != (c.why == "") {
 			t.Errorf("CheckIdentityHeaders(%q) = %q, %q; want %q, %q", c.headers, h, why, c.header, c.why)
+		}
+	}
+}
+
+func TestHasAuthorization(t *testing.T) {
+	for _, c := range []struct {
+		headers map[string]string
+		want    bool
+	}{
+		{nil, false},
+		{map[string]string{"X-Tenant": "a"}, false},
+		{map[string]string{"Authorization": "Bearer x"}, true},
+		{map[string]string{"authorization": "Bearer x"}, true},
+		{map[string]string{"Proxy-Authorization": "x"}, false},
+	} {
+		if got := HasAuthorization(c.headers); got != c.want {
+			t.Errorf("HasAuthorization(%q) = %v, want %v", c.headers, got, c.want)
 		}
 	}
 }

@@ -36,6 +36,7 @@
 // client secret, key, assertion, a token command's output) appears in a
 // log line, an error or a String.
 //
-// It imports go-sdk's auth and oauthex packages, golang.org/x/oauth2 and
-// the standard library, and nothing of this module.
+// It imports go-sdk's auth and oauthex packages, golang.org/x/oauth2, the
+// standard library and internal/sealed (the sign-in state's sealing), and
+// nothing else of this module: never the root.
 package oauthflow
