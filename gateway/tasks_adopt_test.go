@@ -1,0 +1,111 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// countingExt is b with its "ext" server behind a front that counts the
+// tasks/get requests it passes on (one replica's view of the server).
+func countingExt(t *testing.T, b *taskBackends) (*taskBackends, *atomic.Int64) {
+	t.Helper()
+	ext := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return b.ext.MCP }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(ext.Close)
+	target, _ := url.Parse(ext.URL)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var gets atomic.Int64
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if bytes.Contains(body, []byte(`"tasks/get"`)) {
+			gets.Add(1)
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	bb := *b
+	bb.servers = append([]Server(nil), b.servers...)
+	for i := range bb.servers {
+		if bb.servers[i].Name == "ext" {
+			bb.servers[i].Target = front.URL
+		}
+	}
+	return &bb, &gets
+}
+
+// recordOf reads task id's record from store.
+func recordOf(t *testing.T, store TaskStore, id string) *taskRecord {
+	t.Helper()
+	b, err := store.LoadTask(context.Background(), taskRecKey(id))
+	if err != nil || b == nil {
+		t.Fatalf("task %s's record: %s %v", id, b, err)
+	}
+	var rec taskRecord
+	if err := json.Unmarshal(b, &rec); err != nil {
+		t.Fatal(err)
+	}
+	return &rec
+}
+
+// TestSharedTasksAdoptedFromSlowReplica: replica A, which runs a server's
+// own task, is not dead but its store fails long enough for its liveness
+// record to expire; replica B adopts the task. Once A's store answers
+// again, A lets go of the task: it no longer polls the server about it
+// nor writes its record (B's questions and answers in it stay B's); a
+// client's tasks/cancel on B reaches the server once, and A shows the
+// task as its record does.
+func TestSharedTasksAdoptedFromSlowReplica(t *testing.T) {
+	b := startTaskBackends(t)
+	shared := &MemoryTaskStore{}
+	sessions := &MemorySessionStore{}
+	dying := &dyingStore{TaskStore: shared}
+	ba, getsA := countingExt(t, b)
+	ga, urlA := taskGateway(t, ba, &Options{Tasks: &TaskOptions{Store: dying}, Sessions: &SessionOptions{Store: sessions}})
+	gb, urlB := taskGateway(t, b, &Options{Tasks: &TaskOptions{Store: shared}, Sessions: &SessionOptions{Store: sessions}})
+	c := newRawRPC(t, urlA, v0728, "alice", `{}`)
+	id := c.startTask("ext_work", `{"steps":300,"stepMs":100}`)
+	waitHandle(t, ga, id)
+	dying.dead.Store(true)
+	if err := shared.DeleteTask(context.Background(), replicaKey(ga.tasks.sh.replica)); err != nil {
+		t.Fatal(err)
+	}
+	c.url = urlB
+	c.waitStatus(id, "working")
+	if r := recordOf(t, shared, id).Replica; r != gb.tasks.sh.replica {
+		t.Fatalf("the record names replica %q after B was asked, not B", r)
+	}
+	dying.dead.Store(false) // A's store answers again: A is alive
+	time.Sleep(2500 * time.Millisecond)
+	if r := recordOf(t, shared, id).Replica; r != gb.tasks.sh.replica {
+		t.Fatalf("the record names replica %q once A is back, not B", r)
+	}
+	n := getsA.Load()
+	time.Sleep(time.Second)
+	if n := getsA.Load() - n; n != 0 {
+		t.Fatalf("A, alive again, sent %d tasks/get in 1 s about the task B adopted: it is followed twice", n)
+	}
+	before := b.ext.Cancels()
+	if res := c.call("tasks/cancel", `{"taskId":"`+id+`"}`); res["status"] != "cancelled" {
+		t.Fatalf("tasks/cancel on B: %v", res)
+	}
+	time.Sleep(3 * time.Second) // A's beats
+	if n := b.ext.Cancels() - before; n != 1 {
+		t.Fatalf("the server got %d tasks/cancel for one client's cancel (want 1)", n)
+	}
+	c.url = urlA
+	if got := c.call("tasks/get", `{"taskId":"`+id+`"}`); got["status"] != "cancelled" {
+		t.Fatalf("A shows the cancelled task as %v", got)
+	}
+}
+
