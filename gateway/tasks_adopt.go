@@ -70,7 +70,7 @@ func (s *taskStore) adopt(ctx context.Context, t *gwTask) *gwTask {
 	a := &gwTask{id: t.id, principal: claimed.Principal, server: claimed.Server, tool: claimed.Tool, ext: claimed.Ext, sessionID: claimed.Session,
 		shared: s.sh, created: claimed.Created, updated: time.Now(), ttl: time.Duration(claimed.TTLMs) * time.Millisecond,
 		status: claimed.Status, message: claimed.Message, remote: claimed.Handle.TaskID, handle: claimed.Handle,
-		keys: "a" + newKey()[:8] + ".", done: make(chan struct{}), made: make(chan struct{}), wake: make(chan struct{}), handoff: make(chan struct{})}
+		keys: "a" + newKey()[:8] + ".", done: make(chan struct{}), made: make(chan struct{}), wake: make(chan struct{}), handoff: make(chan struct{}), detach: make(chan struct{})}
 	close(a.made)
 	tctx, cancel := context.WithCancelCause(context.WithoutCancel(s.g.ctx))
 	a.cancel = cancel
@@ -101,7 +101,7 @@ func (s *taskStore) follow(ctx context.Context, u *upstream, a *gwTask) {
 	var res *mcpadapter.Result
 	cctx, err := u.as(ctx)
 	if err == nil {
-		res, err = u.client.ResumeTask(cctx, *a.handle, nil)
+		res, err = u.client.ResumeTask(cctx, *a.handle, &mcpadapter.CallOptions{Detach: a.detach})
 	}
 	if a.handedOver() {
 		return

@@ -115,22 +115,52 @@ func (s *taskStore) close() {
 		}
 		stopping = append(stopping, t)
 	}
+	handed := s.handed
 	s.mu.Unlock()
 	for _, t := range stopping {
 		<-t.done
 	}
-	for _, t := range s.handed {
+	for _, t := range handed {
 		if err := s.sh.handOverRecord(context.Background(), t.id); err != nil {
 			s.g.log.Warn("a task could not be handed over in the task store; other replicas follow it once this replica's liveness record expires", "task", t.id, "err", err)
 		}
 	}
 }
 
+// letGo lets go of t, a server's own task another replica adopted while
+// this one was taken for stopped (apply marked it away): t is forgotten
+// here (requests read its record), and its call stops following it
+// without cancelling it (CallOptions.Detach).
+func (s *taskStore) letGo(t *gwTask) {
+	t.mu.Lock()
+	away := t.away
+	t.away = false
+	t.mu.Unlock()
+	if !away {
+		return
+	}
+	s.g.log.Warn("another gateway replica adopted a task this one ran, while this one was taken for stopped (its liveness record expired); this replica lets go of it", "task", t.id)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return // close hands it over
+	}
+	if s.tasks[t.id] == t {
+		delete(s.tasks, t.id)
+		s.uncount(t)
+	}
+	close(t.detach)
+	s.handed = append(s.handed, t) // a 2025-11-25 question waits until wait
+}
+
 // wait ends the servers' own tasks handed over (the servers' clients
 // are closed: their calls end without a tasks/cancel), waits for every task's
 // call and for runBeats, and deletes this replica's liveness record.
 func (s *taskStore) wait() {
-	for _, t := range s.handed {
+	s.mu.Lock()
+	handed := s.handed // closed: letGo adds none
+	s.mu.Unlock()
+	for _, t := range handed {
 		// Not its context: a call whose context ends cancels its task
 		// at the server. A question the call waits on ends; the client
 		// is closed, and the call ends without a tasks/cancel.
