@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -109,3 +111,73 @@ func TestSharedTasksAdoptedFromSlowReplica(t *testing.T) {
 	}
 }
 
+// TestSharedTasksAnswersAfterAdoption: replica A, which put a server's
+// task's question (q1) to a 2026-07-28 client, is killed, and replica B
+// adopts the task and puts the question again under a key of its own.
+// On replica C, which neither ran nor adopted the task, an answer to A's
+// question is an error saying the replica that put it stopped (it is
+// not dropped silently, as it is on no replica); an answer under a key
+// with B's prefix that B never used is dropped; bob's answers to alice's
+// questions are "unknown task" on every replica. Alice's answer to B's
+// question, given on C, reaches the server once, and the task completes.
+func TestSharedTasksAnswersAfterAdoption(t *testing.T) {
+	b := startTaskBackends(t)
+	shared := &MemoryTaskStore{}
+	sessions := &MemorySessionStore{}
+	dying := &dyingStore{TaskStore: shared}
+	ga, urlA := taskGateway(t, b, &Options{Tasks: &TaskOptions{Store: dying}, Sessions: &SessionOptions{Store: sessions}})
+	_, urlB := taskGateway(t, b, &Options{Tasks: &TaskOptions{Store: shared}, Sessions: &SessionOptions{Store: sessions}})
+	_, urlC := taskGateway(t, b, &Options{Tasks: &TaskOptions{Store: shared}, Sessions: &SessionOptions{Store: sessions}})
+	c := newRawRPC(t, urlA, v0728, "alice", `{"elicitation":{}}`)
+	id := c.startTask("ext_ask", `{}`)
+	keyOf := func(got map[string]any) string {
+		for k := range got["inputRequests"].(map[string]any) {
+			return k
+		}
+		return ""
+	}
+	old := keyOf(c.waitStatus(id, "input_required"))
+	waitHandle(t, ga, id)
+	dying.dead.Store(true)
+	if err := shared.DeleteTask(context.Background(), replicaKey(ga.tasks.sh.replica)); err != nil {
+		t.Fatal(err)
+	}
+	c.url = urlB
+	key := keyOf(c.waitStatus(id, "input_required"))
+	if key == old || !strings.HasSuffix(key, ".q1") {
+		t.Fatalf("B's question's key %q (A's was %q)", key, old)
+	}
+	answer := func(c *rawRPC, url, k string) string {
+		c.url = url
+		return c.callErr("tasks/update", `{"taskId":"`+id+`","inputResponses":{"`+k+`":{"action":"accept","content":{"name":"Ada"}}}}`)
+	}
+	bob := newRawRPC(t, urlC, v0728, "bob", `{"elicitation":{}}`)
+	for _, u := range []string{urlA, urlB, urlC} {
+		if u == urlA {
+			continue // A is dead
+		}
+		for _, k := range []string{old, key} {
+			if e := answer(bob, u, k); !strings.Contains(e, "unknown task") {
+				t.Fatalf("bob's answer to alice's question %s at %s: %q", k, u, e)
+			}
+		}
+	}
+	if e := answer(c, urlC, old); !strings.Contains(e, "no question") || !strings.Contains(e, "stopped") {
+		t.Fatalf("C took an answer to A's question after B adopted the task: %q", e)
+	}
+	forged := strings.TrimSuffix(key, "q1") + "q9"
+	if e := answer(c, urlC, forged); e != "" {
+		t.Fatalf("an answer under B's prefix to no question on C: %q", e)
+	}
+	if e := answer(c, urlC, key); e != "" {
+		t.Fatalf("answering B's question on C: %q", e)
+	}
+	c.url = urlC
+	done := c.waitStatus(id, "completed")
+	if !strings.Contains(fmt.Sprint(done["result"]), "hello Ada (accept)") {
+		t.Fatalf("the task's result: %v", done)
+	}
+	if n, u, k := b.ext.Started("ask"), b.ext.Updates(), b.ext.Cancels(); n != 1 || u != 1 || k != 0 {
+		t.Fatalf("the server started the task %d times, got %d tasks/update and %d tasks/cancel (want 1, 1, 0)", n, u, k)
+	}
+}
