@@ -48,11 +48,12 @@ func (s *taskStore) adopt(ctx context.Context, t *gwTask) *gwTask {
 		return own
 	}
 	s.mu.Unlock()
+	keys := "a" + newKey()[:8] + "."
 	claimed, err := s.sh.updateTask(ctx, t.id, func(r *taskRecord) bool {
 		if terminal(r.Status) || r.Replica != rec.Replica || r.Handle == nil {
 			return false
 		}
-		r.Replica, r.Asks, r.Answers = s.sh.replica, nil, nil
+		r.Replica, r.Asks, r.Answers, r.Keys = s.sh.replica, nil, nil, keys
 		if r.Status == stInput {
 			r.Status, r.Message = stWorking, ""
 		}
@@ -70,7 +71,7 @@ func (s *taskStore) adopt(ctx context.Context, t *gwTask) *gwTask {
 	a := &gwTask{id: t.id, principal: claimed.Principal, server: claimed.Server, tool: claimed.Tool, ext: claimed.Ext, sessionID: claimed.Session,
 		shared: s.sh, created: claimed.Created, updated: time.Now(), ttl: time.Duration(claimed.TTLMs) * time.Millisecond,
 		status: claimed.Status, message: claimed.Message, remote: claimed.Handle.TaskID, handle: claimed.Handle,
-		keys: "a" + newKey()[:8] + ".", done: make(chan struct{}), made: make(chan struct{}), wake: make(chan struct{}), handoff: make(chan struct{}), detach: make(chan struct{})}
+		keys: keys, done: make(chan struct{}), made: make(chan struct{}), wake: make(chan struct{}), handoff: make(chan struct{}), detach: make(chan struct{})}
 	close(a.made)
 	tctx, cancel := context.WithCancelCause(context.WithoutCancel(s.g.ctx))
 	a.cancel = cancel

@@ -77,6 +77,7 @@ type taskRecord struct {
 	Error     *jsonrpc.Error               `json:"error,omitempty"`
 	Asks      map[string]*mcp.ElicitParams `json:"asks,omitempty"`
 	Answers   map[string]json.RawMessage   `json:"answers,omitempty"`
+	Keys      string                       `json:"keys,omitempty"`   // starts its questions' keys: the adopting replica's (tasks_adopt.go)
 	Expires   time.Time                    `json:"expires,omitzero"` // zero while it runs
 
 	raw []byte
