@@ -151,7 +151,7 @@ func (s *taskStore) release(ctx context.Context, a *gwTask) {
 		s.uncount(a)
 	}
 	s.mu.Unlock()
-	if err := s.sh.handOverRecord(ctx, a.id); err != nil {
+	if err := s.sh.handOverRecord(ctx, a); err != nil {
 		s.g.log.Warn("an adopted task could not be released in the task store; it is adopted again once this replica's liveness record expires", "task", a.id, "err", err)
 	}
 }

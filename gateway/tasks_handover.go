@@ -76,14 +76,20 @@ func (s *taskStore) waitPlain(ctx context.Context) {
 	}
 }
 
-// handOverRecord marks the record of task id, which this replica runs,
+// handOverRecord marks the record of task t, which this replica runs,
 // handed over: no replica runs it, so the next replica asked about it
-// adopts it at once. Its questions were put by this replica's call, and
-// go with it.
-func (sh *sharedTasks) handOverRecord(ctx context.Context, id string) error {
-	_, err := sh.updateTask(ctx, id, func(r *taskRecord) bool {
+// adopts it at once. It names the server's task (a write of it may have
+// failed). Its questions were put by this replica's call, and go with it.
+func (sh *sharedTasks) handOverRecord(ctx context.Context, t *gwTask) error {
+	t.mu.Lock()
+	h := t.handle
+	t.mu.Unlock()
+	_, err := sh.updateTask(ctx, t.id, func(r *taskRecord) bool {
 		if terminal(r.Status) || r.Replica != sh.replica {
 			return false
+		}
+		if r.Handle == nil {
+			r.Handle = h
 		}
 		r.Replica, r.Asks, r.Answers = "", nil, nil
 		if r.Status == stInput {
@@ -121,7 +127,7 @@ func (s *taskStore) close() {
 		<-t.done
 	}
 	for _, t := range handed {
-		if err := s.sh.handOverRecord(context.Background(), t.id); err != nil {
+		if err := s.sh.handOverRecord(context.Background(), t); err != nil {
 			s.g.log.Warn("a task could not be handed over in the task store; other replicas follow it once this replica's liveness record expires", "task", t.id, "err", err)
 		}
 	}
