@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -179,5 +180,68 @@ func TestSharedTasksAnswersAfterAdoption(t *testing.T) {
 	}
 	if n, u, k := b.ext.Started("ask"), b.ext.Updates(), b.ext.Cancels(); n != 1 || u != 1 || k != 0 {
 		t.Fatalf("the server started the task %d times, got %d tasks/update and %d tasks/cancel (want 1, 1, 0)", n, u, k)
+	}
+}
+
+// TestSharedTasksAdoptServerAwayQuiet: replica A is killed while a
+// server's own task runs, and the server does not answer replica B's
+// requests about tasks. A client polls the task on B 40 times in 2 s:
+// B does not try to adopt and follow it on every request (each try is
+// store writes, a goroutine and a request to the server), nor log a
+// warning for each; once the server answers, B follows it to its result.
+func TestSharedTasksAdoptServerAwayQuiet(t *testing.T) {
+	b := startTaskBackends(t)
+	ext := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return b.ext.MCP }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(ext.Close)
+	var away atomic.Bool
+	var tries atomic.Int64
+	target, _ := url.Parse(ext.URL)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if away.Load() && bytes.Contains(body, []byte(`"tasks/`)) {
+			tries.Add(1)
+			http.Error(w, "away", http.StatusServiceUnavailable)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	bb := *b
+	bb.servers = []Server{{Name: "ext", Target: front.URL}}
+	shared := &MemoryTaskStore{}
+	sessions := &MemorySessionStore{}
+	dying := &dyingStore{TaskStore: shared}
+	ga, urlA := taskGateway(t, &bb, &Options{Tasks: &TaskOptions{Store: dying}, Sessions: &SessionOptions{Store: sessions}})
+	var logB lockedBuffer
+	_, urlB := taskGateway(t, &bb, &Options{Tasks: &TaskOptions{Store: shared}, Sessions: &SessionOptions{Store: sessions},
+		Logger: slog.New(slog.NewTextHandler(&logB, nil))})
+	c := newRawRPC(t, urlA, v0728, "alice", `{}`)
+	id := c.startTask("ext_work", `{"steps":40,"stepMs":100}`)
+	waitHandle(t, ga, id)
+	away.Store(true)
+	dying.dead.Store(true)
+	if err := shared.DeleteTask(context.Background(), replicaKey(ga.tasks.sh.replica)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond) // A's follow gives up on the server
+	tries.Store(0)
+	c.url = urlB
+	for range 40 {
+		if got := c.call("tasks/get", `{"taskId":"`+id+`"}`); got["status"] != "working" {
+			t.Fatalf("B answers a task it cannot reach the server about: %v", got)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	n, w := tries.Load(), strings.Count(logB.String(), "could not be followed")
+	t.Logf("40 polls in 2 s: %d requests of B's to the server, %d warnings", n, w)
+	if n > 10 || w > 2 {
+		t.Fatalf("40 polls of a task whose server is away: %d requests to the server, %d warnings (want at most 10 and 2)", n, w)
+	}
+	away.Store(false)
+	done := c.waitStatus(id, "completed")
+	if !strings.Contains(fmt.Sprint(done["result"]), "done: 40 steps") {
+		t.Fatalf("the task's result on B: %v", done)
 	}
 }
