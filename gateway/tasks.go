@@ -281,11 +281,12 @@ type taskStore struct {
 	// their calls here.
 	handed []*gwTask
 	tasks  map[string]*gwTask
-	count  map[string]int // by principal
+	count  map[string]int       // by principal
+	tries  map[string]*adoptTry // adopted tasks whose server was not reached, by id (tasks_adopt.go)
 }
 
 func newTaskStore(g *Gateway) *taskStore {
-	return &taskStore{g: g, opts: g.opts.Tasks, sh: newSharedTasks(g.opts.Tasks), quit: make(chan struct{}), tasks: make(map[string]*gwTask), count: make(map[string]int)}
+	return &taskStore{g: g, opts: g.opts.Tasks, sh: newSharedTasks(g.opts.Tasks), quit: make(chan struct{}), tasks: make(map[string]*gwTask), count: make(map[string]int), tries: make(map[string]*adoptTry)}
 }
 
 // run starts writing this replica's liveness record, and looking at the
