@@ -311,3 +311,32 @@ func TestSharedTasksHandoverWritesHandle(t *testing.T) {
 		t.Fatalf("the server started the task %d times and got %d tasks/cancel (want 1, 0)", n, k)
 	}
 }
+
+// TestSharedTasksCapAcrossHandover: with MaxPerPrincipal 2, alice's two
+// server tasks run on replica A, which shuts down and hands them over.
+// Before and after replica B adopts them, a third task of alice's is
+// refused with CodeTooManyTasks: tasks handed over still count, so a
+// rolling restart never lets a principal past its cap.
+func TestSharedTasksCapAcrossHandover(t *testing.T) {
+	b := startTaskBackends(t)
+	gs, urls := sharedTaskGateways(t, b, 2, &MemoryTaskStore{}, &MemorySessionStore{}, &TaskOptions{MaxPerPrincipal: 2})
+	c := newRawRPC(t, urls[0], v0728, "alice", `{}`)
+	ids := []string{c.startTask("ext_work", `{"steps":100,"stepMs":100}`), c.startTask("ext_work", `{"steps":100,"stepMs":100}`)}
+	for _, id := range ids {
+		waitHandle(t, gs[0], id)
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = gs[0].Shutdown(sctx)
+	c.url = urls[1]
+	third := `{"name":"ext_work","arguments":{"steps":1,"stepMs":1},"task":{}}`
+	if e := c.callErr("tools/call", third); !strings.Contains(e, fmt.Sprint(CodeTooManyTasks)) {
+		t.Fatalf("a third task right after A handed two over: %q", e)
+	}
+	for _, id := range ids {
+		c.waitStatus(id, "working") // B adopts it
+	}
+	if e := c.callErr("tools/call", third); !strings.Contains(e, fmt.Sprint(CodeTooManyTasks)) {
+		t.Fatalf("a third task once B adopted two: %q", e)
+	}
+}
