@@ -84,8 +84,9 @@ func (sh *sharedTasks) handOverRecord(ctx context.Context, t *gwTask) error {
 	t.mu.Lock()
 	h := t.handle
 	t.mu.Unlock()
+	handed := false
 	_, err := sh.updateTask(ctx, t.id, func(r *taskRecord) bool {
-		if terminal(r.Status) || r.Replica != sh.replica {
+		if handed = !terminal(r.Status) && r.Replica == sh.replica; !handed {
 			return false
 		}
 		if r.Handle == nil {
@@ -97,7 +98,12 @@ func (sh *sharedTasks) handOverRecord(ctx context.Context, t *gwTask) error {
 		}
 		return true
 	})
-	return err
+	if err != nil || !handed {
+		return err
+	}
+	// Its index entry names no replica: it counts against the
+	// principal's cap until a replica adopts it (admit).
+	return sh.setEntry(ctx, t.principal, t.id, func(e *indexEntry) { e.Replica = "" })
 }
 
 // close stops the tasks that run here. Without a store, each call is
