@@ -245,3 +245,54 @@ func TestSharedTasksAdoptServerAwayQuiet(t *testing.T) {
 		t.Fatalf("the task's result on B: %v", done)
 	}
 }
+
+// TestSharedTasksAdoptedEndWithGateways: replica A is killed while two
+// server tasks of alice's run: a 2026-07-28 one waiting for her answer,
+// and a 2025-11-25 one. Replica B adopts both; A's store then answers
+// again, and A lets go of them. Closing B, then A, leaves no goroutine of
+// the gateway behind, and neither task was cancelled at its server (B
+// hands them over: they still run there).
+func TestSharedTasksAdoptedEndWithGateways(t *testing.T) {
+	b := startTaskBackends(t)
+	shared := &MemoryTaskStore{}
+	sessions := &MemorySessionStore{}
+	dying := &dyingStore{TaskStore: shared}
+	ga, urlA := taskGateway(t, b, &Options{Tasks: &TaskOptions{Store: dying}, Sessions: &SessionOptions{Store: sessions}})
+	gb, urlB := taskGateway(t, b, &Options{Tasks: &TaskOptions{Store: shared}, Sessions: &SessionOptions{Store: sessions}})
+	m := newRawRPC(t, urlA, v0728, "alice", `{"elicitation":{}}`)
+	c := newRawRPC(t, urlA, v1125, "alice", `{}`)
+	ask := m.startTask("ext_ask", `{}`)
+	work := c.startTask("core_work", `{"steps":1000,"stepMs":20}`)
+	m.waitStatus(ask, "input_required")
+	waitHandle(t, ga, ask)
+	waitHandle(t, ga, work)
+	dying.dead.Store(true)
+	if err := shared.DeleteTask(context.Background(), replicaKey(ga.tasks.sh.replica)); err != nil {
+		t.Fatal(err)
+	}
+	m.url, c.url = urlB, urlB
+	m.waitStatus(ask, "input_required")
+	c.waitStatus(work, "working")
+	dying.dead.Store(false)
+	time.Sleep(2500 * time.Millisecond) // A's beats: it lets go
+	for _, id := range []string{ask, work} {
+		if r := recordOf(t, shared, id).Replica; r != gb.tasks.sh.replica {
+			t.Fatalf("task %s's record names %q once A is back, not B", id, r)
+		}
+	}
+	if err := gb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ga.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left := gatewayGoroutines(); left != "" {
+		t.Fatalf("goroutines of the gateway left after Close:\n%s", left)
+	}
+	if n, k := b.ext.Cancels(), b.core.Cancels(); n != 0 || k != 0 {
+		t.Fatalf("tasks/cancel at the servers: ext %d, core %d (want none)", n, k)
+	}
+	if b.ext.Running() != 1 || b.core.Running() != 1 {
+		t.Fatalf("server tasks running after both replicas closed: ext %d, core %d (want 1 each)", b.ext.Running(), b.core.Running())
+	}
+}
