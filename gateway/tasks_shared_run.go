@@ -34,9 +34,10 @@ func (sh *sharedTasks) apply(t *gwTask, rec *taskRecord) bool {
 	if t.handed {
 		return false // the other replicas' now
 	}
-	if rec.Replica != sh.replica && !terminal(rec.Status) {
+	if rec.Replica != sh.replica {
 		// Another replica adopted it while this one was taken for
-		// stopped (its liveness record expired): it is that replica's.
+		// stopped (its liveness record expired): it is that replica's,
+		// ended there or not (this one sends no tasks/cancel).
 		t.handed, t.away = true, true
 		return false
 	}
