@@ -74,6 +74,14 @@ type CallOptions struct {
 	// the call, before the call polls it: save it to resume the task
 	// elsewhere (Client.ResumeTask) if this process ends.
 	OnTask func(TaskHandle)
+	// Detach, if set, lets go of the call's task when it is closed: the
+	// call stops following the task (at its next poll, or while a
+	// question of the task waits for an answer that then fails) and
+	// returns a *TaskError wrapping ErrTaskDetached, without sending
+	// tasks/cancel; the task goes on at the server, for whoever resumes
+	// it (Client.ResumeTask). A 2025-11-25 task's tasks/result that waits
+	// for its result is not ended by it.
+	Detach <-chan struct{}
 }
 
 // toolCall is one tool call on its way to the server.
@@ -86,6 +94,7 @@ type toolCall struct {
 	timeouts  engine.Limits    // this call's own limits (CallOptions)
 	task      TaskMode         // CallOptions.Task
 	onTask    func(TaskHandle) // CallOptions.OnTask
+	detach    <-chan struct{}  // CallOptions.Detach
 	// resetOnProgress is CallOptions.ResetTimeoutOnProgress.
 	resetOnProgress bool
 	// viaSDK says the call needs go-sdk's full request machinery (its
@@ -143,7 +152,7 @@ func (c *Client) call(ctx context.Context, tool, modelName string, modelArgs jso
 	if opts != nil {
 		tc.progress, tc.meta = opts.Progress, opts.Meta
 		tc.timeouts, tc.resetOnProgress = opts.timeouts(), opts.ResetTimeoutOnProgress
-		tc.task, tc.onTask = opts.Task, opts.OnTask
+		tc.task, tc.onTask, tc.detach = opts.Task, opts.OnTask, opts.Detach
 	}
 	if c.interrupt != nil {
 		tc.settings = opts.settings()

@@ -133,7 +133,7 @@ func (c *Client) ResumeTask(ctx context.Context, h TaskHandle, opts *CallOptions
 	h.Server = name
 	tc := &toolCall{tool: h.Tool, modelName: h.ModelTool, principal: h.Principal}
 	if opts != nil {
-		tc.progress, tc.meta, tc.task = opts.Progress, maps.Clone(opts.Meta), opts.Task
+		tc.progress, tc.meta, tc.task, tc.detach = opts.Progress, maps.Clone(opts.Meta), opts.Task, opts.Detach
 	}
 	st, err := c.getTask(ctx, &h)
 	if err != nil {
@@ -178,7 +178,7 @@ func (c *Client) followTaskFrom(ctx context.Context, tc *toolCall, h *TaskHandle
 		Answer:   c.taskAnswer,
 		Print:    inputwire.Print,
 		Report:   func(st *taskState) { c.reportTask(tc, h, st) },
-		Detached: func() bool { return c.closeGen() != gen },
+		Detached: func() bool { return c.closeGen() != gen || closed(tc.detach) },
 		Life: func(ctx context.Context) (<-chan struct{}, error) {
 			s, err := c.session(ctx)
 			if err != nil {
@@ -215,10 +215,20 @@ func (c *Client) followTaskFrom(ctx context.Context, tc *toolCall, h *TaskHandle
 	return c.taskEnded(ctx, h, e.Op, err)
 }
 
-// ErrTaskDetached says a task call ended because its client was closed:
-// the task goes on on the server (over stdio, the server ended with the
+// closed reports whether ch (nil: never) is closed.
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// ErrTaskDetached says a task call ended because its client was closed,
+// or its CallOptions.Detach was: the task goes on on the server (over stdio, the server ended with the
 // client). Its TaskError's Handle resumes it with Client.ResumeTask.
-var ErrTaskDetached = errors.New("the client was closed while the task ran; the task was not cancelled (resume it with Client.ResumeTask)")
+var ErrTaskDetached = errors.New("the client let go of the task while it ran (closed, or the call's Detach); the task was not cancelled (resume it with Client.ResumeTask)")
 
 // closeGen counts the client's Close calls.
 func (c *Client) closeGen() uint64 { return c.eng.Generation() }

@@ -182,3 +182,98 @@ func TestExtTaskDeadlineDuringPoll(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestExtTaskDetach: a task call whose CallOptions.Detach is closed lets
+// go of its task, while it polls and while its question waits for the
+// handler (which then fails): the call returns ErrTaskDetached with the
+// task's handle, no tasks/cancel is sent, and the client goes on (a call
+// after it works). Client.ResumeTask takes Detach too.
+func TestExtTaskDetach(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv := newTaskServer(t, taskserver.Options{PollInterval: 20})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv.MCP }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	defer hs.Close()
+	asked, release := make(chan struct{}, 1), make(chan struct{}, 1)
+	c, err := mcpadapter.NewClient(hs.URL, &mcpadapter.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked <- struct{}{}
+		<-release
+		return nil, errors.New("let go")
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	call := func(tool, args string, detach chan struct{}, resume *mcpadapter.TaskHandle) (chan mcpadapter.TaskHandle, chan error) {
+		made, done := make(chan mcpadapter.TaskHandle, 1), make(chan error, 1)
+		go func() {
+			opts := &mcpadapter.CallOptions{OnTask: func(h mcpadapter.TaskHandle) { made <- h }, Detach: detach}
+			var err error
+			if resume != nil {
+				_, err = c.ResumeTask(ctx, *resume, opts)
+			} else {
+				_, err = c.CallTool(ctx, tool, json.RawMessage(args), opts)
+			}
+			done <- err
+		}()
+		return made, done
+	}
+	ended := func(done chan error) error {
+		select {
+		case err := <-done:
+			return err
+		case <-ctx.Done():
+			t.Fatal("the task call still follows its task after Detach")
+			return nil
+		}
+	}
+	detach := make(chan struct{})
+	made, done := call("work", `{"steps":500,"stepMs":20}`, detach, nil)
+	polled := <-made
+	time.Sleep(100 * time.Millisecond)
+	close(detach)
+	var te *mcpadapter.TaskError
+	if err := ended(done); !errors.Is(err, mcpadapter.ErrTaskDetached) || !errors.As(err, &te) || te.Handle.TaskID != polled.TaskID {
+		t.Fatalf("a detached poll: want ErrTaskDetached with the handle, got %v", err)
+	}
+	// The question may come with the answer that makes the task (no
+	// task to let go of yet): the call is made again until it comes
+	// while the task is followed.
+	for try := 1; ; try++ {
+		detach = make(chan struct{})
+		made, done = call("ask", `{}`, detach, nil)
+		select {
+		case <-asked:
+		case <-ctx.Done():
+			t.Fatal("no question")
+		}
+		select {
+		case <-made:
+			close(detach)
+			release <- struct{}{}
+			if err := ended(done); !errors.Is(err, mcpadapter.ErrTaskDetached) {
+				t.Fatalf("a detached question: want ErrTaskDetached, got %v", err)
+			}
+		default:
+			release <- struct{}{}
+			ended(done)
+			if try == 10 {
+				t.Fatal("each question came before its task")
+			}
+			continue
+		}
+		break
+	}
+	detach = make(chan struct{})
+	close(detach)
+	if _, done = call("", "", detach, &polled); !errors.Is(ended(done), mcpadapter.ErrTaskDetached) {
+		t.Fatal("a resumed task with Detach closed is followed")
+	}
+	if got, n := srv.Status(polled.TaskID), srv.Cancels(); got != "working" || n != 0 {
+		t.Errorf("the polled task is %q after Detach, with %d tasks/cancel; want working and none", got, n)
+	}
+	if _, err := c.CallTool(ctx, "work", json.RawMessage(`{"steps":1,"stepMs":1}`), nil); err != nil {
+		t.Fatalf("a call after the detached ones: %v", err)
+	}
+}

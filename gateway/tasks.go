@@ -120,6 +120,10 @@ type gwTask struct {
 	unsaved bool          // its end is not in the task store yet: runBeats writes it (TaskOptions.Store)
 	handed  bool          // a server's own task handed over to the other replicas by close: its record is theirs
 	handoff chan struct{} // closed by taskStore.wait for a task handed over: its questions wait no more
+	// away says another replica adopted this server's own task (its
+	// record names that replica): this one lets go of it (letGo).
+	away   bool
+	detach chan struct{} // closed by letGo: the call stops following the task without cancelling it
 }
 
 // taskQuestion is a question of the server's task for the client.
@@ -192,6 +196,12 @@ func (t *gwTask) setRemote(h mcpadapter.TaskHandle) {
 func (t *gwTask) ask(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	q := &taskQuestion{params: p, answer: make(chan *mcp.ElicitResult, 1)}
 	t.mu.Lock()
+	var detach <-chan struct{}
+	if t.handle == nil || t.handle.Protocol != mcpadapter.TaskProtocolCore {
+		// A 2025-11-25 server's question waits on: the server asks
+		// it in a tasks/result exchange, which an error would end.
+		detach = t.detach
+	}
 	t.seq++
 	q.key = t.keys + "q" + strconv.Itoa(t.seq)
 	t.asks = append(t.asks, q)
@@ -216,6 +226,8 @@ func (t *gwTask) ask(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResul
 	case <-ctx.Done():
 		return nil, context.Cause(ctx)
 	case <-t.handoff:
+		return nil, errTaskHandedOver
+	case <-detach:
 		return nil, errTaskHandedOver
 	}
 }
@@ -261,18 +273,20 @@ type taskStore struct {
 	wg   sync.WaitGroup // the background calls, and runBeats
 	quit chan struct{}  // closed by wait: runBeats ends
 	beat sync.Once
-	// handed are the servers' own tasks close handed over to the other
-	// replicas (TaskOptions.Store); wait ends their calls here.
-	handed []*gwTask
 
 	mu     sync.Mutex
 	closed bool
+	// handed are the servers' own tasks close handed over to the other
+	// replicas, and those letGo let go of (TaskOptions.Store); wait ends
+	// their calls here.
+	handed []*gwTask
 	tasks  map[string]*gwTask
-	count  map[string]int // by principal
+	count  map[string]int       // by principal
+	tries  map[string]*adoptTry // adopted tasks whose server was not reached, by id (tasks_adopt.go)
 }
 
 func newTaskStore(g *Gateway) *taskStore {
-	return &taskStore{g: g, opts: g.opts.Tasks, sh: newSharedTasks(g.opts.Tasks), quit: make(chan struct{}), tasks: make(map[string]*gwTask), count: make(map[string]int)}
+	return &taskStore{g: g, opts: g.opts.Tasks, sh: newSharedTasks(g.opts.Tasks), quit: make(chan struct{}), tasks: make(map[string]*gwTask), count: make(map[string]int), tries: make(map[string]*adoptTry)}
 }
 
 // run starts writing this replica's liveness record, and looking at the
@@ -354,7 +368,7 @@ func (s *taskStore) start(ctx context.Context, principal string, ss *mcp.ServerS
 	}
 	now := time.Now()
 	t := &gwTask{id: r.u.name + "." + newKey(), principal: principal, session: ss, sessionID: sessionIDOf(ss), shared: s.sh, server: r.u.name, tool: r.tool.OriginalName, ext: ext,
-		created: now, updated: now, ttl: ttl, status: stWorking, done: make(chan struct{}), made: make(chan struct{}), wake: make(chan struct{}), handoff: make(chan struct{})}
+		created: now, updated: now, ttl: ttl, status: stWorking, done: make(chan struct{}), made: make(chan struct{}), wake: make(chan struct{}), handoff: make(chan struct{}), detach: make(chan struct{})}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()

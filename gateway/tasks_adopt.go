@@ -47,12 +47,17 @@ func (s *taskStore) adopt(ctx context.Context, t *gwTask) *gwTask {
 		s.mu.Unlock()
 		return own
 	}
+	if tr := s.tries[t.id]; tr != nil && time.Now().Before(tr.next) {
+		s.mu.Unlock()
+		return t // its server was not reached a moment ago
+	}
 	s.mu.Unlock()
+	keys := "a" + newKey()[:8] + "."
 	claimed, err := s.sh.updateTask(ctx, t.id, func(r *taskRecord) bool {
 		if terminal(r.Status) || r.Replica != rec.Replica || r.Handle == nil {
 			return false
 		}
-		r.Replica, r.Asks, r.Answers = s.sh.replica, nil, nil
+		r.Replica, r.Asks, r.Answers, r.Keys = s.sh.replica, nil, nil, keys
 		if r.Status == stInput {
 			r.Status, r.Message = stWorking, ""
 		}
@@ -70,7 +75,7 @@ func (s *taskStore) adopt(ctx context.Context, t *gwTask) *gwTask {
 	a := &gwTask{id: t.id, principal: claimed.Principal, server: claimed.Server, tool: claimed.Tool, ext: claimed.Ext, sessionID: claimed.Session,
 		shared: s.sh, created: claimed.Created, updated: time.Now(), ttl: time.Duration(claimed.TTLMs) * time.Millisecond,
 		status: claimed.Status, message: claimed.Message, remote: claimed.Handle.TaskID, handle: claimed.Handle,
-		keys: "a" + newKey()[:8] + ".", done: make(chan struct{}), made: make(chan struct{}), wake: make(chan struct{}), handoff: make(chan struct{})}
+		keys: keys, done: make(chan struct{}), made: make(chan struct{}), wake: make(chan struct{}), handoff: make(chan struct{}), detach: make(chan struct{})}
 	close(a.made)
 	tctx, cancel := context.WithCancelCause(context.WithoutCancel(s.g.ctx))
 	a.cancel = cancel
@@ -101,7 +106,7 @@ func (s *taskStore) follow(ctx context.Context, u *upstream, a *gwTask) {
 	var res *mcpadapter.Result
 	cctx, err := u.as(ctx)
 	if err == nil {
-		res, err = u.client.ResumeTask(cctx, *a.handle, nil)
+		res, err = u.client.ResumeTask(cctx, *a.handle, &mcpadapter.CallOptions{Detach: a.detach})
 	}
 	if a.handedOver() {
 		return
@@ -110,10 +115,12 @@ func (s *taskStore) follow(ctx context.Context, u *upstream, a *gwTask) {
 		!errors.As(err, new(*mcpadapter.ContentError)) && !errors.Is(context.Cause(ctx), errTaskCancelled) {
 		// The server was not reached, or its answer not read: the task
 		// may still run there. Another request adopts it again.
-		s.g.log.Warn("an adopted task could not be followed at its server; it is left for another try", "task", a.id, "server", a.server, "err", s.g.red.err(err))
-		s.release(ctx, a)
+		s.release(ctx, a, err)
 		return
 	}
+	s.mu.Lock()
+	delete(s.tries, a.id)
+	s.mu.Unlock()
 	if err != nil && errors.Is(context.Cause(ctx), errTaskCancelled) {
 		err = errTaskCancelled
 	}
@@ -140,17 +147,59 @@ func errQuestionGone(id, key string) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("task %q has no question %q waiting for an answer: the gateway replica that put it stopped; read the task again (tasks/get) for the questions it waits for now", id, key)}
 }
 
-// release lets go of a, an adopted task this replica could not follow:
-// its record names no replica again, so that the next request about it
-// adopts it anew.
-func (s *taskStore) release(ctx context.Context, a *gwTask) {
+// adoptTry is when this replica adopts again a task whose server it
+// could not reach (release): not before next, the wait doubling with each
+// try (from taskBeat to maxAdoptWait), so that a client's polls of it
+// are answered from its record, without a try, a store write and a
+// warning each.
+type adoptTry struct {
+	next time.Time
+	wait time.Duration
+}
+
+// maxAdoptWait bounds the wait between two tries; maxAdoptTries how many
+// tasks' tries a replica keeps.
+const (
+	maxAdoptWait  = 16 * taskBeat
+	maxAdoptTries = 1024
+)
+
+// release lets go of a, an adopted task this replica could not follow
+// (err): its record names no replica again, so that the next request
+// about it adopts it anew, here not before its next try.
+func (s *taskStore) release(ctx context.Context, a *gwTask, err error) {
+	now := time.Now()
 	s.mu.Lock()
 	if s.tasks[a.id] == a {
 		delete(s.tasks, a.id)
 		s.uncount(a)
 	}
+	tr := s.tries[a.id]
+	first := tr == nil
+	if first {
+		if len(s.tries) >= maxAdoptTries {
+			for id, x := range s.tries {
+				if now.Sub(x.next) > maxAdoptWait {
+					delete(s.tries, id)
+				}
+			}
+		}
+		tr = &adoptTry{wait: taskBeat}
+		if len(s.tries) < maxAdoptTries {
+			s.tries[a.id] = tr
+		}
+	} else {
+		tr.wait = min(2*tr.wait, maxAdoptWait)
+	}
+	tr.next = now.Add(tr.wait)
+	wait := tr.wait
 	s.mu.Unlock()
-	if err := s.sh.handOverRecord(ctx, a.id); err != nil {
+	log := s.g.log.Debug
+	if first {
+		log = s.g.log.Warn // once per task while its server is not reached
+	}
+	log("an adopted task could not be followed at its server; it is left for another try", "task", a.id, "server", a.server, "retry", wait, "err", s.g.red.err(err))
+	if err := s.sh.handOverRecord(ctx, a); err != nil {
 		s.g.log.Warn("an adopted task could not be released in the task store; it is adopted again once this replica's liveness record expires", "task", a.id, "err", err)
 	}
 }

@@ -193,6 +193,9 @@ func (g *Gateway) runTaskCall(ctx context.Context, r toolRoute, args json.RawMes
 	if onTask != nil {
 		opts.OnTask = onTask
 	}
+	if t := taskFrom(ctx); t != nil && t.detach != nil {
+		opts.Detach = t.detach // another replica adopted the task (letGo)
+	}
 	if args == nil {
 		args = json.RawMessage("{}")
 	}

@@ -76,14 +76,21 @@ func (s *taskStore) waitPlain(ctx context.Context) {
 	}
 }
 
-// handOverRecord marks the record of task id, which this replica runs,
+// handOverRecord marks the record of task t, which this replica runs,
 // handed over: no replica runs it, so the next replica asked about it
-// adopts it at once. Its questions were put by this replica's call, and
-// go with it.
-func (sh *sharedTasks) handOverRecord(ctx context.Context, id string) error {
-	_, err := sh.updateTask(ctx, id, func(r *taskRecord) bool {
-		if terminal(r.Status) || r.Replica != sh.replica {
+// adopts it at once. It names the server's task (a write of it may have
+// failed). Its questions were put by this replica's call, and go with it.
+func (sh *sharedTasks) handOverRecord(ctx context.Context, t *gwTask) error {
+	t.mu.Lock()
+	h := t.handle
+	t.mu.Unlock()
+	handed := false
+	_, err := sh.updateTask(ctx, t.id, func(r *taskRecord) bool {
+		if handed = !terminal(r.Status) && r.Replica == sh.replica; !handed {
 			return false
+		}
+		if r.Handle == nil {
+			r.Handle = h
 		}
 		r.Replica, r.Asks, r.Answers = "", nil, nil
 		if r.Status == stInput {
@@ -91,7 +98,12 @@ func (sh *sharedTasks) handOverRecord(ctx context.Context, id string) error {
 		}
 		return true
 	})
-	return err
+	if err != nil || !handed {
+		return err
+	}
+	// Its index entry names no replica: it counts against the
+	// principal's cap until a replica adopts it (admit).
+	return sh.setEntry(ctx, t.principal, t.id, func(e *indexEntry) { e.Replica = "" })
 }
 
 // close stops the tasks that run here. Without a store, each call is
@@ -115,22 +127,52 @@ func (s *taskStore) close() {
 		}
 		stopping = append(stopping, t)
 	}
+	handed := s.handed
 	s.mu.Unlock()
 	for _, t := range stopping {
 		<-t.done
 	}
-	for _, t := range s.handed {
-		if err := s.sh.handOverRecord(context.Background(), t.id); err != nil {
+	for _, t := range handed {
+		if err := s.sh.handOverRecord(context.Background(), t); err != nil {
 			s.g.log.Warn("a task could not be handed over in the task store; other replicas follow it once this replica's liveness record expires", "task", t.id, "err", err)
 		}
 	}
+}
+
+// letGo lets go of t, a server's own task another replica adopted while
+// this one was taken for stopped (apply marked it away): t is forgotten
+// here (requests read its record), and its call stops following it
+// without cancelling it (CallOptions.Detach).
+func (s *taskStore) letGo(t *gwTask) {
+	t.mu.Lock()
+	away := t.away
+	t.away = false
+	t.mu.Unlock()
+	if !away {
+		return
+	}
+	s.g.log.Warn("another gateway replica adopted a task this one ran, while this one was taken for stopped (its liveness record expired); this replica lets go of it", "task", t.id)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return // close hands it over
+	}
+	if s.tasks[t.id] == t {
+		delete(s.tasks, t.id)
+		s.uncount(t)
+	}
+	close(t.detach)
+	s.handed = append(s.handed, t) // a 2025-11-25 question waits until wait
 }
 
 // wait ends the servers' own tasks handed over (the servers' clients
 // are closed: their calls end without a tasks/cancel), waits for every task's
 // call and for runBeats, and deletes this replica's liveness record.
 func (s *taskStore) wait() {
-	for _, t := range s.handed {
+	s.mu.Lock()
+	handed := s.handed // closed: letGo adds none
+	s.mu.Unlock()
+	for _, t := range handed {
 		// Not its context: a call whose context ends cancels its task
 		// at the server. A question the call waits on ends; the client
 		// is closed, and the call ends without a tasks/cancel.

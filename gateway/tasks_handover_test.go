@@ -246,3 +246,97 @@ func TestSharedTasksAdoptServerAway(t *testing.T) {
 		t.Fatalf("the server started the task %d times", n)
 	}
 }
+
+// beatlessStore is a replica's view of a shared TaskStore whose writes
+// over a task's record fail while on is set, except the one that hands
+// the task over (a store that failed the replica's beats, and answers
+// again as it shuts down).
+type beatlessStore struct {
+	TaskStore
+	on atomic.Bool
+}
+
+func (s *beatlessStore) ReplaceTask(ctx context.Context, key string, old, rec []byte, ttl time.Duration) (bool, error) {
+	if s.on.Load() && strings.HasPrefix(key, "task.") && !bytes.Contains(rec, []byte(`"replica":""`)) {
+		return false, errDead
+	}
+	return s.TaskStore.ReplaceTask(ctx, key, old, rec, ttl)
+}
+
+// TestSharedTasksHandoverWritesHandle: replica A's store fails the write
+// of the server's task id into a task's record (right after the server
+// made its task, and on the beats after it), and A shuts down. The record
+// A hands over names the server's task: replica B follows the task to
+// its result; it does not answer it failed with CodeCallInterrupted
+// while the server runs it, and the server ran it once, uncancelled.
+func TestSharedTasksHandoverWritesHandle(t *testing.T) {
+	b := startTaskBackends(t)
+	shared := &MemoryTaskStore{}
+	sessions := &MemorySessionStore{}
+	beatless := &beatlessStore{TaskStore: shared}
+	ga, urlA := taskGateway(t, b, &Options{Tasks: &TaskOptions{Store: beatless}, Sessions: &SessionOptions{Store: sessions}})
+	_, urlB := taskGateway(t, b, &Options{Tasks: &TaskOptions{Store: shared}, Sessions: &SessionOptions{Store: sessions}})
+	c := newRawRPC(t, urlA, v0728, "alice", `{}`)
+	beatless.on.Store(true)
+	id := c.startTask("ext_work", `{"steps":30,"stepMs":100}`)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		ga.tasks.mu.Lock()
+		own := ga.tasks.tasks[id]
+		ga.tasks.mu.Unlock()
+		own.mu.Lock()
+		made := own.remote != ""
+		own.mu.Unlock()
+		if made {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the server never made its task")
+		}
+	}
+	if h := recordOf(t, shared, id).Handle; h != nil {
+		t.Fatalf("the record holds the server's task id though the store failed its write: %+v", h)
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = ga.Shutdown(sctx)
+	c.url = urlB
+	if got := c.call("tasks/get", `{"taskId":"`+id+`"}`); got["status"] != "working" {
+		t.Fatalf("B answers the handed-over task, which the server runs, as %v", got)
+	}
+	done := c.waitStatus(id, "completed")
+	if !strings.Contains(fmt.Sprint(done["result"]), "done: 30 steps") {
+		t.Fatalf("the task's result on B: %v", done)
+	}
+	if n, k := b.ext.Started("work"), b.ext.Cancels(); n != 1 || k != 0 {
+		t.Fatalf("the server started the task %d times and got %d tasks/cancel (want 1, 0)", n, k)
+	}
+}
+
+// TestSharedTasksCapAcrossHandover: with MaxPerPrincipal 2, alice's two
+// server tasks run on replica A, which shuts down and hands them over.
+// Before and after replica B adopts them, a third task of alice's is
+// refused with CodeTooManyTasks: tasks handed over still count, so a
+// rolling restart never lets a principal past its cap.
+func TestSharedTasksCapAcrossHandover(t *testing.T) {
+	b := startTaskBackends(t)
+	gs, urls := sharedTaskGateways(t, b, 2, &MemoryTaskStore{}, &MemorySessionStore{}, &TaskOptions{MaxPerPrincipal: 2})
+	c := newRawRPC(t, urls[0], v0728, "alice", `{}`)
+	ids := []string{c.startTask("ext_work", `{"steps":100,"stepMs":100}`), c.startTask("ext_work", `{"steps":100,"stepMs":100}`)}
+	for _, id := range ids {
+		waitHandle(t, gs[0], id)
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = gs[0].Shutdown(sctx)
+	c.url = urls[1]
+	third := `{"name":"ext_work","arguments":{"steps":1,"stepMs":1},"task":{}}`
+	if e := c.callErr("tools/call", third); !strings.Contains(e, fmt.Sprint(CodeTooManyTasks)) {
+		t.Fatalf("a third task right after A handed two over: %q", e)
+	}
+	for _, id := range ids {
+		c.waitStatus(id, "working") // B adopts it
+	}
+	if e := c.callErr("tools/call", third); !strings.Contains(e, fmt.Sprint(CodeTooManyTasks)) {
+		t.Fatalf("a third task once B adopted two: %q", e)
+	}
+}

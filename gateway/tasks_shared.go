@@ -77,6 +77,7 @@ type taskRecord struct {
 	Error     *jsonrpc.Error               `json:"error,omitempty"`
 	Asks      map[string]*mcp.ElicitParams `json:"asks,omitempty"`
 	Answers   map[string]json.RawMessage   `json:"answers,omitempty"`
+	Keys      string                       `json:"keys,omitempty"`   // starts its questions' keys: the adopting replica's (tasks_adopt.go)
 	Expires   time.Time                    `json:"expires,omitzero"` // zero while it runs
 
 	raw []byte
@@ -311,7 +312,8 @@ func (s *sharedTasks) alive(ctx context.Context, r string, known map[string]bool
 
 // admit adds task id of principal to its index, counted, if the
 // principal's counted tasks are fewer than max: running ones of replicas
-// that are alive, and ended ones whose outcome is not yet fetched.
+// that are alive or handed over by a replica that shut down, and ended
+// ones whose outcome is not yet fetched.
 func (s *sharedTasks) admit(ctx context.Context, principal, id string, created time.Time, max int) error {
 	return s.updateIndex(ctx, principal, func(idx *taskIndex) error {
 		known := map[string]bool{}
@@ -320,7 +322,7 @@ func (s *sharedTasks) admit(ctx context.Context, principal, id string, created t
 			if !e.Counted {
 				continue
 			}
-			if e.Expires.IsZero() {
+			if e.Expires.IsZero() && e.Replica != "" { // "": handed over, runs at its server
 				if ok, err := s.alive(ctx, e.Replica, known); err != nil {
 					return err
 				} else if !ok {

@@ -159,7 +159,7 @@ func (s *taskStore) forgetShared(ctx context.Context, t *gwTask) {
 // dropped.
 func (s *taskStore) answer(ctx context.Context, t *gwTask, key string, r *mcp.ElicitResult) error {
 	if t.rec == nil {
-		if !t.answer(key, r) && t.keys != "" && !strings.HasPrefix(key, t.keys) {
+		if !t.answer(key, r) && staleKey(t.keys, key) {
 			return errQuestionGone(t.id, key) // adopted: the key was the stopped replica's
 		}
 		return nil
@@ -171,6 +171,9 @@ func (s *taskStore) answer(ctx context.Context, t *gwTask, key string, r *mcp.El
 	gone := false
 	if _, err := s.sh.updateTask(ctx, t.id, func(rec *taskRecord) bool {
 		if rec.Asks[key] == nil {
+			// Adopted (by another replica), or handed over and not yet
+			// adopted: a question of a replica that stopped.
+			gone = staleKey(rec.Keys, key) || rec.Replica == ""
 			return false
 		}
 		alive, err := s.sh.alive(ctx, rec.Replica, nil)
@@ -190,6 +193,13 @@ func (s *taskStore) answer(ctx context.Context, t *gwTask, key string, r *mcp.El
 		return errQuestionGone(t.id, key)
 	}
 	return nil
+}
+
+// staleKey reports whether key is a question's key put by a replica that
+// stopped, on a task whose questions' keys start with keys: one a
+// replica adopted (keys not empty).
+func staleKey(keys, key string) bool {
+	return keys != "" && !strings.HasPrefix(key, keys)
 }
 
 // listShared returns principal's tasks from its index, oldest first; ss

@@ -34,6 +34,13 @@ func (sh *sharedTasks) apply(t *gwTask, rec *taskRecord) bool {
 	if t.handed {
 		return false // the other replicas' now
 	}
+	if rec.Replica != sh.replica {
+		// Another replica adopted it while this one was taken for
+		// stopped (its liveness record expired): it is that replica's,
+		// ended there or not (this one sends no tasks/cancel).
+		t.handed, t.away = true, true
+		return false
+	}
 	if terminal(rec.Status) {
 		if !terminal(t.status) {
 			t.status, t.message, t.err = rec.Status, rec.Message, rec.Error
@@ -167,6 +174,7 @@ func (s *taskStore) runBeats() {
 			if err := sh.sync(ctx, t); err != nil {
 				s.g.log.Warn("a running task's record could not be written to the task store", "task", t.id, "err", err)
 			}
+			s.letGo(t)
 		}
 		select {
 		case <-s.quit:
