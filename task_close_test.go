@@ -110,11 +110,18 @@ func TestExtTaskCloseDuringQuestion(t *testing.T) {
 		_, err := c.CallTool(ctx, "ask", json.RawMessage(`{}`), &mcpadapter.CallOptions{OnTask: func(h mcpadapter.TaskHandle) { made <- h }})
 		done <- err
 	}()
-	task := <-made
-	select {
-	case <-asked:
-	case <-ctx.Done():
-		t.Fatal("no question")
+	// The question may come before the task's handle reaches OnTask.
+	var task mcpadapter.TaskHandle
+	for gotTask, gotQuestion := false, false; !gotTask || !gotQuestion; {
+		select {
+		case task = <-made:
+			gotTask = true
+		case <-asked:
+			gotQuestion = true
+		case <-ctx.Done():
+			close(closed)
+			t.Fatalf("after 30 s: task handle %v, question %v", gotTask, gotQuestion)
+		}
 	}
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
