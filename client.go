@@ -180,10 +180,18 @@ func newClientWith(ep *engine.Endpoint, opts ClientOptions, adjust func(*mcp.Cli
 	if adjust != nil {
 		adjust(so)
 	}
+	// The rounds of a 2026-07-28 call are answered by the client's own
+	// loop (inputwire.AutoRounds) where go-sdk's would answer them: go-sdk's
+	// also takes a task's questions for a round and runs the tool again.
+	autoRounds := so.MultiRoundTrip == nil || !so.MultiRoundTrip.Disabled
+	so.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
 	c.sdk = mcp.NewClient(&mcp.Implementation{Name: "mcpadapter", Version: Version()}, so)
 	// A panic while go-sdk sends a request or decodes its answer (a
 	// hostile server's) fails that request: added first, so innermost.
 	c.sdk.AddSendingMiddleware(engine.RecoverSendingMiddleware(c.log))
+	if autoRounds {
+		c.sdk.AddSendingMiddleware(inputwire.AutoRounds{Elicit: so.ElicitationHandler, Sampling: opts.SamplingHandler, Roots: opts.Roots, Log: c.log}.Middleware)
+	}
 	c.sdk.AddSendingMiddleware(engine.HandshakeMiddleware(engine.Handshake{
 		Probe:      opts.probeTimeout(),
 		OneSession: ep.Local(),

@@ -194,7 +194,7 @@ func (c *Client) callInterruptibleAfter(ctx context.Context, tc *toolCall, after
 		if err != nil {
 			return nil, err
 		}
-		// go-sdk's multi-round-trip loop is off and its elicitation handler
+		// The client's multi-round-trip loop is off and go-sdk's elicitation handler
 		// parks the call: both need go-sdk's path.
 		tc.viaSDK = true
 		tc.protocol = s.ProtocolVersion()

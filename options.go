@@ -164,7 +164,7 @@ type ClientOptions struct {
 	// Relay marks a client that relays the server to another client (a
 	// gateway): requests made through Session (tools/call, prompts/get,
 	// resources/read) return a 2026-07-28 server's input_required results
-	// as the server sent them (go-sdk's multi-round-trip middleware, which
+	// as the server sent them (the client's multi-round-trip loop, which
 	// otherwise answers them with the handlers above and retries, is off),
 	// and elicitation/create reaches ElicitationHandler as received:
 	// go-sdk's checks of the requested schema and of the answer are left

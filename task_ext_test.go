@@ -6,6 +6,7 @@ import (
 	"errors"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -252,6 +253,51 @@ func TestExtTaskInputHandler(t *testing.T) {
 	}
 	if res.Text() != "hello Grace (accept)" {
 		t.Errorf("result %q", res.Text())
+	}
+}
+
+// TestExtTaskAsksAtCreation: a task that waits for input already when
+// the server answers the tools/call shows its questions with the task
+// (resultType "task" and inputRequests). The client's ElicitationHandler
+// answers them with tasks/update, once; the tools/call is never sent
+// again with the answers, which would make a second task and run the
+// tool twice.
+func TestExtTaskAsksAtCreation(t *testing.T) {
+	t.Parallel()
+	for name, target := range extTargets() {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			var srv *taskserver.Server
+			srv = newTaskServer(t, taskserver.Options{PollInterval: 20, OnCreate: func(ctx context.Context, id string) {
+				// The tools/call is answered once the task asks.
+				for srv.Status(id) != "input_required" && ctx.Err() == nil {
+					time.Sleep(2 * time.Millisecond)
+				}
+			}})
+			var asked atomic.Int32
+			var handle mcpadapter.TaskHandle
+			c, err := mcpadapter.NewClient(target(t, srv), &mcpadapter.ClientOptions{
+				ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					asked.Add(1)
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Grace"}}, nil
+				}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			res, err := c.CallTool(ctx, "ask", json.RawMessage(`{}`), &mcpadapter.CallOptions{OnTask: func(h mcpadapter.TaskHandle) { handle = h }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Text() != "hello Grace (accept)" || handle.TaskID == "" {
+				t.Errorf("result %q, task %q", res.Text(), handle.TaskID)
+			}
+			if n, q, u := srv.Started("ask"), asked.Load(), srv.Updates(); n != 1 || q != 1 || u != 1 {
+				t.Errorf("ask started %d times, its question asked %d times, %d tasks/update; want 1 of each", n, q, u)
+			}
+		})
 	}
 }
 

@@ -33,7 +33,7 @@ func (c *Client) taskAnswer(ctx context.Context, key string, r mcp.InputRequest)
 		}
 		return nil, true, nil
 	case ok:
-		resp, err = c.elicitDirect(ctx, p)
+		resp, err = c.elicitDirect(ctx, key, p)
 	default:
 		resp, err = inputwire.Fulfill(ctx, r, c.opts.SamplingHandler, c.opts.Roots)
 	}
@@ -64,13 +64,14 @@ func (c *Client) abandonTask(ctx context.Context, h *TaskHandle, why error) (*Re
 	return errorResult(refusal), nil
 }
 
-// elicitDirect answers an elicitation with the client's handler, or
-// declines it without one.
-func (c *Client) elicitDirect(ctx context.Context, p *mcp.ElicitParams) (mcp.InputResponse, error) {
+// elicitDirect answers an elicitation under key with the client's
+// handler, checked as a round's is (inputwire.Elicit), or declines it
+// without one.
+func (c *Client) elicitDirect(ctx context.Context, key string, p *mcp.ElicitParams) (mcp.InputResponse, error) {
 	if c.opts.ElicitationHandler == nil {
 		return &mcp.ElicitResult{Action: string(elicitation.Decline)}, nil
 	}
-	return c.opts.ElicitationHandler(ctx, &mcp.ElicitRequest{Params: p})
+	return inputwire.Elicit(ctx, inputwire.RecoveredElicitation(c.log, c.opts.ElicitationHandler), nil, key, p)
 }
 
 // updateTask sends tasks/update with the answers.

@@ -368,12 +368,14 @@ func (s *Session) callFast(ctx context.Context, params *mcp.CallToolParams) (*mc
 	if err != nil {
 		return nil, SentResult(result), fmt.Errorf("calling %q: %w", "tools/call", err)
 	}
-	if res.InputRequests != nil {
-		// go-sdk's multi-round-trip loop answers these and retries:
-		// leave the call to it, starting from this answer, which go-sdk's
-		// call is answered with at the connection (internal/stdio's
-		// handoff.go), so the server runs the tool once. (Over HTTP
-		// RoundTrip handed such an answer over already.)
+	if _, _, round := plaincall.Round(res); round {
+		// The client's multi-round-trip loop (a sending middleware)
+		// answers these and retries: leave the call to go-sdk, starting
+		// from this answer, which go-sdk's call is answered with at the
+		// connection (internal/stdio's handoff.go), so the server runs
+		// the tool once. (Over HTTP RoundTrip handed such an answer over
+		// already.) A task's questions are no round: the caller follows
+		// the task.
 		s.e.cfg.Log.Debug("the server asked for input; handing the call over to go-sdk", "tool", params.Name)
 		s.e.paths.handOver()
 		if s.stdio != nil {

@@ -11,13 +11,18 @@
 // sampling or roots request (Fulfill); and the rounds of one call, each
 // answer that asks for input read as the step the call takes next
 // (Rounds.Next: send again, ask the user, refuse, fail), and the
-// questions of a -32042 error (URLQuestions); and a client's sampling and
-// elicitation handlers as go-sdk's multi-round-trip loop calls them, on
-// goroutines of its own, with a panic answered as an error
+// questions of a -32042 error (URLQuestions); the client's own
+// multi-round-trip loop, a sending middleware in place of go-sdk's that
+// answers each round with the client's handlers and sends the request
+// again, and never takes a task's questions (a result of another
+// resultType, plaincall.Round) for a round (AutoRounds); an elicitation
+// answered by a client's handler, checked as go-sdk checks a server's
+// elicitation/create (Elicit); and a client's sampling and elicitation
+// handlers as go-sdk calls them, with a panic answered as an error
 // (SamplingWithTools, RecoveredElicitation).
 //
 // Who answers a question, and what an unanswerable one means to the call,
 // are the root's (rounds.go, park.go, task_input.go). It imports go-sdk's
-// mcp and jsonrpc packages, the public elicitation package and the
-// standard library only.
+// mcp and jsonrpc packages, the public elicitation package,
+// internal/plaincall and the standard library only.
 package inputwire

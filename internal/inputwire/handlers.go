@@ -7,17 +7,17 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/mcpadapter/mcpadapter/elicitation"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The handlers of a server's questions, as go-sdk calls them. go-sdk's
-// multi-round-trip loop (a 2026-07-28 server's tools/call, prompts/get or
-// resources/read answered with questions) answers each question on a
-// goroutine of its own, outside the receiving middleware: a panic there,
-// in go-sdk's conversion of a hostile server's question or in the
-// application's handler, would end the program. These wrappers answer it
-// with an error instead.
+// The handlers of a server's questions, as go-sdk and the client's own
+// multi-round-trip loop (AutoRounds) call them. A panic in go-sdk's
+// conversion of a hostile server's question or in the application's
+// handler, outside the receiving middleware, would end the program or
+// the caller's goroutine: these wrappers answer the question with an
+// error instead.
 
 // errHandlerPanicked is the error a question is answered with when its
 // handler panicked; it is logged.
@@ -71,4 +71,54 @@ func RecoveredElicitation(log *slog.Logger, h func(context.Context, *mcp.ElicitR
 		}()
 		return h(ctx, req)
 	}
+}
+
+// Elicit answers p, the elicitation of a round or of a task under key,
+// with h, a client's elicitation handler, as go-sdk answers a server's
+// elicitation/create: the question is checked first (a form has no URL;
+// a URL question has a URL, a web page (WebPage), and no schema), and an
+// accepted form's content is checked against the requested schema, with
+// its defaults filled in (elicitation.Request.Check). cs is the session
+// the question came on (nil: none). With h nil it returns go-sdk's error
+// for a client without elicitation.
+func Elicit(ctx context.Context, h func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error), cs *mcp.ClientSession, key string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	if h == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "client does not support elicitation"}
+	}
+	invalid := func(msg string) error { return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msg} }
+	switch p.Mode {
+	case "", "form":
+		if p.URL != "" {
+			return nil, invalid("URL must not be set for form elicitation")
+		}
+	case "url":
+		if p.RequestedSchema != nil {
+			return nil, invalid("requestedSchema must not be set for URL elicitation")
+		}
+		if p.URL == "" {
+			return nil, invalid("URL must be set for URL elicitation")
+		}
+		if err := WebPage(p.URL); err != nil {
+			return nil, invalid("the URL to send the user to is " + err.Error())
+		}
+	default:
+		return nil, invalid(fmt.Sprintf("unsupported elicitation mode: %q", p.Mode))
+	}
+	res, err := h(ctx, &mcp.ElicitRequest{Session: cs, Params: p})
+	if err != nil {
+		return nil, err
+	}
+	if res == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the client's elicitation handler returned no result"}
+	}
+	if res.Action != string(elicitation.Accept) || p.RequestedSchema == nil || res.Content == nil {
+		return res, nil
+	}
+	checked, err := Request(key, p).Check(elicitation.Response{Action: elicitation.Accept, Content: res.Content})
+	if err != nil {
+		return nil, invalid("the elicitation handler's answer does not fit the requested schema: " + err.Error())
+	}
+	out := *res
+	out.Content = checked.Content
+	return &out, nil
 }

@@ -73,11 +73,11 @@ func String(b []byte) (string, bool) {
 }
 
 // AsksInput reports whether result, a tools/call result as sent, asks
-// for input in go-sdk's reading (its InputRequests are set): then the call
-// is go-sdk's to finish. Only a result that mentions inputRequests (in any
-// case, or with a \u escape, which could spell it) is decoded. A result
-// go-sdk's decoding panics on (a question that is null) is go-sdk's too:
-// its call, which fails on it, says so.
+// the client for a round of answers in go-sdk's reading (Round): then the
+// call is go-sdk's to finish. Only a result that mentions inputRequests
+// (in any case, or with a \u escape, which could spell it) is decoded. A
+// result go-sdk's decoding panics on (a question that is null) is
+// go-sdk's too: its call, which fails on it, says so.
 func AsksInput(result []byte) (asks bool) {
 	defer func() {
 		if recover() != nil {
@@ -103,5 +103,9 @@ func AsksInput(result []byte) (asks bool) {
 		}
 	}
 	res := new(mcp.CallToolResult)
-	return res.UnmarshalJSON(result) == nil && res.InputRequests != nil
+	if res.UnmarshalJSON(result) != nil {
+		return false
+	}
+	_, _, asks = Round(res)
+	return asks
 }

@@ -141,8 +141,9 @@ func (c *Conn) RoundTrip(ctx context.Context, name string, args, meta []byte) (j
 	}
 	switch {
 	case a.result != nil && plaincall.AsksInput(a.result):
-		// go-sdk's multi-round-trip loop answers the input requests and
-		// retries: it starts from this answer, handed over below.
+		// The client's multi-round-trip loop answers the input requests
+		// and retries, in go-sdk's call: it starts from this answer,
+		// handed over below.
 		a.result = nil
 	case a.result != nil || a.err != nil:
 		unhook()
