@@ -151,9 +151,13 @@ type ClientOptions struct {
 	// sampling capability is not advertised.
 	//lint:ignore SA1019 roots, sampling and logging are deprecated in 2026-07-28 but live in the handshake era, which we support
 	SamplingHandler func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error)
-	// ElicitationHandler answers elicitation/create requests; nil means the
-	// elicitation capability is not advertised, so servers decline instead
-	// of asking.
+	// ElicitationHandler answers elicitation/create requests, and the
+	// elicitations of a 2026-07-28 call's rounds and of its task; nil means
+	// the elicitation capability is not advertised, so servers decline
+	// instead of asking. A URL question reaches it only for a web page
+	// (http or https), and an accepted form's content must fit the
+	// requested schema (its defaults are filled in), else the question is
+	// answered with an error.
 	ElicitationHandler func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
 	// RootsHandler answers roots/list requests, instead of Roots; setting
 	// it advertises the roots capability (with listChanged). A program
