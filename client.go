@@ -244,7 +244,7 @@ func (c *Client) sdkOptions() *mcp.ClientOptions {
 		o.Capabilities.Sampling = &mcp.SamplingCapabilities{}
 	}
 	if h := c.opts.ElicitationHandler; h != nil {
-		o.ElicitationHandler = inputwire.RecoveredElicitation(c.log, h)
+		o.ElicitationHandler = inputwire.RecoveredElicitation(c.log, inputwire.WebPagesOnly(c.log, h))
 	}
 	if len(c.opts.Roots) > 0 || c.opts.RootsHandler != nil {
 		//lint:ignore SA1019 roots, sampling and logging are deprecated in 2026-07-28 but live in the handshake era, which we support

@@ -155,9 +155,10 @@ type ClientOptions struct {
 	// elicitations of a 2026-07-28 call's rounds and of its task; nil means
 	// the elicitation capability is not advertised, so servers decline
 	// instead of asking. A URL question reaches it only for a web page
-	// (http or https), and an accepted form's content must fit the
-	// requested schema (its defaults are filled in), else the question is
-	// answered with an error.
+	// (http or https; another is declined, or in a round or a task
+	// answered with an error), and an accepted form's content must fit
+	// the requested schema (its defaults are filled in), else the question
+	// is answered with an error.
 	ElicitationHandler func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)
 	// RootsHandler answers roots/list requests, instead of Roots; setting
 	// it advertises the roots capability (with listChanged). A program

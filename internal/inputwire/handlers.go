@@ -122,3 +122,18 @@ func Elicit(ctx context.Context, h func(context.Context, *mcp.ElicitRequest) (*m
 	out.Content = checked.Content
 	return &out, nil
 }
+
+// WebPagesOnly is h, an elicitation handler, with a URL question whose
+// URL is not a web page (WebPage) declined before h sees it (and logged),
+// as a parked call's is.
+func WebPagesOnly(log *slog.Logger, h func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)) func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	return func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		if req != nil && req.Params != nil {
+			if err := WebPage(req.Params.URL); err != nil {
+				log.WarnContext(ctx, "a server asked to send the user to a URL that is not a web page; declined", "url", err)
+				return &mcp.ElicitResult{Action: string(elicitation.Decline)}, nil
+			}
+		}
+		return h(ctx, req)
+	}
+}
