@@ -1,0 +1,160 @@
+//lint:file-ignore SA1019 sampling and roots, deprecated in 2026-07-28, may still be asked for in a round, which we support
+
+package mcpadapter_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The client's own multi-round-trip loop (internal/inputwire.AutoRounds)
+// against 2026-07-28 servers that ask in rounds: what reaches the server
+// and the handlers, on the fast path and on go-sdk's path alike.
+
+// TestAutoRoundsSamplingAnswers: a round's sampling request reaches the
+// SamplingHandler with the session it came on, as go-sdk gives it to a
+// handler; a handler that returns no result fails the call, and no round
+// is sent with a null answer (the server never sees one).
+func TestAutoRoundsSamplingAnswers(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	srv := hostileServer(testserver.Modern)
+	var calls, nullAnswers atomic.Int32
+	mcp.AddTool(srv, &mcp.Tool{Name: "think"}, func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		calls.Add(1)
+		if resp, ok := req.Params.InputResponses["s"]; ok {
+			r, _ := resp.(*mcp.CreateMessageWithToolsResult)
+			if r == nil || len(r.Content) == 0 {
+				nullAnswers.Add(1)
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "no answer"}}}, nil, nil
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "thought"}}}, nil, nil
+		}
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"s": &mcp.CreateMessageWithToolsParams{MaxTokens: 5,
+			Messages: []*mcp.SamplingMessageV2{{Role: "user", Content: []mcp.Content{&mcp.TextContent{Text: "hi"}}}}}}, RequestState: "st"}, nil, nil
+	})
+	var nilResult atomic.Bool
+	var noSession atomic.Int32
+	trace := &countingHandler{}
+	c, err := mcpadapter.NewClient(srv, &mcpadapter.ClientOptions{Logger: slog.New(trace), Trace: true,
+		SamplingHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			if req.Session == nil {
+				noSession.Add(1)
+			}
+			if nilResult.Load() {
+				return nil, nil
+			}
+			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "ok"}}, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res, err := c.CallTool(ctx, "think", json.RawMessage(`{}`), nil)
+	if err != nil || res.Text() != "thought" {
+		t.Fatalf("a sampled round: %v %+v", err, res)
+	}
+	if n := noSession.Load(); n != 0 {
+		t.Errorf("the SamplingHandler was given no session %d times", n)
+	}
+	nilResult.Store(true)
+	before := calls.Load()
+	res, err = c.CallTool(ctx, "think", json.RawMessage(`{}`), nil)
+	if err == nil && !res.IsError {
+		t.Errorf("a SamplingHandler that returned no result: the call succeeded with %q", res.Text())
+	}
+	if n := nullAnswers.Load(); n != 0 {
+		t.Errorf("the server got %d rounds answered with no sampling result", n)
+	}
+	for _, r := range trace.all() {
+		if r["msg"] == "mcp send" && strings.Contains(r["message"], `"s":null`) {
+			t.Errorf("a round was answered with null: %s", r["message"])
+		}
+	}
+	if n := calls.Load() - before; n != 1 {
+		t.Errorf("the tool ran %d times, want 1 (the round is not answered)", n)
+	}
+}
+
+// TestAutoRoundsRootsAnswer: a round that asks a client without roots for
+// them gets an empty list, as go-sdk answers roots/list, never null.
+func TestAutoRoundsRootsAnswer(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	srv := hostileServer(testserver.Modern)
+	mcp.AddTool(srv, &mcp.Tool{Name: "where"}, func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		resp, ok := req.Params.InputResponses["r"]
+		if !ok {
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"r": &mcp.ListRootsParams{}}, RequestState: "st"}, nil, nil
+		}
+		r, _ := resp.(*mcp.ListRootsResult)
+		switch {
+		case r == nil:
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "no answer"}}}, nil, nil
+		case r.Roots == nil:
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "roots: null"}}}, nil, nil
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "roots: " + strings.Repeat("x", len(r.Roots))}}}, nil, nil
+	})
+	c, err := mcpadapter.NewClient(srv, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res, err := c.CallTool(ctx, "where", json.RawMessage(`{}`), nil)
+	if err != nil || res.Text() != "roots: " {
+		t.Fatalf("a roots round: %v, %q; want %q", err, res.Text(), "roots: ")
+	}
+}
+
+// TestAutoRoundsFailedRetryNotResent: on go-sdk's path (the fast path off)
+// as on the fast path (TestFastPathFailedStdioHandOffNotResent), a call
+// whose round was answered and whose retry then fails unsent (the server
+// process died while the user answered) is not sent again from scratch
+// on a new process: the server answered its first round.
+func TestAutoRoundsFailedRetryNotResent(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	trace := &countingHandler{}
+	var c *mcpadapter.Client
+	var asked atomic.Int32
+	c, err := mcpadapter.NewClient(mcpadapter.Command{Path: testserver.Build(t), Args: []string{"-era", testserver.Modern.String()}}, &mcpadapter.ClientOptions{
+		Logger: slog.New(trace), Trace: true, Timeout: 10 * time.Second, StopTimeout: 200 * time.Millisecond, DisableFastPath: true,
+		ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked.Add(1)
+			// The server dies while the user answers.
+			_, _ = c.CallTool(ctx, "crash", json.RawMessage(`{}`), nil)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "ann"}}, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	echoOK(t, ctx, c, "first")
+	reply := `{"jsonrpc":"2.0","id":@ID@,"result":{"resultType":"input_required","inputRequests":{"q":{"method":"elicitation/create","params":{"message":"name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}},"requestState":"s1"}}`
+	_, err = c.CallTool(ctx, "bad_response", testserver.ScriptedArgs(reply), nil)
+	if err == nil {
+		t.Fatal("the call succeeded although the server died during it")
+	}
+	sent := 0
+	for _, r := range trace.all() {
+		if r["msg"] == "mcp send" && strings.Contains(r["message"], `"method":"tools/call"`) && strings.Contains(r["message"], `"bad_response"`) &&
+			!strings.Contains(r["message"], `"inputResponses"`) {
+			sent++
+		}
+	}
+	if sent != 1 || asked.Load() != 1 {
+		t.Errorf("the call's first round was sent %d times and the user asked %d times, want 1 of each (error: %v)", sent, asked.Load(), err)
+	}
+	echoOK(t, ctx, c, "after, on a new process")
+}
