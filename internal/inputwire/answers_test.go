@@ -63,18 +63,18 @@ func TestSummary(t *testing.T) {
 func TestFulfillWithoutHandler(t *testing.T) {
 	ctx := context.Background()
 	//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
-	if _, err := Fulfill(ctx, &mcp.CreateMessageParams{}, nil, nil); err == nil || !strings.Contains(err.Error(), "no SamplingHandler") {
+	if _, err := Fulfill(ctx, nil, &mcp.CreateMessageParams{}, nil, nil); err == nil || !strings.Contains(err.Error(), "no SamplingHandler") {
 		t.Errorf("sampling: %v", err)
 	}
 	//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
 	roots := []*mcp.Root{{URI: "file:///work"}}
 	//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
-	res, err := Fulfill(ctx, &mcp.ListRootsParams{}, nil, roots)
+	res, err := Fulfill(ctx, nil, &mcp.ListRootsParams{}, nil, roots)
 	//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
 	if lr, ok := res.(*mcp.ListRootsResult); err != nil || !ok || len(lr.Roots) != 1 {
 		t.Errorf("roots: %v %v", res, err)
 	}
-	if _, err := Fulfill(ctx, &mcp.ElicitParams{}, nil, nil); err == nil {
+	if _, err := Fulfill(ctx, nil, &mcp.ElicitParams{}, nil, nil); err == nil {
 		t.Error("an elicitation was fulfilled")
 	}
 }

@@ -96,14 +96,14 @@ func (a AutoRounds) answer(ctx context.Context, session mcp.Session, key string,
 			resp, err = nil, errHandlerPanicked(ctx, log, "a round's question", v)
 		}
 	}()
+	cs, _ := session.(*mcp.ClientSession)
 	if p, ok := q.(*mcp.ElicitParams); ok {
-		cs, _ := session.(*mcp.ClientSession)
 		return Elicit(ctx, a.Elicit, cs, key, p)
 	}
 	if q == nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the question is null"}
 	}
-	return Fulfill(ctx, q, a.Sampling, a.Roots)
+	return Fulfill(ctx, cs, q, a.Sampling, a.Roots)
 }
 
 // again is req with the answers of a round and the server's state.
