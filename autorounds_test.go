@@ -5,6 +5,7 @@ package mcpadapter_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"strings"
 	"sync/atomic"
@@ -157,4 +158,36 @@ func TestAutoRoundsFailedRetryNotResent(t *testing.T) {
 		t.Errorf("the call's first round was sent %d times and the user asked %d times, want 1 of each (error: %v)", sent, asked.Load(), err)
 	}
 	echoOK(t, ctx, c, "after, on a new process")
+}
+
+// TestRoundWithoutResultType: a 2026-07-28 server's result that holds
+// questions and no resultType is a round for every client of the
+// adapter alike (plaincall.Round): the client's own loop answers it with
+// the ElicitationHandler, and an ElicitInterrupt tool stops with its
+// question; neither takes it for a result.
+func TestRoundWithoutResultType(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	reply := `{"jsonrpc":"2.0","id":@ID@,"result":{"inputRequests":{"q":{"method":"elicitation/create","params":{"message":"name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}},"requestState":"s1"}}`
+	srv := stdioServer(t, "-era", testserver.Modern.String())
+	var asked atomic.Int32
+	c, err := mcpadapter.NewClient(srv, &mcpadapter.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked.Add(1)
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// The scripted server asks again whatever the answer: the loop gives up.
+	if res, err := c.CallTool(ctx, "bad_response", testserver.ScriptedArgs(reply), nil); err == nil && !res.IsError || asked.Load() == 0 {
+		t.Errorf("the client's own loop: asked %d times, result %+v, error %v", asked.Load(), res, err)
+	}
+	tools := hitlTools(t, srv, nil)
+	res, err := tools["bad_response"].Call(ctx, testserver.ScriptedArgs(reply))
+	var ir *mcpadapter.InputRequiredError
+	if !errors.As(err, &ir) || len(ir.Pending.Requests) != 1 || ir.Pending.Requests[0].Key != "q" {
+		t.Errorf("ElicitInterrupt: %+v, %v; want the question q", res, err)
+	}
 }
