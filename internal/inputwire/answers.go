@@ -109,6 +109,7 @@ func Fulfill(ctx context.Context, cs *mcp.ClientSession, r mcp.InputRequest, sam
 	//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
 	case *mcp.ListRootsParams:
 		if roots == nil {
+			//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
 			roots = []*mcp.Root{} // as go-sdk lists none: never null
 		}
 		//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
