@@ -154,7 +154,6 @@ func TestAutoRoundsFailedRetryNotResent(t *testing.T) {
 			sent++
 		}
 	}
-	t.Logf("error: %v", err)
 	if sent != 1 || asked.Load() != 1 {
 		t.Errorf("the call's first round was sent %d times and the user asked %d times, want 1 of each (error: %v)", sent, asked.Load(), err)
 	}

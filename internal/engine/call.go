@@ -352,7 +352,7 @@ func (s *Session) callFast(ctx context.Context, params *mcp.CallToolParams) (*mc
 			if err != nil && h.Sent() {
 				// The server has the fast path's POST of the call, even if
 				// go-sdk failed before it took the answer.
-				err = &deliveredError{err}
+				err = &sdkerr.DeliveredError{Err: err}
 			}
 			return res, nil, err
 		}
@@ -385,7 +385,7 @@ func (s *Session) callFast(ctx context.Context, params *mcp.CallToolParams) (*mc
 		res, err := s.sdkCallTool(ctx, params)
 		if err != nil {
 			// The server has the call (it answered it).
-			err = &deliveredError{err}
+			err = &sdkerr.DeliveredError{Err: err}
 		}
 		return res, nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -265,6 +266,10 @@ func TestAutoRoundsHandlerFailures(t *testing.T) {
 			}
 			if n := rs.calls.Load(); n != 1 {
 				t.Errorf("the call was sent %d times, want 1", n)
+			}
+			var delivered *sdkerr.DeliveredError
+			if !errors.As(err, &delivered) {
+				t.Errorf("error %v after the server answered a round: not marked delivered", err)
 			}
 		})
 	}
