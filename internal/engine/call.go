@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
@@ -365,6 +366,12 @@ func (s *Session) callFast(ctx context.Context, params *mcp.CallToolParams) (*mc
 	}
 	// go-sdk's own decoding of a result (what its CallTool does with it).
 	res, err := decodeResult(result)
+	var panicked *AnswerPanicError
+	if errors.As(err, &panicked) {
+		// As go-sdk's path says it (sdkCallTool): a question that is
+		// null, say, in a round.
+		return nil, SentResult(result), err
+	}
 	if err != nil {
 		return nil, SentResult(result), fmt.Errorf("calling %q: %w", "tools/call", err)
 	}
