@@ -191,3 +191,25 @@ func TestRoundWithoutResultType(t *testing.T) {
 		t.Errorf("ElicitInterrupt: %+v, %v; want the question q", res, err)
 	}
 }
+
+// TestRoundWithoutQuestions: input_required with no questions at all (not
+// even an empty list, which is load shedding) is no round; the call's
+// error says what the server sent, not that the client lacks an
+// elicitation handler, which it has.
+func TestRoundWithoutQuestions(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	c, err := mcpadapter.NewClient(stdioServer(t, "-era", testserver.Modern.String()), &mcpadapter.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	reply := `{"jsonrpc":"2.0","id":@ID@,"result":{"resultType":"input_required"}}`
+	res, err := c.CallTool(ctx, "bad_response", testserver.ScriptedArgs(reply), nil)
+	if err == nil || strings.Contains(err.Error(), "elicitation") || !strings.Contains(err.Error(), "no questions") {
+		t.Errorf("input_required without questions: %+v, %v; want an error saying it asked no questions", res, err)
+	}
+}
