@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync/atomic"
@@ -211,5 +212,57 @@ func TestRoundWithoutQuestions(t *testing.T) {
 	res, err := c.CallTool(ctx, "bad_response", testserver.ScriptedArgs(reply), nil)
 	if err == nil || strings.Contains(err.Error(), "elicitation") || !strings.Contains(err.Error(), "no questions") {
 		t.Errorf("input_required without questions: %+v, %v; want an error saying it asked no questions", res, err)
+	}
+}
+
+// TestAutoRoundsCancelledWhileAsking: a call whose context ends while the
+// ElicitationHandler has the server's question (over streamable HTTP,
+// on the fast path and on go-sdk's) ends at once with the context's
+// error; the tool ran once, no later round is sent, and the client's
+// next call works.
+func TestAutoRoundsCancelledWhileAsking(t *testing.T) {
+	t.Parallel()
+	for _, disable := range []bool{false, true} {
+		t.Run(fmt.Sprint("DisableFastPath=", disable), func(t *testing.T) {
+			t.Parallel()
+			srv := hostileServer(testserver.Modern)
+			var runs, answered atomic.Int32
+			mcp.AddTool(srv, &mcp.Tool{Name: "ask"}, func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+				runs.Add(1)
+				if req.Params.InputResponses != nil {
+					answered.Add(1)
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "answered"}}}, nil, nil
+				}
+				return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"q": &mcp.ElicitParams{Message: "?"}}, RequestState: "s"}, nil, nil
+			})
+			mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+				Text string `json:"text"`
+			}) (*mcp.CallToolResult, any, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+			})
+			entered := make(chan struct{}, 1)
+			c, err := mcpadapter.NewClient(testserver.ServeStreamable(t, srv, testserver.Stateless()), &mcpadapter.ClientOptions{DisableFastPath: disable,
+				ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					entered <- struct{}{}
+					<-ctx.Done()
+					return nil, ctx.Err()
+				}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			echoOK(t, testCtx(t), c, "first")
+			ctx, cancel := context.WithCancel(testCtx(t))
+			go func() { <-entered; cancel() }()
+			start := time.Now()
+			_, err = c.CallTool(ctx, "ask", json.RawMessage(`{}`), nil)
+			if !errors.Is(err, context.Canceled) || time.Since(start) > 5*time.Second {
+				t.Errorf("cancelled while asking: %v after %v; want context.Canceled at once", err, time.Since(start))
+			}
+			if r, a := runs.Load(), answered.Load(); r != 1 || a != 0 {
+				t.Errorf("the tool ran %d times, %d of them answered; want 1, 0", r, a)
+			}
+			echoOK(t, testCtx(t), c, "after")
+		})
 	}
 }
