@@ -266,3 +266,30 @@ func TestAutoRoundsCancelledWhileAsking(t *testing.T) {
 		})
 	}
 }
+
+// TestAutoRoundsNotForInterrupts: the tools of an ElicitInterrupt adapter
+// built on a client with an ElicitationHandler stop with the round's
+// question; the client's own loop, which would answer it with that
+// handler, is not theirs.
+func TestAutoRoundsNotForInterrupts(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	var asked atomic.Int32
+	c, err := mcpadapter.NewClient(testserver.New(testserver.Options{}), &mcpadapter.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked.Add(1)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"guests": 2}}, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if res, err := c.CallTool(ctx, "book", json.RawMessage(`{"date":"Fri"}`), nil); err != nil || !strings.HasPrefix(res.Text(), "Booked 2") || asked.Load() != 1 {
+		t.Fatalf("the client's own loop: %v %+v, asked %d", err, res, asked.Load())
+	}
+	res, err := hitlTools(t, c, nil)["book"].Call(ctx, json.RawMessage(`{"date":"Fri"}`))
+	var ir *mcpadapter.InputRequiredError
+	if !errors.As(err, &ir) || asked.Load() != 1 {
+		t.Errorf("ElicitInterrupt: %+v, %v, the handler asked %d times; want the question, the handler not asked again", res, err, asked.Load())
+	}
+}
