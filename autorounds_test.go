@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/internal/inputwire"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -212,6 +213,13 @@ func TestRoundWithoutQuestions(t *testing.T) {
 	res, err := c.CallTool(ctx, "bad_response", testserver.ScriptedArgs(reply), nil)
 	if err == nil || strings.Contains(err.Error(), "elicitation") || !strings.Contains(err.Error(), "no questions") {
 		t.Errorf("input_required without questions: %+v, %v; want an error saying it asked no questions", res, err)
+	}
+	// An ElicitInterrupt tool reads it by the same rule: no round (and no
+	// load shed, which is an empty list of questions).
+	start := time.Now()
+	res, err = hitlTools(t, c, nil)["bad_response"].Call(ctx, testserver.ScriptedArgs(reply))
+	if err == nil || !strings.Contains(err.Error(), "no questions") || time.Since(start) >= inputwire.ShedWait(1) {
+		t.Errorf("ElicitInterrupt, input_required without questions: %+v, %v after %v; want an error saying it asked no questions, at once", res, err, time.Since(start))
 	}
 }
 
