@@ -25,10 +25,10 @@ func (c *Client) callRound(ctx context.Context, pc *PendingCall, answers mcp.Inp
 		if r, err, ok := c.taskReply(ctx, tc, res); ok { // a task the server made
 			return r, err
 		}
-		// A round by the client's one rule (plaincall.Round, which the
-		// client's own loop follows too), or input_required with no
-		// questions at all, which Rounds.Next takes for load shedding.
-		if _, _, round := plaincall.Round(res.CallToolResult); !round && !res.NeedsInput() {
+		// A round by the client's one rule (plaincall.Round), which its
+		// own loop follows too: input_required with no questions at all
+		// is none (an empty list of them is load shedding).
+		if _, _, round := plaincall.Round(res.CallToolResult); !round {
 			return convertResult(c.name, pc.Tool, res)
 		}
 		switch step := rounds.Next(ctx, pc.Tool, res.CallToolResult); {
