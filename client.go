@@ -233,9 +233,11 @@ func (c *Client) sdkOptions() *mcp.ClientOptions {
 		ResourceListChangedHandler:  c.opts.ResourceListChangedHandler,
 		Capabilities:                &mcp.ClientCapabilities{},
 	}
-	// go-sdk answers a 2026-07-28 server's questions on goroutines of its
-	// own (inputwire.SamplingWithTools): the handlers refuse what go-sdk's conversion
-	// would panic on, and recover.
+	// go-sdk answers a server's sampling/createMessage and
+	// elicitation/create with these (inputwire.SamplingWithTools,
+	// RecoveredElicitation): they refuse what go-sdk's conversion would
+	// panic on, and recover. A 2026-07-28 round's questions are the
+	// client's own loop's (inputwire.AutoRounds, below).
 	if h := c.opts.SamplingHandler; h != nil {
 		//lint:ignore SA1019 roots, sampling and logging are deprecated in 2026-07-28 but live in the handshake era, which we support
 		o.CreateMessageWithToolsHandler = inputwire.SamplingWithTools(c.log, h)

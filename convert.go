@@ -32,6 +32,11 @@ func convertResult(server, tool string, r *callReply) (*Result, error) {
 	if r == nil || r.CallToolResult == nil {
 		return nil, &ContentError{Server: server, Tool: tool, Index: -1, Err: errors.New("empty result")}
 	}
+	if r.NeedsInput() && r.InputRequests == nil {
+		// No round (plaincall.Round): nothing to answer.
+		return nil, &ContentError{Server: server, Tool: tool, Index: -1,
+			Err: errors.New("the server answered input_required with no questions (no inputRequests)")}
+	}
 	if r.NeedsInput() {
 		return nil, &ContentError{Server: server, Tool: tool, Index: -1,
 			Err: errors.New("the server asked for input (input_required) but this client has no elicitation; use WithElicitation")}

@@ -421,6 +421,21 @@ func diffReplies() []string {
 		r(`[]`),
 		r(`{"resultType":"input_required","inputRequests":{"q":{"method":"elicitation/create","params":{"message":"name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}},"requestState":"s1"}`),
 		r(`{"resultType":"input_required"}`),
+		// Rounds and what only looks like one (plaincall.Round): a task
+		// that shows its questions, a complete result, no type, a null
+		// question, load shed for ever, a URL that is no web page, a round
+		// that never ends, keys go-sdk reads apart (case kept, escapes
+		// undone).
+		r(`{"resultType":"task","taskId":"t1","status":"input_required","inputRequests":{"q":{"method":"elicitation/create","params":{"message":"name?"}}}}`),
+		r(`{"ResultType":"task","taskId":"t1","status":"input_required","inputRequests":{"q":{"method":"elicitation/create","params":{"message":"name?"}}}}`),
+		r(`{"\u0072esultType":"task","taskId":"t1","status":"input_required","inputRequests":{"q":{"method":"elicitation/create","params":{"message":"name?"}}}}`),
+		r(`{"resultType":"complete","content":[],"inputRequests":{"q":{"method":"elicitation/create","params":{"message":"name?"}}}}`),
+		r(`{"inputRequests":{"q":{"method":"elicitation/create","params":{"message":"name?"}}},"requestState":"s"}`),
+		r(`{"resultType":"input_required","INPUTREQUESTS":{"q":{"method":"elicitation/create","params":{"message":"name?"}}}}`),
+		r(`{"resultType":"input_required","inputRequests":{"q":null}}`),
+		r(`{"resultType":"input_required","inputRequests":{}}`),
+		r(`{"resultType":"input_required","inputRequests":{"u":{"method":"elicitation/create","params":{"mode":"url","message":"go","url":"javascript:alert(1)","elicitationId":"e"}}}}`),
+		r(`{"resultType":"input_required","inputRequests":{"r":{"method":"roots/list","params":{}}},"requestState":"again"}`),
 		r(`{"content":[{"type":"text","text":"` + big + `"}]}`),
 		`{"jsonrpc":"2.0","id":@ID@,"error":{"code":-32000,"message":"boom","data":{"why":"scripted"}}}`,
 		`{"jsonrpc":"2.0","id":@ID@,"error":{"code":-32602,"message":"bad params"}}`,

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/mcpadapter/mcpadapter/internal/inputwire"
+	"github.com/mcpadapter/mcpadapter/internal/plaincall"
 	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -24,7 +25,10 @@ func (c *Client) callRound(ctx context.Context, pc *PendingCall, answers mcp.Inp
 		if r, err, ok := c.taskReply(ctx, tc, res); ok { // a task the server made
 			return r, err
 		}
-		if !res.NeedsInput() {
+		// A round by the client's one rule (plaincall.Round), which its
+		// own loop follows too: input_required with no questions at all
+		// is none (an empty list of them is load shedding).
+		if _, _, round := plaincall.Round(res.CallToolResult); !round {
 			return convertResult(c.name, pc.Tool, res)
 		}
 		switch step := rounds.Next(ctx, pc.Tool, res.CallToolResult); {

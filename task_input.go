@@ -35,7 +35,7 @@ func (c *Client) taskAnswer(ctx context.Context, key string, r mcp.InputRequest)
 	case ok:
 		resp, err = c.elicitDirect(ctx, key, p)
 	default:
-		resp, err = inputwire.Fulfill(ctx, r, c.opts.SamplingHandler, c.opts.Roots)
+		resp, err = inputwire.Fulfill(ctx, nil, r, c.opts.SamplingHandler, c.opts.Roots)
 	}
 	return resp, false, err
 }

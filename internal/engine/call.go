@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
@@ -352,7 +353,7 @@ func (s *Session) callFast(ctx context.Context, params *mcp.CallToolParams) (*mc
 			if err != nil && h.Sent() {
 				// The server has the fast path's POST of the call, even if
 				// go-sdk failed before it took the answer.
-				err = &deliveredError{err}
+				err = &sdkerr.DeliveredError{Err: err}
 			}
 			return res, nil, err
 		}
@@ -365,6 +366,12 @@ func (s *Session) callFast(ctx context.Context, params *mcp.CallToolParams) (*mc
 	}
 	// go-sdk's own decoding of a result (what its CallTool does with it).
 	res, err := decodeResult(result)
+	var panicked *AnswerPanicError
+	if errors.As(err, &panicked) {
+		// As go-sdk's path says it (sdkCallTool): a question that is
+		// null, say, in a round.
+		return nil, SentResult(result), err
+	}
 	if err != nil {
 		return nil, SentResult(result), fmt.Errorf("calling %q: %w", "tools/call", err)
 	}
@@ -385,7 +392,7 @@ func (s *Session) callFast(ctx context.Context, params *mcp.CallToolParams) (*mc
 		res, err := s.sdkCallTool(ctx, params)
 		if err != nil {
 			// The server has the call (it answered it).
-			err = &deliveredError{err}
+			err = &sdkerr.DeliveredError{Err: err}
 		}
 		return res, nil, err
 	}

@@ -69,12 +69,3 @@ func (e *Engine) TransportError(s *Session, op, tool string, err error) error {
 	}
 	return te
 }
-
-// deliveredError is the error of a call the server may have received
-// although go-sdk's error says the request was never sent: a call of the
-// fast path handed over to go-sdk, which failed (its connection closing)
-// before it took the answer the fast path holds. Send never retries it.
-type deliveredError struct{ err error }
-
-func (e *deliveredError) Error() string { return e.err.Error() }
-func (e *deliveredError) Unwrap() error { return e.err }

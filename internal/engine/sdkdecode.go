@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -48,7 +49,7 @@ func (s *Session) sdkCallTool(ctx context.Context, params *mcp.CallToolParams) (
 	defer func() {
 		if v := recover(); v != nil {
 			s.e.cfg.Log.Warn("go-sdk panicked decoding a server's answer to tools/call", "tool", params.Name, "panic", fmt.Sprint(v))
-			res, err = nil, &deliveredError{&AnswerPanicError{Method: "tools/call", Value: v}}
+			res, err = nil, &sdkerr.DeliveredError{Err: &AnswerPanicError{Method: "tools/call", Value: v}}
 		}
 	}()
 	return s.cs.CallTool(ctx, params)

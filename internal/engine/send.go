@@ -116,7 +116,11 @@ func neverSent(err error, got404 bool) bool {
 	// (go-sdk fails the whole connection on any 404): only a 404 to this
 	// request's POST proves the server did not run it.
 	expired := errors.Is(err, mcp.ErrSessionMissing) && got404
-	// A call handed over by the fast path was sent whatever go-sdk says.
-	var delivered *deliveredError
-	return (sdkerr.WasNotSent(err) && !errors.As(err, &delivered)) || expired || errors.Is(err, errClosedBeforeSend)
+	// A call handed over by the fast path, or one whose earlier round the
+	// server answered, was sent whatever go-sdk says.
+	var delivered *sdkerr.DeliveredError
+	if errors.As(err, &delivered) {
+		return false
+	}
+	return sdkerr.WasNotSent(err) || expired || errors.Is(err, errClosedBeforeSend)
 }

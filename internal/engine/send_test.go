@@ -5,6 +5,7 @@ import (
 	"io"
 	"testing"
 
+	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
 	"github.com/mcpadapter/mcpadapter/internal/stdio"
 )
 
@@ -17,7 +18,7 @@ func TestNeverSentHandedOver(t *testing.T) {
 	if !neverSent(write, false) {
 		t.Errorf("%v: not taken for a request never sent", write)
 	}
-	if neverSent(&deliveredError{write}, false) {
+	if neverSent(&sdkerr.DeliveredError{Err: write}, false) {
 		t.Errorf("%v, from a handed-over call: taken for a request never sent", write)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/mcpadapter/mcpadapter/elicitation"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -82,33 +83,59 @@ func All(answers map[string]elicitation.Response, a elicitation.Action) bool {
 }
 
 // Fulfill answers an input request that is not an elicitation with a
-// client's own handler of sampling requests (nil: none) and its roots.
+// client's own handler of sampling requests (nil: none) and its roots,
+// as go-sdk answers a server's sampling/createMessage and roots/list: the
+// handler is given cs, the session the request came on (nil: none); a
+// handler that returns no result is an error (no null answer is sent);
+// no roots are an empty list.
 //
 //lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
-func Fulfill(ctx context.Context, r mcp.InputRequest, sampling func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error), roots []*mcp.Root) (mcp.InputResponse, error) {
+func Fulfill(ctx context.Context, cs *mcp.ClientSession, r mcp.InputRequest, sampling func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error), roots []*mcp.Root) (mcp.InputResponse, error) {
 	switch r := r.(type) {
 	//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
 	case *mcp.CreateMessageParams:
-		if sampling == nil {
-			return nil, errors.New("the server asked for sampling and no SamplingHandler is set")
-		}
-		return sampling(ctx, &mcp.CreateMessageRequest{Params: r})
+		return sample(ctx, cs, r, sampling)
 	//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
 	case *mcp.CreateMessageWithToolsParams:
 		// go-sdk reads every sampling request of a round or a task as this.
 		if sampling == nil {
-			return nil, errors.New("the server asked for sampling and no SamplingHandler is set")
+			return nil, errNoSampling
 		}
 		p, err := SamplingBase(r)
 		if err != nil {
 			return nil, err
 		}
-		return sampling(ctx, &mcp.CreateMessageRequest{Params: p})
+		return sample(ctx, cs, p, sampling)
 	//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
 	case *mcp.ListRootsParams:
+		if roots == nil {
+			//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
+			roots = []*mcp.Root{} // as go-sdk lists none: never null
+		}
 		//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
 		return &mcp.ListRootsResult{Roots: roots}, nil
 	default:
 		return nil, fmt.Errorf("unsupported input request %T", r)
 	}
+}
+
+// errNoSampling answers a sampling request of a client without a
+// SamplingHandler.
+var errNoSampling = errors.New("the server asked for sampling and no SamplingHandler is set")
+
+// sample answers p with sampling, given cs; no result is an error.
+//
+//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
+func sample(ctx context.Context, cs *mcp.ClientSession, p *mcp.CreateMessageParams, sampling func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error)) (mcp.InputResponse, error) {
+	if sampling == nil {
+		return nil, errNoSampling
+	}
+	res, err := sampling(ctx, &mcp.CreateMessageRequest{Session: cs, Params: p})
+	if err != nil {
+		return nil, err
+	}
+	if res == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the client's sampling handler returned no result"}
+	}
+	return res, nil
 }

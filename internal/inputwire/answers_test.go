@@ -63,18 +63,30 @@ func TestSummary(t *testing.T) {
 func TestFulfillWithoutHandler(t *testing.T) {
 	ctx := context.Background()
 	//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
-	if _, err := Fulfill(ctx, &mcp.CreateMessageParams{}, nil, nil); err == nil || !strings.Contains(err.Error(), "no SamplingHandler") {
+	if _, err := Fulfill(ctx, nil, &mcp.CreateMessageParams{}, nil, nil); err == nil || !strings.Contains(err.Error(), "no SamplingHandler") {
 		t.Errorf("sampling: %v", err)
 	}
 	//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
 	roots := []*mcp.Root{{URI: "file:///work"}}
 	//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
-	res, err := Fulfill(ctx, &mcp.ListRootsParams{}, nil, roots)
+	res, err := Fulfill(ctx, nil, &mcp.ListRootsParams{}, nil, roots)
 	//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
 	if lr, ok := res.(*mcp.ListRootsResult); err != nil || !ok || len(lr.Roots) != 1 {
 		t.Errorf("roots: %v %v", res, err)
 	}
-	if _, err := Fulfill(ctx, &mcp.ElicitParams{}, nil, nil); err == nil {
+	if _, err := Fulfill(ctx, nil, &mcp.ElicitParams{}, nil, nil); err == nil {
 		t.Error("an elicitation was fulfilled")
+	}
+	// No roots are an empty list, never null.
+	//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
+	if res, err := Fulfill(ctx, nil, &mcp.ListRootsParams{}, nil, nil); err != nil || res.(*mcp.ListRootsResult).Roots == nil {
+		t.Errorf("no roots: %v %v", res, err)
+	}
+	// A handler that returns no result is an error, not a null answer.
+	//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
+	none := func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) { return nil, nil }
+	//lint:ignore SA1019 roots and sampling are deprecated in 2026-07-28 but servers may still ask for them in a round
+	if res, err := Fulfill(ctx, nil, &mcp.CreateMessageWithToolsParams{MaxTokens: 1}, none, nil); err == nil || res != nil {
+		t.Errorf("no sampling result: %v %v", res, err)
 	}
 }

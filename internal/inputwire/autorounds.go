@@ -8,6 +8,7 @@ import (
 	"log/slog"
 
 	"github.com/mcpadapter/mcpadapter/internal/plaincall"
+	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -40,46 +41,62 @@ type AutoRounds struct {
 
 // Middleware is a's loop as go-sdk's sending middleware. Add it before
 // the client's other sending middleware, so that they see the request
-// once, with its final answer.
+// once, with its final answer. Once the server has answered a round, the
+// call's error is a *sdkerr.DeliveredError: the server has had the call,
+// and a later round that fails unsent does not make it one to send again
+// from the start.
 func (a AutoRounds) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method != "tools/call" && method != "prompts/get" && method != "resources/read" {
 			return next(ctx, method, req)
 		}
-		shed, rounds := 0, 0
-		for {
-			res, err := next(ctx, method, req)
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return res, err
+		}
+		if res, err = a.rounds(ctx, next, method, req, res); err != nil {
+			return nil, &sdkerr.DeliveredError{Err: err}
+		}
+		return res, nil
+	}
+}
+
+// rounds answers the rounds of req, whose first answer is res, until the
+// server answers it for good.
+func (a AutoRounds) rounds(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request, res mcp.Result) (mcp.Result, error) {
+	shed, rounds := 0, 0
+	for {
+		reqs, state, ok := plaincall.Round(res)
+		if !ok {
+			return res, nil
+		}
+		if len(reqs) == 0 {
+			if shed++; shed > MaxShed {
+				return nil, fmt.Errorf("answering %s: the server kept asking to send it again (load shedding), %d times", method, MaxShed)
+			}
+			if err := Sleep(ctx, ShedWait(shed)); err != nil {
+				return nil, fmt.Errorf("answering %s: waiting to send it again after the server shed load: %w", method, err)
+			}
+		} else {
+			shed = 0
+			if rounds++; rounds > MaxAutoRounds {
+				return nil, fmt.Errorf("answering %s: the server asked for input in %d rounds without answering", method, MaxAutoRounds)
+			}
+		}
+		answers := make(mcp.InputResponseMap, len(reqs))
+		for _, k := range Keys(reqs) {
+			resp, err := a.answer(ctx, req.GetSession(), k, reqs[k])
 			if err != nil {
-				return res, err
+				return nil, fmt.Errorf("answering %s: the server's question %q: %w", method, k, err)
 			}
-			reqs, state, ok := plaincall.Round(res)
-			if !ok {
-				return res, nil
-			}
-			if len(reqs) == 0 {
-				if shed++; shed > MaxShed {
-					return nil, fmt.Errorf("answering %s: the server kept asking to send it again (load shedding), %d times", method, MaxShed)
-				}
-				if err := Sleep(ctx, ShedWait(shed)); err != nil {
-					return nil, fmt.Errorf("answering %s: waiting to send it again after the server shed load: %w", method, err)
-				}
-			} else {
-				shed = 0
-				if rounds++; rounds > MaxAutoRounds {
-					return nil, fmt.Errorf("answering %s: the server asked for input in %d rounds without answering", method, MaxAutoRounds)
-				}
-			}
-			answers := make(mcp.InputResponseMap, len(reqs))
-			for _, k := range Keys(reqs) {
-				resp, err := a.answer(ctx, req.GetSession(), k, reqs[k])
-				if err != nil {
-					return nil, fmt.Errorf("answering %s: the server's question %q: %w", method, k, err)
-				}
-				answers[k] = resp
-			}
-			if req, err = again(req, answers, state); err != nil {
-				return nil, err
-			}
+			answers[k] = resp
+		}
+		var err error
+		if req, err = again(req, answers, state); err != nil {
+			return nil, err
+		}
+		if res, err = next(ctx, method, req); err != nil {
+			return nil, err
 		}
 	}
 }
@@ -96,14 +113,14 @@ func (a AutoRounds) answer(ctx context.Context, session mcp.Session, key string,
 			resp, err = nil, errHandlerPanicked(ctx, log, "a round's question", v)
 		}
 	}()
+	cs, _ := session.(*mcp.ClientSession)
 	if p, ok := q.(*mcp.ElicitParams); ok {
-		cs, _ := session.(*mcp.ClientSession)
 		return Elicit(ctx, a.Elicit, cs, key, p)
 	}
 	if q == nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the question is null"}
 	}
-	return Fulfill(ctx, q, a.Sampling, a.Roots)
+	return Fulfill(ctx, cs, q, a.Sampling, a.Roots)
 }
 
 // again is req with the answers of a round and the server's state.

@@ -68,7 +68,7 @@ func (r *Rounds) Next(ctx context.Context, tool string, res *mcp.CallToolResult)
 			asks = append(asks, Request(k, q))
 		default:
 			// Sampling and roots stay with the client's own handlers.
-			resp, err := Fulfill(ctx, q, r.Sampling, r.Roots)
+			resp, err := Fulfill(ctx, nil, q, r.Sampling, r.Roots)
 			if err != nil {
 				return Step{Refused: fmt.Sprintf("Tool %q needs input this client cannot give: %v", tool, err)}
 			}

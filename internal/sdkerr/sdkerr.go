@@ -1,6 +1,7 @@
 // Package sdkerr is the one place that recognises go-sdk's errors by
 // their text: whether a request never reached the server (WasNotSent),
 // whether an error is the server's own JSON-RPC answer (IsServerError),
+// the error of a request the server has had (DeliveredError),
 // whether go-sdk refused a result for a content block it does not know
 // (IsUnknownContent); and it makes go-sdk's error for an HTTP request
 // that could not be delivered (NewRejected), for code that sends requests
@@ -69,8 +70,12 @@ func isRejected(we *jsonrpc.Error) bool {
 // server: a write to a stdio server that failed, an HTTP connection that
 // could not be made,
 // or a connection already closing when the request was made (go-sdk's
-// "client is closing").
+// "client is closing"); never for a *DeliveredError.
 func WasNotSent(err error) bool {
+	var delivered *DeliveredError
+	if errors.As(err, &delivered) {
+		return false
+	}
 	var write *stdio.WriteError
 	var dial *wire.NotSentError
 	if errors.As(err, &write) || errors.As(err, &dial) {
@@ -78,6 +83,17 @@ func WasNotSent(err error) bool {
 	}
 	return errors.Is(err, mcp.ErrConnectionClosed) && strings.Contains(err.Error(), clientClosing)
 }
+
+// DeliveredError is the error of a request the server has had, although
+// the error it wraps may say that a request was never sent: a call of the
+// fast path handed over to go-sdk, which failed before it took the
+// answer the fast path holds; a multi-round-trip call whose round the
+// server answered and whose next round then failed. It is never sent
+// again (WasNotSent).
+type DeliveredError struct{ Err error }
+
+func (e *DeliveredError) Error() string { return e.Err.Error() }
+func (e *DeliveredError) Unwrap() error { return e.Err }
 
 // unknownContent is the start of go-sdk's error for a tool result with
 // a content block of a type it does not know ("unrecognized content type

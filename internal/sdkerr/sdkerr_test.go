@@ -3,6 +3,7 @@ package sdkerr
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -41,6 +42,9 @@ func TestSDKErrorWording(t *testing.T) {
 		}
 		if !WasNotSent(err) {
 			t.Fatalf("go-sdk's error for a request on a closed session is no longer recognised as not sent: %v", err)
+		}
+		if d := fmt.Errorf("a later round: %w", &DeliveredError{Err: err}); WasNotSent(d) {
+			t.Fatalf("a request the server had: %v taken for one never sent", d)
 		}
 		if IsServerError(err) {
 			t.Fatalf("IsServerError(%v) = true", err)
