@@ -90,10 +90,21 @@ type Probe struct {
 	Task       json.RawMessage `json:"task"`
 }
 
-// ProbeOf decodes the fields of raw that make it a task; ok is false
-// when raw is not a JSON object.
+// ProbeOf decodes the fields of raw that make it a task, by their exact
+// names, as go-sdk reads a result's members (plaincall.Round reads a
+// round's resultType so: a result is never both, nor a task to one
+// reading and plain to the other); ok is false when raw is not a JSON
+// object or its resultType is not a string.
 func ProbeOf(raw json.RawMessage) (probe Probe, ok bool) {
-	return probe, json.Unmarshal(raw, &probe) == nil
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return Probe{}, false
+	}
+	if rt, found := m["resultType"]; found && json.Unmarshal(rt, &probe.ResultType) != nil {
+		return Probe{}, false
+	}
+	probe.Task = m["task"]
+	return probe, true
 }
 
 // MayBe reports whether raw could be a task, cheaply, so that the
