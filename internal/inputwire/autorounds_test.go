@@ -314,6 +314,8 @@ func TestElicit(t *testing.T) {
 		{"javascript URL", &mcp.ElicitParams{Mode: "url", URL: "javascript:alert(1)"}, accept(nil), `"javascript" URL`, false, ""},
 		{"file URL", &mcp.ElicitParams{Mode: "url", URL: "file:///etc/passwd"}, accept(nil), `"file" URL`, false, ""},
 		{"other mode", &mcp.ElicitParams{Mode: "voice"}, accept(nil), "unsupported elicitation mode", false, ""},
+		{"nested form", &mcp.ElicitParams{RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "object", "properties": map[string]any{"b": map[string]any{"type": "string"}}}}}},
+			accept(nil), "nested properties", false, ""},
 		{"web page", &mcp.ElicitParams{Mode: "url", URL: "https://x.test/a"}, accept(nil), "", true, "map[]"},
 		{"defaults", &mcp.ElicitParams{RequestedSchema: nameForm}, accept(map[string]any{"name": "Ann"}), "", true, "map[n:7 name:Ann]"},
 		{"missing field", &mcp.ElicitParams{RequestedSchema: nameForm}, accept(map[string]any{"n": 1}), "does not fit", true, ""},

@@ -75,12 +75,13 @@ func RecoveredElicitation(log *slog.Logger, h func(context.Context, *mcp.ElicitR
 
 // Elicit answers p, the elicitation of a round or of a task under key,
 // with h, a client's elicitation handler, as go-sdk answers a server's
-// elicitation/create: the question is checked first (a form has no URL;
-// a URL question has a URL, a web page (WebPage), and no schema), and an
-// accepted form's content is checked against the requested schema, with
-// its defaults filled in (elicitation.Request.Check). cs is the session
-// the question came on (nil: none). With h nil it returns go-sdk's error
-// for a client without elicitation.
+// elicitation/create: the question is checked first (a form has no URL
+// and a flat schema (FormSchema); a URL question has a URL, a web page
+// (WebPage), and no schema), and an accepted form's content is checked
+// against the requested schema, with its defaults filled in
+// (elicitation.Request.Check). cs is the session the question came on
+// (nil: none). With h nil it returns go-sdk's error for a client without
+// elicitation.
 func Elicit(ctx context.Context, h func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error), cs *mcp.ClientSession, key string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 	if h == nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "client does not support elicitation"}
@@ -90,6 +91,9 @@ func Elicit(ctx context.Context, h func(context.Context, *mcp.ElicitRequest) (*m
 	case "", "form":
 		if p.URL != "" {
 			return nil, invalid("URL must not be set for form elicitation")
+		}
+		if err := FormSchema(p.RequestedSchema); err != nil {
+			return nil, invalid(err.Error())
 		}
 	case "url":
 		if p.RequestedSchema != nil {
