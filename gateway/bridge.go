@@ -229,8 +229,12 @@ func (pk *parking) hold(p *parkedCall, round []*question) *mcp.CallToolResult {
 		p.asked = make(map[string]*question)
 	}
 	for _, q := range round {
-		p.n++
-		q.id = "q" + strconv.Itoa(p.n)
+		if q.id == "" {
+			// Its own id, kept when it is asked again: no other
+			// question of this call or of another takes its answer.
+			p.n++
+			q.id = "q" + strconv.Itoa(p.n) + "-" + newKey()[:8]
+		}
 		p.asked[q.id] = q
 		reqs[q.id] = q.req
 	}
@@ -246,9 +250,17 @@ func (pk *parking) hold(p *parkedCall, round []*question) *mcp.CallToolResult {
 }
 
 // resume hands a client's answers to the parked call's questions and
-// waits for what comes next. Questions left unanswered are asked again.
+// waits for what comes next. Questions left unanswered are asked again,
+// under the same ids. A retry when no round is in the client's hands (its
+// round was answered, by this retry sent twice or by another, and a
+// request waits for what comes next) is refused: only the request that
+// answered a round waits for the call.
 func (pk *parking) resume(ctx context.Context, p *parkedCall, responses mcp.InputResponseMap) (*mcp.CallToolResult, error) {
 	p.mu.Lock()
+	if len(p.asked) == 0 {
+		p.mu.Unlock()
+		return nil, errAnswered()
+	}
 	if p.timer != nil {
 		p.timer.Stop()
 	}
@@ -264,14 +276,15 @@ func (pk *parking) resume(ctx context.Context, p *parkedCall, responses mcp.Inpu
 	}
 	p.mu.Unlock()
 	if len(missing) > 0 {
-		p.mu.Lock()
-		for _, q := range missing {
-			delete(p.asked, q.id)
-		}
-		p.mu.Unlock()
 		return pk.hold(p, missing), nil
 	}
 	return pk.wait(ctx, p)
+}
+
+// errAnswered answers a retry whose request state names a parked call
+// whose questions were answered already.
+func errAnswered() error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "requestState names a call whose questions were already answered (the answers were sent twice): wait for the request that answered them"}
 }
 
 // errUnknownState answers a retry whose request state names no parked
