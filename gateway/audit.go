@@ -69,7 +69,7 @@ func (a *auditCall) end(ctx context.Context, res *mcp.CallToolResult, err error)
 			}
 		}
 		attrs = append(attrs, slog.String("error", a.g.red.string(err.Error())))
-	case res != nil && res.NeedsInput():
+	case res != nil && asksRound(res):
 		outcome = "input_required"
 	case res != nil && res.IsError:
 		outcome = "tool_error"

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/plaincall"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -29,6 +30,18 @@ const (
 	statePrefix = "mcpgw:"
 	upPrefix    = "mcpup:"
 )
+
+// asksRound reports whether res, a server's answer to tools/call,
+// prompts/get or resources/read, asks its client for a round of answers:
+// input_required, or questions with no resultType (plaincall.Round, the
+// rule this library's client follows). A task's questions are no round.
+func asksRound(res interface {
+	mcp.Result
+	NeedsInput() bool
+}) bool {
+	_, _, round := plaincall.Round(res)
+	return res.NeedsInput() || round
+}
 
 // wrapState returns a server's request state as the client sees it.
 func wrapState(s string) string {

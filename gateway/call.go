@@ -191,7 +191,7 @@ func (g *Gateway) callTool(ctx context.Context, name string, req *mcp.CallToolRe
 	}
 	defer func() { free() }()
 	res, err = call(ctx)
-	for round := 1; err == nil && res != nil && res.NeedsInput(); round++ {
+	for round := 1; err == nil && res != nil && asksRound(res); round++ {
 		if asked {
 			return res, nil // the gateway's own question (signInAnswer)
 		}

@@ -233,7 +233,7 @@ func (g *Gateway) promptHandler(name string) mcp.PromptHandler {
 				res, err = cs.GetPrompt(ctx, params)
 				return err
 			})
-			if err != nil || res == nil || !res.NeedsInput() {
+			if err != nil || res == nil || !asksRound(res) {
 				return res, rpcError(err)
 			}
 			if o.modern {
@@ -318,7 +318,7 @@ func (g *Gateway) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.
 			res, err = cs.ReadResource(ctx, params)
 			return err
 		})
-		if err != nil || res == nil || !res.NeedsInput() {
+		if err != nil || res == nil || !asksRound(res) {
 			return res, rpcError(err)
 		}
 		if o.modern {
