@@ -105,7 +105,9 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer g.withHTTPContext(r)()
 	switch {
 	case modern:
-		g.stateless.ServeHTTP(w, r)
+		if !g.serveFast(w, r) {
+			g.stateless.ServeHTTP(w, r)
+		}
 	case g.shared == nil:
 		g.stateful.ServeHTTP(w, r)
 	case r.Header.Get("Mcp-Session-Id") != "":

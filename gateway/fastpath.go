@@ -1,0 +1,348 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The fast path answers the commonest request of a 2026-07-28 client, a
+// POST holding one tools/call, without go-sdk's streamable HTTP transport:
+// it reads and decodes the request once, checks what that transport checks
+// of such a POST, and hands the request to a session of the gateway's
+// go-sdk server made for it (as go-sdk's stateless handler makes one per
+// request), over a connection that carries that one request and its
+// answer. Everything past the transport (the receiving middleware, the
+// per-request _meta checks, callTool, the result's encoding) is the code
+// every other request runs.
+//
+// The rule, decided once per request by fastRequestOf: a request takes the
+// fast path when all of these hold, and goes to go-sdk's stateless handler
+// (its body put back as it was) otherwise:
+//
+//   - the fast path is on (Options.slowPathOnly unset);
+//   - it is a POST with an Mcp-Protocol-Version header >= 2026-07-28 and
+//     no Mcp-Session-Id or Last-Event-ID header;
+//   - its Content-Type is application/json and its Accept takes both
+//     application/json and text/event-stream (go-sdk's own tests);
+//   - its body, at most Options.MaxRequestBytes, is one JSON-RPC request
+//     (not a batch) that go-sdk's jsonrpc.DecodeMessage reads, with an id,
+//     method tools/call and params that are a JSON object with a string
+//     name;
+//   - its Mcp-Method header is tools/call and its Mcp-Name header the
+//     params' name; its _meta holds a string protocol version equal to the
+//     Mcp-Protocol-Version header;
+//   - the tool named takes no argument from a header (x-mcp-header in its
+//     input schema), which go-sdk's transport checks;
+//   - no veto of fastVetoes says no: a feature that needs go-sdk's
+//     transport for a request (progress notifications, log messages: both
+//     travel on the request's stream) says so there.
+//
+// Whatever go-sdk's transport would refuse fails one of these, so that the
+// refusal is go-sdk's own.
+
+// fastRequest is a request the fast path may answer.
+type fastRequest struct {
+	r      *http.Request
+	msg    *jsonrpc.Request
+	name   string                     // the params' name
+	meta   map[string]json.RawMessage // the params' _meta
+	header string                     // the Mcp-Protocol-Version header
+}
+
+// A fastVeto says why a request needs go-sdk's transport ("" if it does
+// not).
+type fastVeto func(*fastRequest) string
+
+// fastVetoes returns the vetoes of the features that need go-sdk's
+// transport.
+func (g *Gateway) fastVetoes() []fastVeto {
+	return []fastVeto{
+		// A progress token asks for progress notifications on the
+		// request's stream.
+		func(f *fastRequest) string {
+			if _, ok := f.meta["progressToken"]; ok {
+				return "progress token"
+			}
+			return ""
+		},
+		// A log level asks for log messages on the request's stream.
+		func(f *fastRequest) string {
+			if _, ok := f.meta[mcp.MetaKeyLogLevel]; ok {
+				return "log level"
+			}
+			return ""
+		},
+	}
+}
+
+// serveFast answers r on the fast path when r takes it, reporting whether
+// it did; when it did not, r (its body put back) is for go-sdk's handler.
+func (g *Gateway) serveFast(w http.ResponseWriter, r *http.Request) bool {
+	f := g.fastRequestOf(r)
+	if f == nil {
+		return false
+	}
+	g.answerFast(w, f)
+	return true
+}
+
+// fastRequestOf returns r as a fastRequest, or nil when r does not take
+// the fast path (see the rule above). It may read r's body and puts it
+// back.
+func (g *Gateway) fastRequestOf(r *http.Request) *fastRequest {
+	if g.opts.slowPathOnly || r.Method != http.MethodPost || r.Body == nil {
+		return nil
+	}
+	h := r.Header
+	v := h.Get("Mcp-Protocol-Version")
+	if v < modernVersion || h.Get("Mcp-Session-Id") != "" || len(h.Values("Last-Event-ID")) > 0 {
+		return nil
+	}
+	if ct, _, err := mime.ParseMediaType(h.Get("Content-Type")); err != nil || ct != "application/json" {
+		return nil
+	}
+	if !acceptsBoth(h.Values("Accept")) || h.Get("Mcp-Method") != "tools/call" {
+		return nil
+	}
+	body, ok := g.readBody(r)
+	if !ok {
+		return nil
+	}
+	f := parseFast(body)
+	if f == nil || f.name != h.Get("Mcp-Name") {
+		return nil
+	}
+	if mv, ok := metaString(f.meta, mcp.MetaKeyProtocolVersion); !ok || mv != v {
+		return nil
+	}
+	f.r, f.header = r, v
+	if r, ok := g.cat.tool(f.name); ok && bytes.Contains(r.tool.InputSchema, []byte("x-mcp-header")) {
+		return nil
+	}
+	for _, veto := range g.fastVetoes() {
+		if veto(f) != "" {
+			return nil
+		}
+	}
+	return f
+}
+
+// readBody reads r's body, at most Options.MaxRequestBytes, and puts it
+// back; ok is false when it could not be read whole (go-sdk then says
+// why).
+func (g *Gateway) readBody(r *http.Request) (body []byte, ok bool) {
+	max := g.opts.maxRequestBytes()
+	body, err := io.ReadAll(io.LimitReader(r.Body, max+1))
+	rest := r.Body
+	if err != nil || int64(len(body)) > max {
+		r.Body = readCloser{io.MultiReader(bytes.NewReader(body), rest), rest}
+		return nil, false
+	}
+	r.Body = readCloser{bytes.NewReader(body), rest}
+	return body, true
+}
+
+// parseFast reads body as one JSON-RPC tools/call request with go-sdk's
+// decoder, or returns nil.
+func parseFast(body []byte) *fastRequest {
+	t := bytes.TrimLeft(body, " \t\r\n")
+	if len(t) == 0 || t[0] != '{' {
+		return nil // a batch, or not JSON-RPC: go-sdk says what is wrong
+	}
+	msg, err := jsonrpc.DecodeMessage(body)
+	if err != nil {
+		return nil
+	}
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || !req.IsCall() || req.Method != "tools/call" || len(req.Params) == 0 {
+		return nil
+	}
+	var p struct {
+		Name *string                    `json:"name"`
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if !isObject(req.Params) || json.Unmarshal(req.Params, &p) != nil || p.Name == nil {
+		return nil
+	}
+	return &fastRequest{msg: req, name: *p.Name, meta: p.Meta}
+}
+
+func isObject(b json.RawMessage) bool {
+	b = bytes.TrimLeft(b, " \t\r\n")
+	return len(b) > 0 && b[0] == '{'
+}
+
+// metaString returns the string at key in m.
+func metaString(m map[string]json.RawMessage, key string) (string, bool) {
+	raw, ok := m[key]
+	if !ok {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// acceptsBoth reports whether Accept values take both application/json
+// and text/event-stream, as go-sdk's streamable handler reads them.
+func acceptsBoth(values []string) bool {
+	jsonOK, streamOK := false, false
+	for _, value := range values {
+		for raw := range strings.SplitSeq(value, ",") {
+			base, _, _ := strings.Cut(strings.TrimSpace(raw), ";")
+			switch strings.ToLower(strings.TrimSpace(base)) {
+			case "application/json", "application/*":
+				jsonOK = true
+			case "text/event-stream", "text/*":
+				streamOK = true
+			case "*/*":
+				jsonOK, streamOK = true, true
+			}
+		}
+	}
+	return jsonOK && streamOK
+}
+
+// answerFast answers f through a session of the gateway's server made for
+// it, as go-sdk's stateless handler does, and writes the answer as that
+// handler writes it.
+func (g *Gateway) answerFast(w http.ResponseWriter, f *fastRequest) {
+	f.msg.Extra = &mcp.RequestExtra{
+		TokenInfo:      auth.TokenInfoFromContext(f.r.Context()),
+		Header:         f.r.Header,
+		CloseSSEStream: func(mcp.CloseSSEStreamArgs) {}, // none at 2026-07-28
+	}
+	c := &fastConn{req: f.msg, httpCtx: f.r.Context(), w: w, closed: make(chan struct{}), answered: make(chan struct{})}
+	ss, err := g.server.Connect(f.r.Context(), fastTransport{c}, &mcp.ServerSessionOptions{State: new(mcp.ServerSessionState)})
+	if err != nil {
+		g.log.Error(fmt.Sprintf("failed to connect: %v", err))
+		http.Error(w, "failed connection", http.StatusInternalServerError)
+		return
+	}
+	defer ss.Close()
+	select {
+	case <-c.answered:
+	case <-f.r.Context().Done():
+	}
+}
+
+// fastTransport connects a session to one fastConn.
+type fastTransport struct{ c *fastConn }
+
+func (t fastTransport) Connect(context.Context) (mcp.Connection, error) { return t.c, nil }
+
+// fastConn is a connection that carries one request of a client to a
+// session and its answer back to the HTTP response.
+type fastConn struct {
+	req     *jsonrpc.Request
+	httpCtx context.Context
+	w       http.ResponseWriter
+
+	mu       sync.Mutex
+	read     bool // req was read
+	done     bool // the answer was written
+	closed   chan struct{}
+	once     sync.Once
+	answered chan struct{}
+}
+
+// Read returns the request, then waits for the connection to close; it
+// fails when the client goes away, which cancels the request's handler
+// (as go-sdk's stateless handler propagates the HTTP request's end).
+func (c *fastConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	c.mu.Lock()
+	first := !c.read
+	c.read = true
+	c.mu.Unlock()
+	if first {
+		return c.req, nil
+	}
+	select {
+	case <-c.closed:
+		return nil, io.EOF
+	case <-c.httpCtx.Done():
+		return nil, c.httpCtx.Err()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+var errFastWrite = errors.New("a stateless request's stream carries only its answer")
+
+// Write writes the answer to the request to the HTTP response as go-sdk's
+// stateless handler does: an SSE event, or (for an error that has an HTTP
+// status of its own at 2026-07-28) a JSON body with that status. The
+// notifications and requests of the session have no stream to go on: the
+// fast path takes no request that would make any (fastVetoes).
+func (c *fastConn) Write(_ context.Context, msg jsonrpc.Message) error {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok || resp.ID != c.req.ID {
+		return errFastWrite
+	}
+	data, err := jsonrpc.EncodeMessage(resp)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done {
+		return errFastWrite
+	}
+	c.done = true
+	defer close(c.answered)
+	h := c.w.Header()
+	h.Set("Cache-Control", "no-cache, no-transform")
+	if status := errorStatus(resp.Error); status != 0 {
+		h.Set("Content-Type", "application/json")
+		h.Set("Connection", "keep-alive")
+		c.w.WriteHeader(status)
+		_, err = c.w.Write(data)
+		return err
+	}
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Connection", "keep-alive")
+	buf := make([]byte, 0, len("event: message\ndata: \n\n")+len(data))
+	buf = append(buf, "event: message\ndata: "...)
+	buf = append(buf, data...)
+	buf = append(buf, "\n\n"...)
+	_, err = c.w.Write(buf)
+	_ = http.NewResponseController(c.w).Flush()
+	return err
+}
+
+// errorStatus is the HTTP status go-sdk answers a 2026-07-28 request's
+// JSON-RPC error with, or 0 (the error goes in an SSE event).
+func errorStatus(err error) int {
+	var jerr *jsonrpc.Error
+	if err == nil || !errors.As(err, &jerr) {
+		return 0
+	}
+	switch jerr.Code {
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	case jsonrpc.CodeInvalidParams, mcp.CodeUnsupportedProtocolVersion, mcp.CodeMissingRequiredClientCapabilities:
+		return http.StatusBadRequest
+	}
+	return 0
+}
+
+func (c *fastConn) Close() error {
+	c.once.Do(func() { close(c.closed) })
+	return nil
+}
+
+func (c *fastConn) SessionID() string { return "" }
