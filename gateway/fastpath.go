@@ -121,7 +121,7 @@ func (g *Gateway) fastRequestOf(r *http.Request) *fastRequest {
 		return nil
 	}
 	f := parseFast(body)
-	if f == nil || f.name != h.Get("Mcp-Name") {
+	if f == nil || f.name == "" || f.name != h.Get("Mcp-Name") {
 		return nil
 	}
 	if mv, ok := metaString(f.meta, mcp.MetaKeyProtocolVersion); !ok || mv != v {
@@ -169,14 +169,21 @@ func parseFast(body []byte) *fastRequest {
 	if !ok || !req.IsCall() || req.Method != "tools/call" || len(req.Params) == 0 {
 		return nil
 	}
-	var p struct {
-		Name *string                    `json:"name"`
-		Meta map[string]json.RawMessage `json:"_meta"`
-	}
-	if !isObject(req.Params) || json.Unmarshal(req.Params, &p) != nil || p.Name == nil {
+	// Members by their exact names, as go-sdk reads them (encoding/json
+	// would match "Name" to name).
+	var p map[string]json.RawMessage
+	if !isObject(req.Params) || json.Unmarshal(req.Params, &p) != nil {
 		return nil
 	}
-	return &fastRequest{msg: req, name: *p.Name, meta: p.Meta}
+	var name string
+	var meta map[string]json.RawMessage
+	if raw, ok := p["name"]; !ok || len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &name) != nil {
+		return nil
+	}
+	if raw, ok := p["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {
+		return nil
+	}
+	return &fastRequest{msg: req, name: name, meta: meta}
 }
 
 func isObject(b json.RawMessage) bool {
