@@ -234,7 +234,8 @@ func (g *Gateway) answerFast(w http.ResponseWriter, f *fastRequest) {
 		CloseSSEStream: func(mcp.CloseSSEStreamArgs) {}, // none at 2026-07-28
 	}
 	c := &fastConn{req: f.msg, httpCtx: f.r.Context(), w: w, closed: make(chan struct{}), answered: make(chan struct{})}
-	ss, err := g.server.Connect(f.r.Context(), fastTransport{c}, &mcp.ServerSessionOptions{State: new(mcp.ServerSessionState)})
+	ctx := context.WithValue(f.r.Context(), oneRequestKey{}, true)
+	ss, err := g.server.Connect(ctx, fastTransport{c}, &mcp.ServerSessionOptions{State: new(mcp.ServerSessionState)})
 	if err != nil {
 		g.log.Error(fmt.Sprintf("failed to connect: %v", err))
 		http.Error(w, "failed connection", http.StatusInternalServerError)
@@ -353,3 +354,28 @@ func (c *fastConn) Close() error {
 }
 
 func (c *fastConn) SessionID() string { return "" }
+
+// oneRequestKey marks the context of a session the fast path made for one
+// request.
+type oneRequestKey struct{}
+
+// clientCaps returns the capabilities of the client of req, handled in
+// ctx. A request answered on the fast path has a session of its own, whose
+// InitializeParams go-sdk made from the request's _meta (as
+// ServerRequest.ClientCapabilities reads them): they are taken from there,
+// not decoded again.
+func clientCaps(ctx context.Context, req mcp.Request) *mcp.ClientCapabilities {
+	if ctx.Value(oneRequestKey{}) != nil {
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss.ID() == "" {
+			if ip := ss.InitializeParams(); ip != nil && ip.ProtocolVersion >= modernVersion && ip.Capabilities != nil {
+				return ip.Capabilities
+			}
+		}
+	}
+	if r, ok := req.(interface {
+		ClientCapabilities() *mcp.ClientCapabilities
+	}); ok {
+		return r.ClientCapabilities()
+	}
+	return nil
+}

@@ -27,8 +27,8 @@ type fastCase struct {
 	name   string
 	header map[string]string // set ("" deletes) over fastHeaders
 	body   string
-	fast   bool // the fast path takes it
-	search bool // to gateways with tool search (search_tools, call_tool)
+	fast   bool   // the fast path takes it
+	search bool   // to gateways with tool search (search_tools, call_tool)
 	want   string // in the answer
 }
 

@@ -50,11 +50,7 @@ func newOrigin(ctx context.Context, req mcp.Request) *origin {
 	ss, _ := req.GetSession().(*mcp.ServerSession)
 	o := &origin{ctx: ctx, ss: ss}
 	o.modern = isModern(req)
-	if r, ok := req.(interface {
-		ClientCapabilities() *mcp.ClientCapabilities
-	}); ok {
-		o.caps = r.ClientCapabilities()
-	}
+	o.caps = clientCaps(ctx, req)
 	if p, ok := req.GetParams().(interface{ GetProgressToken() any }); ok {
 		o.tok = p.GetProgressToken()
 	}
