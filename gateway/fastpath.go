@@ -289,7 +289,12 @@ func (c *fastConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
-var errFastWrite = errors.New("a stateless request's stream carries only its answer")
+// errFastWrite refuses a message that is not the request's answer. It
+// wraps the JSON-RPC error go-sdk's transports refuse a message with
+// (code -32005, "rejected by transport"): the session's connection then
+// stays up and the request runs on, as on go-sdk's stateless handler,
+// which has no stream for such a message either.
+var errFastWrite = fmt.Errorf("%w: a stateless request's stream carries only its answer", &jsonrpc.Error{Code: -32005, Message: "rejected by transport"})
 
 // Write writes the answer to the request to the HTTP response as go-sdk's
 // stateless handler does: an SSE event, or (for an error that has an HTTP

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // fastCase is one HTTP request sent to a gateway with the fast path and to
@@ -344,4 +345,33 @@ func inputOf(t *testing.T, url string) (state, key string) {
 		key = k
 	}
 	return m.Result.RequestState, key
+}
+
+// TestFastPathListChangedMidCall: the gateway's tools/list_changed, sent to
+// every session while a call runs on the fast path, neither reaches the
+// call's stream nor ends the call.
+func TestFastPathListChangedMidCall(t *testing.T) {
+	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "up", Era: testserver.Modern, Mutable: true}), testserver.Stateless())
+	g, u := startGateway(t, []Server{{Name: "up", Target: up.URL}}, nil)
+	done := make(chan fastAnswer, 1)
+	go func() {
+		done <- sendCase(t, u, fastCase{name: "slow", header: map[string]string{"Mcp-Name": "slow"}, body: fastCall("1", `"slow"`, `{"ms":700}`)})
+	}()
+	time.Sleep(200 * time.Millisecond)
+	cs := connect(t, u, v0728, nil)
+	if _, err := cs.CallTool(testCtx(t, 10*time.Second), &mcp.CallToolParams{Name: "tool_add", Arguments: map[string]any{"name": "fresh"}}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for _, ok := g.cat.tool("fresh"); !ok && time.Now().Before(deadline); _, ok = g.cat.tool("fresh") {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, ok := g.cat.tool("fresh"); !ok {
+		t.Fatal("the gateway never listed the new tool")
+	}
+	a := <-done
+	raw, _ := json.Marshal(a.Body)
+	if a.Status != http.StatusOK || !strings.Contains(string(raw), `"text":"slept 700ms"`) || strings.Contains(string(raw), "list_changed") {
+		t.Fatalf("the call got %d %s", a.Status, raw)
+	}
 }
