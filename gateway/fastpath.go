@@ -39,7 +39,7 @@ import (
 //   - its body, at most Options.MaxRequestBytes, is one JSON-RPC request
 //     (not a batch) that go-sdk's jsonrpc.DecodeMessage reads, with an id,
 //     method tools/call and params that are a JSON object with a string
-//     name;
+//     name, no member named twice in it or in its _meta;
 //   - its Mcp-Method header is tools/call and its Mcp-Name header the
 //     params' name; its _meta holds a string protocol version equal to the
 //     Mcp-Protocol-Version header;
@@ -170,25 +170,51 @@ func parseFast(body []byte) *fastRequest {
 		return nil
 	}
 	// Members by their exact names, as go-sdk reads them (encoding/json
-	// would match "Name" to name).
-	var p map[string]json.RawMessage
-	if !isObject(req.Params) || json.Unmarshal(req.Params, &p) != nil {
+	// would match "Name" to name); a member named twice is left to go-sdk.
+	p, ok := members(req.Params)
+	if !ok {
 		return nil
 	}
 	var name string
-	var meta map[string]json.RawMessage
 	if raw, ok := p["name"]; !ok || len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &name) != nil {
 		return nil
 	}
-	if raw, ok := p["_meta"]; ok && json.Unmarshal(raw, &meta) != nil {
-		return nil
+	var meta map[string]json.RawMessage
+	if raw, ok := p["_meta"]; ok {
+		if meta, ok = members(raw); !ok {
+			return nil
+		}
 	}
 	return &fastRequest{msg: req, name: name, meta: meta}
 }
 
-func isObject(b json.RawMessage) bool {
-	b = bytes.TrimLeft(b, " \t\r\n")
-	return len(b) > 0 && b[0] == '{'
+// members returns the members of the JSON object b by their names, or
+// false when b is not an object or names a member twice.
+func members(b json.RawMessage) (map[string]json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, false
+	}
+	m := make(map[string]json.RawMessage)
+	for dec.More() {
+		t, err := dec.Token()
+		key, ok := t.(string)
+		if err != nil || !ok {
+			return nil, false
+		}
+		if _, dup := m[key]; dup {
+			return nil, false
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, false
+		}
+		m[key] = v
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
+		return nil, false
+	}
+	return m, true
 }
 
 // metaString returns the string at key in m.
