@@ -14,6 +14,7 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -375,5 +376,64 @@ func TestFastPathListChangedMidCall(t *testing.T) {
 	raw, _ := json.Marshal(a.Body)
 	if a.Status != http.StatusOK || !strings.Contains(string(raw), `"text":"slept 700ms"`) || strings.Contains(string(raw), "list_changed") {
 		t.Fatalf("the call got %d %s", a.Status, raw)
+	}
+}
+
+// TestFastPathRealClients: a go-sdk client at 2026-07-28 and mcpadapter's
+// own client call a tool through the gateway, and their calls are answered
+// on the fast path.
+func TestFastPathRealClients(t *testing.T) {
+	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "up", Era: testserver.Modern}), testserver.Stateless())
+	g, err := New([]Server{{Name: "up", Target: up.URL}}, &Options{Logger: quietLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = g.Close() })
+	if err := g.Start(testCtx(t, 30*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	calls, fastCalls := 0, 0
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.Header.Get("Mcp-Method") == "tools/call" {
+			body, _ := io.ReadAll(r.Body)
+			probe := r.Clone(r.Context())
+			probe.Body = io.NopCloser(bytes.NewReader(body))
+			fast := g.fastRequestOf(probe) != nil
+			mu.Lock()
+			calls++
+			if fast {
+				fastCalls++
+			}
+			mu.Unlock()
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		g.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	url := ts.URL + "/mcp"
+	ctx := testCtx(t, 30*time.Second)
+
+	cs := connect(t, url, v0728, nil)
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "sdk"}})
+	if err != nil || texts(res) != "sdk" {
+		t.Fatalf("go-sdk client: %v %v", texts(res), err)
+	}
+	c, err := mcpadapter.NewClient(url, &mcpadapter.ClientOptions{Name: "gw", Logger: quietLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	if info, err := c.Connect(ctx); err != nil || info.Era != mcpadapter.EraDiscover {
+		t.Fatalf("connect: %v %v", info, err)
+	}
+	r, err := c.CallTool(ctx, "echo", json.RawMessage(`{"text":"adapter"}`), nil)
+	if err != nil || r.Text() != "adapter" {
+		t.Fatalf("mcpadapter client: %v %v", r, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if calls != 2 || fastCalls != 2 {
+		t.Errorf("%d of %d calls took the fast path, want 2 of 2", fastCalls, calls)
 	}
 }
