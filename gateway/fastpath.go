@@ -45,9 +45,10 @@ import (
 //     Mcp-Protocol-Version header;
 //   - the tool named takes no argument from a header (x-mcp-header in its
 //     input schema), which go-sdk's transport checks;
-//   - no veto of fastVetoes says no: a feature that needs go-sdk's
-//     transport for a request (progress notifications, log messages: both
-//     travel on the request's stream) says so there.
+//   - no veto says no: a feature that needs go-sdk's transport for a
+//     request registers a veto with vetoFast (progress notifications and
+//     log messages travel on the request's stream: origin.go's
+//     vetoStreamed).
 //
 // Whatever go-sdk's transport would refuse fails one of these, so that the
 // refusal is go-sdk's own.
@@ -65,27 +66,10 @@ type fastRequest struct {
 // not).
 type fastVeto func(*fastRequest) string
 
-// fastVetoes returns the vetoes of the features that need go-sdk's
-// transport.
-func (g *Gateway) fastVetoes() []fastVeto {
-	return []fastVeto{
-		// A progress token asks for progress notifications on the
-		// request's stream.
-		func(f *fastRequest) string {
-			if _, ok := f.meta["progressToken"]; ok {
-				return "progress token"
-			}
-			return ""
-		},
-		// A log level asks for log messages on the request's stream.
-		func(f *fastRequest) string {
-			if _, ok := f.meta[mcp.MetaKeyLogLevel]; ok {
-				return "log level"
-			}
-			return ""
-		},
-	}
-}
+// vetoFast registers a veto of a feature that needs go-sdk's transport
+// for some requests; New calls it for each such feature, before the
+// gateway serves.
+func (g *Gateway) vetoFast(v fastVeto) { g.fastVetoes = append(g.fastVetoes, v) }
 
 // serveFast answers r on the fast path when r takes it, reporting whether
 // it did; when it did not, r (its body put back) is for go-sdk's handler.
@@ -131,7 +115,7 @@ func (g *Gateway) fastRequestOf(r *http.Request) *fastRequest {
 	if r, ok := g.cat.tool(f.name); ok && bytes.Contains(r.tool.InputSchema, []byte("x-mcp-header")) {
 		return nil
 	}
-	for _, veto := range g.fastVetoes() {
+	for _, veto := range g.fastVetoes {
 		if veto(f) != "" {
 			return nil
 		}

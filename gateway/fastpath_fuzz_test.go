@@ -24,6 +24,7 @@ func FuzzFastRequest(f *testing.F) {
 	f.Add(fastCall("1", `"a"`, `{}`), "a")
 	f.Add(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, "a")
 	g := &Gateway{cat: newCatalog(nil)}
+	g.vetoStreamed()
 	f.Fuzz(func(t *testing.T, body, name string) {
 		r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
 		for k, v := range fastHeaders(name) {
