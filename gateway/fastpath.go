@@ -256,6 +256,11 @@ func (g *Gateway) answerFast(w http.ResponseWriter, f *fastRequest) {
 	case <-c.answered:
 	case <-f.r.Context().Done():
 	}
+	// The response is the handler's no more: an answer that comes now
+	// (the client went away) is not written.
+	c.mu.Lock()
+	c.done = true
+	c.mu.Unlock()
 }
 
 // fastTransport connects a session to one fastConn.

@@ -437,3 +437,31 @@ func TestFastPathRealClients(t *testing.T) {
 		t.Errorf("%d of %d calls took the fast path, want 2 of 2", fastCalls, calls)
 	}
 }
+
+// TestFastPathClientGoesAway: a client that goes away mid-call ends the
+// call on the server, on the fast path as on go-sdk's.
+func TestFastPathClientGoesAway(t *testing.T) {
+	fast, slow, fastURL, slowURL := startDiffGateways(t, false)
+	for _, side := range []struct {
+		g   *Gateway
+		url string
+	}{{fast, fastURL}, {slow, slowURL}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, side.url, strings.NewReader(fastCall("1", `"up_slow"`, `{"ms":3000}`)))
+		for k, v := range fastHeaders("up_slow") {
+			req.Header.Set(k, v)
+		}
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			_, _ = io.ReadAll(resp.Body)
+			resp.Body.Close()
+		}
+		cancel()
+		deadline := time.Now().Add(1500 * time.Millisecond) // the call would take 3s
+		for side.g.inflightCount() > 0 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n := side.g.inflightCount(); n != 0 {
+			t.Errorf("%s: %d calls still in flight after the client went away", side.url, n)
+		}
+	}
+}
