@@ -312,8 +312,9 @@ func (c *fastConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 var errFastWrite = fmt.Errorf("%w: a stateless request's stream carries only its answer", &jsonrpc.Error{Code: -32005, Message: "rejected by transport"})
 
 // Write writes the answer to the request to the HTTP response as go-sdk's
-// stateless handler does: an SSE event, or (for an error that has an HTTP
-// status of its own at 2026-07-28) a JSON body with that status. The
+// stateless handler does: an SSE event (a JSON body with statelessJSON),
+// or (for an error that has an HTTP status of its own at 2026-07-28) a
+// JSON body with that status. The
 // notifications and requests of the session have no stream to go on: the
 // fast path takes no request that would make any (fastVetoes).
 func (c *fastConn) Write(_ context.Context, msg jsonrpc.Message) error {
@@ -336,8 +337,15 @@ func (c *fastConn) Write(_ context.Context, msg jsonrpc.Message) error {
 	h.Set("Cache-Control", "no-cache, no-transform")
 	if status := errorStatus(resp.Error); status != 0 {
 		h.Set("Content-Type", "application/json")
-		h.Set("Connection", "keep-alive")
+		if !statelessJSON {
+			h.Set("Connection", "keep-alive") // set for the SSE stream it would have been
+		}
 		c.w.WriteHeader(status)
+		_, err = c.w.Write(data)
+		return err
+	}
+	if statelessJSON {
+		h.Set("Content-Type", "application/json")
 		_, err = c.w.Write(data)
 		return err
 	}

@@ -334,7 +334,10 @@ func inputOf(t *testing.T, url string) (state, key string) {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	_, data, _ := strings.Cut(string(b), "data: ")
+	data := string(b)
+	if _, d, ok := strings.Cut(data, "data: "); ok {
+		data = d // SSE
+	}
 	var m struct {
 		Result struct {
 			RequestState  string                     `json:"requestState"`
