@@ -9,8 +9,11 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -37,9 +40,10 @@ import (
 //   - its Content-Type is application/json and its Accept takes both
 //     application/json and text/event-stream (go-sdk's own tests);
 //   - its body, at most Options.MaxRequestBytes, is one JSON-RPC request
-//     (not a batch) that go-sdk's jsonrpc.DecodeMessage reads, with an id,
-//     method tools/call and params that are a JSON object with a string
-//     name, no member named twice in it or in its _meta;
+//     (not a batch) whose reading is plain (readEnvelope: it reads it as
+//     go-sdk's jsonrpc.DecodeMessage does), with an id, method tools/call
+//     and params that are a JSON object with a string name, no member
+//     named twice in it or in its _meta;
 //   - its Mcp-Method header is tools/call and its Mcp-Name header the
 //     params' name; its _meta holds a string protocol version equal to the
 //     Mcp-Protocol-Version header;
@@ -138,19 +142,11 @@ func (g *Gateway) readBody(r *http.Request) (body []byte, ok bool) {
 	return body, true
 }
 
-// parseFast reads body as one JSON-RPC tools/call request with go-sdk's
-// decoder, or returns nil.
+// parseFast reads body as one JSON-RPC tools/call request, or returns
+// nil.
 func parseFast(body []byte) *fastRequest {
-	t := bytes.TrimLeft(body, " \t\r\n")
-	if len(t) == 0 || t[0] != '{' {
-		return nil // a batch, or not JSON-RPC: go-sdk says what is wrong
-	}
-	msg, err := jsonrpc.DecodeMessage(body)
-	if err != nil {
-		return nil
-	}
-	req, ok := msg.(*jsonrpc.Request)
-	if !ok || !req.IsCall() || req.Method != "tools/call" || len(req.Params) == 0 {
+	req, ok := readEnvelope(body)
+	if !ok || len(req.Params) == 0 {
 		return nil
 	}
 	// Members by their exact names, as go-sdk reads them (encoding/json
@@ -172,8 +168,90 @@ func parseFast(body []byte) *fastRequest {
 	return &fastRequest{msg: req, name: name, meta: meta}
 }
 
+// fastMaxDepth bounds the nesting of a request the fast path reads (go-sdk
+// refuses more than 1000 levels; a request nested deeper than this goes to
+// go-sdk, which says so).
+const fastMaxDepth = 500
+
+var fastIntID = regexp.MustCompile(`^-?(0|[1-9][0-9]{0,14})$`)
+
+// readEnvelope reads body as one JSON-RPC tools/call request, as go-sdk's
+// jsonrpc.DecodeMessage reads it, for the requests whose reading is plain:
+// valid UTF-8, nested at most fastMaxDepth levels, one JSON object and
+// nothing after it but white space, with exactly the members jsonrpc
+// ("2.0"), id (a string without escapes, or an integer of at most 15
+// digits), method ("tools/call") and params (an object), each once. It
+// reports false for any other body (which then goes to go-sdk).
+// FuzzFastRequest checks that it agrees with jsonrpc.DecodeMessage.
+func readEnvelope(body []byte) (*jsonrpc.Request, bool) {
+	if !utf8.Valid(body) || !shallow(body, fastMaxDepth) {
+		return nil, false
+	}
+	m, ok := members(body)
+	if !ok || len(m) != 4 || string(m["jsonrpc"]) != `"2.0"` || string(m["method"]) != `"tools/call"` || !isObject(m["params"]) {
+		return nil, false
+	}
+	var id jsonrpc.ID
+	raw := string(m["id"])
+	switch {
+	case len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && !strings.ContainsAny(raw[1:len(raw)-1], "\\\"") && !hasControl(raw):
+		id, _ = jsonrpc.MakeID(raw[1 : len(raw)-1])
+	case fastIntID.MatchString(raw):
+		n, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil {
+			return nil, false
+		}
+		id, _ = jsonrpc.MakeID(float64(n))
+	default:
+		return nil, false
+	}
+	return &jsonrpc.Request{ID: id, Method: "tools/call", Params: m["params"]}, true
+}
+
+func hasControl(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return r < 0x20 }) >= 0
+}
+
+// shallow reports whether data nests at most max levels of objects and
+// arrays, counted as go-sdk counts them.
+func shallow(data []byte, max int) bool {
+	depth, inString, escaped := 0, false, false
+	for _, b := range data {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+			continue
+		}
+		switch b {
+		case '"':
+			inString = true
+		case '{', '[':
+			if depth++; depth > max {
+				return false
+			}
+		case '}', ']':
+			if depth > 0 {
+				depth--
+			}
+		}
+	}
+	return true
+}
+
+func isObject(b json.RawMessage) bool {
+	b = bytes.TrimLeft(b, " \t\r\n")
+	return len(b) > 0 && b[0] == '{'
+}
+
 // members returns the members of the JSON object b by their names, or
-// false when b is not an object or names a member twice.
+// false when b is not one object (with nothing but white space after it)
+// or names a member twice.
 func members(b json.RawMessage) (map[string]json.RawMessage, bool) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
@@ -198,7 +276,8 @@ func members(b json.RawMessage) (map[string]json.RawMessage, bool) {
 	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
 		return nil, false
 	}
-	return m, true
+	rest := b[dec.InputOffset():]
+	return m, len(bytes.TrimLeft(rest, " \t\r\n")) == 0
 }
 
 // metaString returns the string at key in m.

@@ -3,6 +3,7 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -15,7 +16,9 @@ import (
 )
 
 // FuzzFastRequest feeds the fast path's request reading arbitrary bodies
-// and tool names: it never panics, always puts the body back as it was,
+// and tool names: it never panics, reads a body as go-sdk's
+// jsonrpc.DecodeMessage does when it reads it at all, always puts the body
+// back as it was,
 // and takes only a request go-sdk reads as one tools/call with an id whose
 // name is the Mcp-Name header and whose _meta's protocol version is the
 // Mcp-Protocol-Version header, without a progress token or log level.
@@ -31,6 +34,13 @@ func FuzzFastRequest(f *testing.F) {
 		r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
 		for k, v := range fastHeaders(name) {
 			r.Header.Set(k, v)
+		}
+		if req, ok := readEnvelope([]byte(body)); ok {
+			msg, err := jsonrpc.DecodeMessage([]byte(body))
+			sdk, isReq := msg.(*jsonrpc.Request)
+			if err != nil || !isReq || sdk.ID != req.ID || sdk.Method != req.Method || !bytes.Equal(sdk.Params, req.Params) {
+				t.Fatalf("read %q as %v %q %s; go-sdk reads %#v, %v", body, req.ID.Raw(), req.Method, req.Params, msg, err)
+			}
 		}
 		fr := g.fastRequestOf(r)
 		if b, _ := io.ReadAll(r.Body); string(b) != body {
