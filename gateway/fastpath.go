@@ -155,8 +155,10 @@ func parseFast(body []byte) *fastRequest {
 	if !ok {
 		return nil
 	}
+	// A name is taken without escapes, so that it reads the same in every
+	// decoder (a lone surrogate's escape, say, may not).
 	var name string
-	if raw, ok := p["name"]; !ok || len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &name) != nil {
+	if raw, ok := p["name"]; !ok || len(raw) == 0 || raw[0] != '"' || bytes.IndexByte(raw, '\\') >= 0 || json.Unmarshal(raw, &name) != nil {
 		return nil
 	}
 	var meta map[string]json.RawMessage

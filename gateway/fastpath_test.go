@@ -136,6 +136,8 @@ func fastCases() []fastCase {
 		{name: "just under the size limit", body: fastCall("58", `"up_echo"`, `{"text":"`+strings.Repeat("a", 3500)+`"}`), fast: true},
 		{name: "deep arguments", body: fastCall("59", `"up_echo"`, strings.Repeat(`{"a":`, 500)+"1"+strings.Repeat("}", 500))},
 		{name: "whitespace around", body: " \n\t" + fastCall("60", `"up_echo"`, `{"text":"x"}`) + " \n", fast: true},
+		{name: "escaped name", body: fastCall("70", `"up_ech\u006f"`, `{"text":"x"}`)},
+		{name: "lone surrogate name", header: map[string]string{"Mcp-Name": "up_\xef\xbf\xbd"}, body: fastCall("71", `"up_\ud800"`, `{}`)},
 		{name: "invalid utf-8 name", header: map[string]string{"Mcp-Name": "up_\xff"}, body: fastCall("61", "\"up_\xff\"", `{}`)},
 	}
 }
