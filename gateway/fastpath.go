@@ -116,7 +116,7 @@ func (g *Gateway) fastRequestOf(r *http.Request) *fastRequest {
 		return nil
 	}
 	f.r, f.header = r, v
-	if r, ok := g.cat.tool(f.name); ok && bytes.Contains(r.tool.InputSchema, []byte("x-mcp-header")) {
+	if r, ok := g.cat.tool(f.name); ok && bindsHeader(r.tool.InputSchema) {
 		return nil
 	}
 	for _, veto := range g.fastVetoes {
@@ -125,6 +125,28 @@ func (g *Gateway) fastRequestOf(r *http.Request) *fastRequest {
 		}
 	}
 	return f
+}
+
+// bindsHeader reports whether schema may bind an argument to a header:
+// whether it holds the key x-mcp-header anywhere, written plainly or with
+// escapes (go-sdk's transport reads the key unescaped), or cannot be read.
+func bindsHeader(schema json.RawMessage) bool {
+	if bytes.Contains(schema, []byte("x-mcp-header")) {
+		return true
+	}
+	if bytes.IndexByte(schema, '\\') < 0 {
+		return false // every key is written plainly
+	}
+	dec := json.NewDecoder(bytes.NewReader(schema))
+	for {
+		t, err := dec.Token()
+		if err == io.EOF {
+			return false
+		}
+		if err != nil || t == "x-mcp-header" {
+			return true
+		}
+	}
 }
 
 // readBody reads r's body, at most Options.MaxRequestBytes, and puts it
@@ -335,6 +357,7 @@ func (g *Gateway) answerFast(w http.ResponseWriter, f *fastRequest) {
 	defer ss.Close()
 	select {
 	case <-c.answered:
+	case <-c.closed: // the session ended (the gateway closed it)
 	case <-f.r.Context().Done():
 	}
 	// The response is the handler's no more: an answer that comes now
