@@ -3,10 +3,12 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -100,5 +102,113 @@ func TestFastPathCloseMidCall(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Errorf("slow path only %v: Close still runs", slowOnly)
 		}
+	}
+}
+
+// fastPost sends body to url as a 2026-07-28 tools/call of tool name in
+// ctx and returns the answer's status and body ("" and the error's text
+// when the request failed).
+func fastPost(ctx context.Context, url, name, body string) (int, string) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		return 0, err.Error()
+	}
+	for k, v := range fastHeaders(name) {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestFastPathConcurrentCalls: many calls at once on the fast path each
+// get their own answer: their own id and their own result.
+func TestFastPathConcurrentCalls(t *testing.T) {
+	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "up", Era: testserver.Modern}), testserver.Stateless())
+	_, u := startGateway(t, []Server{{Name: "up", Target: up.URL}}, nil)
+	const n = 48
+	errs := make(chan string, n)
+	ctx := testCtx(t, 60*time.Second)
+	for i := range n {
+		go func() {
+			id := fmt.Sprint(1000 + i)
+			if i%2 == 1 {
+				id = `"s` + id + `"`
+			}
+			status, body := fastPost(ctx, u, "echo", fastCall(id, `"echo"`, `{"text":"t`+fmt.Sprint(i)+`"}`))
+			switch {
+			case status != http.StatusOK:
+				errs <- fmt.Sprintf("call %d: %d %s", i, status, body)
+			case !strings.Contains(body, `"id":`+id+`,`) && !strings.Contains(body, `"id":`+id+`}`):
+				errs <- fmt.Sprintf("call %d (id %s) got another id: %s", i, id, body)
+			case !strings.Contains(body, `"text":"t`+fmt.Sprint(i)+`"`) || strings.Count(body, `"text":"t`) != 1:
+				errs <- fmt.Sprintf("call %d got another result: %s", i, body)
+			default:
+				errs <- ""
+			}
+		}()
+	}
+	for range n {
+		if e := <-errs; e != "" {
+			t.Error(e)
+		}
+	}
+}
+
+// TestFastPathClientsGoingAwayLeaveNothing: clients that go away mid-call
+// on the fast path have their server's calls cancelled and leave no
+// goroutine behind in the gateway.
+func TestFastPathClientsGoingAwayLeaveNothing(t *testing.T) {
+	for _, slowOnly := range []bool{true, false} {
+		t.Run(fmt.Sprint("slowOnly=", slowOnly), func(t *testing.T) { testClientsGoingAway(t, slowOnly) })
+	}
+}
+
+func testClientsGoingAway(t *testing.T, slowOnly bool) {
+	srv, st := testserver.NewWithState(testserver.Options{Name: "up", Era: testserver.Modern})
+	propagate := func(o *mcp.StreamableHTTPOptions) { o.PropagateRequestCancellation = true }
+	up := testserver.StartStreamable(t, srv, testserver.Stateless(), propagate)
+	g, u := startGateway(t, []Server{{Name: "up", Target: up.URL}}, &Options{slowPathOnly: slowOnly})
+	round := func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			fastPost(ctx, u, "slow", fastCall("1", `"slow"`, `{"ms":10000}`))
+		}()
+		calls := st.Calls("slow")
+		wctx, wcancel := context.WithTimeout(ctx, 5*time.Second)
+		_ = st.Wait(wctx, func(s *testserver.State) bool { return s.Calls("slow") > calls })
+		wcancel()
+		cancel()
+		<-done
+		deadline := time.Now().Add(5 * time.Second)
+		for g.inflightCount() > 0 && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	round()
+	http.DefaultClient.CloseIdleConnections()
+	time.Sleep(300 * time.Millisecond)
+	base := runtime.NumGoroutine()
+	before := st.Cancellations()
+	const rounds = 8
+	for range rounds {
+		round()
+	}
+	http.DefaultClient.CloseIdleConnections()
+	wctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := st.Wait(wctx, func(s *testserver.State) bool { return s.Cancellations() >= before+rounds }); err != nil {
+		t.Errorf("the server saw %d of %d calls cancelled", st.Cancellations()-before, rounds)
+	}
+	if n := settleGoroutines(base + 4); n > base+4 {
+		buf := make([]byte, 1<<20)
+		t.Fatalf("%d goroutines after %d clients went away mid-call, %d before:\n%s", n, rounds, base, buf[:runtime.Stack(buf, true)])
 	}
 }
