@@ -212,3 +212,47 @@ func testClientsGoingAway(t *testing.T, slowOnly bool) {
 		t.Fatalf("%d goroutines after %d clients went away mid-call, %d before:\n%s", n, rounds, base, buf[:runtime.Stack(buf, true)])
 	}
 }
+
+// startNoisyServer serves (stateless when stateless is set) a tool noisy
+// that, during its call, sends progress under a token of its own making
+// and log messages, then answers.
+func startNoisyServer(t *testing.T, stateless bool) string {
+	t.Helper()
+	s := mcp.NewServer(&mcp.Implementation{Name: "noisy", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "noisy", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		for i := range 3 {
+			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: "made-up", Progress: float64(i)})
+			_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "error", Data: "log " + fmt.Sprint(i)})
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "quiet now"}}}, nil
+	})
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: stateless}))
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+// TestFastPathUpstreamNotifications: a server that sends progress nobody
+// asked for and log messages during a call has the call answered alike on
+// the fast path and on go-sdk's handler.
+func TestFastPathUpstreamNotifications(t *testing.T) {
+	servers := []Server{{Name: "new", Target: startNoisyServer(t, true)}, {Name: "old", Target: startNoisyServer(t, false)}}
+	fast, fastURL := startGateway(t, servers, &Options{})
+	_, slowURL := startGateway(t, servers, &Options{slowPathOnly: true})
+	for _, name := range []string{"new_noisy", "old_noisy"} {
+		c := fastCase{name: name, header: map[string]string{"Mcp-Name": name}, body: fastCall("7", `"`+name+`"`, `{}`)}
+		req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(c.body))
+		for k, v := range fastHeaders(name) {
+			req.Header.Set(k, v)
+		}
+		if fast.fastRequestOf(req) == nil {
+			t.Errorf("%s: not on the fast path", name)
+		}
+		got, want := sendCase(t, fastURL, c), sendCase(t, slowURL, c)
+		if raw, _ := json.Marshal(got.Body); got.Status != http.StatusOK || !strings.Contains(string(raw), "quiet now") {
+			t.Errorf("%s: the call got %s", name, dump(got))
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: fast path answered\n%s\ngo-sdk answered\n%s", name, dump(got), dump(want))
+		}
+	}
+}
