@@ -256,3 +256,43 @@ func TestFastPathUpstreamNotifications(t *testing.T) {
 		}
 	}
 }
+
+// TestFastPathDraining: a call that comes while the gateway shuts down
+// (a call in flight keeps it waiting) is refused on the fast path as on
+// go-sdk's handler, and the call in flight is answered.
+func TestFastPathDraining(t *testing.T) {
+	var answers [2][2]string
+	for i, slowOnly := range []bool{true, false} {
+		up := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "up", Era: testserver.Modern}), testserver.Stateless())
+		g, u := startGateway(t, []Server{{Name: "up", Target: up.URL}}, &Options{slowPathOnly: slowOnly})
+		ctx := testCtx(t, 30*time.Second)
+		first := make(chan string, 1)
+		go func() {
+			status, body := fastPost(ctx, u, "slow", fastCall("1", `"slow"`, `{"ms":1500}`))
+			first <- fmt.Sprint(status, " ", body)
+		}()
+		deadline := time.Now().Add(5 * time.Second)
+		for g.inflightCount() == 0 && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		shut := make(chan error, 1)
+		go func() { shut <- g.Shutdown(testCtx(t, 20*time.Second)) }()
+		for !g.draining.Load() {
+			time.Sleep(time.Millisecond)
+		}
+		status, body := fastPost(ctx, u, "echo", fastCall("2", `"echo"`, `{"text":"late"}`))
+		answers[i] = [2]string{fmt.Sprint(status), body}
+		if strings.Contains(body, `"text":"late"`) || !strings.Contains(body, `"code":-32013`) {
+			t.Errorf("slow path only %v: the late call got %d %s", slowOnly, status, body)
+		}
+		if a := <-first; !strings.Contains(a, "slept 1500ms") {
+			t.Errorf("slow path only %v: the call in flight got %s", slowOnly, a)
+		}
+		if err := <-shut; err != nil {
+			t.Errorf("slow path only %v: Shutdown: %v", slowOnly, err)
+		}
+	}
+	if answers[0] != answers[1] {
+		t.Errorf("go-sdk's handler refused the late call with %q, the fast path with %q", answers[0], answers[1])
+	}
+}
