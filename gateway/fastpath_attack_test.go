@@ -222,7 +222,7 @@ func startNoisyServer(t *testing.T, stateless bool) string {
 	s.AddTool(&mcp.Tool{Name: "noisy", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		for i := range 3 {
 			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: "made-up", Progress: float64(i)})
-			_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "error", Data: "log " + fmt.Sprint(i)})
+			_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "error", Data: "log " + fmt.Sprint(i)}) //lint:ignore SA1019 a server of the deprecation window still logs
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "quiet now"}}}, nil
 	})
