@@ -48,7 +48,8 @@ import (
 //     params' name; its _meta holds a string protocol version equal to the
 //     Mcp-Protocol-Version header;
 //   - the tool named takes no argument from a header (x-mcp-header in its
-//     input schema), which go-sdk's transport checks;
+//     input schema, its key written plainly or with escapes: bindsHeader),
+//     which go-sdk's transport checks;
 //   - no veto says no: a feature that needs go-sdk's transport for a
 //     request registers a veto with vetoFast (progress notifications and
 //     log messages travel on the request's stream: origin.go's
