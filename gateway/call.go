@@ -343,12 +343,8 @@ func (g *Gateway) forwardMeta(ctx context.Context, req mcp.Request, m mcp.Meta, 
 	if modern {
 		// The server learns what the client can be asked, not what the
 		// gateway could relay.
-		if r, ok := req.(interface {
-			ClientCapabilities() *mcp.ClientCapabilities
-		}); ok {
-			if c := capsMeta(r.ClientCapabilities()); c != nil {
-				out[mcp.MetaKeyClientCapabilities] = c
-			}
+		if c := capsMeta(clientCaps(ctx, req)); c != nil {
+			out[mcp.MetaKeyClientCapabilities] = c
 		}
 	}
 	if _, ok := out[mcp.MetaKeyLogLevel]; modern && !ok {

@@ -32,6 +32,10 @@ type Gateway struct {
 	tasks  *taskStore
 
 	stateful, stateless httpHandler
+	// fastVetoes keep requests off the fast path (fastpath.go): each
+	// feature that needs go-sdk's HTTP transport for some requests
+	// registers one (vetoFast) in New.
+	fastVetoes []fastVeto
 
 	ctx    context.Context // ends when the gateway closes
 	cancel context.CancelFunc
@@ -124,6 +128,7 @@ func New(servers []Server, opts *Options) (*Gateway, error) {
 	}
 	g.opts.Prefix = prefix
 	g.server = g.newServer()
+	g.vetoStreamed()
 	if err := g.addTaskMethods(); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}

@@ -21,6 +21,11 @@ import (
 
 type httpHandler = *mcp.StreamableHTTPHandler
 
+// statelessJSON is the stateless handler's JSONResponse: false, answers
+// are SSE events. The fast path (fastpath.go) writes its answers as the
+// handler does by it.
+const statelessJSON = false
+
 // newHTTPHandlers returns go-sdk's two streamable HTTP handlers over the
 // gateway's server: one with sessions for handshake-era clients (with an
 // event store, so a client can resume a stream), one stateless for
@@ -48,6 +53,7 @@ func (g *Gateway) newHTTPHandlers() (stateful, stateless httpHandler) {
 	})
 	stateless = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 		Stateless:                    true,
+		JSONResponse:                 statelessJSON,
 		Logger:                       logger,
 		MaxRequestBodyBytes:          g.opts.maxRequestBytes(),
 		DisableLocalhostProtection:   true,
@@ -105,7 +111,9 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer g.withHTTPContext(r)()
 	switch {
 	case modern:
-		g.stateless.ServeHTTP(w, r)
+		if !g.serveFast(w, r) {
+			g.stateless.ServeHTTP(w, r)
+		}
 	case g.shared == nil:
 		g.stateful.ServeHTTP(w, r)
 	case r.Header.Get("Mcp-Session-Id") != "":

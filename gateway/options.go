@@ -124,6 +124,10 @@ type Options struct {
 	// DefaultMaxRequestBytes. Responses from servers are bounded by
 	// Client.MaxMessageBytes.
 	MaxRequestBytes int64
+	// slowPathOnly turns the fast path off (fastpath.go): every request
+	// goes through go-sdk's streamable HTTP handlers. Tests set it to
+	// compare the two.
+	slowPathOnly bool
 	// ParkTimeout is how long a handshake-era server's question waits for
 	// the client's answer: a handshake-era client's reply to the request,
 	// or a 2026-07-28 client's retry with its answers. Meanwhile the

@@ -33,17 +33,11 @@ func coreAsk(meta mcp.Meta) (asked bool, ttl time.Duration) {
 
 // declaresTasks reports whether req comes from a 2026-07-28 client that
 // declares the Tasks extension.
-func declaresTasks(req mcp.Request) bool {
+func declaresTasks(ctx context.Context, req mcp.Request) bool {
 	if !isModern(req) {
 		return false
 	}
-	r, ok := req.(interface {
-		ClientCapabilities() *mcp.ClientCapabilities
-	})
-	if !ok {
-		return false
-	}
-	c := r.ClientCapabilities()
+	c := clientCaps(ctx, req)
 	return c != nil && c.Extensions[taskwire.Extension] != nil
 }
 
@@ -73,7 +67,7 @@ func (g *Gateway) taskCall(ctx context.Context, req mcp.Request) (_ mcp.Result, 
 	}
 	asked, ttl := coreAsk(p.Meta)
 	ext := isModern(req) // answered in the extension's form
-	declared := ext && declaresTasks(req)
+	declared := ext && declaresTasks(ctx, req)
 	r, found := g.cat.tool(p.Name)
 	if !found || !g.allowed(ctx, r.u.name, "tool", r.tool.OriginalName) {
 		return nil, nil, false

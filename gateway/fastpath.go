@@ -1,0 +1,514 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The fast path answers the commonest request of a 2026-07-28 client, a
+// POST holding one tools/call, without go-sdk's streamable HTTP transport:
+// it reads and decodes the request once, checks what that transport checks
+// of such a POST, and hands the request to a session of the gateway's
+// go-sdk server made for it (as go-sdk's stateless handler makes one per
+// request), over a connection that carries that one request and its
+// answer. Everything past the transport (the receiving middleware, the
+// per-request _meta checks, callTool, the result's encoding) is the code
+// every other request runs.
+//
+// The rule, decided once per request by fastRequestOf: a request takes the
+// fast path when all of these hold, and goes to go-sdk's stateless handler
+// (its body put back as it was) otherwise:
+//
+//   - the fast path is on (Options.slowPathOnly unset);
+//   - it is a POST with an Mcp-Protocol-Version header >= 2026-07-28 and
+//     no Mcp-Session-Id or Last-Event-ID header;
+//   - its Content-Type is application/json and its Accept takes both
+//     application/json and text/event-stream (go-sdk's own tests);
+//   - its body, at most Options.MaxRequestBytes, is one JSON-RPC request
+//     (not a batch) whose reading is plain (readEnvelope: it reads it as
+//     go-sdk's jsonrpc.DecodeMessage does), with an id, method tools/call
+//     and params that are a JSON object with a string name, no member
+//     named twice in it or in its _meta;
+//   - its Mcp-Method header is tools/call and its Mcp-Name header the
+//     params' name; its _meta holds a string protocol version equal to the
+//     Mcp-Protocol-Version header;
+//   - the tool named takes no argument from a header (x-mcp-header in its
+//     input schema, its key written plainly or with escapes: bindsHeader),
+//     which go-sdk's transport checks;
+//   - no veto says no: a feature that needs go-sdk's transport for a
+//     request registers a veto with vetoFast (progress notifications and
+//     log messages travel on the request's stream: origin.go's
+//     vetoStreamed).
+//
+// Whatever go-sdk's transport would refuse fails one of these, so that the
+// refusal is go-sdk's own.
+
+// fastRequest is a request the fast path may answer.
+type fastRequest struct {
+	r      *http.Request
+	msg    *jsonrpc.Request
+	name   string                     // the params' name
+	meta   map[string]json.RawMessage // the params' _meta
+	header string                     // the Mcp-Protocol-Version header
+}
+
+// A fastVeto says why a request needs go-sdk's transport ("" if it does
+// not).
+type fastVeto func(*fastRequest) string
+
+// vetoFast registers a veto of a feature that needs go-sdk's transport
+// for some requests; New calls it for each such feature, before the
+// gateway serves.
+func (g *Gateway) vetoFast(v fastVeto) { g.fastVetoes = append(g.fastVetoes, v) }
+
+// serveFast answers r on the fast path when r takes it, reporting whether
+// it did; when it did not, r (its body put back) is for go-sdk's handler.
+func (g *Gateway) serveFast(w http.ResponseWriter, r *http.Request) bool {
+	f := g.fastRequestOf(r)
+	if f == nil {
+		return false
+	}
+	g.answerFast(w, f)
+	return true
+}
+
+// fastRequestOf returns r as a fastRequest, or nil when r does not take
+// the fast path (see the rule above). It may read r's body and puts it
+// back.
+func (g *Gateway) fastRequestOf(r *http.Request) *fastRequest {
+	if g.opts.slowPathOnly || r.Method != http.MethodPost || r.Body == nil {
+		return nil
+	}
+	h := r.Header
+	v := h.Get("Mcp-Protocol-Version")
+	if v < modernVersion || h.Get("Mcp-Session-Id") != "" || len(h.Values("Last-Event-ID")) > 0 {
+		return nil
+	}
+	if ct, _, err := mime.ParseMediaType(h.Get("Content-Type")); err != nil || ct != "application/json" {
+		return nil
+	}
+	if !acceptsBoth(h.Values("Accept")) || h.Get("Mcp-Method") != "tools/call" {
+		return nil
+	}
+	body, ok := g.readBody(r)
+	if !ok {
+		return nil
+	}
+	f := parseFast(body)
+	if f == nil || f.name == "" || f.name != h.Get("Mcp-Name") {
+		return nil
+	}
+	if mv, ok := metaString(f.meta, mcp.MetaKeyProtocolVersion); !ok || mv != v {
+		return nil
+	}
+	f.r, f.header = r, v
+	if r, ok := g.cat.tool(f.name); ok && bindsHeader(r.tool.InputSchema) {
+		return nil
+	}
+	for _, veto := range g.fastVetoes {
+		if veto(f) != "" {
+			return nil
+		}
+	}
+	return f
+}
+
+// bindsHeader reports whether schema may bind an argument to a header:
+// whether it holds the key x-mcp-header anywhere, written plainly or with
+// escapes (go-sdk's transport reads the key unescaped), or cannot be read.
+func bindsHeader(schema json.RawMessage) bool {
+	if bytes.Contains(schema, []byte("x-mcp-header")) {
+		return true
+	}
+	if bytes.IndexByte(schema, '\\') < 0 {
+		return false // every key is written plainly
+	}
+	dec := json.NewDecoder(bytes.NewReader(schema))
+	for {
+		t, err := dec.Token()
+		if err == io.EOF {
+			return false
+		}
+		if err != nil || t == "x-mcp-header" {
+			return true
+		}
+	}
+}
+
+// readBody reads r's body, at most Options.MaxRequestBytes, and puts it
+// back; ok is false when it could not be read whole (go-sdk then says
+// why).
+func (g *Gateway) readBody(r *http.Request) (body []byte, ok bool) {
+	max := g.opts.maxRequestBytes()
+	body, err := io.ReadAll(io.LimitReader(r.Body, max+1))
+	rest := r.Body
+	if err != nil || int64(len(body)) > max {
+		r.Body = readCloser{io.MultiReader(bytes.NewReader(body), rest), rest}
+		return nil, false
+	}
+	r.Body = readCloser{bytes.NewReader(body), rest}
+	return body, true
+}
+
+// parseFast reads body as one JSON-RPC tools/call request, or returns
+// nil.
+func parseFast(body []byte) *fastRequest {
+	req, ok := readEnvelope(body)
+	if !ok || len(req.Params) == 0 {
+		return nil
+	}
+	// Members by their exact names, as go-sdk reads them (encoding/json
+	// would match "Name" to name); a member named twice is left to go-sdk.
+	p, ok := members(req.Params)
+	if !ok {
+		return nil
+	}
+	// A name is taken without escapes, so that it reads the same in every
+	// decoder (a lone surrogate's escape, say, may not).
+	var name string
+	if raw, ok := p["name"]; !ok || len(raw) == 0 || raw[0] != '"' || bytes.IndexByte(raw, '\\') >= 0 || json.Unmarshal(raw, &name) != nil {
+		return nil
+	}
+	var meta map[string]json.RawMessage
+	if raw, ok := p["_meta"]; ok {
+		if meta, ok = members(raw); !ok {
+			return nil
+		}
+	}
+	return &fastRequest{msg: req, name: name, meta: meta}
+}
+
+// fastMaxDepth bounds the nesting of a request the fast path reads (go-sdk
+// refuses more than 1000 levels; a request nested deeper than this goes to
+// go-sdk, which says so).
+const fastMaxDepth = 500
+
+var fastIntID = regexp.MustCompile(`^-?(0|[1-9][0-9]{0,14})$`)
+
+// readEnvelope reads body as one JSON-RPC tools/call request, as go-sdk's
+// jsonrpc.DecodeMessage reads it, for the requests whose reading is plain:
+// valid UTF-8, nested at most fastMaxDepth levels, one JSON object and
+// nothing after it but white space, with exactly the members jsonrpc
+// ("2.0"), id (a string without escapes, or an integer of at most 15
+// digits), method ("tools/call") and params (an object), each once. It
+// reports false for any other body (which then goes to go-sdk).
+// FuzzFastRequest checks that it agrees with jsonrpc.DecodeMessage.
+func readEnvelope(body []byte) (*jsonrpc.Request, bool) {
+	if !utf8.Valid(body) || !shallow(body, fastMaxDepth) {
+		return nil, false
+	}
+	m, ok := members(body)
+	if !ok || len(m) != 4 || string(m["jsonrpc"]) != `"2.0"` || string(m["method"]) != `"tools/call"` || !isObject(m["params"]) {
+		return nil, false
+	}
+	var id jsonrpc.ID
+	raw := string(m["id"])
+	switch {
+	case len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && !strings.ContainsAny(raw[1:len(raw)-1], "\\\"") && !hasControl(raw):
+		id, _ = jsonrpc.MakeID(raw[1 : len(raw)-1])
+	case fastIntID.MatchString(raw):
+		n, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil {
+			return nil, false
+		}
+		id, _ = jsonrpc.MakeID(float64(n))
+	default:
+		return nil, false
+	}
+	return &jsonrpc.Request{ID: id, Method: "tools/call", Params: m["params"]}, true
+}
+
+func hasControl(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return r < 0x20 }) >= 0
+}
+
+// shallow reports whether data nests at most max levels of objects and
+// arrays, counted as go-sdk counts them.
+func shallow(data []byte, max int) bool {
+	depth, inString, escaped := 0, false, false
+	for _, b := range data {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+			continue
+		}
+		switch b {
+		case '"':
+			inString = true
+		case '{', '[':
+			if depth++; depth > max {
+				return false
+			}
+		case '}', ']':
+			if depth > 0 {
+				depth--
+			}
+		}
+	}
+	return true
+}
+
+func isObject(b json.RawMessage) bool {
+	b = bytes.TrimLeft(b, " \t\r\n")
+	return len(b) > 0 && b[0] == '{'
+}
+
+// members returns the members of the JSON object b by their names, or
+// false when b is not one object (with nothing but white space after it)
+// or names a member twice.
+func members(b json.RawMessage) (map[string]json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, false
+	}
+	m := make(map[string]json.RawMessage)
+	for dec.More() {
+		t, err := dec.Token()
+		key, ok := t.(string)
+		if err != nil || !ok {
+			return nil, false
+		}
+		if _, dup := m[key]; dup {
+			return nil, false
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, false
+		}
+		m[key] = v
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
+		return nil, false
+	}
+	rest := b[dec.InputOffset():]
+	return m, len(bytes.TrimLeft(rest, " \t\r\n")) == 0
+}
+
+// metaString returns the string at key in m.
+func metaString(m map[string]json.RawMessage, key string) (string, bool) {
+	raw, ok := m[key]
+	if !ok {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// acceptsBoth reports whether Accept values take both application/json
+// and text/event-stream, as go-sdk's streamable handler reads them.
+func acceptsBoth(values []string) bool {
+	jsonOK, streamOK := false, false
+	for _, value := range values {
+		for raw := range strings.SplitSeq(value, ",") {
+			base, _, _ := strings.Cut(strings.TrimSpace(raw), ";")
+			switch strings.ToLower(strings.TrimSpace(base)) {
+			case "application/json", "application/*":
+				jsonOK = true
+			case "text/event-stream", "text/*":
+				streamOK = true
+			case "*/*":
+				jsonOK, streamOK = true, true
+			}
+		}
+	}
+	return jsonOK && streamOK
+}
+
+// answerFast answers f through a session of the gateway's server made for
+// it, as go-sdk's stateless handler does, and writes the answer as that
+// handler writes it.
+func (g *Gateway) answerFast(w http.ResponseWriter, f *fastRequest) {
+	f.msg.Extra = &mcp.RequestExtra{
+		TokenInfo:      auth.TokenInfoFromContext(f.r.Context()),
+		Header:         f.r.Header,
+		CloseSSEStream: func(mcp.CloseSSEStreamArgs) {}, // none at 2026-07-28
+	}
+	c := &fastConn{req: f.msg, httpCtx: f.r.Context(), w: w, closed: make(chan struct{}), answered: make(chan struct{})}
+	ctx := context.WithValue(f.r.Context(), oneRequestKey{}, true)
+	ss, err := g.server.Connect(ctx, fastTransport{c}, &mcp.ServerSessionOptions{State: new(mcp.ServerSessionState)})
+	if err != nil {
+		g.log.Error(fmt.Sprintf("failed to connect: %v", err))
+		http.Error(w, "failed connection", http.StatusInternalServerError)
+		return
+	}
+	defer ss.Close()
+	select {
+	case <-c.answered:
+	case <-c.closed: // the session ended (the gateway closed it)
+	case <-f.r.Context().Done():
+	}
+	// The response is the handler's no more: an answer that comes now
+	// (the client went away) is not written.
+	c.mu.Lock()
+	c.done = true
+	c.mu.Unlock()
+}
+
+// fastTransport connects a session to one fastConn.
+type fastTransport struct{ c *fastConn }
+
+func (t fastTransport) Connect(context.Context) (mcp.Connection, error) { return t.c, nil }
+
+// fastConn is a connection that carries one request of a client to a
+// session and its answer back to the HTTP response.
+type fastConn struct {
+	req     *jsonrpc.Request
+	httpCtx context.Context
+	w       http.ResponseWriter
+
+	mu       sync.Mutex
+	read     bool // req was read
+	done     bool // the answer was written
+	closed   chan struct{}
+	once     sync.Once
+	answered chan struct{}
+}
+
+// Read returns the request, then waits for the connection to close; it
+// fails when the client goes away, which cancels the request's handler
+// (as go-sdk's stateless handler propagates the HTTP request's end).
+func (c *fastConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	c.mu.Lock()
+	first := !c.read
+	c.read = true
+	c.mu.Unlock()
+	if first {
+		return c.req, nil
+	}
+	select {
+	case <-c.closed:
+		return nil, io.EOF
+	case <-c.httpCtx.Done():
+		return nil, c.httpCtx.Err()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// errFastWrite refuses a message that is not the request's answer. It
+// wraps the JSON-RPC error go-sdk's transports refuse a message with
+// (code -32005, "rejected by transport"): the session's connection then
+// stays up and the request runs on, as on go-sdk's stateless handler,
+// which has no stream for such a message either.
+var errFastWrite = fmt.Errorf("%w: a stateless request's stream carries only its answer", &jsonrpc.Error{Code: -32005, Message: "rejected by transport"})
+
+// Write writes the answer to the request to the HTTP response as go-sdk's
+// stateless handler does: an SSE event (a JSON body with statelessJSON),
+// or (for an error that has an HTTP status of its own at 2026-07-28) a
+// JSON body with that status. The
+// notifications and requests of the session have no stream to go on: the
+// fast path takes no request that would make any (fastVetoes).
+func (c *fastConn) Write(_ context.Context, msg jsonrpc.Message) error {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok || resp.ID != c.req.ID {
+		return errFastWrite
+	}
+	data, err := jsonrpc.EncodeMessage(resp)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done {
+		return errFastWrite
+	}
+	c.done = true
+	defer close(c.answered)
+	h := c.w.Header()
+	h.Set("Cache-Control", "no-cache, no-transform")
+	if status := errorStatus(resp.Error); status != 0 {
+		h.Set("Content-Type", "application/json")
+		if !statelessJSON {
+			h.Set("Connection", "keep-alive") // set for the SSE stream it would have been
+		}
+		c.w.WriteHeader(status)
+		_, err = c.w.Write(data)
+		return err
+	}
+	if statelessJSON {
+		h.Set("Content-Type", "application/json")
+		_, err = c.w.Write(data)
+		return err
+	}
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Connection", "keep-alive")
+	buf := make([]byte, 0, len("event: message\ndata: \n\n")+len(data))
+	buf = append(buf, "event: message\ndata: "...)
+	buf = append(buf, data...)
+	buf = append(buf, "\n\n"...)
+	_, err = c.w.Write(buf)
+	_ = http.NewResponseController(c.w).Flush()
+	return err
+}
+
+// errorStatus is the HTTP status go-sdk answers a 2026-07-28 request's
+// JSON-RPC error with, or 0 (the error goes in an SSE event).
+func errorStatus(err error) int {
+	var jerr *jsonrpc.Error
+	if err == nil || !errors.As(err, &jerr) {
+		return 0
+	}
+	switch jerr.Code {
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	case jsonrpc.CodeInvalidParams, mcp.CodeUnsupportedProtocolVersion, mcp.CodeMissingRequiredClientCapabilities:
+		return http.StatusBadRequest
+	}
+	return 0
+}
+
+func (c *fastConn) Close() error {
+	c.once.Do(func() { close(c.closed) })
+	return nil
+}
+
+func (c *fastConn) SessionID() string { return "" }
+
+// oneRequestKey marks the context of a session the fast path made for one
+// request.
+type oneRequestKey struct{}
+
+// clientCaps returns the capabilities of the client of req, handled in
+// ctx. A request answered on the fast path has a session of its own, whose
+// InitializeParams go-sdk made from the request's _meta (as
+// ServerRequest.ClientCapabilities reads them): they are taken from there,
+// not decoded again.
+func clientCaps(ctx context.Context, req mcp.Request) *mcp.ClientCapabilities {
+	if ctx.Value(oneRequestKey{}) != nil {
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss.ID() == "" {
+			if ip := ss.InitializeParams(); ip != nil && ip.ProtocolVersion >= modernVersion && ip.Capabilities != nil {
+				return ip.Capabilities
+			}
+		}
+	}
+	if r, ok := req.(interface {
+		ClientCapabilities() *mcp.ClientCapabilities
+	}); ok {
+		return r.ClientCapabilities()
+	}
+	return nil
+}

@@ -1,0 +1,77 @@
+//lint:file-ignore SA1019 the fast path leaves requests with a log level (deprecated in 2026-07-28, alive in its window) to go-sdk
+
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// FuzzFastRequest feeds the fast path's request reading arbitrary bodies
+// and tool names: it never panics, reads a body as go-sdk's
+// jsonrpc.DecodeMessage does when it reads it at all, always puts the body
+// back as it was,
+// and takes only a request go-sdk reads as one tools/call with an id whose
+// name is the Mcp-Name header and whose _meta's protocol version is the
+// Mcp-Protocol-Version header, without a progress token or log level.
+func FuzzFastRequest(f *testing.F) {
+	for _, c := range fastCases() {
+		f.Add(c.body, fastHeaders("up_echo")["Mcp-Name"])
+	}
+	f.Add(fastCall("1", `"a"`, `{}`), "a")
+	f.Add(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, "a")
+	g := &Gateway{cat: newCatalog(nil)}
+	g.vetoStreamed()
+	f.Fuzz(func(t *testing.T, body, name string) {
+		r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+		for k, v := range fastHeaders(name) {
+			r.Header.Set(k, v)
+		}
+		if req, ok := readEnvelope([]byte(body)); ok {
+			msg, err := jsonrpc.DecodeMessage([]byte(body))
+			sdk, isReq := msg.(*jsonrpc.Request)
+			if err != nil || !isReq || sdk.ID != req.ID || sdk.Method != req.Method || !bytes.Equal(sdk.Params, req.Params) {
+				t.Fatalf("read %q as %v %q %s; go-sdk reads %#v, %v", body, req.ID.Raw(), req.Method, req.Params, msg, err)
+			}
+		}
+		fr := g.fastRequestOf(r)
+		if b, _ := io.ReadAll(r.Body); string(b) != body {
+			t.Fatalf("the body put back is %q, want %q", b, body)
+		}
+		if fr == nil {
+			return
+		}
+		msg, err := jsonrpc.DecodeMessage([]byte(body))
+		req, ok := msg.(*jsonrpc.Request)
+		if err != nil || !ok || !req.IsCall() || req.Method != "tools/call" {
+			t.Fatalf("took %q, which go-sdk reads as %#v, %v", body, msg, err)
+		}
+		var p struct {
+			Name string         `json:"name"`
+			Meta map[string]any `json:"_meta"`
+		}
+		if err := json.Unmarshal(req.Params, &p); err != nil {
+			t.Fatalf("took %q, whose params are not an object: %v", body, err)
+		}
+		if p.Name != name || fr.name != name {
+			t.Fatalf("took %q for the Mcp-Name %q", body, name)
+		}
+		if v, _ := p.Meta[mcp.MetaKeyProtocolVersion].(string); v != v0728 {
+			t.Fatalf("took %q with the _meta protocol version %q", body, v)
+		}
+		if _, ok := p.Meta["progressToken"]; ok {
+			t.Fatalf("took %q with a progress token", body)
+		}
+		if _, ok := p.Meta[mcp.MetaKeyLogLevel]; ok {
+			t.Fatalf("took %q with a log level", body)
+		}
+	})
+}

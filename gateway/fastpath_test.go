@@ -1,0 +1,474 @@
+package gateway
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"reflect"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// fastCase is one HTTP request sent to a gateway with the fast path and to
+// one without it.
+type fastCase struct {
+	name   string
+	header map[string]string // set ("" deletes) over fastHeaders
+	body   string
+	fast   bool   // the fast path takes it
+	search bool   // to gateways with tool search (search_tools, call_tool)
+	want   string // in the answer
+}
+
+const fastMeta = `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"diff","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}`
+
+// fastCall returns the body of a tools/call with id, tool name and
+// arguments (JSON), and the client's _meta.
+func fastCall(id, name, args string) string {
+	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":` + name + `,"arguments":` + args + `,"_meta":{` + fastMeta + `}}}`
+}
+
+func fastHeaders(name string) map[string]string {
+	return map[string]string{
+		"Content-Type":         "application/json",
+		"Accept":               "application/json, text/event-stream",
+		"Mcp-Protocol-Version": v0728,
+		"Mcp-Method":           "tools/call",
+		"Mcp-Name":             name,
+	}
+}
+
+// fastCases are good, bad and hostile requests.
+func fastCases() []fastCase {
+	huge := strings.Repeat("9", 400)
+	return []fastCase{
+		{name: "echo", body: fastCall("1", `"up_echo"`, `{"text":"hello"}`), fast: true, want: `"text":"hello"`},
+		{name: "string id", body: fastCall(`"abc"`, `"up_echo"`, `{"text":"hi"}`), fast: true},
+		{name: "huge id", body: fastCall(huge, `"up_echo"`, `{"text":"hi"}`)},
+		{name: "negative fraction id", body: fastCall("-1.5", `"up_echo"`, `{"text":"hi"}`)},
+		{name: "15-digit id", body: fastCall("-999999999999999", `"up_echo"`, `{"text":"hi"}`), fast: true},
+		{name: "escaped string id", body: fastCall(`"a\u0062"`, `"up_echo"`, `{"text":"hi"}`)},
+		{name: "big int id", body: fastCall("9007199254740993", `"up_echo"`, `{"text":"hi"}`)},
+		{name: "null id", body: fastCall("null", `"up_echo"`, `{"text":"hi"}`)},
+		{name: "object id", body: fastCall(`{"a":1}`, `"up_echo"`, `{"text":"hi"}`)},
+		{name: "unicode text", body: fastCall("2", `"up_echo"`, `{"text":"h\u00e9llo \ud83d\ude00 \u0000"}`), fast: true},
+		{name: "unicode name", header: map[string]string{"Mcp-Name": "up_écho"}, body: fastCall("3", `"up_écho"`, `{}`), fast: true},
+		{name: "unknown tool", header: map[string]string{"Mcp-Name": "nope"}, body: fastCall("4", `"nope"`, `{}`), fast: true},
+		{name: "policy denial", header: map[string]string{"Mcp-Name": "up_fail"}, body: fastCall("5", `"up_fail"`, `{"message":"x"}`), fast: true, want: `unknown tool`},
+		{name: "tool error", header: map[string]string{"Mcp-Name": "up_fail_structured"}, body: fastCall("6", `"up_fail_structured"`, `{}`), fast: true},
+		{name: "upstream protocol error", header: map[string]string{"Mcp-Name": "up_crash"}, body: fastCall("7", `"up_crash"`, `{}`), fast: true},
+		{name: "upstream dies mid-call", header: map[string]string{"Mcp-Name": "dies_echo"}, body: fastCall("8", `"dies_echo"`, `{"text":"x"}`), fast: true},
+		{name: "input_required", header: map[string]string{"Mcp-Name": "old_book"}, body: fastCall("9", `"old_book"`, `{"date":"mon"}`), fast: true, want: `"resultType":"input_required"`},
+		{name: "bad arguments", body: fastCall("10", `"up_echo"`, `[1,2]`), fast: true},
+		{name: "arguments string", body: fastCall("11", `"up_echo"`, `"x"`), fast: true},
+		{name: "wrong argument type", body: fastCall("12", `"up_echo"`, `{"text":5}`), fast: true},
+		{name: "duplicate name keys", header: map[string]string{"Mcp-Name": "up_echo"}, body: `{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"nope","name":"up_echo","arguments":{"text":"d"},"_meta":{` + fastMeta + `}}}`},
+		{name: "duplicate method keys", body: `{"jsonrpc":"2.0","id":14,"method":"tools/list","method":"tools/call","params":{"name":"up_echo","arguments":{"text":"d"},"_meta":{` + fastMeta + `}}}`},
+		{name: "upper-case keys", body: `{"jsonrpc":"2.0","id":15,"Method":"tools/call","params":{"Name":"up_echo","arguments":{"text":"d"},"_meta":{` + fastMeta + `}}}`},
+		{name: "no jsonrpc member", body: `{"id":16,"method":"tools/call","params":{"name":"up_echo","arguments":{"text":"d"},"_meta":{` + fastMeta + `}}}`},
+		{name: "upper-case name key", body: `{"jsonrpc":"2.0","id":63,"method":"tools/call","params":{"Name":"up_echo","arguments":{"text":"d"},"_meta":{` + fastMeta + `}}}`},
+		{name: "upper-case meta key", body: `{"jsonrpc":"2.0","id":64,"method":"tools/call","params":{"name":"up_echo","arguments":{"text":"d"},"_META":{` + fastMeta + `}}}`},
+		{name: "meta null", body: `{"jsonrpc":"2.0","id":65,"method":"tools/call","params":{"name":"up_echo","arguments":{"text":"d"},"_meta":null}}`},
+		{name: "name null", header: map[string]string{"Mcp-Name": ""}, body: fastCall("66", "null", `{}`)},
+		{name: "duplicate meta", body: `{"jsonrpc":"2.0","id":67,"method":"tools/call","params":{"name":"up_echo","arguments":{"text":"d"},"_meta":{"progressToken":1},"_meta":{` + fastMeta + `}}}`},
+		{name: "duplicate meta member", body: `{"jsonrpc":"2.0","id":68,"method":"tools/call","params":{"name":"up_echo","arguments":{"text":"d"},"_meta":{"progressToken":1,` + fastMeta + `,"progressToken":null}}}`},
+		{name: "escaped progress token", body: strings.Replace(fastCall("69", `"up_echo"`, `{"text":"x"}`), `"_meta":{`, `"_meta":{"progress\u0054oken":"p",`, 1)},
+		{name: "jsonrpc 1.0", body: `{"jsonrpc":"1.0","id":17,"method":"tools/call","params":{"name":"up_echo","arguments":{"text":"d"},"_meta":{` + fastMeta + `}}}`},
+		{name: "trailing garbage", body: fastCall("18", `"up_echo"`, `{"text":"x"}`) + "}"},
+		{name: "two messages", body: fastCall("19", `"up_echo"`, `{"text":"x"}`) + fastCall("20", `"up_echo"`, `{"text":"y"}`)},
+		{name: "batch", body: "[" + fastCall("21", `"up_echo"`, `{"text":"x"}`) + "]"},
+		{name: "empty batch", body: "[]"},
+		{name: "empty body", body: ""},
+		{name: "not json", body: "hello"},
+		{name: "null", body: "null"},
+		{name: "notification", body: `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"up_echo","arguments":{},"_meta":{` + fastMeta + `}}}`},
+		{name: "response", body: `{"jsonrpc":"2.0","id":22,"result":{}}`},
+		{name: "no params", body: `{"jsonrpc":"2.0","id":23,"method":"tools/call"}`},
+		{name: "null params", body: `{"jsonrpc":"2.0","id":24,"method":"tools/call","params":null}`},
+		{name: "params array", body: `{"jsonrpc":"2.0","id":25,"method":"tools/call","params":[1]}`},
+		{name: "name number", body: fastCall("26", `5`, `{}`)},
+		{name: "no name", body: `{"jsonrpc":"2.0","id":27,"method":"tools/call","params":{"arguments":{},"_meta":{` + fastMeta + `}}}`},
+		{name: "no meta", body: `{"jsonrpc":"2.0","id":28,"method":"tools/call","params":{"name":"up_echo","arguments":{"text":"x"}}}`},
+		{name: "meta version differs", body: strings.Replace(fastCall("29", `"up_echo"`, `{"text":"x"}`), `"2026-07-28"`, `"2026-07-29"`, 1)},
+		{name: "meta version old", body: strings.Replace(fastCall("30", `"up_echo"`, `{"text":"x"}`), `"2026-07-28"`, `"2025-11-25"`, 1)},
+		{name: "meta no capabilities", body: `{"jsonrpc":"2.0","id":31,"method":"tools/call","params":{"name":"up_echo","arguments":{"text":"x"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, fast: true},
+		{name: "meta bad client info", body: `{"jsonrpc":"2.0","id":32,"method":"tools/call","params":{"name":"up_echo","arguments":{"text":"x"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":5,"io.modelcontextprotocol/clientCapabilities":{}}}}`, fast: true},
+		{name: "progress token", body: strings.Replace(fastCall("33", `"up_echo"`, `{"text":"x"}`), `"_meta":{`, `"_meta":{"progressToken":"p",`, 1)},
+		{name: "log level", body: strings.Replace(fastCall("34", `"up_echo"`, `{"text":"x"}`), `"_meta":{`, `"_meta":{"io.modelcontextprotocol/logLevel":"debug",`, 1)},
+		{name: "unknown request state", body: strings.Replace(fastCall("35", `"up_echo"`, `{"text":"x"}`), `"arguments"`, `"requestState":"bogus","arguments"`, 1), fast: true},
+		{name: "task", body: strings.Replace(fastCall("36", `"up_echo"`, `{"text":"x"}`), `"arguments"`, `"task":{"ttl":1000},"arguments"`, 1), fast: true},
+		{name: "search_tools", header: map[string]string{"Mcp-Name": "search_tools"}, body: fastCall("37", `"search_tools"`, `{"query":"echo"}`), fast: true, search: true},
+		{name: "call_tool", header: map[string]string{"Mcp-Name": "call_tool"}, body: fastCall("38", `"call_tool"`, `{"name":"up_echo","arguments":{"text":"s"}}`), fast: true, search: true, want: `"text":"s"`},
+		{name: "search hides the tools", body: fastCall("62", `"up_echo"`, `{"text":"x"}`), fast: true, search: true},
+		{name: "other method", header: map[string]string{"Mcp-Method": "tools/list"}, body: `{"jsonrpc":"2.0","id":39,"method":"tools/list","params":{"_meta":{` + fastMeta + `}}}`},
+		{name: "unknown method", header: map[string]string{"Mcp-Method": "x/y"}, body: `{"jsonrpc":"2.0","id":40,"method":"x/y","params":{"_meta":{` + fastMeta + `}}}`},
+		{name: "Mcp-Name missing", header: map[string]string{"Mcp-Name": ""}, body: fastCall("41", `"up_echo"`, `{"text":"x"}`)},
+		{name: "Mcp-Name differs", header: map[string]string{"Mcp-Name": "up_add"}, body: fastCall("42", `"up_echo"`, `{"text":"x"}`)},
+		{name: "Mcp-Method missing", header: map[string]string{"Mcp-Method": ""}, body: fastCall("43", `"up_echo"`, `{"text":"x"}`)},
+		{name: "Mcp-Method differs", header: map[string]string{"Mcp-Method": "tools/list"}, body: fastCall("44", `"up_echo"`, `{"text":"x"}`)},
+		{name: "no Accept", header: map[string]string{"Accept": ""}, body: fastCall("45", `"up_echo"`, `{"text":"x"}`)},
+		{name: "Accept json only", header: map[string]string{"Accept": "application/json"}, body: fastCall("46", `"up_echo"`, `{"text":"x"}`)},
+		{name: "Accept any", header: map[string]string{"Accept": "*/*"}, body: fastCall("47", `"up_echo"`, `{"text":"x"}`), fast: true},
+		{name: "Accept wildcards with params", header: map[string]string{"Accept": "application/*;q=0.5 , TEXT/*"}, body: fastCall("48", `"up_echo"`, `{"text":"x"}`), fast: true},
+		{name: "no Content-Type", header: map[string]string{"Content-Type": ""}, body: fastCall("49", `"up_echo"`, `{"text":"x"}`)},
+		{name: "Content-Type text", header: map[string]string{"Content-Type": "text/plain"}, body: fastCall("50", `"up_echo"`, `{"text":"x"}`)},
+		{name: "Content-Type charset", header: map[string]string{"Content-Type": "Application/JSON; charset=utf-8"}, body: fastCall("51", `"up_echo"`, `{"text":"x"}`), fast: true},
+		{name: "Content-Type broken", header: map[string]string{"Content-Type": "application/json; ="}, body: fastCall("52", `"up_echo"`, `{"text":"x"}`)},
+		{name: "version header later", header: map[string]string{"Mcp-Protocol-Version": "2027-01-01"}, body: strings.Replace(fastCall("53", `"up_echo"`, `{"text":"x"}`), `"2026-07-28"`, `"2027-01-01"`, 1), fast: true},
+		{name: "version header junk", header: map[string]string{"Mcp-Protocol-Version": "zzz"}, body: fastCall("54", `"up_echo"`, `{"text":"x"}`)},
+		{name: "session id", header: map[string]string{"Mcp-Session-Id": "abc"}, body: fastCall("55", `"up_echo"`, `{"text":"x"}`)},
+		{name: "Last-Event-ID", header: map[string]string{"Last-Event-ID": "1"}, body: fastCall("56", `"up_echo"`, `{"text":"x"}`)},
+		{name: "over the size limit", body: fastCall("57", `"up_echo"`, `{"text":"`+strings.Repeat("a", 5000)+`"}`)},
+		{name: "just under the size limit", body: fastCall("58", `"up_echo"`, `{"text":"`+strings.Repeat("a", 3500)+`"}`), fast: true},
+		{name: "deep arguments", body: fastCall("59", `"up_echo"`, strings.Repeat(`{"a":`, 500)+"1"+strings.Repeat("}", 500))},
+		{name: "whitespace around", body: " \n\t" + fastCall("60", `"up_echo"`, `{"text":"x"}`) + " \n", fast: true},
+		{name: "escaped name", body: fastCall("70", `"up_ech\u006f"`, `{"text":"x"}`)},
+		{name: "lone surrogate name", header: map[string]string{"Mcp-Name": "up_\xef\xbf\xbd"}, body: fastCall("71", `"up_\ud800"`, `{}`)},
+		{name: "invalid utf-8 name", header: map[string]string{"Mcp-Name": "up_\xff"}, body: fastCall("61", "\"up_\xff\"", `{}`)},
+	}
+}
+
+// denyFailTool refuses the tool fail to everyone.
+type denyFailTool struct{}
+
+func (denyFailTool) Allow(_ context.Context, _, _, _, name string) bool { return name != "fail" }
+
+// startDiffGateways starts the gateway twice over the same servers: with
+// the fast path and without it.
+func startDiffGateways(t *testing.T, search bool) (fast, slow *Gateway, fastURL, slowURL string) {
+	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "up", Era: testserver.Modern}), testserver.Stateless())
+	old := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "old", Era: testserver.Legacy}))
+	servers := []Server{{Name: "up", Target: up.URL}, {Name: "old", Target: old.URL}, {Name: "dies", Target: dyingProxy(t, up.URL)}}
+	opts := func(slowOnly bool) *Options {
+		o := &Options{Policy: denyFailTool{}, MaxRequestBytes: 4096, slowPathOnly: slowOnly}
+		if search {
+			o.ToolSearch = &mcpadapter.ToolSearch{Threshold: -1}
+		}
+		return o
+	}
+	fast, fastURL = startGateway(t, servers, opts(false))
+	slow, slowURL = startGateway(t, servers, opts(true))
+	return fast, slow, fastURL, slowURL
+}
+
+// dyingProxy passes requests on to target, but drops the connection of a
+// tools/call: the server dies mid-call.
+func dyingProxy(t *testing.T, target string) string {
+	u, _ := url.Parse(target)
+	rp := httputil.NewSingleHostReverseProxy(u)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if bytes.Contains(body, []byte(`"tools/call"`)) {
+			if c, _, err := http.NewResponseController(w).Hijack(); err == nil {
+				_ = c.Close()
+			}
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	return ts.URL + u.Path
+}
+
+// fastAnswer is what a client sees of an answer.
+type fastAnswer struct {
+	Status  int
+	Headers map[string]string
+	Body    any // JSON-RPC messages (normalized), or text
+}
+
+var answerHeaders = []string{"Content-Type", "Cache-Control", "Connection", "Allow", "Mcp-Session-Id"}
+
+func sendCase(t *testing.T, url string, c fastCase) fastAnswer {
+	t.Helper()
+	req, err := http.NewRequestWithContext(testCtx(t, 30*time.Second), http.MethodPost, url, strings.NewReader(c.body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range fastHeaders("up_echo") {
+		req.Header.Set(k, v)
+	}
+	for k, v := range c.header {
+		if v == "" {
+			req.Header.Del(k)
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s: %v", c.name, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	a := fastAnswer{Status: resp.StatusCode, Headers: map[string]string{}}
+	for _, h := range answerHeaders {
+		a.Headers[h] = strings.Join(resp.Header.Values(h), ",")
+	}
+	a.Body = normalizeAnswer(resp.Header.Get("Content-Type"), body)
+	return a
+}
+
+// What differs from one answer to the next: random request states and
+// task ids, times.
+var (
+	stateRE = regexp.MustCompile(`"(requestState|taskId)":"[^"]*"`)
+	timeRE  = regexp.MustCompile(`"(createdAt|lastUpdatedAt)":"[^"]*"`)
+)
+
+// normalizeAnswer returns body as JSON-RPC messages (SSE events or one JSON
+// body) with each requestState (random) replaced, or as text.
+func normalizeAnswer(ct string, body []byte) any {
+	body = stateRE.ReplaceAll(body, []byte(`"$1":"RANDOM"`))
+	body = timeRE.ReplaceAll(body, []byte(`"$1":"TIME"`))
+	var msgs []any
+	if strings.HasPrefix(ct, "text/event-stream") {
+		sc := bufio.NewScanner(bytes.NewReader(body))
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			if data, ok := strings.CutPrefix(line, "data: "); ok {
+				var m any
+				if json.Unmarshal([]byte(data), &m) != nil {
+					m = data
+				}
+				msgs = append(msgs, m)
+			} else if line != "" {
+				msgs = append(msgs, "line: "+line)
+			}
+		}
+		return msgs
+	}
+	var m any
+	if strings.HasPrefix(ct, "application/json") && json.Unmarshal(body, &m) == nil {
+		return m
+	}
+	return string(body)
+}
+
+// TestFastPathDifferential sends the same requests (good, bad, hostile)
+// through the gateway's fast path and through go-sdk's handler: a client
+// sees the same status, headers and JSON-RPC answers; the requests the
+// rule takes are answered on the fast path.
+func TestFastPathDifferential(t *testing.T) {
+	fast, _, fastURL, slowURL := startDiffGateways(t, false)
+	sfast, _, sfastURL, sslowURL := startDiffGateways(t, true)
+	for _, c := range fastCases() {
+		fast, fastURL, slowURL := fast, fastURL, slowURL
+		if c.search {
+			fast, fastURL, slowURL = sfast, sfastURL, sslowURL
+		}
+		t.Run(c.name, func(t *testing.T) {
+			req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(c.body))
+			for k, v := range fastHeaders("up_echo") {
+				req.Header.Set(k, v)
+			}
+			for k, v := range c.header {
+				if v == "" {
+					req.Header.Del(k)
+				} else {
+					req.Header.Set(k, v)
+				}
+			}
+			if got := fast.fastRequestOf(req) != nil; got != c.fast {
+				t.Errorf("fast path taken: %v, want %v", got, c.fast)
+			}
+			if b, _ := io.ReadAll(req.Body); string(b) != c.body {
+				t.Errorf("the body put back is %q, want %q", b, c.body)
+			}
+			got, want := sendCase(t, fastURL, c), sendCase(t, slowURL, c)
+			if raw, _ := json.Marshal(got.Body); !strings.Contains(string(raw), c.want) {
+				t.Errorf("the answer %s holds no %s", raw, c.want)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("fast path answered\n%s\ngo-sdk answered\n%s", dump(got), dump(want))
+			}
+		})
+	}
+}
+
+func dump(a fastAnswer) string {
+	b, _ := json.MarshalIndent(a, "", "  ")
+	return string(b)
+}
+
+// TestFastPathRetryAnswers: a 2026-07-28 client answers an input_required
+// result by calling again with its answers and the requestState; the retry
+// is answered on the fast path as on go-sdk's, the question asked by a
+// handshake-era server reaching the server.
+func TestFastPathRetryAnswers(t *testing.T) {
+	_, _, fastURL, slowURL := startDiffGateways(t, false)
+	for _, u := range []string{slowURL, fastURL} {
+		state, key := inputOf(t, u)
+		body := strings.Replace(fastCall("2", `"old_book"`, `{"date":"mon"}`), `"arguments"`, fmt.Sprintf(`"requestState":%q,"inputResponses":{%q:{"action":"accept","content":{"guests":4}}},"arguments"`, state, key), 1)
+		got := sendCase(t, u, fastCase{name: "retry", header: map[string]string{"Mcp-Name": "old_book"}, body: body})
+		raw, _ := json.Marshal(got.Body)
+		if got.Status != http.StatusOK || !strings.Contains(string(raw), "Booked 4 guests") {
+			t.Errorf("%s: the retry got %d %s", u, got.Status, raw)
+		}
+	}
+}
+
+// inputOf calls old_book at url and returns the requestState and the key
+// of its question.
+func inputOf(t *testing.T, url string) (state, key string) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(testCtx(t, 30*time.Second), http.MethodPost, url, strings.NewReader(fastCall("1", `"old_book"`, `{"date":"mon"}`)))
+	for k, v := range fastHeaders("old_book") {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	data := string(b)
+	if _, d, ok := strings.Cut(data, "data: "); ok {
+		data = d // SSE
+	}
+	var m struct {
+		Result struct {
+			RequestState  string                     `json:"requestState"`
+			InputRequests map[string]json.RawMessage `json:"inputRequests"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(strings.TrimSpace(data)), &m); err != nil || m.Result.RequestState == "" {
+		t.Fatalf("no input_required answer: %s", b)
+	}
+	for k := range m.Result.InputRequests {
+		key = k
+	}
+	return m.Result.RequestState, key
+}
+
+// TestFastPathListChangedMidCall: the gateway's tools/list_changed, sent to
+// every session while a call runs on the fast path, neither reaches the
+// call's stream nor ends the call.
+func TestFastPathListChangedMidCall(t *testing.T) {
+	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "up", Era: testserver.Modern, Mutable: true}), testserver.Stateless())
+	g, u := startGateway(t, []Server{{Name: "up", Target: up.URL}}, nil)
+	done := make(chan fastAnswer, 1)
+	go func() {
+		done <- sendCase(t, u, fastCase{name: "slow", header: map[string]string{"Mcp-Name": "slow"}, body: fastCall("1", `"slow"`, `{"ms":700}`)})
+	}()
+	time.Sleep(200 * time.Millisecond)
+	cs := connect(t, u, v0728, nil)
+	if _, err := cs.CallTool(testCtx(t, 10*time.Second), &mcp.CallToolParams{Name: "tool_add", Arguments: map[string]any{"name": "fresh"}}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for _, ok := g.cat.tool("fresh"); !ok && time.Now().Before(deadline); _, ok = g.cat.tool("fresh") {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, ok := g.cat.tool("fresh"); !ok {
+		t.Fatal("the gateway never listed the new tool")
+	}
+	a := <-done
+	raw, _ := json.Marshal(a.Body)
+	if a.Status != http.StatusOK || !strings.Contains(string(raw), `"text":"slept 700ms"`) || strings.Contains(string(raw), "list_changed") {
+		t.Fatalf("the call got %d %s", a.Status, raw)
+	}
+}
+
+// TestFastPathRealClients: a go-sdk client at 2026-07-28 and mcpadapter's
+// own client call a tool through the gateway, and their calls are answered
+// on the fast path.
+func TestFastPathRealClients(t *testing.T) {
+	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "up", Era: testserver.Modern}), testserver.Stateless())
+	g, err := New([]Server{{Name: "up", Target: up.URL}}, &Options{Logger: quietLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = g.Close() })
+	if err := g.Start(testCtx(t, 30*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	calls, fastCalls := 0, 0
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.Header.Get("Mcp-Method") == "tools/call" {
+			body, _ := io.ReadAll(r.Body)
+			probe := r.Clone(r.Context())
+			probe.Body = io.NopCloser(bytes.NewReader(body))
+			fast := g.fastRequestOf(probe) != nil
+			mu.Lock()
+			calls++
+			if fast {
+				fastCalls++
+			}
+			mu.Unlock()
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		g.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	url := ts.URL + "/mcp"
+	ctx := testCtx(t, 30*time.Second)
+
+	cs := connect(t, url, v0728, nil)
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "sdk"}})
+	if err != nil || texts(res) != "sdk" {
+		t.Fatalf("go-sdk client: %v %v", texts(res), err)
+	}
+	c, err := mcpadapter.NewClient(url, &mcpadapter.ClientOptions{Name: "gw", Logger: quietLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	if info, err := c.Connect(ctx); err != nil || info.Era != mcpadapter.EraDiscover {
+		t.Fatalf("connect: %v %v", info, err)
+	}
+	r, err := c.CallTool(ctx, "echo", json.RawMessage(`{"text":"adapter"}`), nil)
+	if err != nil || r.Text() != "adapter" {
+		t.Fatalf("mcpadapter client: %v %v", r, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if calls != 2 || fastCalls != 2 {
+		t.Errorf("%d of %d calls took the fast path, want 2 of 2", fastCalls, calls)
+	}
+}
+
+// TestFastPathClientGoesAway: a client that goes away mid-call ends the
+// call on the server, on the fast path as on go-sdk's.
+func TestFastPathClientGoesAway(t *testing.T) {
+	fast, slow, fastURL, slowURL := startDiffGateways(t, false)
+	for _, side := range []struct {
+		g   *Gateway
+		url string
+	}{{fast, fastURL}, {slow, slowURL}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, side.url, strings.NewReader(fastCall("1", `"up_slow"`, `{"ms":3000}`)))
+		for k, v := range fastHeaders("up_slow") {
+			req.Header.Set(k, v)
+		}
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			_, _ = io.ReadAll(resp.Body)
+			resp.Body.Close()
+		}
+		cancel()
+		deadline := time.Now().Add(1500 * time.Millisecond) // the call would take 3s
+		for side.g.inflightCount() > 0 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n := side.g.inflightCount(); n != 0 {
+			t.Errorf("%s: %d calls still in flight after the client went away", side.url, n)
+		}
+	}
+}
