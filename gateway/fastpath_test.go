@@ -224,11 +224,12 @@ func sendCase(t *testing.T, url string, c fastCase) fastAnswer {
 	return a
 }
 
-// What differs from one answer to the next: random request states and
-// task ids, times.
+// What differs from one answer to the next: random request states,
+// task ids and the keys of a parked call's questions, times.
 var (
 	stateRE = regexp.MustCompile(`"(requestState|taskId)":"[^"]*"`)
 	timeRE  = regexp.MustCompile(`"(createdAt|lastUpdatedAt)":"[^"]*"`)
+	askRE   = regexp.MustCompile(`"(q[0-9]+)-[0-9a-f]{8}":`)
 )
 
 // normalizeAnswer returns body as JSON-RPC messages (SSE events or one JSON
@@ -236,6 +237,7 @@ var (
 func normalizeAnswer(ct string, body []byte) any {
 	body = stateRE.ReplaceAll(body, []byte(`"$1":"RANDOM"`))
 	body = timeRE.ReplaceAll(body, []byte(`"$1":"TIME"`))
+	body = askRE.ReplaceAll(body, []byte(`"$1-RANDOM":`))
 	var msgs []any
 	if strings.HasPrefix(ct, "text/event-stream") {
 		sc := bufio.NewScanner(bytes.NewReader(body))
