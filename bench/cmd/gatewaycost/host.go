@@ -9,7 +9,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"runtime"
+	"runtime/pprof"
+	"syscall"
 	"time"
 
 	"github.com/mcpadapter/mcpadapter"
@@ -30,6 +33,13 @@ type allocStats struct {
 // gateway as handler, default options), plus statsPath. It prints
 // "listening on URL" on stdout and runs until its standard input ends.
 func runHost(path string) error {
+	if prefix := os.Getenv(profileEnv); prefix != "" {
+		stop, err := profileCPU(fmt.Sprintf("%s-%d.pprof", prefix, os.Getpid()))
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	cfg, err := mcpadapter.LoadConfig(path)
 	if err != nil {
 		return err
@@ -60,9 +70,34 @@ func runHost(path string) error {
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Printf("listening on http://%s/mcp\n", ln.Addr())
 	go func() { _ = srv.Serve(ln) }()
-	_, _ = io.Copy(io.Discard, os.Stdin) // the parent is gone or done
+	stdinDone := make(chan struct{})
+	go func() { _, _ = io.Copy(io.Discard, os.Stdin); close(stdinDone) }()
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+	select {
+	case <-stdinDone: // the parent is gone or done
+	case <-term:
+	}
 	_ = srv.Close()
 	return nil
+}
+
+// profileEnv names the environment variable that has each gateway host
+// write a CPU profile of its whole run to $GATEWAYCOST_CPUPROFILE-PID.pprof
+// (for finding where the gateway's CPU goes; it adds its own cost).
+const profileEnv = "GATEWAYCOST_CPUPROFILE"
+
+// profileCPU starts a CPU profile written to path; stop ends it.
+func profileCPU(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // hostStats reads a gateway host's allocation counters.

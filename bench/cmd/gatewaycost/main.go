@@ -28,6 +28,9 @@
 // allocation counters. Every process it starts is in a process group of
 // its own and killed at exit.
 //
+// With GATEWAYCOST_CPUPROFILE=PREFIX in its environment, each gateway host
+// writes a CPU profile of its run to PREFIX-PID.pprof.
+//
 // Usage, from the bench directory:
 //
 //	go run ./cmd/gatewaycost [-runs 3] [-n 2000] [-duration 3s] [-clients 1,64,512] [-idle 200]
