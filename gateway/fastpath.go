@@ -65,6 +65,13 @@ type fastRequest struct {
 	name   string                     // the params' name
 	meta   map[string]json.RawMessage // the params' _meta
 	header string                     // the Mcp-Protocol-Version header
+
+	// With init set, the session is made initialized with init and reads
+	// params, the request's params without the _meta members init was read
+	// from (lean.go).
+	init   *mcp.InitializeParams
+	params json.RawMessage
+	taken  map[string]json.RawMessage // the client's info and capabilities taken out of params
 }
 
 // A fastVeto says why a request needs go-sdk's transport ("" if it does
@@ -117,6 +124,7 @@ func (g *Gateway) fastRequestOf(r *http.Request) *fastRequest {
 		return nil
 	}
 	f.r, f.header = r, v
+	f.lean()
 	if r, ok := g.cat.tool(f.name); ok && bindsHeader(r.tool.InputSchema) {
 		return nil
 	}
@@ -209,7 +217,7 @@ var fastIntID = regexp.MustCompile(`^-?(0|[1-9][0-9]{0,14})$`)
 // reports false for any other body (which then goes to go-sdk).
 // FuzzFastRequest checks that it agrees with jsonrpc.DecodeMessage.
 func readEnvelope(body []byte) (*jsonrpc.Request, bool) {
-	if !utf8.Valid(body) || !shallow(body, fastMaxDepth) {
+	if !utf8.Valid(body) || !shallow(body, fastMaxDepth) || !json.Valid(body) {
 		return nil, false
 	}
 	m, ok := members(body)
@@ -274,37 +282,6 @@ func isObject(b json.RawMessage) bool {
 	return len(b) > 0 && b[0] == '{'
 }
 
-// members returns the members of the JSON object b by their names, or
-// false when b is not one object (with nothing but white space after it)
-// or names a member twice.
-func members(b json.RawMessage) (map[string]json.RawMessage, bool) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, false
-	}
-	m := make(map[string]json.RawMessage)
-	for dec.More() {
-		t, err := dec.Token()
-		key, ok := t.(string)
-		if err != nil || !ok {
-			return nil, false
-		}
-		if _, dup := m[key]; dup {
-			return nil, false
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, false
-		}
-		m[key] = v
-	}
-	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
-		return nil, false
-	}
-	rest := b[dec.InputOffset():]
-	return m, len(bytes.TrimLeft(rest, " \t\r\n")) == 0
-}
-
 // metaString returns the string at key in m.
 func metaString(m map[string]json.RawMessage, key string) (string, bool) {
 	raw, ok := m[key]
@@ -347,9 +324,15 @@ func (g *Gateway) answerFast(w http.ResponseWriter, f *fastRequest) {
 		Header:         f.r.Header,
 		CloseSSEStream: func(mcp.CloseSSEStreamArgs) {}, // none at 2026-07-28
 	}
+	state := new(mcp.ServerSessionState)
+	one := &oneRequest{}
+	if f.init != nil {
+		f.msg.Params, state.InitializeParams = f.params, f.init
+		one.version, one.meta = f.init.ProtocolVersion, f.taken
+	}
 	c := &fastConn{req: f.msg, httpCtx: f.r.Context(), w: w, closed: make(chan struct{}), answered: make(chan struct{})}
-	ctx := context.WithValue(f.r.Context(), oneRequestKey{}, true)
-	ss, err := g.server.Connect(ctx, fastTransport{c}, &mcp.ServerSessionOptions{State: new(mcp.ServerSessionState)})
+	ctx := context.WithValue(f.r.Context(), oneRequestKey{}, one)
+	ss, err := g.server.Connect(ctx, fastTransport{c}, &mcp.ServerSessionOptions{State: state})
 	if err != nil {
 		g.log.Error(fmt.Sprintf("failed to connect: %v", err))
 		http.Error(w, "failed connection", http.StatusInternalServerError)
@@ -489,8 +472,15 @@ func (c *fastConn) Close() error {
 func (c *fastConn) SessionID() string { return "" }
 
 // oneRequestKey marks the context of a session the fast path made for one
-// request.
+// request; its value is a *oneRequest.
 type oneRequestKey struct{}
+
+// oneRequest is what the fast path tells the session it made of its
+// request.
+type oneRequest struct {
+	version string                     // the protocol version taken out of the params' _meta, or ""
+	meta    map[string]json.RawMessage // the other members taken out of it
+}
 
 // clientCaps returns the capabilities of the client of req, handled in
 // ctx. A request answered on the fast path has a session of its own, whose

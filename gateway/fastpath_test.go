@@ -42,6 +42,12 @@ func fastCall(id, name, args string) string {
 	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":` + name + `,"arguments":` + args + `,"_meta":{` + fastMeta + `}}}`
 }
 
+// leanCall is a tools/call whose _meta holds the protocol version and meta
+// (members, comma-separated).
+func leanCall(id, name, args, meta string) string {
+	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":` + name + `,"arguments":` + args + `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` + meta + `}}}`
+}
+
 func fastHeaders(name string) map[string]string {
 	return map[string]string{
 		"Content-Type":         "application/json",
@@ -107,6 +113,19 @@ func fastCases() []fastCase {
 		{name: "meta version old", body: strings.Replace(fastCall("30", `"up_echo"`, `{"text":"x"}`), `"2026-07-28"`, `"2025-11-25"`, 1)},
 		{name: "meta no capabilities", body: `{"jsonrpc":"2.0","id":31,"method":"tools/call","params":{"name":"up_echo","arguments":{"text":"x"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, fast: true},
 		{name: "meta bad client info", body: `{"jsonrpc":"2.0","id":32,"method":"tools/call","params":{"name":"up_echo","arguments":{"text":"x"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":5,"io.modelcontextprotocol/clientCapabilities":{}}}}`, fast: true},
+		// The client's info and capabilities, read once by the fast path
+		// (lean.go), as go-sdk's session reads them.
+		{name: "capabilities upper-case", header: map[string]string{"Mcp-Name": "up_caps"}, body: leanCall("72", `"up_caps"`, `{}`, `"io.modelcontextprotocol/clientCapabilities":{"Elicitation":{}}`), fast: true},
+		{name: "capabilities roots", header: map[string]string{"Mcp-Name": "up_caps"}, body: leanCall("73", `"up_caps"`, `{}`, `"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true}}`), fast: true, want: `roots`},
+		{name: "capabilities null", body: leanCall("74", `"up_echo"`, `{"text":"x"}`, `"io.modelcontextprotocol/clientCapabilities":null`), fast: true},
+		{name: "capabilities array", body: leanCall("75", `"up_echo"`, `{"text":"x"}`, `"io.modelcontextprotocol/clientCapabilities":[]`), fast: true},
+		{name: "capabilities mistyped", header: map[string]string{"Mcp-Name": "up_book"}, body: leanCall("76", `"up_book"`, `{"date":"mon"}`, `"io.modelcontextprotocol/clientCapabilities":{"elicitation":5}`), fast: true},
+		{name: "capabilities elicitation form", header: map[string]string{"Mcp-Name": "up_book"}, body: leanCall("77", `"up_book"`, `{"date":"mon"}`, `"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}},"experimental":{"n":12345678901234567890}}`), fast: true, want: `"resultType":"input_required"`},
+		{name: "client info null", body: leanCall("78", `"up_echo"`, `{"text":"x"}`, `"io.modelcontextprotocol/clientInfo":null,"io.modelcontextprotocol/clientCapabilities":{}`), fast: true},
+		{name: "client info extra members", body: leanCall("79", `"up_echo"`, `{"text":"x"}`, `"io.modelcontextprotocol/clientInfo":{"name":"n","version":"1","x":[1]},"io.modelcontextprotocol/clientCapabilities":{}`), fast: true, want: `"text":"x"`},
+		{name: "escaped version key", body: `{"jsonrpc":"2.0","id":80,"method":"tools/call","params":{"name":"up_echo","arguments":{"text":"x"},"_meta":{"io.modelcontextprotocol\/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, fast: true},
+		{name: "other meta members", body: leanCall("81", `"up_echo"`, `{"text":"x"}`, `"io.modelcontextprotocol/clientCapabilities":{},"x-trace":{"a":[1,"\u0000"]},"":null`), fast: true, want: `"text":"x"`},
+		{name: "server info named by the client", body: leanCall("82", `"up_echo"`, `{"text":"x"}`, `"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/serverInfo":{"name":"mallory"}`), fast: true},
 		{name: "progress token", body: strings.Replace(fastCall("33", `"up_echo"`, `{"text":"x"}`), `"_meta":{`, `"_meta":{"progressToken":"p",`, 1)},
 		{name: "log level", body: strings.Replace(fastCall("34", `"up_echo"`, `{"text":"x"}`), `"_meta":{`, `"_meta":{"io.modelcontextprotocol/logLevel":"debug",`, 1)},
 		{name: "unknown request state", body: strings.Replace(fastCall("35", `"up_echo"`, `{"text":"x"}`), `"arguments"`, `"requestState":"bogus","arguments"`, 1), fast: true},
@@ -150,7 +169,13 @@ func (denyFailTool) Allow(_ context.Context, _, _, _, name string) bool { return
 // startDiffGateways starts the gateway twice over the same servers: with
 // the fast path and without it.
 func startDiffGateways(t *testing.T, search bool) (fast, slow *Gateway, fastURL, slowURL string) {
-	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "up", Era: testserver.Modern}), testserver.Stateless())
+	upServer := testserver.New(testserver.Options{Name: "up", Era: testserver.Modern})
+	upServer.AddTool(&mcp.Tool{Name: "caps", Description: "Say what the client can be asked, as the server learns it.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			caps, _ := json.Marshal(req.ClientCapabilities())
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(caps)}}}, nil
+		})
+	up := testserver.StartStreamable(t, upServer, testserver.Stateless())
 	old := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "old", Era: testserver.Legacy}))
 	servers := []Server{{Name: "up", Target: up.URL}, {Name: "old", Target: old.URL}, {Name: "dies", Target: dyingProxy(t, up.URL)}}
 	opts := func(slowOnly bool) *Options {
@@ -392,7 +417,13 @@ func TestFastPathListChangedMidCall(t *testing.T) {
 // own client call a tool through the gateway, and their calls are answered
 // on the fast path.
 func TestFastPathRealClients(t *testing.T) {
-	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "up", Era: testserver.Modern}), testserver.Stateless())
+	upServer := testserver.New(testserver.Options{Name: "up", Era: testserver.Modern})
+	upServer.AddTool(&mcp.Tool{Name: "caps", Description: "Say what the client can be asked, as the server learns it.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			caps, _ := json.Marshal(req.ClientCapabilities())
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(caps)}}}, nil
+		})
+	up := testserver.StartStreamable(t, upServer, testserver.Stateless())
 	g, err := New([]Server{{Name: "up", Target: up.URL}}, &Options{Logger: quietLogger(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -472,5 +503,66 @@ func TestFastPathClientGoesAway(t *testing.T) {
 		if n := side.g.inflightCount(); n != 0 {
 			t.Errorf("%s: %d calls still in flight after the client went away", side.url, n)
 		}
+	}
+}
+
+// TestFastPathLean: a plain request's session is handed the client's info
+// and capabilities read once, and params without the protocol version
+// (lean.go); other _meta members are kept as they were.
+func TestFastPathLean(t *testing.T) {
+	g := &Gateway{cat: newCatalog(nil)}
+	body := leanCall("1", `"up_echo"`, `{"text":"x"}`, `"io.modelcontextprotocol/clientInfo":{"name":"n","version":"2"},"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"url":{}},"roots":{}},"x-trace":[1, "a"]`)
+	r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+	for k, v := range fastHeaders("up_echo") {
+		r.Header.Set(k, v)
+	}
+	f := g.fastRequestOf(r)
+	if f == nil || f.init == nil {
+		t.Fatalf("the request was not read once: %+v", f)
+	}
+	if ip := f.init; ip.ProtocolVersion != v0728 || ip.ClientInfo == nil || ip.ClientInfo.Version != "2" || ip.Capabilities.Elicitation == nil || ip.Capabilities.Elicitation.URL == nil || ip.Capabilities.RootsV2 == nil {
+		t.Errorf("initialize params %+v, capabilities %+v", ip, ip.Capabilities)
+	}
+	p, ok := members(f.params)
+	if !ok {
+		t.Fatalf("params %s", f.params)
+	}
+	meta, _ := members(p["_meta"])
+	if _, ok := meta[mcp.MetaKeyProtocolVersion]; ok || string(meta["x-trace"]) != `[1, "a"]` || string(p["arguments"]) != `{"text":"x"}` || string(p["name"]) != `"up_echo"` || len(meta) != 1 {
+		t.Errorf("params %s", f.params)
+	}
+}
+
+// TestFastPathLeanTelemetry: with Options.Telemetry, an operation of a
+// call answered on the fast path carries the request's whole _meta, the
+// client's info and capabilities too, as on go-sdk's path.
+func TestFastPathLeanTelemetry(t *testing.T) {
+	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "up", Era: testserver.Modern}), testserver.Stateless())
+	metaOf := func(slowOnly bool) mcp.Meta {
+		rec := &recordingTelemetry{}
+		g, url := startGateway(t, []Server{{Name: "up", Target: up.URL}}, &Options{Telemetry: rec, slowPathOnly: slowOnly})
+		body := leanCall("1", `"echo"`, `{"text":"x"}`, `"io.modelcontextprotocol/clientInfo":{"name":"n","version":"2"},"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}},"experimental":{"n":[1.5,true,null]}},"x-trace":"t"`)
+		r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+		for k, v := range fastHeaders("echo") {
+			r.Header.Set(k, v)
+		}
+		if taken := g.fastRequestOf(r) != nil; taken == slowOnly {
+			t.Fatalf("slow path only %v: fast path taken %v", slowOnly, taken)
+		}
+		if a := sendCase(t, url, fastCase{name: "echo", header: map[string]string{"Mcp-Name": "echo"}, body: body}); a.Status != http.StatusOK {
+			t.Fatalf("answer %+v", a)
+		}
+		ops := rec.find("tools/call")
+		if len(ops) != 1 {
+			t.Fatalf("%d tools/call operations", len(ops))
+		}
+		return ops[0].op.Meta
+	}
+	fast, slow := metaOf(false), metaOf(true)
+	if !reflect.DeepEqual(fast, slow) {
+		t.Errorf("the operation's _meta on the fast path\n%#v\non go-sdk's\n%#v", fast, slow)
+	}
+	if _, ok := fast[mcp.MetaKeyClientCapabilities].(map[string]any); !ok || fast["x-trace"] != "t" || fast[mcp.MetaKeyProtocolVersion] != v0728 {
+		t.Errorf("the operation's _meta: %#v", fast)
 	}
 }

@@ -26,9 +26,9 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		return res, g.red.rpcErr(err)
 	}
 	if g.opts.Telemetry == nil {
-		return handle
+		return g.leanMeta(handle)
 	}
-	return g.observe(handle)
+	return g.leanMeta(g.observe(handle))
 }
 
 func (g *Gateway) route(next mcp.MethodHandler) mcp.MethodHandler {

@@ -26,6 +26,7 @@ type Gateway struct {
 	log    *slog.Logger // its handler redacts
 	red    *redactor
 	server *mcp.Server
+	impl   *mcp.Implementation // the server's, as its answers name it
 	cat    *catalog
 	search *search
 	parks  *parking
@@ -188,7 +189,8 @@ func (g *Gateway) newServer() *mcp.Server {
 		Logging:   &mcp.LoggingCapabilities{},
 	}
 	caps.AddExtension(taskwire.Extension, map[string]any{}) // tasks.go
-	s := mcp.NewServer(&mcp.Implementation{Name: name, Version: version}, &mcp.ServerOptions{
+	g.impl = &mcp.Implementation{Name: name, Version: version}
+	s := mcp.NewServer(g.impl, &mcp.ServerOptions{
 		Instructions:       g.opts.Instructions,
 		Logger:             g.log.With("component", "go-sdk server"),
 		HasTools:           true,

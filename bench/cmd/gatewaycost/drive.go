@@ -100,6 +100,10 @@ func drive(ctx context.Context, kids *children, s settings) error {
 			return err
 		}
 	}
+	if s.costOnly {
+		b.print(os.Stdout, time.Since(start), node, npmDir)
+		return nil
+	}
 	log.Printf("== latency under load (%s per cell)", s.duration)
 	if err := b.loadRows(ctx); err != nil {
 		return err
@@ -166,7 +170,7 @@ func (b *bench) costRun(ctx context.Context, run int) error {
 	}
 	var cells []cell
 	for _, backend := range []string{"http", "stdio"} {
-		for _, era := range []string{era2025, era2026} {
+		for _, era := range b.s.eras {
 			cells = append(cells,
 				cell{backend, era, "direct", b.backend[backend], nil},
 				cell{backend, era, "gateway", endpoint{url: b.gwURL[backend]}, b.gw[backend]})

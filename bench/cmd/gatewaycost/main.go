@@ -33,7 +33,7 @@
 //
 // Usage, from the bench directory:
 //
-//	go run ./cmd/gatewaycost [-runs 3] [-n 2000] [-duration 3s] [-clients 1,64,512] [-idle 200]
+//	go run ./cmd/gatewaycost [-runs 3] [-n 2000] [-duration 3s] [-clients 1,64,512] [-idle 200] [-cost-only] [-eras 2026-07-28]
 package main
 
 import (
@@ -58,7 +58,8 @@ type settings struct {
 	duration                         time.Duration
 	clients                          []int
 	anchorsDir, node                 string
-	noAnchors                        bool
+	noAnchors, costOnly              bool
+	eras                             []string
 }
 
 func main() {
@@ -75,7 +76,10 @@ func main() {
 	flag.StringVar(&s.anchorsDir, "anchors", "", "npm directory with supergateway and mcp-hub (default: installed into a temporary one)")
 	flag.StringVar(&s.node, "node", "", "Node 22 (default: from go run ./internal/testenv/cmd/npmsetup)")
 	flag.BoolVar(&s.noAnchors, "no-anchors", false, "measure the gateway only")
+	flag.BoolVar(&s.costOnly, "cost-only", false, "measure the cost per call only (no latency, idle or cold-start rows)")
+	eras := flag.String("eras", era2025+","+era2026, "client versions of the cost cells")
 	flag.Parse()
+	s.eras = strings.Split(*eras, ",")
 	if *host != "" {
 		if err := runHost(*host); err != nil {
 			log.Fatal(err)

@@ -1,0 +1,177 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+
+	segjson "github.com/segmentio/encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A request on the fast path at the protocol version the gateway's server
+// speaks is handed to its one-request session made initialized, with the
+// client's protocol version, info and capabilities taken out of the
+// params' _meta: go-sdk's session then reads them from the session's
+// InitializeParams, which the fast path decoded once, instead of decoding
+// the _meta twice more (validateRequestMeta's remarshal of each value,
+// and the params' own decoding). What the session does differently for
+// such a request is done by leanMeta: the members are put back in the
+// params' _meta before the gateway's code reads them (the info and
+// capabilities only for Options.Telemetry, the one reader of a call's
+// whole _meta; the rest reads them from the session, as go-sdk's
+// ServerRequest.ClientCapabilities falls back to), and the result names
+// the server in its _meta (annotateServerInfo), as go-sdk does for a
+// request that names its version. The log level go-sdk would also read is
+// never on the fast path (vetoStreamed). TestFastPathDifferential and
+// TestFastPathLeanTelemetry hold both to go-sdk's answers.
+
+// lean sets f.init and f.params when f's _meta reads as go-sdk reads it:
+// the protocol version the gateway's server speaks, the client's
+// capabilities, and its info if any. Anything else leaves f as it is, for
+// go-sdk's session to read (and refuse, if it must).
+func (f *fastRequest) lean() {
+	if v, _ := metaString(f.meta, mcp.MetaKeyProtocolVersion); v != modernVersion {
+		return
+	}
+	caps, ok := metaValue[capabilitiesV2](f.meta, mcp.MetaKeyClientCapabilities)
+	if !ok {
+		return
+	}
+	var info *mcp.Implementation
+	if _, present := f.meta[mcp.MetaKeyClientInfo]; present {
+		if info, ok = metaValue[mcp.Implementation](f.meta, mcp.MetaKeyClientInfo); !ok {
+			return
+		}
+	}
+	params, ok := withoutMetaKeys(f.msg.Params, leanKeys)
+	if !ok {
+		return
+	}
+	f.params = params
+	f.taken = map[string]json.RawMessage{mcp.MetaKeyClientCapabilities: f.meta[mcp.MetaKeyClientCapabilities]}
+	if info != nil {
+		f.taken[mcp.MetaKeyClientInfo] = f.meta[mcp.MetaKeyClientInfo]
+	}
+	f.init = &mcp.InitializeParams{ProtocolVersion: modernVersion, ClientInfo: info, Capabilities: caps.v1()}
+}
+
+// capabilitiesV2 is the client's capabilities as a 2026-07-28 request's
+// _meta writes them (go-sdk's clientCapabilitiesV2).
+type capabilitiesV2 struct {
+	mcp.ClientCapabilities
+	Roots *mcp.RootCapabilities `json:"roots,omitempty"`
+}
+
+// v1 returns c as go-sdk's session holds a client's capabilities.
+func (c *capabilitiesV2) v1() *mcp.ClientCapabilities {
+	caps := c.ClientCapabilities
+	caps.RootsV2 = c.Roots
+	if caps.RootsV2 != nil {
+		caps.Roots = *caps.RootsV2
+	}
+	return &caps
+}
+
+// metaValue decodes the value at key in meta as go-sdk's session decodes
+// it (segmentio's decoder, struct fields matched by their exact names); a
+// missing or null value is not one.
+func metaValue[T any](meta map[string]json.RawMessage, key string) (*T, bool) {
+	raw, ok := meta[key]
+	if !ok || bytes.Equal(raw, []byte("null")) {
+		return nil, false
+	}
+	v := new(T)
+	rest, err := segjson.Parse(raw, v, segjson.DontMatchCaseInsensitiveStructFields)
+	if err != nil || len(bytes.TrimLeft(rest, " \t\r\n")) != 0 {
+		return nil, false
+	}
+	return v, true
+}
+
+// leanKeys are the members of a request's _meta that the fast path reads
+// for its session.
+var leanKeys = [...]string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcp.MetaKeyClientCapabilities}
+
+// withoutMetaKeys returns params (a JSON object whose _meta is one) with
+// keys taken out of its _meta.
+func withoutMetaKeys(params json.RawMessage, keys [len(leanKeys)]string) (json.RawMessage, bool) {
+	p, ok := members(params)
+	if !ok {
+		return nil, false
+	}
+	meta, ok := members(p["_meta"])
+	if !ok {
+		return nil, false
+	}
+	for _, k := range keys {
+		delete(meta, k)
+	}
+	var b bytes.Buffer
+	b.Grow(len(params))
+	b.WriteByte('{')
+	writeMembers(&b, p, "_meta")
+	if len(p) > 1 {
+		b.WriteByte(',')
+	}
+	b.WriteString(`"_meta":{`)
+	writeMembers(&b, meta, "")
+	b.WriteString("}}")
+	return b.Bytes(), true
+}
+
+// writeMembers writes the members of m but skip, comma-separated.
+func writeMembers(b *bytes.Buffer, m map[string]json.RawMessage, skip string) {
+	first := true
+	for k, v := range m {
+		if k == skip {
+			continue
+		}
+		if !first {
+			b.WriteByte(',')
+		}
+		first = false
+		name, _ := json.Marshal(k)
+		b.Write(name)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+}
+
+// leanMeta does for a request of a lean one-request session what go-sdk's
+// session does for a request that names its protocol version (see above).
+func (g *Gateway) leanMeta(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		one, _ := ctx.Value(oneRequestKey{}).(*oneRequest)
+		if one == nil || one.version == "" {
+			return next(ctx, method, req)
+		}
+		if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && p != nil {
+			if p.Meta == nil {
+				p.Meta = mcp.Meta{}
+			}
+			p.Meta[mcp.MetaKeyProtocolVersion] = one.version
+			if g.opts.Telemetry != nil {
+				for k, raw := range one.meta {
+					var v any
+					if _, err := segjson.Parse(raw, &v, segjson.DontMatchCaseInsensitiveStructFields); err == nil {
+						p.Meta[k] = v
+					}
+				}
+			}
+		}
+		res, err := next(ctx, method, req)
+		if err == nil && res != nil {
+			m := res.GetMeta()
+			if m == nil {
+				m = map[string]any{}
+			}
+			if _, ok := m[mcp.MetaKeyServerInfo]; !ok {
+				m[mcp.MetaKeyServerInfo] = g.impl
+				res.SetMeta(m)
+			}
+		}
+		return res, err
+	}
+}

@@ -1,0 +1,132 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf8"
+)
+
+// members returns the members of the JSON object b by their names, each
+// value as its bytes in b, or false when b is not one object (with
+// nothing but white space around it) or names a member twice. b must be
+// valid JSON (json.Valid): members reads it as encoding/json's Decoder
+// would, without checking it again.
+func members(b []byte) (map[string]json.RawMessage, bool) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return nil, false
+	}
+	m := make(map[string]json.RawMessage, 4)
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return m, skipSpace(b, i+1) == len(b)
+	}
+	for i < len(b) && b[i] == '"' {
+		end := stringEnd(b, i)
+		key, ok := stringLiteral(b[i:end])
+		if !ok {
+			return nil, false
+		}
+		if _, dup := m[key]; dup {
+			return nil, false
+		}
+		if i = skipSpace(b, end); i >= len(b) || b[i] != ':' {
+			return nil, false
+		}
+		i = skipSpace(b, i+1)
+		end = valueEnd(b, i)
+		if end <= i {
+			return nil, false
+		}
+		m[key] = b[i:end:end]
+		if i = skipSpace(b, end); i >= len(b) {
+			return nil, false
+		}
+		switch b[i] {
+		case ',':
+			i = skipSpace(b, i+1)
+		case '}':
+			return m, skipSpace(b, i+1) == len(b)
+		default:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// stringLiteral returns the string a JSON string literal (quotes included)
+// stands for.
+func stringLiteral(lit []byte) (string, bool) {
+	if len(lit) < 2 || lit[0] != '"' || lit[len(lit)-1] != '"' {
+		return "", false
+	}
+	if bytes.IndexByte(lit, '\\') < 0 && utf8.Valid(lit) {
+		return string(lit[1 : len(lit)-1]), true
+	}
+	var s string
+	return s, json.Unmarshal(lit, &s) == nil
+}
+
+// skipSpace returns the index of the first byte of b at or after i that
+// is not JSON white space.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\r', '\n':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// stringEnd returns the index just past the string literal that starts
+// at b[i] (a quote), or len(b).
+func stringEnd(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(b)
+}
+
+// valueEnd returns the index just past the JSON value that starts at
+// b[i], or i when none starts there.
+func valueEnd(b []byte, i int) int {
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				j = stringEnd(b, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(b)
+	}
+	j := i
+	for j < len(b) {
+		switch b[j] {
+		case ',', '}', ']', ' ', '\t', '\r', '\n':
+			return j
+		}
+		j++
+	}
+	return j
+}
