@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -58,6 +59,11 @@ type catalog struct {
 
 	// What go-sdk's registry holds, as JSON by name, to register changes only.
 	regTools, regPrompts, regResources, regTemplates map[string]string
+
+	// registered holds the names of the tools in go-sdk's registry, for
+	// the fast path's calls that skip it (direct.go): a name is in it only
+	// while go-sdk's registry has it.
+	registered atomic.Pointer[map[string]bool]
 }
 
 func newCatalog(g *Gateway) *catalog {
@@ -152,6 +158,12 @@ func (c *catalog) touchAll() {
 	if uri := firstKey(resources); uri != "" {
 		_ = protect(func() { s.AddResource(resources[uri], c.g.readHandler) })
 	}
+}
+
+// isRegistered reports whether go-sdk's registry holds the tool name.
+func (c *catalog) isRegistered(name string) bool {
+	m := c.registered.Load()
+	return m != nil && (*m)[name]
 }
 
 // firstKey returns the least key of m, or "".
@@ -332,11 +344,23 @@ func toolDef(t *mcpadapter.Tool) *mcp.Tool {
 func (c *catalog) sync(tools map[string]*mcp.Tool, prompts map[string]*mcp.Prompt, resources map[string]*mcp.Resource, templates map[string]*mcp.ResourceTemplate) uint32 {
 	s := c.g.server
 	var changed uint32
+	staying := make(map[string]bool, len(c.regTools))
+	for name := range c.regTools {
+		if _, ok := tools[name]; ok {
+			staying[name] = true
+		}
+	}
+	c.registered.Store(&staying) // before go-sdk removes any
 	if syncKind(c.regTools, tools, s.RemoveTools, func(name string, d *mcp.Tool) error {
 		return protect(func() { s.AddTool(d, c.g.toolHandler(name)) })
 	}, c.badDef("tool")) {
 		changed |= changedTools
 	}
+	now := make(map[string]bool, len(c.regTools))
+	for name := range c.regTools {
+		now[name] = true
+	}
+	c.registered.Store(&now) // after go-sdk added the new ones
 	if syncKind(c.regPrompts, prompts, s.RemovePrompts, func(name string, d *mcp.Prompt) error {
 		return protect(func() { s.AddPrompt(d, c.g.promptHandler(name)) })
 	}, c.badDef("prompt")) {

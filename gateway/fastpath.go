@@ -72,6 +72,9 @@ type fastRequest struct {
 	init   *mcp.InitializeParams
 	params json.RawMessage
 	taken  map[string]json.RawMessage // the client's info and capabilities taken out of params
+
+	plain bool                   // the params hold only name, arguments and _meta
+	call  *mcp.CallToolParamsRaw // the params, when the call is direct (direct.go)
 }
 
 // A fastVeto says why a request needs go-sdk's transport ("" if it does
@@ -125,6 +128,7 @@ func (g *Gateway) fastRequestOf(r *http.Request) *fastRequest {
 	}
 	f.r, f.header = r, v
 	f.lean()
+	f.readDirect(g.cat)
 	if r, ok := g.cat.tool(f.name); ok && bindsHeader(r.tool.InputSchema) {
 		return nil
 	}
@@ -198,7 +202,11 @@ func parseFast(body []byte) *fastRequest {
 			return nil
 		}
 	}
-	return &fastRequest{msg: req, name: name, meta: meta}
+	plain := true
+	for k := range p {
+		plain = plain && (k == "name" || k == "arguments" || k == "_meta")
+	}
+	return &fastRequest{msg: req, name: name, meta: meta, plain: plain}
 }
 
 // fastMaxDepth bounds the nesting of a request the fast path reads (go-sdk
@@ -330,7 +338,7 @@ func (g *Gateway) answerFast(w http.ResponseWriter, f *fastRequest) {
 		f.msg.Params, state.InitializeParams = f.params, f.init
 		one.version, one.meta = f.init.ProtocolVersion, f.taken
 	}
-	c := &fastConn{req: f.msg, httpCtx: f.r.Context(), w: w, closed: make(chan struct{}), answered: make(chan struct{})}
+	c := &fastConn{req: f.msg, direct: f.call != nil, httpCtx: f.r.Context(), w: w, closed: make(chan struct{}), answered: make(chan struct{})}
 	ctx := context.WithValue(f.r.Context(), oneRequestKey{}, one)
 	ss, err := g.server.Connect(ctx, fastTransport{c}, &mcp.ServerSessionOptions{State: state})
 	if err != nil {
@@ -339,10 +347,14 @@ func (g *Gateway) answerFast(w http.ResponseWriter, f *fastRequest) {
 		return
 	}
 	defer ss.Close()
-	select {
-	case <-c.answered:
-	case <-c.closed: // the session ended (the gateway closed it)
-	case <-f.r.Context().Done():
+	if c.direct {
+		g.answerDirect(ctx, c, ss, f, one)
+	} else {
+		select {
+		case <-c.answered:
+		case <-c.closed: // the session ended (the gateway closed it)
+		case <-f.r.Context().Done():
+		}
 	}
 	// The response is the handler's no more: an answer that comes now
 	// (the client went away) is not written.
@@ -360,6 +372,7 @@ func (t fastTransport) Connect(context.Context) (mcp.Connection, error) { return
 // session and its answer back to the HTTP response.
 type fastConn struct {
 	req     *jsonrpc.Request
+	direct  bool // req is answered beside the session (direct.go), not read by it
 	httpCtx context.Context
 	w       http.ResponseWriter
 
@@ -376,7 +389,7 @@ type fastConn struct {
 // (as go-sdk's stateless handler propagates the HTTP request's end).
 func (c *fastConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	c.mu.Lock()
-	first := !c.read
+	first := !c.read && !c.direct
 	c.read = true
 	c.mu.Unlock()
 	if first {
@@ -480,6 +493,10 @@ type oneRequestKey struct{}
 type oneRequest struct {
 	version string                     // the protocol version taken out of the params' _meta, or ""
 	meta    map[string]json.RawMessage // the other members taken out of it
+
+	// For a direct call: the result directTool made and its type.
+	result     *mcp.CallToolResult
+	resultType string
 }
 
 // clientCaps returns the capabilities of the client of req, handled in

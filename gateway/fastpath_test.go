@@ -510,7 +510,7 @@ func TestFastPathClientGoesAway(t *testing.T) {
 // and capabilities read once, and params without the protocol version
 // (lean.go); other _meta members are kept as they were.
 func TestFastPathLean(t *testing.T) {
-	g := &Gateway{cat: newCatalog(nil)}
+	g, _, _, _ := startDiffGateways(t, false)
 	body := leanCall("1", `"up_echo"`, `{"text":"x"}`, `"io.modelcontextprotocol/clientInfo":{"name":"n","version":"2"},"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"url":{}},"roots":{}},"x-trace":[1, "a"]`)
 	r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
 	for k, v := range fastHeaders("up_echo") {
@@ -519,6 +519,14 @@ func TestFastPathLean(t *testing.T) {
 	f := g.fastRequestOf(r)
 	if f == nil || f.init == nil {
 		t.Fatalf("the request was not read once: %+v", f)
+	}
+	if f.call == nil || f.call.Name != "up_echo" || string(f.call.Arguments) != `{"text":"x"}` || f.call.Meta["x-trace"] == nil {
+		t.Errorf("the call is not direct (direct.go): %+v", f.call)
+	}
+	g.cat.registered.Store(&map[string]bool{})
+	r.Body = io.NopCloser(strings.NewReader(body))
+	if f := g.fastRequestOf(r); f == nil || f.call != nil {
+		t.Errorf("a call of a tool go-sdk's registry does not hold: %+v", f)
 	}
 	if ip := f.init; ip.ProtocolVersion != v0728 || ip.ClientInfo == nil || ip.ClientInfo.Version != "2" || ip.Capabilities.Elicitation == nil || ip.Capabilities.Elicitation.URL == nil || ip.Capabilities.RootsV2 == nil {
 		t.Errorf("initialize params %+v, capabilities %+v", ip, ip.Capabilities)

@@ -37,6 +37,9 @@ type Gateway struct {
 	// feature that needs go-sdk's HTTP transport for some requests
 	// registers one (vetoFast) in New.
 	fastVetoes []fastVeto
+	// directChain is the receiving middleware over directTool, for the
+	// fast path's direct calls (direct.go).
+	directChain mcp.MethodHandler
 
 	ctx    context.Context // ends when the gateway closes
 	cancel context.CancelFunc
@@ -169,6 +172,7 @@ func New(servers []Server, opts *Options) (*Gateway, error) {
 	for _, u := range g.ups {
 		u.ctx, u.stop = context.WithCancel(g.ctx)
 	}
+	g.directChain = g.middleware(g.directTool)
 	g.stateful, g.stateless = g.newHTTPHandlers()
 	return g, nil
 }

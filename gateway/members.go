@@ -12,22 +12,45 @@ import (
 // valid JSON (json.Valid): members reads it as encoding/json's Decoder
 // would, without checking it again.
 func members(b []byte) (map[string]json.RawMessage, bool) {
+	spans, ok := memberSpans(b)
+	if !ok {
+		return nil, false
+	}
+	m := make(map[string]json.RawMessage, len(spans))
+	for _, s := range spans {
+		if _, dup := m[s.key]; dup {
+			return nil, false
+		}
+		m[s.key] = b[s.value:s.end:s.end]
+	}
+	return m, true
+}
+
+// A memberSpan is where a member of a JSON object is in its bytes: its
+// name's opening quote at start, its value from value to end.
+type memberSpan struct {
+	key               string
+	start, value, end int
+}
+
+// memberSpans returns the members of the JSON object b in their order,
+// or false when b is not one object (with nothing but white space around
+// it). b must be valid JSON.
+func memberSpans(b []byte) ([]memberSpan, bool) {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return nil, false
 	}
-	m := make(map[string]json.RawMessage, 4)
+	spans := make([]memberSpan, 0, 4)
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
-		return m, skipSpace(b, i+1) == len(b)
+		return spans, skipSpace(b, i+1) == len(b)
 	}
 	for i < len(b) && b[i] == '"' {
+		start := i
 		end := stringEnd(b, i)
 		key, ok := stringLiteral(b[i:end])
 		if !ok {
-			return nil, false
-		}
-		if _, dup := m[key]; dup {
 			return nil, false
 		}
 		if i = skipSpace(b, end); i >= len(b) || b[i] != ':' {
@@ -38,7 +61,7 @@ func members(b []byte) (map[string]json.RawMessage, bool) {
 		if end <= i {
 			return nil, false
 		}
-		m[key] = b[i:end:end]
+		spans = append(spans, memberSpan{key: key, start: start, value: i, end: end})
 		if i = skipSpace(b, end); i >= len(b) {
 			return nil, false
 		}
@@ -46,7 +69,7 @@ func members(b []byte) (map[string]json.RawMessage, bool) {
 		case ',':
 			i = skipSpace(b, i+1)
 		case '}':
-			return m, skipSpace(b, i+1) == len(b)
+			return spans, skipSpace(b, i+1) == len(b)
 		default:
 			return nil, false
 		}

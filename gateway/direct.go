@@ -1,0 +1,138 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A plain call on the fast path skips go-sdk's session too: the gateway
+// still makes the request's own initialized session (lean.go), as every
+// request of a 2026-07-28 client has, but calls its receiving middleware
+// (Gateway.middleware) itself, in the request's goroutine, over what
+// go-sdk's session would call beneath it for a tools/call (directTool:
+// the registry's tool, its handler, the result made as go-sdk's
+// Server.callTool makes it), and writes the answer as go-sdk's JSON-RPC
+// connection would. go-sdk's session would decode the params twice more
+// (each time with a new 32 KB decoder) and run the call on two goroutines
+// of its own, each growing a fresh stack.
+//
+// A call is direct when, besides the fast path's rule, its session is
+// lean (lean.go), its params hold only name, arguments and _meta and read
+// as go-sdk reads them, and go-sdk's registry holds the tool
+// (catalog.isRegistered). TestFastPathDifferential holds the answers to
+// go-sdk's.
+
+// direct reports whether f's call is direct, reading its params when it
+// is.
+func (f *fastRequest) readDirect(c *catalog) {
+	if f.init == nil || !f.plain || !c.isRegistered(f.name) {
+		return
+	}
+	p, ok := metaValue[mcp.CallToolParamsRaw](map[string]json.RawMessage{"": f.params}, "")
+	if !ok || p.Name != f.name {
+		return
+	}
+	f.call = p
+}
+
+// answerDirect answers f's call on the session ss made for it, writing
+// the answer to c.
+func (g *Gateway) answerDirect(ctx context.Context, c *fastConn, ss *mcp.ServerSession, f *fastRequest, one *oneRequest) {
+	req := &mcp.CallToolRequest{Session: ss, Params: f.call, Extra: f.msg.Extra.(*mcp.RequestExtra)}
+	res, err := g.directChain(ctx, "tools/call", req)
+	resp := &jsonrpc.Response{ID: f.msg.ID, Error: err}
+	if err == nil {
+		if res == nil {
+			resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the tool returned no result"}
+		} else if raw, merr := marshalDirect(res, one); merr != nil {
+			resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the tool returned a malformed result: %v", merr)}
+		} else {
+			resp.Result = raw
+		}
+	}
+	_ = c.Write(ctx, resp)
+}
+
+// directTool is what go-sdk's session calls beneath the receiving
+// middleware for a tools/call: the handler of the tool in the registry,
+// and its result made as go-sdk's Server.callTool makes it (the result
+// type, which the result's JSON carries, is kept in one: marshalDirect).
+func (g *Gateway) directTool(ctx context.Context, _ string, req mcp.Request) (mcp.Result, error) {
+	call := req.(*mcp.CallToolRequest)
+	name := call.Params.Name
+	if !g.cat.isRegistered(name) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
+	}
+	res, err := g.toolHandler(name)(ctx, call)
+	if err != nil || res == nil {
+		return res, err
+	}
+	asks := res.InputRequests != nil
+	if asks && (len(res.Content) > 0 || res.StructuredContent != nil) {
+		g.log.Warn("handler returned both content and inputRequests", "component", "go-sdk server")
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "server bug: result has both content and inputRequests"}
+	}
+	resultType := "complete"
+	if asks {
+		resultType = "input_required"
+	} else if res.Content == nil {
+		res2 := *res
+		res2.Content = []mcp.Content{} // avoid "null"
+		res = &res2
+	}
+	if one, ok := ctx.Value(oneRequestKey{}).(*oneRequest); ok {
+		one.result, one.resultType = res, resultType
+	}
+	return res, nil
+}
+
+// marshalDirect returns res as go-sdk's JSON-RPC connection writes it
+// (no HTML escaping), with the result type directTool gave it when res is
+// the result it made.
+func marshalDirect(res mcp.Result, one *oneRequest) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(res); err != nil {
+		return nil, err
+	}
+	data := bytes.TrimRight(buf.Bytes(), "\n")
+	if r, ok := res.(*mcp.CallToolResult); !ok || r != one.result {
+		return data, nil
+	}
+	return withResultType(data, one.resultType)
+}
+
+// withResultType returns data, a CallToolResult as go-sdk writes it, with
+// its result type rt, where go-sdk writes it: after the result's own
+// members, before inputRequests.
+func withResultType(data []byte, rt string) (json.RawMessage, error) {
+	spans, ok := memberSpans(data)
+	if !ok {
+		return nil, fmt.Errorf("a result that is no JSON object: %s", data)
+	}
+	value := `"` + rt + `"`
+	at, insert := len(data)-1, `,"resultType":`+value // before the closing brace
+	if len(spans) == 0 {
+		insert = insert[1:]
+	}
+	for _, s := range spans {
+		switch s.key {
+		case "resultType":
+			return concat(data[:s.value], value, data[s.end:]), nil
+		case "inputRequests":
+			at, insert = s.start, `"resultType":`+value+","
+		}
+	}
+	return concat(data[:at], insert, data[at:]), nil
+}
+
+func concat(a []byte, mid string, b []byte) []byte {
+	out := make([]byte, 0, len(a)+len(mid)+len(b))
+	return append(append(append(out, a...), mid...), b...)
+}
