@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // A handshake-era server's questions are attributed by the calls in
@@ -30,6 +31,11 @@ type conn struct {
 	client *mcpadapter.Client
 	lane   *lane
 	idle   *time.Timer // closes the connection once idle; nil while never idle
+
+	// readyMu is held while the connection's session is made ready
+	// (pool.ready); ready is the session made ready last.
+	readyMu sync.Mutex
+	ready   *mcp.ClientSession
 }
 
 type pool struct {
@@ -38,6 +44,9 @@ type pool struct {
 	// open makes the client of a new extra connection, whose server
 	// requests go through l.
 	open func(l *lane) (*mcpadapter.Client, error)
+	// prepare readies a new session of an extra connection (it asks the
+	// server for every log message).
+	prepare func(ctx context.Context, cs *mcp.ClientSession)
 
 	mu     sync.Mutex
 	conns  []*conn
@@ -61,6 +70,7 @@ func (p *pool) enter(ctx context.Context, f *flight) *mcpadapter.Client {
 	for _, c := range p.conns {
 		if c.lane.tryEnter(f) {
 			p.mu.Unlock()
+			p.ready(ctx, c)
 			return c.client
 		}
 	}
@@ -88,7 +98,26 @@ func (p *pool) enter(ctx context.Context, f *flight) *mcpadapter.Client {
 		p.drop(c)
 		return nil
 	}
+	p.ready(ctx, c)
 	return cl
+}
+
+// ready readies c's session, once per session: the client makes a new
+// one when the server lost the last (a stdio process that exited).
+func (p *pool) ready(ctx context.Context, c *conn) {
+	cs, err := c.client.Session(ctx)
+	if err != nil {
+		return // the call reports it
+	}
+	c.readyMu.Lock()
+	defer c.readyMu.Unlock()
+	if c.ready == cs {
+		return
+	}
+	c.ready = cs
+	if p.prepare != nil {
+		p.prepare(ctx, cs)
+	}
 }
 
 // leave ends f, in flight on the connection of cl, and starts the

@@ -128,7 +128,7 @@ func newUpstream(g *Gateway, s Server, prefix mcpadapter.PrefixMode) (*upstream,
 	if n := g.opts.maxExtraConnections(); n > 0 {
 		u.pool = &pool{max: n, wait: g.opts.extraIdleTime(), open: func(l *lane) (*mcpadapter.Client, error) {
 			return extraClient(s, co, u, l)
-		}}
+		}, prepare: askLogs}
 	}
 	// App-only tools pass, with their _meta.ui: the client is a host,
 	// which keeps them from its model and lets its apps call them.
@@ -321,10 +321,8 @@ func (u *upstream) connect(ctx context.Context, prev *mcp.ClientSession) (*mcp.C
 		caps = ir.Capabilities
 	}
 	modern := info.Era == mcpadapter.EraDiscover
-	if !modern && caps != nil && caps.Logging != nil {
-		// Every message comes to the gateway; each client session gets
-		// those at its own level (go-sdk's ServerSession.Log).
-		_ = cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"})
+	if !modern {
+		askLogs(ctx, cs)
 	}
 	u.mu.Lock()
 	u.info, u.caps, u.modern = info, caps, modern
@@ -337,6 +335,15 @@ func (u *upstream) connect(ctx context.Context, prev *mcp.ClientSession) (*mcp.C
 		_ = cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
 	}
 	return cs, nil
+}
+
+// askLogs asks a handshake-era server for every log message on cs, if it
+// sends any: each client session gets those at its own level (go-sdk's
+// ServerSession.Log).
+func askLogs(ctx context.Context, cs *mcp.ClientSession) {
+	if ir := cs.InitializeResult(); ir != nil && ir.Capabilities != nil && ir.Capabilities.Logging != nil {
+		_ = cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"})
+	}
 }
 
 // session returns the live session of c, a client of the server,
