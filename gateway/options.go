@@ -18,12 +18,12 @@ const (
 	DefaultMaxCallsPerServer  = 64
 	DefaultMaxCallsPerSession = 16
 	DefaultParkTimeout        = 5 * time.Minute
+	DefaultShutdownGrace      = 10 * time.Second
 	// DefaultMaxExtraConnections is Options.MaxExtraConnections' default.
 	DefaultMaxExtraConnections = 3
 	// extraIdle is how long an extra connection to a server waits idle
 	// before the gateway closes it (pool.go).
-	extraIdle            = 30 * time.Second
-	DefaultShutdownGrace = 10 * time.Second
+	extraIdle = 30 * time.Second
 	// maxInputRounds bounds the input_required rounds of one call that the
 	// gateway answers for a handshake-era client.
 	maxInputRounds = 10

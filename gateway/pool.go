@@ -24,7 +24,10 @@ import (
 //
 // An extra connection is made as the shared one is (the same settings,
 // credentials and handlers), with no cap of its own on calls in flight:
-// the server's cap (callSlots) counts the calls on all its connections.
+// the server's cap (callSlots) counts the tool calls on all its
+// connections. Tasks' calls and subscriptions stay on the shared
+// connection (a task or a subscription lives in its session), counted by
+// its client's own cap.
 
 // conn is one extra connection of a server's pool.
 type conn struct {
