@@ -91,6 +91,14 @@ func (c *Client) relay(ctx context.Context, tc *toolCall, params *mcp.CallToolPa
 // (ServerArguments). It fails for the tool-search pair, which is answered
 // in this process.
 func (t *Tool) RelayCall(ctx context.Context, params *mcp.CallToolParams, opts *CallOptions) (*mcp.CallToolResult, error) {
+	return t.RelayCallVia(ctx, nil, params, opts)
+}
+
+// RelayCallVia is RelayCall sent through c, another Client of the tool's
+// server made with the same settings (a second connection to it); a nil
+// c is the tool's own Client. The tool's own timeout applies as with
+// RelayCall; c's settings bound the call otherwise.
+func (t *Tool) RelayCallVia(ctx context.Context, c *Client, params *mcp.CallToolParams, opts *CallOptions) (*mcp.CallToolResult, error) {
 	if t.local != nil || t.client == nil {
 		return nil, fmt.Errorf("mcpadapter: tool %q is answered in this process and has no server to relay a call to", t.Name)
 	}
@@ -105,5 +113,8 @@ func (t *Tool) RelayCall(ctx context.Context, params *mcp.CallToolParams, opts *
 		o.toolTimeout = t.timeout
 		opts = &o
 	}
-	return t.client.RelayCall(ctx, params, opts)
+	if c == nil {
+		c = t.client
+	}
+	return c.RelayCall(ctx, params, opts)
 }

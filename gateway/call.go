@@ -248,11 +248,17 @@ func (g *Gateway) forwardCall(ctx context.Context, r toolRoute, o *origin, param
 	if err != nil {
 		return nil, err
 	}
-	leave, err := u.fly(ctx, o)
+	c, leave, err := u.fly(ctx, o, true)
 	if err != nil {
 		return nil, callError(u, params.Name, context.Cause(ctx), err)
 	}
-	res, err := r.tool.RelayCall(ctx, params, opts)
+	free, err := u.callSlot(ctx)
+	if err != nil {
+		leave()
+		return nil, callError(u, params.Name, context.Cause(ctx), err)
+	}
+	res, err := r.tool.RelayCallVia(ctx, c, params, opts)
+	free()
 	o.settle()
 	leave()
 	if sr := signInOf(err); sr != nil && u.web != nil {

@@ -51,10 +51,13 @@
 //     back with its answer.
 //
 // A handshake-era server's request names no call, so the gateway tells
-// whose it is by which calls are in flight on that server: a call from a
-// client that can be asked runs only while every call in flight on that
-// server is from the same client (see lane.go). Calls from clients that
-// cannot be asked run side by side.
+// whose it is by which calls are in flight on the connection it came on:
+// a call from a client that can be asked runs on a connection only while
+// every call in flight there is from the same client (see lane.go). Such
+// a call that may not run on the server's shared connection runs on an
+// extra connection to the server, opened for it up to
+// Options.MaxExtraConnections (pool.go), and waits only past that. Calls
+// from clients that cannot be asked run side by side.
 //
 // # Safety on a host
 //

@@ -228,7 +228,7 @@ func (g *Gateway) promptHandler(name string) mcp.PromptHandler {
 		}
 		for round := 0; ; round++ {
 			var res *mcp.GetPromptResult
-			err := r.u.do(ctx, o, true, func(ctx context.Context, cs *mcp.ClientSession) error {
+			err := r.u.do(ctx, o, true, true, func(ctx context.Context, cs *mcp.ClientSession) error {
 				var err error
 				res, err = cs.GetPrompt(ctx, params)
 				return err
@@ -313,7 +313,7 @@ func (g *Gateway) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.
 	params := &mcp.ReadResourceParams{Meta: g.forwardMeta(ctx, req, req.Params.Meta, u), URI: uri, InputResponses: req.Params.InputResponses, RequestState: state}
 	for round := 0; ; round++ {
 		var res *mcp.ReadResourceResult
-		err := u.do(ctx, o, true, func(ctx context.Context, cs *mcp.ClientSession) error {
+		err := u.do(ctx, o, true, true, func(ctx context.Context, cs *mcp.ClientSession) error {
 			var err error
 			res, err = cs.ReadResource(ctx, params)
 			return err
@@ -369,7 +369,7 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 	}
 	params.Meta = g.forwardMeta(ctx, req, req.Params.Meta, u)
 	var res *mcp.CompleteResult
-	err = u.do(ctx, newOrigin(ctx, req), true, func(ctx context.Context, cs *mcp.ClientSession) error {
+	err = u.do(ctx, newOrigin(ctx, req), true, true, func(ctx context.Context, cs *mcp.ClientSession) error {
 		var err error
 		res, err = cs.Complete(ctx, &params)
 		return err
@@ -389,7 +389,7 @@ func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 	if !u.setSubscribed(uri, req.Session, policyContext(ctx)) {
 		return nil
 	}
-	err := u.do(ctx, newOrigin(ctx, req), true, func(ctx context.Context, cs *mcp.ClientSession) error {
+	err := u.do(ctx, newOrigin(ctx, req), true, false, func(ctx context.Context, cs *mcp.ClientSession) error {
 		return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
 	})
 	if err != nil {
@@ -454,7 +454,7 @@ func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) 
 	if u == nil || !u.setSubscribed(uri, req.Session, nil) {
 		return nil
 	}
-	return rpcError(u.do(ctx, newOrigin(ctx, req), true, func(ctx context.Context, cs *mcp.ClientSession) error {
+	return rpcError(u.do(ctx, newOrigin(ctx, req), true, false, func(ctx context.Context, cs *mcp.ClientSession) error {
 		return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
 	}))
 }

@@ -27,6 +27,11 @@ import (
 // one key), or, with no asker, to the only call in flight. Calls to
 // 2026-07-28 servers, whose questions come back in their own results, do
 // not use the lane.
+//
+// Each connection to a server has a lane of its own (pool.go): a call
+// that may not start on the shared connection goes to another connection
+// of the server where it may, opened for it when the pool has room, and
+// waits its turn on the shared connection only past the pool's bound.
 
 // flight is one forwarded request in flight on a server.
 type flight struct {
@@ -97,6 +102,26 @@ func (l *lane) enter(ctx context.Context, f *flight) error {
 	}
 	l.flights[f] = struct{}{}
 	return nil
+}
+
+// tryEnter records f in flight if it may start at once (beside every call
+// in flight and every call still waiting), and reports whether it did.
+func (l *lane) tryEnter(f *flight) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.admits(f) {
+		return false
+	}
+	l.flights[f] = struct{}{}
+	l.signal()
+	return true
+}
+
+// idle reports whether no call is in flight on l or waits for it.
+func (l *lane) idle() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.flights) == 0 && len(l.queue) == 0
 }
 
 func (l *lane) leave(f *flight) {

@@ -12,16 +12,16 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// TestLaneWaitEndsWithTimeout: on a handshake-era server, a client that
-// can be asked questions waits for another's call (which reports
-// progress, so that CallTimeout keeps restarting for it) to leave the
-// lane; CallTimeout ends the wait, and the client gets the timeout's
-// error (CodeTimeout, naming the tool and the server), not an internal
-// one.
+// TestLaneWaitEndsWithTimeout: on a handshake-era server with no extra
+// connections (MaxExtraConnections < 0), a client that can be asked
+// questions waits for another's call (which reports progress, so that
+// CallTimeout keeps restarting for it) to leave the lane; CallTimeout
+// ends the wait, and the client gets the timeout's error (CodeTimeout,
+// naming the tool and the server), not an internal one.
 func TestLaneWaitEndsWithTimeout(t *testing.T) {
 	srv, st := testserver.NewWithState(testserver.Options{Era: testserver.Legacy})
 	up := testserver.StartStreamable(t, srv)
-	_, url := startGateway(t, []Server{{Name: "s", Target: up.URL}}, &Options{CallTimeout: 300 * time.Millisecond})
+	_, url := startGateway(t, []Server{{Name: "s", Target: up.URL}}, &Options{CallTimeout: 300 * time.Millisecond, MaxExtraConnections: -1})
 	asker := func() *mcp.ClientSession {
 		return connect(t, url, v1125, &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: "decline"}, nil

@@ -19,6 +19,11 @@ const (
 	DefaultMaxCallsPerSession = 16
 	DefaultParkTimeout        = 5 * time.Minute
 	DefaultShutdownGrace      = 10 * time.Second
+	// DefaultMaxExtraConnections is Options.MaxExtraConnections' default.
+	DefaultMaxExtraConnections = 3
+	// extraIdle is how long an extra connection to a server waits idle
+	// before the gateway closes it (pool.go).
+	extraIdle = 30 * time.Second
 	// maxInputRounds bounds the input_required rounds of one call that the
 	// gateway answers for a handshake-era client.
 	maxInputRounds = 10
@@ -130,11 +135,24 @@ type Options struct {
 	slowPathOnly bool
 	// ParkTimeout is how long a handshake-era server's question waits for
 	// the client's answer: a handshake-era client's reply to the request,
-	// or a 2026-07-28 client's retry with its answers. Meanwhile the
-	// server's calls from other clients wait (see lane.go), so this also
-	// bounds how long a client that never answers holds them back. Zero
-	// means DefaultParkTimeout.
+	// or a 2026-07-28 client's retry with its answers. Meanwhile that
+	// connection to the server takes no call of another client that can
+	// be asked (see lane.go); such calls go to another connection
+	// (MaxExtraConnections), and wait only when all are taken, so this
+	// also bounds how long a client that never answers holds them back.
+	// Zero means DefaultParkTimeout.
 	ParkTimeout time.Duration
+	// MaxExtraConnections bounds the connections the gateway opens to a
+	// handshake-era server besides its shared one (pool.go): a call that
+	// may not run on the shared connection beside the calls of another
+	// client in flight there (lane.go) runs on an extra connection
+	// instead, opened when needed, kept while used and closed after 30 s
+	// idle. Past the bound such a call waits its turn. For a stdio server
+	// each extra connection is another process of it (stopped with the
+	// gateway). Zero means DefaultMaxExtraConnections, negative none.
+	MaxExtraConnections int
+	// extraIdle, if set, replaces extraIdle (tests).
+	extraIdle time.Duration
 	// Tasks bounds the tasks the gateway runs for its clients (tasks.go);
 	// nil means the defaults.
 	Tasks *TaskOptions
@@ -291,6 +309,23 @@ func (o *Options) maxCallsPerSession() int {
 		return DefaultMaxCallsPerSession
 	}
 	return o.MaxCallsPerSession
+}
+
+func (o *Options) maxExtraConnections() int {
+	switch {
+	case o.MaxExtraConnections < 0:
+		return 0
+	case o.MaxExtraConnections == 0:
+		return DefaultMaxExtraConnections
+	}
+	return o.MaxExtraConnections
+}
+
+func (o *Options) extraIdleTime() time.Duration {
+	if o.extraIdle > 0 {
+		return o.extraIdle
+	}
+	return extraIdle
 }
 
 func (o *Options) parkTimeout() time.Duration {

@@ -27,6 +27,12 @@ type upstream struct {
 	client  *mcpadapter.Client
 	adapter *mcpadapter.Adapter // the server's tools, named and shaped
 	lane    *lane
+	// pool holds the extra connections to a handshake-era server
+	// (pool.go); nil means none.
+	pool *pool
+	// callSlots caps the tool calls in flight on all the server's
+	// connections (callCap); nil means no cap.
+	callSlots chan struct{}
 	// creds, if set, are the server's credentials per principal
 	// (credentials.go); nil: one credential for all.
 	creds *principalCreds
@@ -83,6 +89,7 @@ func newUpstream(g *Gateway, s Server, prefix mcpadapter.PrefixMode) (*upstream,
 			s.Config = &sc
 		}
 		u.taskSem = make(chan struct{}, max(1, n/2))
+		u.callSlots = make(chan struct{}, n)
 	}
 	co.Name = s.Name
 	if co.Telemetry != nil {
@@ -93,11 +100,8 @@ func newUpstream(g *Gateway, s Server, prefix mcpadapter.PrefixMode) (*upstream,
 	} else {
 		co.Logger = slog.New(g.red.handler(co.Logger.Handler()))
 	}
-	co.LogHandler = u.onLog
 	co.ProgressHandler = nil // a call's progress goes to its CallOptions.Progress
-	co.SamplingHandler = u.onSample
-	co.ElicitationHandler = u.onElicit
-	co.RootsHandler = u.onRoots
+	u.askVia(&co, u.lane)
 	co.Roots = nil
 	co.MessageHandler = u.onMessage
 	co.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { u.changed(changedTools) }
@@ -121,6 +125,11 @@ func newUpstream(g *Gateway, s Server, prefix mcpadapter.PrefixMode) (*upstream,
 		return nil, fmt.Errorf("server %q: %w", s.Name, err)
 	}
 	u.client = grp.Clients()[0]
+	if n := g.opts.maxExtraConnections(); n > 0 {
+		u.pool = &pool{max: n, wait: g.opts.extraIdleTime(), open: func(l *lane) (*mcpadapter.Client, error) {
+			return extraClient(s, co, u, l)
+		}, prepare: askLogs}
+	}
 	// App-only tools pass, with their _meta.ui: the client is a host,
 	// which keeps them from its model and lets its apps call them.
 	ao := &mcpadapter.Options{Prefix: prefix, ToolFilter: g.opts.ToolFilter, AppTools: true}
@@ -133,9 +142,44 @@ func newUpstream(g *Gateway, s Server, prefix mcpadapter.PrefixMode) (*upstream,
 	return u, nil
 }
 
-// close closes the server's client, for good.
+// extraClient makes the client of an extra connection to s (pool.go),
+// with the shared connection's options co, whose server requests go
+// through l. Its calls count against the server's cap (callSlots), not
+// a cap of its own.
+func extraClient(s Server, co mcpadapter.ClientOptions, u *upstream, l *lane) (*mcpadapter.Client, error) {
+	co.MaxConcurrentCalls = 0
+	u.askVia(&co, l)
+	if s.Config == nil {
+		return mcpadapter.NewClient(s.Target, &co)
+	}
+	sc := *s.Config
+	sc.MaxConcurrentCalls = 0
+	grp, err := mcpadapter.NewGroup(&mcpadapter.Config{Servers: []*mcpadapter.ServerConfig{&sc}}, &co)
+	if err != nil {
+		return nil, err
+	}
+	return grp.Clients()[0], nil
+}
+
+// askVia sets the handlers of co that take a handshake-era server's
+// questions and log messages to the client whose call they are for, as
+// the lane l of the connection says (lane.go).
+func (u *upstream) askVia(co *mcpadapter.ClientOptions, l *lane) {
+	co.LogHandler = func(ctx context.Context, req *mcp.LoggingMessageRequest) { u.onLog(ctx, l, req) }
+	co.SamplingHandler = func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+		return u.onSample(ctx, l, req)
+	}
+	co.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		return u.onElicit(ctx, l, req)
+	}
+	co.RootsHandler = func(ctx context.Context, req *mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
+		return u.onRoots(ctx, l, req)
+	}
+}
+
+// close closes the server's client and its extra connections, for good.
 func (u *upstream) close() error {
-	err := u.client.Close()
+	err := errors.Join(u.pool.close(), u.client.Close())
 	u.reauth.closeIdle()
 	return err
 }
@@ -264,7 +308,7 @@ func sleep(ctx context.Context, d time.Duration) bool {
 // connect connects (or reconnects) the server and learns what it offers.
 // prev, if not nil, is a session that has ended.
 func (u *upstream) connect(ctx context.Context, prev *mcp.ClientSession) (*mcp.ClientSession, error) {
-	cs, err := u.session(ctx, prev)
+	cs, err := u.session(ctx, u.client, prev)
 	if err != nil {
 		return nil, err
 	}
@@ -277,10 +321,8 @@ func (u *upstream) connect(ctx context.Context, prev *mcp.ClientSession) (*mcp.C
 		caps = ir.Capabilities
 	}
 	modern := info.Era == mcpadapter.EraDiscover
-	if !modern && caps != nil && caps.Logging != nil {
-		// Every message comes to the gateway; each client session gets
-		// those at its own level (go-sdk's ServerSession.Log).
-		_ = cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"})
+	if !modern {
+		askLogs(ctx, cs)
 	}
 	u.mu.Lock()
 	u.info, u.caps, u.modern = info, caps, modern
@@ -295,13 +337,22 @@ func (u *upstream) connect(ctx context.Context, prev *mcp.ClientSession) (*mcp.C
 	return cs, nil
 }
 
-// session returns the client's live session, connecting if needed. prev,
-// if not nil, is a session that has ended: the client learns that on its
-// own an instant after, so session waits (a little) for one that is not
-// prev.
-func (u *upstream) session(ctx context.Context, prev *mcp.ClientSession) (*mcp.ClientSession, error) {
+// askLogs asks a handshake-era server for every log message on cs, if it
+// sends any: each client session gets those at its own level (go-sdk's
+// ServerSession.Log).
+func askLogs(ctx context.Context, cs *mcp.ClientSession) {
+	if ir := cs.InitializeResult(); ir != nil && ir.Capabilities != nil && ir.Capabilities.Logging != nil {
+		_ = cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"})
+	}
+}
+
+// session returns the live session of c, a client of the server,
+// connecting if needed. prev, if not nil, is a session that has ended:
+// the client learns that on its own an instant after, so session waits
+// (a little) for one that is not prev.
+func (u *upstream) session(ctx context.Context, c *mcpadapter.Client, prev *mcp.ClientSession) (*mcp.ClientSession, error) {
 	for i := 0; ; i++ {
-		cs, err := u.client.Session(ctx)
+		cs, err := c.Session(ctx)
 		if err != nil || cs != prev || i == 100 {
 			return cs, err
 		}
@@ -375,8 +426,10 @@ func (u *upstream) isModern() bool {
 // do runs fn on the server's session for o's request, with the request
 // recorded in flight (for attribution), and again once on a new session
 // when the server had lost the first (it never saw the request), or when
-// idempotent and the connection was closed before the answer.
-func (u *upstream) do(ctx context.Context, o *origin, idempotent bool, fn func(context.Context, *mcp.ClientSession) error) error {
+// idempotent and the connection was closed before the answer. With
+// anyConn the request may run on an extra connection (pool.go); without,
+// it runs on the shared one (a subscription, which lives there).
+func (u *upstream) do(ctx context.Context, o *origin, idempotent, anyConn bool, fn func(context.Context, *mcp.ClientSession) error) error {
 	if up, _, err := u.status(); !up {
 		return &unavailableError{server: u.name, err: err}
 	}
@@ -384,14 +437,14 @@ func (u *upstream) do(ctx context.Context, o *origin, idempotent bool, fn func(c
 	if err != nil {
 		return err
 	}
-	leave, err := u.fly(ctx, o)
+	c, leave, err := u.fly(ctx, o, anyConn)
 	if err != nil {
 		return err
 	}
 	defer leave()
 	var prev *mcp.ClientSession
 	for attempt := 0; ; attempt++ {
-		cs, err := u.session(ctx, prev)
+		cs, err := u.session(ctx, c, prev)
 		if sr := signInOf(err); sr != nil && u.web != nil {
 			// The principal's own connection needs its sign-in.
 			_, err = u.g.signInAnswer(o, u, sr, false)
@@ -418,10 +471,13 @@ func (u *upstream) do(ctx context.Context, o *origin, idempotent bool, fn func(c
 	}
 }
 
-// fly records a request of o's in flight on the server, for attribution
-// (lane.go), waiting for its turn on a handshake-era server; leave ends
-// it.
-func (u *upstream) fly(ctx context.Context, o *origin) (leave func(), _ error) {
+// fly records a request of o's in flight on a connection to the server,
+// for attribution (lane.go), and returns that connection's client; leave
+// ends it. On a handshake-era server it runs on the shared connection
+// when it may start there at once, else (with anyConn) on an extra
+// connection where it may (pool.go), else it waits its turn on the
+// shared connection.
+func (u *upstream) fly(ctx context.Context, o *origin, anyConn bool) (_ *mcpadapter.Client, leave func(), _ error) {
 	f := &flight{o: o, asker: o.asker()}
 	if u.isModern() {
 		// A 2026-07-28 server's questions come back in its results:
@@ -430,10 +486,30 @@ func (u *upstream) fly(ctx context.Context, o *origin) (leave func(), _ error) {
 		u.lane.mu.Lock()
 		u.lane.flights[f] = struct{}{}
 		u.lane.mu.Unlock()
-	} else if err := u.lane.enter(ctx, f); err != nil {
-		return nil, err
+		return u.client, func() { u.lane.leave(f) }, nil
 	}
-	return func() { u.lane.leave(f) }, nil
+	if !u.lane.tryEnter(f) {
+		if !anyConn {
+			if err := u.lane.enter(ctx, f); err != nil {
+				return nil, nil, err
+			}
+		} else if c := u.pool.enter(ctx, f); c != nil {
+			return c, func() { u.pool.leave(c, f) }, nil
+		} else if err := u.lane.enter(ctx, f); err != nil {
+			return nil, nil, err
+		}
+	}
+	return u.client, func() { u.lane.leave(f) }, nil
+}
+
+// callSlot takes one of the server's call slots (callSlots) until free is
+// called, or returns why not when ctx ends first.
+func (u *upstream) callSlot(ctx context.Context) (free func(), _ error) {
+	free, err := acquire(ctx, u.callSlots)
+	if err != nil {
+		return nil, fmt.Errorf("not sent: still waiting for one of the server's %d call slots when the call ended: %w", cap(u.callSlots), err)
+	}
+	return free, nil
 }
 
 // sessionLost reports whether err says the server did not know the
@@ -514,13 +590,14 @@ func (u *upstream) subscriber(uri string, ss *mcp.ServerSession) (context.Contex
 	return whom, ok
 }
 
-// onElicit, onSample and onRoots take a handshake-era server's questions
-// to the client whose request they are for.
-func (u *upstream) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+// onElicit, onSample and onRoots take a handshake-era server's questions,
+// asked on the connection whose lane is l, to the client whose request
+// they are for.
+func (u *upstream) onElicit(ctx context.Context, l *lane, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 	if t := taskFrom(ctx); t != nil { // a question of a task (tasks.go)
 		return t.ask(ctx, req.Params)
 	}
-	o, err := u.lane.attribute()
+	o, err := l.attribute()
 	if so, ok := ctx.Value(syncOriginKey{}).(*origin); ok {
 		o, err = so, nil
 	}
@@ -539,8 +616,8 @@ func (u *upstream) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.E
 	return r, nil
 }
 
-func (u *upstream) onSample(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-	o, err := u.lane.attribute()
+func (u *upstream) onSample(ctx context.Context, l *lane, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	o, err := l.attribute()
 	if err != nil {
 		u.g.log.Warn("refused a server's sampling request", "server", u.name, "reason", err)
 		return nil, err
@@ -552,8 +629,8 @@ func (u *upstream) onSample(ctx context.Context, req *mcp.CreateMessageRequest) 
 	return samplingResult(resp)
 }
 
-func (u *upstream) onRoots(ctx context.Context, req *mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
-	o, err := u.lane.attribute()
+func (u *upstream) onRoots(ctx context.Context, l *lane, req *mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
+	o, err := l.attribute()
 	if err != nil || !o.canAsk("roots") {
 		return &mcp.ListRootsResult{Roots: append([]*mcp.Root{}, u.g.opts.Roots...)}, nil
 	}
@@ -569,8 +646,10 @@ func (u *upstream) onRoots(ctx context.Context, req *mcp.ListRootsRequest) (*mcp
 }
 
 // ask puts a server's question to the client o, bounded by ParkTimeout:
-// while it waits, the server's other clients wait too (see lane), so a
-// client that never answers holds them back no longer than that.
+// while it waits, the connection takes no call of another client that
+// can be asked (see lane; those go to other connections, pool.go, while
+// there is room), so a client that never answers holds them back no
+// longer than that.
 func (u *upstream) ask(ctx context.Context, o *origin, kind string, q mcp.InputRequest) (mcp.InputResponse, error) {
 	d := u.g.opts.parkTimeout()
 	ctx, cancel := context.WithTimeoutCause(ctx, d, fmt.Errorf("the client did not answer the server's %s request within %s", kind, d))
@@ -578,14 +657,14 @@ func (u *upstream) ask(ctx context.Context, o *origin, kind string, q mcp.InputR
 	return o.ask(ctx, kind, q)
 }
 
-// onLog passes a server's log message to the client whose request it is
-// for, or to the gateway's log.
-func (u *upstream) onLog(ctx context.Context, req *mcp.LoggingMessageRequest) {
+// onLog passes a server's log message, sent on the connection whose lane
+// is l, to the client whose request it is for, or to the gateway's log.
+func (u *upstream) onLog(ctx context.Context, l *lane, req *mcp.LoggingMessageRequest) {
 	p := *req.Params
 	if p.Logger == "" {
 		p.Logger = u.name
 	}
-	if o := u.lane.attributeLog(); o != nil {
+	if o := l.attributeLog(); o != nil {
 		o.log(&p)
 		return
 	}

@@ -35,6 +35,7 @@ type serveFlags struct {
 	toolSearch    int
 	maxBodyBytes  int64
 	parkTimeout   time.Duration
+	extraConns    int
 	sessionExpiry time.Duration
 	tasks         serveTaskFlags
 	auth          serveAuthFlags
@@ -97,6 +98,7 @@ principal its sessions belong to. Keys and secrets come from the environment, ne
 	fl.IntVar(&f.perSession, "max-calls-per-session", 0, fmt.Sprintf("tool calls in flight from one client session (default %d; -1: no cap)", gateway.DefaultMaxCallsPerSession))
 	fl.IntVar(&f.toolSearch, "tool-search", 0, "show search_tools and call_tool instead of a catalog over this many estimated `tokens` (0: off; -1: always)")
 	fl.Int64Var(&f.maxBodyBytes, "max-request-bytes", 0, fmt.Sprintf("bound one HTTP request body (default %d)", gateway.DefaultMaxRequestBytes))
+	fl.IntVar(&f.extraConns, "max-extra-connections", 0, fmt.Sprintf("connections to a handshake-era server besides its shared one, for calls of clients that may be asked while another client's call is in flight (default %d; -1: none; each is a process of a stdio server)", gateway.DefaultMaxExtraConnections))
 	fl.DurationVar(&f.parkTimeout, "park-timeout", 0, fmt.Sprintf("how long a server's question waits for the client's answer (default %s)", gateway.DefaultParkTimeout))
 	fl.DurationVar(&f.sessionExpiry, "session-timeout", 0, "close client sessions idle this long (default: never)")
 	f.tasks.add(fl)
@@ -146,17 +148,18 @@ func runServe(ctx context.Context, a *cmdline.App, f serveFlags) error {
 	var pmu sync.Mutex
 	started := false
 	opts := &gateway.Options{
-		Client:             &base,
-		Prefix:             prefix,
-		Logger:             logger,
-		CallTimeout:        f.callTimeout,
-		MaxCallsPerServer:  f.perServer,
-		MaxCallsPerSession: f.perSession,
-		MaxRequestBytes:    f.maxBodyBytes,
-		ParkTimeout:        f.parkTimeout,
-		SessionTimeout:     f.sessionExpiry,
-		AllowedHosts:       f.allowHosts,
-		AllowedOrigins:     f.allowOrigins,
+		Client:              &base,
+		Prefix:              prefix,
+		Logger:              logger,
+		CallTimeout:         f.callTimeout,
+		MaxCallsPerServer:   f.perServer,
+		MaxCallsPerSession:  f.perSession,
+		MaxRequestBytes:     f.maxBodyBytes,
+		ParkTimeout:         f.parkTimeout,
+		MaxExtraConnections: f.extraConns,
+		SessionTimeout:      f.sessionExpiry,
+		AllowedHosts:        f.allowHosts,
+		AllowedOrigins:      f.allowOrigins,
 		OnEvent: func(e gateway.Event) {
 			pmu.Lock()
 			defer pmu.Unlock()

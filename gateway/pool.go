@@ -1,0 +1,206 @@
+package gateway
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A handshake-era server's questions are attributed by the calls in
+// flight on the connection they came on (lane.go), so one connection
+// runs the calls of one client that can be asked at a time. The pool of a
+// server holds its extra connections: a call that may not start on the
+// shared connection beside the calls in flight there runs on an extra
+// connection where it may, one opened for it when the pool has room
+// (Options.MaxExtraConnections). Each extra connection has its own
+// client (for a stdio server, its own process) and its own lane, so a
+// question on it goes to the calls in flight on it only. An extra
+// connection idle for Options' extraIdle is closed; all are closed with
+// the server.
+//
+// An extra connection is made as the shared one is (the same settings,
+// credentials and handlers), with no cap of its own on calls in flight:
+// the server's cap (callSlots) counts the tool calls on all its
+// connections. Tasks' calls and subscriptions stay on the shared
+// connection (a task or a subscription lives in its session), counted by
+// its client's own cap.
+
+// conn is one extra connection of a server's pool.
+type conn struct {
+	client *mcpadapter.Client
+	lane   *lane
+	idle   *time.Timer // closes the connection once idle; nil while never idle
+
+	// readyMu is held while the connection's session is made ready
+	// (pool.ready); ready is the session made ready last.
+	readyMu sync.Mutex
+	ready   *mcp.ClientSession
+}
+
+type pool struct {
+	max  int
+	wait time.Duration // how long a connection stays open idle
+	// open makes the client of a new extra connection, whose server
+	// requests go through l.
+	open func(l *lane) (*mcpadapter.Client, error)
+	// prepare readies a new session of an extra connection (it asks the
+	// server for every log message).
+	prepare func(ctx context.Context, cs *mcp.ClientSession)
+
+	mu     sync.Mutex
+	conns  []*conn
+	closed bool
+	wg     sync.WaitGroup // closings of idle connections under way
+}
+
+// enter records f in flight on a connection of the pool where it may start
+// at once, opening one if none may take it and the pool has room, and
+// returns its client; nil when f must wait. leave must then be called
+// with the client.
+func (p *pool) enter(ctx context.Context, f *flight) *mcpadapter.Client {
+	if p == nil || p.max <= 0 {
+		return nil
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	for _, c := range p.conns {
+		if c.lane.tryEnter(f) {
+			p.mu.Unlock()
+			p.ready(ctx, c)
+			return c.client
+		}
+	}
+	if len(p.conns) >= p.max {
+		p.mu.Unlock()
+		return nil
+	}
+	c := &conn{lane: newLane()}
+	cl, err := p.open(c.lane)
+	if err != nil {
+		p.mu.Unlock()
+		return nil
+	}
+	c.client = cl
+	c.lane.tryEnter(f) // an empty lane admits any call
+	p.conns = append(p.conns, c)
+	p.mu.Unlock()
+	_, err = cl.Connect(ctx)
+	p.mu.Lock()
+	closed := p.closed
+	p.mu.Unlock()
+	if err != nil || closed {
+		// f waits on the shared connection instead.
+		p.leave(cl, f)
+		p.drop(c)
+		return nil
+	}
+	p.ready(ctx, c)
+	return cl
+}
+
+// ready readies c's session, once per session: the client makes a new
+// one when the server lost the last (a stdio process that exited).
+func (p *pool) ready(ctx context.Context, c *conn) {
+	cs, err := c.client.Session(ctx)
+	if err != nil {
+		return // the call reports it
+	}
+	c.readyMu.Lock()
+	defer c.readyMu.Unlock()
+	if c.ready == cs {
+		return
+	}
+	c.ready = cs
+	if p.prepare != nil {
+		p.prepare(ctx, cs)
+	}
+}
+
+// leave ends f, in flight on the connection of cl, and starts the
+// connection's idle time if it has no other call.
+func (p *pool) leave(cl *mcpadapter.Client, f *flight) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	i := slices.IndexFunc(p.conns, func(c *conn) bool { return c.client == cl })
+	if i < 0 {
+		return
+	}
+	c := p.conns[i]
+	c.lane.leave(f)
+	if p.closed || !c.lane.idle() {
+		return
+	}
+	if c.idle == nil {
+		c.idle = time.AfterFunc(p.wait, func() { p.closeIdle(c) })
+	} else {
+		c.idle.Reset(p.wait)
+	}
+}
+
+// closeIdle closes c if it is still idle.
+func (p *pool) closeIdle(c *conn) {
+	p.mu.Lock()
+	if p.closed || !c.lane.idle() || !slices.Contains(p.conns, c) {
+		p.mu.Unlock()
+		return
+	}
+	p.conns = slices.DeleteFunc(p.conns, func(d *conn) bool { return d == c })
+	p.wg.Add(1) // close waits for it
+	p.mu.Unlock()
+	defer p.wg.Done()
+	_ = c.client.Close()
+}
+
+// drop removes c, which failed to connect, and closes it.
+func (p *pool) drop(c *conn) {
+	p.mu.Lock()
+	p.conns = slices.DeleteFunc(p.conns, func(d *conn) bool { return d == c })
+	p.mu.Unlock()
+	_ = c.client.Close()
+}
+
+// size returns how many extra connections are open.
+func (p *pool) size() int {
+	if p == nil {
+		return 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.conns)
+}
+
+// close closes every extra connection (stopping their processes), for
+// good, and waits for those being closed as idle.
+func (p *pool) close() error {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	p.closed = true
+	conns := p.conns
+	p.conns = nil
+	for _, c := range conns {
+		if c.idle != nil {
+			c.idle.Stop()
+		}
+	}
+	p.mu.Unlock()
+	var errs []error
+	for _, c := range conns {
+		if err := c.client.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	p.wg.Wait()
+	if len(errs) > 0 {
+		return errs[0]
+	}
+	return nil
+}
