@@ -20,8 +20,10 @@ type bench struct {
 	backend   map[string]endpoint
 	gw        map[string]*proxy // the gateway host per backend
 	gwURL     map[string]string // its URL
-	anchors   []*anchor         // in front of the stdio server
-	notes     []string          // what could not be measured and why
+	floor     *proxy            // the floor of any HTTP gateway (floor.go)
+	floorURL  string
+	anchors   []*anchor // in front of the stdio server
+	notes     []string  // what could not be measured and why
 	res       results
 	loadStart string // load average when measuring started
 }
@@ -80,6 +82,9 @@ func drive(ctx context.Context, kids *children, s settings) error {
 			return fmt.Errorf("gateway in front of the %s server: %w", backend, err)
 		}
 		b.gw[backend], b.gwURL[backend] = p, url
+	}
+	if b.floor, b.floorURL, err = startFloor(kids, self); err != nil {
+		return fmt.Errorf("the floor: %w", err)
 	}
 	cold, err := writeConfig(dir, "cold.json", b.server, coldServers)
 	if err != nil {
@@ -173,7 +178,8 @@ func (b *bench) costRun(ctx context.Context, run int) error {
 		for _, era := range b.s.eras {
 			cells = append(cells,
 				cell{backend, era, "direct", b.backend[backend], nil},
-				cell{backend, era, "gateway", endpoint{url: b.gwURL[backend]}, b.gw[backend]})
+				cell{backend, era, "gateway", endpoint{url: b.gwURL[backend]}, b.gw[backend]},
+				cell{backend, era, "floor", endpoint{url: b.floorURL}, b.floor})
 			if backend != "stdio" {
 				continue
 			}

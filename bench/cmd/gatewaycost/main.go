@@ -66,6 +66,7 @@ func main() {
 	log.SetFlags(0)
 	var s settings
 	host := flag.String("host", "", "serve the gateway of this config (internal)")
+	floor := flag.Bool("floor", false, "serve the floor: canned answers, no server behind (internal)")
 	clients := flag.String("clients", "1,64,512", "concurrent client sessions of the latency rows")
 	flag.IntVar(&s.runs, "runs", 3, "runs of the cost and cold-start cells (the table shows medians)")
 	flag.IntVar(&s.n, "n", 2000, "sequential calls measured per cost cell")
@@ -80,6 +81,12 @@ func main() {
 	eras := flag.String("eras", era2025+","+era2026, "client versions of the cost cells")
 	flag.Parse()
 	s.eras = strings.Split(*eras, ",")
+	if *floor {
+		if err := runFloor(); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 	if *host != "" {
 		if err := runHost(*host); err != nil {
 			log.Fatal(err)
@@ -152,6 +159,22 @@ func startHostGateway(kids *children, self, config, name string) (*proxy, string
 	url := strings.TrimSpace(strings.TrimPrefix(line, "listening on "))
 	base := strings.TrimSuffix(url, "/mcp")
 	return &proxy{name: name, pid: cmd.Process.Pid, stats: base}, url, nil
+}
+
+// startFloor starts the floor (runFloor) and returns it as a proxy.
+func startFloor(kids *children, self string) (*proxy, string, error) {
+	cmd := exec.Command(self, "-floor")
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, "", err
+	}
+	kids.hold(in)
+	line, err := kids.startListening(cmd, false, "listening on ", time.Minute)
+	if err != nil {
+		return nil, "", err
+	}
+	return &proxy{name: "floor", pid: cmd.Process.Pid}, strings.TrimSpace(strings.TrimPrefix(line, "listening on ")), nil
 }
 
 // writeOne writes a config of one server named b.

@@ -62,7 +62,7 @@ func (b *bench) print(w io.Writer, elapsed time.Duration, node, npmDir string) {
 }
 
 func (b *bench) printCost(w io.Writer) {
-	fmt.Fprintf(w, "### Cost per call\n\n%d sequential echo calls per cell after %d untimed, median of %d runs. Client CPU: user+system of the client process (getrusage); proxy CPU: the gateway's or anchor's process, /proc/PID/stat (10 ms ticks, all threads); bytes: runtime.MemStats.TotalAlloc (the gateway's read from its own process; an anchor is not a Go process: —). Ratio: proxy CPU ÷ the direct call's own client CPU, same backend and era (goal ≤ 1.3).\n\n", b.s.n, b.s.warmup, b.s.runs)
+	fmt.Fprintf(w, "### Cost per call\n\n%d sequential echo calls per cell after %d untimed, median of %d runs. Client CPU: user+system of the client process (getrusage); proxy CPU: the gateway's or anchor's process, /proc/PID/stat (10 ms ticks, all threads); bytes: runtime.MemStats.TotalAlloc (the gateway's read from its own process; an anchor is not a Go process: —). Ratio: proxy CPU ÷ the direct call's own client CPU, same backend and era (goal ≤ 1.3). The floor is not a proxy: a net/http server in a process of its own that answers each request with a canned answer and has no server behind it (floor.go), the least CPU any HTTP gateway spends per call.\n\n", b.s.n, b.s.warmup, b.s.runs)
 	fmt.Fprintln(w, "| backend | client | path | got | client CPU µs/call | proxy CPU µs/call | proxy ÷ direct client | client bytes/call | proxy bytes/call | wall µs/call |")
 	fmt.Fprintln(w, "|---|---|---|---|---:|---:|---:|---:|---:|---:|")
 	var order []string
@@ -127,8 +127,10 @@ func pathRank(p string) int {
 		return 0
 	case "gateway":
 		return 1
+	case "floor":
+		return 2
 	}
-	return 2
+	return 3
 }
 
 func (b *bench) printLoad(w io.Writer) {
