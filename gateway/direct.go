@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -51,11 +53,41 @@ func (g *Gateway) answerDirect(ctx context.Context, c *fastConn, ss *mcp.ServerS
 			resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the tool returned no result"}
 		} else if raw, merr := marshalDirect(res, one); merr != nil {
 			resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the tool returned a malformed result: %v", merr)}
+		} else if data, ok := encodeAnswer(f.msg.ID, raw); ok {
+			resp.Result = raw
+			_ = c.writeAnswer(resp, data)
+			return
 		} else {
 			resp.Result = raw
 		}
 	}
 	_ = c.Write(ctx, resp)
+}
+
+// encodeAnswer returns the JSON-RPC answer to id with result, a compact
+// JSON value, as jsonrpc.EncodeMessage writes it, without encoding result
+// again; ok is false for an id it leaves to EncodeMessage.
+func encodeAnswer(id jsonrpc.ID, result json.RawMessage) (data []byte, ok bool) {
+	var idJSON []byte
+	switch v := id.Raw().(type) {
+	case int64:
+		idJSON = strconv.AppendInt(nil, v, 10)
+	case string:
+		// The fast path takes string ids without escapes or control
+		// characters (readEnvelope); encoding/json escapes these too.
+		if strings.ContainsAny(v, "\u2028\u2029") {
+			return nil, false
+		}
+		idJSON = append(append(append(idJSON, '"'), v...), '"')
+	default:
+		return nil, false
+	}
+	data = make([]byte, 0, len(`{"jsonrpc":"2.0","id":,"result":}`)+len(idJSON)+len(result))
+	data = append(data, `{"jsonrpc":"2.0","id":`...)
+	data = append(data, idJSON...)
+	data = append(data, `,"result":`...)
+	data = append(data, result...)
+	return append(data, '}'), true
 }
 
 // directTool is what go-sdk's session calls beneath the receiving
@@ -95,14 +127,25 @@ func (g *Gateway) directTool(ctx context.Context, _ string, req mcp.Request) (mc
 // (no HTML escaping), with the result type directTool gave it when res is
 // the result it made.
 func marshalDirect(res mcp.Result, one *oneRequest) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(res); err != nil {
-		return nil, err
+	r, isCall := res.(*mcp.CallToolResult)
+	var data []byte
+	if isCall && r != nil {
+		// What the encoder writes for it: its MarshalJSON's compact JSON,
+		// compacted again.
+		var err error
+		if data, err = r.MarshalJSON(); err != nil {
+			return nil, err
+		}
+	} else {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(res); err != nil {
+			return nil, err
+		}
+		data = bytes.TrimRight(buf.Bytes(), "\n")
 	}
-	data := bytes.TrimRight(buf.Bytes(), "\n")
-	if r, ok := res.(*mcp.CallToolResult); !ok || r != one.result {
+	if !isCall || r != one.result {
 		return data, nil
 	}
 	return withResultType(data, one.resultType)

@@ -427,6 +427,12 @@ func (c *fastConn) Write(_ context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return err
 	}
+	return c.writeAnswer(resp, data)
+}
+
+// writeAnswer writes resp, encoded as data, to the HTTP response (see
+// Write).
+func (c *fastConn) writeAnswer(resp *jsonrpc.Response, data []byte) (err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.done {
