@@ -462,8 +462,10 @@ func (c *fastConn) writeAnswer(resp *jsonrpc.Response, data []byte) (err error) 
 	buf = append(buf, "event: message\ndata: "...)
 	buf = append(buf, data...)
 	buf = append(buf, "\n\n"...)
+	// Not flushed: the handler returns once the answer is written, and
+	// net/http then sends the response whole, in one write, where a flush
+	// now would make it two (a chunk, then the chunked body's end).
 	_, err = c.w.Write(buf)
-	_ = http.NewResponseController(c.w).Flush()
 	return err
 }
 
