@@ -6,10 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"os/signal"
-	"syscall"
-	"time"
 )
 
 // runFloor serves the floor of any HTTP gateway on 127.0.0.1: a net/http
@@ -24,18 +20,8 @@ func runFloor() error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: http.HandlerFunc(serveFloor), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Printf("listening on http://%s/mcp\n", ln.Addr())
-	go func() { _ = srv.Serve(ln) }()
-	stdinDone := make(chan struct{})
-	go func() { _, _ = io.Copy(io.Discard, os.Stdin); close(stdinDone) }()
-	term := make(chan os.Signal, 1)
-	signal.Notify(term, syscall.SIGTERM)
-	select {
-	case <-stdinDone:
-	case <-term:
-	}
-	return srv.Close()
+	serveUntilDone(ln, http.HandlerFunc(serveFloor))
+	return nil
 }
 
 // floorAnswers are the canned results, by method.

@@ -67,7 +67,15 @@ func runHost(path string) error {
 		_ = json.NewEncoder(w).Encode(allocStats{TotalAlloc: ms.TotalAlloc, Mallocs: ms.Mallocs})
 	})
 	mux.Handle("/", gw)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	serveUntilDone(ln, mux)
+	return nil
+}
+
+// serveUntilDone serves h on ln, saying "listening on URL" on stdout,
+// until standard input ends (the parent is gone or done) or SIGTERM
+// comes.
+func serveUntilDone(ln net.Listener, h http.Handler) {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Printf("listening on http://%s/mcp\n", ln.Addr())
 	go func() { _ = srv.Serve(ln) }()
 	stdinDone := make(chan struct{})
@@ -75,11 +83,10 @@ func runHost(path string) error {
 	term := make(chan os.Signal, 1)
 	signal.Notify(term, syscall.SIGTERM)
 	select {
-	case <-stdinDone: // the parent is gone or done
+	case <-stdinDone:
 	case <-term:
 	}
 	_ = srv.Close()
-	return nil
 }
 
 // profileEnv names the environment variable that has each gateway host

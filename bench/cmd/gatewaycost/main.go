@@ -145,25 +145,23 @@ func nodeFromTestenv(ctx context.Context) (string, error) {
 // startHostGateway starts this program with -host config and returns the
 // gateway's URL and the host as a proxy.
 func startHostGateway(kids *children, self, config, name string) (*proxy, string, error) {
-	cmd := exec.Command(self, "-host", config)
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe() // the host runs until it is closed
+	p, url, err := startSelf(kids, self, name, "-host", config)
 	if err != nil {
 		return nil, "", err
 	}
-	kids.hold(in)
-	line, err := kids.startListening(cmd, false, "listening on ", time.Minute)
-	if err != nil {
-		return nil, "", err
-	}
-	url := strings.TrimSpace(strings.TrimPrefix(line, "listening on "))
-	base := strings.TrimSuffix(url, "/mcp")
-	return &proxy{name: name, pid: cmd.Process.Pid, stats: base}, url, nil
+	p.stats = strings.TrimSuffix(url, "/mcp")
+	return p, url, nil
 }
 
 // startFloor starts the floor (runFloor) and returns it as a proxy.
 func startFloor(kids *children, self string) (*proxy, string, error) {
-	cmd := exec.Command(self, "-floor")
+	return startSelf(kids, self, "floor", "-floor")
+}
+
+// startSelf starts this program with args, as a process that serves until
+// its standard input is closed, and returns it and its URL.
+func startSelf(kids *children, self, name string, args ...string) (*proxy, string, error) {
+	cmd := exec.Command(self, args...)
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -174,7 +172,7 @@ func startFloor(kids *children, self string) (*proxy, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	return &proxy{name: "floor", pid: cmd.Process.Pid}, strings.TrimSpace(strings.TrimPrefix(line, "listening on ")), nil
+	return &proxy{name: name, pid: cmd.Process.Pid}, strings.TrimSpace(strings.TrimPrefix(line, "listening on ")), nil
 }
 
 // writeOne writes a config of one server named b.

@@ -48,9 +48,11 @@ func (b *bench) print(w io.Writer, elapsed time.Duration, node, npmDir string) {
 	}
 	fmt.Fprintf(w, "; measuring took %s; load average (1, 5, 15 min) at the start %s, at the end %s\n\n", elapsed.Round(time.Second), b.loadStart, loadavg())
 	b.printCost(w)
-	b.printLoad(w)
-	b.printIdle(w)
-	b.printCold(w)
+	if !b.s.costOnly {
+		b.printLoad(w)
+		b.printIdle(w)
+		b.printCold(w)
+	}
 	if len(b.notes) > 0 {
 		fmt.Fprintln(w, "Not measured, or measured only in part:")
 		fmt.Fprintln(w)
