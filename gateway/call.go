@@ -308,6 +308,9 @@ func checkArgs(args json.RawMessage) error {
 	if len(args) == 0 || string(args) == "null" {
 		return nil
 	}
+	if i := skipSpace(args, 0); i < len(args) && args[i] == '{' && json.Valid(args) {
+		return nil // an object, read without building it
+	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(args, &m); err != nil {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: $.arguments must be a JSON object: " + err.Error()}
