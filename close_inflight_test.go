@@ -36,19 +36,18 @@ func TestCloseTellsServerOfCallsInFlight(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
 				for round := range 3 {
-					closeInFlight(t, tr, sdkPath, 8, round)
+					closeInFlight(t, newCloseServer(t, tr), sdkPath, 8, round)
 				}
 			})
 		}
 	}
 }
 
-// closeInFlight runs one round: n slow calls in flight on a new server
-// over tr, then Close.
-func closeInFlight(t *testing.T, tr string, sdkPath bool, n, round int) {
+// closeInFlight runs one round: n slow calls in flight on srv, a new
+// server, then Close.
+func closeInFlight(t *testing.T, srv *closeServer, sdkPath bool, n, round int) {
 	t.Helper()
 	ctx := testCtx(t)
-	srv := newCloseServer(t, tr)
 	opts := srv.options()
 	opts.DisableFastPath = sdkPath
 	c, err := mcpadapter.NewClient(srv.target, opts)
@@ -59,7 +58,7 @@ func closeInFlight(t *testing.T, tr string, sdkPath bool, n, round int) {
 		t.Fatal(err)
 	}
 	before := mcpadapter.CallPaths(c)
-	ended := startSlowCalls(ctx, c, n)
+	ended := srv.startSlowCalls(ctx, c, n)
 	srv.waitCalls(t, n, fmt.Sprintf("round %d", round))
 	start := time.Now()
 	if err := c.Close(); err != nil {
@@ -79,7 +78,7 @@ func closeInFlight(t *testing.T, tr string, sdkPath bool, n, round int) {
 	}
 	// Each side says which path it took.
 	wantPath := engine.PathSDK
-	if mcpadapter.FastPathBuilt && !sdkPath && tr != "sse" {
+	if mcpadapter.FastPathBuilt && !sdkPath && srv.transport != "sse" {
 		wantPath = engine.PathFast
 	}
 	if got := mcpadapter.CallPaths(c).Sub(before); got[wantPath] != int64(n) {
@@ -112,13 +111,19 @@ func closeInFlight(t *testing.T, tr string, sdkPath bool, n, round int) {
 // closeGrace is the grace of the Close tests' clients (StopTimeout).
 const closeGrace = 2 * time.Second
 
-// startSlowCalls starts n calls of the slow tool, each a minute long, on
-// c; each one's error arrives on the channel returned.
-func startSlowCalls(ctx context.Context, c *mcpadapter.Client, n int) <-chan error {
-	ended := make(chan error, n)
+// startSlowCalls starts n calls of the slow tool on c, each a minute
+// long unless slowMs says; each one's error arrives on the channel
+// returned, which has room for 1000.
+func (s *closeServer) startSlowCalls(ctx context.Context, c *mcpadapter.Client, n int) chan error {
+	ms := s.slowMs
+	if ms == 0 {
+		ms = 60_000
+	}
+	args := json.RawMessage(fmt.Sprintf(`{"ms":%d}`, ms))
+	ended := make(chan error, 1000)
 	for range n {
 		go func() {
-			_, err := c.CallTool(ctx, "slow", json.RawMessage(`{"ms":60000}`), nil)
+			_, err := c.CallTool(ctx, "slow", args, nil)
 			ended <- err
 		}()
 	}
@@ -129,10 +134,12 @@ func startSlowCalls(ctx context.Context, c *mcpadapter.Client, n int) <-chan err
 // it got: an in-process server over HTTP (state, http), or an
 // mcptestserver process over stdio run with -log-methods (process).
 type closeServer struct {
-	target  any
-	state   *testserver.State
-	http    *testserver.HTTPServer
-	process *stdioMethods
+	target    any
+	transport string
+	slowMs    int // how long a slow call lasts; 0: a minute
+	state     *testserver.State
+	http      *testserver.HTTPServer
+	process   *stdioMethods
 }
 
 // newCloseServer starts a handshake-era server over tr.
@@ -140,7 +147,7 @@ func newCloseServer(t *testing.T, tr string, flags ...string) *closeServer {
 	t.Helper()
 	if tr == "stdio" {
 		m := &stdioMethods{}
-		return &closeServer{target: stdioServer(t, append([]string{"-era", "legacy", "-log-methods"}, flags...)...), process: m}
+		return &closeServer{target: stdioServer(t, append([]string{"-era", "legacy", "-log-methods"}, flags...)...), transport: tr, process: m}
 	}
 	srv, state := testserver.NewWithState(testserver.Options{Era: testserver.Legacy})
 	var hs *testserver.HTTPServer
@@ -149,7 +156,7 @@ func newCloseServer(t *testing.T, tr string, flags ...string) *closeServer {
 	} else {
 		hs = testserver.StartStreamable(t, srv)
 	}
-	return &closeServer{target: hs.URL, state: state, http: hs}
+	return &closeServer{target: hs.URL, transport: tr, state: state, http: hs}
 }
 
 // options returns the client options the server's tests use.

@@ -115,21 +115,29 @@ func (s *Session) doneRequest() {
 	}
 }
 
-// close cancels the requests in flight (go-sdk tells the server), lets them
-// return, and closes the connection. It waits at most about two grace
+// close cancels the requests in flight, lets them return, waits for the
+// server to be told of each (go-sdk's notices, awaitNotice; the fast
+// path's), and closes the connection. It waits at most about two grace
 // periods: a server that is slow to end its session (an HTTP DELETE that
 // does not return) finishes closing in the background, bounded by go-sdk's
 // own timeout. A stdio server is different: go-sdk closes the connection
-// only once every request has finished, and an answer being written to a
-// server that does not read its stdin never finishes; so after one grace
-// period the process is ended here, and close returns only when it and its
-// process group are gone.
+// only once every request has finished, and an answer or notice being
+// written to a server that does not read its stdin never finishes; so
+// after one grace period the process is ended here (at once when a
+// request or notice was still being written after the first), and close
+// returns only when it and its process group are gone.
 func (s *Session) close(grace time.Duration) error {
 	s.closeOnce.Do(func() {
 		s.kill()
 		deadline := time.Now().Add(grace)
 		for s.inflight.Load() > 0 && time.Now().Before(deadline) {
 			time.Sleep(5 * time.Millisecond)
+		}
+		wait := grace
+		if s.stdio != nil && s.inflight.Load() > 0 {
+			// Still writing to a server that does not read: go-sdk's
+			// close would wait for the write.
+			wait = 0
 		}
 		s.endNotices()
 		closed := make(chan error, 1)
@@ -138,7 +146,7 @@ func (s *Session) close(grace time.Duration) error {
 		case s.closeErr = <-closed:
 			<-s.done
 			return
-		case <-time.After(grace):
+		case <-time.After(wait):
 		}
 		if s.stdio != nil {
 			_ = s.stdio.Close()
