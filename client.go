@@ -445,7 +445,10 @@ func (c *Client) Session(ctx context.Context) (*mcp.ClientSession, error) {
 
 // Close ends the live connections, if any: a stdio server and its process
 // group are stopped. The Client stays usable: the next request reconnects.
-// Requests in flight fail with a TransportError. Close also ends, and
+// Requests in flight fail with a TransportError, and the server is told
+// of each (notifications/cancelled) before its connection is closed,
+// within ClientOptions.StopTimeout for a server that does not take the
+// notices. Close also ends, and
 // waits for, the client's wait for the answers of calls whose context
 // ended (see CallOptions.Task). In ElicitInterrupt mode, a server waiting
 // for the user's answer to a question is told "cancel" first, and Close

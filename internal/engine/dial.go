@@ -45,9 +45,11 @@ func (e *Engine) dial(ctx context.Context, sl *slot) (*Session, error) {
 	s.connectTime = time.Since(start)
 	s.life, s.kill = context.WithCancel(context.Background())
 	s.notices, s.endNotices = context.WithCancel(context.Background())
+	s.gone, s.endGone = context.WithCancel(context.Background())
 	go func() {
 		s.err = s.cs.Wait()
 		close(s.done)
+		s.endGone()
 	}()
 	return s, nil
 }

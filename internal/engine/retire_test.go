@@ -38,7 +38,7 @@ func TestRetiredSessionTakesNoRequest(t *testing.T) {
 				}
 				tc.retire(e, s)
 				ran := false
-				err = s.run(ctx, func(ctx context.Context, _ *Session) error {
+				err = s.run(ctx, nil, func(ctx context.Context, _ *Session) error {
 					ran = true
 					select {
 					case <-ctx.Done():

@@ -48,7 +48,7 @@ func (e *Engine) Send(ctx context.Context, r Request, fn func(context.Context, *
 			rec.KeepResult(r.Op)
 			r.Attempt(rec)
 		}
-		err = s.run(rctx, fn)
+		err = s.run(rctx, rec, fn)
 		rec.Done()
 		if err == nil {
 			return nil

@@ -33,8 +33,11 @@ type Session struct {
 	// goes out within the close's grace.
 	notices    context.Context
 	endNotices context.CancelFunc
-	inflight   atomic.Int64 // requests running in this session
-	retired    atomic.Bool  // replaced; closes when its last request ends
+	// gone ends when the connection has ended (done is closed).
+	gone     context.Context
+	endGone  context.CancelFunc
+	inflight atomic.Int64 // requests running in this session
+	retired  atomic.Bool  // replaced; closes when its last request ends
 
 	connectedAt time.Time
 	connectTime time.Duration
@@ -112,21 +115,29 @@ func (s *Session) doneRequest() {
 	}
 }
 
-// close cancels the requests in flight (go-sdk tells the server), lets them
-// return, and closes the connection. It waits at most about two grace
+// close cancels the requests in flight, lets them return, waits for the
+// server to be told of each (go-sdk's notices, awaitNotice; the fast
+// path's), and closes the connection. It waits at most about two grace
 // periods: a server that is slow to end its session (an HTTP DELETE that
 // does not return) finishes closing in the background, bounded by go-sdk's
 // own timeout. A stdio server is different: go-sdk closes the connection
-// only once every request has finished, and an answer being written to a
-// server that does not read its stdin never finishes; so after one grace
-// period the process is ended here, and close returns only when it and its
-// process group are gone.
+// only once every request has finished, and an answer or notice being
+// written to a server that does not read its stdin never finishes; so
+// after one grace period the process is ended here (at once when a
+// request or notice was still being written after the first), and close
+// returns only when it and its process group are gone.
 func (s *Session) close(grace time.Duration) error {
 	s.closeOnce.Do(func() {
 		s.kill()
 		deadline := time.Now().Add(grace)
 		for s.inflight.Load() > 0 && time.Now().Before(deadline) {
 			time.Sleep(5 * time.Millisecond)
+		}
+		wait := grace
+		if s.stdio != nil && s.inflight.Load() > 0 {
+			// Still writing to a server that does not read: go-sdk's
+			// close would wait for the write.
+			wait = 0
 		}
 		s.endNotices()
 		closed := make(chan error, 1)
@@ -135,7 +146,7 @@ func (s *Session) close(grace time.Duration) error {
 		case s.closeErr = <-closed:
 			<-s.done
 			return
-		case <-time.After(grace):
+		case <-time.After(wait):
 		}
 		if s.stdio != nil {
 			_ = s.stdio.Close()
@@ -156,8 +167,10 @@ var errClosedBeforeSend = errors.New("the connection was closed before the reque
 // A session retired or closed since the request took it runs nothing:
 // its close, which no request held back when it was decided, would
 // cancel the request (counted in flight first, so that a retirement
-// after this check waits for it).
-func (s *Session) run(ctx context.Context, fn func(context.Context, *Session) error) error {
+// after this check waits for it). rec, if set, is the request's wire
+// record, carried by ctx: a request go-sdk sent and its context ended
+// holds the session until go-sdk's notice of it is written (awaitNotice).
+func (s *Session) run(ctx context.Context, rec *wire.RequestStatus, fn func(context.Context, *Session) error) error {
 	s.inflight.Add(1)
 	defer s.doneRequest()
 	if s.retired.Load() || s.life.Err() != nil {
@@ -168,5 +181,58 @@ func (s *Session) run(ctx context.Context, fn func(context.Context, *Session) er
 	defer cancel()
 	stop := context.AfterFunc(s.life, cancel)
 	defer stop()
-	return fn(ctx, s)
+	err := fn(ctx, s)
+	if ctx.Err() != nil && isContextErr(err) && rec.WentOut() {
+		s.awaitNotice(rec)
+	}
+	return err
+}
+
+// isContextErr reports whether err says a context ended, as go-sdk's
+// error of a call whose context ended does.
+func isContextErr(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// noticeWait bounds how long a request whose context ended holds its
+// session for go-sdk's notifications/cancelled of it: go-sdk bounds its
+// write of the notice by 5 s, and writes none when its connection is
+// closing; the write's end (done or failed) releases it sooner.
+const noticeWait = 6 * time.Second
+
+// awaitNotice holds s until go-sdk's notifications/cancelled of rec, a
+// request go-sdk sent whose context ended, has been written (or its write
+// failed), the connection ended, closing s stopped waiting for its
+// requests, or noticeWait passed: go-sdk sends the notice on a goroutine
+// of its own after the call returned, best-effort, and closing the
+// connection before it is written would leave the server running the
+// request. Closing s waits for it within its grace.
+func (s *Session) awaitNotice(rec *wire.RequestStatus) {
+	release := s.Hold()
+	var (
+		mu    sync.Mutex
+		ended bool
+		stops []func() bool
+	)
+	end := func() {
+		mu.Lock()
+		if ended {
+			mu.Unlock()
+			return
+		}
+		ended = true
+		mu.Unlock()
+		for _, stop := range stops { // set before end can get past mu
+			stop()
+		}
+		release()
+	}
+	mu.Lock()
+	stops = []func() bool{
+		time.AfterFunc(noticeWait, end).Stop,
+		context.AfterFunc(s.notices, end),
+		context.AfterFunc(s.gone, end),
+	}
+	mu.Unlock()
+	rec.OnNoticed(end)
 }

@@ -19,7 +19,10 @@ func (e *Engine) transport(ctx context.Context, kind Kind, s *Session) (mcp.Tran
 		// The stdio connection reports to the observer itself; the
 		// wrapper only hands calls their results as sent.
 		t := e.cfg.Stdio
-		t.OnStart = func(conn *stdio.Conn) { s.stdio = conn }
+		t.OnStart = func(conn *stdio.Conn) {
+			s.stdio = conn
+			conn.HoldNotices(s) // the fast path's notices: closing s waits for them
+		}
 		return &wire.ObservedTransport{Inner: &t}, nil, nil
 	case InProcess:
 		ct, st := mcp.NewInMemoryTransports()

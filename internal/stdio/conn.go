@@ -37,7 +37,8 @@ type Conn struct {
 	held       heldRequests
 	heldResult jsonrpc.Message // a result passed up after its barrier; Read's goroutine only
 
-	direct direct // requests written by RoundTrip
+	direct direct       // requests written by RoundTrip
+	notes  NoticeHolder // set by HoldNotices; nil: none
 
 	closeOnce   sync.Once
 	exitedFirst bool // set by closeOnce

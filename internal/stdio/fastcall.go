@@ -87,17 +87,44 @@ func (c *Conn) RoundTrip(ctx context.Context, method string, build func(buf []by
 	}
 }
 
+// A NoticeHolder is the session of a connection, which closing waits for
+// the cancellation notices RoundTrip sends in the background.
+type NoticeHolder interface {
+	// Notices ends when closing the session stops waiting for its
+	// requests: a notice still being written then is given up.
+	Notices() context.Context
+	// Hold counts a notice that closing the session waits for; release
+	// ends it.
+	Hold() (release func())
+}
+
+// HoldNotices makes each cancellation notice RoundTrip sends held by h
+// until it is written (or given up). Call it before the first RoundTrip
+// (Transport.OnStart).
+func (c *Conn) HoldNotices(h NoticeHolder) { c.notes = h }
+
 // notifyCancelled tells the server, in the background, that the request
-// with id n is no longer awaited, as go-sdk does for its own calls.
+// with id n is no longer awaited, as go-sdk does for its own calls: the
+// notice is held by the connection's NoticeHolder, whose closing waits
+// for it (and Close waits for it too).
 func (c *Conn) notifyCancelled(ctx context.Context, n int64) {
 	reason := ctx.Err().Error()
 	if !c.direct.addNote() {
 		return // the connection has ended: nobody to tell
 	}
+	h := c.notes
+	release := func() {}
+	if h != nil {
+		release = h.Hold()
+	}
 	go func() {
 		defer c.direct.notes.Done()
+		defer release()
 		nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelNotifyTimeout)
 		defer cancel()
+		if h != nil {
+			defer context.AfterFunc(h.Notices(), cancel)()
+		}
 		params, _ := json.Marshal(&mcp.CancelledParams{Reason: reason, RequestID: n})
 		_ = c.Write(nctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: params})
 	}()

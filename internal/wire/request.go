@@ -27,6 +27,8 @@ type RequestStatus struct {
 	message   *spool          // the whole response, from an HTTP body
 	challenge []string        // WWW-Authenticate of the latest 401 or 403
 	forget    func()          // ends the wait for the response
+
+	notice notice // go-sdk's cancellation of the request (notice.go)
 }
 
 // Status returns the HTTP status of the latest POST made for the request,

@@ -54,6 +54,13 @@ func (t *Tap) RoundTrip(req *http.Request) (*http.Response, error) {
 			if rs != nil && rs.keep != "" {
 				keep = keepFor(rs, data)
 			}
+			if rs != nil && !callerReads {
+				// go-sdk's request, or its cancellation (the fast path's,
+				// whose caller reads, Hold their session themselves).
+				if written := watchPOST(rs, data); written != nil {
+					defer written()
+				}
+			}
 			if watch || bytes.Contains(data, []byte(`"tools/list"`)) {
 				watch = true
 				if msg, err := jsonrpc.DecodeMessage(data); err == nil {

@@ -50,6 +50,9 @@ func (c *observedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 func (c *observedConn) Write(ctx context.Context, m jsonrpc.Message) error {
 	c.obs.Sent(m, nil)
 	c.calls.sending(ctx, m)
+	if written := watchMessage(ctx, m); written != nil {
+		defer written()
+	}
 	return c.Connection.Write(ctx, m)
 }
 

@@ -1,0 +1,110 @@
+package wire
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// A request's notice counts once go-sdk's notifications/cancelled of the
+// id the request last went out with was written: not a notice of another
+// id, not a response, and not an earlier id's once the request went out
+// again (a multi-round-trip call).
+func TestNoticeOfTheLastIDSent(t *testing.T) {
+	ctx, rs := TrackRequest(context.Background())
+	write := func(msg jsonrpc.Message) {
+		if written := watchMessage(ctx, msg); written != nil {
+			written()
+		}
+	}
+	call := func(id int64) *jsonrpc.Request {
+		jid, _ := jsonrpc.MakeID(float64(id))
+		return &jsonrpc.Request{ID: jid, Method: "tools/call", Params: json.RawMessage(`{"name":"x"}`)}
+	}
+	notice := func(id string) *jsonrpc.Request {
+		return &jsonrpc.Request{Method: "notifications/cancelled", Params: json.RawMessage(`{"requestId":` + id + `,"reason":"x"}`)}
+	}
+	if rs.WentOut() {
+		t.Fatal("went out before anything was written")
+	}
+	var told atomic.Int32
+	write(call(1))
+	if !rs.WentOut() {
+		t.Fatal("a call written with the request's context did not go out")
+	}
+	rs.OnNoticed(func() { told.Add(1) })
+	respID, _ := jsonrpc.MakeID(float64(7))
+	write(&jsonrpc.Response{ID: respID, Result: json.RawMessage(`{}`)})
+	write(notice("2"))
+	write(notice(`"1"`))
+	if told.Load() != 0 {
+		t.Fatal("told by a notice of another id")
+	}
+	write(call(3)) // sent again
+	write(notice("1"))
+	if told.Load() != 0 {
+		t.Fatal("told by the notice of an earlier id")
+	}
+	write(notice("3"))
+	write(notice("3"))
+	if told.Load() != 1 {
+		t.Fatalf("told %d times by the notice of the last id, want once", told.Load())
+	}
+	rs.OnNoticed(func() { told.Add(1) }) // already told: at once
+	if told.Load() != 2 {
+		t.Fatal("OnNoticed after the notice did not call at once")
+	}
+	if written := watchMessage(context.Background(), notice("3")); written != nil {
+		t.Fatal("a message written without a RequestStatus was watched")
+	}
+}
+
+// A Tap records go-sdk's POSTs of a request and of its notice (once the
+// notice's POST was answered), but not the fast path's (CallerReads), nor
+// a POST of a response.
+func TestTapRecordsNotice(t *testing.T) {
+	var answered atomic.Bool
+	tap := &Tap{Observe: true, Base: roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		body, _ := io.ReadAll(req.Body)
+		if bytes.Contains(body, []byte("notifications/cancelled")) && answered.Load() {
+			t.Error("the notice was recorded before its POST was answered")
+		}
+		return &http.Response{StatusCode: http.StatusAccepted, Body: http.NoBody, Header: http.Header{}, Request: req}, nil
+	})}
+	post := func(ctx context.Context, body string) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1:1/mcp", bytes.NewReader([]byte(body)))
+		resp, err := tap.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+	}
+	ctx, rs := TrackRequest(context.Background())
+	post(CallerReads(ctx), `{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{}}`)
+	post(ctx, `{"jsonrpc":"2.0","id":"r","result":{}}`)
+	if rs.WentOut() {
+		t.Fatal("the fast path's POST, or a response, counted as the request")
+	}
+	post(ctx, `{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{}}`)
+	rs.OnNoticed(func() { answered.Store(true) })
+	post(CallerReads(ctx), `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a"}}`)
+	if answered.Load() {
+		t.Fatal("the fast path's notice counted as go-sdk's")
+	}
+	post(ctx, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a"}}`)
+	if !answered.Load() {
+		t.Fatal("go-sdk's answered notice did not count")
+	}
+}
+
+// roundTripFunc is an http.RoundTripper made of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
