@@ -186,6 +186,11 @@ func fastCases() []fastCase {
 		{name: "tasks declared of a handshake-era server", header: map[string]string{"Mcp-Name": "old_slow"}, body: leanCall("99", `"old_slow"`, `{"ms":1}`, `"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}`), fast: true},
 		{name: "client info escaped", body: leanCall("100", `"up_echo"`, `{"text":"x"}`, `"io.modelcontextprotocol/clientInfo":{"name":"\u003cn\ud800","version":"1","icons":[{"src":"https://x/i.png"}]},"io.modelcontextprotocol/clientCapabilities":{}`), fast: true},
 		{name: "duplicate arguments members", body: fastCall("101", `"up_echo"`, `{"text":"a","text":"b"}`), fast: true},
+		{name: "task required of a handshake-era server", header: map[string]string{"Mcp-Name": "raw_task"}, body: fastCall("130", `"raw_task"`, `{}`), fast: true},
+		{name: "task required asked in meta", header: map[string]string{"Mcp-Name": "raw_task"}, body: leanCall("131", `"raw_task"`, `{}`, `"io.modelcontextprotocol/clientCapabilities":{},"`+taskMetaKey+`":{}`), fast: true},
+		{name: "handshake-era server", header: map[string]string{"Mcp-Name": "raw_t"}, body: fastCall("132", `"raw_t"`, `{}`), fast: true},
+		{name: "escaped params keys", body: `{"jsonrpc":"2.0","id":133,"method":"tools/call","params":{"n\u0061me":"up_echo","\u0061rguments":{"text":"x"},"_m\u0065ta":{` + fastMeta + `,"x\/y":1}}}`, fast: true, want: `"text":"x"`},
+		{name: "escaped client info key", body: leanCall("134", `"up_echo"`, `{"text":"x"}`, `"io.modelcontextprotocol\/clientInfo":{"n\u0061me":"n","version":"1"},"io.modelcontextprotocol/clientC\u0061pabilities":{"elicit\u0061tion":{}}`), fast: true},
 		// A server that answers what it likes.
 		evilCase("110", "result type input_required", `{"content":[{"type":"text","text":"x"}],"resultType":"input_required"}`),
 		evilCase("111", "result type bogus", `{"content":[{"type":"text","text":"x"}],"resultType":"bogus"}`),
@@ -229,7 +234,7 @@ func startDiffGateways(t *testing.T, search bool) (fast, slow *Gateway, fastURL,
 		})
 	up := testserver.StartStreamable(t, upServer, testserver.Stateless())
 	old := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "old", Era: testserver.Legacy}))
-	servers := []Server{{Name: "up", Target: up.URL}, {Name: "old", Target: old.URL}, {Name: "dies", Target: dyingProxy(t, up.URL)}, {Name: "evil", Target: hostileProxy(t, up.URL)}}
+	servers := []Server{{Name: "up", Target: up.URL}, {Name: "old", Target: old.URL}, {Name: "dies", Target: dyingProxy(t, up.URL)}, {Name: "evil", Target: hostileProxy(t, up.URL)}, {Name: "raw", Target: testserver.StartRawHTTP(t, nil).URL}}
 	opts := func(slowOnly bool) *Options {
 		o := &Options{Policy: denyFailTool{}, MaxRequestBytes: 4096, slowPathOnly: slowOnly}
 		if search {
@@ -408,6 +413,7 @@ func TestFastPathDifferential(t *testing.T) {
 				t.Errorf("the body put back is %q, want %q", b, c.body)
 			}
 			got, want := sendCase(t, fastURL, c), sendCase(t, slowURL, c)
+
 			if raw, _ := json.Marshal(got.Body); !strings.Contains(string(raw), c.want) {
 				t.Errorf("the answer %s holds no %s", raw, c.want)
 			}
