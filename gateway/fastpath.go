@@ -43,7 +43,9 @@ import (
 //     (not a batch) whose reading is plain (readEnvelope: it reads it as
 //     go-sdk's jsonrpc.DecodeMessage does), with an id, method tools/call
 //     and params that are a JSON object with a string name, no member
-//     named twice in it or in its _meta;
+//     named twice in it or in its _meta, that go-sdk's transport decodes
+//     (every number fits a float64; the members of a retry have their
+//     types);
 //   - its Mcp-Method header is tools/call and its Mcp-Name header the
 //     params' name; its _meta holds a string protocol version equal to the
 //     Mcp-Protocol-Version header;
