@@ -371,6 +371,9 @@ func normalizeAnswer(ct string, body []byte) any {
 				msgs = append(msgs, "line: "+line)
 			}
 		}
+		if err := sc.Err(); err != nil {
+			msgs = append(msgs, "unreadable: "+err.Error())
+		}
 		return msgs
 	}
 	var m any
@@ -416,8 +419,8 @@ func TestFastPathDifferential(t *testing.T) {
 			}
 			got, want := sendCase(t, fastURL, c), sendCase(t, slowURL, c)
 
-			if raw, _ := json.Marshal(got.Body); !strings.Contains(string(raw), c.want) {
-				t.Errorf("the answer %s holds no %s", raw, c.want)
+			if raw, _ := json.Marshal(got.Body); !strings.Contains(string(raw), c.want) || strings.Contains(string(raw), `"unreadable: `) {
+				t.Errorf("the answer %.2000s holds no %s, or cannot be read", raw, c.want)
 			}
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("fast path answered\n%s\ngo-sdk answered\n%s", dump(got), dump(want))
