@@ -11,12 +11,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// TestRegisteredFollowsRegistry: the tools the fast path calls directly
+// TestDirectCallsFollowRegistry: the tools the fast path calls directly
 // (catalog.isRegistered) are never ones go-sdk's registry has lost, even
 // while a reload takes out tools whose new definitions go-sdk refuses: a
 // direct call of one is then answered as go-sdk answers it (unknown
 // tool), not relayed to its server.
-func TestRegisteredFollowsRegistry(t *testing.T) {
+func TestDirectCallsFollowRegistry(t *testing.T) {
 	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "up", Era: testserver.Modern}), testserver.Stateless())
 	type look struct{ registered, inRegistry bool }
 	var g *Gateway
