@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -164,6 +165,19 @@ func (c *catalog) touchAll() {
 func (c *catalog) isRegistered(name string) bool {
 	m := c.registered.Load()
 	return m != nil && (*m)[name]
+}
+
+// unregister takes names out of the tools isRegistered reports.
+func (c *catalog) unregister(names []string) {
+	m := c.registered.Load()
+	if m == nil {
+		return
+	}
+	left := maps.Clone(*m)
+	for _, n := range names {
+		delete(left, n)
+	}
+	c.registered.Store(&left)
 }
 
 // firstKey returns the least key of m, or "".
@@ -344,14 +358,11 @@ func toolDef(t *mcpadapter.Tool) *mcp.Tool {
 func (c *catalog) sync(tools map[string]*mcp.Tool, prompts map[string]*mcp.Prompt, resources map[string]*mcp.Resource, templates map[string]*mcp.ResourceTemplate) uint32 {
 	s := c.g.server
 	var changed uint32
-	staying := make(map[string]bool, len(c.regTools))
-	for name := range c.regTools {
-		if _, ok := tools[name]; ok {
-			staying[name] = true
-		}
+	removeTools := func(names ...string) {
+		c.unregister(names) // before go-sdk's registry loses them
+		s.RemoveTools(names...)
 	}
-	c.registered.Store(&staying) // before go-sdk removes any
-	if syncKind(c.regTools, tools, s.RemoveTools, func(name string, d *mcp.Tool) error {
+	if syncKind(c.regTools, tools, removeTools, func(name string, d *mcp.Tool) error {
 		return protect(func() { s.AddTool(d, c.g.toolHandler(name)) })
 	}, c.badDef("tool")) {
 		changed |= changedTools

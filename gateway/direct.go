@@ -47,6 +47,11 @@ func (f *fastRequest) readDirect(c *catalog) {
 func (g *Gateway) answerDirect(ctx context.Context, c *fastConn, ss *mcp.ServerSession, f *fastRequest, one *oneRequest) {
 	req := &mcp.CallToolRequest{Session: ss, Params: f.call, Extra: f.msg.Extra.(*mcp.RequestExtra)}
 	res, err := g.directChain(ctx, "tools/call", req)
+	if g.ctx.Err() != nil {
+		// The gateway closed during the call: go-sdk's session, closed
+		// with it, writes no answer, and neither does the fast path.
+		return
+	}
 	resp := &jsonrpc.Response{ID: f.msg.ID, Error: err}
 	if err == nil {
 		if res == nil {

@@ -43,7 +43,9 @@ import (
 //     (not a batch) whose reading is plain (readEnvelope: it reads it as
 //     go-sdk's jsonrpc.DecodeMessage does), with an id, method tools/call
 //     and params that are a JSON object with a string name, no member
-//     named twice in it or in its _meta;
+//     named twice in it or in its _meta, that go-sdk's transport decodes
+//     (every number fits a float64; the members of a retry have their
+//     types);
 //   - its Mcp-Method header is tools/call and its Mcp-Name header the
 //     params' name; its _meta holds a string protocol version equal to the
 //     Mcp-Protocol-Version header;
@@ -206,6 +208,18 @@ func parseFast(body []byte) *fastRequest {
 	for k := range p {
 		plain = plain && (k == "name" || k == "arguments" || k == "_meta")
 	}
+	// go-sdk's transport decodes the params whole (CallToolParams, for
+	// the Mcp-Name header; the _meta again, for the protocol version) and
+	// refuses a request it cannot decode: a plain request's can fail only
+	// on a number too big for a float64; another's is decoded here.
+	if !numbersFit(req.Params) {
+		return nil
+	}
+	if !plain {
+		if _, ok := metaValue[mcp.CallToolParams](map[string]json.RawMessage{"": req.Params}, ""); !ok {
+			return nil
+		}
+	}
 	return &fastRequest{msg: req, name: name, meta: meta, plain: plain}
 }
 
@@ -283,6 +297,35 @@ func shallow(data []byte, max int) bool {
 		}
 	}
 	return true
+}
+
+// numbersFit reports whether every number in data, valid JSON, fits a
+// float64: go-sdk's transport decodes a request's _meta (numbers as
+// float64) and, when it cannot, refuses the request as one without a
+// protocol version.
+func numbersFit(data []byte) bool {
+	for i := 0; i < len(data); i++ {
+		switch b := data[i]; {
+		case b == '"':
+			i = stringEnd(data, i) - 1
+		case b == '-' || b >= '0' && b <= '9':
+			j, long := i, false
+			for ; j < len(data) && isNumberByte(data[j]); j++ {
+				long = long || data[j] == 'e' || data[j] == 'E' || j-i > 300
+			}
+			if long {
+				if _, err := strconv.ParseFloat(string(data[i:j]), 64); err != nil {
+					return false
+				}
+			}
+			i = j - 1
+		}
+	}
+	return true
+}
+
+func isNumberByte(b byte) bool {
+	return b >= '0' && b <= '9' || b == '-' || b == '+' || b == '.' || b == 'e' || b == 'E'
 }
 
 func isObject(b json.RawMessage) bool {

@@ -64,15 +64,35 @@ func TestFastPathParamHeaderSchemas(t *testing.T) {
 }
 
 // TestFastPathCloseMidCall: the gateway closing while a call runs on the
-// fast path ends the call's HTTP request as it ends one on go-sdk's
-// handler: neither waits for the client to go away.
+// fast path (direct, or on its session) ends the call's HTTP request as
+// it ends one on go-sdk's handler: neither waits for the client to go
+// away, and the client gets the same answer (none).
 func TestFastPathCloseMidCall(t *testing.T) {
-	for _, slowOnly := range []bool{true, false} {
+	call := fastCall("1", `"slow"`, `{"ms":6000}`)
+	sides := []struct {
+		name     string
+		slowOnly bool
+		body     string
+		direct   bool
+	}{
+		{"go-sdk's handler", true, call, false},
+		{"direct", false, call, true},
+		{"session", false, strings.Replace(call, `"arguments"`, `"inputResponses":null,"arguments"`, 1), false},
+	}
+	var answers []string
+	for _, side := range sides {
 		up := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "up", Era: testserver.Modern}), testserver.Stateless())
-		g, u := startGateway(t, []Server{{Name: "up", Target: up.URL}}, &Options{slowPathOnly: slowOnly})
+		g, u := startGateway(t, []Server{{Name: "up", Target: up.URL}}, &Options{slowPathOnly: side.slowOnly})
+		probe := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(side.body))
+		for k, v := range fastHeaders("slow") {
+			probe.Header.Set(k, v)
+		}
+		if f := g.fastRequestOf(probe); (f != nil) == side.slowOnly || f != nil && (f.call != nil) != side.direct {
+			t.Fatalf("%s: the request takes another path (%+v)", side.name, f)
+		}
 		done := make(chan string, 1)
 		go func() {
-			req, _ := http.NewRequestWithContext(testCtx(t, 30*time.Second), http.MethodPost, u, strings.NewReader(fastCall("1", `"slow"`, `{"ms":6000}`)))
+			req, _ := http.NewRequestWithContext(testCtx(t, 30*time.Second), http.MethodPost, u, strings.NewReader(side.body))
 			for k, v := range fastHeaders("slow") {
 				req.Header.Set(k, v)
 			}
@@ -93,14 +113,19 @@ func TestFastPathCloseMidCall(t *testing.T) {
 		go func() { closed <- g.Close() }()
 		select {
 		case a := <-done:
-			t.Logf("slow path only %v: the call got %s", slowOnly, a)
+			answers = append(answers, a)
 		case <-time.After(4 * time.Second):
-			t.Errorf("slow path only %v: the call's request still runs 4s after the gateway closed", slowOnly)
+			t.Errorf("%s: the call's request still runs 4s after the gateway closed", side.name)
 		}
 		select {
 		case <-closed:
 		case <-time.After(10 * time.Second):
-			t.Errorf("slow path only %v: Close still runs", slowOnly)
+			t.Errorf("%s: Close still runs", side.name)
+		}
+	}
+	for i := 1; i < len(answers); i++ {
+		if answers[i] != answers[0] {
+			t.Errorf("the gateway closed mid-call: %s answered %q, %s %q", sides[0].name, answers[0], sides[i].name, answers[i])
 		}
 	}
 }

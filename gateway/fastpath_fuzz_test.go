@@ -8,8 +8,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
+
+	segjson "github.com/segmentio/encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -54,12 +57,14 @@ func FuzzFastRequest(f *testing.F) {
 		if err != nil || !ok || !req.IsCall() || req.Method != "tools/call" {
 			t.Fatalf("took %q, which go-sdk reads as %#v, %v", body, msg, err)
 		}
-		var p struct {
-			Name string         `json:"name"`
-			Meta map[string]any `json:"_meta"`
+		// The params as go-sdk's transport decodes them (extractName,
+		// extractRequestMeta): a request it cannot decode is its to refuse.
+		var p mcp.CallToolParams
+		if _, err := segjson.Parse(req.Params, &p, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
+			t.Fatalf("took %q, whose params go-sdk cannot decode: %v", body, err)
 		}
-		if err := json.Unmarshal(req.Params, &p); err != nil {
-			t.Fatalf("took %q, whose params are not an object: %v", body, err)
+		if fr.init != nil {
+			checkLean(t, body, p.Meta, fr.init)
 		}
 		if p.Name != name || fr.name != name {
 			t.Fatalf("took %q for the Mcp-Name %q", body, name)
@@ -74,4 +79,41 @@ func FuzzFastRequest(f *testing.F) {
 			t.Fatalf("took %q with a log level", body)
 		}
 	})
+}
+
+// checkLean fails t unless init, the session's initialize params the fast
+// path read from a request's _meta, are what go-sdk's session reads from
+// meta, the request's _meta as go-sdk decodes it (validateRequestMeta:
+// each value marshaled again and decoded).
+func checkLean(t *testing.T, body string, meta mcp.Meta, init *mcp.InitializeParams) {
+	t.Helper()
+	remarshal := func(key string, v any) bool {
+		raw, ok := meta[key]
+		if !ok || raw == nil {
+			return false
+		}
+		data, err := json.Marshal(raw)
+		if err != nil {
+			return false
+		}
+		_, err = segjson.Parse(data, v, segjson.DontMatchCaseInsensitiveStructFields)
+		return err == nil
+	}
+	var caps capabilitiesV2
+	if !remarshal(mcp.MetaKeyClientCapabilities, &caps) {
+		t.Fatalf("read %q once, whose capabilities go-sdk refuses", body)
+	}
+	var info *mcp.Implementation
+	if _, ok := meta[mcp.MetaKeyClientInfo]; ok {
+		info = new(mcp.Implementation)
+		if !remarshal(mcp.MetaKeyClientInfo, info) {
+			t.Fatalf("read %q once, whose client info go-sdk refuses", body)
+		}
+	}
+	want := &mcp.InitializeParams{ProtocolVersion: v0728, ClientInfo: info, Capabilities: caps.v1()}
+	if !reflect.DeepEqual(init, want) {
+		got, _ := json.Marshal(init)
+		sdk, _ := json.Marshal(want)
+		t.Fatalf("read %q once as %s; go-sdk reads %s", body, got, sdk)
+	}
 }

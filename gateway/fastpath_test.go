@@ -31,9 +31,12 @@ type fastCase struct {
 	name   string
 	header map[string]string // set ("" deletes) over fastHeaders
 	body   string
-	fast   bool   // the fast path takes it
-	search bool   // to gateways with tool search (search_tools, call_tool)
-	want   string // in the answer
+	fast   bool // the fast path takes it
+	// session: the fast path hands it to the request's go-sdk session
+	// (not direct: direct.go)
+	session bool
+	search  bool   // to gateways with tool search (search_tools, call_tool)
+	want    string // in the answer
 }
 
 const fastMeta = `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"diff","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}`
@@ -74,8 +77,8 @@ func fastCases() []fastCase {
 		{name: "null id", body: fastCall("null", `"up_echo"`, `{"text":"hi"}`)},
 		{name: "object id", body: fastCall(`{"a":1}`, `"up_echo"`, `{"text":"hi"}`)},
 		{name: "unicode text", body: fastCall("2", `"up_echo"`, `{"text":"h\u00e9llo \ud83d\ude00 \u0000"}`), fast: true},
-		{name: "unicode name", header: map[string]string{"Mcp-Name": "up_écho"}, body: fastCall("3", `"up_écho"`, `{}`), fast: true},
-		{name: "unknown tool", header: map[string]string{"Mcp-Name": "nope"}, body: fastCall("4", `"nope"`, `{}`), fast: true},
+		{name: "unicode name", header: map[string]string{"Mcp-Name": "up_écho"}, body: fastCall("3", `"up_écho"`, `{}`), fast: true, session: true},
+		{name: "unknown tool", header: map[string]string{"Mcp-Name": "nope"}, body: fastCall("4", `"nope"`, `{}`), fast: true, session: true},
 		{name: "policy denial", header: map[string]string{"Mcp-Name": "up_fail"}, body: fastCall("5", `"up_fail"`, `{"message":"x"}`), fast: true, want: `unknown tool`},
 		{name: "tool error", header: map[string]string{"Mcp-Name": "up_fail_structured"}, body: fastCall("6", `"up_fail_structured"`, `{}`), fast: true},
 		{name: "upstream protocol error", header: map[string]string{"Mcp-Name": "up_crash"}, body: fastCall("7", `"up_crash"`, `{}`), fast: true},
@@ -113,28 +116,28 @@ func fastCases() []fastCase {
 		{name: "no meta", body: `{"jsonrpc":"2.0","id":28,"method":"tools/call","params":{"name":"up_echo","arguments":{"text":"x"}}}`},
 		{name: "meta version differs", body: strings.Replace(fastCall("29", `"up_echo"`, `{"text":"x"}`), `"2026-07-28"`, `"2026-07-29"`, 1)},
 		{name: "meta version old", body: strings.Replace(fastCall("30", `"up_echo"`, `{"text":"x"}`), `"2026-07-28"`, `"2025-11-25"`, 1)},
-		{name: "meta no capabilities", body: `{"jsonrpc":"2.0","id":31,"method":"tools/call","params":{"name":"up_echo","arguments":{"text":"x"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, fast: true},
-		{name: "meta bad client info", body: `{"jsonrpc":"2.0","id":32,"method":"tools/call","params":{"name":"up_echo","arguments":{"text":"x"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":5,"io.modelcontextprotocol/clientCapabilities":{}}}}`, fast: true},
+		{name: "meta no capabilities", body: `{"jsonrpc":"2.0","id":31,"method":"tools/call","params":{"name":"up_echo","arguments":{"text":"x"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, fast: true, session: true},
+		{name: "meta bad client info", body: `{"jsonrpc":"2.0","id":32,"method":"tools/call","params":{"name":"up_echo","arguments":{"text":"x"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":5,"io.modelcontextprotocol/clientCapabilities":{}}}}`, fast: true, session: true},
 		// The client's info and capabilities, read once by the fast path
 		// (lean.go), as go-sdk's session reads them.
 		{name: "capabilities upper-case", header: map[string]string{"Mcp-Name": "up_caps"}, body: leanCall("72", `"up_caps"`, `{}`, `"io.modelcontextprotocol/clientCapabilities":{"Elicitation":{}}`), fast: true},
 		{name: "capabilities roots", header: map[string]string{"Mcp-Name": "up_caps"}, body: leanCall("73", `"up_caps"`, `{}`, `"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true}}`), fast: true, want: `roots`},
-		{name: "capabilities null", body: leanCall("74", `"up_echo"`, `{"text":"x"}`, `"io.modelcontextprotocol/clientCapabilities":null`), fast: true},
-		{name: "capabilities array", body: leanCall("75", `"up_echo"`, `{"text":"x"}`, `"io.modelcontextprotocol/clientCapabilities":[]`), fast: true},
-		{name: "capabilities mistyped", header: map[string]string{"Mcp-Name": "up_book"}, body: leanCall("76", `"up_book"`, `{"date":"mon"}`, `"io.modelcontextprotocol/clientCapabilities":{"elicitation":5}`), fast: true},
+		{name: "capabilities null", body: leanCall("74", `"up_echo"`, `{"text":"x"}`, `"io.modelcontextprotocol/clientCapabilities":null`), fast: true, session: true},
+		{name: "capabilities array", body: leanCall("75", `"up_echo"`, `{"text":"x"}`, `"io.modelcontextprotocol/clientCapabilities":[]`), fast: true, session: true},
+		{name: "capabilities mistyped", header: map[string]string{"Mcp-Name": "up_book"}, body: leanCall("76", `"up_book"`, `{"date":"mon"}`, `"io.modelcontextprotocol/clientCapabilities":{"elicitation":5}`), fast: true, session: true},
 		{name: "capabilities elicitation form", header: map[string]string{"Mcp-Name": "up_book"}, body: leanCall("77", `"up_book"`, `{"date":"mon"}`, `"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}},"experimental":{"n":12345678901234567890}}`), fast: true, want: `"resultType":"input_required"`},
-		{name: "client info null", body: leanCall("78", `"up_echo"`, `{"text":"x"}`, `"io.modelcontextprotocol/clientInfo":null,"io.modelcontextprotocol/clientCapabilities":{}`), fast: true},
+		{name: "client info null", body: leanCall("78", `"up_echo"`, `{"text":"x"}`, `"io.modelcontextprotocol/clientInfo":null,"io.modelcontextprotocol/clientCapabilities":{}`), fast: true, session: true},
 		{name: "client info extra members", body: leanCall("79", `"up_echo"`, `{"text":"x"}`, `"io.modelcontextprotocol/clientInfo":{"name":"n","version":"1","x":[1]},"io.modelcontextprotocol/clientCapabilities":{}`), fast: true, want: `"text":"x"`},
 		{name: "escaped version key", body: `{"jsonrpc":"2.0","id":80,"method":"tools/call","params":{"name":"up_echo","arguments":{"text":"x"},"_meta":{"io.modelcontextprotocol\/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, fast: true},
 		{name: "other meta members", body: leanCall("81", `"up_echo"`, `{"text":"x"}`, `"io.modelcontextprotocol/clientCapabilities":{},"x-trace":{"a":[1,"\u0000"]},"":null`), fast: true, want: `"text":"x"`},
 		{name: "server info named by the client", body: leanCall("82", `"up_echo"`, `{"text":"x"}`, `"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/serverInfo":{"name":"mallory"}`), fast: true},
 		{name: "progress token", body: strings.Replace(fastCall("33", `"up_echo"`, `{"text":"x"}`), `"_meta":{`, `"_meta":{"progressToken":"p",`, 1)},
 		{name: "log level", body: strings.Replace(fastCall("34", `"up_echo"`, `{"text":"x"}`), `"_meta":{`, `"_meta":{"io.modelcontextprotocol/logLevel":"debug",`, 1)},
-		{name: "unknown request state", body: strings.Replace(fastCall("35", `"up_echo"`, `{"text":"x"}`), `"arguments"`, `"requestState":"bogus","arguments"`, 1), fast: true},
-		{name: "task", body: strings.Replace(fastCall("36", `"up_echo"`, `{"text":"x"}`), `"arguments"`, `"task":{"ttl":1000},"arguments"`, 1), fast: true},
+		{name: "unknown request state", body: strings.Replace(fastCall("35", `"up_echo"`, `{"text":"x"}`), `"arguments"`, `"requestState":"bogus","arguments"`, 1), fast: true, session: true},
+		{name: "task", body: strings.Replace(fastCall("36", `"up_echo"`, `{"text":"x"}`), `"arguments"`, `"task":{"ttl":1000},"arguments"`, 1), fast: true, session: true},
 		{name: "search_tools", header: map[string]string{"Mcp-Name": "search_tools"}, body: fastCall("37", `"search_tools"`, `{"query":"echo"}`), fast: true, search: true},
 		{name: "call_tool", header: map[string]string{"Mcp-Name": "call_tool"}, body: fastCall("38", `"call_tool"`, `{"name":"up_echo","arguments":{"text":"s"}}`), fast: true, search: true, want: `"text":"s"`},
-		{name: "search hides the tools", body: fastCall("62", `"up_echo"`, `{"text":"x"}`), fast: true, search: true},
+		{name: "search hides the tools", body: fastCall("62", `"up_echo"`, `{"text":"x"}`), fast: true, session: true, search: true},
 		{name: "other method", header: map[string]string{"Mcp-Method": "tools/list"}, body: `{"jsonrpc":"2.0","id":39,"method":"tools/list","params":{"_meta":{` + fastMeta + `}}}`},
 		{name: "unknown method", header: map[string]string{"Mcp-Method": "x/y"}, body: `{"jsonrpc":"2.0","id":40,"method":"x/y","params":{"_meta":{` + fastMeta + `}}}`},
 		{name: "Mcp-Name missing", header: map[string]string{"Mcp-Name": ""}, body: fastCall("41", `"up_echo"`, `{"text":"x"}`)},
@@ -149,7 +152,7 @@ func fastCases() []fastCase {
 		{name: "Content-Type text", header: map[string]string{"Content-Type": "text/plain"}, body: fastCall("50", `"up_echo"`, `{"text":"x"}`)},
 		{name: "Content-Type charset", header: map[string]string{"Content-Type": "Application/JSON; charset=utf-8"}, body: fastCall("51", `"up_echo"`, `{"text":"x"}`), fast: true},
 		{name: "Content-Type broken", header: map[string]string{"Content-Type": "application/json; ="}, body: fastCall("52", `"up_echo"`, `{"text":"x"}`)},
-		{name: "version header later", header: map[string]string{"Mcp-Protocol-Version": "2027-01-01"}, body: strings.Replace(fastCall("53", `"up_echo"`, `{"text":"x"}`), `"2026-07-28"`, `"2027-01-01"`, 1), fast: true},
+		{name: "version header later", header: map[string]string{"Mcp-Protocol-Version": "2027-01-01"}, body: strings.Replace(fastCall("53", `"up_echo"`, `{"text":"x"}`), `"2026-07-28"`, `"2027-01-01"`, 1), fast: true, session: true},
 		{name: "version header junk", header: map[string]string{"Mcp-Protocol-Version": "zzz"}, body: fastCall("54", `"up_echo"`, `{"text":"x"}`)},
 		{name: "session id", header: map[string]string{"Mcp-Session-Id": "abc"}, body: fastCall("55", `"up_echo"`, `{"text":"x"}`)},
 		{name: "Last-Event-ID", header: map[string]string{"Last-Event-ID": "1"}, body: fastCall("56", `"up_echo"`, `{"text":"x"}`)},
@@ -160,7 +163,61 @@ func fastCases() []fastCase {
 		{name: "escaped name", body: fastCall("70", `"up_ech\u006f"`, `{"text":"x"}`)},
 		{name: "lone surrogate name", header: map[string]string{"Mcp-Name": "up_\xef\xbf\xbd"}, body: fastCall("71", `"up_\ud800"`, `{}`)},
 		{name: "invalid utf-8 name", header: map[string]string{"Mcp-Name": "up_\xff"}, body: fastCall("61", "\"up_\xff\"", `{}`)},
+		// Plain calls read as go-sdk reads them (direct.go).
+		{name: "arguments null", body: fastCall("90", `"up_echo"`, `null`), fast: true},
+		{name: "no arguments", header: map[string]string{"Mcp-Name": "up_caps"}, body: `{"jsonrpc":"2.0","id":91,"method":"tools/call","params":{"name":"up_caps","_meta":{` + fastMeta + `}}}`, fast: true},
+		{name: "meta first", body: `{"jsonrpc":"2.0","id":92,"method":"tools/call","params":{"_meta":{` + fastMeta + `}, "arguments" : {"text":"x"} ,"name":"up_echo"}}`, fast: true, want: `"text":"x"`},
+		{name: "meta number out of range", body: leanCall("93", `"up_echo"`, `{"text":"x"}`, `"io.modelcontextprotocol/clientCapabilities":{},"x-n":1e400`)},
+		{name: "meta negative number out of range", body: leanCall("102", `"up_echo"`, `{"text":"x"}`, `"io.modelcontextprotocol/clientCapabilities":{"experimental":{"n":[-18e307]}}`)},
+		{name: "meta long number out of range", body: leanCall("103", `"up_echo"`, `{"text":"x"}`, `"io.modelcontextprotocol/clientCapabilities":{},"x-n":`+strings.Repeat("9", 400)+`.5`)},
+		{name: "meta tiny number", body: leanCall("104", `"up_echo"`, `{"text":"x"}`, `"io.modelcontextprotocol/clientCapabilities":{},"x-n":-1e-400,"x-s":"1e400"`), fast: true},
+		{name: "arguments number out of range", body: fastCall("105", `"up_echo"`, `{"text":"x","n":1e400}`)},
+		{name: "arguments number in range", body: fastCall("106", `"up_echo"`, `{"text":"x","n":[1.7e308,-1e-400,`+strings.Repeat("9", 300)+`]}`), fast: true},
+		{name: "request state number", body: strings.Replace(fastCall("107", `"up_echo"`, `{"text":"x"}`), `"arguments"`, `"requestState":5,"arguments"`, 1)},
+		{name: "input responses string", body: strings.Replace(fastCall("108", `"up_echo"`, `{"text":"x"}`), `"arguments"`, `"inputResponses":"x","arguments"`, 1)},
+		{name: "input responses mistyped", body: strings.Replace(fastCall("109", `"up_echo"`, `{"text":"x"}`), `"arguments"`, `"inputResponses":{"a":5},"arguments"`, 1)},
+		{name: "input responses null", body: strings.Replace(fastCall("127", `"up_echo"`, `{"text":"x"}`), `"arguments"`, `"inputResponses":null,"requestState":null,"arguments"`, 1), fast: true, session: true},
+		{name: "other member out of range", body: strings.Replace(fastCall("128", `"up_echo"`, `{"text":"x"}`), `"arguments"`, `"x":1e999,"arguments"`, 1)},
+		{name: "meta big number", body: leanCall("94", `"up_echo"`, `{"text":"x"}`, `"io.modelcontextprotocol/clientCapabilities":{},"x-n":123456789012345678901234567890`), fast: true},
+		{name: "meta escaped html key", body: leanCall("95", `"up_echo"`, `{"text":"x"}`, `"io.modelcontextprotocol/clientCapabilities":{},"<a>&\u2028":"<b>"`), fast: true},
+		{name: "task asked in meta", body: leanCall("96", `"up_echo"`, `{"text":"x"}`, `"io.modelcontextprotocol/clientCapabilities":{},"`+taskMetaKey+`":{"ttl":60000}`), fast: true},
+		{name: "task asked in meta null", body: leanCall("97", `"up_echo"`, `{"text":"x"}`, `"io.modelcontextprotocol/clientCapabilities":{},"`+taskMetaKey+`":null`), fast: true},
+		{name: "tasks declared", body: leanCall("98", `"up_echo"`, `{"text":"x"}`, `"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}`), fast: true},
+		{name: "tasks declared of a handshake-era server", header: map[string]string{"Mcp-Name": "old_slow"}, body: leanCall("99", `"old_slow"`, `{"ms":1}`, `"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}`), fast: true},
+		{name: "client info escaped", body: leanCall("100", `"up_echo"`, `{"text":"x"}`, `"io.modelcontextprotocol/clientInfo":{"name":"\u003cn\ud800","version":"1","icons":[{"src":"https://x/i.png"}]},"io.modelcontextprotocol/clientCapabilities":{}`), fast: true},
+		{name: "duplicate arguments members", body: fastCall("101", `"up_echo"`, `{"text":"a","text":"b"}`), fast: true},
+		{name: "task required of a handshake-era server", header: map[string]string{"Mcp-Name": "raw_task"}, body: fastCall("130", `"raw_task"`, `{}`), fast: true},
+		{name: "task required asked in meta", header: map[string]string{"Mcp-Name": "raw_task"}, body: leanCall("131", `"raw_task"`, `{}`, `"io.modelcontextprotocol/clientCapabilities":{},"`+taskMetaKey+`":{}`), fast: true},
+		{name: "handshake-era server", header: map[string]string{"Mcp-Name": "raw_t"}, body: fastCall("132", `"raw_t"`, `{}`), fast: true},
+		{name: "escaped params keys", body: `{"jsonrpc":"2.0","id":133,"method":"tools/call","params":{"n\u0061me":"up_echo","\u0061rguments":{"text":"x"},"_m\u0065ta":{` + fastMeta + `,"x\/y":1}}}`, fast: true, want: `"text":"x"`},
+		{name: "escaped client info key", body: leanCall("134", `"up_echo"`, `{"text":"x"}`, `"io.modelcontextprotocol\/clientInfo":{"n\u0061me":"n","version":"1"},"io.modelcontextprotocol/clientC\u0061pabilities":{"elicit\u0061tion":{}}`), fast: true},
+		{name: "capabilities duplicate members", header: map[string]string{"Mcp-Name": "up_caps"}, body: leanCall("135", `"up_caps"`, `{}`, `"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}},"roots":{},"elicitation":null,"roots":{"listChanged":true},"sampling":{},"sampling":{"tools":{}}}`), fast: true, want: `listChanged`},
+		{name: "capabilities deep experimental", header: map[string]string{"Mcp-Name": "up_caps"}, body: leanCall("136", `"up_caps"`, `{}`, `"io.modelcontextprotocol/clientCapabilities":{"experimental":{"x":`+strings.Repeat("[", 200)+strings.Repeat("]", 200)+`}}`), fast: true},
+		// A server that answers what it likes.
+		evilCase("110", "result type input_required", `{"content":[{"type":"text","text":"x"}],"resultType":"input_required"}`),
+		evilCase("111", "result type bogus", `{"content":[{"type":"text","text":"x"}],"resultType":"bogus"}`),
+		evilCase("112", "input requests and content", `{"content":[{"type":"text","text":"x"}],"inputRequests":{"q":{"method":"elicitation/create","params":{"message":"m","requestedSchema":{"type":"object"}}}}}`),
+		evilCase("113", "input requests only", `{"inputRequests":{"q":{"method":"elicitation/create","params":{"message":"m","requestedSchema":{"type":"object"}}}},"requestState":"s"}`),
+		evilCase("114", "input requests empty", `{"inputRequests":{}}`),
+		evilCase("115", "server info present", `{"content":[],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"evil"},"resultType":"x"}}`),
+		evilCase("116", "html and separators", `{"content":[{"type":"text","text":"<b>&amp;</b> \u2028 \ud800 \u0000"}]}`),
+		evilCase("117", "invalid utf-8", "{\"content\":[{\"type\":\"text\",\"text\":\"a<FF>b\"}],\"structuredContent\":{\"k<FF>\":\"<FF>\"}}"),
+		evilCase("118", "content null structured", `{"content":null,"structuredContent":{"a":1}}`),
+		evilCase("119", "empty result", `{}`),
+		evilCase("120", "null result", `null`),
+		evilCase("121", "error result with meta", `{"content":[{"type":"text","text":"x"}],"isError":true,"_meta":null}`),
+		evilCase("122", "request state alone", `{"content":[{"type":"text","text":"x"}],"requestState":"s"}`),
+		evilCase("123", "duplicate content", `{"content":[],"content":[{"type":"text","text":"dup"}],"resultType":"complete","resultType":"input_required"}`),
+		evilCase("124", "unknown content type", `{"content":[{"type":"hologram","text":"x"}]}`),
+		evilCase("125", "result type with escapes", `{"content":[{"type":"text","text":"x"}],"result\u0054ype":"input_required"}`),
+		evilCase("126", "huge result", `{"content":[{"type":"text","text":"<HUGE>"}]}`),
 	}
+}
+
+// evilCase is a call of evil_echo whose server answers result.
+func evilCase(id, name, result string) fastCase {
+	text, _ := json.Marshal("raw:" + result)
+	return fastCase{name: name, header: map[string]string{"Mcp-Name": "evil_echo"}, body: fastCall(id, `"evil_echo"`, `{"text":`+string(text)+`}`), fast: true}
 }
 
 // denyFailTool refuses the tool fail to everyone.
@@ -179,7 +236,7 @@ func startDiffGateways(t *testing.T, search bool) (fast, slow *Gateway, fastURL,
 		})
 	up := testserver.StartStreamable(t, upServer, testserver.Stateless())
 	old := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "old", Era: testserver.Legacy}))
-	servers := []Server{{Name: "up", Target: up.URL}, {Name: "old", Target: old.URL}, {Name: "dies", Target: dyingProxy(t, up.URL)}}
+	servers := []Server{{Name: "up", Target: up.URL}, {Name: "old", Target: old.URL}, {Name: "dies", Target: dyingProxy(t, up.URL)}, {Name: "evil", Target: hostileProxy(t, up.URL)}, {Name: "raw", Target: testserver.StartRawHTTP(t, nil).URL}}
 	opts := func(slowOnly bool) *Options {
 		o := &Options{Policy: denyFailTool{}, MaxRequestBytes: 4096, slowPathOnly: slowOnly}
 		if search {
@@ -204,6 +261,39 @@ func dyingProxy(t *testing.T, target string) string {
 				_ = c.Close()
 			}
 			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	return ts.URL + u.Path
+}
+
+// hostileProxy passes requests on to target, but answers a tools/call
+// whose text argument starts with "raw:" itself, with the rest of the
+// text as the call's result: a server that answers what it likes.
+func hostileProxy(t *testing.T, target string) string {
+	u, _ := url.Parse(target)
+	rp := httputil.NewSingleHostReverseProxy(u)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Arguments struct {
+					Text string `json:"text"`
+				} `json:"arguments"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(body, &msg) == nil && msg.Method == "tools/call" {
+			if raw, ok := strings.CutPrefix(msg.Params.Arguments.Text, "raw:"); ok {
+				raw = strings.ReplaceAll(raw, "<FF>", "\xff")
+				raw = strings.ReplaceAll(raw, "<HUGE>", strings.Repeat("<x>&", 100000))
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(msg.ID)+`,"result":`+raw+`}`)
+				return
+			}
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		rp.ServeHTTP(w, r)
@@ -268,7 +358,7 @@ func normalizeAnswer(ct string, body []byte) any {
 	var msgs []any
 	if strings.HasPrefix(ct, "text/event-stream") {
 		sc := bufio.NewScanner(bytes.NewReader(body))
-		sc.Buffer(nil, 1<<20)
+		sc.Buffer(nil, 64<<20)
 		for sc.Scan() {
 			line := sc.Text()
 			if data, ok := strings.CutPrefix(line, "data: "); ok {
@@ -280,6 +370,9 @@ func normalizeAnswer(ct string, body []byte) any {
 			} else if line != "" {
 				msgs = append(msgs, "line: "+line)
 			}
+		}
+		if err := sc.Err(); err != nil {
+			msgs = append(msgs, "unreadable: "+err.Error())
 		}
 		return msgs
 	}
@@ -314,15 +407,20 @@ func TestFastPathDifferential(t *testing.T) {
 					req.Header.Set(k, v)
 				}
 			}
-			if got := fast.fastRequestOf(req) != nil; got != c.fast {
+			f := fast.fastRequestOf(req)
+			if got := f != nil; got != c.fast {
 				t.Errorf("fast path taken: %v, want %v", got, c.fast)
+			}
+			if f != nil && (f.call != nil) == c.session {
+				t.Errorf("direct (direct.go): %v, want %v", f.call != nil, !c.session)
 			}
 			if b, _ := io.ReadAll(req.Body); string(b) != c.body {
 				t.Errorf("the body put back is %q, want %q", b, c.body)
 			}
 			got, want := sendCase(t, fastURL, c), sendCase(t, slowURL, c)
-			if raw, _ := json.Marshal(got.Body); !strings.Contains(string(raw), c.want) {
-				t.Errorf("the answer %s holds no %s", raw, c.want)
+
+			if raw, _ := json.Marshal(got.Body); !strings.Contains(string(raw), c.want) || strings.Contains(string(raw), `"unreadable: `) {
+				t.Errorf("the answer %.2000s holds no %s, or cannot be read", raw, c.want)
 			}
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("fast path answered\n%s\ngo-sdk answered\n%s", dump(got), dump(want))
@@ -540,39 +638,5 @@ func TestFastPathLean(t *testing.T) {
 	meta, _ := members(p["_meta"])
 	if _, ok := meta[mcp.MetaKeyProtocolVersion]; ok || string(meta["x-trace"]) != `[1, "a"]` || string(p["arguments"]) != `{"text":"x"}` || string(p["name"]) != `"up_echo"` || len(meta) != 1 {
 		t.Errorf("params %s", f.params)
-	}
-}
-
-// TestFastPathLeanTelemetry: with Options.Telemetry, an operation of a
-// call answered on the fast path carries the request's whole _meta, the
-// client's info and capabilities too, as on go-sdk's path.
-func TestFastPathLeanTelemetry(t *testing.T) {
-	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "up", Era: testserver.Modern}), testserver.Stateless())
-	metaOf := func(slowOnly bool) mcp.Meta {
-		rec := &recordingTelemetry{}
-		g, url := startGateway(t, []Server{{Name: "up", Target: up.URL}}, &Options{Telemetry: rec, slowPathOnly: slowOnly})
-		body := leanCall("1", `"echo"`, `{"text":"x"}`, `"io.modelcontextprotocol/clientInfo":{"name":"n","version":"2"},"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}},"experimental":{"n":[1.5,true,null]}},"x-trace":"t"`)
-		r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
-		for k, v := range fastHeaders("echo") {
-			r.Header.Set(k, v)
-		}
-		if taken := g.fastRequestOf(r) != nil; taken == slowOnly {
-			t.Fatalf("slow path only %v: fast path taken %v", slowOnly, taken)
-		}
-		if a := sendCase(t, url, fastCase{name: "echo", header: map[string]string{"Mcp-Name": "echo"}, body: body}); a.Status != http.StatusOK {
-			t.Fatalf("answer %+v", a)
-		}
-		ops := rec.find("tools/call")
-		if len(ops) != 1 {
-			t.Fatalf("%d tools/call operations", len(ops))
-		}
-		return ops[0].op.Meta
-	}
-	fast, slow := metaOf(false), metaOf(true)
-	if !reflect.DeepEqual(fast, slow) {
-		t.Errorf("the operation's _meta on the fast path\n%#v\non go-sdk's\n%#v", fast, slow)
-	}
-	if _, ok := fast[mcp.MetaKeyClientCapabilities].(map[string]any); !ok || fast["x-trace"] != "t" || fast[mcp.MetaKeyProtocolVersion] != v0728 {
-		t.Errorf("the operation's _meta: %#v", fast)
 	}
 }
