@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"time"
 
@@ -270,7 +271,24 @@ func (g *Gateway) forwardCall(ctx context.Context, r toolRoute, o *origin, param
 	if err != nil {
 		return nil, callError(u, params.Name, context.Cause(ctx), err)
 	}
+	dropServerInfo(res)
 	return res, nil
+}
+
+// dropServerInfo takes the server's name for itself out of a result's
+// _meta (io.modelcontextprotocol/serverInfo): the gateway is the server
+// its clients talk to, and names itself there (as go-sdk does for a
+// 2026-07-28 request), never a server behind it.
+func dropServerInfo(res mcp.Result) {
+	if res == nil || reflect.ValueOf(res).IsNil() {
+		return
+	}
+	if m := res.GetMeta(); m != nil {
+		if _, ok := m[mcp.MetaKeyServerInfo]; ok {
+			delete(m, mcp.MetaKeyServerInfo)
+			res.SetMeta(m)
+		}
+	}
 }
 
 // callError returns the error a client gets for a forwarded call of tool

@@ -199,7 +199,12 @@ func fastCases() []fastCase {
 		evilCase("112", "input requests and content", `{"content":[{"type":"text","text":"x"}],"inputRequests":{"q":{"method":"elicitation/create","params":{"message":"m","requestedSchema":{"type":"object"}}}}}`),
 		evilCase("113", "input requests only", `{"inputRequests":{"q":{"method":"elicitation/create","params":{"message":"m","requestedSchema":{"type":"object"}}}},"requestState":"s"}`),
 		evilCase("114", "input requests empty", `{"inputRequests":{}}`),
-		evilCase("115", "server info present", `{"content":[],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"evil"},"resultType":"x"}}`),
+		func() fastCase {
+			// The gateway names itself, never the server behind it.
+			c := evilCase("115", "server info present", `{"content":[],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"evil"},"resultType":"x"}}`)
+			c.want = `"io.modelcontextprotocol/serverInfo":{"name":"mcpadapter-gateway"`
+			return c
+		}(),
 		evilCase("116", "html and separators", `{"content":[{"type":"text","text":"<b>&amp;</b> \u2028 \ud800 \u0000"}]}`),
 		evilCase("117", "invalid utf-8", "{\"content\":[{\"type\":\"text\",\"text\":\"a<FF>b\"}],\"structuredContent\":{\"k<FF>\":\"<FF>\"}}"),
 		evilCase("118", "content null structured", `{"content":null,"structuredContent":{"a":1}}`),

@@ -231,6 +231,7 @@ func (g *Gateway) promptHandler(name string) mcp.PromptHandler {
 			err := r.u.do(ctx, o, true, true, func(ctx context.Context, cs *mcp.ClientSession) error {
 				var err error
 				res, err = cs.GetPrompt(ctx, params)
+				dropServerInfo(res)
 				return err
 			})
 			if err != nil || res == nil || !asksRound(res) {
@@ -316,6 +317,7 @@ func (g *Gateway) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.
 		err := u.do(ctx, o, true, true, func(ctx context.Context, cs *mcp.ClientSession) error {
 			var err error
 			res, err = cs.ReadResource(ctx, params)
+			dropServerInfo(res)
 			return err
 		})
 		if err != nil || res == nil || !asksRound(res) {
