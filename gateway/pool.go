@@ -34,6 +34,14 @@ type conn struct {
 	client *mcpadapter.Client
 	lane   *lane
 	idle   *time.Timer // closes the connection once idle; nil while never idle
+	// dialed is closed once the connection is made or failed (failed,
+	// set before); until then calls that enter its lane wait for it.
+	dialed chan struct{}
+	failed bool
+	// gone (p.mu) is set when the connection leaves the pool: its client
+	// is closed, and closed again when its last call leaves (a call that
+	// ran on it after made it connect anew).
+	gone bool
 
 	// readyMu is held while the connection's session is made ready
 	// (pool.ready); ready is the session made ready last.
@@ -59,9 +67,10 @@ type pool struct {
 
 // enter records f in flight on a connection of the pool where it may start
 // at once, opening one if none may take it and the pool has room, and
-// returns its client; nil when f must wait. leave must then be called
-// with the client.
-func (p *pool) enter(ctx context.Context, f *flight) *mcpadapter.Client {
+// returns it; nil when f must wait. leave must then be called with it.
+// A connection being opened takes f once it is made; when it fails, f
+// waits (nil), and no call ever runs on it.
+func (p *pool) enter(ctx context.Context, f *flight) *conn {
 	if p == nil || p.max <= 0 {
 		return nil
 	}
@@ -73,15 +82,23 @@ func (p *pool) enter(ctx context.Context, f *flight) *mcpadapter.Client {
 	for _, c := range p.conns {
 		if c.lane.tryEnter(f) {
 			p.mu.Unlock()
-			p.ready(ctx, c)
-			return c.client
+			select {
+			case <-c.dialed:
+				if !c.failed {
+					p.ready(ctx, c)
+					return c
+				}
+			case <-ctx.Done():
+			}
+			p.leave(c, f)
+			return nil
 		}
 	}
 	if len(p.conns) >= p.max {
 		p.mu.Unlock()
 		return nil
 	}
-	c := &conn{lane: newLane()}
+	c := &conn{lane: newLane(), dialed: make(chan struct{})}
 	cl, err := p.open(c.lane)
 	if err != nil {
 		p.mu.Unlock()
@@ -93,16 +110,29 @@ func (p *pool) enter(ctx context.Context, f *flight) *mcpadapter.Client {
 	p.mu.Unlock()
 	_, err = cl.Connect(ctx)
 	p.mu.Lock()
-	closed := p.closed
+	if err != nil || p.closed {
+		c.failed = true
+		p.removeLocked(c)
+	}
+	close(c.dialed)
 	p.mu.Unlock()
-	if err != nil || closed {
+	if c.failed {
 		// f waits on the shared connection instead.
-		p.leave(cl, f)
-		p.drop(c)
+		p.leave(c, f)
 		return nil
 	}
 	p.ready(ctx, c)
-	return cl
+	return c
+}
+
+// removeLocked takes c out of the pool; p.mu is held. Its client is
+// closed by whoever removes it, and again when its last call leaves.
+func (p *pool) removeLocked(c *conn) {
+	p.conns = slices.DeleteFunc(p.conns, func(d *conn) bool { return d == c })
+	c.gone = true
+	if c.idle != nil {
+		c.idle.Stop()
+	}
 }
 
 // ready readies c's session, once per session: the client makes a new
@@ -123,18 +153,22 @@ func (p *pool) ready(ctx context.Context, c *conn) {
 	}
 }
 
-// leave ends f, in flight on the connection of cl, and starts the
-// connection's idle time if it has no other call.
-func (p *pool) leave(cl *mcpadapter.Client, f *flight) {
+// leave ends f, in flight on c, and starts the connection's idle time
+// if it has no other call. The last call to leave a connection taken out
+// of the pool closes its client (again).
+func (p *pool) leave(c *conn, f *flight) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	i := slices.IndexFunc(p.conns, func(c *conn) bool { return c.client == cl })
-	if i < 0 {
+	c.lane.leave(f)
+	if c.gone {
+		last := c.lane.idle()
+		p.mu.Unlock()
+		if last {
+			_ = c.client.Close()
+		}
 		return
 	}
-	c := p.conns[i]
-	c.lane.leave(f)
-	if p.closed || !c.lane.idle() {
+	defer p.mu.Unlock()
+	if !c.lane.idle() {
 		return
 	}
 	if c.idle == nil {
@@ -147,22 +181,14 @@ func (p *pool) leave(cl *mcpadapter.Client, f *flight) {
 // closeIdle closes c if it is still idle.
 func (p *pool) closeIdle(c *conn) {
 	p.mu.Lock()
-	if p.closed || !c.lane.idle() || !slices.Contains(p.conns, c) {
+	if p.closed || c.gone || !c.lane.idle() {
 		p.mu.Unlock()
 		return
 	}
-	p.conns = slices.DeleteFunc(p.conns, func(d *conn) bool { return d == c })
+	p.removeLocked(c)
 	p.wg.Add(1) // close waits for it
 	p.mu.Unlock()
 	defer p.wg.Done()
-	_ = c.client.Close()
-}
-
-// drop removes c, which failed to connect, and closes it.
-func (p *pool) drop(c *conn) {
-	p.mu.Lock()
-	p.conns = slices.DeleteFunc(p.conns, func(d *conn) bool { return d == c })
-	p.mu.Unlock()
 	_ = c.client.Close()
 }
 
@@ -184,12 +210,9 @@ func (p *pool) close() error {
 	}
 	p.mu.Lock()
 	p.closed = true
-	conns := p.conns
-	p.conns = nil
+	conns := slices.Clone(p.conns)
 	for _, c := range conns {
-		if c.idle != nil {
-			c.idle.Stop()
-		}
+		p.removeLocked(c)
 	}
 	p.mu.Unlock()
 	var errs []error

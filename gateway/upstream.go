@@ -494,7 +494,7 @@ func (u *upstream) fly(ctx context.Context, o *origin, anyConn bool) (_ *mcpadap
 				return nil, nil, err
 			}
 		} else if c := u.pool.enter(ctx, f); c != nil {
-			return c, func() { u.pool.leave(c, f) }, nil
+			return c.client, func() { u.pool.leave(c, f) }, nil
 		} else if err := u.lane.enter(ctx, f); err != nil {
 			return nil, nil, err
 		}
