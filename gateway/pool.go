@@ -25,9 +25,9 @@ import (
 // An extra connection is made as the shared one is (the same settings,
 // credentials and handlers), with no cap of its own on calls in flight:
 // the server's cap (callSlots) counts the tool calls on all its
-// connections. Tasks' calls and subscriptions stay on the shared
-// connection (a task or a subscription lives in its session), counted by
-// its client's own cap.
+// connections, tasks' calls included. Tasks' calls and subscriptions stay
+// on the shared connection (a task or a subscription lives in its
+// session).
 
 // conn is one extra connection of a server's pool.
 type conn struct {

@@ -82,3 +82,36 @@ func atoiOr0(s string) int {
 	}
 	return n
 }
+
+// TestPoolCallCapCountsTasks: MaxCallsPerServer (2) caps the tool calls
+// in flight to a handshake-era server across its connections, a task's
+// call on the shared connection included: with alice's task calling slow
+// there, bob's and carol's slow calls (clients that can be asked, run on
+// extra connections) reach the server one at a time beside it.
+func TestPoolCallCapCountsTasks(t *testing.T) {
+	b := startTaskBackends(t)
+	_, url := taskGateway(t, b, &Options{MaxCallsPerServer: 2})
+	alice := newRawRPC(t, url, v1125, "alice", `{}`)
+	alice.startTask("plain_slow", `{"ms":2000}`)
+	ctx := testCtx(t, 30*time.Second)
+	if err := b.plain.Wait(ctx, func(s *testserver.State) bool { return s.Calls("slow") == 1 }); err != nil {
+		t.Fatal("the task's call never reached the server")
+	}
+	done := make(chan error, 2)
+	for _, who := range []string{"bob", "carol"} {
+		cs := connectAs(t, url, who, v1125, declining)
+		go func() {
+			_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "plain_slow", Arguments: map[string]any{"ms": 1500}})
+			done <- err
+		}()
+	}
+	time.Sleep(700 * time.Millisecond)
+	if n := b.plain.Calls("slow"); n > 2 {
+		t.Errorf("%d tool calls reached the server at once, want at most MaxCallsPerServer (2)", n)
+	}
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Errorf("a call: %v", err)
+		}
+	}
+}
