@@ -1,7 +1,17 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -114,4 +124,136 @@ func TestPoolCallCapCountsTasks(t *testing.T) {
 			t.Errorf("a call: %v", err)
 		}
 	}
+}
+
+// children returns the processes whose parent is this one and whose
+// command line names bin.
+func children(t *testing.T, bin string) []int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	me := os.Getpid()
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...
+		rest := string(stat[bytes.LastIndexByte(stat, ')')+1:])
+		var state string
+		var ppid int
+		if _, err := fmt.Sscan(rest, &state, &ppid); err != nil || ppid != me || state == "Z" {
+			continue
+		}
+		cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if bytes.Contains(cmd, []byte(bin)) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// TestPoolManyAskersBounded: 200 calls at once from a 2026-07-28 client
+// that can be asked (each request its own key) to a handshake-era stdio
+// server run on the shared process and at most MaxExtraConnections (3)
+// more; all complete; after Gateway.Close no process and no goroutine of
+// the gateway is left.
+func TestPoolManyAskersBounded(t *testing.T) {
+	bin := testserver.Build(t)
+	base := settleGoroutines(runtime.NumGoroutine())
+	g, err := New([]Server{{Name: "s", Target: mcpadapter.Command{Path: bin, Args: []string{"-era", "legacy"}}}}, &Options{Logger: quietLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t, 120*time.Second)
+	if err := g.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(g)
+	cs := connect(t, ts.URL+"/mcp", v0728, declining)
+	stop := make(chan struct{})
+	most := make(chan int, 1)
+	go func() {
+		n := 0
+		for {
+			n = max(n, len(children(t, bin)))
+			select {
+			case <-stop:
+				most <- n
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	var failed atomic.Int32
+	for i := range 200 {
+		wg.Go(func() {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": strconv.Itoa(i)}})
+			if err != nil || texts(res) != strconv.Itoa(i) {
+				if failed.Add(1) < 5 {
+					t.Errorf("call %d: %v %q", i, err, texts(res))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	n := <-most
+	t.Logf("200 askable calls at once: at most %d server processes", n)
+	if n > 1+DefaultMaxExtraConnections {
+		t.Errorf("%d server processes at once, want at most %d", n, 1+DefaultMaxExtraConnections)
+	}
+	_ = cs.Close()
+	ts.Close()
+	if err := g.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	waitUntil(t, "no server process left", func() bool { return len(children(t, bin)) == 0 })
+	http.DefaultClient.CloseIdleConnections()
+	if got := settleGoroutines(base); got > base {
+		t.Errorf("%d goroutines after Gateway.Close, %d before the gateway", got, base)
+	}
+}
+
+// TestPoolRemovedServerReadLeavesNoProcess: Reload removes a
+// handshake-era stdio server while alice's resource read is in flight on
+// an extra connection (bob's call holds the shared one); closing the
+// connection stops its process, the gateway sends the read again on a new
+// one, and once the read ends no process of the removed server is left.
+func TestPoolRemovedServerReadLeavesNoProcess(t *testing.T) {
+	bin := testserver.Build(t)
+	other := Server{Name: "other", Target: testserver.StartStreamable(t, testserver.New(testserver.Options{Era: testserver.Legacy})).URL}
+	s := Server{Name: "s", Target: mcpadapter.Command{Path: bin, Args: []string{"-era", "legacy", "-resources", "-read-delay", "2s"}}}
+	// A process told to stop is killed long before its read answers.
+	g, url := startGateway(t, []Server{s, other}, &Options{Client: &mcpadapter.ClientOptions{StopTimeout: 100 * time.Millisecond}})
+	bob := connect(t, url, v1125, declining)
+	alice := connect(t, url, v1125, declining)
+	ctx := testCtx(t, 60*time.Second)
+	go func() { _, _ = bob.CallTool(ctx, &mcp.CallToolParams{Name: "s_slow", Arguments: map[string]any{"ms": 20000}}) }()
+	u := g.servers()[0]
+	if u.name != "s" {
+		t.Fatalf("the first server is %q", u.name)
+	}
+	waitUntil(t, "bob's call in flight on the shared connection", func() bool { return !u.lane.idle() })
+	readDone := make(chan error, 1)
+	go func() {
+		_, err := alice.ReadResource(ctx, &mcp.ReadResourceParams{URI: testserver.ResourceA})
+		readDone <- err
+	}()
+	waitUntil(t, "alice's read on an extra connection", func() bool { return len(children(t, bin)) == 2 })
+	time.Sleep(300 * time.Millisecond) // the read reaches the extra process
+	if err := g.Reload(ctx, []Server{other}); err != nil {
+		t.Fatalf("Reload: %v", err)
+	}
+	err := <-readDone
+	t.Logf("alice's read after the server was removed: %v", err)
+	waitUntil(t, "no process of the removed server left", func() bool { return len(children(t, bin)) == 0 })
 }
