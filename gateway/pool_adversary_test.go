@@ -237,7 +237,9 @@ func TestPoolRemovedServerReadLeavesNoProcess(t *testing.T) {
 	bob := connect(t, url, v1125, declining)
 	alice := connect(t, url, v1125, declining)
 	ctx := testCtx(t, 60*time.Second)
-	go func() { _, _ = bob.CallTool(ctx, &mcp.CallToolParams{Name: "s_slow", Arguments: map[string]any{"ms": 20000}}) }()
+	go func() {
+		_, _ = bob.CallTool(ctx, &mcp.CallToolParams{Name: "s_slow", Arguments: map[string]any{"ms": 20000}})
+	}()
 	u := g.servers()[0]
 	if u.name != "s" {
 		t.Fatalf("the first server is %q", u.name)
