@@ -62,6 +62,9 @@ type pool struct {
 	mu     sync.Mutex
 	conns  []*conn
 	closed bool
+	// change, once made (changed), is closed on the next change that
+	// may let a waiting call in: a call leaving, a connection closing.
+	change chan struct{}
 	wg     sync.WaitGroup // closings of idle connections under way
 }
 
@@ -125,11 +128,34 @@ func (p *pool) enter(ctx context.Context, f *flight) *conn {
 	return c
 }
 
+// changed returns a channel closed on the pool's next change that may let
+// a waiting call in (nil, never closed, without a pool).
+func (p *pool) changed() <-chan struct{} {
+	if p == nil || p.max <= 0 {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.change == nil {
+		p.change = make(chan struct{})
+	}
+	return p.change
+}
+
+// signalLocked closes the channel changed returned; p.mu is held.
+func (p *pool) signalLocked() {
+	if p.change != nil {
+		close(p.change)
+		p.change = nil
+	}
+}
+
 // removeLocked takes c out of the pool; p.mu is held. Its client is
 // closed by whoever removes it, and again when its last call leaves.
 func (p *pool) removeLocked(c *conn) {
 	p.conns = slices.DeleteFunc(p.conns, func(d *conn) bool { return d == c })
 	c.gone = true
+	p.signalLocked()
 	if c.idle != nil {
 		c.idle.Stop()
 	}
@@ -159,6 +185,7 @@ func (p *pool) ready(ctx context.Context, c *conn) {
 func (p *pool) leave(c *conn, f *flight) {
 	p.mu.Lock()
 	c.lane.leave(f)
+	p.signalLocked()
 	if c.gone {
 		last := c.lane.idle()
 		p.mu.Unlock()

@@ -259,3 +259,53 @@ func TestPoolRemovedServerReadLeavesNoProcess(t *testing.T) {
 	t.Logf("alice's read after the server was removed: %v", err)
 	waitUntil(t, "no process of the removed server left", func() bool { return len(children(t, bin)) == 0 })
 }
+
+// TestPoolWaitingCallTakesFreedConnection: with one extra connection,
+// alice's call parked on the shared connection and bob's on the extra
+// one, carol's call (a client that can be asked) waits; once bob's call
+// ends it runs on the connection he left, while alice's is still parked,
+// not after alice answers.
+func TestPoolWaitingCallTakesFreedConnection(t *testing.T) {
+	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Era: testserver.Legacy}))
+	g, url := startForPrincipals(t, []Server{{Name: "s", Target: up.URL}}, &Options{MaxExtraConnections: 1, ParkTimeout: time.Minute}, "alice", "bob", "carol")
+	alice := connectAs(t, url, "alice", v0728, manualRounds)
+	bob := connectAs(t, url, "bob", v0728, manualRounds)
+	carol := connectAs(t, url, "carol", v1125, declining)
+	ctx := testCtx(t, 30*time.Second)
+	parked := make(map[string]*mcp.CallToolResult)
+	for who, cs := range map[string]*mcp.ClientSession{"alice": alice, "bob": bob} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "book", Arguments: map[string]any{"date": who}})
+		if err != nil || !res.NeedsInput() {
+			t.Fatalf("%s's first round: %v %+v", who, err, res)
+		}
+		parked[who] = res
+	}
+	if n := g.servers()[0].pool.size(); n != 1 {
+		t.Fatalf("%d extra connections with two parked calls, want 1", n)
+	}
+	carolDone := make(chan error, 1)
+	go func() {
+		res, err := carol.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "carol's"}})
+		if err == nil && texts(res) != "carol's" {
+			err = fmt.Errorf("result %q", texts(res))
+		}
+		carolDone <- err
+	}()
+	time.Sleep(200 * time.Millisecond)
+	if _, err := bob.CallTool(ctx, &mcp.CallToolParams{Name: "book", Arguments: map[string]any{"date": "bob"}, RequestState: parked["bob"].RequestState,
+		InputResponses: guestsAnswer(parked["bob"], 3)}); err != nil {
+		t.Fatalf("bob's answer: %v", err)
+	}
+	select {
+	case err := <-carolDone:
+		if err != nil {
+			t.Fatalf("carol's call: %v", err)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("carol's call still waits for alice's parked call with the extra connection free")
+	}
+	if _, err := alice.CallTool(ctx, &mcp.CallToolParams{Name: "book", Arguments: map[string]any{"date": "alice"}, RequestState: parked["alice"].RequestState,
+		InputResponses: guestsAnswer(parked["alice"], 2)}); err != nil {
+		t.Fatalf("alice's answer: %v", err)
+	}
+}
