@@ -20,7 +20,9 @@ import (
 // client (for a stdio server, its own process) and its own lane, so a
 // question on it goes to the calls in flight on it only. An extra
 // connection idle for Options' extraIdle is closed; all are closed with
-// the server.
+// the server. After a connection fails to open (a server that lets one
+// process run, or hangs its handshake) the pool opens no other for a
+// while (minOpenBackoff, doubling), and calls wait meanwhile.
 //
 // An extra connection is made as the shared one is (the same settings,
 // credentials and handlers), with no cap of its own on calls in flight:
@@ -49,6 +51,13 @@ type conn struct {
 	ready   *mcp.ClientSession
 }
 
+// After an extra connection fails to open, the pool opens none for
+// minOpenBackoff, doubled with each failure in a row up to maxOpenBackoff.
+const (
+	minOpenBackoff = time.Second
+	maxOpenBackoff = time.Minute
+)
+
 type pool struct {
 	max  int
 	wait time.Duration // how long a connection stays open idle
@@ -65,6 +74,11 @@ type pool struct {
 	// change, once made (changed), is closed on the next change that
 	// may let a waiting call in: a call leaving, a connection closing.
 	change chan struct{}
+	// After a connection failed to open, no other is opened before
+	// retryAt; backoff doubles with each failure in a row (a server of
+	// which one process only may run fails every time).
+	retryAt time.Time
+	backoff time.Duration
 	wg     sync.WaitGroup // closings of idle connections under way
 }
 
@@ -97,7 +111,7 @@ func (p *pool) enter(ctx context.Context, f *flight) *conn {
 			return nil
 		}
 	}
-	if len(p.conns) >= p.max {
+	if len(p.conns) >= p.max || time.Now().Before(p.retryAt) {
 		p.mu.Unlock()
 		return nil
 	}
@@ -113,9 +127,16 @@ func (p *pool) enter(ctx context.Context, f *flight) *conn {
 	p.mu.Unlock()
 	_, err = cl.Connect(ctx)
 	p.mu.Lock()
-	if err != nil || p.closed {
+	switch {
+	case err != nil:
+		p.backoff = min(max(2*p.backoff, minOpenBackoff), maxOpenBackoff)
+		p.retryAt = time.Now().Add(p.backoff)
+		fallthrough
+	case p.closed:
 		c.failed = true
 		p.removeLocked(c)
+	default:
+		p.backoff = 0
 	}
 	close(c.dialed)
 	p.mu.Unlock()

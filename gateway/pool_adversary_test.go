@@ -309,3 +309,41 @@ func TestPoolWaitingCallTakesFreedConnection(t *testing.T) {
 		t.Fatalf("alice's answer: %v", err)
 	}
 }
+
+// TestPoolFailingExtraProcessNotRespawned: a stdio server of which only
+// one process may run (the others exit at start, as a server holding a
+// lock does); while bob's slow call holds the shared process, carol's
+// call (a client that can be asked) waits for it, and the gateway tries
+// an extra process for her no more than a few times, not in a loop.
+func TestPoolFailingExtraProcessNotRespawned(t *testing.T) {
+	bin := testserver.Build(t)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "one.sh")
+	body := "#!/bin/sh\necho x >> " + dir + "/starts\nif mkdir " + dir + "/lock 2>/dev/null; then exec " + bin + " -era legacy; fi\nexit 1\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, url := startGateway(t, []Server{{Name: "s", Target: mcpadapter.Command{Path: script}}}, &Options{})
+	bob := connect(t, url, v1125, declining)
+	carol := connect(t, url, v1125, declining)
+	ctx := testCtx(t, 60*time.Second)
+	bobDone := make(chan error, 1)
+	go func() {
+		_, err := bob.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 3000}})
+		bobDone <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	res, err := carol.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "carol's"}})
+	if err != nil || texts(res) != "carol's" {
+		t.Fatalf("carol's call: %v %q", err, texts(res))
+	}
+	if err := <-bobDone; err != nil {
+		t.Fatalf("bob's call: %v", err)
+	}
+	starts, _ := os.ReadFile(filepath.Join(dir, "starts"))
+	n := bytes.Count(starts, []byte("x"))
+	t.Logf("processes started: %d", n)
+	if n > 4 {
+		t.Errorf("%d processes started for one shared process and one waiting call, want at most 4", n)
+	}
+}
