@@ -79,7 +79,7 @@ type pool struct {
 	// which one process only may run fails every time).
 	retryAt time.Time
 	backoff time.Duration
-	wg     sync.WaitGroup // closings of idle connections under way
+	wg      sync.WaitGroup // closings of idle connections under way
 }
 
 // enter records f in flight on a connection of the pool where it may start
