@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -345,5 +347,122 @@ func TestPoolFailingExtraProcessNotRespawned(t *testing.T) {
 	t.Logf("processes started: %d", n)
 	if n > 4 {
 		t.Errorf("%d processes started for one shared process and one waiting call, want at most 4", n)
+	}
+}
+
+// TestPoolLateQuestionOfCancelledCall: alice cancels her call to a
+// handshake-era server, which asks its question for that call a moment
+// after (it was under way when the cancel came); bob's call, started
+// once the gateway let go of alice's, is never asked alice's question,
+// with or without extra connections.
+func TestPoolLateQuestionOfCancelledCall(t *testing.T) {
+	for _, extra := range []int{-1, 0} {
+		t.Run(fmt.Sprintf("extra=%d", extra), func(t *testing.T) {
+			srv := mcp.NewServer(&mcp.Implementation{Name: "late"}, &mcp.ServerOptions{SupportedProtocolVersions: testserver.LegacyVersions})
+			asked := make(chan error, 1)
+			schema := map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}
+			srv.AddTool(&mcp.Tool{Name: "late", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				<-ctx.Done()
+				time.Sleep(200 * time.Millisecond)
+				_, err := req.Session.Elicit(context.Background(), &mcp.ElicitParams{Message: "alice's question", RequestedSchema: schema})
+				asked <- err
+				return nil, ctx.Err()
+			})
+			srv.AddTool(&mcp.Tool{Name: "wait", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				time.Sleep(600 * time.Millisecond)
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "waited"}}}, nil
+			})
+			up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+			t.Cleanup(up.Close)
+			_, url := startGateway(t, []Server{{Name: "s", Target: up.URL}}, &Options{MaxExtraConnections: extra})
+			var mu sync.Mutex
+			var bobAsked []string
+			alice := connect(t, url, v1125, declining)
+			bob := connect(t, url, v1125, &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				mu.Lock()
+				bobAsked = append(bobAsked, req.Params.Message)
+				mu.Unlock()
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "bob's answer"}}, nil
+			}})
+			ctx := testCtx(t, 30*time.Second)
+			actx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+			_, err := alice.CallTool(actx, &mcp.CallToolParams{Name: "late", Arguments: map[string]any{}})
+			cancel()
+			if err == nil {
+				t.Fatal("alice's cancelled call succeeded")
+			}
+			// The gateway has seen alice's cancel and ended her call.
+			time.Sleep(100 * time.Millisecond)
+			if _, err := bob.CallTool(ctx, &mcp.CallToolParams{Name: "wait", Arguments: map[string]any{}}); err != nil {
+				t.Fatalf("bob's call: %v", err)
+			}
+			t.Logf("the server's late question got: %v", <-asked)
+			mu.Lock()
+			defer mu.Unlock()
+			if len(bobAsked) > 0 {
+				t.Errorf("bob was asked %q, the question of alice's cancelled call", bobAsked)
+			}
+		})
+	}
+}
+
+// TestPoolCancelledCallsNeverCrossPrincipals: 6 principals, 3 sessions
+// each, call a handshake-era server whose calls log, ask and log again,
+// half of the calls cancelled after a few milliseconds (before, while or
+// after the question comes), on the shared connection and 2 extra ones:
+// no question or log message of one principal's call reaches another.
+func TestPoolCancelledCallsNeverCrossPrincipals(t *testing.T) {
+	a := chatty()
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return a.srv }, nil)
+	up := httptest.NewServer(h)
+	t.Cleanup(up.Close)
+	who := []string{"alice", "bob", "carol", "dave", "erin", "frank"}
+	_, url := startForPrincipals(t, []Server{{Name: "s", Target: up.URL}}, &Options{MaxExtraConnections: 2}, who...)
+	ctx := testCtx(t, 120*time.Second)
+	var mu sync.Mutex
+	var crossed []string
+	var wg sync.WaitGroup
+	for _, p := range who {
+		for i := range 3 {
+			cs := connectAs(t, url, p, v1125, &mcp.ClientOptions{
+				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					if !strings.HasPrefix(req.Params.Message, p+"#") {
+						mu.Lock()
+						crossed = append(crossed, fmt.Sprintf("%s was asked %q", p, req.Params.Message))
+						mu.Unlock()
+					}
+					time.Sleep(time.Duration(rand.IntN(5)) * time.Millisecond)
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "x"}}, nil
+				},
+				LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+					s, _ := req.Params.Data.(string)
+					if !strings.Contains(s, " "+p+"#") {
+						mu.Lock()
+						crossed = append(crossed, fmt.Sprintf("%s got log %q", p, s))
+						mu.Unlock()
+					}
+				},
+			})
+			_ = cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"})
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := range 8 {
+					cctx, cancel := context.WithTimeout(ctx, time.Duration(rand.IntN(8))*time.Millisecond+time.Millisecond)
+					if rand.IntN(2) == 0 {
+						cancel()
+						cctx, cancel = context.WithTimeout(ctx, 10*time.Second)
+					}
+					_, _ = cs.CallTool(cctx, &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"who": fmt.Sprintf("%s#%d.%d", p, i, j)}})
+					cancel()
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	for _, c := range crossed {
+		t.Error(c)
 	}
 }

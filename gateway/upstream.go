@@ -493,7 +493,7 @@ func (u *upstream) fly(ctx context.Context, o *origin, anyConn bool) (_ *mcpadap
 			if err := u.lane.enter(ctx, f); err != nil {
 				return nil, nil, err
 			}
-			return u.client, func() { u.lane.leave(f) }, nil
+			return u.client, lateLeave(ctx, func() { u.lane.leave(f) }), nil
 		}
 		// Waiting on the shared connection, f takes an extra one as
 		// soon as one may take it.
@@ -513,10 +513,30 @@ func (u *upstream) fly(ctx context.Context, o *origin, anyConn bool) (_ *mcpadap
 			}
 		}
 		if c != nil {
-			return c.client, func() { u.pool.leave(c, f) }, nil
+			return c.client, lateLeave(ctx, func() { u.pool.leave(c, f) }), nil
 		}
 	}
-	return u.client, func() { u.lane.leave(f) }, nil
+	return u.client, lateLeave(ctx, func() { u.lane.leave(f) }), nil
+}
+
+// lateQuiet is how long a handshake-era request that ended with its
+// context (cancelled, or out of time) stays in flight on its connection
+// after: the server may not have seen the cancel yet, and its questions
+// and log messages for the request, sent meanwhile, must find it there,
+// not the next client's call.
+const lateQuiet = time.Second
+
+// lateLeave returns leave, which ends a request made with ctx, to be
+// called once the request returns: when ctx has ended by then, leave runs
+// lateQuiet later.
+func lateLeave(ctx context.Context, leave func()) func() {
+	return func() {
+		if ctx.Err() == nil {
+			leave()
+			return
+		}
+		time.AfterFunc(lateQuiet, leave)
+	}
 }
 
 // callSlot takes one of the server's call slots (callSlots) until free is
