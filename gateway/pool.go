@@ -128,6 +128,11 @@ func (p *pool) enter(ctx context.Context, f *flight) *conn {
 	_, err = cl.Connect(ctx)
 	p.mu.Lock()
 	switch {
+	case err != nil && (ctx.Err() != nil || signInOf(err) != nil):
+		// The caller's failure (its call ended, or its principal must
+		// sign in), not the server's: no holding back for others.
+		c.failed = true
+		p.removeLocked(c)
 	case err != nil:
 		p.backoff = min(max(2*p.backoff, minOpenBackoff), maxOpenBackoff)
 		p.retryAt = time.Now().Add(p.backoff)

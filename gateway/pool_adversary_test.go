@@ -468,3 +468,40 @@ func TestPoolCancelledCallsNeverCrossPrincipals(t *testing.T) {
 		t.Error(c)
 	}
 }
+
+// TestPoolCancelledOpenKeepsPoolForOthers: mallory's call, which opens an
+// extra connection to a stdio server slow to start, is cancelled while
+// the process starts; carol's call right after still gets an extra
+// connection (the pool does not hold back for a failure that was the
+// caller's), and completes while bob's slow call holds the shared one.
+func TestPoolCancelledOpenKeepsPoolForOthers(t *testing.T) {
+	bin := testserver.Build(t)
+	_, url := startGateway(t, []Server{{Name: "s", Target: mcpadapter.Command{Path: bin, Args: []string{"-era", "legacy", "-start-delay", "500ms"}}}}, &Options{})
+	bob := connect(t, url, v1125, declining)
+	mallory := connect(t, url, v1125, declining)
+	carol := connect(t, url, v1125, declining)
+	ctx := testCtx(t, 60*time.Second)
+	bobDone := make(chan struct{})
+	go func() {
+		defer close(bobDone)
+		_, _ = bob.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 8000}})
+	}()
+	time.Sleep(300 * time.Millisecond)
+	for range 3 {
+		mctx, cancel := context.WithTimeout(ctx, 150*time.Millisecond)
+		_, _ = mallory.CallTool(mctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "m"}})
+		cancel()
+		time.Sleep(100 * time.Millisecond)
+	}
+	start := time.Now()
+	res, err := carol.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "carol's"}})
+	if err != nil || texts(res) != "carol's" {
+		t.Fatalf("carol's call: %v %q", err, texts(res))
+	}
+	t.Logf("carol's call took %v", time.Since(start))
+	select {
+	case <-bobDone:
+		t.Errorf("carol's call waited for bob's (%v): mallory's cancelled calls held the pool back", time.Since(start))
+	default:
+	}
+}
