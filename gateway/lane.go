@@ -31,7 +31,8 @@ import (
 // Each connection to a server has a lane of its own (pool.go): a call
 // that may not start on the shared connection goes to another connection
 // of the server where it may, opened for it when the pool has room, and
-// waits its turn on the shared connection only past the pool's bound.
+// past the pool's bound waits until the shared connection or an extra
+// one may take it (enterOr).
 
 // flight is one forwarded request in flight on a server.
 type flight struct {
@@ -102,6 +103,40 @@ func (l *lane) enter(ctx context.Context, f *flight) error {
 	}
 	l.flights[f] = struct{}{}
 	return nil
+}
+
+// enterOr is enter for a call that may also run elsewhere: while f
+// waits, each time wake is closed it tries other (l.mu not held), which
+// reports whether it took f elsewhere and the next wake. When it did, f
+// leaves l's queue and enterOr reports false; true means f is in flight
+// on l.
+func (l *lane) enterOr(ctx context.Context, f *flight, wake <-chan struct{}, other func() (bool, <-chan struct{})) (bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.queue = append(l.queue, f)
+	defer func() {
+		l.queue = slices.DeleteFunc(l.queue, func(g *flight) bool { return g == f })
+		l.signal()
+	}()
+	for !l.admits(f) {
+		ch := l.changed
+		l.mu.Unlock()
+		select {
+		case <-ch:
+		case <-wake:
+			var took bool
+			if took, wake = other(); took {
+				l.mu.Lock()
+				return false, nil
+			}
+		case <-ctx.Done():
+			l.mu.Lock()
+			return false, context.Cause(ctx)
+		}
+		l.mu.Lock()
+	}
+	l.flights[f] = struct{}{}
+	return true, nil
 }
 
 // tryEnter records f in flight if it may start at once (beside every call

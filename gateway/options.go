@@ -147,9 +147,10 @@ type Options struct {
 	// may not run on the shared connection beside the calls of another
 	// client in flight there (lane.go) runs on an extra connection
 	// instead, opened when needed, kept while used and closed after 30 s
-	// idle. Past the bound such a call waits its turn. For a stdio server
-	// each extra connection is another process of it (stopped with the
-	// gateway). Zero means DefaultMaxExtraConnections, negative none.
+	// idle. Past the bound such a call waits until one of them may take
+	// it. For a stdio server each extra connection is another process of
+	// it (stopped with the gateway). Zero means
+	// DefaultMaxExtraConnections, negative none.
 	MaxExtraConnections int
 	// extraIdle, if set, replaces extraIdle (tests).
 	extraIdle time.Duration

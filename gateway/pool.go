@@ -20,26 +20,43 @@ import (
 // client (for a stdio server, its own process) and its own lane, so a
 // question on it goes to the calls in flight on it only. An extra
 // connection idle for Options' extraIdle is closed; all are closed with
-// the server.
+// the server. After a connection fails to open (a server that lets one
+// process run, or hangs its handshake) the pool opens no other for a
+// while (minOpenBackoff, doubling), and calls wait meanwhile.
 //
 // An extra connection is made as the shared one is (the same settings,
 // credentials and handlers), with no cap of its own on calls in flight:
 // the server's cap (callSlots) counts the tool calls on all its
-// connections. Tasks' calls and subscriptions stay on the shared
-// connection (a task or a subscription lives in its session), counted by
-// its client's own cap.
+// connections, tasks' calls included. Tasks' calls and subscriptions stay
+// on the shared connection (a task or a subscription lives in its
+// session).
 
 // conn is one extra connection of a server's pool.
 type conn struct {
 	client *mcpadapter.Client
 	lane   *lane
 	idle   *time.Timer // closes the connection once idle; nil while never idle
+	// dialed is closed once the connection is made or failed (failed,
+	// set before); until then calls that enter its lane wait for it.
+	dialed chan struct{}
+	failed bool
+	// gone (p.mu) is set when the connection leaves the pool: its client
+	// is closed, and closed again when its last call leaves (a call that
+	// ran on it after made it connect anew).
+	gone bool
 
 	// readyMu is held while the connection's session is made ready
 	// (pool.ready); ready is the session made ready last.
 	readyMu sync.Mutex
 	ready   *mcp.ClientSession
 }
+
+// After an extra connection fails to open, the pool opens none for
+// minOpenBackoff, doubled with each failure in a row up to maxOpenBackoff.
+const (
+	minOpenBackoff = time.Second
+	maxOpenBackoff = time.Minute
+)
 
 type pool struct {
 	max  int
@@ -54,14 +71,23 @@ type pool struct {
 	mu     sync.Mutex
 	conns  []*conn
 	closed bool
-	wg     sync.WaitGroup // closings of idle connections under way
+	// change, once made (changed), is closed on the next change that
+	// may let a waiting call in: a call leaving, a connection closing.
+	change chan struct{}
+	// After a connection failed to open, no other is opened before
+	// retryAt; backoff doubles with each failure in a row (a server of
+	// which one process only may run fails every time).
+	retryAt time.Time
+	backoff time.Duration
+	wg      sync.WaitGroup // closings of idle connections under way
 }
 
 // enter records f in flight on a connection of the pool where it may start
 // at once, opening one if none may take it and the pool has room, and
-// returns its client; nil when f must wait. leave must then be called
-// with the client.
-func (p *pool) enter(ctx context.Context, f *flight) *mcpadapter.Client {
+// returns it; nil when f must wait. leave must then be called with it.
+// A connection being opened takes f once it is made; when it fails, f
+// waits (nil), and no call ever runs on it.
+func (p *pool) enter(ctx context.Context, f *flight) *conn {
 	if p == nil || p.max <= 0 {
 		return nil
 	}
@@ -73,15 +99,23 @@ func (p *pool) enter(ctx context.Context, f *flight) *mcpadapter.Client {
 	for _, c := range p.conns {
 		if c.lane.tryEnter(f) {
 			p.mu.Unlock()
-			p.ready(ctx, c)
-			return c.client
+			select {
+			case <-c.dialed:
+				if !c.failed {
+					p.ready(ctx, c)
+					return c
+				}
+			case <-ctx.Done():
+			}
+			p.leave(c, f)
+			return nil
 		}
 	}
-	if len(p.conns) >= p.max {
+	if len(p.conns) >= p.max || time.Now().Before(p.retryAt) {
 		p.mu.Unlock()
 		return nil
 	}
-	c := &conn{lane: newLane()}
+	c := &conn{lane: newLane(), dialed: make(chan struct{})}
 	cl, err := p.open(c.lane)
 	if err != nil {
 		p.mu.Unlock()
@@ -93,16 +127,64 @@ func (p *pool) enter(ctx context.Context, f *flight) *mcpadapter.Client {
 	p.mu.Unlock()
 	_, err = cl.Connect(ctx)
 	p.mu.Lock()
-	closed := p.closed
+	switch {
+	case err != nil && (ctx.Err() != nil || signInOf(err) != nil):
+		// The caller's failure (its call ended, or its principal must
+		// sign in), not the server's: no holding back for others.
+		c.failed = true
+		p.removeLocked(c)
+	case err != nil:
+		p.backoff = min(max(2*p.backoff, minOpenBackoff), maxOpenBackoff)
+		p.retryAt = time.Now().Add(p.backoff)
+		fallthrough
+	case p.closed:
+		c.failed = true
+		p.removeLocked(c)
+	default:
+		p.backoff = 0
+	}
+	close(c.dialed)
 	p.mu.Unlock()
-	if err != nil || closed {
+	if c.failed {
 		// f waits on the shared connection instead.
-		p.leave(cl, f)
-		p.drop(c)
+		p.leave(c, f)
 		return nil
 	}
 	p.ready(ctx, c)
-	return cl
+	return c
+}
+
+// changed returns a channel closed on the pool's next change that may let
+// a waiting call in (nil, never closed, without a pool).
+func (p *pool) changed() <-chan struct{} {
+	if p == nil || p.max <= 0 {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.change == nil {
+		p.change = make(chan struct{})
+	}
+	return p.change
+}
+
+// signalLocked closes the channel changed returned; p.mu is held.
+func (p *pool) signalLocked() {
+	if p.change != nil {
+		close(p.change)
+		p.change = nil
+	}
+}
+
+// removeLocked takes c out of the pool; p.mu is held. Its client is
+// closed by whoever removes it, and again when its last call leaves.
+func (p *pool) removeLocked(c *conn) {
+	p.conns = slices.DeleteFunc(p.conns, func(d *conn) bool { return d == c })
+	c.gone = true
+	p.signalLocked()
+	if c.idle != nil {
+		c.idle.Stop()
+	}
 }
 
 // ready readies c's session, once per session: the client makes a new
@@ -123,18 +205,23 @@ func (p *pool) ready(ctx context.Context, c *conn) {
 	}
 }
 
-// leave ends f, in flight on the connection of cl, and starts the
-// connection's idle time if it has no other call.
-func (p *pool) leave(cl *mcpadapter.Client, f *flight) {
+// leave ends f, in flight on c, and starts the connection's idle time
+// if it has no other call. The last call to leave a connection taken out
+// of the pool closes its client (again).
+func (p *pool) leave(c *conn, f *flight) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	i := slices.IndexFunc(p.conns, func(c *conn) bool { return c.client == cl })
-	if i < 0 {
+	c.lane.leave(f)
+	p.signalLocked()
+	if c.gone {
+		last := c.lane.idle()
+		p.mu.Unlock()
+		if last {
+			_ = c.client.Close()
+		}
 		return
 	}
-	c := p.conns[i]
-	c.lane.leave(f)
-	if p.closed || !c.lane.idle() {
+	defer p.mu.Unlock()
+	if !c.lane.idle() {
 		return
 	}
 	if c.idle == nil {
@@ -147,22 +234,14 @@ func (p *pool) leave(cl *mcpadapter.Client, f *flight) {
 // closeIdle closes c if it is still idle.
 func (p *pool) closeIdle(c *conn) {
 	p.mu.Lock()
-	if p.closed || !c.lane.idle() || !slices.Contains(p.conns, c) {
+	if p.closed || c.gone || !c.lane.idle() {
 		p.mu.Unlock()
 		return
 	}
-	p.conns = slices.DeleteFunc(p.conns, func(d *conn) bool { return d == c })
+	p.removeLocked(c)
 	p.wg.Add(1) // close waits for it
 	p.mu.Unlock()
 	defer p.wg.Done()
-	_ = c.client.Close()
-}
-
-// drop removes c, which failed to connect, and closes it.
-func (p *pool) drop(c *conn) {
-	p.mu.Lock()
-	p.conns = slices.DeleteFunc(p.conns, func(d *conn) bool { return d == c })
-	p.mu.Unlock()
 	_ = c.client.Close()
 }
 
@@ -184,12 +263,9 @@ func (p *pool) close() error {
 	}
 	p.mu.Lock()
 	p.closed = true
-	conns := p.conns
-	p.conns = nil
+	conns := slices.Clone(p.conns)
 	for _, c := range conns {
-		if c.idle != nil {
-			c.idle.Stop()
-		}
+		p.removeLocked(c)
 	}
 	p.mu.Unlock()
 	var errs []error

@@ -178,6 +178,13 @@ func (g *Gateway) runTaskCall(ctx context.Context, r toolRoute, args json.RawMes
 			return nil, err
 		}
 		defer u.lane.leave(f)
+		// One of the server's call slots: its other connections'
+		// calls (pool.go) count against the same cap.
+		free, err := u.callSlot(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer free()
 	}
 	opts := &mcpadapter.CallOptions{Task: mode}
 	if t := g.opts.Telemetry; t != nil {

@@ -475,8 +475,8 @@ func (u *upstream) do(ctx context.Context, o *origin, idempotent, anyConn bool, 
 // for attribution (lane.go), and returns that connection's client; leave
 // ends it. On a handshake-era server it runs on the shared connection
 // when it may start there at once, else (with anyConn) on an extra
-// connection where it may (pool.go), else it waits its turn on the
-// shared connection.
+// connection where it may (pool.go), else it waits until the shared
+// connection or an extra one takes it.
 func (u *upstream) fly(ctx context.Context, o *origin, anyConn bool) (_ *mcpadapter.Client, leave func(), _ error) {
 	f := &flight{o: o, asker: o.asker()}
 	if u.isModern() {
@@ -493,13 +493,50 @@ func (u *upstream) fly(ctx context.Context, o *origin, anyConn bool) (_ *mcpadap
 			if err := u.lane.enter(ctx, f); err != nil {
 				return nil, nil, err
 			}
-		} else if c := u.pool.enter(ctx, f); c != nil {
-			return c, func() { u.pool.leave(c, f) }, nil
-		} else if err := u.lane.enter(ctx, f); err != nil {
-			return nil, nil, err
+			return u.client, lateLeave(ctx, func() { u.lane.leave(f) }), nil
+		}
+		// Waiting on the shared connection, f takes an extra one as
+		// soon as one may take it.
+		wake := u.pool.changed()
+		c := u.pool.enter(ctx, f)
+		if c == nil {
+			onLane, err := u.lane.enterOr(ctx, f, wake, func() (bool, <-chan struct{}) {
+				wake := u.pool.changed()
+				c = u.pool.enter(ctx, f)
+				return c != nil, wake
+			})
+			if err != nil {
+				return nil, nil, err
+			}
+			if onLane {
+				c = nil
+			}
+		}
+		if c != nil {
+			return c.client, lateLeave(ctx, func() { u.pool.leave(c, f) }), nil
 		}
 	}
-	return u.client, func() { u.lane.leave(f) }, nil
+	return u.client, lateLeave(ctx, func() { u.lane.leave(f) }), nil
+}
+
+// lateQuiet is how long a handshake-era request that ended with its
+// context (cancelled, or out of time) stays in flight on its connection
+// after: the server may not have seen the cancel yet, and its questions
+// and log messages for the request, sent meanwhile, must find it there,
+// not the next client's call.
+const lateQuiet = time.Second
+
+// lateLeave returns leave, which ends a request made with ctx, to be
+// called once the request returns: when ctx has ended by then, leave runs
+// lateQuiet later.
+func lateLeave(ctx context.Context, leave func()) func() {
+	return func() {
+		if ctx.Err() == nil {
+			leave()
+			return
+		}
+		time.AfterFunc(lateQuiet, leave)
+	}
 }
 
 // callSlot takes one of the server's call slots (callSlots) until free is

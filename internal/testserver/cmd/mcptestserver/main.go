@@ -45,6 +45,7 @@ type config struct {
 	exitOnDiscover  bool
 	stderrLines     int
 	listDelay       time.Duration
+	readDelay       time.Duration
 	spawnGrandchild bool
 	ignoreSigterm   bool
 	garbage         bool
@@ -85,6 +86,7 @@ func parseFlags() (*config, error) {
 	flag.BoolVar(&c.exitOnDiscover, "exit-on-discover", false, "stdio: exit with code 4 if the first request is server/discover")
 	flag.IntVar(&c.stderrLines, "stderr", 0, "write this many lines \"stderr line i\" to stderr at start")
 	flag.DurationVar(&c.listDelay, "list-delay", 0, "sleep this long before answering tools/list")
+	flag.DurationVar(&c.readDelay, "read-delay", 0, "sleep this long before answering resources/read")
 	flag.BoolVar(&c.spawnGrandchild, "spawn-grandchild", false, "start a `sleep 300` child and print \"grandchild pid N\" on stderr")
 	flag.BoolVar(&c.ignoreSigterm, "ignore-sigterm", false, "ignore SIGTERM (only SIGKILL stops the process)")
 	flag.BoolVar(&c.garbage, "garbage", false, "stdio: write a non-JSON line and a truncated JSON object before every response")
@@ -185,6 +187,9 @@ func newServer(c *config, out *lockedWriter) *mcp.Server {
 	}
 	if c.listDelay > 0 {
 		srv.AddReceivingMiddleware(delayMiddleware("tools/list", c.listDelay))
+	}
+	if c.readDelay > 0 {
+		srv.AddReceivingMiddleware(delayMiddleware("resources/read", c.readDelay))
 	}
 	if c.noisy {
 		srv.AddReceivingMiddleware(noisyMiddleware())
