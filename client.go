@@ -448,7 +448,8 @@ func (c *Client) Session(ctx context.Context) (*mcp.ClientSession, error) {
 // Requests in flight fail with a TransportError, and the server is told
 // of each (notifications/cancelled) before its connection is closed,
 // within ClientOptions.StopTimeout for a server that does not take the
-// notices. Close also ends, and
+// notices. A Close called while another is under way returns only once
+// that one's connections are closed too. Close also ends, and
 // waits for, the client's wait for the answers of calls whose context
 // ended (see CallOptions.Task). In ElicitInterrupt mode, a server waiting
 // for the user's answer to a question is told "cancel" first, and Close

@@ -253,3 +253,47 @@ func hostileHTTPServer(t *testing.T, tr string, misbehave func(*httptest.Server,
 	}
 	return &closeServer{target: hs.URL + path, transport: tr, state: state, slowMs: 4000}
 }
+
+// TestCloseConcurrentWaitsForFirst calls Close twice at once on a Client
+// whose stdio server stopped reading (so the first Close takes its grace):
+// the second Close returns only once the first has ended: every call in
+// flight has returned and the server's process is gone, as after the
+// first.
+func TestCloseConcurrentWaitsForFirst(t *testing.T) {
+	for _, sdkPath := range []bool{false, true} {
+		t.Run(pathName(sdkPath), func(t *testing.T) {
+			srv := newCloseServer(t, "stdio", "-stop-reading", "slow")
+			before := runtime.NumGoroutine()
+			ctx := testCtx(t)
+			opts := srv.options()
+			opts.DisableFastPath = sdkPath
+			c, err := mcpadapter.NewClient(srv.target, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Connect(ctx); err != nil {
+				t.Fatal(err)
+			}
+			ended := srv.startSlowCalls(ctx, c, 1)
+			srv.waitCalls(t, 1, "the slow call")
+			first := make(chan time.Time, 1)
+			go func() {
+				_ = c.Close()
+				first <- time.Now()
+			}()
+			time.Sleep(200 * time.Millisecond) // the first Close waits for its grace
+			closeWithin(t, c, closeBound)
+			second := time.Now()
+			srv.processGone(t)
+			select {
+			case <-ended:
+			default:
+				t.Errorf("the second Close returned before the call in flight did")
+			}
+			if f := <-first; f.After(second) {
+				t.Errorf("the second Close returned %v before the first", f.Sub(second))
+			}
+			testenv.WaitGoroutines(t, before)
+		})
+	}
+}
