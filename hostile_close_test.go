@@ -297,3 +297,33 @@ func TestCloseConcurrentWaitsForFirst(t *testing.T) {
 		})
 	}
 }
+
+// TestCloseServerRefusesNotices closes a Client whose HTTP server answers
+// each notifications/cancelled with an error (500, or a JSON-RPC error): Close ends within its bound, every
+// call returns, and nothing is left running.
+func TestCloseServerRefusesNotices(t *testing.T) {
+	answers := []struct {
+		name, contentType, body string
+		status                  int
+	}{
+		{"500", "text/plain", "boom", http.StatusInternalServerError},
+		{"rpc error", "application/json", `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"no"}}`, http.StatusOK},
+	}
+	for _, tr := range closeTransports[1:] {
+		for _, a := range answers {
+			for _, sdkPath := range []bool{false, true} {
+				t.Run(tr+"/"+a.name+"/"+pathName(sdkPath), func(t *testing.T) {
+					srv := hostileHTTPServer(t, tr, func(_ *httptest.Server, w http.ResponseWriter) {
+						w.Header().Set("Content-Type", a.contentType)
+						w.Header().Set("Content-Length", strconv.Itoa(len(a.body)))
+						w.WriteHeader(a.status)
+						_, _ = io.WriteString(w, a.body)
+						w.(http.Flusher).Flush()
+						panic(http.ErrAbortHandler) // the handler ends here, answered
+					})
+					closeHostile(t, srv, sdkPath, 20)
+				})
+			}
+		}
+	}
+}
