@@ -186,8 +186,13 @@ func newClientWith(ep *engine.Endpoint, opts ClientOptions, adjust func(*mcp.Cli
 	autoRounds := so.MultiRoundTrip == nil || !so.MultiRoundTrip.Disabled
 	so.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
 	c.sdk = mcp.NewClient(&mcp.Implementation{Name: "mcpadapter", Version: Version()}, so)
+	// Innermost: a request go-sdk got the answer of is one whose notice
+	// closing its session does not wait for (a round the context's end
+	// cut short while its question was being asked).
+	c.sdk.AddSendingMiddleware(wire.SettleMiddleware)
 	// A panic while go-sdk sends a request or decodes its answer (a
-	// hostile server's) fails that request: added first, so innermost.
+	// hostile server's) fails that request: added next, so inside all
+	// the others.
 	c.sdk.AddSendingMiddleware(engine.RecoverSendingMiddleware(c.log))
 	if autoRounds {
 		c.sdk.AddSendingMiddleware(inputwire.AutoRounds{Elicit: so.ElicitationHandler, Sampling: opts.SamplingHandler, Roots: opts.Roots, Log: c.log}.Middleware)
