@@ -186,8 +186,13 @@ func newClientWith(ep *engine.Endpoint, opts ClientOptions, adjust func(*mcp.Cli
 	autoRounds := so.MultiRoundTrip == nil || !so.MultiRoundTrip.Disabled
 	so.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
 	c.sdk = mcp.NewClient(&mcp.Implementation{Name: "mcpadapter", Version: Version()}, so)
+	// Innermost: a request go-sdk got the answer of is one whose notice
+	// closing its session does not wait for (a round the context's end
+	// cut short while its question was being asked).
+	c.sdk.AddSendingMiddleware(wire.SettleMiddleware)
 	// A panic while go-sdk sends a request or decodes its answer (a
-	// hostile server's) fails that request: added first, so innermost.
+	// hostile server's) fails that request: added next, so inside all
+	// the others.
 	c.sdk.AddSendingMiddleware(engine.RecoverSendingMiddleware(c.log))
 	if autoRounds {
 		c.sdk.AddSendingMiddleware(inputwire.AutoRounds{Elicit: so.ElicitationHandler, Sampling: opts.SamplingHandler, Roots: opts.Roots, Log: c.log}.Middleware)
@@ -448,7 +453,8 @@ func (c *Client) Session(ctx context.Context) (*mcp.ClientSession, error) {
 // Requests in flight fail with a TransportError, and the server is told
 // of each (notifications/cancelled) before its connection is closed,
 // within ClientOptions.StopTimeout for a server that does not take the
-// notices. Close also ends, and
+// notices. A Close called while another is under way returns only once
+// that one's connections are closed too. Close also ends, and
 // waits for, the client's wait for the answers of calls whose context
 // ended (see CallOptions.Task). In ElicitInterrupt mode, a server waiting
 // for the user's answer to a question is told "cancel" first, and Close

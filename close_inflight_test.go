@@ -3,6 +3,7 @@ package mcpadapter_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/internal/engine"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // closeTransports are the transports the Close tests run over.
@@ -242,4 +244,50 @@ func (m *stdioMethods) count(method string) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.seen[method]
+}
+
+// TestCloseAfterAnsweredRoundCancelled: a call whose server answered its
+// round with a question, and whose context ended while the
+// ElicitationHandler had it, leaves no notice to wait for (go-sdk sends
+// none for a request it got the answer of): the next Close ends at once,
+// not after its grace, on the fast path and on go-sdk's.
+func TestCloseAfterAnsweredRoundCancelled(t *testing.T) {
+	t.Parallel()
+	for _, sdkPath := range []bool{false, true} {
+		t.Run(pathName(sdkPath), func(t *testing.T) {
+			t.Parallel()
+			srv := hostileServer(testserver.Modern)
+			mcp.AddTool(srv, &mcp.Tool{Name: "ask"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+				return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"q": &mcp.ElicitParams{Message: "?"}}, RequestState: "s"}, nil, nil
+			})
+			hs := testserver.StartStreamable(t, srv, testserver.Stateless())
+			entered := make(chan struct{}, 1)
+			c, err := mcpadapter.NewClient(hs.URL, &mcpadapter.ClientOptions{DisableFastPath: sdkPath, StopTimeout: closeGrace,
+				ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					entered <- struct{}{}
+					<-ctx.Done()
+					return nil, ctx.Err()
+				}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(testCtx(t))
+			go func() { <-entered; cancel() }()
+			if _, err := c.CallTool(ctx, "ask", json.RawMessage(`{}`), nil); !errors.Is(err, context.Canceled) {
+				t.Fatalf("cancelled while asking: %v, want context.Canceled", err)
+			}
+			start := time.Now()
+			if err := c.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+			if took := time.Since(start); took > closeGrace/2 {
+				t.Errorf("Close took %v: it waited for a notice of a request the server had answered", took)
+			}
+			for _, r := range hs.Requests() {
+				if r.RPCMethod == "notifications/cancelled" {
+					t.Errorf("a notice was sent for a request the server had answered")
+				}
+			}
+		})
+	}
 }

@@ -253,3 +253,79 @@ func hostileHTTPServer(t *testing.T, tr string, misbehave func(*httptest.Server,
 	}
 	return &closeServer{target: hs.URL + path, transport: tr, state: state, slowMs: 4000}
 }
+
+// TestCloseConcurrentWaitsForFirst calls Close twice at once on a Client
+// whose stdio server stopped reading (so the first Close takes its grace):
+// the second Close returns only once the first has ended: every call in
+// flight has returned and the server's process is gone, as after the
+// first.
+func TestCloseConcurrentWaitsForFirst(t *testing.T) {
+	for _, sdkPath := range []bool{false, true} {
+		t.Run(pathName(sdkPath), func(t *testing.T) {
+			srv := newCloseServer(t, "stdio", "-stop-reading", "slow")
+			before := runtime.NumGoroutine()
+			ctx := testCtx(t)
+			opts := srv.options()
+			opts.DisableFastPath = sdkPath
+			c, err := mcpadapter.NewClient(srv.target, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Connect(ctx); err != nil {
+				t.Fatal(err)
+			}
+			ended := srv.startSlowCalls(ctx, c, 1)
+			srv.waitCalls(t, 1, "the slow call")
+			first := make(chan time.Time, 1)
+			go func() {
+				_ = c.Close()
+				first <- time.Now()
+			}()
+			time.Sleep(200 * time.Millisecond) // the first Close waits for its grace
+			closeWithin(t, c, closeBound)
+			second := time.Now()
+			srv.processGone(t)
+			select {
+			case <-ended:
+			default:
+				t.Errorf("the second Close returned before the call in flight did")
+			}
+			// Both end with the session's close; the first then has
+			// only the client's own bookkeeping left.
+			if f := <-first; f.After(second.Add(200 * time.Millisecond)) {
+				t.Errorf("the second Close returned %v before the first", f.Sub(second))
+			}
+			testenv.WaitGoroutines(t, before)
+		})
+	}
+}
+
+// TestCloseServerRefusesNotices closes a Client whose HTTP server answers
+// each notifications/cancelled with an error (500, or a JSON-RPC error): Close ends within its bound, every
+// call returns, and nothing is left running.
+func TestCloseServerRefusesNotices(t *testing.T) {
+	answers := []struct {
+		name, contentType, body string
+		status                  int
+	}{
+		{"500", "text/plain", "boom", http.StatusInternalServerError},
+		{"rpc error", "application/json", `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"no"}}`, http.StatusOK},
+	}
+	for _, tr := range closeTransports[1:] {
+		for _, a := range answers {
+			for _, sdkPath := range []bool{false, true} {
+				t.Run(tr+"/"+a.name+"/"+pathName(sdkPath), func(t *testing.T) {
+					srv := hostileHTTPServer(t, tr, func(_ *httptest.Server, w http.ResponseWriter) {
+						w.Header().Set("Content-Type", a.contentType)
+						w.Header().Set("Content-Length", strconv.Itoa(len(a.body)))
+						w.WriteHeader(a.status)
+						_, _ = io.WriteString(w, a.body)
+						w.(http.Flusher).Flush()
+						panic(http.ErrAbortHandler) // the handler ends here, answered
+					})
+					closeHostile(t, srv, sdkPath, 20)
+				})
+			}
+		}
+	}
+}

@@ -128,6 +128,7 @@ type Engine struct {
 	slots    map[string]*slot // by partition
 	gen      uint64           // incremented by Close
 	retiring []*Session       // replaced sessions finishing their requests
+	closing  []*Session       // sessions a Close is closing: a Close beside it waits for them too
 	version  string           // protocol version to ask for; "" means the newest
 	own      *http.Transport  // used when Config.HTTPClient is nil
 	learned  sync.Map         // protocol version → *learnedMeta: go-sdk's _meta of a call (Session.learn)
@@ -451,7 +452,8 @@ func (e *Engine) drop(s *Session) {
 // Close ends the live connections, if any, and the connects in progress:
 // a stdio server and its process group are stopped. The engine stays
 // usable: the next request reconnects. Requests in flight fail with a
-// *TransportError.
+// *TransportError. A Close called while another is closing returns only
+// once the other's sessions are closed too.
 func (e *Engine) Close() error {
 	e.mu.Lock()
 	var live []*Session
@@ -468,7 +470,13 @@ func (e *Engine) Close() error {
 	own := e.own
 	retiring := e.retiring
 	e.retiring = nil
+	// A Close beside this one is still closing its sessions: this one
+	// returns only once they are closed too (their close is shared).
+	retiring = append(retiring, e.closing...)
+	mine := append(slices.Clip(live), retiring...)
+	e.closing = append(e.closing, mine...)
 	e.mu.Unlock()
+	defer e.closed(mine)
 	var (
 		mu  sync.Mutex
 		err error
@@ -494,6 +502,17 @@ func (e *Engine) Close() error {
 		time.AfterFunc(2*wire.DrainGrace, own.CloseIdleConnections)
 	}
 	return err
+}
+
+// closed forgets sessions that a Close has closed.
+func (e *Engine) closed(sessions []*Session) {
+	done := make(map[*Session]bool, len(sessions))
+	for _, s := range sessions {
+		done[s] = true
+	}
+	e.mu.Lock()
+	e.closing = slices.DeleteFunc(e.closing, func(s *Session) bool { return done[s] })
+	e.mu.Unlock()
 }
 
 // Generation counts the calls of Close: a task that outlives a Close is

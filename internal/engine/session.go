@@ -169,7 +169,8 @@ var errClosedBeforeSend = errors.New("the connection was closed before the reque
 // cancel the request (counted in flight first, so that a retirement
 // after this check waits for it). rec, if set, is the request's wire
 // record, carried by ctx: a request go-sdk sent and its context ended
-// holds the session until go-sdk's notice of it is written (awaitNotice).
+// before its answer holds the session until go-sdk's notice of it is
+// written (awaitNotice).
 func (s *Session) run(ctx context.Context, rec *wire.RequestStatus, fn func(context.Context, *Session) error) error {
 	s.inflight.Add(1)
 	defer s.doneRequest()
@@ -182,7 +183,7 @@ func (s *Session) run(ctx context.Context, rec *wire.RequestStatus, fn func(cont
 	stop := context.AfterFunc(s.life, cancel)
 	defer stop()
 	err := fn(ctx, s)
-	if ctx.Err() != nil && isContextErr(err) && rec.WentOut() {
+	if ctx.Err() != nil && isContextErr(err) && rec.NoticeDue() {
 		s.awaitNotice(rec)
 	}
 	return err

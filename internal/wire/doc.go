@@ -20,8 +20,9 @@
 // with KeepResult, the result of its response byte for byte as the server
 // wrote it (go-sdk decodes results into maps). Connections match the
 // response by JSON-RPC id; the Tap takes it from the request's own POST.
-// It also knows the id the request last went out with and whether go-sdk's
-// notifications/cancelled of it was written (WentOut, OnNoticed: go-sdk
+// It also knows the id the request last went out with, whether go-sdk got
+// its answer (SettleMiddleware) and whether go-sdk's
+// notifications/cancelled of it was written (NoticeDue, OnNoticed: go-sdk
 // sends it on a goroutine of its own, which closing a session waits for).
 // Member takes one member out of a JSON object without decoding it.
 //

@@ -2,8 +2,10 @@ package wire
 
 import (
 	"context"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // notice is what the wire layer learns of a request's cancellation: the
@@ -14,20 +16,44 @@ import (
 // closing a session must wait for it, or the connection may end first.
 // It is guarded by RequestStatus.mu.
 type notice struct {
-	id     jsonrpc.ID // the request's id; invalid until it went out
-	done   bool       // the notice of id was written, or its write failed
-	onDone func()     // called once when done, if set (OnNoticed)
+	id      jsonrpc.ID // the request's id; invalid until it went out
+	settled bool       // go-sdk's call of id returned with its context live: no notice of it comes
+	done    bool       // the notice of id was written, or its write failed
+	onDone  func()     // called once when done, if set (OnNoticed)
 }
 
-// WentOut reports whether the request went out (was written, or its POST
-// made) through a connection or Tap that records it.
-func (r *RequestStatus) WentOut() bool {
+// NoticeDue reports whether go-sdk may send a notifications/cancelled of
+// the request: it went out (was written, or its POST made) through a
+// connection or Tap that records it, and go-sdk's call of it did not
+// return with its context live (SettleMiddleware), as it does with the
+// server's answer (a round answered with a question, say, whose asking
+// the context's end cut short).
+func (r *RequestStatus) NoticeDue() bool {
 	if r == nil {
 		return false
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.notice.id.IsValid()
+	return r.notice.id.IsValid() && !r.notice.settled
+}
+
+// SettleMiddleware is go-sdk sending middleware, added first (innermost):
+// a request of go-sdk's that returns while its context is live records,
+// for the RequestStatus that context carries, that go-sdk sends no
+// notifications/cancelled of it (go-sdk sends one only when the context
+// had ended as its call returned).
+func SettleMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if ctx.Err() == nil && !strings.HasPrefix(method, "notifications/") {
+			if rs := requestStatus(ctx); rs != nil {
+				rs.mu.Lock()
+				rs.notice.settled = true
+				rs.mu.Unlock()
+			}
+		}
+		return res, err
+	}
 }
 
 // OnNoticed calls f once go-sdk's notifications/cancelled of the request
@@ -51,7 +77,7 @@ func (r *RequestStatus) OnNoticed(f func()) {
 // counts.
 func (r *RequestStatus) wentOut(id jsonrpc.ID) {
 	r.mu.Lock()
-	r.notice.id, r.notice.done = id, false
+	r.notice.id, r.notice.done, r.notice.settled = id, false, false
 	r.mu.Unlock()
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // A request's notice counts once go-sdk's notifications/cancelled of the
@@ -30,12 +31,12 @@ func TestNoticeOfTheLastIDSent(t *testing.T) {
 	notice := func(id string) *jsonrpc.Request {
 		return &jsonrpc.Request{Method: "notifications/cancelled", Params: json.RawMessage(`{"requestId":` + id + `,"reason":"x"}`)}
 	}
-	if rs.WentOut() {
+	if rs.NoticeDue() {
 		t.Fatal("went out before anything was written")
 	}
 	var told atomic.Int32
 	write(call(1))
-	if !rs.WentOut() {
+	if !rs.NoticeDue() {
 		t.Fatal("a call written with the request's context did not go out")
 	}
 	rs.OnNoticed(func() { told.Add(1) })
@@ -89,7 +90,7 @@ func TestTapRecordsNotice(t *testing.T) {
 	ctx, rs := TrackRequest(context.Background())
 	post(CallerReads(ctx), `{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{}}`)
 	post(ctx, `{"jsonrpc":"2.0","id":"r","result":{}}`)
-	if rs.WentOut() {
+	if rs.NoticeDue() {
 		t.Fatal("the fast path's POST, or a response, counted as the request")
 	}
 	post(ctx, `{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{}}`)
@@ -108,3 +109,34 @@ func TestTapRecordsNotice(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// SettleMiddleware: a request go-sdk's call returned with its context
+// live is owed no notice, until the request goes out again; one that
+// returned with its context ended still is.
+func TestSettleMiddleware(t *testing.T) {
+	ctx, rs := TrackRequest(context.Background())
+	cctx, cancel := context.WithCancel(ctx)
+	send := func(ctx context.Context, id int64, method string) {
+		next := func(ctx context.Context, _ string, _ mcp.Request) (mcp.Result, error) {
+			if id > 0 {
+				jid, _ := jsonrpc.MakeID(float64(id))
+				watchMessage(ctx, &jsonrpc.Request{ID: jid, Method: method})
+			}
+			return nil, ctx.Err()
+		}
+		_, _ = SettleMiddleware(next)(ctx, method, nil)
+	}
+	send(cctx, 1, "tools/call")
+	if rs.NoticeDue() {
+		t.Fatal("a notice is due for a request answered with its context live")
+	}
+	cancel()
+	send(cctx, 3, "tools/call") // returns with its context ended
+	if !rs.NoticeDue() {
+		t.Fatal("no notice due for a request whose context ended before its call returned")
+	}
+	send(ctx, 0, "notifications/progress")
+	if !rs.NoticeDue() {
+		t.Fatal("a notification settled the request")
+	}
+}
