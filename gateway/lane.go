@@ -83,26 +83,8 @@ func (l *lane) admits(f *flight) bool {
 // enter waits until f may start, then records it in flight; the caller
 // must call leave. It fails only when ctx ends.
 func (l *lane) enter(ctx context.Context, f *flight) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.queue = append(l.queue, f)
-	defer func() {
-		l.queue = slices.DeleteFunc(l.queue, func(g *flight) bool { return g == f })
-		l.signal()
-	}()
-	for !l.admits(f) {
-		ch := l.changed
-		l.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			l.mu.Lock()
-			return context.Cause(ctx)
-		}
-		l.mu.Lock()
-	}
-	l.flights[f] = struct{}{}
-	return nil
+	_, err := l.enterOr(ctx, f, nil, nil) // a nil wake never comes
+	return err
 }
 
 // enterOr is enter for a call that may also run elsewhere: while f
