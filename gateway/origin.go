@@ -143,16 +143,12 @@ func (o *origin) rebind(ctx context.Context, ss *mcp.ServerSession, tok any) {
 	o.mu.Unlock()
 }
 
-// reqCtx returns a context for a request to the client: the values of the
-// client request's context (so that it travels on that request's stream),
-// ended when ctx (the server's request) ends. It does not end with the
-// client's request: a handshake-era server's question does not say which
-// call it is for, and may travel on the request of another call of the
-// same client session, which can end before the question is answered (a
-// client that goes away ends its session, and with it the question).
+// reqCtx returns a context for a request to the client: the client
+// request's context (so that it travels on that request's stream), ended
+// also when ctx (the server's request) ends.
 func (o *origin) reqCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	octx, _ := o.current()
-	rctx, cancel := context.WithCancelCause(context.WithoutCancel(octx))
+	rctx, cancel := context.WithCancelCause(octx)
 	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
 	return rctx, func() { stop(); cancel(context.Canceled) }
 }
