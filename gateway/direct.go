@@ -29,13 +29,12 @@ import (
 // (catalog.isRegistered). TestFastPathDifferential holds the answers to
 // go-sdk's.
 
-// direct reports whether f's call is direct, reading its params when it
-// is.
+// readDirect sets f.call, its params, when f's call is direct.
 func (f *fastRequest) readDirect(c *catalog) {
 	if f.init == nil || !f.plain || !c.isRegistered(f.name) {
 		return
 	}
-	p, ok := metaValue[mcp.CallToolParamsRaw](map[string]json.RawMessage{"": f.params}, "")
+	p, ok := decodeAsSDK[mcp.CallToolParamsRaw](f.params)
 	if !ok || p.Name != f.name {
 		return
 	}

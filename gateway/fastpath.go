@@ -216,7 +216,7 @@ func parseFast(body []byte) *fastRequest {
 		return nil
 	}
 	if !plain {
-		if _, ok := metaValue[mcp.CallToolParams](map[string]json.RawMessage{"": req.Params}, ""); !ok {
+		if _, ok := decodeAsSDK[mcp.CallToolParams](req.Params); !ok {
 			return nil
 		}
 	}

@@ -47,7 +47,7 @@ func (f *fastRequest) lean() {
 			return
 		}
 	}
-	params, ok := withoutMetaKeys(f.msg.Params, leanKeys)
+	params, ok := withoutMetaKeys(f.msg.Params, mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcp.MetaKeyClientCapabilities)
 	if !ok {
 		return
 	}
@@ -84,6 +84,12 @@ func metaValue[T any](meta map[string]json.RawMessage, key string) (*T, bool) {
 	if !ok || bytes.Equal(raw, []byte("null")) {
 		return nil, false
 	}
+	return decodeAsSDK[T](raw)
+}
+
+// decodeAsSDK decodes raw as go-sdk decodes a message's parts (segmentio's
+// decoder, struct fields matched by their exact names).
+func decodeAsSDK[T any](raw json.RawMessage) (*T, bool) {
 	v := new(T)
 	rest, err := segjson.Parse(raw, v, segjson.DontMatchCaseInsensitiveStructFields)
 	if err != nil || len(bytes.TrimLeft(rest, " \t\r\n")) != 0 {
@@ -92,13 +98,9 @@ func metaValue[T any](meta map[string]json.RawMessage, key string) (*T, bool) {
 	return v, true
 }
 
-// leanKeys are the members of a request's _meta that the fast path reads
-// for its session.
-var leanKeys = [...]string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcp.MetaKeyClientCapabilities}
-
 // withoutMetaKeys returns params (a JSON object whose _meta is one) with
 // keys taken out of its _meta.
-func withoutMetaKeys(params json.RawMessage, keys [len(leanKeys)]string) (json.RawMessage, bool) {
+func withoutMetaKeys(params json.RawMessage, keys ...string) (json.RawMessage, bool) {
 	p, ok := members(params)
 	if !ok {
 		return nil, false
