@@ -206,3 +206,40 @@ func TestReloadSecretsNeverShown(t *testing.T) {
 		}
 	}
 }
+
+// TestReloadRemovedServerReadLeavesNoProcess: Reload removes a
+// handshake-era stdio server while a resource read is in flight on its
+// shared connection; closing the connection ends the read, which the
+// gateway does not send again to the removed server (that would start its
+// process anew, with nobody left to stop it), and no process of the
+// removed server is left.
+func TestReloadRemovedServerReadLeavesNoProcess(t *testing.T) {
+	bin := testserver.Build(t)
+	other := Server{Name: "other", Target: testserver.StartStreamable(t, testserver.New(testserver.Options{Era: testserver.Legacy})).URL}
+	s := Server{Name: "s", Target: mcpadapter.Command{Path: bin, Args: []string{"-era", "legacy", "-resources", "-read-delay", "2s"}}}
+	g, url := startGateway(t, []Server{s, other}, &Options{Client: &mcpadapter.ClientOptions{StopTimeout: 100 * time.Millisecond}})
+	alice := connect(t, url, v1125, declining)
+	ctx := testCtx(t, 60*time.Second)
+	readDone := make(chan error, 1)
+	go func() {
+		_, err := alice.ReadResource(ctx, &mcp.ReadResourceParams{URI: testserver.ResourceA})
+		readDone <- err
+	}()
+	u := g.servers()[0]
+	waitUntil(t, "alice's read in flight", func() bool { return !u.lane.idle() })
+	time.Sleep(300 * time.Millisecond) // the read reaches the process
+	if err := g.Reload(ctx, []Server{other}); err != nil {
+		t.Fatalf("Reload: %v", err)
+	}
+	if err := <-readDone; err == nil {
+		t.Errorf("alice's read of the removed server succeeded")
+	} else {
+		t.Logf("alice's read after the server was removed: %v", err)
+	}
+	// A process started for the read again would answer it after 2 s and
+	// then live on.
+	time.Sleep(2500 * time.Millisecond)
+	if kids := children(t, bin); len(kids) != 0 {
+		t.Fatalf("processes of the removed server left: %v", kids)
+	}
+}

@@ -55,6 +55,12 @@ type upstream struct {
 	ctx  context.Context
 	stop context.CancelFunc
 	done chan struct{}
+	// closed is set by close: the server is gone for good (Reload
+	// removed it, or the gateway closed). A request no longer goes to it
+	// again, and one that leaves its connection closes the client once
+	// more: the client reconnects on a request, and the process it would
+	// start has no one else to stop it.
+	closed atomic.Bool
 
 	mu     sync.Mutex
 	up     bool
@@ -179,6 +185,7 @@ func (u *upstream) askVia(co *mcpadapter.ClientOptions, l *lane) {
 
 // close closes the server's client and its extra connections, for good.
 func (u *upstream) close() error {
+	u.closed.Store(true)
 	err := errors.Join(u.pool.close(), u.client.Close())
 	u.reauth.closeIdle()
 	return err
@@ -459,7 +466,7 @@ func (u *upstream) do(ctx context.Context, o *origin, idempotent, anyConn bool, 
 			_, err = u.g.signInAnswer(o, u, sr, false)
 			return err
 		}
-		if err == nil || attempt > 0 || ctx.Err() != nil {
+		if err == nil || attempt > 0 || ctx.Err() != nil || u.closed.Load() {
 			return u.wrapErr(err)
 		}
 		if sessionLost(err) || idempotent && errors.Is(err, mcp.ErrConnectionClosed) {
@@ -486,14 +493,14 @@ func (u *upstream) fly(ctx context.Context, o *origin, anyConn bool) (_ *mcpadap
 		u.lane.mu.Lock()
 		u.lane.flights[f] = struct{}{}
 		u.lane.mu.Unlock()
-		return u.client, func() { u.lane.leave(f) }, nil
+		return u.client, u.leaveShared(func() { u.lane.leave(f) }), nil
 	}
 	if !u.lane.tryEnter(f) {
 		if !anyConn {
 			if err := u.lane.enter(ctx, f); err != nil {
 				return nil, nil, err
 			}
-			return u.client, lateLeave(ctx, func() { u.lane.leave(f) }), nil
+			return u.client, u.leaveShared(lateLeave(ctx, func() { u.lane.leave(f) })), nil
 		}
 		// Waiting on the shared connection, f takes an extra one as
 		// soon as one may take it.
@@ -516,7 +523,19 @@ func (u *upstream) fly(ctx context.Context, o *origin, anyConn bool) (_ *mcpadap
 			return c.client, lateLeave(ctx, func() { u.pool.leave(c, f) }), nil
 		}
 	}
-	return u.client, lateLeave(ctx, func() { u.lane.leave(f) }), nil
+	return u.client, u.leaveShared(lateLeave(ctx, func() { u.lane.leave(f) })), nil
+}
+
+// leaveShared returns leave, which ends a request on the shared
+// connection, closing the client again when the server was closed
+// meanwhile (closed).
+func (u *upstream) leaveShared(leave func()) func() {
+	return func() {
+		leave()
+		if u.closed.Load() {
+			_ = u.client.Close()
+		}
+	}
 }
 
 // lateQuiet is how long a handshake-era request that ended with its
