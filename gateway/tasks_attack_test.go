@@ -242,3 +242,22 @@ func TestTasksLeaveSlotsForOthers(t *testing.T) {
 		t.Fatalf("alice's call while mallory's tasks run: %q, %v", textOf(res), err)
 	}
 }
+
+// TestTasksInternalKeyIsNoAsk: the _meta key the gateway lifts a
+// 2025-11-25 client's "task" member into is its own; a client that writes
+// it itself with what is no task request (null, a number, a string) gets
+// its call answered as a plain call, as one whose "task" member is not an
+// object does.
+func TestTasksInternalKeyIsNoAsk(t *testing.T) {
+	b := startTaskBackends(t)
+	url := openTaskGateway(t, b, nil)
+	for _, v := range []string{v1125, v0728} {
+		c := newRawRPC(t, url, v, "", `{}`)
+		for _, forged := range []string{`null`, `7`, `"yes"`, `[]`, `true`} {
+			res := c.call("tools/call", `{"name":"plain_echo","arguments":{"text":"hi"},"_meta":{"io.mcpadapter.gateway/task":`+forged+`}}`)
+			if res["task"] != nil || !strings.Contains(fmt.Sprint(res["content"]), "hi") {
+				t.Errorf("%s, key set to %s: %v, want the echo's plain result", v, forged, res)
+			}
+		}
+	}
+}

@@ -20,11 +20,12 @@ const taskMetaKey = "io.mcpadapter.gateway/task"
 // coreAsk reports whether a tools/call's _meta carries a 2025-11-25
 // client's request for a task, and the ttl it asked for.
 func coreAsk(meta mcp.Meta) (asked bool, ttl time.Duration) {
-	v, ok := meta[taskMetaKey]
+	// Only an object asks, as only an object in the "task" member is
+	// lifted here: a client may write the key itself.
+	m, ok := meta[taskMetaKey].(map[string]any)
 	if !ok {
 		return false, 0
 	}
-	m, _ := v.(map[string]any)
 	if f, ok := m["ttl"].(float64); ok && f > 0 && f < float64(365*24*time.Hour/time.Millisecond) {
 		ttl = time.Duration(f) * time.Millisecond
 	}
