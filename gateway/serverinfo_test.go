@@ -33,17 +33,19 @@ var namingMetas = []string{
 
 // startNamingServers starts one handshake-era server for each of
 // namingMetas, answering its tools/call (a plain tool t, and a tool task
-// that always runs as a task), tasks/result, prompts/get and
-// resources/read with results that name the server that way.
+// that always runs as a task), tasks/result, prompts/get, resources/read
+// and completion/complete with results that name the server that way.
 func startNamingServers(t *testing.T) []Server {
 	t.Helper()
 	var servers []Server
 	for i, m := range namingMetas {
 		raw := testserver.StartRawHTTP(t, map[string]string{
-			"tools/call t":   `{"content":[{"type":"text","text":"plain"}],` + m + `}`,
-			"tasks/result":   `{"content":[{"type":"text","text":"task done"}],` + m + `}`,
-			"prompts/get":    `{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],` + m + `}`,
-			"resources/read": `{"contents":[{"uri":"test://r","text":"r"}],` + m + `}`,
+			"tools/call t":        `{"content":[{"type":"text","text":"plain"}],` + m + `}`,
+			"tasks/result":        `{"content":[{"type":"text","text":"task done"}],` + m + `}`,
+			"prompts/get":         `{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],` + m + `}`,
+			"resources/read":      `{"contents":[{"uri":"test://r","text":"r"}],` + m + `}`,
+			"completion/complete": `{"completion":{"values":["x"]},` + m + `}`,
+			"initialize":          `{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"prompts":{},"resources":{},"completions":{},"tasks":{"requests":{"tools":{"call":{}}}}},"serverInfo":{"name":"raw","version":"1"}}`,
 		})
 		servers = append(servers, Server{Name: fmt.Sprintf("n%d", i+1), Target: raw.URL})
 	}
@@ -97,7 +99,7 @@ func namedIn(res json.RawMessage) (any, bool, error) {
 // go-sdk's handler, sees in a result's _meta no serverInfo (handshake era)
 // or the gateway's own, for plain calls, calls of a tool that runs as a
 // task, the results of tasks (tasks/result, and the result tasks/get
-// carries at 2026-07-28), prompts and resources.
+// carries at 2026-07-28), prompts, resources and completions.
 func TestServerInfoNeverRelayed(t *testing.T) {
 	servers := startNamingServers(t)
 	for _, slowOnly := range []bool{false, true} {
@@ -130,6 +132,7 @@ func TestServerInfoNeverRelayed(t *testing.T) {
 				// server's task and answers the call with its result.
 				check("tools/call task of a client without tasks", "tools/call", `{"name":"`+s.Name+`_task","arguments":{},"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}`)
 				check("prompts/get", "prompts/get", `{"name":"`+s.Name+`_p"}`)
+				check("completion/complete", "completion/complete", `{"ref":{"type":"ref/prompt","name":"`+s.Name+`_p"},"argument":{"name":"a","value":"x"}}`)
 				id := c.startTask(s.Name+"_task", `{}`)
 				got := c.waitStatus(id, "completed")
 				if v == v1125 {
