@@ -142,3 +142,60 @@ func TestMarshalDirect(t *testing.T) {
 		}
 	}
 }
+
+// FuzzEncodeAnswer: for every id the fast path reads (readEnvelope) and
+// every result a server's answer can become (marshalDirect of a tool's
+// result, or another result as go-sdk's encoder writes it), the answer
+// encodeAnswer writes is the one jsonrpc.EncodeMessage writes, byte for
+// byte; it leaves an id to EncodeMessage only for a line or paragraph
+// separator in it.
+func FuzzEncodeAnswer(f *testing.F) {
+	for _, id := range []string{`0`, `-0`, `999999999999999`, `-999999999999999`, `"abc"`, `""`, `"<a&b>"`, "\"a\u2028b\"", "\"\x7f\ufffe\"", `"😀"`} {
+		for _, res := range []string{`{}`, `{"content":[{"type":"text","text":"<b>&amp; \u2028 \ud800"}],"resultType":"bogus"}`,
+			`{"content":null,"structuredContent":{"n":[1.0,1e2,-0,12345678901234567890]},"_meta":{"<k>":"\u2029"}}`,
+			`{"inputRequests":{"q":{"method":"elicitation/create","params":{"message":"m","requestedSchema":{"type":"object"}}}},"requestState":"s"}`,
+			`[1,"<",null]`, `"x"`} {
+			f.Add(id, res)
+		}
+	}
+	f.Fuzz(func(t *testing.T, idJSON, result string) {
+		req, ok := readEnvelope([]byte(`{"jsonrpc":"2.0","id":` + idJSON + `,"method":"tools/call","params":{}}`))
+		if !ok {
+			return
+		}
+		var raws []json.RawMessage
+		var r mcp.CallToolResult
+		if json.Unmarshal([]byte(result), &r) == nil {
+			for _, rt := range []string{"complete", "input_required"} {
+				if raw, err := marshalDirect(&r, &oneRequest{result: &r, resultType: rt}); err == nil {
+					raws = append(raws, raw)
+				}
+			}
+		}
+		var v any
+		if json.Unmarshal([]byte(result), &v) == nil {
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false)
+			if enc.Encode(v) == nil {
+				raws = append(raws, bytes.TrimRight(buf.Bytes(), "\n"))
+			}
+		}
+		for _, raw := range raws {
+			want, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: req.ID, Result: raw})
+			if err != nil {
+				t.Fatalf("EncodeMessage of %s: %v", raw, err)
+			}
+			got, ok := encodeAnswer(req.ID, raw)
+			if !ok {
+				if s, _ := req.ID.Raw().(string); !strings.ContainsAny(s, "\u2028\u2029") {
+					t.Fatalf("id %s left to EncodeMessage", idJSON)
+				}
+				continue
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("id %s, result %s:\n got %s\nwant %s", idJSON, raw, got, want)
+			}
+		}
+	})
+}

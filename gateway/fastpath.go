@@ -400,10 +400,17 @@ func (g *Gateway) answerFast(w http.ResponseWriter, f *fastRequest) {
 		}
 	}
 	// The response is the handler's no more: an answer that comes now
-	// (the client went away) is not written.
+	// (the client went away) is not written. One the session handed
+	// over is written here, in the handler's goroutine, so that the
+	// session (and Gateway.Close, which closes it) never waits for the
+	// client to read.
 	c.mu.Lock()
 	c.done = true
+	held := c.held
 	c.mu.Unlock()
+	if held != nil {
+		_ = c.writeAnswer(held.resp, held.data)
+	}
 }
 
 // fastTransport connects a session to one fastConn.
@@ -420,11 +427,19 @@ type fastConn struct {
 	w       http.ResponseWriter
 
 	mu       sync.Mutex
-	read     bool // req was read
-	done     bool // the answer was written
+	read     bool        // req was read
+	done     bool        // the answer was taken
+	held     *heldAnswer // the answer the session handed over (not direct)
 	closed   chan struct{}
 	once     sync.Once
-	answered chan struct{}
+	answered chan struct{} // closed when held is set
+}
+
+// heldAnswer is an answer to write to the HTTP response: resp, encoded as
+// data.
+type heldAnswer struct {
+	resp *jsonrpc.Response
+	data []byte
 }
 
 // Read returns the request, then waits for the connection to close; it
@@ -455,10 +470,10 @@ func (c *fastConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // which has no stream for such a message either.
 var errFastWrite = fmt.Errorf("%w: a stateless request's stream carries only its answer", &jsonrpc.Error{Code: -32005, Message: "rejected by transport"})
 
-// Write writes the answer to the request to the HTTP response as go-sdk's
-// stateless handler does: an SSE event (a JSON body with statelessJSON),
-// or (for an error that has an HTTP status of its own at 2026-07-28) a
-// JSON body with that status. The
+// Write takes the answer to the request, to be written to the HTTP
+// response as go-sdk's stateless handler writes it (writeAnswer): on a
+// direct call, in the handler's goroutine, it writes it; from the session
+// it hands it over to the handler (answerFast), which writes it. The
 // notifications and requests of the session have no stream to go on: the
 // fast path takes no request that would make any (fastVetoes).
 func (c *fastConn) Write(_ context.Context, msg jsonrpc.Message) error {
@@ -470,19 +485,28 @@ func (c *fastConn) Write(_ context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return err
 	}
-	return c.writeAnswer(resp, data)
-}
-
-// writeAnswer writes resp, encoded as data, to the HTTP response (see
-// Write).
-func (c *fastConn) writeAnswer(resp *jsonrpc.Response, data []byte) (err error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.done {
+		c.mu.Unlock()
 		return errFastWrite
 	}
 	c.done = true
-	defer close(c.answered)
+	if !c.direct {
+		c.held = &heldAnswer{resp: resp, data: data}
+		c.mu.Unlock()
+		close(c.answered)
+		return nil
+	}
+	c.mu.Unlock()
+	return c.writeAnswer(resp, data)
+}
+
+// writeAnswer writes resp, encoded as data, to the HTTP response as
+// go-sdk's stateless handler does: an SSE event (a JSON body with
+// statelessJSON), or (for an error that has an HTTP status of its own at
+// 2026-07-28) a JSON body with that status. Only the handler's goroutine
+// calls it, once.
+func (c *fastConn) writeAnswer(resp *jsonrpc.Response, data []byte) (err error) {
 	h := c.w.Header()
 	h.Set("Cache-Control", "no-cache, no-transform")
 	if status := errorStatus(resp.Error); status != 0 {

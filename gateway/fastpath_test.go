@@ -66,7 +66,7 @@ func fastHeaders(name string) map[string]string {
 // fastCases are good, bad and hostile requests.
 func fastCases() []fastCase {
 	huge := strings.Repeat("9", 400)
-	return []fastCase{
+	return append([]fastCase{
 		{name: "echo", body: fastCall("1", `"up_echo"`, `{"text":"hello"}`), fast: true, want: `"text":"hello"`},
 		{name: "string id", body: fastCall(`"abc"`, `"up_echo"`, `{"text":"hi"}`), fast: true},
 		{name: "huge id", body: fastCall(huge, `"up_echo"`, `{"text":"hi"}`)},
@@ -216,7 +216,7 @@ func fastCases() []fastCase {
 		evilCase("124", "unknown content type", `{"content":[{"type":"hologram","text":"x"}]}`),
 		evilCase("125", "result type with escapes", `{"content":[{"type":"text","text":"x"}],"result\u0054ype":"input_required"}`),
 		evilCase("126", "huge result", `{"content":[{"type":"text","text":"<HUGE>"}]}`),
-	}
+	}, hostileFastCases()...)
 }
 
 // evilCase is a call of evil_echo whose server answers result.
@@ -276,7 +276,9 @@ func dyingProxy(t *testing.T, target string) string {
 
 // hostileProxy passes requests on to target, but answers a tools/call
 // whose text argument starts with "raw:" itself, with the rest of the
-// text as the call's result: a server that answers what it likes.
+// text as the call's result: a server that answers what it likes; and one
+// whose text argument starts with "args:" with the call's arguments as it
+// got them, byte for byte, as the result's text.
 func hostileProxy(t *testing.T, target string) string {
 	u, _ := url.Parse(target)
 	rp := httputil.NewSingleHostReverseProxy(u)
@@ -291,7 +293,19 @@ func hostileProxy(t *testing.T, target string) string {
 				} `json:"arguments"`
 			} `json:"params"`
 		}
-		if json.Unmarshal(body, &msg) == nil && msg.Method == "tools/call" {
+		var args struct {
+			Params struct {
+				Arguments json.RawMessage `json:"arguments"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(body, &msg) == nil && json.Unmarshal(body, &args) == nil && msg.Method == "tools/call" {
+			if strings.HasPrefix(msg.Params.Arguments.Text, "args:") {
+				// The arguments as the gateway sent them, byte for byte.
+				text, _ := json.Marshal(string(args.Params.Arguments))
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(msg.ID)+`,"result":{"content":[{"type":"text","text":`+string(text)+`}]}}`)
+				return
+			}
 			if raw, ok := strings.CutPrefix(msg.Params.Arguments.Text, "raw:"); ok {
 				raw = strings.ReplaceAll(raw, "<FF>", "\xff")
 				raw = strings.ReplaceAll(raw, "<HUGE>", strings.Repeat("<x>&", 100000))
@@ -311,7 +325,8 @@ func hostileProxy(t *testing.T, target string) string {
 type fastAnswer struct {
 	Status  int
 	Headers map[string]string
-	Body    any // JSON-RPC messages (normalized), or text
+	Body    any    // JSON-RPC messages (normalized), or text
+	Raw     string // the body's bytes (normalized): escapes, order, framing
 }
 
 var answerHeaders = []string{"Content-Type", "Cache-Control", "Connection", "Allow", "Mcp-Session-Id"}
@@ -338,11 +353,18 @@ func sendCase(t *testing.T, url string, c fastCase) fastAnswer {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	a := fastAnswer{Status: resp.StatusCode, Headers: map[string]string{}}
+	return answerOf(resp.StatusCode, resp.Header, body)
+}
+
+// answerOf is what a client sees of an answer with status, header and
+// body.
+func answerOf(status int, header http.Header, body []byte) fastAnswer {
+	a := fastAnswer{Status: status, Headers: map[string]string{}}
 	for _, h := range answerHeaders {
-		a.Headers[h] = strings.Join(resp.Header.Values(h), ",")
+		a.Headers[h] = strings.Join(header.Values(h), ",")
 	}
-	a.Body = normalizeAnswer(resp.Header.Get("Content-Type"), body)
+	a.Body = normalizeAnswer(header.Get("Content-Type"), body)
+	a.Raw = string(normalizeBytes(body))
 	return a
 }
 
@@ -354,12 +376,18 @@ var (
 	askRE   = regexp.MustCompile(`"(q[0-9]+)-[0-9a-f]{8}":`)
 )
 
+// normalizeBytes returns body with what differs from one answer to the
+// next replaced.
+func normalizeBytes(body []byte) []byte {
+	body = stateRE.ReplaceAll(body, []byte(`"$1":"RANDOM"`))
+	body = timeRE.ReplaceAll(body, []byte(`"$1":"TIME"`))
+	return askRE.ReplaceAll(body, []byte(`"$1-RANDOM":`))
+}
+
 // normalizeAnswer returns body as JSON-RPC messages (SSE events or one JSON
 // body) with each requestState (random) replaced, or as text.
 func normalizeAnswer(ct string, body []byte) any {
-	body = stateRE.ReplaceAll(body, []byte(`"$1":"RANDOM"`))
-	body = timeRE.ReplaceAll(body, []byte(`"$1":"TIME"`))
-	body = askRE.ReplaceAll(body, []byte(`"$1-RANDOM":`))
+	body = normalizeBytes(body)
 	var msgs []any
 	if strings.HasPrefix(ct, "text/event-stream") {
 		sc := bufio.NewScanner(bytes.NewReader(body))

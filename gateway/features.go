@@ -374,6 +374,7 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 	err = u.do(ctx, newOrigin(ctx, req), true, true, func(ctx context.Context, cs *mcp.ClientSession) error {
 		var err error
 		res, err = cs.Complete(ctx, &params)
+		dropServerInfo(res)
 		return err
 	})
 	return res, rpcError(err)

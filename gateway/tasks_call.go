@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"maps"
 	"time"
 
 	"github.com/mcpadapter/mcpadapter"
@@ -216,10 +217,15 @@ func (g *Gateway) runTaskCall(ctx context.Context, r toolRoute, args json.RawMes
 }
 
 // callResult turns the client's result back into the tools/call result
-// the server sent.
+// the server sent, without the server's name for itself (dropServerInfo):
+// the gateway names itself.
 func callResult(r *mcpadapter.Result) *mcp.CallToolResult {
 	out := &mcp.CallToolResult{IsError: r.IsError, Content: []mcp.Content{}}
 	out.Meta = r.Meta
+	if _, named := r.Meta[mcp.MetaKeyServerInfo]; named {
+		out.Meta = maps.Clone(r.Meta) // r's own is left as it is
+		delete(out.Meta, mcp.MetaKeyServerInfo)
+	}
 	if r.Artifact != nil && len(r.Artifact.StructuredContent) > 0 {
 		out.StructuredContent = r.Artifact.StructuredContent
 	}

@@ -65,10 +65,13 @@ func (r *rawRPC) post(ctx context.Context, method, body string) *http.Response {
 		var m struct {
 			Params struct {
 				Name string `json:"name"`
+				URI  string `json:"uri"`
 			} `json:"params"`
 		}
 		if json.Unmarshal([]byte(body), &m) == nil && m.Params.Name != "" {
 			req.Header.Set("Mcp-Name", m.Params.Name)
+		} else if m.Params.URI != "" {
+			req.Header.Set("Mcp-Name", m.Params.URI) // resources/read
 		}
 	}
 	resp, err := http.DefaultClient.Do(req)
