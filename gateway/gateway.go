@@ -55,7 +55,9 @@ type Gateway struct {
 	drained  context.Context
 	drain    context.CancelFunc
 	inflight sync.WaitGroup // forwarded requests in flight
-	nflight  atomic.Int64   // how many, for Shutdown's messages and tests
+	// writes are the answers being written, which Close ends.
+	writes  answerWriters
+	nflight atomic.Int64 // how many, for Shutdown's messages and tests
 	// posts counts the HTTP POSTs being answered: a call's answer is
 	// written after its handler returns (and ends inflight's count).
 	posts atomic.Int64
@@ -320,6 +322,7 @@ func (g *Gateway) Close() error {
 		g.draining.Store(true)
 		g.drain()
 		g.cancel()
+		g.writes.cutAll()
 		g.reloadMu.Lock() // a Reload under way ends first
 		defer g.reloadMu.Unlock()
 		g.parks.closeAll(errClosed)

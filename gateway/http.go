@@ -82,6 +82,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Header.Del(replayHeader) // the gateway's own, on the requests it replays
+	defer g.writes.add(w)()
 	if r.Method == http.MethodPost {
 		g.posts.Add(1)
 		defer g.posts.Add(-1)
