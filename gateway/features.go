@@ -33,9 +33,10 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 
 func (g *Gateway) route(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		// Close ends whatever a request is waiting for.
+		// Close ends whatever a request is waiting for. Its context
+		// ends with errRequestAnswered once it is answered (see askSession).
 		ctx, cancel := context.WithCancelCause(ctx)
-		defer cancel(nil)
+		defer cancel(errRequestAnswered)
 		stop := context.AfterFunc(g.ctx, func() { cancel(errClosed) })
 		defer stop()
 		if ex := req.GetExtra(); ex != nil && ex.TokenInfo != nil {

@@ -229,8 +229,9 @@ type runningReq struct {
 
 var errSessionEnded = errors.New("the client ended its session")
 
-// trackSession records a request of the session id being handled, until
-// the returned function is called.
+// trackSession records a request of the session id being handled (or a
+// server's question put to the session: sessionQuestion), until the
+// returned function is called.
 func (g *Gateway) trackSession(id, principal string, cancel context.CancelCauseFunc) (untrack func()) {
 	rr := &runningReq{principal: principal, cancel: cancel}
 	g.sessMu.Lock()
@@ -249,8 +250,8 @@ func (g *Gateway) trackSession(id, principal string, cancel context.CancelCauseF
 	}
 }
 
-// endSession cancels the requests of the session id that principal made
-// (a client ending its session: DELETE).
+// endSession cancels the requests of the session id that principal made,
+// and the questions put to it (a client ending its session: DELETE).
 func (g *Gateway) endSession(id, principal string) {
 	g.sessMu.Lock()
 	defer g.sessMu.Unlock()

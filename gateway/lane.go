@@ -24,7 +24,9 @@ import (
 //     waiting by keeping calls of its own in flight.
 //
 // A request from the server then belongs to the askers in flight (all of
-// one key), or, with no asker, to the only call in flight. Calls to
+// one key), or, with no asker, to the only call in flight; it goes to the
+// client on the request of one of them, and lives on while a call of that
+// key is in flight (whileFlying, origin.askSession). Calls to
 // 2026-07-28 servers, whose questions come back in their own results, do
 // not use the lane.
 //
@@ -50,10 +52,18 @@ type lane struct {
 	flights map[*flight]struct{}
 	queue   []*flight     // waiting, first come first
 	changed chan struct{} // closed and replaced on every change
+	// watched has, for each key a question was put to (whileFlying), the
+	// context that ends when no call of the key is in flight.
+	watched map[string]watchedKey
+}
+
+type watchedKey struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
 }
 
 func newLane() *lane {
-	return &lane{flights: make(map[*flight]struct{}), changed: make(chan struct{})}
+	return &lane{flights: make(map[*flight]struct{}), changed: make(chan struct{}), watched: make(map[string]watchedKey)}
 }
 
 func (l *lane) signal() {
@@ -144,8 +154,44 @@ func (l *lane) idle() bool {
 func (l *lane) leave(f *flight) {
 	l.mu.Lock()
 	delete(l.flights, f)
+	if w, ok := l.watched[f.o.key]; ok && !l.flying(f.o.key) {
+		delete(l.watched, f.o.key)
+		w.cancel(errNoCallInFlight)
+	}
 	l.signal()
 	l.mu.Unlock()
+}
+
+// flying reports whether a call of key is in flight on l. l.mu is held.
+func (l *lane) flying(key string) bool {
+	for f := range l.flights {
+		if f.o.key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// errNoCallInFlight ends a server's question (whileFlying) once no call
+// of the client it was put to is in flight on the connection.
+var errNoCallInFlight = errors.New("no call of the client asked is in flight on the server's connection any more")
+
+// whileFlying returns a context that ends (errNoCallInFlight) once no
+// call of key is in flight on l, ended already when none is: a server's
+// question attributed to key belongs to one of those calls.
+func (l *lane) whileFlying(key string) context.Context {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if w, ok := l.watched[key]; ok {
+		return w.ctx
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	if !l.flying(key) {
+		cancel(errNoCallInFlight)
+		return ctx
+	}
+	l.watched[key] = watchedKey{ctx, cancel}
+	return ctx
 }
 
 // errUnattributable is why a server's request was refused: the gateway
@@ -157,19 +203,28 @@ var errUnattributable = errors.New("the gateway cannot tell which client this re
 func (l *lane) attribute() (*origin, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var only *flight
+	var only, ended *flight
 	n := 0
 	for f := range l.flights {
 		if f.asker {
-			return f.o, nil // askers in flight all have one key
+			// Askers in flight all have one key. The question goes on
+			// the request of one that has not ended, when there is one
+			// (a call cancelled a moment ago stays in flight: lateQuiet).
+			if ctx, _ := f.o.current(); ctx.Err() == nil {
+				return f.o, nil
+			}
+			ended = f
+			continue
 		}
 		only = f
 		n++
 	}
-	switch n {
-	case 0:
+	switch {
+	case ended != nil:
+		return ended.o, nil
+	case n == 0:
 		return nil, fmt.Errorf("%w: no client request is in flight", errUnattributable)
-	case 1:
+	case n == 1:
 		return only.o, nil
 	}
 	return nil, fmt.Errorf("%w: %d requests of clients that cannot be asked are in flight", errUnattributable, n)

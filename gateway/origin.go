@@ -148,9 +148,36 @@ func (o *origin) rebind(ctx context.Context, ss *mcp.ServerSession, tok any) {
 // also when ctx (the server's request) ends.
 func (o *origin) reqCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	octx, _ := o.current()
-	rctx, cancel := context.WithCancelCause(octx)
+	return withValuesOf(ctx, octx, false)
+}
+
+// errRequestAnswered is the cause a client request's context ends with
+// once the gateway has answered it (route), not cancelled.
+var errRequestAnswered = errors.New("the client's request was answered")
+
+// withValuesOf returns a context with the values of vctx, a client
+// request's (go-sdk writes a request to the client on the stream of the
+// client request whose values it has), that ends when ctx ends and when
+// vctx ends; with outlive, not when vctx ends because its request was
+// answered (errRequestAnswered): what went on its stream before the
+// answer has reached the client. A request cancelled (by its client, at
+// its session's end) may have had its stream dropped first.
+func withValuesOf(ctx, vctx context.Context, outlive bool) (context.Context, context.CancelFunc) {
+	base := vctx
+	if outlive {
+		base = context.WithoutCancel(vctx)
+	}
+	rctx, cancel := context.WithCancelCause(base)
 	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
-	return rctx, func() { stop(); cancel(context.Canceled) }
+	stopV := func() bool { return true }
+	if outlive {
+		stopV = context.AfterFunc(vctx, func() {
+			if c := context.Cause(vctx); !errors.Is(c, errRequestAnswered) {
+				cancel(c)
+			}
+		})
+	}
+	return rctx, func() { stop(); stopV(); cancel(context.Canceled) }
 }
 
 // errCannotAsk is the answer to a server's question for a client that did
@@ -163,8 +190,21 @@ func (e errCannotAsk) Error() string {
 
 // ask puts one question of a server to the client: as a request of its own
 // to a handshake-era client, as an input_required round to a 2026-07-28
-// one.
+// one. A handshake-era client's question ends with ctx and with o's
+// request.
 func (o *origin) ask(ctx context.Context, kind string, q mcp.InputRequest) (mcp.InputResponse, error) {
+	return o.put(ctx, kind, q, false)
+}
+
+// askSession is ask for a question that may be another call's of o's
+// client session (lane.attribute): a handshake-era client's question
+// travels on o's request and outlives it once it is answered (the
+// question may be another call's), not once it is cancelled.
+func (o *origin) askSession(ctx context.Context, kind string, q mcp.InputRequest) (mcp.InputResponse, error) {
+	return o.put(ctx, kind, q, true)
+}
+
+func (o *origin) put(ctx context.Context, kind string, q mcp.InputRequest, outlive bool) (mcp.InputResponse, error) {
 	if !o.canAsk(kind) {
 		return nil, errCannotAsk{kind}
 	}
@@ -177,12 +217,12 @@ func (o *origin) ask(ctx context.Context, kind string, q mcp.InputRequest) (mcp.
 	if o.modern {
 		return nil, errors.New("a 2026-07-28 client is asked only through input_required results")
 	}
-	rctx, cancel := o.reqCtx(ctx)
-	defer cancel()
-	_, ss := o.current()
+	octx, ss := o.current()
 	if ss == nil {
 		return nil, errCannotAsk{kind}
 	}
+	rctx, cancel := withValuesOf(ctx, octx, outlive)
+	defer cancel()
 	switch p := q.(type) {
 	case *mcp.ElicitParams:
 		return ss.Elicit(rctx, p)
@@ -194,6 +234,30 @@ func (o *origin) ask(ctx context.Context, kind string, q mcp.InputRequest) (mcp.
 		return ss.ListRoots(rctx, p)
 	}
 	return nil, fmt.Errorf("unknown input request %T", q)
+}
+
+// sessionQuestion returns the context of a server's question put to o's
+// client session with askSession, and the function that releases it. It
+// ends with ctx (the server's request), when the gateway closes, when
+// the client ends its session (DELETE: endSession), and when no call of
+// the session is in flight on the connection of the lane l the question
+// came on: then it can belong to no call. (A session that times out has
+// no call in flight; a stdio client gone ends its calls.)
+func (g *Gateway) sessionQuestion(ctx context.Context, l *lane, o *origin) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	flying := l.whileFlying(o.key)
+	stopFlying := context.AfterFunc(flying, func() { cancel(context.Cause(flying)) })
+	stopClose := context.AfterFunc(g.ctx, func() { cancel(errClosed) })
+	untrack := func() {}
+	if octx, ss := o.current(); !o.modern && ss != nil && ss.ID() != "" {
+		untrack = g.trackSession(ss.ID(), PrincipalFrom(octx), cancel)
+	}
+	return ctx, func() {
+		stopFlying()
+		stopClose()
+		untrack()
+		cancel(context.Canceled)
+	}
 }
 
 // hasToken reports whether the client asked for the progress of its

@@ -655,13 +655,13 @@ func (u *upstream) onElicit(ctx context.Context, l *lane, req *mcp.ElicitRequest
 	}
 	o, err := l.attribute()
 	if so, ok := ctx.Value(syncOriginKey{}).(*origin); ok {
-		o, err = so, nil
+		o, l, err = so, nil, nil // the call's own
 	}
 	if err != nil {
 		u.g.log.Warn("refused a server's elicitation", "server", u.name, "reason", err)
 		return nil, err
 	}
-	resp, err := u.ask(ctx, o, "elicitation", req.Params)
+	resp, err := u.ask(ctx, l, o, "elicitation", req.Params)
 	if err != nil {
 		return nil, err
 	}
@@ -678,7 +678,7 @@ func (u *upstream) onSample(ctx context.Context, l *lane, req *mcp.CreateMessage
 		u.g.log.Warn("refused a server's sampling request", "server", u.name, "reason", err)
 		return nil, err
 	}
-	resp, err := u.ask(ctx, o, "sampling", req.Params)
+	resp, err := u.ask(ctx, l, o, "sampling", req.Params)
 	if err != nil {
 		return nil, err
 	}
@@ -690,7 +690,7 @@ func (u *upstream) onRoots(ctx context.Context, l *lane, req *mcp.ListRootsReque
 	if err != nil || !o.canAsk("roots") {
 		return &mcp.ListRootsResult{Roots: append([]*mcp.Root{}, u.g.opts.Roots...)}, nil
 	}
-	resp, err := u.ask(ctx, o, "roots", &mcp.ListRootsParams{})
+	resp, err := u.ask(ctx, l, o, "roots", &mcp.ListRootsParams{})
 	if err != nil {
 		return nil, err
 	}
@@ -705,12 +705,24 @@ func (u *upstream) onRoots(ctx context.Context, l *lane, req *mcp.ListRootsReque
 // while it waits, the connection takes no call of another client that
 // can be asked (see lane; those go to other connections, pool.go, while
 // there is room), so a client that never answers holds them back no
-// longer than that.
-func (u *upstream) ask(ctx context.Context, o *origin, kind string, q mcp.InputRequest) (mcp.InputResponse, error) {
+// longer than that. A question the lane l attributed to o may be another
+// call's of o's client session: it outlives o's request while the
+// session can still answer it (sessionQuestion). With l nil, o is the
+// call the question is for.
+func (u *upstream) ask(ctx context.Context, l *lane, o *origin, kind string, q mcp.InputRequest) (mcp.InputResponse, error) {
 	d := u.g.opts.parkTimeout()
 	ctx, cancel := context.WithTimeoutCause(ctx, d, fmt.Errorf("the client did not answer the server's %s request within %s", kind, d))
 	defer cancel()
-	return o.ask(ctx, kind, q)
+	if l == nil {
+		return o.ask(ctx, kind, q)
+	}
+	ctx, end := u.g.sessionQuestion(ctx, l, o)
+	defer end()
+	resp, err := o.askSession(ctx, kind, q)
+	if err != nil && ctx.Err() != nil {
+		return nil, fmt.Errorf("the gateway's %s request to the client ended: %w", kind, context.Cause(ctx))
+	}
+	return resp, err
 }
 
 // onLog passes a server's log message, sent on the connection whose lane
