@@ -485,6 +485,22 @@ func (u *upstream) do(ctx context.Context, o *origin, idempotent, anyConn bool, 
 // connection where it may (pool.go), else it waits until the shared
 // connection or an extra one takes it.
 func (u *upstream) fly(ctx context.Context, o *origin, anyConn bool) (_ *mcpadapter.Client, leave func(), _ error) {
+	c, leave, err := u.board(ctx, o, anyConn)
+	if err != nil {
+		return nil, nil, err
+	}
+	// A request that waited for its connection while Reload removed the
+	// server (or the gateway closed) is not sent: its client would
+	// connect anew (a stdio server's process started again).
+	if err := u.gone(); err != nil {
+		leave()
+		return nil, nil, err
+	}
+	return c, leave, nil
+}
+
+// board is fly without its check that the server is still there.
+func (u *upstream) board(ctx context.Context, o *origin, anyConn bool) (_ *mcpadapter.Client, leave func(), _ error) {
 	f := &flight{o: o, asker: o.asker()}
 	if u.isModern() {
 		// A 2026-07-28 server's questions come back in its results:
@@ -532,10 +548,29 @@ func (u *upstream) fly(ctx context.Context, o *origin, anyConn bool) (_ *mcpadap
 func (u *upstream) leaveShared(leave func()) func() {
 	return func() {
 		leave()
-		if u.closed.Load() {
-			_ = u.client.Close()
-		}
+		u.closeAgain()
 	}
+}
+
+// closeAgain closes the server's client once more when the server was
+// closed for good (closed): a request made on it meanwhile may have
+// connected it anew. Every request on the shared client ends with it.
+func (u *upstream) closeAgain() {
+	if u.closed.Load() {
+		_ = u.client.Close()
+	}
+}
+
+// errGone is why a request is not sent to a server closed for good.
+var errGone = errors.New("it was removed from the gateway's servers, or the gateway closed")
+
+// gone returns the error of a request to u when u was closed for good
+// (Reload removed it, or the gateway closed), else nil.
+func (u *upstream) gone() error {
+	if u.closed.Load() {
+		return &unavailableError{server: u.name, err: errGone}
+	}
+	return nil
 }
 
 // lateQuiet is how long a handshake-era request that ended with its
