@@ -1,7 +1,14 @@
 package gateway
 
 import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,6 +49,44 @@ func noChildren(t *testing.T, bin, what string) {
 		}
 	}
 	t.Fatalf("%s: processes of the removed server left: %v", what, kids)
+}
+
+// TestReloadRemovedServerTaskCallLeavesNoProcess: a 2025-11-25 client's
+// task calls a handshake-era stdio server without tasks (the gateway runs
+// the call itself) and waits for the shared connection, which bob's call
+// (a client that can be asked) holds; Reload removes the server. The
+// task's call does not start the server's process again once its
+// connection is closed, and no process of the removed server is left.
+func TestReloadRemovedServerTaskCallLeavesNoProcess(t *testing.T) {
+	g, url, bin, keep := removedServer(t, &Options{MaxExtraConnections: -1})
+	bob := connect(t, url, v1125, declining)
+	alice := newRawRPC(t, url, v1125, "alice", `{}`)
+	ctx := testCtx(t, 60*time.Second)
+	bobDone := make(chan error, 1)
+	go func() {
+		_, err := bob.CallTool(ctx, &mcp.CallToolParams{Name: "s_slow", Arguments: map[string]any{"ms": 20000}})
+		bobDone <- err
+	}()
+	u := g.servers()[0]
+	waitUntil(t, "bob's call in flight on the shared connection", func() bool { return !u.lane.idle() })
+	id := alice.startTask("s_slow", `{"ms":1500}`)
+	waitUntil(t, "alice's task's call waiting for the shared connection", func() bool {
+		u.lane.mu.Lock()
+		defer u.lane.mu.Unlock()
+		return len(u.lane.queue) == 1
+	})
+	if err := g.Reload(ctx, keep); err != nil {
+		t.Fatalf("Reload: %v", err)
+	}
+	if err := <-bobDone; err == nil {
+		t.Errorf("bob's call to the removed server succeeded")
+	}
+	res := alice.call("tasks/get", `{"taskId":"`+id+`"}`)
+	t.Logf("alice's task after the server was removed: %v", res)
+	// A process started for the task's call answers it after 1.5 s, then
+	// lives on.
+	time.Sleep(2 * time.Second)
+	noChildren(t, bin, "after alice's task")
 }
 
 // TestReloadRemovedServerWaitingCallNotSent: alice's tool call and read
@@ -97,4 +142,93 @@ func TestReloadRemovedServerWaitingCallNotSent(t *testing.T) {
 		t.Logf("alice's read: %v", err)
 	}
 	noChildren(t, bin, "after alice's call and read")
+}
+
+// TestReloadRemovedUnderLoadLeavesNoProcess: clients of both eras, some
+// that can be asked and some not, keep calling tools (plain and as
+// tasks), reading, subscribing, getting a prompt and asking for
+// completions of a handshake-era stdio server (extra connections
+// allowed) while Reload removes it, at a different moment in each round.
+// After each round no process of the removed server is left; after
+// Gateway.Close no goroutine of the gateway is.
+func TestReloadRemovedUnderLoadLeavesNoProcess(t *testing.T) {
+	base := settleGoroutines(runtime.NumGoroutine())
+	for round := range 4 {
+		t.Run(fmt.Sprint(round), func(t *testing.T) {
+			g, url, bin, keep := removedServer(t, &Options{ParkTimeout: 5 * time.Second}, "-resources", "-read-delay", "100ms")
+			ctx := testCtx(t, 60*time.Second)
+			lctx, stop := context.WithCancel(ctx)
+			var wg sync.WaitGroup
+			var ok atomic.Int32
+			for i, opts := range []*mcp.ClientOptions{declining, nil, declining, nil} {
+				v := v1125
+				if i%2 == 1 {
+					v = v0728
+				}
+				cs := connect(t, url, v, opts)
+				wg.Go(func() {
+					for j := 0; lctx.Err() == nil; j++ {
+						var err error
+						switch j % 6 {
+						case 0:
+							_, err = cs.CallTool(lctx, &mcp.CallToolParams{Name: "s_slow", Arguments: map[string]any{"ms": 30 + 20*i}})
+						case 1:
+							_, err = cs.ReadResource(lctx, &mcp.ReadResourceParams{URI: testserver.ResourceA})
+						case 2:
+							_, err = cs.GetPrompt(lctx, &mcp.GetPromptParams{Name: "s_greet"})
+						case 3:
+							_, err = cs.Complete(lctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "s_greet"}, Argument: mcp.CompleteParamsArgument{Name: "x", Value: "y"}})
+						case 4:
+							err = cs.Subscribe(lctx, &mcp.SubscribeParams{URI: testserver.ResourceB})
+						case 5:
+							_, err = cs.CallTool(lctx, &mcp.CallToolParams{Name: "s_echo", Arguments: map[string]any{"text": "x"}})
+						}
+						if err == nil {
+							ok.Add(1)
+						}
+					}
+				})
+			}
+			tasks := newRawRPC(t, url, v1125, "tasks", `{}`)
+			wg.Go(func() {
+				for lctx.Err() == nil {
+					postTask(lctx, tasks, `{"name":"s_slow","arguments":{"ms":80},"task":{"ttl":60000}}`)
+					time.Sleep(10 * time.Millisecond)
+				}
+			})
+			time.Sleep(time.Duration(100+150*round) * time.Millisecond)
+			if err := g.Reload(ctx, keep); err != nil {
+				t.Fatalf("round %d: Reload: %v", round, err)
+			}
+			time.Sleep(300 * time.Millisecond) // requests that were waiting go on
+			stop()
+			wg.Wait()
+			t.Logf("round %d: %d requests answered", round, ok.Load())
+			noChildren(t, bin, fmt.Sprintf("round %d", round))
+			if err := g.Close(); err != nil {
+				t.Errorf("round %d: Close: %v", round, err)
+			}
+			noChildren(t, bin, fmt.Sprintf("round %d, after Close", round))
+		})
+	}
+	http.DefaultClient.CloseIdleConnections()
+	if got := settleGoroutines(base); got > base {
+		t.Errorf("%d goroutines after the gateways closed, %d before", got, base)
+	}
+}
+
+// postTask sends a tools/call asking for a task as r's session, and
+// reads its answer; it gives up when ctx ends.
+func postTask(ctx context.Context, r *rawRPC, params string) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, r.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":`+params+`}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", r.session)
+	req.Header.Set("Mcp-Protocol-Version", r.v)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
 }

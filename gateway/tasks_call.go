@@ -200,6 +200,12 @@ func (g *Gateway) runTaskCall(ctx context.Context, r toolRoute, args json.RawMes
 	if args == nil {
 		args = json.RawMessage("{}")
 	}
+	// Not sent to a server removed (or closed) while the call waited for
+	// its turn; the client is closed again after a call that raced that.
+	if err := u.gone(); err != nil {
+		return nil, rpcError(err)
+	}
+	defer u.closeAgain()
 	res, err := u.client.CallTool(ctx, r.tool.OriginalName, json.RawMessage(r.tool.ServerArguments(args)), opts)
 	if sr := signInOf(err); sr != nil && u.web != nil {
 		return nil, &signInNeeded{sr} // the caller asks
