@@ -156,64 +156,113 @@ func TestReloadRemovedUnderLoadLeavesNoProcess(t *testing.T) {
 	for round := range 4 {
 		t.Run(fmt.Sprint(round), func(t *testing.T) {
 			g, url, bin, keep := removedServer(t, &Options{ParkTimeout: 5 * time.Second}, "-resources", "-read-delay", "100ms")
-			ctx := testCtx(t, 60*time.Second)
-			lctx, stop := context.WithCancel(ctx)
-			var wg sync.WaitGroup
-			var ok atomic.Int32
-			for i, opts := range []*mcp.ClientOptions{declining, nil, declining, nil} {
-				v := v1125
-				if i%2 == 1 {
-					v = v0728
-				}
-				cs := connect(t, url, v, opts)
-				wg.Go(func() {
-					for j := 0; lctx.Err() == nil; j++ {
-						var err error
-						switch j % 6 {
-						case 0:
-							_, err = cs.CallTool(lctx, &mcp.CallToolParams{Name: "s_slow", Arguments: map[string]any{"ms": 30 + 20*i}})
-						case 1:
-							_, err = cs.ReadResource(lctx, &mcp.ReadResourceParams{URI: testserver.ResourceA})
-						case 2:
-							_, err = cs.GetPrompt(lctx, &mcp.GetPromptParams{Name: "s_greet"})
-						case 3:
-							_, err = cs.Complete(lctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "s_greet"}, Argument: mcp.CompleteParamsArgument{Name: "x", Value: "y"}})
-						case 4:
-							err = cs.Subscribe(lctx, &mcp.SubscribeParams{URI: testserver.ResourceB})
-						case 5:
-							_, err = cs.CallTool(lctx, &mcp.CallToolParams{Name: "s_echo", Arguments: map[string]any{"text": "x"}})
-						}
-						if err == nil {
-							ok.Add(1)
-						}
-					}
-				})
-			}
-			tasks := newRawRPC(t, url, v1125, "tasks", `{}`)
-			wg.Go(func() {
-				for lctx.Err() == nil {
-					postTask(lctx, tasks, `{"name":"s_slow","arguments":{"ms":80},"task":{"ttl":60000}}`)
-					time.Sleep(10 * time.Millisecond)
-				}
-			})
+			stop := load(t, url)
 			time.Sleep(time.Duration(100+150*round) * time.Millisecond)
-			if err := g.Reload(ctx, keep); err != nil {
-				t.Fatalf("round %d: Reload: %v", round, err)
+			if err := g.Reload(testCtx(t, 30*time.Second), keep); err != nil {
+				t.Fatalf("Reload: %v", err)
 			}
 			time.Sleep(300 * time.Millisecond) // requests that were waiting go on
-			stop()
-			wg.Wait()
-			t.Logf("round %d: %d requests answered", round, ok.Load())
-			noChildren(t, bin, fmt.Sprintf("round %d", round))
+			t.Logf("%d requests answered", stop())
+			noChildren(t, bin, "after Reload")
 			if err := g.Close(); err != nil {
-				t.Errorf("round %d: Close: %v", round, err)
+				t.Errorf("Close: %v", err)
 			}
-			noChildren(t, bin, fmt.Sprintf("round %d, after Close", round))
+			noChildren(t, bin, "after Close")
 		})
 	}
 	http.DefaultClient.CloseIdleConnections()
 	if got := settleGoroutines(base); got > base {
 		t.Errorf("%d goroutines after the gateways closed, %d before", got, base)
+	}
+}
+
+// TestCloseUnderLoadLeavesNoProcess: the load of
+// TestReloadRemovedUnderLoadLeavesNoProcess, with Gateway.Close at a
+// different moment in each round (in two rounds racing a Reload that
+// removes the server): Close returns, no process of the server is left,
+// and after the rounds no goroutine of the gateways.
+func TestCloseUnderLoadLeavesNoProcess(t *testing.T) {
+	base := settleGoroutines(runtime.NumGoroutine())
+	for round := range 4 {
+		t.Run(fmt.Sprint(round), func(t *testing.T) {
+			g, url, bin, keep := removedServer(t, &Options{ParkTimeout: 5 * time.Second}, "-resources", "-read-delay", "100ms")
+			stop := load(t, url)
+			time.Sleep(time.Duration(100+150*round) * time.Millisecond)
+			var wg sync.WaitGroup
+			if round%2 == 1 {
+				wg.Go(func() { _ = g.Reload(testCtx(t, 30*time.Second), keep) })
+			}
+			closed := make(chan error, 1)
+			go func() { closed <- g.Close() }()
+			select {
+			case err := <-closed:
+				if err != nil {
+					t.Logf("Close: %v", err)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatal("Close still under way after 20 s")
+			}
+			wg.Wait()
+			t.Logf("%d requests answered", stop())
+			noChildren(t, bin, "after Close")
+		})
+	}
+	http.DefaultClient.CloseIdleConnections()
+	if got := settleGoroutines(base); got > base {
+		t.Errorf("%d goroutines after the gateways closed, %d before", got, base)
+	}
+}
+
+// load starts clients of both eras, some that can be asked and some not,
+// that keep calling tools of server "s" (plain and as tasks), reading,
+// subscribing, getting a prompt and asking for completions through the
+// gateway at url; stop ends them and returns how many requests were
+// answered.
+func load(t *testing.T, url string) (stop func() int32) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(testCtx(t, 60*time.Second))
+	var wg sync.WaitGroup
+	var ok atomic.Int32
+	for i, opts := range []*mcp.ClientOptions{declining, nil, declining, nil} {
+		v := v1125
+		if i%2 == 1 {
+			v = v0728
+		}
+		cs := connect(t, url, v, opts)
+		wg.Go(func() {
+			for j := 0; ctx.Err() == nil; j++ {
+				var err error
+				switch j % 6 {
+				case 0:
+					_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "s_slow", Arguments: map[string]any{"ms": 30 + 20*i}})
+				case 1:
+					_, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: testserver.ResourceA})
+				case 2:
+					_, err = cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "s_greet"})
+				case 3:
+					_, err = cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "s_greet"}, Argument: mcp.CompleteParamsArgument{Name: "x", Value: "y"}})
+				case 4:
+					err = cs.Subscribe(ctx, &mcp.SubscribeParams{URI: testserver.ResourceB})
+				case 5:
+					_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "s_echo", Arguments: map[string]any{"text": "x"}})
+				}
+				if err == nil {
+					ok.Add(1)
+				}
+			}
+		})
+	}
+	tasks := newRawRPC(t, url, v1125, "tasks", `{}`)
+	wg.Go(func() {
+		for ctx.Err() == nil {
+			postTask(ctx, tasks, `{"name":"s_slow","arguments":{"ms":80},"task":{"ttl":60000}}`)
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+	return func() int32 {
+		cancel()
+		wg.Wait()
+		return ok.Load()
 	}
 }
 
