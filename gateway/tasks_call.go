@@ -173,7 +173,7 @@ func (g *Gateway) runTaskCall(ctx context.Context, r toolRoute, args json.RawMes
 	}
 	if !u.isModern() {
 		// Keeps the server's requests attributable (lane.go).
-		f := &flight{o: o, asker: o.asker()}
+		f := newFlight(ctx, o)
 		if err := u.lane.enter(ctx, f); err != nil {
 			return nil, err
 		}

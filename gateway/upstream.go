@@ -501,7 +501,7 @@ func (u *upstream) fly(ctx context.Context, o *origin, anyConn bool) (_ *mcpadap
 
 // board is fly without its check that the server is still there.
 func (u *upstream) board(ctx context.Context, o *origin, anyConn bool) (_ *mcpadapter.Client, leave func(), _ error) {
-	f := &flight{o: o, asker: o.asker()}
+	f := newFlight(ctx, o)
 	if u.isModern() {
 		// A 2026-07-28 server's questions come back in its results:
 		// the lane only attributes its log messages.
@@ -688,7 +688,7 @@ func (u *upstream) onElicit(ctx context.Context, l *lane, req *mcp.ElicitRequest
 	if t := taskFrom(ctx); t != nil { // a question of a task (tasks.go)
 		return t.ask(ctx, req.Params)
 	}
-	o, err := l.attribute()
+	o, err := l.attribute(connOf(ctx))
 	if so, ok := ctx.Value(syncOriginKey{}).(*origin); ok {
 		o, err = so, nil
 	}
@@ -708,7 +708,7 @@ func (u *upstream) onElicit(ctx context.Context, l *lane, req *mcp.ElicitRequest
 }
 
 func (u *upstream) onSample(ctx context.Context, l *lane, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-	o, err := l.attribute()
+	o, err := l.attribute(connOf(ctx))
 	if err != nil {
 		u.g.log.Warn("refused a server's sampling request", "server", u.name, "reason", err)
 		return nil, err
@@ -721,7 +721,7 @@ func (u *upstream) onSample(ctx context.Context, l *lane, req *mcp.CreateMessage
 }
 
 func (u *upstream) onRoots(ctx context.Context, l *lane, req *mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
-	o, err := l.attribute()
+	o, err := l.attribute(connOf(ctx))
 	if err != nil || !o.canAsk("roots") {
 		return &mcp.ListRootsResult{Roots: append([]*mcp.Root{}, u.g.opts.Roots...)}, nil
 	}
@@ -755,7 +755,7 @@ func (u *upstream) onLog(ctx context.Context, l *lane, req *mcp.LoggingMessageRe
 	if p.Logger == "" {
 		p.Logger = u.name
 	}
-	if o := l.attributeLog(); o != nil {
+	if o := l.attributeLog(connOf(ctx)); o != nil {
 		o.log(&p)
 		return
 	}

@@ -1,0 +1,212 @@
+//lint:file-ignore SA1019 the tests relay a handshake-era server's roots and sampling requests, deprecated in 2026-07-28 but alive in the handshake era
+
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter/internal/testauth"
+	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// asked records who among the gateway's clients was asked what.
+type asked struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (a *asked) add(s string) {
+	a.mu.Lock()
+	a.got = append(a.got, s)
+	a.mu.Unlock()
+}
+
+func (a *asked) list() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]string(nil), a.got...)
+}
+
+// principalClient connects user to the gateway of e as a handshake-era
+// go-sdk client that has roots (file:///home/USER) and a model (it
+// answers "USER's model"), recording every question it gets in a.
+func principalClient(t *testing.T, ctx context.Context, e *xchgEnv, user string, a *asked) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: user, Version: "1"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			q := ""
+			if len(req.Params.Messages) > 0 {
+				if tc, ok := req.Params.Messages[0].Content.(*mcp.TextContent); ok {
+					q = tc.Text
+				}
+			}
+			a.add(fmt.Sprintf("%s sampled for %q", user, q))
+			return &mcp.CreateMessageResult{Role: "assistant", Model: user, Content: &mcp.TextContent{Text: user + "'s model"}}, nil
+		},
+	})
+	c.AddRoots(&mcp.Root{URI: "file:///home/" + user, Name: user})
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: e.url, HTTPClient: &http.Client{Transport: bearerTransport{e.token(t, user)}}},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// lateAsker is a handshake-era server whose "later" tool answers at once
+// and, 400 ms after, asks the session it was called on for its roots and
+// a completion of "for WHO" (WHO: the token's user), recording what it
+// gets (byUser); its "hold" tool holds its call until release is closed.
+type lateAsker struct {
+	srv     *mcp.Server
+	held    chan struct{}
+	release chan struct{}
+	mu      sync.Mutex
+	got     []string
+	asked   sync.WaitGroup
+}
+
+func newLateAsker(userOf func(authz string) string) *lateAsker {
+	l := &lateAsker{held: make(chan struct{}, 8), release: make(chan struct{})}
+	l.srv = mcp.NewServer(&mcp.Implementation{Name: "late", Version: "1"}, &mcp.ServerOptions{SupportedProtocolVersions: testserver.LegacyVersions})
+	l.srv.AddTool(&mcp.Tool{Name: "later", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			who := userOf(req.GetExtra().Header.Get("Authorization"))
+			ss := req.Session
+			l.asked.Go(func() {
+				time.Sleep(400 * time.Millisecond)
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				if r, err := ss.ListRoots(ctx, nil); err == nil {
+					var uris []string
+					for _, root := range r.Roots {
+						uris = append(uris, root.URI)
+					}
+					l.record(fmt.Sprintf("%s's session got roots %v", who, uris))
+				} else {
+					l.record(fmt.Sprintf("%s's session: roots/list failed: %v", who, err))
+				}
+				if r, err := ss.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10,
+					Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "for " + who}}}}); err == nil {
+					l.record(fmt.Sprintf("%s's session got a completion from %s", who, r.Model))
+				} else {
+					l.record(fmt.Sprintf("%s's session: sampling failed: %v", who, err))
+				}
+			})
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "later"}}}, nil
+		})
+	l.srv.AddTool(&mcp.Tool{Name: "ask", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			who := userOf(req.GetExtra().Header.Get("Authorization"))
+			r, err := req.Session.ListRoots(ctx, nil)
+			if err != nil {
+				return nil, err
+			}
+			m, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10,
+				Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "for " + who}}}})
+			if err != nil {
+				return nil, err
+			}
+			var uris []string
+			for _, root := range r.Roots {
+				uris = append(uris, root.URI)
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s: roots %v, model %s", who, uris, m.Model)}}}, nil
+		})
+	l.srv.AddTool(&mcp.Tool{Name: "hold", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			l.held <- struct{}{}
+			select {
+			case <-l.release:
+			case <-ctx.Done():
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "held"}}}, nil
+		})
+	return l
+}
+
+func (l *lateAsker) record(s string) {
+	l.mu.Lock()
+	l.got = append(l.got, s)
+	l.mu.Unlock()
+}
+
+func (l *lateAsker) answers() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.got...)
+}
+
+// TestPoolQuestionsStayOnTheirPrincipalsConnection: a handshake-era
+// server whose credential is exchanged per principal (each principal has
+// a connection of its own) asks for roots and a completion on alice's
+// connection after her call has ended, while bob's call (a client that
+// can be asked) is in flight on his. Bob is never asked a question that
+// came on alice's connection, and none of his roots or his model's
+// answers reaches alice's session at the server.
+func TestPoolQuestionsStayOnTheirPrincipalsConnection(t *testing.T) {
+	var l *lateAsker
+	var e *xchgEnv
+	e = startXchg(t, func(o *testauth.Options) {
+		l = newLateAsker(func(authz string) string {
+			for _, r := range e.as.Requests() {
+				if r.Authorization == authz {
+					return r.User
+				}
+			}
+			return "?"
+		})
+		o.MCP, o.Stateful = l.srv, true
+	}, nil)
+	t.Cleanup(func() { close(l.release); l.asked.Wait() })
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var a asked
+	alice := principalClient(t, ctx, e, "alice", &a)
+	bob := principalClient(t, ctx, e, "bob", &a)
+	if _, err := alice.CallTool(ctx, &mcp.CallToolParams{Name: "up_later", Arguments: map[string]any{}}); err != nil {
+		t.Fatalf("alice's call: %v", err)
+	}
+	bobDone := make(chan error, 1)
+	go func() {
+		_, err := bob.CallTool(ctx, &mcp.CallToolParams{Name: "up_hold", Arguments: map[string]any{}})
+		bobDone <- err
+	}()
+	<-l.held
+	time.Sleep(time.Second) // the server asks on alice's connection meanwhile
+	// A question during alice's call, on an extra connection (bob's call
+	// holds the shared one), is hers.
+	res, err := alice.CallTool(ctx, &mcp.CallToolParams{Name: "up_ask", Arguments: map[string]any{}})
+	if want := "alice: roots [file:///home/alice], model alice"; err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != want {
+		t.Errorf("alice's call asking beside bob's: %v %+v, want %q", err, res, want)
+	}
+	l.release <- struct{}{}
+	if err := <-bobDone; err != nil {
+		t.Fatalf("bob's call: %v", err)
+	}
+	for _, s := range a.list() {
+		if strings.HasPrefix(s, "bob ") {
+			t.Errorf("a question on alice's connection was put to bob: %s", s)
+		}
+	}
+	for _, s := range l.answers() {
+		if strings.Contains(s, "bob") {
+			t.Errorf("bob's answer reached alice's session at the server: %s", s)
+		}
+	}
+	// And on the shared connection, alone.
+	res, err = bob.CallTool(ctx, &mcp.CallToolParams{Name: "up_ask", Arguments: map[string]any{}})
+	if want := "bob: roots [file:///home/bob], model bob"; err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != want {
+		t.Errorf("bob's call asking alone: %v %+v, want %q", err, res, want)
+	}
+	t.Logf("asked: %v; the server got: %v", a.list(), l.answers())
+}
