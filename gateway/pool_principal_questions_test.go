@@ -5,6 +5,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -12,8 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/gateway"
 	"github.com/mcpadapter/mcpadapter/internal/testauth"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -35,10 +39,11 @@ func (a *asked) list() []string {
 	return append([]string(nil), a.got...)
 }
 
-// principalClient connects user to the gateway of e as a handshake-era
-// go-sdk client that has roots (file:///home/USER) and a model (it
-// answers "USER's model"), recording every question it gets in a.
-func principalClient(t *testing.T, ctx context.Context, e *xchgEnv, user string, a *asked) *mcp.ClientSession {
+// principalClient connects user, with the gateway's token tok, to the
+// gateway at url as a handshake-era go-sdk client that has roots
+// (file:///home/USER) and a model (it answers "USER's model"), recording
+// every question it gets in a.
+func principalClient(t *testing.T, ctx context.Context, url, tok, user string, a *asked) *mcp.ClientSession {
 	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: user, Version: "1"}, &mcp.ClientOptions{
 		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
@@ -53,7 +58,7 @@ func principalClient(t *testing.T, ctx context.Context, e *xchgEnv, user string,
 		},
 	})
 	c.AddRoots(&mcp.Root{URI: "file:///home/" + user, Name: user})
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: e.url, HTTPClient: &http.Client{Transport: bearerTransport{e.token(t, user)}}},
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearerTransport{tok}}},
 		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
@@ -146,33 +151,78 @@ func (l *lateAsker) answers() []string {
 	return append([]string(nil), l.got...)
 }
 
+// questionsEnv is a gateway in front of a lateAsker ("up") whose
+// credential is per principal: its endpoint, and a client of user's (with
+// roots and a model, recording its questions in a), ready to call.
+type questionsEnv struct {
+	url    string
+	client func(t *testing.T, ctx context.Context, user string, a *asked) *mcp.ClientSession
+}
+
 // TestPoolQuestionsStayOnTheirPrincipalsConnection: a handshake-era
-// server whose credential is exchanged per principal (each principal has
-// a connection of its own) asks for roots and a completion on alice's
-// connection after her call has ended, while bob's call (a client that
-// can be asked) is in flight on his. Bob is never asked a question that
-// came on alice's connection, and none of his roots or his model's
-// answers reaches alice's session at the server.
+// server whose credential is per principal (a token exchange, a sign-in
+// per user: each principal has a connection of its own) asks for roots
+// and a completion on alice's connection after her call has ended, while
+// bob's call (a client that can be asked) is in flight on his. Bob is
+// never asked a question that came on alice's connection, and none of his
+// roots or his model's answers reaches alice's session at the server;
+// questions during a call (on an extra connection beside bob's call, and
+// alone on the shared one) reach their caller.
 func TestPoolQuestionsStayOnTheirPrincipalsConnection(t *testing.T) {
-	var l *lateAsker
-	var e *xchgEnv
-	e = startXchg(t, func(o *testauth.Options) {
-		l = newLateAsker(func(authz string) string {
-			for _, r := range e.as.Requests() {
-				if r.Authorization == authz {
-					return r.User
+	for _, setup := range []struct {
+		name  string
+		start func(t *testing.T, l **lateAsker) questionsEnv
+	}{
+		{"exchange", func(t *testing.T, l **lateAsker) questionsEnv {
+			var e *xchgEnv
+			e = startXchg(t, func(o *testauth.Options) {
+				*l = newLateAsker(func(authz string) string { return userAt(e.as, authz) })
+				o.MCP, o.Stateful = (*l).srv, true
+			}, nil)
+			return questionsEnv{url: e.url, client: func(t *testing.T, ctx context.Context, user string, a *asked) *mcp.ClientSession {
+				return principalClient(t, ctx, e.url, e.token(t, user), user, a)
+			}}
+		}},
+		{"signin", func(t *testing.T, l **lateAsker) questionsEnv {
+			ln, base := listen(t)
+			e := &signInEnv{url: base + "/mcp", base: base, logs: &lockedBuffer{}}
+			e.gwAS = startGatewayAS(t, e.url)
+			*l = newLateAsker(func(authz string) string { return userAt(e.upAS, authz) })
+			e.upAS = testauth.Start(t, testauth.Options{MCP: (*l).srv, Stateful: true, ClientID: upClient, ClientSecret: upSecret, NoRegistration: true})
+			servers := []gateway.Server{{Name: "up", Config: &mcpadapter.ServerConfig{Name: "up", URL: e.upAS.MCPURL, Transport: "http",
+				Auth: &mcpadapter.ServerAuth{Grant: &mcpadapter.GrantSettings{Type: "signin", Issuer: e.upAS.URL, ClientID: upClient,
+					ClientSecret: upSecret, Scopes: []string{testauth.BaseScope}}}}}}
+			e.gw = signInGateway(t, ln, base, e.gwAS, servers, []byte("0123456789abcdef0123456789abcdef"), nil, e.logs)
+			return questionsEnv{url: e.url, client: func(t *testing.T, ctx context.Context, user string, a *asked) *mcp.ClientSession {
+				cs := principalClient(t, ctx, e.url, e.token(t, user), user, a)
+				_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "up_ask", Arguments: map[string]any{}})
+				var we *jsonrpc.Error
+				var d struct{ URL string }
+				if !errors.As(err, &we) || we.Code != gateway.CodeSignInRequired || json.Unmarshal(we.Data, &d) != nil {
+					t.Fatalf("%s's first call: want a sign-in required error, got %v", user, err)
 				}
-			}
-			return "?"
+				newBrowser(t, user).signIn(t, d.URL)
+				return cs
+			}}
+		}},
+	} {
+		t.Run(setup.name, func(t *testing.T) {
+			var l *lateAsker
+			env := setup.start(t, &l)
+			t.Cleanup(func() { close(l.release); l.asked.Wait() })
+			questionsStayOnConnection(t, env, l)
 		})
-		o.MCP, o.Stateful = l.srv, true
-	}, nil)
-	t.Cleanup(func() { close(l.release); l.asked.Wait() })
+	}
+}
+
+// questionsStayOnConnection runs TestPoolQuestionsStayOnTheirPrincipalsConnection
+// in env, in front of l.
+func questionsStayOnConnection(t *testing.T, env questionsEnv, l *lateAsker) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var a asked
-	alice := principalClient(t, ctx, e, "alice", &a)
-	bob := principalClient(t, ctx, e, "bob", &a)
+	alice := env.client(t, ctx, "alice", &a)
+	bob := env.client(t, ctx, "bob", &a)
 	if _, err := alice.CallTool(ctx, &mcp.CallToolParams{Name: "up_later", Arguments: map[string]any{}}); err != nil {
 		t.Fatalf("alice's call: %v", err)
 	}
