@@ -179,21 +179,29 @@ var errUnattributable = errors.New("the gateway cannot tell which client this re
 // connection of conn (connOf), belongs to, or why there is none. Only the
 // requests in flight on that connection count: the connections of a
 // server whose credential is per principal share the lane of their
-// client, and a question on one principal's is never another's.
+// client, and a question on one principal's is never another's. Of the
+// askers in flight (all of one key: one client's), one whose request is
+// still open is taken first, so that the question travels on a stream
+// that is still there.
 func (l *lane) attribute(conn string) (*origin, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var only *flight
+	var only, asker *flight
 	n := 0
 	for f := range l.flights {
-		if f.conn != conn {
+		switch {
+		case f.conn != conn:
 			continue
-		}
-		if f.asker {
-			return f.o, nil // askers in flight all have one key
+		case f.asker && f.o.live():
+			return f.o, nil
+		case f.asker:
+			asker = f
 		}
 		only = f
 		n++
+	}
+	if asker != nil {
+		return asker.o, nil
 	}
 	switch n {
 	case 0:

@@ -688,7 +688,8 @@ func (u *upstream) onElicit(ctx context.Context, l *lane, req *mcp.ElicitRequest
 	if t := taskFrom(ctx); t != nil { // a question of a task (tasks.go)
 		return t.ask(ctx, req.Params)
 	}
-	o, err := l.attribute(connOf(ctx))
+	conn := connOf(ctx)
+	o, err := l.attribute(conn)
 	if so, ok := ctx.Value(syncOriginKey{}).(*origin); ok {
 		o, err = so, nil
 	}
@@ -696,7 +697,7 @@ func (u *upstream) onElicit(ctx context.Context, l *lane, req *mcp.ElicitRequest
 		u.g.log.Warn("refused a server's elicitation", "server", u.name, "reason", err)
 		return nil, err
 	}
-	resp, err := u.ask(ctx, o, "elicitation", req.Params)
+	resp, err := u.ask(ctx, l, conn, o, "elicitation", req.Params)
 	if err != nil {
 		return nil, err
 	}
@@ -708,12 +709,13 @@ func (u *upstream) onElicit(ctx context.Context, l *lane, req *mcp.ElicitRequest
 }
 
 func (u *upstream) onSample(ctx context.Context, l *lane, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-	o, err := l.attribute(connOf(ctx))
+	conn := connOf(ctx)
+	o, err := l.attribute(conn)
 	if err != nil {
 		u.g.log.Warn("refused a server's sampling request", "server", u.name, "reason", err)
 		return nil, err
 	}
-	resp, err := u.ask(ctx, o, "sampling", req.Params)
+	resp, err := u.ask(ctx, l, conn, o, "sampling", req.Params)
 	if err != nil {
 		return nil, err
 	}
@@ -721,11 +723,12 @@ func (u *upstream) onSample(ctx context.Context, l *lane, req *mcp.CreateMessage
 }
 
 func (u *upstream) onRoots(ctx context.Context, l *lane, req *mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
-	o, err := l.attribute(connOf(ctx))
+	conn := connOf(ctx)
+	o, err := l.attribute(conn)
 	if err != nil || !o.canAsk("roots") {
 		return &mcp.ListRootsResult{Roots: append([]*mcp.Root{}, u.g.opts.Roots...)}, nil
 	}
-	resp, err := u.ask(ctx, o, "roots", &mcp.ListRootsParams{})
+	resp, err := u.ask(ctx, l, conn, o, "roots", &mcp.ListRootsParams{})
 	if err != nil {
 		return nil, err
 	}
@@ -736,16 +739,33 @@ func (u *upstream) onRoots(ctx context.Context, l *lane, req *mcp.ListRootsReque
 	return r, nil
 }
 
-// ask puts a server's question to the client o, bounded by ParkTimeout:
-// while it waits, the connection takes no call of another client that
-// can be asked (see lane; those go to other connections, pool.go, while
-// there is room), so a client that never answers holds them back no
-// longer than that.
-func (u *upstream) ask(ctx context.Context, o *origin, kind string, q mcp.InputRequest) (mcp.InputResponse, error) {
+// ask puts a server's question, which came on the connection of conn
+// whose lane is l, to the client o, bounded by ParkTimeout: while it
+// waits, the connection takes no call of another client that can be
+// asked (see lane; those go to other connections, pool.go, while there
+// is room), so a client that never answers holds them back no longer
+// than that.
+//
+// A handshake-era client's calls in flight on a connection share a key,
+// and the question goes with the request of any of them (lane.attribute),
+// which may end before the call that asked: the question, cut short with
+// that request, is asked again with another request of the same client
+// still open there.
+func (u *upstream) ask(ctx context.Context, l *lane, conn string, o *origin, kind string, q mcp.InputRequest) (mcp.InputResponse, error) {
 	d := u.g.opts.parkTimeout()
 	ctx, cancel := context.WithTimeoutCause(ctx, d, fmt.Errorf("the client did not answer the server's %s request within %s", kind, d))
 	defer cancel()
-	return o.ask(ctx, kind, q)
+	for {
+		resp, err := o.ask(ctx, kind, q)
+		if err == nil || ctx.Err() != nil || o.live() {
+			return resp, err
+		}
+		next, aerr := l.attribute(conn)
+		if aerr != nil || next == o || next.key != o.key || !next.live() {
+			return resp, err
+		}
+		o = next
+	}
 }
 
 // onLog passes a server's log message, sent on the connection whose lane
