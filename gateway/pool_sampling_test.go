@@ -242,3 +242,87 @@ func TestPoolOneSessionsCallsAskAtOnce(t *testing.T) {
 		wg.Wait()
 	}
 }
+
+// TestPoolRootsListChangedStaysWithItsClient: alice's session changes
+// its roots (notifications/roots/list_changed) while bob's call, which
+// asks for the roots only after a while, is in flight on the shared
+// connection of a handshake-era server that asks for the roots again
+// whenever told they changed. The gateway does not pass a client's
+// roots/list_changed on to a connection shared by others (the server
+// would ask outside any call of alice's), so the server asks no one
+// outside a call, and bob's call gets bob's roots.
+func TestPoolRootsListChangedStaysWithItsClient(t *testing.T) {
+	var mu sync.Mutex
+	var outside []string
+	var wg sync.WaitGroup
+	t.Cleanup(wg.Wait)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "roots"}, &mcp.ServerOptions{SupportedProtocolVersions: testserver.LegacyVersions,
+		RootsListChangedHandler: func(_ context.Context, req *mcp.RootsListChangedRequest) {
+			ss := req.Session
+			wg.Go(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				r, err := ss.ListRoots(ctx, nil)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					outside = append(outside, "error: "+err.Error())
+					return
+				}
+				for _, root := range r.Roots {
+					outside = append(outside, root.URI)
+				}
+				if len(r.Roots) == 0 {
+					outside = append(outside, "(none)")
+				}
+			})
+		}})
+	srv.AddTool(&mcp.Tool{Name: "slow_roots", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		time.Sleep(500 * time.Millisecond)
+		r, err := req.Session.ListRoots(ctx, nil)
+		if err != nil {
+			return nil, err
+		}
+		var uris []string
+		for _, root := range r.Roots {
+			uris = append(uris, root.URI)
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(uris, ",")}}}, nil
+	})
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(up.Close)
+	_, url := startForPrincipals(t, []Server{{Name: "s", Target: up.URL}}, &Options{}, "alice", "bob")
+	ctx := testCtx(t, 30*time.Second)
+	client := func(who string) (*mcp.Client, *mcp.ClientSession) {
+		c := mcp.NewClient(&mcp.Implementation{Name: who}, nil)
+		c.AddRoots(&mcp.Root{URI: "file:///home/" + who})
+		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{who}}}, &mcp.ClientSessionOptions{ProtocolVersion: v1125})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cs.Close() })
+		return c, cs
+	}
+	alice, _ := client("alice")
+	_, bob := client("bob")
+	done := make(chan string, 1)
+	go func() {
+		res, err := bob.CallTool(ctx, &mcp.CallToolParams{Name: "slow_roots", Arguments: map[string]any{}})
+		if err != nil {
+			done <- err.Error()
+			return
+		}
+		done <- texts(res)
+	}()
+	time.Sleep(100 * time.Millisecond) // bob's call is in flight
+	alice.AddRoots(&mcp.Root{URI: "file:///home/alice/new"})
+	if got := <-done; got != "file:///home/bob" {
+		t.Errorf("bob's call got the roots %q, want his own", got)
+	}
+	time.Sleep(200 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(outside) > 0 {
+		t.Errorf("the server asked for roots outside a call and got %v", outside)
+	}
+}
