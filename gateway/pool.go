@@ -45,10 +45,8 @@ type conn struct {
 	// ran on it after made it connect anew).
 	gone bool
 
-	// readyMu is held while the connection's session is made ready
-	// (pool.ready); ready is the session made ready last.
-	readyMu sync.Mutex
-	ready   *mcp.ClientSession
+	// ready makes its sessions ready (pool.prepare), once each.
+	ready *readied
 }
 
 // After an extra connection fails to open, the pool opens none for
@@ -115,7 +113,7 @@ func (p *pool) enter(ctx context.Context, f *flight) *conn {
 		p.mu.Unlock()
 		return nil
 	}
-	c := &conn{lane: newLane(), dialed: make(chan struct{})}
+	c := &conn{lane: newLane(), dialed: make(chan struct{}), ready: &readied{prepare: p.prepare}}
 	cl, err := p.open(c.lane)
 	if err != nil {
 		p.mu.Unlock()
@@ -187,22 +185,12 @@ func (p *pool) removeLocked(c *conn) {
 	}
 }
 
-// ready readies c's session, once per session: the client makes a new
-// one when the server lost the last (a stdio process that exited).
+// ready readies c's session that ctx's requests use, once per session:
+// the client makes a new one when the server lost the last (a stdio
+// process that exited), and one per principal over HTTP for a server
+// whose credential is per principal.
 func (p *pool) ready(ctx context.Context, c *conn) {
-	cs, err := c.client.Session(ctx)
-	if err != nil {
-		return // the call reports it
-	}
-	c.readyMu.Lock()
-	defer c.readyMu.Unlock()
-	if c.ready == cs {
-		return
-	}
-	c.ready = cs
-	if p.prepare != nil {
-		p.prepare(ctx, cs)
-	}
+	c.ready.ready(ctx, c.client)
 }
 
 // leave ends f, in flight on c, and starts the connection's idle time

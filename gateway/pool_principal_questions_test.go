@@ -42,7 +42,7 @@ func (a *asked) list() []string {
 // principalClient connects user, with the gateway's token tok, to the
 // gateway at url as a handshake-era go-sdk client that has roots
 // (file:///home/USER) and a model (it answers "USER's model"), recording
-// every question it gets in a.
+// every question and log message it gets in a.
 func principalClient(t *testing.T, ctx context.Context, url, tok, user string, a *asked) *mcp.ClientSession {
 	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: user, Version: "1"}, &mcp.ClientOptions{
@@ -56,6 +56,9 @@ func principalClient(t *testing.T, ctx context.Context, url, tok, user string, a
 			a.add(fmt.Sprintf("%s sampled for %q", user, q))
 			return &mcp.CreateMessageResult{Role: "assistant", Model: user, Content: &mcp.TextContent{Text: user + "'s model"}}, nil
 		},
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			a.add(fmt.Sprintf("%s got the log message %v", user, req.Params.Data))
+		},
 	})
 	c.AddRoots(&mcp.Root{URI: "file:///home/" + user, Name: user})
 	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearerTransport{tok}}},
@@ -64,13 +67,18 @@ func principalClient(t *testing.T, ctx context.Context, url, tok, user string, a
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cs.Close() })
+	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+		t.Fatal(err)
+	}
 	return cs
 }
 
 // lateAsker is a handshake-era server whose "later" tool answers at once
 // and, 400 ms after, asks the session it was called on for its roots and
 // a completion of "for WHO" (WHO: the token's user), recording what it
-// gets (byUser); its "hold" tool holds its call until release is closed.
+// gets; "ask" asks the same mid-call and answers what it got; "log" sends
+// the log message "for WHO"; "hold" holds its call until release is
+// closed.
 type lateAsker struct {
 	srv     *mcp.Server
 	held    chan struct{}
@@ -127,6 +135,17 @@ func newLateAsker(userOf func(authz string) string) *lateAsker {
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s: roots %v, model %s", who, uris, m.Model)}}}, nil
 		})
+	l.srv.AddTool(&mcp.Tool{Name: "log", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			who := userOf(req.GetExtra().Header.Get("Authorization"))
+			if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: "for " + who}); err != nil {
+				return nil, err
+			}
+			// go-sdk hands the gateway a log message apart from the
+			// answer: the answer does not overtake it.
+			time.Sleep(100 * time.Millisecond)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "logged"}}}, nil
+		})
 	l.srv.AddTool(&mcp.Tool{Name: "hold", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			l.held <- struct{}{}
@@ -169,10 +188,27 @@ type questionsEnv struct {
 // questions during a call (on an extra connection beside bob's call, and
 // alone on the shared one) reach their caller.
 func TestPoolQuestionsStayOnTheirPrincipalsConnection(t *testing.T) {
-	for _, setup := range []struct {
-		name  string
-		start func(t *testing.T, l **lateAsker) questionsEnv
-	}{
+	for _, setup := range perPrincipalSetups() {
+		t.Run(setup.name, func(t *testing.T) {
+			var l *lateAsker
+			env := setup.start(t, &l)
+			t.Cleanup(func() { close(l.release); l.asked.Wait() })
+			questionsStayOnConnection(t, env, l)
+		})
+	}
+}
+
+// perPrincipalSetup starts a gateway in front of a lateAsker whose
+// credential is per principal.
+type perPrincipalSetup struct {
+	name  string
+	start func(t *testing.T, l **lateAsker) questionsEnv
+}
+
+// perPrincipalSetups are the credentials per principal: a token exchange,
+// a sign-in per user (each user signs in before the client is returned).
+func perPrincipalSetups() []perPrincipalSetup {
+	return []perPrincipalSetup{
 		{"exchange", func(t *testing.T, l **lateAsker) questionsEnv {
 			var e *xchgEnv
 			e = startXchg(t, func(o *testauth.Options) {
@@ -205,13 +241,6 @@ func TestPoolQuestionsStayOnTheirPrincipalsConnection(t *testing.T) {
 				return cs
 			}}
 		}},
-	} {
-		t.Run(setup.name, func(t *testing.T) {
-			var l *lateAsker
-			env := setup.start(t, &l)
-			t.Cleanup(func() { close(l.release); l.asked.Wait() })
-			questionsStayOnConnection(t, env, l)
-		})
 	}
 }
 
@@ -259,4 +288,55 @@ func questionsStayOnConnection(t *testing.T, env questionsEnv, l *lateAsker) {
 		t.Errorf("bob's call asking alone: %v %+v, want %q", err, res, want)
 	}
 	t.Logf("asked: %v; the server got: %v", a.list(), l.answers())
+}
+
+// TestPoolLogsOfPrincipalsConnection: a handshake-era server whose
+// credential is per principal sends a log message during alice's calls:
+// alone on the shared client (her own connection there), and on an extra
+// connection while bob's call holds the shared one. Alice gets each (she
+// asked for every level), bob none.
+func TestPoolLogsOfPrincipalsConnection(t *testing.T) {
+	for _, setup := range perPrincipalSetups() {
+		t.Run(setup.name, func(t *testing.T) {
+			var l *lateAsker
+			env := setup.start(t, &l)
+			t.Cleanup(func() { close(l.release); l.asked.Wait() })
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			var a asked
+			alice := env.client(t, ctx, "alice", &a)
+			bob := env.client(t, ctx, "bob", &a)
+			logged := func(when string) {
+				t.Helper()
+				if _, err := alice.CallTool(ctx, &mcp.CallToolParams{Name: "up_log", Arguments: map[string]any{}}); err != nil {
+					t.Fatalf("alice's call %s: %v", when, err)
+				}
+			}
+			logged("alone")
+			bobDone := make(chan error, 1)
+			go func() {
+				_, err := bob.CallTool(ctx, &mcp.CallToolParams{Name: "up_hold", Arguments: map[string]any{}})
+				bobDone <- err
+			}()
+			<-l.held
+			logged("beside bob's")
+			l.release <- struct{}{}
+			if err := <-bobDone; err != nil {
+				t.Fatalf("bob's call: %v", err)
+			}
+			time.Sleep(200 * time.Millisecond) // log messages come apart from the answers
+			n := 0
+			for _, s := range a.list() {
+				switch {
+				case s == "alice got the log message for alice":
+					n++
+				case strings.HasPrefix(s, "bob got the log"):
+					t.Errorf("%s", s)
+				}
+			}
+			if n != 2 {
+				t.Errorf("alice got %d of her 2 calls' log messages: %v", n, a.list())
+			}
+		})
+	}
 }

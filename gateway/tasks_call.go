@@ -206,6 +206,9 @@ func (g *Gateway) runTaskCall(ctx context.Context, r toolRoute, args json.RawMes
 		return nil, rpcError(err)
 	}
 	defer u.closeAgain()
+	if !u.isModern() {
+		u.ready.ready(ctx, u.client) // its connection is asked for log messages
+	}
 	res, err := u.client.CallTool(ctx, r.tool.OriginalName, json.RawMessage(r.tool.ServerArguments(args)), opts)
 	if sr := signInOf(err); sr != nil && u.web != nil {
 		return nil, &signInNeeded{sr} // the caller asks

@@ -27,6 +27,10 @@ type upstream struct {
 	client  *mcpadapter.Client
 	adapter *mcpadapter.Adapter // the server's tools, named and shaped
 	lane    *lane
+	// ready asks a handshake-era server for every log message on each
+	// session of client, once (a session per principal over HTTP for a
+	// server whose credential is per principal).
+	ready *readied
 	// pool holds the extra connections to a handshake-era server
 	// (pool.go); nil means none.
 	pool *pool
@@ -73,7 +77,7 @@ type upstream struct {
 
 // newUpstream builds the client of s, with the gateway's handlers.
 func newUpstream(g *Gateway, s Server, prefix mcpadapter.PrefixMode) (*upstream, error) {
-	u := &upstream{g: g, spec: s, name: s.Name, lane: newLane(), kick: make(chan struct{}, 1), done: make(chan struct{}), subs: make(map[string]map[*mcp.ServerSession]context.Context)}
+	u := &upstream{g: g, spec: s, name: s.Name, lane: newLane(), ready: &readied{prepare: askLogs}, kick: make(chan struct{}, 1), done: make(chan struct{}), subs: make(map[string]map[*mcp.ServerSession]context.Context)}
 	if s.Config != nil {
 		u.prefix = s.Config.Prefix
 	}
@@ -329,7 +333,7 @@ func (u *upstream) connect(ctx context.Context, prev *mcp.ClientSession) (*mcp.C
 	}
 	modern := info.Era == mcpadapter.EraDiscover
 	if !modern {
-		askLogs(ctx, cs)
+		u.ready.mark(ctx, cs, true)
 	}
 	u.mu.Lock()
 	u.info, u.caps, u.modern = info, caps, modern
@@ -495,6 +499,11 @@ func (u *upstream) fly(ctx context.Context, o *origin, anyConn bool) (_ *mcpadap
 	if err := u.gone(); err != nil {
 		leave()
 		return nil, nil, err
+	}
+	if c == u.client && !u.isModern() {
+		// The principal's own connection is asked for the server's log
+		// messages too (the pool readies its own connections).
+		u.ready.ready(ctx, c)
 	}
 	return c, leave, nil
 }
