@@ -22,7 +22,8 @@ import (
 // connection idle for Options' extraIdle is closed; all are closed with
 // the server. After a connection fails to open (a server that lets one
 // process run, or hangs its handshake) the pool opens no other for a
-// while (minOpenBackoff, doubling), and calls wait meanwhile.
+// while (minOpenBackoff, doubling), and calls wait meanwhile; then the
+// waiting calls try again (pool_pause.go).
 //
 // An extra connection is made as the shared one is (the same settings,
 // credentials and handlers), with no cap of its own on calls in flight:
@@ -49,13 +50,6 @@ type conn struct {
 	ready *readied
 }
 
-// After an extra connection fails to open, the pool opens none for
-// minOpenBackoff, doubled with each failure in a row up to maxOpenBackoff.
-const (
-	minOpenBackoff = time.Second
-	maxOpenBackoff = time.Minute
-)
-
 type pool struct {
 	max  int
 	wait time.Duration // how long a connection stays open idle
@@ -72,12 +66,10 @@ type pool struct {
 	// change, once made (changed), is closed on the next change that
 	// may let a waiting call in: a call leaving, a connection closing.
 	change chan struct{}
-	// After a connection failed to open, no other is opened before
-	// retryAt; backoff doubles with each failure in a row (a server of
-	// which one process only may run fails every time).
-	retryAt time.Time
-	backoff time.Duration
-	wg      sync.WaitGroup // closings of idle connections under way
+	// pauses hold back the opening of connections after one failed to
+	// open (pool_pause.go), by connection key.
+	pauses map[string]*openPause
+	wg     sync.WaitGroup // closings of idle connections under way
 }
 
 // enter records f in flight on a connection of the pool where it may start
@@ -109,7 +101,8 @@ func (p *pool) enter(ctx context.Context, f *flight) *conn {
 			return nil
 		}
 	}
-	if len(p.conns) >= p.max || time.Now().Before(p.retryAt) {
+	key := "" // the pool's connections pause together
+	if len(p.conns) >= p.max || p.pausedLocked(key, time.Now()) {
 		p.mu.Unlock()
 		return nil
 	}
@@ -132,14 +125,13 @@ func (p *pool) enter(ctx context.Context, f *flight) *conn {
 		c.failed = true
 		p.removeLocked(c)
 	case err != nil:
-		p.backoff = min(max(2*p.backoff, minOpenBackoff), maxOpenBackoff)
-		p.retryAt = time.Now().Add(p.backoff)
+		p.failedLocked(key)
 		fallthrough
 	case p.closed:
 		c.failed = true
 		p.removeLocked(c)
 	default:
-		p.backoff = 0
+		p.openedLocked(key)
 	}
 	close(c.dialed)
 	p.mu.Unlock()
@@ -254,6 +246,9 @@ func (p *pool) close() error {
 	conns := slices.Clone(p.conns)
 	for _, c := range conns {
 		p.removeLocked(c)
+	}
+	for key := range p.pauses {
+		p.openedLocked(key) // its timer stopped
 	}
 	p.mu.Unlock()
 	var errs []error
