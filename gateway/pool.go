@@ -23,7 +23,10 @@ import (
 // the server. After a connection fails to open (a server that lets one
 // process run, or hangs its handshake) the pool opens no other for a
 // while (minOpenBackoff, doubling), and calls wait meanwhile; then the
-// waiting calls try again (pool_pause.go).
+// waiting calls try again (pool_pause.go). Over HTTP, for a server whose
+// credential is per principal, that pause holds back that principal's
+// connections only: a server that refuses one principal's token
+// refuses no one else.
 //
 // An extra connection is made as the shared one is (the same settings,
 // credentials and handlers), with no cap of its own on calls in flight:
@@ -101,7 +104,7 @@ func (p *pool) enter(ctx context.Context, f *flight) *conn {
 			return nil
 		}
 	}
-	key := "" // the pool's connections pause together
+	key := connOf(ctx) // the principal whose connection it would be
 	if len(p.conns) >= p.max || p.pausedLocked(key, time.Now()) {
 		p.mu.Unlock()
 		return nil

@@ -340,3 +340,64 @@ func TestPoolLogsOfPrincipalsConnection(t *testing.T) {
 		})
 	}
 }
+
+// TestPoolRefusedPrincipalKeepsPoolForOthers: a handshake-era server
+// whose credential is exchanged per principal refuses every token of
+// eve's (401). With bob's call holding the shared connection, eve's call
+// (a client that can be asked) fails to open an extra connection three
+// times; alice's call, made right after, still gets an extra connection at
+// once, not after the pause those refusals made (4 s) nor after bob's
+// call: one principal refused by the server is her own failure, not the
+// server's, and holds the pool back for no one.
+func TestPoolRefusedPrincipalKeepsPoolForOthers(t *testing.T) {
+	var l *lateAsker
+	var e *xchgEnv
+	e = startXchg(t, func(o *testauth.Options) {
+		l = newLateAsker(func(authz string) string { return userAt(e.as, authz) })
+		o.MCP, o.Stateful = l.srv, true
+	}, nil)
+	t.Cleanup(func() { close(l.release); l.asked.Wait() })
+	e.as.RefuseUser("eve", true)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var a asked
+	alice := principalClient(t, ctx, e.url, e.token(t, "alice"), "alice", &a)
+	bob := principalClient(t, ctx, e.url, e.token(t, "bob"), "bob", &a)
+	eve := principalClient(t, ctx, e.url, e.token(t, "eve"), "eve", &a)
+	bobDone := make(chan error, 1)
+	go func() {
+		_, err := bob.CallTool(ctx, &mcp.CallToolParams{Name: "up_hold", Arguments: map[string]any{}})
+		bobDone <- err
+	}()
+	<-l.held
+	// Past each refusal eve's call waits for a connection, and tries to
+	// open one again when the pause ends (1 s, then 2 s, ...): she gives
+	// up after three refusals.
+	cctx, ccancel := context.WithTimeout(ctx, 3500*time.Millisecond)
+	res, err := eve.CallTool(cctx, &mcp.CallToolParams{Name: "up_log", Arguments: map[string]any{}})
+	ccancel()
+	if err == nil && !res.IsError {
+		t.Fatal("eve's call, whose tokens the server refuses, succeeded")
+	}
+	t.Logf("eve's call: %v", err)
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() {
+		_, err := alice.CallTool(ctx, &mcp.CallToolParams{Name: "up_log", Arguments: map[string]any{}})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("alice's call: %v", err)
+		}
+		t.Logf("alice's call beside bob's, after eve's were refused: %v", time.Since(start))
+	case <-time.After(1500 * time.Millisecond):
+		t.Errorf("alice's call waits (for bob's, or the pause eve's refusals made) after eve's calls were refused")
+		<-done
+	}
+	l.release <- struct{}{}
+	if err := <-bobDone; err != nil {
+		t.Fatalf("bob's call: %v", err)
+	}
+}
