@@ -571,7 +571,7 @@ func (u *upstream) closeAgain() {
 }
 
 // errGone is why a request is not sent to a server closed for good.
-var errGone = errors.New("it was removed from the gateway's servers, or the gateway closed")
+var errGone = errors.New("removed or replaced by Reload, or the gateway closed")
 
 // gone returns the error of a request to u when u was closed for good
 // (Reload removed it, or the gateway closed), else nil.
