@@ -254,6 +254,11 @@ func (g *Gateway) forwardCall(ctx context.Context, r toolRoute, o *origin, param
 		return nil, callError(u, params.Name, context.Cause(ctx), err)
 	}
 	free, err := u.callSlot(ctx)
+	if err == nil {
+		if err = u.gone(); err != nil { // removed while the call waited
+			free()
+		}
+	}
 	if err != nil {
 		leave()
 		return nil, callError(u, params.Name, context.Cause(ctx), err)

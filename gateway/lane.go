@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/mcpadapter/mcpadapter"
 )
 
 // A handshake-era server's requests (elicitation/create,
@@ -40,6 +42,27 @@ import (
 type flight struct {
 	o     *origin
 	asker bool
+	// conn is the principal whose connection of the server's client the
+	// request runs on (its CallIdentity: a server whose credential is
+	// per principal), "" for the connection of no one's.
+	conn string
+}
+
+// newFlight returns the flight of a request of o made with ctx (its
+// CallIdentity names the connection it runs on).
+func newFlight(ctx context.Context, o *origin) *flight {
+	return &flight{o: o, asker: o.asker(), conn: connOf(ctx)}
+}
+
+// connOf returns the principal whose connection a request made with ctx
+// runs on, or whose connection a server's request handled with ctx came
+// on (go-sdk's handlers of a principal's connection see its identity):
+// "" for the connection of no one's.
+func connOf(ctx context.Context) string {
+	if id := mcpadapter.CallIdentityFrom(ctx); id != nil {
+		return id.Principal
+	}
+	return ""
 }
 
 // conflicts reports whether a and b may not run side by side.
@@ -198,19 +221,28 @@ func (l *lane) whileFlying(key string) context.Context {
 // cannot tell which client it is for.
 var errUnattributable = errors.New("the gateway cannot tell which client this request is for")
 
-// attribute returns the origin a server's request belongs to, or why there
-// is none.
-func (l *lane) attribute() (*origin, error) {
+// attribute returns the origin a server's request, which came on the
+// connection of conn (connOf), belongs to, or why there is none. Only the
+// requests in flight on that connection count: the connections of a
+// server whose credential is per principal share the lane of their
+// client, and a question on one principal's is never another's. Of the
+// askers in flight (all of one key: one client's), one whose request is
+// still open is taken first, so that the question travels on a stream
+// that is still there.
+func (l *lane) attribute(conn string) (*origin, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var only, ended *flight
 	n := 0
 	for f := range l.flights {
+		if f.conn != conn {
+			continue
+		}
 		if f.asker {
 			// Askers in flight all have one key. The question goes on
 			// the request of one that has not ended, when there is one
 			// (a call cancelled a moment ago stays in flight: lateQuiet).
-			if ctx, _ := f.o.current(); ctx.Err() == nil {
+			if f.o.live() {
 				return f.o, nil
 			}
 			ended = f
@@ -230,14 +262,16 @@ func (l *lane) attribute() (*origin, error) {
 	return nil, fmt.Errorf("%w: %d requests of clients that cannot be asked are in flight", errUnattributable, n)
 }
 
-// attributeLog returns the origin a log message belongs to: that of the
-// calls in flight when they all have one key, else nil.
-func (l *lane) attributeLog() *origin {
+// attributeLog returns the origin a log message, which came on the
+// connection of conn, belongs to: that of the calls in flight on that
+// connection when they all have one key, else nil.
+func (l *lane) attributeLog(conn string) *origin {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var o *origin
 	for f := range l.flights {
 		switch {
+		case f.conn != conn:
 		case o == nil:
 			o = f.o
 		case o.key != f.o.key:

@@ -132,6 +132,13 @@ func (o *origin) current() (context.Context, *mcp.ServerSession) {
 	return o.ctx, o.ss
 }
 
+// live reports whether the client request o was made for is still open
+// (a question asked with it can travel on its stream).
+func (o *origin) live() bool {
+	ctx, _ := o.current()
+	return ctx.Err() == nil
+}
+
 // rebind points o at a new request of the same call (a 2026-07-28
 // client's retry with its answers).
 func (o *origin) rebind(ctx context.Context, ss *mcp.ServerSession, tok any) {

@@ -22,7 +22,11 @@ import (
 // connection idle for Options' extraIdle is closed; all are closed with
 // the server. After a connection fails to open (a server that lets one
 // process run, or hangs its handshake) the pool opens no other for a
-// while (minOpenBackoff, doubling), and calls wait meanwhile.
+// while (minOpenBackoff, doubling), and calls wait meanwhile; then the
+// waiting calls try again (pool_pause.go). Over HTTP, for a server whose
+// credential is per principal, that pause holds back that principal's
+// connections only: a server that refuses one principal's token
+// refuses no one else.
 //
 // An extra connection is made as the shared one is (the same settings,
 // credentials and handlers), with no cap of its own on calls in flight:
@@ -45,18 +49,9 @@ type conn struct {
 	// ran on it after made it connect anew).
 	gone bool
 
-	// readyMu is held while the connection's session is made ready
-	// (pool.ready); ready is the session made ready last.
-	readyMu sync.Mutex
-	ready   *mcp.ClientSession
+	// ready makes its sessions ready (pool.prepare), once each.
+	ready *readied
 }
-
-// After an extra connection fails to open, the pool opens none for
-// minOpenBackoff, doubled with each failure in a row up to maxOpenBackoff.
-const (
-	minOpenBackoff = time.Second
-	maxOpenBackoff = time.Minute
-)
 
 type pool struct {
 	max  int
@@ -74,12 +69,10 @@ type pool struct {
 	// change, once made (changed), is closed on the next change that
 	// may let a waiting call in: a call leaving, a connection closing.
 	change chan struct{}
-	// After a connection failed to open, no other is opened before
-	// retryAt; backoff doubles with each failure in a row (a server of
-	// which one process only may run fails every time).
-	retryAt time.Time
-	backoff time.Duration
-	wg      sync.WaitGroup // closings of idle connections under way
+	// pauses hold back the opening of connections after one failed to
+	// open (pool_pause.go), by connection key.
+	pauses map[string]*openPause
+	wg     sync.WaitGroup // closings of idle connections under way
 }
 
 // enter records f in flight on a connection of the pool where it may start
@@ -111,11 +104,12 @@ func (p *pool) enter(ctx context.Context, f *flight) *conn {
 			return nil
 		}
 	}
-	if len(p.conns) >= p.max || time.Now().Before(p.retryAt) {
+	key := connOf(ctx) // the principal whose connection it would be
+	if len(p.conns) >= p.max || p.pausedLocked(key, time.Now()) {
 		p.mu.Unlock()
 		return nil
 	}
-	c := &conn{lane: newLane(), dialed: make(chan struct{})}
+	c := &conn{lane: newLane(), dialed: make(chan struct{}), ready: &readied{prepare: p.prepare}}
 	cl, err := p.open(c.lane)
 	if err != nil {
 		p.mu.Unlock()
@@ -134,14 +128,13 @@ func (p *pool) enter(ctx context.Context, f *flight) *conn {
 		c.failed = true
 		p.removeLocked(c)
 	case err != nil:
-		p.backoff = min(max(2*p.backoff, minOpenBackoff), maxOpenBackoff)
-		p.retryAt = time.Now().Add(p.backoff)
+		p.failedLocked(key)
 		fallthrough
 	case p.closed:
 		c.failed = true
 		p.removeLocked(c)
 	default:
-		p.backoff = 0
+		p.openedLocked(key)
 	}
 	close(c.dialed)
 	p.mu.Unlock()
@@ -187,22 +180,12 @@ func (p *pool) removeLocked(c *conn) {
 	}
 }
 
-// ready readies c's session, once per session: the client makes a new
-// one when the server lost the last (a stdio process that exited).
+// ready readies c's session that ctx's requests use, once per session:
+// the client makes a new one when the server lost the last (a stdio
+// process that exited), and one per principal over HTTP for a server
+// whose credential is per principal.
 func (p *pool) ready(ctx context.Context, c *conn) {
-	cs, err := c.client.Session(ctx)
-	if err != nil {
-		return // the call reports it
-	}
-	c.readyMu.Lock()
-	defer c.readyMu.Unlock()
-	if c.ready == cs {
-		return
-	}
-	c.ready = cs
-	if p.prepare != nil {
-		p.prepare(ctx, cs)
-	}
+	c.ready.ready(ctx, c.client)
 }
 
 // leave ends f, in flight on c, and starts the connection's idle time
@@ -266,6 +249,9 @@ func (p *pool) close() error {
 	conns := slices.Clone(p.conns)
 	for _, c := range conns {
 		p.removeLocked(c)
+	}
+	for key := range p.pauses {
+		p.openedLocked(key) // its timer stopped
 	}
 	p.mu.Unlock()
 	var errs []error

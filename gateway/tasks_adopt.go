@@ -106,7 +106,11 @@ func (s *taskStore) follow(ctx context.Context, u *upstream, a *gwTask) {
 	var res *mcpadapter.Result
 	cctx, err := u.as(ctx)
 	if err == nil {
+		err = u.gone()
+	}
+	if err == nil {
 		res, err = u.client.ResumeTask(cctx, *a.handle, &mcpadapter.CallOptions{Detach: a.detach})
+		u.closeAgain()
 	}
 	if a.handedOver() {
 		return

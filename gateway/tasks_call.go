@@ -175,7 +175,7 @@ func (g *Gateway) runTaskCall(ctx context.Context, r toolRoute, args json.RawMes
 	}
 	if !u.isModern() {
 		// Keeps the server's requests attributable (lane.go).
-		f := &flight{o: o, asker: o.asker()}
+		f := newFlight(ctx, o)
 		if err := u.lane.enter(ctx, f); err != nil {
 			return nil, err
 		}
@@ -201,6 +201,15 @@ func (g *Gateway) runTaskCall(ctx context.Context, r toolRoute, args json.RawMes
 	}
 	if args == nil {
 		args = json.RawMessage("{}")
+	}
+	// Not sent to a server removed (or closed) while the call waited for
+	// its turn; the client is closed again after a call that raced that.
+	if err := u.gone(); err != nil {
+		return nil, rpcError(err)
+	}
+	defer u.closeAgain()
+	if !u.isModern() {
+		u.ready.ready(ctx, u.client) // its connection is asked for log messages
 	}
 	res, err := u.client.CallTool(ctx, r.tool.OriginalName, json.RawMessage(r.tool.ServerArguments(args)), opts)
 	if sr := signInOf(err); sr != nil && u.web != nil {

@@ -104,10 +104,11 @@ func (s *taskStore) cancelMirror(ctx context.Context, t *gwTask) error {
 		if u := s.g.upstream(rec.Server); u != nil {
 			ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 			defer cancel()
-			if cctx, err := u.as(withPrincipal(ctx, rec.Principal)); err == nil {
+			if cctx, err := u.as(withPrincipal(ctx, rec.Principal)); err == nil && u.gone() == nil {
 				if _, err := u.client.CancelTask(cctx, h.TaskID); err != nil {
 					s.g.log.Warn("a server's task could not be cancelled at the server", "task", t.id, "server", rec.Server, "err", err)
 				}
+				u.closeAgain()
 			}
 		}
 	}

@@ -27,6 +27,10 @@ type upstream struct {
 	client  *mcpadapter.Client
 	adapter *mcpadapter.Adapter // the server's tools, named and shaped
 	lane    *lane
+	// ready asks a handshake-era server for every log message on each
+	// session of client, once (a session per principal over HTTP for a
+	// server whose credential is per principal).
+	ready *readied
 	// pool holds the extra connections to a handshake-era server
 	// (pool.go); nil means none.
 	pool *pool
@@ -73,7 +77,7 @@ type upstream struct {
 
 // newUpstream builds the client of s, with the gateway's handlers.
 func newUpstream(g *Gateway, s Server, prefix mcpadapter.PrefixMode) (*upstream, error) {
-	u := &upstream{g: g, spec: s, name: s.Name, lane: newLane(), kick: make(chan struct{}, 1), done: make(chan struct{}), subs: make(map[string]map[*mcp.ServerSession]context.Context)}
+	u := &upstream{g: g, spec: s, name: s.Name, lane: newLane(), ready: &readied{prepare: askLogs}, kick: make(chan struct{}, 1), done: make(chan struct{}), subs: make(map[string]map[*mcp.ServerSession]context.Context)}
 	if s.Config != nil {
 		u.prefix = s.Config.Prefix
 	}
@@ -329,7 +333,7 @@ func (u *upstream) connect(ctx context.Context, prev *mcp.ClientSession) (*mcp.C
 	}
 	modern := info.Era == mcpadapter.EraDiscover
 	if !modern {
-		askLogs(ctx, cs)
+		u.ready.mark(ctx, cs, true)
 	}
 	u.mu.Lock()
 	u.info, u.caps, u.modern = info, caps, modern
@@ -485,7 +489,28 @@ func (u *upstream) do(ctx context.Context, o *origin, idempotent, anyConn bool, 
 // connection where it may (pool.go), else it waits until the shared
 // connection or an extra one takes it.
 func (u *upstream) fly(ctx context.Context, o *origin, anyConn bool) (_ *mcpadapter.Client, leave func(), _ error) {
-	f := &flight{o: o, asker: o.asker()}
+	c, leave, err := u.board(ctx, o, anyConn)
+	if err != nil {
+		return nil, nil, err
+	}
+	// A request that waited for its connection while Reload removed the
+	// server (or the gateway closed) is not sent: its client would
+	// connect anew (a stdio server's process started again).
+	if err := u.gone(); err != nil {
+		leave()
+		return nil, nil, err
+	}
+	if c == u.client && !u.isModern() {
+		// The principal's own connection is asked for the server's log
+		// messages too (the pool readies its own connections).
+		u.ready.ready(ctx, c)
+	}
+	return c, leave, nil
+}
+
+// board is fly without its check that the server is still there.
+func (u *upstream) board(ctx context.Context, o *origin, anyConn bool) (_ *mcpadapter.Client, leave func(), _ error) {
+	f := newFlight(ctx, o)
 	if u.isModern() {
 		// A 2026-07-28 server's questions come back in its results:
 		// the lane only attributes its log messages.
@@ -532,10 +557,29 @@ func (u *upstream) fly(ctx context.Context, o *origin, anyConn bool) (_ *mcpadap
 func (u *upstream) leaveShared(leave func()) func() {
 	return func() {
 		leave()
-		if u.closed.Load() {
-			_ = u.client.Close()
-		}
+		u.closeAgain()
 	}
+}
+
+// closeAgain closes the server's client once more when the server was
+// closed for good (closed): a request made on it meanwhile may have
+// connected it anew. Every request on the shared client ends with it.
+func (u *upstream) closeAgain() {
+	if u.closed.Load() {
+		_ = u.client.Close()
+	}
+}
+
+// errGone is why a request is not sent to a server closed for good.
+var errGone = errors.New("removed or replaced by Reload, or the gateway closed")
+
+// gone returns the error of a request to u when u was closed for good
+// (Reload removed it, or the gateway closed), else nil.
+func (u *upstream) gone() error {
+	if u.closed.Load() {
+		return &unavailableError{server: u.name, err: errGone}
+	}
+	return nil
 }
 
 // lateQuiet is how long a handshake-era request that ended with its
@@ -653,7 +697,8 @@ func (u *upstream) onElicit(ctx context.Context, l *lane, req *mcp.ElicitRequest
 	if t := taskFrom(ctx); t != nil { // a question of a task (tasks.go)
 		return t.ask(ctx, req.Params)
 	}
-	o, err := l.attribute()
+	conn := connOf(ctx)
+	o, err := l.attribute(conn)
 	if so, ok := ctx.Value(syncOriginKey{}).(*origin); ok {
 		o, l, err = so, nil, nil // the call's own
 	}
@@ -673,7 +718,8 @@ func (u *upstream) onElicit(ctx context.Context, l *lane, req *mcp.ElicitRequest
 }
 
 func (u *upstream) onSample(ctx context.Context, l *lane, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-	o, err := l.attribute()
+	conn := connOf(ctx)
+	o, err := l.attribute(conn)
 	if err != nil {
 		u.g.log.Warn("refused a server's sampling request", "server", u.name, "reason", err)
 		return nil, err
@@ -686,7 +732,8 @@ func (u *upstream) onSample(ctx context.Context, l *lane, req *mcp.CreateMessage
 }
 
 func (u *upstream) onRoots(ctx context.Context, l *lane, req *mcp.ListRootsRequest) (*mcp.ListRootsResult, error) {
-	o, err := l.attribute()
+	conn := connOf(ctx)
+	o, err := l.attribute(conn)
 	if err != nil || !o.canAsk("roots") {
 		return &mcp.ListRootsResult{Roots: append([]*mcp.Root{}, u.g.opts.Roots...)}, nil
 	}
@@ -732,7 +779,7 @@ func (u *upstream) onLog(ctx context.Context, l *lane, req *mcp.LoggingMessageRe
 	if p.Logger == "" {
 		p.Logger = u.name
 	}
-	if o := l.attributeLog(); o != nil {
+	if o := l.attributeLog(connOf(ctx)); o != nil {
 		o.log(&p)
 		return
 	}

@@ -40,6 +40,10 @@ const (
 type Options struct {
 	// MCP is the MCP server behind the protected endpoint.
 	MCP *mcp.Server
+	// Stateful serves MCP with a session per connection (go-sdk's
+	// default), so that the server may send requests outside a call's
+	// response; otherwise statelessly.
+	Stateful bool
 	// TokenTTL is the access token lifetime; zero means one hour.
 	TokenTTL time.Duration
 	// AdminTool, if set, is a tool whose calls need AdminScope: without it
@@ -256,7 +260,7 @@ func New(opts Options) (*Server, error) {
 	mux.HandleFunc("/token", s.token)
 	mux.HandleFunc("/jwks", s.jwks)
 	mux.HandleFunc("/introspect", s.introspect)
-	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return opts.MCP }, &mcp.StreamableHTTPOptions{Stateless: true})
+	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return opts.MCP }, &mcp.StreamableHTTPOptions{Stateless: !opts.Stateful})
 	if opts.SSE {
 		h = mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return opts.MCP }, nil)
 	}
