@@ -276,8 +276,8 @@ func TestSessionQuestionEndsWhenGatewayCloses(t *testing.T) {
 		t.Errorf("the server's question ended with %v, want %q", err, errClosed)
 	}
 	stop()
-	// The client is not told that the question was withdrawn: the
-	// request that carried it is gone.
+	// The client's session closes with the gateway: the question's
+	// withdrawal need not reach it.
 	close(release)
 	_ = cs.Close()
 	ts.Close()
@@ -341,8 +341,7 @@ func TestHostileQuestionOutlivingCall(t *testing.T) {
 		t.Errorf("the server's question ended with %v, want %q", err, errNoCallInFlight)
 	}
 	t.Logf("the question ended %s after the slow call's answer", time.Since(start).Round(time.Millisecond))
-	// The client is not told that the question was withdrawn: the
-	// request that carried it is gone. Its session ends all the same.
+	// The client's session ends all the same.
 	if err := within(t, deleteSession(t, url, cs.ID()), 5*time.Second, "ending the session"); err != nil {
 		t.Error(err)
 	}
@@ -382,4 +381,36 @@ func TestSessionQuestionSkipsEndedRequest(t *testing.T) {
 		}
 		within(t, a.ended, 5*time.Second, "the server's question ending")
 	}
+}
+
+// TestSessionQuestionWithdrawalReachesClient: a question withdrawn once
+// the request that carried it was answered (here: no call of the session
+// is in flight any more) is withdrawn at the client too, on its session's
+// standalone stream: the client's handler sees its context end, and the
+// client closes without waiting for it.
+func TestSessionQuestionWithdrawalReachesClient(t *testing.T) {
+	a := startHolding(t)
+	_, url := startGateway(t, []Server{{Name: "s", Target: a.url}}, nil)
+	asked := make(chan struct{}, 16)
+	withdrawn := make(chan error, 16)
+	cs := connect(t, url, v1125, &mcp.ClientOptions{
+		ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked <- struct{}{}
+			select {
+			case <-ctx.Done():
+				withdrawn <- ctx.Err()
+				return nil, ctx.Err()
+			case <-t.Context().Done():
+				return nil, errors.New("no answer")
+			}
+		},
+	})
+	defer askOnAnsweredCall(t, a, cs, asked, false)()
+	if err := within(t, a.ended, 10*time.Second, "the server's question ending"); err == nil || !strings.Contains(err.Error(), errNoCallInFlight.Error()) {
+		t.Fatalf("the server's question ended with %v, want %q", err, errNoCallInFlight)
+	}
+	within(t, withdrawn, 5*time.Second, "the question's withdrawal at the client")
+	closed := make(chan error, 1)
+	go func() { closed <- cs.Close() }()
+	within(t, closed, 5*time.Second, "the client's Close")
 }
