@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bufio"
+	"context"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestCloseSlowReaderOnGoSDKPath: a client that stops reading a large
@@ -122,4 +124,80 @@ func stalledRequest(t *testing.T, u string, header map[string]string, body strin
 		t.Fatalf("the answer's status line: %q, %v", line, err)
 	}
 	return conn
+}
+
+// TestCloseSlowReaderArrivingDuringClose: a client that sends a request
+// while Gateway.Close is under way (here Close waits for a Reload, which
+// ends a server whose session's DELETE does not return), and stops
+// reading its large answer, keeps Close waiting no longer than one that
+// stopped before Close was called.
+func TestCloseSlowReaderArrivingDuringClose(t *testing.T) {
+	big := mcp.NewServer(&mcp.Implementation{Name: "big"}, &mcp.ServerOptions{SupportedProtocolVersions: testserver.LegacyVersions})
+	mcp.AddTool(big, &mcp.Tool{Name: "huge", Description: strings.Repeat("d", 8<<20)}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{}, nil, nil
+	})
+	stuck := stuckDelete(t)
+	g, u := startGateway(t, []Server{{Name: "big", Target: big}, {Name: "stuck", Target: stuck.url}}, nil)
+	id := rawSessionID(t, u)
+	reloaded := make(chan error, 1)
+	go func() { reloaded <- g.Reload(testCtx(t, 30*time.Second), []Server{{Name: "big", Target: big}}) }()
+	within(t, stuck.deleted, 10*time.Second, "the DELETE of the removed server's session")
+	closed := make(chan error, 1)
+	go func() { closed <- g.Close() }()
+	time.Sleep(200 * time.Millisecond) // Close waits for the Reload
+	select {
+	case <-reloaded:
+		t.Fatal("the Reload ended before the request was sent: the test proves nothing")
+	default:
+	}
+	conn := stalledRequest(t, u, map[string]string{
+		"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+		"Mcp-Protocol-Version": v1125, "Mcp-Session-Id": id,
+	}, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Errorf("Close still waits 10s after it was called, for a client that does not read")
+		_ = conn.Close()
+		within(t, closed, 10*time.Second, "Close once the client went away")
+	}
+	within(t, reloaded, 10*time.Second, "the Reload")
+}
+
+// stuckServer is a handshake-era go-sdk server over loopback HTTP whose
+// DELETE (a client ending its session) does not return until the test
+// ends.
+type stuckServer struct {
+	url     string
+	deleted chan struct{} // a DELETE came
+}
+
+func stuckDelete(t *testing.T) *stuckServer {
+	t.Helper()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "stuck"}, &mcp.ServerOptions{SupportedProtocolVersions: testserver.LegacyVersions})
+	mcp.AddTool(srv, &mcp.Tool{Name: "noop"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{}, nil, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	s := &stuckServer{deleted: make(chan struct{}, 1)}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodDelete {
+			select {
+			case s.deleted <- struct{}{}:
+			default:
+			}
+			select {
+			case <-r.Context().Done():
+			case <-t.Context().Done():
+			}
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	s.url = ts.URL
+	return s
 }

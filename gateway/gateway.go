@@ -315,7 +315,10 @@ func (g *Gateway) Servers() []ServerStatus {
 // the servers (stdio children included). With TaskOptions.Store, the
 // servers' own tasks are not cancelled: the other replicas follow them
 // (tasks_handover.go). It returns once the servers' supervisors have
-// ended.
+// ended. The HTTP answers being written, and those begun while it runs,
+// get a second each (a write deadline, through http.ResponseController):
+// a middleware that wraps the ResponseWriter must let it through
+// (Unwrap), or a client that stops reading keeps Close waiting.
 func (g *Gateway) Close() error {
 	var err error
 	g.closed.Do(func() {

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -184,7 +185,31 @@ func withValuesOf(ctx, vctx context.Context, outlive bool) (context.Context, con
 			}
 		})
 	}
-	return rctx, func() { stop(); stopV(); cancel(context.Canceled) }
+	end := func() { stop(); stopV(); cancel(context.Canceled) }
+	if vctx.Err() != nil {
+		return rctx, end // its stream is closed or going: go-sdk refuses to write
+	}
+	return carrierValues{rctx, vctx}, end
+}
+
+// carrierValues is a context for a request to the client that travels on
+// the stream of the client request whose context is carrier (go-sdk finds
+// that stream by the request's id among the context's values) while that
+// request has not ended. Once it has, its stream is closed or going: the
+// id is left out, and what else go-sdk writes with the context (the
+// notice that the gateway withdrew its request, when the client has not
+// answered it) goes on the session's standalone stream.
+type carrierValues struct {
+	context.Context
+	carrier context.Context
+}
+
+func (c carrierValues) Value(key any) any {
+	v := c.Context.Value(key)
+	if _, ok := v.(jsonrpc.ID); ok && c.carrier.Err() != nil {
+		return nil
+	}
+	return v
 }
 
 // errCannotAsk is the answer to a server's question for a client that did

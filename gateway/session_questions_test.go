@@ -276,8 +276,8 @@ func TestSessionQuestionEndsWhenGatewayCloses(t *testing.T) {
 		t.Errorf("the server's question ended with %v, want %q", err, errClosed)
 	}
 	stop()
-	// The client is not told that the question was withdrawn: the
-	// request that carried it is gone.
+	// The client's session closes with the gateway: the question's
+	// withdrawal need not reach it.
 	close(release)
 	_ = cs.Close()
 	ts.Close()
@@ -341,8 +341,7 @@ func TestHostileQuestionOutlivingCall(t *testing.T) {
 		t.Errorf("the server's question ended with %v, want %q", err, errNoCallInFlight)
 	}
 	t.Logf("the question ended %s after the slow call's answer", time.Since(start).Round(time.Millisecond))
-	// The client is not told that the question was withdrawn: the
-	// request that carried it is gone. Its session ends all the same.
+	// The client's session ends all the same.
 	if err := within(t, deleteSession(t, url, cs.ID()), 5*time.Second, "ending the session"); err != nil {
 		t.Error(err)
 	}
@@ -381,5 +380,124 @@ func TestSessionQuestionSkipsEndedRequest(t *testing.T) {
 			t.Fatalf("round %d: %v", round, err)
 		}
 		within(t, a.ended, 5*time.Second, "the server's question ending")
+	}
+}
+
+// TestSessionQuestionWithdrawalReachesClient: a question withdrawn once
+// the request that carried it was answered (here: no call of the session
+// is in flight any more) is withdrawn at the client too, on its session's
+// standalone stream: the client's handler sees its context end, and the
+// client closes without waiting for it.
+func TestSessionQuestionWithdrawalReachesClient(t *testing.T) {
+	a := startHolding(t)
+	_, url := startGateway(t, []Server{{Name: "s", Target: a.url}}, nil)
+	asked := make(chan struct{}, 16)
+	withdrawn := make(chan error, 16)
+	cs := connect(t, url, v1125, &mcp.ClientOptions{
+		ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked <- struct{}{}
+			select {
+			case <-ctx.Done():
+				withdrawn <- ctx.Err()
+				return nil, ctx.Err()
+			case <-t.Context().Done():
+				return nil, errors.New("no answer")
+			}
+		},
+	})
+	defer askOnAnsweredCall(t, a, cs, asked, false)()
+	if err := within(t, a.ended, 10*time.Second, "the server's question ending"); err == nil || !strings.Contains(err.Error(), errNoCallInFlight.Error()) {
+		t.Fatalf("the server's question ended with %v, want %q", err, errNoCallInFlight)
+	}
+	within(t, withdrawn, 5*time.Second, "the question's withdrawal at the client")
+	closed := make(chan error, 1)
+	go func() { closed <- cs.Close() }()
+	within(t, closed, 5*time.Second, "the client's Close")
+}
+
+// TestSessionQuestionsManyLeaveNothing: a server that puts a hundred
+// questions at once to a client session, outside the call that asks
+// them, while another call of the session is in flight, and never
+// withdraws them: once the session's calls end, every question ends at
+// the server and is withdrawn at the client, and once the client and the
+// gateway are closed no goroutine is left.
+func TestSessionQuestionsManyLeaveNothing(t *testing.T) {
+	const n = 100
+	srv := mcp.NewServer(&mcp.Implementation{Name: "flood"}, &mcp.ServerOptions{SupportedProtocolVersions: testserver.LegacyVersions})
+	ended := make(chan error, n)
+	mcp.AddTool(srv, &mcp.Tool{Name: "flood"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		var wg sync.WaitGroup
+		for range n {
+			wg.Go(func() {
+				_, err := req.Session.Elicit(context.WithoutCancel(ctx), &mcp.ElicitParams{Message: "How many guests?", RequestedSchema: map[string]any{"type": "object"}})
+				ended <- err
+			})
+		}
+		wg.Wait()
+		return &mcp.CallToolResult{}, nil, nil
+	})
+	type slowIn struct {
+		MS int `json:"ms"`
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "slow"}, func(ctx context.Context, _ *mcp.CallToolRequest, in slowIn) (*mcp.CallToolResult, any, error) {
+		select {
+		case <-time.After(time.Duration(in.MS) * time.Millisecond):
+		case <-ctx.Done():
+		}
+		return &mcp.CallToolResult{}, nil, nil
+	})
+	up := testserver.StartStreamable(t, srv)
+	base := settleGoroutines(runtime.NumGoroutine())
+	g, err := New([]Server{{Name: "s", Target: up.URL}}, &Options{Logger: quietLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Start(testCtx(t, 30*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(g)
+	url := ts.URL + "/mcp"
+	asked := make(chan struct{}, n)
+	withdrawn := make(chan struct{}, n)
+	c := mcp.NewClient(&mcp.Implementation{Name: "asked"}, &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked <- struct{}{}
+		select {
+		case <-ctx.Done():
+			withdrawn <- struct{}{}
+		case <-t.Context().Done():
+		}
+		return nil, errors.New("no answer")
+	}})
+	cs, err := c.Connect(testCtx(t, 30*time.Second), &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: v1125})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(testCtx(t, 60*time.Second))
+	slow := callIn(ctx, cs, "slow", map[string]any{"ms": 60000})
+	flood := callIn(ctx, cs, "flood", map[string]any{})
+	for i := range n {
+		within(t, asked, 10*time.Second, fmt.Sprintf("question %d at the client", i))
+	}
+	t.Logf("%d goroutines with %d questions waiting, %d before the gateway", runtime.NumGoroutine(), n, base)
+	cancel()
+	within(t, slow, 5*time.Second, "the slow call's end")
+	within(t, flood, 5*time.Second, "the asking call's end")
+	for i := range n {
+		if err := within(t, ended, 10*time.Second, fmt.Sprintf("question %d ending at the server", i)); err == nil {
+			t.Fatalf("question %d was answered", i)
+		}
+		within(t, withdrawn, 10*time.Second, fmt.Sprintf("question %d withdrawn at the client", i))
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- cs.Close() }()
+	within(t, closed, 5*time.Second, "the client's Close")
+	if err := g.Close(); err != nil {
+		t.Errorf("Gateway.Close: %v", err)
+	}
+	ts.Close()
+	http.DefaultClient.CloseIdleConnections()
+	if got := settleGoroutines(base); got > base {
+		buf := make([]byte, 1<<20)
+		t.Fatalf("%d goroutines after the questions ended and the gateway closed, %d before the gateway:\n%s", got, base, buf[:runtime.Stack(buf, true)])
 	}
 }

@@ -18,12 +18,21 @@ const closeWriteGrace = time.Second
 type answerWriters struct {
 	mu     sync.Mutex
 	active map[*http.ResponseWriter]struct{}
+	// cut: Close has cut the writes; a request that comes after gets
+	// closeWriteGrace from when it came (Close may still be closing its
+	// session, which waits for its answer).
+	cut bool
 }
 
 // add records w until done is called.
 func (a *answerWriters) add(w http.ResponseWriter) (done func()) {
 	key := &w
 	a.mu.Lock()
+	if a.cut {
+		a.mu.Unlock()
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(closeWriteGrace))
+		return func() {}
+	}
 	if a.active == nil {
 		a.active = make(map[*http.ResponseWriter]struct{})
 	}
@@ -36,13 +45,16 @@ func (a *answerWriters) add(w http.ResponseWriter) (done func()) {
 	}
 }
 
-// cutAll makes the writes of every answer being written fail after
-// closeWriteGrace (a write deadline, where the connection allows one).
+// cutAll makes the writes of every answer being written, and of every
+// answer begun later, fail after closeWriteGrace (a write deadline, where
+// the connection allows one).
 func (a *answerWriters) cutAll() {
 	deadline := time.Now().Add(closeWriteGrace)
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.cut = true
 	for w := range a.active {
 		_ = http.NewResponseController(*w).SetWriteDeadline(deadline)
 	}
+	a.active = nil
 }
