@@ -37,29 +37,7 @@ func fastSides(call string) []struct{ name, body string } {
 // answer and nothing more: a client that stops reading.
 func slowReader(t *testing.T, u, tool, body string) net.Conn {
 	t.Helper()
-	pu, _ := url.Parse(u)
-	conn, err := net.Dial("tcp", pu.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	if err := conn.(*net.TCPConn).SetReadBuffer(4096); err != nil {
-		t.Fatal(err)
-	}
-	req := httptest.NewRequest(http.MethodPost, u, strings.NewReader(body))
-	req.RequestURI = ""
-	for k, v := range fastHeaders(tool) {
-		req.Header.Set(k, v)
-	}
-	if err := req.Write(conn); err != nil {
-		t.Fatal(err)
-	}
-	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
-	line, err := bufio.NewReaderSize(conn, 16).ReadString('\n')
-	if err != nil || !strings.Contains(line, " 200 ") {
-		t.Fatalf("the answer's status line: %q, %v", line, err)
-	}
-	return conn
+	return stalledRequest(t, u, fastHeaders(tool), body)
 }
 
 // TestFastPathCloseSlowReader: a client that stops reading a large answer
