@@ -32,7 +32,8 @@ import (
 // What is not shared: a request in flight (a call the server is still
 // answering, a server's question to the client) belongs to the replica
 // that is handling it; if that replica dies, the call fails and the
-// client's next request is served by another one.
+// client's next request is served by another one. A client's answer to
+// a question is given only to the replica that asked it (sessions_asks.go).
 
 // DefaultSessionTTL is how long a shared session lives after its last
 // request when neither SessionOptions.TTL nor Options.SessionTimeout sets
@@ -88,6 +89,7 @@ type sessionRecord struct {
 	Init      json.RawMessage `json:"init"`    // the client's initialize params
 	Level     string          `json:"level,omitempty"`
 	Subs      []string        `json:"subs,omitempty"` // subscribed resource URIs
+	Asks      []sharedAsk     `json:"asks,omitempty"` // questions to the client waiting for answers
 	Touched   time.Time       `json:"touched"`
 
 	raw []byte // what it was read from
@@ -445,7 +447,11 @@ func (g *Gateway) serveShared(w http.ResponseWriter, r *http.Request, id string)
 			http.Error(w, "reading the request: "+err.Error(), http.StatusRequestEntityTooLarge)
 			return
 		}
+		if body = g.screenAnswers(w, r, id, rec, body); body == nil {
+			return
+		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
 		if ids := requestIDs(body); len(ids) > 0 {
 			r = r.WithContext(context.WithValue(r.Context(), callIDsKey{}, ids))
 		}

@@ -131,6 +131,15 @@ func (e *sharedEvents) Open(ctx context.Context, sessionID, streamID string) err
 	return nil
 }
 
+// Append stores an event of a stream and records the questions the
+// session asks its client here (noteOutgoing).
+func (e *sharedEvents) Append(ctx context.Context, sessionID, streamID string, data []byte) error {
+	if len(data) > 0 {
+		e.g.shared.noteOutgoing(ctx, sessionID, data, e.g.log.Warn)
+	}
+	return e.EventStore.Append(ctx, sessionID, streamID, data)
+}
+
 // SessionClosed forgets the session's streams.
 func (e *sharedEvents) SessionClosed(ctx context.Context, sessionID string) error {
 	e.mu.Lock()

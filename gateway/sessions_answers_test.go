@@ -1,0 +1,181 @@
+package gateway
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// answerRig is a session shared by two replicas of a gateway in front of
+// a server whose tools q1 and q2 each ask the client a question and say
+// which answer they got.
+type answerRig struct {
+	t  *testing.T
+	rs []*replica
+	id string
+}
+
+func newAnswerRig(t *testing.T) *answerRig {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "q"}, &mcp.ServerOptions{SupportedProtocolVersions: testserver.LegacyVersions})
+	for _, name := range []string{"q1", "q2"} {
+		mcp.AddTool(srv, &mcp.Tool{Name: name}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+			defer cancel()
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "question " + name, RequestedSchema: map[string]any{"type": "object"}})
+			if err != nil {
+				return nil, nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s got %s %v", name, res.Action, res.Content)}}}, nil, nil
+		})
+	}
+	up := testserver.StartStreamable(t, srv)
+	a := &answerRig{t: t, rs: startReplicas(t, 2, &MemorySessionStore{}, up.URL)}
+	resp := a.post(0, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+v1125+`","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
+	a.id = resp.Header.Get("Mcp-Session-Id")
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	a.post(0, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+	return a
+}
+
+func (a *answerRig) post(replica int, body string) *http.Response {
+	t := a.t
+	req, _ := http.NewRequestWithContext(testCtx(t, 30*time.Second), http.MethodPost, a.rs[replica].ts.URL+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer alice")
+	if a.id != "" {
+		req.Header.Set("Mcp-Session-Id", a.id)
+		req.Header.Set("Mcp-Protocol-Version", v1125)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// call calls tool on replica and returns the data of its stream's events.
+func (a *answerRig) call(replica int, reqID int, tool string) <-chan string {
+	resp := a.post(replica, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{}}}`, reqID, tool))
+	ch := make(chan string, 16)
+	go func() {
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if l := sc.Text(); strings.HasPrefix(l, "data: ") && len(l) > 6 {
+				ch <- strings.TrimPrefix(l, "data: ")
+			}
+		}
+		close(ch)
+	}()
+	return ch
+}
+
+// answer posts the client's answer to question 1 to replica.
+func (a *answerRig) answer(replica int, content string) int {
+	resp := a.post(replica, `{"jsonrpc":"2.0","id":1,"result":{"action":"accept","content":{"answer":"`+content+`"}}}`)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestSharedSessionsAnswerNotMixed: two replicas each ask a question
+// numbered 1 in one session; the answer to replica 1's question, sent to
+// replica 0, is not given to replica 0's question.
+func TestSharedSessionsAnswerNotMixed(t *testing.T) {
+	a := newAnswerRig(t)
+	s1 := a.call(0, 10, "q1")
+	if q := within(t, s1, 10*time.Second, "q1's question"); !strings.Contains(q, `"id":1`) || !strings.Contains(q, "question q1") {
+		t.Fatalf("q1's question: %s", q)
+	}
+	s2 := a.call(1, 11, "q2")
+	if q := within(t, s2, 10*time.Second, "q2's question"); !strings.Contains(q, `"id":1`) || !strings.Contains(q, "question q2") {
+		t.Fatalf("q2's question: %s", q)
+	}
+	if code := a.answer(0, "for q2"); code != http.StatusAccepted {
+		t.Errorf("the answer's POST: %d, want 202", code)
+	}
+	select {
+	case l := <-s1:
+		t.Fatalf("q1's call ended with an answer that was not for it: %s", l)
+	case <-time.After(2 * time.Second):
+	}
+	// Replica 1 also has a question 1 waiting: an answer to it is not
+	// known to be for replica 1's either.
+	a.answer(1, "for q2")
+	select {
+	case l := <-s2:
+		t.Fatalf("q2's call ended with an answer that may not be for it: %s", l)
+	case <-time.After(time.Second):
+	}
+}
+
+// TestSharedSessionsAnswerReachesAsker: an answer sent to the replica
+// that asked the question reaches it; sent to another replica, it is
+// dropped.
+func TestSharedSessionsAnswerReachesAsker(t *testing.T) {
+	a := newAnswerRig(t)
+	s2 := a.call(1, 11, "q2")
+	within(t, s2, 10*time.Second, "q2's question")
+	if code := a.answer(0, "elsewhere"); code != http.StatusAccepted {
+		t.Errorf("the answer's POST to the other replica: %d, want 202", code)
+	}
+	if code := a.answer(1, "for q2"); code != http.StatusAccepted {
+		t.Errorf("the answer's POST: %d, want 202", code)
+	}
+	if res := within(t, s2, 10*time.Second, "q2's result"); !strings.Contains(res, "q2 got accept map[answer:for q2]") {
+		t.Fatalf("q2's result: %s", res)
+	}
+	// The question is answered: a second answer with its id is dropped
+	// and q1's question, asked next on replica 0, gets its own.
+	s1 := a.call(0, 12, "q1")
+	within(t, s1, 10*time.Second, "q1's question")
+	a.answer(0, "for q1")
+	if res := within(t, s1, 10*time.Second, "q1's result"); !strings.Contains(res, "q1 got accept map[answer:for q1]") {
+		t.Fatalf("q1's result: %s", res)
+	}
+}
+
+// TestSharedSessionsAnswerFilter: of a POST's messages, only answers to
+// this replica's own questions (and requests, notifications, and what is
+// not JSON-RPC, which go-sdk judges) are kept.
+func TestSharedSessionsAnswerFilter(t *testing.T) {
+	s := &sharedSessions{replicaToken: "me", ttl: time.Hour}
+	now := time.Now()
+	rec := &sessionRecord{Asks: []sharedAsk{{ID: "1", Replica: "me", At: now}, {ID: "2", Replica: "me", At: now}, {ID: "2", Replica: "other", At: now}, {ID: `"x"`, Replica: "me", At: now}}}
+	for _, c := range []struct{ body, kept, answered string }{
+		{`{"jsonrpc":"2.0","id":1,"result":{}}`, `{"jsonrpc":"2.0","id":1,"result":{}}`, "1"},
+		{` {"jsonrpc":"2.0","id": "x","error":{"code":1,"message":"no"}}`, ` {"jsonrpc":"2.0","id": "x","error":{"code":1,"message":"no"}}`, `"x"`},
+		{`{"jsonrpc":"2.0","id":2,"result":{}}`, "", ""},
+		{`{"jsonrpc":"2.0","id":3,"result":{}}`, "", ""},
+		{`{"jsonrpc":"2.0","id":null,"result":{}}`, "", ""},
+		{`{"jsonrpc":"2.0","result":{}}`, "", ""},
+		{`[{"jsonrpc":"2.0","id":2,"result":{}},{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","method":"notifications/initialized"}]`,
+			`[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","method":"notifications/initialized"}]`, "1"},
+		{`[{"jsonrpc":"2.0","id":3,"result":{}}]`, "", ""},
+		{`{"jsonrpc":"2.0","id":4,"method":"ping"}`, `{"jsonrpc":"2.0","id":4,"method":"ping"}`, ""},
+		{`not json`, `not json`, ""},
+		{`[1,`, `[1,`, ""},
+	} {
+		kept, answered, _ := s.filterAnswers(rec, []byte(c.body))
+		if string(kept) != c.kept || strings.Join(answered, ",") != c.answered {
+			t.Errorf("%s: kept %q answered %q, want %q %q", c.body, kept, answered, c.kept, c.answered)
+		}
+	}
+	if got := s.addAsk(rec.Asks, "2"); len(got) != 4 || got[3].ID != "2" || got[3].Replica != "me" {
+		t.Errorf("addAsk: %+v", got)
+	}
+	old := []sharedAsk{{ID: "9", Replica: "other", At: time.Now().Add(-2 * time.Hour)}}
+	if got := s.addAsk(old, "1"); len(got) != 1 || got[0].ID != "1" {
+		t.Errorf("addAsk keeps a question older than the session's lifetime: %+v", got)
+	}
+}
