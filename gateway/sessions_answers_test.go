@@ -147,18 +147,21 @@ func TestSharedSessionsAnswerReachesAsker(t *testing.T) {
 
 // TestSharedSessionsAnswerFilter: of a POST's messages, only answers to
 // this replica's own questions (and requests, notifications, and what is
-// not JSON-RPC, which go-sdk judges) are kept.
+// not JSON-RPC, such as an answer without an id, which go-sdk judges) are
+// kept, read and written again as go-sdk reads them.
 func TestSharedSessionsAnswerFilter(t *testing.T) {
 	s := &sharedSessions{replicaToken: "me", ttl: time.Hour}
 	now := time.Now()
 	rec := &sessionRecord{Asks: []sharedAsk{{ID: "1", Replica: "me", At: now}, {ID: "2", Replica: "me", At: now}, {ID: "2", Replica: "other", At: now}, {ID: `"x"`, Replica: "me", At: now}}}
 	for _, c := range []struct{ body, kept, answered string }{
 		{`{"jsonrpc":"2.0","id":1,"result":{}}`, `{"jsonrpc":"2.0","id":1,"result":{}}`, "1"},
-		{` {"jsonrpc":"2.0","id": "x","error":{"code":1,"message":"no"}}`, ` {"jsonrpc":"2.0","id": "x","error":{"code":1,"message":"no"}}`, `"x"`},
+		{` {"jsonrpc":"2.0","id": "x","error":{"code":1,"message":"no"}}`, `{"jsonrpc":"2.0","id":"x","error":{"code":1,"message":"no"}}`, `"x"`},
+		{`{"jsonrpc":"2.0","id":1.0,"result":{}} {}`, `{"jsonrpc":"2.0","id":1,"result":{}}`, "1"},
+		{`{"jsonrpc":"2.0","id":2,"Method":"x","result":{}}`, "", ""},
 		{`{"jsonrpc":"2.0","id":2,"result":{}}`, "", ""},
 		{`{"jsonrpc":"2.0","id":3,"result":{}}`, "", ""},
-		{`{"jsonrpc":"2.0","id":null,"result":{}}`, "", ""},
-		{`{"jsonrpc":"2.0","result":{}}`, "", ""},
+		{`{"jsonrpc":"2.0","id":null,"result":{}}`, `{"jsonrpc":"2.0","id":null,"result":{}}`, ""},
+		{`{"jsonrpc":"2.0","result":{}}`, `{"jsonrpc":"2.0","result":{}}`, ""},
 		{`[{"jsonrpc":"2.0","id":2,"result":{}},{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","method":"notifications/initialized"}]`,
 			`[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","method":"notifications/initialized"}]`, "1"},
 		{`[{"jsonrpc":"2.0","id":3,"result":{}}]`, "", ""},
@@ -177,5 +180,33 @@ func TestSharedSessionsAnswerFilter(t *testing.T) {
 	old := []sharedAsk{{ID: "9", Replica: "other", At: time.Now().Add(-2 * time.Hour)}}
 	if got := s.addAsk(old, "1"); len(got) != 1 || got[0].ID != "1" {
 		t.Errorf("addAsk keeps a question older than the session's lifetime: %+v", got)
+	}
+}
+
+// TestSharedSessionsAnswerReadAsServerReads: an answer written so that
+// encoding/json and go-sdk's reader disagree on it (a "Method" key,
+// which go-sdk's case-sensitive reader does not see; data after the
+// message, which go-sdk ignores) is screened as go-sdk reads it: the
+// answer to replica 1's question 1, sent to replica 0, does not reach
+// replica 0's question 1.
+func TestSharedSessionsAnswerReadAsServerReads(t *testing.T) {
+	a := newAnswerRig(t)
+	s1 := a.call(0, 10, "q1")
+	within(t, s1, 10*time.Second, "q1's question")
+	s2 := a.call(1, 11, "q2")
+	within(t, s2, 10*time.Second, "q2's question")
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"Method":"x","result":{"action":"accept","content":{"answer":"for q2"}}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"action":"accept","content":{"answer":"for q2"}}} {}`,
+		`[{"jsonrpc":"2.0","id":1,"result":{"action":"accept","content":{"answer":"for q2"}}}] x`,
+	} {
+		resp := a.post(0, body)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		select {
+		case l := <-s1:
+			t.Fatalf("q1's call ended with an answer that was not for it (%s): %s", body, l)
+		case <-time.After(time.Second):
+		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // A server's question to a handshake-era client (elicitation/create,
@@ -138,50 +140,66 @@ func (s *sharedSessions) ownAsk(rec *sessionRecord, id string) bool {
 
 // filterAnswers returns body without the answers (JSON-RPC responses)
 // that are not known to be for this replica's questions of the session
-// (ownAsk), the ids of those it keeps, and whether any was dropped. A
-// body that is not JSON-RPC is returned as it is (go-sdk says what is
-// wrong with it); empty is what is left when all of it was dropped.
+// (ownAsk), the ids of those it keeps, and whether any was dropped. The
+// messages are read as go-sdk reads them (jsonrpc.DecodeMessage: keys
+// matched exactly, data after a message ignored), and a body with an
+// answer is written again from what was read, so go-sdk is given only
+// the answers screened here. A body that is not JSON-RPC is returned as
+// it is (go-sdk says what is wrong with it); empty is what is left when
+// all of it was dropped.
 func (s *sharedSessions) filterAnswers(rec *sessionRecord, body []byte) (kept []byte, answered []string, dropped bool) {
-	type msg struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	trimmed := bytes.TrimSpace(body)
-	batch := len(trimmed) > 0 && trimmed[0] == '['
 	var raws []json.RawMessage
-	if batch {
-		if json.Unmarshal(trimmed, &raws) != nil {
-			return body, nil, false
-		}
-	} else {
-		raws = []json.RawMessage{trimmed}
+	batch := json.NewDecoder(bytes.NewReader(body)).Decode(&raws) == nil
+	if !batch {
+		raws = []json.RawMessage{body}
 	}
 	var out []json.RawMessage
+	rewrite := false
 	for _, raw := range raws {
-		var m msg
-		if json.Unmarshal(raw, &m) != nil || m.Method != "" {
+		msg, err := jsonrpc.DecodeMessage(raw)
+		resp, ok := msg.(*jsonrpc.Response)
+		if err != nil || !ok {
 			out = append(out, raw)
 			continue
 		}
-		id := rpcID(m.ID)
-		if id != "" && s.ownAsk(rec, id) {
-			answered = append(answered, id)
-			out = append(out, raw)
+		rewrite = true
+		id := answerID(resp.ID)
+		if id == "" || !s.ownAsk(rec, id) {
+			dropped = true
 			continue
 		}
-		dropped = true
+		b, err := jsonrpc.EncodeMessage(resp)
+		if err != nil {
+			dropped = true
+			continue
+		}
+		answered = append(answered, id)
+		out = append(out, b)
 	}
-	if !dropped {
-		return body, answered, false
+	if !rewrite {
+		return body, nil, false
 	}
 	if len(out) == 0 {
 		return nil, nil, true
 	}
 	if !batch {
-		return out[0], answered, true
+		return out[0], answered, dropped
 	}
 	b, _ := json.Marshal(out)
-	return b, answered, true
+	return b, answered, dropped
+}
+
+// answerID returns the id of an answer as a question's id is recorded
+// (rpcID of go-sdk's JSON of it), "" when it has none.
+func answerID(id jsonrpc.ID) string {
+	if !id.IsValid() {
+		return ""
+	}
+	b, err := json.Marshal(id.Raw())
+	if err != nil {
+		return ""
+	}
+	return rpcID(b)
 }
 
 // screenAnswers drops, from the body of a POST of shared session id, the
