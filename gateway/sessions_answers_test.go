@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 roots and sampling, deprecated in 2026-07-28, are alive for handshake-era sessions
+
 package gateway
 
 import (
@@ -208,5 +210,68 @@ func TestSharedSessionsAnswerReadAsServerReads(t *testing.T) {
 			t.Fatalf("q1's call ended with an answer that was not for it (%s): %s", body, l)
 		case <-time.After(time.Second):
 		}
+	}
+}
+
+// TestSharedSessionsAnswerOneReplica: one replica with a store (the
+// common deployment) gives a go-sdk client's answers to every kind of
+// question of a server, asked one after another in one call: roots/list,
+// sampling/createMessage and elicitation/create.
+func TestSharedSessionsAnswerOneReplica(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "q"}, &mcp.ServerOptions{SupportedProtocolVersions: testserver.LegacyVersions})
+	mcp.AddTool(srv, &mcp.Tool{Name: "all"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		var got []string
+		for range 2 {
+			roots, err := req.Session.ListRoots(ctx, nil)
+			if err != nil {
+				return nil, nil, err
+			}
+			msg, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 5, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}})
+			if err != nil {
+				return nil, nil, err
+			}
+			el, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "q", RequestedSchema: map[string]any{"type": "object"}})
+			if err != nil {
+				return nil, nil, err
+			}
+			got = append(got, fmt.Sprintf("%s %s %s", roots.Roots[0].URI, msg.Model, el.Action))
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(got, "; ")}}}, nil, nil
+	})
+	up := testserver.StartStreamable(t, srv)
+	rs := startReplicas(t, 1, &MemorySessionStore{}, up.URL)
+	c := mcp.NewClient(&mcp.Implementation{Name: "alice", Version: "1"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "ok"}}, nil
+		},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
+		},
+	})
+	c.AddRoots(&mcp.Root{URI: "file:///r"})
+	cs, err := c.Connect(testCtx(t, 20*time.Second), &mcp.StreamableClientTransport{Endpoint: rs[0].ts.URL + "/mcp", HTTPClient: &http.Client{Transport: bearer{"alice"}}, DisableStandaloneSSE: true},
+		&mcp.ClientSessionOptions{ProtocolVersion: v1125})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	var tools []string
+	for tl, err := range cs.Tools(testCtx(t, 10*time.Second), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		tools = append(tools, tl.Name)
+	}
+	if len(tools) != 1 {
+		t.Fatalf("tools: %v", tools)
+	}
+	res, err := cs.CallTool(testCtx(t, 30*time.Second), &mcp.CallToolParams{Name: tools[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := texts(res), "file:///r m accept; file:///r m accept"; got != want {
+		t.Fatalf("the call's result: %q, want %q", got, want)
 	}
 }
