@@ -275,3 +275,20 @@ func TestSharedSessionsAnswerOneReplica(t *testing.T) {
 		t.Fatalf("the call's result: %q, want %q", got, want)
 	}
 }
+
+// TestSharedSessionsAnswerAfterClose: a replica closed while its
+// question 1 of a session waits removes it from the session's record, so
+// that the question 1 another replica then asks in that session (its
+// copy numbers its questions from 1 too) gets its answer.
+func TestSharedSessionsAnswerAfterClose(t *testing.T) {
+	a := newAnswerRig(t)
+	s1 := a.call(0, 10, "q1")
+	within(t, s1, 10*time.Second, "q1's question")
+	a.rs[0].kill()
+	s2 := a.call(1, 11, "q2")
+	within(t, s2, 10*time.Second, "q2's question")
+	a.answer(1, "for q2")
+	if res := within(t, s2, 5*time.Second, "q2's result"); !strings.Contains(res, "q2 got accept map[answer:for q2]") {
+		t.Fatalf("q2's result: %s", res)
+	}
+}

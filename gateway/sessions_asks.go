@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -31,6 +33,10 @@ import (
 // maxSharedAsks bounds the questions a session's record keeps; the
 // oldest are forgotten first (their answers are then dropped).
 const maxSharedAsks = 256
+
+// closeForgetTimeout bounds how long Gateway.Close spends removing this
+// replica's questions from the session store (forgetAsks).
+const closeForgetTimeout = 5 * time.Second
 
 // sharedAsk is a question a replica asked a session's client.
 type sharedAsk struct {
@@ -227,4 +233,37 @@ func (g *Gateway) screenAnswers(w http.ResponseWriter, r *http.Request, id strin
 		return nil
 	}
 	return kept
+}
+
+// heldIDs returns the ids of the sessions this replica holds.
+func (s *sharedSessions) heldIDs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := make([]string, 0, len(s.local))
+	for id := range s.local {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// forgetAsks removes this replica's questions from the records of
+// sessions ids, which it held until it closed them: their answers can no
+// longer reach it, and a replica that makes such a session again numbers
+// its questions from 1 again. It gives up at ctx's end.
+func (s *sharedSessions) forgetAsks(ctx context.Context, ids []string) error {
+	mine := func(a sharedAsk) bool { return a.Replica == s.replicaToken }
+	for _, id := range ids {
+		rec, err := s.load(ctx, id)
+		if err != nil {
+			return err
+		}
+		if rec == nil || !slices.ContainsFunc(rec.Asks, mine) {
+			continue
+		}
+		err = s.update(ctx, id, func(rec *sessionRecord) { rec.Asks = slices.DeleteFunc(rec.Asks, mine) })
+		if err != nil && !errors.Is(err, errSessionGone) {
+			return err
+		}
+	}
+	return nil
 }
