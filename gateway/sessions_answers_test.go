@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 roots and sampling, deprecated in 2026-07-28, are alive for handshake-era sessions
+
 package gateway
 
 import (
@@ -147,18 +149,21 @@ func TestSharedSessionsAnswerReachesAsker(t *testing.T) {
 
 // TestSharedSessionsAnswerFilter: of a POST's messages, only answers to
 // this replica's own questions (and requests, notifications, and what is
-// not JSON-RPC, which go-sdk judges) are kept.
+// not JSON-RPC, such as an answer without an id, which go-sdk judges) are
+// kept, read and written again as go-sdk reads them.
 func TestSharedSessionsAnswerFilter(t *testing.T) {
 	s := &sharedSessions{replicaToken: "me", ttl: time.Hour}
 	now := time.Now()
 	rec := &sessionRecord{Asks: []sharedAsk{{ID: "1", Replica: "me", At: now}, {ID: "2", Replica: "me", At: now}, {ID: "2", Replica: "other", At: now}, {ID: `"x"`, Replica: "me", At: now}}}
 	for _, c := range []struct{ body, kept, answered string }{
 		{`{"jsonrpc":"2.0","id":1,"result":{}}`, `{"jsonrpc":"2.0","id":1,"result":{}}`, "1"},
-		{` {"jsonrpc":"2.0","id": "x","error":{"code":1,"message":"no"}}`, ` {"jsonrpc":"2.0","id": "x","error":{"code":1,"message":"no"}}`, `"x"`},
+		{` {"jsonrpc":"2.0","id": "x","error":{"code":1,"message":"no"}}`, `{"jsonrpc":"2.0","id":"x","error":{"code":1,"message":"no"}}`, `"x"`},
+		{`{"jsonrpc":"2.0","id":1.0,"result":{}} {}`, `{"jsonrpc":"2.0","id":1,"result":{}}`, "1"},
+		{`{"jsonrpc":"2.0","id":2,"Method":"x","result":{}}`, "", ""},
 		{`{"jsonrpc":"2.0","id":2,"result":{}}`, "", ""},
 		{`{"jsonrpc":"2.0","id":3,"result":{}}`, "", ""},
-		{`{"jsonrpc":"2.0","id":null,"result":{}}`, "", ""},
-		{`{"jsonrpc":"2.0","result":{}}`, "", ""},
+		{`{"jsonrpc":"2.0","id":null,"result":{}}`, `{"jsonrpc":"2.0","id":null,"result":{}}`, ""},
+		{`{"jsonrpc":"2.0","result":{}}`, `{"jsonrpc":"2.0","result":{}}`, ""},
 		{`[{"jsonrpc":"2.0","id":2,"result":{}},{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","method":"notifications/initialized"}]`,
 			`[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","method":"notifications/initialized"}]`, "1"},
 		{`[{"jsonrpc":"2.0","id":3,"result":{}}]`, "", ""},
@@ -177,5 +182,113 @@ func TestSharedSessionsAnswerFilter(t *testing.T) {
 	old := []sharedAsk{{ID: "9", Replica: "other", At: time.Now().Add(-2 * time.Hour)}}
 	if got := s.addAsk(old, "1"); len(got) != 1 || got[0].ID != "1" {
 		t.Errorf("addAsk keeps a question older than the session's lifetime: %+v", got)
+	}
+}
+
+// TestSharedSessionsAnswerReadAsServerReads: an answer written so that
+// encoding/json and go-sdk's reader disagree on it (a "Method" key,
+// which go-sdk's case-sensitive reader does not see; data after the
+// message, which go-sdk ignores) is screened as go-sdk reads it: the
+// answer to replica 1's question 1, sent to replica 0, does not reach
+// replica 0's question 1.
+func TestSharedSessionsAnswerReadAsServerReads(t *testing.T) {
+	a := newAnswerRig(t)
+	s1 := a.call(0, 10, "q1")
+	within(t, s1, 10*time.Second, "q1's question")
+	s2 := a.call(1, 11, "q2")
+	within(t, s2, 10*time.Second, "q2's question")
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"Method":"x","result":{"action":"accept","content":{"answer":"for q2"}}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"action":"accept","content":{"answer":"for q2"}}} {}`,
+		`[{"jsonrpc":"2.0","id":1,"result":{"action":"accept","content":{"answer":"for q2"}}}] x`,
+	} {
+		resp := a.post(0, body)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		select {
+		case l := <-s1:
+			t.Fatalf("q1's call ended with an answer that was not for it (%s): %s", body, l)
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// TestSharedSessionsAnswerOneReplica: one replica with a store (the
+// common deployment) gives a go-sdk client's answers to every kind of
+// question of a server, asked one after another in one call: roots/list,
+// sampling/createMessage and elicitation/create.
+func TestSharedSessionsAnswerOneReplica(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "q"}, &mcp.ServerOptions{SupportedProtocolVersions: testserver.LegacyVersions})
+	mcp.AddTool(srv, &mcp.Tool{Name: "all"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		var got []string
+		for range 2 {
+			roots, err := req.Session.ListRoots(ctx, nil)
+			if err != nil {
+				return nil, nil, err
+			}
+			msg, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 5, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}})
+			if err != nil {
+				return nil, nil, err
+			}
+			el, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "q", RequestedSchema: map[string]any{"type": "object"}})
+			if err != nil {
+				return nil, nil, err
+			}
+			got = append(got, fmt.Sprintf("%s %s %s", roots.Roots[0].URI, msg.Model, el.Action))
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(got, "; ")}}}, nil, nil
+	})
+	up := testserver.StartStreamable(t, srv)
+	rs := startReplicas(t, 1, &MemorySessionStore{}, up.URL)
+	c := mcp.NewClient(&mcp.Implementation{Name: "alice", Version: "1"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "ok"}}, nil
+		},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
+		},
+	})
+	c.AddRoots(&mcp.Root{URI: "file:///r"})
+	cs, err := c.Connect(testCtx(t, 20*time.Second), &mcp.StreamableClientTransport{Endpoint: rs[0].ts.URL + "/mcp", HTTPClient: &http.Client{Transport: bearer{"alice"}}, DisableStandaloneSSE: true},
+		&mcp.ClientSessionOptions{ProtocolVersion: v1125})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	var tools []string
+	for tl, err := range cs.Tools(testCtx(t, 10*time.Second), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		tools = append(tools, tl.Name)
+	}
+	if len(tools) != 1 {
+		t.Fatalf("tools: %v", tools)
+	}
+	res, err := cs.CallTool(testCtx(t, 30*time.Second), &mcp.CallToolParams{Name: tools[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := texts(res), "file:///r m accept; file:///r m accept"; got != want {
+		t.Fatalf("the call's result: %q, want %q", got, want)
+	}
+}
+
+// TestSharedSessionsAnswerAfterClose: a replica closed while its
+// question 1 of a session waits removes it from the session's record, so
+// that the question 1 another replica then asks in that session (its
+// copy numbers its questions from 1 too) gets its answer.
+func TestSharedSessionsAnswerAfterClose(t *testing.T) {
+	a := newAnswerRig(t)
+	s1 := a.call(0, 10, "q1")
+	within(t, s1, 10*time.Second, "q1's question")
+	a.rs[0].kill()
+	s2 := a.call(1, 11, "q2")
+	within(t, s2, 10*time.Second, "q2's question")
+	a.answer(1, "for q2")
+	if res := within(t, s2, 5*time.Second, "q2's result"); !strings.Contains(res, "q2 got accept map[answer:for q2]") {
+		t.Fatalf("q2's result: %s", res)
 	}
 }

@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
+	"slices"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // A server's question to a handshake-era client (elicitation/create,
@@ -29,6 +33,10 @@ import (
 // maxSharedAsks bounds the questions a session's record keeps; the
 // oldest are forgotten first (their answers are then dropped).
 const maxSharedAsks = 256
+
+// closeForgetTimeout bounds how long Gateway.Close spends removing this
+// replica's questions from the session store (forgetAsks).
+const closeForgetTimeout = 5 * time.Second
 
 // sharedAsk is a question a replica asked a session's client.
 type sharedAsk struct {
@@ -138,50 +146,66 @@ func (s *sharedSessions) ownAsk(rec *sessionRecord, id string) bool {
 
 // filterAnswers returns body without the answers (JSON-RPC responses)
 // that are not known to be for this replica's questions of the session
-// (ownAsk), the ids of those it keeps, and whether any was dropped. A
-// body that is not JSON-RPC is returned as it is (go-sdk says what is
-// wrong with it); empty is what is left when all of it was dropped.
+// (ownAsk), the ids of those it keeps, and whether any was dropped. The
+// messages are read as go-sdk reads them (jsonrpc.DecodeMessage: keys
+// matched exactly, data after a message ignored), and a body with an
+// answer is written again from what was read, so go-sdk is given only
+// the answers screened here. A body that is not JSON-RPC is returned as
+// it is (go-sdk says what is wrong with it); empty is what is left when
+// all of it was dropped.
 func (s *sharedSessions) filterAnswers(rec *sessionRecord, body []byte) (kept []byte, answered []string, dropped bool) {
-	type msg struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	trimmed := bytes.TrimSpace(body)
-	batch := len(trimmed) > 0 && trimmed[0] == '['
 	var raws []json.RawMessage
-	if batch {
-		if json.Unmarshal(trimmed, &raws) != nil {
-			return body, nil, false
-		}
-	} else {
-		raws = []json.RawMessage{trimmed}
+	batch := json.NewDecoder(bytes.NewReader(body)).Decode(&raws) == nil
+	if !batch {
+		raws = []json.RawMessage{body}
 	}
 	var out []json.RawMessage
+	rewrite := false
 	for _, raw := range raws {
-		var m msg
-		if json.Unmarshal(raw, &m) != nil || m.Method != "" {
+		msg, err := jsonrpc.DecodeMessage(raw)
+		resp, ok := msg.(*jsonrpc.Response)
+		if err != nil || !ok {
 			out = append(out, raw)
 			continue
 		}
-		id := rpcID(m.ID)
-		if id != "" && s.ownAsk(rec, id) {
-			answered = append(answered, id)
-			out = append(out, raw)
+		rewrite = true
+		id := answerID(resp.ID)
+		if id == "" || !s.ownAsk(rec, id) {
+			dropped = true
 			continue
 		}
-		dropped = true
+		b, err := jsonrpc.EncodeMessage(resp)
+		if err != nil {
+			dropped = true
+			continue
+		}
+		answered = append(answered, id)
+		out = append(out, b)
 	}
-	if !dropped {
-		return body, answered, false
+	if !rewrite {
+		return body, nil, false
 	}
 	if len(out) == 0 {
 		return nil, nil, true
 	}
 	if !batch {
-		return out[0], answered, true
+		return out[0], answered, dropped
 	}
 	b, _ := json.Marshal(out)
-	return b, answered, true
+	return b, answered, dropped
+}
+
+// answerID returns the id of an answer as a question's id is recorded
+// (rpcID of go-sdk's JSON of it), "" when it has none.
+func answerID(id jsonrpc.ID) string {
+	if !id.IsValid() {
+		return ""
+	}
+	b, err := json.Marshal(id.Raw())
+	if err != nil {
+		return ""
+	}
+	return rpcID(b)
 }
 
 // screenAnswers drops, from the body of a POST of shared session id, the
@@ -209,4 +233,37 @@ func (g *Gateway) screenAnswers(w http.ResponseWriter, r *http.Request, id strin
 		return nil
 	}
 	return kept
+}
+
+// heldIDs returns the ids of the sessions this replica holds.
+func (s *sharedSessions) heldIDs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := make([]string, 0, len(s.local))
+	for id := range s.local {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// forgetAsks removes this replica's questions from the records of
+// sessions ids, which it held until it closed them: their answers can no
+// longer reach it, and a replica that makes such a session again numbers
+// its questions from 1 again. It gives up at ctx's end.
+func (s *sharedSessions) forgetAsks(ctx context.Context, ids []string) error {
+	mine := func(a sharedAsk) bool { return a.Replica == s.replicaToken }
+	for _, id := range ids {
+		rec, err := s.load(ctx, id)
+		if err != nil {
+			return err
+		}
+		if rec == nil || !slices.ContainsFunc(rec.Asks, mine) {
+			continue
+		}
+		err = s.update(ctx, id, func(rec *sessionRecord) { rec.Asks = slices.DeleteFunc(rec.Asks, mine) })
+		if err != nil && !errors.Is(err, errSessionGone) {
+			return err
+		}
+	}
+	return nil
 }
