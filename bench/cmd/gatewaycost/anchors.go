@@ -20,13 +20,24 @@ type anchor struct {
 	perRequest bool // a server process per request (stateless supergateway)
 }
 
-// npmAnchors installs supergateway 4 and mcp-hub 4 with npm (beside
-// node) into dir, unless they are there.
+// The anchors' entry points, relative to their npm directory.
+const (
+	hubMain          = "node_modules/mcp-hub/dist/cli.js"
+	supergatewayMain = "node_modules/supergateway/dist/index.js"
+	mcpProxyMain     = "node_modules/mcp-proxy/dist/bin/mcp-proxy.mjs"
+)
+
+// npmAnchors installs supergateway 4.0, mcp-hub 4.2 and mcp-proxy 6.7 with
+// npm (beside node) into dir, unless they are there.
 func npmAnchors(ctx context.Context, node, dir string) error {
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "mcp-hub", "dist", "cli.js")); err == nil {
-		if _, err := os.Stat(filepath.Join(dir, "node_modules", "supergateway", "dist", "index.js")); err == nil {
-			return nil
+	missing := false
+	for _, m := range []string{hubMain, supergatewayMain, mcpProxyMain} {
+		if _, err := os.Stat(filepath.Join(dir, m)); err != nil {
+			missing = true
 		}
+	}
+	if !missing {
+		return nil
 	}
 	npm := filepath.Join(filepath.Dir(node), "npm")
 	if _, err := os.Stat(npm); err != nil {
@@ -39,11 +50,11 @@ func npmAnchors(ctx context.Context, node, dir string) error {
 	}
 	ictx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ictx, npm, "install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", dir, "supergateway@4.0", "mcp-hub@4.2")
+	cmd := exec.CommandContext(ictx, npm, "install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", dir, "supergateway@4.0", "mcp-hub@4.2", "mcp-proxy@6.7")
 	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(node)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("npm install supergateway mcp-hub: %w: %.500s", err, out)
+		return fmt.Errorf("npm install supergateway mcp-hub mcp-proxy: %w: %.500s", err, out)
 	}
 	return nil
 }
@@ -56,7 +67,7 @@ func startSupergateway(ctx context.Context, kids *children, node, dir, server st
 	if err != nil {
 		return nil, err
 	}
-	args := []string{filepath.Join(dir, "node_modules", "supergateway", "dist", "index.js"),
+	args := []string{filepath.Join(dir, supergatewayMain),
 		"--stdio", server + " -minimal", "--outputTransport", "streamableHttp",
 		"--port", strconv.Itoa(port), "--logLevel", "none"}
 	name := "supergateway (stateless)"
@@ -76,6 +87,28 @@ func startSupergateway(ctx context.Context, kids *children, node, dir, server st
 	return &anchor{proxy: proxy{name: name, pid: cmd.Process.Pid}, ep: endpoint{url: "http://" + addr + "/mcp"}, cmd: cmd, perRequest: !stateful}, nil
 }
 
+// startMCPProxy runs mcp-proxy's stdio→streamable HTTP bridge in front of
+// the stdio test server, as its README starts it (stateful: a server
+// process per session; 2026-07-28 served beside the handshake era, its
+// default).
+func startMCPProxy(ctx context.Context, kids *children, node, dir, server string) (*anchor, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(node, filepath.Join(dir, mcpProxyMain),
+		"--port", strconv.Itoa(port), "--host", "127.0.0.1", "--server", "stream", "--", server, "-minimal")
+	if err := kids.start(cmd); err != nil {
+		return nil, err
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	if err := waitHTTP(ctx, addr, 30*time.Second); err != nil {
+		kids.stop(cmd)
+		return nil, err
+	}
+	return &anchor{proxy: proxy{name: "mcp-proxy", pid: cmd.Process.Pid}, ep: endpoint{url: "http://" + addr + "/mcp"}, cmd: cmd}, nil
+}
+
 // startHub runs mcp-hub with config; its one MCP endpoint for all servers
 // is legacy SSE on /mcp.
 func startHub(ctx context.Context, kids *children, node, dir, config, home string) (*anchor, error) {
@@ -83,7 +116,7 @@ func startHub(ctx context.Context, kids *children, node, dir, config, home strin
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(node, filepath.Join(dir, "node_modules", "mcp-hub", "dist", "cli.js"), "--port", strconv.Itoa(port), "--config", config)
+	cmd := exec.Command(node, filepath.Join(dir, hubMain), "--port", strconv.Itoa(port), "--config", config)
 	// Its logs and state go to a directory of the run.
 	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_STATE_HOME="+home, "XDG_CONFIG_HOME="+home, "XDG_DATA_HOME="+home)
 	if err := kids.start(cmd); err != nil {

@@ -162,7 +162,11 @@ func (b *bench) startAnchors(ctx context.Context, dir, cfgStdio string) (node, n
 	} else {
 		b.anchors = append(b.anchors, a)
 	}
-	b.note("mcp-proxy 6.7 (Python, PyPI): not run: this machine reaches no Python package index (pip: name resolution fails), so it cannot be installed")
+	if a, err := startMCPProxy(ctx, b.kids, node, npmDir, b.server); err != nil {
+		b.note("mcp-proxy: not run: %v", err)
+	} else {
+		b.anchors = append(b.anchors, a)
+	}
 	return node, npmDir
 }
 
@@ -193,10 +197,10 @@ func (b *bench) costRun(ctx context.Context, run int) error {
 	}
 	for i := range cells {
 		c := cells[(i+run)%len(cells)]
-		octx, ocancel := context.WithTimeout(ctx, 30*time.Second)
-		s, err := open(octx, c.ep, c.era, b.hc)
-		ocancel()
+		// The session lives in the context it was opened with (a legacy
+		// SSE client's stream ends with it), so one context bounds both.
 		cctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+		s, err := open(cctx, c.ep, c.era, b.hc)
 		if err != nil {
 			cancel()
 			if c.p != nil && c.p.name != "gateway" {

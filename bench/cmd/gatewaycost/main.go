@@ -18,8 +18,9 @@
 //     servers itself.
 //
 // Anchors in the same run, in front of the same stdio server: supergateway
-// 4.0 (stdio→streamable HTTP, stateful and stateless) and mcp-hub 4.2
-// (npm, Node 22 from internal/testenv), which also runs the cold start.
+// 4.0 (stdio→streamable HTTP, stateful and stateless), mcp-proxy 6.7
+// (stdio→streamable HTTP, a server per session) and mcp-hub 4.2 (npm,
+// Node 22 from internal/testenv), which also runs the cold start.
 // An anchor that cannot be installed or run is reported and skipped.
 //
 // The gateway under measurement is this program re-run with -host CONFIG:
@@ -73,8 +74,8 @@ func main() {
 	flag.IntVar(&s.warmup, "warmup", 200, "untimed calls before each cost cell")
 	flag.DurationVar(&s.duration, "duration", 3*time.Second, "how long each latency cell calls")
 	flag.IntVar(&s.idle, "idle", 200, "idle client sessions opened for the memory row")
-	flag.IntVar(&s.anchorMax, "anchor-max", 64, "most sessions opened to an anchor that starts a server per session (supergateway)")
-	flag.StringVar(&s.anchorsDir, "anchors", "", "npm directory with supergateway and mcp-hub (default: installed into a temporary one)")
+	flag.IntVar(&s.anchorMax, "anchor-max", 64, "most sessions opened to an anchor that starts a server per session (supergateway, mcp-proxy)")
+	flag.StringVar(&s.anchorsDir, "anchors", "", "npm directory with supergateway, mcp-hub and mcp-proxy (default: installed into a temporary one)")
 	flag.StringVar(&s.node, "node", "", "Node 22 (default: from go run ./internal/testenv/cmd/npmsetup)")
 	flag.BoolVar(&s.noAnchors, "no-anchors", false, "measure the gateway only")
 	flag.BoolVar(&s.costOnly, "cost-only", false, "measure the cost per call only (no latency, idle or cold-start rows)")

@@ -44,7 +44,7 @@ func (b *bench) print(w io.Writer, elapsed time.Duration, node, npmDir string) {
 		}
 	}
 	if npmDir != "" {
-		fmt.Fprintf(w, ", supergateway %s, mcp-hub %s", pkgVersion(npmDir, "supergateway"), pkgVersion(npmDir, "mcp-hub"))
+		fmt.Fprintf(w, ", supergateway %s, mcp-hub %s, mcp-proxy %s", pkgVersion(npmDir, "supergateway"), pkgVersion(npmDir, "mcp-hub"), pkgVersion(npmDir, "mcp-proxy"))
 	}
 	fmt.Fprintf(w, "; measuring took %s; load average (1, 5, 15 min) at the start %s, at the end %s\n\n", elapsed.Round(time.Second), b.loadStart, loadavg())
 	b.printCost(w)
