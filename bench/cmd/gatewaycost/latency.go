@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -16,6 +17,10 @@ type loadCell struct {
 	P50us, P99us    float64
 	CallsPerSec     float64
 	ProxyCPUPerCall float64 // µs of the proxy's CPU per call (0: direct)
+	// ClientCPUPerCall is µs of the client process's CPU per call: on a
+	// machine of few cores the clients' transport competes with the
+	// proxy for them.
+	ClientCPUPerCall float64
 	Errors          int
 	FirstErr        string
 }
@@ -88,6 +93,8 @@ func measureLoad(ctx context.Context, clients int, dur time.Duration, shared boo
 			return c, err
 		}
 	}
+	var ru0, ru1 syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 	lats := make([][]time.Duration, clients)
 	errCount := make([]int, clients)
 	firstErr := make([]error, clients)
@@ -116,6 +123,7 @@ func measureLoad(ctx context.Context, clients int, dur time.Duration, shared boo
 	}
 	wg.Wait()
 	wall := time.Since(start)
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 	var all []time.Duration
 	for i := range clients {
 		all = append(all, lats[i]...)
@@ -131,6 +139,8 @@ func measureLoad(ctx context.Context, clients int, dur time.Duration, shared boo
 	c.P50us = float64(all[len(all)/2].Microseconds())
 	c.P99us = float64(all[min(len(all)-1, len(all)*99/100)].Microseconds())
 	c.CallsPerSec = float64(len(all)) / wall.Seconds()
+	cpu := tv(ru1.Utime) - tv(ru0.Utime) + tv(ru1.Stime) - tv(ru0.Stime)
+	c.ClientCPUPerCall = float64(cpu.Microseconds()) / float64(len(all))
 	if p != nil {
 		pcpu1, err := cpuOf(p.pid)
 		if err != nil {

@@ -136,9 +136,9 @@ func pathRank(p string) int {
 }
 
 func (b *bench) printLoad(w io.Writer) {
-	fmt.Fprintf(w, "### Latency under load\n\nClients at 2025-11-25, each session calling echo one call after another for %s (the stdio server has one client: direct, all workers share its one session). Added: minus the direct row of the same backend and client count. Proxy CPU per call: the proxy process's CPU over the cell ÷ calls; calls per proxy CPU-second = 10⁶ ÷ that.\n\n", b.s.duration)
-	fmt.Fprintln(w, "| backend | clients | path | p50 ms | p99 ms | p50 added ms | p99 added ms | calls/s | proxy CPU µs/call | calls per proxy CPU-second | errors |")
-	fmt.Fprintln(w, "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintf(w, "### Latency under load\n\nClients at 2025-11-25, each session calling echo one call after another for %s (the stdio server has one client: direct, all workers share its one session). Added: minus the direct row of the same backend and client count. Proxy CPU per call: the proxy process's CPU over the cell ÷ calls; calls per proxy CPU-second = 10⁶ ÷ that. Client CPU per call: the client process's (all its sessions'), which shares the machine's cores with the proxy: a client transport that costs more leaves the proxy less CPU when the cores are busy.\n\n", b.s.duration)
+	fmt.Fprintln(w, "| backend | clients | path | p50 ms | p99 ms | p50 added ms | p99 added ms | calls/s | proxy CPU µs/call | calls per proxy CPU-second | client CPU µs/call | errors |")
+	fmt.Fprintln(w, "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, c := range b.res.load {
 		var d *loadCell
 		for i := range b.res.load {
@@ -162,7 +162,7 @@ func (b *bench) printLoad(w io.Writer) {
 		if c.Errors > 0 {
 			errs += " (" + firstLine(c.FirstErr) + ")"
 		}
-		fmt.Fprintf(w, "| %s | %d | %s | %.2f | %.2f | %s | %s | %.0f | %s | %s | %s |\n", c.Backend, c.Clients, c.Path, c.P50us/1000, c.P99us/1000, added50, added99, c.CallsPerSec, pcpu, perSec, errs)
+		fmt.Fprintf(w, "| %s | %d | %s | %.2f | %.2f | %s | %s | %.0f | %s | %s | %.0f | %s |\n", c.Backend, c.Clients, c.Path, c.P50us/1000, c.P99us/1000, added50, added99, c.CallsPerSec, pcpu, perSec, c.ClientCPUPerCall, errs)
 	}
 	fmt.Fprintln(w)
 }
