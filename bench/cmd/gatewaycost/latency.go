@@ -21,8 +21,8 @@ type loadCell struct {
 	// machine of few cores the clients' transport competes with the
 	// proxy for them.
 	ClientCPUPerCall float64
-	Errors          int
-	FirstErr        string
+	Errors           int
+	FirstErr         string
 }
 
 // measureLoad opens clients sessions with openOne (with shared, one
