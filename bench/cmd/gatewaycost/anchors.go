@@ -18,6 +18,7 @@ type anchor struct {
 	ep         endpoint
 	cmd        *exec.Cmd
 	perRequest bool // a server process per request (stateless supergateway)
+	perSession bool // a server process per session (stateful supergateway)
 }
 
 // The anchors' entry points, relative to their npm directory.
@@ -84,13 +85,12 @@ func startSupergateway(ctx context.Context, kids *children, node, dir, server st
 		kids.stop(cmd)
 		return nil, err
 	}
-	return &anchor{proxy: proxy{name: name, pid: cmd.Process.Pid}, ep: endpoint{url: "http://" + addr + "/mcp"}, cmd: cmd, perRequest: !stateful}, nil
+	return &anchor{proxy: proxy{name: name, pid: cmd.Process.Pid}, ep: endpoint{url: "http://" + addr + "/mcp"}, cmd: cmd, perRequest: !stateful, perSession: stateful}, nil
 }
 
 // startMCPProxy runs mcp-proxy's stdio→streamable HTTP bridge in front of
-// the stdio test server, as its README starts it (stateful: a server
-// process per session; 2026-07-28 served beside the handshake era, its
-// default).
+// the stdio test server, as its README starts it: one server process for
+// all sessions, 2026-07-28 served beside the handshake era (its default).
 func startMCPProxy(ctx context.Context, kids *children, node, dir, server string) (*anchor, error) {
 	port, err := freePort()
 	if err != nil {

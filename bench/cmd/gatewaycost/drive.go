@@ -109,12 +109,14 @@ func drive(ctx context.Context, kids *children, s settings) error {
 		b.print(os.Stdout, time.Since(start), node, npmDir)
 		return nil
 	}
+	// Idle sessions before the load: a process's RSS shrinks for a while
+	// after a load, which would be read as negative memory per session.
+	log.Printf("== idle sessions (%d)", s.idle)
+	b.idleRows(ctx)
 	log.Printf("== latency under load (%s per cell)", s.duration)
 	if err := b.loadRows(ctx); err != nil {
 		return err
 	}
-	log.Printf("== idle sessions (%d)", s.idle)
-	b.idleRows(ctx)
 	log.Printf("== cold start, %d servers", coldServers)
 	b.coldRows(ctx, cli, cold, node, npmDir, dir)
 	b.print(os.Stdout, time.Since(start), node, npmDir)
@@ -250,7 +252,7 @@ func (b *bench) loadRows(ctx context.Context) error {
 			log.Printf("latency: %s, %d clients done", backend, n)
 		}
 		for _, a := range b.anchors {
-			if a.name != "mcp-hub" && n > b.s.anchorMax {
+			if (a.perSession || a.perRequest) && n > b.s.anchorMax {
 				// a process per session or per call
 				b.note("%s at %d clients: not run (it starts a server process per session or per call; -anchor-max %d)", a.name, n, b.s.anchorMax)
 				continue
@@ -285,7 +287,7 @@ func (b *bench) idleRows(ctx context.Context) {
 			continue // no session to hold
 		}
 		n := b.s.idle
-		if a.name != "mcp-hub" {
+		if a.perSession {
 			n = min(n, b.s.anchorMax)
 		}
 		aep := a.ep

@@ -19,7 +19,7 @@
 //
 // Anchors in the same run, in front of the same stdio server: supergateway
 // 4.0 (stdio→streamable HTTP, stateful and stateless), mcp-proxy 6.7
-// (stdio→streamable HTTP, a server per session) and mcp-hub 4.2 (npm,
+// (stdio→streamable HTTP, one server for all sessions) and mcp-hub 4.2 (npm,
 // Node 22 from internal/testenv), which also runs the cold start.
 // An anchor that cannot be installed or run is reported and skipped.
 //
@@ -74,7 +74,7 @@ func main() {
 	flag.IntVar(&s.warmup, "warmup", 200, "untimed calls before each cost cell")
 	flag.DurationVar(&s.duration, "duration", 3*time.Second, "how long each latency cell calls")
 	flag.IntVar(&s.idle, "idle", 200, "idle client sessions opened for the memory row")
-	flag.IntVar(&s.anchorMax, "anchor-max", 64, "most sessions opened to an anchor that starts a server per session (supergateway, mcp-proxy)")
+	flag.IntVar(&s.anchorMax, "anchor-max", 64, "most sessions opened to an anchor that starts a server per session or per call (supergateway)")
 	flag.StringVar(&s.anchorsDir, "anchors", "", "npm directory with supergateway, mcp-hub and mcp-proxy (default: installed into a temporary one)")
 	flag.StringVar(&s.node, "node", "", "Node 22 (default: from go run ./internal/testenv/cmd/npmsetup)")
 	flag.BoolVar(&s.noAnchors, "no-anchors", false, "measure the gateway only")
