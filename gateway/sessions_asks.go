@@ -211,6 +211,10 @@ type screened struct {
 	answered []string       // the ids of the answers kept, to this replica's questions
 	handed   []handedAnswer // the answers to hand to the replicas that asked
 	dropped  bool           // an answer was dropped
+	answers  bool           // the body holds answers
+	// batch: the body is a batch; unreadable: a message of the batch is
+	// not JSON-RPC (go-sdk refuses such a batch whole, sessions_refused.go).
+	batch, unreadable bool
 }
 
 // filterAnswers screens body, a POST of a shared session whose record is
@@ -229,17 +233,17 @@ func (s *sharedSessions) filterAnswers(rec *sessionRecord, body []byte) screened
 	if !batch {
 		raws = []json.RawMessage{body}
 	}
-	var out screened
+	out := screened{batch: batch}
 	var msgs []json.RawMessage
-	rewrite := false
 	for _, raw := range raws {
 		msg, err := jsonrpc.DecodeMessage(raw)
 		resp, ok := msg.(*jsonrpc.Response)
 		if err != nil || !ok {
+			out.unreadable = out.unreadable || batch && err != nil
 			msgs = append(msgs, raw)
 			continue
 		}
-		rewrite = true
+		out.answers = true
 		id := answerID(resp.ID)
 		b, err := jsonrpc.EncodeMessage(resp)
 		switch {
@@ -257,7 +261,7 @@ func (s *sharedSessions) filterAnswers(rec *sessionRecord, body []byte) screened
 		}
 	}
 	switch {
-	case !rewrite:
+	case !out.answers:
 		out.kept = body
 	case len(msgs) == 0:
 	case !batch:
@@ -284,11 +288,17 @@ func answerID(id jsonrpc.ID) string {
 // screenAnswers screens the body of a POST of shared session id
 // (filterAnswers): it forgets the questions of the answers it keeps,
 // hands the answers to other replicas' questions to them through the
-// session's record, and drops the others. It returns the body to serve,
-// or nil when nothing is left to serve (the POST has been answered 202).
+// session's record, and drops the others; a POST with answers that
+// go-sdk refuses whole it refuses as go-sdk does (sessions_refused.go).
+// It returns the body to serve, or nil when nothing is left to serve (the
+// POST has been answered).
 func (g *Gateway) screenAnswers(w http.ResponseWriter, r *http.Request, id string, rec *sessionRecord, body []byte) []byte {
 	s := g.shared
 	sc := s.filterAnswers(rec, body)
+	if code, msg := refusal(r, sc); sc.answers && code != 0 {
+		http.Error(w, msg, code)
+		return nil
+	}
 	if sc.dropped {
 		g.log.Warn("a client's answer was dropped: no question with its id can be waiting, or several replicas of the gateway asked one with that id; the question ends by its timeout")
 	}
