@@ -137,6 +137,7 @@ func (s *sharedSessions) noteOutgoing(ctx context.Context, id string, data []byt
 	err := s.update(ctx, id, func(rec *sessionRecord) {
 		if withdrawn != "" {
 			rec.Asks = dropAsk(rec.Asks, withdrawn, s.replicaToken)
+			rec.Handed = dropHanded(rec.Handed, withdrawn, s.replicaToken)
 			return
 		}
 		rec.Asks = s.addAsk(rec.Asks, asked, now)
@@ -173,6 +174,14 @@ func dropAsk(asks []sharedAsk, id, replica string) []sharedAsk {
 		}
 	}
 	return kept
+}
+
+// dropHanded returns handed without the answers to replica's question
+// id: an answer to it handed by another replica while the client's
+// answer reached this one too, or while the question was withdrawn, is
+// not left in the record.
+func dropHanded(handed []handedAnswer, id, replica string) []handedAnswer {
+	return slices.DeleteFunc(handed, func(h handedAnswer) bool { return h.Ask.ID == id && h.Ask.Replica == replica })
 }
 
 // ownAsk reports whether rec has a question with id asked here and none
@@ -310,6 +319,7 @@ func (g *Gateway) screenAnswers(w http.ResponseWriter, r *http.Request, id strin
 		err := s.update(r.Context(), id, func(rec *sessionRecord) {
 			for _, a := range sc.answered {
 				rec.Asks = dropAsk(rec.Asks, a, s.replicaToken)
+				rec.Handed = dropHanded(rec.Handed, a, s.replicaToken)
 			}
 			lost = s.hand(rec, sc.handed)
 		})

@@ -474,3 +474,27 @@ func TestSharedSessionsHandedRefusedPOST(t *testing.T) {
 		t.Fatalf("q2's result after the refused POSTs: %s", res)
 	}
 }
+
+// TestSharedSessionsHandedWithdrawn: a question this replica withdraws
+// (notifications/cancelled) takes out of the record the answer another
+// replica handed to it meanwhile, which no question can take.
+func TestSharedSessionsHandedWithdrawn(t *testing.T) {
+	store := &MemorySessionStore{}
+	s, err := newSharedSessions(&SessionOptions{Store: store}, 0, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	mine := sharedAsk{ID: "1", Replica: s.replicaToken, At: now, Until: now.Add(time.Minute)}
+	theirs := sharedAsk{ID: "1", Replica: "other", At: now, Until: now.Add(time.Minute)}
+	msg := json.RawMessage(answerBody("1", "x"))
+	rec := &sessionRecord{Principal: "alice", Handed: []handedAnswer{{Ask: mine, Msg: msg}, {Ask: theirs, Msg: msg}}}
+	if err := s.save(testCtx(t, time.Second), "S", rec, true); err != nil {
+		t.Fatal(err)
+	}
+	s.noteOutgoing(testCtx(t, time.Second), "S", []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`), t.Errorf)
+	got, _ := sessionRecordOf(t, store, "S")
+	if len(got.Handed) != 1 || got.Handed[0].Ask.Replica != "other" {
+		t.Fatalf("the handed answers after this replica withdrew its question 1: %+v", got.Handed)
+	}
+}

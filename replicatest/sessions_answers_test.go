@@ -25,6 +25,7 @@ import (
 type answerRig struct {
 	t    *testing.T
 	urls []string
+	gs   []*gateway.Gateway
 	id   string
 }
 
@@ -59,6 +60,7 @@ func newAnswerRig(t *testing.T, stores []gateway.SessionStore, opts gateway.Opti
 		ts := httptest.NewServer(g)
 		t.Cleanup(ts.Close)
 		a.urls = append(a.urls, ts.URL+"/mcp")
+		a.gs = append(a.gs, g)
 	}
 	resp := a.post(0, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
 	a.id = resp.Header.Get("Mcp-Session-Id")
@@ -67,6 +69,9 @@ func newAnswerRig(t *testing.T, stores []gateway.SessionStore, opts gateway.Opti
 	a.post(0, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
 	return a
 }
+
+// close closes replica's gateway.
+func (a *answerRig) close(replica int) { _ = a.gs[replica].Close() }
 
 func (a *answerRig) post(replica int, body string) *http.Response {
 	return a.send(replica, http.MethodPost, body)
