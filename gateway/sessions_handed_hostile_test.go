@@ -187,12 +187,13 @@ type faultStore struct {
 	SessionStore
 	failLoad, failWrite atomic.Bool
 	slowLoad            atomic.Int64 // nanoseconds each load waits (or until its ctx ends)
-	writes              atomic.Int64
+	loads, writes       atomic.Int64
 }
 
 var errFault = errors.New("the session store is failing")
 
 func (f *faultStore) LoadSession(ctx context.Context, id string) ([]byte, error) {
+	f.loads.Add(1)
 	if d := time.Duration(f.slowLoad.Load()); d > 0 {
 		select {
 		case <-time.After(d):
@@ -496,5 +497,55 @@ func TestSharedSessionsHandedWithdrawn(t *testing.T) {
 	got, _ := sessionRecordOf(t, store, "S")
 	if len(got.Handed) != 1 || got.Handed[0].Ask.Replica != "other" {
 		t.Fatalf("the handed answers after this replica withdrew its question 1: %+v", got.Handed)
+	}
+}
+
+// TestSharedSessionsHandedPollOnce: a replica with three questions
+// waiting in one session reads that session's record once an
+// answerPoll, as with one, and not at all once they are answered.
+func TestSharedSessionsHandedPollOnce(t *testing.T) {
+	mem := &MemorySessionStore{}
+	asker := &faultStore{SessionStore: mem}
+	a := newAnswerRigWith(t, []SessionStore{mem, asker}, Options{})
+	rate := func() float64 {
+		n0 := asker.loads.Load()
+		time.Sleep(2 * time.Second)
+		return float64(asker.loads.Load()-n0) / 2
+	}
+	var calls []<-chan string
+	for i, tool := range []string{"q1", "q2", "q1"} {
+		calls = append(calls, a.call(1, 40+i, tool))
+	}
+	// The questions come on any of the calls' streams: wait for the
+	// replica to have all three waiting.
+	sh := a.rs[1].g.shared
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		sh.mu.Lock()
+		n := len(sh.waiting[a.id])
+		sh.mu.Unlock()
+		if n == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d questions wait, want 3", n)
+		}
+	}
+	three := rate()
+	t.Logf("three questions waiting in one session: %.1f reads of its record a second", three)
+	if want := float64(time.Second / answerPoll); three > want+1 {
+		t.Errorf("three questions waiting in one session: %.1f reads a second, want about %.0f", three, want)
+	}
+	for i := range 3 {
+		drain(a.post(1, answerBody(fmt.Sprint(i+1), "done")))
+	}
+	for i := range calls {
+		for l := range calls[i] {
+			if strings.Contains(l, fmt.Sprintf(`"id":%d,"result"`, 40+i)) {
+				break
+			}
+		}
+	}
+	if idle := rate(); idle > 0 {
+		t.Errorf("no question waiting: %.1f reads a second", idle)
 	}
 }
