@@ -21,8 +21,10 @@ import (
 // the record, again in one write, and gives each to its question, still
 // waiting here under the same id since the same moment (the question's
 // At), as the client would have: a POST of the answer to go-sdk's
-// handler, with the values (the principal) of the client's request the
-// question went with. A record read gone meanwhile (the session was
+// handler, with the values of the question's context (go-sdk gives a
+// session's questions those of the request that made the session here:
+// its principal, which go-sdk's handler checks against the session's).
+// A record read gone meanwhile (the session was
 // deleted on another replica, or expired) ends the session here, and
 // with it the questions waiting in it.
 
@@ -42,7 +44,7 @@ type handedAnswer struct {
 
 // waitingAsk is a question this replica asked and has not had the answer
 // to: when it was recorded, and the values of its context (those of the
-// client request it went with, its principal's among them).
+// request that made the session here, its principal's among them).
 type waitingAsk struct {
 	at   time.Time
 	vals context.Context
@@ -196,8 +198,9 @@ func (g *Gateway) giveHanded(id, version string, h handedAnswer) {
 	s.unwait(id, h.Ask.ID)
 	ctx, cancel := context.WithTimeout(w.vals, 10*time.Second)
 	defer cancel()
+	// Not the ids of the requests of the POST the values came with: this
+	// POST has none (replayRequest).
 	req, _ := http.NewRequestWithContext(context.WithValue(ctx, callIDsKey{}, []json.RawMessage(nil)), http.MethodPost, "/", bytes.NewReader(h.Msg))
-	req.Host = "localhost" // go-sdk's check of the Host of a request on a loopback address
 	req.Header.Set(replayHeader, s.replayToken)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
