@@ -166,3 +166,45 @@ func TestSharedSessionsHandedStoreStallStores(t *testing.T) {
 		})
 	}
 }
+
+// TestSharedSessionsHandedKilledStores: with sessions in Redis and
+// PostgreSQL, a replica that dies (it no longer reaches the store, and
+// closes nothing) right after it handed an answer over does not keep it
+// from its question; a replica that dies with an answer handed to it and
+// not taken leaves it to no other question: the question 1 the other
+// replica asks next in the session gets its own answer.
+func TestSharedSessionsHandedKilledStores(t *testing.T) {
+	stores := sessionStores(t)
+	for _, name := range []string{"redis", "postgres"} {
+		t.Run(name, func(t *testing.T) {
+			store, _ := stores[name]()
+			mover := &killableStore{SessionStore: store}
+			a := newAnswerRig(t, []gateway.SessionStore{mover, store, store}, gateway.Options{})
+			s := a.call(1, 11, "book")
+			qid := questionID(a.next(s, "book's question"))
+			a.answer(0, qid, "from the mover")
+			mover.dead.Store(true)
+			if l := a.next(s, "book's result"); !strings.Contains(l, "book got accept map[for:from the mover]") {
+				t.Fatalf("book's result: %s", l)
+			}
+
+			asker := &killableStore{SessionStore: store}
+			b := newAnswerRig(t, []gateway.SessionStore{store, asker}, gateway.Options{})
+			s = b.call(1, 11, "book")
+			qid = questionID(b.next(s, "book's question"))
+			asker.dead.Store(true)
+			b.answer(0, qid, "for the dead replica")
+			if n := handedLeft(t, store, b.id); n != 1 {
+				t.Fatalf("%d answers handed to the dead replica, want 1", n)
+			}
+			s0 := b.call(0, 12, "delete_repo")
+			if q := questionID(b.next(s0, "delete_repo's question")); q != "1" {
+				t.Fatalf("delete_repo's question: %s", q)
+			}
+			b.answer(0, "1", "delete_repo")
+			if l := b.next(s0, "delete_repo's result"); !strings.Contains(l, "delete_repo got accept map[for:delete_repo]") {
+				t.Fatalf("delete_repo's result: %s", l)
+			}
+		})
+	}
+}
