@@ -40,7 +40,10 @@ import (
 // questions) the answer is dropped (the POST is answered 202, as go-sdk
 // answers one for a question it does not have) and the question it was
 // for ends by its own timeout or cancellation. An answer is never given
-// to a question it was not for.
+// to a question it was not for while that question waits; an answer to a
+// question that ended (withdrawn, or past its bound) reaches the question
+// another replica asks later in the session under the same id, as the
+// copies' ids are not unique in the session.
 
 // maxSharedAsks bounds the questions a session's record keeps; the
 // oldest are forgotten first (their answers are then dropped).
