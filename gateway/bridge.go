@@ -320,8 +320,11 @@ func inputKind(q mcp.InputRequest) string {
 }
 
 // fulfil asks the client of o every input request of a server's
-// input_required result at once, and returns the answers.
-func fulfil(ctx context.Context, o *origin, reqs mcp.InputRequestMap) (mcp.InputResponseMap, error) {
+// input_required result at once, and returns the answers; each question
+// waits for its answer no longer than ParkTimeout.
+func (g *Gateway) fulfil(ctx context.Context, o *origin, reqs mcp.InputRequestMap) (mcp.InputResponseMap, error) {
+	ctx, cancel := g.askBound(ctx, "input")
+	defer cancel()
 	type got struct {
 		id   string
 		resp mcp.InputResponse
@@ -337,12 +340,12 @@ func fulfil(ctx context.Context, o *origin, reqs mcp.InputRequestMap) (mcp.Input
 	out := make(mcp.InputResponseMap, len(reqs))
 	var errs []error
 	for range reqs {
-		g := <-ch
-		if g.err != nil {
-			errs = append(errs, fmt.Errorf("input request %q: %w", g.id, g.err))
+		a := <-ch
+		if a.err != nil {
+			errs = append(errs, fmt.Errorf("input request %q: %w", a.id, a.err))
 			continue
 		}
-		out[g.id] = g.resp
+		out[a.id] = a.resp
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)

@@ -204,7 +204,7 @@ func (g *Gateway) callTool(ctx context.Context, name string, req *mcp.CallToolRe
 		if round > maxInputRounds {
 			return nil, fmt.Errorf("server %q asked for input more than %d times in one call", u.name, maxInputRounds)
 		}
-		responses, ferr := fulfil(ctx, o, res.InputRequests)
+		responses, ferr := g.fulfil(ctx, o, res.InputRequests)
 		if ferr != nil {
 			return nil, ferr
 		}

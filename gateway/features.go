@@ -245,7 +245,7 @@ func (g *Gateway) promptHandler(name string) mcp.PromptHandler {
 			if round >= maxInputRounds {
 				return nil, fmt.Errorf("server %q asked for input more than %d times in one request", r.u.name, maxInputRounds)
 			}
-			if params.InputResponses, err = fulfil(ctx, o, res.InputRequests); err != nil {
+			if params.InputResponses, err = g.fulfil(ctx, o, res.InputRequests); err != nil {
 				return nil, err
 			}
 			params.RequestState = res.RequestState
@@ -331,7 +331,7 @@ func (g *Gateway) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.
 		if round >= maxInputRounds {
 			return nil, fmt.Errorf("server %q asked for input more than %d times in one request", u.name, maxInputRounds)
 		}
-		if params.InputResponses, err = fulfil(ctx, o, res.InputRequests); err != nil {
+		if params.InputResponses, err = g.fulfil(ctx, o, res.InputRequests); err != nil {
 			return nil, err
 		}
 		params.RequestState = res.RequestState

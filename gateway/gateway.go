@@ -117,7 +117,7 @@ func New(servers []Server, opts *Options) (*Gateway, error) {
 		g.pol.Store(&p)
 	}
 	if g.opts.Sessions != nil {
-		if g.shared, err = newSharedSessions(g.opts.Sessions, g.opts.SessionTimeout); err != nil {
+		if g.shared, err = newSharedSessions(g.opts.Sessions, g.opts.SessionTimeout, g.opts.parkTimeout()); err != nil {
 			return nil, err
 		}
 		g.shared.events = newSharedEvents(g)
@@ -223,6 +223,9 @@ func (g *Gateway) Start(ctx context.Context) error {
 		return errors.New("gateway: Start called twice")
 	}
 	g.tasks.run() // with TaskOptions.Store: this replica's liveness record
+	if g.shared != nil {
+		g.wg.Go(func() { g.pollHanded(g.ctx) })
+	}
 	if err := g.runAll(ctx, g.servers()); err != nil {
 		return err
 	}

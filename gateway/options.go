@@ -140,6 +140,11 @@ type Options struct {
 	// be asked (see lane.go); such calls go to another connection
 	// (MaxExtraConnections), and wait only when all are taken, so this
 	// also bounds how long a client that never answers holds them back.
+	// Every other question the gateway puts to a handshake-era client (a
+	// 2026-07-28 server's input_required round, a task's question on
+	// tasks/result, a sign-in question mid-call) waits no longer either;
+	// with SessionOptions, a recorded question counts no longer (plus a
+	// margin) in the screen of answers (sessions_asks.go).
 	// Zero means DefaultParkTimeout.
 	ParkTimeout time.Duration
 	// MaxExtraConnections bounds the connections the gateway opens to a

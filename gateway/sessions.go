@@ -90,7 +90,10 @@ type sessionRecord struct {
 	Level     string          `json:"level,omitempty"`
 	Subs      []string        `json:"subs,omitempty"` // subscribed resource URIs
 	Asks      []sharedAsk     `json:"asks,omitempty"` // questions to the client waiting for answers
-	Touched   time.Time       `json:"touched"`
+	// Handed are the client's answers to questions of the replicas
+	// that asked them, taken by another replica (sessions_handed.go).
+	Handed  []handedAnswer `json:"handed,omitempty"`
+	Touched time.Time      `json:"touched"`
 
 	raw []byte // what it was read from
 }
@@ -107,6 +110,7 @@ type sharedSessions struct {
 	store   SessionStore
 	timeout time.Duration
 	ttl     time.Duration
+	park    time.Duration // Options.ParkTimeout: how long a question to a client waits
 
 	// gate makes go-sdk's next session id the one the gateway chose: a
 	// request that makes a session holds it (a token in the channel)
@@ -126,6 +130,9 @@ type sharedSessions struct {
 	local  map[string]*heldSession  // sessions this replica holds
 	making map[string]chan struct{} // sessions being made again here
 	closed bool                     // the gateway is closing: nothing more is held
+	// waiting are the questions this replica asked and has not had the
+	// answers to, by session and question id (sessions_handed.go).
+	waiting map[string]map[string]*waitingAsk
 }
 
 // heldSession is a shared session this replica holds, with the changes
@@ -137,12 +144,13 @@ type heldSession struct {
 	subs  []string
 }
 
-func newSharedSessions(o *SessionOptions, sessionTimeout time.Duration) (*sharedSessions, error) {
+func newSharedSessions(o *SessionOptions, sessionTimeout, park time.Duration) (*sharedSessions, error) {
 	if o.Store == nil {
 		return nil, errors.New("gateway: SessionOptions.Store is nil")
 	}
-	s := &sharedSessions{store: o.Store, timeout: o.StoreTimeout, ttl: o.TTL,
-		gate: make(chan struct{}, 1), replayToken: rand.Text(), replicaToken: rand.Text(), local: make(map[string]*heldSession), making: make(map[string]chan struct{})}
+	s := &sharedSessions{store: o.Store, timeout: o.StoreTimeout, ttl: o.TTL, park: park,
+		gate: make(chan struct{}, 1), replayToken: rand.Text(), replicaToken: rand.Text(), local: make(map[string]*heldSession), making: make(map[string]chan struct{}),
+		waiting: make(map[string]map[string]*waitingAsk)}
 	if s.timeout <= 0 {
 		s.timeout = DefaultSessionStoreTimeout
 	}

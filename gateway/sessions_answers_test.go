@@ -5,10 +5,13 @@ package gateway
 import (
 	"bufio"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,6 +29,13 @@ type answerRig struct {
 }
 
 func newAnswerRig(t *testing.T) *answerRig {
+	store := &MemorySessionStore{}
+	return newAnswerRigWith(t, []SessionStore{store, store}, Options{})
+}
+
+// newAnswerRigWith is newAnswerRig with a store for each replica and
+// opts; the session is made on replica 0.
+func newAnswerRigWith(t *testing.T, stores []SessionStore, opts Options) *answerRig {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "q"}, &mcp.ServerOptions{SupportedProtocolVersions: testserver.LegacyVersions})
 	for _, name := range []string{"q1", "q2"} {
 		mcp.AddTool(srv, &mcp.Tool{Name: name}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
@@ -39,7 +49,7 @@ func newAnswerRig(t *testing.T) *answerRig {
 		})
 	}
 	up := testserver.StartStreamable(t, srv)
-	a := &answerRig{t: t, rs: startReplicas(t, 2, &MemorySessionStore{}, up.URL)}
+	a := &answerRig{t: t, rs: startReplicasWith(t, stores, up.URL, opts)}
 	resp := a.post(0, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+v1125+`","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
 	a.id = resp.Header.Get("Mcp-Session-Id")
 	_, _ = io.Copy(io.Discard, resp.Body)
@@ -122,23 +132,19 @@ func TestSharedSessionsAnswerNotMixed(t *testing.T) {
 }
 
 // TestSharedSessionsAnswerReachesAsker: an answer sent to the replica
-// that asked the question reaches it; sent to another replica, it is
-// dropped.
+// that asked the question reaches it; a second answer with its id is
+// dropped, and the question the other replica asks next gets its own.
 func TestSharedSessionsAnswerReachesAsker(t *testing.T) {
 	a := newAnswerRig(t)
 	s2 := a.call(1, 11, "q2")
 	within(t, s2, 10*time.Second, "q2's question")
-	if code := a.answer(0, "elsewhere"); code != http.StatusAccepted {
-		t.Errorf("the answer's POST to the other replica: %d, want 202", code)
-	}
 	if code := a.answer(1, "for q2"); code != http.StatusAccepted {
 		t.Errorf("the answer's POST: %d, want 202", code)
 	}
 	if res := within(t, s2, 10*time.Second, "q2's result"); !strings.Contains(res, "q2 got accept map[answer:for q2]") {
 		t.Fatalf("q2's result: %s", res)
 	}
-	// The question is answered: a second answer with its id is dropped
-	// and q1's question, asked next on replica 0, gets its own.
+	a.answer(1, "again")
 	s1 := a.call(0, 12, "q1")
 	within(t, s1, 10*time.Second, "q1's question")
 	a.answer(0, "for q1")
@@ -152,7 +158,7 @@ func TestSharedSessionsAnswerReachesAsker(t *testing.T) {
 // not JSON-RPC, such as an answer without an id, which go-sdk judges) are
 // kept, read and written again as go-sdk reads them.
 func TestSharedSessionsAnswerFilter(t *testing.T) {
-	s := &sharedSessions{replicaToken: "me", ttl: time.Hour}
+	s := &sharedSessions{replicaToken: "me", ttl: time.Hour, park: time.Minute}
 	now := time.Now()
 	rec := &sessionRecord{Asks: []sharedAsk{{ID: "1", Replica: "me", At: now}, {ID: "2", Replica: "me", At: now}, {ID: "2", Replica: "other", At: now}, {ID: `"x"`, Replica: "me", At: now}}}
 	for _, c := range []struct{ body, kept, answered string }{
@@ -171,16 +177,16 @@ func TestSharedSessionsAnswerFilter(t *testing.T) {
 		{`not json`, `not json`, ""},
 		{`[1,`, `[1,`, ""},
 	} {
-		kept, answered, _ := s.filterAnswers(rec, []byte(c.body))
-		if string(kept) != c.kept || strings.Join(answered, ",") != c.answered {
-			t.Errorf("%s: kept %q answered %q, want %q %q", c.body, kept, answered, c.kept, c.answered)
+		sc := s.filterAnswers(rec, []byte(c.body))
+		if string(sc.kept) != c.kept || strings.Join(sc.answered, ",") != c.answered {
+			t.Errorf("%s: kept %q answered %q, want %q %q", c.body, sc.kept, sc.answered, c.kept, c.answered)
 		}
 	}
-	if got := s.addAsk(rec.Asks, "2"); len(got) != 4 || got[3].ID != "2" || got[3].Replica != "me" {
+	if got := s.addAsk(rec.Asks, "2", now); len(got) != 4 || got[3].ID != "2" || got[3].Replica != "me" {
 		t.Errorf("addAsk: %+v", got)
 	}
 	old := []sharedAsk{{ID: "9", Replica: "other", At: time.Now().Add(-2 * time.Hour)}}
-	if got := s.addAsk(old, "1"); len(got) != 1 || got[0].ID != "1" {
+	if got := s.addAsk(old, "1", now); len(got) != 1 || got[0].ID != "1" {
 		t.Errorf("addAsk keeps a question older than the session's lifetime: %+v", got)
 	}
 }
@@ -290,5 +296,81 @@ func TestSharedSessionsAnswerAfterClose(t *testing.T) {
 	a.answer(1, "for q2")
 	if res := within(t, s2, 5*time.Second, "q2's result"); !strings.Contains(res, "q2 got accept map[answer:for q2]") {
 		t.Fatalf("q2's result: %s", res)
+	}
+}
+
+// killableStore is a session store a replica stops reaching at once
+// (kill), as a replica that dies does: it forgets nothing it recorded.
+type killableStore struct {
+	SessionStore
+	dead atomic.Bool
+}
+
+var errKilled = errors.New("the replica is dead")
+
+func (k *killableStore) LoadSession(ctx context.Context, id string) ([]byte, error) {
+	if k.dead.Load() {
+		return nil, errKilled
+	}
+	return k.SessionStore.LoadSession(ctx, id)
+}
+
+func (k *killableStore) SaveSession(ctx context.Context, id string, rec []byte, ttl time.Duration) error {
+	if k.dead.Load() {
+		return errKilled
+	}
+	return k.SessionStore.SaveSession(ctx, id, rec, ttl)
+}
+
+func (k *killableStore) ReplaceSession(ctx context.Context, id string, old, rec []byte, ttl time.Duration) (bool, error) {
+	if k.dead.Load() {
+		return false, errKilled
+	}
+	return k.SessionStore.ReplaceSession(ctx, id, old, rec, ttl)
+}
+
+func (k *killableStore) DeleteSession(ctx context.Context, id string) error {
+	if k.dead.Load() {
+		return errKilled
+	}
+	return k.SessionStore.DeleteSession(ctx, id)
+}
+
+// TestSharedSessionsAsksDeadReplica: a replica that dies (drops off
+// without Close: it no longer reaches the store) while its question 1 of
+// a session waits leaves that question in the session's record; once
+// the question can no longer be waiting (ParkTimeout and askMargin
+// after it was asked), the question 1 another replica asks in that
+// session gets its answer, and the dead replica's question is pruned
+// from the record.
+func TestSharedSessionsAsksDeadReplica(t *testing.T) {
+	store := &MemorySessionStore{}
+	dying := &killableStore{SessionStore: store}
+	const park = time.Second
+	a := newAnswerRigWith(t, []SessionStore{dying, store}, Options{ParkTimeout: park})
+	s1 := a.call(0, 10, "q1")
+	within(t, s1, 10*time.Second, "q1's question")
+	dying.dead.Store(true)
+	a.rs[0].down.Store(true)
+	a.rs[0].ts.CloseClientConnections()
+	time.Sleep(park + askMargin + 200*time.Millisecond)
+	s2 := a.call(1, 11, "q2")
+	if q := within(t, s2, 10*time.Second, "q2's question"); !strings.Contains(q, `"id":1`) {
+		t.Fatalf("q2's question: %s", q)
+	}
+	a.answer(1, "for q2")
+	if res := within(t, s2, 5*time.Second, "q2's result"); !strings.Contains(res, "q2 got accept map[answer:for q2]") {
+		t.Fatalf("q2's result: %s", res)
+	}
+	b, err := store.LoadSession(testCtx(t, time.Second), a.id)
+	if err != nil || b == nil {
+		t.Fatalf("the session's record: %v %s", err, b)
+	}
+	var rec sessionRecord
+	if err := json.Unmarshal(b, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Asks) != 0 {
+		t.Errorf("the record keeps questions that can no longer be waiting: %+v", rec.Asks)
 	}
 }

@@ -140,11 +140,13 @@ func (e *sharedEvents) Append(ctx context.Context, sessionID, streamID string, d
 	return e.EventStore.Append(ctx, sessionID, streamID, data)
 }
 
-// SessionClosed forgets the session's streams.
+// SessionClosed forgets the session's streams and the questions waiting
+// in it.
 func (e *sharedEvents) SessionClosed(ctx context.Context, sessionID string) error {
 	e.mu.Lock()
 	delete(e.local, sessionID)
 	e.mu.Unlock()
+	e.g.shared.unwaitSession(sessionID)
 	return e.EventStore.SessionClosed(ctx, sessionID)
 }
 

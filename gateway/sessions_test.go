@@ -37,12 +37,26 @@ type replica struct {
 // principal.
 func startReplicas(t *testing.T, n int, store SessionStore, upstream string) []*replica {
 	t.Helper()
+	stores := make([]SessionStore, n)
+	for i := range stores {
+		stores[i] = store
+	}
+	return startReplicasWith(t, stores, upstream, Options{})
+}
+
+// startReplicasWith is startReplicas with a store for each replica (all
+// in front of the same records, each maybe with a kill switch) and opts
+// (its Logger and Sessions set here).
+func startReplicasWith(t *testing.T, stores []SessionStore, upstream string, opts Options) []*replica {
+	t.Helper()
 	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 		return &auth.TokenInfo{UserID: token, Expiration: time.Now().Add(time.Hour)}, nil
 	}
 	var rs []*replica
-	for range n {
-		g, err := New([]Server{{Name: "s", Target: upstream}}, &Options{Logger: quietLogger(t), Sessions: &SessionOptions{Store: store}})
+	for _, store := range stores {
+		o := opts
+		o.Logger, o.Sessions = quietLogger(t), &SessionOptions{Store: store}
+		g, err := New([]Server{{Name: "s", Target: upstream}}, &o)
 		if err != nil {
 			t.Fatal(err)
 		}

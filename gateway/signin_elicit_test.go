@@ -333,6 +333,32 @@ func TestSignInMidCallUnanswered(t *testing.T) {
 	}
 }
 
+// TestSignInMidCallParkTimeout: the question to sign in put to a client
+// mid-call waits no longer than the gateway's ParkTimeout when that is
+// shorter than the link's lifetime, as every question the gateway puts
+// to a client does.
+func TestSignInMidCallParkTimeout(t *testing.T) {
+	e := startSignIn(t, func(o *gateway.Options) { o.ParkTimeout = time.Second })
+	ctx := ctxFor(t, 60*time.Second)
+	release := make(chan struct{})
+	defer close(release)
+	hold := func(ctx context.Context, _ *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+		select {
+		case <-ctx.Done():
+		case <-release:
+		}
+		return &mcp.ElicitResult{Action: "cancel"}, nil
+	}
+	frank := e.urlClient(t, ctx, e.token(t, "frank"), hold)
+	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := frank.cs.CallTool(cctx, &mcp.CallToolParams{Name: "up_whoami", Arguments: map[string]any{}})
+	if took := time.Since(start); err == nil || took > 8*time.Second || !strings.Contains(err.Error(), "park timeout") {
+		t.Fatalf("frank's unanswered question: want an error at the park timeout (1s), got %v after %v", err, took)
+	}
+}
+
 // TestSignInMidCallPrincipals: alice has two calls waiting for her
 // sign-in, from two sessions, and bob one. bob's sign-in runs his call
 // only: alice's go on waiting (her token version, not anyone's, wakes

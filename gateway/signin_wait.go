@@ -180,10 +180,16 @@ func (g *Gateway) signInMidCall(ctx context.Context, o *origin, u *upstream, sr 
 		return nil, err
 	}
 	defer g.signins.remove(w)
-	// The question ends with the link's lifetime, with the server and
-	// at Shutdown, as the wait does.
+	// The question ends with the link's lifetime or ParkTimeout, the
+	// sooner, with the server and at Shutdown, as the wait does.
+	wait, bound := time.Until(w.expires), "the link's lifetime"
+	if park := g.opts.parkTimeout(); park < wait {
+		wait, bound = park, "the gateway's park timeout"
+	}
 	actx, cancel := context.WithDeadline(ctx, w.expires)
 	defer cancel()
+	actx, cancelBound := g.askBound(actx, "elicitation")
+	defer cancelBound()
 	stop := context.AfterFunc(u.ctx, cancel)
 	defer stop()
 	stopDrain := context.AfterFunc(g.drained, cancel)
@@ -198,7 +204,7 @@ func (g *Gateway) signInMidCall(ctx context.Context, o *origin, u *upstream, sr 
 		case u.ctx.Err() != nil:
 			return nil, rpcError(&unavailableError{server: u.name, err: context.Cause(u.ctx)})
 		case actx.Err() != nil:
-			return nil, &jsonrpc.Error{Code: CodeUpstreamAuth, Message: fmt.Sprintf("server %q: the question to sign in got no answer within %s (the link's lifetime); make the call again", u.name, g.pages.ttl)}
+			return nil, &jsonrpc.Error{Code: CodeUpstreamAuth, Message: fmt.Sprintf("server %q: the question to sign in got no answer within %s (%s); make the call again", u.name, wait.Round(time.Second), bound)}
 		}
 		// The client refused the request (a client that declared URL
 		// elicitation and takes no elicitation/create): it gets the

@@ -122,7 +122,9 @@ func (g *Gateway) tasksResult(ctx context.Context, ss *mcp.ServerSession, p *tas
 				continue
 			}
 			asked[q.key] = true
-			r, err := ss.Elicit(ctx, q.params)
+			actx, cancel := g.askBound(ctx, "elicitation")
+			r, err := ss.Elicit(actx, q.params)
+			cancel()
 			if err != nil {
 				r = &mcp.ElicitResult{Action: "cancel"}
 			}

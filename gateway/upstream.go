@@ -637,8 +637,7 @@ func (u *upstream) onRoots(ctx context.Context, l *lane, req *mcp.ListRootsReque
 // session can still answer it (sessionQuestion). With l nil, o is the
 // call the question is for.
 func (u *upstream) ask(ctx context.Context, l *lane, o *origin, kind string, q mcp.InputRequest) (mcp.InputResponse, error) {
-	d := u.g.opts.parkTimeout()
-	ctx, cancel := context.WithTimeoutCause(ctx, d, fmt.Errorf("the client did not answer the server's %s request within %s", kind, d))
+	ctx, cancel := u.g.askBound(ctx, kind)
 	defer cancel()
 	if l == nil {
 		return o.ask(ctx, kind, q)

@@ -3,11 +3,13 @@ package replicatest
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,99 +18,143 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// answerRig is a session shared, through a store, by two replicas of a
+// gateway in front of a server whose tools book and delete_repo each ask
+// the client a question and say which answer they got; the session is
+// made on replica 0.
+type answerRig struct {
+	t    *testing.T
+	urls []string
+	gs   []*gateway.Gateway
+	id   string
+}
+
+// newAnswerRig starts the replicas, replica i with stores[i] (all in
+// front of the same records) and opts.
+func newAnswerRig(t *testing.T, stores []gateway.SessionStore, opts gateway.Options) *answerRig {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "q"}, &mcp.ServerOptions{SupportedProtocolVersions: testserver.LegacyVersions})
+	for _, tool := range []string{"book", "delete_repo"} {
+		mcp.AddTool(srv, &mcp.Tool{Name: tool}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			ctx, cancel := context.WithTimeout(ctx, 4*time.Second)
+			defer cancel()
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "question of " + tool, RequestedSchema: map[string]any{"type": "object"}})
+			if err != nil {
+				return nil, nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s got %s %v", tool, res.Action, res.Content)}}}, nil, nil
+		})
+	}
+	up := testserver.StartStreamable(t, srv)
+	a := &answerRig{t: t}
+	for _, store := range stores {
+		o := opts
+		o.Logger, o.Sessions = quietLimitLogger(), &gateway.SessionOptions{Store: store}
+		g, err := gateway.New([]gateway.Server{{Name: "q", Target: up.URL}}, &o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = g.Close() })
+		if err := g.Start(limitCtx(t, 30*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		ts := httptest.NewServer(g)
+		t.Cleanup(ts.Close)
+		a.urls = append(a.urls, ts.URL+"/mcp")
+		a.gs = append(a.gs, g)
+	}
+	resp := a.post(0, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
+	a.id = resp.Header.Get("Mcp-Session-Id")
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	a.post(0, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+	return a
+}
+
+// close closes replica's gateway.
+func (a *answerRig) close(replica int) { _ = a.gs[replica].Close() }
+
+func (a *answerRig) post(replica int, body string) *http.Response {
+	return a.send(replica, http.MethodPost, body)
+}
+
+func (a *answerRig) send(replica int, method, body string) *http.Response {
+	t := a.t
+	req, _ := http.NewRequestWithContext(limitCtx(t, 30*time.Second), method, a.urls[replica], strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if a.id != "" {
+		req.Header.Set("Mcp-Session-Id", a.id)
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// call calls tool on replica and returns the data of its stream's events.
+func (a *answerRig) call(replica, reqID int, tool string) <-chan string {
+	resp := a.post(replica, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{}}}`, reqID, tool))
+	ch := make(chan string, 16)
+	go func() {
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if l := sc.Text(); strings.HasPrefix(l, "data: ") && len(l) > 6 {
+				ch <- strings.TrimPrefix(l, "data: ")
+			}
+		}
+		close(ch)
+	}()
+	return ch
+}
+
+func (a *answerRig) next(ch <-chan string, what string) string {
+	select {
+	case l := <-ch:
+		return l
+	case <-time.After(10 * time.Second):
+		a.t.Fatalf("%s: nothing", what)
+	}
+	return ""
+}
+
+// answer posts the client's answer to question qid to replica.
+func (a *answerRig) answer(replica int, qid, content string) int {
+	r := a.post(replica, `{"jsonrpc":"2.0","id":`+qid+`,"result":{"action":"accept","content":{"for":"`+content+`"}}}`)
+	_, _ = io.Copy(io.Discard, r.Body)
+	r.Body.Close()
+	return r.StatusCode
+}
+
+// questionID returns the id of the question in an event's data.
+func questionID(q string) string {
+	if i := strings.Index(q, `"id":`); i >= 0 {
+		return q[i+5 : i+5+strings.IndexAny(q[i+5:], ",}")]
+	}
+	return ""
+}
+
 // TestSharedSessionsAnswerNotMixedStores: with sessions in Redis and
 // PostgreSQL, two replicas each ask a question numbered 1 in one
 // session; the answer to replica 1's question, sent to replica 0, is not
-// given to replica 0's question; an answer sent to the replica that
-// asked, when no other replica has a question with its id waiting,
-// reaches it.
+// given to replica 0's question, nor to replica 1's (it cannot be known
+// whose it is); an answer sent to the replica that asked, when no other
+// replica has a question with its id waiting, reaches it.
 func TestSharedSessionsAnswerNotMixedStores(t *testing.T) {
 	stores := sessionStores(t)
 	for _, name := range []string{"redis", "postgres"} {
 		t.Run(name, func(t *testing.T) {
 			store, _ := stores[name]()
-			srv := mcp.NewServer(&mcp.Implementation{Name: "q"}, &mcp.ServerOptions{SupportedProtocolVersions: testserver.LegacyVersions})
-			for _, tool := range []string{"book", "delete_repo"} {
-				mcp.AddTool(srv, &mcp.Tool{Name: tool}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-					ctx, cancel := context.WithTimeout(ctx, 4*time.Second)
-					defer cancel()
-					res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "question of " + tool, RequestedSchema: map[string]any{"type": "object"}})
-					if err != nil {
-						return nil, nil, err
-					}
-					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s got %s %v", tool, res.Action, res.Content)}}}, nil, nil
-				})
-			}
-			up := testserver.StartStreamable(t, srv)
-			var urls []string
-			for range 2 {
-				g, err := gateway.New([]gateway.Server{{Name: "q", Target: up.URL}}, &gateway.Options{Logger: quietLimitLogger(), Sessions: &gateway.SessionOptions{Store: store}})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { _ = g.Close() })
-				if err := g.Start(limitCtx(t, 30*time.Second)); err != nil {
-					t.Fatal(err)
-				}
-				ts := httptest.NewServer(g)
-				t.Cleanup(ts.Close)
-				urls = append(urls, ts.URL+"/mcp")
-			}
-			post := func(u, body, session string) *http.Response {
-				req, _ := http.NewRequestWithContext(limitCtx(t, 30*time.Second), http.MethodPost, u, strings.NewReader(body))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Accept", "application/json, text/event-stream")
-				if session != "" {
-					req.Header.Set("Mcp-Session-Id", session)
-					req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-				}
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return resp
-			}
-			stream := func(resp *http.Response) <-chan string {
-				ch := make(chan string, 16)
-				go func() {
-					defer resp.Body.Close()
-					sc := bufio.NewScanner(resp.Body)
-					for sc.Scan() {
-						if l := sc.Text(); strings.HasPrefix(l, "data: ") && len(l) > 6 {
-							ch <- strings.TrimPrefix(l, "data: ")
-						}
-					}
-					close(ch)
-				}()
-				return ch
-			}
-			next := func(ch <-chan string, what string) string {
-				select {
-				case l := <-ch:
-					return l
-				case <-time.After(10 * time.Second):
-					t.Fatalf("%s: nothing", what)
-				}
-				return ""
-			}
-			resp := post(urls[0], `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`, "")
-			id := resp.Header.Get("Mcp-Session-Id")
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			post(urls[0], `{"jsonrpc":"2.0","method":"notifications/initialized"}`, id).Body.Close()
-			s1 := stream(post(urls[0], `{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"delete_repo","arguments":{}}}`, id))
-			t.Logf("replica 0 asks: %s", next(s1, "delete_repo's question"))
-			s2 := stream(post(urls[1], `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"book","arguments":{}}}`, id))
-			t.Logf("replica 1 asks: %s", next(s2, "book's question"))
-			answer := func(u, content string) int {
-				r := post(u, `{"jsonrpc":"2.0","id":1,"result":{"action":"accept","content":{"for":"`+content+`"}}}`, id)
-				_, _ = io.Copy(io.Discard, r.Body)
-				r.Body.Close()
-				return r.StatusCode
-			}
+			a := newAnswerRig(t, []gateway.SessionStore{store, store}, gateway.Options{})
+			s1 := a.call(0, 10, "delete_repo")
+			t.Logf("replica 0 asks: %s", a.next(s1, "delete_repo's question"))
+			s2 := a.call(1, 11, "book")
+			t.Logf("replica 1 asks: %s", a.next(s2, "book's question"))
 			// The user accepts book's question; the balancer sends the
 			// answer to replica 0.
-			if code := answer(urls[0], "book"); code != http.StatusAccepted {
+			if code := a.answer(0, "1", "book"); code != http.StatusAccepted {
 				t.Errorf("the answer's POST: %d, want 202", code)
 			}
 			select {
@@ -118,21 +164,135 @@ func TestSharedSessionsAnswerNotMixedStores(t *testing.T) {
 			}
 			// Both questions end by their timeout, unanswered.
 			for _, s := range []<-chan string{s1, s2} {
-				if l := next(s, "a call's end"); strings.Contains(l, " got ") {
+				if l := a.next(s, "a call's end"); strings.Contains(l, " got ") {
 					t.Fatalf("a call got an answer: %s", l)
 				}
 			}
 			// One question, on replica 1, answered through replica 1.
-			s3 := stream(post(urls[1], `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"book","arguments":{}}}`, id))
-			q := next(s3, "book's second question")
-			var qid string
-			if i := strings.Index(q, `"id":`); i >= 0 {
-				qid = q[i+5 : i+5+strings.IndexAny(q[i+5:], ",}")]
+			s3 := a.call(1, 12, "book")
+			qid := questionID(a.next(s3, "book's second question"))
+			a.answer(1, qid, "book")
+			if l := a.next(s3, "book's result"); !strings.Contains(l, "book got accept map[for:book]") {
+				t.Fatalf("book's result: %s", l)
 			}
-			r := post(urls[1], `{"jsonrpc":"2.0","id":`+qid+`,"result":{"action":"accept","content":{"for":"book"}}}`, id)
-			_, _ = io.Copy(io.Discard, r.Body)
-			r.Body.Close()
-			if l := next(s3, "book's result"); !strings.Contains(l, "book got accept map[for:book]") {
+		})
+	}
+}
+
+// TestSharedSessionsAnswerHandedStores: with sessions in Redis and
+// PostgreSQL, an answer the balancer sends to the replica that did not
+// ask reaches the question, once, both ways between two replicas; a
+// second answer with the same id is dropped; and a DELETE of the session
+// on one replica ends the question waiting on the other.
+func TestSharedSessionsAnswerHandedStores(t *testing.T) {
+	stores := sessionStores(t)
+	for _, name := range []string{"redis", "postgres"} {
+		t.Run(name, func(t *testing.T) {
+			store, _ := stores[name]()
+			a := newAnswerRig(t, []gateway.SessionStore{store, store}, gateway.Options{})
+			s2 := a.call(1, 11, "book")
+			qid := questionID(a.next(s2, "book's question"))
+			start := time.Now()
+			if code := a.answer(0, qid, "book"); code != http.StatusAccepted {
+				t.Errorf("the answer's POST to the other replica: %d, want 202", code)
+			}
+			if l := a.next(s2, "book's result"); !strings.Contains(l, "book got accept map[for:book]") {
+				t.Fatalf("book's result: %s", l)
+			}
+			t.Logf("an answer handed to the replica that asked: the call's result %s after the answer's POST", time.Since(start).Round(time.Millisecond))
+			a.answer(0, qid, "again")
+			a.answer(1, qid, "again")
+			s1 := a.call(0, 12, "delete_repo")
+			qid = questionID(a.next(s1, "delete_repo's question"))
+			a.answer(1, qid, "delete_repo")
+			if l := a.next(s1, "delete_repo's result"); !strings.Contains(l, "delete_repo got accept map[for:delete_repo]") {
+				t.Fatalf("delete_repo's result (the answers sent again before it was asked must not reach it): %s", l)
+			}
+			s3 := a.call(1, 13, "book")
+			a.next(s3, "book's second question")
+			resp := a.send(0, http.MethodDelete, "")
+			resp.Body.Close()
+			deadline := time.After(3 * time.Second)
+			for {
+				select {
+				case l, ok := <-s3:
+					if !ok {
+						return // the call's stream ended with its session
+					}
+					if strings.Contains(l, " got ") {
+						t.Fatalf("book's call got an answer: %s", l)
+					}
+					continue
+				case <-deadline:
+					t.Fatal("book's question still waits 3 s after its session was deleted on another replica")
+				}
+			}
+		})
+	}
+}
+
+// killableStore is a session store a replica stops reaching at once
+// (kill), as a replica that dies does: it forgets nothing it recorded.
+type killableStore struct {
+	gateway.SessionStore
+	dead atomic.Bool
+}
+
+var errKilled = errors.New("the replica is dead")
+
+func (k *killableStore) LoadSession(ctx context.Context, id string) ([]byte, error) {
+	if k.dead.Load() {
+		return nil, errKilled
+	}
+	return k.SessionStore.LoadSession(ctx, id)
+}
+
+func (k *killableStore) SaveSession(ctx context.Context, id string, rec []byte, ttl time.Duration) error {
+	if k.dead.Load() {
+		return errKilled
+	}
+	return k.SessionStore.SaveSession(ctx, id, rec, ttl)
+}
+
+func (k *killableStore) ReplaceSession(ctx context.Context, id string, old, rec []byte, ttl time.Duration) (bool, error) {
+	if k.dead.Load() {
+		return false, errKilled
+	}
+	return k.SessionStore.ReplaceSession(ctx, id, old, rec, ttl)
+}
+
+func (k *killableStore) DeleteSession(ctx context.Context, id string) error {
+	if k.dead.Load() {
+		return errKilled
+	}
+	return k.SessionStore.DeleteSession(ctx, id)
+}
+
+// TestSharedSessionsAsksDeadReplicaStores: with sessions in Redis and
+// PostgreSQL, a replica that dies (it no longer reaches the store, and
+// closes nothing) while its question 1 of a session waits holds back the
+// answer to another replica's question 1 no longer than the question
+// could wait (ParkTimeout, plus a margin of 2 s).
+func TestSharedSessionsAsksDeadReplicaStores(t *testing.T) {
+	stores := sessionStores(t)
+	for _, name := range []string{"redis", "postgres"} {
+		t.Run(name, func(t *testing.T) {
+			store, _ := stores[name]()
+			dying := &killableStore{SessionStore: store}
+			const park = time.Second
+			a := newAnswerRig(t, []gateway.SessionStore{dying, store}, gateway.Options{ParkTimeout: park})
+			s1 := a.call(0, 10, "delete_repo")
+			if q := a.next(s1, "delete_repo's question"); questionID(q) != "1" {
+				t.Fatalf("delete_repo's question: %s", q)
+			}
+			dying.dead.Store(true)
+			time.Sleep(park + 2*time.Second + 200*time.Millisecond)
+			s2 := a.call(1, 11, "book")
+			if q := a.next(s2, "book's question"); questionID(q) != "1" {
+				t.Fatalf("book's question: %s", q)
+			}
+			a.answer(1, "1", "book")
+			if l := a.next(s2, "book's result"); !strings.Contains(l, "book got accept map[for:book]") {
 				t.Fatalf("book's result: %s", l)
 			}
 		})

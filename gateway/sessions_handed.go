@@ -1,0 +1,214 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"time"
+)
+
+// A client's answer that reaches a replica other than the one that asked
+// the question (sessions_asks.go) is handed to the replica that asked
+// through the session's record: the replica that got it takes the
+// question out of the record's Asks and puts the answer in its Handed,
+// in one write (ReplaceSession), so that an answer is handed once and a
+// second answer with the same id finds no question. The stores share
+// nothing live (no notice reaches a replica when a record changes), so
+// each replica reads the records of the sessions it has questions
+// waiting in every answerPoll; it takes the answers handed to it out of
+// the record, again in one write, and gives each to its question, still
+// waiting here under the same id since the same moment (the question's
+// At), as the client would have: a POST of the answer to go-sdk's
+// handler, with the values of the question's context (go-sdk gives a
+// session's questions those of the request that made the session here:
+// its principal, which go-sdk's handler checks against the session's).
+// A record read gone meanwhile (the session was
+// deleted on another replica, or expired) ends the session here, and
+// with it the questions waiting in it.
+
+// answerPoll is how often a replica with questions waiting reads their
+// sessions' records for the answers handed to it.
+const answerPoll = 250 * time.Millisecond
+
+// maxHandedAnswer bounds an answer handed to another replica through a
+// session's record; a longer one is dropped.
+const maxHandedAnswer = 256 << 10
+
+// handedAnswer is a client's answer to another replica's question.
+type handedAnswer struct {
+	Ask sharedAsk       `json:"ask"` // the question it answers
+	Msg json.RawMessage `json:"msg"` // the answer, as go-sdk wrote it again
+}
+
+// waitingAsk is a question this replica asked and has not had the answer
+// to: when it was recorded, and the values of its context (those of the
+// request that made the session here, its principal's among them).
+type waitingAsk struct {
+	at   time.Time
+	vals context.Context
+}
+
+// wait notes that this replica asked question ask of session id at at.
+func (s *sharedSessions) wait(ctx context.Context, id, ask string, at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.waiting[id] == nil {
+		s.waiting[id] = make(map[string]*waitingAsk)
+	}
+	s.waiting[id][ask] = &waitingAsk{at: at, vals: context.WithoutCancel(ctx)}
+}
+
+// unwait forgets question ask of session id: answered or withdrawn.
+func (s *sharedSessions) unwait(id, ask string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.waiting[id], ask)
+	if len(s.waiting[id]) == 0 {
+		delete(s.waiting, id)
+	}
+}
+
+// unwaitSession forgets the questions of session id: it ended here.
+func (s *sharedSessions) unwaitSession(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.waiting, id)
+}
+
+// waitingIn returns the sessions with questions waiting here, forgetting
+// those that can no longer be waiting.
+func (s *sharedSessions) waitingIn(now time.Time) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ids []string
+	for id, asks := range s.waiting {
+		for k, w := range asks {
+			if !s.live(sharedAsk{At: w.at}, now) {
+				delete(asks, k)
+			}
+		}
+		if len(asks) == 0 {
+			delete(s.waiting, id)
+			continue
+		}
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// hand moves, in rec, each of answers from the question it answers
+// (taken out of Asks) to Handed, when rec still has that question as the
+// only one with its id; it forgets the handed answers whose questions
+// can no longer be waiting, and returns how many of answers it did not
+// hand.
+func (s *sharedSessions) hand(rec *sessionRecord, answers []handedAnswer) (lost int) {
+	now := time.Now()
+	rec.Handed = slices.DeleteFunc(rec.Handed, func(h handedAnswer) bool { return !s.live(h.Ask, now) })
+	for _, h := range answers {
+		a, ok := s.otherAsk(rec, h.Ask.ID)
+		if !ok || a.Replica != h.Ask.Replica || !a.At.Equal(h.Ask.At) {
+			lost++
+			continue
+		}
+		rec.Asks = dropAsk(rec.Asks, a.ID, a.Replica)
+		rec.Handed = append(rec.Handed, h)
+	}
+	return lost
+}
+
+// pollHanded gives this replica's questions the answers other replicas
+// handed to them, every answerPoll, until ctx ends.
+func (g *Gateway) pollHanded(ctx context.Context) {
+	t := time.NewTicker(answerPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, id := range g.shared.waitingIn(time.Now()) {
+			if ctx.Err() != nil {
+				return
+			}
+			g.takeHanded(ctx, id)
+		}
+	}
+}
+
+// takeHanded takes the answers handed to this replica's questions out of
+// the record of session id and gives them to the questions.
+func (g *Gateway) takeHanded(ctx context.Context, id string) {
+	s := g.shared
+	rec, err := s.load(ctx, id)
+	if err != nil {
+		g.log.Debug("the session store could not be read for the answers other replicas took", "err", err)
+		return
+	}
+	if rec == nil {
+		// Deleted on another replica, or expired: its requests and
+		// questions here end, and the session with them.
+		s.unwaitSession(id)
+		g.sessMu.Lock()
+		for rr := range g.running[id] {
+			rr.cancel(errSessionEnded)
+		}
+		g.sessMu.Unlock()
+		if ss := s.held(id); ss != nil {
+			_ = ss.Close()
+		}
+		return
+	}
+	if !slices.ContainsFunc(rec.Handed, func(h handedAnswer) bool { return h.Ask.Replica == s.replicaToken }) {
+		return
+	}
+	var taken []handedAnswer
+	err = s.update(ctx, id, func(rec *sessionRecord) {
+		taken = taken[:0]
+		rec.Handed = slices.DeleteFunc(rec.Handed, func(h handedAnswer) bool {
+			if h.Ask.Replica != s.replicaToken {
+				return false
+			}
+			taken = append(taken, h)
+			return true
+		})
+	})
+	if err != nil {
+		g.log.Debug("the session store failed to give the answers other replicas took", "err", err)
+		return
+	}
+	for _, h := range taken {
+		g.giveHanded(id, rec.Version, h)
+	}
+}
+
+// giveHanded gives answer h to the question of session id it answers,
+// when that question still waits here.
+func (g *Gateway) giveHanded(id, version string, h handedAnswer) {
+	s := g.shared
+	s.mu.Lock()
+	w := s.waiting[id][h.Ask.ID]
+	s.mu.Unlock()
+	if w == nil || !w.at.Equal(h.Ask.At) {
+		g.log.Warn("a client's answer another replica took was dropped: its question no longer waits here")
+		return
+	}
+	s.unwait(id, h.Ask.ID)
+	ctx, cancel := context.WithTimeout(w.vals, 10*time.Second)
+	defer cancel()
+	// Not the ids of the requests of the POST the values came with: this
+	// POST has none (replayRequest).
+	req, _ := http.NewRequestWithContext(context.WithValue(ctx, callIDsKey{}, []json.RawMessage(nil)), http.MethodPost, "/", bytes.NewReader(h.Msg))
+	req.Header.Set(replayHeader, s.replayToken)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", id)
+	req.Header.Set("Mcp-Protocol-Version", version)
+	rw := &replayWriter{header: http.Header{}}
+	g.stateful.ServeHTTP(rw, req)
+	if rw.status != http.StatusAccepted {
+		g.log.Warn("a client's answer another replica took could not be given to its question", "status", rw.status, "body", rw.body.String())
+	}
+}
