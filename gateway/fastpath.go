@@ -349,20 +349,7 @@ func metaString(m map[string]json.RawMessage, key string) (string, bool) {
 // acceptsBoth reports whether Accept values take both application/json
 // and text/event-stream, as go-sdk's streamable handler reads them.
 func acceptsBoth(values []string) bool {
-	jsonOK, streamOK := false, false
-	for _, value := range values {
-		for raw := range strings.SplitSeq(value, ",") {
-			base, _, _ := strings.Cut(strings.TrimSpace(raw), ";")
-			switch strings.ToLower(strings.TrimSpace(base)) {
-			case "application/json", "application/*":
-				jsonOK = true
-			case "text/event-stream", "text/*":
-				streamOK = true
-			case "*/*":
-				jsonOK, streamOK = true, true
-			}
-		}
-	}
+	jsonOK, streamOK := accepts(values)
 	return jsonOK && streamOK
 }
 
