@@ -1,20 +1,15 @@
 package gateway
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
-	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
-// TestAsksBoundTaskQuestion: the question of a task the gateway puts to
 // a 2025-11-25 client on its tasks/result waits for the answer no longer
 // than ParkTimeout: the task then has the client's question cancelled,
 // and a late answer is not taken.
@@ -63,18 +58,5 @@ func TestAsksBoundInputRequest(t *testing.T) {
 func oneServerGateway(t *testing.T, target string, opts *Options) (*Gateway, string) {
 	t.Helper()
 	opts.Logger = quietLogger(t)
-	g, err := New([]Server{{Name: "s", Target: target}}, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = g.Close() })
-	if err := g.Start(testCtx(t, 30*time.Second)); err != nil {
-		t.Fatal(err)
-	}
-	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-		return &auth.TokenInfo{UserID: token, Expiration: time.Now().Add(time.Hour)}, nil
-	}
-	ts := httptest.NewServer(auth.RequireBearerToken(verify, nil)(g))
-	t.Cleanup(ts.Close)
-	return g, ts.URL + "/mcp"
+	return startForPrincipals(t, []Server{{Name: "s", Target: target}}, opts)
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -26,22 +25,10 @@ func auditedGateway(t *testing.T, servers []Server, opts *Options) (*lockedBuffe
 	opts.Logger = quietLogger(t)
 	opts.AuditLog = slog.New(slog.NewJSONHandler(&buf, nil))
 	opts.AuditPayload = func(string, string, string) bool { return true }
-	g, err := New(servers, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = g.Close() })
-	if err := g.Start(testCtx(t, 30*time.Second)); err != nil {
-		t.Fatal(err)
-	}
-	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-		return &auth.TokenInfo{UserID: token, Expiration: time.Now().Add(time.Hour)}, nil
-	}
-	ts := httptest.NewServer(auth.RequireBearerToken(verify, nil)(g))
-	t.Cleanup(ts.Close)
+	_, url := startForPrincipals(t, servers, opts)
 	return &buf, func(principal, version string) *mcp.ClientSession {
 		c := mcp.NewClient(&mcp.Implementation{Name: principal}, nil)
-		cs, err := c.Connect(testCtx(t, 20*time.Second), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp", HTTPClient: &http.Client{Transport: bearer{principal}}}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+		cs, err := c.Connect(testCtx(t, 20*time.Second), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{principal}}}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,12 +4,15 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -145,4 +148,34 @@ func (e *events) waitFor(t testing.TB, what string, match func(Event) bool) Even
 			t.Fatalf("no event: %s; got %v", what, e.all)
 		}
 	}
+}
+
+// startForPrincipals starts a gateway for servers behind a bearer-token
+// guard whose token names the principal (any of who; any token when who
+// is empty); it returns the gateway and its endpoint.
+func startForPrincipals(t *testing.T, servers []Server, opts *Options, who ...string) (*Gateway, string) {
+	t.Helper()
+	if opts == nil {
+		opts = &Options{}
+	}
+	if opts.Logger == nil {
+		opts.Logger = quietLogger(t)
+	}
+	g, err := New(servers, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = g.Close() })
+	if err := g.Start(testCtx(t, 30*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+		if len(who) > 0 && !slices.Contains(who, token) {
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{UserID: token, Expiration: time.Now().Add(time.Hour)}, nil
+	}
+	ts := httptest.NewServer(auth.RequireBearerToken(verify, nil)(g))
+	t.Cleanup(ts.Close)
+	return g, ts.URL + "/mcp"
 }

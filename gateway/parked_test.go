@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -168,22 +166,7 @@ func TestParkedCallForeignAnswer(t *testing.T) {
 // exactly once.
 func TestParkedCallsManyAtOnce(t *testing.T) {
 	a := newAsking()
-	g, err := New([]Server{{Name: "s", Target: a.srv}}, &Options{Logger: quietLogger(t), ParkTimeout: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = g.Close() })
-	if err := g.Start(testCtx(t, 30*time.Second)); err != nil {
-		t.Fatal(err)
-	}
-	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-		if token != "alice" && token != "bob" {
-			return nil, auth.ErrInvalidToken
-		}
-		return &auth.TokenInfo{UserID: token, Expiration: time.Now().Add(time.Hour)}, nil
-	}
-	ts := httptest.NewServer(auth.RequireBearerToken(verify, nil)(g))
-	t.Cleanup(ts.Close)
+	_, url := startForPrincipals(t, []Server{{Name: "s", Target: a.srv}}, &Options{Logger: quietLogger(t), ParkTimeout: time.Minute}, "alice", "bob")
 	ctx := testCtx(t, 60*time.Second)
 	const n = 16
 	errs := make(chan error, n)
@@ -200,7 +183,7 @@ func TestParkedCallsManyAtOnce(t *testing.T) {
 		var call func() (string, error)
 		if i < n/2 { // go-sdk's client
 			c := mcp.NewClient(&mcp.Implementation{Name: token}, &mcp.ClientOptions{ElicitationHandler: elicit})
-			cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp", HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: v})
+			cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: v})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -210,7 +193,7 @@ func TestParkedCallsManyAtOnce(t *testing.T) {
 				return texts(res), err
 			}
 		} else { // this library's
-			c, err := mcpadapter.NewClient(ts.URL+"/mcp", &mcpadapter.ClientOptions{Name: "gw", ProtocolVersion: map[string]string{v0728: "", v1125: v1125}[v],
+			c, err := mcpadapter.NewClient(url, &mcpadapter.ClientOptions{Name: "gw", ProtocolVersion: map[string]string{v0728: "", v1125: v1125}[v],
 				HTTPClient: hc, ElicitationHandler: elicit, Logger: quietLogger(t)})
 			if err != nil {
 				t.Fatal(err)

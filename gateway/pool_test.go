@@ -15,38 +15,8 @@ import (
 
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// startForPrincipals starts a gateway for servers behind a bearer-token
-// guard whose token names the principal (any of who); it returns the
-// gateway and its endpoint.
-func startForPrincipals(t *testing.T, servers []Server, opts *Options, who ...string) (*Gateway, string) {
-	t.Helper()
-	if opts.Logger == nil {
-		opts.Logger = quietLogger(t)
-	}
-	g, err := New(servers, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = g.Close() })
-	if err := g.Start(testCtx(t, 30*time.Second)); err != nil {
-		t.Fatal(err)
-	}
-	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-		for _, w := range who {
-			if token == w {
-				return &auth.TokenInfo{UserID: token, Expiration: time.Now().Add(time.Hour)}, nil
-			}
-		}
-		return nil, auth.ErrInvalidToken
-	}
-	ts := httptest.NewServer(auth.RequireBearerToken(verify, nil)(g))
-	t.Cleanup(ts.Close)
-	return g, ts.URL + "/mcp"
-}
 
 // connectAs connects a go-sdk client of version v to url as principal
 // who.

@@ -3,13 +3,11 @@ package gateway
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -18,29 +16,14 @@ import (
 // bob sends it back with an answer; alice's answer completes the call.
 func TestParkedCallBelongsToItsPrincipal(t *testing.T) {
 	srv := testserver.StartStreamable(t, testserver.New(testserver.Options{Era: testserver.Legacy}))
-	g, err := New([]Server{{Name: "s", Target: srv.URL}}, &Options{Logger: quietLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = g.Close() })
-	if err := g.Start(testCtx(t, 30*time.Second)); err != nil {
-		t.Fatal(err)
-	}
-	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-		if token != "alice" && token != "bob" {
-			return nil, auth.ErrInvalidToken
-		}
-		return &auth.TokenInfo{UserID: token, Expiration: time.Now().Add(time.Hour)}, nil
-	}
-	ts := httptest.NewServer(auth.RequireBearerToken(verify, nil)(g))
-	t.Cleanup(ts.Close)
+	_, url := startForPrincipals(t, []Server{{Name: "s", Target: srv.URL}}, &Options{Logger: quietLogger(t)}, "alice", "bob")
 	client := func(token string) *mcp.ClientSession {
 		hc := &http.Client{Transport: bearer{token}}
 		c := mcp.NewClient(&mcp.Implementation{Name: token}, &mcp.ClientOptions{
 			MultiRoundTrip:     &mcp.MultiRoundTripOptions{Disabled: true},
 			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return nil, nil },
 		})
-		cs, err := c.Connect(testCtx(t, 20*time.Second), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp", HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: v0728})
+		cs, err := c.Connect(testCtx(t, 20*time.Second), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: v0728})
 		if err != nil {
 			t.Fatal(err)
 		}

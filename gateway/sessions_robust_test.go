@@ -514,20 +514,7 @@ func TestSharedSessionsSlowStore(t *testing.T) {
 	t.Parallel()
 	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Era: testserver.Legacy}))
 	store := &blockingStore{}
-	g, err := New([]Server{{Name: "s", Target: up.URL}}, &Options{Logger: quietLogger(t), Sessions: &SessionOptions{Store: store, StoreTimeout: 50 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = g.Close() })
-	if err := g.Start(testCtx(t, 30*time.Second)); err != nil {
-		t.Fatal(err)
-	}
-	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-		return &auth.TokenInfo{UserID: token, Expiration: time.Now().Add(time.Hour)}, nil
-	}
-	ts := httptest.NewServer(auth.RequireBearerToken(verify, nil)(g))
-	t.Cleanup(ts.Close)
-	url := ts.URL + "/mcp"
+	g, url := startForPrincipals(t, []Server{{Name: "s", Target: up.URL}}, &Options{Logger: quietLogger(t), Sessions: &SessionOptions{Store: store, StoreTimeout: 50 * time.Millisecond}})
 	ctx := testCtx(t, 30*time.Second)
 	code, id, body := rawPost(t, ctx, url, "alice", "", "", initBody)
 	if code != http.StatusOK || id == "" {
@@ -885,20 +872,7 @@ func TestSharedSessionsReplayHeader(t *testing.T) {
 	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Era: testserver.Legacy}))
 	store := &MemorySessionStore{}
 	tel := &methodTelemetry{}
-	g, err := New([]Server{{Name: "s", Target: up.URL}}, &Options{Logger: quietLogger(t), Telemetry: tel, Sessions: &SessionOptions{Store: store}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = g.Close() })
-	if err := g.Start(testCtx(t, 30*time.Second)); err != nil {
-		t.Fatal(err)
-	}
-	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-		return &auth.TokenInfo{UserID: token, Expiration: time.Now().Add(time.Hour)}, nil
-	}
-	ts := httptest.NewServer(auth.RequireBearerToken(verify, nil)(g))
-	t.Cleanup(ts.Close)
-	url := ts.URL + "/mcp"
+	g, url := startForPrincipals(t, []Server{{Name: "s", Target: up.URL}}, &Options{Logger: quietLogger(t), Telemetry: tel, Sessions: &SessionOptions{Store: store}})
 	rs := startReplicas(t, 1, store, up.URL)
 	ctx := testCtx(t, 30*time.Second)
 

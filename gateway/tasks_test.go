@@ -16,7 +16,6 @@ import (
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/internal/taskserver"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -54,23 +53,7 @@ func taskGateway(t *testing.T, b *taskBackends, opts *Options) (*Gateway, string
 		opts = &Options{}
 	}
 	opts.Prefix = mcpadapter.PrefixAlways
-	if opts.Logger == nil {
-		opts.Logger = quietLogger(t)
-	}
-	g, err := New(b.servers, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = g.Close() })
-	if err := g.Start(testCtx(t, 30*time.Second)); err != nil {
-		t.Fatal(err)
-	}
-	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-		return &auth.TokenInfo{UserID: token, Expiration: time.Now().Add(time.Hour)}, nil
-	}
-	ts := httptest.NewServer(auth.RequireBearerToken(verify, nil)(g))
-	t.Cleanup(ts.Close)
-	return g, ts.URL + "/mcp"
+	return startForPrincipals(t, b.servers, opts)
 }
 
 // coreClient is the adapter's own client of the gateway, at protocol v,
