@@ -134,6 +134,14 @@ func (s *Session) FastPath() bool { return s.fast.path != noFastPath }
 // go-sdk's CallTool would, and the result as sent when the fast path read
 // it (else nil).
 func (s *Session) CallTool(ctx context.Context, c Call) (*mcp.CallToolResult, Raw, error) {
+	res, raw, err := s.callTool(ctx, c)
+	// The server's notifications read before the answer (the call's
+	// progress, its log messages) have been handled when the call returns.
+	s.order.Wait(ctx, s.done)
+	return res, raw, err
+}
+
+func (s *Session) callTool(ctx context.Context, c Call) (*mcp.CallToolResult, Raw, error) {
 	if s.fast.path == noFastPath || !plainParams(c) {
 		s.e.paths.add(PathSDK)
 		res, err := s.sdkCallTool(ctx, c.Params)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcpadapter/mcpadapter/internal/order"
 	"io"
 	"os"
 	"sync"
@@ -36,6 +37,10 @@ type Conn struct {
 	backlog    *backlog
 	held       heldRequests
 	heldResult jsonrpc.Message // a result passed up after its barrier; Read's goroutine only
+
+	marks  *order.Marks    // nil: no markers (Transport.Marks)
+	marked jsonrpc.Message // a response read, passed up after its marker; Read's goroutine only
+	since  bool            // a request or notification was passed up since the last marker; Read's goroutine only
 
 	direct direct       // requests written by RoundTrip
 	notes  NoticeHolder // set by HoldNotices; nil: none
@@ -76,6 +81,8 @@ func (c *Conn) SessionID() string { return "" }
 // A response that cannot be decoded fails its call at once (a JSON-RPC
 // error that says why) when its id can be read; a server that makes the
 // client hold more than MaxHeldRequests requests ends the connection.
+// With Transport.Marks, a response read after a request or notification
+// passed up since the last marker comes after a marker of its own.
 func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if m := c.heldResult; m != nil {
 		c.heldResult = nil
@@ -89,25 +96,20 @@ func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			}
 			return m, nil
 		}
-		line, owned, err := c.readLine()
-		if err != nil {
-			return nil, c.failRead(err)
-		}
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
-		}
-		if line[0] != '{' {
-			c.noteStray(line)
-			continue
-		}
-		msg, err := decodeLine(line, owned)
-		if err != nil {
-			c.undecodable(line, err)
-			continue
-		}
-		if c.obs != nil {
-			c.obs.Received(msg, line)
+		msg := c.marked
+		c.marked = nil
+		if msg == nil {
+			var err error
+			if msg, err = c.readMessage(); err != nil {
+				return nil, c.failRead(err)
+			}
+			if msg == nil {
+				continue // skipped
+			}
+			if marker := c.mark(msg); marker != nil {
+				c.backlog.passUp(ctx, marker) // the middleware reports it handled
+				return marker, nil
+			}
 		}
 		if c.direct.deliver(msg) {
 			continue
@@ -123,6 +125,52 @@ func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		return msg, nil
 	}
+}
+
+// readMessage reads the next line and returns its message, or nil for a
+// line it skipped (blank, not JSON, undecodable).
+func (c *Conn) readMessage() (jsonrpc.Message, error) {
+	line, owned, err := c.readLine()
+	if err != nil {
+		return nil, err
+	}
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return nil, nil
+	}
+	if line[0] != '{' {
+		c.noteStray(line)
+		return nil, nil
+	}
+	msg, err := decodeLine(line, owned)
+	if err != nil {
+		c.undecodable(line, err)
+		return nil, nil
+	}
+	if c.obs != nil {
+		c.obs.Received(msg, line)
+	}
+	return msg, nil
+}
+
+// mark returns the marker to pass up before msg, a message just read,
+// keeping msg for the next Read, when msg is a response read after a
+// request or notification passed up since the last marker; else nil.
+func (c *Conn) mark(msg jsonrpc.Message) jsonrpc.Message {
+	if c.marks == nil {
+		return nil
+	}
+	switch msg.(type) {
+	case *jsonrpc.Request:
+		c.since = true
+	case *jsonrpc.Response:
+		if c.since {
+			c.since = false
+			c.marked = msg
+			return c.marks.Issue()
+		}
+	}
+	return nil
 }
 
 func (c *Conn) popPending() jsonrpc.Message {

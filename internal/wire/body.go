@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"github.com/mcpadapter/mcpadapter/internal/order"
 	"io"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -248,7 +249,7 @@ func (s *sseTap) endLine() {
 func (s *sseTap) event() {
 	if s.obs != nil {
 		data := s.data.bytes()
-		if msg, err := jsonrpc.DecodeMessage(data); err == nil {
+		if msg, err := jsonrpc.DecodeMessage(data); err == nil && !order.IsMarker(msg) {
 			s.obs.Received(msg, data)
 		}
 	}

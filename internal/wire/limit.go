@@ -71,7 +71,11 @@ func (t *Tap) limitBody(req *http.Request, resp *http.Response) {
 	ok := resp.StatusCode/100 == 2
 	switch {
 	case ok && strings.HasPrefix(ct, "text/event-stream"):
-		resp.Body = newSSELimit(resp.Body, limit, requestIDOf(req), t.OnOversized)
+		s := newSSELimit(resp.Body, limit, requestIDOf(req), t.OnOversized)
+		if req.Method == http.MethodPost {
+			s.marks = t.Marks
+		}
+		resp.Body = s
 	case ok && req.Method == http.MethodPost && strings.HasPrefix(ct, "application/json"):
 		switch {
 		case resp.ContentLength > int64(limit):

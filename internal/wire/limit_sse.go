@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"github.com/mcpadapter/mcpadapter/internal/order"
 	"io"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -21,6 +22,11 @@ type sseLimit struct {
 	limit       int
 	reqID       func() (jsonrpc.ID, bool) // nil for a GET stream
 	onOversized func(size int64, failedCall bool)
+	// marks, set on a POST's stream, are the connection's markers: one
+	// goes before a response that follows a message from the server in
+	// the stream since the last (internal/order).
+	marks *order.Marks
+	since bool // a message from the server came since the last marker
 
 	out    []byte // ready for Read
 	outOff int
@@ -191,6 +197,9 @@ func (s *sseLimit) endEvent(blank []byte) {
 	// Read calls step, which calls this, only when out is empty.
 	if s.over {
 		s.out = append(s.out[:0], s.replacement()...)
+	} else if s.marks != nil && s.mark() {
+		s.out = s.marks.AppendEvent(s.out[:0])
+		s.out = append(append(s.out, s.ev...), blank...)
 	} else {
 		s.out, s.ev = append(s.ev, blank...), s.out[:0]
 	}
@@ -224,4 +233,47 @@ func (s *sseLimit) replacement() []byte {
 	b = append(b, "data: "...)
 	b = append(b, tooLargeResponse(id, s.size, true, s.limit)...)
 	return append(b, "\n\n"...)
+}
+
+// mark reports whether the current event, whole within the limit, needs
+// a marker before it: it is a response, and a message from the server
+// came in the stream since the last marker. An event that is a message
+// from the server is noted.
+func (s *sseLimit) mark() bool {
+	data := eventData(s.ev)
+	if data == nil {
+		return false
+	}
+	method, id := callOf(data)
+	if method != nil {
+		s.since = true
+		return false
+	}
+	if id == nil || !s.since {
+		return false
+	}
+	s.since = false
+	return true
+}
+
+// eventData returns the data of ev, an event's lines, when it has one data
+// line (as go-sdk's servers write a message), else nil.
+func eventData(ev []byte) []byte {
+	var data []byte
+	for len(ev) > 0 {
+		line := ev
+		if i := bytes.IndexByte(ev, '\n'); i >= 0 {
+			line, ev = ev[:i], ev[i+1:]
+		} else {
+			ev = nil
+		}
+		if !bytes.HasPrefix(line, []byte("data:")) {
+			continue
+		}
+		if data != nil {
+			return nil
+		}
+		data = bytes.TrimSpace(line[len("data:"):])
+	}
+	return data
 }

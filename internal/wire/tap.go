@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"errors"
+	"github.com/mcpadapter/mcpadapter/internal/order"
 	"io"
 	"net"
 	"net/http"
@@ -39,6 +40,10 @@ type Tap struct {
 	// its size in bytes (at least) and whether a call was failed with it
 	// (false: it was dropped, answering no call that could be found).
 	OnOversized func(size int64, failedCall bool)
+	// Marks, if set, are the connection's markers (internal/order): on
+	// the event stream of a POST, a marker goes before a response that
+	// follows a message from the server.
+	Marks *order.Marks
 }
 
 // RoundTrip makes the request with Base, observing it and its response.
