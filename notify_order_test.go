@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/internal/testenv"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -104,5 +106,60 @@ func TestNotificationsBeforeAnswerReachCallbacks(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestEverythingProgressBeforeAnswer: server-everything (TypeScript SDK)
+// sends the only progress report of trigger-long-running-operation with
+// one step of no duration immediately before its answer; the call's
+// Progress callback has run when the call returns, every time, over each
+// of its transports.
+func TestEverythingProgressBeforeAnswer(t *testing.T) {
+	t.Parallel()
+	targets := map[string]func(t *testing.T) any{
+		"stdio": func(t *testing.T) any {
+			path, args, env := testenv.EverythingStdio(t)
+			return mcpadapter.Command{Path: path, Args: args, Env: env}
+		},
+		"sse": func(t *testing.T) any {
+			return testenv.StartEverythingHTTP(t, testenv.TransportSSE)
+		},
+		"streamable": func(t *testing.T) any {
+			return testenv.StartEverythingHTTP(t, testenv.TransportStreamable)
+		},
+	}
+	for name, target := range targets {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			c, err := mcpadapter.NewClient(target(t), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			missed := 0
+			for i := range notifyCalls {
+				var mu sync.Mutex
+				var reported []float64
+				opts := &mcpadapter.CallOptions{Progress: func(p mcpadapter.Progress) {
+					mu.Lock()
+					reported = append(reported, p.Progress)
+					mu.Unlock()
+				}}
+				res, err := c.CallTool(ctx, "trigger-long-running-operation", json.RawMessage(`{"duration":0,"steps":1}`), opts)
+				if err != nil || res.IsError {
+					t.Fatalf("call %d: %v %+v", i, err, res)
+				}
+				mu.Lock()
+				if len(reported) != 1 || reported[0] != 1 {
+					missed++
+				}
+				mu.Unlock()
+			}
+			if missed > 0 {
+				t.Errorf("%d of %d calls returned before their progress callback ran", missed, notifyCalls)
+			}
+		})
 	}
 }

@@ -32,7 +32,6 @@ type origin struct {
 	// park, set for a 2026-07-28 client's call to a handshake-era server,
 	// takes the server's questions to the client as input_required.
 	park *parkedCall
-
 }
 
 func newKey() string {

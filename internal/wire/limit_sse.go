@@ -244,12 +244,15 @@ func (s *sseLimit) mark() bool {
 	if data == nil {
 		return false
 	}
-	method, id := callOf(data)
-	if method != nil {
+	switch messageSide(data) {
+	case fromServer:
 		s.since = true
 		return false
-	}
-	if id == nil || !s.since {
+	case answer:
+		if !s.since {
+			return false
+		}
+	default:
 		return false
 	}
 	s.since = false
@@ -276,4 +279,32 @@ func eventData(ev []byte) []byte {
 		data = bytes.TrimSpace(line[len("data:"):])
 	}
 	return data
+}
+
+// side says who a message is from: a request or notification of the
+// server's, or a response (an answer to the client's request).
+type side int
+
+const (
+	sideUnknown side = iota
+	fromServer
+	answer
+)
+
+// messageSide tells, from the first member name that decides (method,
+// result or error), which a JSON-RPC message usually has near its start,
+// whether msg is the server's request or notification or a response,
+// without looking at a value.
+func messageSide(msg []byte) side {
+	var sd side
+	walkObject(msg, func(k []byte) bool {
+		switch string(k) {
+		case "method":
+			sd = fromServer
+		case "result", "error":
+			sd = answer
+		}
+		return sd == sideUnknown
+	}, nil)
+	return sd
 }
