@@ -14,10 +14,10 @@ import (
 // its handler has returned, so that a call returns after the
 // notifications read before its answer have been handled (Session.CallTool
 // waits for the markers). A stdio connection also hears of each message
-// handled, so that it holds back a server that floods the client, and of
-// each barrier it reaches (see internal/stdio): a notification counts
-// once its handler has returned; a request (such as elicitation/create)
-// once it started, since it runs on its own and may wait for a user.
+// handled, so that it holds back a server that floods the client (see
+// internal/stdio): a notification counts once its handler has returned; a
+// request (such as elicitation/create) once it started, since it runs on
+// its own and may wait for a user.
 func BacklogMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		// go-sdk hands handlers a context made from the one given to
@@ -39,7 +39,7 @@ func BacklogMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			defer conn.MessageHandled()
 		}
 		if p, ok := req.GetParams().(*mcp.ProgressNotificationParams); ok && p != nil {
-			if s.order.Reached(p.ProgressToken) || conn != nil && conn.Barrier(p.ProgressToken) {
+			if s.order.Reached(p.ProgressToken) {
 				return nil, nil // the connection's own, for no handler
 			}
 		}

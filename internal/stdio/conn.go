@@ -30,13 +30,12 @@ type Conn struct {
 	skipped *skipLog
 	grace   time.Duration
 
-	writing    chan struct{} // holds one token: the right to write
-	dead       chan struct{} // closed when the connection is ended: writers stop waiting
-	deadOnce   sync.Once
-	aborting   sync.WaitGroup // abort in progress (a cut-off write)
-	backlog    *backlog
-	held       heldRequests
-	heldResult jsonrpc.Message // a result passed up after its barrier; Read's goroutine only
+	writing  chan struct{} // holds one token: the right to write
+	dead     chan struct{} // closed when the connection is ended: writers stop waiting
+	deadOnce sync.Once
+	aborting sync.WaitGroup // abort in progress (a cut-off write)
+	backlog  *backlog
+	held     heldRequests
 
 	marks  *order.Marks    // nil: no markers (Transport.Marks)
 	marked jsonrpc.Message // a response read, passed up after its marker; Read's goroutine only
@@ -57,7 +56,7 @@ type Conn struct {
 }
 
 // newConn returns the connection to p.
-func newConn(p *process, max int, grace time.Duration, obs Observer, onSkip func(Skip), holdResults bool) *Conn {
+func newConn(p *process, max int, grace time.Duration, obs Observer, onSkip func(Skip)) *Conn {
 	out := &wakeReader{f: p.stdout, atLine: true}
 	return &Conn{
 		proc:    p,
@@ -70,7 +69,7 @@ func newConn(p *process, max int, grace time.Duration, obs Observer, onSkip func
 		grace:   grace,
 		writing: make(chan struct{}, 1),
 		dead:    make(chan struct{}),
-		backlog: newBacklog(holdResults),
+		backlog: newBacklog(),
 	}
 }
 
@@ -84,11 +83,6 @@ func (c *Conn) SessionID() string { return "" }
 // With Transport.Marks, a response read after a request or notification
 // passed up since the last marker comes after a marker of its own.
 func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	if m := c.heldResult; m != nil {
-		c.heldResult = nil
-		c.backlog.awaitBarrier(ctx)
-		return m, nil
-	}
 	for {
 		if m := c.popPending(); m != nil {
 			if c.direct.deliver(m) {
@@ -119,10 +113,6 @@ func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return nil, c.failRead(io.EOF)
 		}
 		c.backlog.passUp(ctx, msg)
-		if barrier := c.backlog.barrierFor(msg); barrier != nil {
-			c.heldResult = msg
-			return barrier, nil
-		}
 		return msg, nil
 	}
 }
@@ -350,13 +340,4 @@ func (c *Conn) Stderr() []string {
 // not stalled.
 func (c *Conn) MessageHandled() {
 	c.backlog.handledOne()
-}
-
-// Barrier reports whether token, the progress token of a
-// notifications/progress the client is about to handle, is a barrier of
-// this connection (Transport.HoldResults), and notes it reached. The
-// client's receiving middleware must call it for every progress
-// notification, and must not hand a barrier on to the client's handlers.
-func (c *Conn) Barrier(token any) bool {
-	return c.backlog.barrier(token)
 }

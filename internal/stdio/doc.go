@@ -31,9 +31,7 @@
 //     leaves the group with setsid or setpgid is not covered then, but
 //     on Linux Close ends it too: see strays);
 //   - a server that floods the client with notifications is slowed down
-//     while they wait for their handlers (Conn.MessageHandled), and the
-//     result of a call sent with a progress token waits until the
-//     notifications before it have been handled;
+//     while they wait for their handlers (Conn.MessageHandled);
 //   - with Transport.Marks, a response read after a request or
 //     notification comes after a marker (internal/order), which the
 //     caller waits for.

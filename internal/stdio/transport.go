@@ -77,12 +77,6 @@ type Transport struct {
 	// OnStart, if set, is called with each new connection before Connect
 	// returns it, so that the caller can ask it for diagnostics later.
 	OnStart func(*Conn)
-	// HoldResults makes Read hold the result of a request sent with a
-	// progress token until the notifications read before it have been
-	// handled, so that none of its progress is left behind it. The
-	// client's receiving middleware must report handled messages
-	// (Conn.MessageHandled) and barriers (Conn.Barrier).
-	HoldResults bool
 	// Marks, if set, are the connection's markers (internal/order): Read
 	// passes one up before a response that follows a request or
 	// notification read since the last, so that the caller can wait
@@ -106,7 +100,7 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if grace <= 0 {
 		grace = DefaultStopGrace
 	}
-	c := newConn(p, max, grace, t.Observer, t.OnSkip, t.HoldResults)
+	c := newConn(p, max, grace, t.Observer, t.OnSkip)
 	c.marks = t.Marks
 	if t.OnStart != nil {
 		t.OnStart(c)
