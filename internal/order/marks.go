@@ -110,8 +110,8 @@ func (m *Marks) Handled() {
 // reached: the notifications read before the answers read so far have
 // been handled. It gives up when ctx ends, when gone is closed (the
 // connection ended: the markers will not come), or when Quiet passes
-// without any notification handled, and reports whether the markers were
-// reached.
+// without any notification handled (then no later Wait waits for those
+// markers again), and reports whether the markers were reached.
 func (m *Marks) Wait(ctx context.Context, gone <-chan struct{}) bool {
 	if m == nil {
 		return true
@@ -143,6 +143,7 @@ func (m *Marks) wait(ctx context.Context, gone <-chan struct{}, want int64) bool
 		case <-wake:
 		case <-t.C:
 			if m.handled.Load() == seen {
+				m.giveUp(want)
 				return false
 			}
 			t.Reset(Quiet)
@@ -160,6 +161,19 @@ func (m *Marks) wait(ctx context.Context, gone <-chan struct{}, want int64) bool
 				}
 			}
 			t.Reset(Quiet)
+		}
+	}
+}
+
+// giveUp counts the markers up to want as reached: a marker Wait gave up
+// on (its notifications' handler blocks, or its reader dropped it unread)
+// holds no later call back; a later call waits only for the markers
+// issued after it.
+func (m *Marks) giveUp(want int64) {
+	for {
+		r := m.reached.Load()
+		if want <= r || m.reached.CompareAndSwap(r, want) {
+			return
 		}
 	}
 }

@@ -30,7 +30,8 @@ func token(t *testing.T, msg jsonrpc.Message) any {
 // TestMarksWait: Wait returns at once with every marker reached, waits
 // for the markers issued before it while they are not, and gives up when
 // its context ends, when the connection is gone, and after Quiet without
-// a notification handled; another connection's markers are not taken.
+// a notification handled, after which no Wait waits for that marker
+// again; another connection's markers are not taken.
 func TestMarksWait(t *testing.T) {
 	m := New()
 	if !m.Wait(context.Background(), nil) {
@@ -69,6 +70,13 @@ func TestMarksWait(t *testing.T) {
 	start := time.Now()
 	if m.Wait(context.Background(), nil) || time.Since(start) < Quiet {
 		t.Errorf("Wait with nothing handled returned after %v, want false after %v", time.Since(start), Quiet)
+	}
+	// The marker given up on (its handler blocks, or its reader dropped
+	// it) holds no later Wait back.
+	start = time.Now()
+	m.Wait(context.Background(), nil)
+	if d := time.Since(start); d > Quiet/2 {
+		t.Errorf("a Wait after one gave up on the marker waited %v for it again", d)
 	}
 }
 

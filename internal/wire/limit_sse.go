@@ -25,8 +25,10 @@ type sseLimit struct {
 	// marks, set on a POST's stream, are the connection's markers: one
 	// goes before a response that follows a message from the server in
 	// the stream since the last (internal/order).
-	marks *order.Marks
-	since bool // a message from the server came since the last marker
+	marks    *order.Marks
+	since    bool   // a message from the server came since the last marker
+	data     []byte // an event's data lines joined, when it has several
+	answered bool   // a response came: no marker any more
 
 	out    []byte // ready for Read
 	outOff int
@@ -111,8 +113,18 @@ func (s *sseLimit) step() {
 	}
 }
 
+// isBlankLine reports whether b, a whole line, ends an event as go-sdk
+// reads it: nothing but carriage returns before its line feed.
 func isBlankLine(b []byte) bool {
-	return len(b) == 1 && b[0] == '\n' || len(b) == 2 && b[0] == '\r' && b[1] == '\n'
+	if len(b) == 0 || b[len(b)-1] != '\n' {
+		return false
+	}
+	for _, c := range b[:len(b)-1] {
+		if c != '\r' {
+			return false
+		}
+	}
+	return true
 }
 
 // add takes one chunk of a line of the current event.
@@ -197,6 +209,7 @@ func (s *sseLimit) endEvent(blank []byte) {
 	// Read calls step, which calls this, only when out is empty.
 	if s.over {
 		s.out = append(s.out[:0], s.replacement()...)
+		s.answered = s.answered || len(s.out) > 0 // an error response for the call
 	} else if s.marks != nil && s.mark() {
 		s.out = s.marks.AppendEvent(s.out[:0])
 		s.out = append(append(s.out, s.ev...), blank...)
@@ -236,11 +249,18 @@ func (s *sseLimit) replacement() []byte {
 }
 
 // mark reports whether the current event, whole within the limit, needs
-// a marker before it: it is a response, and a message from the server
-// came in the stream since the last marker. An event that is a message
-// from the server is noted.
+// a marker before it: it is the stream's first response, and a message
+// from the server came in the stream since the last marker. An event that
+// is a message from the server is noted. The events after the first
+// response get none: a POST's stream answers one request, and its reader
+// (go-sdk, the fast path) drains what follows the answer unread, so a
+// marker there would never be reached.
 func (s *sseLimit) mark() bool {
-	data := eventData(s.ev)
+	if s.answered {
+		return false
+	}
+	var data []byte
+	data, s.data = eventData(s.ev, s.data[:0])
 	if data == nil {
 		return false
 	}
@@ -249,6 +269,7 @@ func (s *sseLimit) mark() bool {
 		s.since = true
 		return false
 	case answer:
+		s.answered = true
 		if !s.since {
 			return false
 		}
@@ -259,10 +280,12 @@ func (s *sseLimit) mark() bool {
 	return true
 }
 
-// eventData returns the data of ev, an event's lines, when it has one data
-// line (as go-sdk's servers write a message), else nil.
-func eventData(ev []byte) []byte {
-	var data []byte
+// eventData returns the data of ev, an event's lines, as go-sdk reads it:
+// the value of its one data line (as go-sdk's servers write a message),
+// or of its data lines joined by line feeds, appended to joined, which it
+// returns too; nil when ev has no data.
+func eventData(ev, joined []byte) (data, buf []byte) {
+	lines := 0
 	for len(ev) > 0 {
 		line := ev
 		if i := bytes.IndexByte(ev, '\n'); i >= 0 {
@@ -273,12 +296,20 @@ func eventData(ev []byte) []byte {
 		if !bytes.HasPrefix(line, []byte("data:")) {
 			continue
 		}
-		if data != nil {
-			return nil
+		v := bytes.TrimSpace(line[len("data:"):])
+		switch lines++; lines {
+		case 1:
+			data = v
+			continue
+		case 2:
+			joined = append(joined, data...)
 		}
-		data = bytes.TrimSpace(line[len("data:"):])
+		joined = append(append(joined, '\n'), v...)
 	}
-	return data
+	if lines > 1 {
+		data = joined
+	}
+	return data, joined
 }
 
 // side says who a message is from: a request or notification of the
