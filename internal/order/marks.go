@@ -1,10 +1,10 @@
 package order
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"sync"
@@ -178,10 +178,20 @@ func (m *Marks) giveUp(want int64) {
 	}
 }
 
-// IsMarker reports whether msg is a marker of any connection: the
-// protocol trace leaves them out.
-func IsMarker(msg jsonrpc.Message) bool {
+// IsMarker reports whether msg is one of m's markers: the protocol trace
+// leaves them out, and keeps every message of the server's, even one
+// whose progress token looks like a marker's.
+func (m *Marks) IsMarker(msg jsonrpc.Message) bool {
 	req, ok := msg.(*jsonrpc.Request)
-	return ok && !req.IsCall() && req.Method == "notifications/progress" &&
-		bytes.Contains(req.Params, []byte(`"progressToken":"`+markerPrefix))
+	if m == nil || !ok || req.IsCall() || req.Method != "notifications/progress" {
+		return false
+	}
+	var p struct {
+		ProgressToken any `json:"progressToken"`
+	}
+	if json.Unmarshal(req.Params, &p) != nil {
+		return false
+	}
+	s, ok := p.ProgressToken.(string)
+	return ok && strings.HasPrefix(s, m.prefix)
 }

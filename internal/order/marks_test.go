@@ -12,10 +12,10 @@ import (
 )
 
 // token returns the progress token of the marker msg.
-func token(t *testing.T, msg jsonrpc.Message) any {
+func token(t *testing.T, m *Marks, msg jsonrpc.Message) any {
 	t.Helper()
 	req, ok := msg.(*jsonrpc.Request)
-	if !ok || !IsMarker(req) {
+	if !ok || !m.IsMarker(req) {
 		t.Fatalf("%#v is no marker", msg)
 	}
 	var p struct {
@@ -37,8 +37,8 @@ func TestMarksWait(t *testing.T) {
 	if !m.Wait(context.Background(), nil) {
 		t.Fatal("no marker issued, yet Wait waited")
 	}
-	tok := token(t, m.Issue())
-	if New().Reached(tok) || m.Reached("mcpadapter-order-x-1") || m.Reached(1.0) {
+	tok := token(t, m, m.Issue())
+	if New().Reached(tok) || m.Reached("mcpadapter-order-x-1") || m.Reached(1.0) || New().IsMarker(New().Issue()) {
 		t.Fatal("a token not of this connection was taken for a marker")
 	}
 	done := make(chan bool)
@@ -93,7 +93,8 @@ func TestConnMarksResponsesAfterMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer server.Close()
-	client, err := (&Transport{Inner: ct, Marks: New()}).Connect(ctx)
+	marks := New()
+	client, err := (&Transport{Inner: ct, Marks: marks}).Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func TestConnMarksResponsesAfterMessages(t *testing.T) {
 		}
 		switch m := m.(type) {
 		case *jsonrpc.Request:
-			if IsMarker(m) {
+			if marks.IsMarker(m) {
 				got = append(got, "marker")
 			} else {
 				got = append(got, m.Method)

@@ -109,7 +109,7 @@ func (t *Tap) RoundTrip(req *http.Request) (*http.Response, error) {
 	ct := resp.Header.Get("Content-Type")
 	switch {
 	case strings.HasPrefix(ct, "text/event-stream"):
-		resp.Body = &sseTap{ReadCloser: resp.Body, obs: obs, keep: keep}
+		resp.Body = &sseTap{ReadCloser: resp.Body, obs: obs, keep: keep, marks: t.Marks}
 	case strings.HasPrefix(ct, "application/json"):
 		j := &jsonTap{ReadCloser: resp.Body, obs: obs, keep: keep}
 		if resp.ContentLength > 0 && resp.ContentLength <= maxTapBytes {
