@@ -283,15 +283,19 @@ func (s *sseLimit) mark() bool {
 // eventData returns the data of ev, an event's lines, as go-sdk reads it:
 // the value of its one data line (as go-sdk's servers write a message),
 // or of its data lines joined by line feeds, appended to joined, which it
-// returns too; nil when ev has no data.
+// returns too; nil when ev has no data or is of a type go-sdk skips.
 func eventData(ev, joined []byte) (data, buf []byte) {
-	lines := 0
+	lines, other := 0, false
 	for len(ev) > 0 {
 		line := ev
 		if i := bytes.IndexByte(ev, '\n'); i >= 0 {
 			line, ev = ev[:i], ev[i+1:]
 		} else {
 			ev = nil
+		}
+		if bytes.HasPrefix(line, []byte("event:")) {
+			other = !isMessageEvent(bytes.TrimSpace(line[len("event:"):]))
+			continue
 		}
 		if !bytes.HasPrefix(line, []byte("data:")) {
 			continue
@@ -306,10 +310,19 @@ func eventData(ev, joined []byte) (data, buf []byte) {
 		}
 		joined = append(append(joined, '\n'), v...)
 	}
-	if lines > 1 {
+	switch {
+	case other:
+		data = nil
+	case lines > 1:
 		data = joined
 	}
 	return data, joined
+}
+
+// isMessageEvent reports whether an event of type name carries a message
+// go-sdk reads: no other type than message.
+func isMessageEvent(name []byte) bool {
+	return len(name) == 0 || string(name) == "message"
 }
 
 // side says who a message is from: a request or notification of the
@@ -325,17 +338,24 @@ const (
 // messageSide tells, from the first member name that decides (method,
 // result or error), which a JSON-RPC message usually has near its start,
 // whether msg is the server's request or notification or a response,
-// without looking at a value.
+// without looking at a value. A message with none of them is a response
+// when it has an id, as go-sdk reads it.
 func messageSide(msg []byte) side {
 	var sd side
+	id := false
 	walkObject(msg, func(k []byte) bool {
 		switch string(k) {
 		case "method":
 			sd = fromServer
 		case "result", "error":
 			sd = answer
+		case "id":
+			id = true
 		}
 		return sd == sideUnknown
 	}, nil)
+	if sd == sideUnknown && id {
+		sd = answer
+	}
 	return sd
 }
