@@ -131,3 +131,30 @@ func TestStrayAnswerAfterCallHoldsNoLaterCall(t *testing.T) {
 		})
 	}
 }
+
+// TestNotificationBeforeResumedAnswerReachesCallback: a log message sent
+// on a call's stream, which then ends before the answer, has been handled
+// when the call returns with the answer go-sdk resumes the stream for
+// (a GET with Last-Event-ID).
+func TestNotificationBeforeResumedAnswerReachesCallback(t *testing.T) {
+	t.Parallel()
+	peer := testserver.StartScriptedHTTP(t, testserver.Legacy, false)
+	c, logged := scriptedLogClient(t, peer, true, 50*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for i := range 3 {
+		text := fmt.Sprintf("resumed %d", i)
+		note := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"` + text + `"}}`
+		s := testserver.HTTPScript{
+			Events: []testserver.SSEEvent{{ID: fmt.Sprintf("r%d-1", i), Retry: 10, Data: note}},
+			Resume: &testserver.HTTPScript{Events: []testserver.SSEEvent{{ID: fmt.Sprintf("r%d-2", i), Data: scriptedAnswer}}},
+		}
+		res, err := c.CallTool(ctx, testserver.ScriptedTool, testserver.HTTPScriptArgs(s), realCall)
+		if err != nil || res.Text() != "done" {
+			t.Fatalf("call %d: %v %+v", i, err, res)
+		}
+		if !logged(text) {
+			t.Errorf("call %d returned before its log message was handled", i)
+		}
+	}
+}

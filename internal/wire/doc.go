@@ -28,7 +28,8 @@
 //
 // A Tap with Marks passes up the connection's markers (internal/order)
 // on the event stream of a POST: one before a response that follows a
-// message from the server in the stream; the trace leaves them out.
+// message from the server in the stream (on a resumed stream, before its
+// first response), as go-sdk reads the stream; the trace leaves them out.
 //
 // RedactJSON and RedactURLSecrets hide secrets in what is logged or shown
 // in errors.

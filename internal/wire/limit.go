@@ -72,8 +72,13 @@ func (t *Tap) limitBody(req *http.Request, resp *http.Response) {
 	switch {
 	case ok && strings.HasPrefix(ct, "text/event-stream"):
 		s := newSSELimit(resp.Body, limit, requestIDOf(req), t.OnOversized)
-		if req.Method == http.MethodPost {
+		switch {
+		case req.Method == http.MethodPost:
 			s.marks = t.Marks
+		case req.Header.Get("Last-Event-ID") != "":
+			// A resumed stream: its answer may follow messages the
+			// stream it resumes carried.
+			s.marks, s.since = t.Marks, true
 		}
 		resp.Body = s
 	case ok && req.Method == http.MethodPost && strings.HasPrefix(ct, "application/json"):

@@ -22,9 +22,10 @@ type sseLimit struct {
 	limit       int
 	reqID       func() (jsonrpc.ID, bool) // nil for a GET stream
 	onOversized func(size int64, failedCall bool)
-	// marks, set on a POST's stream, are the connection's markers: one
-	// goes before a response that follows a message from the server in
-	// the stream since the last (internal/order).
+	// marks, set on a POST's stream and a resumed one, are the
+	// connection's markers: one goes before a response that follows a
+	// message from the server in the stream since the last
+	// (internal/order), or in the stream a resumed one resumes.
 	marks    *order.Marks
 	since    bool   // a message from the server came since the last marker
 	data     []byte // an event's data lines joined, when it has several

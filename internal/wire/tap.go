@@ -42,7 +42,8 @@ type Tap struct {
 	OnOversized func(size int64, failedCall bool)
 	// Marks, if set, are the connection's markers (internal/order): on
 	// the event stream of a POST, a marker goes before a response that
-	// follows a message from the server.
+	// follows a message from the server; on a resumed stream (a GET with
+	// Last-Event-ID), before its first response.
 	Marks *order.Marks
 }
 
