@@ -156,7 +156,7 @@ func (c *Client) stdioTransport(cmd engine.Command) stdio.Transport {
 		StopGrace:       c.opts.closeGrace(),
 		OnSkip:          stdio.LogSkip(c.log),
 		Observer:        c.obs,
-		// engine.BacklogMiddleware reports handled messages and barriers.
-		HoldResults: true,
+		// engine.BacklogMiddleware reports handled messages and reaches
+		// the markers the engine gives each connection (Marks).
 	}
 }

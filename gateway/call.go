@@ -263,9 +263,12 @@ func (g *Gateway) forwardCall(ctx context.Context, r toolRoute, o *origin, param
 		leave()
 		return nil, callError(u, params.Name, context.Cause(ctx), err)
 	}
+	// The server's progress and log messages sent before its answer
+	// have been handled (passed on to o, while the call is in flight for
+	// attribution) when RelayCallVia returns: the client's connection
+	// waits for them (internal/order).
 	res, err := r.tool.RelayCallVia(ctx, c, params, opts)
 	free()
-	o.settle()
 	leave()
 	if sr := signInOf(err); sr != nil && u.web != nil {
 		return nil, &signInNeeded{sr} // callTool asks (signInAnswer)

@@ -9,8 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -34,10 +32,6 @@ type origin struct {
 	// park, set for a 2026-07-28 client's call to a handshake-era server,
 	// takes the server's questions to the client as input_required.
 	park *parkedCall
-
-	// notes counts the progress reports and log messages passed on, and
-	// last is when the latest came (unix nanoseconds): see settle.
-	notes, last atomic.Int64
 }
 
 func newKey() string {
@@ -305,7 +299,6 @@ func (o *origin) progress(p *mcp.ProgressNotificationParams) {
 	o.mu.Lock()
 	ctx, ss, tok := o.ctx, o.ss, o.tok
 	o.mu.Unlock()
-	o.noted()
 	if ss == nil || tok == nil {
 		return
 	}
@@ -319,37 +312,5 @@ func (o *origin) log(p *mcp.LoggingMessageParams) {
 	if ss == nil {
 		return
 	}
-	o.noted()
 	_ = ss.Log(ctx, p)
-}
-
-func (o *origin) noted() {
-	o.notes.Add(1)
-	o.last.Store(time.Now().UnixNano())
-}
-
-// How long settle waits for the notifications of a call after its answer.
-const (
-	settleQuiet = 20 * time.Millisecond
-	settleMax   = 200 * time.Millisecond
-)
-
-// settle waits, after a server answered a request that sent progress or
-// log messages, for those it sent just before its answer: go-sdk hands a
-// client the notifications it receives apart from the responses, so they
-// may come a little after the answer. It waits until none came for
-// settleQuiet (at most settleMax); a request that sent none does not wait.
-func (o *origin) settle() {
-	if o.notes.Load() == 0 {
-		return
-	}
-	start := time.Now()
-	for {
-		now := time.Now()
-		quiet := time.Unix(0, max(o.last.Load(), start.UnixNano())).Add(settleQuiet)
-		if !now.Before(quiet) || now.Sub(start) >= settleMax {
-			return
-		}
-		time.Sleep(min(quiet.Sub(now), settleMax-now.Sub(start)))
-	}
 }

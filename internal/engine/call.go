@@ -132,8 +132,19 @@ func (s *Session) FastPath() bool { return s.fast.path != noFastPath }
 // CallTool makes the tools/call c on s: on the connection's fast path when
 // it has one and the call is plain, else through go-sdk. It returns what
 // go-sdk's CallTool would, and the result as sent when the fast path read
-// it (else nil).
+// it (else nil). It returns once the notifications the server sent before
+// its answer (the call's progress, its log messages) have been handled,
+// as the connection's markers say (internal/order; BacklogMiddleware),
+// or once waiting for them gives up (the call's context, the connection's
+// end, order.Quiet without a notification handled).
 func (s *Session) CallTool(ctx context.Context, c Call) (*mcp.CallToolResult, Raw, error) {
+	res, raw, err := s.callTool(ctx, c)
+	s.order.Wait(ctx, s.done)
+	return res, raw, err
+}
+
+// callTool is CallTool without its wait for the notifications.
+func (s *Session) callTool(ctx context.Context, c Call) (*mcp.CallToolResult, Raw, error) {
 	if s.fast.path == noFastPath || !plainParams(c) {
 		s.e.paths.add(PathSDK)
 		res, err := s.sdkCallTool(ctx, c.Params)

@@ -102,7 +102,7 @@ func TestCallToolPath(t *testing.T) {
 			e := New(Config{
 				Name: "s", Kind: Stdio, SDK: sdk, Observer: obs, FastPath: true,
 				ConnectTimeout: 30 * time.Second, ProbeTimeout: 5 * time.Second, CloseGrace: time.Second,
-				Stdio: stdio.Transport{Path: server, Args: []string{"-era", era, "-minimal"}, Observer: obs, HoldResults: true},
+				Stdio: stdio.Transport{Path: server, Args: []string{"-era", era, "-minimal"}, Observer: obs},
 			})
 			defer e.Close()
 			s, err := e.Session(ctx)
@@ -171,7 +171,7 @@ func TestCallToolLearnsMetaPerEntry(t *testing.T) {
 	e := New(Config{
 		Name: "s", Kind: Stdio, SDK: sdk, Observer: obs, FastPath: true,
 		ConnectTimeout: 30 * time.Second, ProbeTimeout: 5 * time.Second, CloseGrace: time.Second,
-		Stdio: stdio.Transport{Path: testserver.Build(t), Args: []string{"-era", testserver.Modern.String(), "-minimal"}, Observer: obs, HoldResults: true},
+		Stdio: stdio.Transport{Path: testserver.Build(t), Args: []string{"-era", testserver.Modern.String(), "-minimal"}, Observer: obs},
 	})
 	defer e.Close()
 	s, err := e.Session(ctx)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcpadapter/mcpadapter/internal/order"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -57,7 +58,7 @@ func (e *Engine) dial(ctx context.Context, sl *slot) (*Session, error) {
 // dialOnce makes one connect attempt over kind. On failure it still
 // returns the attempt's session value, for diagnostics.
 func (e *Engine) dialOnce(ctx context.Context, sl *slot, deadline *connectDeadline, kind Kind, pinVersion string) (*Session, error) {
-	s := &Session{e: e, slot: sl, kind: kind, done: make(chan struct{})}
+	s := &Session{e: e, slot: sl, kind: kind, done: make(chan struct{}), order: order.New()}
 	st := &dialState{deadline: deadline, session: s}
 	st.step.Store("connect")
 	s.state = st

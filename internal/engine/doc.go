@@ -30,9 +30,13 @@
 //     connection has one and the call is plain, else through go-sdk. The
 //     fast path is chosen once per connection (chooseFastPath); a feature
 //     that needs go-sdk's machinery for a call says so with Call.ViaSDK.
+//     It returns after the notifications the server sent before its
+//     answer have been handled: every connection's transport passes up
+//     markers (internal/order), BacklogMiddleware reaches them.
 //   - Router routes progress notifications to their calls by token,
 //     Deadline bounds a call by its time limits (*TimeoutError),
-//     BacklogMiddleware paces a stdio server's notifications, and
+//     BacklogMiddleware paces a stdio server's notifications and
+//     reaches every connection's markers, and
 //     RelayMiddleware and MessageMiddleware hand a server's requests to
 //     the application as received.
 //   - A server/discover the server refuses authorization (401, 403) ends

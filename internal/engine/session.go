@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"github.com/mcpadapter/mcpadapter/internal/order"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -50,6 +51,10 @@ type Session struct {
 
 	firstAnswer atomic.Pointer[httpAnswer] // the first HTTP response (endpointHint)
 	fast        fastState                  // the fast path's (call.go)
+	// order keeps a call's answer behind the notifications read before
+	// it (internal/order): the transport passes up its markers, the
+	// receiving middleware reaches them, CallTool waits for them.
+	order *order.Marks
 
 	closeOnce sync.Once
 	closeErr  error

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/mcpadapter/mcpadapter/internal/order"
 	"net/http"
 
 	"github.com/mcpadapter/mcpadapter/internal/stdio"
@@ -19,6 +20,7 @@ func (e *Engine) transport(ctx context.Context, kind Kind, s *Session) (mcp.Tran
 		// The stdio connection reports to the observer itself; the
 		// wrapper only hands calls their results as sent.
 		t := e.cfg.Stdio
+		t.Marks = s.order
 		t.OnStart = func(conn *stdio.Conn) {
 			s.stdio = conn
 			conn.HoldNotices(s) // the fast path's notices: closing s waits for them
@@ -30,7 +32,10 @@ func (e *Engine) transport(ctx context.Context, kind Kind, s *Session) (mcp.Tran
 		if err != nil {
 			return nil, nil, fmt.Errorf("starting the in-process server: %w", err)
 		}
-		return &wire.ObservedTransport{Inner: ct, Observer: s.slot.obs}, func() { _ = ss.Close() }, nil
+		// The markers go outside the observer: the trace shows what the
+		// server sent.
+		observed := &wire.ObservedTransport{Inner: ct, Observer: s.slot.obs}
+		return &order.Transport{Inner: observed, Marks: s.order}, func() { _ = ss.Close() }, nil
 	case Streamable:
 		hc := e.httpClient(false, s)
 		oauth := e.oauth()
@@ -44,7 +49,8 @@ func (e *Engine) transport(ctx context.Context, kind Kind, s *Session) (mcp.Tran
 	case SSE:
 		inner := &mcp.SSEClientTransport{Endpoint: e.cfg.URL, HTTPClient: e.httpClient(true, s),
 			MaxEventSize: sdkMaxEventSize(e.cfg.MaxMessageBytes)}
-		return &wire.ObservedTransport{Inner: &detachedTransport{inner: inner}, Observer: s.slot.obs}, nil, nil
+		observed := &wire.ObservedTransport{Inner: &detachedTransport{inner: inner}, Observer: s.slot.obs}
+		return &order.Transport{Inner: observed, Marks: s.order}, nil, nil
 	}
 	return nil, nil, fmt.Errorf("unknown transport %q", kind)
 }
@@ -72,6 +78,9 @@ func (e *Engine) httpClient(sse bool, s *Session) *http.Client {
 	}
 	limit := e.cfg.MaxMessageBytes
 	tap := &wire.Tap{Base: streamable.Transport{Next: &firstAnswer{next: base, s: s}}, Observer: s.slot.obs, Observe: !sse, MaxMessageBytes: limit}
+	if !sse {
+		tap.Marks = s.order // over SSE the connection passes them up
+	}
 	tap.OnOversized = func(size int64, failedCall bool) {
 		if failedCall {
 			e.cfg.Log.Warn("a response was over the message size limit; its call failed", "bytes", size, "limit", limit)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcpadapter/mcpadapter/internal/order"
 	"io"
 	"os"
 	"sync"
@@ -29,13 +30,16 @@ type Conn struct {
 	skipped *skipLog
 	grace   time.Duration
 
-	writing    chan struct{} // holds one token: the right to write
-	dead       chan struct{} // closed when the connection is ended: writers stop waiting
-	deadOnce   sync.Once
-	aborting   sync.WaitGroup // abort in progress (a cut-off write)
-	backlog    *backlog
-	held       heldRequests
-	heldResult jsonrpc.Message // a result passed up after its barrier; Read's goroutine only
+	writing  chan struct{} // holds one token: the right to write
+	dead     chan struct{} // closed when the connection is ended: writers stop waiting
+	deadOnce sync.Once
+	aborting sync.WaitGroup // abort in progress (a cut-off write)
+	backlog  *backlog
+	held     heldRequests
+
+	marks  *order.Marks    // nil: no markers (Transport.Marks)
+	marked jsonrpc.Message // a response read, passed up after its marker; Read's goroutine only
+	since  bool            // a request or notification was passed up since the last marker; Read's goroutine only
 
 	direct direct       // requests written by RoundTrip
 	notes  NoticeHolder // set by HoldNotices; nil: none
@@ -52,7 +56,7 @@ type Conn struct {
 }
 
 // newConn returns the connection to p.
-func newConn(p *process, max int, grace time.Duration, obs Observer, onSkip func(Skip), holdResults bool) *Conn {
+func newConn(p *process, max int, grace time.Duration, obs Observer, onSkip func(Skip)) *Conn {
 	out := &wakeReader{f: p.stdout, atLine: true}
 	return &Conn{
 		proc:    p,
@@ -65,7 +69,7 @@ func newConn(p *process, max int, grace time.Duration, obs Observer, onSkip func
 		grace:   grace,
 		writing: make(chan struct{}, 1),
 		dead:    make(chan struct{}),
-		backlog: newBacklog(holdResults),
+		backlog: newBacklog(),
 	}
 }
 
@@ -76,12 +80,9 @@ func (c *Conn) SessionID() string { return "" }
 // A response that cannot be decoded fails its call at once (a JSON-RPC
 // error that says why) when its id can be read; a server that makes the
 // client hold more than MaxHeldRequests requests ends the connection.
+// With Transport.Marks, a response read after a request or notification
+// passed up since the last marker comes after a marker of its own.
 func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	if m := c.heldResult; m != nil {
-		c.heldResult = nil
-		c.backlog.awaitBarrier(ctx)
-		return m, nil
-	}
 	for {
 		if m := c.popPending(); m != nil {
 			if c.direct.deliver(m) {
@@ -89,25 +90,20 @@ func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			}
 			return m, nil
 		}
-		line, owned, err := c.readLine()
-		if err != nil {
-			return nil, c.failRead(err)
-		}
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
-		}
-		if line[0] != '{' {
-			c.noteStray(line)
-			continue
-		}
-		msg, err := decodeLine(line, owned)
-		if err != nil {
-			c.undecodable(line, err)
-			continue
-		}
-		if c.obs != nil {
-			c.obs.Received(msg, line)
+		msg := c.marked
+		c.marked = nil
+		if msg == nil {
+			var err error
+			if msg, err = c.readMessage(); err != nil {
+				return nil, c.failRead(err)
+			}
+			if msg == nil {
+				continue // skipped
+			}
+			if marker := c.mark(msg); marker != nil {
+				c.backlog.passUp(ctx, marker) // the middleware reports it handled
+				return marker, nil
+			}
 		}
 		if c.direct.deliver(msg) {
 			continue
@@ -117,12 +113,54 @@ func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return nil, c.failRead(io.EOF)
 		}
 		c.backlog.passUp(ctx, msg)
-		if barrier := c.backlog.barrierFor(msg); barrier != nil {
-			c.heldResult = msg
-			return barrier, nil
-		}
 		return msg, nil
 	}
+}
+
+// readMessage reads the next line and returns its message, or nil for a
+// line it skipped (blank, not JSON, undecodable).
+func (c *Conn) readMessage() (jsonrpc.Message, error) {
+	line, owned, err := c.readLine()
+	if err != nil {
+		return nil, err
+	}
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return nil, nil
+	}
+	if line[0] != '{' {
+		c.noteStray(line)
+		return nil, nil
+	}
+	msg, err := decodeLine(line, owned)
+	if err != nil {
+		c.undecodable(line, err)
+		return nil, nil
+	}
+	if c.obs != nil {
+		c.obs.Received(msg, line)
+	}
+	return msg, nil
+}
+
+// mark returns the marker to pass up before msg, a message just read,
+// keeping msg for the next Read, when msg is a response read after a
+// request or notification passed up since the last marker; else nil.
+func (c *Conn) mark(msg jsonrpc.Message) jsonrpc.Message {
+	if c.marks == nil {
+		return nil
+	}
+	switch msg.(type) {
+	case *jsonrpc.Request:
+		c.since = true
+	case *jsonrpc.Response:
+		if c.since {
+			c.since = false
+			c.marked = msg
+			return c.marks.Issue()
+		}
+	}
+	return nil
 }
 
 func (c *Conn) popPending() jsonrpc.Message {
@@ -302,13 +340,4 @@ func (c *Conn) Stderr() []string {
 // not stalled.
 func (c *Conn) MessageHandled() {
 	c.backlog.handledOne()
-}
-
-// Barrier reports whether token, the progress token of a
-// notifications/progress the client is about to handle, is a barrier of
-// this connection (Transport.HoldResults), and notes it reached. The
-// client's receiving middleware must call it for every progress
-// notification, and must not hand a barrier on to the client's handlers.
-func (c *Conn) Barrier(token any) bool {
-	return c.backlog.barrier(token)
 }

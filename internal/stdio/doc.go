@@ -31,15 +31,16 @@
 //     leaves the group with setsid or setpgid is not covered then, but
 //     on Linux Close ends it too: see strays);
 //   - a server that floods the client with notifications is slowed down
-//     while they wait for their handlers (Conn.MessageHandled), and the
-//     result of a call sent with a progress token waits until the
-//     notifications before it have been handled.
+//     while they wait for their handlers (Conn.MessageHandled);
+//   - with Transport.Marks, a response read after a request or
+//     notification comes after a marker (internal/order), which the
+//     caller waits for.
 //
 // What it does not do: it does not reconnect. A connection whose process
 // has ended stays ended; starting a new one (and deciding when to) is the
 // caller's business, as are naming the server in errors and the logger
 // LogSkip writes to.
 //
-// It imports go-sdk's jsonrpc and mcp packages, internal/jsonscan and the
-// standard library only; never the root package.
+// It imports go-sdk's jsonrpc and mcp packages, internal/jsonscan,
+// internal/order and the standard library only; never the root package.
 package stdio

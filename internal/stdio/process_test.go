@@ -21,7 +21,7 @@ func shConn(t *testing.T, script string) *Conn {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newConn(p, DefaultMaxMessageBytes, 2*time.Second, nil, nil, false)
+	c := newConn(p, DefaultMaxMessageBytes, 2*time.Second, nil, nil)
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }

@@ -3,6 +3,7 @@ package stdio
 import (
 	"context"
 	"fmt"
+	"github.com/mcpadapter/mcpadapter/internal/order"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -76,12 +77,13 @@ type Transport struct {
 	// OnStart, if set, is called with each new connection before Connect
 	// returns it, so that the caller can ask it for diagnostics later.
 	OnStart func(*Conn)
-	// HoldResults makes Read hold the result of a request sent with a
-	// progress token until the notifications read before it have been
-	// handled, so that none of its progress is left behind it. The
-	// client's receiving middleware must report handled messages
-	// (Conn.MessageHandled) and barriers (Conn.Barrier).
-	HoldResults bool
+	// Marks, if set, are the connection's markers (internal/order): Read
+	// passes one up before a response that follows a request or
+	// notification read since the last, so that the caller can wait
+	// until the notifications before an answer have been handled. The
+	// client's receiving middleware must note them reached
+	// (order.Marks.Reached) and handled (order.Marks.Handled).
+	Marks *order.Marks
 }
 
 // Connect starts the process and returns its connection, a *Conn.
@@ -98,7 +100,8 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if grace <= 0 {
 		grace = DefaultStopGrace
 	}
-	c := newConn(p, max, grace, t.Observer, t.OnSkip, t.HoldResults)
+	c := newConn(p, max, grace, t.Observer, t.OnSkip)
+	c.marks = t.Marks
 	if t.OnStart != nil {
 		t.OnStart(c)
 	}

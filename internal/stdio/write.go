@@ -33,7 +33,6 @@ func (c *Conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if c.obs != nil {
 		c.obs.Sent(msg, data)
 	}
-	c.backlog.sent(msg)
 	return c.writeData(ctx, append(data, '\n'))
 }
 

@@ -67,6 +67,9 @@ type Options struct {
 	// Apps adds two MCP Apps tools, one visible to the app only, and
 	// their ui:// view (extensions.go).
 	Apps bool
+	// Notify adds the tool notify, which sends a log message and a
+	// progress report and answers at once (tools_notify.go).
+	Notify bool
 }
 
 // RecvPrefix starts the stderr lines of an mcptestserver run with
@@ -137,6 +140,9 @@ func NewWithState(opts Options) (*mcp.Server, *State) {
 	}
 	if opts.Apps {
 		addApps(srv)
+	}
+	if opts.Notify {
+		addNotifyTool(srv)
 	}
 	return srv, st
 }

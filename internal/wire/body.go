@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"github.com/mcpadapter/mcpadapter/internal/order"
 	"io"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -133,8 +134,9 @@ func (j *jsonTap) Read(p []byte) (int, error) {
 // The data of an event goes straight into its spool.
 type sseTap struct {
 	io.ReadCloser
-	obs  *Observer      // nil: not observed
-	keep *RequestStatus // nil: not kept
+	obs   *Observer      // nil: not observed
+	keep  *RequestStatus // nil: not kept
+	marks *order.Marks   // the connection's markers, left out of the trace
 
 	field   []byte // the start of the line, until its field is known
 	inData  bool   // the line is a data line, past "data:"
@@ -248,7 +250,7 @@ func (s *sseTap) endLine() {
 func (s *sseTap) event() {
 	if s.obs != nil {
 		data := s.data.bytes()
-		if msg, err := jsonrpc.DecodeMessage(data); err == nil {
+		if msg, err := jsonrpc.DecodeMessage(data); err == nil && !s.marks.IsMarker(msg) {
 			s.obs.Received(msg, data)
 		}
 	}

@@ -26,9 +26,14 @@
 // sends it on a goroutine of its own, which closing a session waits for).
 // Member takes one member out of a JSON object without decoding it.
 //
+// A Tap with Marks passes up the connection's markers (internal/order)
+// on the event stream of a POST: one before a response that follows a
+// message from the server in the stream (on a resumed stream, before its
+// first response), as go-sdk reads the stream; the trace leaves them out.
+//
 // RedactJSON and RedactURLSecrets hide secrets in what is logged or shown
 // in errors.
 //
-// It imports go-sdk's jsonrpc and mcp packages, internal/jsonscan and the
-// standard library.
+// It imports go-sdk's jsonrpc and mcp packages, internal/jsonscan,
+// internal/order and the standard library.
 package wire

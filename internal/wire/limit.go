@@ -71,7 +71,16 @@ func (t *Tap) limitBody(req *http.Request, resp *http.Response) {
 	ok := resp.StatusCode/100 == 2
 	switch {
 	case ok && strings.HasPrefix(ct, "text/event-stream"):
-		resp.Body = newSSELimit(resp.Body, limit, requestIDOf(req), t.OnOversized)
+		s := newSSELimit(resp.Body, limit, requestIDOf(req), t.OnOversized)
+		switch {
+		case req.Method == http.MethodPost:
+			s.marks = t.Marks
+		case req.Header.Get("Last-Event-ID") != "":
+			// A resumed stream: its answer may follow messages the
+			// stream it resumes carried.
+			s.marks, s.since = t.Marks, true
+		}
+		resp.Body = s
 	case ok && req.Method == http.MethodPost && strings.HasPrefix(ct, "application/json"):
 		switch {
 		case resp.ContentLength > int64(limit):

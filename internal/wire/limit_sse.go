@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"github.com/mcpadapter/mcpadapter/internal/order"
 	"io"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -21,6 +22,14 @@ type sseLimit struct {
 	limit       int
 	reqID       func() (jsonrpc.ID, bool) // nil for a GET stream
 	onOversized func(size int64, failedCall bool)
+	// marks, set on a POST's stream and a resumed one, are the
+	// connection's markers: one goes before a response that follows a
+	// message from the server in the stream since the last
+	// (internal/order), or in the stream a resumed one resumes.
+	marks    *order.Marks
+	since    bool   // a message from the server came since the last marker
+	data     []byte // an event's data lines joined, when it has several
+	answered bool   // a response came: no marker any more
 
 	out    []byte // ready for Read
 	outOff int
@@ -105,8 +114,18 @@ func (s *sseLimit) step() {
 	}
 }
 
+// isBlankLine reports whether b, a whole line, ends an event as go-sdk
+// reads it: nothing but carriage returns before its line feed.
 func isBlankLine(b []byte) bool {
-	return len(b) == 1 && b[0] == '\n' || len(b) == 2 && b[0] == '\r' && b[1] == '\n'
+	if len(b) == 0 || b[len(b)-1] != '\n' {
+		return false
+	}
+	for _, c := range b[:len(b)-1] {
+		if c != '\r' {
+			return false
+		}
+	}
+	return true
 }
 
 // add takes one chunk of a line of the current event.
@@ -191,6 +210,10 @@ func (s *sseLimit) endEvent(blank []byte) {
 	// Read calls step, which calls this, only when out is empty.
 	if s.over {
 		s.out = append(s.out[:0], s.replacement()...)
+		s.answered = s.answered || len(s.out) > 0 // an error response for the call
+	} else if s.marks != nil && s.mark() {
+		s.out = s.marks.AppendEvent(s.out[:0])
+		s.out = append(append(s.out, s.ev...), blank...)
 	} else {
 		s.out, s.ev = append(s.ev, blank...), s.out[:0]
 	}
@@ -224,4 +247,116 @@ func (s *sseLimit) replacement() []byte {
 	b = append(b, "data: "...)
 	b = append(b, tooLargeResponse(id, s.size, true, s.limit)...)
 	return append(b, "\n\n"...)
+}
+
+// mark reports whether the current event, whole within the limit, needs
+// a marker before it: it is the stream's first response, and a message
+// from the server came in the stream since the last marker. An event that
+// is a message from the server is noted. The events after the first
+// response get none: a POST's stream answers one request, and its reader
+// (go-sdk, the fast path) drains what follows the answer unread, so a
+// marker there would never be reached.
+func (s *sseLimit) mark() bool {
+	if s.answered {
+		return false
+	}
+	var data []byte
+	data, s.data = eventData(s.ev, s.data[:0])
+	if data == nil {
+		return false
+	}
+	switch messageSide(data) {
+	case fromServer:
+		s.since = true
+		return false
+	case answer:
+		s.answered = true
+		if !s.since {
+			return false
+		}
+	default:
+		return false
+	}
+	s.since = false
+	return true
+}
+
+// eventData returns the data of ev, an event's lines, as go-sdk reads it:
+// the value of its one data line (as go-sdk's servers write a message),
+// or of its data lines joined by line feeds, appended to joined, which it
+// returns too; nil when ev has no data or is of a type go-sdk skips.
+func eventData(ev, joined []byte) (data, buf []byte) {
+	lines, other := 0, false
+	for len(ev) > 0 {
+		line := ev
+		if i := bytes.IndexByte(ev, '\n'); i >= 0 {
+			line, ev = ev[:i], ev[i+1:]
+		} else {
+			ev = nil
+		}
+		if bytes.HasPrefix(line, []byte("event:")) {
+			other = !isMessageEvent(bytes.TrimSpace(line[len("event:"):]))
+			continue
+		}
+		if !bytes.HasPrefix(line, []byte("data:")) {
+			continue
+		}
+		v := bytes.TrimSpace(line[len("data:"):])
+		switch lines++; lines {
+		case 1:
+			data = v
+			continue
+		case 2:
+			joined = append(joined, data...)
+		}
+		joined = append(append(joined, '\n'), v...)
+	}
+	switch {
+	case other:
+		data = nil
+	case lines > 1:
+		data = joined
+	}
+	return data, joined
+}
+
+// isMessageEvent reports whether an event of type name carries a message
+// go-sdk reads: no other type than message.
+func isMessageEvent(name []byte) bool {
+	return len(name) == 0 || string(name) == "message"
+}
+
+// side says who a message is from: a request or notification of the
+// server's, or a response (an answer to the client's request).
+type side int
+
+const (
+	sideUnknown side = iota
+	fromServer
+	answer
+)
+
+// messageSide tells, from the first member name that decides (method,
+// result or error), which a JSON-RPC message usually has near its start,
+// whether msg is the server's request or notification or a response,
+// without looking at a value. A message with none of them is a response
+// when it has an id, as go-sdk reads it.
+func messageSide(msg []byte) side {
+	var sd side
+	id := false
+	walkObject(msg, func(k []byte) bool {
+		switch string(k) {
+		case "method":
+			sd = fromServer
+		case "result", "error":
+			sd = answer
+		case "id":
+			id = true
+		}
+		return sd == sideUnknown
+	}, nil)
+	if sd == sideUnknown && id {
+		sd = answer
+	}
+	return sd
 }

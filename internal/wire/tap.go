@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"errors"
+	"github.com/mcpadapter/mcpadapter/internal/order"
 	"io"
 	"net"
 	"net/http"
@@ -39,6 +40,11 @@ type Tap struct {
 	// its size in bytes (at least) and whether a call was failed with it
 	// (false: it was dropped, answering no call that could be found).
 	OnOversized func(size int64, failedCall bool)
+	// Marks, if set, are the connection's markers (internal/order): on
+	// the event stream of a POST, a marker goes before a response that
+	// follows a message from the server; on a resumed stream (a GET with
+	// Last-Event-ID), before its first response.
+	Marks *order.Marks
 }
 
 // RoundTrip makes the request with Base, observing it and its response.
@@ -104,7 +110,7 @@ func (t *Tap) RoundTrip(req *http.Request) (*http.Response, error) {
 	ct := resp.Header.Get("Content-Type")
 	switch {
 	case strings.HasPrefix(ct, "text/event-stream"):
-		resp.Body = &sseTap{ReadCloser: resp.Body, obs: obs, keep: keep}
+		resp.Body = &sseTap{ReadCloser: resp.Body, obs: obs, keep: keep, marks: t.Marks}
 	case strings.HasPrefix(ct, "application/json"):
 		j := &jsonTap{ReadCloser: resp.Body, obs: obs, keep: keep}
 		if resp.ContentLength > 0 && resp.ContentLength <= maxTapBytes {

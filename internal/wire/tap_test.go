@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mcpadapter/mcpadapter/internal/order"
 )
 
 const listRequest = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
@@ -236,5 +238,30 @@ func TestIsDialError(t *testing.T) {
 		if got := isDialError(tc.err); got != tc.want {
 			t.Errorf("isDialError(%v) = %v, want %v", tc.err, got, tc.want)
 		}
+	}
+}
+
+// TestTapTracesServerProgressLikeMarker: the protocol trace leaves out the
+// markers the Tap passes up (internal/order) and no message of the
+// server's, even one whose progress token looks like a marker's.
+func TestTapTracesServerProgressLikeMarker(t *testing.T) {
+	forged := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"mcpadapter-order-0123456789abcdef-1","progress":1}}`
+	srv := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "data: "+forged+"\n\ndata: "+listResponse+"\n\n")
+	})
+	var trace bytes.Buffer
+	obs := NewObserver("srv", slog.New(slog.NewJSONHandler(&trace, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	marks := order.New()
+	tap := &Tap{Base: srv.Client().Transport, Observer: obs, Observe: true, Marks: marks, MaxMessageBytes: 1 << 20}
+	_, body, err := post(t, t.Context(), tap, srv.URL, listRequest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(body, []byte("mcpadapter-order-")); n != 2 {
+		t.Fatalf("the stream passed up has %d progress tokens like a marker's, want the server's and a marker:\n%s", n, body)
+	}
+	if n := strings.Count(trace.String(), "notifications/progress"); n != 1 {
+		t.Errorf("the trace has %d progress notifications, want the server's alone:\n%s", n, trace.String())
 	}
 }

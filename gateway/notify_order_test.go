@@ -1,0 +1,120 @@
+package gateway
+
+//lint:file-ignore SA1019 logging lives in the handshake era, which these clients and servers speak too
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// notifyCalls is how many calls each cell of the ordering test makes.
+const notifyCalls = 200
+
+// heard is what a test client's handlers received: log data and progress
+// messages, by text.
+type heard struct {
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func (h *heard) add(s string) {
+	h.mu.Lock()
+	h.seen[s] = true
+	h.mu.Unlock()
+}
+
+// missing returns how many of want have not been heard, waiting until
+// all have or until the deadline: a go-sdk client hands notifications to
+// their handlers apart from the answers, so they may come a little after.
+func (h *heard) missing(want []string, deadline time.Time) int {
+	for {
+		n := 0
+		h.mu.Lock()
+		for _, s := range want {
+			if !h.seen[s] {
+				n++
+			}
+		}
+		h.mu.Unlock()
+		if n == 0 || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestNotifyOrderThroughGateway: a server's log message or progress report
+// sent immediately before its answer to a tools/call, as the call's first
+// notification, reaches the gateway's client every time: servers of both
+// eras over stdio and streamable HTTP, clients of 2025-11-25 and
+// 2026-07-28.
+func TestNotifyOrderThroughGateway(t *testing.T) {
+	bin := testserver.Build(t)
+	backends := map[string]Server{
+		"stdio-modern": {Name: "up", Target: mcpadapter.Command{Path: bin, Args: []string{"-era", "modern", "-notify"}}},
+		"stdio-legacy": {Name: "up", Target: mcpadapter.Command{Path: bin, Args: []string{"-era", "legacy", "-notify"}}},
+		"http-modern": {Name: "up", Target: testserver.StartStreamable(t,
+			testserver.New(testserver.Options{Notify: true}), testserver.Stateless()).URL},
+		"http-legacy": {Name: "up", Target: testserver.StartStreamable(t,
+			testserver.New(testserver.Options{Era: testserver.Legacy, Notify: true})).URL},
+	}
+	for name, srv := range backends {
+		_, url := startGateway(t, []Server{srv}, nil)
+		for _, v := range []string{v1125, v0728} {
+			for _, kind := range []string{"log", "progress"} {
+				t.Run(name+"/"+v+"/"+kind, func(t *testing.T) {
+					notifyOrderCell(t, url, v, kind)
+				})
+			}
+		}
+	}
+}
+
+// notifyOrderCell makes notifyCalls calls of the notify tool through the
+// gateway at url, as a client of version v, each sending one notification
+// of kind (log, progress) before its answer, and checks that every one
+// reached the client.
+func notifyOrderCell(t *testing.T, url, v, kind string) {
+	ctx := testCtx(t, 2*time.Minute)
+	h := &heard{seen: map[string]bool{}}
+	cs := connect(t, url, v, &mcp.ClientOptions{
+		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+			h.add(fmt.Sprint(r.Params.Data))
+		},
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			h.add(r.Params.Message)
+		},
+	})
+	if kind == "log" && v < v0728 {
+		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := make([]string, 0, notifyCalls)
+	for i := range notifyCalls {
+		text := fmt.Sprintf("%s %s %d", v, kind, i)
+		args, _ := json.Marshal(testserver.NotifyIn{Text: text, Log: kind == "log", Progress: kind == "progress"})
+		p := &mcp.CallToolParams{Name: "notify", Arguments: json.RawMessage(args)}
+		if kind == "progress" {
+			p.SetProgressToken(fmt.Sprintf("tok-%d", i))
+		} else if v >= v0728 {
+			p.Meta = mcp.Meta{mcp.MetaKeyLogLevel: "debug"}
+		}
+		res, err := cs.CallTool(ctx, p)
+		if err != nil || texts(res) != text {
+			t.Fatalf("call %d: %v %q", i, err, texts(res))
+		}
+		want = append(want, text)
+	}
+	if n := h.missing(want, time.Now().Add(5*time.Second)); n > 0 {
+		t.Errorf("%d of %d calls' %s notifications never reached the client", n, notifyCalls, kind)
+	}
+}

@@ -1,0 +1,29 @@
+// Package order keeps the answer to a request behind the notifications the
+// server sent before it: when a call returns, the handlers of the
+// notifications read before its answer (its progress, its log messages)
+// have run.
+//
+// go-sdk hands a client's incoming notifications to their handlers one at
+// a time, in order, on a goroutine of their own, but hands a response to
+// its caller as soon as it is read: a call can return before the
+// notifications its server sent just before the answer reached their
+// handlers. The connection's reader (Conn here for the in-process and SSE
+// connections; internal/stdio's Conn; internal/wire's event stream limit
+// over streamable HTTP) passes up a marker, a notifications/progress with
+// a token of the connection's own, before a response that follows a
+// message from the server read since the last marker (Marks.Issue).
+// go-sdk queues the marker behind those notifications; the client's
+// receiving middleware notes it reached (Marks.Reached) when it comes to
+// it, once every notification before it has been handled, and hands it to
+// no handler. After a call returns, Marks.Wait waits until every marker
+// issued so far has been reached: bounded by the call's context, the
+// connection's end, and Quiet without any notification handled (a handler
+// that blocks).
+//
+// A response with nothing read before it since the last marker gets no
+// marker, and a call whose markers are all reached does not wait: two
+// atomic loads, no allocation.
+//
+// It imports go-sdk's jsonrpc and mcp packages and the standard library
+// only.
+package order

@@ -1,0 +1,197 @@
+package order
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// Quiet is how long Wait waits without any notification of the
+// connection handled before it gives up: a handler that blocks holds a
+// call back this long at most.
+const Quiet = time.Second
+
+// markerPrefix starts every marker's progress token.
+const markerPrefix = "mcpadapter-order-"
+
+// Marks are one connection's markers: how many were issued, and the
+// highest one the client's middleware reached. The zero value is not
+// ready: use New. A nil *Marks issues none and waits for nothing.
+type Marks struct {
+	prefix  string // markerPrefix, this connection's nonce and "-"
+	issued  atomic.Int64
+	reached atomic.Int64
+	handled atomic.Int64 // notifications handled, markers included
+	waiting atomic.Int32 // callers in Wait
+
+	mu   sync.Mutex
+	wake chan struct{} // closed on progress while someone waits; nil when no one
+}
+
+// New returns the marks of a new connection.
+func New() *Marks {
+	var n [8]byte
+	_, _ = rand.Read(n[:])
+	return &Marks{prefix: markerPrefix + hex.EncodeToString(n[:]) + "-"}
+}
+
+// Issue counts a new marker and returns it, to pass up before the
+// response read next.
+func (m *Marks) Issue() *jsonrpc.Request {
+	n := m.issued.Add(1)
+	return &jsonrpc.Request{Method: "notifications/progress", Params: m.params(n)}
+}
+
+// AppendEvent counts a new marker and appends it to b as a server-sent
+// event.
+func (m *Marks) AppendEvent(b []byte) []byte {
+	n := m.issued.Add(1)
+	b = append(b, `event: message`+"\n"+`data: {"jsonrpc":"2.0","method":"notifications/progress","params":`...)
+	b = append(b, m.params(n)...)
+	return append(b, "}\n\n"...)
+}
+
+func (m *Marks) params(n int64) []byte {
+	b := make([]byte, 0, 80)
+	b = append(b, `{"progressToken":"`...)
+	b = append(b, m.prefix...)
+	b = strconv.AppendInt(b, n, 10)
+	return append(b, `","progress":0}`...)
+}
+
+// Reached reports whether token, the progress token of a notification the
+// client is about to handle, is one of m's markers, and if so notes it
+// reached. The client's receiving middleware calls it for every
+// notifications/progress, and hands no marker on.
+func (m *Marks) Reached(token any) bool {
+	s, ok := token.(string)
+	if m == nil || !ok || !strings.HasPrefix(s, m.prefix) {
+		return false
+	}
+	n, err := strconv.ParseInt(s[len(m.prefix):], 10, 64)
+	if err != nil {
+		return false
+	}
+	for {
+		r := m.reached.Load()
+		if n <= r || m.reached.CompareAndSwap(r, n) {
+			break
+		}
+	}
+	return true
+}
+
+// Handled notes that the handler of a notification (or a marker) has
+// returned.
+func (m *Marks) Handled() {
+	if m == nil {
+		return
+	}
+	m.handled.Add(1)
+	if m.waiting.Load() > 0 {
+		m.mu.Lock()
+		if m.wake != nil {
+			close(m.wake)
+			m.wake = nil
+		}
+		m.mu.Unlock()
+	}
+}
+
+// Wait returns once every marker issued before it was called has been
+// reached: the notifications read before the answers read so far have
+// been handled. It gives up when ctx ends, when gone is closed (the
+// connection ended: the markers will not come), or when Quiet passes
+// without any notification handled (then no later Wait waits for those
+// markers again), and reports whether the markers were reached.
+func (m *Marks) Wait(ctx context.Context, gone <-chan struct{}) bool {
+	if m == nil {
+		return true
+	}
+	want := m.issued.Load()
+	if m.reached.Load() >= want {
+		return true
+	}
+	return m.wait(ctx, gone, want)
+}
+
+func (m *Marks) wait(ctx context.Context, gone <-chan struct{}, want int64) bool {
+	m.waiting.Add(1)
+	defer m.waiting.Add(-1)
+	t := time.NewTimer(Quiet)
+	defer t.Stop()
+	seen := m.handled.Load()
+	for {
+		m.mu.Lock()
+		if m.wake == nil {
+			m.wake = make(chan struct{})
+		}
+		wake := m.wake
+		m.mu.Unlock()
+		if m.reached.Load() >= want {
+			return true
+		}
+		select {
+		case <-wake:
+		case <-t.C:
+			if m.handled.Load() == seen {
+				m.giveUp(want)
+				return false
+			}
+			t.Reset(Quiet)
+		case <-ctx.Done():
+			return false
+		case <-gone:
+			return false
+		}
+		if h := m.handled.Load(); h != seen {
+			seen = h
+			if !t.Stop() {
+				select {
+				case <-t.C:
+				default:
+				}
+			}
+			t.Reset(Quiet)
+		}
+	}
+}
+
+// giveUp counts the markers up to want as reached: a marker Wait gave up
+// on (its notifications' handler blocks, or its reader dropped it unread)
+// holds no later call back; a later call waits only for the markers
+// issued after it.
+func (m *Marks) giveUp(want int64) {
+	for {
+		r := m.reached.Load()
+		if want <= r || m.reached.CompareAndSwap(r, want) {
+			return
+		}
+	}
+}
+
+// IsMarker reports whether msg is one of m's markers: the protocol trace
+// leaves them out, and keeps every message of the server's, even one
+// whose progress token looks like a marker's.
+func (m *Marks) IsMarker(msg jsonrpc.Message) bool {
+	req, ok := msg.(*jsonrpc.Request)
+	if m == nil || !ok || req.IsCall() || req.Method != "notifications/progress" {
+		return false
+	}
+	var p struct {
+		ProgressToken any `json:"progressToken"`
+	}
+	if json.Unmarshal(req.Params, &p) != nil {
+		return false
+	}
+	s, ok := p.ProgressToken.(string)
+	return ok && strings.HasPrefix(s, m.prefix)
+}

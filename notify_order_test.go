@@ -1,0 +1,165 @@
+package mcpadapter_test
+
+//lint:file-ignore SA1019 logging lives in the handshake era, which these servers speak too
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/internal/testenv"
+	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// notifyCalls is how many calls each cell of the ordering tests makes.
+const notifyCalls = 200
+
+// notifyTargets are the servers of the ordering tests: a go-sdk server with
+// the notify tool (a log message and a progress report immediately before
+// its answer) of each era over every transport.
+func notifyTargets(t *testing.T) map[string]any {
+	opts := func(era testserver.Era) testserver.Options {
+		return testserver.Options{Era: era, Notify: true}
+	}
+	bin := testserver.Build(t)
+	return map[string]any{
+		"stdio-modern":     mcpadapter.Command{Path: bin, Args: []string{"-era", "modern", "-notify"}},
+		"stdio-legacy":     mcpadapter.Command{Path: bin, Args: []string{"-era", "legacy", "-notify"}},
+		"http-modern":      testserver.ServeStreamable(t, testserver.New(opts(testserver.Modern)), testserver.Stateless()),
+		"http-legacy":      testserver.ServeStreamable(t, testserver.New(opts(testserver.Legacy))),
+		"sse-legacy":       testserver.ServeSSE(t, testserver.New(opts(testserver.Legacy))),
+		"inprocess-modern": testserver.New(opts(testserver.Modern)),
+		"inprocess-legacy": testserver.New(opts(testserver.Legacy)),
+	}
+}
+
+// TestNotificationsBeforeAnswerReachCallbacks: a server's log message or
+// progress report sent immediately before its answer to a tools/call, as
+// the call's first notification, has reached the Client's LogHandler or
+// the call's Progress callback when the call returns, every time, over
+// every transport and in both eras.
+func TestNotificationsBeforeAnswerReachCallbacks(t *testing.T) {
+	t.Parallel()
+	for name, target := range notifyTargets(t) {
+		for _, kind := range []string{"log", "progress"} {
+			t.Run(name+"/"+kind, func(t *testing.T) {
+				ctx := testCtx(t)
+				var mu sync.Mutex
+				logged := map[string]bool{}
+				c, err := mcpadapter.NewClient(target, &mcpadapter.ClientOptions{
+					LogHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+						mu.Lock()
+						logged[fmt.Sprint(req.Params.Data)] = true
+						mu.Unlock()
+					},
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				var meta map[string]any
+				if kind == "log" {
+					sess, err := c.Session(ctx)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if v := sess.InitializeResult().ProtocolVersion; v >= "2026-07-28" {
+						meta = map[string]any{mcp.MetaKeyLogLevel: "debug"}
+					} else if err := sess.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				missed := 0
+				for i := range notifyCalls {
+					text := fmt.Sprintf("%s %d", kind, i)
+					args, _ := json.Marshal(testserver.NotifyIn{Text: text, Log: kind == "log", Progress: kind == "progress"})
+					var reported []string
+					opts := &mcpadapter.CallOptions{Meta: meta}
+					if kind == "progress" {
+						opts.Progress = func(p mcpadapter.Progress) {
+							mu.Lock()
+							reported = append(reported, p.Message)
+							mu.Unlock()
+						}
+					}
+					res, err := c.CallTool(ctx, "notify", args, opts)
+					if err != nil || res.Text() != text {
+						t.Fatalf("call %d: %v %+v", i, err, res)
+					}
+					mu.Lock()
+					got := logged[text]
+					if kind == "progress" {
+						got = len(reported) == 1 && reported[0] == text
+					}
+					mu.Unlock()
+					if !got {
+						missed++
+					}
+				}
+				if missed > 0 {
+					t.Errorf("%d of %d calls returned before their %s callback ran", missed, notifyCalls, kind)
+				}
+			})
+		}
+	}
+}
+
+// TestEverythingProgressBeforeAnswer: server-everything (TypeScript SDK)
+// sends the only progress report of trigger-long-running-operation with
+// one step of no duration immediately before its answer; the call's
+// Progress callback has run when the call returns, every time, over each
+// of its transports.
+func TestEverythingProgressBeforeAnswer(t *testing.T) {
+	t.Parallel()
+	targets := map[string]func(t *testing.T) any{
+		"stdio": func(t *testing.T) any {
+			path, args, env := testenv.EverythingStdio(t)
+			return mcpadapter.Command{Path: path, Args: args, Env: env}
+		},
+		"sse": func(t *testing.T) any {
+			return testenv.StartEverythingHTTP(t, testenv.TransportSSE)
+		},
+		"streamable": func(t *testing.T) any {
+			return testenv.StartEverythingHTTP(t, testenv.TransportStreamable)
+		},
+	}
+	for name, target := range targets {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			c, err := mcpadapter.NewClient(target(t), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			missed := 0
+			for i := range notifyCalls {
+				var mu sync.Mutex
+				var reported []float64
+				opts := &mcpadapter.CallOptions{Progress: func(p mcpadapter.Progress) {
+					mu.Lock()
+					reported = append(reported, p.Progress)
+					mu.Unlock()
+				}}
+				res, err := c.CallTool(ctx, "trigger-long-running-operation", json.RawMessage(`{"duration":0,"steps":1}`), opts)
+				if err != nil || res.IsError {
+					t.Fatalf("call %d: %v %+v", i, err, res)
+				}
+				mu.Lock()
+				if len(reported) != 1 || reported[0] != 1 {
+					missed++
+				}
+				mu.Unlock()
+			}
+			if missed > 0 {
+				t.Errorf("%d of %d calls returned before their progress callback ran", missed, notifyCalls)
+			}
+		})
+	}
+}
