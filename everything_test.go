@@ -12,11 +12,10 @@ import (
 	"github.com/mcpadapter/mcpadapter/internal/testenv"
 )
 
-// TestEverything runs the adapter against @modelcontextprotocol/server-everything,
-// a server nobody here wrote, over each of its transports.
-func TestEverything(t *testing.T) {
-	t.Parallel()
-	targets := map[string]func(t *testing.T) any{
+// everythingTransports are server-everything over each of its transports, by
+// name: each starts the server (or names its command) for a test.
+func everythingTransports() map[string]func(t *testing.T) any {
+	return map[string]func(t *testing.T) any{
 		"stdio": func(t *testing.T) any {
 			path, args, env := testenv.EverythingStdio(t)
 			return mcpadapter.Command{Path: path, Args: args, Env: env}
@@ -28,7 +27,13 @@ func TestEverything(t *testing.T) {
 			return testenv.StartEverythingHTTP(t, testenv.TransportStreamable)
 		},
 	}
-	for name, target := range targets {
+}
+
+// TestEverything runs the adapter against @modelcontextprotocol/server-everything,
+// a server nobody here wrote, over each of its transports.
+func TestEverything(t *testing.T) {
+	t.Parallel()
+	for name, target := range everythingTransports() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

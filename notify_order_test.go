@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter"
-	"github.com/mcpadapter/mcpadapter/internal/testenv"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -116,19 +115,7 @@ func TestNotificationsBeforeAnswerReachCallbacks(t *testing.T) {
 // of its transports.
 func TestEverythingProgressBeforeAnswer(t *testing.T) {
 	t.Parallel()
-	targets := map[string]func(t *testing.T) any{
-		"stdio": func(t *testing.T) any {
-			path, args, env := testenv.EverythingStdio(t)
-			return mcpadapter.Command{Path: path, Args: args, Env: env}
-		},
-		"sse": func(t *testing.T) any {
-			return testenv.StartEverythingHTTP(t, testenv.TransportSSE)
-		},
-		"streamable": func(t *testing.T) any {
-			return testenv.StartEverythingHTTP(t, testenv.TransportStreamable)
-		},
-	}
-	for name, target := range targets {
+	for name, target := range everythingTransports() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

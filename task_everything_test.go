@@ -17,15 +17,9 @@ import (
 // everythingTargets are server-everything over stdio and streamable HTTP,
 // the transports its tasks (2025-11-25) are tested over.
 func everythingTargets() map[string]func(t *testing.T) any {
-	return map[string]func(t *testing.T) any{
-		"stdio": func(t *testing.T) any {
-			path, args, env := testenv.EverythingStdio(t)
-			return mcpadapter.Command{Path: path, Args: args, Env: env}
-		},
-		"streamable": func(t *testing.T) any {
-			return testenv.StartEverythingHTTP(t, testenv.TransportStreamable)
-		},
-	}
+	targets := everythingTransports()
+	delete(targets, "sse")
+	return targets
 }
 
 // researchTool lists server-everything's simulate-research-query, a tool

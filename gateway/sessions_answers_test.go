@@ -77,7 +77,12 @@ func (a *answerRig) post(replica int, body string) *http.Response {
 
 // call calls tool on replica and returns the data of its stream's events.
 func (a *answerRig) call(replica int, reqID int, tool string) <-chan string {
-	resp := a.post(replica, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{}}}`, reqID, tool))
+	return streamData(a.post(replica, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{}}}`, reqID, tool)))
+}
+
+// streamData returns the data of the events of resp's stream, read until
+// it ends.
+func streamData(resp *http.Response) <-chan string {
 	ch := make(chan string, 16)
 	go func() {
 		defer resp.Body.Close()

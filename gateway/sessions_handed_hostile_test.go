@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -64,19 +63,7 @@ func (a *answerRig) openAs(replica int, principal string) string {
 // callAs calls tool on replica as principal in session sid and returns
 // the data of its stream's events.
 func (a *answerRig) callAs(replica int, principal, sid string, reqID int, tool string) <-chan string {
-	resp := a.postAs(replica, principal, sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{}}}`, reqID, tool))
-	ch := make(chan string, 16)
-	go func() {
-		defer resp.Body.Close()
-		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
-			if l := sc.Text(); strings.HasPrefix(l, "data: ") && len(l) > 6 {
-				ch <- strings.TrimPrefix(l, "data: ")
-			}
-		}
-		close(ch)
-	}()
-	return ch
+	return streamData(a.postAs(replica, principal, sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{}}}`, reqID, tool)))
 }
 
 // answerBody is the client's answer to question qid (JSON) saying what.
