@@ -293,6 +293,23 @@ func TestPoolQuestionsNeverCrossPrincipals(t *testing.T) {
 	logs := make(map[string]int) // "principal: data"
 	var wg sync.WaitGroup
 	results := make(chan string, 16)
+	// The first questions wait until one is asked on every connection the
+	// pool may hold (or 10 s pass), so the calls overlap however slowly
+	// the machine starts them.
+	var asking int
+	full := make(chan struct{})
+	overlap := func() {
+		mu.Lock()
+		asking++
+		if asking == 1+DefaultMaxExtraConnections {
+			close(full)
+		}
+		mu.Unlock()
+		select {
+		case <-full:
+		case <-time.After(10 * time.Second):
+		}
+	}
 	for _, p := range who {
 		for i := range 4 {
 			// A session per call: calls of one session share its key, and
@@ -304,6 +321,7 @@ func TestPoolQuestionsNeverCrossPrincipals(t *testing.T) {
 						crossed = append(crossed, fmt.Sprintf("%s was asked %q", p, req.Params.Message))
 						mu.Unlock()
 					}
+					overlap()
 					time.Sleep(20 * time.Millisecond) // questions of several calls overlap
 					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "answer of " + req.Params.Message}}, nil
 				},
