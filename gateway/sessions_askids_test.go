@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
@@ -427,5 +428,56 @@ func TestSharedSessionsAskIDsResumed(t *testing.T) {
 	res := within(t, resumed, 5*time.Second, "the call's result on the resumed stream")
 	if !strings.Contains(res.data, `"id":10`) || !strings.Contains(res.data, "q1 got accept map[answer:resumed]") {
 		t.Fatalf("the call's result on the resumed stream: %+v", res)
+	}
+}
+
+// TestSharedSessionsAskIDsRewrite: the writer of a shared session's
+// streams rewrites the id of a request of the copy, and the requestId of
+// a notifications/cancelled, in an event's data, and nothing else: not a
+// response (even one whose text holds a request), a notification, an SSE
+// comment, a priming event or an error's text; an id it writes reads back
+// as the copy's token and number, and no other string does.
+func TestSharedSessionsAskIDsRewrite(t *testing.T) {
+	tok := strings.Repeat("Q", 26)
+	s := &sharedSessions{local: map[string]*heldSession{"S": {token: tok}}}
+	ev := func(data string) string { return "event: message\nid: S_3\ndata: " + data + "\n\n" }
+	for _, c := range []struct{ in, want string }{
+		{ev(`{"jsonrpc":"2.0","id":7,"method":"elicitation/create","params":{"message":"m"}}`),
+			ev(`{"jsonrpc":"2.0","id":"` + tok + `.7","method":"elicitation/create","params":{"message":"m"}}`)},
+		{"data: " + `{"jsonrpc":"2.0","id":1,"method":"roots/list"}` + "\n\n", "data: " + `{"jsonrpc":"2.0","id":"` + tok + `.1","method":"roots/list"}` + "\n\n"},
+		{ev(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"r"}}`),
+			ev(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"reason":"r","requestId":"` + tok + `.7"}}`)},
+		{ev(`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"{\"id\":1,\"method\":\"x\"}"}]}}`), ""},
+		{ev(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`), ""},
+		{ev(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"abc"}}`), ""},
+		{ev(`{"jsonrpc":"2.0","id":"s","method":"ping"}`), ""},
+		{": ok\n\n", ""},
+		{"id: S_0\ndata: \n\n", ""},
+		{"session not found\n", ""},
+	} {
+		rec := httptest.NewRecorder()
+		w := &askIDWriter{ResponseWriter: rec, s: s, id: "S"}
+		n, err := w.Write([]byte(c.in))
+		want := c.want
+		if want == "" {
+			want = c.in
+		}
+		if err != nil || n != len(c.in) || rec.Body.String() != want {
+			t.Errorf("%q: wrote %q (%d, %v), want %q", c.in, rec.Body.String(), n, err, want)
+		}
+	}
+	rec := httptest.NewRecorder()
+	_, _ = (&askIDWriter{ResponseWriter: rec, s: s, id: "T"}).Write([]byte(ev(`{"jsonrpc":"2.0","id":7,"method":"ping"}`)))
+	if !strings.Contains(rec.Body.String(), `"id":7`) {
+		t.Errorf("a session not held here: %q", rec.Body.String())
+	}
+	if got, n, ok := parseAskID(askID(tok, 1<<53)); !ok || got != tok || n != 1<<53 {
+		t.Errorf("parseAskID(askID): %q %d %v", got, n, ok)
+	}
+	for _, id := range []string{"", tok, tok + ".", tok + ".0", tok + ".01", tok + ".-1", tok + ".+1", tok + ". 1", tok + ".1 ", tok + ".1.1",
+		tok + fmt.Sprintf(".%d", int64(1<<53)+1), "q" + tok[1:] + ".1", tok[1:] + ".1", tok + "Q.1", "1"} {
+		if _, _, ok := parseAskID(id); ok {
+			t.Errorf("parseAskID(%q) reads it", id)
+		}
 	}
 }

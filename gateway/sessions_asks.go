@@ -195,7 +195,7 @@ func (w *askIDWriter) rewrite(b []byte) ([]byte, bool) {
 		start = i + 1
 	}
 	data := b[start+len("data: ") : len(b)-2]
-	if bytes.IndexByte(data, '\n') >= 0 {
+	if bytes.IndexByte(data, '\n') >= 0 || !bytes.Contains(data, []byte(`"method"`)) {
 		return nil, false
 	}
 	tok := w.s.copyToken(w.id)
