@@ -481,3 +481,27 @@ func TestSharedSessionsAskIDsRewrite(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSharedSessionsAskIDWriter measures what the writer of a shared
+// session's streams costs an event: a question (read whole and written
+// again), an answer of 64 KiB and a progress notification (passed after
+// a look at their first bytes).
+func BenchmarkSharedSessionsAskIDWriter(b *testing.B) {
+	tok := strings.Repeat("Q", 26)
+	s := &sharedSessions{local: map[string]*heldSession{"S": {token: tok}}}
+	for _, c := range []struct{ name, data string }{
+		{"question", `{"jsonrpc":"2.0","id":7,"method":"elicitation/create","params":{"message":"m","requestedSchema":{"type":"object"}}}`},
+		{"answer-64KiB", `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"` + strings.Repeat("x", 64<<10) + `"}]}}`},
+		{"progress", `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`},
+	} {
+		ev := []byte("event: message\nid: S_3\ndata: " + c.data + "\n\n")
+		b.Run(c.name, func(b *testing.B) {
+			rec := httptest.NewRecorder()
+			w := &askIDWriter{ResponseWriter: rec, s: s, id: "S"}
+			for b.Loop() {
+				rec.Body.Reset()
+				_, _ = w.Write(ev)
+			}
+		})
+	}
+}

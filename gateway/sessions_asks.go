@@ -101,9 +101,13 @@ func parseAskID(id string) (tok string, n int64, ok bool) {
 // outgoing reads a message a session's copy writes, as go-sdk wrote it:
 // question n (a request numbered n), or its withdrawal (a
 // notifications/cancelled with requestId n); n is 0 for anything else.
+// Only a message that begins as go-sdk writes those (its members in the
+// order jsonrpc, id, method: jsonrpc.EncodeMessage) is read whole: the
+// others (answers, notifications such as progress) pass at the cost of
+// a look at their first bytes.
 func outgoing(data []byte) (msg *jsonrpc.Request, n int64, withdrawal bool) {
-	if !bytes.Contains(data, []byte(`"method"`)) {
-		return nil, 0, false // a response
+	if !mayAsk(data) {
+		return nil, 0, false
 	}
 	m, err := jsonrpc.DecodeMessage(data)
 	req, ok := m.(*jsonrpc.Request)
@@ -128,6 +132,28 @@ func outgoing(data []byte) (msg *jsonrpc.Request, n int64, withdrawal bool) {
 		return nil, 0, false
 	}
 	return req, int64(f), true
+}
+
+// mayAsk reports whether data, as go-sdk writes a message, can be a
+// request numbered by the copy or a notifications/cancelled.
+func mayAsk(data []byte) bool {
+	const head = `{"jsonrpc":"2.0",`
+	rest, ok := bytes.CutPrefix(data, []byte(head))
+	if !ok {
+		return false
+	}
+	if bytes.HasPrefix(rest, []byte(`"method":"notifications/cancelled"`)) {
+		return true
+	}
+	rest, ok = bytes.CutPrefix(rest, []byte(`"id":`))
+	if !ok {
+		return false
+	}
+	i := 0
+	for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
+		i++
+	}
+	return i > 0 && bytes.HasPrefix(rest[i:], []byte(`,"method":`))
 }
 
 // rewriteOutgoing returns data, a message of a session's copy whose
@@ -195,7 +221,7 @@ func (w *askIDWriter) rewrite(b []byte) ([]byte, bool) {
 		start = i + 1
 	}
 	data := b[start+len("data: ") : len(b)-2]
-	if bytes.IndexByte(data, '\n') >= 0 || !bytes.Contains(data, []byte(`"method"`)) {
+	if !mayAsk(data) || bytes.IndexByte(data, '\n') >= 0 {
 		return nil, false
 	}
 	tok := w.s.copyToken(w.id)
