@@ -238,12 +238,9 @@ func (w *askIDWriter) rewrite(b []byte) ([]byte, bool) {
 	return append(out, "\n\n"...), true
 }
 
-// Flush implements http.Flusher.
-func (w *askIDWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
+// Flush implements http.Flusher, through the writers the wrapped one
+// wraps too.
+func (w *askIDWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
 
 // Unwrap gives http.ResponseController the writer wrapped.
 func (w *askIDWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
