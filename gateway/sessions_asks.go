@@ -65,8 +65,8 @@ type sharedAsk struct {
 }
 
 // askBound bounds a question the gateway puts to a client (of what
-// kind) by ParkTimeout: the screen of answers (live)
-// counts a recorded question no longer.
+// kind) by ParkTimeout: the screen of answers (live) counts a recorded
+// question no longer.
 func (g *Gateway) askBound(ctx context.Context, kind string) (context.Context, context.CancelFunc) {
 	d := g.opts.parkTimeout()
 	return context.WithTimeoutCause(ctx, d, fmt.Errorf("the client did not answer the gateway's %s request within %s", kind, d))
