@@ -1,0 +1,253 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter/internal/testenv"
+	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The tests here play a hostile client, and peers other than go-sdk's
+// raw client, against the ids of a shared session's questions
+// (sessions_asks.go): batches, escapes, duplicates, a gateway with no
+// store, the TypeScript SDK's client.
+
+const v0326 = "2025-03-26"
+
+// postV posts body to replica as alice in session sid ("" for none),
+// speaking protocol version v.
+func (a *answerRig) postV(replica int, v, sid, body string) *http.Response {
+	t := a.t
+	req, _ := http.NewRequestWithContext(testCtx(t, 30*time.Second), http.MethodPost, a.rs[replica].ts.URL+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer alice")
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("Mcp-Protocol-Version", v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// openV makes a session of alice speaking v on replica.
+func (a *answerRig) openV(replica int, v string) string {
+	resp := a.postV(replica, v, "", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+v+`","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	drain(resp)
+	if sid == "" {
+		a.t.Fatalf("no session at %s", v)
+	}
+	drain(a.postV(replica, v, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	return sid
+}
+
+// escapeDot writes the JSON string qid with its "." as \u002e.
+func escapeDot(qid string) string { return strings.Replace(qid, ".", `\u002e`, 1) }
+
+// TestSharedSessionsAskIDsBatch: in a 2025-03-26 session (batches
+// allowed), a batch holding two answers to one question (the second
+// with its id escaped), a request and an answer with a number id gives
+// the question the first answer only and serves the request; the same
+// for a question of the other replica (handed through the record).
+func TestSharedSessionsAskIDsBatch(t *testing.T) {
+	store := &MemorySessionStore{}
+	a := newAskRig(t, []SessionStore{store, store})
+	sid := a.openV(0, v0326)
+	for _, asker := range []int{0, 1} {
+		t.Run(fmt.Sprintf("asked by %d", asker), func(t *testing.T) {
+			a.t = t
+			s := streamData(a.postV(asker, v0326, sid, `{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"q1","arguments":{}}}`))
+			qid := questionIDOf(within(t, s, 10*time.Second, "q1's question"))
+			if !tokenID(qid, 1) {
+				t.Fatalf("the question's id: %s", qid)
+			}
+			batch := `[` + answerBody(qid, "first") + `,` + answerBody(escapeDot(qid), "second") + `,` + answerBody("1", "number") +
+				`,{"jsonrpc":"2.0","id":"p","method":"ping"}]`
+			resp := a.postV(0, v0326, sid, batch)
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("the batch: %d", drain(resp))
+			}
+			pong := within(t, streamData(resp), 5*time.Second, "the ping's answer")
+			if !strings.Contains(pong, `"id":"p"`) || !strings.Contains(pong, `"result"`) {
+				t.Errorf("the ping's answer: %s", pong)
+			}
+			if res := within(t, s, 5*time.Second, "q1's result"); !strings.Contains(res, "q1 got accept map[answer:first]") {
+				t.Fatalf("q1's result: %s", res)
+			}
+		})
+	}
+}
+
+// TestSharedSessionsAskIDsEscaped: an answer whose id is the question's
+// written with a JSON escape is the same string, and reaches the
+// question (as go-sdk reads it), once, on either replica.
+func TestSharedSessionsAskIDsEscaped(t *testing.T) {
+	store := &MemorySessionStore{}
+	a := newAskRig(t, []SessionStore{store, store})
+	for i, to := range []int{0, 1} {
+		s := a.call(0, 20+i, "q1")
+		qid := questionIDOf(within(t, s, 10*time.Second, "q1's question"))
+		drain(a.post(to, answerBody(escapeDot(qid), "escaped")))
+		drain(a.post(to, answerBody(qid, "again")))
+		if res := within(t, s, 5*time.Second, "q1's result"); !strings.Contains(res, "q1 got accept map[answer:escaped]") {
+			t.Fatalf("q1's result (answer to replica %d): %s", to, res)
+		}
+	}
+}
+
+// TestGatewayAskIDsUnshared: a gateway with no SessionStore sends its
+// questions under go-sdk's own number ids, and takes the answers to
+// them; a string id such as a shared session's reaches nothing.
+func TestGatewayAskIDsUnshared(t *testing.T) {
+	up := testserver.StartStreamable(t, askServer(time.Second))
+	_, url := startGateway(t, []Server{{Name: "s", Target: up.URL}}, nil)
+	post := func(sid, body string) *http.Response {
+		req, _ := http.NewRequestWithContext(testCtx(t, 30*time.Second), http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("Mcp-Protocol-Version", v1125)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	resp := post("", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+v1125+`","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	drain(resp)
+	drain(post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	s := streamData(post(sid, `{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"q1","arguments":{}}}`))
+	q := within(t, s, 10*time.Second, "q1's question")
+	if qid := questionIDOf(q); qid != "1" {
+		t.Fatalf("the question's id with no store: %s, want go-sdk's 1 (%s)", qid, q)
+	}
+	drain(post(sid, answerBody(`"`+strings.Repeat("A", 26)+`.1"`, "string")))
+	quiet(t, s, 500*time.Millisecond, "a string id reached the question")
+	drain(post(sid, answerBody("1", "number")))
+	if res := within(t, s, 5*time.Second, "q1's result"); !strings.Contains(res, "q1 got accept map[answer:number]") {
+		t.Fatalf("q1's result: %s", res)
+	}
+}
+
+// TestSharedSessionsAskIDsGoClientWithdrawn: a go-sdk client asked a
+// question that the gateway then withdraws (notifications/cancelled with
+// the question's id) has its handler's context cancelled, with a shared
+// session (a string id) as with none (go-sdk's number).
+func TestSharedSessionsAskIDsGoClientWithdrawn(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		t.Run(fmt.Sprint("shared=", shared), func(t *testing.T) {
+			up := testserver.StartStreamable(t, askServer(300*time.Millisecond))
+			var url string
+			if shared {
+				store := &MemorySessionStore{}
+				url = startReplicasWith(t, []SessionStore{store, store}, up.URL, Options{})[1].ts.URL + "/mcp"
+			} else {
+				_, url = startGateway(t, []Server{{Name: "s", Target: up.URL}}, nil)
+			}
+			cancelled := make(chan error, 1)
+			c := mcp.NewClient(&mcp.Implementation{Name: "alice", Version: "1"}, &mcp.ClientOptions{
+				ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					select {
+					case <-ctx.Done():
+						cancelled <- ctx.Err()
+					case <-time.After(5 * time.Second):
+						cancelled <- nil
+					}
+					return &mcp.ElicitResult{Action: "decline"}, nil
+				},
+			})
+			cs, err := c.Connect(testCtx(t, 20*time.Second), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{"alice"}}},
+				&mcp.ClientSessionOptions{ProtocolVersion: v1125})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = cs.Close() })
+			rb := toolText(t, cs, "brief")
+			if err := within(t, cancelled, 10*time.Second, "the handler's end"); err == nil {
+				t.Error("the withdrawn question's handler was not cancelled")
+			}
+			within(t, rb, 10*time.Second, "brief's end")
+		})
+	}
+}
+
+// typedAskServer is askServer asking with a schema of one string
+// property, answer (the TypeScript SDK's client checks a question's
+// schema).
+func typedAskServer(briefWait time.Duration) *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "q"}, &mcp.ServerOptions{SupportedProtocolVersions: testserver.LegacyVersions})
+	schema := map[string]any{"type": "object", "properties": map[string]any{"answer": map[string]any{"type": "string"}}}
+	for name, wait := range map[string]time.Duration{"q1": 20 * time.Second, "q2": 20 * time.Second, "brief": briefWait} {
+		mcp.AddTool(srv, &mcp.Tool{Name: name}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			ctx, cancel := context.WithTimeout(ctx, wait)
+			defer cancel()
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "question " + name, RequestedSchema: schema})
+			if err != nil {
+				return nil, nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s got %s %v", name, res.Action, res.Content)}}}, nil, nil
+		})
+	}
+	return srv
+}
+
+// TestSharedSessionsAskIDsTypeScriptClient: the TypeScript SDK's client
+// (npm @modelcontextprotocol/sdk, Node 22), through a round-robin proxy
+// in front of two replicas, answers questions asked under string ids
+// (its answers reach them whichever replica they go to), and has the
+// handler of a withdrawn question aborted.
+func TestSharedSessionsAskIDsTypeScriptClient(t *testing.T) {
+	node := testenv.Node(t)
+	sdk := filepath.Join(testenv.NPMDir(t), "node_modules", "@modelcontextprotocol", "sdk")
+	store := &MemorySessionStore{}
+	up := testserver.StartStreamable(t, typedAskServer(300*time.Millisecond))
+	rs := startReplicasWith(t, []SessionStore{store, store}, up.URL, Options{})
+	cmd := exec.CommandContext(testCtx(t, 60*time.Second), node, "testdata/tsaskclient.mjs", sdk, roundRobin(t, rs), "alice")
+	cmd.Env = testenv.NodeEnv(node)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("tsaskclient: %v\n%s", err, stderr.String())
+	}
+	var got struct {
+		Brief   string
+		Aborted bool
+		Q1, Q2  string
+		IDs     []string
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("tsaskclient printed %q: %v", out, err)
+	}
+	t.Logf("%+v", got)
+	if !got.Aborted || strings.Contains(got.Brief, " got ") {
+		t.Errorf("the withdrawn question: aborted %v, brief's result %q", got.Aborted, got.Brief)
+	}
+	if got.Q1 != "q1 got accept map[answer:question q1]" || got.Q2 != "q2 got accept map[answer:question q2]" {
+		t.Errorf("the answers: %q %q", got.Q1, got.Q2)
+	}
+	if len(got.IDs) != 3 {
+		t.Errorf("the questions' ids at the client: %q", got.IDs)
+	}
+	for _, id := range got.IDs {
+		if _, _, ok := parseAskID(id); !ok {
+			t.Errorf("a question's id at the client: %q, want \"TOKEN.n\"", id)
+		}
+	}
+}
