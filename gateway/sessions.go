@@ -211,6 +211,7 @@ func (s *sharedSessions) save(ctx context.Context, id string, rec *sessionRecord
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
 	defer cancel()
 	rec.Touched = time.Now().UTC()
+	rec.forgetEnded(rec.Touched)
 	b, err := json.Marshal(rec)
 	if err != nil {
 		return err

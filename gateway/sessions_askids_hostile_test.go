@@ -251,3 +251,51 @@ func TestSharedSessionsAskIDsTypeScriptClient(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedSessionsAsksLeaveRecord: the question of a replica that
+// died while it waited, and an answer another replica handed to it,
+// leave the session's record at its next write once they can no longer
+// be waiting (here the renewal of the record by a request to another
+// replica), however long the session lives on.
+func TestSharedSessionsAsksLeaveRecord(t *testing.T) {
+	store := &MemorySessionStore{}
+	const park, ttl = 3 * time.Second, 12 * time.Second
+	up := testserver.StartStreamable(t, askServer(time.Second))
+	dying := &killableStore{SessionStore: store}
+	a := &answerRig{t: t, rs: startReplicasWith(t, []SessionStore{store, dying, store}, up.URL, Options{ParkTimeout: park, SessionTimeout: ttl})}
+	a.id = a.openAs(0, "alice")
+	events := make(chan string, 16)
+	for i, tool := range []string{"q1", "q2"} {
+		go func() {
+			for l := range a.call(1, 10+i, tool) {
+				events <- l
+			}
+		}()
+	}
+	var qids []string
+	for len(qids) < 2 {
+		if l := within(t, events, 10*time.Second, "the questions"); strings.Contains(l, `"elicitation/create"`) {
+			qids = append(qids, questionIDOf(l))
+		}
+	}
+	if rec, _ := sessionRecordOf(t, store, a.id); len(rec.Asks) != 2 {
+		t.Fatalf("the record with two questions waiting: %+v", rec.Asks)
+	}
+	dying.dead.Store(true)
+	a.rs[1].down.Store(true)
+	a.rs[1].ts.CloseClientConnections()
+	drain(a.post(2, answerBody(qids[0], "handed")))
+	before, _ := sessionRecordOf(t, store, a.id)
+	if len(before.Asks) != 1 || len(before.Handed) != 1 {
+		t.Fatalf("the record with a question waiting and an answer handed: %d asks, %d handed", len(before.Asks), len(before.Handed))
+	}
+	time.Sleep(park + askMargin + 500*time.Millisecond)
+	drain(a.post(0, `{"jsonrpc":"2.0","id":30,"method":"tools/list"}`))
+	rec, size := sessionRecordOf(t, store, a.id)
+	if !rec.Touched.After(before.Touched) {
+		t.Fatalf("the record was not renewed: touched %s, then %s", before.Touched, rec.Touched)
+	}
+	if len(rec.Asks) != 0 || len(rec.Handed) != 0 {
+		t.Errorf("the record renewed after the questions ended: %d asks, %d handed (%d bytes)", len(rec.Asks), len(rec.Handed), size)
+	}
+}

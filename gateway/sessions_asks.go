@@ -294,6 +294,15 @@ func (s *sharedSessions) addAsk(asks []sharedAsk, id string, until, now time.Tim
 	return kept
 }
 
+// forgetEnded drops from rec the questions, and the answers handed to
+// questions, that can no longer be waiting at now: every write of a
+// record does, so those of a replica that died or closed leave it with
+// its next write (a question, an answer, its renewal).
+func (rec *sessionRecord) forgetEnded(now time.Time) {
+	rec.Asks = slices.DeleteFunc(rec.Asks, func(a sharedAsk) bool { return !live(a.Until, now) })
+	rec.Handed = slices.DeleteFunc(rec.Handed, func(h handedAnswer) bool { return !live(h.Ask.Until, now) })
+}
+
 // dropAsk returns asks without question id.
 func dropAsk(asks []sharedAsk, id string) []sharedAsk {
 	return slices.DeleteFunc(asks, func(a sharedAsk) bool { return a.ID == id })
