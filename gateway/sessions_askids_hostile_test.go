@@ -1,10 +1,12 @@
 package gateway
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -297,5 +299,92 @@ func TestSharedSessionsAsksLeaveRecord(t *testing.T) {
 	}
 	if len(rec.Asks) != 0 || len(rec.Handed) != 0 {
 		t.Errorf("the record renewed after the questions ended: %d asks, %d handed (%d bytes)", len(rec.Asks), len(rec.Handed), size)
+	}
+}
+
+// TestSharedSessionsAskIDWriterController: the writer of a shared
+// session's streams lets http.ResponseController through to the
+// connection (deadlines, full duplex), and its flushes reach the client
+// before the handler returns, with a question rewritten.
+func TestSharedSessionsAskIDWriterController(t *testing.T) {
+	tok := strings.Repeat("Q", 26)
+	s := &sharedSessions{local: map[string]*heldSession{"S": {token: tok}}}
+	release := make(chan struct{})
+	errs := make(chan error, 3)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		aw := &askIDWriter{ResponseWriter: w, s: s, id: "S"}
+		rc := http.NewResponseController(aw)
+		errs <- rc.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		errs <- rc.EnableFullDuplex()
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = aw.Write([]byte("event: message\nid: S_1\ndata: {\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"roots/list\"}\n\n"))
+		errs <- rc.Flush()
+		<-release
+	}))
+	defer ts.Close()
+	defer close(release)
+	req, _ := http.NewRequestWithContext(testCtx(t, 10*time.Second), http.MethodGet, ts.URL, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	ev := within(t, sseEvents(resp), 5*time.Second, "the flushed event")
+	if want := `{"jsonrpc":"2.0","id":"` + tok + `.3","method":"roots/list"}`; ev.data != want {
+		t.Errorf("the flushed event: %q, want %q", ev.data, want)
+	}
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Errorf("through the writer: %v", err)
+		}
+	}
+}
+
+// TestSharedSessionsAskIDsHugeQuestion: a server's question of 4 MiB
+// (its message full of JSON and SSE look-alikes) reaches the client
+// whole, under the copy's string id, and the answer reaches it.
+func TestSharedSessionsAskIDsHugeQuestion(t *testing.T) {
+	msg := strings.Repeat("data: {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\"}\n\n\"\\u002e", 4<<20/48)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "q"}, &mcp.ServerOptions{SupportedProtocolVersions: testserver.LegacyVersions})
+	mcp.AddTool(srv, &mcp.Tool{Name: "big"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: msg, RequestedSchema: map[string]any{"type": "object"}})
+		if err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("big got %s %v", res.Action, res.Content)}}}, nil, nil
+	})
+	up := testserver.StartStreamable(t, srv)
+	store := &MemorySessionStore{}
+	a := &answerRig{t: t, rs: startReplicasWith(t, []SessionStore{store, store}, up.URL, Options{MaxRequestBytes: 64 << 20})}
+	a.id = a.openAs(0, "alice")
+	resp := a.post(1, `{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"big","arguments":{}}}`)
+	evs := make(chan string, 4)
+	go func() {
+		defer resp.Body.Close()
+		defer close(evs)
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(nil, 32<<20)
+		for sc.Scan() {
+			if l, ok := strings.CutPrefix(sc.Text(), "data: "); ok && l != "" {
+				evs <- l
+			}
+		}
+	}()
+	q := within(t, evs, 20*time.Second, "the huge question")
+	var m struct {
+		ID     string `json:"id"`
+		Params struct {
+			Message string `json:"message"`
+		} `json:"params"`
+	}
+	if err := json.Unmarshal([]byte(q), &m); err != nil || m.Params.Message != msg {
+		t.Fatalf("the huge question (%d bytes) came altered: %v, message %d bytes, want %d", len(q), err, len(m.Params.Message), len(msg))
+	}
+	if _, n, ok := parseAskID(m.ID); !ok || n != 1 {
+		t.Fatalf("the huge question's id: %q", m.ID)
+	}
+	drain(a.post(0, answerBody(`"`+m.ID+`"`, "huge")))
+	if res := within(t, evs, 10*time.Second, "big's result"); !strings.Contains(res, "big got accept map[answer:huge]") {
+		t.Fatalf("big's result: %s", res)
 	}
 }
