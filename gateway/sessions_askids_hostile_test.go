@@ -206,14 +206,32 @@ func typedAskServer(briefWait time.Duration) *mcp.Server {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s got %s %v", name, res.Action, res.Content)}}}, nil, nil
 		})
 	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "all"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		roots, err := req.Session.ListRoots(ctx, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		msg, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 5, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}})
+		if err != nil {
+			return nil, nil, err
+		}
+		var uris []string
+		for _, r := range roots.Roots {
+			uris = append(uris, r.URI)
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("roots %v model %s", uris, msg.Model)}}}, nil, nil
+	})
 	return srv
 }
 
 // TestSharedSessionsAskIDsTypeScriptClient: the TypeScript SDK's client
 // (npm @modelcontextprotocol/sdk, Node 22), through a round-robin proxy
 // in front of two replicas, answers questions asked under string ids
-// (its answers reach them whichever replica they go to), and has the
-// handler of a withdrawn question aborted.
+// (its answers reach them whichever replica they go to: elicitations,
+// roots/list, sampling/createMessage), and has the handler of a withdrawn
+// question aborted.
 func TestSharedSessionsAskIDsTypeScriptClient(t *testing.T) {
 	node := testenv.Node(t)
 	sdk := filepath.Join(testenv.NPMDir(t), "node_modules", "@modelcontextprotocol", "sdk")
@@ -232,6 +250,7 @@ func TestSharedSessionsAskIDsTypeScriptClient(t *testing.T) {
 		Brief   string
 		Aborted bool
 		Q1, Q2  string
+		All     string
 		IDs     []string
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
@@ -244,7 +263,10 @@ func TestSharedSessionsAskIDsTypeScriptClient(t *testing.T) {
 	if got.Q1 != "q1 got accept map[answer:question q1]" || got.Q2 != "q2 got accept map[answer:question q2]" {
 		t.Errorf("the answers: %q %q", got.Q1, got.Q2)
 	}
-	if len(got.IDs) != 3 {
+	if got.All != "roots [file:///ts] model ts-model" {
+		t.Errorf("roots and sampling: %q", got.All)
+	}
+	if len(got.IDs) != 5 {
 		t.Errorf("the questions' ids at the client: %q", got.IDs)
 	}
 	for _, id := range got.IDs {

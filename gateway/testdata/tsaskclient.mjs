@@ -2,14 +2,15 @@
 // session: run as
 //   node tsaskclient.mjs SDK_DIR URL BEARER
 // It calls brief (whose question is withdrawn: the handler waits for its
-// abort), then q1 and q2 at once (answering each with its message), and
-// prints one JSON object with what it saw.
+// abort), then q1 and q2 at once (answering each with its message), then
+// all (roots/list and sampling/createMessage), and prints one JSON
+// object with what it saw.
 const [sdkDir, url, bearer] = process.argv.slice(2);
 const { Client } = await import(sdkDir + "/dist/esm/client/index.js");
 const { StreamableHTTPClientTransport } = await import(sdkDir + "/dist/esm/client/streamableHttp.js");
-const { ElicitRequestSchema } = await import(sdkDir + "/dist/esm/types.js");
+const { ElicitRequestSchema, ListRootsRequestSchema, CreateMessageRequestSchema } = await import(sdkDir + "/dist/esm/types.js");
 
-const client = new Client({ name: "ts-ask-client", version: "1.0.0" }, { capabilities: { elicitation: {} } });
+const client = new Client({ name: "ts-ask-client", version: "1.0.0" }, { capabilities: { elicitation: {}, roots: {}, sampling: {} } });
 const out = { ids: [], aborted: false };
 client.setRequestHandler(ElicitRequestSchema, async (req, extra) => {
   out.ids.push(extra.requestId);
@@ -21,6 +22,14 @@ client.setRequestHandler(ElicitRequestSchema, async (req, extra) => {
     return { action: "decline" };
   }
   return { action: "accept", content: { answer: req.params.message } };
+});
+client.setRequestHandler(ListRootsRequestSchema, async (_req, extra) => {
+  out.ids.push(extra.requestId);
+  return { roots: [{ uri: "file:///ts" }] };
+});
+client.setRequestHandler(CreateMessageRequestSchema, async (_req, extra) => {
+  out.ids.push(extra.requestId);
+  return { model: "ts-model", role: "assistant", content: { type: "text", text: "ok" } };
 });
 const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: "Bearer " + bearer } } });
 await client.connect(transport);
@@ -36,6 +45,7 @@ const [q1, q2] = await Promise.all([
 ]);
 out.q1 = text(q1);
 out.q2 = text(q2);
+out.all = text(await client.callTool({ name: "all", arguments: {} }));
 await transport.terminateSession().catch(() => {});
 await client.close();
 console.log(JSON.stringify(out));
