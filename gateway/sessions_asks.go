@@ -336,8 +336,9 @@ type screened struct {
 	dropped  bool           // an answer was dropped
 	answers  bool           // the body holds answers
 	// batch: the body is a batch; unreadable: a message of the batch is
-	// not JSON-RPC (go-sdk refuses such a batch whole, sessions_refused.go).
-	batch, unreadable bool
+	// not JSON-RPC (go-sdk refuses such a batch whole, sessions_refused.go);
+	// others: the body holds messages other than answers.
+	batch, unreadable, others bool
 }
 
 // filterAnswers screens body, a POST of shared session id whose record
@@ -365,6 +366,7 @@ func (s *sharedSessions) filterAnswers(id string, rec *sessionRecord, body []byt
 		resp, ok := msg.(*jsonrpc.Response)
 		if err != nil || !ok {
 			out.unreadable = out.unreadable || batch && err != nil
+			out.others = true
 			msgs = append(msgs, raw)
 			continue
 		}
