@@ -113,3 +113,57 @@ func TestSharedSessionsAskIDsLateAnswerStores(t *testing.T) {
 		})
 	}
 }
+
+// TestSharedSessionsAsksLeaveRecordStores: with sessions in Redis and
+// PostgreSQL, the questions of a replica that died while they waited,
+// and an answer another replica handed to one of them, leave the
+// session's record at its next write once they can no longer be waiting
+// (here its renewal by a request to the other replica).
+func TestSharedSessionsAsksLeaveRecordStores(t *testing.T) {
+	stores := sessionStores(t)
+	for _, name := range []string{"redis", "postgres"} {
+		t.Run(name, func(t *testing.T) {
+			store, _ := stores[name]()
+			dying := &killableStore{SessionStore: store}
+			const park, ttl = 3 * time.Second, 12 * time.Second
+			a := newAnswerRig(t, []gateway.SessionStore{store, dying}, gateway.Options{ParkTimeout: park, SessionTimeout: ttl})
+			events := make(chan string, 16)
+			for i, tool := range []string{"book", "delete_repo"} {
+				go func() {
+					for l := range a.call(1, 10+i, tool) {
+						events <- l
+					}
+				}()
+			}
+			var qids []string
+			for len(qids) < 2 {
+				if l := a.next(events, "the questions"); strings.Contains(l, `"elicitation/create"`) {
+					qids = append(qids, questionID(l))
+				}
+			}
+			record := func() (asks, handed int) {
+				b, err := store.LoadSession(limitCtx(t, 5*time.Second), a.id)
+				var rec struct {
+					Asks   []json.RawMessage `json:"asks"`
+					Handed []json.RawMessage `json:"handed"`
+				}
+				if err != nil || json.Unmarshal(b, &rec) != nil {
+					t.Fatalf("the session's record: %v %s", err, b)
+				}
+				return len(rec.Asks), len(rec.Handed)
+			}
+			dying.dead.Store(true)
+			a.answer(0, qids[0], "handed")
+			if asks, handed := record(); asks != 1 || handed != 1 {
+				t.Fatalf("the record with a question waiting and an answer handed: %d asks, %d handed", asks, handed)
+			}
+			time.Sleep(park + 2*time.Second + 500*time.Millisecond)
+			r := a.post(0, `{"jsonrpc":"2.0","id":30,"method":"tools/list"}`)
+			_, _ = io.Copy(io.Discard, r.Body)
+			r.Body.Close()
+			if asks, handed := record(); asks != 0 || handed != 0 {
+				t.Errorf("the record renewed after the questions ended: %d asks, %d handed", asks, handed)
+			}
+		})
+	}
+}
