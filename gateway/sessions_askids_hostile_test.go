@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 roots and sampling, deprecated in 2026-07-28, are alive for handshake-era sessions
+
 package gateway
 
 import (
