@@ -335,22 +335,11 @@ func (g *Gateway) Close() error {
 		if g.shared != nil {
 			g.shared.shut()
 		}
-		var held []string
-		if g.shared != nil {
-			held = g.shared.heldIDs()
-		}
 		g.clock.shut()
 		for ss := range g.server.Sessions() {
 			_ = ss.Close()
 		}
 		g.sessWG.Wait()
-		if len(held) > 0 {
-			ctx, cancel := context.WithTimeout(context.Background(), closeForgetTimeout)
-			if ferr := g.shared.forgetAsks(ctx, held); ferr != nil {
-				g.log.Warn("the questions of this replica's sessions could not all be removed from the session store; answers to their ids are dropped until they expire", "err", ferr)
-			}
-			cancel()
-		}
 		g.clock.wg.Wait()
 		// The tasks' calls end first: their servers are told (a
 		// cancellation, or tasks/cancel) while the connections are up.

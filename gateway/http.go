@@ -45,6 +45,9 @@ func (g *Gateway) newHTTPHandlers() (stateful, stateless httpHandler) {
 		}
 	}
 	stateful = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
+		// Event streams: with shared sessions, askIDWriter rewrites the
+		// ids of a session's questions in its events (sessions_asks.go).
+		JSONResponse:               false,
 		Logger:                     logger,
 		EventStore:                 events,
 		SessionTimeout:             timeout,

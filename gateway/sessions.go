@@ -32,8 +32,9 @@ import (
 // What is not shared: a request in flight (a call the server is still
 // answering, a server's question to the client) belongs to the replica
 // that is handling it; if that replica dies, the call fails and the
-// client's next request is served by another one. A client's answer to
-// a question is given only to the replica that asked it (sessions_asks.go).
+// client's next request is served by another one. A question's id names
+// the copy of the session that asked it, and a client's answer to it is
+// given only to that copy (sessions_asks.go).
 
 // DefaultSessionTTL is how long a shared session lives after its last
 // request when neither SessionOptions.TTL nor Options.SessionTimeout sets
@@ -140,6 +141,7 @@ type sharedSessions struct {
 // replica is applied before the session's next request here).
 type heldSession struct {
 	ss    *mcp.ServerSession
+	token string // names this copy in the ids of its questions (askID)
 	level string
 	subs  []string
 }
@@ -209,6 +211,7 @@ func (s *sharedSessions) save(ctx context.Context, id string, rec *sessionRecord
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
 	defer cancel()
 	rec.Touched = time.Now().UTC()
+	rec.forgetEnded(rec.Touched)
 	b, err := json.Marshal(rec)
 	if err != nil {
 		return err
@@ -293,7 +296,7 @@ func (s *sharedSessions) hold(ss *mcp.ServerSession, rec *sessionRecord, wg *syn
 		s.mu.Unlock()
 		return true
 	}
-	s.local[id] = &heldSession{ss: ss, level: rec.Level, subs: slices.Clone(rec.Subs)}
+	s.local[id] = &heldSession{ss: ss, token: rand.Text(), level: rec.Level, subs: slices.Clone(rec.Subs)}
 	s.mu.Unlock()
 	wg.Go(func() {
 		_ = ss.Wait()
@@ -304,6 +307,17 @@ func (s *sharedSessions) hold(ss *mcp.ServerSession, rec *sessionRecord, wg *syn
 		s.mu.Unlock()
 	})
 	return true
+}
+
+// copyToken returns the token of the copy of session id held here, ""
+// when none is.
+func (s *sharedSessions) copyToken(id string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if h := s.local[id]; h != nil {
+		return h.token
+	}
+	return ""
 }
 
 // shut makes hold refuse sessions from now on: Gateway.Close calls it
@@ -483,7 +497,7 @@ func (g *Gateway) serveShared(w http.ResponseWriter, r *http.Request, id string)
 			g.log.Warn("the session store failed to extend a session", "err", err)
 		}
 	}
-	g.stateful.ServeHTTP(w, r)
+	g.stateful.ServeHTTP(&askIDWriter{ResponseWriter: w, s: s, id: id}, r)
 }
 
 // remake makes session id here from its record, once however many

@@ -97,43 +97,37 @@ func streamData(resp *http.Response) <-chan string {
 	return ch
 }
 
-// answer posts the client's answer to question 1 to replica.
-func (a *answerRig) answer(replica int, content string) int {
-	resp := a.post(replica, `{"jsonrpc":"2.0","id":1,"result":{"action":"accept","content":{"answer":"`+content+`"}}}`)
+// answer posts the client's answer to question qid (JSON) to replica.
+func (a *answerRig) answer(replica int, qid, content string) int {
+	resp := a.post(replica, answerBody(qid, content))
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	return resp.StatusCode
 }
 
-// TestSharedSessionsAnswerNotMixed: two replicas each ask a question
-// numbered 1 in one session; the answer to replica 1's question, sent to
-// replica 0, is not given to replica 0's question.
+// TestSharedSessionsAnswerNotMixed: two replicas each ask the first
+// question of their copies of one session, under ids of their own; the
+// answer to replica 1's question, sent to replica 0, is given to replica
+// 1's question and not to replica 0's.
 func TestSharedSessionsAnswerNotMixed(t *testing.T) {
 	a := newAnswerRig(t)
 	s1 := a.call(0, 10, "q1")
-	if q := within(t, s1, 10*time.Second, "q1's question"); !strings.Contains(q, `"id":1`) || !strings.Contains(q, "question q1") {
-		t.Fatalf("q1's question: %s", q)
+	q1 := within(t, s1, 10*time.Second, "q1's question")
+	if !tokenID(questionIDOf(q1), 1) || !strings.Contains(q1, "question q1") {
+		t.Fatalf("q1's question: %s", q1)
 	}
 	s2 := a.call(1, 11, "q2")
-	if q := within(t, s2, 10*time.Second, "q2's question"); !strings.Contains(q, `"id":1`) || !strings.Contains(q, "question q2") {
-		t.Fatalf("q2's question: %s", q)
+	q2 := within(t, s2, 10*time.Second, "q2's question")
+	if !tokenID(questionIDOf(q2), 1) || !strings.Contains(q2, "question q2") || questionIDOf(q2) == questionIDOf(q1) {
+		t.Fatalf("q2's question: %s (q1's: %s)", q2, q1)
 	}
-	if code := a.answer(0, "for q2"); code != http.StatusAccepted {
+	if code := a.answer(0, questionIDOf(q2), "for q2"); code != http.StatusAccepted {
 		t.Errorf("the answer's POST: %d, want 202", code)
 	}
-	select {
-	case l := <-s1:
-		t.Fatalf("q1's call ended with an answer that was not for it: %s", l)
-	case <-time.After(2 * time.Second):
+	if res := within(t, s2, 5*time.Second, "q2's result"); !strings.Contains(res, "q2 got accept map[answer:for q2]") {
+		t.Fatalf("q2's result: %s", res)
 	}
-	// Replica 1 also has a question 1 waiting: an answer to it is not
-	// known to be for replica 1's either.
-	a.answer(1, "for q2")
-	select {
-	case l := <-s2:
-		t.Fatalf("q2's call ended with an answer that may not be for it: %s", l)
-	case <-time.After(time.Second):
-	}
+	quiet(t, s1, time.Second, "q1's call ended with an answer that was not for it")
 }
 
 // TestSharedSessionsAnswerReachesAsker: an answer sent to the replica
@@ -142,76 +136,86 @@ func TestSharedSessionsAnswerNotMixed(t *testing.T) {
 func TestSharedSessionsAnswerReachesAsker(t *testing.T) {
 	a := newAnswerRig(t)
 	s2 := a.call(1, 11, "q2")
-	within(t, s2, 10*time.Second, "q2's question")
-	if code := a.answer(1, "for q2"); code != http.StatusAccepted {
+	qid := questionIDOf(within(t, s2, 10*time.Second, "q2's question"))
+	if code := a.answer(1, qid, "for q2"); code != http.StatusAccepted {
 		t.Errorf("the answer's POST: %d, want 202", code)
 	}
 	if res := within(t, s2, 10*time.Second, "q2's result"); !strings.Contains(res, "q2 got accept map[answer:for q2]") {
 		t.Fatalf("q2's result: %s", res)
 	}
-	a.answer(1, "again")
+	a.answer(1, qid, "again")
 	s1 := a.call(0, 12, "q1")
-	within(t, s1, 10*time.Second, "q1's question")
-	a.answer(0, "for q1")
+	qid = questionIDOf(within(t, s1, 10*time.Second, "q1's question"))
+	a.answer(0, qid, "for q1")
 	if res := within(t, s1, 10*time.Second, "q1's result"); !strings.Contains(res, "q1 got accept map[answer:for q1]") {
 		t.Fatalf("q1's result: %s", res)
 	}
 }
 
 // TestSharedSessionsAnswerFilter: of a POST's messages, only answers to
-// this replica's own questions (and requests, notifications, and what is
-// not JSON-RPC, such as an answer without an id, which go-sdk judges) are
-// kept, read and written again as go-sdk reads them.
+// questions of this replica's copy of the session that wait (put back to
+// the copy's ids) and those to be handed to another replica's questions
+// are taken (and requests, notifications, and what is not JSON-RPC, such
+// as an answer without an id, which go-sdk judges, are kept), read and
+// written again as go-sdk reads them.
 func TestSharedSessionsAnswerFilter(t *testing.T) {
-	s := &sharedSessions{replicaToken: "me", ttl: time.Hour, park: time.Minute}
+	mine, theirs := strings.Repeat("A", 26), strings.Repeat("B", 26)
+	s := &sharedSessions{replicaToken: "me", ttl: time.Hour, park: time.Minute,
+		local: map[string]*heldSession{"S": {token: mine}}, waiting: map[string]map[string]*waitingAsk{}}
 	now := time.Now()
-	rec := &sessionRecord{Asks: []sharedAsk{{ID: "1", Replica: "me", At: now}, {ID: "2", Replica: "me", At: now}, {ID: "2", Replica: "other", At: now}, {ID: `"x"`, Replica: "me", At: now}}}
+	for _, n := range []int64{1, 2} {
+		s.wait(t.Context(), "S", askID(mine, n), now.Add(time.Minute))
+	}
+	rec := &sessionRecord{Asks: []sharedAsk{{ID: askID(mine, 1), Replica: "me", Until: now.Add(time.Minute)}, {ID: askID(theirs, 2), Replica: "other", Until: now.Add(time.Minute)}}}
+	id := func(tok string, n int64) string { return `"` + askID(tok, n) + `"` }
 	for _, c := range []struct{ body, kept, answered string }{
-		{`{"jsonrpc":"2.0","id":1,"result":{}}`, `{"jsonrpc":"2.0","id":1,"result":{}}`, "1"},
-		{` {"jsonrpc":"2.0","id": "x","error":{"code":1,"message":"no"}}`, `{"jsonrpc":"2.0","id":"x","error":{"code":1,"message":"no"}}`, `"x"`},
-		{`{"jsonrpc":"2.0","id":1.0,"result":{}} {}`, `{"jsonrpc":"2.0","id":1,"result":{}}`, "1"},
-		{`{"jsonrpc":"2.0","id":2,"Method":"x","result":{}}`, "", ""},
-		{`{"jsonrpc":"2.0","id":2,"result":{}}`, "", ""},
-		{`{"jsonrpc":"2.0","id":3,"result":{}}`, "", ""},
+		{`{"jsonrpc":"2.0","id":` + id(mine, 1) + `,"result":{}}`, `{"jsonrpc":"2.0","id":1,"result":{}}`, askID(mine, 1)},
+		{` {"jsonrpc":"2.0","id": ` + id(mine, 2) + `,"error":{"code":1,"message":"no"}}`, `{"jsonrpc":"2.0","id":2,"error":{"code":1,"message":"no"}}`, askID(mine, 2)},
+		{`{"jsonrpc":"2.0","id":` + id(mine, 1) + `,"result":{}} {}`, `{"jsonrpc":"2.0","id":1,"result":{}}`, askID(mine, 1)},
+		{`{"jsonrpc":"2.0","id":` + id(mine, 3) + `,"Method":"x","result":{}}`, "", ""},
+		{`{"jsonrpc":"2.0","id":` + id(theirs, 2) + `,"result":{}}`, "", ""},
+		{`{"jsonrpc":"2.0","id":1,"result":{}}`, "", ""},
+		{`{"jsonrpc":"2.0","id":"1","result":{}}`, "", ""},
 		{`{"jsonrpc":"2.0","id":null,"result":{}}`, `{"jsonrpc":"2.0","id":null,"result":{}}`, ""},
 		{`{"jsonrpc":"2.0","result":{}}`, `{"jsonrpc":"2.0","result":{}}`, ""},
-		{`[{"jsonrpc":"2.0","id":2,"result":{}},{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","method":"notifications/initialized"}]`,
-			`[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","method":"notifications/initialized"}]`, "1"},
-		{`[{"jsonrpc":"2.0","id":3,"result":{}}]`, "", ""},
+		{`[{"jsonrpc":"2.0","id":` + id(theirs, 2) + `,"result":{}},{"jsonrpc":"2.0","id":` + id(mine, 1) + `,"result":{}},{"jsonrpc":"2.0","method":"notifications/initialized"}]`,
+			`[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","method":"notifications/initialized"}]`, askID(mine, 1)},
+		{`[{"jsonrpc":"2.0","id":` + id(mine, 9) + `,"result":{}}]`, "", ""},
 		{`{"jsonrpc":"2.0","id":4,"method":"ping"}`, `{"jsonrpc":"2.0","id":4,"method":"ping"}`, ""},
 		{`not json`, `not json`, ""},
 		{`[1,`, `[1,`, ""},
 	} {
-		sc := s.filterAnswers(rec, []byte(c.body))
+		sc := s.filterAnswers("S", rec, []byte(c.body))
 		if string(sc.kept) != c.kept || strings.Join(sc.answered, ",") != c.answered {
 			t.Errorf("%s: kept %q answered %q, want %q %q", c.body, sc.kept, sc.answered, c.kept, c.answered)
 		}
 	}
-	if got := s.addAsk(rec.Asks, "2", now); len(got) != 4 || got[3].ID != "2" || got[3].Replica != "me" {
+	if sc := s.filterAnswers("T", rec, []byte(`{"jsonrpc":"2.0","id":`+id(mine, 1)+`,"result":{}}`)); sc.kept != nil || len(sc.answered) != 0 || !sc.dropped {
+		t.Errorf("an answer naming session S's copy, in session T: %+v", sc)
+	}
+	if got := s.addAsk(rec.Asks, askID(mine, 3), now.Add(time.Minute), now); len(got) != 3 || got[2].ID != askID(mine, 3) || got[2].Replica != "me" {
 		t.Errorf("addAsk: %+v", got)
 	}
-	old := []sharedAsk{{ID: "9", Replica: "other", At: time.Now().Add(-2 * time.Hour)}}
-	if got := s.addAsk(old, "1", now); len(got) != 1 || got[0].ID != "1" {
-		t.Errorf("addAsk keeps a question older than the session's lifetime: %+v", got)
+	old := []sharedAsk{{ID: askID(theirs, 9), Replica: "other", Until: now.Add(-time.Hour)}}
+	if got := s.addAsk(old, askID(mine, 1), now.Add(time.Minute), now); len(got) != 1 || got[0].ID != askID(mine, 1) {
+		t.Errorf("addAsk keeps a question that can no longer be waiting: %+v", got)
 	}
 }
 
 // TestSharedSessionsAnswerReadAsServerReads: an answer written so that
 // encoding/json and go-sdk's reader disagree on it (a "Method" key,
 // which go-sdk's case-sensitive reader does not see; data after the
-// message, which go-sdk ignores) is screened as go-sdk reads it: the
-// answer to replica 1's question 1, sent to replica 0, does not reach
-// replica 0's question 1.
+// message, which go-sdk ignores) is screened as go-sdk reads it: an
+// answer under the number replica 0's copy gave its question (1, which
+// the client never saw) does not reach that question.
 func TestSharedSessionsAnswerReadAsServerReads(t *testing.T) {
 	a := newAnswerRig(t)
 	s1 := a.call(0, 10, "q1")
 	within(t, s1, 10*time.Second, "q1's question")
-	s2 := a.call(1, 11, "q2")
-	within(t, s2, 10*time.Second, "q2's question")
 	for _, body := range []string{
-		`{"jsonrpc":"2.0","id":1,"Method":"x","result":{"action":"accept","content":{"answer":"for q2"}}}`,
-		`{"jsonrpc":"2.0","id":1,"result":{"action":"accept","content":{"answer":"for q2"}}} {}`,
-		`[{"jsonrpc":"2.0","id":1,"result":{"action":"accept","content":{"answer":"for q2"}}}] x`,
+		`{"jsonrpc":"2.0","id":1,"Method":"x","result":{"action":"accept","content":{"answer":"forged"}}}`,
+		`{"jsonrpc":"2.0","id":1,"result":{"action":"accept","content":{"answer":"forged"}}} {}`,
+		`[{"jsonrpc":"2.0","id":1,"result":{"action":"accept","content":{"answer":"forged"}}}] x`,
 	} {
 		resp := a.post(0, body)
 		_, _ = io.Copy(io.Discard, resp.Body)
@@ -287,18 +291,16 @@ func TestSharedSessionsAnswerOneReplica(t *testing.T) {
 	}
 }
 
-// TestSharedSessionsAnswerAfterClose: a replica closed while its
-// question 1 of a session waits removes it from the session's record, so
-// that the question 1 another replica then asks in that session (its
-// copy numbers its questions from 1 too) gets its answer.
+// TestSharedSessionsAnswerAfterClose: once a replica closed while its
+// question of a session waits, the question another replica then asks in
+// that session (the first of its copy too) gets its answer.
 func TestSharedSessionsAnswerAfterClose(t *testing.T) {
 	a := newAnswerRig(t)
 	s1 := a.call(0, 10, "q1")
 	within(t, s1, 10*time.Second, "q1's question")
 	a.rs[0].kill()
 	s2 := a.call(1, 11, "q2")
-	within(t, s2, 10*time.Second, "q2's question")
-	a.answer(1, "for q2")
+	a.answer(1, questionIDOf(within(t, s2, 10*time.Second, "q2's question")), "for q2")
 	if res := within(t, s2, 5*time.Second, "q2's result"); !strings.Contains(res, "q2 got accept map[answer:for q2]") {
 		t.Fatalf("q2's result: %s", res)
 	}
@@ -342,11 +344,12 @@ func (k *killableStore) DeleteSession(ctx context.Context, id string) error {
 }
 
 // TestSharedSessionsAsksDeadReplica: a replica that dies (drops off
-// without Close: it no longer reaches the store) while its question 1 of
-// a session waits leaves that question in the session's record; once
-// the question can no longer be waiting (ParkTimeout and askMargin
-// after it was asked), the question 1 another replica asks in that
-// session gets its answer, and the dead replica's question is pruned
+// without Close: it no longer reaches the store) while its question of a
+// session waits leaves that question in the session's record, where it
+// holds back no other answer: the question another replica asks in that
+// session right after (the first of its copy too) gets its answer. Once
+// the dead replica's question can no longer be waiting (ParkTimeout and
+// askMargin after it was asked), the next question recorded prunes it
 // from the record.
 func TestSharedSessionsAsksDeadReplica(t *testing.T) {
 	store := &MemorySessionStore{}
@@ -358,14 +361,20 @@ func TestSharedSessionsAsksDeadReplica(t *testing.T) {
 	dying.dead.Store(true)
 	a.rs[0].down.Store(true)
 	a.rs[0].ts.CloseClientConnections()
-	time.Sleep(park + askMargin + 200*time.Millisecond)
 	s2 := a.call(1, 11, "q2")
-	if q := within(t, s2, 10*time.Second, "q2's question"); !strings.Contains(q, `"id":1`) {
+	q := within(t, s2, 10*time.Second, "q2's question")
+	if !tokenID(questionIDOf(q), 1) {
 		t.Fatalf("q2's question: %s", q)
 	}
-	a.answer(1, "for q2")
+	a.answer(1, questionIDOf(q), "for q2")
 	if res := within(t, s2, 5*time.Second, "q2's result"); !strings.Contains(res, "q2 got accept map[answer:for q2]") {
 		t.Fatalf("q2's result: %s", res)
+	}
+	time.Sleep(park + askMargin + 200*time.Millisecond)
+	s3 := a.call(1, 12, "q1")
+	a.answer(1, questionIDOf(within(t, s3, 10*time.Second, "q1's question")), "for q1")
+	if res := within(t, s3, 5*time.Second, "q1's result"); !strings.Contains(res, "q1 got accept map[answer:for q1]") {
+		t.Fatalf("q1's result: %s", res)
 	}
 	b, err := store.LoadSession(testCtx(t, time.Second), a.id)
 	if err != nil || b == nil {

@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -16,42 +17,40 @@ import (
 // A server's question to a handshake-era client (elicitation/create,
 // sampling/createMessage, roots/list) is a JSON-RPC request of the
 // session's go-sdk copy on the replica that asks it, numbered by that
-// copy: two replicas holding one shared session number their questions
-// alike, so the id of a client's answer does not say which replica's
-// question it answers. Each replica records the questions it asks
-// (their ids, itself, until when they can wait) in the session's record
-// as go-sdk writes them to the event store, which is before the client
-// can see them. Every question the gateway puts to a client waits for
-// its answer no longer than Options.ParkTimeout (askBound), so a
-// recorded question counts until ParkTimeout (of the replica that asked
-// it) plus askMargin after it was recorded, and no longer: a replica
-// that died without forgetting its questions holds back no answer past
-// that.
+// copy from 1. Every copy of a session numbers alike (two replicas, or
+// one replica that drops its copy and makes it again), so the gateway
+// gives each copy a token of its own (random, 26 characters of base32,
+// made when the replica holds the copy) and the client sees question n
+// of that copy as the string id "TOKEN.n" (askID): the writer of the
+// copy's streams (askIDWriter) rewrites the id of each request the copy
+// sends, and the requestId of each notifications/cancelled it sends for
+// one, also in the events replayed to a client that resumes a stream. An
+// id is thus used once in a session, and says which copy asked.
+//
+// Each replica records the questions it asks (their ids, itself, until
+// when they can wait) in the session's record as go-sdk writes them to
+// the event store, which is before the client can see them. Every
+// question the gateway puts to a client waits for its answer no longer
+// than Options.ParkTimeout (askBound), so a recorded question counts
+// until ParkTimeout (of the replica that asked it) plus askMargin, and no
+// longer.
 //
 // A replica that gets an answer (a JSON-RPC response in a POST of a
-// shared session) passes it to its copy of the session when the record
-// has a question with the answer's id asked by it and by no other
-// replica. When the one question with that id was asked by another
-// replica, the answer is handed to that replica through the record
-// (sessions_handed.go): the question is taken out of the record and the
-// answer put in, and the replica that asked, which reads the records of
-// its sessions with questions waiting every answerPoll, gives it to its
-// question. Otherwise (no question with that id, or several replicas'
-// questions) the answer is dropped (the POST is answered 202, as go-sdk
-// answers one for a question it does not have) and the question it was
-// for ends by its own timeout or cancellation. An answer is never given
-// to a question it was not for while that question waits; an answer to a
-// question that ended (withdrawn, or past its bound) reaches the question
-// another replica asks later in the session under the same id, as the
-// copies' ids are not unique in the session.
+// shared session) reads its id. An id naming this replica's copy of the
+// POST's session, and a question of it still waiting, is put back to the
+// copy's number and the answer passed to the copy. An id that the
+// session's record has as a question another replica asked is handed to
+// that replica through the record (sessions_handed.go): the question is
+// taken out of the record and the answer put in, and the replica that
+// asked, which reads the records of its sessions with questions waiting
+// every answerPoll, gives it to its question. Any other answer (a number,
+// an id of another form, of another session, of a copy that ended, of a
+// question answered or withdrawn) is dropped (the POST is answered 202,
+// as go-sdk answers one for a question it does not have).
 
 // maxSharedAsks bounds the questions a session's record keeps; the
 // oldest are forgotten first (their answers are then dropped).
 const maxSharedAsks = 256
-
-// closeForgetTimeout bounds how long Gateway.Close spends removing this
-// replica's questions from the session store (forgetAsks).
-const closeForgetTimeout = 5 * time.Second
 
 // askMargin is how long past its bound a recorded question still
 // counts: room for the clocks of the replicas to differ, and for an
@@ -60,62 +59,191 @@ const askMargin = 2 * time.Second
 
 // sharedAsk is a question a replica asked a session's client.
 type sharedAsk struct {
-	ID      string    `json:"id"`      // the JSON-RPC id, compact JSON
+	ID      string    `json:"id"`      // the id the client sees (askID)
 	Replica string    `json:"replica"` // the replicaToken of the replica that asked
-	At      time.Time `json:"at"`
-	// Until is when the question stops waiting at the latest (At plus
-	// the asking replica's ParkTimeout); zero in records written
-	// without it, which are read as At plus this replica's.
-	Until time.Time `json:"until,omitzero"`
+	Until   time.Time `json:"until"`   // when it stops waiting at the latest
 }
 
 // askBound bounds a question the gateway puts to a client (of what
-// kind) by ParkTimeout: the screen of answers (sharedSessions.live)
-// counts a recorded question no longer.
+// kind) by ParkTimeout: the screen of answers (live) counts a recorded
+// question no longer.
 func (g *Gateway) askBound(ctx context.Context, kind string) (context.Context, context.CancelFunc) {
 	d := g.opts.parkTimeout()
 	return context.WithTimeoutCause(ctx, d, fmt.Errorf("the client did not answer the gateway's %s request within %s", kind, d))
 }
 
-// live reports whether question a can still be waiting at now.
-func (s *sharedSessions) live(a sharedAsk, now time.Time) bool {
-	until := a.Until
-	if until.IsZero() {
-		until = a.At.Add(s.park)
+// live reports whether a question that waits until until can still be
+// waiting at now.
+func live(until, now time.Time) bool { return now.Before(until.Add(askMargin)) }
+
+// maxAskNumber is the highest number of a copy's question the ids of
+// answers are read with (go-sdk numbers from 1, one a request).
+const maxAskNumber = 1 << 53
+
+// askID is the id the client sees of question n of the copy of a
+// session whose token is tok.
+func askID(tok string, n int64) string { return tok + "." + strconv.FormatInt(n, 10) }
+
+// parseAskID reads an id askID made: the copy's token and its number;
+// ok is false for any other string (a number written otherwise, too).
+func parseAskID(id string) (tok string, n int64, ok bool) {
+	tok, num, found := strings.Cut(id, ".")
+	if !found || !validSessionID(tok) {
+		return "", 0, false
 	}
-	return now.Before(until.Add(askMargin))
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 1 || n > maxAskNumber || strconv.FormatInt(n, 10) != num {
+		return "", 0, false
+	}
+	return tok, n, true
 }
 
-// rpcID returns the compact JSON of a JSON-RPC id, "" when there is none.
-func rpcID(raw json.RawMessage) string {
-	var b bytes.Buffer
-	if len(raw) == 0 || json.Compact(&b, raw) != nil || b.String() == "null" {
-		return ""
+// outgoing reads a message a session's copy writes, as go-sdk wrote it:
+// question n (a request numbered n), or its withdrawal (a
+// notifications/cancelled with requestId n); n is 0 for anything else.
+// Only a message that begins as go-sdk writes those (its members in the
+// order jsonrpc, id, method: jsonrpc.EncodeMessage) is read whole: the
+// others (answers, notifications such as progress) pass at the cost of
+// a look at their first bytes.
+func outgoing(data []byte) (msg *jsonrpc.Request, n int64, withdrawal bool) {
+	if !mayAsk(data) {
+		return nil, 0, false
 	}
-	return b.String()
+	m, err := jsonrpc.DecodeMessage(data)
+	req, ok := m.(*jsonrpc.Request)
+	if err != nil || !ok {
+		return nil, 0, false
+	}
+	if req.ID.IsValid() {
+		n, _ := req.ID.Raw().(int64)
+		return req, max(n, 0), false
+	}
+	if req.Method != "notifications/cancelled" {
+		return nil, 0, false
+	}
+	var p struct {
+		RequestID any `json:"requestId"`
+	}
+	if json.Unmarshal(req.Params, &p) != nil {
+		return nil, 0, false
+	}
+	f, ok := p.RequestID.(float64)
+	if !ok || f < 1 || f != float64(int64(f)) {
+		return nil, 0, false
+	}
+	return req, int64(f), true
 }
 
-// outgoing reads a message a session writes: the id of a question (a
-// request), or the id of a question it withdraws (notifications/cancelled).
-func outgoing(data []byte) (asked, withdrawn string) {
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params struct {
-			RequestID json.RawMessage `json:"requestId"`
-		} `json:"params"`
+// mayAsk reports whether data, as go-sdk writes a message, can be a
+// request numbered by the copy or a notifications/cancelled.
+func mayAsk(data []byte) bool {
+	const head = `{"jsonrpc":"2.0",`
+	rest, ok := bytes.CutPrefix(data, []byte(head))
+	if !ok {
+		return false
 	}
-	if json.Unmarshal(data, &m) != nil || m.Method == "" {
-		return "", ""
+	if bytes.HasPrefix(rest, []byte(`"method":"notifications/cancelled"`)) {
+		return true
 	}
-	if id := rpcID(m.ID); id != "" {
-		return id, ""
+	rest, ok = bytes.CutPrefix(rest, []byte(`"id":`))
+	if !ok {
+		return false
 	}
-	if m.Method == "notifications/cancelled" {
-		return "", rpcID(m.Params.RequestID)
+	i := 0
+	for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
+		i++
 	}
-	return "", ""
+	return i > 0 && bytes.HasPrefix(rest[i:], []byte(`,"method":`))
 }
+
+// rewriteOutgoing returns data, a message of a session's copy whose
+// token is tok, with the id of its question (or the requestId of its
+// withdrawal) the client's (askID); ok is false when data is neither.
+func rewriteOutgoing(tok string, data []byte) ([]byte, bool) {
+	req, n, withdrawal := outgoing(data)
+	if n == 0 {
+		return nil, false
+	}
+	id := askID(tok, n)
+	if withdrawal {
+		var params map[string]json.RawMessage
+		if json.Unmarshal(req.Params, &params) != nil {
+			return nil, false
+		}
+		params["requestId"], _ = json.Marshal(id)
+		b, err := json.Marshal(params)
+		if err != nil {
+			return nil, false
+		}
+		req.Params = b
+	} else {
+		req.ID, _ = jsonrpc.MakeID(id)
+	}
+	b, err := jsonrpc.EncodeMessage(req)
+	return b, err == nil
+}
+
+// askIDWriter writes the answer to an HTTP request of shared session id
+// with the ids of the copy's questions rewritten (rewriteOutgoing).
+// go-sdk writes each event of a stream with one Write (writeEvent), the
+// events replayed to a resuming client too; what is not such an event
+// (an SSE comment, an error's text) passes as it is. The stateful
+// handler answers with event streams only (its JSONResponse is false).
+type askIDWriter struct {
+	http.ResponseWriter
+	s  *sharedSessions
+	id string
+}
+
+// Write implements http.ResponseWriter.
+func (w *askIDWriter) Write(b []byte) (int, error) {
+	if out, ok := w.rewrite(b); ok {
+		if _, err := w.ResponseWriter.Write(out); err != nil {
+			return 0, err
+		}
+		return len(b), nil
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// rewrite returns event b with its data rewritten, when it has data to
+// rewrite.
+func (w *askIDWriter) rewrite(b []byte) ([]byte, bool) {
+	if !bytes.HasSuffix(b, []byte("\n\n")) {
+		return nil, false
+	}
+	start := 0
+	if !bytes.HasPrefix(b, []byte("data: ")) {
+		i := bytes.Index(b, []byte("\ndata: "))
+		if i < 0 {
+			return nil, false
+		}
+		start = i + 1
+	}
+	data := b[start+len("data: ") : len(b)-2]
+	if !mayAsk(data) || bytes.IndexByte(data, '\n') >= 0 {
+		return nil, false
+	}
+	tok := w.s.copyToken(w.id)
+	if tok == "" {
+		return nil, false
+	}
+	data, ok := rewriteOutgoing(tok, data)
+	if !ok {
+		return nil, false
+	}
+	out := make([]byte, 0, start+len("data: ")+len(data)+2)
+	out = append(out, b[:start+len("data: ")]...)
+	out = append(out, data...)
+	return append(out, "\n\n"...), true
+}
+
+// Flush implements http.Flusher, through the writers the wrapped one
+// wraps too.
+func (w *askIDWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
+
+// Unwrap gives http.ResponseController the writer wrapped.
+func (w *askIDWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // noteOutgoing records a question session id asks here, or forgets one
 // it withdraws; go-sdk calls it (through the event store's Append)
@@ -123,98 +251,81 @@ func outgoing(data []byte) (asked, withdrawn string) {
 // question (whose values are those of the client's request it goes
 // with: its principal).
 func (s *sharedSessions) noteOutgoing(ctx context.Context, id string, data []byte, warn func(string, ...any)) {
-	if !bytes.Contains(data, []byte(`"method"`)) {
-		return // a response
-	}
-	asked, withdrawn := outgoing(data)
-	if asked == "" && withdrawn == "" {
+	_, n, withdrawal := outgoing(data)
+	if n == 0 {
 		return
 	}
+	tok := s.copyToken(id)
+	if tok == "" {
+		return
+	}
+	ask := askID(tok, n)
 	ctx = context.WithoutCancel(ctx)
 	now := time.Now().UTC()
-	if asked != "" {
-		s.wait(ctx, id, asked, now)
+	until := now.Add(s.park)
+	if withdrawal {
+		s.unwait(id, ask)
 	} else {
-		s.unwait(id, withdrawn)
+		s.wait(ctx, id, ask, until)
 	}
 	err := s.update(ctx, id, func(rec *sessionRecord) {
-		if withdrawn != "" {
-			rec.Asks = dropAsk(rec.Asks, withdrawn, s.replicaToken)
-			rec.Handed = dropHanded(rec.Handed, withdrawn, s.replicaToken)
+		if withdrawal {
+			rec.Asks = dropAsk(rec.Asks, ask)
+			rec.Handed = dropHanded(rec.Handed, ask)
 			return
 		}
-		rec.Asks = s.addAsk(rec.Asks, asked, now)
-		rec.Handed = slices.DeleteFunc(rec.Handed, func(h handedAnswer) bool { return !s.live(h.Ask, now) })
+		rec.Asks = s.addAsk(rec.Asks, ask, until, now)
+		rec.Handed = slices.DeleteFunc(rec.Handed, func(h handedAnswer) bool { return !live(h.Ask.Until, now) })
 	})
-	if err != nil && asked != "" {
-		warn("a question to a client could not be recorded in the session store; its answer will be dropped", "err", err)
+	if err != nil && !withdrawal {
+		warn("a question to a client could not be recorded in the session store; its answer is dropped if it reaches another replica", "err", err)
 	}
 }
 
-// addAsk adds this replica's question id, asked at now, to asks,
-// forgetting the questions that can no longer be waiting and the oldest
-// over maxSharedAsks.
-func (s *sharedSessions) addAsk(asks []sharedAsk, id string, now time.Time) []sharedAsk {
-	kept := asks[:0:0]
-	for _, a := range asks {
-		if s.live(a, now) && !(a.ID == id && a.Replica == s.replicaToken) {
-			kept = append(kept, a)
-		}
-	}
-	kept = append(kept, sharedAsk{ID: id, Replica: s.replicaToken, At: now, Until: now.Add(s.park)})
+// addAsk adds this replica's question id, waiting until until, to asks,
+// forgetting the questions that can no longer be waiting at now and the
+// oldest over maxSharedAsks.
+func (s *sharedSessions) addAsk(asks []sharedAsk, id string, until, now time.Time) []sharedAsk {
+	kept := slices.DeleteFunc(slices.Clone(asks), func(a sharedAsk) bool { return !live(a.Until, now) || a.ID == id })
+	kept = append(kept, sharedAsk{ID: id, Replica: s.replicaToken, Until: until})
 	if len(kept) > maxSharedAsks {
 		kept = kept[len(kept)-maxSharedAsks:]
 	}
 	return kept
 }
 
-// dropAsk returns asks without replica's question id.
-func dropAsk(asks []sharedAsk, id, replica string) []sharedAsk {
-	kept := asks[:0:0]
-	for _, a := range asks {
-		if a.ID != id || a.Replica != replica {
-			kept = append(kept, a)
-		}
-	}
-	return kept
+// forgetEnded drops from rec the questions, and the answers handed to
+// questions, that can no longer be waiting at now: every write of a
+// record does, so those of a replica that died or closed leave it with
+// its next write (a question, an answer, its renewal).
+func (rec *sessionRecord) forgetEnded(now time.Time) {
+	rec.Asks = slices.DeleteFunc(rec.Asks, func(a sharedAsk) bool { return !live(a.Until, now) })
+	rec.Handed = slices.DeleteFunc(rec.Handed, func(h handedAnswer) bool { return !live(h.Ask.Until, now) })
 }
 
-// dropHanded returns handed without the answers to replica's question
-// id: an answer to it handed by another replica while the client's
-// answer reached this one too, or while the question was withdrawn, is
-// not left in the record.
-func dropHanded(handed []handedAnswer, id, replica string) []handedAnswer {
-	return slices.DeleteFunc(handed, func(h handedAnswer) bool { return h.Ask.ID == id && h.Ask.Replica == replica })
+// dropAsk returns asks without question id.
+func dropAsk(asks []sharedAsk, id string) []sharedAsk {
+	return slices.DeleteFunc(asks, func(a sharedAsk) bool { return a.ID == id })
 }
 
-// ownAsk reports whether rec has a question with id asked here and none
-// asked by another replica, of those that can still be waiting.
-func (s *sharedSessions) ownAsk(rec *sessionRecord, id string) bool {
-	mine, now := false, time.Now()
-	for _, a := range rec.Asks {
-		if a.ID != id || !s.live(a, now) {
-			continue
-		}
-		if a.Replica != s.replicaToken {
-			return false
-		}
-		mine = true
-	}
-	return mine
+// dropHanded returns handed without the answers to question id: an
+// answer to it handed by another replica while the client's answer
+// reached this one too, or while the question was withdrawn, is not left
+// in the record.
+func dropHanded(handed []handedAnswer, id string) []handedAnswer {
+	return slices.DeleteFunc(handed, func(h handedAnswer) bool { return h.Ask.ID == id })
 }
 
-// otherAsk returns the question with id that rec has, when it has one
-// only, asked by another replica, that can still be waiting.
+// otherAsk returns question id of rec when another replica asked it and
+// it can still be waiting.
 func (s *sharedSessions) otherAsk(rec *sessionRecord, id string) (sharedAsk, bool) {
-	var found sharedAsk
-	n, now := 0, time.Now()
+	now := time.Now()
 	for _, a := range rec.Asks {
-		if a.ID == id && s.live(a, now) {
-			found = a
-			n++
+		if a.ID == id {
+			return a, a.Replica != s.replicaToken && live(a.Until, now)
 		}
 	}
-	return found, n == 1 && found.Replica != s.replicaToken
+	return sharedAsk{}, false
 }
 
 // screened is what filterAnswers makes of a POST's body.
@@ -225,47 +336,57 @@ type screened struct {
 	dropped  bool           // an answer was dropped
 	answers  bool           // the body holds answers
 	// batch: the body is a batch; unreadable: a message of the batch is
-	// not JSON-RPC (go-sdk refuses such a batch whole, sessions_refused.go).
-	batch, unreadable bool
+	// not JSON-RPC (go-sdk refuses such a batch whole, sessions_refused.go);
+	// others: the body holds messages other than answers.
+	batch, unreadable, others bool
 }
 
-// filterAnswers screens body, a POST of a shared session whose record is
-// rec: the answers (JSON-RPC responses) to questions this replica alone
-// asked are kept, those to the one question another replica asked with
-// their id are to be handed to it, and the others dropped. The messages
-// are read as go-sdk reads them (jsonrpc.DecodeMessage: keys matched
-// exactly, data after a message ignored), and a body with an answer is
-// written again from what was read, so go-sdk (here or on the replica
-// handed an answer) is given only the answers screened here. A body
-// that is not JSON-RPC is kept as it is (go-sdk says what is wrong with
-// it).
-func (s *sharedSessions) filterAnswers(rec *sessionRecord, body []byte) screened {
+// filterAnswers screens body, a POST of shared session id whose record
+// is rec: the answers (JSON-RPC responses) to questions of this
+// replica's copy of the session that still wait are kept, with the
+// copy's own ids; those to a question another replica asked are to be
+// handed to it, with that replica's copy's ids; the others are dropped.
+// The messages are read as go-sdk reads them (jsonrpc.DecodeMessage:
+// keys matched exactly, data after a message ignored), and a body with an
+// answer is written again from what was read, so go-sdk (here or on the
+// replica handed an answer) is given only the answers screened here. A
+// body that is not JSON-RPC is kept as it is (go-sdk says what is wrong
+// with it).
+func (s *sharedSessions) filterAnswers(id string, rec *sessionRecord, body []byte) screened {
 	var raws []json.RawMessage
 	batch := json.NewDecoder(bytes.NewReader(body)).Decode(&raws) == nil
 	if !batch {
 		raws = []json.RawMessage{body}
 	}
 	out := screened{batch: batch}
+	tok := s.copyToken(id)
 	var msgs []json.RawMessage
 	for _, raw := range raws {
 		msg, err := jsonrpc.DecodeMessage(raw)
 		resp, ok := msg.(*jsonrpc.Response)
 		if err != nil || !ok {
 			out.unreadable = out.unreadable || batch && err != nil
+			out.others = true
 			msgs = append(msgs, raw)
 			continue
 		}
 		out.answers = true
-		id := answerID(resp.ID)
+		ask, _ := resp.ID.Raw().(string)
+		asker, n, ok := parseAskID(ask)
+		if !ok {
+			out.dropped = true
+			continue
+		}
+		resp.ID, _ = jsonrpc.MakeID(float64(n)) // exact: n <= maxAskNumber
 		b, err := jsonrpc.EncodeMessage(resp)
 		switch {
-		case id == "" || err != nil:
+		case err != nil:
 			out.dropped = true
-		case s.ownAsk(rec, id):
-			out.answered = append(out.answered, id)
+		case asker == tok && s.isWaiting(id, ask):
+			out.answered = append(out.answered, ask)
 			msgs = append(msgs, b)
 		default:
-			if a, ok := s.otherAsk(rec, id); ok && len(b) <= maxHandedAnswer {
+			if a, ok := s.otherAsk(rec, ask); ok && len(b) <= maxHandedAnswer {
 				out.handed = append(out.handed, handedAnswer{Ask: a, Msg: b})
 			} else {
 				out.dropped = true
@@ -284,19 +405,6 @@ func (s *sharedSessions) filterAnswers(rec *sessionRecord, body []byte) screened
 	return out
 }
 
-// answerID returns the id of an answer as a question's id is recorded
-// (rpcID of go-sdk's JSON of it), "" when it has none.
-func answerID(id jsonrpc.ID) string {
-	if !id.IsValid() {
-		return ""
-	}
-	b, err := json.Marshal(id.Raw())
-	if err != nil {
-		return ""
-	}
-	return rpcID(b)
-}
-
 // screenAnswers screens the body of a POST of shared session id
 // (filterAnswers): it forgets the questions of the answers it keeps,
 // hands the answers to other replicas' questions to them through the
@@ -306,13 +414,13 @@ func answerID(id jsonrpc.ID) string {
 // POST has been answered).
 func (g *Gateway) screenAnswers(w http.ResponseWriter, r *http.Request, id string, rec *sessionRecord, body []byte) []byte {
 	s := g.shared
-	sc := s.filterAnswers(rec, body)
+	sc := s.filterAnswers(id, rec, body)
 	if code, msg := refusal(r, sc); sc.answers && code != 0 {
 		http.Error(w, msg, code)
 		return nil
 	}
 	if sc.dropped {
-		g.log.Warn("a client's answer was dropped: no question with its id can be waiting, or several replicas of the gateway asked one with that id; the question ends by its timeout")
+		g.log.Warn("a client's answer was dropped: its id names no question waiting in the session")
 	}
 	for _, a := range sc.answered {
 		s.unwait(id, a)
@@ -321,8 +429,8 @@ func (g *Gateway) screenAnswers(w http.ResponseWriter, r *http.Request, id strin
 		var lost int
 		err := s.update(r.Context(), id, func(rec *sessionRecord) {
 			for _, a := range sc.answered {
-				rec.Asks = dropAsk(rec.Asks, a, s.replicaToken)
-				rec.Handed = dropHanded(rec.Handed, a, s.replicaToken)
+				rec.Asks = dropAsk(rec.Asks, a)
+				rec.Handed = dropHanded(rec.Handed, a)
 			}
 			lost = s.hand(rec, sc.handed)
 		})
@@ -340,37 +448,4 @@ func (g *Gateway) screenAnswers(w http.ResponseWriter, r *http.Request, id strin
 		return nil
 	}
 	return sc.kept
-}
-
-// heldIDs returns the ids of the sessions this replica holds.
-func (s *sharedSessions) heldIDs() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ids := make([]string, 0, len(s.local))
-	for id := range s.local {
-		ids = append(ids, id)
-	}
-	return ids
-}
-
-// forgetAsks removes this replica's questions from the records of
-// sessions ids, which it held until it closed them: their answers can no
-// longer reach it, and a replica that makes such a session again numbers
-// its questions from 1 again. It gives up at ctx's end.
-func (s *sharedSessions) forgetAsks(ctx context.Context, ids []string) error {
-	mine := func(a sharedAsk) bool { return a.Replica == s.replicaToken }
-	for _, id := range ids {
-		rec, err := s.load(ctx, id)
-		if err != nil {
-			return err
-		}
-		if rec == nil || !slices.ContainsFunc(rec.Asks, mine) {
-			continue
-		}
-		err = s.update(ctx, id, func(rec *sessionRecord) { rec.Asks = slices.DeleteFunc(rec.Asks, mine) })
-		if err != nil && !errors.Is(err, errSessionGone) {
-			return err
-		}
-	}
-	return nil
 }

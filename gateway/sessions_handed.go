@@ -13,17 +13,18 @@ import (
 // the question (sessions_asks.go) is handed to the replica that asked
 // through the session's record: the replica that got it takes the
 // question out of the record's Asks and puts the answer in its Handed,
-// in one write (ReplaceSession), so that an answer is handed once and a
-// second answer with the same id finds no question. The stores share
-// nothing live (no notice reaches a replica when a record changes), so
-// each replica reads the records of the sessions it has questions
-// waiting in every answerPoll; it takes the answers handed to it out of
-// the record, again in one write, and gives each to its question, still
-// waiting here under the same id since the same moment (the question's
-// At), as the client would have: a POST of the answer to go-sdk's
-// handler, with the values of the question's context (go-sdk gives a
-// session's questions those of the request that made the session here:
-// its principal, which go-sdk's handler checks against the session's).
+// with the id of the asking copy (its number), in one write
+// (ReplaceSession), so that an answer is handed once and a second answer
+// with the same id finds no question. The stores share nothing live (no
+// notice reaches a replica when a record changes), so each replica reads
+// the records of the sessions it has questions waiting in every
+// answerPoll; it takes the answers handed to it out of the record, again
+// in one write, and gives each to its question if it still waits here
+// in the same copy, as the client would have: a POST of the answer to
+// go-sdk's handler, with the values of the question's context (go-sdk
+// gives a session's questions those of the request that made the
+// session here: its principal, which go-sdk's handler checks against the
+// session's).
 // A record read gone meanwhile (the session was
 // deleted on another replica, or expired) ends the session here, and
 // with it the questions waiting in it.
@@ -39,25 +40,34 @@ const maxHandedAnswer = 256 << 10
 // handedAnswer is a client's answer to another replica's question.
 type handedAnswer struct {
 	Ask sharedAsk       `json:"ask"` // the question it answers
-	Msg json.RawMessage `json:"msg"` // the answer, as go-sdk wrote it again
+	Msg json.RawMessage `json:"msg"` // the answer, with the copy's id, as go-sdk writes it
 }
 
 // waitingAsk is a question this replica asked and has not had the answer
-// to: when it was recorded, and the values of its context (those of the
+// to: until when it can wait, and the values of its context (those of the
 // request that made the session here, its principal's among them).
 type waitingAsk struct {
-	at   time.Time
-	vals context.Context
+	until time.Time
+	vals  context.Context
 }
 
-// wait notes that this replica asked question ask of session id at at.
-func (s *sharedSessions) wait(ctx context.Context, id, ask string, at time.Time) {
+// wait notes that this replica asked question ask of session id, to wait
+// until until at the latest.
+func (s *sharedSessions) wait(ctx context.Context, id, ask string, until time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.waiting[id] == nil {
 		s.waiting[id] = make(map[string]*waitingAsk)
 	}
-	s.waiting[id][ask] = &waitingAsk{at: at, vals: context.WithoutCancel(ctx)}
+	s.waiting[id][ask] = &waitingAsk{until: until, vals: context.WithoutCancel(ctx)}
+}
+
+// isWaiting reports whether question ask of session id waits here.
+func (s *sharedSessions) isWaiting(id, ask string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := s.waiting[id][ask]
+	return w != nil && live(w.until, time.Now())
 }
 
 // unwait forgets question ask of session id: answered or withdrawn.
@@ -85,7 +95,7 @@ func (s *sharedSessions) waitingIn(now time.Time) []string {
 	var ids []string
 	for id, asks := range s.waiting {
 		for k, w := range asks {
-			if !s.live(sharedAsk{At: w.at}, now) {
+			if !live(w.until, now) {
 				delete(asks, k)
 			}
 		}
@@ -99,20 +109,18 @@ func (s *sharedSessions) waitingIn(now time.Time) []string {
 }
 
 // hand moves, in rec, each of answers from the question it answers
-// (taken out of Asks) to Handed, when rec still has that question as the
-// only one with its id; it forgets the handed answers whose questions
-// can no longer be waiting, and returns how many of answers it did not
-// hand.
+// (taken out of Asks) to Handed, when rec still has that question; it
+// forgets the handed answers whose questions can no longer be waiting,
+// and returns how many of answers it did not hand.
 func (s *sharedSessions) hand(rec *sessionRecord, answers []handedAnswer) (lost int) {
 	now := time.Now()
-	rec.Handed = slices.DeleteFunc(rec.Handed, func(h handedAnswer) bool { return !s.live(h.Ask, now) })
+	rec.Handed = slices.DeleteFunc(rec.Handed, func(h handedAnswer) bool { return !live(h.Ask.Until, now) })
 	for _, h := range answers {
-		a, ok := s.otherAsk(rec, h.Ask.ID)
-		if !ok || a.Replica != h.Ask.Replica || !a.At.Equal(h.Ask.At) {
+		if _, ok := s.otherAsk(rec, h.Ask.ID); !ok {
 			lost++
 			continue
 		}
-		rec.Asks = dropAsk(rec.Asks, a.ID, a.Replica)
+		rec.Asks = dropAsk(rec.Asks, h.Ask.ID)
 		rec.Handed = append(rec.Handed, h)
 	}
 	return lost
@@ -185,13 +193,17 @@ func (g *Gateway) takeHanded(ctx context.Context, id string) {
 }
 
 // giveHanded gives answer h to the question of session id it answers,
-// when that question still waits here.
+// when that question still waits here, in the copy that asked it.
 func (g *Gateway) giveHanded(id, version string, h handedAnswer) {
 	s := g.shared
 	s.mu.Lock()
 	w := s.waiting[id][h.Ask.ID]
+	var tok string
+	if held := s.local[id]; held != nil {
+		tok = held.token
+	}
 	s.mu.Unlock()
-	if w == nil || !w.at.Equal(h.Ask.At) {
+	if asker, _, _ := parseAskID(h.Ask.ID); w == nil || asker != tok {
 		g.log.Warn("a client's answer another replica took was dropped: its question no longer waits here")
 		return
 	}

@@ -81,10 +81,11 @@ func quiet(t *testing.T, ch <-chan string, d time.Duration, what string) {
 	}
 }
 
-// TestSharedSessionsHandedNotAcrossSessions: alice's question 1 waits on
-// replica 1 in her session X. Answers with its id sent to replica 0 in
-// alice's other session, in bob's session, or in X by bob, do not reach
-// it; alice's own answer in X, to replica 0, does.
+// TestSharedSessionsHandedNotAcrossSessions: alice's question waits on
+// replica 1 in her session X. Bob's answer with its id in X is refused;
+// answers in alice's other session and in bob's session, to replica 0,
+// reach their own questions and not X's; alice's own answer in X, to
+// replica 0, does.
 func TestSharedSessionsHandedNotAcrossSessions(t *testing.T) {
 	a := newAnswerRig(t)
 	other := a.openAs(0, "alice")
@@ -93,17 +94,17 @@ func TestSharedSessionsHandedNotAcrossSessions(t *testing.T) {
 	// too, so that an answer there is handed (not dropped for having no
 	// question).
 	so := a.callAs(1, "alice", other, 20, "q1")
-	within(t, so, 10*time.Second, "the question in alice's other session")
+	qo := questionIDOf(within(t, so, 10*time.Second, "the question in alice's other session"))
 	sb := a.callAs(1, "bob", bobs, 21, "q1")
-	within(t, sb, 10*time.Second, "the question in bob's session")
+	qb := questionIDOf(within(t, sb, 10*time.Second, "the question in bob's session"))
 	sx := a.call(1, 11, "q2")
-	within(t, sx, 10*time.Second, "the question in X")
+	qx := questionIDOf(within(t, sx, 10*time.Second, "the question in X"))
 
-	if code := drain(a.postAs(0, "bob", a.id, answerBody("1", "bob in X"))); code != http.StatusForbidden {
+	if code := drain(a.postAs(0, "bob", a.id, answerBody(qx, "bob in X"))); code != http.StatusForbidden {
 		t.Errorf("bob's answer in alice's session: %d, want 403", code)
 	}
-	drain(a.postAs(0, "alice", other, answerBody("1", "other session")))
-	drain(a.postAs(0, "bob", bobs, answerBody("1", "bob's session")))
+	drain(a.postAs(0, "alice", other, answerBody(qo, "other session")))
+	drain(a.postAs(0, "bob", bobs, answerBody(qb, "bob's session")))
 	if res := within(t, so, 5*time.Second, "the result in alice's other session"); !strings.Contains(res, "map[answer:other session]") {
 		t.Fatalf("the result in alice's other session: %s", res)
 	}
@@ -111,27 +112,30 @@ func TestSharedSessionsHandedNotAcrossSessions(t *testing.T) {
 		t.Fatalf("the result in bob's session: %s", res)
 	}
 	quiet(t, sx, time.Second, "X's question got an answer sent in another session")
-	drain(a.postAs(0, "alice", a.id, answerBody("1", "for X")))
+	drain(a.postAs(0, "alice", a.id, answerBody(qx, "for X")))
 	if res := within(t, sx, 5*time.Second, "X's result"); !strings.Contains(res, "q2 got accept map[answer:for X]") {
 		t.Fatalf("X's result: %s", res)
 	}
 }
 
 // TestSharedSessionsHandedIDForms: an answer is handed only under the id
-// go-sdk reads in it: "1" (a string), [1], {} and an id that is not
-// there do not answer question 1; 1.0, which go-sdk reads as 1, does.
+// go-sdk reads in it: the question's string id with its first letter
+// escaped (\u0041 for A) is the same string and answers it; the number
+// the asking copy gave it, the id in an array or object, a number of
+// another form, the id with a space and no id at all do not.
 func TestSharedSessionsHandedIDForms(t *testing.T) {
 	a := newAnswerRig(t)
 	s := a.call(1, 11, "q2")
-	within(t, s, 10*time.Second, "q2's question")
-	for _, id := range []string{`"1"`, `[1]`, `{"id":1}`, `2`, `null`, `" 1"`, `"01"`} {
+	qid := questionIDOf(within(t, s, 10*time.Second, "q2's question"))
+	for _, id := range []string{`1`, `1.0`, `"1"`, `[` + qid + `]`, `{"id":` + qid + `}`, `2`, `null`, `" ` + qid[1:], strings.Replace(qid, ".", ". ", 1)} {
 		drain(a.post(0, answerBody(id, "as "+id)))
 	}
 	// Batches (go-sdk reads batches of a 2025-11-25 session as an error).
-	drain(a.post(0, `[`+answerBody(`"1"`, "batch")+`]`))
+	drain(a.post(0, `[`+answerBody(qid, "batch")+`]`))
 	quiet(t, s, 1500*time.Millisecond, "q2's question got an answer under another id")
-	drain(a.post(0, answerBody("1.0", "as 1.0")))
-	if res := within(t, s, 5*time.Second, "q2's result"); !strings.Contains(res, "q2 got accept map[answer:as 1.0]") {
+	escaped := fmt.Sprintf(`"\u%04x%s`, qid[1], qid[2:])
+	drain(a.post(0, answerBody(escaped, "escaped")))
+	if res := within(t, s, 5*time.Second, "q2's result"); !strings.Contains(res, "q2 got accept map[answer:escaped]") {
 		t.Fatalf("q2's result: %s", res)
 	}
 }
@@ -234,7 +238,7 @@ func TestSharedSessionsHandedHostileClient(t *testing.T) {
 	fs := &faultStore{SessionStore: mem}
 	a := newAnswerRigWith(t, []SessionStore{fs, fs}, Options{})
 	s := a.call(1, 11, "q2")
-	within(t, s, 10*time.Second, "q2's question")
+	qid := questionIDOf(within(t, s, 10*time.Second, "q2's question"))
 	time.Sleep(100 * time.Millisecond)
 	_, size0 := sessionRecordOf(t, mem, a.id)
 	w0 := fs.writes.Load()
@@ -254,7 +258,7 @@ func TestSharedSessionsHandedHostileClient(t *testing.T) {
 	if w := fs.writes.Load() - w0; w != 0 {
 		t.Errorf("answers with unknown ids made %d writes of the session's record", w)
 	}
-	huge := answerBody("1", strings.Repeat("x", 300<<10))
+	huge := answerBody(qid, strings.Repeat("x", 300<<10))
 	if code := drain(a.post(0, huge)); code != http.StatusAccepted {
 		t.Errorf("the huge answer's POST: %d", code)
 	}
@@ -263,7 +267,7 @@ func TestSharedSessionsHandedHostileClient(t *testing.T) {
 		t.Errorf("the record after the flood and the huge answer: %d bytes (was %d), %d handed, %d asks", size, size0, len(rec.Handed), len(rec.Asks))
 	}
 	quiet(t, s, time.Second, "q2's question got the huge answer")
-	drain(a.post(0, answerBody("1", "fine")))
+	drain(a.post(0, answerBody(qid, "fine")))
 	if res := within(t, s, 5*time.Second, "q2's result"); !strings.Contains(res, "q2 got accept map[answer:fine]") {
 		t.Fatalf("q2's result: %s", res)
 	}
@@ -297,10 +301,10 @@ func TestSharedSessionsHandedStoreFaults(t *testing.T) {
 		t.Errorf("%d goroutines poll for answers, want 1 a replica", n)
 	}
 	s := a.call(1, 11, "q2")
-	within(t, s, 10*time.Second, "q2's question")
+	q := within(t, s, 10*time.Second, "q2's question")
 	asker.failLoad.Store(true)
 	start := time.Now()
-	drain(a.post(0, answerBody("1", "lost")))
+	drain(a.post(0, answerBody(questionIDOf(q), "lost")))
 	res := within(t, s, park+5*time.Second, "q2's end")
 	if strings.Contains(res, " got ") || time.Since(start) > park+2*time.Second {
 		t.Fatalf("q2 after %s: %s", time.Since(start), res)
@@ -308,7 +312,7 @@ func TestSharedSessionsHandedStoreFaults(t *testing.T) {
 	asker.failLoad.Store(false)
 	// Writes fail: the answer is handed, the asker cannot take it.
 	s = a.call(1, 12, "q2")
-	q := within(t, s, 10*time.Second, "q2's second question")
+	q = within(t, s, 10*time.Second, "q2's second question")
 	asker.failWrite.Store(true)
 	start = time.Now()
 	drain(a.post(0, answerBody(questionIDOf(q), "lost too")))
@@ -352,7 +356,7 @@ func TestSharedSessionsHandedDeleteOthersGoOn(t *testing.T) {
 	a := newAnswerRig(t)
 	other := a.openAs(0, "alice")
 	so := a.callAs(1, "alice", other, 20, "q1")
-	within(t, so, 10*time.Second, "the other session's question")
+	qo := questionIDOf(within(t, so, 10*time.Second, "the other session's question"))
 	sx := a.call(1, 11, "q2")
 	within(t, sx, 10*time.Second, "X's question")
 	req, _ := http.NewRequestWithContext(testCtx(t, 10*time.Second), http.MethodDelete, a.rs[0].ts.URL+"/mcp", nil)
@@ -380,7 +384,7 @@ wait:
 		}
 	}
 	quiet(t, so, 500*time.Millisecond, "the other session's call ended with X")
-	drain(a.postAs(0, "alice", other, answerBody("1", "still here")))
+	drain(a.postAs(0, "alice", other, answerBody(qo, "still here")))
 	if res := within(t, so, 5*time.Second, "the other session's result"); !strings.Contains(res, "q1 got accept map[answer:still here]") {
 		t.Fatalf("the other session's result: %s", res)
 	}
@@ -434,17 +438,17 @@ func TestSharedSessionsHandedRefusedPOST(t *testing.T) {
 	}()
 	a := newAnswerRig(t)
 	s := a.call(1, 11, "q2")
-	within(t, s, 10*time.Second, "q2's question")
+	qid := questionIDOf(within(t, s, 10*time.Second, "q2's question"))
 	for _, c := range []struct {
 		name, body string
 		hdr        map[string]string
 	}{
-		{"a batch", "[" + answerBody("1", "refused") + "]", nil},
-		{"a batch with a message go-sdk cannot read", "[" + answerBody("1", "refused") + `,{"jsonrpc":"2.0","id":{}}]`, nil},
-		{"Content-Type text/plain", answerBody("1", "refused"), map[string]string{"Content-Type": "text/plain"}},
-		{"Accept without event streams", answerBody("1", "refused"), map[string]string{"Accept": "application/json"}},
-		{"a Last-Event-ID", answerBody("1", "refused"), map[string]string{"Last-Event-ID": "x_1"}},
-		{"an unknown protocol version", answerBody("1", "refused"), map[string]string{"Mcp-Protocol-Version": "2023-01-01"}},
+		{"a batch", "[" + answerBody(qid, "refused") + "]", nil},
+		{"a batch with a message go-sdk cannot read", "[" + answerBody(qid, "refused") + `,{"jsonrpc":"2.0","id":{}}]`, nil},
+		{"Content-Type text/plain", answerBody(qid, "refused"), map[string]string{"Content-Type": "text/plain"}},
+		{"Accept without event streams", answerBody(qid, "refused"), map[string]string{"Accept": "application/json"}},
+		{"a Last-Event-ID", answerBody(qid, "refused"), map[string]string{"Last-Event-ID": "x_1"}},
+		{"an unknown protocol version", answerBody(qid, "refused"), map[string]string{"Mcp-Protocol-Version": "2023-01-01"}},
 	} {
 		want := postTo(t, plain, "alice", plainSID, c.body, c.hdr)
 		if want < 400 {
@@ -457,7 +461,7 @@ func TestSharedSessionsHandedRefusedPOST(t *testing.T) {
 		}
 	}
 	quiet(t, s, time.Second, "q2's question got an answer from a refused POST")
-	drain(a.post(0, answerBody("1", "taken")))
+	drain(a.post(0, answerBody(qid, "taken")))
 	if res := within(t, s, 5*time.Second, "q2's result"); !strings.Contains(res, "q2 got accept map[answer:taken]") {
 		t.Fatalf("q2's result after the refused POSTs: %s", res)
 	}
@@ -472,9 +476,11 @@ func TestSharedSessionsHandedWithdrawn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tok := strings.Repeat("A", 26)
+	s.local["S"] = &heldSession{token: tok}
 	now := time.Now().UTC()
-	mine := sharedAsk{ID: "1", Replica: s.replicaToken, At: now, Until: now.Add(time.Minute)}
-	theirs := sharedAsk{ID: "1", Replica: "other", At: now, Until: now.Add(time.Minute)}
+	mine := sharedAsk{ID: askID(tok, 1), Replica: s.replicaToken, Until: now.Add(time.Minute)}
+	theirs := sharedAsk{ID: askID(strings.Repeat("B", 26), 1), Replica: "other", Until: now.Add(time.Minute)}
 	msg := json.RawMessage(answerBody("1", "x"))
 	rec := &sessionRecord{Principal: "alice", Handed: []handedAnswer{{Ask: mine, Msg: msg}, {Ask: theirs, Msg: msg}}}
 	if err := s.save(testCtx(t, time.Second), "S", rec, true); err != nil {
@@ -483,7 +489,7 @@ func TestSharedSessionsHandedWithdrawn(t *testing.T) {
 	s.noteOutgoing(testCtx(t, time.Second), "S", []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`), t.Errorf)
 	got, _ := sessionRecordOf(t, store, "S")
 	if len(got.Handed) != 1 || got.Handed[0].Ask.Replica != "other" {
-		t.Fatalf("the handed answers after this replica withdrew its question 1: %+v", got.Handed)
+		t.Fatalf("the handed answers after this replica's copy withdrew its question 1: %+v", got.Handed)
 	}
 }
 
@@ -522,8 +528,9 @@ func TestSharedSessionsHandedPollOnce(t *testing.T) {
 	if want := float64(time.Second / answerPoll); three > want+1 {
 		t.Errorf("three questions waiting in one session: %.1f reads a second, want about %.0f", three, want)
 	}
+	tok := sh.copyToken(a.id)
 	for i := range 3 {
-		drain(a.post(1, answerBody(fmt.Sprint(i+1), "done")))
+		drain(a.post(1, answerBody(`"`+askID(tok, int64(i+1))+`"`, "done")))
 	}
 	for i := range calls {
 		for l := range calls[i] {

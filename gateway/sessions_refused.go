@@ -20,6 +20,14 @@ import (
 // nothing. So a POST with answers that go-sdk refuses is refused by the
 // screen, with go-sdk's status and message, and its answers are neither
 // given nor handed.
+//
+// go-sdk also refuses a batch whole for a request or notification it does
+// not take (a method it does not have, an id where none belongs, params
+// missing, a request id already in flight), which the screen cannot tell
+// beforehand. A batch that holds both answers and other messages is not
+// one the handshake-era transport allows (a batch of responses, or one of
+// requests and notifications: 2025-03-26), so the screen refuses it
+// whole, and a batch of answers only is one go-sdk takes.
 
 // batchesUntil is the first protocol version in which go-sdk refuses
 // JSON-RPC batches.
@@ -46,6 +54,9 @@ func refusal(r *http.Request, sc screened) (int, string) {
 	}
 	if sc.batch && version >= batchesUntil {
 		return http.StatusBadRequest, fmt.Sprintf("JSON-RPC batching is not supported in %s and later (request version: %s)", batchesUntil, version)
+	}
+	if sc.batch && sc.answers && sc.others {
+		return http.StatusBadRequest, "a JSON-RPC batch holds responses, or requests and notifications, not both"
 	}
 	return 0, ""
 }

@@ -7,15 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mcpadapter/mcpadapter/gateway"
-	"github.com/mcpadapter/mcpadapter/internal/testserver"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // answerRig is a session shared, through a store, by two replicas of a
@@ -32,42 +29,7 @@ type answerRig struct {
 // newAnswerRig starts the replicas, replica i with stores[i] (all in
 // front of the same records) and opts.
 func newAnswerRig(t *testing.T, stores []gateway.SessionStore, opts gateway.Options) *answerRig {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "q"}, &mcp.ServerOptions{SupportedProtocolVersions: testserver.LegacyVersions})
-	for _, tool := range []string{"book", "delete_repo"} {
-		mcp.AddTool(srv, &mcp.Tool{Name: tool}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			ctx, cancel := context.WithTimeout(ctx, 4*time.Second)
-			defer cancel()
-			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "question of " + tool, RequestedSchema: map[string]any{"type": "object"}})
-			if err != nil {
-				return nil, nil, err
-			}
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s got %s %v", tool, res.Action, res.Content)}}}, nil, nil
-		})
-	}
-	up := testserver.StartStreamable(t, srv)
-	a := &answerRig{t: t}
-	for _, store := range stores {
-		o := opts
-		o.Logger, o.Sessions = quietLimitLogger(), &gateway.SessionOptions{Store: store}
-		g, err := gateway.New([]gateway.Server{{Name: "q", Target: up.URL}}, &o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = g.Close() })
-		if err := g.Start(limitCtx(t, 30*time.Second)); err != nil {
-			t.Fatal(err)
-		}
-		ts := httptest.NewServer(g)
-		t.Cleanup(ts.Close)
-		a.urls = append(a.urls, ts.URL+"/mcp")
-		a.gs = append(a.gs, g)
-	}
-	resp := a.post(0, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
-	a.id = resp.Header.Get("Mcp-Session-Id")
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	a.post(0, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
-	return a
+	return newAnswerRigOn(t, askingServer(map[string]time.Duration{"book": 4 * time.Second, "delete_repo": 4 * time.Second}), stores, opts)
 }
 
 // close closes replica's gateway.
@@ -137,11 +99,11 @@ func questionID(q string) string {
 }
 
 // TestSharedSessionsAnswerNotMixedStores: with sessions in Redis and
-// PostgreSQL, two replicas each ask a question numbered 1 in one
-// session; the answer to replica 1's question, sent to replica 0, is not
-// given to replica 0's question, nor to replica 1's (it cannot be known
-// whose it is); an answer sent to the replica that asked, when no other
-// replica has a question with its id waiting, reaches it.
+// PostgreSQL, two replicas each ask the first question of their copies
+// of one session, waiting at once, under ids of their own; the answer to
+// replica 1's question, sent to replica 0, reaches replica 1's question
+// and not replica 0's, and the answer to replica 0's, sent to replica 1,
+// reaches replica 0's.
 func TestSharedSessionsAnswerNotMixedStores(t *testing.T) {
 	stores := sessionStores(t)
 	for _, name := range []string{"redis", "postgres"} {
@@ -149,31 +111,29 @@ func TestSharedSessionsAnswerNotMixedStores(t *testing.T) {
 			store, _ := stores[name]()
 			a := newAnswerRig(t, []gateway.SessionStore{store, store}, gateway.Options{})
 			s1 := a.call(0, 10, "delete_repo")
-			t.Logf("replica 0 asks: %s", a.next(s1, "delete_repo's question"))
+			q1 := questionID(a.next(s1, "delete_repo's question"))
 			s2 := a.call(1, 11, "book")
-			t.Logf("replica 1 asks: %s", a.next(s2, "book's question"))
+			q2 := questionID(a.next(s2, "book's question"))
+			t.Logf("replica 0 asks %s, replica 1 asks %s", q1, q2)
+			if q1 == q2 || !strings.HasSuffix(q1, `.1"`) || !strings.HasSuffix(q2, `.1"`) {
+				t.Fatalf("the questions' ids: %s and %s, want two \"TOKEN.1\"", q1, q2)
+			}
 			// The user accepts book's question; the balancer sends the
 			// answer to replica 0.
-			if code := a.answer(0, "1", "book"); code != http.StatusAccepted {
+			if code := a.answer(0, q2, "book"); code != http.StatusAccepted {
 				t.Errorf("the answer's POST: %d, want 202", code)
+			}
+			if l := a.next(s2, "book's result"); !strings.Contains(l, "book got accept map[for:book]") {
+				t.Fatalf("book's result: %s", l)
 			}
 			select {
 			case l := <-s1:
 				t.Fatalf("delete_repo's call ended with an answer that was not for it: %s", l)
-			case <-time.After(2 * time.Second):
+			default:
 			}
-			// Both questions end by their timeout, unanswered.
-			for _, s := range []<-chan string{s1, s2} {
-				if l := a.next(s, "a call's end"); strings.Contains(l, " got ") {
-					t.Fatalf("a call got an answer: %s", l)
-				}
-			}
-			// One question, on replica 1, answered through replica 1.
-			s3 := a.call(1, 12, "book")
-			qid := questionID(a.next(s3, "book's second question"))
-			a.answer(1, qid, "book")
-			if l := a.next(s3, "book's result"); !strings.Contains(l, "book got accept map[for:book]") {
-				t.Fatalf("book's result: %s", l)
+			a.answer(1, q1, "delete_repo")
+			if l := a.next(s1, "delete_repo's result"); !strings.Contains(l, "delete_repo got accept map[for:delete_repo]") {
+				t.Fatalf("delete_repo's result: %s", l)
 			}
 		})
 	}
@@ -270,9 +230,10 @@ func (k *killableStore) DeleteSession(ctx context.Context, id string) error {
 
 // TestSharedSessionsAsksDeadReplicaStores: with sessions in Redis and
 // PostgreSQL, a replica that dies (it no longer reaches the store, and
-// closes nothing) while its question 1 of a session waits holds back the
-// answer to another replica's question 1 no longer than the question
-// could wait (ParkTimeout, plus a margin of 2 s).
+// closes nothing) while its question of a session waits holds back no
+// answer to the question another replica asks next (the first of its
+// copy too), at once or once the dead replica's question could no longer
+// wait (ParkTimeout, plus a margin of 2 s).
 func TestSharedSessionsAsksDeadReplicaStores(t *testing.T) {
 	stores := sessionStores(t)
 	for _, name := range []string{"redis", "postgres"} {
@@ -282,18 +243,21 @@ func TestSharedSessionsAsksDeadReplicaStores(t *testing.T) {
 			const park = time.Second
 			a := newAnswerRig(t, []gateway.SessionStore{dying, store}, gateway.Options{ParkTimeout: park})
 			s1 := a.call(0, 10, "delete_repo")
-			if q := a.next(s1, "delete_repo's question"); questionID(q) != "1" {
+			if q := a.next(s1, "delete_repo's question"); !strings.HasSuffix(questionID(q), `.1"`) {
 				t.Fatalf("delete_repo's question: %s", q)
 			}
 			dying.dead.Store(true)
-			time.Sleep(park + 2*time.Second + 200*time.Millisecond)
-			s2 := a.call(1, 11, "book")
-			if q := a.next(s2, "book's question"); questionID(q) != "1" {
-				t.Fatalf("book's question: %s", q)
-			}
-			a.answer(1, "1", "book")
-			if l := a.next(s2, "book's result"); !strings.Contains(l, "book got accept map[for:book]") {
-				t.Fatalf("book's result: %s", l)
+			for i, wait := range []time.Duration{0, park + 2*time.Second + 200*time.Millisecond} {
+				time.Sleep(wait)
+				s2 := a.call(1, 11+i, "book")
+				q := a.next(s2, "book's question")
+				if !strings.HasSuffix(questionID(q), fmt.Sprintf(`.%d"`, i+1)) {
+					t.Fatalf("book's question: %s", q)
+				}
+				a.answer(1, questionID(q), "book")
+				if l := a.next(s2, "book's result"); !strings.Contains(l, "book got accept map[for:book]") {
+					t.Fatalf("book's result: %s", l)
+				}
 			}
 		})
 	}
