@@ -1,0 +1,147 @@
+package gateway
+
+//lint:file-ignore SA1019 logging lives in the handshake era, which these clients and servers speak too
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// stalledCalls is an http.RoundTripper whose tools/call answers are not
+// read until open is closed: a client that does not read its stream.
+type stalledCalls struct {
+	open chan struct{}
+}
+
+func (s *stalledCalls) RoundTrip(req *http.Request) (*http.Response, error) {
+	var body []byte
+	if req.Body != nil {
+		var err error
+		if body, err = io.ReadAll(req.Body); err != nil {
+			return nil, err
+		}
+		_ = req.Body.Close()
+		req.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil || !bytes.Contains(body, []byte(`"tools/call"`)) {
+		return resp, err
+	}
+	resp.Body = &stalledBody{ReadCloser: resp.Body, open: s.open, ctx: req.Context()}
+	return resp, nil
+}
+
+type stalledBody struct {
+	io.ReadCloser
+	open <-chan struct{}
+	ctx  context.Context
+}
+
+func (b *stalledBody) Read(p []byte) (int, error) {
+	select {
+	case <-b.open:
+	case <-b.ctx.Done():
+		return 0, b.ctx.Err()
+	}
+	return b.ReadCloser.Read(p)
+}
+
+// TestLogAttributionUnreadStream: alice's client does not read her
+// call's stream while the handshake-era server sends her call's log
+// messages (more than the sockets hold), so the gateway's relay of them
+// waits; her call's answer comes meanwhile, and her call returns on the
+// gateway's side. Bob's call starts after that and is in flight when
+// alice's client reads again and the rest of her log messages are
+// handled: none of them reaches bob. A go-sdk server over
+// stdio and over streamable HTTP.
+func TestLogAttributionUnreadStream(t *testing.T) {
+	bin := testserver.Build(t)
+	backends := map[string]Server{
+		"stdio": {Name: "up", Target: mcpadapter.Command{Path: bin, Args: []string{"-era", "legacy", "-notify"}}},
+		"http": {Name: "up", Target: testserver.StartStreamable(t,
+			testserver.New(testserver.Options{Era: testserver.Legacy, Notify: true})).URL},
+	}
+	for name, srv := range backends {
+		t.Run(name, func(t *testing.T) {
+			g, url := startGateway(t, []Server{srv}, nil)
+			u := g.servers()[0]
+			ctx := testCtx(t, 60*time.Second)
+
+			var aliceHeard, bobHeardAlice, bobHeard atomic.Int64
+			stall := &stalledCalls{open: make(chan struct{})}
+			ac := mcp.NewClient(&mcp.Implementation{Name: "alice", Version: "1"}, &mcp.ClientOptions{
+				LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+					aliceHeard.Add(1)
+				},
+			})
+			alice, err := ac.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: stall}},
+				&mcp.ClientSessionOptions{ProtocolVersion: v1125})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer alice.Close()
+			bob := connect(t, url, v1125, &mcp.ClientOptions{
+				LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+					bobHeard.Add(1)
+					if strings.HasPrefix(fmt.Sprint(r.Params.Data), "alice") {
+						bobHeardAlice.Add(1)
+					}
+				},
+			})
+			for _, cs := range []*mcp.ClientSession{alice, bob} {
+				if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+
+			// 64 messages of 256 KiB: more than the sockets between the
+			// gateway and alice hold.
+			const logs = 64
+			aliceDone := make(chan error, 1)
+			go func() {
+				_, err := alice.CallTool(ctx, &mcp.CallToolParams{Name: "notify",
+					Arguments: testserver.NotifyIn{Text: "alice", Log: true, Logs: logs, Pad: 256 << 10}})
+				aliceDone <- err
+			}()
+			waitUntil(t, "alice's call in flight", func() bool { return !u.lane.idle() })
+			waitUntil(t, "alice's call returned on the gateway's side", u.lane.idle)
+
+			bobDone := make(chan error, 1)
+			go func() {
+				res, err := bob.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 3000}})
+				if err == nil && texts(res) != "slept 3000ms" {
+					err = fmt.Errorf("bob's answer %q", texts(res))
+				}
+				bobDone <- err
+			}()
+			// Bob's call is in flight when alice reads again.
+			waitUntil(t, "bob's call in flight", func() bool { return !u.lane.idle() })
+			close(stall.open)
+			for _, done := range []chan error{aliceDone, bobDone} {
+				select {
+				case err := <-done:
+					if err != nil {
+						t.Errorf("call: %v", err)
+					}
+				case <-ctx.Done():
+					t.Fatal("a call did not return")
+				}
+			}
+			if n := bobHeardAlice.Load(); n != 0 {
+				t.Errorf("bob received %d of alice's %d log messages", n, logs)
+			}
+			t.Logf("alice heard %d of her %d log messages; bob heard %d", aliceHeard.Load(), logs, bobHeard.Load())
+		})
+	}
+}
