@@ -5,6 +5,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/internal/order"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -143,5 +145,66 @@ func TestLogAttributionUnreadStream(t *testing.T) {
 			}
 			t.Logf("alice heard %d of her %d log messages; bob heard %d", aliceHeard.Load(), logs, bobHeard.Load())
 		})
+	}
+}
+
+// TestLaneLogAttributionTrailing: a call that left before the log
+// messages read before its answer were handled keeps them (never a call
+// sent after they were read); beside another client's call in flight
+// since before they were read, they are no one's; once its connection's
+// markers are reached, it no longer trails; past maxTrailing, the log
+// messages read before the answer of the oldest are no one's.
+func TestLaneLogAttributionTrailing(t *testing.T) {
+	l := newLane()
+	m := order.New()
+	enter := func(key string) (*flight, *order.Span) {
+		sp := new(order.Span)
+		f := newFlight(order.WithSpan(context.Background(), sp), &origin{key: key, ctx: context.Background()})
+		if !l.tryEnter(f) {
+			t.Fatalf("%s's call did not start", key)
+		}
+		sp.Sent(m)
+		return f, sp
+	}
+	carol, _ := enter("carol")
+	alice, spA := enter("alice")
+	at := m.Handling() // alice's log message, read before her answer
+	marker := m.Issue()
+	spA.Answered(m)
+	l.leave(alice)
+	bob, _ := enter("bob")
+	if o := l.attributeLog("", at); o != nil {
+		t.Errorf("alice's log message went to %s beside carol's call", o.key)
+	}
+	l.leave(carol)
+	if o := l.attributeLog("", at); o == nil || o.key != "alice" {
+		t.Errorf("alice's log message went to %v, want alice", o)
+	}
+	var p struct {
+		ProgressToken any `json:"progressToken"`
+	}
+	if err := json.Unmarshal(marker.Params, &p); err != nil || !m.Reached(p.ProgressToken) {
+		t.Fatalf("marker %s not reached: %v", marker.Params, err)
+	}
+	if o := l.attributeLog("", m.Handling()); o == nil || o.key != "bob" {
+		t.Errorf("bob's log message went to %v, want bob", o)
+	}
+	if len(l.trailing) != 0 {
+		t.Errorf("%d calls still trail after their markers were reached", len(l.trailing))
+	}
+	l.leave(bob)
+
+	at = m.Handling()
+	for range maxTrailing + 1 {
+		f, sp := enter("dave")
+		m.Issue()
+		sp.Answered(m)
+		l.leave(f)
+	}
+	if len(l.trailing) != maxTrailing {
+		t.Errorf("%d calls trail, want %d", len(l.trailing), maxTrailing)
+	}
+	if o := l.attributeLog("", at); o != nil {
+		t.Errorf("a log message read before the answer of a call that stopped trailing went to %s", o.key)
 	}
 }
