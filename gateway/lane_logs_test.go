@@ -152,7 +152,8 @@ func TestLogAttributionUnreadStream(t *testing.T) {
 // messages read before its answer were handled keeps them (never a call
 // sent after they were read); beside another client's call in flight
 // since before they were read, they are no one's; once its connection's
-// markers are reached, it no longer trails; past maxTrailing, the log
+// markers are reached, it no longer trails; a log message of another
+// connection is not a call's sent on this one; past maxTrailing, the log
 // messages read before the answer of the oldest are no one's.
 func TestLaneLogAttributionTrailing(t *testing.T) {
 	l := newLane()
@@ -188,6 +189,9 @@ func TestLaneLogAttributionTrailing(t *testing.T) {
 	}
 	if o := l.attributeLog("", m.Handling()); o == nil || o.key != "bob" {
 		t.Errorf("bob's log message went to %v, want bob", o)
+	}
+	if o := l.attributeLog("", order.New().Handling()); o != nil {
+		t.Errorf("a log message of another connection went to %s, whose call was sent on this one", o.key)
 	}
 	if len(l.trailing) != 0 {
 		t.Errorf("%d calls still trail after their markers were reached", len(l.trailing))

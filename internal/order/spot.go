@@ -52,6 +52,12 @@ func (s Spot) Before(t Spot) bool {
 	return s.m != nil && s.m == t.m && s.n < t.n
 }
 
+// Apart reports whether s and t are places on two different connections
+// (neither the zero Spot).
+func (s Spot) Apart(t Spot) bool {
+	return s.m != nil && t.m != nil && s.m != t.m
+}
+
 // Passed reports whether every notification before s has been handled,
 // or s's connection ended (or s is on none): no notification handled
 // from now on comes before s.

@@ -21,6 +21,9 @@ func TestSpots(t *testing.T) {
 	if before.Before(New().Here()) || (Spot{}).Before(answered) {
 		t.Error("a place came before one of another connection")
 	}
+	if !before.Apart(New().Here()) || before.Apart(answered) || before.Apart(Spot{}) {
+		t.Error("Apart wrong")
+	}
 	m.Issue()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
