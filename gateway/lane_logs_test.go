@@ -212,3 +212,77 @@ func TestLaneLogAttributionTrailing(t *testing.T) {
 		t.Errorf("a log message read before the answer of a call that stopped trailing went to %s", o.key)
 	}
 }
+
+// TestLogAttributionAfterAnswer: the handshake-era server logs once more
+// after answering alice's call (a message of no call), while the relay
+// of her call's log messages waits on her client, which does not read
+// its stream. That message was read before bob's call was sent, so it is
+// never bob's, even though it is handled while his call is in flight.
+// A go-sdk server over stdio and over streamable HTTP.
+func TestLogAttributionAfterAnswer(t *testing.T) {
+	bin := testserver.Build(t)
+	backends := map[string]Server{
+		"stdio": {Name: "up", Target: mcpadapter.Command{Path: bin, Args: []string{"-era", "legacy", "-notify"}}},
+		"http": {Name: "up", Target: testserver.StartStreamable(t,
+			testserver.New(testserver.Options{Era: testserver.Legacy, Notify: true})).URL},
+	}
+	for name, srv := range backends {
+		t.Run(name, func(t *testing.T) {
+			g, url := startGateway(t, []Server{srv}, nil)
+			u := g.servers()[0]
+			ctx := testCtx(t, 60*time.Second)
+
+			var bobHeardAlice atomic.Int64
+			stall := &stalledCalls{open: make(chan struct{})}
+			ac := mcp.NewClient(&mcp.Implementation{Name: "alice", Version: "1"}, nil)
+			alice, err := ac.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: stall}},
+				&mcp.ClientSessionOptions{ProtocolVersion: v1125})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer alice.Close()
+			bob := connect(t, url, v1125, &mcp.ClientOptions{
+				LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+					if strings.HasPrefix(fmt.Sprint(r.Params.Data), "alice") {
+						bobHeardAlice.Add(1)
+					}
+				},
+			})
+			for _, cs := range []*mcp.ClientSession{alice, bob} {
+				if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			aliceDone := make(chan error, 1)
+			go func() {
+				_, err := alice.CallTool(ctx, &mcp.CallToolParams{Name: "notify",
+					Arguments: testserver.NotifyIn{Text: "alice", Log: true, Logs: 64, Pad: 256 << 10, LogAfter: "alice after", AfterMS: 100}})
+				aliceDone <- err
+			}()
+			waitUntil(t, "alice's call in flight", func() bool { return !u.lane.idle() })
+			waitUntil(t, "alice's call returned on the gateway's side", u.lane.idle)
+			time.Sleep(300 * time.Millisecond) // the message after her answer is read
+
+			bobDone := make(chan error, 1)
+			go func() {
+				_, err := bob.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 1500}})
+				bobDone <- err
+			}()
+			waitUntil(t, "bob's call in flight", func() bool { return !u.lane.idle() })
+			close(stall.open)
+			for _, done := range []chan error{aliceDone, bobDone} {
+				select {
+				case err := <-done:
+					if err != nil {
+						t.Errorf("call: %v", err)
+					}
+				case <-ctx.Done():
+					t.Fatal("a call did not return")
+				}
+			}
+			if n := bobHeardAlice.Load(); n != 0 {
+				t.Errorf("bob received %d of alice's log messages", n)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -23,6 +24,11 @@ type NotifyIn struct {
 	// data Text, a space, the message's number and Pad bytes of "x".
 	Logs int `json:"logs,omitempty"`
 	Pad  int `json:"pad,omitempty"`
+	// LogAfter, when set, is a log message sent AfterMS milliseconds
+	// after the answer, with no call in flight: a server that logs after
+	// its answer.
+	LogAfter string `json:"logAfter,omitempty"`
+	AfterMS  int    `json:"afterMs,omitempty"`
 }
 
 // addNotifyTool registers notify: a log message and a progress report
@@ -30,7 +36,7 @@ type NotifyIn struct {
 // so that the notifications race the answer on the client's side.
 func addNotifyTool(srv *mcp.Server) {
 	srv.AddTool(&mcp.Tool{Name: "notify", Description: "Send a log message and a progress report, then answer at once.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"},"log":{"type":"boolean"},"progress":{"type":"boolean"},"logs":{"type":"integer"},"pad":{"type":"integer"}}}`)},
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"},"log":{"type":"boolean"},"progress":{"type":"boolean"},"logs":{"type":"integer"},"pad":{"type":"integer"},"logAfter":{"type":"string"},"afterMs":{"type":"integer"}}}`)},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var in NotifyIn
 			if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
@@ -45,6 +51,13 @@ func addNotifyTool(srv *mcp.Server) {
 				if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: 1, Total: 1, Message: in.Text}); err != nil {
 					return nil, err
 				}
+			}
+			if in.LogAfter != "" {
+				ss := req.Session
+				time.AfterFunc(time.Duration(max(0, min(in.AfterMS, 60000)))*time.Millisecond, func() {
+					//lint:ignore SA1019 logging lives in the handshake era, which this server speaks too
+					_ = ss.Log(context.Background(), &mcp.LoggingMessageParams{Level: "info", Data: in.LogAfter})
+				})
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{text(in.Text)}}, nil
 		})
