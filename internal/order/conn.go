@@ -23,6 +23,7 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.Marks.InOrder()
 	return &Conn{Connection: c, marks: t.Marks}, nil
 }
 
@@ -46,6 +47,12 @@ func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if marker := c.marks.Boundary(); marker != nil {
+		// A request was sent: msg comes after a marker of its own.
+		_, c.since = msg.(*jsonrpc.Request)
+		c.held = msg
+		return marker, nil
 	}
 	switch msg.(type) {
 	case *jsonrpc.Request:

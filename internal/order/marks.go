@@ -34,6 +34,14 @@ type Marks struct {
 	handled atomic.Int64 // notifications handled, markers included
 	waiting atomic.Int32 // callers in Wait
 
+	// inOrder: the connection's reader passes up its messages in the
+	// order the server sent them and the markers Boundary hands it.
+	inOrder atomic.Bool
+	// boundary: a request's Span asked for a marker before the next
+	// message read (Boundary); bmu orders asking and handing it out.
+	boundary atomic.Bool
+	bmu      sync.Mutex
+
 	mu   sync.Mutex
 	wake chan struct{} // closed on progress while someone waits; nil when no one
 }

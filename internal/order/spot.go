@@ -3,6 +3,8 @@ package order
 import (
 	"context"
 	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // A Spot is a place in one connection's messages from the server,
@@ -25,6 +27,47 @@ func (m *Marks) Here() Spot {
 		return Spot{}
 	}
 	return Spot{m: m, n: m.issued.Load()}
+}
+
+// InOrder notes that the connection's reader passes up its messages in
+// the order the server sent them (one stream: stdio, a legacy SSE
+// connection) and, before the next message it reads, the marker
+// Boundary returns: so a request's place when it was sent (Span.Sent)
+// comes after every notification read before that.
+func (m *Marks) InOrder() {
+	if m != nil {
+		m.inOrder.Store(true)
+	}
+}
+
+// Boundary returns the marker a request's Span asked for (Span.Sent),
+// which the reader of an InOrder connection passes up before the message
+// it read just now; nil when none was asked for.
+func (m *Marks) Boundary() *jsonrpc.Request {
+	if m == nil || !m.boundary.Load() {
+		return nil
+	}
+	m.bmu.Lock()
+	defer m.bmu.Unlock()
+	if !m.boundary.Swap(false) {
+		return nil
+	}
+	return m.Issue()
+}
+
+// sending returns the place of a request about to be sent: on an InOrder
+// connection, the marker the reader passes up before the next message it
+// reads (Boundary), so that every notification read so far comes before
+// it; else Here (the markers issued so far: a notification read since
+// the last of them does not come before the request).
+func (m *Marks) sending() Spot {
+	if m == nil || !m.inOrder.Load() {
+		return m.Here()
+	}
+	m.bmu.Lock()
+	defer m.bmu.Unlock()
+	m.boundary.Store(true)
+	return Spot{m: m, n: m.issued.Load() + 1}
 }
 
 // Handling returns the place of the notification whose handler runs now
@@ -95,7 +138,7 @@ func (sp *Span) Sent(m *Marks) {
 		return
 	}
 	sp.mu.Lock()
-	sp.sent, sp.answered = m.Here(), Spot{}
+	sp.sent, sp.answered = m.sending(), Spot{}
 	sp.mu.Unlock()
 }
 

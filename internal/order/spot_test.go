@@ -62,3 +62,36 @@ func TestSpots(t *testing.T) {
 		t.Error("a nil Span recorded places")
 	}
 }
+
+// TestSpotsSentInOrder: on a connection whose reader passes up the
+// markers asked for (InOrder), a notification read before a request was
+// sent, after the last marker, comes before the request's place, and one
+// read after it does not; elsewhere the request's place is Here, and no
+// marker is asked for.
+func TestSpotsSentInOrder(t *testing.T) {
+	m := New()
+	m.InOrder()
+	m.Reached(token(t, m, m.Issue()))
+	read := m.Handling() // read after marker 1, before the request was sent
+	sp := new(Span)
+	sp.Sent(m)
+	sent, _ := sp.Places()
+	if !read.Before(sent) {
+		t.Errorf("a notification read before the request was sent does not come before it (%v, %v)", read, sent)
+	}
+	b := m.Boundary()
+	if b == nil || m.Boundary() != nil {
+		t.Fatalf("Boundary %v: want one marker, once", b)
+	}
+	m.Reached(token(t, m, b))
+	if m.Handling().Before(sent) {
+		t.Error("a notification read after the request's marker comes before the request")
+	}
+
+	n := New()
+	n.Reached(token(t, n, n.Issue()))
+	sp.Sent(n)
+	if sent, _ := sp.Places(); sent != n.Here() || n.Boundary() != nil {
+		t.Errorf("on a connection not InOrder: place %v, want %v, and no marker", sent, n.Here())
+	}
+}
