@@ -48,15 +48,15 @@ func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	if marker := c.marks.Boundary(); marker != nil {
-		// A request was sent: msg comes after a marker of its own.
-		_, c.since = msg.(*jsonrpc.Request)
-		c.held = msg
-		return marker, nil
-	}
 	switch msg.(type) {
 	case *jsonrpc.Request:
 		c.since = true
+		if marker := c.marks.Boundary(); marker != nil {
+			// A request of the client's was sent since the message
+			// before msg was read: msg comes after a marker of its own.
+			c.held = msg
+			return marker, nil
+		}
 	case *jsonrpc.Response:
 		if c.since && c.marks != nil {
 			c.since = false

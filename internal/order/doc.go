@@ -27,9 +27,9 @@
 // HandlingFrom where a notification being handled was read, so that it
 // can tell whose a notification that names no request may be. On a
 // connection read in order (InOrder: stdio, legacy SSE) a request's Span
-// asks for a marker before the next message read (Boundary), so that a
-// notification read before the request was sent, even after the last
-// marker, comes before it.
+// asks for a marker before the next notification read (Boundary), so
+// that a notification read before the request was sent, even after the
+// last marker, comes before it.
 //
 // A response with nothing read before it since the last marker gets no
 // marker, and a call whose markers are all reached does not wait: two

@@ -31,9 +31,11 @@ func (m *Marks) Here() Spot {
 
 // InOrder notes that the connection's reader passes up its messages in
 // the order the server sent them (one stream: stdio, a legacy SSE
-// connection) and, before the next message it reads, the marker
-// Boundary returns: so a request's place when it was sent (Span.Sent)
-// comes after every notification read before that.
+// connection) and, before the next request or notification it reads,
+// the marker Boundary returns: so a request's place when it was sent
+// (Span.Sent) comes after every notification read before that. Such a
+// marker holds no call's Wait back: the next response read after it
+// comes after a marker of its own.
 func (m *Marks) InOrder() {
 	if m != nil {
 		m.inOrder.Store(true)
@@ -41,8 +43,8 @@ func (m *Marks) InOrder() {
 }
 
 // Boundary returns the marker a request's Span asked for (Span.Sent),
-// which the reader of an InOrder connection passes up before the message
-// it read just now; nil when none was asked for.
+// which the reader of an InOrder connection passes up before the request
+// or notification it read just now; nil when none was asked for.
 func (m *Marks) Boundary() *jsonrpc.Request {
 	if m == nil || !m.boundary.Load() {
 		return nil
@@ -56,8 +58,8 @@ func (m *Marks) Boundary() *jsonrpc.Request {
 }
 
 // sending returns the place of a request about to be sent: on an InOrder
-// connection, the marker the reader passes up before the next message it
-// reads (Boundary), so that every notification read so far comes before
+// connection, the marker the reader passes up before the next request or
+// notification it reads (Boundary), so that every notification read so far comes before
 // it; else Here (the markers issued so far: a notification read since
 // the last of them does not come before the request).
 func (m *Marks) sending() Spot {
