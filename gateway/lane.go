@@ -65,15 +65,18 @@ func newFlight(ctx context.Context, o *origin) *flight {
 
 // mayHaveSent reports whether the request of f may have been in flight at
 // the server when it sent the notification at place at (order.Spot) on
-// f's connection conn: not when the request was sent on another
-// connection (such as one made anew after the notification's ended) or
-// after the notification was read, nor, once f trails, when the
-// notification was read after its answer.
+// f's connection conn: not when the request was not sent yet, or sent
+// on another connection (such as one made anew after the notification's
+// ended) or after the notification was read, nor, once f trails, when
+// the notification was read after its answer.
 func (f *flight) mayHaveSent(conn string, at order.Spot) bool {
 	if f.conn != conn {
 		return false
 	}
 	sent, _ := f.span.Places()
+	if f.span != nil && sent == (order.Spot{}) {
+		return false // not sent yet (it waits for a call slot, or its connection)
+	}
 	if at.Before(sent) || at.Apart(sent) {
 		return false
 	}

@@ -286,3 +286,79 @@ func TestLogAttributionAfterAnswer(t *testing.T) {
 		})
 	}
 }
+
+// TestLogAttributionCallNotSent: bob's call is on the lane but not sent
+// yet (it waits for the server's one call slot, held by dave's call)
+// when the server's log message after alice's answer, read before
+// either was sent, is handled: it is no one's, never bob's.
+func TestLogAttributionCallNotSent(t *testing.T) {
+	bin := testserver.Build(t)
+	srv := Server{Name: "up", Target: mcpadapter.Command{Path: bin, Args: []string{"-era", "legacy", "-notify"}}}
+	g, url := startGateway(t, []Server{srv}, &Options{MaxCallsPerServer: 1})
+	u := g.servers()[0]
+	ctx := testCtx(t, 60*time.Second)
+
+	var bobHeardAlice atomic.Int64
+	stall := &stalledCalls{open: make(chan struct{})}
+	alice, err := mcp.NewClient(&mcp.Implementation{Name: "alice", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: stall}},
+		&mcp.ClientSessionOptions{ProtocolVersion: v1125})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer alice.Close()
+	// Bob and dave cannot be asked: their calls run side by side.
+	bob := connect(t, url, v1125, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{},
+		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+			if strings.HasPrefix(fmt.Sprint(r.Params.Data), "alice") {
+				bobHeardAlice.Add(1)
+			}
+		},
+	})
+	dave := connect(t, url, v1125, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	for _, cs := range []*mcp.ClientSession{alice, bob, dave} {
+		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan error, 3)
+	go func() {
+		_, err := alice.CallTool(ctx, &mcp.CallToolParams{Name: "notify",
+			Arguments: testserver.NotifyIn{Text: "alice", Log: true, Logs: 64, Pad: 256 << 10, LogAfter: "alice after", AfterMS: 100}})
+		done <- err
+	}()
+	waitUntil(t, "alice's call in flight", func() bool { return !u.lane.idle() })
+	waitUntil(t, "alice's call returned on the gateway's side", u.lane.idle)
+	time.Sleep(300 * time.Millisecond) // the message after her answer is read
+
+	go func() {
+		_, err := dave.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 1500}})
+		done <- err
+	}()
+	waitUntil(t, "dave's call in flight", func() bool { return !u.lane.idle() })
+	time.Sleep(100 * time.Millisecond) // dave's call holds the slot
+	go func() {
+		_, err := bob.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 10}})
+		done <- err
+	}()
+	waitUntil(t, "bob's call on the lane", func() bool {
+		u.lane.mu.Lock()
+		defer u.lane.mu.Unlock()
+		return len(u.lane.flights) == 2
+	})
+	close(stall.open)
+	for range 3 {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("call: %v", err)
+			}
+		case <-ctx.Done():
+			t.Fatal("a call did not return")
+		}
+	}
+	if n := bobHeardAlice.Load(); n != 0 {
+		t.Errorf("bob received %d of alice's log messages", n)
+	}
+}
