@@ -316,14 +316,17 @@ func (o *origin) log(p *mcp.LoggingMessageParams) {
 	if ss == nil {
 		return
 	}
-	if ctx.Err() != nil && ss.ID() != "" {
-		// A message related to the answered request would be refused.
+	if ctx.Err() == nil && ss.Log(ctx, p) == nil {
+		return
+	}
+	if ss.ID() != "" {
+		// A message related to the answered request is refused (the
+		// request's stream ends with its answer, a moment before its
+		// context).
 		lctx, cancel := context.WithTimeout(context.Background(), lateLogWait)
 		defer cancel()
 		_ = ss.Log(lctx, p)
-		return
 	}
-	_ = ss.Log(ctx, p)
 }
 
 // lateLogWait bounds the sending of a log message of an answered call to
