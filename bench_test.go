@@ -132,3 +132,24 @@ func BenchmarkCallStdio(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReadResource reads a resource of an in-process server of each
+// era: one iteration is one Client.ReadResource call.
+func BenchmarkReadResource(b *testing.B) {
+	for _, e := range eras {
+		b.Run(e.era.String(), func(b *testing.B) {
+			ctx := context.Background()
+			c, err := mcpadapter.NewClient(testserver.New(testserver.Options{Era: e.era, Resources: true}), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.ReadResource(ctx, testserver.ResourceA); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -146,6 +147,89 @@ func TestEverythingProgressBeforeAnswer(t *testing.T) {
 			}
 			if missed > 0 {
 				t.Errorf("%d of %d calls returned before their progress callback ran", missed, notifyCalls)
+			}
+		})
+	}
+}
+
+// TestNotificationsBeforeFeatureAnswersReachLogHandler: a handshake-era
+// server's log message sent immediately before its answer to a
+// resources/read, a prompts/get or a completion/complete has reached the
+// Client's LogHandler when the request returns, every time, over every
+// transport.
+func TestNotificationsBeforeFeatureAnswersReachLogHandler(t *testing.T) {
+	t.Parallel()
+	requests := map[string]func(ctx context.Context, c *mcpadapter.Client, text string) (string, error){
+		"resources/read": func(ctx context.Context, c *mcpadapter.Client, text string) (string, error) {
+			res, err := c.ReadResource(ctx, testserver.NotifyURIPrefix+text)
+			if err != nil || len(res.Contents) != 1 {
+				return "", fmt.Errorf("%v %+v", err, res)
+			}
+			return res.Contents[0].Text, nil
+		},
+		"prompts/get": func(ctx context.Context, c *mcpadapter.Client, text string) (string, error) {
+			res, err := c.GetPrompt(ctx, "notify", map[string]string{"text": text})
+			if err != nil || len(res.Messages) != 1 {
+				return "", fmt.Errorf("%v %+v", err, res)
+			}
+			tc, _ := res.Messages[0].Content.(*mcp.TextContent)
+			if tc == nil {
+				return "", fmt.Errorf("prompt content %T", res.Messages[0].Content)
+			}
+			return tc.Text, nil
+		},
+		"completion/complete": func(ctx context.Context, c *mcpadapter.Client, text string) (string, error) {
+			res, err := c.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "notify"},
+				Argument: mcp.CompleteParamsArgument{Name: "text", Value: text}})
+			if err != nil || len(res.Completion.Values) != 1 {
+				return "", fmt.Errorf("%v %+v", err, res)
+			}
+			return res.Completion.Values[0], nil
+		},
+	}
+	for name, target := range notifyTargets(t) {
+		if !strings.HasSuffix(name, "-legacy") {
+			continue // a 2026-07-28 server logs for a request that asks for a level in its _meta
+		}
+		t.Run(name, func(t *testing.T) {
+			ctx := testCtx(t)
+			var mu sync.Mutex
+			logged := map[string]bool{}
+			c, err := mcpadapter.NewClient(target, &mcpadapter.ClientOptions{
+				LogHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+					mu.Lock()
+					logged[fmt.Sprint(req.Params.Data)] = true
+					mu.Unlock()
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			sess, err := c.Session(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := sess.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+				t.Fatal(err)
+			}
+			for method, request := range requests {
+				missed := 0
+				for i := range notifyCalls {
+					text := fmt.Sprintf("%s-%d", strings.ReplaceAll(method, "/", "-"), i)
+					got, err := request(ctx, c, text)
+					if err != nil || got != text {
+						t.Fatalf("%s %d: %v %q", method, i, err, got)
+					}
+					mu.Lock()
+					if !logged[text] {
+						missed++
+					}
+					mu.Unlock()
+				}
+				if missed > 0 {
+					t.Errorf("%s: %d of %d requests returned before their log message reached the LogHandler", method, missed, notifyCalls)
+				}
 			}
 		})
 	}

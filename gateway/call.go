@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/internal/order"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -249,6 +250,10 @@ func (g *Gateway) forwardCall(ctx context.Context, r toolRoute, o *origin, param
 	if err != nil {
 		return nil, err
 	}
+	// The client's session notes in the span where the call stands in
+	// its connection's messages: its log messages read before its answer
+	// stay its own after it left (lane.trailing).
+	ctx = order.WithSpan(ctx, new(order.Span))
 	c, leave, err := u.fly(ctx, o, true)
 	if err != nil {
 		return nil, callError(u, params.Name, context.Cause(ctx), err)

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/internal/order"
 )
 
 // A handshake-era server's requests (elicitation/create,
@@ -46,12 +47,40 @@ type flight struct {
 	// request runs on (its CallIdentity: a server whose credential is
 	// per principal), "" for the connection of no one's.
 	conn string
+	// span, from the request's context (order.WithSpan), says where the
+	// request stood in its connection's messages (nil: not known).
+	span *order.Span
+	// until, once the request left while notifications read before its
+	// answer were still to be handled, is the connection's place after
+	// its answer: the request trails (lane.trailing) until it is passed.
+	until order.Spot
 }
 
 // newFlight returns the flight of a request of o made with ctx (its
-// CallIdentity names the connection it runs on).
+// CallIdentity names the connection it runs on; its order.Span, if any,
+// where it stands in the connection's messages).
 func newFlight(ctx context.Context, o *origin) *flight {
-	return &flight{o: o, asker: o.asker(), conn: connOf(ctx)}
+	return &flight{o: o, asker: o.asker(), conn: connOf(ctx), span: order.SpanFrom(ctx)}
+}
+
+// mayHaveSent reports whether the request of f may have been in flight at
+// the server when it sent the notification at place at (order.Spot) on
+// f's connection conn: not when the request was not sent yet, or sent
+// on another connection (such as one made anew after the notification's
+// ended) or after the notification was read, nor, once f trails, when
+// the notification was read after its answer.
+func (f *flight) mayHaveSent(conn string, at order.Spot) bool {
+	if f.conn != conn {
+		return false
+	}
+	sent, _ := f.span.Places()
+	if f.span != nil && sent == (order.Spot{}) {
+		return false // not sent yet (it waits for a call slot, or its connection)
+	}
+	if at.Before(sent) || at.Apart(sent) {
+		return false
+	}
+	return f.until == (order.Spot{}) || at.Before(f.until)
 }
 
 // connOf returns the principal whose connection a request made with ctx
@@ -73,8 +102,18 @@ func conflicts(a, b *flight) bool {
 type lane struct {
 	mu      sync.Mutex
 	flights map[*flight]struct{}
-	queue   []*flight     // waiting, first come first
-	changed chan struct{} // closed and replaced on every change
+	// trailing are requests that left (their callers have their answers)
+	// while notifications read before their answers were still to be
+	// handled: such a notification (a log message held up by a client
+	// that does not read its stream) is still theirs, never a later
+	// request's. A request trails until those notifications have been
+	// handled, or its connection ended; past maxTrailing the oldest stops
+	// trailing, and the notifications read before its answer (lost) are
+	// no one's.
+	trailing []*flight
+	lost     order.Spot
+	queue    []*flight     // waiting, first come first
+	changed  chan struct{} // closed and replaced on every change
 	// watched has, for each key a question was put to (whileFlying), the
 	// context that ends when no call of the key is in flight.
 	watched map[string]watchedKey
@@ -177,6 +216,7 @@ func (l *lane) idle() bool {
 func (l *lane) leave(f *flight) {
 	l.mu.Lock()
 	delete(l.flights, f)
+	l.trail(f)
 	if w, ok := l.watched[f.o.key]; ok && !l.flying(f.o.key) {
 		delete(l.watched, f.o.key)
 		w.cancel(errNoCallInFlight)
@@ -263,15 +303,30 @@ func (l *lane) attribute(conn string) (*origin, error) {
 }
 
 // attributeLog returns the origin a log message, which came on the
-// connection of conn, belongs to: that of the calls in flight on that
-// connection when they all have one key, else nil.
-func (l *lane) attributeLog(conn string) *origin {
+// connection of conn at the place at (order.HandlingFrom; zero when not
+// known), belongs to: that of the requests that may have been in flight
+// when the server sent it (in flight on that connection, or trailing, and
+// not sent after it was read) when they all have one key, else nil.
+func (l *lane) attributeLog(conn string, at order.Spot) *origin {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.prune()
+	if at.Before(l.lost) {
+		return nil
+	}
 	var o *origin
 	for f := range l.flights {
 		switch {
-		case f.conn != conn:
+		case !f.mayHaveSent(conn, at):
+		case o == nil:
+			o = f.o
+		case o.key != f.o.key:
+			return nil
+		}
+	}
+	for _, f := range l.trailing {
+		switch {
+		case !f.mayHaveSent(conn, at):
 		case o == nil:
 			o = f.o
 		case o.key != f.o.key:
@@ -279,4 +334,35 @@ func (l *lane) attributeLog(conn string) *origin {
 		}
 	}
 	return o
+}
+
+// maxTrailing bounds a lane's trailing requests.
+const maxTrailing = 1024
+
+// trail keeps f, which left, trailing while notifications read before
+// its answer are still to be handled. l.mu is held.
+func (l *lane) trail(f *flight) {
+	l.prune()
+	_, answered := f.span.Places()
+	if answered.Passed() {
+		return
+	}
+	f.until = answered
+	if len(l.trailing) == maxTrailing {
+		if old := l.trailing[0].until; l.lost.Passed() || l.lost.Before(old) {
+			l.lost = old
+		}
+		l.trailing[0] = nil
+		l.trailing = l.trailing[1:]
+	}
+	l.trailing = append(l.trailing, f)
+}
+
+// prune ends the trailing of requests whose connections have handled
+// every notification read before their answers. l.mu is held.
+func (l *lane) prune() {
+	l.trailing = slices.DeleteFunc(l.trailing, func(f *flight) bool { return f.until.Passed() })
+	if len(l.trailing) == 0 {
+		l.trailing = nil
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -306,11 +307,28 @@ func (o *origin) progress(p *mcp.ProgressNotificationParams) {
 }
 
 // log passes a server's log message on to the client, at the level the
-// client asked for.
+// client asked for: on the stream of the client's request while it is
+// open, else (the gateway answered it, and the message of its call was
+// handled after: lane.trailing) on the session's own stream, when the
+// client has a session.
 func (o *origin) log(p *mcp.LoggingMessageParams) {
 	ctx, ss := o.current()
 	if ss == nil {
 		return
 	}
-	_ = ss.Log(ctx, p)
+	if ctx.Err() == nil && ss.Log(ctx, p) == nil {
+		return
+	}
+	if ss.ID() != "" {
+		// A message related to the answered request is refused (the
+		// request's stream ends with its answer, a moment before its
+		// context).
+		lctx, cancel := context.WithTimeout(context.Background(), lateLogWait)
+		defer cancel()
+		_ = ss.Log(lctx, p)
+	}
 }
+
+// lateLogWait bounds the sending of a log message of an answered call to
+// its client's session.
+const lateLogWait = 5 * time.Second

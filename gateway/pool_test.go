@@ -359,6 +359,13 @@ func TestPoolQuestionsNeverCrossPrincipals(t *testing.T) {
 			t.Errorf("a call's result: %q, want its own answer", r)
 		}
 	}
+	// A client's go-sdk session hands log messages to their handler
+	// after the call they came before may have returned.
+	waitUntil(t, "the log messages handled", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(logs) >= 2*len(who)*4
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	for _, c := range crossed {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/internal/order"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -658,7 +659,7 @@ func (u *upstream) onLog(ctx context.Context, l *lane, req *mcp.LoggingMessageRe
 	if p.Logger == "" {
 		p.Logger = u.name
 	}
-	if o := l.attributeLog(connOf(ctx)); o != nil {
+	if o := l.attributeLog(connOf(ctx), order.HandlingFrom(ctx)); o != nil {
 		o.log(&p)
 		return
 	}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"sync/atomic"
 
+	"github.com/mcpadapter/mcpadapter/internal/order"
 	"github.com/mcpadapter/mcpadapter/internal/plaincall"
 	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
 	"github.com/mcpadapter/mcpadapter/internal/stdio"
@@ -138,9 +139,19 @@ func (s *Session) FastPath() bool { return s.fast.path != noFastPath }
 // or once waiting for them gives up (the call's context, the connection's
 // end, order.Quiet without a notification handled).
 func (s *Session) CallTool(ctx context.Context, c Call) (*mcp.CallToolResult, Raw, error) {
+	sp := order.SpanFrom(ctx)
+	sp.Sent(s.order)
 	res, raw, err := s.callTool(ctx, c)
-	s.order.Wait(ctx, s.done)
+	s.settle(ctx, sp)
 	return res, raw, err
+}
+
+// settle notes in sp (the request's order.Span, or nil) where the
+// connection stands after a request's answer, and waits until the
+// notifications read before it have been handled (order.Marks.Wait).
+func (s *Session) settle(ctx context.Context, sp *order.Span) {
+	sp.Answered(s.order)
+	s.order.Wait(ctx, s.done)
 }
 
 // callTool is CallTool without its wait for the notifications.

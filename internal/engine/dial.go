@@ -49,6 +49,7 @@ func (e *Engine) dial(ctx context.Context, sl *slot) (*Session, error) {
 	s.gone, s.endGone = context.WithCancel(context.Background())
 	go func() {
 		s.err = s.cs.Wait()
+		s.order.End()
 		close(s.done)
 		s.endGone()
 	}()
@@ -63,6 +64,7 @@ func (e *Engine) dialOnce(ctx context.Context, sl *slot, deadline *connectDeadli
 	st.step.Store("connect")
 	s.state = st
 	ctx = context.WithValue(ctx, dialKey{}, st)
+	ctx = order.WithMarks(ctx, s.order) // for the notifications' handlers (order.HandlingFrom)
 	ctx = oauthflow.WithAttempt(ctx, st)
 
 	t, cleanup, err := e.transport(ctx, kind, s)

@@ -23,6 +23,7 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.Marks.InOrder()
 	return &Conn{Connection: c, marks: t.Marks}, nil
 }
 
@@ -50,6 +51,12 @@ func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	switch msg.(type) {
 	case *jsonrpc.Request:
 		c.since = true
+		if marker := c.marks.Boundary(); marker != nil {
+			// A request of the client's was sent since the message
+			// before msg was read: msg comes after a marker of its own.
+			c.held = msg
+			return marker, nil
+		}
 	case *jsonrpc.Response:
 		if c.since && c.marks != nil {
 			c.since = false

@@ -20,6 +20,17 @@
 // connection's end, and Quiet without any notification handled (a handler
 // that blocks).
 //
+// The markers also place requests and notifications in a connection's
+// messages (Spot): a caller that shares one connection among its own
+// callers (the gateway) learns from a request's Span where the connection
+// stood when the request was sent and after its answer was read, and from
+// HandlingFrom where a notification being handled was read, so that it
+// can tell whose a notification that names no request may be. On a
+// connection read in order (InOrder: stdio, legacy SSE) a request's Span
+// asks for a marker before the next notification read (Boundary), so
+// that a notification read before the request was sent, even after the
+// last marker, comes before it.
+//
 // A response with nothing read before it since the last marker gets no
 // marker, and a call whose markers are all reached does not wait: two
 // atomic loads, no allocation.

@@ -28,9 +28,19 @@ const markerPrefix = "mcpadapter-order-"
 type Marks struct {
 	prefix  string // markerPrefix, this connection's nonce and "-"
 	issued  atomic.Int64
-	reached atomic.Int64
+	reached atomic.Int64 // markers reached, and those Wait gave up on
+	arrived atomic.Int64 // the highest marker the middleware reached
+	ended   atomic.Bool  // the connection ended (End)
 	handled atomic.Int64 // notifications handled, markers included
 	waiting atomic.Int32 // callers in Wait
+
+	// inOrder: the connection's reader passes up its messages in the
+	// order the server sent them and the markers Boundary hands it.
+	inOrder atomic.Bool
+	// boundary: a request's Span asked for a marker before the next
+	// message read (Boundary); bmu orders asking and handing it out.
+	boundary atomic.Bool
+	bmu      sync.Mutex
 
 	mu   sync.Mutex
 	wake chan struct{} // closed on progress while someone waits; nil when no one
@@ -80,13 +90,19 @@ func (m *Marks) Reached(token any) bool {
 	if err != nil {
 		return false
 	}
+	raise(&m.arrived, n)
+	raise(&m.reached, n)
+	return true
+}
+
+// raise sets v to n unless it holds more.
+func raise(v *atomic.Int64, n int64) {
 	for {
-		r := m.reached.Load()
-		if n <= r || m.reached.CompareAndSwap(r, n) {
-			break
+		r := v.Load()
+		if n <= r || v.CompareAndSwap(r, n) {
+			return
 		}
 	}
-	return true
 }
 
 // Handled notes that the handler of a notification (or a marker) has
@@ -170,12 +186,7 @@ func (m *Marks) wait(ctx context.Context, gone <-chan struct{}, want int64) bool
 // holds no later call back; a later call waits only for the markers
 // issued after it.
 func (m *Marks) giveUp(want int64) {
-	for {
-		r := m.reached.Load()
-		if want <= r || m.reached.CompareAndSwap(r, want) {
-			return
-		}
-	}
+	raise(&m.reached, want)
 }
 
 // IsMarker reports whether msg is one of m's markers: the protocol trace

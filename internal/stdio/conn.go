@@ -145,7 +145,9 @@ func (c *Conn) readMessage() (jsonrpc.Message, error) {
 
 // mark returns the marker to pass up before msg, a message just read,
 // keeping msg for the next Read, when msg is a response read after a
-// request or notification passed up since the last marker; else nil.
+// request or notification passed up since the last marker, or a request
+// or notification when a request of the client's asked for one
+// (order.Marks.Boundary); else nil.
 func (c *Conn) mark(msg jsonrpc.Message) jsonrpc.Message {
 	if c.marks == nil {
 		return nil
@@ -153,6 +155,12 @@ func (c *Conn) mark(msg jsonrpc.Message) jsonrpc.Message {
 	switch msg.(type) {
 	case *jsonrpc.Request:
 		c.since = true
+		if marker := c.marks.Boundary(); marker != nil {
+			// A request of the client's was sent since the message
+			// before msg was read: msg comes after a marker of its own.
+			c.marked = msg
+			return marker
+		}
 	case *jsonrpc.Response:
 		if c.since {
 			c.since = false

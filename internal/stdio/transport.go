@@ -102,6 +102,7 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	}
 	c := newConn(p, max, grace, t.Observer, t.OnSkip)
 	c.marks = t.Marks
+	t.Marks.InOrder()
 	if t.OnStart != nil {
 		t.OnStart(c)
 	}

@@ -107,6 +107,9 @@ func NewWithState(opts Options) (*mcp.Server, *State) {
 		sopts.PageSize = opts.PageSize
 	}
 	setCacheOptions(opts, sopts)
+	if opts.Notify {
+		sopts.CompletionHandler = notifyComplete
+	}
 	if ext := extensionCapabilities(opts); len(ext) > 0 {
 		sopts.Capabilities = &mcp.ServerCapabilities{Extensions: ext}
 	}
@@ -143,6 +146,7 @@ func NewWithState(opts Options) (*mcp.Server, *State) {
 	}
 	if opts.Notify {
 		addNotifyTool(srv)
+		addNotifyFeatures(srv)
 	}
 	return srv, st
 }

@@ -99,7 +99,7 @@ func parseFlags() (*config, error) {
 	flag.StringVar(&c.cacheScope, "cache-scope", "", "the cacheScope caching hint (public or private) of discover, list and read results")
 	flag.BoolVar(&c.resources, "resources", false, "add the test://cache/ resources, their template and the greet prompt")
 	flag.BoolVar(&c.oneAtATime, "one-at-a-time", false, "refuse a tools/call while another is in flight (a single-threaded server)")
-	flag.BoolVar(&c.notify, "notify", false, "add the notify tool: a log message and a progress report, then the answer at once")
+	flag.BoolVar(&c.notify, "notify", false, "add the notify tool, resource template, prompt and completion: a log message (and a progress report), then the answer at once")
 	flag.BoolVar(&c.logMethods, "log-methods", false, "stdio: write \"recv PID METHOD\" to stderr for every message read from stdin, in order")
 	flag.StringVar(&c.neverAnswer, "never-answer", "", "stdio: drop every tools/call of this tool (never answered, cancellation ignored)")
 	flag.StringVar(&c.stopReading, "stop-reading", "", "stdio: after a tools/call of this tool (still answered), never read stdin again")
