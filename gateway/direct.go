@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -34,11 +35,37 @@ func (f *fastRequest) readDirect(c *catalog) {
 	if f.init == nil || !f.plain || !c.isRegistered(f.name) {
 		return
 	}
+	if p, ok := f.directParams(); ok {
+		f.call = p
+		return
+	}
 	p, ok := decodeAsSDK[mcp.CallToolParamsRaw](f.params)
 	if !ok || p.Name != f.name {
 		return
 	}
 	f.call = p
+}
+
+// directParams returns a lean plain call's params (f.params) as go-sdk's
+// decoder reads them, made from the members the fast path has read
+// (f.pm, f.meta) rather than decoding the params again, when its
+// arguments are absent or an object and its _meta holds nothing but what
+// the lean session took (leanKeys); ok is false otherwise (they are
+// decoded then). TestDirectParams holds it to go-sdk's decoding.
+func (f *fastRequest) directParams() (*mcp.CallToolParamsRaw, bool) {
+	for k := range f.meta {
+		if !slices.Contains(leanKeys, k) {
+			return nil, false
+		}
+	}
+	p := &mcp.CallToolParamsRaw{Meta: mcp.Meta{}, Name: f.name}
+	if args, ok := f.pm["arguments"]; ok {
+		if len(args) == 0 || args[0] != '{' {
+			return nil, false
+		}
+		p.Arguments = bytes.Clone(args)
+	}
+	return p, true
 }
 
 // answerDirect answers f's call on the session ss made for it, writing

@@ -29,6 +29,8 @@ type Gateway struct {
 	impl   *mcp.Implementation // the server's, as its answers name it
 	cat    *catalog
 	search *search
+
+	capsMemo atomic.Pointer[capsEncoded] // forwardMeta's last lean capabilities (capsForward)
 	parks  *parking
 	tasks  *taskStore
 
