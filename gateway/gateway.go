@@ -31,8 +31,8 @@ type Gateway struct {
 	search *search
 
 	capsMemo atomic.Pointer[capsEncoded] // forwardMeta's last lean capabilities (capsForward)
-	parks  *parking
-	tasks  *taskStore
+	parks    *parking
+	tasks    *taskStore
 
 	stateful, stateless httpHandler
 	// fastVetoes keep requests off the fast path (fastpath.go): each
