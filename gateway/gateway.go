@@ -29,10 +29,8 @@ type Gateway struct {
 	impl   *mcp.Implementation // the server's, as its answers name it
 	cat    *catalog
 	search *search
-
-	capsMemo atomic.Pointer[capsEncoded] // forwardMeta's last lean capabilities (capsForward)
-	parks    *parking
-	tasks    *taskStore
+	parks  *parking
+	tasks  *taskStore
 
 	stateful, stateless httpHandler
 	// fastVetoes keep requests off the fast path (fastpath.go): each
@@ -42,6 +40,9 @@ type Gateway struct {
 	// directChain is the receiving middleware over directTool, for the
 	// fast path's direct calls (direct.go).
 	directChain mcp.MethodHandler
+	// capsMemo is the last client capabilities of a lean one-request
+	// session forwardMeta encoded (capsForward).
+	capsMemo atomic.Pointer[capsEncoded]
 
 	ctx    context.Context // ends when the gateway closes
 	cancel context.CancelFunc
