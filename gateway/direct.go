@@ -82,7 +82,7 @@ func (g *Gateway) answerDirect(ctx context.Context, c *fastConn, ss *mcp.ServerS
 	if err == nil {
 		if res == nil {
 			resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the tool returned no result"}
-		} else if raw, merr := marshalDirect(res, one); merr != nil {
+		} else if raw, merr := g.marshalResult(res, one); merr != nil {
 			resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the tool returned a malformed result: %v", merr)}
 		} else if data, ok := encodeAnswer(f.msg.ID, raw); ok {
 			resp.Result = raw
@@ -152,6 +152,15 @@ func (g *Gateway) directTool(ctx context.Context, _ string, req mcp.Request) (mc
 		one.result, one.resultType = res, resultType
 	}
 	return res, nil
+}
+
+// marshalResult returns res as marshalDirect does: plainResult when it
+// takes res.
+func (g *Gateway) marshalResult(res mcp.Result, one *oneRequest) (json.RawMessage, error) {
+	if data, ok := g.plainResult(res, one); ok {
+		return data, nil
+	}
+	return marshalDirect(res, one)
 }
 
 // marshalDirect returns res as go-sdk's JSON-RPC connection writes it
