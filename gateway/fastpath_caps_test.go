@@ -1,0 +1,112 @@
+package gateway
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/internal/testserver"
+)
+
+// capsClient is one client of the gateway: a principal and the
+// capabilities its requests' _meta writes.
+type capsClient struct {
+	principal string
+	caps      string
+}
+
+// capsCall is the plain call of tool (whoami, which answers with the
+// _meta its server got) by cl, with id.
+func capsCall(cl capsClient, id int, tool string) fastCase {
+	body := leanCall(fmt.Sprint(id), `"`+tool+`"`, `{}`,
+		`"io.modelcontextprotocol/clientInfo":{"name":"`+cl.principal+`","version":"1"},"io.modelcontextprotocol/clientCapabilities":`+cl.caps)
+	return fastCase{name: cl.principal + " " + tool, body: body,
+		header: map[string]string{"Mcp-Name": tool, "Authorization": "Bearer " + cl.principal}}
+}
+
+// TestFastPathCapabilitiesOfTwoPrincipals: two principals, each with
+// clients of different capabilities (and one written twice, with other
+// white space), call servers behind the gateway (over streamable HTTP and
+// over stdio) at once, interleaved, on the fast path; each call's server
+// gets the capabilities of the client that made it, as the gateway without
+// the fast path sends them, whatever calls went before or run beside it
+// (the capabilities the fast path encodes once and keeps).
+func TestFastPathCapabilitiesOfTwoPrincipals(t *testing.T) {
+	bin := testserver.Build(t)
+	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "up", Era: testserver.Modern}), testserver.Stateless())
+	servers := []Server{{Name: "up", Target: up.URL}, {Name: "kid", Target: mcpadapter.Command{Path: bin}}}
+	fast, fastURL := startForPrincipals(t, servers, &Options{}, "alice", "bob")
+	_, slowURL := startForPrincipals(t, servers, &Options{slowPathOnly: true}, "alice", "bob")
+
+	clients := []capsClient{
+		{"alice", `{"elicitation":{"form":{}},"experimental":{"<a&b>":{"s":"\u2028x","n":1.5}}}`},
+		{"bob", `{"roots":{"listChanged":true},"sampling":{"tools":{}}}`},
+		{"alice", `{}`},
+		{"bob", ` { "elicitation" : { "form" : { } } , "experimental" : {"<a&b>":{"s":"\u2028x","n":1.5}} } `},
+		{"bob", `{"roots":{},"elicitation":{"url":{}},"extensions":{"io.x/y":{"k":"bob's"}}}`},
+	}
+	tools := []string{"up_whoami", "kid_whoami"}
+
+	// What the server of each tool gets from each client, sent one at a
+	// time without the fast path.
+	want := map[string]fastAnswer{}
+	for i, cl := range clients {
+		for _, tool := range tools {
+			c := capsCall(cl, 1, tool)
+			r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(c.body))
+			for k, v := range fastHeaders(tool) {
+				r.Header.Set(k, v)
+			}
+			if f := fast.fastRequestOf(r); f == nil || f.call == nil {
+				t.Fatalf("%s: not a direct call on the fast path", c.name)
+			}
+			a := sendCase(t, slowURL, c)
+			if !strings.Contains(a.Raw, `clientCapabilities`) || !strings.Contains(a.Raw, `"structuredContent"`) {
+				t.Fatalf("%s: the server got no capabilities: %s", c.name, a.Raw)
+			}
+			want[fmt.Sprint(i, tool)] = a
+		}
+	}
+
+	const rounds = 12
+	var wg sync.WaitGroup
+	errs := make(chan string, len(clients)*rounds*len(tools))
+	for i, cl := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := range rounds {
+				tool := tools[(n+i)%len(tools)]
+				got := sendCase(t, fastURL, capsCall(cl, 1, tool))
+				if w := want[fmt.Sprint(i, tool)]; !reflect.DeepEqual(got, w) {
+					errs <- fmt.Sprintf("client %d (%s) calling %s, round %d: got\n%s\nwant\n%s", i, cl.principal, tool, n, dump(got), dump(w))
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
+
+// TestCapsForwardComparator: the comparison above tells two clients'
+// capabilities apart as their servers get them.
+func TestCapsForwardComparator(t *testing.T) {
+	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "up", Era: testserver.Modern}), testserver.Stateless())
+	_, url := startForPrincipals(t, []Server{{Name: "up", Target: up.URL}, {Name: "up2", Target: up.URL}}, &Options{}, "alice", "bob")
+	a := sendCase(t, url, capsCall(capsClient{"alice", `{"elicitation":{}}`}, 1, "up_whoami"))
+	b := sendCase(t, url, capsCall(capsClient{"alice", `{"sampling":{}}`}, 1, "up_whoami"))
+	if !strings.Contains(a.Raw, `"elicitation"`) || reflect.DeepEqual(a, b) {
+		raw, _ := json.Marshal(a)
+		t.Fatalf("two clients' capabilities answered alike: %s", raw)
+	}
+}
