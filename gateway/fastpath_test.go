@@ -216,7 +216,7 @@ func fastCases() []fastCase {
 		evilCase("124", "unknown content type", `{"content":[{"type":"hologram","text":"x"}]}`),
 		evilCase("125", "result type with escapes", `{"content":[{"type":"text","text":"x"}],"result\u0054ype":"input_required"}`),
 		evilCase("126", "huge result", `{"content":[{"type":"text","text":"<HUGE>"}]}`),
-	}, hostileFastCases()...)
+	}, append(hostileFastCases(), plainFastCases()...)...)
 }
 
 // evilCase is a call of evil_echo whose server answers result.
