@@ -22,7 +22,22 @@ func plainFastCases() []fastCase {
 		whoami("304", "capabilities with html sent on again", html),
 		whoami("305", "capabilities in white space sent on", capsKey+` { "roots" : { } } `),
 		whoami("306", "capabilities empty sent on", capsKey+`{}`),
-		whoami("307", "capabilities duplicate members sent on", capsKey+`{"sampling":{},"sampling":null,"roots":{"listChanged":true},"roots":{}}`),
+		// A member named twice: go-sdk's session reads the capabilities.
+		func() fastCase {
+			c := whoami("307", "capabilities duplicate members sent on", capsKey+`{"sampling":{},"sampling":null,"roots":{"listChanged":true},"roots":{}}`)
+			c.session = true
+			return c
+		}(),
+		func() fastCase {
+			c := whoami("334", "capabilities nested duplicate members sent on", capsKey+`{"experimental":{"a":{"x":1},"a":{"y":2}},"roots":{"listChanged":true}}`)
+			c.session = true
+			return c
+		}(),
+		func() fastCase {
+			c := whoami("335", "client info duplicate members", `"io.modelcontextprotocol/clientInfo":{"name":"a","icons":[{"src":"https://x/1.png","sizes":["1x1"]}],"icons":[{"src":"https://x/2.png"}],"version":"1"},`+capsKey+`{}`)
+			c.session = true
+			return c
+		}(),
 		// _meta members the lean session does not read: sent on as they are.
 		whoami("308", "capabilities key upper-case beside", capsKey+`{},"IO.modelcontextprotocol/clientCapabilities":{"sampling":{}},"io.modelcontextprotocol/ProtocolVersion":"x"`),
 		whoami("309", "client info key upper-case", capsKey+`{},"io.modelcontextprotocol/ClientInfo":{"name":"mallory"}`),

@@ -79,10 +79,13 @@ func (c *capabilitiesV2) v1() *mcp.ClientCapabilities {
 
 // metaValue decodes the value at key in meta as go-sdk's session decodes
 // it (segmentio's decoder, struct fields matched by their exact names); a
-// missing or null value is not one.
+// missing or null value is not one, and neither is one where an object
+// names a member twice: go-sdk's session reads the _meta into maps first
+// (the last of the members named alike wins whole), and a decoder into a
+// struct merges them.
 func metaValue[T any](meta map[string]json.RawMessage, key string) (*T, bool) {
 	raw, ok := meta[key]
-	if !ok || bytes.Equal(raw, []byte("null")) {
+	if !ok || bytes.Equal(raw, []byte("null")) || !uniqueMembers(raw) {
 		return nil, false
 	}
 	return decodeAsSDK[T](raw)
