@@ -159,7 +159,7 @@ func valueEnd(b []byte, i int) int {
 // once, whatever its nesting and its objects' sizes.
 func uniqueMembers(b []byte) bool {
 	var framesBuf [16]memberFrame
-	var keysBuf [32]string
+	var keysBuf [32][]byte
 	frames, keys := framesBuf[:0], keysBuf[:0] // keys: the open objects' names
 	expectKey := false                         // the next string is a member's name
 	for i := 0; i < len(b); i++ {
@@ -179,10 +179,15 @@ func uniqueMembers(b []byte) bool {
 		case '"':
 			end := stringEnd(b, i)
 			if expectKey {
-				key, ok := stringLiteral(b[i:end])
-				if !ok {
-					return false
+				key := b[i+1 : end-1]
+				if bytes.IndexByte(key, '\\') >= 0 {
+					s, ok := stringLiteral(b[i:end])
+					if !ok {
+						return false
+					}
+					key = []byte(s)
 				}
+				var ok bool
 				if keys, ok = frames[len(frames)-1].add(keys, key); !ok {
 					return false
 				}
@@ -204,16 +209,16 @@ type memberFrame struct {
 
 // add adds key to the names of f, an object's, in keys; ok is false when
 // it is there already.
-func (f *memberFrame) add(keys []string, key string) (_ []string, ok bool) {
+func (f *memberFrame) add(keys [][]byte, key []byte) (_ [][]byte, ok bool) {
 	if f.set != nil {
-		if f.set[key] {
+		if f.set[string(key)] {
 			return keys, false
 		}
-		f.set[key] = true
+		f.set[string(key)] = true
 		return keys, true
 	}
 	for _, k := range keys[f.start:] {
-		if k == key {
+		if bytes.Equal(k, key) {
 			return keys, false
 		}
 	}
@@ -221,7 +226,7 @@ func (f *memberFrame) add(keys []string, key string) (_ []string, ok bool) {
 	if len(keys)-f.start > 16 {
 		f.set = make(map[string]bool, 2*(len(keys)-f.start))
 		for _, k := range keys[f.start:] {
-			f.set[k] = true
+			f.set[string(k)] = true
 		}
 		keys = keys[:f.start]
 	}
