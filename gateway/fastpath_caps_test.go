@@ -1,12 +1,15 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"reflect"
 	"strings"
 	"sync"
@@ -137,5 +140,65 @@ func TestCapsForwardComparator(t *testing.T) {
 	if !strings.Contains(a.Raw, `"elicitation"`) || reflect.DeepEqual(a, b) {
 		raw, _ := json.Marshal(a)
 		t.Fatalf("two clients' capabilities answered alike: %s", raw)
+	}
+}
+
+// metaRecorder passes requests on to target and records the _meta of each
+// tools/call, as the bytes the gateway wrote.
+func metaRecorder(t *testing.T, target string) (string, func() []string) {
+	u, _ := url.Parse(target)
+	rp := httputil.NewSingleHostReverseProxy(u)
+	var mu sync.Mutex
+	var metas []string
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var msg struct {
+			Method string `json:"method"`
+			Params struct {
+				Meta json.RawMessage `json:"_meta"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(body, &msg) == nil && msg.Method == "tools/call" {
+			mu.Lock()
+			metas = append(metas, string(msg.Params.Meta))
+			mu.Unlock()
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	return ts.URL + u.Path, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), metas...)
+	}
+}
+
+// TestFastPathCapabilitiesBytes: the _meta a server gets with a call made
+// on the fast path is, byte for byte, the one it gets from the gateway
+// without the fast path, for capabilities with HTML characters, line
+// separators and numbers, sent once and again.
+func TestFastPathCapabilitiesBytes(t *testing.T) {
+	up := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "up", Era: testserver.Modern}), testserver.Stateless())
+	var got [2][]string
+	for side, slowOnly := range []bool{false, true} {
+		target, metas := metaRecorder(t, up.URL)
+		_, u := startForPrincipals(t, []Server{{Name: "up", Target: target}, {Name: "other", Target: up.URL}}, &Options{slowPathOnly: slowOnly}, "alice", "bob")
+		for _, cl := range []capsClient{
+			{"alice", `{"experimental":{"<a>&\u2028":{"s":"</script>\u2029&\u00e9","n":[1.5,-0,1e2,12345678901234567890]}},"roots":{"listChanged":true}}`},
+			{"bob", `{"elicitation":{"form":{}},"extensions":{"io.x/<y>":{"k":"\ud800"}}}`},
+			{"alice", `{"experimental":{"<a>&\u2028":{"s":"</script>\u2029&\u00e9","n":[1.5,-0,1e2,12345678901234567890]}},"roots":{"listChanged":true}}`},
+		} {
+			if a := sendCase(t, u, capsCall(cl, 1, "up_whoami")); !strings.Contains(a.Raw, `"structuredContent"`) {
+				t.Fatalf("%s: %s", cl.caps, a.Raw)
+			}
+		}
+		got[side] = metas()
+	}
+	if len(got[0]) != 3 || !reflect.DeepEqual(got[0], got[1]) {
+		t.Fatalf("servers got the _meta\n%q\non the fast path, and\n%q\nwithout it", got[0], got[1])
+	}
+	if !strings.Contains(got[0][0], "<a>") && !strings.Contains(got[0][0], `\u003ca\u003e`) {
+		t.Fatalf("no capabilities sent on: %s", got[0][0])
 	}
 }
