@@ -51,7 +51,8 @@ func (f *fastRequest) readDirect(c *catalog) {
 // (f.pm, f.meta) rather than decoding the params again, when its
 // arguments are absent or an object and its _meta holds nothing but what
 // the lean session took (leanKeys); ok is false otherwise (they are
-// decoded then). TestDirectParams holds it to go-sdk's decoding.
+// decoded then). FuzzFastRequest (checkLeanParams) holds it to go-sdk's
+// decoding.
 func (f *fastRequest) directParams() (*mcp.CallToolParamsRaw, bool) {
 	for k := range f.meta {
 		if !slices.Contains(leanKeys, k) {
