@@ -3,6 +3,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -383,7 +384,7 @@ func (g *Gateway) forwardMeta(ctx context.Context, req mcp.Request, m mcp.Meta, 
 	if modern {
 		// The server learns what the client can be asked, not what the
 		// gateway could relay.
-		if c := capsMeta(clientCaps(ctx, req)); c != nil {
+		if c := g.capsForward(ctx, req); c != nil {
 			out[mcp.MetaKeyClientCapabilities] = c
 		}
 	}
@@ -401,6 +402,54 @@ func (g *Gateway) forwardMeta(ctx context.Context, req mcp.Request, m mcp.Meta, 
 		return nil
 	}
 	return out
+}
+
+// capsForward returns the capabilities of the client of req, handled in
+// ctx, as forwardMeta sends them (capsMeta), or nil. Those of a lean
+// one-request session (lean.go) are encoded as the _meta's encoding
+// writes capsMeta's map once per capabilities the clients write (the
+// last ones are kept, by their bytes): the clients of a gateway mostly
+// write the same.
+func (g *Gateway) capsForward(ctx context.Context, req mcp.Request) any {
+	c := clientCaps(ctx, req)
+	one, _ := ctx.Value(oneRequestKey{}).(*oneRequest)
+	raw := one.capsJSON(c)
+	if raw == nil {
+		if m := capsMeta(c); m != nil {
+			return m
+		}
+		return nil
+	}
+	return g.encodedCaps(raw, c)
+}
+
+// encodedCaps returns c, a client's capabilities its request's _meta
+// wrote as raw, as forwardMeta sends them: capsMeta's map encoded as the
+// _meta's encoding writes it.
+func (g *Gateway) encodedCaps(raw []byte, c *mcp.ClientCapabilities) any {
+	if e := g.capsMemo.Load(); e != nil && bytes.Equal(e.raw, raw) {
+		return e.enc
+	}
+	m := capsMeta(c)
+	if m == nil {
+		return nil
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(m) != nil {
+		return m
+	}
+	e := &capsEncoded{raw: bytes.Clone(raw), enc: json.RawMessage(bytes.TrimRight(buf.Bytes(), "\n"))}
+	g.capsMemo.Store(e)
+	return e.enc
+}
+
+// capsEncoded is a client's capabilities as a request's _meta wrote them
+// (raw) and as forwardMeta sends them (enc).
+type capsEncoded struct {
+	raw []byte
+	enc json.RawMessage
 }
 
 // capsMeta returns client capabilities as the _meta of a 2026-07-28

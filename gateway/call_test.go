@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -66,4 +67,51 @@ func FuzzCheckArgs(f *testing.F) {
 			t.Fatalf("arguments %q: %v, want %v", a, got, want)
 		}
 	})
+}
+
+// TestEncodedCaps: the capabilities forwardMeta sends for a lean
+// one-request session (encodedCaps, kept by the bytes the client wrote)
+// encode, in the _meta of the upstream request, to the bytes capsMeta's
+// map encodes to, by either encoder (the client's fast path, which does
+// not escape HTML, or encoding/json's default), for each capabilities
+// in turn and again.
+func TestEncodedCaps(t *testing.T) {
+	raws := []string{
+		`{}`,
+		`{"roots":{"listChanged":true}}`,
+		`{"roots":{}}`,
+		`{"sampling":{"tools":{}},"elicitation":{"form":{},"url":{}}}`,
+		`{"experimental":{"z":{"<a&b>":[1.5,"\u2028"]},"a":{}},"roots":{"listChanged":false},"sampling":{}}`,
+		`{"extensions":{"io.x/y":{"k":"v"}},"tasks":{"requests":{"sampling":{"createMessage":{}}}}}`,
+		` {"elicitation" : {} } `,
+	}
+	g := &Gateway{}
+	encoders := map[string]func(any) ([]byte, error){
+		"fast path": func(v any) ([]byte, error) {
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false)
+			err := enc.Encode(v)
+			return buf.Bytes(), err
+		},
+		"encoding/json": json.Marshal,
+	}
+	for round := range 2 {
+		for _, raw := range raws {
+			caps, ok := decodeAsSDK[capabilitiesV2]([]byte(raw))
+			if !ok {
+				t.Fatalf("%s: not decoded", raw)
+			}
+			c := caps.v1()
+			got := g.encodedCaps([]byte(raw), c)
+			want := capsMeta(c)
+			for name, encode := range encoders {
+				gb, gerr := encode(map[string]any{"k": got})
+				wb, werr := encode(map[string]any{"k": want})
+				if gerr != nil || werr != nil || !bytes.Equal(gb, wb) {
+					t.Errorf("round %d, %s, %s:\n got %s (%v)\nwant %s (%v)", round, raw, name, gb, gerr, wb, werr)
+				}
+			}
+		}
+	}
 }

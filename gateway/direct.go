@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -34,11 +35,38 @@ func (f *fastRequest) readDirect(c *catalog) {
 	if f.init == nil || !f.plain || !c.isRegistered(f.name) {
 		return
 	}
+	if p, ok := f.directParams(); ok {
+		f.call = p
+		return
+	}
 	p, ok := decodeAsSDK[mcp.CallToolParamsRaw](f.params)
 	if !ok || p.Name != f.name {
 		return
 	}
 	f.call = p
+}
+
+// directParams returns a lean plain call's params (f.params) as go-sdk's
+// decoder reads them, made from the members the fast path has read
+// (f.pm, f.meta) rather than decoding the params again, when its
+// arguments are absent or an object and its _meta holds nothing but what
+// the lean session took (leanKeys); ok is false otherwise (they are
+// decoded then). FuzzFastRequest (checkLeanParams) holds it to go-sdk's
+// decoding.
+func (f *fastRequest) directParams() (*mcp.CallToolParamsRaw, bool) {
+	for k := range f.meta {
+		if !slices.Contains(leanKeys, k) {
+			return nil, false
+		}
+	}
+	p := &mcp.CallToolParamsRaw{Meta: mcp.Meta{}, Name: f.name}
+	if args, ok := f.pm["arguments"]; ok {
+		if len(args) == 0 || args[0] != '{' {
+			return nil, false
+		}
+		p.Arguments = bytes.Clone(args)
+	}
+	return p, true
 }
 
 // answerDirect answers f's call on the session ss made for it, writing
@@ -55,7 +83,7 @@ func (g *Gateway) answerDirect(ctx context.Context, c *fastConn, ss *mcp.ServerS
 	if err == nil {
 		if res == nil {
 			resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the tool returned no result"}
-		} else if raw, merr := marshalDirect(res, one); merr != nil {
+		} else if raw, merr := g.marshalResult(res, one); merr != nil {
 			resp.Error = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the tool returned a malformed result: %v", merr)}
 		} else if data, ok := encodeAnswer(f.msg.ID, raw); ok {
 			resp.Result = raw
@@ -125,6 +153,15 @@ func (g *Gateway) directTool(ctx context.Context, _ string, req mcp.Request) (mc
 		one.result, one.resultType = res, resultType
 	}
 	return res, nil
+}
+
+// marshalResult returns res as marshalDirect does: plainResult when it
+// takes res.
+func (g *Gateway) marshalResult(res mcp.Result, one *oneRequest) (json.RawMessage, error) {
+	if data, ok := g.plainResult(res, one); ok {
+		return data, nil
+	}
+	return marshalDirect(res, one)
 }
 
 // marshalDirect returns res as go-sdk's JSON-RPC connection writes it

@@ -199,3 +199,60 @@ func FuzzEncodeAnswer(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPlainResult: a plain result of a direct call (plainResult) is
+// written as marshalDirect writes it, byte for byte, whatever its texts,
+// its _meta (the gateway's name for itself, alone or beside other
+// members) and its result type; a result plainResult does not take
+// (structured content, a block that is not plain text) is left to
+// marshalDirect.
+func FuzzPlainResult(f *testing.F) {
+	for _, s := range []string{"hello", "", "<b>&amp;</b>", "\u2028\u2029", "\x00\x01\b\f\n\r\t\x7f", "é😀", "\xff\xfe", `"\`, "a\u0000b"} {
+		f.Add(s, "x", uint8(0), false)
+		f.Add("x", s, uint8(1), true)
+		f.Add(s, s, uint8(2), false)
+		f.Add(s, "", uint8(3), true)
+		f.Add(s, "", uint8(4), false)
+		f.Add(s, "y", uint8(5), false)
+	}
+	g := &Gateway{impl: &mcp.Implementation{Name: "gate<way>", Version: "v1&"}}
+	g.serverInfoMeta = serverInfoMeta(g.impl)
+	f.Fuzz(func(t *testing.T, text, other string, kind uint8, isError bool) {
+		r := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: isError}
+		plain := true
+		switch kind % 6 {
+		case 0:
+			r.Meta = mcp.Meta{mcp.MetaKeyServerInfo: g.impl}
+		case 1:
+			r.Meta = mcp.Meta{mcp.MetaKeyServerInfo: g.impl, other: map[string]any{"v": other, "n": 1.5}}
+		case 2:
+			r.Content = append(r.Content, &mcp.TextContent{Text: other})
+			r.Meta = mcp.Meta{}
+		case 3:
+			r.Content = []mcp.Content{}
+		case 4:
+			r.StructuredContent = map[string]any{"text": other}
+			plain = false
+		case 5:
+			r.Content = append(r.Content, &mcp.TextContent{Text: other, Annotations: &mcp.Annotations{Priority: 1}})
+			plain = false
+		}
+		for _, rt := range []string{"complete", "input_required"} {
+			one := &oneRequest{result: r, resultType: rt}
+			want, err := marshalDirect(r, one)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok := g.plainResult(r, one)
+			if ok != plain {
+				t.Fatalf("%#v: taken %v, want %v", r, ok, plain)
+			}
+			if ok && !bytes.Equal(got, want) {
+				t.Fatalf("plainResult:\n got %s\nwant %s", got, want)
+			}
+			if _, ok := g.plainResult(r, &oneRequest{result: &mcp.CallToolResult{}, resultType: rt}); ok {
+				t.Fatal("took a result directTool did not make")
+			}
+		}
+	})
+}

@@ -66,6 +66,7 @@ type fastRequest struct {
 	msg    *jsonrpc.Request
 	name   string                     // the params' name
 	meta   map[string]json.RawMessage // the params' _meta
+	pm     map[string]json.RawMessage // the params' members
 	header string                     // the Mcp-Protocol-Version header
 
 	// With init set, the session is made initialized with init and reads
@@ -220,7 +221,7 @@ func parseFast(body []byte) *fastRequest {
 			return nil
 		}
 	}
-	return &fastRequest{msg: req, name: name, meta: meta, plain: plain}
+	return &fastRequest{msg: req, name: name, meta: meta, pm: p, plain: plain}
 }
 
 // fastMaxDepth bounds the nesting of a request the fast path reads (go-sdk
@@ -333,17 +334,17 @@ func isObject(b json.RawMessage) bool {
 	return len(b) > 0 && b[0] == '{'
 }
 
-// metaString returns the string at key in m.
+// metaString returns the string at key in m, as json.Unmarshal reads it
+// into a string (null: ""); m's values are valid JSON.
 func metaString(m map[string]json.RawMessage, key string) (string, bool) {
 	raw, ok := m[key]
 	if !ok {
 		return "", false
 	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return "", false
+	if string(raw) == "null" {
+		return "", true
 	}
-	return s, true
+	return stringLiteral(raw)
 }
 
 // acceptsBoth reports whether Accept values take both application/json
@@ -366,7 +367,7 @@ func (g *Gateway) answerFast(w http.ResponseWriter, f *fastRequest) {
 	one := &oneRequest{}
 	if f.init != nil {
 		f.msg.Params, state.InitializeParams = f.params, f.init
-		one.version, one.meta = f.init.ProtocolVersion, f.taken
+		one.version, one.meta, one.caps = f.init.ProtocolVersion, f.taken, f.init.Capabilities
 	}
 	c := &fastConn{req: f.msg, direct: f.call != nil, httpCtx: f.r.Context(), w: w, closed: make(chan struct{}), answered: make(chan struct{})}
 	ctx := context.WithValue(f.r.Context(), oneRequestKey{}, one)
@@ -555,10 +556,20 @@ type oneRequestKey struct{}
 type oneRequest struct {
 	version string                     // the protocol version taken out of the params' _meta, or ""
 	meta    map[string]json.RawMessage // the other members taken out of it
+	caps    *mcp.ClientCapabilities    // the session's, read from meta
 
 	// For a direct call: the result directTool made and its type.
 	result     *mcp.CallToolResult
 	resultType string
+}
+
+// capsJSON returns the client's capabilities as the request's _meta
+// wrote them when c is the ones the fast path read from there, or nil.
+func (one *oneRequest) capsJSON(c *mcp.ClientCapabilities) json.RawMessage {
+	if one == nil || one.caps == nil || one.caps != c {
+		return nil
+	}
+	return one.meta[mcp.MetaKeyClientCapabilities]
 }
 
 // clientCaps returns the capabilities of the client of req, handled in

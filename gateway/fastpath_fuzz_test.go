@@ -6,11 +6,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	segjson "github.com/segmentio/encoding/json"
 
@@ -65,6 +67,7 @@ func FuzzFastRequest(f *testing.F) {
 		}
 		if fr.init != nil {
 			checkLean(t, body, p.Meta, fr.init)
+			checkLeanParams(t, body, req.Params, fr)
 		}
 		if p.Name != name || fr.name != name {
 			t.Fatalf("took %q for the Mcp-Name %q", body, name)
@@ -79,6 +82,43 @@ func FuzzFastRequest(f *testing.F) {
 			t.Fatalf("took %q with a log level", body)
 		}
 	})
+}
+
+// checkLeanParams fails t unless fr's params, which its lean session
+// reads, are params (a request's, as go-sdk reads them) with the _meta
+// members the session took out (leanKeys), and unless the params of a
+// direct call made without decoding them (directParams) are what go-sdk's
+// decoder reads from them.
+func checkLeanParams(t *testing.T, body string, params json.RawMessage, fr *fastRequest) {
+	t.Helper()
+	want, ok := membersByTokens(params)
+	if !ok {
+		t.Fatalf("took %q, whose params encoding/json reads no object", body)
+	}
+	wantMeta, ok := membersByTokens(want["_meta"])
+	if !ok {
+		t.Fatalf("took %q lean, whose _meta encoding/json reads no object", body)
+	}
+	for _, k := range leanKeys {
+		delete(wantMeta, k)
+	}
+	got, ok := membersByTokens(fr.params)
+	gotMeta, metaOK := membersByTokens(got["_meta"])
+	delete(got, "_meta")
+	delete(want, "_meta")
+	eq := func(a, b json.RawMessage) bool { return bytes.Equal(a, b) }
+	if !ok || !metaOK || !maps.EqualFunc(got, want, eq) || !maps.EqualFunc(gotMeta, wantMeta, eq) {
+		t.Fatalf("took %q lean with the params %s", body, fr.params)
+	}
+	if !fr.plain {
+		return
+	}
+	if direct, ok := fr.directParams(); ok {
+		sdk, ok := decodeAsSDK[mcp.CallToolParamsRaw](fr.params)
+		if !ok || !reflect.DeepEqual(direct, sdk) {
+			t.Fatalf("took %q direct with the params %#v; go-sdk reads %#v (%v)", body, direct, sdk, ok)
+		}
+	}
 }
 
 // checkLean fails t unless init, the session's initialize params the fast
@@ -116,4 +156,27 @@ func checkLean(t *testing.T, body string, meta mcp.Meta, init *mcp.InitializePar
 		sdk, _ := json.Marshal(want)
 		t.Fatalf("read %q once as %s; go-sdk reads %s", body, got, sdk)
 	}
+}
+
+// FuzzMetaString: metaString reads a _meta value, valid JSON, as
+// json.Unmarshal reads it into a string.
+func FuzzMetaString(f *testing.F) {
+	for _, s := range []string{`"2026-07-28"`, `""`, `null`, `1`, `{}`, `[]`, `true`, `"a\"b"`, `"\u00e9"`, `"é"`, `"\ud800"`, `"\ud83d\ude00"`, `"a\/b"`, " \"x\" "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		if !json.Valid([]byte(raw)) || !utf8.ValidString(raw) {
+			return // the fast path reads valid UTF-8 JSON only (readEnvelope)
+		}
+		v, ok := membersByTokens([]byte(`{"k":` + raw + `}`))
+		if !ok {
+			return
+		}
+		got, gotOK := metaString(v, "k")
+		var want string
+		wantOK := json.Unmarshal(v["k"], &want) == nil
+		if gotOK != wantOK || got != want {
+			t.Fatalf("metaString(%q) = %q, %v; json.Unmarshal reads %q, %v", raw, got, gotOK, want, wantOK)
+		}
+	})
 }

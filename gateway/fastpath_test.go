@@ -191,7 +191,7 @@ func fastCases() []fastCase {
 		{name: "handshake-era server", header: map[string]string{"Mcp-Name": "raw_t"}, body: fastCall("132", `"raw_t"`, `{}`), fast: true},
 		{name: "escaped params keys", body: `{"jsonrpc":"2.0","id":133,"method":"tools/call","params":{"n\u0061me":"up_echo","\u0061rguments":{"text":"x"},"_m\u0065ta":{` + fastMeta + `,"x\/y":1}}}`, fast: true, want: `"text":"x"`},
 		{name: "escaped client info key", body: leanCall("134", `"up_echo"`, `{"text":"x"}`, `"io.modelcontextprotocol\/clientInfo":{"n\u0061me":"n","version":"1"},"io.modelcontextprotocol/clientC\u0061pabilities":{"elicit\u0061tion":{}}`), fast: true},
-		{name: "capabilities duplicate members", header: map[string]string{"Mcp-Name": "up_caps"}, body: leanCall("135", `"up_caps"`, `{}`, `"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}},"roots":{},"elicitation":null,"roots":{"listChanged":true},"sampling":{},"sampling":{"tools":{}}}`), fast: true, want: `listChanged`},
+		{name: "capabilities duplicate members", header: map[string]string{"Mcp-Name": "up_caps"}, body: leanCall("135", `"up_caps"`, `{}`, `"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}},"roots":{},"elicitation":null,"roots":{"listChanged":true},"sampling":{},"sampling":{"tools":{}}}`), fast: true, session: true, want: `listChanged`},
 		{name: "capabilities deep experimental", header: map[string]string{"Mcp-Name": "up_caps"}, body: leanCall("136", `"up_caps"`, `{}`, `"io.modelcontextprotocol/clientCapabilities":{"experimental":{"x":`+strings.Repeat("[", 200)+strings.Repeat("]", 200)+`}}`), fast: true},
 		// A server that answers what it likes.
 		evilCase("110", "result type input_required", `{"content":[{"type":"text","text":"x"}],"resultType":"input_required"}`),
@@ -216,7 +216,7 @@ func fastCases() []fastCase {
 		evilCase("124", "unknown content type", `{"content":[{"type":"hologram","text":"x"}]}`),
 		evilCase("125", "result type with escapes", `{"content":[{"type":"text","text":"x"}],"result\u0054ype":"input_required"}`),
 		evilCase("126", "huge result", `{"content":[{"type":"text","text":"<HUGE>"}]}`),
-	}, hostileFastCases()...)
+	}, append(hostileFastCases(), plainFastCases()...)...)
 }
 
 // evilCase is a call of evil_echo whose server answers result.

@@ -40,6 +40,12 @@ type Gateway struct {
 	// directChain is the receiving middleware over directTool, for the
 	// fast path's direct calls (direct.go).
 	directChain mcp.MethodHandler
+	// capsMemo is the last client capabilities of a lean one-request
+	// session forwardMeta encoded (capsForward).
+	capsMemo atomic.Pointer[capsEncoded]
+	// serverInfoMeta is a result's _meta naming only the server (impl),
+	// encoded (plainResult).
+	serverInfoMeta []byte
 
 	ctx    context.Context // ends when the gateway closes
 	cancel context.CancelFunc
@@ -196,6 +202,7 @@ func (g *Gateway) newServer() *mcp.Server {
 	}
 	caps.AddExtension(taskwire.Extension, map[string]any{}) // tasks.go
 	g.impl = &mcp.Implementation{Name: name, Version: version}
+	g.serverInfoMeta = serverInfoMeta(g.impl)
 	s := mcp.NewServer(g.impl, &mcp.ServerOptions{
 		Instructions:       g.opts.Instructions,
 		Logger:             g.log.With("component", "go-sdk server"),

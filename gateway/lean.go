@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 
 	segjson "github.com/segmentio/encoding/json"
 
@@ -47,17 +48,17 @@ func (f *fastRequest) lean() {
 			return
 		}
 	}
-	params, ok := withoutMetaKeys(f.msg.Params, mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcp.MetaKeyClientCapabilities)
-	if !ok {
-		return
-	}
-	f.params = params
+	f.params = withoutMetaKeys(f.pm, f.meta, leanKeys...)
 	f.taken = map[string]json.RawMessage{mcp.MetaKeyClientCapabilities: f.meta[mcp.MetaKeyClientCapabilities]}
 	if info != nil {
 		f.taken[mcp.MetaKeyClientInfo] = f.meta[mcp.MetaKeyClientInfo]
 	}
 	f.init = &mcp.InitializeParams{ProtocolVersion: modernVersion, ClientInfo: info, Capabilities: caps.v1()}
 }
+
+// leanKeys are the members of a lean request's _meta its session reads
+// from its InitializeParams.
+var leanKeys = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcp.MetaKeyClientCapabilities}
 
 // capabilitiesV2 is the client's capabilities as a 2026-07-28 request's
 // _meta writes them (go-sdk's clientCapabilitiesV2).
@@ -78,10 +79,13 @@ func (c *capabilitiesV2) v1() *mcp.ClientCapabilities {
 
 // metaValue decodes the value at key in meta as go-sdk's session decodes
 // it (segmentio's decoder, struct fields matched by their exact names); a
-// missing or null value is not one.
+// missing or null value is not one, and neither is one where an object
+// names a member twice: go-sdk's session reads the _meta into maps first
+// (the last of the members named alike wins whole), and a decoder into a
+// struct merges them.
 func metaValue[T any](meta map[string]json.RawMessage, key string) (*T, bool) {
 	raw, ok := meta[key]
-	if !ok || bytes.Equal(raw, []byte("null")) {
+	if !ok || bytes.Equal(raw, []byte("null")) || !uniqueMembers(raw) {
 		return nil, false
 	}
 	return decodeAsSDK[T](raw)
@@ -98,49 +102,57 @@ func decodeAsSDK[T any](raw json.RawMessage) (*T, bool) {
 	return v, true
 }
 
-// withoutMetaKeys returns params (a JSON object whose _meta is one) with
-// keys taken out of its _meta.
-func withoutMetaKeys(params json.RawMessage, keys ...string) (json.RawMessage, bool) {
-	p, ok := members(params)
-	if !ok {
-		return nil, false
-	}
-	meta, ok := members(p["_meta"])
-	if !ok {
-		return nil, false
-	}
-	for _, k := range keys {
-		delete(meta, k)
+// withoutMetaKeys returns the params whose members are p and whose _meta's
+// members are meta (a JSON object's, both) with keys taken out of its
+// _meta; meta is not changed.
+func withoutMetaKeys(p, meta map[string]json.RawMessage, keys ...string) json.RawMessage {
+	n := 0
+	for _, v := range p {
+		n += len(v) + 8
 	}
 	var b bytes.Buffer
-	b.Grow(len(params))
+	b.Grow(n + 16)
 	b.WriteByte('{')
-	writeMembers(&b, p, "_meta")
+	writeMembers(&b, p, func(k string) bool { return k == "_meta" })
 	if len(p) > 1 {
 		b.WriteByte(',')
 	}
 	b.WriteString(`"_meta":{`)
-	writeMembers(&b, meta, "")
+	writeMembers(&b, meta, func(k string) bool { return slices.Contains(keys, k) })
 	b.WriteString("}}")
-	return b.Bytes(), true
+	return b.Bytes()
 }
 
-// writeMembers writes the members of m but skip, comma-separated.
-func writeMembers(b *bytes.Buffer, m map[string]json.RawMessage, skip string) {
+// writeMembers writes the members of m but those skip names,
+// comma-separated.
+func writeMembers(b *bytes.Buffer, m map[string]json.RawMessage, skip func(string) bool) {
 	first := true
 	for k, v := range m {
-		if k == skip {
+		if skip(k) {
 			continue
 		}
 		if !first {
 			b.WriteByte(',')
 		}
 		first = false
-		name, _ := json.Marshal(k)
-		b.Write(name)
+		writeKey(b, k)
 		b.WriteByte(':')
 		b.Write(v)
 	}
+}
+
+// writeKey writes k as json.Marshal writes a string.
+func writeKey(b *bytes.Buffer, k string) {
+	for i := 0; i < len(k); i++ {
+		if c := k[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			name, _ := json.Marshal(k)
+			b.Write(name)
+			return
+		}
+	}
+	b.WriteByte('"')
+	b.WriteString(k)
+	b.WriteByte('"')
 }
 
 // leanMeta does for a request of a lean one-request session what go-sdk's

@@ -153,3 +153,82 @@ func valueEnd(b []byte, i int) int {
 	}
 	return j
 }
+
+// uniqueMembers reports whether no object in b, valid JSON, at any depth,
+// names a member twice (by the names its escapes stand for). It reads b
+// once, whatever its nesting and its objects' sizes.
+func uniqueMembers(b []byte) bool {
+	var framesBuf [16]memberFrame
+	var keysBuf [32][]byte
+	frames, keys := framesBuf[:0], keysBuf[:0] // keys: the open objects' names
+	expectKey := false                         // the next string is a member's name
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '{', '[':
+			frames = append(frames, memberFrame{object: b[i] == '{', start: len(keys)})
+			expectKey = b[i] == '{'
+		case '}', ']':
+			if len(frames) == 0 {
+				return false
+			}
+			keys = keys[:frames[len(frames)-1].start]
+			frames = frames[:len(frames)-1]
+			expectKey = false
+		case ',':
+			expectKey = len(frames) > 0 && frames[len(frames)-1].object
+		case '"':
+			end := stringEnd(b, i)
+			if expectKey {
+				key := b[i+1 : end-1]
+				if bytes.IndexByte(key, '\\') >= 0 {
+					s, ok := stringLiteral(b[i:end])
+					if !ok {
+						return false
+					}
+					key = []byte(s)
+				}
+				var ok bool
+				if keys, ok = frames[len(frames)-1].add(keys, key); !ok {
+					return false
+				}
+				expectKey = false
+			}
+			i = end - 1
+		}
+	}
+	return true
+}
+
+// memberFrame is an open object or array of uniqueMembers: the object's
+// names read so far are keys[start:], or set once they are many.
+type memberFrame struct {
+	object bool
+	start  int
+	set    map[string]bool
+}
+
+// add adds key to the names of f, an object's, in keys; ok is false when
+// it is there already.
+func (f *memberFrame) add(keys [][]byte, key []byte) (_ [][]byte, ok bool) {
+	if f.set != nil {
+		if f.set[string(key)] {
+			return keys, false
+		}
+		f.set[string(key)] = true
+		return keys, true
+	}
+	for _, k := range keys[f.start:] {
+		if bytes.Equal(k, key) {
+			return keys, false
+		}
+	}
+	keys = append(keys, key)
+	if len(keys)-f.start > 16 {
+		f.set = make(map[string]bool, 2*(len(keys)-f.start))
+		for _, k := range keys[f.start:] {
+			f.set[string(k)] = true
+		}
+		keys = keys[:f.start]
+	}
+	return keys, true
+}

@@ -73,3 +73,73 @@ func checkMembers(t *testing.T, s string) {
 		t.Fatalf("members(%q) = %q, %v; encoding/json reads %q, %v", s, got, gotOK, want, wantOK)
 	}
 }
+
+// uniqueByTokens reports, with encoding/json's Decoder, whether no object
+// in b (valid JSON) names a member twice: what uniqueMembers must agree
+// with.
+func uniqueByTokens(b []byte) bool {
+	b = bytes.TrimLeft(b, " \t\r\n")
+	var values []json.RawMessage
+	switch b[0] {
+	case '{':
+		m, ok := membersByTokens(b)
+		if !ok {
+			return false
+		}
+		for _, v := range m {
+			values = append(values, v)
+		}
+	case '[':
+		if json.Unmarshal(b, &values) != nil {
+			panic("not JSON: " + string(b))
+		}
+	}
+	for _, v := range values {
+		if !uniqueByTokens(v) {
+			return false
+		}
+	}
+	return true
+}
+
+func uniqueMembersCases() []string {
+	return append(membersCases(),
+		`{"a":{"b":1,"b":2}}`, `[{"a":1},{"a":1}]`, `{"a":[{"b":1,"c":{"b":1}}],"b":{"a":1}}`,
+		`{"a":"b","b":"a"}`, `{"a":{"x":1},"a":{"y":2}}`, `{"r":{"l":true},"s":{},"r":{}}`,
+		`{"\u0061":1,"b":{"a":1,"\u0061":2}}`, `{"k":["k","k"],"v":{"k":"k"}}`,
+		`{"a,":1,"b":{"a,":1,"a,":2}}`, `{"{":"}","[":"]","x":{"{":1}}`,
+		`{"a0":0,"a1":1,"a2":2,"a3":3,"a4":4,"a5":5,"a6":6,"a7":7,"a8":8,"a9":9,"b0":0,"b1":1,"b2":2,"b3":3,"b4":4,"b5":5,"b6":6,"b7":7,"b8":8,"a3":3}`,
+		`{"a0":0,"a1":1,"a2":2,"a3":3,"a4":4,"a5":5,"a6":6,"a7":7,"a8":8,"a9":9,"b0":0,"b1":1,"b2":2,"b3":3,"b4":4,"b5":5,"b6":6,"b7":7,"b8":{"a0":0},"b9":[{"a0":0}]}`,
+	)
+}
+
+// TestUniqueMembers checks uniqueMembers against encoding/json's reading
+// of the same JSON.
+func TestUniqueMembers(t *testing.T) {
+	for _, c := range uniqueMembersCases() {
+		checkUniqueMembers(t, c)
+	}
+	for c, want := range map[string]bool{`{"a":{"x":1},"a":{"y":2}}`: false, `[{"a":1},{"a":{"b":[{"c":1,"c":1}]}}]`: false, `{"a":{"a":{"a":1}}}`: true, `"{\"a\":1,\"a\":1}"`: true} {
+		if uniqueMembers([]byte(c)) != want || uniqueByTokens([]byte(c)) != want {
+			t.Errorf("%s: uniqueMembers %v, encoding/json %v, want %v", c, uniqueMembers([]byte(c)), uniqueByTokens([]byte(c)), want)
+		}
+	}
+}
+
+// FuzzUniqueMembers checks uniqueMembers against encoding/json's reading
+// of any valid JSON.
+func FuzzUniqueMembers(f *testing.F) {
+	for _, c := range uniqueMembersCases() {
+		f.Add(c)
+	}
+	f.Fuzz(checkUniqueMembers)
+}
+
+func checkUniqueMembers(t *testing.T, c string) {
+	if !json.Valid([]byte(c)) {
+		return
+	}
+	if got, want := uniqueMembers([]byte(c)), uniqueByTokens([]byte(c)); got != want {
+		t.Fatalf("uniqueMembers(%s) = %v, want %v", c, got, want)
+	}
+}
