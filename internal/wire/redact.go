@@ -113,6 +113,9 @@ func redactValue(v any) any {
 // redactString hides the credentials in free text inside a JSON string.
 func redactString(s string) string {
 	s = RedactURLSecrets(s)
+	if !strings.Contains(s, "eyJ") { // every match of jwtText holds it
+		return s
+	}
 	return jwtText.ReplaceAllString(s, "[REDACTED]")
 }
 
@@ -139,6 +142,9 @@ var jwtText = regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-
 // anywhere, and whatever follows an "Authorization:" header, whatever its
 // scheme. (An "authorization=" parameter is RedactURLSecrets'.)
 func redactBearer(s string) string {
+	if !strings.Contains(s, "uthorization") { // every match of authHeader holds it
+		return bearerText.ReplaceAllString(s, "$1 [REDACTED]")
+	}
 	s = authHeader.ReplaceAllStringFunc(s, func(m string) string {
 		sub := authHeader.FindStringSubmatch(m)
 		if sub[2] != "" {
