@@ -277,15 +277,21 @@ func (c *Conn) Close() error {
 // end makes writers waiting for their turn give up.
 func (c *Conn) end() { c.deadOnce.Do(func() { close(c.dead) }) }
 
-// abortLater starts abort(cause) on a goroutine of its own, which Close
-// waits for, unless Close was called (then the connection is ending
-// anyway).
+// abortLater ends the connection for cause, unless Close was called (then
+// the connection is ending anyway): at once, writes fail with cause, so
+// that nothing follows a line cut off in the middle (the caller still has
+// the turn to write); the process is stopped by abort(cause) on a
+// goroutine of its own, which Close waits for.
 func (c *Conn) abortLater(cause error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closing {
 		return
 	}
+	if c.broken == nil {
+		c.broken = cause
+	}
+	c.end()
 	c.aborting.Add(1)
 	go func() {
 		defer c.aborting.Done()

@@ -3,9 +3,11 @@
 package stdio
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -250,4 +252,37 @@ func TestSkipLogRateLimits(t *testing.T) {
 	var none *skipLog
 	none.add(Skip{})
 	none.flush()
+}
+
+// A line cut off by its write's deadline is the last thing the server
+// gets: the server reads slowly (the pipe has room again soon after the
+// cut), and a write that follows at once fails with the *CutOffError and
+// sends nothing, rather than appending its message to the half line.
+func TestStdioNothingFollowsACutLine(t *testing.T) {
+	got := t.TempDir() + "/stdin"
+	c := shConn(t, `while :; do dd bs=2048 count=1 status=none || exit; sleep 0.002; done > '`+got+`'`)
+	msg := &jsonrpc.Request{ID: intID(1), Method: "tools/call",
+		Params: []byte(`{"name":"echo","arguments":{"text":"` + strings.Repeat("a", 1<<20) + `"}}`)}
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	if err := c.Write(ctx, msg); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Write: %v, want DeadlineExceeded", err)
+	}
+	var co *CutOffError
+	err := c.Write(t.Context(), &jsonrpc.Request{Method: "notifications/initialized"})
+	if !errors.As(err, &co) {
+		t.Errorf("a write just after the cut: %v, want a *WriteError saying the connection was cut off", err)
+	}
+	_ = c.Close()
+	if err := c.ReadError(); !errors.As(err, &co) {
+		t.Fatalf("ReadError: %v, want a *CutOffError", err)
+	}
+	data, err := os.ReadFile(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(data, []byte("notifications/initialized")) {
+		t.Errorf("the server got a message after the cut line (%d bytes of %d written): %q", co.Written, co.Size, data[max(0, len(data)-200):])
+	}
+	t.Logf("cut after %d of %d bytes; the server read %d", co.Written, co.Size, len(data))
 }

@@ -175,3 +175,24 @@ func checkRedacted(t *testing.T, v any, out string) {
 		}
 	}
 }
+
+// The names RedactURLSecrets hides match in any case, letters (?i) folds
+// (the Kelvin sign, the long s) included; text with no "=" or no such
+// name is returned as it is, however long.
+func TestRedactURLSecretsFoldsAndSkips(t *testing.T) {
+	for in, want := range map[string]string{
+		"a?paſſword=hunter2&x=1":  "a?paſſword=[REDACTED]&x=1",
+		"a?\u212Aey=v":            "a?\u212Aey=[REDACTED]",
+		"x ACCESS_TOKEN=v":        "x ACCESS_TOKEN=[REDACTED]",
+		"no equals sign: token v": "no equals sign: token v",
+		"a=b&c=d":                 "a=b&c=d",
+	} {
+		if got := RedactURLSecrets(in); got != want {
+			t.Errorf("RedactURLSecrets(%q) = %q, want %q", in, got, want)
+		}
+	}
+	long := strings.Repeat("eHh4", 32<<10) + "="
+	if got := RedactURLSecrets(long); got != long {
+		t.Errorf("a long text without a secret name changed")
+	}
+}
