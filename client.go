@@ -190,6 +190,14 @@ func newClientWith(ep *engine.Endpoint, opts ClientOptions, adjust func(*mcp.Cli
 	// closing its session does not wait for (a round the context's end
 	// cut short while its question was being asked).
 	c.sdk.AddSendingMiddleware(wire.SettleMiddleware)
+	// resources/read, prompts/get and completion/complete return after
+	// the notifications read before their answer have been handled, also
+	// when made on the session Client.Session returns.
+	c.sdk.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			return c.eng.Settle(ctx, method, req, next)
+		}
+	})
 	// A panic while go-sdk sends a request or decodes its answer (a
 	// hostile server's) fails that request: added next, so inside all
 	// the others.
@@ -439,7 +447,9 @@ func (c *Client) Connect(ctx context.Context) (*ServerInfo, error) {
 // principal), connecting first if needed, for everything this package
 // does not wrap. Do not close it; use Client.Close.
 // A session that is lost is not re-established by itself: call Session
-// again.
+// again. Its resources/read, prompts/get and completion/complete return,
+// as the Client's own do, once the notifications the server sent before
+// their answer have reached their handlers.
 func (c *Client) Session(ctx context.Context) (*mcp.ClientSession, error) {
 	s, err := c.session(ctx)
 	if err != nil {

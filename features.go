@@ -31,7 +31,7 @@ func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]str
 	var out *mcp.GetPromptResult
 	err := c.send(ctx, c.request("prompts/get", ""), func(ctx context.Context, s *engine.Session) error {
 		var err error
-		out, err = s.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
+		out, err = s.SDK().GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
 		return err
 	})
 	return out, c.serverErr(err, "prompts/get")
@@ -66,7 +66,7 @@ func (c *Client) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourc
 	var out *mcp.ReadResourceResult
 	err := c.send(ctx, c.request("resources/read", ""), func(ctx context.Context, s *engine.Session) error {
 		var err error
-		out, err = s.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		out, err = s.SDK().ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 		return err
 	})
 	return out, c.serverErr(err, "resources/read")
@@ -78,7 +78,7 @@ func (c *Client) Complete(ctx context.Context, params *mcp.CompleteParams) (*mcp
 	var out *mcp.CompleteResult
 	err := c.send(ctx, c.request("completion/complete", ""), func(ctx context.Context, s *engine.Session) error {
 		var err error
-		out, err = s.Complete(ctx, params)
+		out, err = s.SDK().Complete(ctx, params)
 		return err
 	})
 	return out, c.serverErr(err, "completion/complete")

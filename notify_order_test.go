@@ -156,7 +156,8 @@ func TestEverythingProgressBeforeAnswer(t *testing.T) {
 // server's log message sent immediately before its answer to a
 // resources/read, a prompts/get or a completion/complete has reached the
 // Client's LogHandler when the request returns, every time, over every
-// transport.
+// transport: made through the Client, and made on go-sdk's session that
+// Client.Session returns.
 func TestNotificationsBeforeFeatureAnswersReachLogHandler(t *testing.T) {
 	t.Parallel()
 	requests := map[string]func(ctx context.Context, c *mcpadapter.Client, text string) (string, error){
@@ -180,6 +181,46 @@ func TestNotificationsBeforeFeatureAnswersReachLogHandler(t *testing.T) {
 		},
 		"completion/complete": func(ctx context.Context, c *mcpadapter.Client, text string) (string, error) {
 			res, err := c.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "notify"},
+				Argument: mcp.CompleteParamsArgument{Name: "text", Value: text}})
+			if err != nil || len(res.Completion.Values) != 1 {
+				return "", fmt.Errorf("%v %+v", err, res)
+			}
+			return res.Completion.Values[0], nil
+		},
+		// The same requests made on go-sdk's session that Client.Session
+		// returns, as a program relaying them does (the gateway).
+		"session resources/read": func(ctx context.Context, c *mcpadapter.Client, text string) (string, error) {
+			sess, err := c.Session(ctx)
+			if err != nil {
+				return "", err
+			}
+			res, err := sess.ReadResource(ctx, &mcp.ReadResourceParams{URI: testserver.NotifyURIPrefix + text})
+			if err != nil || len(res.Contents) != 1 {
+				return "", fmt.Errorf("%v %+v", err, res)
+			}
+			return res.Contents[0].Text, nil
+		},
+		"session prompts/get": func(ctx context.Context, c *mcpadapter.Client, text string) (string, error) {
+			sess, err := c.Session(ctx)
+			if err != nil {
+				return "", err
+			}
+			res, err := sess.GetPrompt(ctx, &mcp.GetPromptParams{Name: "notify", Arguments: map[string]string{"text": text}})
+			if err != nil || len(res.Messages) != 1 {
+				return "", fmt.Errorf("%v %+v", err, res)
+			}
+			tc, _ := res.Messages[0].Content.(*mcp.TextContent)
+			if tc == nil {
+				return "", fmt.Errorf("prompt content %T", res.Messages[0].Content)
+			}
+			return tc.Text, nil
+		},
+		"session completion/complete": func(ctx context.Context, c *mcpadapter.Client, text string) (string, error) {
+			sess, err := c.Session(ctx)
+			if err != nil {
+				return "", err
+			}
+			res, err := sess.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "notify"},
 				Argument: mcp.CompleteParamsArgument{Name: "text", Value: text}})
 			if err != nil || len(res.Completion.Values) != 1 {
 				return "", fmt.Errorf("%v %+v", err, res)
@@ -216,7 +257,7 @@ func TestNotificationsBeforeFeatureAnswersReachLogHandler(t *testing.T) {
 			for method, request := range requests {
 				missed := 0
 				for i := range notifyCalls {
-					text := fmt.Sprintf("%s-%d", strings.ReplaceAll(method, "/", "-"), i)
+					text := fmt.Sprintf("%s-%d", strings.NewReplacer("/", "-", " ", "-").Replace(method), i)
 					got, err := request(ctx, c, text)
 					if err != nil || got != text {
 						t.Fatalf("%s %d: %v %q", method, i, err, got)

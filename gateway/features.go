@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcpadapter/mcpadapter/gateway/internal/subject"
+	"github.com/mcpadapter/mcpadapter/internal/order"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -229,7 +230,7 @@ func (g *Gateway) promptHandler(name string) mcp.PromptHandler {
 		}
 		for round := 0; ; round++ {
 			var res *mcp.GetPromptResult
-			err := r.u.do(ctx, o, true, true, func(ctx context.Context, cs *mcp.ClientSession) error {
+			err := r.u.do(spanned(ctx), o, true, true, func(ctx context.Context, cs *mcp.ClientSession) error {
 				var err error
 				res, err = cs.GetPrompt(ctx, params)
 				dropServerInfo(res)
@@ -251,6 +252,17 @@ func (g *Gateway) promptHandler(name string) mcp.PromptHandler {
 			params.RequestState = res.RequestState
 		}
 	}
+}
+
+// spanned returns ctx with a new order.Span, for a resources/read,
+// prompts/get or completion/complete to note where it stands in its
+// connection's messages: its log messages are its own also when handled
+// after its answer (lane.trailing), and never those read before it was
+// sent. The client's session returns its answer after the notifications
+// read before it have been handled (they are passed on to the client
+// first).
+func spanned(ctx context.Context) context.Context {
+	return order.WithSpan(ctx, new(order.Span))
 }
 
 // readHandler is registered with the resources and resource templates the
@@ -315,7 +327,7 @@ func (g *Gateway) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.
 	params := &mcp.ReadResourceParams{Meta: g.forwardMeta(ctx, req, req.Params.Meta, u), URI: uri, InputResponses: req.Params.InputResponses, RequestState: state}
 	for round := 0; ; round++ {
 		var res *mcp.ReadResourceResult
-		err := u.do(ctx, o, true, true, func(ctx context.Context, cs *mcp.ClientSession) error {
+		err := u.do(spanned(ctx), o, true, true, func(ctx context.Context, cs *mcp.ClientSession) error {
 			var err error
 			res, err = cs.ReadResource(ctx, params)
 			dropServerInfo(res)
@@ -372,7 +384,7 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 	}
 	params.Meta = g.forwardMeta(ctx, req, req.Params.Meta, u)
 	var res *mcp.CompleteResult
-	err = u.do(ctx, newOrigin(ctx, req), true, true, func(ctx context.Context, cs *mcp.ClientSession) error {
+	err = u.do(spanned(ctx), newOrigin(ctx, req), true, true, func(ctx context.Context, cs *mcp.ClientSession) error {
 		var err error
 		res, err = cs.Complete(ctx, &params)
 		dropServerInfo(res)

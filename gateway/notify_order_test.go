@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -116,5 +117,91 @@ func notifyOrderCell(t *testing.T, url, v, kind string) {
 	}
 	if n := h.missing(want, time.Now().Add(5*time.Second)); n > 0 {
 		t.Errorf("%d of %d calls' %s notifications never reached the client", n, notifyCalls, kind)
+	}
+}
+
+// TestNotifyOrderOfFeaturesThroughGateway: a handshake-era server's log
+// message sent immediately before its answer to a resources/read, a
+// prompts/get or a completion/complete reaches the gateway's client every
+// time (the gateway answers after passing it on): stdio and streamable
+// HTTP servers, clients of 2025-11-25 and 2026-07-28.
+func TestNotifyOrderOfFeaturesThroughGateway(t *testing.T) {
+	bin := testserver.Build(t)
+	backends := map[string]Server{
+		"stdio-legacy": {Name: "up", Target: mcpadapter.Command{Path: bin, Args: []string{"-era", "legacy", "-notify"}}},
+		"http-legacy": {Name: "up", Target: testserver.StartStreamable(t,
+			testserver.New(testserver.Options{Era: testserver.Legacy, Notify: true})).URL},
+	}
+	for name, srv := range backends {
+		_, url := startGateway(t, []Server{srv}, nil)
+		for _, v := range []string{v1125, v0728} {
+			t.Run(name+"/"+v, func(t *testing.T) {
+				featureOrderCell(t, url, v)
+			})
+		}
+	}
+}
+
+// featureOrderCell makes notifyCalls requests of each feature method
+// through the gateway at url, as a client of version v, each answered
+// after one log message, and checks that every message reached the
+// client.
+func featureOrderCell(t *testing.T, url, v string) {
+	ctx := testCtx(t, 2*time.Minute)
+	h := &heard{seen: map[string]bool{}}
+	cs := connect(t, url, v, &mcp.ClientOptions{
+		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+			h.add(fmt.Sprint(r.Params.Data))
+		},
+	})
+	var meta mcp.Meta
+	if v < v0728 {
+		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		meta = mcp.Meta{mcp.MetaKeyLogLevel: "debug"}
+	}
+	requests := map[string]func(text string) (string, error){
+		"resources/read": func(text string) (string, error) {
+			res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{Meta: meta, URI: testserver.NotifyURIPrefix + text})
+			if err != nil || len(res.Contents) != 1 {
+				return "", fmt.Errorf("%v %+v", err, res)
+			}
+			return res.Contents[0].Text, nil
+		},
+		"prompts/get": func(text string) (string, error) {
+			res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Meta: meta, Name: "notify", Arguments: map[string]string{"text": text}})
+			if err != nil || len(res.Messages) != 1 {
+				return "", fmt.Errorf("%v %+v", err, res)
+			}
+			tc, _ := res.Messages[0].Content.(*mcp.TextContent)
+			if tc == nil {
+				return "", fmt.Errorf("prompt content %T", res.Messages[0].Content)
+			}
+			return tc.Text, nil
+		},
+		"completion/complete": func(text string) (string, error) {
+			res, err := cs.Complete(ctx, &mcp.CompleteParams{Meta: meta, Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "notify"},
+				Argument: mcp.CompleteParamsArgument{Name: "text", Value: text}})
+			if err != nil || len(res.Completion.Values) != 1 {
+				return "", fmt.Errorf("%v %+v", err, res)
+			}
+			return res.Completion.Values[0], nil
+		},
+	}
+	for method, request := range requests {
+		want := make([]string, 0, notifyCalls)
+		for i := range notifyCalls {
+			text := fmt.Sprintf("%s-%s-%d", v, strings.ReplaceAll(method, "/", "-"), i)
+			got, err := request(text)
+			if err != nil || got != text {
+				t.Fatalf("%s %d: %v %q", method, i, err, got)
+			}
+			want = append(want, text)
+		}
+		if n := h.missing(want, time.Now().Add(5*time.Second)); n > 0 {
+			t.Errorf("%s: %d of %d requests' log messages never reached the client", method, n, notifyCalls)
+		}
 	}
 }

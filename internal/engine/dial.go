@@ -47,8 +47,10 @@ func (e *Engine) dial(ctx context.Context, sl *slot) (*Session, error) {
 	s.life, s.kill = context.WithCancel(context.Background())
 	s.notices, s.endNotices = context.WithCancel(context.Background())
 	s.gone, s.endGone = context.WithCancel(context.Background())
+	e.bySDK.Store(s.cs, s)
 	go func() {
 		s.err = s.cs.Wait()
+		e.bySDK.Delete(s.cs)
 		s.order.End()
 		close(s.done)
 		s.endGone()

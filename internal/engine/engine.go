@@ -133,6 +133,7 @@ type Engine struct {
 	own      *http.Transport  // used when Config.HTTPClient is nil
 	learned  sync.Map         // protocol version → *learnedMeta: go-sdk's _meta of a call (Session.learn)
 	paths    pathCounts       // tools/calls by the path they took (Paths)
+	bySDK    sync.Map         // *mcp.ClientSession → its live *Session (Settle)
 }
 
 // A slot is the connection of one partition (Config.Partition), made
