@@ -190,18 +190,20 @@ func newClientWith(ep *engine.Endpoint, opts ClientOptions, adjust func(*mcp.Cli
 	// closing its session does not wait for (a round the context's end
 	// cut short while its question was being asked).
 	c.sdk.AddSendingMiddleware(wire.SettleMiddleware)
+	// A panic while go-sdk sends a request or decodes its answer (a
+	// hostile server's) fails that request: added next, so inside all
+	// the others.
+	c.sdk.AddSendingMiddleware(engine.RecoverSendingMiddleware(c.log))
 	// resources/read, prompts/get and completion/complete return after
 	// the notifications read before their answer have been handled, also
-	// when made on the session Client.Session returns.
+	// when made on the session Client.Session returns, and when go-sdk
+	// failed decoding the answer (outside RecoverSendingMiddleware). Each
+	// round of a 2026-07-28 request (inside AutoRounds) is one request.
 	c.sdk.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			return c.eng.Settle(ctx, method, req, next)
 		}
 	})
-	// A panic while go-sdk sends a request or decodes its answer (a
-	// hostile server's) fails that request: added next, so inside all
-	// the others.
-	c.sdk.AddSendingMiddleware(engine.RecoverSendingMiddleware(c.log))
 	if autoRounds {
 		c.sdk.AddSendingMiddleware(inputwire.AutoRounds{Elicit: so.ElicitationHandler, Sampling: opts.SamplingHandler, Roots: opts.Roots, Log: c.log}.Middleware)
 	}

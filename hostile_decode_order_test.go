@@ -1,0 +1,126 @@
+package mcpadapter_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// startLogThenNullQuestion starts a handshake-era (2025-11-25) server over
+// streamable HTTP, without sessions, that answers prompts/get and
+// resources/read on an event stream: a log message, then a result whose
+// question is null (go-sdk's decoding panics on it).
+func startLogThenNullQuestion(t *testing.T) string {
+	t.Helper()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			http.Error(w, "POST only", http.StatusMethodNotAllowed)
+			return
+		}
+		b, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(b, &req) != nil || len(req.ID) == 0 {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		result := `{}`
+		switch req.Method {
+		case "initialize":
+			result = `{"protocolVersion":"2025-11-25","capabilities":{"prompts":{},"resources":{},"logging":{}},"serverInfo":{"name":"raw","version":"1"}}`
+		case "prompts/get", "resources/read":
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprintf(w, "event: message\ndata: %s\n\n", `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"before `+req.Method+`"}}`)
+			fmt.Fprintf(w, "event: message\ndata: %s\n\n", `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"result":`+testserver.NullQuestionResult+`}`)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"result":`+result+`}`)
+	}))
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+// TestHostileNullQuestionAfterLog: a server sends a log message, then an
+// answer to prompts/get or resources/read that go-sdk's decoding panics
+// on. The request fails saying the answer cannot be read, and only once
+// the log message has reached the LogHandler (a slow one): made through
+// the Client and on go-sdk's session Client.Session returns.
+func TestHostileNullQuestionAfterLog(t *testing.T) {
+	t.Parallel()
+	url := startLogThenNullQuestion(t)
+	var handled atomic.Int64
+	c, err := mcpadapter.NewClient(url, &mcpadapter.ClientOptions{
+		Logger: quietLogger(),
+		LogHandler: func(context.Context, *mcp.LoggingMessageRequest) {
+			time.Sleep(100 * time.Millisecond) // a handler that takes its time
+			handled.Add(1)
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	ctx := testCtx(t)
+	requests := map[string]func() error{
+		"prompts/get": func() error {
+			_, err := c.GetPrompt(ctx, "p", nil)
+			return err
+		},
+		"resources/read": func() error {
+			_, err := c.ReadResource(ctx, "test://r")
+			return err
+		},
+		"session prompts/get": func() error {
+			sess, err := c.Session(ctx)
+			if err != nil {
+				return err
+			}
+			_, err = sess.GetPrompt(ctx, &mcp.GetPromptParams{Name: "p"})
+			return err
+		},
+		"session resources/read": func() error {
+			sess, err := c.Session(ctx)
+			if err != nil {
+				return err
+			}
+			_, err = sess.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://r"})
+			return err
+		},
+	}
+	const rounds = 5
+	for name, request := range requests {
+		missed := 0
+		for range rounds {
+			before := handled.Load()
+			err := request()
+			if err == nil || !strings.Contains(err.Error(), "cannot be read") {
+				t.Fatalf("%s: %v; want an error saying the answer cannot be read", name, err)
+			}
+			if handled.Load() == before {
+				missed++
+			}
+			// The next request starts with the log message handled.
+			deadline := time.Now().Add(5 * time.Second)
+			for handled.Load() == before && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		if missed > 0 {
+			t.Errorf("%s: %d of %d requests returned before the log message sent before their answer reached the LogHandler", name, missed, rounds)
+		}
+	}
+}
