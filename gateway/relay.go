@@ -143,6 +143,12 @@ func (rs *relays) put(o *origin, it relayItem) {
 		rs.writers++
 		go rs.run(r)
 	}
+	rs.add(r, it)
+}
+
+// add queues it in r, or drops it when r is full (see relayMessages).
+// rs.mu is held.
+func (rs *relays) add(r *relay, it relayItem) {
 	if !rs.fits(r, it.size) && !rs.replace(r, it) {
 		if it.log != nil {
 			r.droppedLogs++

@@ -394,3 +394,62 @@ func logsBeforeAnswer(stream, text string, n int) string {
 	}
 	return ""
 }
+
+// TestRelayOverflow: a full relay drops a log message; a progress report
+// replaces the oldest report of the same request still queued (the newer
+// one goes last), or is dropped when there is none; the bytes of all the
+// relays together bound each; an empty relay takes a notification of any
+// size.
+func TestRelayOverflow(t *testing.T) {
+	rs := newRelays(context.Background(), quietLogger(t), &Options{relayMessages: 3, relayBytes: 4 * relayItemBytes})
+	rs.maxTotal = 5 * relayItemBytes
+	a, b := &origin{key: "a"}, &origin{key: "b"}
+	logOf := func(o *origin, s string) relayItem {
+		return relayItem{o: o, log: &mcp.LoggingMessageParams{Data: s}, size: relayItemBytes}
+	}
+	progOf := func(o *origin, s string) relayItem {
+		return relayItem{o: o, prog: &mcp.ProgressNotificationParams{Message: s}, size: relayItemBytes}
+	}
+	held := func(r *relay) string {
+		var out []string
+		for _, it := range r.q {
+			if it.log != nil {
+				out = append(out, fmt.Sprint(it.log.Data))
+			} else {
+				out = append(out, it.prog.Message)
+			}
+		}
+		return strings.Join(out, " ")
+	}
+	r := &relay{next: 1}
+	for _, it := range []relayItem{progOf(a, "pa1"), logOf(a, "l1"), progOf(b, "pb1"),
+		logOf(a, "l2"), progOf(a, "pa2"), progOf(a, "pa3"), progOf(b, "pb2")} {
+		rs.add(r, it)
+	}
+	if got, want := held(r), "l1 pa3 pb2"; got != want {
+		t.Errorf("the full relay holds %q, want %q", got, want)
+	}
+	if r.droppedLogs != 1 || r.droppedProgress != 3 {
+		t.Errorf("dropped %d log messages and %d progress reports, want 1 and 3", r.droppedLogs, r.droppedProgress)
+	}
+	for i := 1; i < len(r.q); i++ {
+		if r.q[i-1].seq >= r.q[i].seq {
+			t.Errorf("the relay's notifications are out of order: %d before %d", r.q[i-1].seq, r.q[i].seq)
+		}
+	}
+
+	// The relays together: another relay takes what fits in the total.
+	other := &relay{next: 1}
+	rs.add(other, logOf(b, "m1"))
+	rs.add(other, logOf(b, "m2"))
+	rs.add(other, logOf(b, "m3")) // past the total
+	if got := held(other); got != "m1 m2" || rs.total != 5*relayItemBytes {
+		t.Errorf("the second relay holds %q, all %d bytes", got, rs.total)
+	}
+	// An empty relay takes a notification of any size.
+	big := &relay{next: 1}
+	rs.add(big, relayItem{o: a, log: &mcp.LoggingMessageParams{Data: "big"}, size: 100 * relayItemBytes})
+	if len(big.q) != 1 {
+		t.Error("an empty relay refused a notification larger than its bound")
+	}
+}
