@@ -244,7 +244,7 @@ func (g *Gateway) forwardCall(ctx context.Context, r toolRoute, o *origin, param
 			if touch != nil {
 				touch()
 			}
-			o.progress(&mcp.ProgressNotificationParams{Progress: p.Progress, Total: p.Total, Message: p.Message})
+			g.relays.progress(o, &mcp.ProgressNotificationParams{Progress: p.Progress, Total: p.Total, Message: p.Message})
 		}
 	}
 	ctx, err := u.as(ctx)
@@ -270,12 +270,15 @@ func (g *Gateway) forwardCall(ctx context.Context, r toolRoute, o *origin, param
 		return nil, callError(u, params.Name, context.Cause(ctx), err)
 	}
 	// The server's progress and log messages sent before its answer
-	// have been handled (passed on to o, while the call is in flight for
-	// attribution) when RelayCallVia returns: the client's connection
-	// waits for them (internal/order).
+	// have been handled (put in the relay of o's client session, while
+	// the call is in flight for attribution) when RelayCallVia returns:
+	// the client's connection waits for them (internal/order). The relay
+	// has written them to the client when flush returns (bounded by the
+	// call's context), so they reach it before the answer.
 	res, err := r.tool.RelayCallVia(ctx, c, params, opts)
 	free()
 	leave()
+	g.relays.flush(ctx, o)
 	if sr := signInOf(err); sr != nil && u.web != nil {
 		return nil, &signInNeeded{sr} // callTool asks (signInAnswer)
 	}

@@ -31,6 +31,9 @@ type Gateway struct {
 	search *search
 	parks  *parking
 	tasks  *taskStore
+	// relays take the servers' progress and log messages to the client
+	// sessions (relay.go).
+	relays *relays
 
 	stateful, stateless httpHandler
 	// fastVetoes keep requests off the fast path (fastpath.go): each
@@ -177,6 +180,7 @@ func New(servers []Server, opts *Options) (*Gateway, error) {
 	g.cat.order = g.ups
 	g.ctx, g.cancel = context.WithCancel(context.Background())
 	g.drained, g.drain = context.WithCancel(context.Background())
+	g.relays = newRelays(g.ctx, g.log, &g.opts)
 	for _, u := range g.ups {
 		u.ctx, u.stop = context.WithCancel(g.ctx)
 	}
@@ -346,6 +350,7 @@ func (g *Gateway) Close() error {
 		for ss := range g.server.Sessions() {
 			_ = ss.Close()
 		}
+		g.relays.wait(closeWriteGrace)
 		g.sessWG.Wait()
 		g.clock.wg.Wait()
 		// The tasks' calls end first: their servers are told (a

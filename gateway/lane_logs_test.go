@@ -24,6 +24,7 @@ import (
 // read until open is closed: a client that does not read its stream.
 type stalledCalls struct {
 	open chan struct{}
+	base http.RoundTripper // nil: http.DefaultTransport
 }
 
 func (s *stalledCalls) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -36,7 +37,11 @@ func (s *stalledCalls) RoundTrip(req *http.Request) (*http.Response, error) {
 		_ = req.Body.Close()
 		req.Body = io.NopCloser(bytes.NewReader(body))
 	}
-	resp, err := http.DefaultTransport.RoundTrip(req)
+	base := s.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	resp, err := base.RoundTrip(req)
 	if err != nil || !bytes.Contains(body, []byte(`"tools/call"`)) {
 		return resp, err
 	}
@@ -66,8 +71,10 @@ func (b *stalledBody) Read(p []byte) (int, error) {
 // gateway's side. Bob's call starts after that and is in flight when
 // alice's client reads again and the rest of her log messages are
 // handled: none of them reaches bob, and every one reaches alice (those
-// handled after her answer on her session's own stream). A go-sdk server over
-// stdio and over streamable HTTP.
+// handled after her answer on her session's own stream). Her relay
+// (relay.go) holds all of her messages here; one that overflows drops
+// some (TestRelayUnreadStreamHoldsNoOneElse). A go-sdk server over stdio
+// and over streamable HTTP.
 func TestLogAttributionUnreadStream(t *testing.T) {
 	bin := testserver.Build(t)
 	backends := map[string]Server{
@@ -77,7 +84,7 @@ func TestLogAttributionUnreadStream(t *testing.T) {
 	}
 	for name, srv := range backends {
 		t.Run(name, func(t *testing.T) {
-			g, url := startGateway(t, []Server{srv}, nil)
+			g, url := startGateway(t, []Server{srv}, &Options{relayBytes: 32 << 20})
 			u := g.servers()[0]
 			ctx := testCtx(t, 60*time.Second)
 

@@ -159,6 +159,9 @@ type Options struct {
 	MaxExtraConnections int
 	// extraIdle, if set, replaces extraIdle (tests).
 	extraIdle time.Duration
+	// relayMessages and relayBytes, if set, replace the bounds of a
+	// client session's relay (relay.go; tests).
+	relayMessages, relayBytes int
 	// Tasks bounds the tasks the gateway runs for its clients (tasks.go);
 	// nil means the defaults.
 	Tasks *TaskOptions

@@ -295,8 +295,9 @@ func (o *origin) hasToken() bool {
 	return o.tok != nil
 }
 
-// progress passes a server's progress report on to the client.
-func (o *origin) progress(p *mcp.ProgressNotificationParams) {
+// writeProgress writes a server's progress report to the client, with
+// the client's progress token (its relay's writer: relay.go).
+func (o *origin) writeProgress(p *mcp.ProgressNotificationParams) {
 	o.mu.Lock()
 	ctx, ss, tok := o.ctx, o.ss, o.tok
 	o.mu.Unlock()
@@ -306,12 +307,12 @@ func (o *origin) progress(p *mcp.ProgressNotificationParams) {
 	_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: p.Progress, Total: p.Total, Message: p.Message})
 }
 
-// log passes a server's log message on to the client, at the level the
-// client asked for: on the stream of the client's request while it is
-// open, else (the gateway answered it, and the message of its call was
-// handled after: lane.trailing) on the session's own stream, when the
-// client has a session.
-func (o *origin) log(p *mcp.LoggingMessageParams) {
+// writeLog writes a server's log message to the client (its relay's
+// writer: relay.go), at the level the client asked for: on the stream of
+// the client's request while it is open, else (the gateway answered it,
+// and the message of its call was handled after: lane.trailing) on the
+// session's own stream, when the client has a session.
+func (o *origin) writeLog(p *mcp.LoggingMessageParams) {
 	ctx, ss := o.current()
 	if ss == nil {
 		return

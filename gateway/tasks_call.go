@@ -136,6 +136,7 @@ func (g *Gateway) waitTaskCall(ctx context.Context, req mcp.Request, r toolRoute
 	o := newOrigin(ctx, req)
 	for round := 1; ; round++ {
 		res, err := g.runTaskCall(context.WithValue(ctx, syncOriginKey{}, o), r, args, mcpadapter.TaskAuto, nil)
+		g.relays.flush(ctx, o) // the call's log messages reach the client before its answer
 		var sn *signInNeeded
 		if !errors.As(err, &sn) {
 			return res, err

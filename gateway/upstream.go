@@ -453,6 +453,9 @@ func (u *upstream) do(ctx context.Context, o *origin, idempotent, anyConn bool, 
 	if err != nil {
 		return err
 	}
+	// The notifications relayed to o's client before the answer reach
+	// it first: the flush runs after leave.
+	defer u.g.relays.flush(ctx, o)
 	defer leave()
 	var prev *mcp.ClientSession
 	for attempt := 0; ; attempt++ {
@@ -660,7 +663,7 @@ func (u *upstream) onLog(ctx context.Context, l *lane, req *mcp.LoggingMessageRe
 		p.Logger = u.name
 	}
 	if o := l.attributeLog(connOf(ctx), order.HandlingFrom(ctx)); o != nil {
-		o.log(&p)
+		u.g.relays.logMessage(o, &p)
 		return
 	}
 	level := slog.LevelInfo

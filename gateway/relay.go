@@ -1,0 +1,312 @@
+//lint:file-ignore SA1019 the gateway relays logging, deprecated in 2026-07-28 but alive in the handshake era it serves
+
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The server's progress reports and log messages a forwarded request
+// gets reach the gateway on the server's connection, and go-sdk hands
+// them to the gateway's handlers one at a time, in order: a handler that
+// waited on a client's stream would hold up the notifications of every
+// other client on that connection (and their calls, which wait for their
+// notifications before they return: internal/order). So a handler only
+// puts the notification in the relay of the client session it belongs
+// to (decided then: lane.attributeLog, the call's origin) and returns;
+// the relay's writer, a goroutine of its own, writes the session's
+// notifications to the client in the order they came, and ends when the
+// queue is empty (or the gateway closes). A client that does not read
+// its stream holds up its own relay only.
+//
+// There is one relay per client session rather than one per request:
+// the client receives its notifications in the order its servers sent
+// them, across its calls (on a stdio or standalone stream, one stream
+// anyway), and its memory bound is the session's, however many calls it
+// makes. A call of the session waits, before the gateway answers it,
+// for the relay to have written what was put in it before (flush): the
+// call's notifications reach its client before its answer. That wait is
+// on the session's own stream only, and bounded by the call's context.
+//
+// A relay holds at most relayMessages notifications and relayBytes bytes
+// (their data's JSON, and relayItemBytes each), and all the relays
+// together relayTotalBytes: a notification always fits in an empty
+// relay. When a relay is full, a log message is dropped, and a progress
+// report replaces the oldest report of the same request still waiting
+// (the client gets the newer one), or is dropped when there is none.
+// What was dropped is counted and reported once to the gateway's log,
+// with the session, when the relay empties.
+const (
+	relayMessages   = 1024
+	relayBytes      = 8 << 20
+	relayTotalBytes = 64 << 20
+	relayItemBytes  = 256
+)
+
+// relays are the relays of the gateway's client sessions.
+type relays struct {
+	ctx       context.Context // the gateway's: when it ends, every relay drops what it holds
+	log       *slog.Logger
+	maxMsgs   int
+	maxBytes  int
+	maxTotal  int
+	mu        sync.Mutex
+	writers   int           // writers running
+	idle      chan struct{} // closed when the last writer ends
+	by        map[*mcp.ServerSession]*relay
+	total     int // bytes held by all the relays
+	dropsSeen int // notifications dropped or replaced, for tests
+}
+
+// relay is one client session's queue of notifications to write. A
+// relay is in relays.by while it holds or writes a notification.
+type relay struct {
+	ss      *mcp.ServerSession
+	q       []relayItem // in the order they came
+	bytes   int
+	next    uint64        // the sequence number of the next notification put in
+	writing uint64        // the one being written, 0 when none
+	wake    chan struct{} // closed when one is written or taken out; nil when no one waits
+	// dropped log messages, and progress reports dropped or replaced.
+	droppedLogs, droppedProgress int
+}
+
+// relayItem is a notification for the client of o: a log message or a
+// progress report.
+type relayItem struct {
+	seq  uint64
+	o    *origin
+	log  *mcp.LoggingMessageParams
+	prog *mcp.ProgressNotificationParams
+	size int
+}
+
+func newRelays(ctx context.Context, log *slog.Logger, o *Options) *relays {
+	rs := &relays{ctx: ctx, log: log, maxMsgs: relayMessages, maxBytes: relayBytes, maxTotal: relayTotalBytes, by: make(map[*mcp.ServerSession]*relay)}
+	if o.relayMessages > 0 {
+		rs.maxMsgs = o.relayMessages
+	}
+	if o.relayBytes > 0 {
+		rs.maxBytes = o.relayBytes
+		rs.maxTotal = max(rs.maxTotal, 8*o.relayBytes)
+	}
+	return rs
+}
+
+// logMessage puts a server's log message in the relay of o's client session.
+func (rs *relays) logMessage(o *origin, p *mcp.LoggingMessageParams) {
+	data, err := json.Marshal(p.Data)
+	if err != nil {
+		rs.log.Warn("dropped a server's log message that does not encode", "err", err)
+		return
+	}
+	q := *p
+	q.Data = json.RawMessage(data)
+	rs.put(o, relayItem{o: o, log: &q, size: relayItemBytes + len(data) + len(q.Logger)})
+}
+
+// progress puts a server's progress report in the relay of o's client
+// session, when the client asked for the progress of its request.
+func (rs *relays) progress(o *origin, p *mcp.ProgressNotificationParams) {
+	if !o.hasToken() {
+		return
+	}
+	q := &mcp.ProgressNotificationParams{Progress: p.Progress, Total: p.Total, Message: p.Message}
+	rs.put(o, relayItem{o: o, prog: q, size: relayItemBytes + len(q.Message)})
+}
+
+// put adds it to the relay of o's client session, starting the relay's
+// writer when it is not running. It never waits for the client.
+func (rs *relays) put(o *origin, it relayItem) {
+	_, ss := o.current()
+	if ss == nil {
+		return
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.ctx.Err() != nil {
+		return
+	}
+	r := rs.by[ss]
+	if r == nil {
+		r = &relay{ss: ss, next: 1}
+		rs.by[ss] = r
+		if rs.writers == 0 {
+			rs.idle = make(chan struct{})
+		}
+		rs.writers++
+		go rs.run(r)
+	}
+	rs.add(r, it)
+}
+
+// add queues it in r, or drops it when r is full (see relayMessages).
+// rs.mu is held.
+func (rs *relays) add(r *relay, it relayItem) {
+	if !rs.fits(r, it.size) && !rs.replace(r, it) {
+		if it.log != nil {
+			r.droppedLogs++
+		} else {
+			r.droppedProgress++
+		}
+		rs.dropsSeen++
+		return
+	}
+	it.seq = r.next
+	r.next++
+	r.q = append(r.q, it)
+	r.bytes += it.size
+	rs.total += it.size
+}
+
+// fits reports whether a notification of size bytes fits in r now.
+// rs.mu is held.
+func (rs *relays) fits(r *relay, size int) bool {
+	if len(r.q) == 0 {
+		return true
+	}
+	return len(r.q) < rs.maxMsgs && r.bytes+size <= rs.maxBytes && rs.total+size <= rs.maxTotal
+}
+
+// replace makes room in the full relay r for the progress report it by
+// taking out the oldest report of the same request still waiting, and
+// reports whether it did (it then fits). rs.mu is held.
+func (rs *relays) replace(r *relay, it relayItem) bool {
+	if it.prog == nil {
+		return false
+	}
+	for i, old := range r.q {
+		if old.prog == nil || old.o != it.o {
+			continue
+		}
+		grow := it.size - old.size
+		if len(r.q) > 1 && (r.bytes+grow > rs.maxBytes || rs.total+grow > rs.maxTotal) {
+			return false
+		}
+		r.q = append(r.q[:i], r.q[i+1:]...)
+		r.bytes -= old.size
+		rs.total -= old.size
+		r.droppedProgress++
+		rs.dropsSeen++
+		r.signal()
+		return true
+	}
+	return false
+}
+
+// signal wakes the calls waiting for r (flush). rs.mu is held.
+func (r *relay) signal() {
+	if r.wake != nil {
+		close(r.wake)
+		r.wake = nil
+	}
+}
+
+// run is r's writer: it writes r's notifications to the client in order
+// until r is empty, or drops them when the gateway closes, then takes r
+// out of rs.by.
+func (rs *relays) run(r *relay) {
+	for {
+		rs.mu.Lock()
+		if rs.ctx.Err() != nil {
+			for _, it := range r.q {
+				rs.total -= it.size
+			}
+			r.q = nil
+		}
+		if len(r.q) == 0 {
+			r.writing = 0
+			delete(rs.by, r.ss)
+			r.signal()
+			logs, progress := r.droppedLogs, r.droppedProgress
+			if rs.writers--; rs.writers == 0 {
+				close(rs.idle)
+			}
+			rs.mu.Unlock()
+			if logs+progress > 0 {
+				rs.log.Warn("a client session did not read its notifications fast enough: some were dropped",
+					"session", r.ss.ID(), "log_messages", logs, "progress_reports", progress)
+			}
+			return
+		}
+		it := r.q[0]
+		r.q[0] = relayItem{}
+		r.q = r.q[1:]
+		r.bytes -= it.size
+		rs.total -= it.size
+		r.writing = it.seq
+		rs.mu.Unlock()
+		it.write()
+		rs.mu.Lock()
+		r.writing = 0
+		r.signal()
+		rs.mu.Unlock()
+	}
+}
+
+func (it relayItem) write() {
+	if it.log != nil {
+		it.o.writeLog(it.log)
+	} else {
+		it.o.writeProgress(it.prog)
+	}
+}
+
+// flush waits until the relay of o's client session has written (or
+// dropped) every notification put in it before flush was called, or ctx
+// ends, or the gateway closes: the notifications a forwarded request's
+// handlers relayed reach the client before the gateway's answer.
+func (rs *relays) flush(ctx context.Context, o *origin) {
+	_, ss := o.current()
+	if ss == nil {
+		return
+	}
+	rs.mu.Lock()
+	r := rs.by[ss]
+	if r == nil {
+		rs.mu.Unlock()
+		return
+	}
+	last := r.next - 1
+	for (len(r.q) > 0 && r.q[0].seq <= last) || (r.writing != 0 && r.writing <= last) {
+		if r.wake == nil {
+			r.wake = make(chan struct{})
+		}
+		wake := r.wake
+		rs.mu.Unlock()
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return
+		case <-rs.ctx.Done():
+			return
+		}
+		rs.mu.Lock()
+	}
+	rs.mu.Unlock()
+}
+
+// wait waits until every writer has ended, for at most d: a writer whose
+// client does not read ends when its write fails (Close closes the
+// sessions, and cuts the HTTP answers' writes: closeWriteGrace).
+func (rs *relays) wait(d time.Duration) {
+	rs.mu.Lock()
+	idle := rs.idle
+	n := rs.writers
+	rs.mu.Unlock()
+	if n == 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-idle:
+	case <-t.C:
+	}
+}
