@@ -61,7 +61,7 @@ func TestTransportSDKCancelAfterCutLine(t *testing.T) {
 		t.Fatalf("ReadError: %v, want a *CutOffError", err)
 	}
 	time.Sleep(100 * time.Millisecond) // go-sdk's notifications/cancelled, written in the background
-	_ = cs.Wait() // the connection ends: go-sdk's reading stops
+	_ = cs.Wait()                      // the connection ends: go-sdk's reading stops
 	_ = cs.Close()
 	data, err := os.ReadFile(got)
 	if err != nil {

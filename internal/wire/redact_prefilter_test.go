@@ -23,7 +23,7 @@ func refRedactBearer(s string) string {
 }
 
 func refRedactURLSecrets(s string) string {
-	return urlSecret.ReplaceAllString(refRedactBearer(s), "${1}[REDACTED]")
+	return redactEscapedNames(urlSecret.ReplaceAllString(refRedactBearer(s), "${1}[REDACTED]"))
 }
 
 func refRedactString(s string) string {
@@ -67,6 +67,9 @@ func FuzzRedactPrefilter(f *testing.F) {
 		}
 		if want := mayHoldURLSecret(s); !want && urlSecret.MatchString(s) {
 			t.Fatalf("mayHoldURLSecret(%q) = false, but urlSecret matches it", s)
+		}
+		if !mayHoldAuthHeader(s) && authHeader.MatchString(s) {
+			t.Fatalf("mayHoldAuthHeader(%q) = false, but authHeader matches it", s)
 		}
 		doc := `{"t":"` + s + `"}`
 		var v struct{ T string }
