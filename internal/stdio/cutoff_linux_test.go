@@ -58,8 +58,8 @@ i=0; while [ ! -e '`+start+`' ] && [ $i -lt 3000 ]; do sleep 0.01; i=$((i+1)); d
 	defer cancel()
 	err = c.Write(ctx, sizedRequest(t, 2, size))
 	var co *CutOffError
-	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), fmt.Sprintf("%d of %d bytes", size-1, size)) {
-		t.Fatalf("Write: %v, want DeadlineExceeded after %d of %d bytes", err, size-1, size)
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &co) || co.Written != size-1 || co.Size != size {
+		t.Fatalf("Write: %v, want a *CutOffError after %d of %d bytes, wrapping DeadlineExceeded", err, size-1, size)
 	}
 	if err := c.ReadError(); !errors.As(err, &co) || co.Written != size-1 || co.Size != size {
 		t.Fatalf("ReadError: %v, want a *CutOffError after %d of %d bytes", err, size-1, size)

@@ -37,8 +37,8 @@ func checkLines(t *testing.T, data []byte) int {
 	return len(lines[len(lines)-1])
 }
 
-// The error of a write cut off by its call's Timeout says so: it names the
-// context's cause, and errors.Is still finds the context's error, for a
+// The error of a write cut off by its call's Timeout says so: it is a
+// *CutOffError (the connection was closed), names the context's cause, and errors.Is still finds the context's error, for a
 // cause that wraps it (the engine's Timeout) and for one that does not
 // (a cancellation with a cause of its own). So does the error of a write
 // that waited for its turn, and the *CutOffError that ended reading.
@@ -49,10 +49,10 @@ func TestStdioWriteErrorNamesCause(t *testing.T) {
 		ctx, cancel := context.WithTimeoutCause(t.Context(), 200*time.Millisecond, timeout)
 		defer cancel()
 		err := c.Write(ctx, bigMessage())
-		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "ClientOptions.Timeout") {
-			t.Errorf("Write: %v, want the Timeout named, wrapping DeadlineExceeded", err)
-		}
 		var co *CutOffError
+		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "ClientOptions.Timeout") || !errors.As(err, &co) {
+			t.Errorf("Write: %v, want a *CutOffError naming the Timeout, wrapping DeadlineExceeded", err)
+		}
 		if err := c.ReadError(); !errors.As(err, &co) || !strings.Contains(err.Error(), "ClientOptions.Timeout") {
 			t.Errorf("ReadError: %v, want a *CutOffError naming the Timeout", err)
 		}

@@ -15,7 +15,8 @@ import (
 // and a write then returns when ctx ends, wrapping ctx.Err() and saying
 // why ctx ended (context.Cause, such as the call's Timeout). If that cut
 // a line in the middle, the server has half a message: the connection
-// ends (a *CutOffError) and the process is stopped. A message that could
+// ends and the process is stopped, and the error is a *CutOffError (which
+// wraps ctx's). A message that could
 // not be written otherwise fails with a *WriteError.
 //
 // The answers go-sdk writes to the server's requests have no deadline;
@@ -61,7 +62,11 @@ func (c *Conn) writeData(ctx context.Context, data []byte) error {
 		if ctx.Err() != nil {
 			cause = ctxError(ctx)
 		}
-		c.abortLater(&CutOffError{Written: n, Size: len(data), Err: cause})
+		co := &CutOffError{Written: n, Size: len(data), Err: cause}
+		c.abortLater(co)
+		if ctx.Err() != nil {
+			return fmt.Errorf("writing to the server's stdin: %w", co)
+		}
 	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("writing to the server's stdin (it is not reading it; %d of %d bytes written): %w", n, len(data), ctxError(ctx))
