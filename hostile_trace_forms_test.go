@@ -14,8 +14,8 @@ import (
 // and a number) in a form the redaction must see through: letters (?i)
 // folds (the Kelvin sign, the long s), mixed and upper case, percent-
 // encoded names, JSON escapes (\u003d for "=", \u0065yJ for "eyJ"),
-// Authorization headers as a dump and as JSON text writes them, and JWTs
-// in URL fragments. They are JSON string contents, as the request holds
+// Authorization headers as a dump and as JSON text writes them, JWTs in
+// URL fragments, and JSON documents inside a string. They are JSON string contents, as the request holds
 // them.
 var traceForms = []string{
 	`https://h/x?\u212Aey=S3CR-01&a=1`,
@@ -36,6 +36,9 @@ var traceForms = []string{
 	`Bearer S3CR-16`,
 	`BEARER S3CR-17`,
 	`https://h/x?a=1\u0026code=S3CR-18`,
+	`{\"api_key\": \"S3CR-19\", \"n\": 1}`,
+	`{\"headers\":{\"Authorization\":[\"Custom S3CR-20\"]}}`,
+	`[\"{\\\"password\\\":\\\"S3CR-21\\\"}\"]`,
 }
 
 // A traced call carrying a secret in each of traceForms, echoed back by

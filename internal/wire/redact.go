@@ -111,8 +111,19 @@ func redactValue(v any) any {
 	return v
 }
 
-// redactString hides the credentials in free text inside a JSON string.
+// redactString hides the credentials in the text of a JSON string: a
+// string that is itself a JSON document (a tool's argument holding a
+// request body or a config) is redacted as one, and written compactly;
+// other text as redactText does.
 func redactString(s string) string {
+	if t := strings.TrimSpace(s); t != "" && (t[0] == '{' || t[0] == '[') && json.Valid([]byte(t)) {
+		return RedactJSON([]byte(t))
+	}
+	return redactText(s)
+}
+
+// redactText hides the credentials in free text.
+func redactText(s string) string {
 	s = RedactURLSecrets(s)
 	if !strings.Contains(s, "eyJ") { // every match of jwtText holds it
 		return s

@@ -62,6 +62,11 @@ func TestRedactJSONMissed(t *testing.T) {
 			`{"body":"grant_type=authorization_code\u0026code=[REDACTED]\u0026client_secret=[REDACTED]"}`},
 		{`{"log":"login password=hunter2 ok"}`, `{"log":"login password=[REDACTED] ok"}`},
 		{`{"msg":"jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl here"}`, `{"msg":"jwt [REDACTED] here"}`},
+		// A JSON document inside a string is redacted as one.
+		{`{"text":"{\"api_key\":\"k1\",\"n\":1}"}`, `{"text":"{\"api_key\":\"[REDACTED]\",\"n\":1}"}`},
+		{`{"body":" {\"headers\": {\"Authorization\": [\"Custom a1\"]}} "}`, `{"body":"{\"headers\":{\"Authorization\":\"[REDACTED]\"}}"}`},
+		{`{"text":"[\"{\\\"password\\\": \\\"p1\\\"}\"]"}`, `{"text":"[\"{\\\"password\\\":\\\"[REDACTED]\\\"}\"]"}`},
+		{`{"text":"{not json: password=p2}"}`, `{"text":"{not json: password=[REDACTED]"}`},
 	} {
 		if got := RedactJSON([]byte(tc.in)); got != tc.want {
 			t.Errorf("RedactJSON(%s)\n = %s\nwant %s", tc.in, got, tc.want)
@@ -85,7 +90,7 @@ func TestRedactEveryScheme(t *testing.T) {
 		{"GET / HTTP/1.1\nauthorization: Custom 0pAqUe\nhost: x", "GET / HTTP/1.1\nauthorization: Custom [REDACTED]\nhost: x"},
 		{`the server refused authorization: HTTP 401 Unauthorized`, `the server refused authorization: HTTP 401 Unauthorized`},
 		{"GET / HTTP/1.1\nAUTHORIZATION: Custom 0pAqUe", "GET / HTTP/1.1\nAUTHORIZATION: Custom [REDACTED]"},
-		{`{"AuthoriZation": "Custom 0pAqUe"}`, `{"AuthoriZation": "Custom [REDACTED]"}`},
+		{`h: 1, "AuthoriZation": "Custom 0pAqUe"`, `h: 1, "AuthoriZation": "Custom [REDACTED]"`},
 		{`PROXY-AUTHORIZATION: 0pAqUe`, `PROXY-AUTHORIZATION: [REDACTED]`},
 		{`Digest username="u", response="6629fae4"`, `Digest [REDACTED]`},
 		{`no credentials here`, `no credentials here`},
