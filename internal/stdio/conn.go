@@ -277,15 +277,17 @@ func (c *Conn) Close() error {
 // end makes writers waiting for their turn give up.
 func (c *Conn) end() { c.deadOnce.Do(func() { close(c.dead) }) }
 
-// abortLater ends the connection for cause, unless Close was called (then
-// the connection is ending anyway): at once, writes fail with cause, so
-// that nothing follows a line cut off in the middle (the caller still has
-// the turn to write); the process is stopped by abort(cause) on a
-// goroutine of its own, which Close waits for.
+// abortLater ends the connection for cause: at once, writes fail, so that
+// nothing follows a line cut off in the middle (the caller still has the
+// turn to write), even while Close is under way and has not yet made
+// writers give up. Unless Close was called (then the connection is ending
+// anyway), writes fail with cause and the process is stopped by
+// abort(cause) on a goroutine of its own, which Close waits for.
 func (c *Conn) abortLater(cause error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closing {
+		c.end()
 		return
 	}
 	if c.broken == nil {

@@ -12,9 +12,11 @@ import (
 
 // Write sends one message as a line of JSON. It waits for its turn and
 // writes within ctx: a server that does not read its stdin fills the pipe,
-// and a write then returns when ctx ends, wrapping ctx.Err(). If that cut
+// and a write then returns when ctx ends, wrapping ctx.Err() and saying
+// why ctx ended (context.Cause, such as the call's Timeout). If that cut
 // a line in the middle, the server has half a message: the connection
-// ends (a *CutOffError) and the process is stopped. A message that could
+// ends and the process is stopped, and the error is a *CutOffError (which
+// wraps ctx's). A message that could
 // not be written otherwise fails with a *WriteError.
 //
 // The answers go-sdk writes to the server's requests have no deadline;
@@ -41,7 +43,7 @@ func (c *Conn) writeData(ctx context.Context, data []byte) error {
 	select {
 	case c.writing <- struct{}{}:
 	case <-ctx.Done():
-		return fmt.Errorf("waiting to write to the server's stdin (it is not reading it): %w", ctx.Err())
+		return fmt.Errorf("waiting to write to the server's stdin (it is not reading it): %w", ctxError(ctx))
 	case <-c.dead:
 		return c.deadError()
 	}
@@ -58,14 +60,36 @@ func (c *Conn) writeData(ctx context.Context, data []byte) error {
 	case n > 0:
 		cause := err
 		if ctx.Err() != nil {
-			cause = ctx.Err()
+			cause = ctxError(ctx)
 		}
-		c.abortLater(&CutOffError{Written: n, Size: len(data), Err: cause})
+		co := &CutOffError{Written: n, Size: len(data), Err: cause}
+		c.abortLater(co)
+		if ctx.Err() != nil {
+			return fmt.Errorf("writing to the server's stdin: %w", co)
+		}
 	}
 	if ctx.Err() != nil {
-		return fmt.Errorf("writing to the server's stdin (it is not reading it; %d of %d bytes written): %w", n, len(data), ctx.Err())
+		return fmt.Errorf("writing to the server's stdin (it is not reading it; %d of %d bytes written): %w", n, len(data), ctxError(ctx))
 	}
 	return &WriteError{Err: fmt.Errorf("writing to the server's stdin: %w", err)}
+}
+
+// ctxError returns why ctx ended, nil if it has not: its cause
+// (context.Cause: a call's Timeout says so), matching ctx.Err() under
+// errors.Is as ctx.Err() itself does.
+func ctxError(ctx context.Context) error {
+	err := ctx.Err()
+	if err == nil {
+		return nil
+	}
+	cause := context.Cause(ctx)
+	switch {
+	case cause == nil || cause == err:
+		return err
+	case errors.Is(cause, err):
+		return cause
+	}
+	return fmt.Errorf("%w: %w", cause, err)
 }
 
 // writeLine writes data to the server's stdin, stopping when ctx ends. It

@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"net/url"
 	"regexp"
 	"strings"
 	"unicode"
@@ -110,8 +111,19 @@ func redactValue(v any) any {
 	return v
 }
 
-// redactString hides the credentials in free text inside a JSON string.
+// redactString hides the credentials in the text of a JSON string: a
+// string that is itself a JSON document (a tool's argument holding a
+// request body or a config) is redacted as one, and written compactly;
+// other text as redactText does.
 func redactString(s string) string {
+	if t := strings.TrimSpace(s); t != "" && (t[0] == '{' || t[0] == '[') && json.Valid([]byte(t)) {
+		return RedactJSON([]byte(t))
+	}
+	return redactText(s)
+}
+
+// redactText hides the credentials in free text.
+func redactText(s string) string {
 	s = RedactURLSecrets(s)
 	if !strings.Contains(s, "eyJ") { // every match of jwtText holds it
 		return s
@@ -126,12 +138,19 @@ var bearerText = regexp.MustCompile(`(?i)\b(bearer|basic|dpop|digest|negotiate|n
 
 // authHeader matches an Authorization (or Proxy-Authorization) header
 // written as text, "Authorization: <scheme> <credentials>", as a header
-// dump or a JSON member holds it: the canonical name anywhere, the name in
-// lower case (HTTP/2) only where a header starts (a line, a quote, a
-// bracket, a comma), so that prose ("refused authorization: ...") is left
-// alone. Whatever the scheme, what follows it is hidden, to the end of the
-// line or of a quoted value.
-var authHeader = regexp.MustCompile(`((?:\b(?:Proxy-)?Authorization|(?:^|[\n"'\[{,]\s*)(?:proxy-)?authorization)"?\s*:\s*"?)(?:([A-Za-z][A-Za-z0-9_.-]*)\s+)?[^\s"\\]+[^\r\n"\\]*`)
+// dump or a JSON member holds it: the canonical name (or the name in
+// capitals) anywhere, the name in any case (HTTP/2's lower case, a
+// dump's upper or mixed case) only where a header starts (a line, a
+// quote, a bracket, a comma), so that prose ("refused authorization:
+// ...") is left alone. Whatever the scheme, what follows it is hidden, to
+// the end of the line or of a quoted value.
+var authHeader = regexp.MustCompile(`((?:\b(?:Proxy-)?Authorization|\b(?:PROXY-)?AUTHORIZATION|(?:^|[\n"'\[{,]\s*)(?i:(?:proxy-)?authorization))"?\s*:\s*"?)(?:([A-Za-z][A-Za-z0-9_.-]*)\s+)?[^\s"\\]+[^\r\n"\\]*`)
+
+// mayHoldAuthHeader reports whether authHeader can match s: s holds
+// "uthorization" in any case (its letters fold only to ASCII ones).
+func mayHoldAuthHeader(s string) bool {
+	return strings.Contains(strings.ToLower(s), "uthorization")
+}
 
 // jwtText matches a JSON Web Token (a base64url header that starts with
 // {" and a payload, then a signature).
@@ -142,7 +161,7 @@ var jwtText = regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-
 // anywhere, and whatever follows an "Authorization:" header, whatever its
 // scheme. (An "authorization=" parameter is RedactURLSecrets'.)
 func redactBearer(s string) string {
-	if !strings.Contains(s, "uthorization") { // every match of authHeader holds it
+	if !mayHoldAuthHeader(s) {
 		return bearerText.ReplaceAllString(s, "$1 [REDACTED]")
 	}
 	s = authHeader.ReplaceAllStringFunc(s, func(m string) string {
@@ -166,10 +185,34 @@ var urlSecret = regexp.MustCompile(`(?i)((?:^|[?&#\s])[^=&\s"?#]*(?:key|token|se
 // ("Bearer x", "DPoP x", "Authorization: <scheme> x").
 func RedactURLSecrets(s string) string {
 	s = redactBearer(s)
-	if !mayHoldURLSecret(s) {
-		return s
+	if mayHoldURLSecret(s) {
+		s = urlSecret.ReplaceAllString(s, "${1}[REDACTED]")
 	}
-	return urlSecret.ReplaceAllString(s, "${1}[REDACTED]")
+	if strings.Contains(s, "%") && strings.Contains(s, "=") { // every match of urlEscapedName holds both
+		s = redactEscapedNames(s)
+	}
+	return s
+}
+
+// urlEscapedName matches a query, fragment or form parameter whose name
+// is percent-encoded in part ("to%6Ben=", which a server reads as
+// "token="), where urlSecret matches: $2 is the name.
+var urlEscapedName = regexp.MustCompile(`((?:^|[?&#\s])([^=&\s"?#]*%[0-9A-Fa-f]{2}[^=&\s"?#]*)=)[^&\s"#]+`)
+
+// urlSecretName matches the names urlSecret looks for.
+var urlSecretName = regexp.MustCompile(`(?i)(?:key|token|secret|sig|signature|password|passwd|pwd|pass|auth|code|jwt|otp|credential|session)`)
+
+// redactEscapedNames hides the values of the parameters of s whose
+// percent-encoded names, decoded, say they carry secrets.
+func redactEscapedNames(s string) string {
+	return urlEscapedName.ReplaceAllStringFunc(s, func(m string) string {
+		sub := urlEscapedName.FindStringSubmatch(m)
+		name, err := url.QueryUnescape(sub[2])
+		if err != nil || !urlSecretName.MatchString(name) {
+			return m
+		}
+		return sub[1] + "[REDACTED]"
+	})
 }
 
 // urlSecretWords are the parts of the names urlSecret looks for: every

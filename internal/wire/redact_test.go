@@ -62,6 +62,11 @@ func TestRedactJSONMissed(t *testing.T) {
 			`{"body":"grant_type=authorization_code\u0026code=[REDACTED]\u0026client_secret=[REDACTED]"}`},
 		{`{"log":"login password=hunter2 ok"}`, `{"log":"login password=[REDACTED] ok"}`},
 		{`{"msg":"jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl here"}`, `{"msg":"jwt [REDACTED] here"}`},
+		// A JSON document inside a string is redacted as one.
+		{`{"text":"{\"api_key\":\"k1\",\"n\":1}"}`, `{"text":"{\"api_key\":\"[REDACTED]\",\"n\":1}"}`},
+		{`{"body":" {\"headers\": {\"Authorization\": [\"Custom a1\"]}} "}`, `{"body":"{\"headers\":{\"Authorization\":\"[REDACTED]\"}}"}`},
+		{`{"text":"[\"{\\\"password\\\": \\\"p1\\\"}\"]"}`, `{"text":"[\"{\\\"password\\\":\\\"[REDACTED]\\\"}\"]"}`},
+		{`{"text":"{not json: password=p2}"}`, `{"text":"{not json: password=[REDACTED]"}`},
 	} {
 		if got := RedactJSON([]byte(tc.in)); got != tc.want {
 			t.Errorf("RedactJSON(%s)\n = %s\nwant %s", tc.in, got, tc.want)
@@ -84,6 +89,9 @@ func TestRedactEveryScheme(t *testing.T) {
 		{`map[Accept:[*/*] Authorization:[Whatever 0pAqUe]]`, `map[Accept:[*/*] Authorization:[REDACTED]`},
 		{"GET / HTTP/1.1\nauthorization: Custom 0pAqUe\nhost: x", "GET / HTTP/1.1\nauthorization: Custom [REDACTED]\nhost: x"},
 		{`the server refused authorization: HTTP 401 Unauthorized`, `the server refused authorization: HTTP 401 Unauthorized`},
+		{"GET / HTTP/1.1\nAUTHORIZATION: Custom 0pAqUe", "GET / HTTP/1.1\nAUTHORIZATION: Custom [REDACTED]"},
+		{`h: 1, "AuthoriZation": "Custom 0pAqUe"`, `h: 1, "AuthoriZation": "Custom [REDACTED]"`},
+		{`PROXY-AUTHORIZATION: 0pAqUe`, `PROXY-AUTHORIZATION: [REDACTED]`},
 		{`Digest username="u", response="6629fae4"`, `Digest [REDACTED]`},
 		{`no credentials here`, `no credentials here`},
 	} {
@@ -177,8 +185,8 @@ func checkRedacted(t *testing.T, v any, out string) {
 }
 
 // The names RedactURLSecrets hides match in any case, letters (?i) folds
-// (the Kelvin sign, the long s) included; text with no "=" or no such
-// name is returned as it is, however long.
+// (the Kelvin sign, the long s) included, and percent-encoded; text with
+// no "=" or no such name is returned as it is, however long.
 func TestRedactURLSecretsFoldsAndSkips(t *testing.T) {
 	for in, want := range map[string]string{
 		"a?paſſword=hunter2&x=1":  "a?paſſword=[REDACTED]&x=1",
@@ -186,6 +194,9 @@ func TestRedactURLSecretsFoldsAndSkips(t *testing.T) {
 		"x ACCESS_TOKEN=v":        "x ACCESS_TOKEN=[REDACTED]",
 		"no equals sign: token v": "no equals sign: token v",
 		"a=b&c=d":                 "a=b&c=d",
+		"a?to%6Ben=v&x=1":         "a?to%6Ben=[REDACTED]&x=1",
+		"a?%E2%84%AAey=v":         "a?%E2%84%AAey=[REDACTED]",
+		"a?q%20x=v&b%5Fc=w":       "a?q%20x=v&b%5Fc=w",
 	} {
 		if got := RedactURLSecrets(in); got != want {
 			t.Errorf("RedactURLSecrets(%q) = %q, want %q", in, got, want)
