@@ -14,9 +14,10 @@ const logMethod = `"notifications/message"`
 // tagLog appends to dst msg, a JSON-RPC message of the server's read on
 // the event stream st (internal/order: Stream), with st's tag in the
 // _meta of its params, and reports whether it did: only a log message
-// (notifications/message) whose method and params appear once, unescaped,
-// and whose params are an object is tagged, in every _meta member that is
-// an object or null, or in a _meta member of its own when there is none.
+// (notifications/message) whose method, params and params' _meta appear
+// at most once, unescaped, and whose params are an object is tagged: in
+// its _meta when that is an object or null, or in a _meta member of its
+// own when there is none.
 // Anything else is left as it is (and is then attributed as a message of
 // the standalone stream would be).
 func tagLog(dst, msg []byte, st order.Stream) ([]byte, bool) {
@@ -60,6 +61,9 @@ func tagLog(dst, msg []byte, st order.Stream) ([]byte, bool) {
 		return true
 	}) {
 		return dst, false
+	}
+	if metas > 1 {
+		return dst, false // which one a decoder keeps is its own affair
 	}
 	if len(edits) == 0 {
 		if metas > 0 {
