@@ -47,6 +47,7 @@ func BacklogMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if p != nil && s.order.Reached(p.ProgressToken) {
 				return nil, nil // the connection's own, for no handler
 			}
+		//lint:ignore SA1019 logging lives in the handshake era, which we support
 		case *mcp.LoggingMessageParams:
 			// A log message read on a request's stream names it
 			// (order.Stream); no handler sees the tag.

@@ -31,7 +31,7 @@ func TestStreams(t *testing.T) {
 
 	for _, how := range []string{"", TagAddedMeta, TagNullMeta} {
 		tag := string(s.AppendTag(nil, how))
-		meta := map[string]any{tag[1:len(m.TagKey())+1]: tag[len(m.TagKey())+4 : len(tag)-1]}
+		meta := map[string]any{tag[1 : len(m.TagKey())+1]: tag[len(m.TagKey())+4 : len(tag)-1]}
 		if _, _, ok := n.Untag(map[string]any{m.TagKey(): "1"}); ok {
 			t.Error("another connection's tag was taken")
 		}

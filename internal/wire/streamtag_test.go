@@ -1,5 +1,7 @@
 package wire
 
+//lint:file-ignore SA1019 logging lives in the handshake era, which these messages come from
+
 import (
 	"bytes"
 	"encoding/json"
