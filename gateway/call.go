@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter"
-	"github.com/mcpadapter/mcpadapter/internal/order"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -253,8 +252,9 @@ func (g *Gateway) forwardCall(ctx context.Context, r toolRoute, o *origin, param
 	}
 	// The client's session notes in the span where the call stands in
 	// its connection's messages: its log messages read before its answer
-	// stay its own after it left (lane.trailing).
-	ctx = order.WithSpan(ctx, new(order.Span))
+	// stay its own after it left (lane.trailing); and its connection
+	// numbers its event streams, whose log messages are its own.
+	ctx = placed(ctx)
 	c, leave, err := u.fly(ctx, o, true)
 	if err != nil {
 		return nil, callError(u, params.Name, context.Cause(ctx), err)

@@ -50,6 +50,10 @@ type flight struct {
 	// span, from the request's context (order.WithSpan), says where the
 	// request stood in its connection's messages (nil: not known).
 	span *order.Span
+	// streams, from the request's context (order.WithStreams), are the
+	// request's event streams over streamable HTTP: a log message read
+	// on one of them is the request's (nil: not known).
+	streams *order.Streams
 	// until, once the request left while notifications read before its
 	// answer were still to be handled, is the connection's place after
 	// its answer: the request trails (lane.trailing) until it is passed.
@@ -60,7 +64,14 @@ type flight struct {
 // CallIdentity names the connection it runs on; its order.Span, if any,
 // where it stands in the connection's messages).
 func newFlight(ctx context.Context, o *origin) *flight {
-	return &flight{o: o, asker: o.asker(), conn: connOf(ctx), span: order.SpanFrom(ctx)}
+	return &flight{o: o, asker: o.asker(), conn: connOf(ctx), span: order.SpanFrom(ctx), streams: order.StreamsFrom(ctx)}
+}
+
+// placed returns ctx carrying the order.Span and order.Streams in which
+// the client's session notes where a request made with it stands in its
+// connection's messages, for the request's flight (newFlight).
+func placed(ctx context.Context) context.Context {
+	return order.WithStreams(order.WithSpan(ctx, new(order.Span)), new(order.Streams))
 }
 
 // mayHaveSent reports whether the request of f may have been in flight at
@@ -304,13 +315,31 @@ func (l *lane) attribute(conn string) (*origin, error) {
 
 // attributeLog returns the origin a log message, which came on the
 // connection of conn at the place at (order.HandlingFrom; zero when not
-// known), belongs to: that of the requests that may have been in flight
-// when the server sent it (in flight on that connection, or trailing, and
-// not sent after it was read) when they all have one key, else nil.
-func (l *lane) attributeLog(conn string, at order.Spot) *origin {
+// known), belongs to. One read on a request's own event stream (st,
+// order.StreamFrom; streamable HTTP) belongs to that request when it is
+// in flight on that connection or trails, and to no one otherwise (a
+// request of the gateway's own, such as a listing). Any other (read on
+// the standalone stream, or over a transport without a stream per
+// request) belongs to the requests that may have been in flight when the
+// server sent it (in flight on that connection, or trailing, and not sent
+// after it was read) when they all have one key, else to no one (nil).
+func (l *lane) attributeLog(conn string, at order.Spot, st order.Stream) *origin {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.prune()
+	if !st.IsZero() {
+		for f := range l.flights {
+			if f.conn == conn && f.streams.Carried(st) {
+				return f.o
+			}
+		}
+		for _, f := range l.trailing {
+			if f.conn == conn && f.streams.Carried(st) {
+				return f.o
+			}
+		}
+		return nil
+	}
 	if at.Before(l.lost) {
 		return nil
 	}

@@ -188,11 +188,11 @@ func TestLaneLogAttributionTrailing(t *testing.T) {
 	spA.Answered(m)
 	l.leave(alice)
 	bob, _ := enter("bob")
-	if o := l.attributeLog("", at); o != nil {
+	if o := l.attributeLog("", at, order.Stream{}); o != nil {
 		t.Errorf("alice's log message went to %s beside carol's call", o.key)
 	}
 	l.leave(carol)
-	if o := l.attributeLog("", at); o == nil || o.key != "alice" {
+	if o := l.attributeLog("", at, order.Stream{}); o == nil || o.key != "alice" {
 		t.Errorf("alice's log message went to %v, want alice", o)
 	}
 	var p struct {
@@ -201,10 +201,10 @@ func TestLaneLogAttributionTrailing(t *testing.T) {
 	if err := json.Unmarshal(marker.Params, &p); err != nil || !m.Reached(p.ProgressToken) {
 		t.Fatalf("marker %s not reached: %v", marker.Params, err)
 	}
-	if o := l.attributeLog("", m.Handling()); o == nil || o.key != "bob" {
+	if o := l.attributeLog("", m.Handling(), order.Stream{}); o == nil || o.key != "bob" {
 		t.Errorf("bob's log message went to %v, want bob", o)
 	}
-	if o := l.attributeLog("", order.New().Handling()); o != nil {
+	if o := l.attributeLog("", order.New().Handling(), order.Stream{}); o != nil {
 		t.Errorf("a log message of another connection went to %s, whose call was sent on this one", o.key)
 	}
 	if len(l.trailing) != 0 {
@@ -222,7 +222,7 @@ func TestLaneLogAttributionTrailing(t *testing.T) {
 	if len(l.trailing) != maxTrailing {
 		t.Errorf("%d calls trail, want %d", len(l.trailing), maxTrailing)
 	}
-	if o := l.attributeLog("", at); o != nil {
+	if o := l.attributeLog("", at, order.Stream{}); o != nil {
 		t.Errorf("a log message read before the answer of a call that stopped trailing went to %s", o.key)
 	}
 }

@@ -449,6 +449,9 @@ func (u *upstream) do(ctx context.Context, o *origin, idempotent, anyConn bool, 
 	if err != nil {
 		return err
 	}
+	// Its connection numbers the request's event streams: a log message
+	// read on them is its own (lane.attributeLog).
+	ctx = order.WithStreams(ctx, new(order.Streams))
 	c, leave, err := u.fly(ctx, o, anyConn)
 	if err != nil {
 		return err
@@ -662,7 +665,7 @@ func (u *upstream) onLog(ctx context.Context, l *lane, req *mcp.LoggingMessageRe
 	if p.Logger == "" {
 		p.Logger = u.name
 	}
-	if o := l.attributeLog(connOf(ctx), order.HandlingFrom(ctx)); o != nil {
+	if o := l.attributeLog(connOf(ctx), order.HandlingFrom(ctx), order.StreamFrom(ctx)); o != nil {
 		u.g.relays.logMessage(o, &p)
 		return
 	}

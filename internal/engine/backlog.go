@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/mcpadapter/mcpadapter/internal/order"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -17,7 +18,10 @@ import (
 // handled, so that it holds back a server that floods the client (see
 // internal/stdio): a notification counts once its handler has returned; a
 // request (such as elicitation/create) once it started, since it runs on
-// its own and may wait for a user.
+// its own and may wait for a user. A log message read on a request's own
+// stream (streamable HTTP) loses the tag that says so before any handler
+// sees it, and its handlers' context names the stream
+// (order.StreamFrom).
 func BacklogMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		// go-sdk hands handlers a context made from the one given to
@@ -38,9 +42,20 @@ func BacklogMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if conn != nil {
 			defer conn.MessageHandled()
 		}
-		if p, ok := req.GetParams().(*mcp.ProgressNotificationParams); ok && p != nil {
-			if s.order.Reached(p.ProgressToken) {
+		switch p := req.GetParams().(type) {
+		case *mcp.ProgressNotificationParams:
+			if p != nil && s.order.Reached(p.ProgressToken) {
 				return nil, nil // the connection's own, for no handler
+			}
+		//lint:ignore SA1019 logging lives in the handshake era, which we support
+		case *mcp.LoggingMessageParams:
+			// A log message read on a request's stream names it
+			// (order.Stream); no handler sees the tag.
+			if p != nil {
+				if st, meta, ok := s.order.Untag(p.Meta); ok {
+					p.Meta = meta
+					ctx = order.WithStream(ctx, st)
+				}
 			}
 		}
 		return next(ctx, method, req)

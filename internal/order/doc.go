@@ -31,6 +31,15 @@
 // that a notification read before the request was sent, even after the
 // last marker, comes before it.
 //
+// Over streamable HTTP, where go-sdk reads every event stream of a
+// connection into one queue, the order of the messages does not say which
+// request a notification came for; the stream it came on does: the reader
+// tags a log message read on a request's stream with the request's Stream
+// (Streams.On), the receiving middleware takes the tag out and hands the
+// Stream to the handlers (Marks.Untag, StreamFrom), and the caller that
+// made the request asks its Streams whether the message is its own
+// (Streams.Carried).
+//
 // A response with nothing read before it since the last marker gets no
 // marker, and a call whose markers are all reached does not wait: two
 // atomic loads, no allocation.

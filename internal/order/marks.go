@@ -33,6 +33,7 @@ type Marks struct {
 	ended   atomic.Bool  // the connection ended (End)
 	handled atomic.Int64 // notifications handled, markers included
 	waiting atomic.Int32 // callers in Wait
+	streams atomic.Int64 // request streams numbered (Streams.On)
 
 	// inOrder: the connection's reader passes up its messages in the
 	// order the server sent them and the markers Boundary hands it.

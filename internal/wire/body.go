@@ -249,7 +249,7 @@ func (s *sseTap) endLine() {
 // event handles the data of one event, a JSON-RPC message.
 func (s *sseTap) event() {
 	if s.obs != nil {
-		data := s.data.bytes()
+		data := untagLog(s.data.bytes(), s.marks)
 		if msg, err := jsonrpc.DecodeMessage(data); err == nil && !s.marks.IsMarker(msg) {
 			s.obs.Received(msg, data)
 		}

@@ -30,6 +30,9 @@
 // on the event stream of a POST: one before a response that follows a
 // message from the server in the stream (on a resumed stream, before its
 // first response), as go-sdk reads the stream; the trace leaves them out.
+// It also tags a log message the server sends on a request's stream with
+// that request's order.Stream, in the message's params' _meta (tagLog);
+// the trace shows the message as the server sent it.
 //
 // RedactJSON and RedactURLSecrets hide secrets in what is logged or shown
 // in errors.

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/mcpadapter/mcpadapter/internal/order"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -75,10 +76,18 @@ func (t *Tap) limitBody(req *http.Request, resp *http.Response) {
 		switch {
 		case req.Method == http.MethodPost:
 			s.marks = t.Marks
+			// A request's stream: its log messages are the request's
+			// (a request no caller follows gets a stream of its own).
+			s.stream = order.StreamsFrom(req.Context()).On(t.Marks)
 		case req.Header.Get("Last-Event-ID") != "":
 			// A resumed stream: its answer may follow messages the
-			// stream it resumes carried.
+			// stream it resumes carried. A call's (resumed with the
+			// call's context) is still the call's; the standalone
+			// stream resumed is no request's.
 			s.marks, s.since = t.Marks, true
+			if sp := order.StreamsFrom(req.Context()); sp != nil {
+				s.stream = sp.On(t.Marks)
+			}
 		}
 		resp.Body = s
 	case ok && req.Method == http.MethodPost && strings.HasPrefix(ct, "application/json"):

@@ -26,8 +26,13 @@ type sseLimit struct {
 	// connection's markers: one goes before a response that follows a
 	// message from the server in the stream since the last
 	// (internal/order), or in the stream a resumed one resumes.
-	marks    *order.Marks
-	since    bool   // a message from the server came since the last marker
+	marks *order.Marks
+	since bool // a message from the server came since the last marker
+	// stream, on a request's stream (a POST's, or one resuming it), is
+	// the request's: the server's log messages read on it are tagged
+	// with it (tagLog); zero on the standalone stream.
+	stream   order.Stream
+	tagged   []byte // a tagged message, while its event is made
 	data     []byte // an event's data lines joined, when it has several
 	answered bool   // a response came: no marker any more
 
@@ -211,9 +216,8 @@ func (s *sseLimit) endEvent(blank []byte) {
 	if s.over {
 		s.out = append(s.out[:0], s.replacement()...)
 		s.answered = s.answered || len(s.out) > 0 // an error response for the call
-	} else if s.marks != nil && s.mark() {
-		s.out = s.marks.AppendEvent(s.out[:0])
-		s.out = append(append(s.out, s.ev...), blank...)
+	} else if s.marks != nil && !s.answered {
+		s.endMarked(blank)
 	} else {
 		s.out, s.ev = append(s.ev, blank...), s.out[:0]
 	}
@@ -249,36 +253,58 @@ func (s *sseLimit) replacement() []byte {
 	return append(b, "\n\n"...)
 }
 
-// mark reports whether the current event, whole within the limit, needs
-// a marker before it: it is the stream's first response, and a message
+// endMarked hands on the current event, whole within the limit, of a
+// stream with markers, before its first response: after a marker when it
+// needs one (mark), and, when it is a log message of the server's on a
+// request's stream, tagged with that stream (tagLog).
+func (s *sseLimit) endMarked(blank []byte) {
+	var data []byte
+	data, s.data = eventData(s.ev, s.data[:0])
+	marker, sd := s.mark(data)
+	tagged := false
+	if sd == fromServer && !s.stream.IsZero() {
+		s.tagged, tagged = tagLog(s.tagged[:0], data, s.stream)
+	}
+	out := s.out[:0]
+	if marker {
+		out = s.marks.AppendEvent(out)
+	}
+	switch {
+	case tagged:
+		s.out = append(appendTaggedEvent(out, s.ev, s.tagged), blank...)
+	case marker:
+		s.out = append(append(out, s.ev...), blank...)
+	default:
+		s.out, s.ev = append(s.ev, blank...), s.out[:0]
+	}
+}
+
+// mark reports whether the current event, whose data is data, needs a
+// marker before it, and whose message it is: it is the stream's first response, and a message
 // from the server came in the stream since the last marker. An event that
 // is a message from the server is noted. The events after the first
 // response get none: a POST's stream answers one request, and its reader
 // (go-sdk, the fast path) drains what follows the answer unread, so a
 // marker there would never be reached.
-func (s *sseLimit) mark() bool {
-	if s.answered {
-		return false
-	}
-	var data []byte
-	data, s.data = eventData(s.ev, s.data[:0])
+func (s *sseLimit) mark(data []byte) (bool, side) {
 	if data == nil {
-		return false
+		return false, sideUnknown
 	}
-	switch messageSide(data) {
+	sd := messageSide(data)
+	switch sd {
 	case fromServer:
 		s.since = true
-		return false
+		return false, sd
 	case answer:
 		s.answered = true
 		if !s.since {
-			return false
+			return false, sd
 		}
 	default:
-		return false
+		return false, sd
 	}
 	s.since = false
-	return true
+	return true, sd
 }
 
 // eventData returns the data of ev, an event's lines, as go-sdk reads it:
