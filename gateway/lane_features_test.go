@@ -21,10 +21,10 @@ import (
 // call's stream while the handshake-era server sends her call's log
 // messages (more than the sockets hold); her call returns on the
 // gateway's side. Bob's resources/read, prompts/get or completion/complete
-// on the same connection starts after that and is in flight when alice's
+// on the same connection starts after that and returns before alice's
 // client reads again: none of alice's log messages reaches bob, every one
-// reaches alice, and bob gets his answer and his own log message. A go-sdk
-// server over stdio and over streamable HTTP.
+// reaches alice once she reads, and bob gets his answer and his own log
+// message. A go-sdk server over stdio and over streamable HTTP.
 func TestLogAttributionUnreadStreamFeature(t *testing.T) {
 	bin := testserver.Build(t)
 	backends := map[string]Server{
@@ -73,7 +73,9 @@ func TestLogAttributionUnreadStreamFeature(t *testing.T) {
 // TestLogAttributionUnreadStreamFeature: bob's request is made with
 // request.
 func unreadStreamFeatureCell(t *testing.T, srv Server, request func(context.Context, *mcp.ClientSession) (string, error)) {
-	g, url := startGateway(t, []Server{srv}, nil)
+	// Room in alice's relay for all her messages (16 MiB): what happens
+	// past its bound is TestRelayUnreadStreamHoldsNoOneElse's.
+	g, url := startGateway(t, []Server{srv}, &Options{relayBytes: 32 << 20})
 	u := g.servers()[0]
 	ctx := testCtx(t, 60*time.Second)
 
@@ -128,17 +130,24 @@ func unreadStreamFeatureCell(t *testing.T, srv Server, request func(context.Cont
 		}
 		bobDone <- err
 	}()
-	waitUntil(t, "bob's request in flight", func() bool { return !u.lane.idle() })
-	close(stall.open)
-	for _, done := range []chan error{aliceDone, bobDone} {
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("request: %v", err)
-			}
-		case <-ctx.Done():
-			t.Fatal("a request did not return")
+	// Bob's request returns while alice's client still does not read:
+	// her messages wait in her session's relay, not in the connection's.
+	select {
+	case err := <-bobDone:
+		if err != nil {
+			t.Errorf("bob's request: %v", err)
 		}
+	case <-ctx.Done():
+		t.Fatal("bob's request did not return while alice's client did not read")
+	}
+	close(stall.open)
+	select {
+	case err := <-aliceDone:
+		if err != nil {
+			t.Errorf("alice's call: %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("alice's call did not return")
 	}
 	if n := bobHeardAlice.Load(); n != 0 {
 		t.Errorf("bob received %d of alice's %d log messages", n, logs)
