@@ -155,7 +155,11 @@ func (g *Gateway) listenSessions(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		g.log.Warn("the subscription to the session store's notices ended; polling until it is made again", "err", err, "retry", pause)
+		if err != nil {
+			g.log.Warn("the session store's notices could not be subscribed to; polling until they are", "err", err, "retry", pause)
+		} else {
+			g.log.Warn("the subscription to the session store's notices ended; polling until it is made again", "retry", pause)
+		}
 		t := time.NewTimer(pause)
 		select {
 		case <-ctx.Done():
