@@ -64,8 +64,11 @@ func (s *sharedSessions) pollEvery() time.Duration {
 
 // noticed takes a notice of session id: when questions wait here in it,
 // it marks the session for the poll to read and wakes the poll; any
-// other notice costs a map lookup.
+// other notice costs a map lookup, or less (what cannot be a session id).
 func (s *sharedSessions) noticed(id string) {
+	if !validSessionID(id) {
+		return
+	}
 	s.mu.Lock()
 	_, ok := s.waiting[id]
 	if ok {

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"net/http"
 	"runtime"
@@ -235,7 +236,11 @@ func TestSharedSessionsNoticeFlood(t *testing.T) {
 	start := time.Now()
 	const n = 100000
 	for i := range n {
-		hub.send(fmt.Sprintf("%026d", i), time.Second)
+		if i%2 == 0 {
+			hub.send(rand.Text(), time.Second) // a session id of another session
+		} else {
+			hub.send(fmt.Sprintf("%026d", i), time.Second)
+		}
 	}
 	hub.send(strings.Repeat("A", 1<<16), time.Second)
 	t.Logf("%d notices of other sessions taken in %s", n, time.Since(start).Round(time.Millisecond))

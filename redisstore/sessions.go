@@ -130,9 +130,9 @@ func (s *SessionStore) receive(ctx context.Context, ps *redis.PubSub, out chan<-
 				return ctx.Err()
 			}
 		case *redis.Subscription:
-			if m.Kind != "subscribe" || m.Channel != s.channel {
-				return fmt.Errorf("unsubscribed (%s %s)", m.Kind, m.Channel)
-			}
+			// go-redis made the subscription again on a new connection
+			// (or ended it): notices may have been lost meanwhile.
+			return fmt.Errorf("the subscription changed on its own (%s %s)", m.Kind, m.Channel)
 		}
 	}
 }
