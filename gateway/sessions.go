@@ -49,9 +49,9 @@ const DefaultSessionStoreTimeout = time.Second
 // SessionOptions shares handshake-era client sessions among replicas.
 type SessionOptions struct {
 	// Store keeps the sessions; the redisstore and pgstore modules'
-	// SessionStore types implement it, and SessionNotifier too: the
-	// replicas then tell each other of the answers they hand over
-	// (SessionNotifier). Required.
+	// SessionStore types implement it, and SessionNotifier too (the
+	// replicas then tell each other at once of the answers they hand
+	// over). Required.
 	Store SessionStore
 	// StoreTimeout bounds each store operation; zero means
 	// DefaultSessionStoreTimeout. A request whose session cannot be read
