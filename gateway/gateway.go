@@ -236,6 +236,9 @@ func (g *Gateway) Start(ctx context.Context) error {
 	g.tasks.run() // with TaskOptions.Store: this replica's liveness record
 	if g.shared != nil {
 		g.wg.Go(func() { g.pollHanded(g.ctx) })
+		if g.shared.notifier != nil {
+			g.wg.Go(func() { g.listenSessions(g.ctx) })
+		}
 	}
 	if err := g.runAll(ctx, g.servers()); err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -48,7 +49,9 @@ const DefaultSessionStoreTimeout = time.Second
 // SessionOptions shares handshake-era client sessions among replicas.
 type SessionOptions struct {
 	// Store keeps the sessions; the redisstore and pgstore modules'
-	// SessionStore types implement it. Required.
+	// SessionStore types implement it, and SessionNotifier too (the
+	// replicas then tell each other at once of the answers they hand
+	// over). Required.
 	Store SessionStore
 	// StoreTimeout bounds each store operation; zero means
 	// DefaultSessionStoreTimeout. A request whose session cannot be read
@@ -134,6 +137,20 @@ type sharedSessions struct {
 	// waiting are the questions this replica asked and has not had the
 	// answers to, by session and question id (sessions_handed.go).
 	waiting map[string]map[string]*waitingAsk
+	// changed are the sessions with questions waiting here that a notice
+	// named since the poll last looked; sweep asks the poll to read every
+	// session with questions waiting (sessions_notices.go).
+	changed map[string]bool
+	sweep   bool
+
+	// notifier is the store's notices, nil when it has none; subscribed
+	// says this replica is subscribed to them. wake wakes the poll for
+	// handed answers; it reads every pollPlain, or pollNotified while
+	// subscribed.
+	notifier                SessionNotifier
+	subscribed              atomic.Bool
+	wake                    chan struct{}
+	pollPlain, pollNotified time.Duration
 }
 
 // heldSession is a shared session this replica holds, with the changes
@@ -152,7 +169,9 @@ func newSharedSessions(o *SessionOptions, sessionTimeout, park time.Duration) (*
 	}
 	s := &sharedSessions{store: o.Store, timeout: o.StoreTimeout, ttl: o.TTL, park: park,
 		gate: make(chan struct{}, 1), replayToken: rand.Text(), replicaToken: rand.Text(), local: make(map[string]*heldSession), making: make(map[string]chan struct{}),
-		waiting: make(map[string]map[string]*waitingAsk)}
+		waiting: make(map[string]map[string]*waitingAsk), changed: make(map[string]bool),
+		wake: make(chan struct{}, 1), pollPlain: answerPoll, pollNotified: answerPollNotified}
+	s.notifier, _ = o.Store.(SessionNotifier)
 	if s.timeout <= 0 {
 		s.timeout = DefaultSessionStoreTimeout
 	}
@@ -450,6 +469,7 @@ func (g *Gateway) serveShared(w http.ResponseWriter, r *http.Request, id string)
 			http.Error(w, "the gateway's session store is unavailable; try again", http.StatusServiceUnavailable)
 			return
 		}
+		g.notify(r.Context(), id) // its questions on other replicas end
 		if s.held(id) == nil {
 			w.WriteHeader(http.StatusNoContent)
 			return

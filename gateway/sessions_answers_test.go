@@ -36,6 +36,12 @@ func newAnswerRig(t *testing.T) *answerRig {
 // newAnswerRigWith is newAnswerRig with a store for each replica and
 // opts; the session is made on replica 0.
 func newAnswerRigWith(t *testing.T, stores []SessionStore, opts Options) *answerRig {
+	return newAnswerRigHook(t, stores, opts, nil)
+}
+
+// newAnswerRigHook is newAnswerRigWith with before, when not nil, called
+// with each replica's gateway before it starts.
+func newAnswerRigHook(t *testing.T, stores []SessionStore, opts Options, before func(*Gateway)) *answerRig {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "q"}, &mcp.ServerOptions{SupportedProtocolVersions: testserver.LegacyVersions})
 	for _, name := range []string{"q1", "q2"} {
 		mcp.AddTool(srv, &mcp.Tool{Name: name}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
@@ -49,7 +55,7 @@ func newAnswerRigWith(t *testing.T, stores []SessionStore, opts Options) *answer
 		})
 	}
 	up := testserver.StartStreamable(t, srv)
-	a := &answerRig{t: t, rs: startReplicasWith(t, stores, up.URL, opts)}
+	a := &answerRig{t: t, rs: startReplicasHook(t, stores, up.URL, opts, before)}
 	resp := a.post(0, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+v1125+`","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
 	a.id = resp.Header.Get("Mcp-Session-Id")
 	_, _ = io.Copy(io.Discard, resp.Body)

@@ -43,7 +43,8 @@ import (
 // that replica through the record (sessions_handed.go): the question is
 // taken out of the record and the answer put in, and the replica that
 // asked, which reads the records of its sessions with questions waiting
-// every answerPoll, gives it to its question. Any other answer (a number,
+// when the store's notice of the change comes (sessions_notices.go), or
+// at its next poll, gives it to its question. Any other answer (a number,
 // an id of another form, of another session, of a copy that ended, of a
 // question answered or withdrawn) is dropped (the POST is answered 202,
 // as go-sdk answers one for a question it does not have).
@@ -441,6 +442,9 @@ func (g *Gateway) screenAnswers(w http.ResponseWriter, r *http.Request, id strin
 			g.log.Warn("the session store failed to forget an answered question", "err", err)
 		case lost > 0:
 			g.log.Warn("a client's answer to another replica's question was dropped: the question was answered or withdrawn meanwhile", "answers", lost)
+		}
+		if err == nil && lost < len(sc.handed) {
+			g.notify(r.Context(), id) // the replicas that asked take their answers
 		}
 	}
 	if sc.kept == nil {

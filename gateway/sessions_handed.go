@@ -15,22 +15,24 @@ import (
 // question out of the record's Asks and puts the answer in its Handed,
 // with the id of the asking copy (its number), in one write
 // (ReplaceSession), so that an answer is handed once and a second answer
-// with the same id finds no question. The stores share nothing live (no
-// notice reaches a replica when a record changes), so each replica reads
-// the records of the sessions it has questions waiting in every
-// answerPoll; it takes the answers handed to it out of the record, again
-// in one write, and gives each to its question if it still waits here
-// in the same copy, as the client would have: a POST of the answer to
-// go-sdk's handler, with the values of the question's context (go-sdk
-// gives a session's questions those of the request that made the
-// session here: its principal, which go-sdk's handler checks against the
-// session's).
-// A record read gone meanwhile (the session was
-// deleted on another replica, or expired) ends the session here, and
-// with it the questions waiting in it.
+// with the same id finds no question, and then sends a notice of the
+// session when the store has notices (sessions_notices.go). Each replica
+// reads the record of a session it has questions waiting in when a
+// notice of it comes, and the records of all of them every answerPoll
+// (every answerPollNotified while it is subscribed to notices); it takes
+// the answers handed to it out of the record, again in one write, and
+// gives each to its question if it still waits here in the same copy, as
+// the client would have: a POST of the answer to go-sdk's handler, with
+// the values of the question's context (go-sdk gives a session's
+// questions those of the request that made the session here: its
+// principal, which go-sdk's handler checks against the session's). A
+// record read gone meanwhile (the session was deleted on another
+// replica, or expired) ends the session here, and with it the questions
+// waiting in it.
 
 // answerPoll is how often a replica with questions waiting reads their
-// sessions' records for the answers handed to it.
+// sessions' records for the answers handed to it, while it is not
+// subscribed to the store's notices.
 const answerPoll = 250 * time.Millisecond
 
 // maxHandedAnswer bounds an answer handed to another replica through a
@@ -127,17 +129,27 @@ func (s *sharedSessions) hand(rec *sessionRecord, answers []handedAnswer) (lost 
 }
 
 // pollHanded gives this replica's questions the answers other replicas
-// handed to them, every answerPoll, until ctx ends.
+// handed to them: it reads the records of the sessions with questions
+// waiting here every pollEvery, and those a notice named as soon as it
+// comes (sessions_notices.go), until ctx ends.
 func (g *Gateway) pollHanded(ctx context.Context) {
-	t := time.NewTicker(answerPoll)
+	s := g.shared
+	t := time.NewTimer(s.pollEvery())
 	defer t.Stop()
 	for {
+		all := false
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			all = true
+		case <-s.wake:
 		}
-		for _, id := range g.shared.waitingIn(time.Now()) {
+		ids, swept := s.toRead(all)
+		if swept {
+			t.Reset(s.pollEvery())
+		}
+		for _, id := range ids {
 			if ctx.Err() != nil {
 				return
 			}

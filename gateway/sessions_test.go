@@ -49,6 +49,13 @@ func startReplicas(t *testing.T, n int, store SessionStore, upstream string) []*
 // (its Logger and Sessions set here).
 func startReplicasWith(t *testing.T, stores []SessionStore, upstream string, opts Options) []*replica {
 	t.Helper()
+	return startReplicasHook(t, stores, upstream, opts, nil)
+}
+
+// startReplicasHook is startReplicasWith with before, when not nil,
+// called with each gateway before it starts.
+func startReplicasHook(t *testing.T, stores []SessionStore, upstream string, opts Options, before func(*Gateway)) []*replica {
+	t.Helper()
 	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 		return &auth.TokenInfo{UserID: token, Expiration: time.Now().Add(time.Hour)}, nil
 	}
@@ -61,6 +68,9 @@ func startReplicasWith(t *testing.T, stores []SessionStore, upstream string, opt
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = g.Close() })
+		if before != nil {
+			before(g)
+		}
 		if err := g.Start(testCtx(t, 30*time.Second)); err != nil {
 			t.Fatal(err)
 		}

@@ -44,6 +44,13 @@
 //	                        task index's or a replica's liveness record's key),
 //	                        data bytea (the gateway's JSON), expires_at as above
 //
+// The notices of changed gateway sessions (SessionStore.NotifySession,
+// SessionStore.SubscribeSessions) are PostgreSQL notifications (NOTIFY,
+// LISTEN) on the channel named as the sessions' table
+// ("mcpadapter_sessions", its schema too when TablePrefix names one; a
+// name over 63 bytes is replaced by "mcpadapter_" and a hash of it),
+// each carrying the session's id and nothing else.
+//
 // Keys are those mcpadapter passes: for cache entries they name the
 // server, the method and, for private entries, the caller; for tokens the
 // MCP server's URL. To keep tokens per user, give each user's TokenStore

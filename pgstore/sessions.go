@@ -12,17 +12,30 @@ import (
 // gateway.SessionStore. A session's record is one row with the time it
 // expires, by the database's clock; rows that ran out are deleted now and
 // then by the store's own operations.
-type SessionStore struct{ recs *records }
+//
+// It is a gateway.SessionNotifier too: NotifySession sends the id of a
+// changed session as a PostgreSQL notification (pg_notify) on the
+// channel named as the sessions' table ("mcpadapter_sessions"; a longer
+// name is replaced by a hash of it), and SubscribeSessions listens on it
+// (LISTEN) with a connection taken out of the pool for itself, so that
+// the replica a client's answer was handed to takes it at once instead
+// of at its next poll. A notification carries the session's id only.
+type SessionStore struct {
+	recs    *records
+	notices *notices
+}
 
 // NewSessionStore checks the store's table on pool (creating it when it
 // is missing, as Migrate does) and returns a SessionStore on it.
-// Options.Timeout bounds each operation.
+// Options.Timeout bounds each operation, and the making of a
+// subscription to the notices; Options.Logger gets why a subscription
+// ended.
 func NewSessionStore(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*SessionStore, error) {
 	recs, err := newRecords(ctx, pool, opts, "sessions", "a session")
 	if err != nil {
 		return nil, err
 	}
-	return &SessionStore{recs: recs}, nil
+	return &SessionStore{recs: recs, notices: newNotices(pool, opts, "sessions")}, nil
 }
 
 // LoadSession returns the record of session id, or nil and no error when
@@ -47,4 +60,22 @@ func (s *SessionStore) ReplaceSession(ctx context.Context, id string, old, rec [
 // DeleteSession removes the record of session id.
 func (s *SessionStore) DeleteSession(ctx context.Context, id string) error {
 	return s.recs.remove(ctx, id)
+}
+
+// NotifySession sends id as a notification on the store's channel:
+// every replica subscribed (SubscribeSessions) gets it.
+func (s *SessionStore) NotifySession(ctx context.Context, id string) error {
+	return s.notices.notify(ctx, id)
+}
+
+// SubscribeSessions takes a connection out of the pool for itself,
+// listens on the store's channel with it and returns, once listening, a
+// channel of the session ids notified on it. The channel is closed, and
+// the connection with it (it never goes back to the pool), when ctx ends
+// or the connection fails (terminated by the server, or no answer to a
+// check within Options.Timeout after 15 s without a notification): the
+// notifications sent meanwhile are lost, and the caller subscribes
+// again. The goroutine reading the notifications ends with it.
+func (s *SessionStore) SubscribeSessions(ctx context.Context) (<-chan string, error) {
+	return s.notices.subscribe(ctx)
 }

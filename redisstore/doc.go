@@ -34,6 +34,12 @@
 //	                           tasks, or a replica's liveness record (the
 //	                           gateway's JSON; expires with what it records)
 //
+// One Pub/Sub channel carries the notices of changed gateway sessions
+// (SessionStore.NotifySession, SessionStore.SubscribeSessions), each the
+// session's id and nothing else:
+//
+//	PREFIX sessions            the ids of the sessions whose records changed
+//
 // KEY is the key mcpadapter passes: for cache entries it names the server,
 // the method and, for private entries, the caller; for tokens it is the
 // MCP server's URL. To keep tokens per user, give each user's TokenStore

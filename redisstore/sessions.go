@@ -2,6 +2,10 @@ package redisstore
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -11,12 +15,24 @@ import (
 // Redis, so that every replica serves every session: it is a
 // gateway.SessionStore. A session's record is one key with the session's
 // lifetime as its expiry.
-type SessionStore struct{ recs records }
+//
+// It is a gateway.SessionNotifier too: NotifySession publishes the id of
+// a changed session on the channel PREFIX+"sessions" (Redis PUBLISH), and
+// SubscribeSessions subscribes to it on a connection of its own
+// (SUBSCRIBE), so that the replica a client's answer was handed to takes
+// it at once instead of at its next poll. A notice carries the session's
+// id only.
+type SessionStore struct {
+	recs    records
+	channel string
+	log     *slog.Logger
+}
 
 // NewSessionStore returns a SessionStore on rdb. Options.Timeout bounds
-// each operation.
+// each operation, and the making of a subscription to the notices;
+// Options.Logger gets why a subscription ended.
 func NewSessionStore(rdb redis.UniversalClient, opts *Options) *SessionStore {
-	return &SessionStore{recs: newRecords(rdb, opts, "session", "a session")}
+	return &SessionStore{recs: newRecords(rdb, opts, "session", "a session"), channel: opts.prefix() + "sessions", log: opts.logger()}
 }
 
 // LoadSession returns the record of session id, or nil and no error when
@@ -41,4 +57,82 @@ func (s *SessionStore) ReplaceSession(ctx context.Context, id string, old, rec [
 // DeleteSession removes the record of session id.
 func (s *SessionStore) DeleteSession(ctx context.Context, id string) error {
 	return s.recs.remove(ctx, id)
+}
+
+// NotifySession publishes id on the store's channel: every replica
+// subscribed (SubscribeSessions) gets it.
+func (s *SessionStore) NotifySession(ctx context.Context, id string) error {
+	r := s.recs.r
+	err := r.do(ctx, s.recs.timeout, func(ctx context.Context) error { return r.rdb.Publish(ctx, s.channel, id).Err() })
+	if err != nil {
+		return fmt.Errorf("redisstore: publishing a notice of a session at %s: %w", r.where, err)
+	}
+	return nil
+}
+
+// healthCheck is how long a subscription waits for a notice before it
+// pings Redis; a subscription that has not had the answer to its ping
+// when healthCheck has passed again ends (its network lost its route).
+const healthCheck = 15 * time.Second
+
+// SubscribeSessions subscribes to the store's channel on a connection of
+// its own and returns, once Redis confirmed it, a channel of the session
+// ids published on it. The channel is closed, and the connection with
+// it, when ctx ends or the connection fails (closed by Redis, or no
+// answer to a ping within healthCheck): the notices published meanwhile
+// are lost, and the caller subscribes again. The goroutine reading the
+// subscription ends with it.
+func (s *SessionStore) SubscribeSessions(ctx context.Context) (<-chan string, error) {
+	r := s.recs.r
+	ps := r.rdb.Subscribe(ctx, s.channel)
+	// The first reply is Redis's confirmation of the subscription.
+	_, err := call(r, ctx, s.recs.timeout, func(ctx context.Context) (any, error) { return ps.ReceiveTimeout(ctx, s.recs.timeout) })
+	if err != nil {
+		_ = ps.Close()
+		return nil, fmt.Errorf("redisstore: subscribing to the notices of sessions at %s: %w", r.where, err)
+	}
+	out := make(chan string, 64)
+	go func() {
+		defer close(out)
+		stop := context.AfterFunc(ctx, func() { _ = ps.Close() })
+		defer stop()
+		defer ps.Close()
+		if err := s.receive(ctx, ps, out); err != nil && ctx.Err() == nil {
+			s.log.Warn("redisstore: the subscription to the notices of sessions ended", "where", r.where, "err", err)
+		}
+	}()
+	return out, nil
+}
+
+// receive passes the payloads of the messages ps gets to out until ctx
+// ends or ps fails.
+func (s *SessionStore) receive(ctx context.Context, ps *redis.PubSub, out chan<- string) error {
+	pinged := false
+	for {
+		msg, err := ps.ReceiveTimeout(ctx, healthCheck)
+		var ne net.Error
+		switch {
+		case err != nil && errors.As(err, &ne) && ne.Timeout() && !pinged && ctx.Err() == nil:
+			if err := ps.Ping(ctx); err != nil {
+				return err
+			}
+			pinged = true
+			continue
+		case err != nil:
+			return err
+		}
+		pinged = false
+		switch m := msg.(type) {
+		case *redis.Message:
+			select {
+			case out <- m.Payload:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		case *redis.Subscription:
+			// go-redis made the subscription again on a new connection
+			// (or ended it): notices may have been lost meanwhile.
+			return fmt.Errorf("the subscription changed on its own (%s %s)", m.Kind, m.Channel)
+		}
+	}
 }
