@@ -27,6 +27,8 @@ const markerPrefix = "mcpadapter-order-"
 // ready: use New. A nil *Marks issues none and waits for nothing.
 type Marks struct {
 	prefix  string // markerPrefix, this connection's nonce and "-"
+	tagKey  string // prefix and "stream" (TagKey)
+	tagLead []byte // tagKey as a JSON member up to its value's digits (TagLead)
 	issued  atomic.Int64
 	reached atomic.Int64 // markers reached, and those Wait gave up on
 	arrived atomic.Int64 // the highest marker the middleware reached
@@ -51,7 +53,8 @@ type Marks struct {
 func New() *Marks {
 	var n [8]byte
 	_, _ = rand.Read(n[:])
-	return &Marks{prefix: markerPrefix + hex.EncodeToString(n[:]) + "-"}
+	prefix := markerPrefix + hex.EncodeToString(n[:]) + "-"
+	return &Marks{prefix: prefix, tagKey: prefix + "stream", tagLead: []byte(`"` + prefix + `stream":"`)}
 }
 
 // Issue counts a new marker and returns it, to pass up before the

@@ -97,14 +97,16 @@ const (
 
 // TagKey returns the name of the _meta member that tags a message read
 // on one of the connection's request streams.
-func (m *Marks) TagKey() string { return m.prefix + "stream" }
+func (m *Marks) TagKey() string { return m.tagKey }
+
+// TagLead returns the start of a tag as AppendTag writes it: the member's
+// name and the opening quote of its value. The caller must not change it.
+func (m *Marks) TagLead() []byte { return m.tagLead }
 
 // AppendTag appends the _meta member that tags a message with s, its
 // value's suffix how (TagAddedMeta, TagNullMeta or "").
 func (s Stream) AppendTag(b []byte, how string) []byte {
-	b = append(b, '"')
-	b = append(b, s.m.TagKey()...)
-	b = append(b, `":"`...)
+	b = append(b, s.m.tagLead...)
 	b = strconv.AppendInt(b, s.n, 10)
 	b = append(b, how...)
 	return append(b, '"')

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"github.com/mcpadapter/mcpadapter/internal/order"
 	"io"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -271,6 +272,9 @@ func (s *sseLimit) endMarked(blank []byte) {
 	}
 	switch {
 	case tagged:
+		// The event grows by the tag, and by a space on each data line
+		// that had none after its colon.
+		out = slices.Grow(out, len(s.ev)+len(s.tagged)-len(data)+bytes.Count(s.tagged, []byte{'\n'})+2+len(blank))
 		s.out = append(appendTaggedEvent(out, s.ev, s.tagged), blank...)
 	case marker:
 		s.out = append(append(out, s.ev...), blank...)

@@ -34,15 +34,16 @@ func tagLog(dst, msg []byte, st order.Stream) ([]byte, bool) {
 	}) || methods != 1 || paramss != 1 || string(method) != logMethod {
 		return dst, false
 	}
-	// Where each edit goes, as offsets in msg: an insertion, or the
-	// replacement of a null _meta.
-	type edit struct {
+	// Where the edit goes, as offsets in msg: an insertion, or the
+	// replacement of a null _meta. A message gets one edit at most (one
+	// _meta), which stays on the stack.
+	var e struct {
 		at, end int // msg[at:end] is replaced (at == end: inserted)
 		how     string
 		comma   bool // a comma follows the insertion
+		set     bool
 	}
 	base := offsetIn(msg, params)
-	var edits []edit
 	members, metas := 0, 0
 	if !walkObject(params, nil, func(k, v []byte) bool {
 		members++
@@ -53,10 +54,10 @@ func tagLog(dst, msg []byte, st order.Stream) ([]byte, bool) {
 		at := offsetIn(msg, v)
 		switch {
 		case string(v) == "null":
-			edits = append(edits, edit{at: at, end: at + len(v), how: order.TagNullMeta})
+			e.at, e.end, e.how, e.set = at, at+len(v), order.TagNullMeta, true
 		case v[0] == '{':
 			inner := jsonscan.Space(v, 1)
-			edits = append(edits, edit{at: at + 1, end: at + 1, comma: inner < len(v) && v[inner] != '}'})
+			e.at, e.end, e.comma, e.set = at+1, at+1, inner < len(v) && v[inner] != '}', true
 		}
 		return true
 	}) {
@@ -65,32 +66,29 @@ func tagLog(dst, msg []byte, st order.Stream) ([]byte, bool) {
 	if metas > 1 {
 		return dst, false // which one a decoder keeps is its own affair
 	}
-	if len(edits) == 0 {
+	if !e.set {
 		if metas > 0 {
 			return dst, false // a _meta that is neither an object nor null: go-sdk refuses it
 		}
-		edits = append(edits, edit{at: base + 1, end: base + 1, how: order.TagAddedMeta, comma: members > 0})
+		e.at, e.end, e.how, e.comma = base+1, base+1, order.TagAddedMeta, members > 0
 	}
-	prev := 0
-	for _, e := range edits {
-		dst = append(dst, msg[prev:e.at]...)
-		switch e.how {
-		case order.TagNullMeta:
-			dst = append(dst, '{')
-			dst = st.AppendTag(dst, e.how)
-			dst = append(dst, '}')
-		case order.TagAddedMeta:
-			dst = append(dst, `"_meta":{`...)
-			dst = st.AppendTag(dst, e.how)
-			dst = append(dst, '}')
-		default:
-			dst = st.AppendTag(dst, e.how)
-		}
-		if e.comma {
-			dst = append(dst, ',')
-		}
-		prev = e.end
+	dst = append(dst, msg[:e.at]...)
+	switch e.how {
+	case order.TagNullMeta:
+		dst = append(dst, '{')
+		dst = st.AppendTag(dst, e.how)
+		dst = append(dst, '}')
+	case order.TagAddedMeta:
+		dst = append(dst, `"_meta":{`...)
+		dst = st.AppendTag(dst, e.how)
+		dst = append(dst, '}')
+	default:
+		dst = st.AppendTag(dst, e.how)
 	}
+	if e.comma {
+		dst = append(dst, ',')
+	}
+	prev := e.end
 	return append(dst, msg[prev:]...), true
 }
 
@@ -100,30 +98,33 @@ func offsetIn(b, sub []byte) int {
 }
 
 // appendTaggedEvent appends the event ev (its lines) with its data
-// replaced by data, on one data line: its other lines (id, event, retry,
-// comments) are kept, in their order. A line feed in data, which in a
-// JSON message can only be white space, becomes a space.
+// replaced by data: its other lines (id, event, retry, comments) are kept,
+// in their order, and data follows, one data line per line of it, which
+// go-sdk joins with line feeds into data again.
 func appendTaggedEvent(dst, ev, data []byte) []byte {
 	for len(ev) > 0 {
 		line := ev
 		if i := bytes.IndexByte(ev, '\n'); i >= 0 {
 			line, ev = ev[:i+1], ev[i+1:]
 		} else {
-			line, ev = append(ev[:len(ev):len(ev)], '\n'), nil
+			ev = nil
 		}
 		if !bytes.HasPrefix(line, []byte("data:")) {
 			dst = append(dst, line...)
+			if line[len(line)-1] != '\n' {
+				dst = append(dst, '\n')
+			}
 		}
 	}
-	dst = append(dst, "data: "...)
-	start := len(dst)
-	dst = append(dst, data...)
-	for i := start; i < len(dst); i++ {
-		if dst[i] == '\n' || dst[i] == '\r' {
-			dst[i] = ' '
+	for {
+		line, rest, more := bytes.Cut(data, []byte{'\n'})
+		dst = append(dst, "data: "...)
+		dst = append(append(dst, line...), '\n')
+		if !more {
+			return dst
 		}
+		data = rest
 	}
-	return append(dst, '\n')
 }
 
 // untagLog returns data, an event's data read on a stream of m's
@@ -133,7 +134,7 @@ func untagLog(data []byte, m *order.Marks) []byte {
 	if m == nil {
 		return data
 	}
-	key := []byte(`"` + m.TagKey() + `":"`)
+	key := m.TagLead()
 	if !bytes.Contains(data, key) {
 		return data
 	}

@@ -5,6 +5,7 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
@@ -97,11 +98,11 @@ func TestTagLog(t *testing.T) {
 }
 
 // TestAppendTaggedEvent: the tagged message replaces the event's data
-// lines, on one line, and its other lines stay.
+// lines, a data line for each of its lines, and its other lines stay.
 func TestAppendTaggedEvent(t *testing.T) {
 	ev := "id: 7\nevent: message\ndata: {\"a\":\ndata: 1}\nretry: 5"
 	got := string(appendTaggedEvent(nil, []byte(ev), []byte("{\"a\":\n1}")))
-	want := "id: 7\nevent: message\nretry: 5\ndata: {\"a\": 1}\n"
+	want := "id: 7\nevent: message\nretry: 5\ndata: {\"a\":\ndata: 1}\n"
 	if got != want {
 		t.Errorf("event %q, want %q", got, want)
 	}
@@ -150,4 +151,55 @@ func FuzzTagLog(f *testing.F) {
 			t.Fatalf("untagged %+v, sent %+v", p, want)
 		}
 	})
+}
+
+// TestTagLogEventLines: a log message in several data lines, tagged on a
+// request's stream, is the message go-sdk joins from the lines sent, with
+// the tag: one whose lines join into no JSON message (a line feed inside
+// a string) stays no message, where it would fail the connection
+// untagged, and a valid one decodes to the message sent.
+func TestTagLogEventLines(t *testing.T) {
+	m := order.New()
+	st := order.StreamsFrom(t.Context()).On(m)
+	for _, tc := range []struct {
+		lines []string
+		valid bool
+	}{
+		{[]string{`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"a`, `b"}}`}, false},
+		{[]string{`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"a\r`, `b"}}`}, false},
+		{[]string{`{"jsonrpc":"2.0","method":"notifications/message",`, `"params":{"level":"info",`, `"data":"a b"}}`}, true},
+	} {
+		var ev strings.Builder
+		ev.WriteString("id: 4\n")
+		for _, l := range tc.lines {
+			ev.WriteString("data: " + l + "\n")
+		}
+		body := ev.String() + "\n" + "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n"
+		s := newSSELimit(io.NopCloser(strings.NewReader(body)), 1<<20, nil, nil)
+		s.marks, s.stream = m, st
+		out, err := io.ReadAll(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, _, _ := bytes.Cut(out, []byte("\n\n"))
+		data, _ := eventData(first, nil)
+		sent := strings.Join(tc.lines, "\n")
+		if _, err := jsonrpc.DecodeMessage([]byte(sent)); (err == nil) != tc.valid {
+			t.Fatalf("the message sent decodes: %v", err)
+		}
+		p, ok := decodeLog(t, data)
+		if ok != tc.valid {
+			t.Errorf("%q read as %q: decodes %v, the message sent %v", body, first, ok, tc.valid)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		want, _ := decodeLog(t, []byte(sent))
+		got, meta, tok := m.Untag(p.Meta)
+		p.Meta = meta
+		if !tok || got != st || !reflect.DeepEqual(p, want) {
+			t.Errorf("%q read as %+v (tag %v), sent %+v", first, p, tok, want)
+		}
+	}
 }
