@@ -4,10 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
-	"github.com/mcpadapter/mcpadapter/internal/order"
 	"io"
 	"slices"
 
+	"github.com/mcpadapter/mcpadapter/internal/order"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
