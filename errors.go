@@ -70,7 +70,9 @@ func (e *TargetError) Error() string {
 
 // ServerError reports that the server answered a request (other than a
 // tool call, whose refusals are error results) with a JSON-RPC error, such
-// as an unknown prompt or resource. Err is the *jsonrpc.Error.
+// as an unknown prompt or resource. Err is the *jsonrpc.Error. Error shows
+// the server's text with credentials redacted (a server may echo what it
+// was sent).
 type ServerError struct {
 	Server string
 	Op     string
@@ -78,7 +80,7 @@ type ServerError struct {
 }
 
 func (e *ServerError) Error() string {
-	return fmt.Sprintf("mcpadapter: server %q: %s: %v", e.Server, e.Op, e.Err)
+	return fmt.Sprintf("mcpadapter: server %q: %s: %s", e.Server, e.Op, wire.RedactURLSecrets(fmt.Sprint(e.Err)))
 }
 
 func (e *ServerError) Unwrap() error { return e.Err }

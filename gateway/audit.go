@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -51,7 +52,8 @@ func (a *auditCall) found(server, tool string) {
 // "input_required", "refused" for a tool the principal may not use or
 // that is not known, "error"), its duration, the JSON-RPC error's code
 // and message, and with Options.AuditPayload the arguments and result.
-// Every string goes through the redactor.
+// Every string goes through the redactor, the payloads and the error
+// through the trace's redaction first.
 func (a *auditCall) end(ctx context.Context, res *mcp.CallToolResult, err error) {
 	if a == nil {
 		return
@@ -68,7 +70,7 @@ func (a *auditCall) end(ctx context.Context, res *mcp.CallToolResult, err error)
 				outcome = "refused"
 			}
 		}
-		attrs = append(attrs, slog.String("error", a.g.red.string(err.Error())))
+		attrs = append(attrs, slog.String("error", a.g.red.string(wire.RedactURLSecrets(err.Error()))))
 	case res != nil && asksRound(res):
 		outcome = "input_required"
 	case res != nil && res.IsError:
@@ -85,14 +87,25 @@ func (a *auditCall) end(ctx context.Context, res *mcp.CallToolResult, err error)
 	)
 	if p := a.g.opts.AuditPayload; p != nil && a.server != "" && p(a.principal, a.server, a.tool) {
 		// Blanked out before the cut, which could split a secret.
-		attrs = append(attrs, slog.String("arguments", cut(a.g.red.string(string(a.args)))))
+		attrs = append(attrs, slog.String("arguments", cut(a.g.red.string(auditPayload(a.args)))))
 		if res != nil {
 			if b, err := json.Marshal(res); err == nil {
-				attrs = append(attrs, slog.String("result", cut(a.g.red.string(string(b)))))
+				attrs = append(attrs, slog.String("result", cut(a.g.red.string(auditPayload(b)))))
 			}
 		}
 	}
 	a.g.opts.AuditLog.LogAttrs(context.WithoutCancel(ctx), slog.LevelInfo, "tool call", attrs...)
+}
+
+// auditPayload returns a call's arguments or result as the audit log
+// records them: redacted as the protocol trace is (wire.RedactJSON:
+// secret-named members, bearer tokens, secret parameters, headers and
+// JWTs in strings), or, if it is not JSON, as error text is.
+func auditPayload(raw []byte) string {
+	if !json.Valid(raw) {
+		return wire.RedactURLSecrets(string(raw))
+	}
+	return wire.RedactJSON(raw)
 }
 
 // cut returns s cut at maxAuditPayload bytes, marked when cut.

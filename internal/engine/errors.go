@@ -22,7 +22,8 @@ type TransportError struct {
 	// "tools/list", "tools/call", ...
 	Op string
 	// Stderr holds the last lines the server process wrote to stderr, when it
-	// is a local process.
+	// is a local process, as it wrote them (Error shows them redacted, as
+	// wire.RedactURLSecrets does).
 	Stderr []string
 	// Err is the underlying cause.
 	Err error
@@ -39,7 +40,10 @@ func (e *TransportError) Error() string {
 	}
 	fmt.Fprintf(&b, ": %s", wire.RedactURLSecrets(e.Err.Error()))
 	if len(e.Stderr) > 0 {
-		fmt.Fprintf(&b, "\nlast %d lines of the server's stderr:\n  %s", len(e.Stderr), strings.Join(e.Stderr, "\n  "))
+		fmt.Fprintf(&b, "\nlast %d lines of the server's stderr:", len(e.Stderr))
+		for _, line := range e.Stderr {
+			fmt.Fprintf(&b, "\n  %s", wire.RedactURLSecrets(line))
+		}
 	}
 	return b.String()
 }

@@ -122,13 +122,9 @@ func redactString(s string) string {
 	return redactText(s)
 }
 
-// redactText hides the credentials in free text.
+// redactText hides the credentials in free text, as RedactURLSecrets.
 func redactText(s string) string {
-	s = RedactURLSecrets(s)
-	if !strings.Contains(s, "eyJ") { // every match of jwtText holds it
-		return s
-	}
-	return jwtText.ReplaceAllString(s, "[REDACTED]")
+	return RedactURLSecrets(s)
 }
 
 // bearerText matches the credentials of an HTTP authentication scheme
@@ -153,8 +149,9 @@ func mayHoldAuthHeader(s string) bool {
 }
 
 // jwtText matches a JSON Web Token (a base64url header that starts with
-// {" and a payload, then a signature).
-var jwtText = regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*`)
+// {" and a payload, then a signature), glued to a word ("id_token_eyJ…")
+// too.
+var jwtText = regexp.MustCompile(`eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*`)
 
 // redactBearer hides the credentials of an authorization scheme in s:
 // "Bearer x", "Basic x", "DPoP x" and the other registered schemes
@@ -177,19 +174,36 @@ func redactBearer(s string) string {
 // urlSecret matches query, fragment or form parameters whose names say
 // they carry secrets: after ?, &, # or a space, or at the start of the
 // text.
-var urlSecret = regexp.MustCompile(`(?i)((?:^|[?&#\s])[^=&\s"?#]*(?:key|token|secret|sig|signature|password|passwd|pwd|pass|auth|code|jwt|otp|credential|session)[^=&\s"?#]*=)[^&\s"#]+`)
+var urlSecret = regexp.MustCompile(`(?i)((?:^|[?&#\s])[^=&\s"?#]*(?:key|token|secret|sig|signature|password|passwd|pwd|pass|auth|code|jwt|otp|credential|session)[^=&\s"?#]*=)("?)[^&\s"#]+`)
 
-// RedactURLSecrets hides the values of secret-looking query parameters of
-// the URLs in s (and of name=value pairs of a form or free text), such as
-// a net/http error, and the credentials of any authorization scheme
-// ("Bearer x", "DPoP x", "Authorization: <scheme> x").
+// RedactURLSecrets hides the credentials in free text, such as an
+// error's, a log line's or a server's stderr: the values of
+// secret-looking query, fragment or form parameters of the URLs in s (and
+// of name=value pairs of a form, a shell or free text), the passwords of
+// URLs' userinfo, the credentials of any authorization scheme ("Bearer
+// x", "DPoP x", "Authorization: <scheme> x"), the values after a secret
+// name and a colon (a header line, YAML, a JSON member quoted in the
+// text) or after a command line's secret flag ("--token x"), and JSON
+// Web Tokens. JSON escapes of letters, digits and = : _ . - are decoded
+// first, so that "Bear\u0065r x" is seen as "Bearer x".
 func RedactURLSecrets(s string) string {
+	s = unescapeASCII(s)
 	s = redactBearer(s)
+	if strings.Contains(s, ":") {
+		s = redactNamedValues(s)
+	}
 	if mayHoldURLSecret(s) {
-		s = urlSecret.ReplaceAllString(s, "${1}[REDACTED]")
+		s = urlSecret.ReplaceAllString(s, "${1}${2}[REDACTED]")
 	}
 	if strings.Contains(s, "%") && strings.Contains(s, "=") { // every match of urlEscapedName holds both
 		s = redactEscapedNames(s)
+	}
+	s = redactUserinfo(s)
+	if strings.Contains(s, "-") {
+		s = redactFlags(s)
+	}
+	if strings.Contains(s, "eyJ") { // every match of jwtText holds it
+		s = jwtText.ReplaceAllString(s, "[REDACTED]")
 	}
 	return s
 }

@@ -8,8 +8,8 @@ import (
 )
 
 // refRedactBearer, refRedactURLSecrets and refRedactText are
-// redactBearer, RedactURLSecrets and redactText with every regexp run
-// on every text: the reference the prefilters (the literal parts each
+// redactBearer, RedactURLSecrets and redactText with every regexp and
+// scan run on every text: the reference the prefilters (the literal parts each
 // regexp's matches hold) must not change.
 func refRedactBearer(s string) string {
 	s = authHeader.ReplaceAllStringFunc(s, func(m string) string {
@@ -23,11 +23,15 @@ func refRedactBearer(s string) string {
 }
 
 func refRedactURLSecrets(s string) string {
-	return redactEscapedNames(urlSecret.ReplaceAllString(refRedactBearer(s), "${1}[REDACTED]"))
+	s = asciiEscape.ReplaceAllStringFunc(s, func(m string) string { return unescapeASCII(m) })
+	s = redactNamedValues(refRedactBearer(s))
+	s = redactEscapedNames(urlSecret.ReplaceAllString(s, "${1}${2}[REDACTED]"))
+	s = redactFlags(userinfo.ReplaceAllString(s, "${1}[REDACTED]@"))
+	return jwtText.ReplaceAllString(s, "[REDACTED]")
 }
 
 func refRedactText(s string) string {
-	return jwtText.ReplaceAllString(refRedactURLSecrets(s), "[REDACTED]")
+	return refRedactURLSecrets(s)
 }
 
 // prefilterSeeds are texts where a prefilter could skip what its regexp
@@ -47,6 +51,8 @@ var prefilterSeeds = []string{
 	"Authorisation: Custom v25", "\nauthorization:v26", "[authorization: v27]", "x, authorization : \"v28\"",
 	"Bearer v29", "BEARER v30", "dpop v31", "Digest username=\"u\", response=\"v32\"", "map[Authorization:[v33]]",
 	"refused authorization: HTTP 401", "\xff?token=\xfe", "?t\xffoken=v34", "=", "uthorization", "eyJ", "",
+	"Cookie: sid=v35", `{\"password\":\"v36\"}`, "map[X-Api-Key:[v37]]", "https://u:v38@h", "srv --token v39",
+	`Bear\u0065r v40`, "id_token_eyJhbGciOi.eyJzdWIiOi.v41", `export TOKEN="v42"`, "a:\n  secret: v43",
 }
 
 // The prefilters skip no text their regexps would change: whatever the

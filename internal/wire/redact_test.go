@@ -155,6 +155,11 @@ func FuzzRedactJSON(f *testing.F) {
 			`{"text":"Bearer ` + marked + `"}`,
 			`{"text":"DPoP ` + marked + `"}`,
 			`{"text":"Authorization: Whatever ` + marked + `"}`,
+			`{"text":"x\n` + name + `: ` + marked + `"}`,
+			`{"text":"{\\"` + name + `\\": \\"` + marked + `\\"}"}`,
+			`{"text":"srv --` + name + ` ` + marked + `"}`,
+			`{"text":"https://u:` + marked + `@h/x"}`,
+			`{"text":"id_eyJhbGciOi.eyJzdWIiOi.` + marked + `"}`,
 		} {
 			if got := RedactJSON([]byte(doc)); strings.Contains(got, "S3CR") {
 				t.Fatalf("secret leaked: %s -> %s", doc, got)
