@@ -42,9 +42,10 @@ import (
 // holding less than relaySmallBytes takes what keeps it within that
 // whatever the total: a client that reads gets its log messages while
 // clients that do not fill the total, and memory past the total is at
-// most relaySmallBytes per client session. When a relay is full, a log message is dropped, and a progress
-// report replaces the oldest report of the same request still waiting
-// (the client gets the newer one), or is dropped when there is none.
+// most relaySmallBytes per client session. When a relay is full, a log
+// message is dropped, and a progress report replaces the oldest report
+// of the same request still waiting (the client gets the newer one), or
+// is dropped when there is none.
 // What was dropped is counted and reported once to the gateway's log,
 // with the session, when the relay empties.
 const (
