@@ -35,11 +35,17 @@ import (
 // on the session's own stream only, and bounded by the call's context.
 //
 // A relay holds at most relayMessages notifications and relayBytes bytes
-// (their data's JSON, and relayItemBytes each), and all the relays
-// together relayTotalBytes: a notification always fits in an empty
-// relay. When a relay is full, a log message is dropped, and a progress
-// report replaces the oldest report of the same request still waiting
-// (the client gets the newer one), or is dropped when there is none.
+// (their data's JSON, and relayItemBytes each; the one its writer is
+// writing counts until it is written), and all the relays together
+// relayTotalBytes. A relay with none queued takes a notification larger
+// than its bound while all the relays together have room for it. A relay
+// holding less than relaySmallBytes takes what keeps it within that
+// whatever the total: a client that reads gets its log messages while
+// clients that do not fill the total, and memory past the total is at
+// most relaySmallBytes per client session. When a relay is full, a log
+// message is dropped, and a progress report replaces the oldest report
+// of the same request still waiting (the client gets the newer one), or
+// is dropped when there is none.
 // What was dropped is counted and reported once to the gateway's log,
 // with the session, when the relay empties.
 const (
@@ -47,6 +53,7 @@ const (
 	relayBytes      = 8 << 20
 	relayTotalBytes = 64 << 20
 	relayItemBytes  = 256
+	relaySmallBytes = 16 << 10
 )
 
 // relays are the relays of the gateway's client sessions.
@@ -56,6 +63,7 @@ type relays struct {
 	maxMsgs   int
 	maxBytes  int
 	maxTotal  int
+	small     int // relaySmallBytes
 	mu        sync.Mutex
 	writers   int           // writers running
 	idle      chan struct{} // closed when the last writer ends
@@ -68,8 +76,8 @@ type relays struct {
 // relay is in relays.by while it holds or writes a notification.
 type relay struct {
 	ss      *mcp.ServerSession
-	q       []relayItem // in the order they came
-	bytes   int
+	q       []relayItem   // in the order they came
+	bytes   int           // of q and of the one being written
 	next    uint64        // the sequence number of the next notification put in
 	writing uint64        // the one being written, 0 when none
 	wake    chan struct{} // closed when one is written or taken out; nil when no one waits
@@ -88,7 +96,7 @@ type relayItem struct {
 }
 
 func newRelays(ctx context.Context, log *slog.Logger, o *Options) *relays {
-	rs := &relays{ctx: ctx, log: log, maxMsgs: relayMessages, maxBytes: relayBytes, maxTotal: relayTotalBytes, by: make(map[*mcp.ServerSession]*relay)}
+	rs := &relays{ctx: ctx, log: log, maxMsgs: relayMessages, maxBytes: relayBytes, maxTotal: relayTotalBytes, small: relaySmallBytes, by: make(map[*mcp.ServerSession]*relay)}
 	if o.relayMessages > 0 {
 		rs.maxMsgs = o.relayMessages
 	}
@@ -168,10 +176,15 @@ func (rs *relays) add(r *relay, it relayItem) {
 // fits reports whether a notification of size bytes fits in r now.
 // rs.mu is held.
 func (rs *relays) fits(r *relay, size int) bool {
-	if len(r.q) == 0 {
+	switch {
+	case len(r.q) >= rs.maxMsgs:
+		return false
+	case r.bytes+size <= rs.small:
 		return true
+	case len(r.q) > 0 && r.bytes+size > rs.maxBytes:
+		return false
 	}
-	return len(r.q) < rs.maxMsgs && r.bytes+size <= rs.maxBytes && rs.total+size <= rs.maxTotal
+	return rs.total+size <= rs.maxTotal
 }
 
 // replace makes room in the full relay r for the progress report it by
@@ -210,12 +223,14 @@ func (r *relay) signal() {
 
 // run is r's writer: it writes r's notifications to the client in order
 // until r is empty, or drops them when the gateway closes, then takes r
-// out of rs.by.
+// out of rs.by. The one being written counts in r's bytes and the total
+// until its write returns.
 func (rs *relays) run(r *relay) {
 	for {
 		rs.mu.Lock()
 		if rs.ctx.Err() != nil {
 			for _, it := range r.q {
+				r.bytes -= it.size
 				rs.total -= it.size
 			}
 			r.q = nil
@@ -238,12 +253,12 @@ func (rs *relays) run(r *relay) {
 		it := r.q[0]
 		r.q[0] = relayItem{}
 		r.q = r.q[1:]
-		r.bytes -= it.size
-		rs.total -= it.size
 		r.writing = it.seq
 		rs.mu.Unlock()
 		it.write()
 		rs.mu.Lock()
+		r.bytes -= it.size
+		rs.total -= it.size
 		r.writing = 0
 		r.signal()
 		rs.mu.Unlock()
