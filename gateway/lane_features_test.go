@@ -32,36 +32,8 @@ func TestLogAttributionUnreadStreamFeature(t *testing.T) {
 		"http": {Name: "up", Target: testserver.StartStreamable(t,
 			testserver.New(testserver.Options{Era: testserver.Legacy, Notify: true})).URL},
 	}
-	requests := map[string]func(ctx context.Context, cs *mcp.ClientSession) (string, error){
-		"resources/read": func(ctx context.Context, cs *mcp.ClientSession) (string, error) {
-			res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: testserver.NotifyURIPrefix + "bob-secret"})
-			if err != nil || len(res.Contents) != 1 {
-				return "", fmt.Errorf("%v %+v", err, res)
-			}
-			return res.Contents[0].Text, nil
-		},
-		"prompts/get": func(ctx context.Context, cs *mcp.ClientSession) (string, error) {
-			res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "notify", Arguments: map[string]string{"text": "bob-secret"}})
-			if err != nil || len(res.Messages) != 1 {
-				return "", fmt.Errorf("%v %+v", err, res)
-			}
-			tc, _ := res.Messages[0].Content.(*mcp.TextContent)
-			if tc == nil {
-				return "", fmt.Errorf("prompt content %T", res.Messages[0].Content)
-			}
-			return tc.Text, nil
-		},
-		"completion/complete": func(ctx context.Context, cs *mcp.ClientSession) (string, error) {
-			res, err := cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "notify"},
-				Argument: mcp.CompleteParamsArgument{Name: "text", Value: "bob-secret"}})
-			if err != nil || len(res.Completion.Values) != 1 {
-				return "", fmt.Errorf("%v %+v", err, res)
-			}
-			return res.Completion.Values[0], nil
-		},
-	}
 	for name, srv := range backends {
-		for method, request := range requests {
+		for method, request := range featureRequests(nil) {
 			t.Run(name+"/"+method, func(t *testing.T) {
 				unreadStreamFeatureCell(t, srv, request)
 			})
@@ -72,7 +44,7 @@ func TestLogAttributionUnreadStreamFeature(t *testing.T) {
 // unreadStreamFeatureCell is one cell of
 // TestLogAttributionUnreadStreamFeature: bob's request is made with
 // request.
-func unreadStreamFeatureCell(t *testing.T, srv Server, request func(context.Context, *mcp.ClientSession) (string, error)) {
+func unreadStreamFeatureCell(t *testing.T, srv Server, request func(context.Context, *mcp.ClientSession, string) (string, error)) {
 	// Room in alice's relay for all her messages (16 MiB): what happens
 	// past its bound is TestRelayUnreadStreamHoldsNoOneElse's.
 	g, url := startGateway(t, []Server{srv}, &Options{relayBytes: 32 << 20})
@@ -124,7 +96,7 @@ func unreadStreamFeatureCell(t *testing.T, srv Server, request func(context.Cont
 
 	bobDone := make(chan error, 1)
 	go func() {
-		got, err := request(ctx, bob)
+		got, err := request(ctx, bob, "bob-secret")
 		if err == nil && got != "bob-secret" {
 			err = fmt.Errorf("bob's answer %q", got)
 		}

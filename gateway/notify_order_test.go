@@ -162,15 +162,36 @@ func featureOrderCell(t *testing.T, url, v string) {
 	} else {
 		meta = mcp.Meta{mcp.MetaKeyLogLevel: "debug"}
 	}
-	requests := map[string]func(text string) (string, error){
-		"resources/read": func(text string) (string, error) {
+	for method, request := range featureRequests(meta) {
+		want := make([]string, 0, notifyCalls)
+		for i := range notifyCalls {
+			text := fmt.Sprintf("%s-%s-%d", v, strings.ReplaceAll(method, "/", "-"), i)
+			got, err := request(ctx, cs, text)
+			if err != nil || got != text {
+				t.Fatalf("%s %d: %v %q", method, i, err, got)
+			}
+			want = append(want, text)
+		}
+		if n := h.missing(want, time.Now().Add(5*time.Second)); n > 0 {
+			t.Errorf("%s: %d of %d requests' log messages never reached the client", method, n, notifyCalls)
+		}
+	}
+}
+
+// featureRequests returns, by method, a resources/read, a prompts/get and
+// a completion/complete of the test server's notify resource and prompt
+// (see testserver.NotifyURIPrefix) made on cs with _meta meta: each
+// answers text, after a log message of text.
+func featureRequests(meta mcp.Meta) map[string]func(ctx context.Context, cs *mcp.ClientSession, text string) (string, error) {
+	return map[string]func(ctx context.Context, cs *mcp.ClientSession, text string) (string, error){
+		"resources/read": func(ctx context.Context, cs *mcp.ClientSession, text string) (string, error) {
 			res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{Meta: meta, URI: testserver.NotifyURIPrefix + text})
 			if err != nil || len(res.Contents) != 1 {
 				return "", fmt.Errorf("%v %+v", err, res)
 			}
 			return res.Contents[0].Text, nil
 		},
-		"prompts/get": func(text string) (string, error) {
+		"prompts/get": func(ctx context.Context, cs *mcp.ClientSession, text string) (string, error) {
 			res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Meta: meta, Name: "notify", Arguments: map[string]string{"text": text}})
 			if err != nil || len(res.Messages) != 1 {
 				return "", fmt.Errorf("%v %+v", err, res)
@@ -181,7 +202,7 @@ func featureOrderCell(t *testing.T, url, v string) {
 			}
 			return tc.Text, nil
 		},
-		"completion/complete": func(text string) (string, error) {
+		"completion/complete": func(ctx context.Context, cs *mcp.ClientSession, text string) (string, error) {
 			res, err := cs.Complete(ctx, &mcp.CompleteParams{Meta: meta, Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "notify"},
 				Argument: mcp.CompleteParamsArgument{Name: "text", Value: text}})
 			if err != nil || len(res.Completion.Values) != 1 {
@@ -189,19 +210,5 @@ func featureOrderCell(t *testing.T, url, v string) {
 			}
 			return res.Completion.Values[0], nil
 		},
-	}
-	for method, request := range requests {
-		want := make([]string, 0, notifyCalls)
-		for i := range notifyCalls {
-			text := fmt.Sprintf("%s-%s-%d", v, strings.ReplaceAll(method, "/", "-"), i)
-			got, err := request(text)
-			if err != nil || got != text {
-				t.Fatalf("%s %d: %v %q", method, i, err, got)
-			}
-			want = append(want, text)
-		}
-		if n := h.missing(want, time.Now().Add(5*time.Second)); n > 0 {
-			t.Errorf("%s: %d of %d requests' log messages never reached the client", method, n, notifyCalls)
-		}
 	}
 }
