@@ -151,6 +151,12 @@ func (g *Gateway) directTool(ctx context.Context, _ string, req mcp.Request) (mc
 	}
 	if one, ok := ctx.Value(oneRequestKey{}).(*oneRequest); ok {
 		one.result, one.resultType = res, resultType
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && !isModern(req) && ss.ID() != "" {
+			// A handshake-era session's (fastsession.go): go-sdk sets
+			// no result type for its client, and writes the one the
+			// result holds.
+			one.resultType = ""
+		}
 	}
 	return res, nil
 }
@@ -158,6 +164,11 @@ func (g *Gateway) directTool(ctx context.Context, _ string, req mcp.Request) (mc
 // marshalResult returns res as marshalDirect does: plainResult when it
 // takes res.
 func (g *Gateway) marshalResult(res mcp.Result, one *oneRequest) (json.RawMessage, error) {
+	if one.resultType == "" {
+		// A handshake-era session's result: its type is what the
+		// handler's result holds (go-sdk's MarshalJSON writes it).
+		return marshalDirect(res, one)
+	}
 	if data, ok := g.plainResult(res, one); ok {
 		return data, nil
 	}
@@ -186,7 +197,7 @@ func marshalDirect(res mcp.Result, one *oneRequest) (json.RawMessage, error) {
 		}
 		data = bytes.TrimRight(buf.Bytes(), "\n")
 	}
-	if !isCall || r != one.result {
+	if !isCall || r != one.result || one.resultType == "" {
 		return data, nil
 	}
 	return withResultType(data, one.resultType)

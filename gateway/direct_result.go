@@ -57,8 +57,10 @@ func (g *Gateway) plainResult(res mcp.Result, one *oneRequest) (data []byte, ok 
 	if r.IsError {
 		buf = append(buf, `,"isError":true`...)
 	}
-	buf = append(buf, `,"resultType":`...)
-	buf = appendHTMLString(buf, one.resultType)
+	if one.resultType != "" {
+		buf = append(buf, `,"resultType":`...)
+		buf = appendHTMLString(buf, one.resultType)
+	}
 	return append(buf, '}'), true
 }
 

@@ -411,6 +411,7 @@ func (t fastTransport) Connect(context.Context) (mcp.Connection, error) { return
 type fastConn struct {
 	req     *jsonrpc.Request
 	direct  bool // req is answered beside the session (direct.go), not read by it
+	session bool // req is a handshake-era session's (fastsession.go): an error is an SSE event too
 	httpCtx context.Context
 	w       http.ResponseWriter
 
@@ -497,7 +498,7 @@ func (c *fastConn) Write(_ context.Context, msg jsonrpc.Message) error {
 func (c *fastConn) writeAnswer(resp *jsonrpc.Response, data []byte) (err error) {
 	h := c.w.Header()
 	h.Set("Cache-Control", "no-cache, no-transform")
-	if status := errorStatus(resp.Error); status != 0 {
+	if status := errorStatus(resp.Error); status != 0 && !c.session {
 		h.Set("Content-Type", "application/json")
 		if !statelessJSON {
 			h.Set("Connection", "keep-alive") // set for the SSE stream it would have been

@@ -70,6 +70,9 @@ func (g *Gateway) route(next mcp.MethodHandler) mcp.MethodHandler {
 				ir, _ := res.(*mcp.InitializeResult)
 				if p, ok := req.GetParams().(*mcp.InitializeParams); ok && p != nil && ir != nil {
 					ss, _ := req.GetSession().(*mcp.ServerSession)
+					if g.shared == nil && ss != nil {
+						g.live.add(ss, principalOfRequest(req), &g.sessWG)
+					}
 					if err := g.recordSession(ctx, req, ss, p, ir.ProtocolVersion); err != nil {
 						g.log.Warn("a new session could not be recorded for the other replicas; refused", "err", err)
 						if errors.Is(err, errRecordTooBig) {

@@ -99,7 +99,10 @@ type Gateway struct {
 
 	pol    atomic.Pointer[Policy] // Options.Policy, or SetPolicy's
 	shared *sharedSessions        // Options.Sessions; nil: sessions are this process's
-	sessWG sync.WaitGroup         // the waits for the end of shared sessions held here
+	sessWG sync.WaitGroup         // the waits for the end of the sessions held here (shared or live)
+	live   liveSessions           // without shared sessions: the handshake-era sessions (fastsession.go)
+	// sessionFast counts the calls answered on the session fast path.
+	sessionFast atomic.Int64
 }
 
 // New returns a gateway for servers; opts may be nil. Server names must be
@@ -350,6 +353,7 @@ func (g *Gateway) Close() error {
 			g.shared.shut()
 		}
 		g.clock.shut()
+		g.live.shut()
 		for ss := range g.server.Sessions() {
 			_ = ss.Close()
 		}

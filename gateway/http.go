@@ -92,6 +92,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && id != "" {
 		// go-sdk ends a session only when its requests have ended.
+		g.live.drop(id, principalOf(r))
 		g.endSession(id, principalOf(r))
 	}
 	modern, err := g.isStateless(w, r)
@@ -119,7 +120,12 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			g.stateless.ServeHTTP(w, r)
 		}
 	case g.shared == nil:
-		g.stateful.ServeHTTP(w, r)
+		if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodGet && id != "" {
+			defer g.live.stream(id, principalOf(r))()
+		}
+		if !g.serveSessionFast(w, r) {
+			g.stateful.ServeHTTP(w, r)
+		}
 	case r.Header.Get("Mcp-Session-Id") != "":
 		g.serveShared(w, r, r.Header.Get("Mcp-Session-Id"))
 	case r.Method == http.MethodPost:

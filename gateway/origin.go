@@ -117,7 +117,12 @@ func (o *origin) canAskURL() bool {
 }
 
 // asker reports whether the client can be asked anything.
-func (o *origin) asker() bool {
+func (o *origin) asker() bool { return canBeAsked(o.caps) }
+
+// canBeAsked reports whether a client with capabilities c can be put a
+// server's question (elicitation, sampling, roots).
+func canBeAsked(c *mcp.ClientCapabilities) bool {
+	o := &origin{caps: c}
 	return o.canAsk("elicitation") || o.canAsk("sampling") || o.canAsk("roots")
 }
 
