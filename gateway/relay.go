@@ -5,6 +5,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -35,8 +36,9 @@ import (
 // on the session's own stream only, and bounded by the call's context.
 //
 // A relay holds at most relayMessages notifications and relayBytes bytes
-// (their data's JSON, and relayItemBytes each; the one its writer is
-// writing counts until it is written), and all the relays together
+// (the JSON of a log message's data, level, logger and _meta, of a
+// progress report's message, and relayItemBytes each; the one its writer
+// is writing counts until it is written), and all the relays together
 // relayTotalBytes. A relay with none queued takes a notification larger
 // than its bound while all the relays together have room for it. A relay
 // holding less than relaySmallBytes takes what keeps it within that
@@ -44,8 +46,8 @@ import (
 // clients that do not fill the total, and memory past the total is at
 // most relaySmallBytes per client session. When a relay is full, a log
 // message is dropped, and a progress report replaces the oldest report
-// of the same request still waiting (the client gets the newer one), or
-// is dropped when there is none.
+// of the same request still waiting (the client gets the newer one) when
+// it then fits (within these same bounds), or is dropped.
 // What was dropped is counted and reported once to the gateway's log,
 // with the session, when the relay empties.
 const (
@@ -109,14 +111,37 @@ func newRelays(ctx context.Context, log *slog.Logger, o *Options) *relays {
 
 // logMessage puts a server's log message in the relay of o's client session.
 func (rs *relays) logMessage(o *origin, p *mcp.LoggingMessageParams) {
-	data, err := json.Marshal(p.Data)
+	q, size, err := heldLog(p)
 	if err != nil {
 		rs.log.Warn("dropped a server's log message that does not encode", "err", err)
 		return
 	}
+	rs.put(o, relayItem{o: o, log: q, size: size})
+}
+
+// heldLog returns the copy of p a relay holds, its data and _meta as
+// their JSON, and its size: relayItemBytes and the bytes of its data,
+// level, logger and _meta.
+func heldLog(p *mcp.LoggingMessageParams) (*mcp.LoggingMessageParams, int, error) {
+	data, err := json.Marshal(p.Data)
+	if err != nil {
+		return nil, 0, fmt.Errorf("log message's data: %w", err)
+	}
 	q := *p
 	q.Data = json.RawMessage(data)
-	rs.put(o, relayItem{o: o, log: &q, size: relayItemBytes + len(data) + len(q.Logger)})
+	size := relayItemBytes + len(data) + len(q.Level) + len(q.Logger)
+	if len(p.Meta) > 0 {
+		q.Meta = make(mcp.Meta, len(p.Meta))
+		for k, v := range p.Meta {
+			b, err := json.Marshal(v)
+			if err != nil {
+				return nil, 0, fmt.Errorf("log message's _meta %q: %w", k, err)
+			}
+			q.Meta[k] = json.RawMessage(b)
+			size += len(k) + len(b)
+		}
+	}
+	return &q, size, nil
 }
 
 // progress puts a server's progress report in the relay of o's client
@@ -176,20 +201,28 @@ func (rs *relays) add(r *relay, it relayItem) {
 // fits reports whether a notification of size bytes fits in r now.
 // rs.mu is held.
 func (rs *relays) fits(r *relay, size int) bool {
+	return rs.fitsWithout(r, size, 0, 0)
+}
+
+// fitsWithout reports whether a notification of size bytes fits in r
+// once n notifications of r's queue, of bytes bytes, are taken out.
+// rs.mu is held.
+func (rs *relays) fitsWithout(r *relay, size, n, bytes int) bool {
+	queued, held := len(r.q)-n, r.bytes-bytes
 	switch {
-	case len(r.q) >= rs.maxMsgs:
+	case queued >= rs.maxMsgs:
 		return false
-	case r.bytes+size <= rs.small:
+	case held+size <= rs.small:
 		return true
-	case len(r.q) > 0 && r.bytes+size > rs.maxBytes:
+	case queued > 0 && held+size > rs.maxBytes:
 		return false
 	}
-	return rs.total+size <= rs.maxTotal
+	return rs.total-bytes+size <= rs.maxTotal
 }
 
 // replace makes room in the full relay r for the progress report it by
-// taking out the oldest report of the same request still waiting, and
-// reports whether it did (it then fits). rs.mu is held.
+// taking out the oldest report of the same request still waiting, when
+// it then fits (see fits), and reports whether it did. rs.mu is held.
 func (rs *relays) replace(r *relay, it relayItem) bool {
 	if it.prog == nil {
 		return false
@@ -198,8 +231,7 @@ func (rs *relays) replace(r *relay, it relayItem) bool {
 		if old.prog == nil || old.o != it.o {
 			continue
 		}
-		grow := it.size - old.size
-		if len(r.q) > 1 && (r.bytes+grow > rs.maxBytes || rs.total+grow > rs.maxTotal) {
+		if !rs.fitsWithout(r, it.size, 1, old.size) {
 			return false
 		}
 		r.q = append(r.q[:i], r.q[i+1:]...)

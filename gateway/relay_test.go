@@ -5,6 +5,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -479,5 +480,55 @@ func TestRelayOverflow(t *testing.T) {
 	rs.add(bigger, relayItem{o: a, log: &mcp.LoggingMessageParams{Data: "big"}, size: 100 * relayItemBytes})
 	if len(bigger.q) != 1 {
 		t.Error("an empty relay refused a notification larger than its bound while the total has room")
+	}
+}
+
+// TestRelayReplaceWithinBounds: a progress report that replaces the one
+// queued in a relay writing another fits where it would be queued: past
+// the relay's bound only into an empty queue while the total has room,
+// never past the total (unless the relay then holds under the floor).
+// Log messages count their level and _meta.
+func TestRelayReplaceWithinBounds(t *testing.T) {
+	rs := newRelays(context.Background(), quietLogger(t), &Options{relayMessages: 8, relayBytes: 4 * relayItemBytes})
+	rs.maxTotal = 10 * relayItemBytes
+	rs.small = relayItemBytes
+	a := &origin{key: "a"}
+	progOf := func(s string, size int) relayItem {
+		return relayItem{o: a, prog: &mcp.ProgressNotificationParams{Message: s}, size: size}
+	}
+	r := &relay{next: 1}
+	rs.add(r, progOf("w", 3*relayItemBytes)) // the one being written
+	r.q, r.writing = r.q[1:], 1
+	rs.add(r, progOf("p1", 3*relayItemBytes)) // an empty queue takes it
+	rs.add(r, progOf("p2", 3*relayItemBytes)) // replaces p1
+	if len(r.q) != 1 || r.q[0].prog.Message != "p2" {
+		t.Fatalf("the relay holds %d, want p2", len(r.q))
+	}
+	rs.add(r, progOf("huge", 20*relayItemBytes)) // past the total
+	if r.q[0].prog.Message != "p2" || rs.total > rs.maxTotal || r.droppedProgress != 2 {
+		t.Errorf("a report past the total replaced p2: the relay holds %q, %d bytes of %d", r.q[0].prog.Message, rs.total, rs.maxTotal)
+	}
+	rs.add(r, progOf("p3", 7*relayItemBytes)) // fits the total once p2 is out
+	if r.q[0].prog.Message != "p3" || rs.total != 10*relayItemBytes {
+		t.Errorf("the relay holds %q, %d bytes", r.q[0].prog.Message, rs.total)
+	}
+
+	// A log message counts its level and _meta, and keeps them.
+	lp := &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(strings.Repeat("l", 5000)), Data: "d", Logger: "up",
+		Meta: mcp.Meta{"pad": strings.Repeat("x", 5000)}}
+	wire, err := json.Marshal(lp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, size, err := heldLog(lp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := json.Marshal(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if size < len(wire) || string(held) != string(wire) {
+		t.Errorf("a log message of %d bytes on the wire counts %d, and is held as %d bytes of JSON", len(wire), size, len(held))
 	}
 }

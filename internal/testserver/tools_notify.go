@@ -24,6 +24,15 @@ type NotifyIn struct {
 	// data Text, a space, the message's number and Pad bytes of "x".
 	Logs int `json:"logs,omitempty"`
 	Pad  int `json:"pad,omitempty"`
+	// MetaPad gives each log message a _meta member "pad" of that many
+	// bytes of "x" (a server whose notifications are large outside their
+	// data).
+	MetaPad int `json:"metaPad,omitempty"`
+	// Progresses, with Progress, sends that many progress reports instead
+	// of one, their message Text, a space, the report's number and Pad
+	// bytes of "x"; the last one's pad is LastPad bytes when set.
+	Progresses int `json:"progresses,omitempty"`
+	LastPad    int `json:"lastPad,omitempty"`
 	// LogAfter, when set, is a log message sent AfterMS milliseconds
 	// after the answer, with no call in flight: a server that logs after
 	// its answer.
@@ -36,7 +45,7 @@ type NotifyIn struct {
 // so that the notifications race the answer on the client's side.
 func addNotifyTool(srv *mcp.Server) {
 	srv.AddTool(&mcp.Tool{Name: "notify", Description: "Send a log message and a progress report, then answer at once.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"},"log":{"type":"boolean"},"progress":{"type":"boolean"},"logs":{"type":"integer"},"pad":{"type":"integer"},"logAfter":{"type":"string"},"afterMs":{"type":"integer"}}}`)},
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"},"log":{"type":"boolean"},"progress":{"type":"boolean"},"logs":{"type":"integer"},"pad":{"type":"integer"},"metaPad":{"type":"integer"},"progresses":{"type":"integer"},"lastPad":{"type":"integer"},"logAfter":{"type":"string"},"afterMs":{"type":"integer"}}}`)},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var in NotifyIn
 			if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
@@ -48,7 +57,7 @@ func addNotifyTool(srv *mcp.Server) {
 				}
 			}
 			if tok := req.Params.GetProgressToken(); in.Progress && tok != nil {
-				if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: 1, Total: 1, Message: in.Text}); err != nil {
+				if err := notifyProgress(ctx, req.Session, tok, in); err != nil {
 					return nil, err
 				}
 			}
@@ -70,9 +79,33 @@ func notifyLogs(ctx context.Context, ss *mcp.ServerSession, in NotifyIn) error {
 		return ss.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: in.Text})
 	}
 	pad := strings.Repeat("x", max(0, min(in.Pad, 1<<20)))
+	var meta mcp.Meta
+	if in.MetaPad > 0 {
+		meta = mcp.Meta{"pad": strings.Repeat("x", min(in.MetaPad, 1<<20))}
+	}
 	for i := range min(in.Logs, 10000) {
 		//lint:ignore SA1019 logging lives in the handshake era, which this server speaks too
-		if err := ss.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: in.Text + " " + strconv.Itoa(i) + pad}); err != nil {
+		if err := ss.Log(ctx, &mcp.LoggingMessageParams{Meta: meta, Level: "info", Data: in.Text + " " + strconv.Itoa(i) + pad}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// notifyProgress sends the progress reports of the notify call in, with
+// the call's progress token tok.
+func notifyProgress(ctx context.Context, ss *mcp.ServerSession, tok any, in NotifyIn) error {
+	if in.Progresses <= 0 {
+		return ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: 1, Total: 1, Message: in.Text})
+	}
+	n := min(in.Progresses, 10000)
+	for i := range n {
+		pad := in.Pad
+		if i == n-1 && in.LastPad > 0 {
+			pad = in.LastPad
+		}
+		msg := in.Text + " " + strconv.Itoa(i) + strings.Repeat("x", max(0, min(pad, 16<<20)))
+		if err := ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i + 1), Total: float64(n), Message: msg}); err != nil {
 			return err
 		}
 	}
