@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -28,10 +29,8 @@ import (
 // when all of these hold, and goes to go-sdk's handler (its body put back)
 // otherwise:
 //
-//   - the fast path is on (Options.slowPathOnly unset), the gateway keeps
-//     its sessions in this process (no Options.Sessions) and go-sdk ends
-//     no session for idleness (no Options.SessionTimeout: go-sdk's idle
-//     timer counts only the requests its handler serves);
+//   - the fast path is on (Options.slowPathOnly unset) and the gateway
+//     keeps its sessions in this process (no Options.Sessions);
 //   - it is a POST naming, in Mcp-Session-Id, an initialized session of
 //     this gateway, made by the request's principal (go-sdk answers
 //     another principal's request with 403), with an Mcp-Protocol-Version
@@ -69,8 +68,14 @@ var sessionFastVersions = []string{"2025-06-18", "2025-11-25"}
 var errCancelledByClient = errors.New("the client cancelled the request")
 
 // liveSessions are the handshake-era sessions of a gateway without shared
-// sessions, by id, for the session fast path.
+// sessions, by id, for the session fast path. They also end the sessions
+// idle for Options.SessionTimeout, as go-sdk's handler would (it is given
+// none): a session's idle time starts when its last POST, on either path,
+// has been answered. (go-sdk closes a session whose initialize failed;
+// every other session is here.)
 type liveSessions struct {
+	timeout time.Duration // Options.SessionTimeout
+
 	mu     sync.Mutex
 	closed bool
 	by     map[string]*liveSession
@@ -84,6 +89,8 @@ type liveSession struct {
 	// Guarded by liveSessions.mu.
 	streams int                                    // standalone streams (GET) being served
 	calls   map[jsonrpc.ID]context.CancelCauseFunc // calls on the fast path in flight
+	posts   int                                    // POSTs being served
+	idle    *time.Timer                            // closes ss once idle for timeout; nil: never
 }
 
 // add records ss, made by principal, until it ends; the goroutine waiting
@@ -100,6 +107,9 @@ func (l *liveSessions) add(ss *mcp.ServerSession, principal string, wg *sync.Wai
 		l.by = make(map[string]*liveSession)
 	}
 	ls := &liveSession{ss: ss, principal: principal}
+	if l.timeout > 0 {
+		ls.idle = time.AfterFunc(l.timeout, func() { _ = ss.Close() })
+	}
 	l.by[id] = ls
 	wg.Go(func() {
 		_ = ss.Wait()
@@ -107,8 +117,32 @@ func (l *liveSessions) add(ss *mcp.ServerSession, principal string, wg *sync.Wai
 		if l.by[id] == ls {
 			delete(l.by, id)
 		}
+		if ls.idle != nil {
+			ls.idle.Stop()
+		}
 		l.mu.Unlock()
 	})
+}
+
+// post counts a POST of session id, made by principal, until the
+// returned function is called: the session is not idle meanwhile.
+func (l *liveSessions) post(id, principal string) (done func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ls := l.by[id]
+	if ls == nil || ls.principal != principal || ls.idle == nil {
+		return func() {}
+	}
+	if ls.posts++; ls.posts == 1 {
+		ls.idle.Stop()
+	}
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if ls.posts--; ls.posts == 0 && l.by[id] == ls {
+			ls.idle.Reset(l.timeout)
+		}
+	}
 }
 
 // drop forgets session id when principal made it (its client ended it:
@@ -119,6 +153,9 @@ func (l *liveSessions) drop(id, principal string) {
 	defer l.mu.Unlock()
 	if ls := l.by[id]; ls != nil && ls.principal == principal {
 		delete(l.by, id)
+		if ls.idle != nil {
+			ls.idle.Stop()
+		}
 	}
 }
 
@@ -235,7 +272,7 @@ func (g *Gateway) serveSessionFast(w http.ResponseWriter, r *http.Request) bool 
 // whose call is direct, or nil when r does not take the session fast path
 // (see the rule above). It may read r's body and puts it back.
 func (g *Gateway) sessionFastRequestOf(r *http.Request, ls *liveSession) *fastRequest {
-	if g.opts.SessionTimeout > 0 || g.shared != nil {
+	if g.shared != nil {
 		return nil
 	}
 	h := r.Header

@@ -257,3 +257,42 @@ func TestSessionFastOtherPrincipal(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionIdleTimeout: Options.SessionTimeout ends a handshake-era
+// session idle that long and no busier one: calls on the session fast path
+// and requests on go-sdk's keep it, as does a call in flight longer than
+// the timeout.
+func TestSessionIdleTimeout(t *testing.T) {
+	old := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "old", Era: testserver.Legacy}))
+	const idle = time.Second
+	g, url := startGateway(t, []Server{{Name: "old", Target: old.URL}}, &Options{SessionTimeout: idle})
+	cs := connect(t, url, v1125, nil)
+	ctx := testCtx(t, 30*time.Second)
+	before := g.sessionFast.Load()
+	for i := range 12 { // 3 s, three timeouts
+		if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}); err != nil || texts(res) != "x" {
+			t.Fatalf("call %d: %v %v", i, err, texts(res))
+		}
+		if i%4 == 0 {
+			if _, err := cs.ListTools(ctx, nil); err != nil {
+				t.Fatalf("tools/list %d: %v", i, err)
+			}
+		}
+		time.Sleep(idle / 4)
+	}
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 2 * idle.Milliseconds()}}); err != nil || res.IsError {
+		t.Fatalf("a call longer than the timeout: %v %v", err, texts(res))
+	}
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "y"}}); err != nil || texts(res) != "y" {
+		t.Fatalf("after the long call: %v %v", err, texts(res))
+	}
+	if n := g.sessionFast.Load() - before; n != 14 {
+		t.Errorf("%d of 14 calls on the session fast path", n)
+	}
+	id := cs.ID()
+	waitFor(t, "the idle session's end", func() bool { return g.live.get(id, "") == nil })
+	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "z"}})
+	if !errors.Is(err, mcp.ErrSessionMissing) {
+		t.Errorf("a call of the ended session returned %v, want the session missing", err)
+	}
+}

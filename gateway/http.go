@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -34,8 +35,10 @@ func (g *Gateway) newHTTPHandlers() (stateful, stateless httpHandler) {
 	get := func(*http.Request) *mcp.Server { return g.server }
 	logger := g.log.With("component", "go-sdk http")
 	var events mcp.EventStore = mcp.NewMemoryEventStore(nil)
-	timeout := g.opts.SessionTimeout
+	var timeout time.Duration // without shared sessions, g.live ends idle sessions
+	g.live.timeout = g.opts.SessionTimeout
 	if g.shared != nil {
+		timeout = g.opts.SessionTimeout
 		events = g.shared.events
 		if timeout <= 0 {
 			// A replica's copy of a shared session that gets no request
@@ -120,8 +123,13 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			g.stateless.ServeHTTP(w, r)
 		}
 	case g.shared == nil:
-		if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodGet && id != "" {
-			defer g.live.stream(id, principalOf(r))()
+		if id := r.Header.Get("Mcp-Session-Id"); id != "" {
+			switch r.Method {
+			case http.MethodGet:
+				defer g.live.stream(id, principalOf(r))()
+			case http.MethodPost:
+				defer g.live.post(id, principalOf(r))()
+			}
 		}
 		if !g.serveSessionFast(w, r) {
 			g.stateful.ServeHTTP(w, r)
