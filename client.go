@@ -151,13 +151,13 @@ func newClientWith(ep *engine.Endpoint, opts ClientOptions, adjust func(*mcp.Cli
 	if opts.naming != nil {
 		// The name is not known yet: the records wait for it.
 		name = ""
-		c.log = slog.New(opts.naming.Handler(opts.logger().Handler()))
+		c.log = slog.New(wire.RedactErrors(opts.naming.Handler(opts.logger().Handler())))
 		if opts.Trace {
 			trace = c.log
 		}
 	} else {
 		c.name = name
-		c.log = opts.logger().With("server", name)
+		c.log = slog.New(wire.RedactErrors(opts.logger().Handler())).With("server", name)
 		if opts.Trace {
 			trace = opts.logger()
 		}

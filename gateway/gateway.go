@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/internal/taskwire"
+	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -118,7 +119,7 @@ func New(servers []Server, opts *Options) (*Gateway, error) {
 	if g.log == nil {
 		g.log = slog.Default()
 	}
-	g.log = slog.New(g.red.handler(g.log.Handler()))
+	g.log = slog.New(wire.RedactErrors(g.red.handler(g.log.Handler())))
 	q, err := newQuota(g.opts.Limits, g.log)
 	if err != nil {
 		return nil, err

@@ -22,8 +22,8 @@ type TransportError struct {
 	// "tools/list", "tools/call", ...
 	Op string
 	// Stderr holds the last lines the server process wrote to stderr, when it
-	// is a local process, as it wrote them (Error shows them redacted, as
-	// wire.RedactURLSecrets does).
+	// is a local process, as it wrote them: they may hold secrets, so show
+	// RedactedStderr instead (Error does).
 	Stderr []string
 	// Err is the underlying cause.
 	Err error
@@ -41,14 +41,25 @@ func (e *TransportError) Error() string {
 	fmt.Fprintf(&b, ": %s", wire.RedactURLSecrets(e.Err.Error()))
 	if len(e.Stderr) > 0 {
 		fmt.Fprintf(&b, "\nlast %d lines of the server's stderr:", len(e.Stderr))
-		for _, line := range e.Stderr {
-			fmt.Fprintf(&b, "\n  %s", wire.RedactURLSecrets(line))
+		for _, line := range e.RedactedStderr() {
+			fmt.Fprintf(&b, "\n  %s", line)
 		}
 	}
 	return b.String()
 }
 
 func (e *TransportError) Unwrap() error { return e.Err }
+
+// RedactedStderr returns Stderr with credentials hidden, as Error shows
+// it: the lines are redacted as one text, since a secret can follow its
+// name on the next line (a folded header, a YAML block, a PEM key), and
+// split again (a secret spanning lines leaves one line for them).
+func (e *TransportError) RedactedStderr() []string {
+	if len(e.Stderr) == 0 {
+		return nil
+	}
+	return strings.Split(wire.RedactURLSecrets(strings.Join(e.Stderr, "\n")), "\n")
+}
 
 // TransportError wraps err with the server's name and, for a stdio server
 // (s, which may be nil), the last lines of its stderr and any stray stdout

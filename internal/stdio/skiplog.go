@@ -1,17 +1,27 @@
 package stdio
 
 import (
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/mcpadapter/mcpadapter/internal/wire"
 )
 
 // LogSkip returns an OnSkip that logs to log a line of stdout that was
 // skipped, or a summary of the lines skipped without a record each (they
 // are rate-limited: a server printing a million lines makes a few
-// records).
+// records), with secrets hidden as wire.RedactURLSecrets does.
 func LogSkip(log *slog.Logger) func(Skip) {
 	return func(s Skip) {
+		// A server may print what it was sent (a header, its config) to
+		// stdout: the line is logged with its secrets hidden, as errors
+		// show a server's stderr.
+		s.Line = wire.RedactURLSecrets(s.Line)
+		if s.Err != nil {
+			s.Err = errors.New(wire.RedactURLSecrets(s.Err.Error()))
+		}
 		switch {
 		case s.Suppressed > 0:
 			log.Warn("server wrote more lines to stdout that were skipped (non-JSON, or responses that could not be decoded); not logged one by one",

@@ -90,16 +90,31 @@ func RedactJSON(raw []byte) string {
 func redactValue(v any) any {
 	switch v := v.(type) {
 	case map[string]any:
+		var renamed map[string]any // members whose names held a secret, under their redacted names
 		for k, x := range v {
 			if isSensitiveKey(k) {
 				switch x.(type) {
 				case nil, bool:
 				default:
-					v[k] = "[REDACTED]"
+					x = "[REDACTED]"
 				}
+			} else {
+				x = redactValue(x)
+			}
+			if rk := redactText(k); rk != k {
+				// A name can hold a secret too: a header line, a URL
+				// with a token, as a map's key.
+				delete(v, k)
+				if renamed == nil {
+					renamed = map[string]any{}
+				}
+				renamed[rk] = x
 				continue
 			}
-			v[k] = redactValue(x)
+			v[k] = x
+		}
+		for k, x := range renamed {
+			v[k] = x
 		}
 	case []any:
 		for i, x := range v {
@@ -130,7 +145,7 @@ func redactText(s string) string {
 // bearerText matches the credentials of an HTTP authentication scheme
 // (RFC 9110 section 11, the IANA registry, and DPoP) after its name: a
 // token, or a list of auth-params.
-var bearerText = regexp.MustCompile(`(?i)\b(bearer|basic|dpop|digest|negotiate|ntlm|hoba|mutual|scram-sha-1|scram-sha-256|vapid|gnap|privatetoken|concealed|aws4-hmac-sha256)\s+[^\s,]+(?:,\s*[A-Za-z0-9_-]+=(?:"[^"]*"|[^\s,]*))*`)
+var bearerText = regexp.MustCompile(`(?i)\b(bearer|basic|dpop|digest|negotiate|ntlm|hoba|mutual|scram-sha-1|scram-sha-256|vapid|gnap|privatetoken|concealed|aws4-hmac-sha256)(?:[\s\p{Zs}]|%20)+([^\s\p{Zs},]+)(?:,\s*[A-Za-z0-9_-]+=(?:"[^"]*"|[^\s,]*))*`)
 
 // authHeader matches an Authorization (or Proxy-Authorization) header
 // written as text, "Authorization: <scheme> <credentials>", as a header
@@ -159,7 +174,7 @@ var jwtText = regexp.MustCompile(`eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za
 // scheme. (An "authorization=" parameter is RedactURLSecrets'.)
 func redactBearer(s string) string {
 	if !mayHoldAuthHeader(s) {
-		return bearerText.ReplaceAllString(s, "$1 [REDACTED]")
+		return redactSchemes(s)
 	}
 	s = authHeader.ReplaceAllStringFunc(s, func(m string) string {
 		sub := authHeader.FindStringSubmatch(m)
@@ -168,13 +183,70 @@ func redactBearer(s string) string {
 		}
 		return sub[1] + "[REDACTED]"
 	})
-	return bearerText.ReplaceAllString(s, "$1 [REDACTED]")
+	return redactSchemes(s)
+}
+
+// wordSchemes are the schemes whose names are English words. Their
+// credentials are base64 (a multiple of 4 characters: Basic, Negotiate)
+// or auth-params (k=v: Digest, Mutual, Concealed), so a lower-case word
+// of another length after one of them is prose ("Basic usage:", "digest
+// algorithm", "negotiate the version"), and kept.
+var wordSchemes = map[string]bool{"basic": true, "digest": true, "negotiate": true, "mutual": true, "concealed": true}
+
+// redactSchemes hides the credentials bearerText matches, as "$1
+// [REDACTED]", except a word that follows a wordSchemes scheme; the
+// search goes on from that word ("digest basic dXNl…").
+func redactSchemes(s string) string {
+	var b strings.Builder
+	last, pos := 0, 0
+	for pos < len(s) {
+		m := bearerText.FindStringSubmatchIndex(s[pos:])
+		if m == nil {
+			break
+		}
+		for i := range m {
+			m[i] += pos
+		}
+		if m[1] == m[5] && wordSchemes[strings.ToLower(s[m[2]:m[3]])] && proseWord(s[m[4]:m[5]]) {
+			pos = m[4]
+			continue
+		}
+		b.WriteString(s[last:m[0]])
+		b.WriteString(s[m[2]:m[3]])
+		b.WriteString(" [REDACTED]")
+		last, pos = m[1], m[1]
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// proseWord reports whether w is a lower-case word, with a punctuation
+// mark after it, that no base64 credential can be: its letters are not a
+// multiple of 4.
+func proseWord(w string) bool {
+	if n := len(w); n > 1 && strings.IndexByte(":.;)!?", w[n-1]) >= 0 {
+		w = w[:n-1]
+	}
+	if w == "" || len(w)%4 == 0 {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		if w[i] < 'a' || w[i] > 'z' {
+			return false
+		}
+	}
+	return true
 }
 
 // urlSecret matches query, fragment or form parameters whose names say
-// they carry secrets: after ?, &, # or a space, or at the start of the
-// text.
-var urlSecret = regexp.MustCompile(`(?i)((?:^|[?&#\s])[^=&\s"?#]*(?:key|token|secret|sig|signature|password|passwd|pwd|pass|auth|code|jwt|otp|credential|session)[^=&\s"?#]*=)("?)[^&\s"#]+`)
+// they carry secrets: after ?, &, # or a space, at the start of the text,
+// or after what starts a quoted or bracketed text or a list item (" ' ( [
+// { < , ;: Go's %q of a line, a cookie's pairs). A value in quotes is
+// hidden to its closing quote ($2 and $3, or $4 and $5, the quotes).
+var urlSecret = regexp.MustCompile(`(?i)((?:^|[?&#;,\s"'(\[{<])[^=&;,\s"'?#]*(?:key|token|secret|sig|signature|password|passwd|pwd|pass|auth|code|jwt|otp|credential|session)[^=&;,\s"'?#]*=)(?:(")[^"\r\n]*(")|(')[^'\r\n]*(')|[^&\s"'#]+)`)
 
 // RedactURLSecrets hides the credentials in free text, such as an
 // error's, a log line's or a server's stderr: the values of
@@ -183,8 +255,10 @@ var urlSecret = regexp.MustCompile(`(?i)((?:^|[?&#\s])[^=&\s"?#]*(?:key|token|se
 // URLs' userinfo, the credentials of any authorization scheme ("Bearer
 // x", "DPoP x", "Authorization: <scheme> x"), the values after a secret
 // name and a colon (a header line, YAML, a JSON member quoted in the
-// text) or after a command line's secret flag ("--token x"), and JSON
-// Web Tokens. JSON escapes of letters, digits and = : _ . - are decoded
+// text) or after a command line's secret flag ("--token x", curl's "-u
+// user:password"), secret parameters of a percent-encoded URL inside
+// another ("%3Ftoken%3Dx"), the bodies of PEM private keys, and JSON Web
+// Tokens. JSON escapes of letters, digits and = : _ . - are decoded
 // first, so that "Bear\u0065r x" is seen as "Bearer x".
 func RedactURLSecrets(s string) string {
 	s = unescapeASCII(s)
@@ -193,14 +267,16 @@ func RedactURLSecrets(s string) string {
 		s = redactNamedValues(s)
 	}
 	if mayHoldURLSecret(s) {
-		s = urlSecret.ReplaceAllString(s, "${1}${2}[REDACTED]")
+		s = urlSecret.ReplaceAllString(s, "${1}${2}${4}[REDACTED]${3}${5}")
 	}
 	if strings.Contains(s, "%") && strings.Contains(s, "=") { // every match of urlEscapedName holds both
 		s = redactEscapedNames(s)
 	}
+	s = redactEncodedParams(s)
 	s = redactUserinfo(s)
 	if strings.Contains(s, "-") {
 		s = redactFlags(s)
+		s = redactPrivateKeys(s)
 	}
 	if strings.Contains(s, "eyJ") { // every match of jwtText holds it
 		s = jwtText.ReplaceAllString(s, "[REDACTED]")
@@ -211,7 +287,7 @@ func RedactURLSecrets(s string) string {
 // urlEscapedName matches a query, fragment or form parameter whose name
 // is percent-encoded in part ("to%6Ben=", which a server reads as
 // "token="), where urlSecret matches: $2 is the name.
-var urlEscapedName = regexp.MustCompile(`((?:^|[?&#\s])([^=&\s"?#]*%[0-9A-Fa-f]{2}[^=&\s"?#]*)=)[^&\s"#]+`)
+var urlEscapedName = regexp.MustCompile(`((?:^|[?&#;,\s"'(\[{<])([^=&;,\s"'?#]*%[0-9A-Fa-f]{2}[^=&;,\s"'?#]*)=)[^&\s"'#]+`)
 
 // urlSecretName matches the names urlSecret looks for.
 var urlSecretName = regexp.MustCompile(`(?i)(?:key|token|secret|sig|signature|password|passwd|pwd|pass|auth|code|jwt|otp|credential|session)`)

@@ -23,6 +23,11 @@ func redactInputs(size int) map[string][]byte {
 		many = append(many, map[string]any{"n": strconv.Itoa(i), "v": "ab:cd=ef-gh"})
 	}
 	manyDoc, _ := json.Marshal(map[string]any{"items": many})
+	names := make(map[string]int, size/32)
+	for i := 0; len(names) < size/32; i++ {
+		names["https://h/x?token=v"+strconv.Itoa(i)] = i
+	}
+	memberNames, _ := json.Marshal(names)
 	return map[string][]byte{
 		"base64":     doc(fill("QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0NTY3ODkrLw==")),
 		"names":      doc(fill("x\npassword: v\n\"token\": \"v\" a ")),
@@ -36,6 +41,15 @@ func redactInputs(size int) map[string][]byte {
 		"authheader": doc(fill("\nAuthorization: Custom v")),
 		"nested":     doc(fill(`{"a":"{\"b\":\"x\"}"}`)),
 		"many":       manyDoc,
+		// Values the text scans read to their end: many on one line
+		// (each once read to the end of the line), quoted values behind
+		// many backslashes, folded lines, schemes followed by words.
+		"bracevalues": doc(fill("{token:a,")),
+		"quoted":      doc(fill(`"token":"`)),
+		"backslashes": doc(`"password": ` + fill(`\`) + fill(`"`)),
+		"folded":      doc(fill("token: |\n  a\n")),
+		"schemewords": doc(fill("digest basic ")),
+		"memberNames": memberNames,
 	}
 }
 

@@ -19,14 +19,16 @@ func refRedactBearer(s string) string {
 		}
 		return sub[1] + "[REDACTED]"
 	})
-	return bearerText.ReplaceAllString(s, "$1 [REDACTED]")
+	return redactSchemes(s)
 }
 
 func refRedactURLSecrets(s string) string {
 	s = asciiEscape.ReplaceAllStringFunc(s, func(m string) string { return unescapeASCII(m) })
 	s = redactNamedValues(refRedactBearer(s))
-	s = redactEscapedNames(urlSecret.ReplaceAllString(s, "${1}${2}[REDACTED]"))
+	s = redactEscapedNames(urlSecret.ReplaceAllString(s, "${1}${2}${4}[REDACTED]${3}${5}"))
+	s = urlEncodedSecret.ReplaceAllString(s, "${1}[REDACTED]")
 	s = redactFlags(userinfo.ReplaceAllString(s, "${1}[REDACTED]@"))
+	s = privateKey.ReplaceAllString(s, "${1}[REDACTED]${2}")
 	return jwtText.ReplaceAllString(s, "[REDACTED]")
 }
 
@@ -53,6 +55,10 @@ var prefilterSeeds = []string{
 	"refused authorization: HTTP 401", "\xff?token=\xfe", "?t\xffoken=v34", "=", "uthorization", "eyJ", "",
 	"Cookie: sid=v35", `{\"password\":\"v36\"}`, "map[X-Api-Key:[v37]]", "https://u:v38@h", "srv --token v39",
 	`Bear\u0065r v40`, "id_token_eyJhbGciOi.eyJzdWIiOi.v41", `export TOKEN="v42"`, "a:\n  secret: v43",
+	"X-Api-Key:\n v44", "token: |\n  v45", "-----BEGIN EC PRIVATE KEY-----\nv46\n-----END EC PRIVATE KEY-----",
+	`["TOKEN=v47"]`, `-H 'Cookie: v48'`, `PASSWORD="v49 v50"`, `{'password': 'v51'}`, "curl -u a:v52",
+	"x%3Ftoken%3Dv53%26a%3Db", "Bearer\u00a0v54", "digest basic v55", "Basic usage: v56", "{token:a,{token:a,",
+	`"password": \\\"\"\"`, "a;token=v57", "(key=v58)",
 }
 
 // The prefilters skip no text their regexps would change: whatever the

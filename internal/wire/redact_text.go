@@ -25,16 +25,19 @@ func isNameByte(b byte) bool {
 
 // redactNamedValues hides the values that follow a secret name and a
 // colon (isSensitiveKey, as for JSON members): a quoted name anywhere
-// (`"password": "x"`, `\"api_key\":\"x\"`, `"otp": 123`), an unquoted one
-// where a header or a key starts: the start of the text or of a line
-// (after indentation), after { [ , or ; (a header dump, Go's printing of
-// http.Header, `map[Cookie:[x]]`, after a space too when the value is
-// bracketed), so that prose ("the token: it expired") is left alone.
-// A quoted value is hidden to its closing quote, a bracketed one to its
-// bracket, a bare one to the end of the line (a header's or YAML's
-// value) or, after { [ , ;, to the next , } ] ; or space. Authorization
-// headers are authHeader's (which keeps the scheme's name); null, true
-// and false are kept.
+// (`"password": "x"`, `\"api_key\":\"x\"`, `"otp": 123`, a Python dict's
+// `'password': 'x'`), an unquoted one where a header or a key starts: the
+// start of the text or of a line (after indentation), after { [ , or ; (a
+// header dump, Go's printing of http.Header, `map[Cookie:[x]]`, after a
+// space too when the value is bracketed), right after a quote (`-H
+// "X-Api-Key: x"`), so that prose ("the token: it expired") is left
+// alone. A quoted value is hidden to its closing quote, a bracketed one
+// to its bracket, a bare one to the end of the line (a header's or YAML's
+// value, with the lines after it indented more than its name: a folded
+// header, a YAML block) or, after { [ , ;, to the next , } ] ; or space,
+// or, after a quote, to that quote. Authorization headers are
+// authHeader's (which keeps the scheme's name); null, true and false are
+// kept.
 func redactNamedValues(s string) string {
 	var b strings.Builder
 	last := 0 // s[:last] is written to b
@@ -69,8 +72,9 @@ func namedValue(s string, c int) (start, end int, ok bool) {
 		k--
 	}
 	quotes := -1 // backslashes before the name's closing quote; -1: unquoted
-	if k >= 0 && s[k] == '"' {
-		quotes = 0
+	var qc byte  // the name's quote: " or '
+	if k >= 0 && (s[k] == '"' || s[k] == '\'') {
+		quotes, qc = 0, s[k]
 		for k--; k >= 0 && s[k] == '\\'; k-- {
 			quotes++
 		}
@@ -87,10 +91,12 @@ func namedValue(s string, c int) (start, end int, ok bool) {
 	for v < len(s) && (s[v] == ' ' || s[v] == '\t') {
 		v++
 	}
-	bare := byte('\n') // what ends a bare value: '\n' the line, ',' a list item
+	bare := byte('\n') // what ends a bare value: '\n' the line, ',' a list item, a quote the quoted text
+	indent := 0        // the name's indentation, where it starts a line
+	lineStart := false // the name starts a line: its value goes on, folded, on lines indented more
 	if quotes >= 0 {
 		// The opening quote, with as many backslashes.
-		if k < 0 || s[k] != '"' || k < quotes || strings.Count(s[k-quotes:k], `\`) != quotes {
+		if k < 0 || s[k] != qc || k < quotes || strings.Count(s[k-quotes:k], `\`) != quotes {
 			return 0, 0, false
 		}
 		bare = ','
@@ -101,8 +107,11 @@ func namedValue(s string, c int) (start, end int, ok bool) {
 		}
 		switch {
 		case p < 0 || s[p] == '\n' || s[p] == '\r':
+			indent, lineStart = k-p, true
 		case s[p] == '{' || s[p] == '[' || s[p] == ',' || s[p] == ';':
 			bare = ','
+		case p == k && (s[p] == '"' || s[p] == '\''): // -H "X-Api-Key: x"
+			bare = s[p]
 		case p < k && v == c+1 && v < len(s) && s[v] == '[': // map[A:[x] Cookie:[y]]
 		default:
 			return 0, 0, false
@@ -113,61 +122,120 @@ func namedValue(s string, c int) (start, end int, ok bool) {
 	}
 	end = valueEnd(s, v, bare)
 	switch val := s[v:end]; val {
-	case "", "null", "true", "false", "[REDACTED]", `"[REDACTED]"`:
+	case "null", "true", "false", "[REDACTED]", `"[REDACTED]"`, `'[REDACTED]'`:
 		return 0, 0, false
+	case "", "|", ">", "|-", ">-", "|+", ">+":
+		// The value is on the lines after, indented (a YAML block, a
+		// header folded onto its next line).
+		if end = foldedEnd(s, end, indent); end == v || strings.HasPrefix(strings.TrimLeft(s[v:end], " \t\r\n|>+-"), "[REDACTED]") {
+			return 0, 0, false
+		}
+		return v, end, true
 	}
-	if s[v] == '"' || s[v] == '\\' { // keep the quotes
+	if lineStart && bare == '\n' {
+		end = foldedEnd(s, end, indent) // Cookie: a=1;\n b=2
+	}
+	if s[v] == '"' || s[v] == '\'' || s[v] == '\\' { // keep the quotes
 		q := v
 		for q < end && s[q] == '\\' {
 			q++
 		}
-		if q < end && s[q] == '"' && s[end-1] == '"' && end-v >= 2*(q-v+1) {
+		if q < end && (s[q] == '"' || s[q] == '\'') && s[end-1] == s[q] && end-v >= 2*(q-v+1) {
 			return q + 1, end - (q - v + 1), true
 		}
 	}
 	return v, end, true
 }
 
+// foldedEnd returns where the lines after the one ending at s[e] that
+// are indented more than indent (spaces or tabs) end, continuing the
+// value of a header (obs-fold) or YAML key: e if the next line is not.
+func foldedEnd(s string, e, indent int) int {
+	end := e
+	for end < len(s) {
+		n := end
+		if s[n] == '\r' {
+			n++
+		}
+		if n >= len(s) || s[n] != '\n' {
+			break
+		}
+		w := n + 1
+		for w < len(s) && (s[w] == ' ' || s[w] == '\t') {
+			w++
+		}
+		if w-(n+1) <= indent || w >= len(s) || s[w] == '\n' || s[w] == '\r' {
+			break
+		}
+		next := strings.IndexAny(s[w:], "\r\n")
+		if next < 0 {
+			return len(s)
+		}
+		end = w + next
+	}
+	return end
+}
+
 // valueEnd returns where the value starting at s[v] ends: after its
 // closing quote (with as many backslashes as the opening one) or bracket,
-// else at the end of the line or, if bare is ',', at , } ] ; or a space.
+// else at the end of the line or, if bare is ',', at , } ] ; or a space,
+// or, if bare is a quote, at that quote. It reads s only up to that end,
+// so that a text of many values on one line is scanned once.
 func valueEnd(s string, v int, bare byte) int {
 	if v >= len(s) {
 		return v
 	}
-	lineEnd := len(s)
-	if n := strings.IndexAny(s[v:], "\r\n"); n >= 0 {
-		lineEnd = v + n
-	}
 	q := v
-	for q < lineEnd && s[q] == '\\' {
+	for q < len(s) && s[q] == '\\' {
 		q++
 	}
 	switch {
-	case q < lineEnd && s[q] == '"':
-		n := q - v
-		for j := q + 1; j < lineEnd; j++ {
-			if s[j] == '"' && j-n >= 0 && strings.Count(s[j-n:j], `\`) == n && (j-n-1 < 0 || s[j-n-1] != '\\') {
+	case q < len(s) && (s[q] == '"' || (q == v && s[q] == '\'')):
+		qc, n := s[q], q-v
+		run := 0 // backslashes right before s[j]
+		for j := q + 1; j < len(s); j++ {
+			switch s[j] {
+			case '\r', '\n':
+				return j
+			case '\\':
+				run++
+				continue
+			case qc:
+				if run == n {
+					return j + 1
+				}
+			}
+			run = 0
+		}
+		return len(s)
+	case q == v && s[v] == '[':
+		for j := v; j < len(s); j++ {
+			switch s[j] {
+			case ']':
 				return j + 1
+			case '\r', '\n':
+				return j
 			}
 		}
-		return lineEnd
-	case q == v && s[v] == '[':
-		if n := strings.IndexByte(s[v:lineEnd], ']'); n >= 0 {
-			return v + n + 1
-		}
-		return lineEnd
-	case bare == ',':
-		if n := strings.IndexAny(s[v:lineEnd], ",}]; \t"); n >= 0 {
-			return v + n
-		}
+		return len(s)
 	}
-	return lineEnd
+	stop := "\r\n"
+	switch bare {
+	case ',':
+		stop = "\r\n,}]; \t"
+	case '"', '\'':
+		stop = "\r\n" + string(bare)
+	}
+	if n := strings.IndexAny(s[v:], stop); n >= 0 {
+		return v + n
+	}
+	return len(s)
 }
 
 // redactFlags hides the value of a command line's flag whose name is a
 // secret one, written apart from it ("--token x", "-api-key x"; the
-// "--token=x" form is urlSecret's). A value that starts with a dash is
+// "--token=x" form is urlSecret's), and the password of curl's "-u
+// user:password" (or --user). A value that starts with a dash is
 // the next flag, and kept.
 func redactFlags(s string) string {
 	var b strings.Builder
@@ -195,12 +263,20 @@ func redactFlags(s string) string {
 		for v < len(s) && s[v] == ' ' {
 			v++
 		}
-		if e == n || v == e || v >= len(s) || s[v] == '-' || s[v] == '\n' || !isSensitiveKey(s[n:e]) {
+		user := s[n:e] == "u" || s[n:e] == "user" // curl -u user:password
+		if e == n || v == e || v >= len(s) || s[v] == '-' || s[v] == '\n' || (!user && !isSensitiveKey(s[n:e])) {
 			continue
 		}
 		end := v
 		for end < len(s) && s[end] != ' ' && s[end] != '\t' && s[end] != '\n' && s[end] != '\r' && s[end] != '"' {
 			end++
+		}
+		if user {
+			c := strings.IndexByte(s[v:end], ':')
+			if c < 0 {
+				continue
+			}
+			v += c + 1
 		}
 		if end == v || s[v:end] == "[REDACTED]" {
 			continue
@@ -246,4 +322,33 @@ func unescapeASCII(s string) string {
 		}
 		return string(rune(n))
 	})
+}
+
+// privateKey matches a PEM block of a private key ("-----BEGIN RSA
+// PRIVATE KEY-----", "ENCRYPTED PRIVATE KEY", "OPENSSH PRIVATE KEY"), to
+// its END line or, cut, to the end of the text: $1 and $2 are its lines
+// of BEGIN and END.
+var privateKey = regexp.MustCompile(`(-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----)(?s:.*?)(-----END [A-Z0-9 ]*PRIVATE KEY-----|$)`)
+
+// redactPrivateKeys hides the bodies of the PEM private keys in s.
+func redactPrivateKeys(s string) string {
+	if !strings.Contains(s, "PRIVATE KEY-----") { // every match of privateKey holds it
+		return s
+	}
+	return privateKey.ReplaceAllString(s, "${1}[REDACTED]${2}")
+}
+
+// urlEncodedSecret matches a secret-named parameter written inside a
+// percent-encoded URL, as a redirect or a nested URL carries it
+// ("?next=https%3A%2F%2Fh%2Fcb%3Ftoken%3Dx"): the name after an encoded
+// ? & # or space (or where urlSecret's start), then an encoded "=" and
+// the value, which ends at an encoded "&".
+var urlEncodedSecret = regexp.MustCompile(`(?i)((?:^|[?&#;,=\s"'(\[{<]|%3F|%26|%23|%20)[^=&;,\s"'?#%]*(?:key|token|secret|sig|signature|password|passwd|pwd|pass|auth|code|jwt|otp|credential|session)[^=&;,\s"'?#%]*%3D)(?:[^&\s"'#%]|%[013-9A-F][0-9A-F]|%2[0-57-9A-F])+`)
+
+// redactEncodedParams hides the values urlEncodedSecret matches.
+func redactEncodedParams(s string) string {
+	if !strings.Contains(s, "%3D") && !strings.Contains(s, "%3d") { // every match holds one
+		return s
+	}
+	return urlEncodedSecret.ReplaceAllString(s, "${1}[REDACTED]")
 }

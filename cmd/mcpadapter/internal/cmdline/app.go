@@ -124,7 +124,8 @@ func (a *App) printError(err error) {
 		msg = first
 		var te *mcpadapter.TransportError
 		if cut && strings.TrimSpace(rest) != "" && errors.As(err, &te) && len(te.Stderr) > 0 {
-			msg += fmt.Sprintf(" (last stderr line: %q; --verbose shows more)", te.Stderr[len(te.Stderr)-1])
+			lines := te.RedactedStderr()
+			msg += fmt.Sprintf(" (last stderr line: %q; --verbose shows more)", lines[len(lines)-1])
 		} else if cut {
 			msg += " (--verbose shows more)"
 		}

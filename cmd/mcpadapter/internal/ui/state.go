@@ -96,7 +96,7 @@ func errorView(err error) *errorInfo {
 	e := &errorInfo{Error: strings.TrimPrefix(err.Error(), "mcpadapter: "), Kind: mcpadapter.ErrorType(err)}
 	var te *mcpadapter.TransportError
 	if errors.As(err, &te) {
-		e.Op, e.Stderr = te.Op, te.Stderr
+		e.Op, e.Stderr = te.Op, te.RedactedStderr()
 	}
 	return e
 }
