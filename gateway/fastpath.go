@@ -373,7 +373,7 @@ func (g *Gateway) answerFast(w http.ResponseWriter, f *fastRequest) {
 	ctx := context.WithValue(f.r.Context(), oneRequestKey{}, one)
 	ss, err := g.server.Connect(ctx, fastTransport{c}, &mcp.ServerSessionOptions{State: state})
 	if err != nil {
-		g.log.Error(fmt.Sprintf("failed to connect: %v", err))
+		g.log.Error("failed to connect a session for a request", "err", err)
 		http.Error(w, "failed connection", http.StatusInternalServerError)
 		return
 	}
