@@ -65,14 +65,17 @@ func (g *Gateway) route(next mcp.MethodHandler) mcp.MethodHandler {
 				}
 			}
 		case "initialize":
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && g.shared == nil {
+				// Recorded before it is initialized: the idle timer
+				// (Options.SessionTimeout) is the gateway's for every
+				// session go-sdk keeps.
+				g.live.add(ss, principalOfRequest(req), &g.sessWG)
+			}
 			res, err := next(ctx, method, req)
 			if err == nil {
 				ir, _ := res.(*mcp.InitializeResult)
 				if p, ok := req.GetParams().(*mcp.InitializeParams); ok && p != nil && ir != nil {
 					ss, _ := req.GetSession().(*mcp.ServerSession)
-					if g.shared == nil && ss != nil {
-						g.live.add(ss, principalOfRequest(req), &g.sessWG)
-					}
 					if err := g.recordSession(ctx, req, ss, p, ir.ProtocolVersion); err != nil {
 						g.log.Warn("a new session could not be recorded for the other replicas; refused", "err", err)
 						if errors.Is(err, errRecordTooBig) {
