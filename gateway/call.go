@@ -418,12 +418,33 @@ func (g *Gateway) capsForward(ctx context.Context, req mcp.Request) any {
 	one, _ := ctx.Value(oneRequestKey{}).(*oneRequest)
 	raw := one.capsJSON(c)
 	if raw == nil {
-		if m := capsMeta(c); m != nil {
-			return m
-		}
-		return nil
+		return g.sessionCaps(c)
 	}
 	return g.encodedCaps(raw, c)
+}
+
+// sessionCaps returns c, a client's capabilities not read from a lean
+// request's _meta (a handshake-era session's, say), as forwardMeta sends
+// them: capsMeta's map encoded as encodedCaps encodes it, once per
+// capabilities (the last ones are kept, by their address: a session's
+// stay the same).
+func (g *Gateway) sessionCaps(c *mcp.ClientCapabilities) any {
+	if c != nil {
+		if e := g.capsByAddr.Load(); e != nil && e.c == c {
+			return e.enc
+		}
+	}
+	enc, v := encodeCapsMeta(c)
+	if enc != nil && c != nil {
+		g.capsByAddr.Store(&capsAt{c: c, enc: enc})
+	}
+	return v
+}
+
+// capsAt is a client's capabilities (c) as forwardMeta sends them (enc).
+type capsAt struct {
+	c   *mcp.ClientCapabilities
+	enc json.RawMessage
 }
 
 // encodedCaps returns c, a client's capabilities its request's _meta
@@ -433,19 +454,29 @@ func (g *Gateway) encodedCaps(raw []byte, c *mcp.ClientCapabilities) any {
 	if e := g.capsMemo.Load(); e != nil && bytes.Equal(e.raw, raw) {
 		return e.enc
 	}
+	enc, v := encodeCapsMeta(c)
+	if enc != nil {
+		g.capsMemo.Store(&capsEncoded{raw: bytes.Clone(raw), enc: enc})
+	}
+	return v
+}
+
+// encodeCapsMeta returns capsMeta(c) encoded as the _meta's encoding
+// writes it, and what forwardMeta sends: that encoding, or capsMeta's map
+// when it cannot be encoded (nil when there is none).
+func encodeCapsMeta(c *mcp.ClientCapabilities) (json.RawMessage, any) {
 	m := capsMeta(c)
 	if m == nil {
-		return nil
+		return nil, nil
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if enc.Encode(m) != nil {
-		return m
+		return nil, m
 	}
-	e := &capsEncoded{raw: bytes.Clone(raw), enc: json.RawMessage(bytes.TrimRight(buf.Bytes(), "\n"))}
-	g.capsMemo.Store(e)
-	return e.enc
+	data := json.RawMessage(bytes.TrimRight(buf.Bytes(), "\n"))
+	return data, data
 }
 
 // capsEncoded is a client's capabilities as a request's _meta wrote them

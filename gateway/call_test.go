@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -104,6 +105,11 @@ func TestEncodedCaps(t *testing.T) {
 			}
 			c := caps.v1()
 			got := g.encodedCaps([]byte(raw), c)
+			for range 2 { // the second from its memo
+				if other := g.sessionCaps(c); !reflect.DeepEqual(other, got) {
+					t.Errorf("%s: sessionCaps gave %s, encodedCaps %s", raw, other, got)
+				}
+			}
 			want := capsMeta(c)
 			for name, encode := range encoders {
 				gb, gerr := encode(map[string]any{"k": got})

@@ -47,6 +47,9 @@ type Gateway struct {
 	// capsMemo is the last client capabilities of a lean one-request
 	// session forwardMeta encoded (capsForward).
 	capsMemo atomic.Pointer[capsEncoded]
+	// capsByAddr is the last other client capabilities forwarded, as
+	// forwardMeta sends them (call.go: sessionCaps).
+	capsByAddr atomic.Pointer[capsAt]
 	// serverInfoMeta is a result's _meta naming only the server (impl),
 	// encoded (plainResult).
 	serverInfoMeta []byte
