@@ -1,14 +1,6 @@
 package mcpadapter_test
 
-import (
-	"encoding/json"
-	"log/slog"
-	"strings"
-	"testing"
-
-	"github.com/mcpadapter/mcpadapter"
-	"github.com/mcpadapter/mcpadapter/internal/testserver"
-)
+import "testing"
 
 // traceForms are texts a tool call carries, each with one secret (S3CR
 // and a number) in a form the redaction must see through: letters (?i)
@@ -44,37 +36,5 @@ var traceForms = []string{
 // A traced call carrying a secret in each of traceForms, echoed back by
 // the server (so it is traced both ways), shows none of them.
 func TestHostileTraceRedactionForms(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		target func(t *testing.T) any
-	}{
-		{"stdio", func(t *testing.T) any { return stdioServer(t) }},
-		{"in-process", func(t *testing.T) any { return testserver.New(testserver.Options{}) }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ctx := testCtx(t)
-			var logs syncBuffer
-			c, err := mcpadapter.NewClient(tc.target(t), &mcpadapter.ClientOptions{Name: "traced", Trace: true,
-				Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			for _, form := range traceForms {
-				res, err := c.CallTool(ctx, "echo", json.RawMessage(`{"text":"`+form+`"}`), nil)
-				if err != nil || !strings.Contains(res.Text(), "S3CR") {
-					t.Fatalf("echo %s: %v %v", form, err, res)
-				}
-			}
-			out := logs.String()
-			if n := strings.Count(out, "[REDACTED]"); !strings.Contains(out, "mcp recv") || n < len(traceForms) {
-				t.Errorf("the trace lacks the exchange (%d bytes, %d redactions)", len(out), n)
-			}
-			for _, line := range strings.Split(out, "\n") {
-				if i := strings.Index(line, "S3CR"); i >= 0 {
-					t.Errorf("the trace shows a secret: …%s…", line[max(0, i-120):min(len(line), i+20)])
-				}
-			}
-		})
-	}
+	testTracedEchoes(t, []string{"stdio", "in-process"}, traceForms, []string{"mcp recv"}, len(traceForms))
 }

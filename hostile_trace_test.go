@@ -2,12 +2,8 @@ package mcpadapter_test
 
 import (
 	"encoding/json"
-	"log/slog"
 	"strings"
 	"testing"
-
-	"github.com/mcpadapter/mcpadapter"
-	"github.com/mcpadapter/mcpadapter/internal/testserver"
 )
 
 // Secrets the trace must not print in clear: members
@@ -15,25 +11,10 @@ import (
 // secret name; ?code= and &access_token= inside a string, here echoed back
 // by the server, so they appear in both directions.
 func TestHostileTraceRedaction(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		target func(t *testing.T) any
-	}{
-		{"stdio", func(t *testing.T) any { return stdioServer(t) }},
-		{"in-process", func(t *testing.T) any { return testserver.New(testserver.Options{}) }},
-		{"streamable", func(t *testing.T) any {
-			return testserver.ServeStreamable(t, testserver.New(testserver.Options{Era: testserver.Legacy}))
-		}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
+	for _, transport := range []string{"stdio", "in-process", "streamable"} {
+		t.Run(transport, func(t *testing.T) {
 			ctx := testCtx(t)
-			var logs syncBuffer
-			c, err := mcpadapter.NewClient(tc.target(t), &mcpadapter.ClientOptions{Name: "traced", Trace: true,
-				Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			c, logs := tracedClient(t, transport)
 			text := `{"text":"see https://h/cb?code=c0de-1&state=s and https://h/x?a=1&access_token=t0k-2"}`
 			res, err := c.CallTool(ctx, "echo", json.RawMessage(text), nil)
 			if err != nil || !strings.Contains(res.Text(), "c0de-1") {

@@ -1,14 +1,11 @@
 package mcpadapter_test
 
 import (
-	"encoding/json"
 	"errors"
-	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/mcpadapter/mcpadapter"
-	"github.com/mcpadapter/mcpadapter/internal/testserver"
 )
 
 // textTraceForms are texts a tool call carries, each with one secret
@@ -34,43 +31,8 @@ var textTraceForms = []string{
 // by the server (traced both ways), over stdio and streamable HTTP,
 // shows none of them; the secret's neighbours stay readable.
 func TestHostileTraceRedactionTextForms(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		target func(t *testing.T) any
-	}{
-		{"stdio", func(t *testing.T) any { return stdioServer(t) }},
-		{"streamable", func(t *testing.T) any {
-			return testserver.ServeStreamable(t, testserver.New(testserver.Options{Era: testserver.Legacy}))
-		}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ctx := testCtx(t)
-			var logs syncBuffer
-			c, err := mcpadapter.NewClient(tc.target(t), &mcpadapter.ClientOptions{Name: "traced", Trace: true,
-				Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			for _, form := range textTraceForms {
-				res, err := c.CallTool(ctx, "echo", json.RawMessage(`{"text":"`+form+`"}`), nil)
-				if err != nil || !strings.Contains(res.Text(), "S3CR") {
-					t.Fatalf("echo %s: %v %v", form, err, res)
-				}
-			}
-			out := logs.String()
-			for _, kept := range []string{"Host: h", "port: 8080", "user=ann", "--port 8080", "https://ann:[REDACTED]@h/mcp"} {
-				if !strings.Contains(out, kept) {
-					t.Errorf("the trace lacks %q", kept)
-				}
-			}
-			for _, line := range strings.Split(out, "\n") {
-				if i := strings.Index(line, "S3CR"); i >= 0 {
-					t.Errorf("the trace shows a secret: …%s…", line[max(0, i-120):min(len(line), i+20)])
-				}
-			}
-		})
-	}
+	testTracedEchoes(t, []string{"stdio", "streamable"}, textTraceForms,
+		[]string{"Host: h", "port: 8080", "user=ann", "--port 8080", "https://ann:[REDACTED]@h/mcp"}, 0)
 }
 
 // A stdio server that prints credentials to stderr and exits: the error

@@ -3,13 +3,9 @@ package gateway
 //lint:file-ignore SA1019 logging lives in the handshake era, which these clients and servers speak too
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,50 +15,6 @@ import (
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// stalledCalls is an http.RoundTripper whose tools/call answers are not
-// read until open is closed: a client that does not read its stream.
-type stalledCalls struct {
-	open chan struct{}
-	base http.RoundTripper // nil: http.DefaultTransport
-}
-
-func (s *stalledCalls) RoundTrip(req *http.Request) (*http.Response, error) {
-	var body []byte
-	if req.Body != nil {
-		var err error
-		if body, err = io.ReadAll(req.Body); err != nil {
-			return nil, err
-		}
-		_ = req.Body.Close()
-		req.Body = io.NopCloser(bytes.NewReader(body))
-	}
-	base := s.base
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	resp, err := base.RoundTrip(req)
-	if err != nil || !bytes.Contains(body, []byte(`"tools/call"`)) {
-		return resp, err
-	}
-	resp.Body = &stalledBody{ReadCloser: resp.Body, open: s.open, ctx: req.Context()}
-	return resp, nil
-}
-
-type stalledBody struct {
-	io.ReadCloser
-	open <-chan struct{}
-	ctx  context.Context
-}
-
-func (b *stalledBody) Read(p []byte) (int, error) {
-	select {
-	case <-b.open:
-	case <-b.ctx.Done():
-		return 0, b.ctx.Err()
-	}
-	return b.ReadCloser.Read(p)
-}
 
 // TestLogAttributionUnreadStream: alice's client does not read her
 // call's stream while the handshake-era server sends her call's log
@@ -76,56 +28,17 @@ func (b *stalledBody) Read(p []byte) (int, error) {
 // some (TestRelayUnreadStreamHoldsNoOneElse). A go-sdk server over stdio
 // and over streamable HTTP.
 func TestLogAttributionUnreadStream(t *testing.T) {
-	bin := testserver.Build(t)
-	backends := map[string]Server{
-		"stdio": {Name: "up", Target: mcpadapter.Command{Path: bin, Args: []string{"-era", "legacy", "-notify"}}},
-		"http": {Name: "up", Target: testserver.StartStreamable(t,
-			testserver.New(testserver.Options{Era: testserver.Legacy, Notify: true})).URL},
-	}
-	for name, srv := range backends {
+	for name, srv := range notifyBackends(t) {
 		t.Run(name, func(t *testing.T) {
 			g, url := startGateway(t, []Server{srv}, &Options{relayBytes: 32 << 20})
 			u := g.servers()[0]
 			ctx := testCtx(t, 60*time.Second)
 
-			var aliceHeard, bobHeardAlice, bobHeard atomic.Int64
-			stall := &stalledCalls{open: make(chan struct{})}
-			ac := mcp.NewClient(&mcp.Implementation{Name: "alice", Version: "1"}, &mcp.ClientOptions{
-				LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
-					aliceHeard.Add(1)
-				},
-			})
-			alice, err := ac.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: stall}},
-				&mcp.ClientSessionOptions{ProtocolVersion: v1125})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer alice.Close()
-			bob := connect(t, url, v1125, &mcp.ClientOptions{
-				LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
-					bobHeard.Add(1)
-					if strings.HasPrefix(fmt.Sprint(r.Params.Data), "alice") {
-						bobHeardAlice.Add(1)
-					}
-				},
-			})
-			for _, cs := range []*mcp.ClientSession{alice, bob} {
-				if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
-					t.Fatal(err)
-				}
-			}
-
-			// 64 messages of 256 KiB: more than the sockets between the
-			// gateway and alice hold.
+			var bobHeardAlice atomic.Int64
+			alice := connectUnread(t, ctx, g, url, "alice")
+			bob := connectReader(t, ctx, url, "bob", nil, &mcp.ClientOptions{LoggingMessageHandler: countLogsOf("alice", &bobHeardAlice)})
 			const logs = 64
-			aliceDone := make(chan error, 1)
-			go func() {
-				_, err := alice.CallTool(ctx, &mcp.CallToolParams{Name: "notify",
-					Arguments: testserver.NotifyIn{Text: "alice", Log: true, Logs: logs, Pad: 256 << 10}})
-				aliceDone <- err
-			}()
-			waitUntil(t, "alice's call in flight", func() bool { return !u.lane.idle() })
-			waitUntil(t, "alice's call returned on the gateway's side", u.lane.idle)
+			alice.call(t, g, aliceLogs(logs))
 
 			bobDone := make(chan error, 1)
 			go func() {
@@ -137,25 +50,14 @@ func TestLogAttributionUnreadStream(t *testing.T) {
 			}()
 			// Bob's call is in flight when alice reads again.
 			waitUntil(t, "bob's call in flight", func() bool { return !u.lane.idle() })
-			close(stall.open)
-			for _, done := range []chan error{aliceDone, bobDone} {
-				select {
-				case err := <-done:
-					if err != nil {
-						t.Errorf("call: %v", err)
-					}
-				case <-ctx.Done():
-					t.Fatal("a call did not return")
-				}
-			}
+			close(alice.stall.open)
+			awaitCalls(t, ctx, "call", alice.done, bobDone)
 			if n := bobHeardAlice.Load(); n != 0 {
 				t.Errorf("bob received %d of alice's %d log messages", n, logs)
 			}
 			// Those handled after her answer reach her session all the same.
-			for deadline := time.Now().Add(10 * time.Second); aliceHeard.Load() < logs && time.Now().Before(deadline); {
-				time.Sleep(10 * time.Millisecond)
-			}
-			if n := aliceHeard.Load(); n != logs {
+			waitHeard(alice.all.Load, logs)
+			if n := alice.all.Load(); n != logs {
 				t.Errorf("alice heard %d of her %d log messages", n, logs)
 			}
 		})
@@ -234,47 +136,16 @@ func TestLaneLogAttributionTrailing(t *testing.T) {
 // never bob's, even though it is handled while his call is in flight.
 // A go-sdk server over stdio and over streamable HTTP.
 func TestLogAttributionAfterAnswer(t *testing.T) {
-	bin := testserver.Build(t)
-	backends := map[string]Server{
-		"stdio": {Name: "up", Target: mcpadapter.Command{Path: bin, Args: []string{"-era", "legacy", "-notify"}}},
-		"http": {Name: "up", Target: testserver.StartStreamable(t,
-			testserver.New(testserver.Options{Era: testserver.Legacy, Notify: true})).URL},
-	}
-	for name, srv := range backends {
+	for name, srv := range notifyBackends(t) {
 		t.Run(name, func(t *testing.T) {
 			g, url := startGateway(t, []Server{srv}, nil)
 			u := g.servers()[0]
 			ctx := testCtx(t, 60*time.Second)
 
 			var bobHeardAlice atomic.Int64
-			stall := &stalledCalls{open: make(chan struct{})}
-			ac := mcp.NewClient(&mcp.Implementation{Name: "alice", Version: "1"}, nil)
-			alice, err := ac.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: stall}},
-				&mcp.ClientSessionOptions{ProtocolVersion: v1125})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer alice.Close()
-			bob := connect(t, url, v1125, &mcp.ClientOptions{
-				LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
-					if strings.HasPrefix(fmt.Sprint(r.Params.Data), "alice") {
-						bobHeardAlice.Add(1)
-					}
-				},
-			})
-			for _, cs := range []*mcp.ClientSession{alice, bob} {
-				if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			aliceDone := make(chan error, 1)
-			go func() {
-				_, err := alice.CallTool(ctx, &mcp.CallToolParams{Name: "notify",
-					Arguments: testserver.NotifyIn{Text: "alice", Log: true, Logs: 64, Pad: 256 << 10, LogAfter: "alice after", AfterMS: 100}})
-				aliceDone <- err
-			}()
-			waitUntil(t, "alice's call in flight", func() bool { return !u.lane.idle() })
-			waitUntil(t, "alice's call returned on the gateway's side", u.lane.idle)
+			alice := connectUnread(t, ctx, g, url, "alice")
+			bob := connectReader(t, ctx, url, "bob", nil, &mcp.ClientOptions{LoggingMessageHandler: countLogsOf("alice", &bobHeardAlice)})
+			alice.call(t, g, aliceLogsAfter())
 			time.Sleep(300 * time.Millisecond) // the message after her answer is read
 
 			bobDone := make(chan error, 1)
@@ -283,22 +154,23 @@ func TestLogAttributionAfterAnswer(t *testing.T) {
 				bobDone <- err
 			}()
 			waitUntil(t, "bob's call in flight", func() bool { return !u.lane.idle() })
-			close(stall.open)
-			for _, done := range []chan error{aliceDone, bobDone} {
-				select {
-				case err := <-done:
-					if err != nil {
-						t.Errorf("call: %v", err)
-					}
-				case <-ctx.Done():
-					t.Fatal("a call did not return")
-				}
-			}
+			close(alice.stall.open)
+			awaitCalls(t, ctx, "call", alice.done, bobDone)
 			if n := bobHeardAlice.Load(); n != 0 {
 				t.Errorf("bob received %d of alice's log messages", n)
 			}
 		})
 	}
+}
+
+// aliceLogsAfter is aliceLogs(64) whose server logs "alice after" 100
+// ms after its answer: a log message of no call.
+func aliceLogsAfter() *mcp.CallToolParams {
+	p := aliceLogs(64)
+	in := p.Arguments.(testserver.NotifyIn)
+	in.LogAfter, in.AfterMS = "alice after", 100
+	p.Arguments = in
+	return p
 }
 
 // TestLogAttributionCallNotSent: bob's call is on the lane but not sent
@@ -313,39 +185,17 @@ func TestLogAttributionCallNotSent(t *testing.T) {
 	ctx := testCtx(t, 60*time.Second)
 
 	var bobHeardAlice atomic.Int64
-	stall := &stalledCalls{open: make(chan struct{})}
-	alice, err := mcp.NewClient(&mcp.Implementation{Name: "alice", Version: "1"}, nil).Connect(ctx,
-		&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: stall}},
-		&mcp.ClientSessionOptions{ProtocolVersion: v1125})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer alice.Close()
+	alice := connectUnread(t, ctx, g, url, "alice")
 	// Bob and dave cannot be asked: their calls run side by side.
-	bob := connect(t, url, v1125, &mcp.ClientOptions{
-		Capabilities: &mcp.ClientCapabilities{},
-		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
-			if strings.HasPrefix(fmt.Sprint(r.Params.Data), "alice") {
-				bobHeardAlice.Add(1)
-			}
-		},
+	bob := connectReader(t, ctx, url, "bob", nil, &mcp.ClientOptions{
+		Capabilities:          &mcp.ClientCapabilities{},
+		LoggingMessageHandler: countLogsOf("alice", &bobHeardAlice),
 	})
-	dave := connect(t, url, v1125, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
-	for _, cs := range []*mcp.ClientSession{alice, bob, dave} {
-		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	done := make(chan error, 3)
-	go func() {
-		_, err := alice.CallTool(ctx, &mcp.CallToolParams{Name: "notify",
-			Arguments: testserver.NotifyIn{Text: "alice", Log: true, Logs: 64, Pad: 256 << 10, LogAfter: "alice after", AfterMS: 100}})
-		done <- err
-	}()
-	waitUntil(t, "alice's call in flight", func() bool { return !u.lane.idle() })
-	waitUntil(t, "alice's call returned on the gateway's side", u.lane.idle)
+	dave := connectReader(t, ctx, url, "dave", nil, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
+	alice.call(t, g, aliceLogsAfter())
 	time.Sleep(300 * time.Millisecond) // the message after her answer is read
 
+	done := make(chan error, 2)
 	go func() {
 		_, err := dave.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 1500}})
 		done <- err
@@ -361,17 +211,8 @@ func TestLogAttributionCallNotSent(t *testing.T) {
 		defer u.lane.mu.Unlock()
 		return len(u.lane.flights) == 2
 	})
-	close(stall.open)
-	for range 3 {
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("call: %v", err)
-			}
-		case <-ctx.Done():
-			t.Fatal("a call did not return")
-		}
-	}
+	close(alice.stall.open)
+	awaitCalls(t, ctx, "call", alice.done, done, done)
 	if n := bobHeardAlice.Load(); n != 0 {
 		t.Errorf("bob received %d of alice's log messages", n)
 	}

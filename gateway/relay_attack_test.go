@@ -12,21 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// notifyBackends are the handshake-era notify servers the relay attacks
-// run against: a go-sdk server over stdio and over streamable HTTP.
-func notifyBackends(t *testing.T) map[string]Server {
-	bin := testserver.Build(t)
-	return map[string]Server{
-		"stdio": {Name: "up", Target: mcpadapter.Command{Path: bin, Args: []string{"-era", "legacy", "-notify"}}},
-		"http": {Name: "up", Target: testserver.StartStreamable(t,
-			testserver.New(testserver.Options{Era: testserver.Legacy, Notify: true})).URL},
-	}
-}
 
 // relayHeldWire returns the bytes, as JSON on the wire, of the
 // notifications queued in the relay of ss (not the one being written),
@@ -96,16 +84,10 @@ func TestRelayCountsWholeLogMessage(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			g, url, _ := startRelayGateway(t, srv)
 			ctx := testCtx(t, 120*time.Second)
-			u := g.servers()[0]
 			const logs, metaPad = 96, 256 << 10
 			a := connectUnread(t, ctx, g, url, "alice")
-			go func() {
-				_, err := a.cs.CallTool(a.ctx, &mcp.CallToolParams{Name: "notify",
-					Arguments: testserver.NotifyIn{Text: "alice", Log: true, Logs: logs, MetaPad: metaPad}})
-				a.done <- err
-			}()
-			waitUntil(t, "alice's call in flight", func() bool { return !u.lane.idle() })
-			waitUntil(t, "alice's call left the server's connection", u.lane.idle)
+			a.call(t, g, &mcp.CallToolParams{Name: "notify",
+				Arguments: testserver.NotifyIn{Text: "alice", Log: true, Logs: logs, MetaPad: metaPad}})
 			wire, writing, counted, total := relayHeldWire(t, g, a.ss)
 			if writing {
 				wire += metaPad // the one being written, at least its _meta
@@ -125,20 +107,13 @@ func TestRelayCountsWholeLogMessage(t *testing.T) {
 			// Bob reads: his log messages come with their _meta as the
 			// server sent it.
 			metas := make(chan mcp.Meta, 4)
-			bob, err := mcp.NewClient(&mcp.Implementation{Name: "bob", Version: "1"}, &mcp.ClientOptions{
+			bob := connectReader(t, ctx, url, "bob", nil, &mcp.ClientOptions{
 				LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
 					if strings.HasPrefix(fmt.Sprint(r.Params.Data), "bob") {
 						metas <- r.Params.Meta
 					}
 				},
-			}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: v1125})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer bob.Close()
-			if err := bob.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
-				t.Fatal(err)
-			}
+			})
 			if _, err := bob.CallTool(ctx, &mcp.CallToolParams{Name: "notify",
 				Arguments: testserver.NotifyIn{Text: "bob", Log: true, Logs: 1, MetaPad: 16}}); err != nil {
 				t.Fatal(err)
@@ -173,21 +148,13 @@ func TestRelayProgressReplacementBounded(t *testing.T) {
 				lastPad  = 4 * relayBound // past the total
 				progress = "alice"
 			)
-			g.relays.mu.Lock()
-			g.relays.maxTotal = total
-			g.relays.mu.Unlock()
+			setRelayTotal(g, total)
 			ctx := testCtx(t, 120*time.Second)
-			u := g.servers()[0]
 			a := connectUnread(t, ctx, g, url, "alice")
-			go func() {
-				p := &mcp.CallToolParams{Name: "notify", Arguments: testserver.NotifyIn{Text: progress,
-					Progress: true, Progresses: reports, Pad: pad, LastPad: lastPad}}
-				p.SetProgressToken("alice-token")
-				_, err := a.cs.CallTool(a.ctx, p)
-				a.done <- err
-			}()
-			waitUntil(t, "alice's call in flight", func() bool { return !u.lane.idle() })
-			waitUntil(t, "alice's call left the server's connection", u.lane.idle)
+			p := &mcp.CallToolParams{Name: "notify", Arguments: testserver.NotifyIn{Text: progress,
+				Progress: true, Progresses: reports, Pad: pad, LastPad: lastPad}}
+			p.SetProgressToken("alice-token")
+			a.call(t, g, p)
 			wire, writing, counted, all := relayHeldWire(t, g, a.ss)
 			if writing {
 				wire += pad
@@ -202,9 +169,8 @@ func TestRelayProgressReplacementBounded(t *testing.T) {
 			}
 			a.leave()
 			waitUntil(t, "alice's relay gone", func() bool {
-				g.relays.mu.Lock()
-				defer g.relays.mu.Unlock()
-				return len(g.relays.by) == 0 && g.relays.total == 0
+				relays, _, total := relayCounts(g)
+				return relays == 0 && total == 0
 			})
 			if n := reportedProgressDrops(t, drops, a.ss.ID()); n == 0 {
 				t.Error("no progress report of alice's was reported dropped or replaced")
@@ -238,11 +204,8 @@ func TestRelayAccountingUnderAttack(t *testing.T) {
 	for name, srv := range notifyBackends(t) {
 		t.Run(name, func(t *testing.T) {
 			g, url, _ := startRelayGateway(t, srv)
-			g.relays.mu.Lock()
-			g.relays.maxTotal = 3 * relayBound
-			g.relays.mu.Unlock()
+			setRelayTotal(g, 3*relayBound)
 			ctx := testCtx(t, 120*time.Second)
-			u := g.servers()[0]
 
 			audit := startRelayAuditor(g)
 			defer audit()
@@ -256,14 +219,9 @@ func TestRelayAccountingUnderAttack(t *testing.T) {
 				if i == 1 {
 					in = testserver.NotifyIn{Text: who, Progress: true, Progresses: 40, Pad: 600 << 10} // replaced
 				}
-				go func() {
-					p := &mcp.CallToolParams{Name: "notify", Arguments: in}
-					p.SetProgressToken(who)
-					_, err := a.cs.CallTool(a.ctx, p)
-					a.done <- err
-				}()
-				waitUntil(t, who+"'s call in flight", func() bool { return !u.lane.idle() })
-				waitUntil(t, who+"'s call left the server's connection", u.lane.idle)
+				p := &mcp.CallToolParams{Name: "notify", Arguments: in}
+				p.SetProgressToken(who)
+				a.call(t, g, p)
 			}
 			g.relays.mu.Lock()
 			seen := g.relays.dropsSeen
@@ -286,9 +244,7 @@ func TestRelayAccountingUnderAttack(t *testing.T) {
 			case <-ctx.Done():
 				t.Fatal("Close did not return")
 			}
-			g.relays.mu.Lock()
-			by, writers, total := len(g.relays.by), g.relays.writers, g.relays.total
-			g.relays.mu.Unlock()
+			by, writers, total := relayCounts(g)
 			problems, samples := audit()
 			t.Logf("%s: %d samples of the counters; after Close: %d relays, %d writers, %d bytes", name, samples, by, writers, total)
 			if by != 0 || writers != 0 || total != 0 {

@@ -4,13 +4,11 @@ package gateway
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"net/http"
 	"testing"
 	"time"
 
-	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -42,24 +40,16 @@ func relayPinned(g *Gateway, size int) (pinned, writing int) {
 // reach it, before its answers. A go-sdk server over stdio and over
 // streamable HTTP; go-sdk clients.
 func TestRelayMemoryBoundUnreadSessions(t *testing.T) {
-	bin := testserver.Build(t)
-	backends := map[string]Server{
-		"stdio": {Name: "up", Target: mcpadapter.Command{Path: bin, Args: []string{"-era", "legacy", "-notify"}}},
-		"http": {Name: "up", Target: testserver.StartStreamable(t,
-			testserver.New(testserver.Options{Era: testserver.Legacy, Notify: true})).URL},
-	}
 	const (
 		sessions = 4
 		logs     = 24               // per call: more than the sockets to a client hold
 		pad      = relayBound       // each log message's size, more than a relay holds
 		total    = 3*relayBound + 1 // the bound of all the relays together here
 	)
-	for name, srv := range backends {
+	for name, srv := range notifyBackends(t) {
 		t.Run(name, func(t *testing.T) {
 			g, url, drops := startRelayGateway(t, srv) // each message is larger than a relay's bound
-			g.relays.mu.Lock()
-			g.relays.maxTotal = total
-			g.relays.mu.Unlock()
+			setRelayTotal(g, total)
 			ctx := testCtx(t, 240*time.Second)
 			u := g.servers()[0]
 			var flooded []*floodedAlice
@@ -79,16 +69,7 @@ func TestRelayMemoryBoundUnreadSessions(t *testing.T) {
 			// Bob reads: his small log messages reach him before his
 			// answers while the relays of the others are full.
 			tap := &wireTap{base: http.DefaultTransport, read: map[string]*bytes.Buffer{}}
-			bob, err := mcp.NewClient(&mcp.Implementation{Name: "bob", Version: "1"}, nil).Connect(ctx,
-				&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: tap}},
-				&mcp.ClientSessionOptions{ProtocolVersion: v1125})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer bob.Close()
-			if err := bob.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
-				t.Fatal(err)
-			}
+			bob := connectReader(t, ctx, url, "bob", tap, nil)
 			for i := range 5 {
 				text := fmt.Sprintf("bob-%d", i)
 				res, err := bob.CallTool(ctx, &mcp.CallToolParams{Name: "notify",
@@ -104,31 +85,9 @@ func TestRelayMemoryBoundUnreadSessions(t *testing.T) {
 				a.leave()
 			}
 			waitUntil(t, "the relays gone", func() bool {
-				g.relays.mu.Lock()
-				defer g.relays.mu.Unlock()
-				return len(g.relays.by) == 0 && g.relays.writers == 0 && g.relays.total == 0
+				relays, writers, total := relayCounts(g)
+				return relays == 0 && writers == 0 && total == 0
 			})
 		})
 	}
-}
-
-// startFlooded connects a client named name to the gateway g at url that
-// does not read the stream of its call, and makes the call send logs log
-// messages of pad bytes; it returns once the call's relay has dropped a
-// message (it is full), or the gateway reported one dropped.
-func startFlooded(t *testing.T, ctx context.Context, g *Gateway, url string, d *dropReports, name string, logs, pad int) *floodedAlice {
-	t.Helper()
-	a := connectUnread(t, ctx, g, url, name)
-	go func() {
-		_, err := a.cs.CallTool(a.ctx, &mcp.CallToolParams{Name: "notify",
-			Arguments: testserver.NotifyIn{Text: name, Log: true, Logs: logs, Pad: pad}})
-		a.done <- err
-	}()
-	waitUntil(t, name+"'s relay full", func() bool {
-		g.relays.mu.Lock()
-		defer g.relays.mu.Unlock()
-		r := g.relays.by[a.ss]
-		return r != nil && r.droppedLogs > 0 || len(d.of(a.ss.ID())) > 0
-	})
-	return a
 }

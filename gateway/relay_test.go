@@ -13,11 +13,9 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -32,14 +30,9 @@ type wireTap struct {
 }
 
 func (w *wireTap) RoundTrip(req *http.Request) (*http.Response, error) {
-	var body []byte
-	if req.Body != nil {
-		var err error
-		if body, err = io.ReadAll(req.Body); err != nil {
-			return nil, err
-		}
-		_ = req.Body.Close()
-		req.Body = io.NopCloser(bytes.NewReader(body))
+	body, err := rereadBody(req)
+	if err != nil {
+		return nil, err
 	}
 	resp, err := w.base.RoundTrip(req)
 	if err != nil || !bytes.Contains(body, []byte(`"tools/call"`)) {
@@ -136,88 +129,6 @@ func startRelayGateway(t *testing.T, srv Server) (*Gateway, string, *dropReports
 	return g, url, d
 }
 
-// floodedAlice is a client that does not read the stream of her call,
-// whose server floods it with log messages.
-type floodedAlice struct {
-	ctx   context.Context // hers, ended by leave
-	cs    *mcp.ClientSession
-	ss    *mcp.ServerSession // hers at the gateway
-	stall *stalledCalls
-	tr    *http.Transport
-	done  chan error
-	heard atomic.Int64
-	// leave ends her call and her session, as a client that goes away
-	// does.
-	leave func()
-}
-
-// startFloodedAlice connects alice to the gateway g at url and makes her
-// call send logs log messages of 256 KiB (more than the sockets between
-// the gateway and her hold, and than her relay holds); it returns once
-// her call has left the server's connection and her relay has dropped
-// a message (it is full: her stream is not read).
-func startFloodedAlice(t *testing.T, ctx context.Context, g *Gateway, url string, logs int) *floodedAlice {
-	t.Helper()
-	a := connectUnread(t, ctx, g, url, "alice")
-	ctx = a.ctx
-	u := g.servers()[0]
-	go func() {
-		_, err := a.cs.CallTool(ctx, &mcp.CallToolParams{Name: "notify",
-			Arguments: testserver.NotifyIn{Text: "alice", Log: true, Logs: logs, Pad: 256 << 10}})
-		a.done <- err
-	}()
-	waitUntil(t, "alice's call in flight", func() bool { return !u.lane.idle() })
-	waitUntil(t, "alice's call left the server's connection", u.lane.idle)
-	waitUntil(t, "alice's relay full", func() bool {
-		g.relays.mu.Lock()
-		defer g.relays.mu.Unlock()
-		return g.relays.dropsSeen > 0
-	})
-	return a
-}
-
-// connectUnread connects a client named name to the gateway g at url,
-// at log level debug, whose calls' streams are not read until
-// stall.open is closed; heard counts the log messages it gets whose data
-// begins with name.
-func connectUnread(t *testing.T, ctx context.Context, g *Gateway, url, name string) *floodedAlice {
-	t.Helper()
-	ctx, cancel := context.WithCancel(ctx)
-	a := &floodedAlice{ctx: ctx, tr: http.DefaultTransport.(*http.Transport).Clone(), done: make(chan error, 1)}
-	a.stall = &stalledCalls{open: make(chan struct{}), base: a.tr}
-	c := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, &mcp.ClientOptions{
-		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
-			if strings.HasPrefix(fmt.Sprint(r.Params.Data), name) {
-				a.heard.Add(1)
-			}
-		},
-	})
-	var err error
-	a.cs, err = c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: a.stall}},
-		&mcp.ClientSessionOptions{ProtocolVersion: v1125})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
-		t.Fatal(err)
-	}
-	for s := range g.server.Sessions() {
-		if s.ID() == a.cs.ID() {
-			a.ss = s
-		}
-	}
-	if a.ss == nil {
-		t.Fatalf("%s's session is not the gateway's", name)
-	}
-	a.leave = func() {
-		cancel()
-		_ = a.cs.Close()
-		a.tr.CloseIdleConnections()
-	}
-	t.Cleanup(a.leave)
-	return a
-}
-
 // relayHeld returns the bytes and notifications the relay of ss holds.
 func relayHeld(g *Gateway, ss *mcp.ServerSession) (bytes, n int) {
 	g.relays.mu.Lock()
@@ -258,29 +169,14 @@ func reportedDrops(t *testing.T, d *dropReports, session string) int {
 // gateway's log says once how many it dropped. A go-sdk server over stdio
 // and over streamable HTTP; go-sdk clients.
 func TestRelayUnreadStreamHoldsNoOneElse(t *testing.T) {
-	bin := testserver.Build(t)
-	backends := map[string]Server{
-		"stdio": {Name: "up", Target: mcpadapter.Command{Path: bin, Args: []string{"-era", "legacy", "-notify"}}},
-		"http": {Name: "up", Target: testserver.StartStreamable(t,
-			testserver.New(testserver.Options{Era: testserver.Legacy, Notify: true})).URL},
-	}
-	for name, srv := range backends {
+	for name, srv := range notifyBackends(t) {
 		t.Run(name, func(t *testing.T) {
 			g, url, drops := startRelayGateway(t, srv)
 			ctx := testCtx(t, 120*time.Second)
 			tap := &wireTap{base: http.DefaultTransport, read: map[string]*bytes.Buffer{}}
-			bob, err := mcp.NewClient(&mcp.Implementation{Name: "bob", Version: "1"}, nil).Connect(ctx,
-				&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: tap}},
-				&mcp.ClientSessionOptions{ProtocolVersion: v1125})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer bob.Close()
-			if err := bob.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
-				t.Fatal(err)
-			}
-			const aliceLogs = 64
-			alice := startFloodedAlice(t, ctx, g, url, aliceLogs)
+			bob := connectReader(t, ctx, url, "bob", tap, nil)
+			const logs = 64
+			alice := startFloodedAlice(t, ctx, g, url, logs)
 
 			// Bob's calls, one after the other, each with log messages
 			// sent before its answer, while alice does not read.
@@ -317,20 +213,11 @@ func TestRelayUnreadStreamHoldsNoOneElse(t *testing.T) {
 			}
 
 			close(alice.stall.open)
-			select {
-			case err := <-alice.done:
-				if err != nil {
-					t.Errorf("alice's call: %v", err)
-				}
-			case <-ctx.Done():
-				t.Fatal("alice's call did not return")
-			}
+			awaitCalls(t, ctx, "alice's call", alice.done)
 			dropped := reportedDrops(t, drops, alice.ss.ID())
-			for deadline := time.Now().Add(10 * time.Second); alice.heard.Load()+int64(dropped) < aliceLogs && time.Now().Before(deadline); {
-				time.Sleep(10 * time.Millisecond)
-			}
-			if heard := alice.heard.Load(); heard+int64(dropped) != aliceLogs {
-				t.Errorf("alice heard %d of her %d log messages, and %d were reported dropped", heard, aliceLogs, dropped)
+			waitHeard(func() int64 { return alice.heard.Load() + int64(dropped) }, logs)
+			if heard := alice.heard.Load(); heard+int64(dropped) != logs {
+				t.Errorf("alice heard %d of her %d log messages, and %d were reported dropped", heard, logs, dropped)
 			}
 		})
 	}
@@ -341,13 +228,7 @@ func TestRelayUnreadStreamHoldsNoOneElse(t *testing.T) {
 // what it dropped is reported, and no goroutine is left behind. A go-sdk
 // server over stdio and over streamable HTTP.
 func TestRelayEndsWithSession(t *testing.T) {
-	bin := testserver.Build(t)
-	backends := map[string]Server{
-		"stdio": {Name: "up", Target: mcpadapter.Command{Path: bin, Args: []string{"-era", "legacy", "-notify"}}},
-		"http": {Name: "up", Target: testserver.StartStreamable(t,
-			testserver.New(testserver.Options{Era: testserver.Legacy, Notify: true})).URL},
-	}
-	for name, srv := range backends {
+	for name, srv := range notifyBackends(t) {
 		t.Run(name, func(t *testing.T) {
 			g, url, drops := startRelayGateway(t, srv)
 			ctx := testCtx(t, 120*time.Second)
@@ -372,9 +253,8 @@ func TestRelayEndsWithSession(t *testing.T) {
 			id := alice.cs.ID()
 			alice.leave()
 			waitUntil(t, "alice's relay gone", func() bool {
-				g.relays.mu.Lock()
-				defer g.relays.mu.Unlock()
-				return len(g.relays.by) == 0 && g.relays.writers == 0
+				relays, writers, _ := relayCounts(g)
+				return relays == 0 && writers == 0
 			})
 			reportedDrops(t, drops, id)
 			alice.tr.CloseIdleConnections()
