@@ -340,13 +340,7 @@ func sendCase(t *testing.T, url string, c fastCase) fastAnswer {
 	for k, v := range fastHeaders("up_echo") {
 		req.Header.Set(k, v)
 	}
-	for k, v := range c.header {
-		if v == "" {
-			req.Header.Del(k)
-		} else {
-			req.Header.Set(k, v)
-		}
-	}
+	setHeaders(req.Header, c.header)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("%s: %v", c.name, err)
@@ -433,13 +427,7 @@ func TestFastPathDifferential(t *testing.T) {
 			for k, v := range fastHeaders("up_echo") {
 				req.Header.Set(k, v)
 			}
-			for k, v := range c.header {
-				if v == "" {
-					req.Header.Del(k)
-				} else {
-					req.Header.Set(k, v)
-				}
-			}
+			setHeaders(req.Header, c.header)
 			f := fast.fastRequestOf(req)
 			if got := f != nil; got != c.fast {
 				t.Errorf("fast path taken: %v, want %v", got, c.fast)
@@ -671,5 +659,16 @@ func TestFastPathLean(t *testing.T) {
 	meta, _ := members(p["_meta"])
 	if _, ok := meta[mcp.MetaKeyProtocolVersion]; ok || string(meta["x-trace"]) != `[1, "a"]` || string(p["arguments"]) != `{"text":"x"}` || string(p["name"]) != `"up_echo"` || len(meta) != 1 {
 		t.Errorf("params %s", f.params)
+	}
+}
+
+// setHeaders sets the headers of over in h; an empty value deletes one.
+func setHeaders(h http.Header, over map[string]string) {
+	for k, v := range over {
+		if v == "" {
+			h.Del(k)
+		} else {
+			h.Set(k, v)
+		}
 	}
 }

@@ -43,13 +43,7 @@ func sendSession(t *testing.T, url, body string, header map[string]string) fastA
 	for k, v := range fastHeaders("") {
 		req.Header.Set(k, v)
 	}
-	for k, v := range header {
-		if v == "" {
-			req.Header.Del(k)
-		} else {
-			req.Header.Set(k, v)
-		}
-	}
+	setHeaders(req.Header, header)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -100,13 +94,7 @@ func TestSessionFastDifferential(t *testing.T) {
 			for k, v := range fastHeaders("") {
 				req.Header.Set(k, v)
 			}
-			for k, v := range fheader {
-				if v == "" {
-					req.Header.Del(k)
-				} else {
-					req.Header.Set(k, v)
-				}
-			}
+			setHeaders(req.Header, fheader)
 			var f *fastRequest
 			if fheader["Mcp-Session-Id"] == fs.id {
 				f = fast.sessionFastRequestOf(req, ls)

@@ -400,13 +400,7 @@ func postTo(t *testing.T, url, principal, sid, body string, hdr map[string]strin
 	req.Header.Set("Authorization", "Bearer "+principal)
 	req.Header.Set("Mcp-Session-Id", sid)
 	req.Header.Set("Mcp-Protocol-Version", v1125)
-	for k, v := range hdr {
-		if v == "" {
-			req.Header.Del(k)
-		} else {
-			req.Header.Set(k, v)
-		}
-	}
+	setHeaders(req.Header, hdr)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
