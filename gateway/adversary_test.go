@@ -311,25 +311,9 @@ func TestEnvSecretsNeverShown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs lockedBuffer
-	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	var mu sync.Mutex
-	var seen []string
-	g, url := startGateway(t, FromConfig(cfg), &Options{Logger: logger, OnEvent: func(e Event) {
-		mu.Lock()
-		seen = append(seen, fmt.Sprint(e.Kind, e.Server, e.Err))
-		mu.Unlock()
-	}})
-	mu.Lock()
-	for _, s := range g.Servers() {
-		seen = append(seen, fmt.Sprint(s.Err))
-	}
-	mu.Unlock()
-	cs := connect(t, url, v1125, nil)
-	_, err = cs.CallTool(testCtx(t, 10*time.Second), &mcp.CallToolParams{Name: "leaky_echo", Arguments: map[string]any{}})
-	mu.Lock()
-	all := strings.Join(seen, "\n") + "\n" + fmt.Sprint(err) + "\n" + logs.String()
-	mu.Unlock()
+	all := shownOfLeakyCall(t, cfg, func(w io.Writer) slog.Handler {
+		return slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug})
+	})
 	if !strings.Contains(all, "leaky") {
 		t.Fatalf("nothing says leaky is down:\n%s", all)
 	}
@@ -363,4 +347,30 @@ func TestServerStateLikeGateways(t *testing.T) {
 			t.Errorf("%s: %q, %v; want %q", v, texts(res), err, want)
 		}
 	}
+}
+
+// shownOfLeakyCall starts a gateway for cfg logging through the handler
+// newHandler makes, calls its server leaky's echo, and returns all a user
+// of the gateway is shown: its events, its servers' errors, the call's
+// error and the log.
+func shownOfLeakyCall(t *testing.T, cfg *mcpadapter.Config, newHandler func(io.Writer) slog.Handler) string {
+	t.Helper()
+	var logs lockedBuffer
+	var mu sync.Mutex
+	var seen []string
+	g, url := startGateway(t, FromConfig(cfg), &Options{Logger: slog.New(newHandler(&logs)), OnEvent: func(e Event) {
+		mu.Lock()
+		seen = append(seen, fmt.Sprint(e.Kind, e.Server, e.Err))
+		mu.Unlock()
+	}})
+	mu.Lock()
+	for _, s := range g.Servers() {
+		seen = append(seen, fmt.Sprint(s.Err))
+	}
+	mu.Unlock()
+	cs := connect(t, url, v1125, nil)
+	_, err := cs.CallTool(testCtx(t, 10*time.Second), &mcp.CallToolParams{Name: "leaky_echo", Arguments: map[string]any{}})
+	mu.Lock()
+	defer mu.Unlock()
+	return strings.Join(seen, "\n") + "\n" + fmt.Sprint(err) + "\n" + logs.String()
 }

@@ -2,10 +2,9 @@ package gateway
 
 import (
 	"encoding/json"
-	"fmt"
+	"io"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,26 +27,9 @@ echo "GITHUB_TOKEN=S3CR-07"; echo "Authorization: Bearer S3CR-08"; exit 3`
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs lockedBuffer
-	var mu sync.Mutex
-	var seen []string
-	g, url := startGateway(t, FromConfig(cfg), &Options{
-		Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		OnEvent: func(e Event) {
-			mu.Lock()
-			seen = append(seen, fmt.Sprint(e.Kind, e.Server, e.Err))
-			mu.Unlock()
-		}})
-	mu.Lock()
-	for _, s := range g.Servers() {
-		seen = append(seen, fmt.Sprint(s.Err))
-	}
-	mu.Unlock()
-	cs := connect(t, url, v1125, nil)
-	_, err = cs.CallTool(testCtx(t, 10*time.Second), &mcp.CallToolParams{Name: "leaky_echo", Arguments: map[string]any{}})
-	mu.Lock()
-	all := strings.Join(seen, "\n") + "\n" + fmt.Sprint(err) + "\n" + logs.String()
-	mu.Unlock()
+	all := shownOfLeakyCall(t, cfg, func(w io.Writer) slog.Handler {
+		return slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug})
+	})
 	if !strings.Contains(all, "-----END PRIVATE KEY-----") {
 		t.Errorf("the server's stderr is shown nowhere:\n%s", all)
 	}
