@@ -78,10 +78,19 @@ func TestEndingSessionCancelsItsCalls(t *testing.T) {
 	hs := testserver.StartStreamable(t, srv)
 	_, url := startGateway(t, []Server{{Name: "s", Target: hs.URL}}, nil)
 	s := rawInit(t, url, `{}`)
+	posted := make(chan struct{})
 	go func() {
+		defer close(posted)
 		resp := s.post(testCtx(t, 60*time.Second), `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow","arguments":{"ms":30000}}}`)
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
+	}()
+	defer func() {
+		select {
+		case <-posted: // the call's stream ended with its session
+		case <-time.After(20 * time.Second):
+			t.Error("the call's stream did not end with its session")
+		}
 	}()
 	if err := st.Wait(testCtx(t, 20*time.Second), func(s *testserver.State) bool { return s.Calls("slow") > 0 }); err != nil {
 		t.Fatal(err)
