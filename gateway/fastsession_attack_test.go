@@ -261,3 +261,40 @@ func TestSessionFastDifferentialSearch(t *testing.T) {
 	}
 	t.Logf("%d calls on the session fast path", fast.sessionFast.Load()-before)
 }
+
+// TestSessionFastChurn: 1000 sessions that open, make a call on the fast
+// path and end (DELETE) leave no live session, no per-session goroutine
+// and no call or stream counted behind them.
+func TestSessionFastChurn(t *testing.T) {
+	old := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "old", Era: testserver.Legacy}))
+	g, url := startGateway(t, []Server{{Name: "old", Target: old.URL}}, nil)
+	before := g.sessionFast.Load()
+	const n = 1000
+	for i := range n {
+		s := rawInit(t, url, `{}`)
+		if i%10 == 0 {
+			if status, body := postStatus(t, s, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"c"}}}`); status != http.StatusOK || !strings.Contains(body, `"text":"c"`) {
+				t.Fatalf("session %d: %d %.300s", i, status, body)
+			}
+		}
+		req, _ := http.NewRequest(http.MethodDelete, url, nil)
+		req.Header.Set("Mcp-Session-Id", s.id)
+		req.Header.Set("Mcp-Protocol-Version", v1125)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	if got := g.sessionFast.Load() - before; got != n/10 {
+		t.Errorf("%d of %d calls on the session fast path", got, n/10)
+	}
+	waitFor(t, "no live session", func() bool {
+		g.live.mu.Lock()
+		defer g.live.mu.Unlock()
+		return len(g.live.by) == 0
+	})
+	if g.inflightCount() != 0 {
+		t.Errorf("%d calls counted in flight", g.inflightCount())
+	}
+}
