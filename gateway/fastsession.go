@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"mime"
 	"net/http"
 	"slices"
@@ -49,7 +50,17 @@ import (
 //     session's standalone stream (GET) open: a question a server puts to
 //     a call on this path travels there (go-sdk's session sends what it
 //     cannot tie to a request of its own on that stream);
-//   - no call on this path with the same id is in flight in the session.
+//   - no request of the session is in go-sdk's handler (its POST being
+//     served, or its handler running): go-sdk refuses a request whose id
+//     is in flight there, and only its handler knows those ids;
+//   - the session is still live (not ended by its client's DELETE or by
+//     the gateway's Close) when the call starts.
+//
+// A request naming the id of a call on this path in flight in its
+// session (a retry after the call's stream dropped, say), whichever path
+// it would take, is refused as go-sdk refuses a duplicate in-flight id:
+// 400 and a JSON-RPC error. A DELETE cancels the session's calls on this
+// path, also one that has not reached the receiving middleware yet.
 //
 // What differs from go-sdk's handler, for such a call: the answer's event
 // has no id and no priming event goes before it, so its stream cannot be
@@ -67,6 +78,15 @@ var sessionFastVersions = []string{"2025-06-18", "2025-11-25"}
 // client cancelled (notifications/cancelled).
 var errCancelledByClient = errors.New("the client cancelled the request")
 
+// Why liveSessions.start refuses a call: its session is no longer live,
+// go-sdk's handler has a request of the session, or a call with its id
+// is in flight on the fast path.
+var (
+	errNotLive     = errors.New("the session is not live")
+	errSDKHandling = errors.New("go-sdk's handler has a request of the session")
+	errDuplicateID = errors.New("a call with this id is in flight in the session")
+)
+
 // liveSessions are the handshake-era sessions of a gateway without shared
 // sessions, by id, for the session fast path. They also end the sessions
 // idle for Options.SessionTimeout, as go-sdk's handler would (it is given
@@ -83,11 +103,13 @@ type liveSessions struct {
 
 // liveSession is a session the session fast path may serve.
 type liveSession struct {
+	id        string
 	ss        *mcp.ServerSession
 	principal string // the UserID of the token its initialize came with
 
 	// Guarded by liveSessions.mu.
 	streams int                                    // standalone streams (GET) being served
+	sdk     int                                    // its POSTs in go-sdk's handler, and its requests being handled there
 	calls   map[jsonrpc.ID]context.CancelCauseFunc // calls on the fast path in flight
 	posts   int                                    // POSTs being served
 	idle    *time.Timer                            // closes ss once idle for timeout; nil: never
@@ -106,7 +128,7 @@ func (l *liveSessions) add(ss *mcp.ServerSession, principal string, wg *sync.Wai
 	if l.by == nil {
 		l.by = make(map[string]*liveSession)
 	}
-	ls := &liveSession{ss: ss, principal: principal}
+	ls := &liveSession{id: id, ss: ss, principal: principal}
 	if l.timeout > 0 {
 		ls.idle = time.AfterFunc(l.timeout, func() { _ = ss.Close() })
 	}
@@ -147,15 +169,27 @@ func (l *liveSessions) post(id, principal string) (done func()) {
 
 // drop forgets session id when principal made it (its client ended it:
 // DELETE), so that no request of it takes the fast path while go-sdk
-// closes it.
+// closes it, and cancels its calls on the fast path (one that started
+// but has not reached the receiving middleware, which endSession ends,
+// included).
 func (l *liveSessions) drop(id, principal string) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if ls := l.by[id]; ls != nil && ls.principal == principal {
-		delete(l.by, id)
-		if ls.idle != nil {
-			ls.idle.Stop()
-		}
+	ls := l.by[id]
+	if ls == nil || ls.principal != principal {
+		l.mu.Unlock()
+		return
+	}
+	delete(l.by, id)
+	if ls.idle != nil {
+		ls.idle.Stop()
+	}
+	cancels := make([]context.CancelCauseFunc, 0, len(ls.calls))
+	for _, c := range ls.calls {
+		cancels = append(cancels, c)
+	}
+	l.mu.Unlock()
+	for _, c := range cancels {
+		c(errSessionEnded)
 	}
 }
 
@@ -201,12 +235,19 @@ func (l *liveSessions) streaming(ls *liveSession) bool {
 }
 
 // start records a call with id on the fast path in ls until the returned
-// function is called; ok is false when one with that id is in flight.
-func (l *liveSessions) start(ls *liveSession, id jsonrpc.ID, cancel context.CancelCauseFunc) (done func(), ok bool) {
+// function is called. It refuses (errNotLive, errSDKHandling,
+// errDuplicateID) a session no longer live, one with a request in
+// go-sdk's handler, and an id in flight on the fast path.
+func (l *liveSessions) start(ls *liveSession, id jsonrpc.ID, cancel context.CancelCauseFunc) (done func(), err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if _, dup := ls.calls[id]; dup {
-		return nil, false
+	switch _, dup := ls.calls[id]; {
+	case dup:
+		return nil, errDuplicateID
+	case l.closed || l.by[ls.id] != ls:
+		return nil, errNotLive
+	case ls.sdk > 0:
+		return nil, errSDKHandling
 	}
 	if ls.calls == nil {
 		ls.calls = make(map[jsonrpc.ID]context.CancelCauseFunc)
@@ -216,7 +257,48 @@ func (l *liveSessions) start(ls *liveSession, id jsonrpc.ID, cancel context.Canc
 		l.mu.Lock()
 		delete(ls.calls, id)
 		l.mu.Unlock()
-	}, true
+	}, nil
+}
+
+// toSDK counts a POST of ls holding requests (ids) that goes to go-sdk's
+// handler until the returned function is called (no call of ls starts on
+// the fast path meanwhile); dup is one of ids in flight on the fast path,
+// if any: the POST is then refused, and release does nothing.
+func (l *liveSessions) toSDK(ls *liveSession, ids []jsonrpc.ID) (release func(), dup jsonrpc.ID) {
+	if len(ids) == 0 {
+		return func() {}, jsonrpc.ID{}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, id := range ids {
+		if _, inFlight := ls.calls[id]; inFlight {
+			return func() {}, id
+		}
+	}
+	ls.sdk++
+	return func() {
+		l.mu.Lock()
+		ls.sdk--
+		l.mu.Unlock()
+	}, jsonrpc.ID{}
+}
+
+// handling counts a request of session id being handled by go-sdk's
+// session (the receiving middleware) until the returned function is
+// called: a call whose POST's stream dropped is still in flight there.
+func (l *liveSessions) handling(id string) (done func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ls := l.by[id]
+	if ls == nil {
+		return func() {}
+	}
+	ls.sdk++
+	return func() {
+		l.mu.Lock()
+		ls.sdk--
+		l.mu.Unlock()
+	}
 }
 
 // cancel cancels the call with id on the fast path in ls, if one is in
@@ -237,35 +319,90 @@ func (l *liveSessions) calling(ls *liveSession) bool {
 	return len(ls.calls) > 0
 }
 
-// serveSessionFast answers r on the session fast path when r takes it,
-// reporting whether it did; when it did not, r (its body put back) is for
-// go-sdk's handler.
-func (g *Gateway) serveSessionFast(w http.ResponseWriter, r *http.Request) bool {
+// serveSession serves r, a request with or without a session, on the
+// session fast path when it takes it, and with go-sdk's handler
+// otherwise.
+func (g *Gateway) serveSession(w http.ResponseWriter, r *http.Request) {
 	id := r.Header.Get("Mcp-Session-Id")
 	if g.opts.slowPathOnly || r.Method != http.MethodPost || id == "" || r.Body == nil {
-		return false
+		g.stateful.ServeHTTP(w, r)
+		return
 	}
 	ls := g.live.get(id, principalOf(r))
 	if ls == nil {
-		return false
+		g.stateful.ServeHTTP(w, r)
+		return
 	}
+	g.serveLive(w, r, ls)
+}
+
+// serveLive serves r, a POST of the live session ls: on the session fast
+// path when it takes it, refused when it names the id of a call on the
+// fast path in flight, and with go-sdk's handler otherwise.
+func (g *Gateway) serveLive(w http.ResponseWriter, r *http.Request, ls *liveSession) {
 	if g.live.calling(ls) {
 		g.cancelSessionFast(r, ls)
 	}
-	f := g.sessionFastRequestOf(r, ls)
-	if f == nil {
-		return false
+	if f := g.sessionFastRequestOf(r, ls); f != nil {
+		ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
+		defer cancel(nil)
+		done, err := g.live.start(ls, f.msg.ID, cancel)
+		switch {
+		case err == nil:
+			defer done()
+			g.answerSessionFast(ctx, w, f, ls.ss)
+			g.sessionFast.Add(1)
+			return
+		case errors.Is(err, errDuplicateID):
+			writeDuplicateID(w, f.msg.ID)
+			return
+		}
+		// Not live (go-sdk answers 404), or go-sdk's handler has a
+		// request of the session (it checks the id against its own).
 	}
-	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
-	defer cancel(nil)
-	done, ok := g.live.start(ls, f.msg.ID, cancel)
+	release, dup := g.live.toSDK(ls, g.requestIDs(r))
+	if dup.IsValid() {
+		writeDuplicateID(w, dup)
+		return
+	}
+	defer release()
+	g.stateful.ServeHTTP(w, r)
+}
+
+// writeDuplicateID answers a request whose id is in flight in its session
+// as go-sdk's handler does.
+func writeDuplicateID(w http.ResponseWriter, id jsonrpc.ID) {
+	resp := &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{
+		Code:    jsonrpc.CodeInvalidRequest,
+		Message: fmt.Sprintf("duplicate in-flight request ID %v", id.Raw()),
+	}}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	if data, err := jsonrpc.EncodeMessage(resp); err == nil {
+		_, _ = w.Write(data)
+	}
+}
+
+// requestIDs returns the ids of the requests in r's body (one message or
+// a batch), read as go-sdk's handler reads them; it puts the body back.
+func (g *Gateway) requestIDs(r *http.Request) []jsonrpc.ID {
+	body, ok := g.readBody(r)
 	if !ok {
-		return false
+		return nil
 	}
-	defer done()
-	g.answerSessionFast(ctx, w, f, ls.ss)
-	g.sessionFast.Add(1)
-	return true
+	var raws []json.RawMessage
+	if b := bytes.TrimLeft(body, " \t\r\n"); len(b) == 0 || b[0] != '[' || json.Unmarshal(b, &raws) != nil {
+		raws = []json.RawMessage{body}
+	}
+	var ids []jsonrpc.ID
+	for _, raw := range raws {
+		if msg, err := jsonrpc.DecodeMessage(raw); err == nil {
+			if req, ok := msg.(*jsonrpc.Request); ok && req.ID.IsValid() {
+				ids = append(ids, req.ID)
+			}
+		}
+	}
+	return ids
 }
 
 // sessionFastRequestOf returns r, a POST of session ls, as a fastRequest
@@ -328,13 +465,15 @@ func (g *Gateway) answerSessionFast(ctx context.Context, w http.ResponseWriter, 
 }
 
 // cancelSessionFast cancels the calls on the session fast path in ls that
-// r, a POST of that session, cancels (notifications/cancelled, alone or
-// in a batch); r then goes on as it would (its body put back).
+// r, a POST of that session, cancels (notifications/cancelled, alone, or
+// in a batch when go-sdk's handler takes one: under a protocol version
+// before 2025-06-18); r then goes on as it would (its body put back).
 func (g *Gateway) cancelSessionFast(r *http.Request, ls *liveSession) {
 	body, ok := g.readBody(r)
 	if !ok || !bytes.Contains(body, []byte("notifications/cancelled")) {
 		return
 	}
+	batch := false
 	type note struct {
 		Method string `json:"method"`
 		Params *struct {
@@ -346,12 +485,16 @@ func (g *Gateway) cancelSessionFast(r *http.Request, ls *liveSession) {
 		if json.Unmarshal(b, &notes) != nil {
 			return
 		}
+		batch = true
 	} else {
 		var n note
 		if json.Unmarshal(b, &n) != nil {
 			return
 		}
 		notes = append(notes, n)
+	}
+	if v := r.Header.Get("Mcp-Protocol-Version"); batch && v >= "2025-06-18" {
+		return // go-sdk's handler refuses the batch: nothing in it is read
 	}
 	for _, n := range notes {
 		if n.Method != "notifications/cancelled" || n.Params == nil {

@@ -190,6 +190,7 @@ func TestSessionFastCancel(t *testing.T) {
 	old := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "old", Era: testserver.Legacy}))
 	g, url := startGateway(t, []Server{{Name: "old", Target: old.URL}}, nil)
 	cs := connect(t, url, v1125, nil)
+	waitFor(t, "the session's standalone stream", func() bool { return g.live.streaming(liveOf(t, g, cs)) })
 	before := g.sessionFast.Load()
 	ctx, cancel := context.WithCancel(testCtx(t, 30*time.Second))
 	done := make(chan error, 1)
@@ -209,6 +210,7 @@ func TestSessionFastCancel(t *testing.T) {
 
 	// DELETE: the client closes its session with a call in flight.
 	cs2 := connect(t, url, v1125, nil)
+	waitFor(t, "the second session's standalone stream", func() bool { return g.live.streaming(liveOf(t, g, cs2)) })
 	go func() {
 		_, err := cs2.CallTool(testCtx(t, 30*time.Second), &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 60000}})
 		done <- err

@@ -50,6 +50,11 @@ func (g *Gateway) route(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss.ID() != "" {
 			defer g.trackSession(ss.ID(), PrincipalFrom(ctx), cancel)()
+			if _, fast := ctx.Value(oneRequestKey{}).(*oneRequest); !fast && g.shared == nil && !strings.HasPrefix(method, "notifications/") {
+				// go-sdk's session handles it: no call of the session
+				// takes the fast path meanwhile (fastsession.go).
+				defer g.live.handling(ss.ID())()
+			}
 		}
 		switch method {
 		case "tools/call":

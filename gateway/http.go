@@ -131,9 +131,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				defer g.live.post(id, principalOf(r))()
 			}
 		}
-		if !g.serveSessionFast(w, r) {
-			g.stateful.ServeHTTP(w, r)
-		}
+		g.serveSession(w, r)
 	case r.Header.Get("Mcp-Session-Id") != "":
 		g.serveShared(w, r, r.Header.Get("Mcp-Session-Id"))
 	case r.Method == http.MethodPost:
