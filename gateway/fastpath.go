@@ -416,6 +416,8 @@ type fastConn struct {
 	w       http.ResponseWriter
 
 	mu       sync.Mutex
+	headed   bool        // the response's header was sent (writeHeaderEarly)
+	writing  bool        // the answer is being written or was (writeAnswer)
 	read     bool        // req was read
 	done     bool        // the answer was taken
 	held     *heldAnswer // the answer the session handed over (not direct)
@@ -496,6 +498,12 @@ func (c *fastConn) Write(_ context.Context, msg jsonrpc.Message) error {
 // 2026-07-28) a JSON body with that status. Only the handler's goroutine
 // calls it, once.
 func (c *fastConn) writeAnswer(resp *jsonrpc.Response, data []byte) (err error) {
+	if c.session {
+		// writeHeaderEarly may be writing the header now.
+		c.mu.Lock()
+		c.writing = true
+		c.mu.Unlock()
+	}
 	h := c.w.Header()
 	h.Set("Cache-Control", "no-cache, no-transform")
 	if status := errorStatus(resp.Error); status != 0 && !c.session {
@@ -539,6 +547,25 @@ func errorStatus(err error) int {
 		return http.StatusBadRequest
 	}
 	return 0
+}
+
+// writeHeaderEarly sends the response's header, as writeAnswer would set
+// it for an SSE event, before the answer, unless writeAnswer has begun.
+// It runs once, on a timer of answerSessionFast, while the handler's
+// goroutine may be in writeAnswer: c.mu orders the two.
+func (c *fastConn) writeHeaderEarly() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.writing || c.headed {
+		return
+	}
+	c.headed = true
+	h := c.w.Header()
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Connection", "keep-alive")
+	c.w.WriteHeader(http.StatusOK)
+	_ = http.NewResponseController(c.w).Flush()
 }
 
 func (c *fastConn) Close() error {

@@ -167,15 +167,16 @@ func (l *liveSessions) post(id, principal string) (done func()) {
 	}
 }
 
-// drop forgets session id when principal made it (its client ended it:
-// DELETE), so that no request of it takes the fast path while go-sdk
+// drop forgets session id when principal made it, or no principal did
+// (its client ended it: DELETE), so that no request of it takes the fast path while go-sdk
 // closes it, and cancels its calls on the fast path (one that started
 // but has not reached the receiving middleware, which endSession ends,
 // included).
 func (l *liveSessions) drop(id, principal string) {
 	l.mu.Lock()
 	ls := l.by[id]
-	if ls == nil || ls.principal != principal {
+	if ls == nil || (ls.principal != "" && ls.principal != principal) {
+		// go-sdk ends a session made without a principal for anyone.
 		l.mu.Unlock()
 		return
 	}
@@ -461,8 +462,17 @@ func (g *Gateway) answerSessionFast(ctx context.Context, w http.ResponseWriter, 
 	one := &oneRequest{}
 	ctx = context.WithValue(ctx, oneRequestKey{}, one)
 	c := &fastConn{req: f.msg, direct: true, session: true, httpCtx: ctx, w: w, closed: make(chan struct{}), answered: make(chan struct{})}
+	early := time.AfterFunc(sessionFastHeaderDelay, c.writeHeaderEarly)
+	defer early.Stop()
 	g.answerDirect(ctx, c, ss, f, one)
 }
+
+// sessionFastHeaderDelay is how long a call on the session fast path may
+// run before its response's header is sent ahead of its answer (go-sdk's
+// handler sends it at once): a client that bounds the wait for a
+// response's header sees it in time, and a call answered sooner is
+// written in one piece.
+const sessionFastHeaderDelay = time.Second
 
 // cancelSessionFast cancels the calls on the session fast path in ls that
 // r, a POST of that session, cancels (notifications/cancelled, alone, or

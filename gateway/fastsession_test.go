@@ -286,3 +286,31 @@ func TestSessionIdleTimeout(t *testing.T) {
 		t.Errorf("a call of the ended session returned %v, want the session missing", err)
 	}
 }
+
+// TestSessionFastHeaderBeforeLongAnswer: a call on the session fast path
+// that runs longer than a second has its response's header sent before its
+// answer, as go-sdk's handler sends it at once (a client bounding the wait
+// for a header does not fail a long call).
+func TestSessionFastHeaderBeforeLongAnswer(t *testing.T) {
+	old := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "old", Era: testserver.Legacy}))
+	g, url := startGateway(t, []Server{{Name: "old", Target: old.URL}}, nil)
+	s := rawInit(t, url, `{}`)
+	before := g.sessionFast.Load()
+	resp := s.post(testCtx(t, 30*time.Second), `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"slow","arguments":{"ms":5000}}}`)
+	headed := time.Now()
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	answered := time.Now()
+	if err != nil || resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"id":5,"result"`) {
+		t.Fatalf("%d %v %s", resp.StatusCode, err, body)
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Errorf("Content-Type %q", ct)
+	}
+	if gap := answered.Sub(headed); gap < 2*time.Second {
+		t.Errorf("the header came %v before the answer of a 5 s call, want it about 4 s before", gap)
+	}
+	if g.sessionFast.Load() != before+1 {
+		t.Error("the call did not take the session fast path")
+	}
+}
