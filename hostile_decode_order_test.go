@@ -62,18 +62,7 @@ func startLogThenNullQuestion(t *testing.T) string {
 func TestHostileNullQuestionAfterLog(t *testing.T) {
 	t.Parallel()
 	url := startLogThenNullQuestion(t)
-	var handled atomic.Int64
-	c, err := mcpadapter.NewClient(url, &mcpadapter.ClientOptions{
-		Logger: quietLogger(),
-		LogHandler: func(context.Context, *mcp.LoggingMessageRequest) {
-			time.Sleep(100 * time.Millisecond) // a handler that takes its time
-			handled.Add(1)
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
+	c, handled := slowLogClient(t, url)
 	ctx := testCtx(t)
 	requests := map[string]func() error{
 		"prompts/get": func() error {
@@ -123,4 +112,23 @@ func TestHostileNullQuestionAfterLog(t *testing.T) {
 			t.Errorf("%s: %d of %d requests returned before the log message sent before their answer reached the LogHandler", name, missed, rounds)
 		}
 	}
+}
+
+// slowLogClient returns a client of url whose LogHandler takes 100 ms per
+// log message, and the count of the messages it has handled.
+func slowLogClient(t *testing.T, url string) (*mcpadapter.Client, *atomic.Int64) {
+	t.Helper()
+	handled := new(atomic.Int64)
+	c, err := mcpadapter.NewClient(url, &mcpadapter.ClientOptions{
+		Logger: quietLogger(),
+		LogHandler: func(context.Context, *mcp.LoggingMessageRequest) {
+			time.Sleep(100 * time.Millisecond) // a handler that takes its time
+			handled.Add(1)
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c, handled
 }

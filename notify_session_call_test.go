@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -82,16 +81,7 @@ func TestNotificationsBeforeSessionCallAnswerReachHandlers(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			sess, err := c.Session(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			modern := sess.InitializeResult().ProtocolVersion >= "2026-07-28"
-			if !modern {
-				if err := sess.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
-					t.Fatal(err)
-				}
-			}
+			_, modern := debugSession(ctx, t, c)
 			missed := 0
 			for i := range sessionCalls {
 				text := fmt.Sprintf("call-%d", i)
@@ -183,18 +173,7 @@ func startLogThenHostileCall(t *testing.T) string {
 func TestHostileSessionCallAfterLog(t *testing.T) {
 	t.Parallel()
 	url := startLogThenHostileCall(t)
-	var handled atomic.Int64
-	c, err := mcpadapter.NewClient(url, &mcpadapter.ClientOptions{
-		Logger: quietLogger(),
-		LogHandler: func(context.Context, *mcp.LoggingMessageRequest) {
-			time.Sleep(100 * time.Millisecond) // a handler that takes its time
-			handled.Add(1)
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
+	c, handled := slowLogClient(t, url)
 	ctx := testCtx(t)
 	const rounds = 3
 	for _, tool := range []string{"null", "question", "error", "plain"} {
@@ -227,4 +206,22 @@ func TestHostileSessionCallAfterLog(t *testing.T) {
 			t.Errorf("%s: %d of %d calls returned before the log message sent before their answer reached the LogHandler", tool, missed, rounds)
 		}
 	}
+}
+
+// debugSession returns c's go-sdk session, asking a handshake-era server
+// for every log message (a 2026-07-28 request asks in its _meta), and
+// whether it speaks 2026-07-28.
+func debugSession(ctx context.Context, t *testing.T, c *mcpadapter.Client) (*mcp.ClientSession, bool) {
+	t.Helper()
+	sess, err := c.Session(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	modern := sess.InitializeResult().ProtocolVersion >= "2026-07-28"
+	if !modern {
+		if err := sess.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return sess, modern
 }

@@ -121,16 +121,7 @@ func TestSessionCallInsideLogHandler(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			sess, err := c.Session(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			modern := sess.InitializeResult().ProtocolVersion >= "2026-07-28"
-			if !modern {
-				if err := sess.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
-					t.Fatal(err)
-				}
-			}
+			sess, modern := debugSession(ctx, t, c)
 			missed := 0
 			for i := range rounds {
 				text := fmt.Sprintf("call-%d", i)
