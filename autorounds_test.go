@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/mcpadapter/mcpadapter"
-	"github.com/mcpadapter/mcpadapter/internal/inputwire"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -215,11 +214,12 @@ func TestRoundWithoutQuestions(t *testing.T) {
 		t.Errorf("input_required without questions: %+v, %v; want an error saying it asked no questions", res, err)
 	}
 	// An ElicitInterrupt tool reads it by the same rule: no round (and no
-	// load shed, which is an empty list of questions).
-	start := time.Now()
+	// load shed, which is an empty list of questions: the server, which
+	// answers every call alike, would be called again until the client
+	// gave up on its load shedding, and the error would say so).
 	res, err = hitlTools(t, c, nil)["bad_response"].Call(ctx, testserver.ScriptedArgs(reply))
-	if err == nil || !strings.Contains(err.Error(), "no questions") || time.Since(start) >= inputwire.ShedWait(1) {
-		t.Errorf("ElicitInterrupt, input_required without questions: %+v, %v after %v; want an error saying it asked no questions, at once", res, err, time.Since(start))
+	if err == nil || !strings.Contains(err.Error(), "no questions") || strings.Contains(err.Error(), "shed") {
+		t.Errorf("ElicitInterrupt, input_required without questions: %+v, %v; want an error saying it asked no questions, without retrying", res, err)
 	}
 }
 
