@@ -192,11 +192,6 @@ func TrackRequest(ctx context.Context) (context.Context, *RequestStatus) {
 	return context.WithValue(ctx, requestStatusKey{}, rs), rs
 }
 
-// Tracked reports whether ctx carries a RequestStatus (TrackRequest): the
-// request is one the engine sends itself (engine.Send), not one a program
-// makes on go-sdk's session.
-func Tracked(ctx context.Context) bool { return requestStatus(ctx) != nil }
-
 // requestStatus returns the RequestStatus that ctx carries, or nil.
 func requestStatus(ctx context.Context) *RequestStatus {
 	rs, _ := ctx.Value(requestStatusKey{}).(*RequestStatus)
