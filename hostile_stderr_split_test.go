@@ -1,12 +1,9 @@
 package mcpadapter_test
 
 import (
-	"errors"
 	"log/slog"
 	"strings"
 	"testing"
-
-	"github.com/mcpadapter/mcpadapter"
 )
 
 // A stdio server that prints secrets split across its stderr lines (a
@@ -43,18 +40,7 @@ echo "GITHUB_TOKEN=S3CR-14"
 echo "Authorization: Bearer S3CR-15"
 exit 3`
 	var logs syncBuffer
-	c, err := mcpadapter.NewClient(mcpadapter.Command{Path: "/bin/sh", Args: []string{"-c", script}},
-		&mcpadapter.ClientOptions{Name: "leaky", Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_, err = c.Tools(ctx)
-	var te *mcpadapter.TransportError
-	if !errors.As(err, &te) {
-		t.Fatalf("Tools: %v, want a *TransportError", err)
-	}
-	msg := err.Error()
+	msg := leakyShellError(ctx, t, script, slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))).Error()
 	for _, kept := range []string{"Basic usage: fatal: bad credentials", "keep-me", "'user': 'ann'", "-----END RSA PRIVATE KEY-----"} {
 		if !strings.Contains(msg, kept) {
 			t.Errorf("the error lacks %q:\n%s", kept, msg)

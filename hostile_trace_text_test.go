@@ -1,7 +1,9 @@
 package mcpadapter_test
 
 import (
+	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -46,18 +48,7 @@ echo "  api_key: S3CR-13" >&2
 echo "fetch https://ann:S3CR-14@h/x?token=S3CR-15 failed" >&2
 echo "fatal: bad credentials" >&2
 exit 3`
-	c, err := mcpadapter.NewClient(mcpadapter.Command{Path: "/bin/sh", Args: []string{"-c", script}},
-		&mcpadapter.ClientOptions{Name: "leaky"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	_, err = c.Tools(ctx)
-	var te *mcpadapter.TransportError
-	if !errors.As(err, &te) {
-		t.Fatalf("Tools: %v, want a *TransportError", err)
-	}
-	msg := err.Error()
+	msg := leakyShellError(ctx, t, script, nil).Error()
 	if !strings.Contains(msg, "fatal: bad credentials") || !strings.Contains(msg, "GITHUB_TOKEN=[REDACTED]") ||
 		!strings.Contains(msg, "https://ann:[REDACTED]@h/x?token=[REDACTED] failed") {
 		t.Errorf("the error lacks the server's stderr:\n%s", msg)
@@ -83,4 +74,23 @@ func TestHostileServerErrorEchoRedacted(t *testing.T) {
 	if msg := err.Error(); strings.Contains(msg, "S3CR") || !strings.Contains(msg, "https://ann:[REDACTED]@h/r") {
 		t.Errorf("the error: %s", msg)
 	}
+}
+
+// leakyShellError lists the tools of a stdio server run as /bin/sh -c
+// script, named leaky, with logger (nil: the default), and returns the
+// *TransportError the listing fails with.
+func leakyShellError(ctx context.Context, t *testing.T, script string, logger *slog.Logger) error {
+	t.Helper()
+	c, err := mcpadapter.NewClient(mcpadapter.Command{Path: "/bin/sh", Args: []string{"-c", script}},
+		&mcpadapter.ClientOptions{Name: "leaky", Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, err = c.Tools(ctx)
+	var te *mcpadapter.TransportError
+	if !errors.As(err, &te) {
+		t.Fatalf("Tools: %v, want a *TransportError", err)
+	}
+	return err
 }

@@ -131,6 +131,18 @@ func (s *rawSession) post(ctx context.Context, body string) *http.Response {
 	return resp
 }
 
+// end ends the session (DELETE).
+func (s *rawSession) end() error {
+	req, _ := http.NewRequest(http.MethodDelete, s.url, nil)
+	req.Header.Set("Mcp-Session-Id", s.id)
+	req.Header.Set("Mcp-Protocol-Version", v1125)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	return resp.Body.Close()
+}
+
 // callUntil posts a tools/call and reads its stream until a line holds
 // want; it returns the function that drops the connection.
 func (s *rawSession) callUntil(tool, args, want string) (drop func()) {

@@ -84,16 +84,8 @@ func postStatus(t *testing.T, s *rawSession, body string) (int, string) {
 // endRawSession ends session s (DELETE), when the test ends too.
 func endRawSession(t *testing.T, s *rawSession) {
 	t.Helper()
-	del := func() {
-		req, _ := http.NewRequest(http.MethodDelete, s.url, nil)
-		req.Header.Set("Mcp-Session-Id", s.id)
-		req.Header.Set("Mcp-Protocol-Version", v1125)
-		if r, err := http.DefaultClient.Do(req); err == nil {
-			r.Body.Close()
-		}
-	}
-	t.Cleanup(del)
-	del()
+	t.Cleanup(func() { _ = s.end() })
+	_ = s.end()
 }
 
 // postAway posts body in session s from a goroutine of its own (the
@@ -172,14 +164,9 @@ func TestSessionFastDeleteRace(t *testing.T) {
 		t.Fatal("no live session")
 	}
 	// The DELETE runs between the POST's look-up and its call.
-	del, _ := http.NewRequest(http.MethodDelete, url, nil)
-	del.Header.Set("Mcp-Session-Id", s.id)
-	del.Header.Set("Mcp-Protocol-Version", v1125)
-	resp, err := http.DefaultClient.Do(del)
-	if err != nil {
+	if err := s.end(); err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
 	r := httptest.NewRequestWithContext(testCtx(t, 5*time.Second), http.MethodPost, "/mcp", strings.NewReader(holdCall))
 	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream", "Mcp-Session-Id": s.id, "Mcp-Protocol-Version": v1125} {
 		r.Header.Set(k, v)
@@ -277,14 +264,9 @@ func TestSessionFastChurn(t *testing.T) {
 				t.Fatalf("session %d: %d %.300s", i, status, body)
 			}
 		}
-		req, _ := http.NewRequest(http.MethodDelete, url, nil)
-		req.Header.Set("Mcp-Session-Id", s.id)
-		req.Header.Set("Mcp-Protocol-Version", v1125)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
+		if err := s.end(); err != nil {
 			t.Fatal(err)
 		}
-		resp.Body.Close()
 	}
 	if got := g.sessionFast.Load() - before; got != n/10 {
 		t.Errorf("%d of %d calls on the session fast path", got, n/10)

@@ -172,24 +172,11 @@ func TestRelayProgressReplacementBounded(t *testing.T) {
 				relays, _, total := relayCounts(g)
 				return relays == 0 && total == 0
 			})
-			if n := reportedProgressDrops(t, drops, a.ss.ID()); n == 0 {
+			if n := reportedCount(t, drops, a.ss.ID(), "progress_reports", false); n == 0 {
 				t.Error("no progress report of alice's was reported dropped or replaced")
 			}
 		})
 	}
-}
-
-// reportedProgressDrops waits for the reports of session's relay, and
-// returns the progress reports they say were dropped or replaced.
-func reportedProgressDrops(t *testing.T, d *dropReports, session string) int {
-	t.Helper()
-	waitUntil(t, "the report of the session's dropped notifications", func() bool { return len(d.of(session)) > 0 })
-	n := 0
-	for _, rep := range d.of(session) {
-		p, _ := rep["progress_reports"].(int64)
-		n += int(p)
-	}
-	return n
 }
 
 // TestRelayAccountingUnderAttack: clients that do not read their

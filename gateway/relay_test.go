@@ -142,16 +142,24 @@ func relayHeld(g *Gateway, ss *mcp.ServerSession) (bytes, n int) {
 // reportedDrops waits for the reports of the log messages alice's relay
 // dropped (one each time her relay emptied: while the sockets to her
 // still took messages, it may have emptied more than once), and returns
-// their number.
+// their number; a report that names none fails the test.
 func reportedDrops(t *testing.T, d *dropReports, session string) int {
 	t.Helper()
-	waitUntil(t, "the report of alice's dropped log messages", func() bool { return len(d.of(session)) > 0 })
+	return reportedCount(t, d, session, "log_messages", true)
+}
+
+// reportedCount waits for the reports of session's relay and returns the
+// sum of their counts under key; with each, a report whose count is not
+// positive fails the test.
+func reportedCount(t *testing.T, d *dropReports, session, key string, each bool) int {
+	t.Helper()
+	waitUntil(t, "the report of the session's dropped notifications", func() bool { return len(d.of(session)) > 0 })
 	time.Sleep(100 * time.Millisecond) // a report of the last drain would come now
 	total := 0
 	for _, rep := range d.of(session) {
-		n, _ := rep["log_messages"].(int64)
-		if n <= 0 {
-			t.Fatalf("a report says %v log messages were dropped", rep["log_messages"])
+		n, _ := rep[key].(int64)
+		if each && n <= 0 {
+			t.Fatalf("a report says %v %s were dropped", rep[key], key)
 		}
 		total += int(n)
 	}
