@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -74,252 +73,6 @@ import (
 // on the session fast path may name.
 var sessionFastVersions = []string{"2025-06-18", "2025-11-25"}
 
-// errCancelledByClient ends a call on the session fast path that its
-// client cancelled (notifications/cancelled).
-var errCancelledByClient = errors.New("the client cancelled the request")
-
-// Why liveSessions.start refuses a call: its session is no longer live,
-// go-sdk's handler has a request of the session, or a call with its id
-// is in flight on the fast path.
-var (
-	errNotLive     = errors.New("the session is not live")
-	errSDKHandling = errors.New("go-sdk's handler has a request of the session")
-	errDuplicateID = errors.New("a call with this id is in flight in the session")
-)
-
-// liveSessions are the handshake-era sessions of a gateway without shared
-// sessions, by id, for the session fast path. They also end the sessions
-// idle for Options.SessionTimeout, as go-sdk's handler would (it is given
-// none): a session's idle time starts when its last POST, on either path,
-// has been answered. (go-sdk closes a session whose initialize failed;
-// every other session is here.)
-type liveSessions struct {
-	timeout time.Duration // Options.SessionTimeout
-
-	mu     sync.Mutex
-	closed bool
-	by     map[string]*liveSession
-}
-
-// liveSession is a session the session fast path may serve.
-type liveSession struct {
-	id        string
-	ss        *mcp.ServerSession
-	principal string // the UserID of the token its initialize came with
-
-	// Guarded by liveSessions.mu.
-	streams int                                    // standalone streams (GET) being served
-	sdk     int                                    // its POSTs in go-sdk's handler, and its requests being handled there
-	calls   map[jsonrpc.ID]context.CancelCauseFunc // calls on the fast path in flight
-	posts   int                                    // POSTs being served
-	idle    *time.Timer                            // closes ss once idle for timeout; nil: never
-}
-
-// add records ss, made by principal, until it ends; the goroutine waiting
-// for its end is owned by the session, which Gateway.Close closes. Once
-// the gateway is closing (shut), ss is not recorded.
-func (l *liveSessions) add(ss *mcp.ServerSession, principal string, wg *sync.WaitGroup) {
-	id := ss.ID()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed || id == "" || l.by[id] != nil {
-		return
-	}
-	if l.by == nil {
-		l.by = make(map[string]*liveSession)
-	}
-	ls := &liveSession{id: id, ss: ss, principal: principal}
-	if l.timeout > 0 {
-		ls.idle = time.AfterFunc(l.timeout, func() { _ = ss.Close() })
-	}
-	l.by[id] = ls
-	wg.Go(func() {
-		_ = ss.Wait()
-		l.mu.Lock()
-		if l.by[id] == ls {
-			delete(l.by, id)
-		}
-		if ls.idle != nil {
-			ls.idle.Stop()
-		}
-		l.mu.Unlock()
-	})
-}
-
-// post counts a POST of session id, made by principal, until the
-// returned function is called: the session is not idle meanwhile.
-func (l *liveSessions) post(id, principal string) (done func()) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	ls := l.by[id]
-	if ls == nil || ls.principal != principal || ls.idle == nil {
-		return func() {}
-	}
-	if ls.posts++; ls.posts == 1 {
-		ls.idle.Stop()
-	}
-	return func() {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		if ls.posts--; ls.posts == 0 && l.by[id] == ls {
-			ls.idle.Reset(l.timeout)
-		}
-	}
-}
-
-// drop forgets session id when principal made it, or no principal did
-// (its client ended it: DELETE), so that no request of it takes the fast path while go-sdk
-// closes it, and cancels its calls on the fast path (one that started
-// but has not reached the receiving middleware, which endSession ends,
-// included).
-func (l *liveSessions) drop(id, principal string) {
-	l.mu.Lock()
-	ls := l.by[id]
-	if ls == nil || (ls.principal != "" && ls.principal != principal) {
-		// go-sdk ends a session made without a principal for anyone.
-		l.mu.Unlock()
-		return
-	}
-	delete(l.by, id)
-	if ls.idle != nil {
-		ls.idle.Stop()
-	}
-	cancels := make([]context.CancelCauseFunc, 0, len(ls.calls))
-	for _, c := range ls.calls {
-		cancels = append(cancels, c)
-	}
-	l.mu.Unlock()
-	for _, c := range cancels {
-		c(errSessionEnded)
-	}
-}
-
-// shut stops recording sessions.
-func (l *liveSessions) shut() {
-	l.mu.Lock()
-	l.closed = true
-	l.mu.Unlock()
-}
-
-// get returns session id, made by principal, or nil.
-func (l *liveSessions) get(id, principal string) *liveSession {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if ls := l.by[id]; ls != nil && ls.principal == principal {
-		return ls
-	}
-	return nil
-}
-
-// stream counts a standalone stream of session id, made by principal,
-// until the returned function is called.
-func (l *liveSessions) stream(id, principal string) (done func()) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	ls := l.by[id]
-	if ls == nil || ls.principal != principal {
-		return func() {}
-	}
-	ls.streams++
-	return func() {
-		l.mu.Lock()
-		ls.streams--
-		l.mu.Unlock()
-	}
-}
-
-// streaming reports whether ls has a standalone stream being served.
-func (l *liveSessions) streaming(ls *liveSession) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return ls.streams > 0
-}
-
-// start records a call with id on the fast path in ls until the returned
-// function is called. It refuses (errNotLive, errSDKHandling,
-// errDuplicateID) a session no longer live, one with a request in
-// go-sdk's handler, and an id in flight on the fast path.
-func (l *liveSessions) start(ls *liveSession, id jsonrpc.ID, cancel context.CancelCauseFunc) (done func(), err error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	switch _, dup := ls.calls[id]; {
-	case dup:
-		return nil, errDuplicateID
-	case l.closed || l.by[ls.id] != ls:
-		return nil, errNotLive
-	case ls.sdk > 0:
-		return nil, errSDKHandling
-	}
-	if ls.calls == nil {
-		ls.calls = make(map[jsonrpc.ID]context.CancelCauseFunc)
-	}
-	ls.calls[id] = cancel
-	return func() {
-		l.mu.Lock()
-		delete(ls.calls, id)
-		l.mu.Unlock()
-	}, nil
-}
-
-// toSDK counts a POST of ls holding requests (ids) that goes to go-sdk's
-// handler until the returned function is called (no call of ls starts on
-// the fast path meanwhile); dup is one of ids in flight on the fast path,
-// if any: the POST is then refused, and release does nothing.
-func (l *liveSessions) toSDK(ls *liveSession, ids []jsonrpc.ID) (release func(), dup jsonrpc.ID) {
-	if len(ids) == 0 {
-		return func() {}, jsonrpc.ID{}
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, id := range ids {
-		if _, inFlight := ls.calls[id]; inFlight {
-			return func() {}, id
-		}
-	}
-	ls.sdk++
-	return func() {
-		l.mu.Lock()
-		ls.sdk--
-		l.mu.Unlock()
-	}, jsonrpc.ID{}
-}
-
-// handling counts a request of session id being handled by go-sdk's
-// session (the receiving middleware) until the returned function is
-// called: a call whose POST's stream dropped is still in flight there.
-func (l *liveSessions) handling(id string) (done func()) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	ls := l.by[id]
-	if ls == nil {
-		return func() {}
-	}
-	ls.sdk++
-	return func() {
-		l.mu.Lock()
-		ls.sdk--
-		l.mu.Unlock()
-	}
-}
-
-// cancel cancels the call with id on the fast path in ls, if one is in
-// flight.
-func (l *liveSessions) cancel(ls *liveSession, id jsonrpc.ID) {
-	l.mu.Lock()
-	cancel := ls.calls[id]
-	l.mu.Unlock()
-	if cancel != nil {
-		cancel(errCancelledByClient)
-	}
-}
-
-// calling reports whether ls has calls on the fast path in flight.
-func (l *liveSessions) calling(ls *liveSession) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(ls.calls) > 0
-}
-
 // serveSession serves r, a request with or without a session, on the
 // session fast path when it takes it, and with go-sdk's handler
 // otherwise.
@@ -341,10 +94,15 @@ func (g *Gateway) serveSession(w http.ResponseWriter, r *http.Request) {
 // path when it takes it, refused when it names the id of a call on the
 // fast path in flight, and with go-sdk's handler otherwise.
 func (g *Gateway) serveLive(w http.ResponseWriter, r *http.Request, ls *liveSession) {
-	if g.live.calling(ls) {
-		g.cancelSessionFast(r, ls)
+	body, ok := g.readBody(r)
+	if !ok {
+		g.stateful.ServeHTTP(w, r) // go-sdk says why it cannot be read
+		return
 	}
-	if f := g.sessionFastRequestOf(r, ls); f != nil {
+	if g.live.calling(ls) {
+		g.cancelSessionFast(r, ls, body)
+	}
+	if f := g.sessionFastRequestOf(r, ls, body); f != nil {
 		ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
 		defer cancel(nil)
 		done, err := g.live.start(ls, f.msg.ID, cancel)
@@ -361,7 +119,7 @@ func (g *Gateway) serveLive(w http.ResponseWriter, r *http.Request, ls *liveSess
 		// Not live (go-sdk answers 404), or go-sdk's handler has a
 		// request of the session (it checks the id against its own).
 	}
-	release, dup := g.live.toSDK(ls, g.requestIDs(r))
+	release, dup := g.live.toSDK(ls, rpcIDs(requestIDs(body)))
 	if dup.IsValid() {
 		writeDuplicateID(w, dup)
 		return
@@ -384,32 +142,27 @@ func writeDuplicateID(w http.ResponseWriter, id jsonrpc.ID) {
 	}
 }
 
-// requestIDs returns the ids of the requests in r's body (one message or
-// a batch), read as go-sdk's handler reads them; it puts the body back.
-func (g *Gateway) requestIDs(r *http.Request) []jsonrpc.ID {
-	body, ok := g.readBody(r)
-	if !ok {
-		return nil
-	}
-	var raws []json.RawMessage
-	if b := bytes.TrimLeft(body, " \t\r\n"); len(b) == 0 || b[0] != '[' || json.Unmarshal(b, &raws) != nil {
-		raws = []json.RawMessage{body}
-	}
+// rpcIDs returns the request ids of requestIDs as go-sdk reads them
+// (an integer, a string); one it cannot read is left out (go-sdk refuses
+// its request).
+func rpcIDs(raws []json.RawMessage) []jsonrpc.ID {
 	var ids []jsonrpc.ID
 	for _, raw := range raws {
-		if msg, err := jsonrpc.DecodeMessage(raw); err == nil {
-			if req, ok := msg.(*jsonrpc.Request); ok && req.ID.IsValid() {
-				ids = append(ids, req.ID)
-			}
+		var v any
+		if json.Unmarshal(raw, &v) != nil {
+			continue
+		}
+		if id, err := jsonrpc.MakeID(v); err == nil && id.IsValid() {
+			ids = append(ids, id)
 		}
 	}
 	return ids
 }
 
-// sessionFastRequestOf returns r, a POST of session ls, as a fastRequest
-// whose call is direct, or nil when r does not take the session fast path
-// (see the rule above). It may read r's body and puts it back.
-func (g *Gateway) sessionFastRequestOf(r *http.Request, ls *liveSession) *fastRequest {
+// sessionFastRequestOf returns r, a POST of session ls with body, as a
+// fastRequest whose call is direct, or nil when r does not take the
+// session fast path (see the rule above).
+func (g *Gateway) sessionFastRequestOf(r *http.Request, ls *liveSession, body []byte) *fastRequest {
 	if g.shared != nil {
 		return nil
 	}
@@ -426,10 +179,6 @@ func (g *Gateway) sessionFastRequestOf(r *http.Request, ls *liveSession) *fastRe
 	}
 	ip := ls.ss.InitializeParams()
 	if ip == nil || g.logLevel(ls.ss) != "" || (canBeAsked(ip.Capabilities) && !g.live.streaming(ls)) {
-		return nil
-	}
-	body, ok := g.readBody(r)
-	if !ok {
 		return nil
 	}
 	f := parseFast(body)
@@ -475,12 +224,11 @@ func (g *Gateway) answerSessionFast(ctx context.Context, w http.ResponseWriter, 
 const sessionFastHeaderDelay = time.Second
 
 // cancelSessionFast cancels the calls on the session fast path in ls that
-// r, a POST of that session, cancels (notifications/cancelled, alone, or
-// in a batch when go-sdk's handler takes one: under a protocol version
-// before 2025-06-18); r then goes on as it would (its body put back).
-func (g *Gateway) cancelSessionFast(r *http.Request, ls *liveSession) {
-	body, ok := g.readBody(r)
-	if !ok || !bytes.Contains(body, []byte("notifications/cancelled")) {
+// r, a POST of that session with body, cancels (notifications/cancelled,
+// alone, or in a batch when go-sdk's handler takes one: under a protocol
+// version before 2025-06-18); r then goes on as it would.
+func (g *Gateway) cancelSessionFast(r *http.Request, ls *liveSession, body []byte) {
+	if !bytes.Contains(body, []byte("notifications/cancelled")) {
 		return
 	}
 	batch := false

@@ -97,7 +97,9 @@ func TestSessionFastDifferential(t *testing.T) {
 			setHeaders(req.Header, fheader)
 			var f *fastRequest
 			if fheader["Mcp-Session-Id"] == fs.id {
-				f = fast.sessionFastRequestOf(req, ls)
+				if body, ok := fast.readBody(req); ok {
+					f = fast.sessionFastRequestOf(req, ls, body)
+				}
 			}
 			if want, ok := wantFast[c.name]; ok && (f != nil) != want {
 				t.Errorf("session fast path taken: %v, want %v", f != nil, want)

@@ -1,0 +1,257 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// errCancelledByClient ends a call on the session fast path that its
+// client cancelled (notifications/cancelled).
+var errCancelledByClient = errors.New("the client cancelled the request")
+
+// Why liveSessions.start refuses a call: its session is no longer live,
+// go-sdk's handler has a request of the session, or a call with its id
+// is in flight on the fast path.
+var (
+	errNotLive     = errors.New("the session is not live")
+	errSDKHandling = errors.New("go-sdk's handler has a request of the session")
+	errDuplicateID = errors.New("a call with this id is in flight in the session")
+)
+
+// liveSessions are the handshake-era sessions of a gateway without shared
+// sessions, by id, for the session fast path. They also end the sessions
+// idle for Options.SessionTimeout, as go-sdk's handler would (it is given
+// none): a session's idle time starts when its last POST, on either path,
+// has been answered. (go-sdk closes a session whose initialize failed;
+// every other session is here.)
+type liveSessions struct {
+	timeout time.Duration // Options.SessionTimeout
+
+	mu     sync.Mutex
+	closed bool
+	by     map[string]*liveSession
+}
+
+// liveSession is a session the session fast path may serve.
+type liveSession struct {
+	id        string
+	ss        *mcp.ServerSession
+	principal string // the UserID of the token its initialize came with
+
+	// Guarded by liveSessions.mu.
+	streams int                                    // standalone streams (GET) being served
+	sdk     int                                    // its POSTs in go-sdk's handler, and its requests being handled there
+	calls   map[jsonrpc.ID]context.CancelCauseFunc // calls on the fast path in flight
+	posts   int                                    // POSTs being served
+	idle    *time.Timer                            // closes ss once idle for timeout; nil: never
+}
+
+// add records ss, made by principal, until it ends; the goroutine waiting
+// for its end is owned by the session, which Gateway.Close closes. Once
+// the gateway is closing (shut), ss is not recorded.
+func (l *liveSessions) add(ss *mcp.ServerSession, principal string, wg *sync.WaitGroup) {
+	id := ss.ID()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed || id == "" || l.by[id] != nil {
+		return
+	}
+	if l.by == nil {
+		l.by = make(map[string]*liveSession)
+	}
+	ls := &liveSession{id: id, ss: ss, principal: principal}
+	if l.timeout > 0 {
+		ls.idle = time.AfterFunc(l.timeout, func() { _ = ss.Close() })
+	}
+	l.by[id] = ls
+	wg.Go(func() {
+		_ = ss.Wait()
+		l.mu.Lock()
+		if l.by[id] == ls {
+			delete(l.by, id)
+		}
+		if ls.idle != nil {
+			ls.idle.Stop()
+		}
+		l.mu.Unlock()
+	})
+}
+
+// post counts a POST of session id, made by principal, until the
+// returned function is called: the session is not idle meanwhile.
+func (l *liveSessions) post(id, principal string) (done func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ls := l.by[id]
+	if ls == nil || ls.principal != principal || ls.idle == nil {
+		return func() {}
+	}
+	if ls.posts++; ls.posts == 1 {
+		ls.idle.Stop()
+	}
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if ls.posts--; ls.posts == 0 && l.by[id] == ls {
+			ls.idle.Reset(l.timeout)
+		}
+	}
+}
+
+// drop forgets session id when principal made it, or no principal did
+// (its client ended it: DELETE), so that no request of it takes the fast path while go-sdk
+// closes it, and cancels its calls on the fast path (one that started
+// but has not reached the receiving middleware, which endSession ends,
+// included).
+func (l *liveSessions) drop(id, principal string) {
+	l.mu.Lock()
+	ls := l.by[id]
+	if ls == nil || (ls.principal != "" && ls.principal != principal) {
+		// go-sdk ends a session made without a principal for anyone.
+		l.mu.Unlock()
+		return
+	}
+	delete(l.by, id)
+	if ls.idle != nil {
+		ls.idle.Stop()
+	}
+	cancels := make([]context.CancelCauseFunc, 0, len(ls.calls))
+	for _, c := range ls.calls {
+		cancels = append(cancels, c)
+	}
+	l.mu.Unlock()
+	for _, c := range cancels {
+		c(errSessionEnded)
+	}
+}
+
+// shut stops recording sessions.
+func (l *liveSessions) shut() {
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
+}
+
+// get returns session id, made by principal, or nil.
+func (l *liveSessions) get(id, principal string) *liveSession {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if ls := l.by[id]; ls != nil && ls.principal == principal {
+		return ls
+	}
+	return nil
+}
+
+// stream counts a standalone stream of session id, made by principal,
+// until the returned function is called.
+func (l *liveSessions) stream(id, principal string) (done func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ls := l.by[id]
+	if ls == nil || ls.principal != principal {
+		return func() {}
+	}
+	ls.streams++
+	return func() {
+		l.mu.Lock()
+		ls.streams--
+		l.mu.Unlock()
+	}
+}
+
+// streaming reports whether ls has a standalone stream being served.
+func (l *liveSessions) streaming(ls *liveSession) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return ls.streams > 0
+}
+
+// start records a call with id on the fast path in ls until the returned
+// function is called. It refuses (errNotLive, errSDKHandling,
+// errDuplicateID) a session no longer live, one with a request in
+// go-sdk's handler, and an id in flight on the fast path.
+func (l *liveSessions) start(ls *liveSession, id jsonrpc.ID, cancel context.CancelCauseFunc) (done func(), err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch _, dup := ls.calls[id]; {
+	case dup:
+		return nil, errDuplicateID
+	case l.closed || l.by[ls.id] != ls:
+		return nil, errNotLive
+	case ls.sdk > 0:
+		return nil, errSDKHandling
+	}
+	if ls.calls == nil {
+		ls.calls = make(map[jsonrpc.ID]context.CancelCauseFunc)
+	}
+	ls.calls[id] = cancel
+	return func() {
+		l.mu.Lock()
+		delete(ls.calls, id)
+		l.mu.Unlock()
+	}, nil
+}
+
+// toSDK counts a POST of ls holding requests (ids) that goes to go-sdk's
+// handler until the returned function is called (no call of ls starts on
+// the fast path meanwhile); dup is one of ids in flight on the fast path,
+// if any: the POST is then refused, and release does nothing.
+func (l *liveSessions) toSDK(ls *liveSession, ids []jsonrpc.ID) (release func(), dup jsonrpc.ID) {
+	if len(ids) == 0 {
+		return func() {}, jsonrpc.ID{}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, id := range ids {
+		if _, inFlight := ls.calls[id]; inFlight {
+			return func() {}, id
+		}
+	}
+	ls.sdk++
+	return func() {
+		l.mu.Lock()
+		ls.sdk--
+		l.mu.Unlock()
+	}, jsonrpc.ID{}
+}
+
+// handling counts a request of session id being handled by go-sdk's
+// session (the receiving middleware) until the returned function is
+// called: a call whose POST's stream dropped is still in flight there.
+func (l *liveSessions) handling(id string) (done func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ls := l.by[id]
+	if ls == nil {
+		return func() {}
+	}
+	ls.sdk++
+	return func() {
+		l.mu.Lock()
+		ls.sdk--
+		l.mu.Unlock()
+	}
+}
+
+// cancel cancels the call with id on the fast path in ls, if one is in
+// flight.
+func (l *liveSessions) cancel(ls *liveSession, id jsonrpc.ID) {
+	l.mu.Lock()
+	cancel := ls.calls[id]
+	l.mu.Unlock()
+	if cancel != nil {
+		cancel(errCancelledByClient)
+	}
+}
+
+// calling reports whether ls has calls on the fast path in flight.
+func (l *liveSessions) calling(ls *liveSession) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(ls.calls) > 0
+}
