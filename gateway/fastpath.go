@@ -417,7 +417,7 @@ type fastConn struct {
 
 	mu       sync.Mutex
 	headed   bool        // the response's header was sent (writeHeaderEarly)
-	writing  bool        // the answer is being written or was (writeAnswer)
+	writing  bool        // the answer is being written or was (writeAnswer), or the handler is returning
 	read     bool        // req was read
 	done     bool        // the answer was taken
 	held     *heldAnswer // the answer the session handed over (not direct)

@@ -119,7 +119,8 @@ func (g *Gateway) serveLive(w http.ResponseWriter, r *http.Request, ls *liveSess
 		// Not live (go-sdk answers 404), or go-sdk's handler has a
 		// request of the session (it checks the id against its own).
 	}
-	release, dup := g.live.toSDK(ls, rpcIDs(requestIDs(body)))
+	// Every id: one past requestIDs' bound would run a call twice.
+	release, dup := g.live.toSDK(ls, rpcIDs(allRequestIDs(body)))
 	if dup.IsValid() {
 		writeDuplicateID(w, dup)
 		return
@@ -212,8 +213,15 @@ func (g *Gateway) answerSessionFast(ctx context.Context, w http.ResponseWriter, 
 	ctx = context.WithValue(ctx, oneRequestKey{}, one)
 	c := &fastConn{req: f.msg, direct: true, session: true, httpCtx: ctx, w: w, closed: make(chan struct{}), answered: make(chan struct{})}
 	early := time.AfterFunc(sessionFastHeaderDelay, c.writeHeaderEarly)
-	defer early.Stop()
 	g.answerDirect(ctx, c, ss, f, one)
+	// Once the handler returns, w is net/http's again: a header being
+	// written early (under c.mu) has been written when c.mu is taken
+	// here, and none is written after (the timer may fire now: a call
+	// the gateway's Close ended writes no answer).
+	early.Stop()
+	c.mu.Lock()
+	c.writing = true
+	c.mu.Unlock()
 }
 
 // sessionFastHeaderDelay is how long a call on the session fast path may

@@ -93,7 +93,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.posts.Add(1)
 		defer g.posts.Add(-1)
 	}
-	if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && id != "" {
+	if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodDelete && id != "" && endsSession(r) {
 		// go-sdk ends a session only when its requests have ended.
 		g.live.drop(id, principalOf(r))
 		g.endSession(id, principalOf(r))
@@ -161,6 +161,16 @@ func (g *Gateway) isStateless(w http.ResponseWriter, r *http.Request) (bool, err
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	return !hasInitialize(body), nil
+}
+
+// endsSession reports whether go-sdk's handler ends the session a
+// DELETE names (when it knows the session): its Mcp-Protocol-Version
+// header is absent or a handshake-era version. go-sdk refuses a DELETE
+// with another version, and the 2026-07-28 handler knows no session; the
+// session then goes on, its calls with it.
+func endsSession(r *http.Request) bool {
+	v := r.Header.Get("Mcp-Protocol-Version")
+	return v == "" || (v < modernVersion && knownVersion(v))
 }
 
 // hasInitialize reports whether a JSON-RPC message or batch holds an

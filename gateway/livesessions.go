@@ -49,6 +49,7 @@ type liveSession struct {
 	calls   map[jsonrpc.ID]context.CancelCauseFunc // calls on the fast path in flight
 	posts   int                                    // POSTs being served
 	idle    *time.Timer                            // closes ss once idle for timeout; nil: never
+	ended   bool                                   // its client ended it (DELETE): no request takes the fast path
 }
 
 // add records ss, made by principal, until it ends; the goroutine waiting
@@ -82,13 +83,14 @@ func (l *liveSessions) add(ss *mcp.ServerSession, principal string, wg *sync.Wai
 	})
 }
 
-// post counts a POST of session id, made by principal, until the
-// returned function is called: the session is not idle meanwhile.
+// post counts a POST of session id, made by principal (or by anyone,
+// when no principal made the session), until the returned function is
+// called: the session is not idle meanwhile.
 func (l *liveSessions) post(id, principal string) (done func()) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ls := l.by[id]
-	if ls == nil || ls.principal != principal || ls.idle == nil {
+	if ls == nil || !ls.servesFor(principal) || ls.idle == nil {
 		return func() {}
 	}
 	if ls.posts++; ls.posts == 1 {
@@ -103,23 +105,22 @@ func (l *liveSessions) post(id, principal string) (done func()) {
 	}
 }
 
-// drop forgets session id when principal made it, or no principal did
-// (its client ended it: DELETE), so that no request of it takes the fast path while go-sdk
-// closes it, and cancels its calls on the fast path (one that started
-// but has not reached the receiving middleware, which endSession ends,
-// included).
+// drop marks session id ended when principal made it, or no principal
+// did (its client ended it: DELETE), so that no request of it takes the
+// fast path while go-sdk closes it, and cancels its calls on the fast
+// path (one that started but has not reached the receiving middleware,
+// which endSession ends, included). The session stays recorded, its idle
+// timer running, until it ends: go-sdk refuses some DELETEs (an
+// unsupported Mcp-Protocol-Version header, say), and the session then
+// goes on, served by go-sdk's handler.
 func (l *liveSessions) drop(id, principal string) {
 	l.mu.Lock()
 	ls := l.by[id]
-	if ls == nil || (ls.principal != "" && ls.principal != principal) {
-		// go-sdk ends a session made without a principal for anyone.
+	if ls == nil || !ls.servesFor(principal) {
 		l.mu.Unlock()
 		return
 	}
-	delete(l.by, id)
-	if ls.idle != nil {
-		ls.idle.Stop()
-	}
+	ls.ended = true
 	cancels := make([]context.CancelCauseFunc, 0, len(ls.calls))
 	for _, c := range ls.calls {
 		cancels = append(cancels, c)
@@ -141,7 +142,7 @@ func (l *liveSessions) shut() {
 func (l *liveSessions) get(id, principal string) *liveSession {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if ls := l.by[id]; ls != nil && ls.principal == principal {
+	if ls := l.by[id]; ls != nil && !ls.ended && ls.principal == principal {
 		return ls
 	}
 	return nil
@@ -181,7 +182,7 @@ func (l *liveSessions) start(ls *liveSession, id jsonrpc.ID, cancel context.Canc
 	switch _, dup := ls.calls[id]; {
 	case dup:
 		return nil, errDuplicateID
-	case l.closed || l.by[ls.id] != ls:
+	case l.closed || ls.ended || l.by[ls.id] != ls:
 		return nil, errNotLive
 	case ls.sdk > 0:
 		return nil, errSDKHandling
@@ -254,4 +255,10 @@ func (l *liveSessions) calling(ls *liveSession) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(ls.calls) > 0
+}
+
+// servesFor reports whether go-sdk's handler serves ls to principal: a
+// session made without a principal is served to anyone.
+func (ls *liveSession) servesFor(principal string) bool {
+	return ls.principal == "" || ls.principal == principal
 }

@@ -53,9 +53,20 @@ type streamRecord struct {
 type callIDsKey struct{}
 
 // requestIDs returns the ids of the requests (not notifications, not
-// responses) in a JSON-RPC message or batch; nil when it has none or is
-// not JSON-RPC (go-sdk then says what is wrong).
+// responses) in a JSON-RPC message or batch, the first maxStreamIDs of
+// them; nil when it has none or is not JSON-RPC (go-sdk then says what
+// is wrong).
 func requestIDs(body []byte) []json.RawMessage {
+	ids := allRequestIDs(body)
+	if len(ids) > maxStreamIDs {
+		ids = ids[:maxStreamIDs]
+	}
+	return ids
+}
+
+// allRequestIDs returns the ids of the requests in body, a JSON-RPC
+// message or batch, as requestIDs does, all of them.
+func allRequestIDs(body []byte) []json.RawMessage {
 	body = bytes.TrimSpace(body)
 	type msg struct {
 		ID     json.RawMessage `json:"id"`
@@ -75,7 +86,7 @@ func requestIDs(body []byte) []json.RawMessage {
 	}
 	var ids []json.RawMessage
 	for _, m := range msgs {
-		if m.Method != "" && len(m.ID) > 0 && !bytes.Equal(m.ID, []byte("null")) && len(ids) < maxStreamIDs {
+		if m.Method != "" && len(m.ID) > 0 && !bytes.Equal(m.ID, []byte("null")) {
 			ids = append(ids, m.ID)
 		}
 	}
