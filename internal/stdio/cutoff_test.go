@@ -51,8 +51,11 @@ func checkLines(t *testing.T, data []byte) int {
 func TestStdioWriteErrorNamesCause(t *testing.T) {
 	t.Run("timeout", func(t *testing.T) {
 		c := shConn(t, `exec sleep 30`) // never reads stdin
-		timeout := fmt.Errorf("no answer within 200ms (ClientOptions.Timeout): %w", context.DeadlineExceeded)
-		ctx, cancel := context.WithTimeoutCause(t.Context(), 200*time.Millisecond, timeout)
+		// Long enough for the message to be encoded and its first bytes
+		// written under any load (or no line is cut: a write that wrote
+		// nothing leaves the connection as it was).
+		timeout := fmt.Errorf("no answer within 1s (ClientOptions.Timeout): %w", context.DeadlineExceeded)
+		ctx, cancel := context.WithTimeoutCause(t.Context(), time.Second, timeout)
 		defer cancel()
 		err := c.Write(ctx, bigMessage())
 		var co *CutOffError
