@@ -28,10 +28,14 @@ import (
 )
 
 // balancer is a round-robin HTTP load balancer with no affinity, as
-// plain as a proxy gets: each request goes to the next backend; a backend
-// that refuses the connection is skipped for that request (as nginx's
-// proxy_next_upstream does by default).
+// plain as a proxy gets: each request goes to the next backend over a
+// connection of its own (nginx keeps no connection to a backend open
+// unless told to), and a backend that refuses the connection is skipped
+// for that request (as nginx's proxy_next_upstream does by default). A
+// kept connection to a replica just killed would fail a request that
+// the next replica would answer.
 type balancer struct {
+	rt       http.RoundTripper
 	backends []*url.URL
 	next     atomic.Int64
 	mu       sync.Mutex
@@ -41,7 +45,10 @@ type balancer struct {
 
 func newBalancer(t *testing.T, urls ...string) (*balancer, string) {
 	t.Helper()
-	b := &balancer{served: map[string]int{}, busy: map[string]int{}}
+	rt := http.DefaultTransport.(*http.Transport).Clone()
+	rt.DisableKeepAlives = true
+	t.Cleanup(rt.CloseIdleConnections)
+	b := &balancer{rt: rt, served: map[string]int{}, busy: map[string]int{}}
 	for _, u := range urls {
 		pu, err := url.Parse(u)
 		if err != nil {
@@ -70,7 +77,7 @@ func (b *balancer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		out.URL.Scheme, out.URL.Host, out.Host, out.RequestURI = be.Scheme, be.Host, be.Host, ""
 		out.Body = io.NopCloser(bytes.NewReader(body))
 		b.count(be.Host, &b.busy, 1)
-		resp, err := http.DefaultTransport.RoundTrip(out)
+		resp, err := b.rt.RoundTrip(out)
 		if err != nil {
 			b.count(be.Host, &b.busy, -1)
 			var oe *net.OpError
