@@ -269,18 +269,23 @@ func measureIdleSessions(t testing.TB, addr string, n int, hold idleHold, sessio
 	if first != nil {
 		t.Fatalf("opening %d idle sessions: %v", n, first)
 	}
-	// Wait (bounded) for the server to have settled: every session's
-	// goroutines parked, the connections of the closed requests gone.
+	// Wait (for 5 seconds at the most) for the server to have settled:
+	// every session's goroutines parked, the connections of the closed
+	// requests gone (the same goroutines in three reads in a row).
 	var heap1, stack1 int64
-	var g1 int
-	for range 50 {
-		time.Sleep(20 * time.Millisecond)
+	g1, same := -1, 0
+	for range 100 {
+		time.Sleep(50 * time.Millisecond)
 		h, s, gs := idleProcess()
 		if gs == g1 {
-			heap1, stack1 = h, s
-			break
+			same++
+		} else {
+			same = 0
 		}
 		heap1, stack1, g1 = h, s, gs
+		if same == 2 {
+			break
+		}
 	}
 	if got := sessions(); got < n+1 {
 		t.Fatalf("%d live sessions, want %d", got, n+1)
