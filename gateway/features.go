@@ -74,7 +74,7 @@ func (g *Gateway) route(next mcp.MethodHandler) mcp.MethodHandler {
 				// Recorded before it is initialized: the idle timer
 				// (Options.SessionTimeout) is the gateway's for every
 				// session go-sdk keeps.
-				g.live.add(ss, principalOfRequest(req), &g.sessWG)
+				g.live.add(ss, principalOfRequest(req))
 			}
 			res, err := next(ctx, method, req)
 			if err == nil {

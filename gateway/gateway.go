@@ -103,7 +103,7 @@ type Gateway struct {
 
 	pol    atomic.Pointer[Policy] // Options.Policy, or SetPolicy's
 	shared *sharedSessions        // Options.Sessions; nil: sessions are this process's
-	sessWG sync.WaitGroup         // the waits for the end of the sessions held here (shared or live)
+	sessWG sync.WaitGroup         // the waits for the end of the shared sessions held here
 	live   liveSessions           // without shared sessions: the handshake-era sessions (fastsession.go)
 	// sessionFast counts the calls answered on the session fast path.
 	sessionFast atomic.Int64

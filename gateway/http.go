@@ -34,7 +34,7 @@ const statelessJSON = false
 func (g *Gateway) newHTTPHandlers() (stateful, stateless httpHandler) {
 	get := func(*http.Request) *mcp.Server { return g.server }
 	logger := g.log.With("component", "go-sdk http")
-	var events mcp.EventStore = mcp.NewMemoryEventStore(nil)
+	var events mcp.EventStore = &sessionEvents{EventStore: newEventStore(), closed: g.sessionClosed}
 	var timeout time.Duration // without shared sessions, g.live ends idle sessions
 	g.live.timeout = g.opts.SessionTimeout
 	if g.shared != nil {

@@ -28,13 +28,40 @@ var (
 // idle for Options.SessionTimeout, as go-sdk's handler would (it is given
 // none): a session's idle time starts when its last POST, on either path,
 // has been answered. (go-sdk closes a session whose initialize failed;
-// every other session is here.)
+// every other session is here.) A session is forgotten when go-sdk closes
+// it: its handler tells the event store (sessionEvents), which calls
+// forget; nothing waits for the end of each session.
 type liveSessions struct {
 	timeout time.Duration // Options.SessionTimeout
 
 	mu     sync.Mutex
 	closed bool
 	by     map[string]*liveSession
+}
+
+// sessionEvents is the event store of the handler with sessions when
+// sessions are not shared (an eventStore), which also tells the gateway
+// when go-sdk closes a session. go-sdk's connection of a session calls
+// SessionClosed once, when it is closed, before ServerSession.Wait
+// returns.
+type sessionEvents struct {
+	mcp.EventStore
+	closed func(sessionID string)
+}
+
+// SessionClosed drops the session's events and tells the gateway.
+func (e *sessionEvents) SessionClosed(ctx context.Context, sessionID string) error {
+	err := e.EventStore.SessionClosed(ctx, sessionID)
+	e.closed(sessionID)
+	return err
+}
+
+// sessionClosed is called when go-sdk closes the handshake-era session id
+// (the event store's SessionClosed, under go-sdk's lock of the session's
+// connection: it neither blocks nor calls into the session).
+func (g *Gateway) sessionClosed(id string) {
+	g.live.forget(id)
+	g.clock.sessionClosed(id)
 }
 
 // liveSession is a session the session fast path may serve.
@@ -52,10 +79,9 @@ type liveSession struct {
 	ended   bool                                   // its client ended it (DELETE): no request takes the fast path
 }
 
-// add records ss, made by principal, until it ends; the goroutine waiting
-// for its end is owned by the session, which Gateway.Close closes. Once
+// add records ss, made by principal, until go-sdk closes it (forget). Once
 // the gateway is closing (shut), ss is not recorded.
-func (l *liveSessions) add(ss *mcp.ServerSession, principal string, wg *sync.WaitGroup) {
+func (l *liveSessions) add(ss *mcp.ServerSession, principal string) {
 	id := ss.ID()
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -70,17 +96,21 @@ func (l *liveSessions) add(ss *mcp.ServerSession, principal string, wg *sync.Wai
 		ls.idle = time.AfterFunc(l.timeout, func() { _ = ss.Close() })
 	}
 	l.by[id] = ls
-	wg.Go(func() {
-		_ = ss.Wait()
-		l.mu.Lock()
-		if l.by[id] == ls {
-			delete(l.by, id)
-		}
-		if ls.idle != nil {
-			ls.idle.Stop()
-		}
-		l.mu.Unlock()
-	})
+}
+
+// forget forgets session id, which go-sdk has closed, and stops its idle
+// timer. Session ids are never made twice, so the id names that session.
+func (l *liveSessions) forget(id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ls := l.by[id]
+	if ls == nil {
+		return
+	}
+	delete(l.by, id)
+	if ls.idle != nil {
+		ls.idle.Stop()
+	}
 }
 
 // post counts a POST of session id, made by principal (or by anyone,

@@ -106,7 +106,7 @@ type sharedEvents struct {
 }
 
 func newSharedEvents(g *Gateway) *sharedEvents {
-	return &sharedEvents{EventStore: mcp.NewMemoryEventStore(nil), g: g, local: make(map[string]map[string]bool)}
+	return &sharedEvents{EventStore: newEventStore(), g: g, local: make(map[string]map[string]bool)}
 }
 
 // Open records a new stream as this replica's and, when it answers
@@ -152,13 +152,15 @@ func (e *sharedEvents) Append(ctx context.Context, sessionID, streamID string, d
 }
 
 // SessionClosed forgets the session's streams and the questions waiting
-// in it.
+// in it, and has the session's end reported (sessionClock).
 func (e *sharedEvents) SessionClosed(ctx context.Context, sessionID string) error {
 	e.mu.Lock()
 	delete(e.local, sessionID)
 	e.mu.Unlock()
 	e.g.shared.unwaitSession(sessionID)
-	return e.EventStore.SessionClosed(ctx, sessionID)
+	err := e.EventStore.SessionClosed(ctx, sessionID)
+	e.g.clock.sessionClosed(sessionID)
+	return err
 }
 
 // After replays a stream of this replica.

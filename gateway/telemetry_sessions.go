@@ -12,13 +12,24 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// sessionClock owns the goroutines that wait for the end of the
-// handshake-era sessions timed for mcpadapter.ServerSessionTelemetry;
-// Gateway.Close shuts it, closes the sessions and waits for them.
+// sessionClock holds the handshake-era sessions timed for
+// mcpadapter.ServerSessionTelemetry until go-sdk closes them, and owns
+// the goroutines that then wait for their connections' end to report it;
+// Gateway.Close shuts it, closes the sessions and waits for them. The
+// handler with sessions tells its event store when it closes a session
+// (sessionClosed): nothing waits for an open session. A session without
+// an id (stdio) is waited for from the start.
 type sessionClock struct {
 	mu     sync.Mutex
 	closed bool
+	timed  map[string]timedSession // by session id
 	wg     sync.WaitGroup
+}
+
+// timedSession is a session being timed and what reports its end.
+type timedSession struct {
+	ss    *mcp.ServerSession
+	ended func(error)
 }
 
 // watch calls ended with the error ss ended with, once it ends; it does
@@ -29,7 +40,34 @@ func (c *sessionClock) watch(ss *mcp.ServerSession, ended func(error)) {
 	if c.closed {
 		return
 	}
-	c.wg.Go(func() { ended(ss.Wait()) })
+	id := ss.ID()
+	if id == "" {
+		c.wg.Go(func() { ended(ss.Wait()) })
+		return
+	}
+	if old, ok := c.timed[id]; ok {
+		// A copy of a shared session made again while the old one was
+		// still timed: the old one is waited for from now on.
+		c.wg.Go(func() { old.ended(old.ss.Wait()) })
+	}
+	if c.timed == nil {
+		c.timed = make(map[string]timedSession)
+	}
+	c.timed[id] = timedSession{ss: ss, ended: ended}
+}
+
+// sessionClosed starts the report of the end of session id, which go-sdk
+// has closed: once its connection's Wait returns, with the error it
+// returns.
+func (c *sessionClock) sessionClosed(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.timed[id]
+	if !ok {
+		return
+	}
+	delete(c.timed, id)
+	c.wg.Go(func() { t.ended(t.ss.Wait()) })
 }
 
 // shut makes watch do nothing from now on.

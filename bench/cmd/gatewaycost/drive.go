@@ -99,26 +99,30 @@ func drive(ctx context.Context, kids *children, s settings) error {
 
 	start := time.Now()
 	b.loadStart = loadavg()
-	log.Printf("== cost per call (%d runs × %d calls)", s.runs, s.n)
-	for run := range s.runs {
-		if err := b.costRun(ctx, run); err != nil {
-			return err
+	if s.wants("cost") {
+		log.Printf("== cost per call (%d runs × %d calls)", s.runs, s.n)
+		for run := range s.runs {
+			if err := b.costRun(ctx, run); err != nil {
+				return err
+			}
 		}
-	}
-	if s.costOnly {
-		b.print(os.Stdout, time.Since(start), node, npmDir)
-		return nil
 	}
 	// Idle sessions before the load: a process's RSS shrinks for a while
 	// after a load, which would be read as negative memory per session.
-	log.Printf("== idle sessions (%d)", s.idle)
-	b.idleRows(ctx)
-	log.Printf("== latency under load (%s per cell)", s.duration)
-	if err := b.loadRows(ctx); err != nil {
-		return err
+	if s.wants("idle") {
+		log.Printf("== idle sessions (%d)", s.idle)
+		b.idleRows(ctx)
 	}
-	log.Printf("== cold start, %d servers", coldServers)
-	b.coldRows(ctx, cli, cold, node, npmDir, dir)
+	if s.wants("latency") {
+		log.Printf("== latency under load (%s per cell)", s.duration)
+		if err := b.loadRows(ctx); err != nil {
+			return err
+		}
+	}
+	if s.wants("cold") {
+		log.Printf("== cold start, %d servers", coldServers)
+		b.coldRows(ctx, cli, cold, node, npmDir, dir)
+	}
 	b.print(os.Stdout, time.Since(start), node, npmDir)
 	return nil
 }

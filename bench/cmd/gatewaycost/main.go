@@ -34,7 +34,7 @@
 //
 // Usage, from the bench directory:
 //
-//	go run ./cmd/gatewaycost [-runs 3] [-n 2000] [-duration 3s] [-clients 1,64,512] [-idle 200] [-cost-only] [-eras 2026-07-28]
+//	go run ./cmd/gatewaycost [-runs 3] [-n 2000] [-duration 3s] [-clients 1,64,512] [-idle 200] [-only cost,idle,latency,cold] [-eras 2026-07-28]
 package main
 
 import (
@@ -47,6 +47,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -59,9 +60,17 @@ type settings struct {
 	duration                         time.Duration
 	clients                          []int
 	anchorsDir, node                 string
-	noAnchors, costOnly              bool
+	noAnchors                        bool
+	rows                             map[string]bool // the rows measured: cost, idle, latency, cold
 	eras                             []string
 }
+
+// rowNames are the rows a run can measure (-only), in the order it
+// measures them.
+var rowNames = []string{"cost", "idle", "latency", "cold"}
+
+// wants reports whether the run measures row.
+func (s settings) wants(row string) bool { return s.rows[row] }
 
 func main() {
 	log.SetFlags(0)
@@ -78,10 +87,22 @@ func main() {
 	flag.StringVar(&s.anchorsDir, "anchors", "", "npm directory with supergateway, mcp-hub and mcp-proxy (default: installed into a temporary one)")
 	flag.StringVar(&s.node, "node", "", "Node 22 (default: from go run ./internal/testenv/cmd/npmsetup)")
 	flag.BoolVar(&s.noAnchors, "no-anchors", false, "measure the gateway only")
-	flag.BoolVar(&s.costOnly, "cost-only", false, "measure the cost per call only (no latency, idle or cold-start rows)")
+	costOnly := flag.Bool("cost-only", false, "measure the cost per call only (-only cost)")
+	only := flag.String("only", strings.Join(rowNames, ","), "the rows to measure, of "+strings.Join(rowNames, ","))
 	eras := flag.String("eras", era2025+","+era2026, "client versions of the cost cells")
 	flag.Parse()
 	s.eras = strings.Split(*eras, ",")
+	if *costOnly {
+		*only = "cost"
+	}
+	s.rows = map[string]bool{}
+	for _, r := range strings.Split(*only, ",") {
+		r = strings.TrimSpace(r)
+		if !slices.Contains(rowNames, r) {
+			log.Fatalf("-only %q: want rows of %s", *only, strings.Join(rowNames, ","))
+		}
+		s.rows[r] = true
+	}
 	if *floor {
 		if err := runFloor(); err != nil {
 			log.Fatal(err)

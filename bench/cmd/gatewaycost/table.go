@@ -47,10 +47,16 @@ func (b *bench) print(w io.Writer, elapsed time.Duration, node, npmDir string) {
 		fmt.Fprintf(w, ", supergateway %s, mcp-hub %s, mcp-proxy %s", pkgVersion(npmDir, "supergateway"), pkgVersion(npmDir, "mcp-hub"), pkgVersion(npmDir, "mcp-proxy"))
 	}
 	fmt.Fprintf(w, "; measuring took %s; load average (1, 5, 15 min) at the start %s, at the end %s\n\n", elapsed.Round(time.Second), b.loadStart, loadavg())
-	b.printCost(w)
-	if !b.s.costOnly {
+	if b.s.wants("cost") {
+		b.printCost(w)
+	}
+	if b.s.wants("latency") {
 		b.printLoad(w)
+	}
+	if b.s.wants("idle") {
 		b.printIdle(w)
+	}
+	if b.s.wants("cold") {
 		b.printCold(w)
 	}
 	if len(b.notes) > 0 {

@@ -1,0 +1,102 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestEventStoreAnswersAsGoSDKs: the gateway's event store answers as
+// go-sdk's MemoryEventStore does, op for op, over random opens, appends
+// (equal events among them), replays, closes and purges (a bound of a
+// few events).
+func TestEventStoreAnswersAsGoSDKs(t *testing.T) {
+	ctx := context.Background()
+	for seed := range uint64(50) {
+		r := rand.New(rand.NewPCG(seed, 7))
+		ours := newEventStore()
+		theirs := mcp.NewMemoryEventStore(nil)
+		maxBytes := 1 + r.IntN(200)
+		ours.maxBytes = maxBytes
+		theirs.SetMaxBytes(maxBytes)
+		for op := range 2000 {
+			session := fmt.Sprintf("s%d", r.IntN(4))
+			stream := fmt.Sprintf("t%d", r.IntN(4))
+			switch r.IntN(10) {
+			case 0:
+				if err := ours.Open(ctx, session, stream); err != nil {
+					t.Fatal(err)
+				}
+				_ = theirs.Open(ctx, session, stream)
+			case 1, 2, 3, 4:
+				data := bytes.Repeat([]byte{byte('a' + r.IntN(3))}, r.IntN(40))
+				if err := ours.Append(ctx, session, stream, data); err != nil {
+					t.Fatal(err)
+				}
+				_ = theirs.Append(ctx, session, stream, data)
+			case 5:
+				if err := ours.SessionClosed(ctx, session); err != nil {
+					t.Fatal(err)
+				}
+				_ = theirs.SessionClosed(ctx, session)
+			default:
+				index := r.IntN(12) - 1
+				got, gotErr := replay(ours, session, stream, index)
+				want, wantErr := replay(theirs, session, stream, index)
+				if (gotErr == nil) != (wantErr == nil) || errors.Is(gotErr, mcp.ErrEventsPurged) != errors.Is(wantErr, mcp.ErrEventsPurged) {
+					t.Fatalf("seed %d, op %d: After(%s, %s, %d): error %v, go-sdk's %v", seed, op, session, stream, index, gotErr, wantErr)
+				}
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Fatalf("seed %d, op %d: After(%s, %s, %d) = %q, go-sdk's %q", seed, op, session, stream, index, got, want)
+				}
+			}
+		}
+	}
+}
+
+// replay returns what After yields.
+func replay(s mcp.EventStore, session, stream string, index int) ([]string, error) {
+	var out []string
+	for data, err := range s.After(context.Background(), session, stream, index) {
+		if err != nil {
+			return out, err
+		}
+		out = append(out, string(data))
+	}
+	return out, nil
+}
+
+// TestEventStoreHoldsEqualEventsOnce: the same event appended to the
+// streams of a thousand sessions is held once, and each replay gives its
+// bytes.
+func TestEventStoreHoldsEqualEventsOnce(t *testing.T) {
+	ctx := context.Background()
+	const sessions, size = 1000, 8 << 10
+	s := newEventStore()
+	event := func() []byte { return bytes.Repeat([]byte("tools/list "), size/11) }
+	before := liveHeap()
+	for i := range sessions {
+		id := fmt.Sprintf("session-%d", i)
+		if err := s.Open(ctx, id, ""); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Append(ctx, id, "list", event()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	held := liveHeap() - before
+	runtime.KeepAlive(s)
+	if held > sessions*size/8 {
+		t.Errorf("%d sessions holding the same %d-byte event take %d bytes of heap, want at most %d", sessions, size, held, sessions*size/8)
+	}
+	got, err := replay(s, "session-7", "list", -1)
+	if err != nil || len(got) != 1 || got[0] != string(event()) {
+		t.Fatalf("replay: %d events, %v", len(got), err)
+	}
+}
