@@ -18,31 +18,55 @@ const defaultEventBytes = 10 << 20
 // what go-sdk's MemoryEventStore does (the events of each stream of each
 // session, for a client that resumes a stream; the oldest event of every
 // stream dropped in turn while more than maxBytes are held; a session's
-// dropped when it is closed), with the same answers, but an event's bytes
-// held once however many streams hold them (unique.Make): every session
-// keeps the answers to its initialize and tools/list requests, which are
-// the same for every client that sends the same request, and a
-// notification sent to every session is the same bytes in each. The bytes
-// counted against maxBytes are those each stream holds, as go-sdk counts
-// them.
+// dropped when it is closed), with the same answers, but the bytes of an
+// event of at least internMin bytes held once however many streams hold
+// them (unique.Make): every session keeps the answers to its initialize
+// and tools/list requests, which are the same for every client that
+// sends the same request, and a notification sent to every session is the
+// same bytes in each. A smaller event is held as a copy of its own: a
+// value unique.Make holds costs about 250 bytes besides its own, which a
+// server sending many small events, each different, would otherwise
+// multiply the store's heap by (7 times its bound for 40-byte events).
+// The bytes counted against maxBytes are those each stream holds, as
+// go-sdk counts them.
 type eventStore struct {
-	mu       sync.Mutex
-	maxBytes int
-	nBytes   int
-	sessions map[string]map[string]*eventList // session id -> stream id -> events
+	mu        sync.Mutex
+	maxBytes  int
+	internMin int // the size from which an event's bytes are held once
+	nBytes    int
+	sessions  map[string]map[string]*eventList // session id -> stream id -> events
 }
+
+// defaultInternMin is an eventStore's internMin: an event's bytes are
+// held once from 256 bytes on, where what unique.Make holds besides them
+// is at most about their size (an initialize answer is larger).
+const defaultInternMin = 256
 
 // eventList is the events of one stream held: first is the index of
 // data[0] in the stream, size the bytes of data.
 type eventList struct {
 	first, size int
-	data        []unique.Handle[string]
+	data        []event
+}
+
+// event is the bytes of an event: small, or held once (large).
+type event struct {
+	small string
+	large unique.Handle[string] // zero for a small event
+}
+
+// bytes returns the event's bytes.
+func (e event) bytes() string {
+	if e.large == (unique.Handle[string]{}) {
+		return e.small
+	}
+	return e.large.Value()
 }
 
 var _ mcp.EventStore = (*eventStore)(nil)
 
 func newEventStore() *eventStore {
-	return &eventStore{maxBytes: defaultEventBytes, sessions: make(map[string]map[string]*eventList)}
+	return &eventStore{maxBytes: defaultEventBytes, internMin: defaultInternMin, sessions: make(map[string]map[string]*eventList)}
 }
 
 // list returns the events of stream streamID of session sessionID,
@@ -72,12 +96,17 @@ func (s *eventStore) Open(_ context.Context, sessionID, streamID string) error {
 // Append adds an event to a stream, after dropping the oldest events
 // while more than maxBytes are held.
 func (s *eventStore) Append(_ context.Context, sessionID, streamID string, data []byte) error {
-	h := unique.Make(string(data))
+	var e event
+	if len(data) >= s.internMin {
+		e.large = unique.Make(string(data))
+	} else {
+		e.small = string(data)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	l := s.list(sessionID, streamID)
 	s.purge()
-	l.data = append(l.data, h)
+	l.data = append(l.data, e)
 	l.size += len(data)
 	s.nBytes += len(data)
 	return nil
@@ -92,8 +121,8 @@ func (s *eventStore) purge() {
 				if l.size == 0 {
 					continue
 				}
-				n := len(l.data[0].Value())
-				l.data[0] = unique.Handle[string]{}
+				n := len(l.data[0].bytes())
+				l.data[0] = event{}
 				l.data = l.data[1:]
 				l.first++
 				l.size -= n
@@ -113,15 +142,15 @@ func (s *eventStore) After(_ context.Context, sessionID, streamID string, index 
 			yield(nil, err)
 			return
 		}
-		for _, h := range events {
-			if !yield([]byte(h.Value()), nil) {
+		for _, e := range events {
+			if !yield([]byte(e.bytes()), nil) {
 				return
 			}
 		}
 	}
 }
 
-func (s *eventStore) after(sessionID, streamID string, index int) ([]unique.Handle[string], error) {
+func (s *eventStore) after(sessionID, streamID string, index int) ([]event, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	streams, ok := s.sessions[sessionID]
@@ -139,7 +168,7 @@ func (s *eventStore) after(sessionID, streamID string, index int) ([]unique.Hand
 	if start >= len(l.data) {
 		return nil, nil
 	}
-	return append([]unique.Handle[string](nil), l.data[start:]...), nil
+	return append([]event(nil), l.data[start:]...), nil
 }
 
 // SessionClosed drops the events of a session.

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -15,7 +16,7 @@ import (
 // TestEventStoreAnswersAsGoSDKs: the gateway's event store answers as
 // go-sdk's MemoryEventStore does, op for op, over random opens, appends
 // (equal events among them), replays, closes and purges (a bound of a
-// few events).
+// few events), events held once or copied.
 func TestEventStoreAnswersAsGoSDKs(t *testing.T) {
 	ctx := context.Background()
 	for seed := range uint64(50) {
@@ -24,6 +25,7 @@ func TestEventStoreAnswersAsGoSDKs(t *testing.T) {
 		theirs := mcp.NewMemoryEventStore(nil)
 		maxBytes := 1 + r.IntN(200)
 		ours.maxBytes = maxBytes
+		ours.internMin = r.IntN(40) // events of up to 40 bytes: some held once, some copied
 		theirs.SetMaxBytes(maxBytes)
 		for op := range 2000 {
 			session := fmt.Sprintf("s%d", r.IntN(4))
@@ -99,4 +101,51 @@ func TestEventStoreHoldsEqualEventsOnce(t *testing.T) {
 	if err != nil || len(got) != 1 || got[0] != string(event()) {
 		t.Fatalf("replay: %d events, %v", len(got), err)
 	}
+}
+
+// TestEventStoreFloodHeap: a hostile server floods every session with
+// small notifications, each event different (a counter in it), three
+// times the store's bound over: the heap the store holds stays within
+// three times its bound for every event size, as go-sdk's
+// MemoryEventStore's does (about twice its bound for 40-byte events).
+func TestEventStoreFloodHeap(t *testing.T) {
+	ctx := context.Background()
+	const maxBytes = 4 << 20
+	for _, size := range []int{40, 90, 260, 400, 600, 2000} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			before := settledHeap()
+			s := newEventStore()
+			s.maxBytes = maxBytes
+			pad := bytes.Repeat([]byte("x"), size)
+			for i := range 3 * maxBytes / size {
+				data := fmt.Appendf(nil, `{"n":%d,"method":"notifications/message","p":"%s`, i, pad)[:size]
+				if err := s.Append(ctx, fmt.Sprint("session-", i%100), "stream", data); err != nil {
+					t.Fatal(err)
+				}
+			}
+			held := settledHeap() - before
+			runtime.KeepAlive(s)
+			t.Logf("%d-byte events: %.1f MiB of heap for a bound of %d MiB", size, float64(held)/(1<<20), maxBytes>>20)
+			if held > 3*maxBytes {
+				t.Errorf("%d-byte events: the store holds %.1f MiB of heap, want at most %d MiB (3 times its bound)", size, float64(held)/(1<<20), 3*maxBytes>>20)
+			}
+		})
+	}
+}
+
+// settledHeap returns the live heap once the values unique.Make held for
+// handles no longer reachable are gone (the unique package drops them
+// after a collection, on a goroutine of its own): once a collection
+// frees less than 1% of it.
+func settledHeap() int64 {
+	h := liveHeap()
+	for range 50 {
+		time.Sleep(20 * time.Millisecond)
+		next := liveHeap()
+		if next >= h-h/100 {
+			return next
+		}
+		h = next
+	}
+	return h
 }
