@@ -233,13 +233,7 @@ func (denyFailTool) Allow(_ context.Context, _, _, _, name string) bool { return
 // startDiffGateways starts the gateway twice over the same servers: with
 // the fast path and without it.
 func startDiffGateways(t *testing.T, search bool) (fast, slow *Gateway, fastURL, slowURL string) {
-	upServer := testserver.New(testserver.Options{Name: "up", Era: testserver.Modern})
-	upServer.AddTool(&mcp.Tool{Name: "caps", Description: "Say what the client can be asked, as the server learns it.", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			caps, _ := json.Marshal(req.ClientCapabilities())
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(caps)}}}, nil
-		})
-	up := testserver.StartStreamable(t, upServer, testserver.Stateless())
+	up := startCapsServer(t)
 	old := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "old", Era: testserver.Legacy}))
 	servers := []Server{{Name: "up", Target: up.URL}, {Name: "old", Target: old.URL}, {Name: "dies", Target: dyingProxy(t, up.URL)}, {Name: "evil", Target: hostileProxy(t, up.URL)}, {Name: "raw", Target: testserver.StartRawHTTP(t, nil).URL}}
 	opts := func(slowOnly bool) *Options {
@@ -534,17 +528,25 @@ func TestFastPathListChangedMidCall(t *testing.T) {
 	}
 }
 
-// TestFastPathRealClients: a go-sdk client at 2026-07-28 and mcpadapter's
-// own client call a tool through the gateway, and their calls are answered
-// on the fast path.
-func TestFastPathRealClients(t *testing.T) {
+// startCapsServer starts a stateless 2026-07-28 server on loopback whose
+// tool caps answers with the client capabilities the server learns of
+// the call (the request's _meta).
+func startCapsServer(t *testing.T) *testserver.HTTPServer {
+	t.Helper()
 	upServer := testserver.New(testserver.Options{Name: "up", Era: testserver.Modern})
 	upServer.AddTool(&mcp.Tool{Name: "caps", Description: "Say what the client can be asked, as the server learns it.", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			caps, _ := json.Marshal(req.ClientCapabilities())
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(caps)}}}, nil
 		})
-	up := testserver.StartStreamable(t, upServer, testserver.Stateless())
+	return testserver.StartStreamable(t, upServer, testserver.Stateless())
+}
+
+// TestFastPathRealClients: a go-sdk client at 2026-07-28 and mcpadapter's
+// own client call a tool through the gateway, and their calls are answered
+// on the fast path.
+func TestFastPathRealClients(t *testing.T) {
+	up := startCapsServer(t)
 	g, err := New([]Server{{Name: "up", Target: up.URL}}, &Options{Logger: quietLogger(t)})
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
 	"github.com/modelcontextprotocol/go-sdk/auth"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // sendVersioned sends a request of session s with method, body and the
@@ -204,13 +202,7 @@ func TestSessionFastEarlyHeaderAfterClose(t *testing.T) {
 // with each of their calls (the gateway's capabilities memo never gives
 // one session's to another's call).
 func TestSessionFastCapsCrossing(t *testing.T) {
-	upServer := testserver.New(testserver.Options{Name: "up", Era: testserver.Modern})
-	upServer.AddTool(&mcp.Tool{Name: "caps", Description: "Say what the client can be asked.", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			caps, _ := json.Marshal(req.ClientCapabilities())
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(caps)}}}, nil
-		})
-	up := testserver.StartStreamable(t, upServer, testserver.Stateless())
+	up := startCapsServer(t)
 	g, url := startGateway(t, []Server{{Name: "up", Target: up.URL}}, nil)
 	users := []struct {
 		name, caps, want string
@@ -262,14 +254,7 @@ func TestSessionFastCapsCrossing(t *testing.T) {
 func TestSessionIdleOtherPrincipalPost(t *testing.T) {
 	old := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "old", Era: testserver.Legacy}))
 	const idle = 500 * time.Millisecond
-	g, err := New([]Server{{Name: "old", Target: old.URL}}, &Options{SessionTimeout: idle, Logger: quietLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = g.Close() })
-	if err := g.Start(testCtx(t, 30*time.Second)); err != nil {
-		t.Fatal(err)
-	}
+	g, _ := startGateway(t, []Server{{Name: "old", Target: old.URL}}, &Options{SessionTimeout: idle})
 	verify := func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 		return &auth.TokenInfo{UserID: token, Expiration: time.Now().Add(time.Hour)}, nil
 	}
