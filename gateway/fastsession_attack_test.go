@@ -45,6 +45,21 @@ func startHoldServer(t *testing.T) *holdServer {
 	return h
 }
 
+// holdSession starts a gateway with the session fast path over a hold
+// server of its own and opens a handshake-era session, which it returns
+// with the gateway's record of it.
+func holdSession(t *testing.T) (*holdServer, *Gateway, *rawSession, *liveSession) {
+	t.Helper()
+	hold := startHoldServer(t)
+	g, url := startGateway(t, []Server{{Name: "h", Target: hold.url}}, nil)
+	s := rawInit(t, url, `{}`)
+	ls := g.live.get(s.id, "")
+	if ls == nil {
+		t.Fatal("no live session")
+	}
+	return hold, g, s, ls
+}
+
 // holdGateways starts a gateway with the session fast path and one
 // without it (go-sdk's handler serves every request), both over a hold
 // server of their own.
@@ -156,13 +171,7 @@ func TestSessionFastDuplicateID(t *testing.T) {
 // fast path once the DELETE has run: go-sdk answers it (404), and the
 // call never reaches the server.
 func TestSessionFastDeleteRace(t *testing.T) {
-	hold := startHoldServer(t)
-	g, url := startGateway(t, []Server{{Name: "h", Target: hold.url}}, nil)
-	s := rawInit(t, url, `{}`)
-	ls := g.live.get(s.id, "")
-	if ls == nil {
-		t.Fatal("no live session")
-	}
+	hold, g, s, ls := holdSession(t)
 	// The DELETE runs between the POST's look-up and its call.
 	if err := s.end(); err != nil {
 		t.Fatal(err)

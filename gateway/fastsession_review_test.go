@@ -150,13 +150,7 @@ func (f *flushBlocker) Flush() {
 // return from its handler while the flush uses its ResponseWriter
 // (net/http takes the writer back once the handler returns).
 func TestSessionFastEarlyHeaderAfterClose(t *testing.T) {
-	hold := startHoldServer(t)
-	g, url := startGateway(t, []Server{{Name: "h", Target: hold.url}}, nil)
-	s := rawInit(t, url, `{}`)
-	ls := g.live.get(s.id, "")
-	if ls == nil {
-		t.Fatal("no live session")
-	}
+	_, g, s, ls := holdSession(t)
 	r := httptest.NewRequestWithContext(testCtx(t, 20*time.Second), http.MethodPost, "/mcp", strings.NewReader(holdCall))
 	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream", "Mcp-Session-Id": s.id, "Mcp-Protocol-Version": v1125} {
 		r.Header.Set(k, v)
