@@ -197,8 +197,10 @@ func newClientWith(ep *engine.Endpoint, opts ClientOptions, adjust func(*mcp.Cli
 	// resources/read, prompts/get and completion/complete return after
 	// the notifications read before their answer have been handled, also
 	// when made on the session Client.Session returns, and when go-sdk
-	// failed decoding the answer (outside RecoverSendingMiddleware). Each
-	// round of a 2026-07-28 request (inside AutoRounds) is one request.
+	// failed decoding the answer (outside RecoverSendingMiddleware); so
+	// does a tools/call made on that session (the Client's own wait in
+	// engine.Session.CallTool). Each round of a 2026-07-28 request
+	// (inside AutoRounds) is one request.
 	c.sdk.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			return c.eng.Settle(ctx, method, req, next)
@@ -449,9 +451,16 @@ func (c *Client) Connect(ctx context.Context) (*ServerInfo, error) {
 // principal), connecting first if needed, for everything this package
 // does not wrap. Do not close it; use Client.Close.
 // A session that is lost is not re-established by itself: call Session
-// again. Its resources/read, prompts/get and completion/complete return,
-// as the Client's own do, once the notifications the server sent before
-// their answer have reached their handlers.
+// again. Its tools/call, resources/read, prompts/get and
+// completion/complete return, as the Client's own do, once the
+// notifications the server sent before their answer (log messages,
+// progress) have reached their handlers, also when go-sdk fails decoding
+// the answer; that wait ends with the request's context, with the
+// connection, or after a second in which no notification was handled (a
+// handler that blocks). One made inside a handler of the Client's
+// notifications (a LogHandler), with the handler's context, does not
+// wait: the notifications read after the one being handled wait for that
+// handler to return.
 func (c *Client) Session(ctx context.Context) (*mcp.ClientSession, error) {
 	s, err := c.session(ctx)
 	if err != nil {

@@ -19,6 +19,9 @@ import (
 // notifyCalls is how many calls each cell of the ordering tests makes.
 const notifyCalls = 200
 
+// requestBound bounds one request of TestNotificationsBeforeFeatureAnswersReachLogHandler.
+const requestBound = 30 * time.Second
+
 // notifyTargets are the servers of the ordering tests: a go-sdk server with
 // the notify tool (a log message and a progress report immediately before
 // its answer) of each era over every transport.
@@ -258,9 +261,16 @@ func TestNotificationsBeforeFeatureAnswersReachLogHandler(t *testing.T) {
 				missed := 0
 				for i := range notifyCalls {
 					text := fmt.Sprintf("%s-%d", strings.NewReplacer("/", "-", " ", "-").Replace(method), i)
-					got, err := request(ctx, c, text)
+					// Each request has a bound of its own: the cell's
+					// requests (seven methods, notifyCalls each) share no
+					// budget, so a loaded machine makes the cell slow, and
+					// only a request that does not end fails it.
+					rctx, cancel := context.WithTimeout(context.Background(), requestBound)
+					start := time.Now()
+					got, err := request(rctx, c, text)
+					cancel()
 					if err != nil || got != text {
-						t.Fatalf("%s %d: %v %q", method, i, err, got)
+						t.Fatalf("%s %d (ended after %v): %v %q", method, i, time.Since(start).Round(time.Millisecond), err, got)
 					}
 					mu.Lock()
 					if !logged[text] {

@@ -70,9 +70,10 @@ func (c *Client) RelayCall(ctx context.Context, params *mcp.CallToolParams, opts
 		func(r *mcp.CallToolResult) bool { return r.IsError })
 }
 
-// relay sends the relayed call params.
+// relay sends the relayed call params. Their _meta is the call's own
+// (RelayMeta's copy), which go-sdk may write its entries into: sendHeld
+// copies no CallOptions.Meta over it (tc.meta is unset).
 func (c *Client) relay(ctx context.Context, tc *toolCall, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
-	tc.meta = params.Meta
 	reply, err := c.sendCall(ctx, tc, params, c.opts.Timeout)
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -40,6 +41,32 @@ func BenchmarkCallThroughGateway(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkStdioCallThroughGateway measures one echo call from a go-sdk
+// client over loopback HTTP through the gateway to the test server over
+// stdio (mcptestserver -minimal, a process of its own), at each client
+// version: the gateway's fast paths for a plain call (fastsession.go,
+// fastpath.go) and its server's client over stdio. The client and the
+// gateway run in the benchmark's process; the server does not.
+func BenchmarkStdioCallThroughGateway(b *testing.B) {
+	bin := testserver.Build(b)
+	_, gw := startGateway(b, []Server{{Name: "up", Target: mcpadapter.Command{Path: bin, Args: []string{"-minimal"}}}}, nil)
+	for _, v := range []string{v1125, v0728} {
+		b.Run(v, func(b *testing.B) {
+			cs := connect(b, gw, v, nil)
+			ctx := testCtx(b, 10*time.Minute)
+			params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hello"}}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				res, err := cs.CallTool(ctx, params)
+				if err != nil || res.IsError {
+					b.Fatalf("echo: %v %v", err, texts(res))
+				}
+			}
+		})
 	}
 }
 

@@ -69,7 +69,12 @@ func TestExchangeReplicas(t *testing.T) {
 		pr.SetURL(backends[next.Add(1)%2])
 		pr.Out.Host = pr.In.Host // the Guard's resource is the front's URL
 	}}
-	fs := httptest.NewUnstartedServer(proxy)
+	// The proxy reads the body's end while the replica's event stream
+	// goes out: net/http must not close it when the header is written.
+	fs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = http.NewResponseController(w).EnableFullDuplex()
+		proxy.ServeHTTP(w, r)
+	}))
 	fs.Listener.Close()
 	fs.Listener = ln
 	fs.Start()

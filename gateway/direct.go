@@ -69,6 +69,26 @@ func (f *fastRequest) directParams() (*mcp.CallToolParamsRaw, bool) {
 	return p, true
 }
 
+// metalessParams returns a plain call's params (f.msg.Params) without a
+// _meta, a handshake-era client's common call, as go-sdk's decoder reads
+// them, made from the members the fast path has read (f.pm) rather than
+// decoding the params again, when its arguments are absent or an object;
+// ok is false otherwise (they are decoded then). FuzzFastRequest holds it
+// to go-sdk's decoding.
+func (f *fastRequest) metalessParams() (*mcp.CallToolParamsRaw, bool) {
+	if _, ok := f.pm["_meta"]; ok || !f.plain {
+		return nil, false
+	}
+	p := &mcp.CallToolParamsRaw{Name: f.name}
+	if args, ok := f.pm["arguments"]; ok {
+		if len(args) == 0 || args[0] != '{' {
+			return nil, false
+		}
+		p.Arguments = bytes.Clone(args)
+	}
+	return p, true
+}
+
 // answerDirect answers f's call on the session ss made for it, writing
 // the answer to c.
 func (g *Gateway) answerDirect(ctx context.Context, c *fastConn, ss *mcp.ServerSession, f *fastRequest, one *oneRequest) {
@@ -164,7 +184,7 @@ func (g *Gateway) directTool(ctx context.Context, _ string, req mcp.Request) (mc
 // marshalResult returns res as marshalDirect does: plainResult when it
 // takes res.
 func (g *Gateway) marshalResult(res mcp.Result, one *oneRequest) (json.RawMessage, error) {
-	if one.resultType == "" {
+	if one.resultType == "" && heldResultType(res) != "" {
 		// A handshake-era session's result: its type is what the
 		// handler's result holds (go-sdk's MarshalJSON writes it).
 		return marshalDirect(res, one)

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"reflect"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -19,10 +20,8 @@ func (g *Gateway) plainResult(res mcp.Result, one *oneRequest) (data []byte, ok 
 	if !isCall || r == nil || r != one.result || r.StructuredContent != nil || r.InputRequests != nil || r.RequestState != "" {
 		return nil, false
 	}
-	buf := make([]byte, 0, 128)
-	buf = append(buf, '{')
+	var meta []byte
 	if len(r.Meta) > 0 {
-		var meta []byte
 		if info, only := r.Meta[mcp.MetaKeyServerInfo]; only && len(r.Meta) == 1 && info == any(g.impl) && g.serverInfoMeta != nil {
 			meta = g.serverInfoMeta
 		} else {
@@ -31,6 +30,16 @@ func (g *Gateway) plainResult(res mcp.Result, one *oneRequest) (data []byte, ok 
 				return nil, false
 			}
 		}
+	}
+	size := 64 + len(meta) // the members' names and the result type
+	for _, c := range r.Content {
+		if t, ok := c.(*mcp.TextContent); ok && t != nil {
+			size += len(`{"type":"text","text":""},`) + len(t.Text)
+		}
+	}
+	buf := make([]byte, 0, size)
+	buf = append(buf, '{')
+	if meta != nil {
 		buf = append(buf, `"_meta":`...)
 		buf = append(buf, meta...)
 		buf = append(buf, ',')
@@ -86,4 +95,30 @@ func serverInfoMeta(impl *mcp.Implementation) []byte {
 		return nil
 	}
 	return data
+}
+
+// resultTypeField is the index of the result type go-sdk keeps in a
+// CallToolResult, unexported, and its MarshalJSON writes; nil when go-sdk
+// keeps none as a string.
+var resultTypeField = func() []int {
+	f, ok := reflect.TypeFor[mcp.CallToolResult]().FieldByName("resultType")
+	if !ok || f.Type.Kind() != reflect.String {
+		return nil
+	}
+	return f.Index
+}()
+
+// heldResultType returns the result type res, a CallToolResult, holds
+// (what go-sdk decoded, or set for the result of a handler): "" when it
+// holds none, which go-sdk's MarshalJSON then does not write; "?" when it
+// cannot be read.
+func heldResultType(res mcp.Result) string {
+	r, ok := res.(*mcp.CallToolResult)
+	if !ok || r == nil {
+		return ""
+	}
+	if resultTypeField == nil {
+		return "?"
+	}
+	return reflect.ValueOf(r).Elem().FieldByIndex(resultTypeField).String()
 }

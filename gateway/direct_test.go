@@ -237,7 +237,9 @@ func FuzzPlainResult(f *testing.F) {
 			r.Content = append(r.Content, &mcp.TextContent{Text: other, Annotations: &mcp.Annotations{Priority: 1}})
 			plain = false
 		}
-		for _, rt := range []string{"complete", "input_required"} {
+		// "": a handshake-era session's call, whose result is written
+		// with the type it holds (none here).
+		for _, rt := range []string{"complete", "input_required", ""} {
 			one := &oneRequest{result: r, resultType: rt}
 			want, err := marshalDirect(r, one)
 			if err != nil {
@@ -250,9 +252,49 @@ func FuzzPlainResult(f *testing.F) {
 			if ok && !bytes.Equal(got, want) {
 				t.Fatalf("plainResult:\n got %s\nwant %s", got, want)
 			}
+			if got, err := g.marshalResult(r, one); err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("marshalResult: %v\n got %s\nwant %s", err, got, want)
+			}
 			if _, ok := g.plainResult(r, &oneRequest{result: &mcp.CallToolResult{}, resultType: rt}); ok {
 				t.Fatal("took a result directTool did not make")
 			}
 		}
+		// A result that holds a type of its own (go-sdk decoded one) is
+		// written with it on a handshake-era session's call.
+		data, err := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}, "isError": isError, "resultType": other})
+		if err != nil {
+			t.Fatal(err)
+		}
+		held := &mcp.CallToolResult{}
+		if json.Unmarshal(data, held) != nil {
+			return
+		}
+		one := &oneRequest{result: held}
+		want, err := marshalDirect(held, one)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := g.marshalResult(held, one); err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("marshalResult of a result of type %q: %v\n got %s\nwant %s", other, err, got, want)
+		}
 	})
+}
+
+// heldResultType reads the result type go-sdk keeps in a CallToolResult:
+// a go-sdk that no longer keeps it there fails this test, not the
+// answers of handshake-era sessions.
+func TestHeldResultType(t *testing.T) {
+	for _, rt := range []string{"complete", "input_required", ""} {
+		data := `{"content":[{"type":"text","text":"x"}]`
+		if rt != "" {
+			data += `,"resultType":"` + rt + `"`
+		}
+		var r mcp.CallToolResult
+		if err := json.Unmarshal([]byte(data+"}"), &r); err != nil {
+			t.Fatal(err)
+		}
+		if got := heldResultType(&r); got != rt {
+			t.Errorf("%s}: got %q, want %q", data, got, rt)
+		}
+	}
 }

@@ -26,6 +26,10 @@ const (
 	CodeTooManyCalls = -32012
 	// CodeShuttingDown: the gateway is shutting down.
 	CodeShuttingDown = -32013
+	// CodeTooManySessions: the gateway holds Options.MaxSessions client
+	// sessions, or the request's principal MaxSessionsPerPrincipal; the
+	// request that would make one more is refused.
+	CodeTooManySessions = -32018
 )
 
 // unavailableError is a server that cannot be used now.

@@ -59,6 +59,14 @@ func TestEventStoreAnswersAsGoSDKs(t *testing.T) {
 				}
 			}
 		}
+		// Four streams a session, under the bound of the streams kept
+		// (maxStreams, a difference tested by TestEventStoreBoundsStreams):
+		// none was dropped.
+		for id, ss := range ours.sessions {
+			if ss.dropped {
+				t.Fatalf("seed %d: session %s dropped a stream", seed, id)
+			}
+		}
 	}
 }
 
@@ -148,4 +156,60 @@ func settledHeap() int64 {
 		h = next
 	}
 	return h
+}
+
+// TestEventStoreBoundsStreams: the store keeps at most maxStreams streams
+// of a session besides its standalone one, dropping the one longest
+// without an open or an append; an event of a stream dropped is refused
+// and a resumption of it fails, while the streams kept, the standalone
+// one and the other sessions' answer as before.
+func TestEventStoreBoundsStreams(t *testing.T) {
+	ctx := context.Background()
+	s := newEventStore()
+	s.maxStreams = 3
+	for _, id := range []string{"", "a", "b", "c"} {
+		if err := s.Open(ctx, "s1", id); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Append(ctx, "s1", id, []byte("event of "+id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Open(ctx, "s2", "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(ctx, "s1", "a", []byte("more of a")); err != nil { // b is now the least used
+		t.Fatal(err)
+	}
+	if dropped := s.open(ctx, "s1", "d"); dropped != "b" {
+		t.Fatalf("opening a 4th stream dropped %q, want b", dropped)
+	}
+	if err := s.Append(ctx, "s1", "b", []byte("late")); !errors.Is(err, errStreamDropped) {
+		t.Errorf("an event of the dropped stream: %v, want it refused", err)
+	}
+	if _, err := replay(s, "s1", "b", -1); err == nil {
+		t.Error("a resumption of the dropped stream did not fail")
+	}
+	for id, want := range map[string]string{"": "[event of ]", "a": "[event of a more of a]", "c": "[event of c]", "d": "[]"} {
+		if got, err := replay(s, "s1", id, -1); err != nil || fmt.Sprint(got) != want {
+			t.Errorf("stream %q: %q %v, want %s", id, got, err, want)
+		}
+	}
+	for i := range 1000 {
+		if err := s.Open(ctx, "s1", fmt.Sprint("x", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(s.sessions["s1"].streams); n != 4 {
+		t.Errorf("after 1000 more streams the session holds %d streams, want 4 (3 and the standalone one)", n)
+	}
+	if got, err := replay(s, "s1", "", -1); err != nil || fmt.Sprint(got) != "[event of ]" {
+		t.Errorf("the standalone stream after 1000 more: %q %v", got, err)
+	}
+	if s.nBytes != len("event of ") {
+		t.Errorf("the store counts %d bytes held, want %d", s.nBytes, len("event of "))
+	}
+	if err := s.Append(ctx, "s2", "new", []byte("x")); err != nil {
+		t.Errorf("an event of a new stream of a session that dropped none: %v", err)
+	}
 }

@@ -9,11 +9,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"regexp"
-	"strconv"
-	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -112,7 +108,7 @@ func (g *Gateway) fastRequestOf(r *http.Request) *fastRequest {
 	if v < modernVersion || h.Get("Mcp-Session-Id") != "" || len(h.Values("Last-Event-ID")) > 0 {
 		return nil
 	}
-	if ct, _, err := mime.ParseMediaType(h.Get("Content-Type")); err != nil || ct != "application/json" {
+	if !isJSON(h.Get("Content-Type")) {
 		return nil
 	}
 	if !acceptsBoth(h.Values("Accept")) || h.Get("Mcp-Method") != "tools/call" {
@@ -165,186 +161,14 @@ func bindsHeader(schema json.RawMessage) bool {
 	}
 }
 
-// readBody reads r's body, at most Options.MaxRequestBytes, and puts it
-// back; ok is false when it could not be read whole (go-sdk then says
-// why).
-func (g *Gateway) readBody(r *http.Request) (body []byte, ok bool) {
-	max := g.opts.maxRequestBytes()
-	body, err := io.ReadAll(io.LimitReader(r.Body, max+1))
-	rest := r.Body
-	if err != nil || int64(len(body)) > max {
-		r.Body = readCloser{io.MultiReader(bytes.NewReader(body), rest), rest}
-		return nil, false
+// isJSON reports whether a Content-Type header of ct names
+// application/json, as mime.ParseMediaType reads it.
+func isJSON(ct string) bool {
+	if ct == "application/json" {
+		return true // as a client writes it, read without making a map
 	}
-	r.Body = readCloser{bytes.NewReader(body), rest}
-	return body, true
-}
-
-// parseFast reads body as one JSON-RPC tools/call request, or returns
-// nil.
-func parseFast(body []byte) *fastRequest {
-	req, ok := readEnvelope(body)
-	if !ok || len(req.Params) == 0 {
-		return nil
-	}
-	// Members by their exact names, as go-sdk reads them (encoding/json
-	// would match "Name" to name); a member named twice is left to go-sdk.
-	p, ok := members(req.Params)
-	if !ok {
-		return nil
-	}
-	// A name is taken without escapes, so that it reads the same in every
-	// decoder (a lone surrogate's escape, say, may not).
-	var name string
-	if raw, ok := p["name"]; !ok || len(raw) == 0 || raw[0] != '"' || bytes.IndexByte(raw, '\\') >= 0 || json.Unmarshal(raw, &name) != nil {
-		return nil
-	}
-	var meta map[string]json.RawMessage
-	if raw, ok := p["_meta"]; ok {
-		if meta, ok = members(raw); !ok {
-			return nil
-		}
-	}
-	plain := true
-	for k := range p {
-		plain = plain && (k == "name" || k == "arguments" || k == "_meta")
-	}
-	// go-sdk's transport decodes the params whole (CallToolParams, for
-	// the Mcp-Name header; the _meta again, for the protocol version) and
-	// refuses a request it cannot decode: a plain request's can fail only
-	// on a number too big for a float64; another's is decoded here.
-	if !numbersFit(req.Params) {
-		return nil
-	}
-	if !plain {
-		if _, ok := decodeAsSDK[mcp.CallToolParams](req.Params); !ok {
-			return nil
-		}
-	}
-	return &fastRequest{msg: req, name: name, meta: meta, pm: p, plain: plain}
-}
-
-// fastMaxDepth bounds the nesting of a request the fast path reads (go-sdk
-// refuses more than 1000 levels; a request nested deeper than this goes to
-// go-sdk, which says so).
-const fastMaxDepth = 500
-
-var fastIntID = regexp.MustCompile(`^-?(0|[1-9][0-9]{0,14})$`)
-
-// readEnvelope reads body as one JSON-RPC tools/call request, as go-sdk's
-// jsonrpc.DecodeMessage reads it, for the requests whose reading is plain:
-// valid UTF-8, nested at most fastMaxDepth levels, one JSON object and
-// nothing after it but white space, with exactly the members jsonrpc
-// ("2.0"), id (a string without escapes, or an integer of at most 15
-// digits), method ("tools/call") and params (an object), each once. It
-// reports false for any other body (which then goes to go-sdk).
-// FuzzFastRequest checks that it agrees with jsonrpc.DecodeMessage.
-func readEnvelope(body []byte) (*jsonrpc.Request, bool) {
-	if !utf8.Valid(body) || !shallow(body, fastMaxDepth) || !json.Valid(body) {
-		return nil, false
-	}
-	m, ok := members(body)
-	if !ok || len(m) != 4 || string(m["jsonrpc"]) != `"2.0"` || string(m["method"]) != `"tools/call"` || !isObject(m["params"]) {
-		return nil, false
-	}
-	var id jsonrpc.ID
-	raw := string(m["id"])
-	switch {
-	case len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && !strings.ContainsAny(raw[1:len(raw)-1], "\\\"") && !hasControl(raw):
-		id, _ = jsonrpc.MakeID(raw[1 : len(raw)-1])
-	case fastIntID.MatchString(raw):
-		n, err := strconv.ParseInt(raw, 10, 64)
-		if err != nil {
-			return nil, false
-		}
-		id, _ = jsonrpc.MakeID(float64(n))
-	default:
-		return nil, false
-	}
-	return &jsonrpc.Request{ID: id, Method: "tools/call", Params: m["params"]}, true
-}
-
-func hasControl(s string) bool {
-	return strings.IndexFunc(s, func(r rune) bool { return r < 0x20 }) >= 0
-}
-
-// shallow reports whether data nests at most max levels of objects and
-// arrays, counted as go-sdk counts them.
-func shallow(data []byte, max int) bool {
-	depth, inString, escaped := 0, false, false
-	for _, b := range data {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case b == '\\':
-				escaped = true
-			case b == '"':
-				inString = false
-			}
-			continue
-		}
-		switch b {
-		case '"':
-			inString = true
-		case '{', '[':
-			if depth++; depth > max {
-				return false
-			}
-		case '}', ']':
-			if depth > 0 {
-				depth--
-			}
-		}
-	}
-	return true
-}
-
-// numbersFit reports whether every number in data, valid JSON, fits a
-// float64: go-sdk's transport decodes a request's _meta (numbers as
-// float64) and, when it cannot, refuses the request as one without a
-// protocol version.
-func numbersFit(data []byte) bool {
-	for i := 0; i < len(data); i++ {
-		switch b := data[i]; {
-		case b == '"':
-			i = stringEnd(data, i) - 1
-		case b == '-' || b >= '0' && b <= '9':
-			j, long := i, false
-			for ; j < len(data) && isNumberByte(data[j]); j++ {
-				long = long || data[j] == 'e' || data[j] == 'E' || j-i > 300
-			}
-			if long {
-				if _, err := strconv.ParseFloat(string(data[i:j]), 64); err != nil {
-					return false
-				}
-			}
-			i = j - 1
-		}
-	}
-	return true
-}
-
-func isNumberByte(b byte) bool {
-	return b >= '0' && b <= '9' || b == '-' || b == '+' || b == '.' || b == 'e' || b == 'E'
-}
-
-func isObject(b json.RawMessage) bool {
-	b = bytes.TrimLeft(b, " \t\r\n")
-	return len(b) > 0 && b[0] == '{'
-}
-
-// metaString returns the string at key in m, as json.Unmarshal reads it
-// into a string (null: ""); m's values are valid JSON.
-func metaString(m map[string]json.RawMessage, key string) (string, bool) {
-	raw, ok := m[key]
-	if !ok {
-		return "", false
-	}
-	if string(raw) == "null" {
-		return "", true
-	}
-	return stringLiteral(raw)
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
 }
 
 // acceptsBoth reports whether Accept values take both application/json
@@ -369,7 +193,10 @@ func (g *Gateway) answerFast(w http.ResponseWriter, f *fastRequest) {
 		f.msg.Params, state.InitializeParams = f.params, f.init
 		one.version, one.meta, one.caps = f.init.ProtocolVersion, f.taken, f.init.Capabilities
 	}
-	c := &fastConn{req: f.msg, direct: f.call != nil, httpCtx: f.r.Context(), w: w, closed: make(chan struct{}), answered: make(chan struct{})}
+	c := &fastConn{req: f.msg, direct: f.call != nil, httpCtx: f.r.Context(), w: w, closed: make(chan struct{})}
+	if !c.direct {
+		c.answered = make(chan struct{})
+	}
 	ctx := context.WithValue(f.r.Context(), oneRequestKey{}, one)
 	ss, err := g.server.Connect(ctx, fastTransport{c}, &mcp.ServerSessionOptions{State: state})
 	if err != nil {
@@ -416,14 +243,14 @@ type fastConn struct {
 	w       http.ResponseWriter
 
 	mu       sync.Mutex
-	headed   bool        // the response's header was sent (writeHeaderEarly)
-	writing  bool        // the answer is being written or was (writeAnswer), or the handler is returning
-	read     bool        // req was read
-	done     bool        // the answer was taken
-	held     *heldAnswer // the answer the session handed over (not direct)
-	closed   chan struct{}
+	headed   bool          // the response's header was sent (writeHeaderEarly)
+	writing  bool          // the answer is being written or was (writeAnswer), or the handler is returning
+	read     bool          // req was read
+	done     bool          // the answer was taken
+	held     *heldAnswer   // the answer the session handed over (not direct)
+	closed   chan struct{} // closed by Close (nil: a connection no session has)
 	once     sync.Once
-	answered chan struct{} // closed when held is set
+	answered chan struct{} // closed when held is set (nil: direct)
 }
 
 // heldAnswer is an answer to write to the HTTP response: resp, encoded as
@@ -435,7 +262,8 @@ type heldAnswer struct {
 
 // Read returns the request, then waits for the connection to close; it
 // fails when the client goes away, which cancels the request's handler
-// (as go-sdk's stateless handler propagates the HTTP request's end).
+// (as go-sdk's stateless handler propagates the HTTP request's end). On a
+// direct call's connection it ends at once.
 func (c *fastConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	c.mu.Lock()
 	first := !c.read && !c.direct
@@ -443,6 +271,14 @@ func (c *fastConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	c.mu.Unlock()
 	if first {
 		return c.req, nil
+	}
+	if c.direct {
+		// Nothing comes to the session over c: its request is answered
+		// beside it (direct.go), in the handler's goroutine, whose
+		// context is the HTTP request's. The session's connection ends
+		// at once, and its reading goroutine with it, instead of
+		// waiting to be woken by the session's Close.
+		return nil, io.EOF
 	}
 	select {
 	case <-c.closed:
@@ -551,8 +387,8 @@ func errorStatus(err error) int {
 
 // writeHeaderEarly sends the response's header, as writeAnswer would set
 // it for an SSE event, before the answer, unless writeAnswer has begun.
-// It runs once, on a timer of answerSessionFast, while the handler's
-// goroutine may be in writeAnswer: c.mu orders the two.
+// It runs at most once, when the call comes due in Gateway.early, while
+// the handler's goroutine may be in writeAnswer: c.mu orders the two.
 func (c *fastConn) writeHeaderEarly() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -569,7 +405,9 @@ func (c *fastConn) writeHeaderEarly() {
 }
 
 func (c *fastConn) Close() error {
-	c.once.Do(func() { close(c.closed) })
+	if c.closed != nil {
+		c.once.Do(func() { close(c.closed) })
+	}
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -33,6 +34,8 @@ func FuzzFastRequest(f *testing.F) {
 	}
 	f.Add(fastCall("1", `"a"`, `{}`), "a")
 	f.Add(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, "a")
+	f.Add(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{ "x" : [1, 2.50, "\u003c"] }}}`, "a")
+	f.Add(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":null,"name":"a"}}`, "a")
 	g := &Gateway{cat: newCatalog(nil)}
 	g.vetoStreamed()
 	f.Fuzz(func(t *testing.T, body, name string) {
@@ -45,6 +48,14 @@ func FuzzFastRequest(f *testing.F) {
 			sdk, isReq := msg.(*jsonrpc.Request)
 			if err != nil || !isReq || sdk.ID != req.ID || sdk.Method != req.Method || !bytes.Equal(sdk.Params, req.Params) {
 				t.Fatalf("read %q as %v %q %s; go-sdk reads %#v, %v", body, req.ID.Raw(), req.Method, req.Params, msg, err)
+			}
+		}
+		if f := parseFast([]byte(body)); f != nil {
+			if p, ok := f.metalessParams(); ok {
+				sdk, ok := decodeAsSDK[mcp.CallToolParamsRaw](f.msg.Params)
+				if !ok || !reflect.DeepEqual(p, sdk) {
+					t.Fatalf("read %q's params as %#v; go-sdk reads %#v (%v)", body, p, sdk, ok)
+				}
 			}
 		}
 		fr := g.fastRequestOf(r)
@@ -177,6 +188,20 @@ func FuzzMetaString(f *testing.F) {
 		wantOK := json.Unmarshal(v["k"], &want) == nil
 		if gotOK != wantOK || got != want {
 			t.Fatalf("metaString(%q) = %q, %v; json.Unmarshal reads %q, %v", raw, got, gotOK, want, wantOK)
+		}
+	})
+}
+
+// FuzzIsIntID holds isIntID to the rule it states, as a regular
+// expression.
+func FuzzIsIntID(f *testing.F) {
+	rule := regexp.MustCompile(`^-?(0|[1-9][0-9]{0,14})$`)
+	for _, s := range []string{"0", "-0", "00", "1", "-1", "--1", "+1", "123456789012345", "1234567890123456", "-999999999999999", "1.0", "1e3", "", "-", " 1", "1\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := isIntID(s), rule.MatchString(s); got != want {
+			t.Fatalf("isIntID(%q) = %v, want %v", s, got, want)
 		}
 	})
 }

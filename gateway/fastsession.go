@@ -6,11 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"mime"
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -120,12 +118,17 @@ func (g *Gateway) serveLive(w http.ResponseWriter, r *http.Request, ls *liveSess
 		// request of the session (it checks the id against its own).
 	}
 	// Every id: one past requestIDs' bound would run a call twice.
-	release, dup := g.live.toSDK(ls, rpcIDs(allRequestIDs(body)))
+	ids := allRequestIDs(body)
+	release, dup := g.live.toSDK(ls, rpcIDs(ids))
 	if dup.IsValid() {
 		writeDuplicateID(w, dup)
 		return
 	}
 	defer release()
+	if len(ids) > 0 {
+		// The event store keeps the stream until it carried their answers.
+		r = r.WithContext(context.WithValue(r.Context(), callIDsKey{}, ids[:min(len(ids), maxStreamIDs)]))
+	}
 	g.stateful.ServeHTTP(w, r)
 }
 
@@ -172,7 +175,7 @@ func (g *Gateway) sessionFastRequestOf(r *http.Request, ls *liveSession, body []
 	if !slices.Contains(sessionFastVersions, v) || len(h.Values("Last-Event-ID")) > 0 {
 		return nil
 	}
-	if ct, _, err := mime.ParseMediaType(h.Get("Content-Type")); err != nil || ct != "application/json" {
+	if !isJSON(h.Get("Content-Type")) {
 		return nil
 	}
 	if !acceptsBoth(h.Values("Accept")) {
@@ -191,9 +194,11 @@ func (g *Gateway) sessionFastRequestOf(r *http.Request, ls *liveSession, body []
 			return nil
 		}
 	}
-	p, ok := decodeAsSDK[mcp.CallToolParamsRaw](f.msg.Params)
-	if !ok || p.Name != f.name {
-		return nil
+	p, ok := f.metalessParams()
+	if !ok {
+		if p, ok = decodeAsSDK[mcp.CallToolParamsRaw](f.msg.Params); !ok || p.Name != f.name {
+			return nil
+		}
 	}
 	f.r, f.header, f.call = r, v, p
 	return f
@@ -211,25 +216,19 @@ func (g *Gateway) answerSessionFast(ctx context.Context, w http.ResponseWriter, 
 	}
 	one := &oneRequest{}
 	ctx = context.WithValue(ctx, oneRequestKey{}, one)
-	c := &fastConn{req: f.msg, direct: true, session: true, httpCtx: ctx, w: w, closed: make(chan struct{}), answered: make(chan struct{})}
-	early := time.AfterFunc(sessionFastHeaderDelay, c.writeHeaderEarly)
+	// No session reads from c or closes it: it carries the answer only.
+	c := &fastConn{req: f.msg, direct: true, session: true, httpCtx: ctx, w: w}
+	early := g.early.add(c)
 	g.answerDirect(ctx, c, ss, f, one)
 	// Once the handler returns, w is net/http's again: a header being
 	// written early (under c.mu) has been written when c.mu is taken
-	// here, and none is written after (the timer may fire now: a call
-	// the gateway's Close ended writes no answer).
-	early.Stop()
+	// here, and none is written after (it may be due now: a call the
+	// gateway's Close ended writes no answer).
+	g.early.remove(early)
 	c.mu.Lock()
 	c.writing = true
 	c.mu.Unlock()
 }
-
-// sessionFastHeaderDelay is how long a call on the session fast path may
-// run before its response's header is sent ahead of its answer (go-sdk's
-// handler sends it at once): a client that bounds the wait for a
-// response's header sees it in time, and a call answered sooner is
-// written in one piece.
-const sessionFastHeaderDelay = time.Second
 
 // cancelSessionFast cancels the calls on the session fast path in ls that
 // r, a POST of that session with body, cancels (notifications/cancelled,

@@ -97,27 +97,34 @@ type Gateway struct {
 	closed  sync.Once
 
 	sessMu   sync.Mutex
-	sessions map[*mcp.ServerSession]*int     // tool calls in flight by client session
-	running  map[string]map[*runningReq]bool // requests being handled, by session id
-	levels   map[*mcp.ServerSession]string   // log levels set by handshake-era sessions
+	sessions map[*mcp.ServerSession]*int   // tool calls in flight by client session
+	running  map[string]*runningReq        // requests being handled, by session id: the first of a list
+	levels   map[*mcp.ServerSession]string // log levels set by handshake-era sessions
 
 	pol    atomic.Pointer[Policy] // Options.Policy, or SetPolicy's
 	shared *sharedSessions        // Options.Sessions; nil: sessions are this process's
 	sessWG sync.WaitGroup         // the waits for the end of the shared sessions held here
 	live   liveSessions           // without shared sessions: the handshake-era sessions (fastsession.go)
+	slots  *sessionSlots          // the handshake-era sessions held, against Options.MaxSessions
+	events *eventStore            // the events of the handshake-era sessions' streams (http.go)
 	// sessionFast counts the calls answered on the session fast path.
 	sessionFast atomic.Int64
+	// early sends the header of a long call on the session fast path
+	// ahead of its answer.
+	early earlyHeaders
 }
 
 // New returns a gateway for servers; opts may be nil. Server names must be
 // distinct and match ^[A-Za-z0-9_-]{1,64}$ (config keys already do). New
 // builds every server's client but connects none: Start does.
 func New(servers []Server, opts *Options) (*Gateway, error) {
-	g := &Gateway{sessions: make(map[*mcp.ServerSession]*int), running: make(map[string]map[*runningReq]bool), levels: make(map[*mcp.ServerSession]string)}
+	g := &Gateway{sessions: make(map[*mcp.ServerSession]*int), running: make(map[string]*runningReq), levels: make(map[*mcp.ServerSession]string)}
 	if opts != nil {
 		g.opts = *opts
 	}
+	g.early.delay = sessionFastHeaderDelay
 	g.red = newRedactor(servers)
+	g.slots = newSessionSlots(&g.opts)
 	g.log = g.opts.Logger
 	if g.log == nil {
 		g.log = slog.Default()
@@ -358,6 +365,7 @@ func (g *Gateway) Close() error {
 		}
 		g.clock.shut()
 		g.live.shut()
+		g.early.close()
 		for ss := range g.server.Sessions() {
 			_ = ss.Close()
 		}

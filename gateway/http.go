@@ -34,12 +34,14 @@ const statelessJSON = false
 func (g *Gateway) newHTTPHandlers() (stateful, stateless httpHandler) {
 	get := func(*http.Request) *mcp.Server { return g.server }
 	logger := g.log.With("component", "go-sdk http")
-	var events mcp.EventStore = &sessionEvents{EventStore: newEventStore(), closed: g.sessionClosed}
+	g.events = newEventStore()
+	var events mcp.EventStore = &sessionEvents{EventStore: g.events, closed: g.sessionClosed}
 	var timeout time.Duration // without shared sessions, g.live ends idle sessions
 	g.live.timeout = g.opts.SessionTimeout
 	if g.shared != nil {
 		timeout = g.opts.SessionTimeout
 		events = g.shared.events
+		g.events = g.shared.events.eventStore
 		if timeout <= 0 {
 			// A replica's copy of a shared session that gets no request
 			// for its TTL ends here (it ended everywhere, or is served
@@ -76,8 +78,11 @@ func (g *Gateway) newHTTPHandlers() (stateful, stateless httpHandler) {
 //
 // It refuses a Host that is not a loopback name or listed in
 // Options.AllowedHosts, and an Origin that is neither the gateway's own nor
-// listed in Options.AllowedOrigins (403), and while shutting down answers
-// a request for a new session with 503 and a JSON-RPC error.
+// listed in Options.AllowedOrigins (403); while shutting down it answers
+// a request for a new session with 503 and a JSON-RPC error. At
+// Options.MaxSessions or MaxSessionsPerPrincipal a new session ends the
+// session idle longest (takeSlot), and with none idle is refused (503,
+// 429) with CodeTooManySessions.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !g.hostAllowed(r.Host) {
 		http.Error(w, fmt.Sprintf("Forbidden: Host %q is not a loopback name or an allowed host (DNS rebinding protection)", r.Host), http.StatusForbidden)
@@ -100,12 +105,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	modern, err := g.isStateless(w, r)
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
-			return
-		}
-		http.Error(w, "reading the request: "+err.Error(), http.StatusBadRequest)
+		writeBodyError(w, err)
 		return
 	}
 	if g.draining.Load() && !modern && r.Header.Get("Mcp-Session-Id") == "" {
@@ -114,6 +114,25 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// gateway refuses new calls among them with a JSON-RPC error.
 		writeRPCError(w, http.StatusServiceUnavailable, errShuttingDown())
 		return
+	}
+	var slot *sessionSlot // the request's place under Options.MaxSessions, if it makes a session
+	if !modern && r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
+		// go-sdk's handler makes a session for it: refused past a cap
+		// before anything is made, unless a session idle longest is
+		// claimed to make room. A POST without an initialize (its body
+		// read whole first) takes no slot: the session go-sdk makes for
+		// it ends with it.
+		init, err := g.holdsInitialize(w, r)
+		if err != nil {
+			writeBodyError(w, err)
+			return
+		}
+		if init {
+			var ok bool
+			if slot, ok = g.takeSlot(w, r, principalOf(r)); !ok {
+				return
+			}
+		}
 	}
 	g.liftTask(r)
 	defer g.withHTTPContext(r)()
@@ -131,11 +150,15 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				defer g.live.post(id, principalOf(r))()
 			}
 		}
+		// The session made, if one was, keeps the slot until it ends
+		// (go-sdk names it in the answer to its initialize).
+		defer func() { g.endEvicted(r.Context(), g.live.keep(w.Header().Get("Mcp-Session-Id"), slot)) }()
 		g.serveSession(w, r)
 	case r.Header.Get("Mcp-Session-Id") != "":
 		g.serveShared(w, r, r.Header.Get("Mcp-Session-Id"))
 	case r.Method == http.MethodPost:
 		id := rand.Text()
+		defer func() { g.endEvicted(r.Context(), g.shared.keep(id, slot)) }()
 		g.makeSession(w, r, id)
 		// A session whose initialize was refused (its record could not
 		// be saved) is not held: it ends here.
@@ -154,13 +177,43 @@ func (g *Gateway) isStateless(w http.ResponseWriter, r *http.Request) (bool, err
 	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
 		return false, nil
 	}
+	init, err := g.holdsInitialize(w, r)
+	return !init, err
+}
+
+// holdsInitialize reads the body of r, a POST without a session, whole
+// (once; it puts it back) and reports whether it holds an initialize
+// request.
+func (g *Gateway) holdsInitialize(w http.ResponseWriter, r *http.Request) (bool, error) {
+	if rb, ok := r.Body.(*readBody); ok {
+		return rb.init, nil
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.opts.maxRequestBytes()))
 	r.Body.Close()
 	if err != nil {
 		return false, err
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	return !hasInitialize(body), nil
+	rb := &readBody{Reader: bytes.NewReader(body), init: hasInitialize(body)}
+	r.Body = rb
+	return rb.init, nil
+}
+
+// readBody is a request body read whole, put back.
+type readBody struct {
+	*bytes.Reader
+	init bool // it holds an initialize request
+}
+
+func (*readBody) Close() error { return nil }
+
+// writeBodyError answers a request whose body could not be read.
+func writeBodyError(w http.ResponseWriter, err error) {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+		return
+	}
+	http.Error(w, "reading the request: "+err.Error(), http.StatusBadRequest)
 }
 
 // endsSession reports whether go-sdk's handler ends the session a
@@ -246,10 +299,13 @@ func writeRPCError(w http.ResponseWriter, status int, e *jsonrpc.Error) {
 	_, _ = w.Write(b)
 }
 
-// runningReq is a client request being handled in a session.
+// runningReq is a client request being handled in a session, in the list
+// of its session's requests (Gateway.running).
 type runningReq struct {
-	principal string
-	cancel    context.CancelCauseFunc
+	principal  string
+	cancel     context.CancelCauseFunc
+	prev, next *runningReq
+	tracked    bool // in the list
 }
 
 var errSessionEnded = errors.New("the client ended its session")
@@ -258,20 +314,31 @@ var errSessionEnded = errors.New("the client ended its session")
 // server's question put to the session: sessionQuestion), until the
 // returned function is called.
 func (g *Gateway) trackSession(id, principal string, cancel context.CancelCauseFunc) (untrack func()) {
-	rr := &runningReq{principal: principal, cancel: cancel}
+	rr := &runningReq{principal: principal, cancel: cancel, tracked: true}
 	g.sessMu.Lock()
-	if g.running[id] == nil {
-		g.running[id] = make(map[*runningReq]bool)
+	if first := g.running[id]; first != nil {
+		rr.next, first.prev = first, rr
 	}
-	g.running[id][rr] = true
+	g.running[id] = rr
 	g.sessMu.Unlock()
 	return func() {
 		g.sessMu.Lock()
-		delete(g.running[id], rr)
-		if len(g.running[id]) == 0 {
+		defer g.sessMu.Unlock()
+		if !rr.tracked {
+			return
+		}
+		switch {
+		case rr.prev != nil:
+			rr.prev.next = rr.next
+		case rr.next != nil:
+			g.running[id] = rr.next
+		default:
 			delete(g.running, id)
 		}
-		g.sessMu.Unlock()
+		if rr.next != nil {
+			rr.next.prev = rr.prev
+		}
+		rr.prev, rr.next, rr.tracked = nil, nil, false
 	}
 }
 
@@ -280,7 +347,7 @@ func (g *Gateway) trackSession(id, principal string, cancel context.CancelCauseF
 func (g *Gateway) endSession(id, principal string) {
 	g.sessMu.Lock()
 	defer g.sessMu.Unlock()
-	for rr := range g.running[id] {
+	for rr := g.running[id]; rr != nil; rr = rr.next {
 		if rr.principal == principal {
 			rr.cancel(errSessionEnded)
 		}

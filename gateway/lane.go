@@ -124,7 +124,7 @@ type lane struct {
 	trailing []*flight
 	lost     order.Spot
 	queue    []*flight     // waiting, first come first
-	changed  chan struct{} // closed and replaced on every change
+	changed  chan struct{} // made for a waiting call, closed (and dropped) on the next change
 	// watched has, for each key a question was put to (whileFlying), the
 	// context that ends when no call of the key is in flight.
 	watched map[string]watchedKey
@@ -136,12 +136,15 @@ type watchedKey struct {
 }
 
 func newLane() *lane {
-	return &lane{flights: make(map[*flight]struct{}), changed: make(chan struct{}), watched: make(map[string]watchedKey)}
+	return &lane{flights: make(map[*flight]struct{}), watched: make(map[string]watchedKey)}
 }
 
+// signal wakes the calls waiting for a change (l.changed). l.mu is held.
 func (l *lane) signal() {
-	close(l.changed)
-	l.changed = make(chan struct{})
+	if l.changed != nil {
+		close(l.changed)
+		l.changed = nil
+	}
 }
 
 // admits reports whether f, waiting in l.queue, may start now. l.mu is
@@ -184,6 +187,9 @@ func (l *lane) enterOr(ctx context.Context, f *flight, wake <-chan struct{}, oth
 		l.signal()
 	}()
 	for !l.admits(f) {
+		if l.changed == nil {
+			l.changed = make(chan struct{})
+		}
 		ch := l.changed
 		l.mu.Unlock()
 		select {

@@ -30,7 +30,11 @@ var (
 // has been answered. (go-sdk closes a session whose initialize failed;
 // every other session is here.) A session is forgotten when go-sdk closes
 // it: its handler tells the event store (sessionEvents), which calls
-// forget; nothing waits for the end of each session.
+// forget; nothing waits for the end of each session. A session holds its
+// place under Options.MaxSessions (keep) until it is forgotten, listed as
+// idle there (sessionSlot.markIdle) while no request of it is being
+// served (busy): no POST, standalone stream or request in go-sdk's
+// session.
 type liveSessions struct {
 	timeout time.Duration // Options.SessionTimeout
 
@@ -75,8 +79,10 @@ type liveSession struct {
 	sdk     int                                    // its POSTs in go-sdk's handler, and its requests being handled there
 	calls   map[jsonrpc.ID]context.CancelCauseFunc // calls on the fast path in flight
 	posts   int                                    // POSTs being served
+	handled int                                    // its requests being handled by go-sdk's session
 	idle    *time.Timer                            // closes ss once idle for timeout; nil: never
 	ended   bool                                   // its client ended it (DELETE): no request takes the fast path
+	slot    *sessionSlot                           // its place under Options.MaxSessions, given back when it ends
 }
 
 // add records ss, made by principal, until go-sdk closes it (forget). Once
@@ -111,6 +117,30 @@ func (l *liveSessions) forget(id string) {
 	if ls.idle != nil {
 		ls.idle.Stop()
 	}
+	ls.slot.release()
+}
+
+// keep hands slot, taken for the request that made session id, to the
+// session, which gives it back when it ends (forget), and returns the
+// session claimed for it at a cap, to be ended (endEvicted); when no such
+// session is recorded (none was made, or it has ended) the slot is given
+// back now.
+func (l *liveSessions) keep(id string, slot *sessionSlot) *evicted {
+	if slot == nil {
+		return nil
+	}
+	l.mu.Lock()
+	if ls := l.by[id]; id != "" && ls != nil && ls.slot == nil {
+		ls.slot = slot
+		if !ls.busy() {
+			slot.markIdle(ls.close)
+		}
+		l.mu.Unlock()
+		return slot.commit()
+	}
+	l.mu.Unlock()
+	slot.release()
+	return nil
 }
 
 // post counts a POST of session id, made by principal (or by anyone,
@@ -120,18 +150,40 @@ func (l *liveSessions) post(id, principal string) (done func()) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ls := l.by[id]
-	if ls == nil || !ls.servesFor(principal) || ls.idle == nil {
+	if ls == nil || !ls.servesFor(principal) {
 		return func() {}
 	}
-	if ls.posts++; ls.posts == 1 {
+	if ls.posts++; ls.posts == 1 && ls.idle != nil {
 		ls.idle.Stop()
 	}
+	l.busyLocked(ls)
 	return func() {
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		if ls.posts--; ls.posts == 0 && l.by[id] == ls {
+		if ls.posts--; ls.posts == 0 && ls.idle != nil && l.by[id] == ls {
 			ls.idle.Reset(l.timeout)
 		}
+		l.unbusyLocked(ls)
+	}
+}
+
+// busy reports whether a request of ls is being served: a POST, a
+// standalone stream, a request in go-sdk's session. (Guarded by
+// liveSessions.mu.)
+func (ls *liveSession) busy() bool {
+	return ls.posts > 0 || ls.streams > 0 || ls.handled > 0
+}
+
+// close ends ls as its idle timer does: go-sdk closes it.
+func (ls *liveSession) close() { _ = ls.ss.Close() }
+
+// busyLocked takes ls, which a request of is now served, off the idle
+// list of its slot; unbusyLocked lists it again once none is.
+func (l *liveSessions) busyLocked(ls *liveSession) { ls.slot.markBusy() }
+
+func (l *liveSessions) unbusyLocked(ls *liveSession) {
+	if !ls.busy() && l.by[ls.id] == ls {
+		ls.slot.markIdle(ls.close)
 	}
 }
 
@@ -188,9 +240,11 @@ func (l *liveSessions) stream(id, principal string) (done func()) {
 		return func() {}
 	}
 	ls.streams++
+	l.busyLocked(ls)
 	return func() {
 		l.mu.Lock()
 		ls.streams--
+		l.unbusyLocked(ls)
 		l.mu.Unlock()
 	}
 }
@@ -262,9 +316,13 @@ func (l *liveSessions) handling(id string) (done func()) {
 		return func() {}
 	}
 	ls.sdk++
+	ls.handled++
+	l.busyLocked(ls)
 	return func() {
 		l.mu.Lock()
 		ls.sdk--
+		ls.handled--
+		l.unbusyLocked(ls)
 		l.mu.Unlock()
 	}
 }

@@ -21,6 +21,14 @@ const (
 	DefaultShutdownGrace      = 10 * time.Second
 	// DefaultMaxExtraConnections is Options.MaxExtraConnections' default.
 	DefaultMaxExtraConnections = 3
+	// DefaultMaxSessions is Options.MaxSessions' default. An idle
+	// handshake-era session holds about 9 KiB of the gateway's heap and
+	// stacks alone, and 50–75 KiB with its client's keep-alive connection
+	// and standalone stream open (docs/dev/benchmarks.md, "What an idle
+	// session holds"): 4096 of them hold about 35–300 MiB, which fits a
+	// gateway in a 512 MiB container, and are far more than the clients
+	// one gateway serves at once (each client holds one session).
+	DefaultMaxSessions = 4096
 	// extraIdle is how long an extra connection to a server waits idle
 	// before the gateway closes it (pool.go).
 	extraIdle = 30 * time.Second
@@ -125,6 +133,34 @@ type Options struct {
 	// handshake-era client session; one more is refused with an error.
 	// Zero means DefaultMaxCallsPerSession, negative no cap.
 	MaxCallsPerSession int
+	// MaxSessions caps the handshake-era client sessions the gateway
+	// holds at once (2026-07-28 clients hold none). A session holds its
+	// place until it ends: its client's DELETE, SessionTimeout, Close.
+	// A request that makes one more (an initialize) ends the session idle
+	// longest to make room once it is made (a request that makes none
+	// ends none), as SessionTimeout would end it
+	// (its client's next request is answered 404, and a client then
+	// starts a new session), logged as a warning (at Info when a principal
+	// ends its own at MaxSessionsPerPrincipal); idle means no request of it
+	// is being served: no POST in flight, no standalone stream (GET)
+	// open, so a client that keeps its stream open is never ended. Only
+	// when no session is idle is the request refused with HTTP 503 and a
+	// JSON-RPC error (CodeTooManySessions) before anything is made for
+	// it, and logged. With Sessions set the cap is per replica: it counts
+	// the sessions this replica holds, those made here and its copies of
+	// those made on other replicas; ending an idle copy ends only the
+	// copy (the session's record stays, and its next request here makes
+	// it again), and a copy past the cap with none idle is refused as a
+	// new session is. Zero means DefaultMaxSessions, negative no cap.
+	MaxSessions int
+	// MaxSessionsPerPrincipal caps the sessions one principal (see
+	// Policy) holds at once, so that one user holding all the sessions
+	// does not lock the others out: one more ends that principal's own
+	// session idle longest (never another's), or, none of its sessions
+	// idle, is refused with HTTP 429 and CodeTooManySessions. Sessions
+	// made without a principal are counted by MaxSessions alone. Zero means a quarter of MaxSessions
+	// (at least 1; no cap when MaxSessions is negative), negative no cap.
+	MaxSessionsPerPrincipal int
 	// MaxRequestBytes bounds the body of one HTTP request; zero means
 	// DefaultMaxRequestBytes. Responses from servers are bounded by
 	// Client.MaxMessageBytes.
@@ -168,7 +204,9 @@ type Options struct {
 	// SessionTimeout closes handshake-era client sessions idle this long;
 	// zero means never (with Sessions set: a replica's copy of a session
 	// idle for the session's TTL is closed, and made again from its
-	// record if a request of it comes back).
+	// record if a request of it comes back). At MaxSessions or
+	// MaxSessionsPerPrincipal a new session ends the session idle
+	// longest sooner.
 	SessionTimeout time.Duration
 	// Sessions, if set, keeps handshake-era client sessions in a store
 	// shared by replicas, so that any replica serves any request of them
@@ -318,6 +356,29 @@ func (o *Options) maxCallsPerSession() int {
 		return DefaultMaxCallsPerSession
 	}
 	return o.MaxCallsPerSession
+}
+
+func (o *Options) maxSessions() int {
+	switch {
+	case o.MaxSessions < 0:
+		return 0
+	case o.MaxSessions == 0:
+		return DefaultMaxSessions
+	}
+	return o.MaxSessions
+}
+
+func (o *Options) maxSessionsPerPrincipal() int {
+	switch {
+	case o.MaxSessionsPerPrincipal < 0:
+		return 0
+	case o.MaxSessionsPerPrincipal > 0:
+		return o.MaxSessionsPerPrincipal
+	}
+	if all := o.maxSessions(); all > 0 {
+		return max(1, all/4)
+	}
+	return 0
 }
 
 func (o *Options) maxExtraConnections() int {

@@ -134,6 +134,9 @@ type sharedSessions struct {
 	local  map[string]*heldSession  // sessions this replica holds
 	making map[string]chan struct{} // sessions being made again here
 	closed bool                     // the gateway is closing: nothing more is held
+	// serving counts the requests of each session being served here
+	// (POST, GET): a copy with none is idle (servingSession).
+	serving map[string]int
 	// waiting are the questions this replica asked and has not had the
 	// answers to, by session and question id (sessions_handed.go).
 	waiting map[string]map[string]*waitingAsk
@@ -161,6 +164,7 @@ type heldSession struct {
 	token string // names this copy in the ids of its questions (askID)
 	level string
 	subs  []string
+	slot  *sessionSlot // its place under Options.MaxSessions, given back when it ends
 }
 
 func newSharedSessions(o *SessionOptions, sessionTimeout, park time.Duration) (*sharedSessions, error) {
@@ -319,13 +323,38 @@ func (s *sharedSessions) hold(ss *mcp.ServerSession, rec *sessionRecord, wg *syn
 	s.mu.Unlock()
 	wg.Go(func() {
 		_ = ss.Wait()
+		var slot *sessionSlot
 		s.mu.Lock()
 		if h := s.local[id]; h != nil && h.ss == ss {
 			delete(s.local, id)
+			slot = h.slot
 		}
 		s.mu.Unlock()
+		slot.release()
 	})
 	return true
+}
+
+// keep hands slot, taken for the request that made session id here, to
+// the session held, which gives it back when it ends, and returns the
+// session claimed for it at a cap, to be ended (endEvicted); when none is
+// held (it was not made, or has ended) the slot is given back now.
+func (s *sharedSessions) keep(id string, slot *sessionSlot) *evicted {
+	if slot == nil {
+		return nil
+	}
+	s.mu.Lock()
+	if h := s.local[id]; h != nil && h.slot == nil {
+		h.slot = slot
+		if s.serving[id] == 0 {
+			slot.markIdle(h.close)
+		}
+		s.mu.Unlock()
+		return slot.commit()
+	}
+	s.mu.Unlock()
+	slot.release()
+	return nil
 }
 
 // copyToken returns the token of the copy of session id held here, ""
@@ -464,6 +493,9 @@ func (g *Gateway) serveShared(w http.ResponseWriter, r *http.Request, id string)
 		http.Error(w, "session user mismatch", http.StatusForbidden)
 		return
 	}
+	if r.Method == http.MethodGet || r.Method == http.MethodPost {
+		defer s.servingSession(id)() // its copy here is not idle meanwhile
+	}
 	if r.Method == http.MethodDelete {
 		if err := s.delete(r.Context(), id); err != nil {
 			http.Error(w, "the gateway's session store is unavailable; try again", http.StatusServiceUnavailable)
@@ -500,6 +532,10 @@ func (g *Gateway) serveShared(w http.ResponseWriter, r *http.Request, id string)
 	}
 	if s.held(id) == nil {
 		if err := g.remake(r, id, rec); err != nil {
+			if capErr := (*sessionCapError)(nil); errors.As(err, &capErr) {
+				g.refuseSession(w, r, capErr)
+				return
+			}
 			g.log.Warn("a session made on another replica could not be made here", "err", err)
 			http.Error(w, "the session could not be resumed on this replica: "+err.Error(), http.StatusServiceUnavailable)
 			return
@@ -538,7 +574,7 @@ func (g *Gateway) remake(r *http.Request, id string, rec *sessionRecord) error {
 			done := make(chan struct{})
 			s.making[id] = done
 			s.mu.Unlock()
-			err := g.replay(r, id, rec)
+			err := g.replayHeld(r, id, rec)
 			s.mu.Lock()
 			delete(s.making, id)
 			s.mu.Unlock()
@@ -552,6 +588,18 @@ func (g *Gateway) remake(r *http.Request, id string, rec *sessionRecord) error {
 			return context.Cause(r.Context())
 		}
 	}
+}
+
+// replayHeld makes session id here from its record (replay) in a slot
+// of its own under Options.MaxSessions: a copy of a session counts as a
+// session, and one past a cap is refused (*sessionCapError).
+func (g *Gateway) replayHeld(r *http.Request, id string, rec *sessionRecord) error {
+	slot, capErr := g.slots.take(rec.Principal)
+	if capErr != nil {
+		return capErr
+	}
+	defer func() { g.endEvicted(r.Context(), g.shared.keep(id, slot)) }()
+	return g.replay(r, id, rec)
 }
 
 // replayHeader marks the requests a replica replays to make a session

@@ -172,7 +172,7 @@ func (g *Gateway) takeHanded(ctx context.Context, id string) {
 		// questions here end, and the session with them.
 		s.unwaitSession(id)
 		g.sessMu.Lock()
-		for rr := range g.running[id] {
+		for rr := g.running[id]; rr != nil; rr = rr.next {
 			rr.cancel(errSessionEnded)
 		}
 		g.sessMu.Unlock()

@@ -5,14 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"iter"
 	"net/http"
 	"strings"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // CodeCallInterrupted: the replica of the gateway that was answering the
@@ -94,38 +91,35 @@ func allRequestIDs(body []byte) []json.RawMessage {
 }
 
 // sharedEvents is the event store of the handshake-era handler when
-// sessions are shared: go-sdk's memory store for the events, plus the
-// record of each stream that answers requests, and which streams are
-// this replica's.
+// sessions are shared: the gateway's memory store for the events (the
+// streams written here), plus the record in the session store of each
+// stream that answers requests.
 type sharedEvents struct {
-	mcp.EventStore
+	*eventStore
 	g *Gateway
-
-	mu    sync.Mutex
-	local map[string]map[string]bool // stream ids written here, by session
 }
 
 func newSharedEvents(g *Gateway) *sharedEvents {
-	return &sharedEvents{EventStore: newEventStore(), g: g, local: make(map[string]map[string]bool)}
+	return &sharedEvents{eventStore: newEventStore(), g: g}
 }
 
 // Open records a new stream as this replica's and, when it answers
-// requests, its record in the store.
+// requests, its record in the store; the record of a stream the memory
+// store dropped for it (maxStreams) is deleted.
 func (e *sharedEvents) Open(ctx context.Context, sessionID, streamID string) error {
-	if err := e.EventStore.Open(ctx, sessionID, streamID); err != nil {
-		return err
+	s := e.g.shared
+	if dropped := e.eventStore.open(ctx, sessionID, streamID); dropped != "" {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
+		err := s.store.DeleteSession(dctx, streamKey(sessionID, dropped))
+		cancel()
+		if err != nil {
+			e.g.log.Warn("the session store failed to delete the record of a stream no longer held", "err", err)
+		}
 	}
-	e.mu.Lock()
-	if e.local[sessionID] == nil {
-		e.local[sessionID] = make(map[string]bool)
-	}
-	e.local[sessionID][streamID] = true
-	e.mu.Unlock()
 	ids, _ := ctx.Value(callIDsKey{}).([]json.RawMessage)
 	if len(ids) == 0 {
 		return nil
 	}
-	s := e.g.shared
 	principal := ""
 	if ti := auth.TokenInfoFromContext(ctx); ti != nil {
 		principal = ti.UserID
@@ -148,32 +142,22 @@ func (e *sharedEvents) Append(ctx context.Context, sessionID, streamID string, d
 	if len(data) > 0 {
 		e.g.shared.noteOutgoing(ctx, sessionID, data, e.g.log.Warn)
 	}
-	return e.EventStore.Append(ctx, sessionID, streamID, data)
+	return e.eventStore.Append(ctx, sessionID, streamID, data)
 }
 
 // SessionClosed forgets the session's streams and the questions waiting
 // in it, and has the session's end reported (sessionClock).
 func (e *sharedEvents) SessionClosed(ctx context.Context, sessionID string) error {
-	e.mu.Lock()
-	delete(e.local, sessionID)
-	e.mu.Unlock()
 	e.g.shared.unwaitSession(sessionID)
-	err := e.EventStore.SessionClosed(ctx, sessionID)
+	err := e.eventStore.SessionClosed(ctx, sessionID)
 	e.g.clock.sessionClosed(sessionID)
 	return err
 }
 
-// After replays a stream of this replica.
-func (e *sharedEvents) After(ctx context.Context, sessionID, streamID string, index int) iter.Seq2[[]byte, error] {
-	return e.EventStore.After(ctx, sessionID, streamID, index)
-}
-
 // isLocal reports whether stream streamID of session sessionID was
-// written here.
+// written here and is held.
 func (e *sharedEvents) isLocal(sessionID, streamID string) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.local[sessionID][streamID]
+	return e.eventStore.holds(sessionID, streamID)
 }
 
 func streamKey(sessionID, streamID string) string { return "stream." + sessionID + "." + streamID }

@@ -3,6 +3,7 @@
 package gateway
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -105,9 +106,24 @@ func roundRobin(t *testing.T, rs []*replica) string {
 		FlushInterval: -1,
 		ErrorLog:      nil,
 	}
-	ts := httptest.NewServer(proxy)
+	ts := httptest.NewServer(fullDuplex(proxy))
 	t.Cleanup(ts.Close)
 	return ts.URL + "/mcp"
+}
+
+// fullDuplex serves h with the request's body left to h while its
+// response is written (http.ResponseController.EnableFullDuplex). A
+// ReverseProxy needs it: net/http's HTTP/1 server otherwise reads what is
+// left of the body and closes it when the response's header is written,
+// and the proxy's transport, still to read the body's end when a replica
+// answers that fast (an SSE stream's header comes at once), fails to
+// read it, takes that for a failed request and closes its connection to
+// the replica, cutting the stream it relays.
+func fullDuplex(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = http.NewResponseController(w).EnableFullDuplex()
+		h.ServeHTTP(w, r)
+	})
 }
 
 // kill stops a replica at once: its connections are cut, and the proxy
@@ -307,5 +323,65 @@ func TestSharedSessionsRemadeOnce(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("replica 1 holds %d sessions with the id, want 1", n)
+	}
+}
+
+// TestRoundRobinRelaysStreamsWhole: the round-robin proxy of the
+// shared-session tests relays a POST's stream whole when the replica
+// sends the stream's header before the POST's body has come (as a
+// gateway sends it right after reading the body): the proxy's server
+// holds the body for the proxy's transport while the header goes out,
+// and the transport's connection to the replica stays up to the stream's
+// last event. The proxy's transport is cut only when it reads the body's
+// end after the header went out, a window of a few instructions: the
+// stream is relayed 50 times.
+func TestRoundRobinRelaysStreamsWhole(t *testing.T) {
+	for i := range 50 {
+		started, saw := make(chan struct{}), make(chan struct{})
+		up := httptest.NewServer(fullDuplex(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "data: prime\n\n")
+			w.(http.Flusher).Flush()
+			close(started)
+			body, err := io.ReadAll(r.Body)
+			fmt.Fprintf(w, "data: got %s %v\n\n", body, err)
+			w.(http.Flusher).Flush()
+			select {
+			case <-saw:
+				fmt.Fprint(w, "data: end\n\n")
+			case <-r.Context().Done():
+			}
+		})))
+		url := roundRobin(t, []*replica{{ts: up}})
+		pr, pw := io.Pipe()
+		go func() {
+			<-started
+			_, _ = pw.Write([]byte("hello"))
+			_ = pw.Close()
+		}()
+		req, _ := http.NewRequestWithContext(testCtx(t, 10*time.Second), http.MethodPost, url, pr)
+		req.ContentLength = 5
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("post %d: %v", i, err)
+		}
+		var events []string
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if l := sc.Text(); l != "" {
+				events = append(events, l)
+				if l == "data: got hello <nil>" {
+					close(saw)
+				}
+				if l == "data: end" {
+					break
+				}
+			}
+		}
+		resp.Body.Close()
+		up.Close()
+		if len(events) == 0 || events[len(events)-1] != "data: end" {
+			t.Fatalf("stream %d through the proxy: %q, %v; want prime, got hello, end", i, events, sc.Err())
+		}
 	}
 }

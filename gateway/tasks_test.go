@@ -323,6 +323,24 @@ func TestTasksEndWithGateway(t *testing.T) {
 	if err := b.plain.Wait(testCtx(t, 10*time.Second), func(s *testserver.State) bool { return s.Calls("slow") >= 2 }); err != nil {
 		t.Fatal("the calls never started")
 	}
+	// A server's task the gateway knows the id of is cancelled at Close
+	// (one whose id is still on its way when the gateway closes is not).
+	for _, id := range []string{ext, core} {
+		waitUntil(t, "the server's own task of "+id, func() bool {
+			g.tasks.mu.Lock()
+			tk := g.tasks.tasks[id]
+			g.tasks.mu.Unlock()
+			if tk == nil {
+				return false
+			}
+			select {
+			case <-tk.made:
+				return true
+			default:
+				return false
+			}
+		})
+	}
 	if err := g.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -258,20 +258,15 @@ func (g *Gateway) liftTask(r *http.Request) {
 		return
 	}
 	max := g.opts.maxRequestBytes()
-	body, err := io.ReadAll(io.LimitReader(r.Body, max+1))
+	body, err := readLimited(r.Body, r.ContentLength, max)
 	rest := r.Body
 	if err != nil || int64(len(body)) > max {
 		r.Body = readCloser{io.MultiReader(bytes.NewReader(body), rest), rest}
 		return
 	}
-	r.Body = io.NopCloser(bytes.NewReader(liftTaskMember(body)))
+	r.Body = putBack(liftTaskMember(body))
 	r.ContentLength = -1
 	rest.Close()
-}
-
-type readCloser struct {
-	io.Reader
-	io.Closer
 }
 
 // liftTaskMember returns body with the "task" member of a tools/call's

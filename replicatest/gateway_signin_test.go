@@ -98,6 +98,9 @@ func TestGatewaySignInReplicas(t *testing.T) {
 			p0, p1 := proxy(0), proxy(1)
 			var served [2]atomic.Int32
 			fs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				// The proxy reads the body's end while the replica's
+				// event stream goes out (see gateway's fullDuplex).
+				_ = http.NewResponseController(w).EnableFullDuplex()
 				if strings.HasSuffix(r.URL.Path, "/callback") {
 					served[1].Add(1)
 					p1.ServeHTTP(w, r)

@@ -32,6 +32,8 @@ type serveFlags struct {
 	grace         time.Duration
 	perServer     int
 	perSession    int
+	maxSessions   int
+	perPrincipal  int
 	toolSearch    int
 	maxBodyBytes  int64
 	parkTimeout   time.Duration
@@ -96,11 +98,13 @@ principal its sessions belong to. Keys and secrets come from the environment, ne
 	fl.DurationVar(&f.grace, "grace", gateway.DefaultShutdownGrace, "how long calls in flight may finish after SIGTERM")
 	fl.IntVar(&f.perServer, "max-calls-per-server", 0, fmt.Sprintf("tool calls in flight to one server (default %d; -1: no cap)", gateway.DefaultMaxCallsPerServer))
 	fl.IntVar(&f.perSession, "max-calls-per-session", 0, fmt.Sprintf("tool calls in flight from one client session (default %d; -1: no cap)", gateway.DefaultMaxCallsPerSession))
+	fl.IntVar(&f.maxSessions, "max-sessions", 0, fmt.Sprintf("handshake-era client sessions held at once (per replica); one more ends the session idle longest (no request in flight, no stream open), or is refused (503) when none is idle (default %d; -1: no cap)", gateway.DefaultMaxSessions))
+	fl.IntVar(&f.perPrincipal, "max-sessions-per-principal", 0, "client sessions one principal holds at once; one more ends that principal's session idle longest, or is refused (429) when none is idle (default: a quarter of --max-sessions; -1: no cap)")
 	fl.IntVar(&f.toolSearch, "tool-search", 0, "show search_tools and call_tool instead of a catalog over this many estimated `tokens` (0: off; -1: always)")
 	fl.Int64Var(&f.maxBodyBytes, "max-request-bytes", 0, fmt.Sprintf("bound one HTTP request body (default %d)", gateway.DefaultMaxRequestBytes))
 	fl.IntVar(&f.extraConns, "max-extra-connections", 0, fmt.Sprintf("connections to a handshake-era server besides its shared one, for calls of clients that may be asked while another client's call is in flight (default %d; -1: none; each is a process of a stdio server)", gateway.DefaultMaxExtraConnections))
 	fl.DurationVar(&f.parkTimeout, "park-timeout", 0, fmt.Sprintf("how long a server's question waits for the client's answer (default %s)", gateway.DefaultParkTimeout))
-	fl.DurationVar(&f.sessionExpiry, "session-timeout", 0, "close client sessions idle this long (default: never)")
+	fl.DurationVar(&f.sessionExpiry, "session-timeout", 0, "close client sessions idle this long (default: never; at --max-sessions the session idle longest is closed first)")
 	f.tasks.add(fl)
 	f.auth.register(fl)
 	f.limits.register(fl)
@@ -148,18 +152,20 @@ func runServe(ctx context.Context, a *cmdline.App, f serveFlags) error {
 	var pmu sync.Mutex
 	started := false
 	opts := &gateway.Options{
-		Client:              &base,
-		Prefix:              prefix,
-		Logger:              logger,
-		CallTimeout:         f.callTimeout,
-		MaxCallsPerServer:   f.perServer,
-		MaxCallsPerSession:  f.perSession,
-		MaxRequestBytes:     f.maxBodyBytes,
-		ParkTimeout:         f.parkTimeout,
-		MaxExtraConnections: f.extraConns,
-		SessionTimeout:      f.sessionExpiry,
-		AllowedHosts:        f.allowHosts,
-		AllowedOrigins:      f.allowOrigins,
+		Client:                  &base,
+		Prefix:                  prefix,
+		Logger:                  logger,
+		CallTimeout:             f.callTimeout,
+		MaxCallsPerServer:       f.perServer,
+		MaxCallsPerSession:      f.perSession,
+		MaxSessions:             f.maxSessions,
+		MaxSessionsPerPrincipal: f.perPrincipal,
+		MaxRequestBytes:         f.maxBodyBytes,
+		ParkTimeout:             f.parkTimeout,
+		MaxExtraConnections:     f.extraConns,
+		SessionTimeout:          f.sessionExpiry,
+		AllowedHosts:            f.allowHosts,
+		AllowedOrigins:          f.allowOrigins,
 		OnEvent: func(e gateway.Event) {
 			pmu.Lock()
 			defer pmu.Unlock()

@@ -21,7 +21,9 @@ import (
 // its own and may wait for a user. A log message read on a request's own
 // stream (streamable HTTP) loses the tag that says so before any handler
 // sees it, and its handlers' context names the stream
-// (order.StreamFrom).
+// (order.StreamFrom). A request a notification's handler makes on the
+// session, while the handler runs, does not wait for the notifications
+// queued behind it (order.Marks.Handle).
 func BacklogMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		// go-sdk hands handlers a context made from the one given to
@@ -58,6 +60,10 @@ func BacklogMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 				}
 			}
 		}
+		// A request the handler makes on the session does not wait for
+		// the notifications queued behind this one (order.Marks.Handle).
+		ctx, returned := s.order.Handle(ctx)
+		defer returned()
 		return next(ctx, method, req)
 	}
 }

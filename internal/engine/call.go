@@ -295,47 +295,6 @@ func (s *Session) learn(params *mcp.CallToolParams, given [3]bool) {
 	s.e.learned.Store(s.version, m)
 }
 
-// fastMeta returns the _meta the fast path sends with params: on a
-// 2026-07-28 connection, params' own entries over those go-sdk adds, as
-// go-sdk sends them.
-func (s *Session) fastMeta(params *mcp.CallToolParams) ([]byte, error) {
-	m := s.fast.meta.Load()
-	if len(params.Meta) == 0 {
-		if m == nil {
-			return nil, nil
-		}
-		return m.all, nil
-	}
-	out := make(map[string]any, len(params.Meta)+3)
-	for k, v := range params.Meta {
-		out[k] = v
-	}
-	if m != nil {
-		for i, k := range sdkMetaKeys() {
-			if _, ok := out[k]; !ok && m.vals[i] != nil {
-				out[k] = m.vals[i]
-			}
-		}
-	}
-	b, err := marshalMeta(out)
-	if err != nil {
-		return nil, fmt.Errorf("calling %q: marshaling the request's _meta: %w", "tools/call", err)
-	}
-	return b, nil
-}
-
-// marshalMeta returns v as go-sdk writes it in a request: JSON without
-// HTML escaping (<, > and & as they are).
-func marshalMeta(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
-
 // callFast makes the plain call params on s's stdio connection or, over
 // streamable HTTP, with a POST of its own. It returns what go-sdk's
 // CallTool would, and the result as sent.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpadapter/mcpadapter/internal/plaincall"
 	"github.com/mcpadapter/mcpadapter/internal/sdkerr"
+	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -114,6 +115,10 @@ func (a AutoRounds) answer(ctx context.Context, session mcp.Session, key string,
 		}
 	}()
 	cs, _ := session.(*mcp.ClientSession)
+	// The handlers' requests are their own, not this one's
+	// (wire.Untracked): one they make on cs waits for its notifications
+	// like any program's (engine.Settle).
+	ctx = wire.Untracked(ctx)
 	if p, ok := q.(*mcp.ElicitParams); ok {
 		return Elicit(ctx, a.Elicit, cs, key, p)
 	}

@@ -24,5 +24,6 @@
 // Who answers a question, and what an unanswerable one means to the call,
 // are the root's (rounds.go, park.go, task_input.go). It imports go-sdk's
 // mcp and jsonrpc packages, the public elicitation package,
-// internal/plaincall, internal/sdkerr and the standard library only.
+// internal/plaincall, internal/sdkerr, internal/wire and the standard
+// library only.
 package inputwire

@@ -18,7 +18,9 @@
 // no handler. After a call returns, Marks.Wait waits until every marker
 // issued so far has been reached: bounded by the call's context, the
 // connection's end, and Quiet without any notification handled (a handler
-// that blocks).
+// that blocks); a request made in the handler of one of the connection's
+// notifications (Marks.Handle) does not wait, as the notifications behind
+// it wait for that handler.
 //
 // The markers also place requests and notifications in a connection's
 // messages (Spot): a caller that shares one connection among its own

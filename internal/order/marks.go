@@ -132,6 +132,12 @@ func (m *Marks) Handled() {
 // connection ended: the markers will not come), or when Quiet passes
 // without any notification handled (then no later Wait waits for those
 // markers again), and reports whether the markers were reached.
+//
+// Called in the handler of one of the connection's notifications (ctx
+// from Handle, the handler still running), Wait does not wait: the
+// notifications read after the one being handled are handled after the
+// handler returns, so waiting for them would only hold the handler, and
+// every call waiting behind it, until Quiet gives up on their markers.
 func (m *Marks) Wait(ctx context.Context, gone <-chan struct{}) bool {
 	if m == nil {
 		return true
@@ -140,7 +146,34 @@ func (m *Marks) Wait(ctx context.Context, gone <-chan struct{}) bool {
 	if m.reached.Load() >= want {
 		return true
 	}
+	if m.handling(ctx) {
+		return false
+	}
 	return m.wait(ctx, gone, want)
+}
+
+type handlingKey struct{}
+
+// handler is a notification's handler of a connection (Handle).
+type handler struct {
+	m    *Marks
+	done atomic.Bool // the handler returned
+}
+
+// Handle returns the context for the handler of a notification of m's
+// connection, and the function to call once that handler has returned:
+// until then, Wait made with that context (or one made from it) does not
+// wait for the notifications read after it.
+func (m *Marks) Handle(ctx context.Context) (context.Context, func()) {
+	h := &handler{m: m}
+	return context.WithValue(ctx, handlingKey{}, h), func() { h.done.Store(true) }
+}
+
+// handling reports whether ctx is that of a handler of a notification of
+// m's connection that has not returned (Handle).
+func (m *Marks) handling(ctx context.Context) bool {
+	h, _ := ctx.Value(handlingKey{}).(*handler)
+	return h != nil && h.m == m && !h.done.Load()
 }
 
 func (m *Marks) wait(ctx context.Context, gone <-chan struct{}, want int64) bool {

@@ -132,3 +132,40 @@ func TestConnMarksResponsesAfterMessages(t *testing.T) {
 		t.Errorf("passed up %q, want %q", s, want)
 	}
 }
+
+// TestMarksWaitInHandler: in the handler of one of the connection's
+// notifications (Handle), Wait does not wait for the markers issued
+// before it, nor give up on them (they come once the handler returns);
+// once the handler has returned, or for another connection's handler, it
+// waits.
+func TestMarksWaitInHandler(t *testing.T) {
+	m := New()
+	tok := token(t, m, m.Issue())
+	ctx, returned := m.Handle(context.Background())
+	if m.Wait(ctx, nil) {
+		t.Fatal("Wait in a handler reports a marker reached that is not")
+	}
+	if m.reached.Load() != 0 {
+		t.Fatal("Wait in a handler gave up on the marker behind it")
+	}
+	other, _ := New().Handle(context.Background())
+	returned()
+	for name, ctx := range map[string]context.Context{"after the handler returned": ctx, "in another connection's handler": other} {
+		cctx, cancel := context.WithCancel(ctx)
+		done := make(chan bool)
+		go func() { done <- m.Wait(cctx, nil) }()
+		select {
+		case <-done:
+			t.Fatalf("%s: Wait did not wait", name)
+		case <-time.After(50 * time.Millisecond):
+		}
+		cancel()
+		<-done
+	}
+	if !m.Reached(tok) {
+		t.Fatal("the marker was not recognised")
+	}
+	if !m.Wait(ctx, nil) {
+		t.Fatal("Wait gave up on a reached marker")
+	}
+}

@@ -192,6 +192,24 @@ func TrackRequest(ctx context.Context) (context.Context, *RequestStatus) {
 	return context.WithValue(ctx, requestStatusKey{}, rs), rs
 }
 
+// Tracked reports whether ctx carries a RequestStatus (TrackRequest): the
+// request is one the engine sends itself (engine.Send), not one a program
+// makes on go-sdk's session.
+func Tracked(ctx context.Context) bool { return requestStatus(ctx) != nil }
+
+// Untracked returns ctx without the RequestStatus it carries, for code
+// of the caller's that runs inside a request (a handler answering the
+// questions of a 2026-07-28 round, with the request's context): a
+// request that code makes is its own, neither one the engine sends itself
+// (Tracked) nor one whose POSTs and answer the outer request's
+// RequestStatus records.
+func Untracked(ctx context.Context) context.Context {
+	if requestStatus(ctx) == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, requestStatusKey{}, (*RequestStatus)(nil))
+}
+
 // requestStatus returns the RequestStatus that ctx carries, or nil.
 func requestStatus(ctx context.Context) *RequestStatus {
 	rs, _ := ctx.Value(requestStatusKey{}).(*RequestStatus)

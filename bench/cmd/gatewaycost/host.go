@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"syscall"
 	"time"
 
@@ -35,6 +36,16 @@ type allocStats struct {
 func runHost(path string) error {
 	if prefix := os.Getenv(profileEnv); prefix != "" {
 		stop, err := profileCPU(fmt.Sprintf("%s-%d.pprof", prefix, os.Getpid()))
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	if prefix := os.Getenv(allocProfileEnv); prefix != "" {
+		defer profileAllocs(fmt.Sprintf("%s-%d.pprof", prefix, os.Getpid()))()
+	}
+	if prefix := os.Getenv(traceEnv); prefix != "" {
+		stop, err := traceRun(fmt.Sprintf("%s-%d.trace", prefix, os.Getpid()))
 		if err != nil {
 			return err
 		}
@@ -105,6 +116,46 @@ func profileCPU(path string) (stop func(), err error) {
 		return nil, err
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// allocProfileEnv names the environment variable that has each gateway
+// host write a profile of every allocation of its run (MemProfileRate 1,
+// which slows it down) to $GATEWAYCOST_ALLOCPROFILE-PID.pprof.
+const allocProfileEnv = "GATEWAYCOST_ALLOCPROFILE"
+
+// profileAllocs has every allocation sampled; the returned func writes the
+// profile to path.
+func profileAllocs(path string) (write func()) {
+	runtime.MemProfileRate = 1
+	return func() {
+		f, err := os.Create(path)
+		if err != nil {
+			slog.Error("allocation profile", "err", err)
+			return
+		}
+		defer f.Close()
+		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+			slog.Error("allocation profile", "err", err)
+		}
+	}
+}
+
+// traceEnv names the environment variable that has each gateway host
+// write an execution trace of its run (runtime/trace: goroutines made,
+// blocked and woken) to $GATEWAYCOST_TRACE-PID.trace.
+const traceEnv = "GATEWAYCOST_TRACE"
+
+// traceRun starts an execution trace written to path; stop ends it.
+func traceRun(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := trace.Start(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { trace.Stop(); f.Close() }, nil
 }
 
 // hostStats reads a gateway host's allocation counters.

@@ -30,7 +30,10 @@
 // its own and killed at exit.
 //
 // With GATEWAYCOST_CPUPROFILE=PREFIX in its environment, each gateway host
-// writes a CPU profile of its run to PREFIX-PID.pprof.
+// writes a CPU profile of its run to PREFIX-PID.pprof; with
+// GATEWAYCOST_ALLOCPROFILE=PREFIX, a profile of every allocation
+// (PREFIX-PID.pprof); with GATEWAYCOST_TRACE=PREFIX, an execution trace
+// (PREFIX-PID.trace). Each adds its own cost to the gateway's.
 //
 // Usage, from the bench directory:
 //
