@@ -17,11 +17,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// startLogThenNullQuestion starts a handshake-era (2025-11-25) server over
-// streamable HTTP, without sessions, that answers prompts/get and
-// resources/read on an event stream: a log message, then a result whose
-// question is null (go-sdk's decoding panics on it).
-func startLogThenNullQuestion(t *testing.T) string {
+// startLogThenAnswer starts a handshake-era (2025-11-25) server over
+// streamable HTTP, without sessions, declaring caps (its capabilities,
+// JSON), that answers initialize, and each other request with an id as
+// answer says: the answer's member ("result" or "error" and its value),
+// and whether it is sent on an event stream after a log message; answer
+// gives "" for an empty result. A notification is answered 202.
+func startLogThenAnswer(t *testing.T, caps string, answer func(method, tool string) (member string, afterLog bool)) string {
 	t.Helper()
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
@@ -32,26 +34,45 @@ func startLogThenNullQuestion(t *testing.T) string {
 		var req struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
 		}
 		if json.Unmarshal(b, &req) != nil || len(req.ID) == 0 {
 			w.WriteHeader(http.StatusAccepted)
 			return
 		}
-		result := `{}`
-		switch req.Method {
-		case "initialize":
-			result = `{"protocolVersion":"2025-11-25","capabilities":{"prompts":{},"resources":{},"logging":{}},"serverInfo":{"name":"raw","version":"1"}}`
-		case "prompts/get", "resources/read":
+		member, afterLog := `"result":{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"serverInfo":{"name":"raw","version":"1"}}`, false
+		if req.Method != "initialize" {
+			member, afterLog = answer(req.Method, req.Params.Name)
+		}
+		if member == "" {
+			member = `"result":{}`
+		}
+		if afterLog {
 			w.Header().Set("Content-Type", "text/event-stream")
-			fmt.Fprintf(w, "event: message\ndata: %s\n\n", `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"before `+req.Method+`"}}`)
-			fmt.Fprintf(w, "event: message\ndata: %s\n\n", `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"result":`+testserver.NullQuestionResult+`}`)
+			fmt.Fprintf(w, "event: message\ndata: %s\n\n", `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"before `+req.Method+` `+req.Params.Name+`"}}`)
+			fmt.Fprintf(w, "event: message\ndata: %s\n\n", `{"jsonrpc":"2.0","id":`+string(req.ID)+`,`+member+`}`)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"result":`+result+`}`)
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,`+member+`}`)
 	}))
 	t.Cleanup(ts.Close)
 	return ts.URL
+}
+
+// startLogThenNullQuestion starts a startLogThenAnswer server that answers
+// prompts/get and resources/read with a log message, then a result whose
+// question is null (go-sdk's decoding panics on it).
+func startLogThenNullQuestion(t *testing.T) string {
+	t.Helper()
+	return startLogThenAnswer(t, `{"prompts":{},"resources":{},"logging":{}}`, func(method, _ string) (string, bool) {
+		if method == "prompts/get" || method == "resources/read" {
+			return `"result":` + testserver.NullQuestionResult, true
+		}
+		return "", false
+	})
 }
 
 // TestHostileNullQuestionAfterLog: a server sends a log message, then an

@@ -6,9 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -110,58 +107,30 @@ func TestNotificationsBeforeSessionCallAnswerReachHandlers(t *testing.T) {
 	}
 }
 
-// startLogThenHostileCall starts a handshake-era (2025-11-25) server over
-// streamable HTTP, without sessions, that answers tools/call on an event
-// stream: a log message, then the answer the call's tool names: "null"
-// a null result, "question" a result whose question is null (go-sdk's
-// decoding panics on it), "error" a JSON-RPC error, anything else a text
-// result.
+// startLogThenHostileCall starts a startLogThenAnswer server that
+// answers tools/call with a log message, then the answer the call's tool
+// names: "null" a null result, "question" a result whose question is
+// null (go-sdk's decoding panics on it), "error" a JSON-RPC error,
+// anything else a text result.
 func startLogThenHostileCall(t *testing.T) string {
 	t.Helper()
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			http.Error(w, "POST only", http.StatusMethodNotAllowed)
-			return
-		}
-		b, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-		var req struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Params struct {
-				Name string `json:"name"`
-			} `json:"params"`
-		}
-		if json.Unmarshal(b, &req) != nil || len(req.ID) == 0 {
-			w.WriteHeader(http.StatusAccepted)
-			return
-		}
-		answer := `"result":{}`
-		switch req.Method {
-		case "initialize":
-			answer = `"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"logging":{}},"serverInfo":{"name":"raw","version":"1"}}`
+	return startLogThenAnswer(t, `{"tools":{},"logging":{}}`, func(method, tool string) (string, bool) {
+		switch method {
 		case "tools/list":
-			answer = `"result":{"tools":[{"name":"null","inputSchema":{"type":"object"}},{"name":"question","inputSchema":{"type":"object"}},{"name":"error","inputSchema":{"type":"object"}},{"name":"plain","inputSchema":{"type":"object"}}]}`
+			return `"result":{"tools":[{"name":"null","inputSchema":{"type":"object"}},{"name":"question","inputSchema":{"type":"object"}},{"name":"error","inputSchema":{"type":"object"}},{"name":"plain","inputSchema":{"type":"object"}}]}`, false
 		case "tools/call":
-			switch req.Params.Name {
+			switch tool {
 			case "null":
-				answer = `"result":null`
+				return `"result":null`, true
 			case "question":
-				answer = `"result":` + testserver.NullQuestionResult
+				return `"result":` + testserver.NullQuestionResult, true
 			case "error":
-				answer = `"error":{"code":-32603,"message":"no"}`
-			default:
-				answer = `"result":{"content":[{"type":"text","text":"plain"}]}`
+				return `"error":{"code":-32603,"message":"no"}`, true
 			}
-			w.Header().Set("Content-Type", "text/event-stream")
-			fmt.Fprintf(w, "event: message\ndata: %s\n\n", `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"before `+req.Params.Name+`"}}`)
-			fmt.Fprintf(w, "event: message\ndata: %s\n\n", `{"jsonrpc":"2.0","id":`+string(req.ID)+`,`+answer+`}`)
-			return
+			return `"result":{"content":[{"type":"text","text":"plain"}]}`, true
 		}
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,`+answer+`}`)
-	}))
-	t.Cleanup(ts.Close)
-	return ts.URL
+		return "", false
+	})
 }
 
 // TestHostileSessionCallAfterLog: a server sends a log message, then a

@@ -14,7 +14,8 @@ import (
 // pass with their own codes).
 const (
 	// CodeServerUnavailable: the server that owns the item is down or
-	// could not be reached; the message names it.
+	// could not be reached; the message names it. Also sent when the task
+	// store (TaskOptions.Store) fails a request about a task.
 	CodeServerUnavailable = -32010
 	// CodeTimeout: the server neither answered nor reported progress
 	// within Options.CallTimeout, or a time limit of the server's own (a
@@ -27,8 +28,10 @@ const (
 	// CodeShuttingDown: the gateway is shutting down.
 	CodeShuttingDown = -32013
 	// CodeTooManySessions: the gateway holds Options.MaxSessions client
-	// sessions, or the request's principal MaxSessionsPerPrincipal; the
-	// request that would make one more is refused.
+	// sessions, or the request's principal MaxSessionsPerPrincipal, none
+	// of them idle (one idle is ended to make room instead); the request
+	// that would make one more (an initialize, or with shared sessions a
+	// request of a session this replica holds no copy of) is refused.
 	CodeTooManySessions = -32018
 )
 

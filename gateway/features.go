@@ -50,10 +50,15 @@ func (g *Gateway) route(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss.ID() != "" {
 			defer g.trackSession(ss.ID(), PrincipalFrom(ctx), cancel)()
-			if _, fast := ctx.Value(oneRequestKey{}).(*oneRequest); !fast && g.shared == nil && !strings.HasPrefix(method, "notifications/") {
-				// go-sdk's session handles it: no call of the session
-				// takes the fast path meanwhile (fastsession.go).
-				defer g.live.handling(ss.ID())()
+			if _, fast := ctx.Value(oneRequestKey{}).(*oneRequest); !fast && !strings.HasPrefix(method, "notifications/") {
+				// go-sdk's session handles it, its POST's stream open or
+				// not: the session is not idle meanwhile (sessioncap.go),
+				// and no call of it takes the fast path (fastsession.go).
+				if g.shared != nil {
+					defer g.shared.servingSession(ss.ID())()
+				} else {
+					defer g.live.handling(ss.ID())()
+				}
 			}
 		}
 		switch method {

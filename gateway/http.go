@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	segjson "github.com/segmentio/encoding/json"
+
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -227,30 +229,20 @@ func endsSession(r *http.Request) bool {
 }
 
 // hasInitialize reports whether a JSON-RPC message or batch holds an
-// initialize request. Text that is not JSON-RPC has none (the handler
-// then says what is wrong with it).
+// initialize request, read as go-sdk's handler reads a POST: a batch
+// when the body starts with an array (segmentio's decoder, data after
+// it ignored), each message with jsonrpc.DecodeMessage (keys matched
+// exactly, data after it ignored). A message go-sdk cannot read is no
+// initialize (the handler then says what is wrong with it).
 func hasInitialize(body []byte) bool {
-	body = bytes.TrimSpace(body)
-	var msgs []struct {
-		Method string `json:"method"`
+	var raws []json.RawMessage
+	if segjson.NewDecoder(bytes.NewReader(body)).Decode(&raws) != nil {
+		raws = []json.RawMessage{body}
 	}
-	if len(body) > 0 && body[0] == '[' {
-		if json.Unmarshal(body, &msgs) != nil {
-			return false
-		}
-	} else {
-		var m struct {
-			Method string `json:"method"`
-		}
-		if json.Unmarshal(body, &m) != nil {
-			return false
-		}
-		msgs = append(msgs, m)
-	}
-	return slices.ContainsFunc(msgs, func(m struct {
-		Method string `json:"method"`
-	}) bool {
-		return m.Method == "initialize"
+	return slices.ContainsFunc(raws, func(raw json.RawMessage) bool {
+		msg, err := jsonrpc.DecodeMessage(raw)
+		req, ok := msg.(*jsonrpc.Request)
+		return err == nil && ok && req.Method == "initialize"
 	})
 }
 

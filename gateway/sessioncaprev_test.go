@@ -100,19 +100,7 @@ func TestEventStoreKeepsStreamAwaitingAnswer(t *testing.T) {
 	s := rawInit(t, url, `{}`)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	resp := s.post(ctx, `{"jsonrpc":"2.0","id":"long","method":"tools/call","params":{"name":"slow","arguments":{"ms":1500},"_meta":{"progressToken":"p"}}}`)
-	prime := ""
-	sc := bufio.NewScanner(resp.Body)
-	for prime == "" && sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "id: "); ok {
-			prime = v
-		}
-	}
-	cancel()
-	resp.Body.Close()
-	if prime == "" {
-		t.Fatalf("the call's stream: %s, no priming event", resp.Status)
-	}
+	prime := dropAfterPrime(t, s.post(ctx, `{"jsonrpc":"2.0","id":"long","method":"tools/call","params":{"name":"slow","arguments":{"ms":1500},"_meta":{"progressToken":"p"}}}`), cancel)
 	for i := range 70 {
 		r := s.post(testCtx(t, 10*time.Second), `{"jsonrpc":"2.0","id":`+itoa(100+i)+`,"method":"ping"}`)
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -130,6 +118,26 @@ func TestEventStoreKeepsStreamAwaitingAnswer(t *testing.T) {
 	if n := heldStreams(g, s.id); n > defaultMaxStreams+1 {
 		t.Fatalf("the store holds %d streams of the session, over %d and its standalone one", n, defaultMaxStreams)
 	}
+}
+
+// dropAfterPrime reads resp, a call's event stream, up to its priming
+// event, then drops it as a client whose connection broke would (cancel
+// ends the request's context), and returns the priming event's id.
+func dropAfterPrime(t testing.TB, resp *http.Response, cancel context.CancelFunc) string {
+	t.Helper()
+	prime := ""
+	sc := bufio.NewScanner(resp.Body)
+	for prime == "" && sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "id: "); ok {
+			prime = v
+		}
+	}
+	cancel()
+	resp.Body.Close()
+	if prime == "" {
+		t.Fatalf("the call's stream: %s, no priming event", resp.Status)
+	}
+	return prime
 }
 
 // checkSlots fails the test unless s's idle lists are sound (slotsErr);

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,12 +19,7 @@ import (
 // stderr; once one stream is closed (its session idle) a third gets in,
 // ending the idle one (its next request is answered 404).
 func TestServeMaxSessions(t *testing.T) {
-	old := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "old", Era: testserver.Legacy}))
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "mcp.json")
-	if err := os.WriteFile(cfg, fmt.Appendf(nil, `{"mcpServers": {"old": {"url": %q}}}`, old.URL), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dir, cfg := oldServerConfig(t)
 	p := startServe(t, dir, nil, "--config", cfg, "--listen", "127.0.0.1:0", "--max-sessions", "2")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -75,16 +68,7 @@ func TestServeMaxSessions(t *testing.T) {
 	if status != http.StatusServiceUnavailable || !strings.Contains(answer, `"code":-32018`) || !strings.Contains(answer, "sessions it allows: 2 (MaxSessions, --max-sessions)") {
 		t.Fatalf("a 3rd session: %d %s", status, answer)
 	}
-	waitLog := func(what string) {
-		t.Helper()
-		for deadline := time.Now().Add(time.Minute); !strings.Contains(p.stderr.String(), what); {
-			if time.Now().After(deadline) {
-				t.Fatalf("no %q logged:\n%s", what, p.stderr)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-	waitLog("a client session is refused")
+	waitStderr(t, p, "a client session is refused")
 	stops[0]() // its session is idle once the gateway sees the stream end
 	c := mcp.NewClient(&mcp.Implementation{Name: "cap", Version: "1"}, nil)
 	var cs *mcp.ClientSession
@@ -115,4 +99,89 @@ func TestServeMaxSessions(t *testing.T) {
 	if resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("the session ended to make room: %s, want 404", resp.Status)
 	}
+}
+
+// TestServeMaxSessionsLogsNoKey: `serve -v --api-key alice=KEY_ALICE
+// --max-sessions-per-principal 1`: alice's second session, her first one
+// busy (its standalone stream open), is refused with 429 and logged;
+// her third, the first one idle, ends it and is logged. Both lines name
+// alice, never her API key.
+func TestServeMaxSessionsLogsNoKey(t *testing.T) {
+	dir, cfg := oldServerConfig(t)
+	const key = "sk-alice-3f9c1d7e5b2a48c6"
+	p := startServe(t, dir, []string{"KEY_ALICE=" + key}, "-v", "--config", cfg, "--listen", "127.0.0.1:0", "--api-key", "alice=KEY_ALICE", "--max-sessions-per-principal", "1")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	do := func(method, id, body string) *http.Response {
+		req, _ := http.NewRequestWithContext(ctx, method, p.URL, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+key)
+		if id != "" {
+			req.Header.Set("Mcp-Session-Id", id)
+			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	initialize := func() (int, string) {
+		resp := do(http.MethodPost, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header.Get("Mcp-Session-Id")
+	}
+	status, first := initialize()
+	if status != http.StatusOK || first == "" {
+		t.Fatalf("alice's first session: %d", status)
+	}
+	stream := do(http.MethodGet, first, "")
+	if stream.StatusCode != http.StatusOK {
+		t.Fatalf("the first session's stream: %s", stream.Status)
+	}
+	if status, _ := initialize(); status != http.StatusTooManyRequests {
+		t.Fatalf("alice's second session, her first busy: %d, want 429", status)
+	}
+	waitStderr(t, p, "a client session is refused")
+	stream.Body.Close()
+	var third string
+	for deadline := time.Now().Add(time.Minute); third == ""; time.Sleep(20 * time.Millisecond) {
+		if status, third = initialize(); status != http.StatusOK && time.Now().After(deadline) {
+			t.Fatalf("alice's session once her first is idle: %d", status)
+		}
+	}
+	waitStderr(t, p, "the client session idle longest is ended")
+	logs := p.stderr.String()
+	if strings.Contains(logs, key) || strings.Contains(logs, key[len(key)-8:]) {
+		t.Fatalf("alice's API key logged:\n%s", logs)
+	}
+	for _, want := range []string{"cap=MaxSessionsPerPrincipal max=1 principal=alice", "cap=MaxSessionsPerPrincipal principal=alice"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("no %q logged:\n%s", want, logs)
+		}
+	}
+}
+
+// waitStderr waits (a minute at most) until p has written what on its
+// stderr.
+func waitStderr(t *testing.T, p *serveProc, what string) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(p.stderr.String(), what); {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q logged:\n%s", what, p.stderr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// oldServerConfig starts a handshake-era test server and writes a config
+// naming it "old" in a new directory; it returns the directory and the
+// config's path.
+func oldServerConfig(t *testing.T) (dir, cfg string) {
+	t.Helper()
+	old := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "old", Era: testserver.Legacy}))
+	dir = t.TempDir()
+	return dir, writeConfig(t, dir, "mcp.json", fmt.Sprintf(`{"mcpServers": {"old": {"url": %q}}}`, old.URL))
 }

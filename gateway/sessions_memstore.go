@@ -1,0 +1,69 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"sync"
+	"time"
+)
+
+// MemorySessionStore is a SessionStore in this process's memory: for
+// gateways in one process, and for tests. Its zero value is ready.
+type MemorySessionStore struct {
+	mu   sync.Mutex
+	recs map[string]memoryRecord
+}
+
+type memoryRecord struct {
+	rec     []byte
+	expires time.Time
+}
+
+// LoadSession implements SessionStore.
+func (m *MemorySessionStore) LoadSession(_ context.Context, id string) ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.recs[id]
+	if !ok || time.Now().After(r.expires) {
+		delete(m.recs, id)
+		return nil, nil
+	}
+	return append([]byte(nil), r.rec...), nil
+}
+
+// SaveSession implements SessionStore.
+func (m *MemorySessionStore) SaveSession(_ context.Context, id string, rec []byte, ttl time.Duration) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.recs == nil {
+		m.recs = make(map[string]memoryRecord)
+	}
+	now := time.Now()
+	for k, r := range m.recs {
+		if now.After(r.expires) {
+			delete(m.recs, k)
+		}
+	}
+	m.recs[id] = memoryRecord{rec: append([]byte(nil), rec...), expires: now.Add(ttl)}
+	return nil
+}
+
+// ReplaceSession implements SessionStore.
+func (m *MemorySessionStore) ReplaceSession(_ context.Context, id string, old, rec []byte, ttl time.Duration) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := time.Now()
+	if r, ok := m.recs[id]; !ok || now.After(r.expires) || !bytes.Equal(r.rec, old) {
+		return false, nil
+	}
+	m.recs[id] = memoryRecord{rec: append([]byte(nil), rec...), expires: now.Add(ttl)}
+	return true, nil
+}
+
+// DeleteSession implements SessionStore.
+func (m *MemorySessionStore) DeleteSession(_ context.Context, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.recs, id)
+	return nil
+}
