@@ -64,6 +64,23 @@ func streamedFastCases() []fastCase {
 		named("log messages with meta", `"pad":"xxx"`,
 			streamedCall("411", "lg_notify", `{"text":"mm","log":true,"logs":2,"metaPad":3}`, `"io.modelcontextprotocol/logLevel":"info"`)),
 		func() fastCase {
+			// Not plain: go-sdk's session made for the request runs it.
+			c := named("progress of a call that is not plain", `"progress":2`,
+				streamedCall("413", "nt_notify", `{"text":"np","progress":true,"progresses":2,"log":true}`, tok+`,"io.modelcontextprotocol/logLevel":"info"`))
+			c.body = strings.Replace(c.body, `"arguments"`, `"inputResponses":null,"arguments"`, 1)
+			c.session = true
+			return c
+		}(),
+		func() fastCase {
+			// Not lean (capabilities naming a member twice): go-sdk's
+			// session reads the whole _meta.
+			c := named("progress of a call not lean", `"data":"nc"`,
+				streamedCall("414", "lg_notify", `{"text":"nc","progress":true,"log":true}`, tok+`,"io.modelcontextprotocol/logLevel":"info"`))
+			c.body = strings.Replace(c.body, `"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}`, `"io.modelcontextprotocol/clientCapabilities":{"elicitation":{},"elicitation":{}}`, 1)
+			c.session = true
+			return c
+		}(),
+		func() fastCase {
 			c := named("progress of an unknown tool", `unknown tool`, streamedCall("412", "nope", `{}`, tok))
 			c.session = true
 			return c
