@@ -465,7 +465,11 @@ func (c *fastConn) writeNote(method string, params any) error {
 		c.broken = true
 		return nil
 	}
-	if http.NewResponseController(c.w).Flush() != nil {
+	// A writer that cannot flush (a middleware's that lets no Flush
+	// through) sends the events with the answer, as on go-sdk's
+	// transport, which flushes at best; a flush that fails lost the
+	// stream.
+	if err := http.NewResponseController(c.w).Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		c.broken = true
 	}
 	return nil
