@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"context"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -67,6 +69,57 @@ func BenchmarkStdioCallThroughGateway(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkProgressCallThroughGateway measures one call with a progress
+// token (notify, whose server sends one progress report before its
+// answer) from a go-sdk client through the gateway to a handshake-era
+// server over streamable HTTP on loopback, at each client version, on the
+// fast paths ("fast": fastsession.go, fastpath.go, the report written by
+// the gateway on the request's stream) and on go-sdk's handler ("sdk":
+// Options.slowPathOnly). cpu-µs/op is the process's CPU time (user and
+// system: client, gateway and server, all in the process) per call; run
+// it with -count to alternate the two.
+func BenchmarkProgressCallThroughGateway(b *testing.B) {
+	up := testserver.StartStreamable(b, testserver.New(testserver.Options{Name: "up", Era: testserver.Legacy, Notify: true}))
+	fast, fastURL := startGateway(b, []Server{{Name: "up", Target: up.URL}}, nil)
+	_, sdkURL := startGateway(b, []Server{{Name: "up", Target: up.URL}}, &Options{slowPathOnly: true})
+	for _, v := range []string{v1125, v0728} {
+		for _, side := range []struct{ name, url string }{{"fast", fastURL}, {"sdk", sdkURL}} {
+			b.Run(v+"/"+side.name, func(b *testing.B) {
+				var reports atomic.Int64
+				cs := connect(b, side.url, v, &mcp.ClientOptions{
+					ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) { reports.Add(1) },
+				})
+				ctx := testCtx(b, 10*time.Minute)
+				params := &mcp.CallToolParams{Name: "notify", Arguments: map[string]any{"text": "hello", "progress": true}}
+				params.SetProgressToken("p")
+				before := fast.sessionFast.Load()
+				b.ReportAllocs()
+				b.ResetTimer()
+				cpu := processCPU()
+				for range b.N {
+					res, err := cs.CallTool(ctx, params)
+					if err != nil || res.IsError {
+						b.Fatalf("notify: %v %v", err, texts(res))
+					}
+				}
+				b.ReportMetric(float64((processCPU()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
+				b.StopTimer()
+				if v == v1125 && side.name == "fast" && fast.sessionFast.Load()-before != int64(b.N) {
+					b.Fatalf("%d of %d calls on the session fast path", fast.sessionFast.Load()-before, b.N)
+				}
+				// go-sdk's client hands reports to its handler on a
+				// goroutine of its own: the last may come after its call.
+				for deadline := time.Now().Add(10 * time.Second); reports.Load() < int64(b.N) && time.Now().Before(deadline); {
+					time.Sleep(time.Millisecond)
+				}
+				if n := reports.Load(); n != int64(b.N) {
+					b.Fatalf("%d progress reports reached the client, want %d", n, b.N)
+				}
+			})
+		}
 	}
 }
 

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 a 2026-07-28 request's log level (logging: deprecated in 2026-07-28, alive in its window) is read as go-sdk reads it
+
 package gateway
 
 import (
@@ -47,14 +49,21 @@ import (
 //     Mcp-Protocol-Version header;
 //   - the tool named takes no argument from a header (x-mcp-header in its
 //     input schema, its key written plainly or with escapes: bindsHeader),
-//     which go-sdk's transport checks;
-//   - no veto says no: a feature that needs go-sdk's transport for a
-//     request registers a veto with vetoFast (progress notifications and
-//     log messages travel on the request's stream: origin.go's
-//     vetoStreamed).
+//     which go-sdk's transport checks.
 //
 // Whatever go-sdk's transport would refuse fails one of these, so that the
 // refusal is go-sdk's own.
+//
+// A call whose client asked for its progress (a progress token in _meta)
+// or its log messages (a log level in _meta) takes the fast path too: the
+// server's progress reports and log messages for it, which the relay of
+// its session writes (relay.go, origin.writeProgress and writeLog), are
+// written by the fast path as SSE events on the request's response
+// (fastConn.writeNote), in the order they came, before the answer, as
+// go-sdk's transport writes them (the same JSON-RPC messages and events;
+// the response's header goes with the first). The relay's bounds hold
+// them: a client that does not read its response holds up its own relay
+// only, and the relay's memory is bounded as for any session.
 
 // fastRequest is a request the fast path may answer.
 type fastRequest struct {
@@ -75,15 +84,6 @@ type fastRequest struct {
 	plain bool                   // the params hold only name, arguments and _meta
 	call  *mcp.CallToolParamsRaw // the params, when the call is direct (direct.go)
 }
-
-// A fastVeto says why a request needs go-sdk's transport ("" if it does
-// not).
-type fastVeto func(*fastRequest) string
-
-// vetoFast registers a veto of a feature that needs go-sdk's transport
-// for some requests; New calls it for each such feature, before the
-// gateway serves.
-func (g *Gateway) vetoFast(v fastVeto) { g.fastVetoes = append(g.fastVetoes, v) }
 
 // serveFast answers r on the fast path when r takes it, reporting whether
 // it did; when it did not, r (its body put back) is for go-sdk's handler.
@@ -130,11 +130,6 @@ func (g *Gateway) fastRequestOf(r *http.Request) *fastRequest {
 	f.readDirect(g.cat)
 	if r, ok := g.cat.tool(f.name); ok && bindsHeader(r.tool.InputSchema) {
 		return nil
-	}
-	for _, veto := range g.fastVetoes {
-		if veto(f) != "" {
-			return nil
-		}
 	}
 	return f
 }
@@ -188,14 +183,18 @@ func (g *Gateway) answerFast(w http.ResponseWriter, f *fastRequest) {
 		CloseSSEStream: func(mcp.CloseSSEStreamArgs) {}, // none at 2026-07-28
 	}
 	state := new(mcp.ServerSessionState)
-	one := &oneRequest{}
-	if f.init != nil {
-		f.msg.Params, state.InitializeParams = f.params, f.init
-		one.version, one.meta, one.caps = f.init.ProtocolVersion, f.taken, f.init.Capabilities
-	}
 	c := &fastConn{req: f.msg, direct: f.call != nil, httpCtx: f.r.Context(), w: w, closed: make(chan struct{})}
 	if !c.direct {
 		c.answered = make(chan struct{})
+	}
+	one := &oneRequest{stream: c}
+	if f.init != nil {
+		f.msg.Params, state.InitializeParams = f.params, f.init
+		one.version, one.meta, one.caps = f.init.ProtocolVersion, f.taken, f.init.Capabilities
+		// go-sdk's session, which reads no protocol version in the params
+		// now, takes the log level from its state (ServerSession.Log), as
+		// it would take it from the request's _meta.
+		state.LogLevel = f.logLevel()
 	}
 	ctx := context.WithValue(f.r.Context(), oneRequestKey{}, one)
 	ss, err := g.server.Connect(ctx, fastTransport{c}, &mcp.ServerSessionOptions{State: state})
@@ -221,11 +220,21 @@ func (g *Gateway) answerFast(w http.ResponseWriter, f *fastRequest) {
 	// client to read.
 	c.mu.Lock()
 	c.done = true
+	c.writing = true // no notification is written now (writeNote)
 	held := c.held
 	c.mu.Unlock()
 	if held != nil {
 		_ = c.writeAnswer(held.resp, held.data)
 	}
+}
+
+// logLevel returns the log level f's _meta asks for as go-sdk's session
+// reads it from a 2026-07-28 request's _meta (a string, or none).
+func (f *fastRequest) logLevel() mcp.LoggingLevel {
+	if l, ok := metaValue[mcp.LoggingLevel](f.meta, mcp.MetaKeyLogLevel); ok {
+		return *l
+	}
+	return ""
 }
 
 // fastTransport connects a session to one fastConn.
@@ -243,8 +252,9 @@ type fastConn struct {
 	w       http.ResponseWriter
 
 	mu       sync.Mutex
-	headed   bool          // the response's header was sent (writeHeaderEarly)
+	headed   bool          // the response's header was sent (writeHeaderEarly, writeNote)
 	writing  bool          // the answer is being written or was (writeAnswer), or the handler is returning
+	broken   bool          // a notification's write failed: the client lost the stream
 	read     bool          // req was read
 	done     bool          // the answer was taken
 	held     *heldAnswer   // the answer the session handed over (not direct)
@@ -301,8 +311,9 @@ var errFastWrite = fmt.Errorf("%w: a stateless request's stream carries only its
 // response as go-sdk's stateless handler writes it (writeAnswer): on a
 // direct call, in the handler's goroutine, it writes it; from the session
 // it hands it over to the handler (answerFast), which writes it. The
-// notifications and requests of the session have no stream to go on: the
-// fast path takes no request that would make any (fastVetoes).
+// request's progress reports and log messages never come here: the
+// gateway's sending middleware writes them (writeNote). Anything else the
+// session would send has no stream to go on.
 func (c *fastConn) Write(_ context.Context, msg jsonrpc.Message) error {
 	resp, ok := msg.(*jsonrpc.Response)
 	if !ok || resp.ID != c.req.ID {
@@ -334,15 +345,21 @@ func (c *fastConn) Write(_ context.Context, msg jsonrpc.Message) error {
 // 2026-07-28) a JSON body with that status. Only the handler's goroutine
 // calls it, once.
 func (c *fastConn) writeAnswer(resp *jsonrpc.Response, data []byte) (err error) {
-	if c.session {
-		// writeHeaderEarly may be writing the header now.
-		c.mu.Lock()
-		c.writing = true
-		c.mu.Unlock()
-	}
+	// writeHeaderEarly or writeNote may be writing now; neither writes
+	// once writing is set.
+	c.mu.Lock()
+	c.writing = true
+	headed := c.headed
+	c.mu.Unlock()
 	h := c.w.Header()
 	h.Set("Cache-Control", "no-cache, no-transform")
 	if status := errorStatus(resp.Error); status != 0 && !c.session {
+		if headed {
+			// Notifications began the stream (status 200): go-sdk writes
+			// the error's JSON on it as it is, its status too late.
+			_, err = c.w.Write(data)
+			return err
+		}
 		h.Set("Content-Type", "application/json")
 		if !statelessJSON {
 			h.Set("Connection", "keep-alive") // set for the SSE stream it would have been
@@ -404,6 +421,76 @@ func (c *fastConn) writeHeaderEarly() {
 	_ = http.NewResponseController(c.w).Flush()
 }
 
+// writeNote writes a notification of the request's call (method with
+// params: a progress report or a log message, from its relay's writer) to
+// the HTTP response as go-sdk's transport writes it on the request's
+// stream: an SSE event of the JSON-RPC notification, flushed, the
+// response's header (as writeAnswer sets it for an SSE event) sent first
+// when it has not been. c.mu orders it with writeHeaderEarly and
+// writeAnswer: once the answer is being written, or the handler is
+// returning, it writes nothing and fails (a log message then goes to the
+// session's standalone stream: origin.writeLog). A stream whose write
+// failed (the client went away) takes nothing more: what comes for it is
+// dropped, as its answer is.
+func (c *fastConn) writeNote(method string, params any) error {
+	raw, err := marshalNoEscape(params)
+	if err != nil {
+		return err
+	}
+	data, err := jsonrpc.EncodeMessage(&jsonrpc.Request{Method: method, Params: raw})
+	if err != nil {
+		return err
+	}
+	buf := make([]byte, 0, len("event: message\ndata: \n\n")+len(data))
+	buf = append(buf, "event: message\ndata: "...)
+	buf = append(buf, data...)
+	buf = append(buf, "\n\n"...)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.writing {
+		return errStreamEnded
+	}
+	if c.broken {
+		return nil
+	}
+	if !c.headed {
+		c.headed = true
+		h := c.w.Header()
+		h.Set("Cache-Control", "no-cache, no-transform")
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Connection", "keep-alive")
+		c.w.WriteHeader(http.StatusOK)
+	}
+	if _, err := c.w.Write(buf); err != nil {
+		c.broken = true
+		return nil
+	}
+	// A writer that cannot flush (a middleware's that lets no Flush
+	// through) sends the events with the answer, as on go-sdk's
+	// transport, which flushes at best; a flush that fails lost the
+	// stream.
+	if err := http.NewResponseController(c.w).Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		c.broken = true
+	}
+	return nil
+}
+
+// errStreamEnded refuses a notification for a request whose answer is
+// written or whose handler returned.
+var errStreamEnded = fmt.Errorf("%w: the request's stream has ended", &jsonrpc.Error{Code: -32005, Message: "rejected by transport"})
+
+// marshalNoEscape returns v as go-sdk's JSON-RPC connection encodes a
+// message's params (no HTML escaping).
+func marshalNoEscape(v any) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
 func (c *fastConn) Close() error {
 	if c.closed != nil {
 		c.once.Do(func() { close(c.closed) })
@@ -427,6 +514,10 @@ type oneRequest struct {
 	// For a direct call: the result directTool made and its type.
 	result     *mcp.CallToolResult
 	resultType string
+
+	// stream is the connection whose HTTP response carries the request's
+	// progress reports and log messages (writeNote, filterSent).
+	stream *fastConn
 }
 
 // capsJSON returns the client's capabilities as the request's _meta

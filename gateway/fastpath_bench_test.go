@@ -20,7 +20,6 @@ func BenchmarkFastRequest(b *testing.B) {
 	body := []byte(leanCall("17", `"up_echo"`, `{"text":"hello"}`,
 		`"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"v1.0.0"},"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true},"sampling":{},"elicitation":{"form":{},"url":{}}}`))
 	g := &Gateway{cat: newCatalog(nil)}
-	g.vetoStreamed()
 	g.cat.registered.Store(&map[string]bool{"up_echo": true})
 	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
 	for k, v := range fastHeaders("up_echo") {

@@ -106,7 +106,7 @@ func fastCases() []fastCase {
 		{name: "name null", header: map[string]string{"Mcp-Name": ""}, body: fastCall("66", "null", `{}`)},
 		{name: "duplicate meta", body: `{"jsonrpc":"2.0","id":67,"method":"tools/call","params":{"name":"up_echo","arguments":{"text":"d"},"_meta":{"progressToken":1},"_meta":{` + fastMeta + `}}}`},
 		{name: "duplicate meta member", body: `{"jsonrpc":"2.0","id":68,"method":"tools/call","params":{"name":"up_echo","arguments":{"text":"d"},"_meta":{"progressToken":1,` + fastMeta + `,"progressToken":null}}}`},
-		{name: "escaped progress token", body: strings.Replace(fastCall("69", `"up_echo"`, `{"text":"x"}`), `"_meta":{`, `"_meta":{"progress\u0054oken":"p",`, 1)},
+		{name: "escaped progress token", body: strings.Replace(fastCall("69", `"up_echo"`, `{"text":"x"}`), `"_meta":{`, `"_meta":{"progress\u0054oken":"p",`, 1), fast: true},
 		{name: "jsonrpc 1.0", body: `{"jsonrpc":"1.0","id":17,"method":"tools/call","params":{"name":"up_echo","arguments":{"text":"d"},"_meta":{` + fastMeta + `}}}`},
 		{name: "trailing garbage", body: fastCall("18", `"up_echo"`, `{"text":"x"}`) + "}"},
 		{name: "two messages", body: fastCall("19", `"up_echo"`, `{"text":"x"}`) + fastCall("20", `"up_echo"`, `{"text":"y"}`)},
@@ -140,8 +140,8 @@ func fastCases() []fastCase {
 		{name: "escaped version key", body: `{"jsonrpc":"2.0","id":80,"method":"tools/call","params":{"name":"up_echo","arguments":{"text":"x"},"_meta":{"io.modelcontextprotocol\/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, fast: true},
 		{name: "other meta members", body: leanCall("81", `"up_echo"`, `{"text":"x"}`, `"io.modelcontextprotocol/clientCapabilities":{},"x-trace":{"a":[1,"\u0000"]},"":null`), fast: true, want: `"text":"x"`},
 		{name: "server info named by the client", body: leanCall("82", `"up_echo"`, `{"text":"x"}`, `"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/serverInfo":{"name":"mallory"}`), fast: true},
-		{name: "progress token", body: strings.Replace(fastCall("33", `"up_echo"`, `{"text":"x"}`), `"_meta":{`, `"_meta":{"progressToken":"p",`, 1)},
-		{name: "log level", body: strings.Replace(fastCall("34", `"up_echo"`, `{"text":"x"}`), `"_meta":{`, `"_meta":{"io.modelcontextprotocol/logLevel":"debug",`, 1)},
+		{name: "progress token", body: strings.Replace(fastCall("33", `"up_echo"`, `{"text":"x"}`), `"_meta":{`, `"_meta":{"progressToken":"p",`, 1), fast: true},
+		{name: "log level", body: strings.Replace(fastCall("34", `"up_echo"`, `{"text":"x"}`), `"_meta":{`, `"_meta":{"io.modelcontextprotocol/logLevel":"debug",`, 1), fast: true},
 		{name: "unknown request state", body: strings.Replace(fastCall("35", `"up_echo"`, `{"text":"x"}`), `"arguments"`, `"requestState":"bogus","arguments"`, 1), fast: true, session: true},
 		{name: "task", body: strings.Replace(fastCall("36", `"up_echo"`, `{"text":"x"}`), `"arguments"`, `"task":{"ttl":1000},"arguments"`, 1), fast: true, session: true},
 		{name: "search_tools", header: map[string]string{"Mcp-Name": "search_tools"}, body: fastCall("37", `"search_tools"`, `{"query":"echo"}`), fast: true, search: true},
@@ -233,7 +233,7 @@ func fastCases() []fastCase {
 		evilCase("332", "array result", `[{"content":[]}]`),
 		evilCase("333", "string result", `"complete"`),
 		evilCase("334", "duplicate text and error", `{"content":[{"type":"text","text":"a","text":"b"}],"isError":false,"isError":true}`),
-	}, append(hostileFastCases(), plainFastCases()...)...)
+	}, append(append(hostileFastCases(), plainFastCases()...), streamedFastCases()...)...)
 }
 
 // evilCase is a call of evil_echo whose server answers result.
@@ -252,7 +252,12 @@ func (denyFailTool) Allow(_ context.Context, _, _, _, name string) bool { return
 func startDiffGateways(t *testing.T, search bool) (fast, slow *Gateway, fastURL, slowURL string) {
 	up := startCapsServer(t)
 	old := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "old", Era: testserver.Legacy}))
-	servers := []Server{{Name: "up", Target: up.URL}, {Name: "old", Target: old.URL}, {Name: "dies", Target: dyingProxy(t, up.URL)}, {Name: "evil", Target: hostileProxy(t, up.URL)}, {Name: "raw", Target: testserver.StartRawHTTP(t, nil).URL}}
+	// Servers that send progress reports and log messages (the tool
+	// notify): a 2026-07-28 one and a handshake-era one.
+	nt := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "nt", Era: testserver.Modern, Notify: true}), testserver.Stateless())
+	lg := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "lg", Era: testserver.Legacy, Notify: true}))
+	servers := []Server{{Name: "up", Target: up.URL}, {Name: "old", Target: old.URL}, {Name: "dies", Target: dyingProxy(t, up.URL)}, {Name: "evil", Target: hostileProxy(t, up.URL)}, {Name: "raw", Target: testserver.StartRawHTTP(t, nil).URL},
+		{Name: "nt", Target: nt.URL}, {Name: "lg", Target: lg.URL}}
 	opts := func(slowOnly bool) *Options {
 		o := &Options{Policy: denyFailTool{}, MaxRequestBytes: 4096, slowPathOnly: slowOnly}
 		if search {

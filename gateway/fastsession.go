@@ -38,11 +38,8 @@ import (
 //   - its body is one JSON-RPC tools/call request as readEnvelope reads
 //     it, whose params hold only name, arguments and _meta, read as
 //     go-sdk reads them, naming a tool go-sdk's registry holds; its _meta
-//     holds no progress token (progress travels on the request's stream)
-//     and no member named io.modelcontextprotocol/… (go-sdk reads a
+//     holds no member named io.modelcontextprotocol/… (go-sdk reads a
 //     protocol version there as a 2026-07-28 request's);
-//   - the session asked for no log messages (logging/setLevel: they
-//     travel on the request's stream);
 //   - a client that can be asked (elicitation, sampling, roots) has its
 //     session's standalone stream (GET) open: a question a server puts to
 //     a call on this path travels there (go-sdk's session sends what it
@@ -59,10 +56,21 @@ import (
 // 400 and a JSON-RPC error. A DELETE cancels the session's calls on this
 // path, also one that has not reached the receiving middleware yet.
 //
-// What differs from go-sdk's handler, for such a call: the answer's event
-// has no id and no priming event goes before it, so its stream cannot be
-// resumed (Last-Event-ID); a client that loses the stream loses the
-// answer, as with an answer written as JSON. A disconnection does not
+// The call's progress reports (its _meta holds a progress token) and log
+// messages (the session asked for them with logging/setLevel, before the
+// call or while it runs) go on the request's stream, as go-sdk's handler
+// sends them: the relay of the session writes each (origin.writeProgress,
+// writeLog) with the call's context, and the gateway's sending middleware
+// (filterSent) writes it to the response as an SSE event
+// (fastConn.writeNote), in the order the server sent them, before the
+// answer. The relay's bounds hold them (relay.go): a client that does not
+// read the stream holds up its session's relay only.
+//
+// What differs from go-sdk's handler, for such a call: the events have no
+// id and no priming event goes before them, so the stream cannot be
+// resumed (Last-Event-ID); a client that loses the stream loses what was
+// still to come on it (its notifications, its answer), as with an answer
+// written as JSON. A disconnection does not
 // cancel the call (it does not on go-sdk's path either); the call ends
 // with a notifications/cancelled naming it (cancelSessionFast), with its
 // session (DELETE), or when the gateway closes.
@@ -182,7 +190,7 @@ func (g *Gateway) sessionFastRequestOf(r *http.Request, ls *liveSession, body []
 		return nil
 	}
 	ip := ls.ss.InitializeParams()
-	if ip == nil || g.logLevel(ls.ss) != "" || (canBeAsked(ip.Capabilities) && !g.live.streaming(ls)) {
+	if ip == nil || (canBeAsked(ip.Capabilities) && !g.live.streaming(ls)) {
 		return nil
 	}
 	f := parseFast(body)
@@ -190,7 +198,7 @@ func (g *Gateway) sessionFastRequestOf(r *http.Request, ls *liveSession, body []
 		return nil
 	}
 	for k := range f.meta {
-		if k == "progressToken" || strings.HasPrefix(k, "io.modelcontextprotocol/") {
+		if strings.HasPrefix(k, "io.modelcontextprotocol/") {
 			return nil
 		}
 	}
@@ -214,16 +222,17 @@ func (g *Gateway) answerSessionFast(ctx context.Context, w http.ResponseWriter, 
 		Header:         f.r.Header,
 		CloseSSEStream: func(mcp.CloseSSEStreamArgs) {}, // the answer is the stream's one event
 	}
-	one := &oneRequest{}
-	ctx = context.WithValue(ctx, oneRequestKey{}, one)
-	// No session reads from c or closes it: it carries the answer only.
+	// No session reads from c or closes it: it carries the call's
+	// notifications (filterSent) and its answer.
 	c := &fastConn{req: f.msg, direct: true, session: true, httpCtx: ctx, w: w}
+	one := &oneRequest{stream: c}
+	ctx = context.WithValue(ctx, oneRequestKey{}, one)
 	early := g.early.add(c)
 	g.answerDirect(ctx, c, ss, f, one)
-	// Once the handler returns, w is net/http's again: a header being
-	// written early (under c.mu) has been written when c.mu is taken
-	// here, and none is written after (it may be due now: a call the
-	// gateway's Close ended writes no answer).
+	// Once the handler returns, w is net/http's again: a header or a
+	// notification being written (under c.mu) has been written when c.mu
+	// is taken here, and none is written after (a header may be due now:
+	// a call the gateway's Close ended writes no answer).
 	g.early.remove(early)
 	c.mu.Lock()
 	c.writing = true

@@ -73,9 +73,14 @@ func holdGateways(t *testing.T) (fast, slow *Gateway, fastURL, slowURL string, f
 
 const holdCall = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"hold","arguments":{}}}`
 
-// holdCallProgress is holdCall with a progress token: go-sdk's handler
-// serves it on both gateways.
-const holdCallProgress = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"hold","arguments":{},"_meta":{"progressToken":"p"}}}`
+// sdkMeta is a _meta that keeps a session's call off the session fast
+// path (its rule leaves io.modelcontextprotocol/… members to go-sdk):
+// go-sdk's handler serves the call.
+const sdkMeta = `{"io.modelcontextprotocol/x":1}`
+
+// holdCallSDK is holdCall with sdkMeta: go-sdk's handler serves it on
+// both gateways.
+const holdCallSDK = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"hold","arguments":{},"_meta":` + sdkMeta + `}}`
 
 // postStatus posts body in session s and returns the answer's status and
 // body, reading at most 2 s of it (a call's stream stays open).
@@ -137,8 +142,8 @@ func TestSessionFastDuplicateID(t *testing.T) {
 	fast, slow, fastURL, slowURL, fastHold, slowHold := holdGateways(t)
 	for _, c := range []struct{ name, first, retry string }{
 		{"plain retry", holdCall, holdCall},
-		{"plain then progress", holdCall, holdCallProgress},
-		{"progress then plain", holdCallProgress, holdCall},
+		{"plain then go-sdk's", holdCall, holdCallSDK},
+		{"go-sdk's then plain", holdCallSDK, holdCall},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for _, side := range []struct {

@@ -216,7 +216,7 @@ func TestSessionFastCapsCrossing(t *testing.T) {
 		for i, u := range users {
 			meta := ""
 			if round%2 == 1 && i == 1 {
-				meta = `,"_meta":{"progressToken":"p"}` // go-sdk's handler
+				meta = `,"_meta":{"io.modelcontextprotocol/x":1}` // go-sdk's handler
 			} else {
 				fast++
 			}

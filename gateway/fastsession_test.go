@@ -78,7 +78,7 @@ func TestSessionFastDifferential(t *testing.T) {
 		"echo": true, "string id": true, "unicode text": true, "policy denial": true, "tool error": true,
 		"upstream dies mid-call": true, "no meta": true, "arguments null": true, "meta first": true,
 		"bad arguments": true, "wrong argument type": true, "result type input_required": true,
-		"huge id": false, "unknown tool": false, "progress token": false, "batch": false,
+		"huge id": false, "unknown tool": false, "progress token": true, "batch": false,
 		"meta version old": false, "task": false, "unknown request state": false, "Accept json only": false,
 		"no Content-Type": false, "session id": false, "Last-Event-ID": false, "meta null": false,
 	}
@@ -122,7 +122,38 @@ func TestSessionFastDifferential(t *testing.T) {
 	if taken < 40 {
 		t.Errorf("%d requests took the session fast path, want most plain calls (40 or more)", taken)
 	}
+
+	// Once the sessions asked for log messages, the calls that send some
+	// take the session fast path too, their log messages and progress
+	// reports on their own streams, as go-sdk's handler sends them.
+	for _, s := range []*rawSession{fs, ss} {
+		resp := s.post(testCtx(t, 10*time.Second), `{"jsonrpc":"2.0","id":"lv","method":"logging/setLevel","params":{"level":"info"}}`)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	waitSDKDone(t, fast, ls)
+	for _, c := range streamedFastCases() {
+		t.Run("log level info/"+c.name, func(t *testing.T) {
+			c.body = logLevelRE.ReplaceAllString(c.body, "")
+			fbody, fheader := sessionCase(c, fs.id)
+			sbody, sheader := sessionCase(c, ss.id)
+			before := fast.sessionFast.Load()
+			got, want := sendSession(t, fastURL, fbody, fheader), sendSession(t, slowURL, sbody, sheader)
+			if n := fast.sessionFast.Load() - before; n != 1 && !c.session {
+				t.Errorf("%d calls took the session fast path, want 1", n)
+			}
+			if raw, _ := json.Marshal(got.Body); (!c.session && !strings.Contains(string(raw), c.want)) || strings.Contains(string(raw), `"unreadable: `) {
+				t.Errorf("the answer %.2000s holds no %s, or cannot be read", raw, c.want)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("fast path answered\n%s\ngo-sdk answered\n%s", dump(got), dump(want))
+			}
+		})
+	}
 }
+
+// logLevelRE matches a log level's member in a request's _meta.
+var logLevelRE = regexp.MustCompile(`"io\.modelcontextprotocol/logLevel":[^,}]*,`)
 
 // TestSessionFastRealClients: go-sdk clients of both handshake-era
 // versions call through the session fast path, and a server's question

@@ -452,10 +452,25 @@ func policyContext(ctx context.Context) context.Context {
 // since the subscription is obeyed), and not at all when the server that
 // has the resource now does not know the session's subscription (one made
 // at a server a reload replaced or removed: whom it was for is unknown).
+//
+// A progress report or log message for a request answered on a fast path
+// (fastpath.go, fastsession.go), sent with the context of its call
+// (origin.writeProgress, writeLog: the relay's writer), goes on that
+// request's HTTP response, which the fast path writes (fastConn.writeNote)
+// where go-sdk's transport would write it: go-sdk's transport does not
+// know the request. go-sdk's ServerSession.Log has applied the client's
+// log level by then.
 func (g *Gateway) filterSent(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method == "notifications/resources/updated" && g.policy() != nil && !g.updateAllowed(req) {
-			return nil, nil
+		switch method {
+		case "notifications/resources/updated":
+			if g.policy() != nil && !g.updateAllowed(req) {
+				return nil, nil
+			}
+		case "notifications/progress", "notifications/message":
+			if one, ok := ctx.Value(oneRequestKey{}).(*oneRequest); ok && one.stream != nil {
+				return nil, one.stream.writeNote(method, req.GetParams())
+			}
 		}
 		return next(ctx, method, req)
 	}

@@ -37,10 +37,6 @@ type Gateway struct {
 	relays *relays
 
 	stateful, stateless httpHandler
-	// fastVetoes keep requests off the fast path (fastpath.go): each
-	// feature that needs go-sdk's HTTP transport for some requests
-	// registers one (vetoFast) in New.
-	fastVetoes []fastVeto
 	// directChain is the receiving middleware over directTool, for the
 	// fast path's direct calls (direct.go).
 	directChain mcp.MethodHandler
@@ -157,7 +153,6 @@ func New(servers []Server, opts *Options) (*Gateway, error) {
 	}
 	g.opts.Prefix = prefix
 	g.server = g.newServer()
-	g.vetoStreamed()
 	if err := g.addTaskMethods(); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
@@ -356,7 +351,7 @@ func (g *Gateway) Close() error {
 		g.draining.Store(true)
 		g.drain()
 		g.cancel()
-		g.writes.cutAll()
+		cut := g.writes.cutAll()
 		g.reloadMu.Lock() // a Reload under way ends first
 		defer g.reloadMu.Unlock()
 		g.parks.closeAll(errClosed)
@@ -369,7 +364,9 @@ func (g *Gateway) Close() error {
 		for ss := range g.server.Sessions() {
 			_ = ss.Close()
 		}
-		g.relays.wait(closeWriteGrace)
+		// Writers held up by a cut write fail at cut; each gets the slack
+		// past it even when the steps above took longer.
+		g.relays.wait(max(time.Until(cut), 0) + closeWriteSlack)
 		g.sessWG.Wait()
 		g.clock.wg.Wait()
 		// The tasks' calls end first: their servers are told (a

@@ -26,9 +26,10 @@ import (
 // whole _meta; the rest reads them from the session, as go-sdk's
 // ServerRequest.ClientCapabilities falls back to), and the result names
 // the server in its _meta (annotateServerInfo), as go-sdk does for a
-// request that names its version. The log level go-sdk would also read is
-// never on the fast path (vetoStreamed). TestFastPathDifferential and
-// TestFastPathLeanTelemetry hold both to go-sdk's answers.
+// request that names its version. The log level go-sdk would also read
+// there is the session's (ServerSessionState.LogLevel, which
+// ServerSession.Log falls back to: answerFast). TestFastPathDifferential
+// and TestFastPathLeanTelemetry hold these to go-sdk's answers.
 
 // lean sets f.init and f.params when f's _meta reads as go-sdk reads it:
 // the protocol version the gateway's server speaks, the client's

@@ -41,24 +41,6 @@ func newKey() string {
 	return hex.EncodeToString(b)
 }
 
-// vetoStreamed keeps off the fast path (fastpath.go) a request whose
-// progress notifications or log messages the client asked for: they go on
-// the request's stream, which go-sdk's transport writes.
-func (g *Gateway) vetoStreamed() {
-	g.vetoFast(func(f *fastRequest) string {
-		if _, ok := f.meta["progressToken"]; ok {
-			return "progress token"
-		}
-		return ""
-	})
-	g.vetoFast(func(f *fastRequest) string {
-		if _, ok := f.meta[mcp.MetaKeyLogLevel]; ok {
-			return "log level"
-		}
-		return ""
-	})
-}
-
 // newOrigin returns the origin of req, a request the gateway received.
 func newOrigin(ctx context.Context, req mcp.Request) *origin {
 	ss, _ := req.GetSession().(*mcp.ServerSession)

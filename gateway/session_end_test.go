@@ -145,7 +145,7 @@ func TestEverySessionEndReportedOnce(t *testing.T) {
 
 	// Its client ends it with a call in go-sdk's handler.
 	s = rawInit(t, url, `{}`)
-	call = slowCall(s, 1500, `{"progressToken":"p"}`)
+	call = slowCall(s, 1500, sdkMeta)
 	waitUntil(t, "a call in go-sdk's handler", func() bool { return g.inflightCount() > 0 })
 	if err := s.end(); err != nil {
 		t.Fatal(err)
@@ -189,7 +189,7 @@ func TestEverySessionEndReportedOnce(t *testing.T) {
 		ls := g.live.get(closing[1].id, "")
 		return ls != nil && g.live.calling(ls)
 	})
-	sdk := slowCall(closing[2], 1500, `{"progressToken":"p"}`)
+	sdk := slowCall(closing[2], 1500, sdkMeta)
 	waitUntil(t, "a call in go-sdk's handler", func() bool { return g.inflightCount() > 1 })
 	if err := g.Close(); err != nil {
 		t.Fatal(err)

@@ -89,7 +89,7 @@ func TestSessionCapNoSessionEndsNone(t *testing.T) {
 }
 
 // TestEventStoreKeepsStreamAwaitingAnswer: a client's call in go-sdk's
-// handler (a progress token) whose POST's stream broke, while the client
+// handler (sdkMeta) whose POST's stream broke, while the client
 // sends 70 more requests in the session (each on a stream of its own, as
 // go-sdk's handler has a request of the session): the client resumes the
 // call's stream (Last-Event-ID) and gets its answer. The store still
@@ -100,7 +100,7 @@ func TestEventStoreKeepsStreamAwaitingAnswer(t *testing.T) {
 	s := rawInit(t, url, `{}`)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	prime := dropAfterPrime(t, s.post(ctx, `{"jsonrpc":"2.0","id":"long","method":"tools/call","params":{"name":"slow","arguments":{"ms":1500},"_meta":{"progressToken":"p"}}}`), cancel)
+	prime := dropAfterPrime(t, s.post(ctx, `{"jsonrpc":"2.0","id":"long","method":"tools/call","params":{"name":"slow","arguments":{"ms":1500},"_meta":`+sdkMeta+`}}`), cancel)
 	for i := range 70 {
 		r := s.post(testCtx(t, 10*time.Second), `{"jsonrpc":"2.0","id":`+itoa(100+i)+`,"method":"ping"}`)
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -380,7 +380,7 @@ func rawInitializeErr(hc *http.Client, url, token string) capAnswer {
 func TestSessionEndedUnderRequests(t *testing.T) {
 	old := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "old", Era: testserver.Legacy}))
 	g, url := startGateway(t, []Server{{Name: "old", Target: old.URL}}, &Options{MaxSessions: 4})
-	for _, meta := range []string{"", `{"progressToken":"p"}`} {
+	for _, meta := range []string{"", sdkMeta} {
 		s := rawInit(t, url, `{}`)
 		call := slowCall(s, 800, meta)
 		waitFor(t, "the call in flight", func() bool {

@@ -47,9 +47,9 @@ func (a *answerWriters) add(w http.ResponseWriter) (done func()) {
 
 // cutAll makes the writes of every answer being written, and of every
 // answer begun later, fail after closeWriteGrace (a write deadline, where
-// the connection allows one).
-func (a *answerWriters) cutAll() {
-	deadline := time.Now().Add(closeWriteGrace)
+// the connection allows one), and returns when the first of them fail.
+func (a *answerWriters) cutAll() (deadline time.Time) {
+	deadline = time.Now().Add(closeWriteGrace)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.cut = true
@@ -57,4 +57,10 @@ func (a *answerWriters) cutAll() {
 		_ = http.NewResponseController(*w).SetWriteDeadline(deadline)
 	}
 	a.active = nil
+	return deadline
 }
+
+// closeWriteSlack is how long past the cut writes' deadline Close waits
+// for the relays' writers held up by them (a progress report or log
+// message written on a request's stream by a fast path) to end.
+const closeWriteSlack = 250 * time.Millisecond
