@@ -26,7 +26,11 @@ func TestErrorStatusAfterProgressReachesClients(t *testing.T) {
 	for _, era := range []testserver.Era{testserver.Modern, testserver.Legacy} {
 		srv := testserver.New(testserver.Options{Name: "bp", Era: era})
 		addBadParamsTool(srv)
-		servers := []Server{{Name: "bp", Target: testserver.StartStreamable(t, srv).URL}}
+		var opts []testserver.StreamableOption
+		if era == testserver.Modern {
+			opts = append(opts, testserver.Stateless()) // the gateway's calls to it are of 2026-07-28
+		}
+		servers := []Server{{Name: "bp", Target: testserver.StartStreamable(t, srv, opts...).URL}}
 		for _, path := range []string{"fast", "slow"} {
 			opts := &Options{slowPathOnly: path == "slow"}
 			_, url := startGateway(t, servers, opts)
