@@ -18,11 +18,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// lateScript is the event stream a hostile server writes for a call of
-// the tool "script" with the id id (as JSON): a progress report, then what
-// lines makes of the call's id.
-type lateScript func(id string) string
-
 // lateProgress is a progress event of the token tok.
 func lateProgress(tok string) string {
 	return `event: message` + "\n" + `data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":` + tok + `,"progress":1}}` + "\n\n"

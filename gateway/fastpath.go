@@ -63,7 +63,14 @@ import (
 // go-sdk's transport writes them (the same JSON-RPC messages and events;
 // the response's header goes with the first). The relay's bounds hold
 // them: a client that does not read its response holds up its own relay
-// only, and the relay's memory is bounded as for any session.
+// only, and the relay's memory is bounded as for any session. An answer
+// that is an error with an HTTP status of its own (errorStatus) is a JSON
+// body with that status, as go-sdk's transport writes it, unless such
+// notifications began the stream: it is then an SSE event like any
+// answer, where go-sdk's transport writes its JSON bare after the events,
+// which no client reads. go-sdk's handler, for the requests the gateway
+// hands it, writes it as an SSE event too: the gateway wraps its writer
+// (sseErrorWriter), so that both paths answer alike.
 
 // fastRequest is a request the fast path may answer.
 type fastRequest struct {

@@ -150,8 +150,8 @@ func (b *lateBody) take(head []byte) {
 	if end >= 0 {
 		msg, b.rest = line[:end], line[end+1:]
 	}
-	msg = bytes.TrimRight(msg, "\r")
-	if (end >= 0 || b.err == io.EOF) && len(msg) <= b.limit && b.answers(msg) {
+	if (end >= 0 || b.err == io.EOF) && len(msg) <= b.limit && b.answers(bytes.TrimRight(msg, "\r")) {
+		msg = bytes.TrimRight(msg, "\r")
 		out := make([]byte, 0, len("event: message\ndata: \n\n")+len(msg))
 		out = append(out, "event: message\ndata: "...)
 		out = append(out, msg...)
