@@ -18,9 +18,10 @@ import (
 // JSON after the events anyway, bare, where an SSE reader skips it (go-sdk
 // then ends the call with "request terminated without response").
 //
-// On the event stream answering a POST of one JSON-RPC request,
-// LateAnswers frames as an SSE event (event: message) the first line that
-// is no SSE field and comes between events, after at least one: when it
+// On the event stream answering a POST of one JSON-RPC request, of
+// 2026-07-28 or later (lateFrom), LateAnswers frames as an SSE event
+// (event: message) the first line that is no SSE field and comes between
+// events, after at least one: when it
 // is, whole (at most Limit bytes), a JSON-RPC response with the request's
 // id, as go-sdk's decoder reads both. Every other byte, that line
 // included when it is anything else (another id, no response, junk, too
@@ -35,10 +36,18 @@ type LateAnswers struct {
 	Limit int
 }
 
+// lateFrom is the first protocol version go-sdk writes late answers at:
+// it gives errors a status of their own only for a request whose
+// MCP-Protocol-Version header is this version or later (compared as
+// strings, as go-sdk does). The event stream of any other POST is handed
+// on as it came, not wrapped.
+const lateFrom = "2026-07-28"
+
 // RoundTrip implements http.RoundTripper.
 func (t LateAnswers) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.Next.RoundTrip(req)
-	if err != nil || req.Method != http.MethodPost || req.GetBody == nil || resp.StatusCode != http.StatusOK ||
+	if err != nil || req.Method != http.MethodPost || req.GetBody == nil ||
+		req.Header.Get("Mcp-Protocol-Version") < lateFrom || resp.StatusCode != http.StatusOK ||
 		resp.Body == nil || resp.Body == http.NoBody || mediaTypeOf(resp) != "text/event-stream" {
 		return resp, err
 	}
