@@ -96,7 +96,17 @@ func (b *lateBody) Read(p []byte) (int, error) {
 	if b.done {
 		return n, err
 	}
-	for i, c := range p[:n] {
+	for i := 0; i < n; i++ {
+		if b.content {
+			// The rest of a line that holds a byte other than '\r' counts
+			// for nothing but its end.
+			j := bytes.IndexByte(p[i:n], '\n')
+			if j < 0 {
+				break
+			}
+			i += j
+		}
+		c := p[i]
 		if c == '{' && !b.midLine && b.boundary && b.events {
 			// A line that is no SSE field (a field's name has no '{'),
 			// between events.
