@@ -61,3 +61,49 @@ func TestLateAnswersOnlyFrom20260728(t *testing.T) {
 		}
 	}
 }
+
+// endless is a server's body that never ends: head, then x's.
+type endless struct {
+	head []byte
+	read int
+}
+
+func (e *endless) Read(p []byte) (int, error) {
+	n := copy(p, e.head)
+	e.head = e.head[n:]
+	for i := n; i < len(p); i++ {
+		p[i] = 'x'
+	}
+	e.read += len(p)
+	return len(p), nil
+}
+
+func (e *endless) Close() error { return nil }
+
+// TestLateAnswersEndlessLine: a server whose line after an event begins
+// as an answer would and never ends holds no more than about a quarter over
+// the limit (the growth of the line's buffer): the reader gets the line as it came once it passed the limit,
+// and reads on through it.
+func TestLateAnswersEndlessLine(t *testing.T) {
+	t.Parallel()
+	const limit = 64 << 10
+	req := `{"jsonrpc":"2.0","id":7,"method":"tools/call"}`
+	hr, err := http.NewRequest(http.MethodPost, "http://x/mcp", strings.NewReader(req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &endless{head: []byte("event: message\ndata: {}\n\n{\"jsonrpc\":\"2.0\",\"id\":7,")}
+	b := &lateBody{rc: src, req: hr, limit: limit, boundary: true}
+	buf := make([]byte, 4<<10)
+	got := 0
+	for got < 8*limit {
+		n, err := b.Read(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got += n
+		if src.read-got > limit+limit/4+2*len(buf) {
+			t.Fatalf("%d bytes read from the server, %d handed out: holds %d, limit %d", src.read, got, src.read-got, limit)
+		}
+	}
+}
