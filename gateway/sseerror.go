@@ -15,21 +15,22 @@ import (
 // report, a log message), it writes the error's JSON after the events
 // anyway, its status too late and without SSE framing, where no client
 // reads it. sseErrorWriter writes that error as an SSE event of its own
-// (event: message), as the fast path does (fastConn.writeAnswer): the
-// status that comes after an event stream's events (a WriteHeader past
-// the header, which net/http would drop) marks the next Write as the
-// error's JSON. Every other header and body goes through as written.
+// (event: message), as the fast path does (fastConn.writeAnswer): an
+// error status (400 or more) that comes after an event stream's events (a
+// WriteHeader past the header, which net/http would drop) marks the next
+// Write as the error's JSON. Every other status, header and body goes
+// through as written.
 type sseErrorWriter struct {
 	http.ResponseWriter
 	headed bool // the header was sent
 	sse    bool // ... with status 200 and an event stream
 	wrote  bool // some of the body was written
-	late   bool // a status came after the stream's events: the next Write is the error's JSON
+	late   bool // an error status came after the stream's events: the next Write is the error's JSON
 }
 
 // WriteHeader implements http.ResponseWriter.
 func (w *sseErrorWriter) WriteHeader(code int) {
-	if code >= 200 && w.headed && w.sse && w.wrote {
+	if code >= 400 && w.headed && w.sse && w.wrote {
 		// go-sdk's error status after the stream's events.
 		w.late = true
 		return

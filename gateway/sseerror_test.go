@@ -107,6 +107,18 @@ func TestSSEErrorWriterOnlyAfterEvents(t *testing.T) {
 			w.WriteHeader(400)
 			_, _ = w.Write([]byte(msg))
 		}, 200, "application/json", "{}" + msg},
+		{"a second 200 after events, then an event", func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = w.Write([]byte("event: message\ndata: {}\n\n"))
+			w.WriteHeader(200)
+			_, _ = w.Write([]byte("event: message\ndata: " + msg + "\n\n"))
+		}, 200, "text/event-stream", "event: message\ndata: {}\n\nevent: message\ndata: " + msg + "\n\n"},
+		{"a redirect status after events", func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = w.Write([]byte("event: message\ndata: {}\n\n"))
+			w.WriteHeader(302)
+			_, _ = w.Write([]byte(msg))
+		}, 200, "text/event-stream", "event: message\ndata: {}\n\n" + msg},
 		{"status after events of a 400", func(w http.ResponseWriter) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			w.WriteHeader(400)
