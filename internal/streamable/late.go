@@ -21,9 +21,8 @@ import (
 // On the event stream answering a POST of one JSON-RPC request, of
 // 2026-07-28 or later (lateFrom), LateAnswers frames as an SSE event
 // (event: message) the first line that is no SSE field and comes between
-// events, after at least one: when it
-// is, whole (at most Limit bytes), a JSON-RPC response with the request's
-// id, as go-sdk's decoder reads both. Every other byte, that line
+// events, after at least one: when it is, whole (at most Limit bytes), a
+// JSON-RPC response with the request's id, as go-sdk's decoder reads both. Every other byte, that line
 // included when it is anything else (another id, no response, junk, too
 // long), goes through as it came; nothing after the first such line is
 // looked at (a second answer stays as the server wrote it). go-sdk's
