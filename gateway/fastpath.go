@@ -63,7 +63,14 @@ import (
 // go-sdk's transport writes them (the same JSON-RPC messages and events;
 // the response's header goes with the first). The relay's bounds hold
 // them: a client that does not read its response holds up its own relay
-// only, and the relay's memory is bounded as for any session.
+// only, and the relay's memory is bounded as for any session. An answer
+// that is an error with an HTTP status of its own (errorStatus) is a JSON
+// body with that status, as go-sdk's transport writes it, unless such
+// notifications began the stream: it is then an SSE event like any
+// answer, where go-sdk's transport writes its JSON bare after the events,
+// which no client reads. go-sdk's handler, for the requests the gateway
+// hands it, writes it as an SSE event too: the gateway wraps its writer
+// (sseErrorWriter), so that both paths answer alike.
 
 // fastRequest is a request the fast path may answer.
 type fastRequest struct {
@@ -342,8 +349,8 @@ func (c *fastConn) Write(_ context.Context, msg jsonrpc.Message) error {
 // writeAnswer writes resp, encoded as data, to the HTTP response as
 // go-sdk's stateless handler does: an SSE event (a JSON body with
 // statelessJSON), or (for an error that has an HTTP status of its own at
-// 2026-07-28) a JSON body with that status. Only the handler's goroutine
-// calls it, once.
+// 2026-07-28, unless notifications began the stream) a JSON body with
+// that status. Only the handler's goroutine calls it, once.
 func (c *fastConn) writeAnswer(resp *jsonrpc.Response, data []byte) (err error) {
 	// writeHeaderEarly or writeNote may be writing now; neither writes
 	// once writing is set.
@@ -353,13 +360,12 @@ func (c *fastConn) writeAnswer(resp *jsonrpc.Response, data []byte) (err error) 
 	c.mu.Unlock()
 	h := c.w.Header()
 	h.Set("Cache-Control", "no-cache, no-transform")
-	if status := errorStatus(resp.Error); status != 0 && !c.session {
-		if headed {
-			// Notifications began the stream (status 200): go-sdk writes
-			// the error's JSON on it as it is, its status too late.
-			_, err = c.w.Write(data)
-			return err
-		}
+	// Once notifications began the stream (status 200, headed), an error
+	// with a status of its own is an SSE event like any answer: go-sdk's
+	// transport writes its JSON there as it is, its status too late,
+	// which no client reads (the gateway's writer for go-sdk's handler
+	// frames it as an event too: sseErrorWriter).
+	if status := errorStatus(resp.Error); status != 0 && !c.session && !headed {
 		h.Set("Content-Type", "application/json")
 		if !statelessJSON {
 			h.Set("Connection", "keep-alive") // set for the SSE stream it would have been
@@ -368,7 +374,7 @@ func (c *fastConn) writeAnswer(resp *jsonrpc.Response, data []byte) (err error) 
 		_, err = c.w.Write(data)
 		return err
 	}
-	if statelessJSON {
+	if statelessJSON && !headed {
 		h.Set("Content-Type", "application/json")
 		_, err = c.w.Write(data)
 		return err

@@ -141,7 +141,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case modern:
 		if !g.serveFast(w, r) {
-			g.stateless.ServeHTTP(w, r)
+			g.stateless.ServeHTTP(&sseErrorWriter{ResponseWriter: w}, r)
 		}
 	case g.shared == nil:
 		if id := r.Header.Get("Mcp-Session-Id"); id != "" {

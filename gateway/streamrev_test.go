@@ -134,9 +134,12 @@ func addBadParamsTool(srv *mcp.Server) {
 
 // TestFastPathErrorStatusAfterNotifications: a 2026-07-28 call whose
 // server reports progress and logs, then answers with an error that has
-// an HTTP status of its own (InvalidParams: 400) gets, on the fast path,
-// what go-sdk's handler writes: the notifications already began the
-// stream (status 200), and the error follows them.
+// an HTTP status of its own (InvalidParams: 400) gets the same on the
+// fast path and on go-sdk's handler: when the notifications already began
+// the stream (status 200), the error follows them as an SSE event, which
+// a client reads (go-sdk's transport alone writes its JSON bare, which no
+// client reads: sseErrorWriter frames it); otherwise a JSON body with
+// status 400.
 func TestFastPathErrorStatusAfterNotifications(t *testing.T) {
 	// A handshake-era server: its error comes whole on its connection (a
 	// 2026-07-28 server's go-sdk handler would write it, status too
@@ -167,6 +170,9 @@ func TestFastPathErrorStatusAfterNotifications(t *testing.T) {
 			notes := strings.Count(want.Raw, `"method":"notifications/`)
 			if fmt.Sprint(want.Status) != cs.wantStatus || fmt.Sprint(notes) != cs.wantNotes || !strings.Contains(want.Raw, `"code":-32602,"message":"the server refuses these params"`) {
 				t.Errorf("go-sdk's handler answered %d with %d notifications, want %s with %s, and the server's error:\n%s", want.Status, notes, cs.wantStatus, cs.wantNotes, want.Raw)
+			}
+			if notes > 0 && !strings.HasSuffix(want.Raw, "\n\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":9,\"error\":{\"code\":-32602,\"message\":\"the server refuses these params\"}}\n\n") {
+				t.Errorf("the error after the notifications is not an SSE event of its own:\n%q", want.Raw)
 			}
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("fast path answered\n%s\ngo-sdk answered\n%s", dump(got), dump(want))

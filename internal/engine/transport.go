@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"github.com/mcpadapter/mcpadapter/internal/order"
@@ -77,6 +78,12 @@ func (e *Engine) httpClient(sse bool, s *Session) *http.Client {
 		base = e.OwnTransport()
 	}
 	limit := e.cfg.MaxMessageBytes
+	if !sse {
+		// A go-sdk server's answer written too late on a POST's event
+		// stream is read as an event, by go-sdk's transport and the fast
+		// path alike.
+		base = streamable.LateAnswers{Next: base, Limit: cmp.Or(max(limit, 0), stdio.DefaultMaxMessageBytes)}
+	}
 	tap := &wire.Tap{Base: streamable.Transport{Next: &firstAnswer{next: base, s: s}}, Observer: s.slot.obs, Observe: !sse, MaxMessageBytes: limit}
 	if !sse {
 		tap.Marks = s.order // over SSE the connection passes them up
