@@ -30,17 +30,7 @@ func BenchmarkCallThroughGateway(b *testing.B) {
 		_, gw := startGateway(b, []Server{{Name: "up", Target: up.URL}}, nil)
 		for _, side := range []struct{ name, url string }{{"direct", up.URL}, {"gateway", gw}} {
 			b.Run(era.name+"/"+side.name, func(b *testing.B) {
-				cs := connect(b, side.url, era.v, nil)
-				ctx := testCtx(b, 10*time.Minute)
-				params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hello"}}
-				b.ReportAllocs()
-				b.ResetTimer()
-				for range b.N {
-					res, err := cs.CallTool(ctx, params)
-					if err != nil || res.IsError {
-						b.Fatalf("echo: %v %v", err, texts(res))
-					}
-				}
+				benchEcho(b, connect(b, side.url, era.v, nil))
 			})
 		}
 	}
@@ -57,18 +47,22 @@ func BenchmarkStdioCallThroughGateway(b *testing.B) {
 	_, gw := startGateway(b, []Server{{Name: "up", Target: mcpadapter.Command{Path: bin, Args: []string{"-minimal"}}}}, nil)
 	for _, v := range []string{v1125, v0728} {
 		b.Run(v, func(b *testing.B) {
-			cs := connect(b, gw, v, nil)
-			ctx := testCtx(b, 10*time.Minute)
-			params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hello"}}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				res, err := cs.CallTool(ctx, params)
-				if err != nil || res.IsError {
-					b.Fatalf("echo: %v %v", err, texts(res))
-				}
-			}
+			benchEcho(b, connect(b, gw, v, nil))
 		})
+	}
+}
+
+// benchEcho calls echo b.N times on cs.
+func benchEcho(b *testing.B, cs *mcp.ClientSession) {
+	ctx := testCtx(b, 10*time.Minute)
+	params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hello"}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		res, err := cs.CallTool(ctx, params)
+		if err != nil || res.IsError {
+			b.Fatalf("echo: %v %v", err, texts(res))
+		}
 	}
 }
 
