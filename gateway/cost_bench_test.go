@@ -52,6 +52,8 @@ func BenchmarkCallThroughGateway(b *testing.B) {
 // version: the gateway's fast paths for a plain call (fastsession.go,
 // fastpath.go) and its server's client over stdio. The client and the
 // gateway run in the benchmark's process; the server does not.
+// cpu-µs/op is the process's CPU time (user and system: client and
+// gateway) per call.
 func BenchmarkStdioCallThroughGateway(b *testing.B) {
 	bin := testserver.Build(b)
 	_, gw := startGateway(b, []Server{{Name: "up", Target: mcpadapter.Command{Path: bin, Args: []string{"-minimal"}}}}, nil)
@@ -62,12 +64,14 @@ func BenchmarkStdioCallThroughGateway(b *testing.B) {
 			params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hello"}}
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu := processCPU()
 			for range b.N {
 				res, err := cs.CallTool(ctx, params)
 				if err != nil || res.IsError {
 					b.Fatalf("echo: %v %v", err, texts(res))
 				}
 			}
+			b.ReportMetric(float64((processCPU()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
 		})
 	}
 }
