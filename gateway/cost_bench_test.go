@@ -42,6 +42,8 @@ func BenchmarkCallThroughGateway(b *testing.B) {
 // version: the gateway's fast paths for a plain call (fastsession.go,
 // fastpath.go) and its server's client over stdio. The client and the
 // gateway run in the benchmark's process; the server does not.
+// cpu-µs/op is the process's CPU time (user and system: client and
+// gateway) per call.
 func BenchmarkStdioCallThroughGateway(b *testing.B) {
 	bin := testserver.Build(b)
 	_, gw := startGateway(b, []Server{{Name: "up", Target: mcpadapter.Command{Path: bin, Args: []string{"-minimal"}}}}, nil)
@@ -52,18 +54,21 @@ func BenchmarkStdioCallThroughGateway(b *testing.B) {
 	}
 }
 
-// benchEcho calls echo b.N times on cs.
+// benchEcho calls echo b.N times on cs; cpu-µs/op is the process's CPU
+// time (user and system) per call.
 func benchEcho(b *testing.B, cs *mcp.ClientSession) {
 	ctx := testCtx(b, 10*time.Minute)
 	params := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hello"}}
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := processCPU()
 	for range b.N {
 		res, err := cs.CallTool(ctx, params)
 		if err != nil || res.IsError {
 			b.Fatalf("echo: %v %v", err, texts(res))
 		}
 	}
+	b.ReportMetric(float64((processCPU()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
 }
 
 // BenchmarkProgressCallThroughGateway measures one call with a progress

@@ -39,14 +39,14 @@ func (f *fastRequest) readDirect(c *catalog) {
 		f.call = p
 		return
 	}
-	p, ok := decodeAsSDK[mcp.CallToolParamsRaw](f.params)
+	p, ok := decodeAsSDK[mcp.CallToolParamsRaw](f.leanParams())
 	if !ok || p.Name != f.name {
 		return
 	}
 	f.call = p
 }
 
-// directParams returns a lean plain call's params (f.params) as go-sdk's
+// directParams returns a lean plain call's params (f.leanParams) as go-sdk's
 // decoder reads them, made from the members the fast path has read
 // (f.pm, f.meta) rather than decoding the params again, when its
 // arguments are absent or an object and its _meta holds nothing but what

@@ -82,8 +82,8 @@ type fastRequest struct {
 	header string                     // the Mcp-Protocol-Version header
 
 	// With init set, the session is made initialized with init and reads
-	// params, the request's params without the _meta members init was read
-	// from (lean.go).
+	// params (leanParams), the request's params without the _meta members
+	// init was read from (lean.go).
 	init   *mcp.InitializeParams
 	params json.RawMessage
 	taken  map[string]json.RawMessage // the client's info and capabilities taken out of params
@@ -196,7 +196,11 @@ func (g *Gateway) answerFast(w http.ResponseWriter, f *fastRequest) {
 	}
 	one := &oneRequest{stream: c}
 	if f.init != nil {
-		f.msg.Params, state.InitializeParams = f.params, f.init
+		state.InitializeParams = f.init
+		if !c.direct {
+			// The session reads the request (a direct call's does not).
+			f.msg.Params = f.leanParams()
+		}
 		one.version, one.meta, one.caps = f.init.ProtocolVersion, f.taken, f.init.Capabilities
 		// go-sdk's session, which reads no protocol version in the params
 		// now, takes the log level from its state (ServerSession.Log), as

@@ -118,19 +118,19 @@ func checkLeanParams(t *testing.T, body string, params json.RawMessage, fr *fast
 	for _, k := range leanKeys {
 		delete(wantMeta, k)
 	}
-	got, ok := membersByTokens(fr.params)
+	got, ok := membersByTokens(fr.leanParams())
 	gotMeta, metaOK := membersByTokens(got["_meta"])
 	delete(got, "_meta")
 	delete(want, "_meta")
 	eq := func(a, b json.RawMessage) bool { return bytes.Equal(a, b) }
 	if !ok || !metaOK || !maps.EqualFunc(got, want, eq) || !maps.EqualFunc(gotMeta, wantMeta, eq) {
-		t.Fatalf("took %q lean with the params %s", body, fr.params)
+		t.Fatalf("took %q lean with the params %s", body, fr.leanParams())
 	}
 	if !fr.plain {
 		return
 	}
 	if direct, ok := fr.directParams(); ok {
-		sdk, ok := decodeAsSDK[mcp.CallToolParamsRaw](fr.params)
+		sdk, ok := decodeAsSDK[mcp.CallToolParamsRaw](fr.leanParams())
 		if !ok || !reflect.DeepEqual(direct, sdk) {
 			t.Fatalf("took %q direct with the params %#v; go-sdk reads %#v (%v)", body, direct, sdk, ok)
 		}

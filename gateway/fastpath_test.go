@@ -676,13 +676,13 @@ func TestFastPathLean(t *testing.T) {
 	if ip := f.init; ip.ProtocolVersion != v0728 || ip.ClientInfo == nil || ip.ClientInfo.Version != "2" || ip.Capabilities.Elicitation == nil || ip.Capabilities.Elicitation.URL == nil || ip.Capabilities.RootsV2 == nil {
 		t.Errorf("initialize params %+v, capabilities %+v", ip, ip.Capabilities)
 	}
-	p, ok := members(f.params)
+	p, ok := members(f.leanParams())
 	if !ok {
-		t.Fatalf("params %s", f.params)
+		t.Fatalf("params %s", f.leanParams())
 	}
 	meta, _ := members(p["_meta"])
 	if _, ok := meta[mcp.MetaKeyProtocolVersion]; ok || string(meta["x-trace"]) != `[1, "a"]` || string(p["arguments"]) != `{"text":"x"}` || string(p["name"]) != `"up_echo"` || len(meta) != 1 {
-		t.Errorf("params %s", f.params)
+		t.Errorf("params %s", f.leanParams())
 	}
 }
 

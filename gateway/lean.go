@@ -31,7 +31,7 @@ import (
 // ServerSession.Log falls back to: answerFast). TestFastPathDifferential
 // and TestFastPathLeanTelemetry hold these to go-sdk's answers.
 
-// lean sets f.init and f.params when f's _meta reads as go-sdk reads it:
+// lean sets f.init when f's _meta reads as go-sdk reads it:
 // the protocol version the gateway's server speaks, the client's
 // capabilities, and its info if any. Anything else leaves f as it is, for
 // go-sdk's session to read (and refuse, if it must).
@@ -49,12 +49,22 @@ func (f *fastRequest) lean() {
 			return
 		}
 	}
-	f.params = withoutMetaKeys(f.pm, f.meta, leanKeys...)
 	f.taken = map[string]json.RawMessage{mcp.MetaKeyClientCapabilities: f.meta[mcp.MetaKeyClientCapabilities]}
 	if info != nil {
 		f.taken[mcp.MetaKeyClientInfo] = f.meta[mcp.MetaKeyClientInfo]
 	}
 	f.init = &mcp.InitializeParams{ProtocolVersion: modernVersion, ClientInfo: info, Capabilities: caps.v1()}
+}
+
+// leanParams returns the params the lean session of f reads: f's params
+// without the _meta members f.init was read from. They are made when first
+// asked for: a direct call (direct.go) is answered from the members the
+// fast path has read, and its session reads no params.
+func (f *fastRequest) leanParams() json.RawMessage {
+	if f.params == nil {
+		f.params = withoutMetaKeys(f.pm, f.meta, leanKeys...)
+	}
+	return f.params
 }
 
 // leanKeys are the members of a lean request's _meta its session reads

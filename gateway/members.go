@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // members returns the members of the JSON object b by their names, each
@@ -84,10 +86,50 @@ func stringLiteral(lit []byte) (string, bool) {
 		return "", false
 	}
 	if bytes.IndexByte(lit, '\\') < 0 && utf8.Valid(lit) {
-		return string(lit[1 : len(lit)-1]), true
+		return commonName(lit[1 : len(lit)-1]), true
 	}
 	var s string
 	return s, json.Unmarshal(lit, &s) == nil
+}
+
+// commonName returns b as a string: for the member names every call's
+// request or result holds, the constant, without allocating a copy.
+func commonName(b []byte) string {
+	switch string(b) {
+	case "jsonrpc":
+		return "jsonrpc"
+	case "id":
+		return "id"
+	case "method":
+		return "method"
+	case "params":
+		return "params"
+	case "name":
+		return "name"
+	case "arguments":
+		return "arguments"
+	case "_meta":
+		return "_meta"
+	case "progressToken":
+		return "progressToken"
+	case mcp.MetaKeyProtocolVersion:
+		return mcp.MetaKeyProtocolVersion
+	case mcp.MetaKeyClientInfo:
+		return mcp.MetaKeyClientInfo
+	case mcp.MetaKeyClientCapabilities:
+		return mcp.MetaKeyClientCapabilities
+	case "content":
+		return "content"
+	case "structuredContent":
+		return "structuredContent"
+	case "isError":
+		return "isError"
+	case "resultType":
+		return "resultType"
+	case "inputRequests":
+		return "inputRequests"
+	}
+	return string(b)
 }
 
 // skipSpace returns the index of the first byte of b at or after i that

@@ -143,3 +143,33 @@ func checkUniqueMembers(t *testing.T, c string) {
 		t.Fatalf("uniqueMembers(%s) = %v, want %v", c, got, want)
 	}
 }
+
+// TestMemberNamesOwnTheirBytes: the member names memberSpans reads, the
+// common ones (commonName's constants) and any other, are each the name
+// written, and stay so when the bytes they were read from are written
+// over afterwards (as a buffer reused would be).
+func TestMemberNamesOwnTheirBytes(t *testing.T) {
+	names := []string{"jsonrpc", "id", "method", "params", "name", "arguments", "_meta", "progressToken",
+		"io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/clientInfo", "io.modelcontextprotocol/clientCapabilities",
+		"content", "structuredContent", "isError", "resultType", "inputRequests",
+		"x", "nam", "names", "Name", "é", "_meta2"}
+	for _, name := range names {
+		if got := commonName([]byte(name)); got != name {
+			t.Errorf("commonName(%q) = %q", name, got)
+		}
+		b := []byte(`{"` + name + `":1}`)
+		spans, ok := memberSpans(b)
+		m, mok := members(b)
+		for i := range b {
+			b[i] = 'z'
+		}
+		if !ok || !mok || len(spans) != 1 || spans[0].key != name || len(m) != 1 {
+			t.Fatalf("read the name %q as %+v, %v", name, spans, ok)
+		}
+		for k := range m {
+			if k != name {
+				t.Errorf("members read the name %q as %q once its bytes were written over", name, k)
+			}
+		}
+	}
+}
