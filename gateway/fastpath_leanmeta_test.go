@@ -70,24 +70,6 @@ func (r *upstreamRecorder) take() (calls, metas []string) {
 	return calls, metas
 }
 
-// syncBuffer is a bytes.Buffer for loggers written from many goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // TestFastPathLeanMetaUpstream: a 2026-07-28 client's call through the
 // gateway, answered on the fast path directly (its params made from the
 // members read, or decoded), by the request's lean session, or by a
@@ -130,11 +112,11 @@ func TestFastPathLeanMetaUpstream(t *testing.T) {
 		g         *Gateway
 		url       string
 		rec       *upstreamRecorder
-		logs, aud *syncBuffer
+		logs, aud *lockedBuffer
 	}
 	start := func(slowOnly bool) side {
 		target, rec := recordUpstream(t, up.URL)
-		s := side{rec: rec, logs: &syncBuffer{}, aud: &syncBuffer{}}
+		s := side{rec: rec, logs: &lockedBuffer{}, aud: &lockedBuffer{}}
 		s.g, s.url = startGateway(t, []Server{{Name: "up", Target: target}}, &Options{
 			slowPathOnly: slowOnly,
 			Prefix:       mcpadapter.PrefixAlways,

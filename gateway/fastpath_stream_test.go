@@ -9,10 +9,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -98,29 +96,8 @@ func streamedFastCases() []fastCase {
 func TestStreamedFastRealClients(t *testing.T) {
 	lg := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "lg", Era: testserver.Legacy, Notify: true}))
 	nt := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "nt", Era: testserver.Modern, Notify: true}), testserver.Stateless())
-	g, err := New([]Server{{Name: "lg", Target: lg.URL}, {Name: "nt", Target: nt.URL}}, &Options{Logger: quietLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = g.Close() })
-	if err := g.Start(testCtx(t, 30*time.Second)); err != nil {
-		t.Fatal(err)
-	}
-	var modernFast atomic.Int64 // 2026-07-28 calls the fast path's rule takes
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && r.Header.Get("Mcp-Method") == "tools/call" {
-			body, _ := io.ReadAll(r.Body)
-			probe := r.Clone(r.Context())
-			probe.Body = io.NopCloser(bytes.NewReader(body))
-			if g.fastRequestOf(probe) != nil {
-				modernFast.Add(1)
-			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
-		}
-		g.ServeHTTP(w, r)
-	}))
-	t.Cleanup(ts.Close)
-	url := ts.URL + "/mcp"
+	// modernFast counts the 2026-07-28 calls the fast path's rule takes.
+	g, url, modernFast := startCountingGateway(t, []Server{{Name: "lg", Target: lg.URL}, {Name: "nt", Target: nt.URL}}, false)
 	for _, v := range []string{"2025-06-18", v1125, v0728} {
 		for _, tool := range []string{"lg_notify", "nt_notify"} {
 			t.Run(v+"/"+tool, func(t *testing.T) {
