@@ -39,8 +39,9 @@ func (g *Gateway) newHTTPHandlers() (stateful, stateless httpHandler) {
 	g.events = newEventStore()
 	var events mcp.EventStore = &sessionEvents{EventStore: g.events, closed: g.sessionClosed}
 	var timeout time.Duration // without shared sessions, g.live ends idle sessions
-	g.live.timeout = g.opts.SessionTimeout
-	if g.shared != nil {
+	if g.shared == nil {
+		g.live.timeout = g.opts.SessionTimeout
+	} else {
 		timeout = g.opts.SessionTimeout
 		events = g.shared.events
 		g.events = g.shared.events.eventStore

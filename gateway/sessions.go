@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -513,7 +512,7 @@ func (g *Gateway) serveShared(w http.ResponseWriter, r *http.Request, id string)
 		if body = g.screenAnswers(w, r, id, rec, body); body == nil {
 			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.Body = putBack(body)
 		r.ContentLength = int64(len(body))
 		if ids := requestIDs(body); len(ids) > 0 {
 			r = r.WithContext(context.WithValue(r.Context(), callIDsKey{}, ids))
@@ -542,7 +541,19 @@ func (g *Gateway) serveShared(w http.ResponseWriter, r *http.Request, id string)
 			g.log.Warn("the session store failed to extend a session", "err", err)
 		}
 	}
-	g.stateful.ServeHTTP(&askIDWriter{ResponseWriter: w, s: s, id: id}, r)
+	slow := func(w http.ResponseWriter, r *http.Request) {
+		g.stateful.ServeHTTP(&askIDWriter{ResponseWriter: w, s: s, id: id}, r)
+	}
+	switch r.Method {
+	case http.MethodPost:
+		if ls := g.live.get(id, rec.Principal); ls != nil {
+			g.serveLive(w, r, ls, slow)
+			return
+		}
+	case http.MethodGet:
+		defer g.live.stream(id, rec.Principal)()
+	}
+	slow(w, r)
 }
 
 // recordSession records a session that answered its initialize request
@@ -557,7 +568,7 @@ func (g *Gateway) recordSession(ctx context.Context, req mcp.Request, ss *mcp.Se
 	if g.replaying(req) {
 		return nil // held once the replay is done
 	}
-	init, err := json.Marshal(params)
+	init, err := initializeParamsJSON(params)
 	if err != nil {
 		return err
 	}
@@ -582,4 +593,30 @@ func (g *Gateway) sessionChanged(ctx context.Context, req mcp.Request, ss *mcp.S
 		g.log.Warn("a change of a session could not be shared with the other replicas", "err", err)
 	}
 	s.applied(ss.ID(), fn)
+}
+
+// initializeParamsJSON encodes p as go-sdk writes initialize params on the
+// wire, so that a replica that replays them gets the capabilities the
+// client sent: a roots capability only when the client declared one.
+// (encoding/json writes ClientCapabilities.Roots, a struct, always:
+// "roots":{} for a client without roots, which go-sdk reads back as a
+// client that has them.)
+func initializeParamsJSON(p *mcp.InitializeParams) ([]byte, error) {
+	type wireCaps struct {
+		*mcp.ClientCapabilities
+		Roots *mcp.RootCapabilities `json:"roots,omitempty"`
+	}
+	type wireParams struct {
+		*mcp.InitializeParams
+		Capabilities *wireCaps `json:"capabilities"`
+	}
+	out := wireParams{InitializeParams: p}
+	if c := p.Capabilities; c != nil {
+		roots := c.RootsV2
+		if roots == nil && c.Roots.ListChanged {
+			roots = &mcp.RootCapabilities{ListChanged: true}
+		}
+		out.Capabilities = &wireCaps{ClientCapabilities: c, Roots: roots}
+	}
+	return json.Marshal(out)
 }
