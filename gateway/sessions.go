@@ -546,7 +546,10 @@ func (g *Gateway) serveShared(w http.ResponseWriter, r *http.Request, id string)
 	}
 	switch r.Method {
 	case http.MethodPost:
-		if ls := g.live.get(id, rec.Principal); ls != nil {
+		// Its copy here is not idle (liveSessions ends idle sessions)
+		// until the POST is answered, on either path.
+		defer g.live.post(id, rec.Principal)()
+		if ls := g.live.get(id, rec.Principal); ls != nil && !g.opts.slowPathOnly {
 			g.serveLive(w, r, ls, slow)
 			return
 		}
