@@ -1,13 +1,17 @@
 package gateway
 
 import (
+	"context"
+	"encoding/json"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // sharedPair starts two replicas sharing a MemorySessionStore over a
@@ -88,5 +92,229 @@ func TestSharedSessionFastCopyIdle(t *testing.T) {
 			default:
 			}
 		})
+	}
+}
+
+// TestSharedSessionFastCallInFlightBusy: replica B, at its cap of 1,
+// holds its copy of alice's session with a call on the session fast path
+// in flight whose client dropped the call's stream: another principal's
+// initialize on B is refused (503) rather than end the copy and the call
+// with it; once alice cancels the call, the copy is idle and the next
+// initialize ends it.
+func TestSharedSessionFastCallInFlightBusy(t *testing.T) {
+	rs, st, id, hc := sharedPair(t, false, Options{MaxSessions: 1, MaxSessionsPerPrincipal: -1})
+	gb, b := rs[1].g, rs[1].ts.URL+"/mcp"
+	onB := &rawSession{t: t, url: b, id: id}
+	resp := onB.postAs(testCtx(t, 10*time.Second), "alice", `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, b, strings.NewReader(`{"jsonrpc":"2.0","id":"long","method":"tools/call","params":{"name":"slow","arguments":{"ms":60000}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", id)
+		req.Header.Set("Mcp-Protocol-Version", v1125)
+		req.Header.Set("Authorization", "Bearer alice")
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	if err := st.Wait(testCtx(t, 15*time.Second), func(s *testserver.State) bool { return s.Calls("slow") == 1 }); err != nil {
+		t.Fatalf("the call never reached the server: %v", err)
+	}
+	onPath(t, gb, id, false)
+	cancel() // the client drops the call's stream
+	if d := rawInitialize(t, hc, b, "dave"); d.status != http.StatusServiceUnavailable {
+		t.Fatalf("dave's initialize on B while alice's fast call is in flight in B's copy: %d %q, want 503", d.status, d.body)
+	}
+	if gb.shared.held(id) == nil {
+		t.Fatal("alice's copy on B, with a call in flight, was ended")
+	}
+	onB.postAs(testCtx(t, 10*time.Second), "alice", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"long"}}`).Body.Close()
+	if err := st.Wait(testCtx(t, 15*time.Second), func(s *testserver.State) bool { return s.Cancellations() == 1 }); err != nil {
+		t.Errorf("the server saw %d cancellations: %v", st.Cancellations(), err)
+	}
+	waitIdle(t, gb, 1)
+	if d := rawInitialize(t, hc, b, "dave"); d.status != http.StatusOK || d.id == "" {
+		t.Fatalf("dave's initialize once alice's copy on B is idle: %d %q, want a session", d.status, d.body)
+	}
+	if gb.shared.held(id) != nil {
+		t.Fatal("alice's idle copy on B was not ended at the cap")
+	}
+}
+
+// getAs opens the standalone stream (GET) of session sid on replica as
+// principal and returns the data of its events.
+func (a *answerRig) getAs(replica int, principal, sid string) <-chan string {
+	t := a.t
+	req, _ := http.NewRequestWithContext(testCtx(t, 30*time.Second), http.MethodGet, a.rs[replica].ts.URL+"/mcp", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+principal)
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", v1125)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET of %s's session on replica %d: %d", principal, replica, drain(resp))
+	}
+	return streamData(resp)
+}
+
+// TestSharedSessionFastQuestionsCrossed: alice's and bob's sessions, made
+// on replica 0, each with its standalone stream open on replica 1, call
+// tools that ask them a question, on replica 1, under the same JSON-RPC
+// id: both calls take replica 1's session fast path, each question
+// reaches its own session's stream only, bob's answer under alice's
+// question's id (in his session) reaches neither call, and each client's
+// answer, sent to replica 0, is handed to its own question.
+func TestSharedSessionFastQuestionsCrossed(t *testing.T) {
+	a := newAnswerRig(t)
+	x, y := a.id, a.openAs(0, "bob")
+	g1 := a.rs[1].g
+	sx, sy := a.getAs(1, "alice", x), a.getAs(1, "bob", y)
+	waitFor(t, "both streams served on replica 1", func() bool {
+		lx, ly := g1.live.get(x, "alice"), g1.live.get(y, "bob")
+		return lx != nil && ly != nil && g1.live.streaming(lx) && g1.live.streaming(ly)
+	})
+	before := g1.sessionFast.Load()
+	cx, cy := a.callAs(1, "alice", x, 7, "q1"), a.callAs(1, "bob", y, 7, "q2")
+	qx := within(t, sx, 10*time.Second, "alice's question on her stream")
+	qy := within(t, sy, 10*time.Second, "bob's question on his stream")
+	if !strings.Contains(qx, "question q1") || !strings.Contains(qy, "question q2") {
+		t.Fatalf("alice's stream carried %s, bob's %s", qx, qy)
+	}
+	if !g1.live.calling(g1.live.get(x, "alice")) || !g1.live.calling(g1.live.get(y, "bob")) {
+		t.Fatal("the calls are not on replica 1's session fast path")
+	}
+	// Bob answers alice's question, in his own session, on either replica.
+	for r := range 2 {
+		drain(a.postAs(r, "bob", y, answerBody(questionIDOf(qx), "bob's for alice")))
+	}
+	// Alice and bob answer their own, on replica 0.
+	drain(a.postAs(0, "alice", x, answerBody(questionIDOf(qx), "for alice")))
+	drain(a.postAs(0, "bob", y, answerBody(questionIDOf(qy), "for bob")))
+	rx := within(t, cx, 10*time.Second, "alice's result")
+	ry := within(t, cy, 10*time.Second, "bob's result")
+	if !strings.Contains(rx, "q1 got accept map[answer:for alice]") || !strings.Contains(ry, "q2 got accept map[answer:for bob]") {
+		t.Fatalf("alice's result %s; bob's %s", rx, ry)
+	}
+	if n := g1.sessionFast.Load() - before; n != 2 {
+		t.Errorf("%d calls took replica 1's session fast path, want 2", n)
+	}
+	quiet(t, sx, 300*time.Millisecond, "alice's stream after her call")
+	quiet(t, sy, 300*time.Millisecond, "bob's stream after his call")
+}
+
+// TestSharedSessionCopyInitializeParams: a client's odd initialize params
+// (extensions, experimental members, elicitation form and url, sampling
+// tools and context, roots with and without listChanged, _meta, a rich
+// clientInfo) reach the copy another replica makes from the session's
+// record exactly as they reached the replica that made it. (An empty
+// experimental or extensions object is left out, as go-sdk writes it:
+// the copy has none, which reads as the empty one.)
+func TestSharedSessionCopyInitializeParams(t *testing.T) {
+	old := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "old", Era: testserver.Legacy}))
+	store := &MemorySessionStore{}
+	ga, aURL := startGateway(t, []Server{{Name: "s", Target: old.URL}}, &Options{Sessions: &SessionOptions{Store: store}})
+	gb, bURL := startGateway(t, []Server{{Name: "s", Target: old.URL}}, &Options{Sessions: &SessionOptions{Store: store}})
+	for _, caps := range []string{
+		`{"extensions":{"io.example/ui":{"mimeTypes":["text/html"]},"io.example/empty":{}}}`,
+		`{"experimental":{"x":{"deep":[1,2,{"k":null}]},"flag":true}}`,
+		`{"elicitation":{"form":{},"url":{}}}`,
+		`{"elicitation":{"url":{}}}`,
+		`{"sampling":{"tools":{},"context":{}}}`,
+		`{"roots":{"listChanged":false}}`,
+		`{"roots":{"listChanged":true},"sampling":{},"elicitation":{"form":{}}}`,
+	} {
+		t.Run(caps, func(t *testing.T) {
+			body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"_meta":{"io.example/trace":"t1","n":2},"protocolVersion":"2025-06-18","capabilities":` + caps + `,"clientInfo":{"name":"odd","title":"Odd \u00e9","version":"9","websiteUrl":"https://example.com"}}}`
+			req, _ := http.NewRequestWithContext(testCtx(t, 10*time.Second), http.MethodPost, aURL, strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			drain(resp)
+			s := &rawSession{t: t, url: aURL, id: resp.Header.Get("Mcp-Session-Id")}
+			if s.id == "" {
+				t.Fatalf("initialize on A: %s", resp.Status)
+			}
+			s.post(testCtx(t, 10*time.Second), `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+			onB := &rawSession{t: t, url: bURL, id: s.id}
+			if code := drain(onB.post(testCtx(t, 10*time.Second), `{"jsonrpc":"2.0","id":2,"method":"ping"}`)); code != http.StatusOK {
+				t.Fatalf("ping on B: %d", code)
+			}
+			var want, got *mcp.InitializeParams
+			for ss := range ga.server.Sessions() {
+				if ss.ID() == s.id {
+					want = ss.InitializeParams()
+				}
+			}
+			for ss := range gb.server.Sessions() {
+				if ss.ID() == s.id {
+					got = ss.InitializeParams()
+				}
+			}
+			if want == nil || got == nil {
+				t.Fatalf("the session on A (%v) or its copy on B (%v) is missing", want != nil, got != nil)
+			}
+			if !reflect.DeepEqual(got, want) {
+				gj, _ := json.Marshal(got)
+				wj, _ := json.Marshal(want)
+				t.Errorf("B's copy has initialize params\n%s (roots %v)\nthe client sent\n%s (roots %v)", gj, got.Capabilities.RootsV2, wj, want.Capabilities.RootsV2)
+			}
+		})
+	}
+}
+
+// TestSharedSessionFastReplicaClose: replica B closes (Gateway.Close)
+// while alice's call runs on its session fast path, in B's copy of her
+// session: Close returns, the server is told the call is cancelled, the
+// call's POST ends, and the session goes on on replica A.
+func TestSharedSessionFastReplicaClose(t *testing.T) {
+	rs, st, id, _ := sharedPair(t, false, Options{})
+	gb := rs[1].g
+	onB := &rawSession{t: t, url: rs[1].ts.URL + "/mcp", id: id}
+	ended := make(chan string, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(testCtx(t, 60*time.Second), http.MethodPost, onB.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{"ms":60000}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", id)
+		req.Header.Set("Mcp-Protocol-Version", v1125)
+		req.Header.Set("Authorization", "Bearer alice")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			ended <- err.Error()
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		ended <- string(b)
+	}()
+	if err := st.Wait(testCtx(t, 15*time.Second), func(s *testserver.State) bool { return s.Calls("slow") == 1 }); err != nil {
+		t.Fatalf("the call never reached the server: %v", err)
+	}
+	onPath(t, gb, id, false)
+	closed := make(chan error, 1)
+	go func() { closed <- gb.Close() }()
+	within(t, closed, 20*time.Second, "B's Close")
+	if err := st.Wait(testCtx(t, 15*time.Second), func(s *testserver.State) bool { return s.Cancellations() == 1 }); err != nil {
+		t.Errorf("the server saw %d cancellations: %v", st.Cancellations(), err)
+	}
+	if b := within(t, ended, 20*time.Second, "the call's POST"); strings.Contains(b, "slept") {
+		t.Errorf("the call was answered as done: %q", b)
+	}
+	onA := &rawSession{t: t, url: rs[0].ts.URL + "/mcp", id: id}
+	resp := onA.postAs(testCtx(t, 10*time.Second), "alice", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"still"}}}`)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), "still") {
+		t.Errorf("alice's call on A after B closed: %s %q", resp.Status, b)
 	}
 }
