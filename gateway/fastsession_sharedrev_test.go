@@ -318,3 +318,56 @@ func TestSharedSessionFastReplicaClose(t *testing.T) {
 		t.Errorf("alice's call on A after B closed: %s %q", resp.Status, b)
 	}
 }
+
+// TestSharedSessionFastRetryInFlight: alice's call with id 5 is in
+// flight in replica B's copy of her session, on B's session fast path
+// (then, again, on go-sdk's path: its _meta names a protocol member);
+// a retry of id 5 on B, on either path, is refused as go-sdk refuses a
+// duplicate in-flight id, and the server runs the call once.
+func TestSharedSessionFastRetryInFlight(t *testing.T) {
+	const plain, sdk = `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"slow","arguments":{"ms":60000}}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"slow","arguments":{"ms":60000},"_meta":{"io.modelcontextprotocol/x":1}}}`
+	for _, first := range []string{plain, sdk} {
+		t.Run(map[string]string{plain: "fast first", sdk: "go-sdk first"}[first], func(t *testing.T) {
+			rs, st, id, _ := sharedPair(t, false, Options{})
+			gb := rs[1].g
+			onB := &rawSession{t: t, url: rs[1].ts.URL + "/mcp", id: id}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go func() {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, onB.url, strings.NewReader(first))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				req.Header.Set("Mcp-Session-Id", id)
+				req.Header.Set("Mcp-Protocol-Version", v1125)
+				req.Header.Set("Authorization", "Bearer alice")
+				if resp, err := http.DefaultClient.Do(req); err == nil {
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			}()
+			if err := st.Wait(testCtx(t, 15*time.Second), func(s *testserver.State) bool { return s.Calls("slow") == 1 }); err != nil {
+				t.Fatalf("the call never reached the server: %v", err)
+			}
+			onPath(t, gb, id, first == sdk)
+			for _, retry := range []string{plain, sdk} {
+				resp := onB.postAs(testCtx(t, 10*time.Second), "alice", retry)
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "duplicate in-flight request ID") {
+					t.Errorf("a retry of id 5 on B: %s %q, want 400 and a duplicate id error", resp.Status, b)
+				}
+			}
+			// An echo lets the server take a second call, if one came.
+			resp := onB.postAs(testCtx(t, 10*time.Second), "alice", `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`)
+			drain(resp)
+			if n := st.Calls("slow"); n != 1 {
+				t.Errorf("the server ran the call %d times, want once", n)
+			}
+			drain(onB.postAs(testCtx(t, 10*time.Second), "alice", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}`))
+			if err := st.Wait(testCtx(t, 15*time.Second), func(s *testserver.State) bool { return s.Cancellations() == 1 }); err != nil {
+				t.Errorf("the server saw %d cancellations: %v", st.Cancellations(), err)
+			}
+		})
+	}
+}
