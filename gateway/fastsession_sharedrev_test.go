@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -369,5 +370,69 @@ func TestSharedSessionFastRetryInFlight(t *testing.T) {
 				t.Errorf("the server saw %d cancellations: %v", st.Cancellations(), err)
 			}
 		})
+	}
+}
+
+// loadFailStore is a session store whose loads fail (dead) or block until
+// their context ends (block), for the replica that holds it.
+type loadFailStore struct {
+	SessionStore
+	dead, block atomic.Bool
+}
+
+func (s *loadFailStore) LoadSession(ctx context.Context, id string) ([]byte, error) {
+	if s.block.Load() {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	if s.dead.Load() {
+		return nil, errKilled
+	}
+	return s.SessionStore.LoadSession(ctx, id)
+}
+
+// TestSharedSessionFastStoreFails: replica B holds its copy of alice's
+// session and has served her calls on its session fast path; once B's
+// session store fails (an error; a load that outlasts StoreTimeout), her
+// next call on B is refused (503) on every path, the server never
+// getting it: a copy held is never served unchecked.
+func TestSharedSessionFastStoreFails(t *testing.T) {
+	srv, st := testserver.NewWithState(testserver.Options{Name: "old", Era: testserver.Legacy})
+	up := testserver.StartStreamable(t, srv)
+	store := &MemorySessionStore{}
+	fb := &loadFailStore{SessionStore: store}
+	rs := startReplicasHook(t, []SessionStore{store, fb}, up.URL, Options{}, func(g *Gateway) { g.shared.timeout = 200 * time.Millisecond })
+	hc := &http.Client{Transport: &http.Transport{}}
+	t.Cleanup(hc.CloseIdleConnections)
+	s := rawInitialize(t, hc, rs[0].ts.URL+"/mcp", "alice")
+	if s.status != http.StatusOK {
+		t.Fatalf("initialize on A: %d %q", s.status, s.body)
+	}
+	onB := &rawSession{t: t, url: rs[1].ts.URL + "/mcp", id: s.id}
+	onB.postAs(testCtx(t, 10*time.Second), "alice", `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+	gb := rs[1].g
+	call := func(n int) (int, string) {
+		resp := onB.postAs(testCtx(t, 10*time.Second), "alice", `{"jsonrpc":"2.0","id":`+itoa(n)+`,"method":"tools/call","params":{"name":"echo","arguments":{"text":"c`+itoa(n)+`"}}}`)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, string(b)
+	}
+	before := gb.sessionFast.Load()
+	if code, b := call(1); code != http.StatusOK || !strings.Contains(b, "c1") || gb.sessionFast.Load() != before+1 {
+		t.Fatalf("alice's call on B: %d %q, on the fast path: %v", code, b, gb.sessionFast.Load() == before+1)
+	}
+	for _, fail := range []*atomic.Bool{&fb.dead, &fb.block} {
+		fail.Store(true)
+		calls := st.Calls("echo")
+		if code, b := call(2); code != http.StatusServiceUnavailable || strings.Contains(b, "c2") {
+			t.Errorf("alice's call on B once its store fails: %d %q, want 503", code, b)
+		}
+		if n := st.Calls("echo"); n != calls {
+			t.Errorf("the server got %d calls while B's store failed", n-calls)
+		}
+		fail.Store(false)
+	}
+	if code, b := call(3); code != http.StatusOK || !strings.Contains(b, "c3") {
+		t.Errorf("alice's call on B once its store is back: %d %q", code, b)
 	}
 }
