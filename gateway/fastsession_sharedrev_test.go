@@ -436,3 +436,41 @@ func TestSharedSessionFastStoreFails(t *testing.T) {
 		t.Errorf("alice's call on B once its store is back: %d %q", code, b)
 	}
 }
+
+// TestSharedSessionFastResumedStreamNotStandalone: on replica B, alice
+// (a client that can be asked) resumes (GET with Last-Event-ID) the
+// stream of a call she dropped, whose question waits; her next call on
+// B, whose server asks her a question too, does not take the session
+// fast path (a request of the session is in go-sdk's handler): its
+// question reaches her on a stream she has open, and her answer
+// reaches it.
+func TestSharedSessionFastResumedStreamNotStandalone(t *testing.T) {
+	a := newAnswerRig(t)
+	gb := a.rs[1].g
+	drain(a.post(1, `{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	prime := dropAfterPrime(t, a.post(1, `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"q2","arguments":{},"_meta":{"io.modelcontextprotocol/x":1}}}`), func() {})
+	resumed := streamData(a.get(1, prime))
+	q2 := within(t, resumed, 10*time.Second, "q2's question on the resumed stream")
+	before := gb.sessionFast.Load()
+	c1 := a.call(1, 12, "q1")
+	// go-sdk sends the question on an open stream of the session: the
+	// call's, or the one resumed.
+	var q1 string
+	select {
+	case q1 = <-c1:
+	case q1 = <-resumed:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("q1's question reached no stream of the client (%d calls on B's session fast path)", gb.sessionFast.Load()-before)
+	}
+	if !strings.Contains(q1, "question q1") {
+		t.Fatalf("q1's call stream carried %s", q1)
+	}
+	a.answer(1, questionIDOf(q1), "for q1")
+	if res := within(t, c1, 10*time.Second, "q1's result"); !strings.Contains(res, "q1 got accept map[answer:for q1]") {
+		t.Fatalf("q1's result: %s", res)
+	}
+	if n := gb.sessionFast.Load() - before; n != 0 {
+		t.Errorf("%d calls took B's session fast path with no standalone stream open", n)
+	}
+	a.answer(1, questionIDOf(q2), "for q2")
+}
