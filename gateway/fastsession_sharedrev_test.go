@@ -324,7 +324,8 @@ func TestSharedSessionFastReplicaClose(t *testing.T) {
 // flight in replica B's copy of her session, on B's session fast path
 // (then, again, on go-sdk's path: its _meta names a protocol member);
 // a retry of id 5 on B, on either path, is refused as go-sdk refuses a
-// duplicate in-flight id, and the server runs the call once.
+// duplicate in-flight id, and so is a batch holding it; the server runs
+// the call once.
 func TestSharedSessionFastRetryInFlight(t *testing.T) {
 	const plain, sdk = `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"slow","arguments":{"ms":60000}}}`,
 		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"slow","arguments":{"ms":60000},"_meta":{"io.modelcontextprotocol/x":1}}}`
@@ -357,6 +358,23 @@ func TestSharedSessionFastRetryInFlight(t *testing.T) {
 				resp.Body.Close()
 				if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "duplicate in-flight request ID") {
 					t.Errorf("a retry of id 5 on B: %s %q, want 400 and a duplicate id error", resp.Status, b)
+				}
+			}
+			// A batch holding the id, under a protocol version whose
+			// batches go-sdk's handler takes.
+			req, _ := http.NewRequestWithContext(testCtx(t, 10*time.Second), http.MethodPost, onB.url, strings.NewReader(`[`+plain+`]`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Mcp-Session-Id", id)
+			req.Header.Set("Mcp-Protocol-Version", "2025-03-26")
+			req.Header.Set("Authorization", "Bearer alice")
+			if resp, err := http.DefaultClient.Do(req); err != nil {
+				t.Fatal(err)
+			} else {
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "duplicate in-flight request ID") {
+					t.Errorf("a batch retrying id 5 on B: %s %q, want 400 and a duplicate id error", resp.Status, b)
 				}
 			}
 			// An echo lets the server take a second call, if one came.
