@@ -492,3 +492,50 @@ func TestSharedSessionFastResumedStreamNotStandalone(t *testing.T) {
 	}
 	a.answer(1, questionIDOf(q2), "for q2")
 }
+
+// TestSharedSessionFastCloseQuestionWaiting: replica B closes while
+// alice's call on its session fast path waits for her answer to the
+// server's question (on her standalone stream on B): Close returns, the
+// call's stream and the standalone stream end, and her late answer, to
+// replica A, is accepted and reaches nothing.
+func TestSharedSessionFastCloseQuestionWaiting(t *testing.T) {
+	a := newAnswerRig(t)
+	gb := a.rs[1].g
+	sx := a.getAs(1, "alice", a.id)
+	waitFor(t, "the standalone stream served on B", func() bool {
+		ls := gb.live.get(a.id, "alice")
+		return ls != nil && gb.live.streaming(ls)
+	})
+	before := gb.sessionFast.Load()
+	c1 := a.call(1, 7, "q1")
+	q := within(t, sx, 10*time.Second, "q1's question on the standalone stream")
+	if !gb.live.calling(gb.live.get(a.id, "alice")) {
+		t.Fatal("q1's call is not on B's session fast path")
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- gb.Close() }()
+	within(t, closed, 20*time.Second, "B's Close")
+	for _, ch := range []<-chan string{c1, sx} {
+		for deadline := time.After(20 * time.Second); ; {
+			var l string
+			var ok bool
+			select {
+			case l, ok = <-ch:
+			case <-deadline:
+				t.Fatal("a stream of the closed replica is still open")
+			}
+			if !ok {
+				break
+			}
+			if strings.Contains(l, "got accept") {
+				t.Errorf("a stream of the closed replica carried %s", l)
+			}
+		}
+	}
+	if code := a.answer(0, questionIDOf(q), "late"); code != http.StatusAccepted {
+		t.Errorf("the late answer to A: %d, want 202", code)
+	}
+	if n := gb.sessionFast.Load() - before; n > 1 {
+		t.Errorf("%d calls on B's fast path", n)
+	}
+}
