@@ -546,7 +546,7 @@ func (g *Gateway) serveShared(w http.ResponseWriter, r *http.Request, id string)
 	}
 	switch r.Method {
 	case http.MethodPost:
-		if ls := g.live.get(id, rec.Principal); ls != nil {
+		if ls := g.live.get(id, rec.Principal); ls != nil && !g.opts.slowPathOnly {
 			g.serveLive(w, r, ls, slow)
 			return
 		}
