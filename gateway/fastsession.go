@@ -179,6 +179,9 @@ func rpcIDs(raws []json.RawMessage) []jsonrpc.ID {
 // fastRequest whose call is direct, or nil when r does not take the
 // session fast path (see the rule above).
 func (g *Gateway) sessionFastRequestOf(r *http.Request, ls *liveSession, body []byte) *fastRequest {
+	if g.opts.slowPathOnly {
+		return nil
+	}
 	h := r.Header
 	v := h.Get("Mcp-Protocol-Version")
 	if !slices.Contains(sessionFastVersions, v) || len(h.Values("Last-Event-ID")) > 0 {

@@ -35,7 +35,12 @@ func TestSharedSessionFastDifferential(t *testing.T) {
 		return a, b, aURL, bURL
 	}
 	_, fastB, fastA, fastBURL := pair(false)
-	_, _, slowA, slowBURL := pair(true)
+	_, slowB, slowA, slowBURL := pair(true)
+	t.Cleanup(func() {
+		if n := slowB.sessionFast.Load(); n != 0 {
+			t.Errorf("%d calls took the fast path of a replica without it", n)
+		}
+	})
 	fs, ss := rawInit(t, fastA, `{}`), rawInit(t, slowA, `{}`)
 
 	wantFast := map[string]bool{
