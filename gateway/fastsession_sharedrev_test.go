@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 a handshake-era client's roots capability, deprecated in 2026-07-28, is compared as it came
+
 package gateway
 
 import (
