@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -116,6 +118,59 @@ func BenchmarkProgressCallThroughGateway(b *testing.B) {
 				}
 				if n := reports.Load(); n != int64(b.N) {
 					b.Fatalf("%d progress reports reached the client, want %d", n, b.N)
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkSharedSessionCallThroughGateway measures one echo call from a
+// handshake-era go-sdk client through two replicas of the gateway that
+// share their sessions (a MemorySessionStore), its requests dealt between
+// them by turns as a balancer without affinity does, to a server over
+// streamable HTTP on loopback: on the session fast path of the replica
+// that gets each call ("fast") and on go-sdk's handler ("sdk":
+// Options.slowPathOnly). A client that declares no capability ("plain")
+// has every call on the fast path; one that can be asked (go-sdk's
+// default client declares roots: "roots") only on the replica that holds
+// its standalone stream, here every other call. cpu-µs/op is the
+// process's CPU time (user and system: client, replicas and server, all
+// in the process) per call; run it with -count to alternate the two.
+func BenchmarkSharedSessionCallThroughGateway(b *testing.B) {
+	up := testserver.StartStreamable(b, testserver.New(testserver.Options{Name: "up", Era: testserver.Legacy}))
+	for _, client := range []struct {
+		name string
+		opts *mcp.ClientOptions
+	}{{"plain", &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}}, {"roots", nil}} {
+		for _, side := range []struct {
+			name string
+			slow bool
+		}{{"fast", false}, {"sdk", true}} {
+			b.Run(client.name+"/"+side.name, func(b *testing.B) {
+				store := &MemorySessionStore{}
+				var gs [2]*Gateway
+				for i := range gs {
+					gs[i], _ = startGateway(b, []Server{{Name: "up", Target: up.URL}}, &Options{slowPathOnly: side.slow, Sessions: &SessionOptions{Store: store}})
+				}
+				var turn atomic.Uint64
+				lb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					gs[turn.Add(1)%2].ServeHTTP(w, r)
+				}))
+				b.Cleanup(lb.Close)
+				cs := connect(b, lb.URL, v1125, client.opts)
+				before := gs[0].sessionFast.Load() + gs[1].sessionFast.Load()
+				benchEcho(b, cs)
+				b.StopTimer()
+				want := int64(b.N)
+				if client.opts == nil {
+					want = int64(b.N) / 2
+				}
+				n := gs[0].sessionFast.Load() + gs[1].sessionFast.Load() - before
+				if side.slow {
+					want = 0
+				}
+				if (n < want) || (side.slow && n > 0) {
+					b.Fatalf("%d of %d calls on the session fast path, want %d", n, b.N, want)
 				}
 			})
 		}

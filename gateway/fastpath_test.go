@@ -250,24 +250,33 @@ func (denyFailTool) Allow(_ context.Context, _, _, _, name string) bool { return
 // startDiffGateways starts the gateway twice over the same servers: with
 // the fast path and without it.
 func startDiffGateways(t *testing.T, search bool) (fast, slow *Gateway, fastURL, slowURL string) {
+	servers := diffServers(t)
+	fast, fastURL = startGateway(t, servers, diffOptions(search, false))
+	slow, slowURL = startGateway(t, servers, diffOptions(search, true))
+	return fast, slow, fastURL, slowURL
+}
+
+// diffOptions are the options of a gateway startDiffGateways starts, on
+// the fast paths or (slowOnly) without them.
+func diffOptions(search, slowOnly bool) *Options {
+	o := &Options{Policy: denyFailTool{}, MaxRequestBytes: 4096, slowPathOnly: slowOnly}
+	if search {
+		o.ToolSearch = &mcpadapter.ToolSearch{Threshold: -1}
+	}
+	return o
+}
+
+// diffServers starts the servers of startDiffGateways' gateways: good,
+// dying, hostile, raw, and ones that send progress and log messages.
+func diffServers(t *testing.T) []Server {
 	up := startCapsServer(t)
 	old := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "old", Era: testserver.Legacy}))
 	// Servers that send progress reports and log messages (the tool
 	// notify): a 2026-07-28 one and a handshake-era one.
 	nt := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "nt", Era: testserver.Modern, Notify: true}), testserver.Stateless())
 	lg := testserver.StartStreamable(t, testserver.New(testserver.Options{Name: "lg", Era: testserver.Legacy, Notify: true}))
-	servers := []Server{{Name: "up", Target: up.URL}, {Name: "old", Target: old.URL}, {Name: "dies", Target: dyingProxy(t, up.URL)}, {Name: "evil", Target: hostileProxy(t, up.URL)}, {Name: "raw", Target: testserver.StartRawHTTP(t, nil).URL},
+	return []Server{{Name: "up", Target: up.URL}, {Name: "old", Target: old.URL}, {Name: "dies", Target: dyingProxy(t, up.URL)}, {Name: "evil", Target: hostileProxy(t, up.URL)}, {Name: "raw", Target: testserver.StartRawHTTP(t, nil).URL},
 		{Name: "nt", Target: nt.URL}, {Name: "lg", Target: lg.URL}}
-	opts := func(slowOnly bool) *Options {
-		o := &Options{Policy: denyFailTool{}, MaxRequestBytes: 4096, slowPathOnly: slowOnly}
-		if search {
-			o.ToolSearch = &mcpadapter.ToolSearch{Threshold: -1}
-		}
-		return o
-	}
-	fast, fastURL = startGateway(t, servers, opts(false))
-	slow, slowURL = startGateway(t, servers, opts(true))
-	return fast, slow, fastURL, slowURL
 }
 
 // dyingProxy passes requests on to target, but drops the connection of a

@@ -27,12 +27,15 @@ import (
 // when all of these hold, and goes to go-sdk's handler (its body put back)
 // otherwise:
 //
-//   - the fast path is on (Options.slowPathOnly unset) and the gateway
-//     keeps its sessions in this process (no Options.Sessions);
+//   - the fast path is on (Options.slowPathOnly unset);
 //   - it is a POST naming, in Mcp-Session-Id, an initialized session of
 //     this gateway, made by the request's principal (go-sdk answers
 //     another principal's request with 403), with an Mcp-Protocol-Version
 //     header of 2025-06-18 or 2025-11-25 and no Last-Event-ID header;
+//     with shared sessions (Options.Sessions), a session whose record
+//     serveShared has read (not deleted or expired on any replica, its
+//     principal the request's, its changes applied here) and whose copy
+//     this replica holds;
 //   - its Content-Type is application/json and its Accept takes both
 //     application/json and text/event-stream;
 //   - its body is one JSON-RPC tools/call request as readEnvelope reads
@@ -93,16 +96,17 @@ func (g *Gateway) serveSession(w http.ResponseWriter, r *http.Request) {
 		g.stateful.ServeHTTP(w, r)
 		return
 	}
-	g.serveLive(w, r, ls)
+	g.serveLive(w, r, ls, g.stateful.ServeHTTP)
 }
 
 // serveLive serves r, a POST of the live session ls: on the session fast
 // path when it takes it, refused when it names the id of a call on the
-// fast path in flight, and with go-sdk's handler otherwise.
-func (g *Gateway) serveLive(w http.ResponseWriter, r *http.Request, ls *liveSession) {
+// fast path in flight, and with slow (go-sdk's handler, through the
+// writer shared sessions need) otherwise.
+func (g *Gateway) serveLive(w http.ResponseWriter, r *http.Request, ls *liveSession, slow http.HandlerFunc) {
 	body, ok := g.readBody(r)
 	if !ok {
-		g.stateful.ServeHTTP(w, r) // go-sdk says why it cannot be read
+		slow(w, r) // go-sdk says why it cannot be read
 		return
 	}
 	if g.live.calling(ls) {
@@ -137,7 +141,7 @@ func (g *Gateway) serveLive(w http.ResponseWriter, r *http.Request, ls *liveSess
 		// The event store keeps the stream until it carried their answers.
 		r = r.WithContext(context.WithValue(r.Context(), callIDsKey{}, ids[:min(len(ids), maxStreamIDs)]))
 	}
-	g.stateful.ServeHTTP(w, r)
+	slow(w, r)
 }
 
 // writeDuplicateID answers a request whose id is in flight in its session
@@ -175,7 +179,7 @@ func rpcIDs(raws []json.RawMessage) []jsonrpc.ID {
 // fastRequest whose call is direct, or nil when r does not take the
 // session fast path (see the rule above).
 func (g *Gateway) sessionFastRequestOf(r *http.Request, ls *liveSession, body []byte) *fastRequest {
-	if g.shared != nil {
+	if g.opts.slowPathOnly {
 		return nil
 	}
 	h := r.Header

@@ -189,7 +189,7 @@ func TestSessionFastDeleteRace(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		g.serveLive(w, r, ls)
+		g.serveLive(w, r, ls, g.stateful.ServeHTTP)
 	}()
 	select {
 	case <-done:

@@ -160,7 +160,7 @@ func TestSessionFastEarlyHeaderAfterClose(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		g.serveLive(w, r, ls)
+		g.serveLive(w, r, ls, g.stateful.ServeHTTP)
 		flushingAtReturn.Store(w.flushing.Load())
 	}()
 	select {

@@ -56,9 +56,8 @@ func (g *Gateway) route(next mcp.MethodHandler) mcp.MethodHandler {
 				// and no call of it takes the fast path (fastsession.go).
 				if g.shared != nil {
 					defer g.shared.servingSession(ss.ID())()
-				} else {
-					defer g.live.handling(ss.ID())()
 				}
+				defer g.live.handling(ss.ID())()
 			}
 		}
 		switch method {
@@ -75,10 +74,12 @@ func (g *Gateway) route(next mcp.MethodHandler) mcp.MethodHandler {
 				}
 			}
 		case "initialize":
-			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && g.shared == nil {
-				// Recorded before it is initialized: the idle timer
-				// (Options.SessionTimeout) is the gateway's for every
-				// session go-sdk keeps.
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+				// Recorded before it is initialized: without shared
+				// sessions, the idle timer (Options.SessionTimeout) is
+				// the gateway's for every session go-sdk keeps. A
+				// shared session's copy made here (a replay) is
+				// recorded too: its calls take the fast path.
 				g.live.add(ss, principalOfRequest(req))
 			}
 			res, err := next(ctx, method, req)

@@ -13,7 +13,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"time"
 
 	segjson "github.com/segmentio/encoding/json"
 
@@ -38,17 +37,18 @@ func (g *Gateway) newHTTPHandlers() (stateful, stateless httpHandler) {
 	logger := g.log.With("component", "go-sdk http")
 	g.events = newEventStore()
 	var events mcp.EventStore = &sessionEvents{EventStore: g.events, closed: g.sessionClosed}
-	var timeout time.Duration // without shared sessions, g.live ends idle sessions
+	// g.live ends idle sessions, not go-sdk's handler (it is given no
+	// SessionTimeout): a POST on the session fast path never reaches the
+	// handler, whose idle timer would run under the call.
 	g.live.timeout = g.opts.SessionTimeout
 	if g.shared != nil {
-		timeout = g.opts.SessionTimeout
 		events = g.shared.events
 		g.events = g.shared.events.eventStore
-		if timeout <= 0 {
+		if g.live.timeout <= 0 {
 			// A replica's copy of a shared session that gets no request
 			// for its TTL ends here (it ended everywhere, or is served
 			// elsewhere and is made again here when it comes back).
-			timeout = g.shared.ttl
+			g.live.timeout = g.shared.ttl
 		}
 	}
 	stateful = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
@@ -57,7 +57,6 @@ func (g *Gateway) newHTTPHandlers() (stateful, stateless httpHandler) {
 		JSONResponse:               false,
 		Logger:                     logger,
 		EventStore:                 events,
-		SessionTimeout:             timeout,
 		MaxRequestBodyBytes:        g.opts.maxRequestBytes(),
 		DisableLocalhostProtection: true, // ServeHTTP checks Host and Origin itself
 	})

@@ -23,18 +23,23 @@ var (
 	errDuplicateID = errors.New("a call with this id is in flight in the session")
 )
 
-// liveSessions are the handshake-era sessions of a gateway without shared
-// sessions, by id, for the session fast path. They also end the sessions
-// idle for Options.SessionTimeout, as go-sdk's handler would (it is given
-// none): a session's idle time starts when its last POST, on either path,
-// has been answered. (go-sdk closes a session whose initialize failed;
-// every other session is here.) A session is forgotten when go-sdk closes
-// it: its handler tells the event store (sessionEvents), which calls
-// forget; nothing waits for the end of each session. A session holds its
-// place under Options.MaxSessions (keep) until it is forgotten, listed as
-// idle there (sessionSlot.markIdle) while no request of it is being
-// served (busy): no POST, standalone stream or request in go-sdk's
-// session.
+// liveSessions are the handshake-era sessions go-sdk's handler holds in
+// this process, by id, for the session fast path: every session of a
+// gateway without shared sessions, and with them (Options.Sessions) the
+// copies this replica holds. A session is forgotten when go-sdk closes
+// it: its handler tells the event store (sessionEvents, sharedEvents),
+// which calls forget; nothing waits for the end of each session.
+//
+// They also end the sessions idle for timeout (Options.SessionTimeout;
+// with shared sessions and none set, the sessions' TTL), as go-sdk's
+// handler would (it is given none): a session's idle time starts when its
+// last POST, on either path, has been answered. (go-sdk closes a session
+// whose initialize failed; every other session is here.) Without shared
+// sessions, a session holds its place under Options.MaxSessions (keep)
+// until it is forgotten, listed as idle there (sessionSlot.markIdle)
+// while no request of it is being served (busy): no POST, standalone
+// stream or request in go-sdk's session. With shared sessions,
+// sharedSessions keeps the places of the copies: no slot is kept here.
 type liveSessions struct {
 	timeout time.Duration // Options.SessionTimeout
 

@@ -69,7 +69,8 @@ func TestSessionCapSharedCallInFlightBusy(t *testing.T) {
 	s.postAs(testCtx(t, 10*time.Second), "carol", `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	dropAfterPrime(t, s.postAs(ctx, "carol", `{"jsonrpc":"2.0","id":"long","method":"tools/call","params":{"name":"slow","arguments":{"ms":60000},"_meta":{"progressToken":"p"}}}`), cancel)
+	// sdkMeta: the call is go-sdk's, whose stream can be resumed.
+	dropAfterPrime(t, s.postAs(ctx, "carol", `{"jsonrpc":"2.0","id":"long","method":"tools/call","params":{"name":"slow","arguments":{"ms":60000},"_meta":{"progressToken":"p","io.modelcontextprotocol/x":1}}}`), cancel)
 	waitFor(t, "the call's POST served", func() bool { return g.posts.Load() == 0 })
 	if d := rawInitialize(t, hc, url, "dave"); d.status != http.StatusServiceUnavailable {
 		t.Fatalf("dave's initialize while carol's call is in flight in her session's copy: %d %q, want 503", d.status, d.body)

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -513,7 +512,7 @@ func (g *Gateway) serveShared(w http.ResponseWriter, r *http.Request, id string)
 		if body = g.screenAnswers(w, r, id, rec, body); body == nil {
 			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.Body = putBack(body)
 		r.ContentLength = int64(len(body))
 		if ids := requestIDs(body); len(ids) > 0 {
 			r = r.WithContext(context.WithValue(r.Context(), callIDsKey{}, ids))
@@ -542,7 +541,22 @@ func (g *Gateway) serveShared(w http.ResponseWriter, r *http.Request, id string)
 			g.log.Warn("the session store failed to extend a session", "err", err)
 		}
 	}
-	g.stateful.ServeHTTP(&askIDWriter{ResponseWriter: w, s: s, id: id}, r)
+	slow := func(w http.ResponseWriter, r *http.Request) {
+		g.stateful.ServeHTTP(&askIDWriter{ResponseWriter: w, s: s, id: id}, r)
+	}
+	switch r.Method {
+	case http.MethodPost:
+		// Its copy here is not idle (liveSessions ends idle sessions)
+		// until the POST is answered, on either path.
+		defer g.live.post(id, rec.Principal)()
+		if ls := g.live.get(id, rec.Principal); ls != nil && !g.opts.slowPathOnly {
+			g.serveLive(w, r, ls, slow)
+			return
+		}
+	case http.MethodGet:
+		defer g.live.stream(id, rec.Principal)()
+	}
+	slow(w, r)
 }
 
 // recordSession records a session that answered its initialize request
@@ -557,7 +571,7 @@ func (g *Gateway) recordSession(ctx context.Context, req mcp.Request, ss *mcp.Se
 	if g.replaying(req) {
 		return nil // held once the replay is done
 	}
-	init, err := json.Marshal(params)
+	init, err := initializeParamsJSON(params)
 	if err != nil {
 		return err
 	}

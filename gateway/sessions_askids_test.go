@@ -130,13 +130,16 @@ func tokenID(qid string, n int) bool {
 // withdraws it (the client is sent notifications/cancelled with the
 // question's id); replica 1 then asks one, the first of its copy too.
 // The client's late answer to the withdrawn question, to either replica,
-// reaches neither; replica 1's question takes its own answer.
+// reaches neither; replica 1's question takes its own answer. (Replica
+// 0's call takes its session fast path, the session's standalone stream
+// open there: its question comes on that stream. Replica 1's call is
+// go-sdk's: its question comes on the call's stream.)
 func TestSharedSessionsAskIDsLateAnswer(t *testing.T) {
 	store := &MemorySessionStore{}
 	a := newAskRig(t, []SessionStore{store, store})
 	standalone := streamData(a.get(0, ""))
 	sa := a.call(0, 10, "brief")
-	qa := questionIDOf(within(t, sa, 10*time.Second, "brief's question"))
+	qa := questionIDOf(within(t, standalone, 10*time.Second, "brief's question"))
 	withdrawn := false
 	for deadline := time.After(10 * time.Second); !withdrawn; {
 		var l string

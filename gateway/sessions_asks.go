@@ -354,6 +354,11 @@ type screened struct {
 // body that is not JSON-RPC is kept as it is (go-sdk says what is wrong
 // with it).
 func (s *sharedSessions) filterAnswers(id string, rec *sessionRecord, body []byte) screened {
+	if _, ok := readEnvelope(body); ok {
+		// One tools/call request, read as go-sdk reads it: no answer
+		// (and no 32 KB decoder made for it).
+		return screened{others: true, kept: body}
+	}
 	var raws []json.RawMessage
 	batch := json.NewDecoder(bytes.NewReader(body)).Decode(&raws) == nil
 	if !batch {

@@ -146,9 +146,11 @@ func (e *sharedEvents) Append(ctx context.Context, sessionID, streamID string, d
 }
 
 // SessionClosed forgets the session's streams and the questions waiting
-// in it, and has the session's end reported (sessionClock).
+// in it, and its copy here (liveSessions), and has the session's end
+// reported (sessionClock).
 func (e *sharedEvents) SessionClosed(ctx context.Context, sessionID string) error {
 	e.g.shared.unwaitSession(sessionID)
+	e.g.live.forget(sessionID)
 	err := e.eventStore.SessionClosed(ctx, sessionID)
 	e.g.clock.sessionClosed(sessionID)
 	return err
