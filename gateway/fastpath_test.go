@@ -388,11 +388,13 @@ func answerOf(status int, header http.Header, body []byte) fastAnswer {
 }
 
 // What differs from one answer to the next: random request states,
-// task ids and the keys of a parked call's questions, times.
+// task ids and the keys of a parked call's questions, times, and whether
+// a task made for a quick call has ended when its creation is answered.
 var (
-	stateRE = regexp.MustCompile(`"(requestState|taskId)":"[^"]*"`)
-	timeRE  = regexp.MustCompile(`"(createdAt|lastUpdatedAt)":"[^"]*"`)
-	askRE   = regexp.MustCompile(`"(q[0-9]+)-[0-9a-f]{8}":`)
+	stateRE      = regexp.MustCompile(`"(requestState|taskId)":"[^"]*"`)
+	timeRE       = regexp.MustCompile(`"(createdAt|lastUpdatedAt)":"[^"]*"`)
+	askRE        = regexp.MustCompile(`"(q[0-9]+)-[0-9a-f]{8}":`)
+	taskStatusRE = regexp.MustCompile(`("task":\{[^{}]*"status":)"(working|completed)"`)
 )
 
 // normalizeBytes returns body with what differs from one answer to the
@@ -400,6 +402,7 @@ var (
 func normalizeBytes(body []byte) []byte {
 	body = stateRE.ReplaceAll(body, []byte(`"$1":"RANDOM"`))
 	body = timeRE.ReplaceAll(body, []byte(`"$1":"TIME"`))
+	body = taskStatusRE.ReplaceAll(body, []byte(`$1"WORKING-OR-COMPLETED"`))
 	return askRE.ReplaceAll(body, []byte(`"$1-RANDOM":`))
 }
 
