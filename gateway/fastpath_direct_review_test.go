@@ -85,17 +85,26 @@ func TestFastPathDirectCallsUnderListChanged(t *testing.T) {
 	}
 }
 
-// TestFastPathDirectFloodCloseReload: a flood of 2026-07-28 direct calls
-// in flight (hostile clients holding them open) while the gateway is
-// reloaded and closed at once: Close and Reload return, every handler
+// TestFastPathDirectFloodCloseReload: a flood of 2026-07-28 calls in
+// flight (hostile clients holding them open), direct on the fast path and
+// on go-sdk's stateless handler, while the gateway is reloaded and closed
+// at once: Close and Reload return, every handler
 // returns without an answer written after it did, each client's request
 // ends, no session of a request is left in the gateway's server, and the
 // goroutines come back to what they were.
 func TestFastPathDirectFloodCloseReload(t *testing.T) {
-	const calls = 200
 	bin := testserver.Build(t)
+	for _, slow := range []bool{false, true} {
+		t.Run(map[bool]string{false: "direct", true: "go-sdk stateless"}[slow], func(t *testing.T) { floodCloseReload(t, bin, slow) })
+	}
+}
+
+// floodCloseReload is TestFastPathDirectFloodCloseReload on one side:
+// the fast path's direct calls, or (slow) go-sdk's stateless handler.
+func floodCloseReload(t *testing.T, bin string, slow bool) {
+	const calls = 200
 	servers := []Server{{Name: "up", Target: mcpadapter.Command{Path: bin}}}
-	g, err := New(servers, &Options{Logger: quietLogger(t)})
+	g, err := New(servers, &Options{Logger: quietLogger(t), slowPathOnly: slow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,6 +145,13 @@ func TestFastPathDirectFloodCloseReload(t *testing.T) {
 		}
 		return itoa(resp.StatusCode) + " " + sb.String()
 	}
+	probe, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(fastCall("1", `"slow"`, `{"ms":1}`)))
+	for k, v := range fastHeaders("slow") {
+		probe.Header.Set(k, v)
+	}
+	if f := g.fastRequestOf(probe); slow != (f == nil) || !slow && f.call == nil {
+		t.Fatalf("the call does not take the path of its side: %+v", f)
+	}
 	if got := post(testCtx(t, 30*time.Second), fastCall("1", `"slow"`, `{"ms":1}`)); !strings.Contains(got, `"result"`) {
 		t.Fatalf("a call: %.300s", got)
 	}
@@ -150,7 +166,7 @@ func TestFastPathDirectFloodCloseReload(t *testing.T) {
 	}
 	waitUntil(t, "the flood in flight", func() bool { return g.inflightCount() == calls })
 	if n := requestSessions(g); n != calls {
-		t.Errorf("%d sessions of a request while %d direct calls run", n, calls)
+		t.Errorf("%d sessions of a request while %d calls run", n, calls)
 	}
 	t.Logf("%d goroutines in flight for %d calls (%d before)", runtime.NumGoroutine(), calls, base)
 	began := time.Now()
@@ -168,7 +184,7 @@ func TestFastPathDirectFloodCloseReload(t *testing.T) {
 				t.Errorf("Close: %v", err)
 			}
 		case <-time.After(30 * time.Second):
-			t.Fatalf("%s waits for the direct calls in flight", what)
+			t.Fatalf("%s waits for the calls in flight", what)
 		}
 	}
 	t.Logf("Close and Reload returned %s after they were called", time.Since(began).Round(time.Millisecond))
