@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -45,10 +47,12 @@ func BenchmarkCallThroughGateway(b *testing.B) {
 // fastpath.go) and its server's client over stdio. The client and the
 // gateway run in the benchmark's process; the server does not.
 // cpu-µs/op is the process's CPU time (user and system: client and
-// gateway) per call.
+// gateway) per call. The gateway logs as mcpadapter serve does by default
+// (warnings and errors), so that a profile of it holds what serve spends.
 func BenchmarkStdioCallThroughGateway(b *testing.B) {
 	bin := testserver.Build(b)
-	_, gw := startGateway(b, []Server{{Name: "up", Target: mcpadapter.Command{Path: bin, Args: []string{"-minimal"}}}}, nil)
+	logger := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	_, gw := startGateway(b, []Server{{Name: "up", Target: mcpadapter.Command{Path: bin, Args: []string{"-minimal"}}}}, &Options{Logger: logger})
 	for _, v := range []string{v1125, v0728} {
 		b.Run(v, func(b *testing.B) {
 			benchEcho(b, connect(b, gw, v, nil))

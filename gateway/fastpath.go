@@ -283,8 +283,16 @@ type heldAnswer struct {
 
 // Read returns the request, then waits for the connection to close; it
 // fails when the client goes away, which cancels the request's handler
-// (as go-sdk's stateless handler propagates the HTTP request's end). On a
-// direct call's connection it ends at once.
+// (as go-sdk's stateless handler propagates the HTTP request's end).
+//
+// On a direct call's connection nothing comes to the session: its request
+// is answered beside it (direct.go), in the handler's goroutine, whose
+// context is the HTTP request's. Read only waits, as for any request, and
+// the session's Close (answerFast's, or Gateway.Close's) ends it. A Read
+// that ended at once would end the session's connection with a read
+// error while the call runs, and go-sdk's connection then makes an error
+// of it at each of its later steps (jsonrpc2's shuttingDown), which costs
+// a direct call more than the wait does.
 func (c *fastConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	c.mu.Lock()
 	first := !c.read && !c.direct
@@ -292,14 +300,6 @@ func (c *fastConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	c.mu.Unlock()
 	if first {
 		return c.req, nil
-	}
-	if c.direct {
-		// Nothing comes to the session over c: its request is answered
-		// beside it (direct.go), in the handler's goroutine, whose
-		// context is the HTTP request's. The session's connection ends
-		// at once, and its reading goroutine with it, instead of
-		// waiting to be woken by the session's Close.
-		return nil, io.EOF
 	}
 	select {
 	case <-c.closed:

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -42,5 +44,54 @@ func BenchmarkFastRequest(b *testing.B) {
 		if err := enc.Encode(map[string]any{mcp.MetaKeyClientCapabilities: c}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkFastSession measures the session of the gateway's server the
+// fast path makes for a direct call and closes once it is answered
+// (answerFast): made over the call's one-request connection, and closed,
+// at once ("now") or after a call's answer came from another goroutine
+// ("call"). cpu-µs/op is the process's CPU time per session.
+func BenchmarkFastSession(b *testing.B) {
+	// The server is never started: the session is all that runs.
+	g, err := New([]Server{{Name: "up", Target: "http://127.0.0.1:1/mcp"}}, &Options{Logger: slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer g.Close()
+	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+	w := httptest.NewRecorder()
+	req := &jsonrpc.Request{Method: "tools/call"}
+	// A call's answer comes from another goroutine (the server's
+	// connection's reader): "call" waits for one, "now" does not.
+	ask, answer := make(chan struct{}), make(chan struct{})
+	go func() {
+		for range ask {
+			answer <- struct{}{}
+		}
+	}()
+	defer close(ask)
+	for _, call := range []bool{false, true} {
+		name := "now"
+		if call {
+			name = "call"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			cpu := processCPU()
+			for b.Loop() {
+				c := &fastConn{req: req, direct: true, httpCtx: r.Context(), w: w, closed: make(chan struct{})}
+				ss, err := g.server.Connect(r.Context(), fastTransport{c}, &mcp.ServerSessionOptions{State: new(mcp.ServerSessionState)})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if call {
+					ask <- struct{}{}
+					<-answer
+				}
+				_ = ss.Close()
+			}
+			b.ReportMetric(float64((processCPU()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
+		})
 	}
 }
