@@ -114,8 +114,12 @@ func (g *Gateway) replay(r *http.Request, id string, rec *sessionRecord) error {
 }
 
 // dropUnheld closes the sessions with id that this replica does not
-// hold: one a replay began and could not finish.
+// hold: one a replay began and could not finish. The sessions of
+// 2026-07-28 requests have no id: "" names none.
 func (g *Gateway) dropUnheld(id string) {
+	if id == "" {
+		return
+	}
 	held := g.shared.held(id)
 	for ss := range g.server.Sessions() {
 		if ss.ID() == id && ss != held {
