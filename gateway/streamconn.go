@@ -1,0 +1,194 @@
+package gateway
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// A session's GET (its standalone stream, or a stream resumed with
+// Last-Event-ID) is open as long as the session is, and mostly idle: a
+// client keeps one per session. Served as net/http serves a request, it
+// holds net/http's connection goroutine for as long, parked under the
+// handler (8 KiB of stack), the connection's 4 KiB read and write
+// buffers, the response's 2 KiB buffer and a background reader of the
+// connection, about 27 KiB a stream. So the gateway takes the
+// connection over (http.Hijacker) and serves the request on it itself,
+// with go-sdk's handler as before, from a goroutine of its own: the
+// handler writes to a streamConn, an http.ResponseWriter that writes the
+// response on the connection unbuffered (each of go-sdk's events is one
+// Write) and ends it by closing the connection (Connection: close); a
+// goroutine reading the connection cancels the request's context when
+// the client goes, as net/http's background reader does. Gateway.Close
+// reaches it as it reaches any answer being written: go-sdk's handler
+// returns when its session closes, and the write deadline of the answer
+// writers is set on the connection.
+//
+// A request takes that path only when its connection can be taken over
+// (HTTP/1.x, a ResponseWriter that unwraps to net/http's), it has no
+// body, and it names a live session of the principal, not at
+// 2026-07-28; any other goes as before. Such a stream is no longer the
+// http.Server's: Server.Shutdown does not wait for it, Server.Close does
+// not close it and the server's WriteTimeout does not apply to it; it
+// ends with its session (Gateway.Close, Gateway.Shutdown, the session's
+// end) or its client.
+
+// serveStreamConn serves r, a GET of a live session, on its connection
+// taken over, and reports whether it did: when false, r and w are as
+// they were.
+func (g *Gateway) serveStreamConn(w http.ResponseWriter, r *http.Request) bool {
+	if _, ok := w.(*streamConn); ok || r.Method != http.MethodGet || r.ProtoMajor != 1 {
+		return false
+	}
+	id := r.Header.Get("Mcp-Session-Id")
+	if id == "" || g.shared != nil || r.ContentLength != 0 || len(r.TransferEncoding) > 0 {
+		return false
+	}
+	if v := r.Header.Get("Mcp-Protocol-Version"); v >= modernVersion {
+		return false
+	}
+	if g.live.get(id, principalOf(r)) == nil {
+		return false
+	}
+	conn, brw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return false
+	}
+	var rd io.Reader = conn
+	if brw.Reader.Buffered() > 0 {
+		rd = brw.Reader // bytes the client sent after the request
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	sc := &streamConn{conn: conn, header: make(http.Header)}
+	go watchConn(rd, cancel)
+	go func() {
+		defer func() {
+			cancel()
+			_ = conn.Close()
+		}()
+		g.ServeHTTP(sc, r.WithContext(ctx))
+	}()
+	return true
+}
+
+// watchConn reads rd, the client's side of a stream's connection, until
+// it fails (the client closed it, or the gateway did), then calls gone.
+// What the client sends on it is dropped.
+func watchConn(rd io.Reader, gone context.CancelFunc) {
+	var p [16]byte
+	for {
+		if _, err := rd.Read(p[:]); err != nil {
+			gone()
+			return
+		}
+	}
+}
+
+// streamConn is the http.ResponseWriter of a request served on its
+// connection taken over: the status line and header go out at the first
+// Write or Flush (Connection: close; Content-Type sniffed as net/http
+// does when the handler set none), the body unbuffered, and it ends when
+// the connection is closed. It is safe for concurrent use.
+type streamConn struct {
+	conn   net.Conn
+	header http.Header
+
+	mu    sync.Mutex
+	wrote bool
+	code  int
+	err   error // the first write's that failed
+}
+
+// Header returns the header to be written.
+func (s *streamConn) Header() http.Header { return s.header }
+
+// WriteHeader records the status to write (1xx codes other than 101 are
+// ignored, as no handler of the gateway sends them).
+func (s *streamConn) WriteHeader(code int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.wrote || s.code != 0 || code < 200 {
+		return
+	}
+	s.code = code
+}
+
+// writeHeaderLocked writes the status line and header, once; p is the
+// start of the body, for the sniffing of its Content-Type.
+func (s *streamConn) writeHeaderLocked(p []byte) {
+	if s.wrote {
+		return
+	}
+	s.wrote = true
+	code := s.code
+	if code == 0 {
+		code = http.StatusOK
+	}
+	h := s.header
+	h.Del("Transfer-Encoding")
+	h.Set("Connection", "close")
+	if _, ok := h["Content-Type"]; !ok && len(p) > 0 && code != http.StatusNoContent && code != http.StatusNotModified {
+		h.Set("Content-Type", http.DetectContentType(p))
+	}
+	if _, ok := h["Date"]; !ok {
+		h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
+	}
+	b := make([]byte, 0, 256)
+	b = append(b, "HTTP/1.1 "...)
+	b = strconv.AppendInt(b, int64(code), 10)
+	b = append(b, ' ')
+	b = append(b, http.StatusText(code)...)
+	b = append(b, "\r\n"...)
+	w := appendWriter{&b}
+	if err := h.Write(w); err != nil {
+		s.err = err
+		return
+	}
+	b = append(b, "\r\n"...)
+	if _, err := s.conn.Write(b); err != nil {
+		s.err = err
+	}
+}
+
+// Write writes p as the body, the header first if not yet written.
+func (s *streamConn) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.writeHeaderLocked(p)
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.conn.Write(p)
+	if err != nil {
+		s.err = err
+	}
+	return n, err
+}
+
+// FlushError writes the header if not yet written (the body is written
+// unbuffered) and returns the error of the first write that failed.
+func (s *streamConn) FlushError() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.writeHeaderLocked(nil)
+	return s.err
+}
+
+// Flush is FlushError without its error.
+func (s *streamConn) Flush() { _ = s.FlushError() }
+
+// SetWriteDeadline sets the connection's write deadline
+// (http.ResponseController).
+func (s *streamConn) SetWriteDeadline(t time.Time) error { return s.conn.SetWriteDeadline(t) }
+
+// appendWriter appends what is written to *b.
+type appendWriter struct{ b *[]byte }
+
+func (w appendWriter) Write(p []byte) (int, error) {
+	*w.b = append(*w.b, p...)
+	return len(p), nil
+}
