@@ -77,13 +77,21 @@ func (g *Gateway) serveStreamConn(w http.ResponseWriter, r *http.Request) bool {
 
 // watchConn reads rd, the client's side of a stream's connection, until
 // it fails (the client closed it, or the gateway did), then calls gone.
-// What the client sends on it is dropped.
+// What the client sends on it is dropped, read 4 KiB at a time once it
+// sent anything (a small buffer while it sends nothing keeps the
+// goroutine's stack small; a client sending without end would otherwise
+// cost a read for every 16 bytes).
 func watchConn(rd io.Reader, gone context.CancelFunc) {
-	var p [16]byte
+	var small [16]byte
+	p := small[:]
 	for {
-		if _, err := rd.Read(p[:]); err != nil {
+		n, err := rd.Read(p)
+		if err != nil {
 			gone()
 			return
+		}
+		if n > 0 && len(p) == len(small) {
+			p = make([]byte, 4<<10)
 		}
 	}
 }
