@@ -70,9 +70,25 @@ func (g *Gateway) serveStreamConn(w http.ResponseWriter, r *http.Request) bool {
 			cancel()
 			_ = conn.Close()
 		}()
-		g.ServeHTTP(sc, r.WithContext(ctx))
+		g.serveStream(sc, r.WithContext(ctx), id)
 	}()
 	return true
+}
+
+// serveStream serves r, a GET of session id on its connection taken over
+// (w), as ServeHTTP serves a GET of a session once it checked it: it
+// records the answer being written (Gateway.Close), the request (for
+// Options.Telemetry) and the session's stream (not idle while open), and
+// hands r to go-sdk's handler. It does so itself, not through ServeHTTP,
+// to keep the goroutine's stack, parked under go-sdk's handler for as long
+// as the stream is open, at its smallest: ServeHTTP's frame is 0.6 KiB,
+// which with go-sdk's own frames and the write of the answer's header
+// would grow it to 8 KiB.
+func (g *Gateway) serveStream(w http.ResponseWriter, r *http.Request, id string) {
+	defer g.writes.add(w)()
+	defer g.withHTTPContext(r)()
+	defer g.live.stream(id, principalOf(r))()
+	g.stateful.ServeHTTP(w, r)
 }
 
 // watchConn reads rd, the client's side of a stream's connection, until
