@@ -188,13 +188,14 @@ func idleProcess() (heap, stack int64, goroutines int) {
 }
 
 // startIdleGateway serves a gateway in front of up (over streamable HTTP,
-// stateless) in an http.Server on 127.0.0.1, as mcpadapter serve does;
-// it returns the gateway and its address.
+// stateless) in an http.Server on 127.0.0.1, as mcpadapter serve does
+// (with opts nil, its streams taken over: Options.TakeOverStreams); it
+// returns the gateway and its address.
 func startIdleGateway(t testing.TB, opts *Options, up *mcp.Server) (*Gateway, string) {
 	t.Helper()
 	upURL := testserver.StartStreamable(t, up, testserver.Stateless()).URL
 	if opts == nil {
-		opts = &Options{}
+		opts = &Options{TakeOverStreams: true}
 	}
 	opts.Logger = slog.New(slog.DiscardHandler)
 	g, err := New([]Server{{Name: "up", Target: upURL}}, opts)

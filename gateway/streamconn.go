@@ -28,10 +28,12 @@ import (
 // returns when its session closes, and the write deadline of the answer
 // writers is set on the connection.
 //
-// A request takes that path only when its connection can be taken over
-// (HTTP/1.x, a ResponseWriter that unwraps to net/http's), it has no
-// body, and it names a live session of the principal, not at
-// 2026-07-28; any other goes as before. Such a stream is no longer the
+// A request takes that path only when Options.TakeOverStreams is set,
+// its connection can be taken over (HTTP/1.x, a ResponseWriter that
+// unwraps to net/http's), it has no body, and it names a live session of
+// the principal, not at 2026-07-28; any other goes as before. The two
+// goroutines of a stream are the gateway's (streams): Gateway.Close
+// waits for their end, which closing the session brings. Such a stream is no longer the
 // http.Server's: Server.Shutdown does not wait for it, Server.Close does
 // not close it and the server's WriteTimeout does not apply to it; it
 // ends with its session (Gateway.Close, Gateway.Shutdown, the session's
@@ -41,6 +43,9 @@ import (
 // taken over, and reports whether it did: when false, r and w are as
 // they were.
 func (g *Gateway) serveStreamConn(w http.ResponseWriter, r *http.Request) bool {
+	if !g.opts.TakeOverStreams {
+		return false
+	}
 	if _, ok := w.(*streamConn); ok || r.Method != http.MethodGet || r.ProtoMajor != 1 {
 		return false
 	}
@@ -64,14 +69,14 @@ func (g *Gateway) serveStreamConn(w http.ResponseWriter, r *http.Request) bool {
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	sc := &streamConn{conn: conn, header: make(http.Header)}
-	go watchConn(rd, cancel)
-	go func() {
+	g.streams.Go(func() { watchConn(rd, cancel) })
+	g.streams.Go(func() {
 		defer func() {
 			cancel()
 			_ = conn.Close()
 		}()
 		g.serveStream(sc, r.WithContext(ctx), id)
-	}()
+	})
 	return true
 }
 

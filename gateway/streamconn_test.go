@@ -186,3 +186,25 @@ func TestStreamConnNotTaken(t *testing.T) {
 		t.Errorf("a GET of no session: %s, Connection: close %v", s.resp.Status, s.resp.Close)
 	}
 }
+
+// TestStreamConnOff: without Options.TakeOverStreams a session's stream
+// stays net/http's (its connection kept alive), as it is for a program
+// that embeds the gateway.
+func TestStreamConnOff(t *testing.T) {
+	g, addr := startIdleGateway(t, &Options{}, testserver.NewMinimal(testserver.Options{Name: "up", Era: testserver.Legacy}))
+	ctx := testCtx(t, 30*time.Second)
+	c, err := openIdle(ctx, addr, holdKeepAlive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.close)
+	ls := g.live.get(c.id, "")
+	if ls == nil {
+		t.Fatal("the session is not live")
+	}
+	s := openRawStream(t, addr, c.id, "")
+	if s.resp.StatusCode != http.StatusOK || s.resp.Close {
+		t.Errorf("the stream's answer: %s, Connection: close %v, want 200 on a connection kept alive", s.resp.Status, s.resp.Close)
+	}
+	waitFor(t, "the session's stream", func() bool { return g.live.streaming(ls) })
+}
