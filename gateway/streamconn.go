@@ -76,6 +76,7 @@ func (g *Gateway) serveStreamConn(w http.ResponseWriter, r *http.Request) bool {
 			_ = conn.Close()
 		}()
 		g.serveStream(sc, r.WithContext(ctx), id)
+		sc.finish()
 	})
 	return true
 }
@@ -181,6 +182,22 @@ func (s *streamConn) writeHeaderLocked(p []byte) {
 	if _, err := s.conn.Write(b); err != nil {
 		s.err = err
 	}
+}
+
+// finish writes the header of a handler that returned without writing
+// anything (go-sdk's, replaying a stream that has ended with nothing
+// after the client's Last-Event-ID), with an empty body, as net/http
+// does: the client gets an answer, not a connection closed without one.
+func (s *streamConn) finish() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.wrote {
+		return
+	}
+	if code := s.code; code != http.StatusNoContent && code != http.StatusNotModified {
+		s.header.Set("Content-Length", "0")
+	}
+	s.writeHeaderLocked(nil)
 }
 
 // Write writes p as the body, the header first if not yet written.
