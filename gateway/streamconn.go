@@ -59,6 +59,12 @@ func (g *Gateway) serveStreamConn(w http.ResponseWriter, r *http.Request) bool {
 	if g.live.get(id, principalOf(r)) == nil {
 		return false
 	}
+	// What a middleware around the gateway put in the header (a DPoP
+	// nonce, say) goes out with the answer, as on net/http's path.
+	header := w.Header().Clone()
+	if header == nil {
+		header = make(http.Header)
+	}
 	conn, brw, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		return false
@@ -68,7 +74,7 @@ func (g *Gateway) serveStreamConn(w http.ResponseWriter, r *http.Request) bool {
 		rd = brw.Reader // bytes the client sent after the request
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-	sc := &streamConn{conn: conn, header: make(http.Header)}
+	sc := &streamConn{conn: conn, header: header}
 	g.streams.Go(func() { watchConn(rd, cancel) })
 	g.streams.Go(func() {
 		defer func() {
