@@ -2,10 +2,13 @@ package gateway
 
 import (
 	"bufio"
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -91,4 +94,163 @@ func TestStreamConnResumeEnded(t *testing.T) {
 	if on.status != off.status || on.body != off.body || on.bodyErr != nil || on.header.Get("Content-Type") != off.header.Get("Content-Type") {
 		t.Errorf("taken over: %d %q (%v) %v; net/http's: %d %q %v", on.status, on.body, on.bodyErr, on.header, off.status, off.body, off.header)
 	}
+}
+
+// TestStreamConnTLS: behind an http.Server with TLS, a session's stream
+// over HTTP/1.1 is taken over on its *tls.Conn and carries the session's
+// events, and Gateway.Close ends it; over HTTP/2 it is not taken over
+// (net/http's stream, on a connection that stays up for the client's
+// other requests) and carries them as well.
+func TestStreamConnTLS(t *testing.T) {
+	g, addr := startIdleGateway(t, nil, testserver.NewMinimal(testserver.Options{Name: "up", Era: testserver.Legacy}))
+	ts := httptest.NewUnstartedServer(g)
+	ts.EnableHTTP2 = true
+	ts.StartTLS()
+	t.Cleanup(ts.Close)
+	ctx := testCtx(t, 30*time.Second)
+	c, err := openIdle(ctx, addr, holdKeepAlive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.close)
+	ls := g.live.get(c.id, "")
+	if ls == nil {
+		t.Fatal("the session is not live")
+	}
+	tlsAddr := strings.TrimPrefix(ts.URL, "https://")
+
+	// HTTP/2: net/http's.
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+"/mcp", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", c.id)
+	req.Header.Set("Mcp-Protocol-Version", v1125)
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ProtoMajor != 2 || resp.StatusCode != http.StatusOK || resp.Close {
+		t.Fatalf("the stream over HTTP/2: %s %s, Connection: close %v", resp.Proto, resp.Status, resp.Close)
+	}
+	h2 := &streamClient{resp: resp, body: bufio.NewReader(resp.Body)}
+	waitFor(t, "the HTTP/2 stream", func() bool { return g.live.streaming(ls) })
+	g.SetPolicy(denyTool("slow"))
+	h2.eventOf(t, "notifications/tools/list_changed")
+	resp.Body.Close()
+	waitFor(t, "the HTTP/2 stream to end", func() bool { return !g.live.streaming(ls) })
+
+	// HTTP/1.1 on TLS: taken over.
+	conn, err := tls.Dial("tcp", tlsAddr, &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"http/1.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+	fmt.Fprintf(conn, "GET /mcp HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\nMcp-Protocol-Version: %s\r\n\r\n", tlsAddr, c.id, v1125)
+	resp, err = http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK || !resp.Close {
+		t.Fatalf("the stream over HTTP/1.1 on TLS: %s, Connection: close %v (not taken over)", resp.Status, resp.Close)
+	}
+	s := &streamClient{conn: conn, resp: resp, body: bufio.NewReader(resp.Body)}
+	waitFor(t, "the stream on TLS", func() bool { return g.live.streaming(ls) })
+	g.SetPolicy(nil)
+	s.eventOf(t, "notifications/tools/list_changed")
+	closed := make(chan error, 1)
+	go func() { closed <- g.Close() }()
+	for {
+		if _, _, err := s.event(); err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				t.Fatalf("the stream still open after Gateway.Close: %v", err)
+			}
+			break
+		}
+	}
+	if err := <-closed; err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}
+
+// TestStreamConnChecksFirst: a GET naming a live session, with a Host
+// that is not the gateway's (DNS rebinding) or an Origin not allowed, is
+// refused (403) before any stream is taken over: the session gets no
+// stream.
+func TestStreamConnChecksFirst(t *testing.T) {
+	g, addr := startIdleGateway(t, nil, testserver.NewMinimal(testserver.Options{Name: "up", Era: testserver.Legacy}))
+	ctx := testCtx(t, 30*time.Second)
+	c, err := openIdle(ctx, addr, holdKeepAlive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.close)
+	ls := g.live.get(c.id, "")
+	if ls == nil {
+		t.Fatal("the session is not live")
+	}
+	for _, bad := range []string{"Host: rebind.example\r\n", "Origin: https://evil.example\r\n"} {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+		host := "Host: " + addr + "\r\n"
+		if strings.HasPrefix(bad, "Host:") {
+			host, bad = bad, ""
+		}
+		fmt.Fprintf(conn, "GET /mcp HTTP/1.1\r\n%sAccept: text/event-stream\r\nMcp-Session-Id: %s\r\nMcp-Protocol-Version: %s\r\n%s\r\n", host, c.id, v1125, bad)
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		conn.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusForbidden || resp.Close {
+			t.Errorf("%q: %s, Connection: close %v, want 403 from net/http's path", host+bad, resp.Status, resp.Close)
+		}
+		if g.live.streaming(ls) {
+			t.Errorf("%q: the session has a stream", host+bad)
+		}
+	}
+}
+
+// TestStreamConnDelete: a session ended by its client (DELETE) ends its
+// taken-over stream: the client reads the stream's end, and the session
+// has no stream.
+func TestStreamConnDelete(t *testing.T) {
+	g, addr := startIdleGateway(t, nil, testserver.NewMinimal(testserver.Options{Name: "up", Era: testserver.Legacy}))
+	ctx := testCtx(t, 30*time.Second)
+	c, err := openIdle(ctx, addr, holdKeepAlive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.close)
+	ls := g.live.get(c.id, "")
+	if ls == nil {
+		t.Fatal("the session is not live")
+	}
+	s := openRawStream(t, addr, c.id, "")
+	if !s.resp.Close {
+		t.Fatal("the stream not taken over")
+	}
+	waitFor(t, "the session's stream", func() bool { return g.live.streaming(ls) })
+	fmt.Fprintf(c.conn, "DELETE /mcp HTTP/1.1\r\nHost: %s\r\nMcp-Session-Id: %s\r\nMcp-Protocol-Version: %s\r\n\r\n", addr, c.id, v1125)
+	resp, err := http.ReadResponse(bufio.NewReader(c.conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		t.Fatalf("DELETE: %s", resp.Status)
+	}
+	for {
+		if _, _, err := s.event(); err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				t.Fatalf("the stream still open after its session ended: %v", err)
+			}
+			break
+		}
+	}
+	waitFor(t, "the session's stream to end", func() bool { return !g.live.streaming(ls) })
 }
