@@ -254,3 +254,83 @@ func TestStreamConnDelete(t *testing.T) {
 	}
 	waitFor(t, "the session's stream to end", func() bool { return !g.live.streaming(ls) })
 }
+
+// TestStreamConnOtherPrincipal: mallory, signed in, naming alice's
+// session in a GET (her standalone stream, or a resumption of it) gets
+// go-sdk's 403 on net/http's path, nothing taken over and no stream for
+// alice's session; a session id guessed gets 404 the same way; alice's
+// own GET is taken over.
+func TestStreamConnOtherPrincipal(t *testing.T) {
+	upURL := testserver.StartStreamable(t, testserver.NewMinimal(testserver.Options{Name: "up", Era: testserver.Legacy}), testserver.Stateless()).URL
+	g, endpoint := startForPrincipals(t, []Server{{Name: "up", Target: upURL}}, &Options{TakeOverStreams: true}, "alice", "mallory")
+	addr := strings.TrimPrefix(strings.TrimSuffix(endpoint, "/mcp"), "http://")
+	ctx := testCtx(t, 30*time.Second)
+	post := func(id, body string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer alice")
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if id != "" {
+			req.Header.Set("Mcp-Session-Id", id)
+			req.Header.Set("Mcp-Protocol-Version", v1125)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	resp := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"alice","version":"1"}}}`)
+	id := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || id == "" {
+		t.Fatalf("alice's initialize: %s", resp.Status)
+	}
+	if resp := post(id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("alice's notifications/initialized: %s", resp.Status)
+	}
+	ls := g.live.get(id, "alice")
+	if ls == nil {
+		t.Fatal("alice's session is not live")
+	}
+	for _, c := range []struct {
+		what, id, extra string
+		status          int
+	}{
+		{"mallory's GET of alice's session", id, "Authorization: Bearer mallory\r\n", http.StatusForbidden},
+		{"mallory resuming alice's stream", id, "Authorization: Bearer mallory\r\nLast-Event-ID: _0\r\n", http.StatusForbidden},
+		{"mallory's GET of a session guessed", "GUESSEDGUESSEDGUESSEDGUESS", "Authorization: Bearer mallory\r\n", http.StatusNotFound},
+	} {
+		a := getRaw(t, addr, c.id, c.extra)
+		if a.status != c.status || a.closeConn {
+			t.Errorf("%s: %d, Connection: close %v; want %d on net/http's path", c.what, a.status, a.closeConn, c.status)
+		}
+		if g.live.streaming(ls) {
+			t.Errorf("%s: alice's session has a stream", c.what)
+		}
+	}
+	s := openRawStreamAs(t, addr, id, "Authorization: Bearer alice\r\n")
+	if s.resp.StatusCode != http.StatusOK || !s.resp.Close {
+		t.Errorf("alice's own stream: %s, Connection: close %v; want 200 taken over", s.resp.Status, s.resp.Close)
+	}
+	waitFor(t, "alice's stream", func() bool { return g.live.streaming(ls) })
+}
+
+// openRawStreamAs is openRawStream with the header lines extra.
+func openRawStreamAs(t *testing.T, addr, id, extra string) *streamClient {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+	fmt.Fprintf(conn, "GET /mcp HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\nMcp-Protocol-Version: %s\r\n%s\r\n", addr, id, v1125, extra)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("the stream's answer: %v", err)
+	}
+	return &streamClient{conn: conn, resp: resp, body: bufio.NewReader(resp.Body)}
+}
