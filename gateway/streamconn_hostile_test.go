@@ -2,13 +2,16 @@ package gateway
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -333,4 +336,78 @@ func openRawStreamAs(t *testing.T, addr, id, extra string) *streamClient {
 		t.Fatalf("the stream's answer: %v", err)
 	}
 	return &streamClient{conn: conn, resp: resp, body: bufio.NewReader(resp.Body)}
+}
+
+// TestStreamConnCloseSlowReader: a client resuming, on a stream taken
+// over, an answer of 8 MB it did not read (Last-Event-ID of the answer's
+// first event), and not reading the replay, keeps Gateway.Close waiting
+// no longer than a client that stops reading on net/http's path: the
+// write deadline Close sets reaches the taken-over connection, and the
+// stream's goroutines end.
+func TestStreamConnCloseSlowReader(t *testing.T) {
+	big := mcp.NewServer(&mcp.Implementation{Name: "big"}, &mcp.ServerOptions{SupportedProtocolVersions: testserver.LegacyVersions})
+	mcp.AddTool(big, &mcp.Tool{Name: "huge", Description: strings.Repeat("d", 8<<20)}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{}, nil, nil
+	})
+	g, addr := startIdleGateway(t, nil, big)
+	base := runtime.NumGoroutine()
+	ctx := testCtx(t, 30*time.Second)
+	c := &idleClient{addr: addr}
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"slow","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+	} {
+		if _, err := c.post(ctx, body, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(c.close)
+	list, err := c.post(ctx, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, true)
+	if err != nil || len(list) < 8<<20 {
+		t.Fatalf("tools/list: %d bytes, %v", len(list), err)
+	}
+	prime := ""
+	for line := range strings.SplitSeq(list, "\n") {
+		if v, ok := strings.CutPrefix(line, "id: "); ok {
+			prime = v
+			break
+		}
+	}
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	if err := conn.(*net.TCPConn).SetReadBuffer(4096); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	fmt.Fprintf(conn, "GET /mcp HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\nMcp-Protocol-Version: %s\r\nLast-Event-ID: %s\r\n\r\n", addr, c.id, v1125, prime)
+	resp, err := http.ReadResponse(bufio.NewReaderSize(conn, 16), nil)
+	if err != nil || resp.StatusCode != http.StatusOK || !resp.Close {
+		t.Fatalf("the replay's answer: %v %v (want 200 taken over)", resp, err)
+	}
+	time.Sleep(500 * time.Millisecond) // the replay fills the connection's buffers
+	closed := make(chan error, 1)
+	go func() { closed <- g.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Errorf("Close still waits 5s after it was called, for a client that does not read its stream")
+		_ = conn.Close()
+		select {
+		case <-closed:
+		case <-time.After(10 * time.Second):
+			t.Fatal("Close still waits after the client went away")
+		}
+	}
+	c.close()
+	_ = conn.Close()
+	if n := settleGoroutines(base); n > base {
+		buf := make([]byte, 1<<20)
+		t.Errorf("%d goroutines after Close, %d before:\n%s", n, base, buf[:runtime.Stack(buf, true)])
+	}
 }
