@@ -174,10 +174,11 @@ type Options struct {
 	// http.Server's: Server.Shutdown does not wait for it, Server.Close
 	// does not close it, the server's WriteTimeout does not apply to it,
 	// and a middleware around the gateway sees its request end when it is
-	// taken over. It ends with its session, its client, or
-	// Gateway.Shutdown or Close, which a program that sets it calls
-	// before the http.Server's Shutdown. mcpadapter serve sets it. With
-	// Sessions set it does nothing.
+	// taken over. What its client sends on the connection is dropped, up
+	// to MaxRequestBytes: past it the stream ends. It ends with its
+	// session, its client, or Gateway.Shutdown or Close, which a
+	// program that sets it calls before the http.Server's Shutdown.
+	// mcpadapter serve sets it. With Sessions set it does nothing.
 	TakeOverStreams bool
 	// slowPathOnly turns the fast path off (fastpath.go): every request
 	// goes through go-sdk's streamable HTTP handlers. Tests set it to

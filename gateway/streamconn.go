@@ -75,7 +75,7 @@ func (g *Gateway) serveStreamConn(w http.ResponseWriter, r *http.Request) bool {
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	sc := &streamConn{conn: conn, header: header}
-	g.streams.Go(func() { watchConn(rd, cancel) })
+	g.streams.Go(func() { watchConn(rd, g.opts.maxRequestBytes(), cancel) })
 	g.streams.Go(func() {
 		defer func() {
 			cancel()
@@ -108,13 +108,17 @@ func (g *Gateway) serveStream(w http.ResponseWriter, r *http.Request, id string)
 // What the client sends on it is dropped, read 4 KiB at a time once it
 // sent anything (a small buffer while it sends nothing keeps the
 // goroutine's stack small; a client sending without end would otherwise
-// cost a read for every 16 bytes).
-func watchConn(rd io.Reader, gone context.CancelFunc) {
+// cost a read for every 16 bytes), up to limit bytes: a client sending
+// more (net/http's path would leave it unread, the client held back by
+// TCP) is gone too, so that the gateway does not read without end.
+func watchConn(rd io.Reader, limit int64, gone context.CancelFunc) {
 	var small [16]byte
 	p := small[:]
+	var sent int64
 	for {
 		n, err := rd.Read(p)
-		if err != nil {
+		sent += int64(n)
+		if err != nil || sent > limit {
 			gone()
 			return
 		}

@@ -411,3 +411,38 @@ func TestStreamConnCloseSlowReader(t *testing.T) {
 		t.Errorf("%d goroutines after Close, %d before:\n%s", n, base, buf[:runtime.Stack(buf, true)])
 	}
 }
+
+// TestStreamConnFlood: a client sending without end on its stream's
+// connection taken over (bytes of no request, which net/http's path
+// would leave unread, the client held back by TCP) does not keep the
+// gateway reading them: past Options.MaxRequestBytes its stream ends,
+// and the session has no stream.
+func TestStreamConnFlood(t *testing.T) {
+	g, addr := startIdleGateway(t, &Options{TakeOverStreams: true, MaxRequestBytes: 64 << 10}, testserver.NewMinimal(testserver.Options{Name: "up", Era: testserver.Legacy}))
+	ctx := testCtx(t, 30*time.Second)
+	c, err := openIdle(ctx, addr, holdKeepAlive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.close)
+	ls := g.live.get(c.id, "")
+	if ls == nil {
+		t.Fatal("the session is not live")
+	}
+	s := openRawStream(t, addr, c.id, "")
+	if !s.resp.Close {
+		t.Fatal("the stream not taken over")
+	}
+	waitFor(t, "the session's stream", func() bool { return g.live.streaming(ls) })
+	junk := make([]byte, 64<<10)
+	sent := 0
+	for sent < 32<<20 {
+		n, err := s.conn.Write(junk)
+		sent += n
+		if err != nil {
+			break // the gateway closed the connection
+		}
+	}
+	t.Logf("%d KiB sent", sent>>10)
+	waitFor(t, "the flooded stream to end", func() bool { return !g.live.streaming(ls) })
+}
