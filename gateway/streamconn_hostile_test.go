@@ -4,13 +4,17 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpadapter/mcpadapter/internal/testenv"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -445,4 +449,68 @@ func TestStreamConnFlood(t *testing.T) {
 	}
 	t.Logf("%d KiB sent", sent>>10)
 	waitFor(t, "the flooded stream to end", func() bool { return !g.live.streaming(ls) })
+}
+
+// TestStreamConnTypeScriptClient: the TypeScript SDK's client (npm
+// @modelcontextprotocol/sdk, under Node 22) gets a server's
+// notifications/tools/list_changed on its standalone stream taken over as
+// on net/http's, lists the same tools after it, and its stream ends with
+// the session it ends. Each side is checked to have taken its path
+// (Connection: close on the stream's answer as the client's fetch saw
+// it, only when taken over).
+func TestStreamConnTypeScriptClient(t *testing.T) {
+	node := testenv.Node(t)
+	sdk := filepath.Join(testenv.NPMDir(t), "node_modules", "@modelcontextprotocol", "sdk")
+	tools := map[bool]string{}
+	for _, take := range []bool{false, true} {
+		g, addr := startIdleGateway(t, &Options{TakeOverStreams: take}, testserver.NewMinimal(testserver.Options{Name: "up", Era: testserver.Legacy}))
+		cmd := exec.CommandContext(testCtx(t, 60*time.Second), node, "testdata/tsstream.mjs", sdk, "http://"+addr+"/mcp")
+		cmd.Env = testenv.NodeEnv(node)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		out := bufio.NewScanner(stdout)
+		var first struct{ Session string }
+		if !out.Scan() || json.Unmarshal(out.Bytes(), &first) != nil || first.Session == "" {
+			_ = cmd.Wait()
+			t.Fatalf("tsstream printed %q: %s", out.Text(), stderr.String())
+		}
+		ls := g.live.get(first.Session, "")
+		if ls == nil {
+			t.Fatal("the client's session is not live")
+		}
+		waitFor(t, "the client's standalone stream", func() bool { return g.live.streaming(ls) })
+		g.SetPolicy(denyTool("slow"))
+		var last struct {
+			Tools []string
+			Gets  []struct {
+				Status     int
+				Connection *string
+			}
+		}
+		if !out.Scan() || json.Unmarshal(out.Bytes(), &last) != nil {
+			_ = cmd.Wait()
+			t.Fatalf("tsstream printed %q: %s", out.Text(), stderr.String())
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("tsstream: %v\n%s", err, stderr.String())
+		}
+		if len(last.Gets) == 0 || last.Gets[0].Status != http.StatusOK {
+			t.Fatalf("TakeOverStreams %v: the client's GETs: %+v", take, last.Gets)
+		}
+		if taken := last.Gets[0].Connection != nil && *last.Gets[0].Connection == "close"; taken != take {
+			t.Fatalf("TakeOverStreams %v: the stream's answer has Connection: close %v, the other path taken", take, taken)
+		}
+		waitFor(t, "the stream to end with its session", func() bool { return !g.live.streaming(ls) })
+		tools[take] = strings.Join(last.Tools, ",")
+	}
+	if tools[true] != tools[false] || strings.Contains(tools[true], "slow") {
+		t.Errorf("the tools listed after list_changed: %q taken over, %q on net/http's", tools[true], tools[false])
+	}
 }
