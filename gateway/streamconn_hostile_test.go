@@ -514,3 +514,57 @@ func TestStreamConnTypeScriptClient(t *testing.T) {
 		t.Errorf("the tools listed after list_changed: %q taken over, %q on net/http's", tools[true], tools[false])
 	}
 }
+
+// TestStreamConnShutdownMany: Gateway.Shutdown with many sessions each
+// holding its stream taken over ends every stream (each client reads its
+// end) and returns, and the streams' goroutines end with it.
+func TestStreamConnShutdownMany(t *testing.T) {
+	const n = 40
+	g, addr := startIdleGateway(t, nil, testserver.NewMinimal(testserver.Options{Name: "up", Era: testserver.Legacy}))
+	base := runtime.NumGoroutine()
+	ctx := testCtx(t, 60*time.Second)
+	streams := make([]*streamClient, n)
+	for i := range streams {
+		c, err := openIdle(ctx, addr, holdNothing)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if streams[i] = openRawStream(t, addr, c.id, ""); !streams[i].resp.Close {
+			t.Fatalf("stream %d not taken over", i)
+		}
+	}
+	waitFor(t, "the streams", func() bool {
+		g.live.mu.Lock()
+		defer g.live.mu.Unlock()
+		open := 0
+		for _, ls := range g.live.by {
+			if ls.streams > 0 {
+				open++
+			}
+		}
+		return open >= n
+	})
+	shut := make(chan error, 1)
+	go func() { shut <- g.Shutdown(ctx) }()
+	for i, s := range streams {
+		for {
+			if _, _, err := s.event(); err != nil {
+				var ne net.Error
+				if errors.As(err, &ne) && ne.Timeout() {
+					t.Fatalf("stream %d still open after Shutdown: %v", i, err)
+				}
+				break
+			}
+		}
+	}
+	if err := <-shut; err != nil {
+		t.Errorf("Shutdown: %v", err)
+	}
+	for _, s := range streams {
+		_ = s.conn.Close()
+	}
+	if got := settleGoroutines(base); got > base {
+		buf := make([]byte, 1<<20)
+		t.Errorf("%d goroutines after Shutdown, %d before:\n%s", got, base, buf[:runtime.Stack(buf, true)])
+	}
+}
