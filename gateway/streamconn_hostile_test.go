@@ -568,3 +568,38 @@ func TestStreamConnShutdownMany(t *testing.T) {
 		t.Errorf("%d goroutines after Shutdown, %d before:\n%s", got, base, buf[:runtime.Stack(buf, true)])
 	}
 }
+
+// TestStreamConnHTTP10: an HTTP/1.0 client's GET of its session's stream
+// is taken over and answered as HTTP/1.1 allows (a body ending with the
+// connection), carrying the session's events.
+func TestStreamConnHTTP10(t *testing.T) {
+	g, addr := startIdleGateway(t, nil, testserver.NewMinimal(testserver.Options{Name: "up", Era: testserver.Legacy}))
+	ctx := testCtx(t, 30*time.Second)
+	c, err := openIdle(ctx, addr, holdKeepAlive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.close)
+	ls := g.live.get(c.id, "")
+	if ls == nil {
+		t.Fatal("the session is not live")
+	}
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+	fmt.Fprintf(conn, "GET /mcp HTTP/1.0\r\nHost: %s\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\nMcp-Protocol-Version: %s\r\n\r\n", addr, c.id, v1125)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK || !resp.Close || resp.ContentLength != -1 || len(resp.TransferEncoding) > 0 {
+		t.Fatalf("the stream's answer to HTTP/1.0: %s, close %v, length %d, %v", resp.Status, resp.Close, resp.ContentLength, resp.TransferEncoding)
+	}
+	s := &streamClient{conn: conn, resp: resp, body: bufio.NewReader(resp.Body)}
+	waitFor(t, "the stream", func() bool { return g.live.streaming(ls) })
+	g.SetPolicy(denyTool("slow"))
+	s.eventOf(t, "notifications/tools/list_changed")
+}
