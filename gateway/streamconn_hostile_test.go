@@ -603,3 +603,38 @@ func TestStreamConnHTTP10(t *testing.T) {
 	g.SetPolicy(denyTool("slow"))
 	s.eventOf(t, "notifications/tools/list_changed")
 }
+
+// opaqueWriter is a middleware's ResponseWriter that lets nothing
+// through but the ResponseWriter's own methods (no Unwrap).
+type opaqueWriter struct{ w http.ResponseWriter }
+
+func (o opaqueWriter) Header() http.Header         { return o.w.Header() }
+func (o opaqueWriter) Write(p []byte) (int, error) { return o.w.Write(p) }
+func (o opaqueWriter) WriteHeader(code int)        { o.w.WriteHeader(code) }
+func (o opaqueWriter) Flush()                      { http.NewResponseController(o.w).Flush() }
+
+// TestStreamConnOpaqueMiddleware: behind a middleware whose
+// ResponseWriter does not unwrap to net/http's, a session's stream is
+// not taken over (the connection cannot be) and is served on net/http's
+// path, carrying its events.
+func TestStreamConnOpaqueMiddleware(t *testing.T) {
+	g, _ := startIdleGateway(t, nil, testserver.NewMinimal(testserver.Options{Name: "up", Era: testserver.Legacy}))
+	addr := serveIdle(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { g.ServeHTTP(opaqueWriter{w}, r) }))
+	ctx := testCtx(t, 30*time.Second)
+	c, err := openIdle(ctx, addr, holdKeepAlive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.close)
+	ls := g.live.get(c.id, "")
+	if ls == nil {
+		t.Fatal("the session is not live")
+	}
+	s := openRawStream(t, addr, c.id, "")
+	if s.resp.StatusCode != http.StatusOK || s.resp.Close {
+		t.Fatalf("the stream behind an opaque writer: %s, Connection: close %v; want net/http's", s.resp.Status, s.resp.Close)
+	}
+	waitFor(t, "the stream", func() bool { return g.live.streaming(ls) })
+	g.SetPolicy(denyTool("slow"))
+	s.eventOf(t, "notifications/tools/list_changed")
+}
