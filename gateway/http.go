@@ -94,6 +94,9 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Header.Del(replayHeader) // the gateway's own, on the requests it replays
+	if g.serveStreamConn(w, r) {
+		return // served from a goroutine of its own, as a GET with w a streamConn
+	}
 	defer g.writes.add(w)()
 	if r.Method == http.MethodPost {
 		g.posts.Add(1)

@@ -188,13 +188,14 @@ func idleProcess() (heap, stack int64, goroutines int) {
 }
 
 // startIdleGateway serves a gateway in front of up (over streamable HTTP,
-// stateless) in an http.Server on 127.0.0.1, as mcpadapter serve does;
-// it returns the gateway and its address.
+// stateless) in an http.Server on 127.0.0.1, as mcpadapter serve does
+// (with opts nil, its streams taken over: Options.TakeOverStreams); it
+// returns the gateway and its address.
 func startIdleGateway(t testing.TB, opts *Options, up *mcp.Server) (*Gateway, string) {
 	t.Helper()
 	upURL := testserver.StartStreamable(t, up, testserver.Stateless()).URL
 	if opts == nil {
-		opts = &Options{}
+		opts = &Options{TakeOverStreams: true}
 	}
 	opts.Logger = slog.New(slog.DiscardHandler)
 	g, err := New([]Server{{Name: "up", Target: upURL}}, opts)
@@ -418,4 +419,89 @@ func liveCount(g *Gateway) int {
 	g.live.mu.Lock()
 	defer g.live.mu.Unlock()
 	return len(g.live.by)
+}
+
+// BenchmarkStreamConnHeld measures what a parked event stream (a GET
+// answered with text/event-stream headers, then nothing) holds in the
+// process, with no MCP in it, served two ways: by net/http, its handler
+// parked (the connection's goroutine, its 4 KiB read and write buffers,
+// the response's 2 KiB buffer, the request, net/http's background reader
+// of the connection), and on the connection hijacked (Connection: close)
+// with a goroutine parked where the handler was and one reading the
+// connection to see the client go. Each op opens one stream
+// (-benchtime 1000x); the figures are per stream, the client's
+// connection included (about 0.3 KiB).
+func BenchmarkStreamConnHeld(b *testing.B) {
+	for _, hijack := range []bool{false, true} {
+		name := "net/http"
+		if hijack {
+			name = "hijacked"
+		}
+		b.Run(name, func(b *testing.B) {
+			release := make(chan struct{})
+			park := func(ctx context.Context) {
+				select {
+				case <-ctx.Done():
+				case <-release:
+				}
+			}
+			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if !hijack {
+					w.Header().Set("Content-Type", "text/event-stream")
+					w.Header().Set("Cache-Control", "no-cache")
+					w.WriteHeader(http.StatusOK)
+					http.NewResponseController(w).Flush()
+					park(r.Context())
+					return
+				}
+				conn, _, err := http.NewResponseController(w).Hijack()
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+				_, _ = io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n")
+				go func() {
+					var p [1]byte
+					_, _ = conn.Read(p[:])
+					cancel()
+				}()
+				go func() {
+					park(ctx)
+					_ = conn.Close()
+				}()
+			})
+			addr := serveIdle(b, h)
+			b.Cleanup(func() { close(release) })
+			ctx := testCtx(b, 5*time.Minute)
+			open := func() net.Conn {
+				conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { _ = conn.Close() })
+				if _, err := fmt.Fprintf(conn, "GET /mcp HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\nMcp-Protocol-Version: %s\r\n\r\n", addr, strings.Repeat("A", 26), v1125); err != nil {
+					b.Fatal(err)
+				}
+				resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+				if err != nil || resp.StatusCode != http.StatusOK {
+					b.Fatalf("the stream's answer: %v %v", resp, err)
+				}
+				return conn
+			}
+			open()
+			heap0, stack0, g0 := idleProcess()
+			conns := make([]net.Conn, b.N)
+			for i := range b.N {
+				conns[i] = open()
+			}
+			time.Sleep(200 * time.Millisecond) // for the hijacked streams' goroutines to park
+			heap1, stack1, g1 := idleProcess()
+			runtime.KeepAlive(conns)
+			n := float64(b.N)
+			b.ReportMetric(float64(heap1-heap0)/n, "heap-B/stream")
+			b.ReportMetric(float64(stack1-stack0)/n, "stack-B/stream")
+			b.ReportMetric(float64(g1-g0)/n, "goroutines/stream")
+		})
+	}
 }

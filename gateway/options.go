@@ -165,6 +165,21 @@ type Options struct {
 	// DefaultMaxRequestBytes. Responses from servers are bounded by
 	// Client.MaxMessageBytes.
 	MaxRequestBytes int64
+	// TakeOverStreams serves the standalone stream (GET) of each
+	// handshake-era session this gateway holds in its process on its
+	// connection taken over from net/http (http.Hijacker, HTTP/1.x),
+	// with a goroutine and buffers of the gateway's, about 27 KiB less
+	// per idle client session than net/http's connection goroutine and
+	// buffers (streamconn.go). Such a stream is no longer the
+	// http.Server's: Server.Shutdown does not wait for it, Server.Close
+	// does not close it, the server's WriteTimeout does not apply to it,
+	// and a middleware around the gateway sees its request end when it is
+	// taken over. What its client sends on the connection is dropped, up
+	// to MaxRequestBytes: past it the stream ends. It ends with its
+	// session, its client, or Gateway.Shutdown or Close, which a
+	// program that sets it calls before the http.Server's Shutdown.
+	// mcpadapter serve sets it. With Sessions set it does nothing.
+	TakeOverStreams bool
 	// slowPathOnly turns the fast path off (fastpath.go): every request
 	// goes through go-sdk's streamable HTTP handlers. Tests set it to
 	// compare the two.

@@ -161,6 +161,7 @@ func runServe(ctx context.Context, a *cmdline.App, f serveFlags) error {
 		MaxSessions:             f.maxSessions,
 		MaxSessionsPerPrincipal: f.perPrincipal,
 		MaxRequestBytes:         f.maxBodyBytes,
+		TakeOverStreams:         true, // gw.Shutdown ends them before srv.Shutdown
 		ParkTimeout:             f.parkTimeout,
 		MaxExtraConnections:     f.extraConns,
 		SessionTimeout:          f.sessionExpiry,

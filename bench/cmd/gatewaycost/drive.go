@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -284,6 +285,7 @@ func (b *bench) idleRows(ctx context.Context) {
 		b.note("idle sessions, gateway: %v", err)
 	} else {
 		c.Path = "gateway"
+		b.logIdle(c)
 		b.res.idle = append(b.res.idle, c)
 	}
 	for _, a := range b.anchors {
@@ -301,8 +303,18 @@ func (b *bench) idleRows(ctx context.Context) {
 			continue
 		}
 		c.Path = a.name
+		b.logIdle(c)
 		b.res.idle = append(b.res.idle, c)
 	}
+}
+
+// logIdle logs the RSS of c's proxy after each step.
+func (b *bench) logIdle(c idleCell) {
+	mib := make([]string, len(c.Steps))
+	for i, r := range c.Steps {
+		mib[i] = fmt.Sprintf("%.1f", float64(r)/(1<<20))
+	}
+	log.Printf("idle sessions, %s: RSS %.1f MiB before, after each step (MiB): %s", c.Path, float64(c.Before)/(1<<20), strings.Join(mib, " "))
 }
 
 // coldRows times the cold start of the 10-server config, runs times each.

@@ -10,22 +10,35 @@ import (
 	"time"
 )
 
+// idleSteps is how many equal steps measureIdle opens sessions in: the
+// first warms the proxy up, the others are measured.
+const idleSteps = 5
+
 // idleCell is the memory that idle client sessions hold in a proxy.
 type idleCell struct {
 	Path              string
-	Sessions          int
-	Before, After     int64 // RSS of the proxy's process group, bytes
-	Processes0        int   // processes in the group before
-	Processes1        int   // and after
-	BytesPerSession   float64
+	Sessions          int     // sessions open at the end, over all steps
+	Warm              int     // of which the first step's
+	Before            int64   // RSS of the proxy's process group before the first step, bytes
+	Warmed            int64   // after the first step
+	After             int64   // after the last
+	Processes0        int     // processes in the group before
+	Processes1        int     // and after
+	BytesPerSession   float64 // least-squares slope of RSS over sessions open, after the first step
+	Overall           float64 // (After - Before) / Sessions
+	Steps             []int64 // RSS after each step
 	NegotiatedVersion string
 }
 
-// measureIdle opens n sessions with openOne, leaves them idle for a
-// second, and reads the RSS of the proxy's process group (the proxy and
-// whatever it started: supergateway starts a server per session) before
-// and after.
+// measureIdle opens n sessions with openOne in idleSteps equal steps and
+// reads the RSS of the proxy's process group (the proxy and whatever it
+// started: supergateway starts a server per session) before the first
+// step and a second after each. The first step lets every process grow
+// its heaps (a garbage-collected heap with room to spare takes sessions
+// in at no RSS until it grows); BytesPerSession is the least-squares
+// slope of RSS over the sessions open from the first step's end on.
 func measureIdle(ctx context.Context, n int, openOne func(context.Context) (*session, error), p *proxy) (idleCell, error) {
+	n = max(n, idleSteps)
 	c := idleCell{Sessions: n}
 	time.Sleep(500 * time.Millisecond)
 	var err error
@@ -44,15 +57,40 @@ func measureIdle(ctx context.Context, n int, openOne func(context.Context) (*ses
 	}()
 	octx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
+	var xs, ys []float64
+	for step := range idleSteps {
+		lo, hi := n*step/idleSteps, n*(step+1)/idleSteps
+		if err := openIdle(octx, sessions[lo:hi], openOne, &c.NegotiatedVersion); err != nil {
+			return c, fmt.Errorf("opening %d idle sessions: %w", n, err)
+		}
+		time.Sleep(time.Second)
+		rss, procs, err := groupRSS(p.pid)
+		if err != nil {
+			return c, err
+		}
+		if step == 0 {
+			c.Warm, c.Warmed = hi, rss
+		}
+		c.After, c.Processes1 = rss, procs
+		c.Steps = append(c.Steps, rss)
+		xs, ys = append(xs, float64(hi)), append(ys, float64(rss))
+	}
+	c.BytesPerSession = slope(xs, ys)
+	c.Overall = float64(c.After-c.Before) / float64(n)
+	return c, nil
+}
+
+// openIdle fills sessions with sessions opened by openOne, 16 at a time.
+func openIdle(ctx context.Context, sessions []*session, openOne func(context.Context) (*session, error), version *string) error {
 	sem := make(chan struct{}, 16)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var first error
-	for i := range n {
+	for i := range sessions {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			s, err := openOne(octx)
+			s, err := openOne(ctx)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -62,19 +100,31 @@ func measureIdle(ctx context.Context, n int, openOne func(context.Context) (*ses
 				return
 			}
 			sessions[i] = s
-			c.NegotiatedVersion = s.version
+			*version = s.version
 		})
 	}
 	wg.Wait()
-	if first != nil {
-		return c, fmt.Errorf("opening %d idle sessions: %w", n, first)
+	return first
+}
+
+// slope is the least-squares slope of ys over xs.
+func slope(xs, ys []float64) float64 {
+	var mx, my float64
+	for i := range xs {
+		mx += xs[i]
+		my += ys[i]
 	}
-	time.Sleep(time.Second)
-	if c.After, c.Processes1, err = groupRSS(p.pid); err != nil {
-		return c, err
+	mx /= float64(len(xs))
+	my /= float64(len(ys))
+	var sxy, sxx float64
+	for i := range xs {
+		sxy += (xs[i] - mx) * (ys[i] - my)
+		sxx += (xs[i] - mx) * (xs[i] - mx)
 	}
-	c.BytesPerSession = float64(c.After-c.Before) / float64(n)
-	return c, nil
+	if sxx == 0 {
+		return 0
+	}
+	return sxy / sxx
 }
 
 // groupRSS sums VmRSS over the processes of process group pgid.

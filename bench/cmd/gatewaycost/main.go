@@ -12,7 +12,8 @@
 //     concurrent client sessions, calls per second, and the gateway's CPU
 //     per call under that load;
 //   - memory per idle client session: the RSS of the gateway's process
-//     group before and after opening -idle sessions;
+//     group as -idle sessions are opened in steps, the first a warm-up
+//     (the slope of RSS over the sessions open after it);
 //   - cold start: `mcpadapter serve` of a 10-server config, from exec to a
 //     client holding all 20 tools, next to a client that starts the 10
 //     servers itself.

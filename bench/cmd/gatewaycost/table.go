@@ -184,12 +184,12 @@ func firstLine(s string) string {
 func (b *bench) printIdle(w io.Writer) {
 	fmt.Fprintln(w, "### Memory per idle client session")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Sessions opened at 2025-11-25 (initialize, tools/list) and left idle for a second; RSS (VmRSS) summed over the proxy's process group, which holds the servers an anchor starts per session. (A 2026-07-28 client has no session to hold.)")
+	fmt.Fprintf(w, "Sessions opened at 2025-11-25 (initialize, tools/list) and left idle, in %d equal steps, a second after each; RSS (VmRSS) summed over the proxy's process group, which holds the servers an anchor starts per session, before the first step and after each. The first step is a warm-up: a garbage-collected heap (Go's, Node's) with room to spare takes sessions in at no RSS until it grows. KiB per session: the least-squares slope of RSS over the sessions open from the first step's end on; overall: (RSS after − RSS before) ÷ sessions. (A 2026-07-28 client has no session to hold.)\n", idleSteps)
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| proxy | sessions | version | RSS before MiB | RSS after MiB | processes before → after | KiB per session |")
-	fmt.Fprintln(w, "|---|---:|---|---:|---:|---|---:|")
+	fmt.Fprintln(w, "| proxy | sessions (warm-up) | version | RSS before MiB | after warm-up MiB | after MiB | processes before → after | KiB per session | overall KiB per session |")
+	fmt.Fprintln(w, "|---|---:|---|---:|---:|---:|---|---:|---:|")
 	for _, c := range b.res.idle {
-		fmt.Fprintf(w, "| %s | %d | %s | %.1f | %.1f | %d → %d | %.1f |\n", c.Path, c.Sessions, c.NegotiatedVersion, float64(c.Before)/(1<<20), float64(c.After)/(1<<20), c.Processes0, c.Processes1, c.BytesPerSession/1024)
+		fmt.Fprintf(w, "| %s | %d (%d) | %s | %.1f | %.1f | %.1f | %d → %d | %.1f | %.1f |\n", c.Path, c.Sessions, c.Warm, c.NegotiatedVersion, float64(c.Before)/(1<<20), float64(c.Warmed)/(1<<20), float64(c.After)/(1<<20), c.Processes0, c.Processes1, c.BytesPerSession/1024, c.Overall/1024)
 	}
 	fmt.Fprintln(w)
 }
