@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"time"
@@ -78,6 +79,11 @@ func (g *Gateway) serveStreamConn(w http.ResponseWriter, r *http.Request) bool {
 	g.streams.Go(func() { watchConn(rd, g.opts.maxRequestBytes(), cancel) })
 	g.streams.Go(func() {
 		defer func() {
+			// As net/http does for a handler's panic: logged, and the
+			// connection closed; the process goes on.
+			if p := recover(); p != nil && p != http.ErrAbortHandler {
+				g.log.Error("a panic serving a session's stream", "panic", p, "stack", string(debug.Stack()))
+			}
 			cancel()
 			_ = conn.Close()
 		}()
