@@ -31,8 +31,9 @@ type allocStats struct {
 
 // runHost serves the gateway of the config at path on 127.0.0.1 as
 // mcpadapter serve does (gateway.New, Start, an http.Server with the
-// gateway as handler, default options), plus statsPath. It prints
-// "listening on URL" on stdout and runs until its standard input ends.
+// gateway as handler, serve's default options: TakeOverStreams), plus
+// statsPath. It prints "listening on URL" on stdout and runs until its
+// standard input ends.
 func runHost(path string) error {
 	if prefix := os.Getenv(profileEnv); prefix != "" {
 		stop, err := profileCPU(fmt.Sprintf("%s-%d.pprof", prefix, os.Getpid()))
@@ -56,7 +57,7 @@ func runHost(path string) error {
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	gw, err := gateway.New(gateway.FromConfig(cfg), &gateway.Options{Logger: logger})
+	gw, err := gateway.New(gateway.FromConfig(cfg), &gateway.Options{Logger: logger, TakeOverStreams: true})
 	if err != nil {
 		return err
 	}
