@@ -114,16 +114,8 @@ func TestStreamConnTLS(t *testing.T) {
 	ts.EnableHTTP2 = true
 	ts.StartTLS()
 	t.Cleanup(ts.Close)
+	c, ls := openLiveIdle(t, g, addr)
 	ctx := testCtx(t, 30*time.Second)
-	c, err := openIdle(ctx, addr, holdKeepAlive)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.close)
-	ls := g.live.get(c.id, "")
-	if ls == nil {
-		t.Fatal("the session is not live")
-	}
 	tlsAddr := strings.TrimPrefix(ts.URL, "https://")
 
 	// HTTP/2: net/http's.
@@ -186,16 +178,7 @@ func TestStreamConnTLS(t *testing.T) {
 // stream.
 func TestStreamConnChecksFirst(t *testing.T) {
 	g, addr := startIdleGateway(t, nil, testserver.NewMinimal(testserver.Options{Name: "up", Era: testserver.Legacy}))
-	ctx := testCtx(t, 30*time.Second)
-	c, err := openIdle(ctx, addr, holdKeepAlive)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.close)
-	ls := g.live.get(c.id, "")
-	if ls == nil {
-		t.Fatal("the session is not live")
-	}
+	c, ls := openLiveIdle(t, g, addr)
 	for _, bad := range []string{"Host: rebind.example\r\n", "Origin: https://evil.example\r\n"} {
 		conn, err := net.Dial("tcp", addr)
 		if err != nil {
@@ -226,21 +209,8 @@ func TestStreamConnChecksFirst(t *testing.T) {
 // has no stream.
 func TestStreamConnDelete(t *testing.T) {
 	g, addr := startIdleGateway(t, nil, testserver.NewMinimal(testserver.Options{Name: "up", Era: testserver.Legacy}))
-	ctx := testCtx(t, 30*time.Second)
-	c, err := openIdle(ctx, addr, holdKeepAlive)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.close)
-	ls := g.live.get(c.id, "")
-	if ls == nil {
-		t.Fatal("the session is not live")
-	}
-	s := openRawStream(t, addr, c.id, "")
-	if !s.resp.Close {
-		t.Fatal("the stream not taken over")
-	}
-	waitFor(t, "the session's stream", func() bool { return g.live.streaming(ls) })
+	c, ls := openLiveIdle(t, g, addr)
+	s := openTakenOver(t, g, addr, c.id, ls)
 	fmt.Fprintf(c.conn, "DELETE /mcp HTTP/1.1\r\nHost: %s\r\nMcp-Session-Id: %s\r\nMcp-Protocol-Version: %s\r\n\r\n", addr, c.id, v1125)
 	resp, err := http.ReadResponse(bufio.NewReader(c.conn), nil)
 	if err != nil {
@@ -423,21 +393,8 @@ func TestStreamConnCloseSlowReader(t *testing.T) {
 // and the session has no stream.
 func TestStreamConnFlood(t *testing.T) {
 	g, addr := startIdleGateway(t, &Options{TakeOverStreams: true, MaxRequestBytes: 64 << 10}, testserver.NewMinimal(testserver.Options{Name: "up", Era: testserver.Legacy}))
-	ctx := testCtx(t, 30*time.Second)
-	c, err := openIdle(ctx, addr, holdKeepAlive)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.close)
-	ls := g.live.get(c.id, "")
-	if ls == nil {
-		t.Fatal("the session is not live")
-	}
-	s := openRawStream(t, addr, c.id, "")
-	if !s.resp.Close {
-		t.Fatal("the stream not taken over")
-	}
-	waitFor(t, "the session's stream", func() bool { return g.live.streaming(ls) })
+	c, ls := openLiveIdle(t, g, addr)
+	s := openTakenOver(t, g, addr, c.id, ls)
 	junk := make([]byte, 64<<10)
 	sent := 0
 	for sent < 32<<20 {
@@ -574,16 +531,7 @@ func TestStreamConnShutdownMany(t *testing.T) {
 // connection), carrying the session's events.
 func TestStreamConnHTTP10(t *testing.T) {
 	g, addr := startIdleGateway(t, nil, testserver.NewMinimal(testserver.Options{Name: "up", Era: testserver.Legacy}))
-	ctx := testCtx(t, 30*time.Second)
-	c, err := openIdle(ctx, addr, holdKeepAlive)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.close)
-	ls := g.live.get(c.id, "")
-	if ls == nil {
-		t.Fatal("the session is not live")
-	}
+	c, ls := openLiveIdle(t, g, addr)
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -620,16 +568,7 @@ func (o opaqueWriter) Flush()                      { http.NewResponseController(
 func TestStreamConnOpaqueMiddleware(t *testing.T) {
 	g, _ := startIdleGateway(t, nil, testserver.NewMinimal(testserver.Options{Name: "up", Era: testserver.Legacy}))
 	addr := serveIdle(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { g.ServeHTTP(opaqueWriter{w}, r) }))
-	ctx := testCtx(t, 30*time.Second)
-	c, err := openIdle(ctx, addr, holdKeepAlive)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.close)
-	ls := g.live.get(c.id, "")
-	if ls == nil {
-		t.Fatal("the session is not live")
-	}
+	c, ls := openLiveIdle(t, g, addr)
 	s := openRawStream(t, addr, c.id, "")
 	if s.resp.StatusCode != http.StatusOK || s.resp.Close {
 		t.Fatalf("the stream behind an opaque writer: %s, Connection: close %v; want net/http's", s.resp.Status, s.resp.Close)

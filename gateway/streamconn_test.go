@@ -114,16 +114,7 @@ func (s *streamClient) eventOf(t *testing.T, method string) string {
 // Last-Event-ID gets the events it missed, and Gateway.Close ends it.
 func TestStreamConnServes(t *testing.T) {
 	g, addr := startIdleGateway(t, nil, testserver.NewMinimal(testserver.Options{Name: "up", Era: testserver.Legacy}))
-	ctx := testCtx(t, 30*time.Second)
-	c, err := openIdle(ctx, addr, holdKeepAlive)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.close)
-	ls := g.live.get(c.id, "")
-	if ls == nil {
-		t.Fatal("the session is not live")
-	}
+	c, ls := openLiveIdle(t, g, addr)
 
 	s := openRawStream(t, addr, c.id, "")
 	if s.resp.StatusCode != http.StatusOK || !strings.HasPrefix(s.resp.Header.Get("Content-Type"), "text/event-stream") {
@@ -192,8 +183,19 @@ func TestStreamConnNotTaken(t *testing.T) {
 // that embeds the gateway.
 func TestStreamConnOff(t *testing.T) {
 	g, addr := startIdleGateway(t, &Options{}, testserver.NewMinimal(testserver.Options{Name: "up", Era: testserver.Legacy}))
-	ctx := testCtx(t, 30*time.Second)
-	c, err := openIdle(ctx, addr, holdKeepAlive)
+	c, ls := openLiveIdle(t, g, addr)
+	s := openRawStream(t, addr, c.id, "")
+	if s.resp.StatusCode != http.StatusOK || s.resp.Close {
+		t.Errorf("the stream's answer: %s, Connection: close %v, want 200 on a connection kept alive", s.resp.Status, s.resp.Close)
+	}
+	waitFor(t, "the session's stream", func() bool { return g.live.streaming(ls) })
+}
+
+// openLiveIdle opens an idle session of g at addr (openIdle, its
+// connection kept alive) and returns it and its live record.
+func openLiveIdle(t *testing.T, g *Gateway, addr string) (*idleClient, *liveSession) {
+	t.Helper()
+	c, err := openIdle(testCtx(t, 30*time.Second), addr, holdKeepAlive)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,9 +204,18 @@ func TestStreamConnOff(t *testing.T) {
 	if ls == nil {
 		t.Fatal("the session is not live")
 	}
-	s := openRawStream(t, addr, c.id, "")
-	if s.resp.StatusCode != http.StatusOK || s.resp.Close {
-		t.Errorf("the stream's answer: %s, Connection: close %v, want 200 on a connection kept alive", s.resp.Status, s.resp.Close)
+	return c, ls
+}
+
+// openTakenOver opens the standalone stream of session id (ls) of g at
+// addr, fails the test unless its connection was taken over, and
+// returns it once the session counts it.
+func openTakenOver(t *testing.T, g *Gateway, addr, id string, ls *liveSession) *streamClient {
+	t.Helper()
+	s := openRawStream(t, addr, id, "")
+	if !s.resp.Close {
+		t.Fatal("the stream not taken over")
 	}
 	waitFor(t, "the session's stream", func() bool { return g.live.streaming(ls) })
+	return s
 }
