@@ -61,44 +61,31 @@ func TestSharedSessionFastDifferential(t *testing.T) {
 			fbody, fheader := sessionCase(c, fs.id)
 			sbody, sheader := sessionCase(c, ss.id)
 			before := fastB.sessionFast.Load()
-			got, want := sendSession(t, fastBURL, fbody, fheader), sendSession(t, slowBURL, sbody, sheader)
+			sameSessionAnswers(t, fastBURL, fbody, fheader, slowBURL, sbody, sheader)
 			n := fastB.sessionFast.Load() - before
 			if w, ok := wantFast[c.name]; ok && (n == 1) != w {
 				t.Errorf("%d calls took the session fast path, want it taken: %v", n, w)
 			}
 			taken += int(n)
-			if raw, _ := json.Marshal(got.Body); strings.Contains(string(raw), `"unreadable: `) {
-				t.Errorf("the answer %.2000s cannot be read", raw)
-			}
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("fast path answered\n%s\ngo-sdk answered\n%s", dump(got), dump(want))
-			}
 		})
 	}
 	if taken < 40 {
 		t.Errorf("%d requests took the session fast path on the replica holding a copy, want most plain calls (40 or more)", taken)
 	}
 
-	for _, s := range []*rawSession{fs, ss} {
-		resp := s.post(testCtx(t, 10*time.Second), `{"jsonrpc":"2.0","id":"lv","method":"logging/setLevel","params":{"level":"info"}}`)
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-	}
+	setLevelInfo(t, fs, ss)
 	for _, c := range streamedFastCases() {
 		t.Run("log level info/"+c.name, func(t *testing.T) {
 			c.body = logLevelRE.ReplaceAllString(c.body, "")
 			fbody, fheader := sessionCase(c, fs.id)
 			sbody, sheader := sessionCase(c, ss.id)
 			before := fastB.sessionFast.Load()
-			got, want := sendSession(t, fastBURL, fbody, fheader), sendSession(t, slowBURL, sbody, sheader)
+			got := sameSessionAnswers(t, fastBURL, fbody, fheader, slowBURL, sbody, sheader)
 			if n := fastB.sessionFast.Load() - before; n != 1 && !c.session {
 				t.Errorf("%d calls took the session fast path, want 1", n)
 			}
-			if raw, _ := json.Marshal(got.Body); (!c.session && !strings.Contains(string(raw), c.want)) || strings.Contains(string(raw), `"unreadable: `) {
-				t.Errorf("the answer %.2000s holds no %s, or cannot be read", raw, c.want)
-			}
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("fast path answered\n%s\ngo-sdk answered\n%s", dump(got), dump(want))
+			if raw, _ := json.Marshal(got.Body); !c.session && !strings.Contains(string(raw), c.want) {
+				t.Errorf("the answer %.2000s holds no %s", raw, c.want)
 			}
 		})
 	}

@@ -156,20 +156,7 @@ func TestStreamConnTLS(t *testing.T) {
 	waitFor(t, "the stream on TLS", func() bool { return g.live.streaming(ls) })
 	g.SetPolicy(nil)
 	s.eventOf(t, "notifications/tools/list_changed")
-	closed := make(chan error, 1)
-	go func() { closed <- g.Close() }()
-	for {
-		if _, _, err := s.event(); err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				t.Fatalf("the stream still open after Gateway.Close: %v", err)
-			}
-			break
-		}
-	}
-	if err := <-closed; err != nil {
-		t.Errorf("Close: %v", err)
-	}
+	closeEndsStream(t, g, s)
 }
 
 // TestStreamConnChecksFirst: a GET naming a live session, with a Host

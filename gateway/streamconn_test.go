@@ -151,20 +151,7 @@ func TestStreamConnServes(t *testing.T) {
 	waitFor(t, "the resumed stream", func() bool { return g.live.streaming(ls) })
 
 	// Gateway.Close ends the stream: the client reads its end.
-	closed := make(chan error, 1)
-	go func() { closed <- g.Close() }()
-	for {
-		if _, _, err := r.event(); err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				t.Fatalf("the stream still open after Gateway.Close: %v", err)
-			}
-			break
-		}
-	}
-	if err := <-closed; err != nil {
-		t.Errorf("Close: %v", err)
-	}
+	closeEndsStream(t, g, r)
 }
 
 // TestStreamConnNotTaken: a GET naming no live session of its principal
@@ -218,4 +205,24 @@ func openTakenOver(t *testing.T, g *Gateway, addr, id string, ls *liveSession) *
 	}
 	waitFor(t, "the session's stream", func() bool { return g.live.streaming(ls) })
 	return s
+}
+
+// closeEndsStream closes g and checks that the client of stream s reads
+// its end (not a read timeout) and that Close returns without error.
+func closeEndsStream(t *testing.T, g *Gateway, s *streamClient) {
+	t.Helper()
+	closed := make(chan error, 1)
+	go func() { closed <- g.Close() }()
+	for {
+		if _, _, err := s.event(); err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				t.Fatalf("the stream still open after Gateway.Close: %v", err)
+			}
+			break
+		}
+	}
+	if err := <-closed; err != nil {
+		t.Errorf("Close: %v", err)
+	}
 }
