@@ -1,12 +1,13 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"runtime/debug"
-	"strconv"
 	"sync"
 	"time"
 )
@@ -34,11 +35,11 @@ import (
 // unwraps to net/http's), it has no body, and it names a live session of
 // the principal, not at 2026-07-28; any other goes as before. The two
 // goroutines of a stream are the gateway's (streams): Gateway.Close
-// waits for their end, which closing the session brings. Such a stream is no longer the
-// http.Server's: Server.Shutdown does not wait for it, Server.Close does
-// not close it and the server's WriteTimeout does not apply to it; it
-// ends with its session (Gateway.Close, Gateway.Shutdown, the session's
-// end) or its client.
+// waits for their end, which closing the session brings. Such a stream
+// is no longer the http.Server's: Server.Shutdown does not wait for it,
+// Server.Close does not close it and the server's WriteTimeout does not
+// apply to it; it ends with its session (Gateway.Close,
+// Gateway.Shutdown, the session's end) or its client.
 
 // serveStreamConn serves r, a GET of a live session, on its connection
 // taken over, and reports whether it did: when false, r and w are as
@@ -152,8 +153,8 @@ type streamConn struct {
 // Header returns the header to be written.
 func (s *streamConn) Header() http.Header { return s.header }
 
-// WriteHeader records the status to write (1xx codes other than 101 are
-// ignored, as no handler of the gateway sends them).
+// WriteHeader records the status to write (1xx codes are ignored, as no
+// handler of the gateway sends them).
 func (s *streamConn) WriteHeader(code int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -183,19 +184,11 @@ func (s *streamConn) writeHeaderLocked(p []byte) {
 	if _, ok := h["Date"]; !ok {
 		h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
 	}
-	b := make([]byte, 0, 256)
-	b = append(b, "HTTP/1.1 "...)
-	b = strconv.AppendInt(b, int64(code), 10)
-	b = append(b, ' ')
-	b = append(b, http.StatusText(code)...)
-	b = append(b, "\r\n"...)
-	w := appendWriter{&b}
-	if err := h.Write(w); err != nil {
-		s.err = err
-		return
-	}
-	b = append(b, "\r\n"...)
-	if _, err := s.conn.Write(b); err != nil {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "HTTP/1.1 %d %s\r\n", code, http.StatusText(code))
+	_ = h.Write(&b) // a bytes.Buffer does not fail
+	b.WriteString("\r\n")
+	if _, err := s.conn.Write(b.Bytes()); err != nil {
 		s.err = err
 	}
 }
@@ -246,11 +239,3 @@ func (s *streamConn) Flush() { _ = s.FlushError() }
 // SetWriteDeadline sets the connection's write deadline
 // (http.ResponseController).
 func (s *streamConn) SetWriteDeadline(t time.Time) error { return s.conn.SetWriteDeadline(t) }
-
-// appendWriter appends what is written to *b.
-type appendWriter struct{ b *[]byte }
-
-func (w appendWriter) Write(p []byte) (int, error) {
-	*w.b = append(*w.b, p...)
-	return len(p), nil
-}
