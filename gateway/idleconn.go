@@ -273,6 +273,28 @@ func (c *idleConn) Write(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
+// CloseWrite shuts down the writing side of c, for net/http, which does
+// so (when the connection has it) before closing a connection whose
+// request it did not read whole.
+func (c *idleConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+// ReadFrom writes what r holds to c, with c's own ReadFrom if it has one
+// (sendfile, splice), as net/http does for a response copied from a file.
+func (c *idleConn) ReadFrom(r io.Reader) (int64, error) {
+	c.mu.Lock()
+	detached := c.detached
+	c.mu.Unlock()
+	if detached {
+		return 0, net.ErrClosed
+	}
+	return io.Copy(c.Conn, r)
+}
+
 // Close closes c, or parks it if a Read ended it for net/http.
 func (c *idleConn) Close() error {
 	c.mu.Lock()
