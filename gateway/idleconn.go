@@ -21,14 +21,18 @@ import (
 // sends the next request.
 //
 // net/http has no call for that, so it is done with the hooks it has:
-// srv.ConnState says when a connection of the listener's goes idle; the
-// next Read of it, net/http waiting for the next request with nothing of
-// it read, waits for the request for idleGrace, and if none came, ends
-// the connection for net/http (io.EOF) having read nothing; net/http's
-// Close of it then parks it instead of closing it. A Read that would find
-// bytes net/http holds already unread (its read buffer not empty, a
-// client that sent the next request early) is a Read as any other, and
-// the connection stays net/http's. The grace keeps a client's requests
+// srv.ConnState says when a connection of the listener's goes idle;
+// net/http then sets the connection's idle read deadline and waits for
+// the next request's first bytes. That Read, right after that deadline,
+// with nothing of the request read, waits for the request for idleGrace,
+// and if none came, ends the connection for net/http (io.EOF) having read
+// nothing; net/http's Close of it then parks it instead of closing it. A
+// Read that would find bytes net/http holds already unread (its read
+// buffer not empty, a client that sent the next request early) is a Read
+// as any other, and the connection stays net/http's: so is a Read after
+// net/http set the next request's read deadline (it found the request's
+// first bytes in its buffer and reads the rest of it), or one when
+// net/http set no deadline since the connection went idle. The grace keeps a client's requests
 // one after the other on net/http's connection: parking and taking back
 // a connection costs about 20 µs, nothing next to an idle time past the
 // grace but a third of a request's round trip on loopback.
@@ -182,20 +186,46 @@ type idleConn struct {
 	unread   []byte    // read while parked, for net/http's first Reads
 	full     int       // the length of net/http's first Read: its read buffer empty
 	deadline time.Time // the read deadline net/http set
-	idle     bool      // net/http holds it idle (http.StateIdle)
+	idle     idleStep  // where net/http is in waiting for the next request
 	detached bool      // ended for net/http by a Read while idle
 	closed   bool
 }
+
+// idleStep is where net/http is in waiting, a connection idle, for its
+// next request.
+type idleStep int
+
+const (
+	notIdle      idleStep = iota // serving a request, or reading one
+	idleState                    // http.StateIdle
+	idleDeadline                 // then its idle read deadline set: the next Read waits for the request
+)
 
 // setIdle records whether net/http holds c idle.
 func (c *idleConn) setIdle(idle bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.idle = idle
+	c.idle = notIdle
+	if idle {
+		c.idle = idleState
+	}
+}
+
+// setDeadlineLocked records t, the read deadline net/http set: the idle
+// deadline after c went idle, or the next request's after that.
+func (c *idleConn) setDeadlineLocked(t time.Time) {
+	c.deadline = t
+	switch c.idle {
+	case idleState:
+		c.idle = idleDeadline
+	case idleDeadline:
+		c.idle = notIdle
+	}
 }
 
 // Read returns what was read while c was parked, then reads c; a Read
-// while c is idle with net/http's read buffer empty that reads nothing
+// while c is idle, right after net/http set its idle read deadline, with
+// net/http's read buffer empty, that reads nothing
 // for idleGrace ends c for net/http (io.EOF), to be parked when net/http
 // closes it.
 func (c *idleConn) Read(p []byte) (int, error) {
@@ -215,8 +245,8 @@ func (c *idleConn) Read(p []byte) (int, error) {
 		c.mu.Unlock()
 		return 0, io.EOF
 	}
-	waiting := c.idle && !c.closed && len(p) >= c.full
-	c.idle = false
+	waiting := c.idle == idleDeadline && !c.closed && len(p) >= c.full
+	c.idle = notIdle
 	deadline := c.deadline
 	c.mu.Unlock()
 	if !waiting {
@@ -248,7 +278,7 @@ func (c *idleConn) Read(p []byte) (int, error) {
 // SetReadDeadline sets c's read deadline, and records it for Read.
 func (c *idleConn) SetReadDeadline(t time.Time) error {
 	c.mu.Lock()
-	c.deadline = t
+	c.setDeadlineLocked(t)
 	c.mu.Unlock()
 	return c.Conn.SetReadDeadline(t)
 }
@@ -257,7 +287,7 @@ func (c *idleConn) SetReadDeadline(t time.Time) error {
 // deadline for Read.
 func (c *idleConn) SetDeadline(t time.Time) error {
 	c.mu.Lock()
-	c.deadline = t
+	c.setDeadlineLocked(t)
 	c.mu.Unlock()
 	return c.Conn.SetDeadline(t)
 }
