@@ -157,7 +157,7 @@ func (l *idleListener) park(conn net.Conn) bool {
 }
 
 // wait waits for conn's client to send something, and hands conn back to
-// Accept with what it read; it closes conn if the read fails (the client
+// Accept with what it read, its read deadline lifted; it closes conn if the read fails (the client
 // closed it, the idle deadline passed, the listener was closed).
 func (l *idleListener) wait(conn net.Conn) {
 	var p [16]byte
@@ -165,6 +165,12 @@ func (l *idleListener) wait(conn net.Conn) {
 	l.mu.Lock()
 	delete(l.parked, conn)
 	l.mu.Unlock()
+	if err == nil {
+		// As net/http does once the next request's first bytes come:
+		// the idle deadline is lifted, and net/http sets the request's
+		// own (ReadHeaderTimeout, ReadTimeout), if any.
+		err = conn.SetReadDeadline(time.Time{})
+	}
 	if err != nil {
 		_ = conn.Close()
 		return

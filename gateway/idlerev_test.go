@@ -1,7 +1,10 @@
 package gateway
 
 import (
+	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -30,5 +33,208 @@ func TestParkIdleHeldRequestLine(t *testing.T) {
 		if got := readAnswer(t, br); !strings.HasPrefix(got, "GET /second ") {
 			t.Fatalf("round %d, the answer to the request whose line net/http held: %q", i, got)
 		}
+	}
+}
+
+// TestParkIdleGraceBoundary: requests sent about as the grace ends, on
+// one connection, before it and after it, each answered once and as
+// sent: no byte lost or read twice between net/http, the parked
+// connection's goroutine and its next Accept.
+func TestParkIdleGraceBoundary(t *testing.T) {
+	_, l, addr := parkedServer(t, nil)
+	conn, br := dialParked(t, addr)
+	keptGet(t, conn, br, "/start")
+	for i := range 60 {
+		_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+		// From 40 ms to 60 ms after the answer, by steps of 1/3 ms.
+		time.Sleep(idleGrace - 10*time.Millisecond + time.Duration(i)*time.Millisecond/3)
+		path := fmt.Sprintf("/b%d", i)
+		req := "GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n"
+		if i%2 == 1 { // its first bytes apart
+			if _, err := io.WriteString(conn, req[:2]); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Millisecond)
+			req = req[2:]
+		}
+		if _, err := io.WriteString(conn, req); err != nil {
+			t.Fatal(err)
+		}
+		if got := readAnswer(t, br); !strings.HasPrefix(got, "GET "+path+" ") {
+			t.Fatalf("request %d, its answer: %q", i, got)
+		}
+	}
+	waitParked(t, l, 1)
+}
+
+// TestParkIdleHijacked: a connection a handler takes over (http.Hijacker),
+// fresh or one that was parked and came back, is closed for real when
+// its hijacker closes it (its client reads the end, it is not parked),
+// and one that the hijacker keeps reads what its client sends whatever
+// the time between (no grace for it).
+func TestParkIdleHijacked(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second}
+	srv.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/hijack" {
+			fmt.Fprint(w, "plain")
+			return
+		}
+		conn, brw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer conn.Close()
+		_, _ = io.WriteString(conn, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nready\n")
+		// Echo lines until "bye", reading the connection with a
+		// large buffer as net/http does, idle between them.
+		buf := make([]byte, 4096)
+		for {
+			_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+			n, err := brw.Reader.Read(buf)
+			if err != nil {
+				return
+			}
+			if strings.Contains(string(buf[:n]), "bye") {
+				return
+			}
+			_, _ = conn.Write(buf[:n])
+		}
+	})
+	ln := ParkIdleConnections(srv, inner)
+	l := ln.(*idleListener)
+	served := make(chan struct{})
+	go func() { defer close(served); _ = srv.Serve(ln) }()
+	defer func() { _ = srv.Close(); <-served }()
+	for _, parkedFirst := range []bool{false, true} {
+		conn, br := dialParked(t, inner.Addr().String())
+		if parkedFirst {
+			keptGet(t, conn, br, "/plain")
+			waitParked(t, l, 1)
+		}
+		if _, err := io.WriteString(conn, "GET /hijack HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if line, err := br.ReadString('\n'); err != nil || line != "ready\n" {
+			t.Fatalf("the hijacker's first line: %q %v", line, err)
+		}
+		_ = resp
+		for i := range 3 {
+			time.Sleep(3 * idleGrace)
+			msg := fmt.Sprintf("echo %d\n", i)
+			if _, err := io.WriteString(conn, msg); err != nil {
+				t.Fatal(err)
+			}
+			if line, err := br.ReadString('\n'); err != nil || line != msg {
+				t.Fatalf("parked first %v: the echo %d after a pause: %q %v", parkedFirst, i, line, err)
+			}
+		}
+		if n := parkedCount(l); n != 0 {
+			t.Fatalf("parked first %v: %d parked connections with the hijacked one open", parkedFirst, n)
+		}
+		if _, err := io.WriteString(conn, "bye\n"); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := io.ReadAll(br); err != nil || len(b) != 0 {
+			t.Fatalf("parked first %v: the hijacked connection after its hijacker closed it: %q %v, want its end", parkedFirst, b, err)
+		}
+		if n := parkedCount(l); n != 0 {
+			t.Fatalf("parked first %v: %d parked connections after the hijacked one closed", parkedFirst, n)
+		}
+	}
+}
+
+// TestParkIdleMaxHeaderBytes: a request on a connection that was parked
+// is held to the server's MaxHeaderBytes, the bytes its parked goroutine
+// read counted with the rest.
+func TestParkIdleMaxHeaderBytes(t *testing.T) {
+	_, l, addr := parkedServer(t, func(srv *http.Server) { srv.MaxHeaderBytes = 1 << 10 })
+	conn, br := dialParked(t, addr)
+	keptGet(t, conn, br, "/")
+	waitParked(t, l, 1)
+	// MaxHeaderBytes and net/http's 4096 bytes of slack over it: a
+	// header past them is refused.
+	big := "GET /big HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 8<<10) + "\r\n\r\n"
+	go func() { _, _ = io.WriteString(conn, big) }()
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Fatalf("a header past MaxHeaderBytes after the connection was parked: %s", resp.Status)
+	}
+}
+
+// TestParkIdleH2C: a server that serves HTTP/2 without TLS
+// (http.Protocols' UnencryptedHTTP2) keeps its HTTP/2 connections: a
+// client's requests after idle pauses are answered on the one
+// connection.
+func TestParkIdleH2C(t *testing.T) {
+	_, l, addr := parkedServer(t, func(srv *http.Server) {
+		srv.Protocols = new(http.Protocols)
+		srv.Protocols.SetHTTP1(true)
+		srv.Protocols.SetUnencryptedHTTP2(true)
+	})
+	tr := &http.Transport{Protocols: new(http.Protocols)}
+	tr.Protocols.SetUnencryptedHTTP2(true)
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	var first string
+	for i := range 4 {
+		resp, err := client.Get("http://" + addr + fmt.Sprintf("/h%d", i))
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.ProtoMajor != 2 {
+			t.Fatalf("request %d: %s %q %v", i, resp.Proto, b, err)
+		}
+		from := string(b[strings.Index(string(b), " from "):])
+		if first == "" {
+			first = from
+		} else if from != first {
+			t.Fatalf("request %d %s, on another connection than the first's %s", i, from, first)
+		}
+		time.Sleep(3 * idleGrace)
+		if n := parkedCount(l); n != 0 {
+			t.Fatalf("%d parked HTTP/2 connections", n)
+		}
+	}
+}
+
+// TestParkIdleTimeoutEndsAtRequest: with an IdleTimeout and no
+// ReadHeaderTimeout (nor ReadTimeout), net/http lifts the idle deadline
+// once the next request's first bytes come and reads its header without
+// one: a request that starts before the idle deadline on a parked
+// connection and ends after it is answered, as on net/http's own idle
+// connection.
+func TestParkIdleTimeoutEndsAtRequest(t *testing.T) {
+	_, l, addr := parkedServer(t, func(srv *http.Server) {
+		srv.ReadHeaderTimeout = 0
+		srv.IdleTimeout = time.Second
+	})
+	conn, br := dialParked(t, addr)
+	keptGet(t, conn, br, "/")
+	waitParked(t, l, 1)
+	time.Sleep(500 * time.Millisecond)
+	if _, err := io.WriteString(conn, "GET /late HTTP/1.1\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second) // past the idle deadline
+	if _, err := io.WriteString(conn, "Host: x\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAnswer(t, br); !strings.HasPrefix(got, "GET /late ") {
+		t.Fatalf("the answer: %q", got)
 	}
 }
