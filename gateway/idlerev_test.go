@@ -1,11 +1,20 @@
 package gateway
 
 import (
+	"bufio"
+	"context"
+	"errors"
 	"fmt"
+	"github.com/mcpadapter/mcpadapter/internal/testserver"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -236,5 +245,187 @@ func TestParkIdleTimeoutEndsAtRequest(t *testing.T) {
 	}
 	if got := readAnswer(t, br); !strings.HasPrefix(got, "GET /late ") {
 		t.Fatalf("the answer: %q", got)
+	}
+}
+
+// TestParkIdleShutdownRace: the server's Shutdown as a parked
+// connection's client sends its next request (the connection parked,
+// being handed back, or back in net/http): Shutdown returns, the client
+// reads an answer or the connection's end, and the goroutines of the
+// listener and its connections all end.
+func TestParkIdleShutdownRace(t *testing.T) {
+	base := runtime.NumGoroutine()
+	for i := range 40 {
+		inner, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := &http.Server{
+			Handler:           http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, r.URL.Path) }),
+			ReadHeaderTimeout: 10 * time.Second,
+		}
+		ln := ParkIdleConnections(srv, inner)
+		served := make(chan error, 1)
+		go func() { served <- srv.Serve(ln) }()
+		conn, err := net.Dial("tcp", inner.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+		br := bufio.NewReader(conn)
+		keptGet(t, conn, br, "/")
+		waitParked(t, ln.(*idleListener), 1)
+		sent := make(chan error, 1)
+		go func() {
+			time.Sleep(time.Duration(i%8) * 50 * time.Microsecond)
+			_, err := io.WriteString(conn, "GET /next HTTP/1.1\r\nHost: x\r\n\r\n")
+			sent <- err
+		}()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := srv.Shutdown(ctx); err != nil {
+			t.Fatalf("round %d: Shutdown: %v", i, err)
+		}
+		cancel()
+		if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+			t.Fatalf("round %d: Serve: %v", i, err)
+		}
+		<-sent
+		resp, err := http.ReadResponse(br, nil)
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if string(b) != "/next" {
+				t.Fatalf("round %d: an answer %q", i, b)
+			}
+		} else if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, syscall.ECONNRESET) {
+			t.Fatalf("round %d: reading the answer: %v, want an answer or the connection's end", i, err)
+		}
+		_ = conn.Close()
+	}
+	var n int
+	for range 500 {
+		if n = runtime.NumGoroutine(); n <= base {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	buf := make([]byte, 1<<20)
+	t.Fatalf("%d goroutines, %d before:\n%s", n, base, buf[:runtime.Stack(buf, true)])
+}
+
+// closeCounter counts the connections it accepted that were closed.
+type closeCounter struct {
+	net.Listener
+	closed atomic.Int64
+}
+
+func (l *closeCounter) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &countedConn{Conn: c, l: l}, nil
+}
+
+type countedConn struct {
+	net.Conn
+	l    *closeCounter
+	once sync.Once
+}
+
+func (c *countedConn) Close() error {
+	c.once.Do(func() { c.l.closed.Add(1) })
+	return c.Conn.Close()
+}
+
+// TestParkIdleStreamTakenOver: a session's standalone stream sent on a
+// keep-alive connection that was parked is taken over from net/http
+// (Options.TakeOverStreams) on it: the stream stays open through idle
+// times past the grace (never parked: its events reach the client), and
+// when the client goes, or the gateway closes, its connection is closed
+// for real, not parked.
+func TestParkIdleStreamTakenOver(t *testing.T) {
+	for _, end := range []string{"client", "Gateway.Close"} {
+		t.Run(end, func(t *testing.T) {
+			upURL := testserver.StartStreamable(t, testserver.NewMinimal(testserver.Options{Name: "up", Era: testserver.Legacy}), testserver.Stateless()).URL
+			g, err := New([]Server{{Name: "up", Target: upURL}}, &Options{TakeOverStreams: true, Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = g.Close() })
+			if err := g.Start(testCtx(t, 30*time.Second)); err != nil {
+				t.Fatal(err)
+			}
+			inner, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			counter := &closeCounter{Listener: inner}
+			srv := &http.Server{Handler: g, ReadHeaderTimeout: 10 * time.Second}
+			ln := ParkIdleConnections(srv, counter)
+			l := ln.(*idleListener)
+			served := make(chan struct{})
+			go func() { defer close(served); _ = srv.Serve(ln) }()
+			t.Cleanup(func() { _ = srv.Close(); <-served })
+			addr := inner.Addr().String()
+
+			c, ls := openLiveIdle(t, g, addr)
+			waitParked(t, l, 1) // the session's keep-alive connection
+			closedBefore := counter.closed.Load()
+
+			conn, br := dialParked(t, addr)
+			if _, err := io.WriteString(conn, "GET /mcp HTTP/1.1\r\nHost: x\r\nMcp-Session-Id: NOSUCHSESSION\r\n\r\n"); err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.Close {
+				t.Fatalf("a GET of no session: %s with Connection: close", resp.Status)
+			}
+			waitParked(t, l, 2)
+			req := fmt.Sprintf("GET /mcp HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\nMcp-Session-Id: %s\r\nMcp-Protocol-Version: %s\r\n\r\n", addr, c.id, v1125)
+			if _, err := io.WriteString(conn, req); err != nil {
+				t.Fatal(err)
+			}
+			resp, err = http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != http.StatusOK || !resp.Close {
+				t.Fatalf("the stream on a connection that was parked: %s, Connection: close %v, want taken over", resp.Status, resp.Close)
+			}
+			s := &streamClient{conn: conn, resp: resp, body: bufio.NewReader(resp.Body)}
+			waitFor(t, "the session's stream", func() bool { return g.live.streaming(ls) })
+			for i := range 3 {
+				time.Sleep(3 * idleGrace)
+				if n := parkedCount(l); n != 1 {
+					t.Fatalf("%d parked connections with the stream open, want 1 (the session's keep-alive)", n)
+				}
+				if i%2 == 0 {
+					g.SetPolicy(denyTool("slow"))
+				} else {
+					g.SetPolicy(nil)
+				}
+				s.eventOf(t, "notifications/tools/list_changed")
+			}
+			if counter.closed.Load() != closedBefore {
+				t.Fatalf("%d connections closed with the stream open", counter.closed.Load()-closedBefore)
+			}
+			if end == "client" {
+				_ = conn.Close()
+				waitFor(t, "the session's stream to end with its connection", func() bool { return !g.live.streaming(ls) })
+			} else {
+				closeEndsStream(t, g, s)
+			}
+			// The stream's connection closed by the gateway, not parked.
+			waitFor(t, "the stream's connection closed", func() bool { return counter.closed.Load() == closedBefore+1 })
+			if n := parkedCount(l); n > 1 {
+				t.Fatalf("%d parked connections after the stream ended", n)
+			}
+		})
 	}
 }
