@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -48,8 +49,9 @@ const idleGrace = 50 * time.Millisecond
 // connection the listener accepts again. A parked connection is the
 // listener's, not srv's: srv.Shutdown and srv.Close close it by closing
 // the listener; the read deadline net/http set for srv.IdleTimeout (or
-// ReadTimeout) applies while it is parked. Connections under TLS (a
-// tls.Conn around the listener's) stay net/http's.
+// ReadTimeout) applies while it is parked. Connections under TLS stay
+// net/http's: those of a TLS listener ln (tls.NewListener), and those
+// srv.ServeTLS serves (a tls.Conn around the listener's).
 func ParkIdleConnections(srv *http.Server, ln net.Listener) net.Listener {
 	l := &idleListener{
 		Listener: ln,
@@ -98,6 +100,11 @@ func (l *idleListener) Accept() (net.Conn, error) {
 	case a := <-l.accepted:
 		if a.err != nil {
 			return nil, a.err
+		}
+		if _, ok := a.conn.(*tls.Conn); ok {
+			// Served by net/http as a TLS connection only if it is a
+			// *tls.Conn: its handshake, r.TLS, HTTP/2 by ALPN.
+			return a.conn, nil
 		}
 		return &idleConn{Conn: a.conn, l: l}, nil
 	case c := <-l.back:

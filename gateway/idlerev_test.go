@@ -3,6 +3,7 @@ package gateway
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
@@ -10,6 +11,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -427,5 +430,144 @@ func TestParkIdleStreamTakenOver(t *testing.T) {
 				t.Fatalf("%d parked connections after the stream ended", n)
 			}
 		})
+	}
+}
+
+// openFDs is the number of the process's open file descriptors.
+func openFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd")
+	}
+	return len(ents)
+}
+
+// TestParkIdleMany: thousands of idle keep-alive connections parked hold
+// a goroutine each and no more; once their clients close them, and once
+// a client has opened and dropped thousands more (some mid-request, some
+// right after a request), the process is back to its goroutines and file
+// descriptors.
+func TestParkIdleMany(t *testing.T) {
+	const n = 3000
+	_, l, addr := parkedServer(t, nil)
+	time.Sleep(10 * time.Millisecond)
+	baseG, baseFD := runtime.NumGoroutine(), openFDs(t)
+	conns := make([]net.Conn, 0, n)
+	defer func() {
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	}()
+	for i := range n {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatalf("dial %d: %v", i, err)
+		}
+		conns = append(conns, conn)
+		_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+		if _, err := io.WriteString(conn, "GET / HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		readAnswer(t, bufio.NewReader(conn))
+	}
+	waitParked(t, l, n)
+	if g := runtime.NumGoroutine() - baseG; g > n+n/100 {
+		t.Errorf("%d goroutines more with %d connections parked, want about one each", g, n)
+	}
+	for _, c := range conns {
+		_ = c.Close()
+	}
+	conns = conns[:0]
+	waitParked(t, l, 0)
+	for i := range n {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatalf("dial %d: %v", i, err)
+		}
+		switch i % 3 {
+		case 1:
+			_, _ = io.WriteString(conn, "GET / HTTP/1.1\r\nHo")
+		case 2:
+			_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+			if _, err := io.WriteString(conn, "GET / HTTP/1.1\r\nHost: x\r\n\r\n"); err == nil {
+				readAnswer(t, bufio.NewReader(conn))
+			}
+		}
+		_ = conn.Close()
+	}
+	var g, fd int
+	for range 1000 {
+		if g, fd = runtime.NumGoroutine(), openFDs(t); g <= baseG && fd <= baseFD {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("%d goroutines and %d open files, %d and %d before", g, fd, baseG, baseFD)
+}
+
+// TestParkIdleTLSListener: a TLS listener given to ParkIdleConnections
+// (tls.NewListener, as an ACME library's listener is) has its
+// connections served by net/http as TLS connections, as without it: the
+// handler sees the request's TLS state (r.TLS), HTTP/2 is negotiated
+// when the listener offers it, and the connections stay net/http's.
+func TestParkIdleTLSListener(t *testing.T) {
+	certs := httptest.NewUnstartedServer(http.NotFoundHandler())
+	certs.EnableHTTP2 = true
+	certs.StartTLS()
+	defer certs.Close()
+	for _, h2 := range []bool{false, true} {
+		inner, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := certs.TLS.Clone()
+		cfg.NextProtos = []string{"http/1.1"}
+		if h2 {
+			cfg.NextProtos = []string{"h2", "http/1.1"}
+		}
+		srv := &http.Server{
+			Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				fmt.Fprintf(w, "%s TLS %v from %s", r.Proto, r.TLS != nil, r.RemoteAddr)
+			}),
+			ReadHeaderTimeout: 10 * time.Second,
+		}
+		ln := ParkIdleConnections(srv, tls.NewListener(inner, cfg))
+		l := ln.(*idleListener)
+		served := make(chan struct{})
+		go func() { defer close(served); _ = srv.Serve(ln) }()
+		client := certs.Client()
+		client.Timeout = 10 * time.Second
+		want := "HTTP/1.1 TLS true"
+		if h2 {
+			want = "HTTP/2.0 TLS true"
+		}
+		var first string
+		for i := range 3 {
+			resp, err := client.Get("https://" + inner.Addr().String() + "/")
+			if err != nil {
+				t.Fatalf("h2 %v, request %d: %v", h2, i, err)
+			}
+			b, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(string(b), want+" ") {
+				t.Fatalf("h2 %v, request %d: the handler saw %q, want %q", h2, i, b, want)
+			}
+			if first == "" {
+				first = string(b)
+			} else if string(b) != first {
+				t.Fatalf("h2 %v, request %d: %q, on another connection than %q", h2, i, b, first)
+			}
+			time.Sleep(3 * idleGrace)
+			if n := parkedCount(l); n != 0 {
+				t.Fatalf("h2 %v: %d TLS connections parked", h2, n)
+			}
+		}
+		client.CloseIdleConnections()
+		_ = srv.Close()
+		<-served
 	}
 }
