@@ -46,9 +46,13 @@ const idleGrace = 50 * time.Millisecond
 // connections srv holds idle are parked out of net/http, with about
 // 14 KiB less per connection; it sets srv.ConnState, calling the one srv
 // had. A parked connection's next request is served as any other, on a
-// connection the listener accepts again. A parked connection is the
+// connection the listener accepts again: srv's ConnState sees the
+// connection end (http.StateClosed) when it is parked and a new net.Conn
+// (its RemoteAddr the same) come when it is taken back, for which
+// srv.ConnContext is called again. A parked connection is the
 // listener's, not srv's: srv.Shutdown and srv.Close close it by closing
-// the listener; the read deadline net/http set for srv.IdleTimeout (or
+// the listener, srv.SetKeepAlivesEnabled(false) does not (its next
+// request is answered, and the connection closed); the read deadline net/http set for srv.IdleTimeout (or
 // ReadTimeout) applies while it is parked. Connections under TLS stay
 // net/http's: those of a TLS listener ln (tls.NewListener), and those
 // srv.ServeTLS serves (a tls.Conn around the listener's).

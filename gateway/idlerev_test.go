@@ -571,3 +571,105 @@ func TestParkIdleTLSListener(t *testing.T) {
 		<-served
 	}
 }
+
+// TestParkIdleServerHooks: what the server's hooks see of a connection
+// parked and taken back: ConnState sees it end (StateClosed) when parked
+// and a new net.Conn come (StateNew) when it is taken back, with the same
+// RemoteAddr, which the requests on it carry too; ConnContext is called
+// again for it then.
+func TestParkIdleServerHooks(t *testing.T) {
+	type seen struct {
+		conn  net.Conn
+		state http.ConnState
+	}
+	var (
+		mu       sync.Mutex
+		states   []seen
+		contexts []string
+	)
+	_, l, addr := parkedServer(t, func(srv *http.Server) {
+		srv.ConnState = func(c net.Conn, s http.ConnState) {
+			mu.Lock()
+			defer mu.Unlock()
+			states = append(states, seen{c, s})
+		}
+		srv.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
+			mu.Lock()
+			defer mu.Unlock()
+			contexts = append(contexts, c.RemoteAddr().String())
+			return ctx
+		}
+	})
+	conn, br := dialParked(t, addr)
+	for i := range 3 {
+		if got := keptGet(t, conn, br, "/"); got != "GET / from "+conn.LocalAddr().String() {
+			t.Fatalf("request %d: %q", i, got)
+		}
+		waitParked(t, l, 1)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var want []http.ConnState
+	for range 3 {
+		want = append(want, http.StateNew, http.StateActive, http.StateIdle, http.StateClosed)
+	}
+	var got []http.ConnState
+	conns := map[net.Conn]bool{}
+	for _, s := range states {
+		got = append(got, s.state)
+		conns[s.conn] = true
+		if s.conn.RemoteAddr().String() != conn.LocalAddr().String() {
+			t.Errorf("ConnState's conn from %s, want %s", s.conn.RemoteAddr(), conn.LocalAddr())
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) || len(conns) != 3 {
+		t.Errorf("ConnState saw %v on %d net.Conns, want %v on 3", got, len(conns), want)
+	}
+	if len(contexts) != 3 || contexts[0] != conn.LocalAddr().String() || contexts[2] != contexts[0] {
+		t.Errorf("ConnContext's calls: %v", contexts)
+	}
+}
+
+// TestParkIdleKeepAlivesOff: keep-alives turned off
+// (SetKeepAlivesEnabled(false)) with a connection parked: the
+// connection's next request is answered with Connection: close and the
+// connection closed; and a client half-closing its parked connection
+// after a request has the request answered.
+func TestParkIdleKeepAlivesOff(t *testing.T) {
+	srv, l, addr := parkedServer(t, nil)
+	conn, br := dialParked(t, addr)
+	keptGet(t, conn, br, "/")
+	waitParked(t, l, 1)
+	srv.SetKeepAlivesEnabled(false)
+	if _, err := io.WriteString(conn, "GET /off HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !resp.Close || !strings.HasPrefix(string(b), "GET /off ") {
+		t.Fatalf("with keep-alives off: %q, Connection: close %v", b, resp.Close)
+	}
+	if _, err := br.ReadByte(); !errors.Is(err, io.EOF) {
+		t.Fatalf("after the answer: %v, want the connection's end", err)
+	}
+	waitParked(t, l, 0)
+
+	srv.SetKeepAlivesEnabled(true)
+	conn, br = dialParked(t, addr)
+	keptGet(t, conn, br, "/")
+	waitParked(t, l, 1)
+	if _, err := io.WriteString(conn, "GET /half HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.(*net.TCPConn).CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAnswer(t, br); !strings.HasPrefix(got, "GET /half ") {
+		t.Fatalf("the answer to a request half-closed: %q", got)
+	}
+	waitParked(t, l, 0)
+}
