@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpadapter/mcpadapter/internal/testenv"
 	"github.com/mcpadapter/mcpadapter/internal/testserver"
 	"io"
 	"log/slog"
@@ -13,6 +15,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -672,4 +676,38 @@ func TestParkIdleKeepAlivesOff(t *testing.T) {
 		t.Fatalf("the answer to a request half-closed: %q", got)
 	}
 	waitParked(t, l, 0)
+}
+
+// TestParkIdleTypeScriptClient: the TypeScript SDK's client (Node's
+// fetch, its keep-alive connections) through a gateway served as serve
+// serves it (idle connections parked, streams taken over), idle past the
+// grace before each call: each call is answered, with its own text.
+func TestParkIdleTypeScriptClient(t *testing.T) {
+	node := testenv.Node(t)
+	sdk := filepath.Join(testenv.NPMDir(t), "node_modules", "@modelcontextprotocol", "sdk")
+	_, addr := startIdleGateway(t, nil, testserver.New(testserver.Options{Name: "up", Era: testserver.Legacy}))
+	const calls = 8
+	cmd := exec.CommandContext(testCtx(t, 60*time.Second), node, "testdata/tsidle.mjs", sdk, "http://"+addr+"/mcp", fmt.Sprint(calls), "120")
+	cmd.Env = testenv.NodeEnv(node)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("tsidle: %v\n%s", err, stderr.String())
+	}
+	var got struct {
+		Version string
+		Echoes  []string
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("tsidle printed %q: %v", out, err)
+	}
+	if got.Version != "2025-11-25" || len(got.Echoes) != calls {
+		t.Fatalf("tsidle: %+v", got)
+	}
+	for i, e := range got.Echoes {
+		if !strings.Contains(e, fmt.Sprintf("call %d", i)) {
+			t.Errorf("call %d: %q", i, e)
+		}
+	}
 }
