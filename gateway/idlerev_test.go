@@ -711,3 +711,27 @@ func TestParkIdleTypeScriptClient(t *testing.T) {
 		}
 	}
 }
+
+// TestParkIdleByteByByte: a request sent a byte at a time, the bytes
+// less than the grace apart and more, on a connection gone idle: it is
+// answered whole, and the connection parked after.
+func TestParkIdleByteByByte(t *testing.T) {
+	_, l, addr := parkedServer(t, nil)
+	conn, br := dialParked(t, addr)
+	keptGet(t, conn, br, "/")
+	waitParked(t, l, 1)
+	for _, gap := range []time.Duration{idleGrace * 3 / 5, idleGrace * 7 / 5} {
+		keptGet(t, conn, br, "/")
+		path := fmt.Sprintf("/g%d", gap.Milliseconds())
+		for _, b := range []byte("GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n") {
+			time.Sleep(gap)
+			if _, err := conn.Write([]byte{b}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := readAnswer(t, br); !strings.HasPrefix(got, "GET "+path+" ") {
+			t.Fatalf("bytes %v apart: %q", gap, got)
+		}
+		waitParked(t, l, 1)
+	}
+}
