@@ -167,19 +167,22 @@ func (l *idleListener) park(conn net.Conn) bool {
 	return true
 }
 
-// wait waits for conn's client to send something, and hands conn back to
-// Accept with what it read, its read deadline lifted; it closes conn if the read fails (the client
-// closed it, the idle deadline passed, the listener was closed).
+// wait waits for conn's client to send the start of a request, and hands
+// conn back to Accept with what it read, its read deadline lifted; it
+// closes conn if the read fails (the client closed it, the idle deadline
+// passed, the listener was closed).
 func (l *idleListener) wait(conn net.Conn) {
 	var p [16]byte
-	n, err := conn.Read(p[:])
+	// At least the 4 bytes net/http waits for, under the idle deadline,
+	// before it reads a request.
+	n, err := io.ReadAtLeast(conn, p[:], 4)
 	l.mu.Lock()
 	delete(l.parked, conn)
 	l.mu.Unlock()
 	if err == nil {
-		// As net/http does once the next request's first bytes come:
-		// the idle deadline is lifted, and net/http sets the request's
-		// own (ReadHeaderTimeout, ReadTimeout), if any.
+		// As net/http does once the next request's first 4 bytes
+		// come: the idle deadline is lifted, and net/http sets the
+		// request's own (ReadHeaderTimeout, ReadTimeout), if any.
 		err = conn.SetReadDeadline(time.Time{})
 	}
 	if err != nil {

@@ -735,3 +735,24 @@ func TestParkIdleByteByByte(t *testing.T) {
 		waitParked(t, l, 1)
 	}
 }
+
+// TestParkIdleTimeoutFewBytes: with an IdleTimeout and no
+// ReadHeaderTimeout, a client that sends fewer than the 4 bytes net/http
+// waits for before lifting its idle deadline, on a parked connection,
+// has it closed at the idle deadline, as net/http closes its own idle
+// connection: those bytes do not lift it.
+func TestParkIdleTimeoutFewBytes(t *testing.T) {
+	_, l, addr := parkedServer(t, func(srv *http.Server) {
+		srv.ReadHeaderTimeout = 0
+		srv.IdleTimeout = 500 * time.Millisecond
+	})
+	conn, br := dialParked(t, addr)
+	keptGet(t, conn, br, "/")
+	waitParked(t, l, 1)
+	if _, err := io.WriteString(conn, "GE"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := io.ReadAll(br); err != nil || len(b) != 0 {
+		t.Fatalf("a connection that sent 2 bytes: %q %v, want it closed at the idle deadline", b, err)
+	}
+}
