@@ -756,3 +756,59 @@ func TestParkIdleTimeoutFewBytes(t *testing.T) {
 		t.Fatalf("a connection that sent 2 bytes: %q %v, want it closed at the idle deadline", b, err)
 	}
 }
+
+// TestParkIdleCloseAtGrace: the server's Shutdown or Close about as an
+// idle connection's grace ends (net/http reading it, ending it for
+// net/http, closing it to park it): Shutdown returns, the client reads
+// the connection's end, and the goroutines of the listener and its
+// connections all end.
+func TestParkIdleCloseAtGrace(t *testing.T) {
+	base := runtime.NumGoroutine()
+	for i := range 40 {
+		inner, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := &http.Server{
+			Handler:           http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, r.URL.Path) }),
+			ReadHeaderTimeout: 10 * time.Second,
+		}
+		ln := ParkIdleConnections(srv, inner)
+		served := make(chan error, 1)
+		go func() { served <- srv.Serve(ln) }()
+		conn, err := net.Dial("tcp", inner.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+		br := bufio.NewReader(conn)
+		keptGet(t, conn, br, "/")
+		time.Sleep(idleGrace - 5*time.Millisecond + time.Duration(i)*time.Millisecond/4)
+		if i%2 == 0 {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			err = srv.Shutdown(ctx)
+			cancel()
+		} else {
+			err = srv.Close()
+		}
+		if err != nil {
+			t.Fatalf("round %d: %v", i, err)
+		}
+		if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+			t.Fatalf("round %d: Serve: %v", i, err)
+		}
+		if _, err := br.ReadByte(); !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) {
+			t.Fatalf("round %d: the idle connection after the server's end: %v, want its end", i, err)
+		}
+		_ = conn.Close()
+	}
+	var n int
+	for range 500 {
+		if n = runtime.NumGoroutine(); n <= base {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	buf := make([]byte, 1<<20)
+	t.Fatalf("%d goroutines, %d before:\n%s", n, base, buf[:runtime.Stack(buf, true)])
+}
