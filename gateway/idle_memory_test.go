@@ -188,9 +188,10 @@ func idleProcess() (heap, stack int64, goroutines int) {
 }
 
 // startIdleGateway serves a gateway in front of up (over streamable HTTP,
-// stateless) in an http.Server on 127.0.0.1, as mcpadapter serve does
-// (with opts nil, its streams taken over: Options.TakeOverStreams); it
-// returns the gateway and its address.
+// stateless) in an http.Server on 127.0.0.1, as mcpadapter serve does (its
+// idle connections parked: ParkIdleConnections; with opts nil, its
+// streams taken over: Options.TakeOverStreams); it returns the gateway
+// and its address.
 func startIdleGateway(t testing.TB, opts *Options, up *mcp.Server) (*Gateway, string) {
 	t.Helper()
 	upURL := testserver.StartStreamable(t, up, testserver.Stateless()).URL
@@ -206,18 +207,29 @@ func startIdleGateway(t testing.TB, opts *Options, up *mcp.Server) (*Gateway, st
 	if err := g.Start(testCtx(t, 30*time.Second)); err != nil {
 		t.Fatalf("Start: %v", err)
 	}
-	return g, serveIdle(t, g)
+	return g, serveHTTP(t, g, true)
 }
 
 // serveIdle serves h in an http.Server on 127.0.0.1 until the test ends
 // and returns its address.
 func serveIdle(t testing.TB, h http.Handler) string {
 	t.Helper()
+	return serveHTTP(t, h, false)
+}
+
+// serveHTTP serves h in an http.Server on 127.0.0.1 until the test ends,
+// its idle connections parked if park says so (ParkIdleConnections), and
+// returns its address.
+func serveHTTP(t testing.TB, h http.Handler, park bool) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	if park {
+		ln = ParkIdleConnections(srv, ln)
+	}
 	served := make(chan struct{})
 	go func() { defer close(served); _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close(); <-served })

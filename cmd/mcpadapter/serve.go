@@ -271,7 +271,9 @@ func runServe(ctx context.Context, a *cmdline.App, f serveFlags) error {
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(out, "mcpadapter serve: listening on http://%s/mcp (any path serves)\n", ln.Addr())
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	// Its idle keep-alive connections parked out of net/http: a client's
+	// session keeps one between its requests.
+	go func() { served <- srv.Serve(gateway.ParkIdleConnections(srv, ln)) }()
 	select {
 	case err := <-served:
 		return err

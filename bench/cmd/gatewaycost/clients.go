@@ -35,6 +35,7 @@ type session struct {
 	cs      *mcp.ClientSession
 	tool    string
 	version string
+	own     *http.Client // the session's own client (openOwn), or nil
 }
 
 // open connects a go-sdk client at protocol version era and finds the
@@ -86,7 +87,26 @@ func (s *session) call(ctx context.Context) error {
 	return nil
 }
 
-func (s *session) close() { _ = s.cs.Close() }
+func (s *session) close() {
+	_ = s.cs.Close()
+	if s.own != nil {
+		s.own.CloseIdleConnections()
+	}
+}
+
+// openOwn is open with an http.Client of the session's own, whose
+// connections no other session shares: the session keeps its own
+// keep-alive connection between its requests, as a client process does.
+func openOwn(ctx context.Context, ep endpoint, era string) (*session, error) {
+	hc := httpClient()
+	s, err := open(ctx, ep, era, hc)
+	if err != nil {
+		hc.CloseIdleConnections()
+		return nil, err
+	}
+	s.own = hc
+	return s, nil
+}
 
 // countTools lists the tools of ep at era.
 func countTools(ctx context.Context, ep endpoint, era string, hc *http.Client) (int, error) {

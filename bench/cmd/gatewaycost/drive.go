@@ -277,10 +277,16 @@ func (b *bench) loadRows(ctx context.Context) error {
 }
 
 // idleRows measures memory per idle session in the gateway (HTTP
-// backend: the group holds the gateway alone) and in each anchor.
+// backend: the group holds the gateway alone) and in each anchor; with
+// -idle-own-conns each session has a client of its own (openOwn).
 func (b *bench) idleRows(ctx context.Context) {
-	gwEP := endpoint{url: b.gwURL["http"]}
-	c, err := measureIdle(ctx, b.s.idle, func(ctx context.Context) (*session, error) { return open(ctx, gwEP, era2025, b.hc) }, b.gw["http"])
+	opener := func(ep endpoint) func(context.Context) (*session, error) {
+		if b.s.idleOwnConns {
+			return func(ctx context.Context) (*session, error) { return openOwn(ctx, ep, era2025) }
+		}
+		return func(ctx context.Context) (*session, error) { return open(ctx, ep, era2025, b.hc) }
+	}
+	c, err := measureIdle(ctx, b.s.idle, opener(endpoint{url: b.gwURL["http"]}), b.gw["http"])
 	if err != nil {
 		b.note("idle sessions, gateway: %v", err)
 	} else {
@@ -296,8 +302,7 @@ func (b *bench) idleRows(ctx context.Context) {
 		if a.perSession {
 			n = min(n, b.s.anchorMax)
 		}
-		aep := a.ep
-		c, err := measureIdle(ctx, n, func(ctx context.Context) (*session, error) { return open(ctx, aep, era2025, b.hc) }, &a.proxy)
+		c, err := measureIdle(ctx, n, opener(a.ep), &a.proxy)
 		if err != nil {
 			b.note("idle sessions, %s: %v", a.name, err)
 			continue

@@ -20,7 +20,7 @@ func runFloor() error {
 	if err != nil {
 		return err
 	}
-	serveUntilDone(ln, http.HandlerFunc(serveFloor))
+	serveUntilDone(ln, http.HandlerFunc(serveFloor), false)
 	return nil
 }
 

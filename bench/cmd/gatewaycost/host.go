@@ -31,8 +31,9 @@ type allocStats struct {
 
 // runHost serves the gateway of the config at path on 127.0.0.1 as
 // mcpadapter serve does (gateway.New, Start, an http.Server with the
-// gateway as handler, serve's default options: TakeOverStreams), plus
-// statsPath. It prints "listening on URL" on stdout and runs until its
+// gateway as handler, its idle connections parked:
+// gateway.ParkIdleConnections, serve's default options: TakeOverStreams),
+// plus statsPath. It prints "listening on URL" on stdout and runs until its
 // standard input ends.
 func runHost(path string) error {
 	if prefix := os.Getenv(profileEnv); prefix != "" {
@@ -79,16 +80,20 @@ func runHost(path string) error {
 		_ = json.NewEncoder(w).Encode(allocStats{TotalAlloc: ms.TotalAlloc, Mallocs: ms.Mallocs})
 	})
 	mux.Handle("/", gw)
-	serveUntilDone(ln, mux)
+	serveUntilDone(ln, mux, true)
 	return nil
 }
 
-// serveUntilDone serves h on ln, saying "listening on URL" on stdout,
+// serveUntilDone serves h on ln, its idle connections parked if park says
+// so (gateway.ParkIdleConnections), saying "listening on URL" on stdout,
 // until standard input ends (the parent is gone or done) or SIGTERM
 // comes.
-func serveUntilDone(ln net.Listener, h http.Handler) {
+func serveUntilDone(ln net.Listener, h http.Handler, park bool) {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Printf("listening on http://%s/mcp\n", ln.Addr())
+	if park {
+		ln = gateway.ParkIdleConnections(srv, ln)
+	}
 	go func() { _ = srv.Serve(ln) }()
 	stdinDone := make(chan struct{})
 	go func() { _, _ = io.Copy(io.Discard, os.Stdin); close(stdinDone) }()

@@ -64,7 +64,7 @@ type settings struct {
 	duration                         time.Duration
 	clients                          []int
 	anchorsDir, node                 string
-	noAnchors                        bool
+	noAnchors, idleOwnConns          bool
 	rows                             map[string]bool // the rows measured: cost, idle, latency, cold
 	eras                             []string
 }
@@ -91,6 +91,7 @@ func main() {
 	flag.StringVar(&s.anchorsDir, "anchors", "", "npm directory with supergateway, mcp-hub and mcp-proxy (default: installed into a temporary one)")
 	flag.StringVar(&s.node, "node", "", "Node 22 (default: from go run ./internal/testenv/cmd/npmsetup)")
 	flag.BoolVar(&s.noAnchors, "no-anchors", false, "measure the gateway only")
+	flag.BoolVar(&s.idleOwnConns, "idle-own-conns", false, "give each idle session of the memory row an http.Client of its own, so that it keeps its own keep-alive connection (by default they share one client's)")
 	costOnly := flag.Bool("cost-only", false, "measure the cost per call only (-only cost)")
 	only := flag.String("only", strings.Join(rowNames, ","), "the rows to measure, of "+strings.Join(rowNames, ","))
 	eras := flag.String("eras", era2025+","+era2026, "client versions of the cost cells")

@@ -184,7 +184,13 @@ func firstLine(s string) string {
 func (b *bench) printIdle(w io.Writer) {
 	fmt.Fprintln(w, "### Memory per idle client session")
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "Sessions opened at 2025-11-25 (initialize, tools/list) and left idle, in %d equal steps, a second after each; RSS (VmRSS) summed over the proxy's process group, which holds the servers an anchor starts per session, before the first step and after each. The first step is a warm-up: a garbage-collected heap (Go's, Node's) with room to spare takes sessions in at no RSS until it grows. KiB per session: the least-squares slope of RSS over the sessions open from the first step's end on; overall: (RSS after − RSS before) ÷ sessions. (A 2026-07-28 client has no session to hold.)\n", idleSteps)
+	fmt.Fprintf(w, "Sessions opened at 2025-11-25 (initialize, tools/list) and left idle, in %d equal steps, a second after each; RSS (VmRSS) summed over the proxy's process group, which holds the servers an anchor starts per session, before the first step and after each. The first step is a warm-up: a garbage-collected heap (Go's, Node's) with room to spare takes sessions in at no RSS until it grows. KiB per session: the least-squares slope of RSS over the sessions open from the first step's end on; overall: (RSS after − RSS before) ÷ sessions. (A 2026-07-28 client has no session to hold.)", idleSteps)
+	if b.s.idleOwnConns {
+		fmt.Fprint(w, " Each session has an http.Client of its own (-idle-own-conns): besides its standalone stream it keeps a keep-alive connection of its own, as a client process does.")
+	} else {
+		fmt.Fprint(w, " The sessions share one http.Client's keep-alive connections (a few for all); each holds its standalone stream.")
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| proxy | sessions (warm-up) | version | RSS before MiB | after warm-up MiB | after MiB | processes before → after | KiB per session | overall KiB per session |")
 	fmt.Fprintln(w, "|---|---:|---|---:|---:|---:|---|---:|---:|")
