@@ -143,10 +143,11 @@ func (g *Gateway) replaySteps(r *http.Request, id, version string, steps []strin
 }
 
 // replayRequest is a POST of body to the gateway, with r's context values
-// (its principal) but not the ids of r's requests (its streams are not
-// r's), and the session and version headers given.
+// (its principal) but not the ids of r's requests nor their claims (its
+// streams are not r's), and the session and version headers given.
 func (g *Gateway) replayRequest(ctx context.Context, r *http.Request, id, version, body string) *http.Request {
 	ctx = context.WithValue(ctx, callIDsKey{}, []json.RawMessage(nil))
+	ctx = context.WithValue(ctx, claimsKey{}, (*postClaims)(nil))
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "/", strings.NewReader(body))
 	req.Host = r.Host
 	req.Header.Set(replayHeader, g.shared.replayToken)

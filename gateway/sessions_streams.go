@@ -104,7 +104,8 @@ func newSharedEvents(g *Gateway) *sharedEvents {
 }
 
 // Open records a new stream as this replica's and, when it answers
-// requests, its record in the store; the record of a stream the memory
+// requests, its record in the store, and the stream of the POST whose
+// claims ctx carries (openedClaims); the record of a stream the memory
 // store dropped for it (maxStreams) is deleted.
 func (e *sharedEvents) Open(ctx context.Context, sessionID, streamID string) error {
 	s := e.g.shared
@@ -116,6 +117,7 @@ func (e *sharedEvents) Open(ctx context.Context, sessionID, streamID string) err
 			e.g.log.Warn("the session store failed to delete the record of a stream no longer held", "err", err)
 		}
 	}
+	s.openedClaims(ctx, sessionID, streamID)
 	ids, _ := ctx.Value(callIDsKey{}).([]json.RawMessage)
 	if len(ids) == 0 {
 		return nil
@@ -136,20 +138,23 @@ func (e *sharedEvents) Open(ctx context.Context, sessionID, streamID string) err
 	return nil
 }
 
-// Append stores an event of a stream and records the questions the
-// session asks its client here (noteOutgoing).
+// Append stores an event of a stream, records the questions the session
+// asks its client here (noteOutgoing) and the answers to requests claimed
+// (answered).
 func (e *sharedEvents) Append(ctx context.Context, sessionID, streamID string, data []byte) error {
 	if len(data) > 0 {
 		e.g.shared.noteOutgoing(ctx, sessionID, data, e.g.log.Warn)
+		e.g.shared.answered(sessionID, streamID, data)
 	}
 	return e.eventStore.Append(ctx, sessionID, streamID, data)
 }
 
 // SessionClosed forgets the session's streams and the questions waiting
-// in it, and its copy here (liveSessions), and has the session's end
-// reported (sessionClock).
+// in it, and its copy here (liveSessions), releases the claims of its
+// requests held here, and has the session's end reported (sessionClock).
 func (e *sharedEvents) SessionClosed(ctx context.Context, sessionID string) error {
 	e.g.shared.unwaitSession(sessionID)
+	e.g.shared.releaseSession(sessionID)
 	e.g.live.forget(sessionID)
 	err := e.eventStore.SessionClosed(ctx, sessionID)
 	e.g.clock.sessionClosed(sessionID)
