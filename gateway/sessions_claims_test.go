@@ -3,9 +3,11 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,18 +18,22 @@ import (
 
 // claimServer is a handshake-era server whose tool "hold" runs until the
 // test releases it (one release a run) or its call is cancelled, and
-// counts its runs.
+// counts its runs; every run ends when the test ends.
 type claimServer struct {
 	url       string
 	runs      atomic.Int64
 	cancelled atomic.Int64
 	started   chan struct{}
 	release   chan struct{}
+	end       func() // ends every run: the test ended
 }
 
 func startClaimServer(t *testing.T) *claimServer {
 	t.Helper()
 	h := &claimServer{started: make(chan struct{}, 16), release: make(chan struct{})}
+	ended := make(chan struct{})
+	var once sync.Once
+	h.end = func() { once.Do(func() { close(ended) }) }
 	srv := mcp.NewServer(&mcp.Implementation{Name: "hold", Version: "1"}, nil)
 	srv.AddTool(&mcp.Tool{Name: "hold", Description: "Run until released.", InputSchema: map[string]any{"type": "object"}},
 		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -36,12 +42,15 @@ func startClaimServer(t *testing.T) *claimServer {
 			select {
 			case <-h.release:
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "held run " + itoa(int(n))}}}, nil
+			case <-ended:
+				return nil, errors.New("the test ended")
 			case <-ctx.Done():
 				h.cancelled.Add(1)
 				return nil, ctx.Err()
 			}
 		})
 	h.url = testserver.StartStreamable(t, srv).URL
+	t.Cleanup(h.end) // before the server's cleanup
 	return h
 }
 
@@ -81,6 +90,7 @@ func newClaimRig(t *testing.T, stores func(*MemorySessionStore) []SessionStore, 
 		ss = stores(c.store)
 	}
 	c.rs = startReplicasHook(t, ss, c.hold.url, Options{}, hook)
+	t.Cleanup(c.hold.end) // before the replicas' cleanups, which wait for their requests
 	hc := &http.Client{Transport: &http.Transport{}}
 	t.Cleanup(hc.CloseIdleConnections)
 	s := rawInitialize(t, hc, c.rs[0].ts.URL+"/mcp", "alice")
@@ -156,7 +166,7 @@ func (c *claimRig) refused(replica int, v, body, what string) {
 	case <-c.hold.started:
 		c.t.Errorf("%s: the server ran the call a second time (%d runs)", what, c.hold.runs.Load())
 		c.free()
-		<-ch
+		within(c.t, ch, 30*time.Second, what+": its answer")
 	case <-time.After(10 * time.Second):
 		c.t.Fatalf("%s: no answer", what)
 	}
