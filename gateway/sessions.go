@@ -429,48 +429,6 @@ func (s *sharedSessions) behind(id string, rec *sessionRecord) []string {
 	return steps
 }
 
-// nextSessionID is go-sdk's ServerOptions.GetSessionID: the id chosen by
-// the request that holds the gate (makeSession), or a new random one.
-func (g *Gateway) nextSessionID() string {
-	if s := g.shared; s != nil {
-		s.gateMu.Lock()
-		defer s.gateMu.Unlock()
-		if s.gated {
-			id := s.nextID
-			s.gated, s.nextID = false, ""
-			<-s.gate
-			return id
-		}
-	}
-	return rand.Text()
-}
-
-// makeSession serves r, a request that makes a session, under the id id:
-// it holds the gate until go-sdk asks for the id, which go-sdk does on
-// the request's goroutine before it reads the body, or until go-sdk
-// refuses the request without making a session.
-func (g *Gateway) makeSession(w http.ResponseWriter, r *http.Request, id string) {
-	s := g.shared
-	select {
-	case s.gate <- struct{}{}:
-	case <-r.Context().Done():
-		http.Error(w, "the request ended before its session was made", http.StatusServiceUnavailable)
-		return
-	}
-	s.gateMu.Lock()
-	s.gated, s.nextID = true, id
-	s.gateMu.Unlock()
-	defer func() {
-		s.gateMu.Lock()
-		defer s.gateMu.Unlock()
-		if s.gated && s.nextID == id {
-			s.gated, s.nextID = false, ""
-			<-s.gate
-		}
-	}()
-	g.stateful.ServeHTTP(w, r)
-}
-
 // serveShared serves a handshake-era request of session id (an HTTP
 // request with Mcp-Session-Id) when sessions are shared: it checks the
 // session's record, makes the session here if another replica made it,
