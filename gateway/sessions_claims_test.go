@@ -349,3 +349,42 @@ func TestClaimKey(t *testing.T) {
 		t.Errorf("%d ids, %d keys: %v", len(ids), len(keys), keys)
 	}
 }
+
+// TestSharedSessionClaimSameIDAsSDK: alice's call with id 7 is in flight
+// on A; she sends to B requests that go-sdk reads as id 7 (its decoder
+// matches member names exactly: "ID" and "Method" are other members; 7.0
+// and 7e0 are 7): B refuses each, the server running the call once. A
+// string "7" is another id: it runs.
+func TestSharedSessionClaimSameIDAsSDK(t *testing.T) {
+	c := newClaimRig(t, nil, nil)
+	onA := c.send(testCtx(t, 30*time.Second), 0, v1125, holdSDK)
+	c.started("the call on A")
+	params := `"params":{"name":"hold","arguments":{},"_meta":{"io.modelcontextprotocol/x":1}}`
+	for what, body := range map[string]string{
+		`"ID" after "id"`:         `{"jsonrpc":"2.0","id":7,"ID":99,"method":"tools/call",` + params + `}`,
+		`"Id" after "id", fast`:   `{"jsonrpc":"2.0","id":7,"Id":"x","method":"tools/call","params":{"name":"hold","arguments":{}}}`,
+		`"Method" after "method"`: `{"jsonrpc":"2.0","id":7,"method":"tools/call","Method":"",` + params + `}`,
+		`"METHOD" in a batch`:     `[{"jsonrpc":"2.0","id":7,"method":"tools/call","METHOD":"",` + params + `}]`,
+		`7.0`:                     `{"jsonrpc":"2.0","id":7.0,"method":"tools/call",` + params + `}`,
+		`7e0`:                     `{"jsonrpc":"2.0","id":7e0,"method":"tools/call",` + params + `}`,
+	} {
+		v := v1125
+		if strings.HasPrefix(body, "[") {
+			v = "2025-03-26"
+		}
+		c.refused(1, v, body, what)
+	}
+	if n := c.hold.runs.Load(); n != 1 {
+		t.Errorf("the server ran the call %d times, want once", n)
+	}
+	str := c.send(testCtx(t, 30*time.Second), 1, v1125, strings.Replace(holdSDK, `"id":7`, `"id":"7"`, 1))
+	c.started(`id "7" on B while 7 runs on A`)
+	c.free()
+	c.free()
+	for what, ch := range map[string]<-chan postAnswer{"A's answer": onA, `B's answer to "7"`: str} {
+		if a := within(t, ch, 10*time.Second, what); a.status != http.StatusOK || !strings.Contains(a.body, "held run") {
+			t.Errorf("%s: %d %q %v", what, a.status, a.body, a.err)
+		}
+	}
+	c.unclaimed("every claim released")
+}

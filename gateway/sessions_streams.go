@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	segjson "github.com/segmentio/encoding/json"
 )
 
 // CodeCallInterrupted: the replica of the gateway that was answering the
@@ -62,29 +63,22 @@ func requestIDs(body []byte) []json.RawMessage {
 }
 
 // allRequestIDs returns the ids of the requests in body, a JSON-RPC
-// message or batch, as requestIDs does, all of them.
+// message or batch, as requestIDs does, all of them, read as go-sdk's
+// handler reads a POST (hasInitialize): members matched by their exact
+// names, each id as go-sdk decodes it (7.0 is 7), so that the ids
+// claimed and checked for duplicates are the ids go-sdk serves.
 func allRequestIDs(body []byte) []json.RawMessage {
-	body = bytes.TrimSpace(body)
-	type msg struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	var msgs []msg
-	if len(body) > 0 && body[0] == '[' {
-		if json.Unmarshal(body, &msgs) != nil {
-			return nil
-		}
-	} else {
-		var m msg
-		if json.Unmarshal(body, &m) != nil {
-			return nil
-		}
-		msgs = []msg{m}
+	var raws []json.RawMessage
+	if segjson.NewDecoder(bytes.NewReader(body)).Decode(&raws) != nil {
+		raws = []json.RawMessage{body}
 	}
 	var ids []json.RawMessage
-	for _, m := range msgs {
-		if m.Method != "" && len(m.ID) > 0 && !bytes.Equal(m.ID, []byte("null")) {
-			ids = append(ids, m.ID)
+	for _, raw := range raws {
+		msg, err := jsonrpc.DecodeMessage(raw)
+		if req, ok := msg.(*jsonrpc.Request); err == nil && ok && req.ID.IsValid() {
+			if b, err := json.Marshal(req.ID.Raw()); err == nil {
+				ids = append(ids, b)
+			}
 		}
 	}
 	return ids
