@@ -40,7 +40,10 @@ import (
 // idle timer), and every claim when the gateway closes, are released
 // too. A claim expires with the session's record (claimTTL): a replica
 // that dies holding claims blocks their ids no longer than its sessions
-// live.
+// live. So does a claim whose release failed, and one the store wrote
+// after claim stopped waiting for it (past StoreTimeout: the POST was
+// refused with 503); a claim holds no owner, so a replica cannot tell
+// such a claim from another replica's and leaves it to expire.
 
 // maxClaimKey bounds the key of a request id in a claim: a longer id is
 // named by its hash.

@@ -388,3 +388,68 @@ func TestSharedSessionClaimSameIDAsSDK(t *testing.T) {
 	}
 	c.unclaimed("every claim released")
 }
+
+// TestSharedSessionClaimRace: alice sends the same new id to A and B at
+// once, round after round, on either path: each round the server runs
+// one call, the other POST is refused as a duplicate in-flight id; once
+// the call is answered, no claim is left.
+func TestSharedSessionClaimRace(t *testing.T) {
+	c := newClaimRig(t, nil, nil)
+	drain(c.on(1).postAs(testCtx(t, 10*time.Second), "alice", `{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	const rounds = 12
+	for i := range rounds {
+		body := strings.Replace(holdPaths[[]string{"fast", "go-sdk"}[i%2]], `"id":7`, `"id":`+itoa(100+i), 1)
+		chs := []<-chan postAnswer{c.send(testCtx(t, 30*time.Second), 0, v1125, body), c.send(testCtx(t, 30*time.Second), 1, v1125, body)}
+		c.started("round " + itoa(i) + ": a run")
+		var refused, answered int
+		for range 2 {
+			var a postAnswer
+			select {
+			case a = <-chs[0]:
+				chs[0] = nil
+			case a = <-chs[1]:
+				chs[1] = nil
+			case <-c.hold.started:
+				t.Fatalf("round %d: the server ran the call twice", i)
+			case <-time.After(10 * time.Second):
+				if refused == 0 {
+					t.Fatalf("round %d: neither POST refused", i)
+				}
+				c.free()
+				continue
+			}
+			switch {
+			case a.status == http.StatusBadRequest && strings.Contains(a.body, "duplicate in-flight request ID"):
+				refused++
+				c.free()
+			case a.status == http.StatusOK && strings.Contains(a.body, "held run"):
+				answered++
+			default:
+				t.Errorf("round %d: %d %q %v", i, a.status, a.body, a.err)
+			}
+		}
+		if refused != 1 || answered != 1 {
+			t.Fatalf("round %d: %d refused, %d answered, want one each", i, refused, answered)
+		}
+	}
+	if n := c.hold.runs.Load(); n != rounds {
+		t.Errorf("the server ran %d calls in %d rounds", n, rounds)
+	}
+	c.unclaimed("no claim left")
+}
+
+// TestSharedSessionClaimReuseAtOnce: alice sends id 7 again as soon as
+// she has its answer, to A or B, on either path, round after round:
+// none is refused, and no claim is left.
+func TestSharedSessionClaimReuseAtOnce(t *testing.T) {
+	c := newClaimRig(t, nil, nil)
+	drain(c.on(1).postAs(testCtx(t, 10*time.Second), "alice", `{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	// Every pair of (replica, path), one after the other.
+	for i := range 16 {
+		for _, k := range []int{i / 4, i % 4} {
+			path := []string{"fast", "go-sdk"}[k%2]
+			c.runs(k/2, v1125, holdPaths[path], "round "+itoa(i)+" on "+[]string{"A", "B"}[k/2]+", "+path)
+		}
+	}
+	c.unclaimed("no claim left")
+}
