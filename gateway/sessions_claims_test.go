@@ -453,3 +453,32 @@ func TestSharedSessionClaimReuseAtOnce(t *testing.T) {
 	}
 	c.unclaimed("no claim left")
 }
+
+// TestSharedSessionClaimOtherUser: bob, who knows alice's session id,
+// sends requests under it, with ids alice then uses, to both replicas,
+// on either path, and client answers and notifications under her ids:
+// he is refused (403) and claims nothing, and alice's requests under
+// those ids run.
+func TestSharedSessionClaimOtherUser(t *testing.T) {
+	c := newClaimRig(t, nil, nil)
+	for r := range 2 {
+		for _, body := range []string{holdFast, holdSDK, `[` + holdSDK + `]`} {
+			resp := c.on(r).postAs(testCtx(t, 10*time.Second), "bob", body)
+			drain(resp)
+			if resp.StatusCode != http.StatusForbidden {
+				t.Errorf("bob's POST on replica %d: %d, want 403", r, resp.StatusCode)
+			}
+		}
+	}
+	// alice's own answers and notifications under id 7 claim nothing.
+	for _, body := range []string{`{"jsonrpc":"2.0","id":7,"result":{}}`, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7,"progress":1}}`} {
+		drain(c.on(1).postAs(testCtx(t, 10*time.Second), "alice", body))
+	}
+	c.unclaimed("nothing claimed")
+	if n := c.hold.runs.Load(); n != 0 {
+		t.Errorf("the server ran %d calls", n)
+	}
+	c.runs(0, v1125, holdFast, "alice's id 7 on A")
+	c.runs(1, v1125, holdSDK, "alice's id 7 on B")
+	c.unclaimed("no claim left")
+}
