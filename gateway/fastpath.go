@@ -272,6 +272,10 @@ type fastConn struct {
 	closed   chan struct{} // closed by Close (nil: a connection no session has)
 	once     sync.Once
 	answered chan struct{} // closed when held is set (nil: direct)
+	// answering, when set, is called once the call has ended, before its
+	// answer is written: it releases the claim of a shared session's
+	// request (sessions_claims.go).
+	answering func()
 }
 
 // heldAnswer is an answer to write to the HTTP response: resp, encoded as
@@ -356,6 +360,9 @@ func (c *fastConn) Write(_ context.Context, msg jsonrpc.Message) error {
 // 2026-07-28, unless notifications began the stream) a JSON body with
 // that status. Only the handler's goroutine calls it, once.
 func (c *fastConn) writeAnswer(resp *jsonrpc.Response, data []byte) (err error) {
+	if c.answering != nil {
+		c.answering()
+	}
 	// writeHeaderEarly or writeNote may be writing now; neither writes
 	// once writing is set.
 	c.mu.Lock()

@@ -56,7 +56,8 @@ import (
 // A request naming the id of a call on this path in flight in its
 // session (a retry after the call's stream dropped, say), whichever path
 // it would take, is refused as go-sdk refuses a duplicate in-flight id:
-// 400 and a JSON-RPC error. A DELETE cancels the session's calls on this
+// 400 and a JSON-RPC error. With shared sessions, so is one naming the
+// id of a request in flight on another replica (sessions_claims.go). A DELETE cancels the session's calls on this
 // path, also one that has not reached the receiving middleware yet.
 //
 // The call's progress reports (its _meta holds a progress token) and log
@@ -229,6 +230,9 @@ func (g *Gateway) answerSessionFast(ctx context.Context, w http.ResponseWriter, 
 	// No session reads from c or closes it: it carries the call's
 	// notifications (filterSent) and its answer.
 	c := &fastConn{req: f.msg, direct: true, session: true, httpCtx: ctx, w: w}
+	if p, _ := f.r.Context().Value(claimsKey{}).(*postClaims); p != nil {
+		c.answering = p.releaseAll // the id is free once the client has the answer
+	}
 	one := &oneRequest{stream: c}
 	ctx = context.WithValue(ctx, oneRequestKey{}, one)
 	early := g.early.add(c)

@@ -141,6 +141,7 @@ func New(servers []Server, opts *Options) (*Gateway, error) {
 			return nil, err
 		}
 		g.shared.events = newSharedEvents(g)
+		g.shared.warn = g.log.Warn
 	}
 	if len(servers) == 0 {
 		return nil, errors.New("gateway: no servers")
@@ -370,6 +371,9 @@ func (g *Gateway) Close() error {
 		g.relays.wait(max(time.Until(cut), 0) + closeWriteSlack)
 		g.sessWG.Wait()
 		g.streams.Wait()
+		if g.shared != nil {
+			g.shared.releaseClaims() // claims of requests still winding down
+		}
 		g.clock.wg.Wait()
 		// The tasks' calls end first: their servers are told (a
 		// cancellation, or tasks/cancel) while the connections are up.

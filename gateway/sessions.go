@@ -31,7 +31,9 @@ import (
 // What is not shared: a request in flight (a call the server is still
 // answering, a server's question to the client) belongs to the replica
 // that is handling it; if that replica dies, the call fails and the
-// client's next request is served by another one. A question's id names
+// client's next request is served by another one. Its id is claimed in
+// the store while it is in flight, so that another replica refuses a
+// request sent again under it (sessions_claims.go). A question's id names
 // the copy of the session that asked it, and a client's answer to it is
 // given only to that copy (sessions_asks.go).
 
@@ -82,6 +84,19 @@ type SessionStore interface {
 	// DeleteSession removes the record of session id; deleting a record
 	// that is not there is not an error.
 	DeleteSession(ctx context.Context, id string) error
+	// ClaimRequest records a claim of request in session, to expire ttl
+	// after now, only if there is none (create if absent; an expired
+	// claim is none), in one step; it reports whether it did. request
+	// names a JSON-RPC request id of the session, at most 65 bytes; a
+	// replica claims each request of a session before it serves it, so
+	// that a request sent again under the id of one in flight on another
+	// replica is refused rather than run twice. Claims are kept apart
+	// from the records of sessions, and per session.
+	ClaimRequest(ctx context.Context, session, request string, ttl time.Duration) (bool, error)
+	// ReleaseRequest removes the claim of request in session, once the
+	// request is over; releasing a claim that is not there is not an
+	// error.
+	ReleaseRequest(ctx context.Context, session, request string) error
 }
 
 // sessionRecord is what the store keeps of a session.
@@ -152,6 +167,8 @@ type sharedSessions struct {
 	subscribed              atomic.Bool
 	wake                    chan struct{}
 	pollPlain, pollNotified time.Duration
+
+	claimState // the request ids claimed here (sessions_claims.go)
 }
 
 // heldSession is a shared session this replica holds, with the changes
@@ -412,48 +429,6 @@ func (s *sharedSessions) behind(id string, rec *sessionRecord) []string {
 	return steps
 }
 
-// nextSessionID is go-sdk's ServerOptions.GetSessionID: the id chosen by
-// the request that holds the gate (makeSession), or a new random one.
-func (g *Gateway) nextSessionID() string {
-	if s := g.shared; s != nil {
-		s.gateMu.Lock()
-		defer s.gateMu.Unlock()
-		if s.gated {
-			id := s.nextID
-			s.gated, s.nextID = false, ""
-			<-s.gate
-			return id
-		}
-	}
-	return rand.Text()
-}
-
-// makeSession serves r, a request that makes a session, under the id id:
-// it holds the gate until go-sdk asks for the id, which go-sdk does on
-// the request's goroutine before it reads the body, or until go-sdk
-// refuses the request without making a session.
-func (g *Gateway) makeSession(w http.ResponseWriter, r *http.Request, id string) {
-	s := g.shared
-	select {
-	case s.gate <- struct{}{}:
-	case <-r.Context().Done():
-		http.Error(w, "the request ended before its session was made", http.StatusServiceUnavailable)
-		return
-	}
-	s.gateMu.Lock()
-	s.gated, s.nextID = true, id
-	s.gateMu.Unlock()
-	defer func() {
-		s.gateMu.Lock()
-		defer s.gateMu.Unlock()
-		if s.gated && s.nextID == id {
-			s.gated, s.nextID = false, ""
-			<-s.gate
-		}
-	}()
-	g.stateful.ServeHTTP(w, r)
-}
-
 // serveShared serves a handshake-era request of session id (an HTTP
 // request with Mcp-Session-Id) when sessions are shared: it checks the
 // session's record, makes the session here if another replica made it,
@@ -502,6 +477,8 @@ func (g *Gateway) serveShared(w http.ResponseWriter, r *http.Request, id string)
 			return
 		}
 	}
+	var claims *postClaims
+	aw := &askIDWriter{ResponseWriter: w, s: s, id: id}
 	if r.Method == http.MethodPost {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.opts.maxRequestBytes()))
 		r.Body.Close()
@@ -516,6 +493,14 @@ func (g *Gateway) serveShared(w http.ResponseWriter, r *http.Request, id string)
 		r.ContentLength = int64(len(body))
 		if ids := requestIDs(body); len(ids) > 0 {
 			r = r.WithContext(context.WithValue(r.Context(), callIDsKey{}, ids))
+		}
+		var ok bool
+		if claims, ok = g.claimPost(w, r, id, body); !ok {
+			return
+		}
+		if claims != nil {
+			r = r.WithContext(context.WithValue(r.Context(), claimsKey{}, claims))
+			defer func() { claims.end(r.Context().Err() != nil, aw.refused()) }()
 		}
 	}
 	if s.held(id) == nil {
@@ -542,7 +527,11 @@ func (g *Gateway) serveShared(w http.ResponseWriter, r *http.Request, id string)
 		}
 	}
 	slow := func(w http.ResponseWriter, r *http.Request) {
-		g.stateful.ServeHTTP(&askIDWriter{ResponseWriter: w, s: s, id: id}, r)
+		if claims != nil {
+			claims.toSDK()
+		}
+		aw.ResponseWriter = w
+		g.stateful.ServeHTTP(aw, r)
 	}
 	switch r.Method {
 	case http.MethodPost:

@@ -192,9 +192,22 @@ func rewriteOutgoing(tok string, data []byte) ([]byte, bool) {
 // handler answers with event streams only (its JSONResponse is false).
 type askIDWriter struct {
 	http.ResponseWriter
-	s  *sharedSessions
-	id string
+	s      *sharedSessions
+	id     string
+	status int // the status written, 0 until one is
 }
+
+// WriteHeader implements http.ResponseWriter, recording the status.
+func (w *askIDWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// refused reports whether the answer written was an error status: the
+// POST's requests were refused before they ran.
+func (w *askIDWriter) refused() bool { return w.status >= 300 }
 
 // Write implements http.ResponseWriter.
 func (w *askIDWriter) Write(b []byte) (int, error) {

@@ -222,8 +222,9 @@ func (g *Gateway) giveHanded(id, version string, h handedAnswer) {
 	s.unwait(id, h.Ask.ID)
 	ctx, cancel := context.WithTimeout(w.vals, 10*time.Second)
 	defer cancel()
-	// Not the ids of the requests of the POST the values came with: this
-	// POST has none (replayRequest).
+	// Not the ids of the requests of the POST the values came with, nor
+	// its claims: this POST has none (replayRequest).
+	ctx = context.WithValue(ctx, claimsKey{}, (*postClaims)(nil))
 	req, _ := http.NewRequestWithContext(context.WithValue(ctx, callIDsKey{}, []json.RawMessage(nil)), http.MethodPost, "/", bytes.NewReader(h.Msg))
 	req.Header.Set(replayHeader, s.replayToken)
 	req.Header.Set("Content-Type", "application/json")

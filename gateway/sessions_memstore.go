@@ -10,8 +10,10 @@ import (
 // MemorySessionStore is a SessionStore in this process's memory: for
 // gateways in one process, and for tests. Its zero value is ready.
 type MemorySessionStore struct {
-	mu   sync.Mutex
-	recs map[string]memoryRecord
+	mu     sync.Mutex
+	recs   map[string]memoryRecord
+	claims map[string]time.Time // when each claim of a request expires
+	nclaim int                  // claims made: those expired are dropped every 256th
 }
 
 type memoryRecord struct {
@@ -67,3 +69,37 @@ func (m *MemorySessionStore) DeleteSession(_ context.Context, id string) error {
 	delete(m.recs, id)
 	return nil
 }
+
+// ClaimRequest implements SessionStore.
+func (m *MemorySessionStore) ClaimRequest(_ context.Context, session, request string, ttl time.Duration) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := time.Now()
+	k := claimRecordKey(session, request)
+	if c, ok := m.claims[k]; ok && !now.After(c) {
+		return false, nil
+	}
+	if m.claims == nil {
+		m.claims = make(map[string]time.Time)
+	}
+	if m.nclaim++; m.nclaim%256 == 0 {
+		for k, c := range m.claims {
+			if now.After(c) {
+				delete(m.claims, k)
+			}
+		}
+	}
+	m.claims[k] = now.Add(ttl)
+	return true, nil
+}
+
+// ReleaseRequest implements SessionStore.
+func (m *MemorySessionStore) ReleaseRequest(_ context.Context, session, request string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.claims, claimRecordKey(session, request))
+	return nil
+}
+
+// claimRecordKey is the key of a claim in a MemorySessionStore.
+func claimRecordKey(session, request string) string { return session + "\x00" + request }

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -143,10 +144,11 @@ func (g *Gateway) replaySteps(r *http.Request, id, version string, steps []strin
 }
 
 // replayRequest is a POST of body to the gateway, with r's context values
-// (its principal) but not the ids of r's requests (its streams are not
-// r's), and the session and version headers given.
+// (its principal) but not the ids of r's requests nor their claims (its
+// streams are not r's), and the session and version headers given.
 func (g *Gateway) replayRequest(ctx context.Context, r *http.Request, id, version, body string) *http.Request {
 	ctx = context.WithValue(ctx, callIDsKey{}, []json.RawMessage(nil))
+	ctx = context.WithValue(ctx, claimsKey{}, (*postClaims)(nil))
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "/", strings.NewReader(body))
 	req.Host = r.Host
 	req.Header.Set(replayHeader, g.shared.replayToken)
@@ -196,4 +198,46 @@ func levelStep(level string) string {
 func subStep(method string, i int, uri string) string {
 	u, _ := json.Marshal(uri)
 	return fmt.Sprintf(`{"jsonrpc":"2.0","id":"replay-sub-%d","method":%q,"params":{"uri":%s}}`, i, method, u)
+}
+
+// nextSessionID is go-sdk's ServerOptions.GetSessionID: the id chosen by
+// the request that holds the gate (makeSession), or a new random one.
+func (g *Gateway) nextSessionID() string {
+	if s := g.shared; s != nil {
+		s.gateMu.Lock()
+		defer s.gateMu.Unlock()
+		if s.gated {
+			id := s.nextID
+			s.gated, s.nextID = false, ""
+			<-s.gate
+			return id
+		}
+	}
+	return rand.Text()
+}
+
+// makeSession serves r, a request that makes a session, under the id id:
+// it holds the gate until go-sdk asks for the id, which go-sdk does on
+// the request's goroutine before it reads the body, or until go-sdk
+// refuses the request without making a session.
+func (g *Gateway) makeSession(w http.ResponseWriter, r *http.Request, id string) {
+	s := g.shared
+	select {
+	case s.gate <- struct{}{}:
+	case <-r.Context().Done():
+		http.Error(w, "the request ended before its session was made", http.StatusServiceUnavailable)
+		return
+	}
+	s.gateMu.Lock()
+	s.gated, s.nextID = true, id
+	s.gateMu.Unlock()
+	defer func() {
+		s.gateMu.Lock()
+		defer s.gateMu.Unlock()
+		if s.gated && s.nextID == id {
+			s.gated, s.nextID = false, ""
+			<-s.gate
+		}
+	}()
+	g.stateful.ServeHTTP(w, r)
 }

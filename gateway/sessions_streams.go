@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	segjson "github.com/segmentio/encoding/json"
 )
 
 // CodeCallInterrupted: the replica of the gateway that was answering the
@@ -62,29 +63,22 @@ func requestIDs(body []byte) []json.RawMessage {
 }
 
 // allRequestIDs returns the ids of the requests in body, a JSON-RPC
-// message or batch, as requestIDs does, all of them.
+// message or batch, as requestIDs does, all of them, read as go-sdk's
+// handler reads a POST (hasInitialize): members matched by their exact
+// names, each id as go-sdk decodes it (7.0 is 7), so that the ids
+// claimed and checked for duplicates are the ids go-sdk serves.
 func allRequestIDs(body []byte) []json.RawMessage {
-	body = bytes.TrimSpace(body)
-	type msg struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	var msgs []msg
-	if len(body) > 0 && body[0] == '[' {
-		if json.Unmarshal(body, &msgs) != nil {
-			return nil
-		}
-	} else {
-		var m msg
-		if json.Unmarshal(body, &m) != nil {
-			return nil
-		}
-		msgs = []msg{m}
+	var raws []json.RawMessage
+	if segjson.NewDecoder(bytes.NewReader(body)).Decode(&raws) != nil {
+		raws = []json.RawMessage{body}
 	}
 	var ids []json.RawMessage
-	for _, m := range msgs {
-		if m.Method != "" && len(m.ID) > 0 && !bytes.Equal(m.ID, []byte("null")) {
-			ids = append(ids, m.ID)
+	for _, raw := range raws {
+		msg, err := jsonrpc.DecodeMessage(raw)
+		if req, ok := msg.(*jsonrpc.Request); err == nil && ok && req.ID.IsValid() {
+			if b, err := json.Marshal(req.ID.Raw()); err == nil {
+				ids = append(ids, b)
+			}
 		}
 	}
 	return ids
@@ -104,7 +98,8 @@ func newSharedEvents(g *Gateway) *sharedEvents {
 }
 
 // Open records a new stream as this replica's and, when it answers
-// requests, its record in the store; the record of a stream the memory
+// requests, its record in the store, and the stream of the POST whose
+// claims ctx carries (openedClaims); the record of a stream the memory
 // store dropped for it (maxStreams) is deleted.
 func (e *sharedEvents) Open(ctx context.Context, sessionID, streamID string) error {
 	s := e.g.shared
@@ -116,6 +111,7 @@ func (e *sharedEvents) Open(ctx context.Context, sessionID, streamID string) err
 			e.g.log.Warn("the session store failed to delete the record of a stream no longer held", "err", err)
 		}
 	}
+	s.openedClaims(ctx, sessionID, streamID)
 	ids, _ := ctx.Value(callIDsKey{}).([]json.RawMessage)
 	if len(ids) == 0 {
 		return nil
@@ -136,20 +132,23 @@ func (e *sharedEvents) Open(ctx context.Context, sessionID, streamID string) err
 	return nil
 }
 
-// Append stores an event of a stream and records the questions the
-// session asks its client here (noteOutgoing).
+// Append stores an event of a stream, records the questions the session
+// asks its client here (noteOutgoing) and the answers to requests claimed
+// (answered).
 func (e *sharedEvents) Append(ctx context.Context, sessionID, streamID string, data []byte) error {
 	if len(data) > 0 {
 		e.g.shared.noteOutgoing(ctx, sessionID, data, e.g.log.Warn)
+		e.g.shared.answered(sessionID, streamID, data)
 	}
 	return e.eventStore.Append(ctx, sessionID, streamID, data)
 }
 
 // SessionClosed forgets the session's streams and the questions waiting
-// in it, and its copy here (liveSessions), and has the session's end
-// reported (sessionClock).
+// in it, and its copy here (liveSessions), releases the claims of its
+// requests held here, and has the session's end reported (sessionClock).
 func (e *sharedEvents) SessionClosed(ctx context.Context, sessionID string) error {
 	e.g.shared.unwaitSession(sessionID)
+	e.g.shared.releaseSession(sessionID)
 	e.g.live.forget(sessionID)
 	err := e.eventStore.SessionClosed(ctx, sessionID)
 	e.g.clock.sessionClosed(sessionID)

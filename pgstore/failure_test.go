@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -397,13 +398,10 @@ func testLeastPrivilege(t *testing.T, srv *testdb.Server, admin *pgxpool.Pool) {
 	if err := pgstore.Migrate(ctx, admin, opts); err != nil {
 		t.Fatal(err)
 	}
-	for _, stmt := range []string{
-		`CREATE ROLE agent LOGIN`,
-		`GRANT USAGE ON SCHEMA public TO agent`,
-		`GRANT SELECT, INSERT, UPDATE, DELETE ON lp_checkpoints, lp_cache, lp_tokens, lp_token_locks TO agent`,
-	} {
+	// The README's statements, as they are there.
+	for _, stmt := range readmeGrants(t) {
 		if _, err := admin.Exec(ctx, stmt); err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s: %v", stmt, err)
 		}
 	}
 	p := poolAt(t, srv.Addr, "agent", "postgres", "agent", 0)
@@ -440,10 +438,66 @@ func testLeastPrivilege(t *testing.T, srv *testdb.Server, admin *pgxpool.Pool) {
 	if err := tokens.Update(ctx, "u", (&refresher{}).fn); err != nil {
 		t.Error(err)
 	}
+	sessions, err := pgstore.NewSessionStore(ctx, p, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sessions.SaveSession(ctx, "s1", []byte("{}"), time.Hour); err != nil {
+		t.Error(err)
+	}
+	if ok, err := sessions.ClaimRequest(ctx, "s1", "n7", time.Hour); !ok || err != nil {
+		t.Errorf("ClaimRequest: %v %v", ok, err)
+	}
+	if err := sessions.ReleaseRequest(ctx, "s1", "n7"); err != nil {
+		t.Error(err)
+	}
+	tasks, err := pgstore.NewTaskStore(ctx, p, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := tasks.AddTask(ctx, "t1", []byte("{}"), time.Hour); !ok || err != nil {
+		t.Errorf("AddTask: %v %v", ok, err)
+	}
+	limits, err := pgstore.NewLimitStore(ctx, p, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, _, err := limits.Take(ctx, "k", time.Second, 1); !ok || err != nil {
+		t.Errorf("Take: %v %v", ok, err)
+	}
+	if ok, _, err := limits.Acquire(ctx, "k", "l1", 1, time.Minute); !ok || err != nil {
+		t.Errorf("Acquire: %v %v", ok, err)
+	}
+	if fresh, _, err := limits.Once(ctx, "b", "id", time.Minute, 10); !fresh || err != nil {
+		t.Errorf("Once: %v %v", fresh, err)
+	}
 	_, err = pgstore.NewCacheStore(ctx, p, &pgstore.Options{TablePrefix: "notmigrated_"})
 	if err == nil || !strings.Contains(err.Error(), "run pgstore.Migrate") || !strings.Contains(err.Error(), "permission denied") {
 		t.Errorf("a store on tables Migrate did not create: %v, want permission denied and a pointer to Migrate", err)
 	}
+}
+
+// readmeGrants returns the statements of the README's least-privilege
+// setup, its tables under the prefix lp_ and its role without a password.
+func readmeGrants(t *testing.T) []string {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(b), "```sql\nCREATE ROLE agent")
+	block, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("the README has no least-privilege setup")
+	}
+	block = strings.ReplaceAll("CREATE ROLE agent"+block, "mcpadapter_", "lp_")
+	block = strings.Replace(block, " PASSWORD '…'", "", 1)
+	var stmts []string
+	for _, stmt := range strings.Split(block, ";") {
+		if stmt = strings.TrimSpace(stmt); stmt != "" {
+			stmts = append(stmts, stmt)
+		}
+	}
+	return stmts
 }
 
 // testLongKeys: keys over the B-tree limit (long resource URIs, run

@@ -23,7 +23,7 @@ const migrationLock = 0x6d63706164617074
 // only SELECT, INSERT, UPDATE and DELETE on the tables (and USAGE on the
 // schema): their constructors run no DDL when the tables are there.
 func Migrate(ctx context.Context, pool *pgxpool.Pool, opts *Options) error {
-	return migrate(ctx, pool, opts, "checkpoints", "cache", "tokens", "token_locks", "limit_rates", "limit_leases", "limit_once", "sessions", "tasks")
+	return migrate(ctx, pool, opts, "checkpoints", "cache", "tokens", "token_locks", "limit_rates", "limit_leases", "limit_once", "sessions", "session_claims", "tasks")
 }
 
 // ddl returns the statements that create the table name.
@@ -51,7 +51,7 @@ func ddl(opts *Options, name string) []string {
 		return []string{`CREATE TABLE IF NOT EXISTS ` + t + ` (key text NOT NULL, lease text NOT NULL, expires_at bigint NOT NULL, PRIMARY KEY (key, lease))`}
 	case "limit_once":
 		return []string{`CREATE TABLE IF NOT EXISTS ` + t + ` (bucket text NOT NULL, id text NOT NULL, expires_at bigint NOT NULL, PRIMARY KEY (bucket, id))`}
-	case "sessions", "tasks":
+	case "sessions", "session_claims", "tasks":
 		// expires_at: in microseconds since 1970, by the database's clock.
 		return []string{`CREATE TABLE IF NOT EXISTS ` + t + ` (id text PRIMARY KEY, data bytea NOT NULL, expires_at bigint NOT NULL)`}
 	}
@@ -61,15 +61,16 @@ func ddl(opts *Options, name string) []string {
 // columns lists the columns of each table the stores use: a table that
 // has them is taken as it is.
 var columns = map[string]string{
-	"checkpoints":  "id, data, updated_at",
-	"cache":        "key, value, expires_at",
-	"tokens":       "key, data, version, updated_at",
-	"token_locks":  "key, owner, expires_at",
-	"limit_rates":  "key, tat",
-	"limit_leases": "key, lease, expires_at",
-	"limit_once":   "bucket, id, expires_at",
-	"sessions":     "id, data, expires_at",
-	"tasks":        "id, data, expires_at",
+	"checkpoints":    "id, data, updated_at",
+	"cache":          "key, value, expires_at",
+	"tokens":         "key, data, version, updated_at",
+	"token_locks":    "key, owner, expires_at",
+	"limit_rates":    "key, tat",
+	"limit_leases":   "key, lease, expires_at",
+	"limit_once":     "bucket, id, expires_at",
+	"sessions":       "id, data, expires_at",
+	"session_claims": "id, data, expires_at",
+	"tasks":          "id, data, expires_at",
 }
 
 func migrate(ctx context.Context, pool *pgxpool.Pool, opts *Options, tables ...string) error {

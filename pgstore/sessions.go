@@ -22,6 +22,7 @@ import (
 // of at its next poll. A notification carries the session's id only.
 type SessionStore struct {
 	recs    *records
+	claims  *records // claims of requests, by session and request: "session:request"
 	notices *notices
 }
 
@@ -35,7 +36,11 @@ func NewSessionStore(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*S
 	if err != nil {
 		return nil, err
 	}
-	return &SessionStore{recs: recs, notices: newNotices(pool, opts, "sessions")}, nil
+	claims, err := newRecords(ctx, pool, opts, "session_claims", "a claim of a request")
+	if err != nil {
+		return nil, err
+	}
+	return &SessionStore{recs: recs, claims: claims, notices: newNotices(pool, opts, "sessions")}, nil
 }
 
 // LoadSession returns the record of session id, or nil and no error when
@@ -60,6 +65,18 @@ func (s *SessionStore) ReplaceSession(ctx context.Context, id string, old, rec [
 // DeleteSession removes the record of session id.
 func (s *SessionStore) DeleteSession(ctx context.Context, id string) error {
 	return s.recs.remove(ctx, id)
+}
+
+// ClaimRequest records a claim of request in session, expiring ttl after
+// now, only if there is none or it expired (one INSERT … ON CONFLICT): it
+// reports whether it did.
+func (s *SessionStore) ClaimRequest(ctx context.Context, session, request string, ttl time.Duration) (bool, error) {
+	return s.claims.add(ctx, session+":"+request, []byte("1"), ttl)
+}
+
+// ReleaseRequest removes the claim of request in session.
+func (s *SessionStore) ReleaseRequest(ctx context.Context, session, request string) error {
+	return s.claims.remove(ctx, session+":"+request)
 }
 
 // NotifySession sends id as a notification on the store's channel:

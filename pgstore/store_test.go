@@ -66,7 +66,7 @@ func testMigrate(t *testing.T, srv *testdb.Server) {
 		}
 	}
 	var n int
-	if err := pool(t, srv).QueryRow(ctx, `SELECT count(*) FROM pg_tables WHERE tablename LIKE 'm\_%'`).Scan(&n); err != nil || n != 9 {
+	if err := pool(t, srv).QueryRow(ctx, `SELECT count(*) FROM pg_tables WHERE tablename LIKE 'm\_%'`).Scan(&n); err != nil || n != 10 {
 		t.Errorf("tables: %d %v", n, err)
 	}
 	// A prefix may name a schema.
@@ -77,7 +77,7 @@ func testMigrate(t *testing.T, srv *testdb.Server) {
 	if err := pgstore.Migrate(ctx, p, &pgstore.Options{TablePrefix: "agents.mcp_"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.QueryRow(ctx, `SELECT count(*) FROM pg_tables WHERE schemaname = 'agents'`).Scan(&n); err != nil || n != 9 {
+	if err := p.QueryRow(ctx, `SELECT count(*) FROM pg_tables WHERE schemaname = 'agents'`).Scan(&n); err != nil || n != 10 {
 		t.Errorf("tables in schema agents: %d %v", n, err)
 	}
 }

@@ -30,6 +30,9 @@
 //	                           and once-only ids (DPoP proofs)
 //	PREFIX session:ID          a gateway session's record (the gateway's JSON;
 //	                           expires with the session)
+//	PREFIX claim:ID:REQUEST    a claim of a request of session ID in flight on
+//	                           a replica (SET NX; deleted once the request is
+//	                           over, else expires with the session)
 //	PREFIX task:KEY            a gateway task's record, a principal's index of
 //	                           tasks, or a replica's liveness record (the
 //	                           gateway's JSON; expires with what it records)

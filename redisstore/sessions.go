@@ -24,6 +24,7 @@ import (
 // id only.
 type SessionStore struct {
 	recs    records
+	claims  records // claims of requests: PREFIX+"claim:"+session+":"+request
 	channel string
 	log     *slog.Logger
 }
@@ -32,7 +33,8 @@ type SessionStore struct {
 // each operation, and the making of a subscription to the notices;
 // Options.Logger gets why a subscription ended.
 func NewSessionStore(rdb redis.UniversalClient, opts *Options) *SessionStore {
-	return &SessionStore{recs: newRecords(rdb, opts, "session", "a session"), channel: opts.prefix() + "sessions", log: opts.logger()}
+	return &SessionStore{recs: newRecords(rdb, opts, "session", "a session"), claims: newRecords(rdb, opts, "claim", "a claim of a request"),
+		channel: opts.prefix() + "sessions", log: opts.logger()}
 }
 
 // LoadSession returns the record of session id, or nil and no error when
@@ -57,6 +59,17 @@ func (s *SessionStore) ReplaceSession(ctx context.Context, id string, old, rec [
 // DeleteSession removes the record of session id.
 func (s *SessionStore) DeleteSession(ctx context.Context, id string) error {
 	return s.recs.remove(ctx, id)
+}
+
+// ClaimRequest records a claim of request in session, expiring ttl after
+// now, only if there is none (SET NX PX): it reports whether it did.
+func (s *SessionStore) ClaimRequest(ctx context.Context, session, request string, ttl time.Duration) (bool, error) {
+	return s.claims.add(ctx, session+":"+request, []byte("1"), ttl)
+}
+
+// ReleaseRequest removes the claim of request in session (DEL).
+func (s *SessionStore) ReleaseRequest(ctx context.Context, session, request string) error {
+	return s.claims.remove(ctx, session+":"+request)
 }
 
 // NotifySession publishes id on the store's channel: every replica

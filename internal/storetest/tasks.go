@@ -18,7 +18,8 @@ type TaskStore interface {
 	DeleteTask(ctx context.Context, key string) error
 }
 
-// asSessions is a TaskStore seen as a SessionStore, for CheckSessionStore.
+// asSessions is a TaskStore seen as a session store's records, for
+// checkRecords.
 type asSessions struct{ s TaskStore }
 
 func (a asSessions) LoadSession(ctx context.Context, id string) ([]byte, error) {
@@ -43,7 +44,7 @@ func (a asSessions) DeleteSession(ctx context.Context, id string) error {
 // (none saved, deleted or expired), and of 32 adders racing on one key
 // exactly one succeeds.
 func CheckTaskStore(t *testing.T, s TaskStore) {
-	CheckSessionStore(t, asSessions{s})
+	checkRecords(t, asSessions{s})
 	ctx := context.Background()
 	key := fmt.Sprintf("task.srv_1-a.%d", time.Now().UnixNano())
 	add := func(key, rec string, ttl time.Duration) bool {
