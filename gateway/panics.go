@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 
 	"github.com/mcpadapter/mcpadapter"
+	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -20,14 +21,17 @@ import (
 // its code, logs it at Error with its stack, and goes on: a request gets
 // errInternal (its message says nothing of the panic, which may hold
 // what the caller's code held), a notification is dropped, an event or a
-// tool filter is taken as not given.
+// tool filter is taken as not given, and a background loop's step is
+// taken as failed (recovered).
 
 // errInternal answers a request whose handling panicked.
 var errInternal = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: the gateway failed while handling the request; it is logged"}
 
-// logPanic logs p, a panic recovered where, with the stack.
+// logPanic logs p, a panic recovered where, with the stack; p's text is
+// redacted as an error's is (wire.RedactURLSecrets): the caller's code
+// may have panicked with what it held, a URL with a token, a header.
 func (g *Gateway) logPanic(p any, where string) {
-	g.log.Error("the gateway recovered from a panic", "where", where, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+	g.log.Error("the gateway recovered from a panic", "where", where, "panic", wire.RedactURLSecrets(fmt.Sprint(p)), "stack", string(debug.Stack()))
 }
 
 // recoverRequests makes a panic while next handles a request an
@@ -74,6 +78,20 @@ func (g *Gateway) safeToolFilter() func(string, *mcpadapter.Tool) bool {
 		}()
 		return f(server, tool)
 	}
+}
+
+// recovered runs step, a step of the gateway's own goroutines (the poll
+// of shared sessions, the subscription to their notices, the task
+// store's beats, a session's end told to Options.Telemetry) that calls
+// what the caller gives: a panic in it is logged, and the goroutine goes
+// on as after a failure of that step.
+func (g *Gateway) recovered(where string, step func()) {
+	defer func() {
+		if p := recover(); p != nil {
+			g.logPanic(p, where)
+		}
+	}()
+	step()
 }
 
 // onEvent tells Options.OnEvent of e; a panic in it is logged.

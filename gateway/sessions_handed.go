@@ -155,7 +155,7 @@ func (g *Gateway) pollHanded(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			g.takeHanded(ctx, id)
+			g.recovered("the session store, reading a shared session's record", func() { g.takeHanded(ctx, id) })
 		}
 	}
 }

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"time"
 )
@@ -190,6 +191,10 @@ func (g *Gateway) notify(ctx context.Context, id string) {
 	}
 }
 
+// errSubscribePanicked: the session store panicked subscribing to its
+// notices (logged).
+var errSubscribePanicked = errors.New("the session store panicked subscribing to its notices")
+
 // listenSessions keeps this replica subscribed to the store's notices
 // until ctx ends, subscribing again (after a pause) when a subscription
 // fails; Gateway.Close ends it (ctx), and the store's subscription with
@@ -198,7 +203,9 @@ func (g *Gateway) listenSessions(ctx context.Context) {
 	s := g.shared
 	pause := resubscribeMin
 	for {
-		ch, err := s.notifier.SubscribeSessions(ctx)
+		var ch <-chan string
+		err := errSubscribePanicked
+		g.recovered("the session store, subscribing to its notices", func() { ch, err = s.notifier.SubscribeSessions(ctx) })
 		if err == nil {
 			start := time.Now()
 			s.subscribed.Store(true)
