@@ -108,3 +108,79 @@ func TestSharedSessionWatchStorePanics(t *testing.T) {
 		t.Errorf("the call on B was answered as done: %q", b)
 	}
 }
+
+// TestSharedSessionOtherUserCannotEnd: alice's call runs on replica B,
+// in B's copy of her session; bob, who knows her session id, DELETEs it
+// on A and on B and posts to it on B. Each is refused 403; her record
+// stays, her call is neither cancelled nor answered, and her next
+// request on B is answered.
+func TestSharedSessionOtherUserCannotEnd(t *testing.T) {
+	rs, st, store, id := endedPair(t, false, Options{}, nil)
+	hc := &http.Client{Transport: &http.Transport{}}
+	defer hc.CloseIdleConnections()
+	onB := &rawSession{t: t, url: rs[1].ts.URL + "/mcp", id: id}
+	ended := make(chan string, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(testCtx(t, 90*time.Second), http.MethodPost, onB.url, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","arguments":{"ms":60000}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", id)
+		req.Header.Set("Mcp-Protocol-Version", v1125)
+		req.Header.Set("Authorization", "Bearer alice")
+		resp, err := hc.Do(req)
+		if err != nil {
+			ended <- err.Error()
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		ended <- resp.Status + " " + string(b)
+	}()
+	if err := st.Wait(testCtx(t, 15*time.Second), func(s *testserver.State) bool { return s.Calls("slow") == 1 }); err != nil {
+		t.Fatalf("the call never reached the server: %v", err)
+	}
+	for _, r := range rs {
+		req, _ := http.NewRequestWithContext(testCtx(t, 10*time.Second), http.MethodDelete, r.ts.URL+"/mcp", nil)
+		req.Header.Set("Mcp-Session-Id", id)
+		req.Header.Set("Mcp-Protocol-Version", v1125)
+		req.Header.Set("Authorization", "Bearer bob")
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code := drain(resp); code != http.StatusForbidden {
+			t.Errorf("bob's DELETE of alice's session: %d, want 403", code)
+		}
+	}
+	if code := drain(onB.postAs(testCtx(t, 10*time.Second), "bob", `{"jsonrpc":"2.0","id":9,"method":"ping"}`)); code != http.StatusForbidden {
+		t.Errorf("bob's ping in alice's session on B: %d, want 403", code)
+	}
+	// B's poll reads her record every period (250 ms): give it three.
+	time.Sleep(3 * rs[1].g.shared.pollEvery())
+	if b, err := store.LoadSession(testCtx(t, 5*time.Second), id); err != nil || b == nil {
+		t.Fatalf("alice's record after bob's DELETEs: %q %v", b, err)
+	}
+	if n := st.Cancellations(); n != 0 {
+		t.Errorf("the server saw %d cancellations after bob's DELETEs", n)
+	}
+	select {
+	case b := <-ended:
+		t.Fatalf("alice's call ended after bob's DELETEs: %.300q", b)
+	default:
+	}
+	if code := drain(onB.postAs(testCtx(t, 20*time.Second), "alice", `{"jsonrpc":"2.0","id":8,"method":"ping"}`)); code != http.StatusOK {
+		t.Errorf("alice's ping on B after bob's DELETEs: %d, want 200", code)
+	}
+	req, _ := http.NewRequestWithContext(testCtx(t, 10*time.Second), http.MethodDelete, rs[0].ts.URL+"/mcp", nil)
+	req.Header.Set("Mcp-Session-Id", id)
+	req.Header.Set("Mcp-Protocol-Version", v1125)
+	req.Header.Set("Authorization", "Bearer alice")
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := drain(resp); code != http.StatusNoContent {
+		t.Fatalf("alice's DELETE on A: %d", code)
+	}
+	within(t, ended, 30*time.Second, "alice's call on B once she DELETEd her session")
+}
