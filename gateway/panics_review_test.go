@@ -182,3 +182,41 @@ func TestLimitStoreRenewPanics(t *testing.T) {
 		t.Fatalf("the next call: %v", we)
 	}
 }
+
+// beatPanics is a MemoryTaskStore whose SaveTask panics, once broken is
+// set, for this replica's liveness record, which the gateway writes on a
+// goroutine of its own every taskBeat; panics counts the panics.
+type beatPanics struct {
+	*MemoryTaskStore
+	broken atomic.Bool
+	panics atomic.Int32
+}
+
+func (b *beatPanics) SaveTask(ctx context.Context, key string, rec []byte, ttl time.Duration) error {
+	if b.broken.Load() && strings.Contains(key, "replica") {
+		b.panics.Add(1)
+		panic("the task store broke writing a liveness record")
+	}
+	return b.MemoryTaskStore.SaveTask(ctx, key, rec, ttl)
+}
+
+// TestTaskStoreBeatPanics: the task store panics writing this replica's
+// liveness record: the process goes on (unrecovered, the panic ends the
+// test binary), the beats go on, and a call is answered.
+func TestTaskStoreBeatPanics(t *testing.T) {
+	srv := testserver.StartStreamable(t, testserver.New(testserver.Options{Era: testserver.Legacy}))
+	store := &beatPanics{MemoryTaskStore: &MemoryTaskStore{}}
+	_, url := startGateway(t, []Server{{Name: "s", Target: srv.URL}}, &Options{Tasks: &TaskOptions{Store: store}})
+	store.broken.Store(true)
+	for deadline := time.Now().Add(20 * time.Second); store.panics.Load() < 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the liveness record was written %d times", store.panics.Load())
+		}
+	}
+	store.broken.Store(false)
+	cs := connect(t, url, v1125, nil)
+	res, err := cs.CallTool(testCtx(t, 10*time.Second), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "after"}})
+	if err != nil || !strings.Contains(texts(res), "after") {
+		t.Fatalf("a call after the panics: %v %+v", err, res)
+	}
+}
