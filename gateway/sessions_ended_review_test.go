@@ -184,3 +184,40 @@ func TestSharedSessionOtherUserCannotEnd(t *testing.T) {
 	}
 	within(t, ended, 30*time.Second, "alice's call on B once she DELETEd her session")
 }
+
+// subscribePanics is a MemorySessionStore with notices whose
+// SubscribeSessions panics, as a caller's store with a bug may; tries
+// counts the subscriptions tried.
+type subscribePanics struct {
+	*MemorySessionStore
+	tries atomic.Int32
+}
+
+func (s *subscribePanics) NotifySession(context.Context, string) error { return nil }
+
+func (s *subscribePanics) SubscribeSessions(context.Context) (<-chan string, error) {
+	s.tries.Add(1)
+	panic("the session store broke subscribing")
+}
+
+// TestSharedSessionSubscribePanics: the session store panics each time
+// the gateway subscribes to its notices, which it does on a goroutine of
+// its own: the process goes on (unrecovered, the panic ends the test
+// binary), the gateway tries again after a pause, as after a failure,
+// and serves a session meanwhile.
+func TestSharedSessionSubscribePanics(t *testing.T) {
+	srv, _ := testserver.NewWithState(testserver.Options{Name: "old", Era: testserver.Legacy})
+	up := testserver.StartStreamable(t, srv)
+	store := &subscribePanics{MemorySessionStore: &MemorySessionStore{}}
+	rs := startReplicasHook(t, []SessionStore{store}, up.URL, Options{}, nil)
+	for deadline := time.Now().Add(20 * time.Second); store.tries.Load() < 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d subscriptions tried", store.tries.Load())
+		}
+	}
+	hc := &http.Client{Transport: &http.Transport{}}
+	defer hc.CloseIdleConnections()
+	if s := rawInitialize(t, hc, rs[0].ts.URL+"/mcp", "alice"); s.status != http.StatusOK || s.id == "" {
+		t.Fatalf("initialize: %d %q", s.status, s.body)
+	}
+}
