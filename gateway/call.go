@@ -185,11 +185,11 @@ func (g *Gateway) callTool(ctx context.Context, name string, req *mcp.CallToolRe
 		// also while the client holds its questions; so does its slot
 		// on the server, which the server's client holds for the call.
 		done := g.track()
-		return g.parks.wait(ctx, g.parks.start(ctx, o, name, func(ctx context.Context) (*mcp.CallToolResult, error) {
+		return g.parks.wait(ctx, g.parks.start(ctx, o, name, g.recoverCall(func(ctx context.Context) (*mcp.CallToolResult, error) {
 			defer done()
 			defer func() { free() }()
 			return call(ctx)
-		}))
+		})))
 	}
 	defer func() { free() }()
 	res, err = call(ctx)

@@ -27,9 +27,9 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		return res, g.red.rpcErr(err)
 	}
 	if g.opts.Telemetry == nil {
-		return g.leanMeta(handle)
+		return g.recoverRequests(g.leanMeta(handle))
 	}
-	return g.leanMeta(g.observe(handle))
+	return g.recoverRequests(g.leanMeta(g.observe(handle)))
 }
 
 func (g *Gateway) route(next mcp.MethodHandler) mcp.MethodHandler {
@@ -465,7 +465,7 @@ func (g *Gateway) filterSent(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "notifications/resources/updated":
-			if g.policy() != nil && !g.updateAllowed(req) {
+			if g.policy() != nil && !g.safeUpdateAllowed(req) {
 				return nil, nil
 			}
 		case "notifications/progress", "notifications/message":
@@ -475,6 +475,18 @@ func (g *Gateway) filterSent(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// safeUpdateAllowed is updateAllowed on a server's goroutine: a panic of
+// the Policy is logged and the update not sent.
+func (g *Gateway) safeUpdateAllowed(req mcp.Request) (ok bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			g.logPanic(p, "the Policy, for a resource update")
+			ok = false
+		}
+	}()
+	return g.updateAllowed(req)
 }
 
 // updateAllowed reports whether the Policy lets the client session req is

@@ -441,7 +441,7 @@ func (g *Gateway) event(e Event) {
 		g.log.Warn("server problem", "server", e.Server, "problem", e.Err)
 	}
 	if g.opts.OnEvent != nil {
-		g.opts.OnEvent(e)
+		g.onEvent(e)
 	}
 }
 

@@ -304,6 +304,10 @@ type runningReq struct {
 
 var errSessionEnded = errors.New("the client ended its session")
 
+// errSessionEndedElsewhere ends the requests of a shared session's copy
+// whose record is gone from the store (endCopy).
+var errSessionEndedElsewhere = errors.New("the session ended: deleted through another replica of the gateway, or expired")
+
 // trackSession records a request of the session id being handled (or a
 // server's question put to the session: sessionQuestion), until the
 // returned function is called.

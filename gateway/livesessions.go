@@ -218,6 +218,17 @@ func (l *liveSessions) drop(id, principal string) {
 	}
 }
 
+// end ends session id as drop does, whoever made it: its record is gone
+// from the shared session store.
+func (l *liveSessions) end(id string) {
+	l.mu.Lock()
+	ls := l.by[id]
+	l.mu.Unlock()
+	if ls != nil {
+		l.drop(id, ls.principal)
+	}
+}
+
 // shut stops recording sessions.
 func (l *liveSessions) shut() {
 	l.mu.Lock()

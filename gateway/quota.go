@@ -10,11 +10,13 @@ import (
 	"fmt"
 	"log/slog"
 	"path"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -394,9 +396,7 @@ func (q *quota) hold(held []heldLease) (release func()) {
 			case <-t.C:
 			}
 			for _, h := range held {
-				ctx, cancel := context.WithTimeout(context.Background(), q.timeout)
-				ok, err := q.store.Renew(ctx, h.key, h.id, q.leaseTTL)
-				cancel()
+				ok, err := q.renew(h)
 				if err != nil || !ok {
 					q.log.Warn("gateway: could not renew a concurrency slot; it may be given to another call", "key", h.key, "lapsed", !ok, "err", err)
 				}
@@ -412,6 +412,23 @@ func (q *quota) hold(held []heldLease) (release func()) {
 		})
 	}
 }
+
+// renew renews lease h, on hold's goroutine, which net/http does not
+// recover: a panic of the LimitStore is logged and taken as a failure.
+func (q *quota) renew(h heldLease) (ok bool, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), q.timeout)
+	defer cancel()
+	defer func() {
+		if p := recover(); p != nil {
+			q.log.Error("the gateway recovered from a panic", "where", "the limit store, renewing a concurrency slot", "panic", wire.RedactURLSecrets(fmt.Sprint(p)), "stack", string(debug.Stack()))
+			ok, err = false, errLimitStorePanicked
+		}
+	}()
+	return q.store.Renew(ctx, h.key, h.id, q.leaseTTL)
+}
+
+// errLimitStorePanicked: the LimitStore panicked (logged).
+var errLimitStorePanicked = errors.New("the limit store panicked")
 
 func (q *quota) release(held []heldLease) {
 	for _, h := range held {

@@ -446,9 +446,7 @@ func (g *Gateway) serveShared(w http.ResponseWriter, r *http.Request, id string)
 		return
 	}
 	if rec == nil {
-		if ss := s.held(id); ss != nil {
-			_ = ss.Close() // deleted or expired on another replica
-		}
+		g.endCopy(id) // deleted or expired on another replica
 		http.Error(w, "session not found", http.StatusNotFound)
 		return
 	}

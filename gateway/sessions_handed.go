@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	"time"
@@ -129,9 +130,10 @@ func (s *sharedSessions) hand(rec *sessionRecord, answers []handedAnswer) (lost 
 }
 
 // pollHanded gives this replica's questions the answers other replicas
-// handed to them: it reads the records of the sessions with questions
-// waiting here every pollEvery, and those a notice named as soon as it
-// comes (sessions_notices.go), until ctx ends.
+// handed to them, and ends the copies held here of sessions ended
+// elsewhere: it reads the records of the sessions with questions waiting
+// or requests being handled here every pollEvery, and those a notice
+// named as soon as it comes (sessions_notices.go), until ctx ends.
 func (g *Gateway) pollHanded(ctx context.Context) {
 	s := g.shared
 	t := time.NewTimer(s.pollEvery())
@@ -145,7 +147,7 @@ func (g *Gateway) pollHanded(ctx context.Context) {
 			all = true
 		case <-s.wake:
 		}
-		ids, swept := s.toRead(all)
+		ids, swept := g.toRead(all)
 		if swept {
 			t.Reset(s.pollEvery())
 		}
@@ -153,13 +155,16 @@ func (g *Gateway) pollHanded(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			g.takeHanded(ctx, id)
+			g.recovered("the session store, reading a shared session's record", func() { g.takeHanded(ctx, id) })
 		}
 	}
 }
 
 // takeHanded takes the answers handed to this replica's questions out of
-// the record of session id and gives them to the questions.
+// the record of session id and gives them to the questions; a record
+// gone ends the session's copy here (endCopy), and one a quarter of its
+// TTL old is renewed while requests of the session are being handled
+// here.
 func (g *Gateway) takeHanded(ctx context.Context, id string) {
 	s := g.shared
 	rec, err := s.load(ctx, id)
@@ -168,18 +173,15 @@ func (g *Gateway) takeHanded(ctx context.Context, id string) {
 		return
 	}
 	if rec == nil {
-		// Deleted on another replica, or expired: its requests and
-		// questions here end, and the session with them.
-		s.unwaitSession(id)
-		g.sessMu.Lock()
-		for rr := g.running[id]; rr != nil; rr = rr.next {
-			rr.cancel(errSessionEnded)
-		}
-		g.sessMu.Unlock()
-		if ss := s.held(id); ss != nil {
-			_ = ss.Close()
-		}
+		g.endCopy(id) // deleted on another replica, or expired
 		return
+	}
+	if time.Since(rec.Touched) > s.ttl/4 && g.handlingIn(id) {
+		// Not idle while its requests are being handled here: its
+		// record is renewed, as a request renews it (serveShared).
+		if err := s.save(ctx, id, rec, false); err != nil && !errors.Is(err, errRecordChanged) {
+			g.log.Debug("the session store failed to extend a session with requests in flight", "err", err)
+		}
 	}
 	if !slices.ContainsFunc(rec.Handed, func(h handedAnswer) bool { return h.Ask.Replica == s.replicaToken }) {
 		return
@@ -236,4 +238,28 @@ func (g *Gateway) giveHanded(id, version string, h handedAnswer) {
 	if rw.status != http.StatusAccepted {
 		g.log.Warn("a client's answer another replica took could not be given to its question", "status", rw.status, "body", rw.body.String())
 	}
+}
+
+// endCopy ends the copy held here of shared session id, whose record is
+// gone (deleted on another replica, or expired), as a DELETE of it here
+// would: its questions waiting here end, its calls in flight on either
+// path are cancelled (the server is told, as when the client cancels
+// one) and their POSTs answered as the calls' ends are, and then go-sdk
+// closes the copy, which waits for its requests being handled: cancelled
+// first, they end at once. Nothing is done for a session not held here
+// (one being made here has no record yet).
+func (g *Gateway) endCopy(id string) {
+	s := g.shared
+	s.unwaitSession(id)
+	ss := s.held(id)
+	if ss == nil {
+		return
+	}
+	g.sessMu.Lock()
+	for rr := g.running[id]; rr != nil; rr = rr.next {
+		rr.cancel(errSessionEndedElsewhere)
+	}
+	g.sessMu.Unlock()
+	g.live.end(id) // and the calls on the fast path yet to reach the middleware
+	_ = ss.Close()
 }

@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"time"
 )
 
@@ -9,15 +11,19 @@ import (
 // sessions among the replicas: the replica that hands a client's answer
 // to another replica's question, or deletes a session, sends a notice
 // with the session's id once the record is written; every replica
-// subscribed gets it, and one with questions waiting in that session
-// reads its record at once (takeHanded) instead of at its next poll. A
-// notice is a hint, nothing more: it carries no record and no answer,
-// and the replica reads the record from the store as a poll does. The
-// polling stays as the fallback, every answerPoll while this replica is
-// not subscribed (a store without notices, a subscription that failed or
-// is being made again) and every answerPollNotified while it is (a
-// notice lost). A notice of a session this replica has no question
-// waiting in costs a map lookup.
+// subscribed gets it, and one with questions waiting in that session, or
+// requests of it being handled (calls in flight, on either path, in the
+// copy it holds), reads its record at once (takeHanded) instead of at its
+// next poll. A notice is a hint, nothing more: it carries no record and
+// no answer, and the replica reads the record from the store as a poll
+// does. The polling stays as the fallback, every answerPoll while this
+// replica is not subscribed (a store without notices, a subscription that
+// failed or is being made again) and every answerPollNotified while it is
+// (a notice lost, or a record that expired: no notice says so). A record
+// read gone ends the copy held here, and its calls in flight with it
+// (endCopy). A notice of a session this replica has neither questions
+// waiting nor requests being handled in costs two map lookups; a replica
+// with neither reads no record.
 
 // SessionNotifier is implemented by a SessionStore that can tell the
 // gateway's replicas that a session's record changed (Redis PUBLISH,
@@ -53,31 +59,63 @@ const (
 	resubscribeReset = 30 * time.Second
 )
 
-// pollEvery is how long the poll for handed answers waits between two
-// readings of every session with questions waiting.
+// pollEvery is how long the poll waits between two readings of every
+// session with questions waiting or requests being handled here: no
+// longer than a quarter of the sessions' TTL, so that a record is renewed
+// while requests of it are being handled here (takeHanded).
 func (s *sharedSessions) pollEvery() time.Duration {
+	d := s.pollPlain
 	if s.subscribed.Load() {
-		return s.pollNotified
+		d = s.pollNotified
 	}
-	return s.pollPlain
+	return min(d, max(s.ttl/4, 10*time.Millisecond))
 }
 
 // noticed takes a notice of session id: when questions wait here in it,
-// it marks the session for the poll to read and wakes the poll; any
-// other notice costs a map lookup, or less (what cannot be a session id).
-func (s *sharedSessions) noticed(id string) {
+// or requests of the copy held here are being handled, it marks the
+// session for the poll to read and wakes the poll; any other notice costs
+// two map lookups, or less (what cannot be a session id).
+func (g *Gateway) noticed(id string) {
+	s := g.shared
 	if !validSessionID(id) {
 		return
 	}
 	s.mu.Lock()
 	_, ok := s.waiting[id]
-	if ok {
-		s.changed[id] = true
-	}
 	s.mu.Unlock()
-	if ok {
-		s.wakePoll()
+	if !ok && !g.handlingIn(id) {
+		return
 	}
+	s.mu.Lock()
+	s.changed[id] = true
+	s.mu.Unlock()
+	s.wakePoll()
+}
+
+// handlingIn reports whether requests of shared session id are being
+// handled here (Gateway.running), in a copy this replica holds: one whose
+// record was written, so that a record read gone was deleted or expired
+// (a session being made here has no record yet).
+func (g *Gateway) handlingIn(id string) bool {
+	g.sessMu.Lock()
+	ok := g.running[id] != nil
+	g.sessMu.Unlock()
+	return ok && g.shared.held(id) != nil
+}
+
+// handledIn returns the shared sessions with requests being handled here,
+// in copies this replica holds (handlingIn).
+func (g *Gateway) handledIn() []string {
+	g.sessMu.Lock()
+	ids := make([]string, 0, len(g.running))
+	for id := range g.running {
+		ids = append(ids, id)
+	}
+	g.sessMu.Unlock()
+	s := g.shared
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.DeleteFunc(ids, func(id string) bool { return s.local[id] == nil })
 }
 
 // resweep makes the poll read every session with questions waiting, now:
@@ -97,25 +135,45 @@ func (s *sharedSessions) wakePoll() {
 }
 
 // toRead returns the sessions the poll reads: every one with questions
-// waiting (all, or a sweep asked for; swept is then true), else those
-// notified since it last looked that still have questions waiting.
-func (s *sharedSessions) toRead(all bool) (ids []string, swept bool) {
+// waiting or requests being handled here (all, or a sweep asked for;
+// swept is then true), else those notified since it last looked that
+// still have either.
+func (g *Gateway) toRead(all bool) (ids []string, swept bool) {
+	s := g.shared
 	s.mu.Lock()
 	all = all || s.sweep
 	s.sweep = false
 	if !all {
+		var handling []string
 		for id := range s.changed {
 			if s.waiting[id] != nil {
 				ids = append(ids, id)
+			} else {
+				handling = append(handling, id)
 			}
 		}
 		clear(s.changed)
 		s.mu.Unlock()
+		for _, id := range handling {
+			if g.handlingIn(id) {
+				ids = append(ids, id)
+			}
+		}
 		return ids, false
 	}
 	clear(s.changed)
 	s.mu.Unlock()
-	return s.waitingIn(time.Now()), true
+	ids = s.waitingIn(time.Now())
+	seen := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		seen[id] = true
+	}
+	for _, id := range g.handledIn() {
+		if !seen[id] {
+			ids = append(ids, id)
+		}
+	}
+	return ids, true
 }
 
 // notify tells the other replicas, through the store, that the record of
@@ -133,6 +191,10 @@ func (g *Gateway) notify(ctx context.Context, id string) {
 	}
 }
 
+// errSubscribePanicked: the session store panicked subscribing to its
+// notices (logged).
+var errSubscribePanicked = errors.New("the session store panicked subscribing to its notices")
+
 // listenSessions keeps this replica subscribed to the store's notices
 // until ctx ends, subscribing again (after a pause) when a subscription
 // fails; Gateway.Close ends it (ctx), and the store's subscription with
@@ -141,13 +203,15 @@ func (g *Gateway) listenSessions(ctx context.Context) {
 	s := g.shared
 	pause := resubscribeMin
 	for {
-		ch, err := s.notifier.SubscribeSessions(ctx)
+		var ch <-chan string
+		err := errSubscribePanicked
+		g.recovered("the session store, subscribing to its notices", func() { ch, err = s.notifier.SubscribeSessions(ctx) })
 		if err == nil {
 			start := time.Now()
 			s.subscribed.Store(true)
 			s.resweep() // what was notified before the subscription
 			for id := range ch {
-				s.noticed(id)
+				g.noticed(id)
 			}
 			s.subscribed.Store(false)
 			s.resweep()

@@ -415,6 +415,15 @@ func (s *taskStore) start(ctx context.Context, principal string, ss *mcp.ServerS
 		defer s.wg.Done()
 		defer close(t.done)
 		defer cancel(nil)
+		finished := false
+		defer func() {
+			if p := recover(); p != nil {
+				s.g.logPanic(p, "running a task")
+				if !finished {
+					t.finish(nil, errInternal, ttl)
+				}
+			}
+		}()
 		var res *mcp.CallToolResult
 		var err error
 		if observe != nil {
@@ -442,6 +451,7 @@ func (s *taskStore) start(ctx context.Context, principal string, ss *mcp.ServerS
 			err = errTaskLost(t.id)
 		}
 		t.finish(res, err, ttl)
+		finished = true
 		if s.sh != nil {
 			s.sh.ended(ctx, t, s.g.log.Warn)
 		}

@@ -103,6 +103,18 @@ func (s *taskStore) follow(ctx context.Context, u *upstream, a *gwTask) {
 	defer s.wg.Done()
 	defer close(a.done)
 	defer a.cancel(nil)
+	finished := false
+	defer func() {
+		// On a goroutine of the gateway's own: a panic of the caller's
+		// code (the task store, Telemetry) is logged, and the task ends
+		// with an internal error if it had not ended.
+		if p := recover(); p != nil {
+			s.g.logPanic(p, "following a task adopted from another replica")
+			if !finished {
+				a.finish(nil, errInternal, a.ttl)
+			}
+		}
+	}()
 	var res *mcpadapter.Result
 	cctx, err := u.as(ctx)
 	if err == nil {
@@ -142,6 +154,7 @@ func (s *taskStore) follow(ctx context.Context, u *upstream, a *gwTask) {
 	} else {
 		a.finish(nil, out, a.ttl)
 	}
+	finished = true
 	s.sh.ended(ctx, a, s.g.log.Warn)
 }
 

@@ -137,9 +137,11 @@ func (s *taskStore) runLiveness() {
 			return
 		case <-tick.C:
 		}
-		if err := s.sh.beat(s.g.ctx); err != nil {
-			s.g.log.Warn("the task store failed: this replica's liveness record was not written", "err", err)
-		}
+		s.g.recovered("the task store, writing this replica's liveness record", func() {
+			if err := s.sh.beat(s.g.ctx); err != nil {
+				s.g.log.Warn("the task store failed: this replica's liveness record was not written", "err", err)
+			}
+		})
 	}
 }
 
@@ -168,12 +170,14 @@ func (s *taskStore) runBeats() {
 		}
 		s.mu.Unlock()
 		for _, t := range unsaved {
-			sh.ended(ctx, t, s.g.log.Warn)
+			s.g.recovered("the task store, writing a task's end", func() { sh.ended(ctx, t, s.g.log.Warn) })
 		}
 		for _, t := range running {
-			if err := sh.sync(ctx, t); err != nil {
-				s.g.log.Warn("a running task's record could not be written to the task store", "task", t.id, "err", err)
-			}
+			s.g.recovered("the task store, writing a running task's record", func() {
+				if err := sh.sync(ctx, t); err != nil {
+					s.g.log.Warn("a running task's record could not be written to the task store", "task", t.id, "err", err)
+				}
+			})
 			s.letGo(t)
 		}
 		select {

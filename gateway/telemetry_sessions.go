@@ -99,7 +99,9 @@ func (g *Gateway) timeSession(req mcp.Request, res mcp.Result, op mcpadapter.Ser
 		if !normalEnd(err) {
 			end.Err, end.ErrorType = err, "transport"
 		}
-		t.EndServerSession(context.Background(), end)
+		// On a goroutine of the gateway's own (sessionClosed): a panic
+		// is logged.
+		g.recovered("Options.Telemetry, ending a session", func() { t.EndServerSession(context.Background(), end) })
 	})
 }
 

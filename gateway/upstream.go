@@ -143,7 +143,7 @@ func newUpstream(g *Gateway, s Server, prefix mcpadapter.PrefixMode) (*upstream,
 	}
 	// App-only tools pass, with their _meta.ui: the client is a host,
 	// which keeps them from its model and lets its apps call them.
-	ao := &mcpadapter.Options{Prefix: prefix, ToolFilter: g.opts.ToolFilter, AppTools: true}
+	ao := &mcpadapter.Options{Prefix: prefix, ToolFilter: g.safeToolFilter(), AppTools: true}
 	if tr := g.opts.Transforms[s.Name]; tr != nil {
 		ao.Transforms = map[string]*mcpadapter.ServerTransform{s.Name: tr}
 	}
