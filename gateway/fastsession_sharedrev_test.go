@@ -283,26 +283,7 @@ func TestSharedSessionFastReplicaClose(t *testing.T) {
 	rs, st, id, _ := sharedPair(t, false, Options{})
 	gb := rs[1].g
 	onB := &rawSession{t: t, url: rs[1].ts.URL + "/mcp", id: id}
-	ended := make(chan string, 1)
-	go func() {
-		req, _ := http.NewRequestWithContext(testCtx(t, 60*time.Second), http.MethodPost, onB.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{"ms":60000}}}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Session-Id", id)
-		req.Header.Set("Mcp-Protocol-Version", v1125)
-		req.Header.Set("Authorization", "Bearer alice")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			ended <- err.Error()
-			return
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		ended <- string(b)
-	}()
-	if err := st.Wait(testCtx(t, 15*time.Second), func(s *testserver.State) bool { return s.Calls("slow") == 1 }); err != nil {
-		t.Fatalf("the call never reached the server: %v", err)
-	}
+	ended := startSlowCall(t, http.DefaultClient, st, onB.url, id, 1)
 	onPath(t, gb, id, false)
 	closed := make(chan error, 1)
 	go func() { closed <- gb.Close() }()

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -55,26 +54,7 @@ func TestSharedSessionWatchStorePanics(t *testing.T) {
 	drain(onA.postAs(testCtx(t, 10*time.Second), "alice", `{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 	onB := &rawSession{t: t, url: rs[1].ts.URL + "/mcp", id: id}
 
-	ended := make(chan string, 1)
-	go func() {
-		req, _ := http.NewRequestWithContext(testCtx(t, 90*time.Second), http.MethodPost, onB.url, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","arguments":{"ms":60000}}}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Session-Id", id)
-		req.Header.Set("Mcp-Protocol-Version", v1125)
-		req.Header.Set("Authorization", "Bearer alice")
-		resp, err := hc.Do(req)
-		if err != nil {
-			ended <- err.Error()
-			return
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		ended <- resp.Status + " " + string(b)
-	}()
-	if err := st.Wait(testCtx(t, 15*time.Second), func(s *testserver.State) bool { return s.Calls("slow") == 1 }); err != nil {
-		t.Fatalf("the call never reached the server: %v", err)
-	}
+	ended := startSlowCall(t, hc, st, onB.url, id, 7)
 	onBStore.broken.Store(true)
 	for deadline := time.Now().Add(20 * time.Second); onBStore.panics.Load() < 3; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -119,26 +99,7 @@ func TestSharedSessionOtherUserCannotEnd(t *testing.T) {
 	hc := &http.Client{Transport: &http.Transport{}}
 	defer hc.CloseIdleConnections()
 	onB := &rawSession{t: t, url: rs[1].ts.URL + "/mcp", id: id}
-	ended := make(chan string, 1)
-	go func() {
-		req, _ := http.NewRequestWithContext(testCtx(t, 90*time.Second), http.MethodPost, onB.url, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","arguments":{"ms":60000}}}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Session-Id", id)
-		req.Header.Set("Mcp-Protocol-Version", v1125)
-		req.Header.Set("Authorization", "Bearer alice")
-		resp, err := hc.Do(req)
-		if err != nil {
-			ended <- err.Error()
-			return
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		ended <- resp.Status + " " + string(b)
-	}()
-	if err := st.Wait(testCtx(t, 15*time.Second), func(s *testserver.State) bool { return s.Calls("slow") == 1 }); err != nil {
-		t.Fatalf("the call never reached the server: %v", err)
-	}
+	ended := startSlowCall(t, hc, st, onB.url, id, 7)
 	for _, r := range rs {
 		req, _ := http.NewRequestWithContext(testCtx(t, 10*time.Second), http.MethodDelete, r.ts.URL+"/mcp", nil)
 		req.Header.Set("Mcp-Session-Id", id)

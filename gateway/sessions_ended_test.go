@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"runtime"
@@ -70,26 +71,7 @@ func endedElsewhere(t *testing.T, slow bool, how string) {
 	onB := &rawSession{t: t, url: rs[1].ts.URL + "/mcp", id: id}
 	http.DefaultClient.CloseIdleConnections()
 	base := settleGoroutines(runtime.NumGoroutine())
-	ended := make(chan string, 1)
-	go func() {
-		req, _ := http.NewRequestWithContext(testCtx(t, 90*time.Second), http.MethodPost, onB.url, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","arguments":{"ms":60000}}}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Session-Id", id)
-		req.Header.Set("Mcp-Protocol-Version", v1125)
-		req.Header.Set("Authorization", "Bearer alice")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			ended <- err.Error()
-			return
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		ended <- resp.Status + " " + string(b)
-	}()
-	if err := st.Wait(testCtx(t, 15*time.Second), func(s *testserver.State) bool { return s.Calls("slow") == 1 }); err != nil {
-		t.Fatalf("the call never reached the server: %v", err)
-	}
+	ended := startSlowCall(t, http.DefaultClient, st, onB.url, id, 7)
 	onPath(t, gb, id, slow)
 	if how == "dropped" {
 		if err := store.DeleteSession(testCtx(t, 5*time.Second), id); err != nil {
@@ -140,4 +122,34 @@ func endedElsewhere(t *testing.T, slow bool, how string) {
 		buf := make([]byte, 1<<20)
 		t.Errorf("%d goroutines once the session ended, %d before B made its copy:\n%s", n, base, buf[:runtime.Stack(buf, true)])
 	}
+}
+
+// startSlowCall posts alice's call of slow for 60 s, under request id
+// rid, in session id at url through hc, and waits until the server has
+// it; the channel gets the POST's status and body, or its error, once the
+// POST ends.
+func startSlowCall(t *testing.T, hc *http.Client, st *testserver.State, url, id string, rid int) <-chan string {
+	t.Helper()
+	ended := make(chan string, 1)
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"slow","arguments":{"ms":60000}}}`, rid)
+	go func() {
+		req, _ := http.NewRequestWithContext(testCtx(t, 90*time.Second), http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", id)
+		req.Header.Set("Mcp-Protocol-Version", v1125)
+		req.Header.Set("Authorization", "Bearer alice")
+		resp, err := hc.Do(req)
+		if err != nil {
+			ended <- err.Error()
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		ended <- resp.Status + " " + string(b)
+	}()
+	if err := st.Wait(testCtx(t, 15*time.Second), func(s *testserver.State) bool { return s.Calls("slow") == 1 }); err != nil {
+		t.Fatalf("the call never reached the server: %v", err)
+	}
+	return ended
 }
