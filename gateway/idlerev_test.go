@@ -263,24 +263,7 @@ func TestParkIdleTimeoutEndsAtRequest(t *testing.T) {
 func TestParkIdleShutdownRace(t *testing.T) {
 	base := runtime.NumGoroutine()
 	for i := range 40 {
-		inner, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := &http.Server{
-			Handler:           http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, r.URL.Path) }),
-			ReadHeaderTimeout: 10 * time.Second,
-		}
-		ln := ParkIdleConnections(srv, inner)
-		served := make(chan error, 1)
-		go func() { served <- srv.Serve(ln) }()
-		conn, err := net.Dial("tcp", inner.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
-		br := bufio.NewReader(conn)
-		keptGet(t, conn, br, "/")
+		srv, ln, served, conn, br := parkedPathServer(t)
 		waitParked(t, ln.(*idleListener), 1)
 		sent := make(chan error, 1)
 		go func() {
@@ -309,15 +292,7 @@ func TestParkIdleShutdownRace(t *testing.T) {
 		}
 		_ = conn.Close()
 	}
-	var n int
-	for range 500 {
-		if n = runtime.NumGoroutine(); n <= base {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	buf := make([]byte, 1<<20)
-	t.Fatalf("%d goroutines, %d before:\n%s", n, base, buf[:runtime.Stack(buf, true)])
+	goroutinesBackTo(t, base)
 }
 
 // closeCounter counts the connections it accepted that were closed.
@@ -765,24 +740,8 @@ func TestParkIdleTimeoutFewBytes(t *testing.T) {
 func TestParkIdleCloseAtGrace(t *testing.T) {
 	base := runtime.NumGoroutine()
 	for i := range 40 {
-		inner, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := &http.Server{
-			Handler:           http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, r.URL.Path) }),
-			ReadHeaderTimeout: 10 * time.Second,
-		}
-		ln := ParkIdleConnections(srv, inner)
-		served := make(chan error, 1)
-		go func() { served <- srv.Serve(ln) }()
-		conn, err := net.Dial("tcp", inner.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
-		br := bufio.NewReader(conn)
-		keptGet(t, conn, br, "/")
+		srv, _, served, conn, br := parkedPathServer(t)
+		var err error
 		time.Sleep(idleGrace - 5*time.Millisecond + time.Duration(i)*time.Millisecond/4)
 		if i%2 == 0 {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -802,13 +761,43 @@ func TestParkIdleCloseAtGrace(t *testing.T) {
 		}
 		_ = conn.Close()
 	}
-	var n int
-	for range 500 {
-		if n = runtime.NumGoroutine(); n <= base {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
+	goroutinesBackTo(t, base)
+}
+
+// parkedPathServer serves, through ParkIdleConnections, an http.Server
+// answering each request with its path, and returns it with its listener,
+// the channel Serve's error comes on, and a connection to it (with a 10 s
+// deadline and its reader) that made one request and is kept alive.
+func parkedPathServer(t *testing.T) (srv *http.Server, ln net.Listener, served <-chan error, conn net.Conn, br *bufio.Reader) {
+	t.Helper()
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
-	buf := make([]byte, 1<<20)
-	t.Fatalf("%d goroutines, %d before:\n%s", n, base, buf[:runtime.Stack(buf, true)])
+	srv = &http.Server{
+		Handler:           http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, r.URL.Path) }),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	ln = ParkIdleConnections(srv, inner)
+	serving := make(chan error, 1)
+	go func() { serving <- srv.Serve(ln) }()
+	conn, err = net.Dial("tcp", inner.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	br = bufio.NewReader(conn)
+	keptGet(t, conn, br, "/")
+	return srv, ln, serving, conn, br
+}
+
+// goroutinesBackTo fails t, with every goroutine's stack, unless the
+// process's goroutines come back to at most base (within settleGoroutines'
+// bound).
+func goroutinesBackTo(t *testing.T, base int) {
+	t.Helper()
+	if n := settleGoroutines(base); n > base {
+		buf := make([]byte, 1<<20)
+		t.Fatalf("%d goroutines, %d before:\n%s", n, base, buf[:runtime.Stack(buf, true)])
+	}
 }

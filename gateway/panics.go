@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 
 	"github.com/mcpadapter/mcpadapter"
@@ -30,8 +31,12 @@ var errInternal = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "inte
 // logPanic logs p, a panic recovered where, with the stack; p's text is
 // redacted as an error's is (wire.RedactURLSecrets): the caller's code
 // may have panicked with what it held, a URL with a token, a header.
-func (g *Gateway) logPanic(p any, where string) {
-	g.log.Error("the gateway recovered from a panic", "where", where, "panic", wire.RedactURLSecrets(fmt.Sprint(p)), "stack", string(debug.Stack()))
+func (g *Gateway) logPanic(p any, where string) { logPanic(g.log, p, where) }
+
+// logPanic logs p, recovered where, on log: Gateway.logPanic for a part
+// of the gateway with a logger of its own.
+func logPanic(log *slog.Logger, p any, where string) {
+	log.Error("the gateway recovered from a panic", "where", where, "panic", wire.RedactURLSecrets(fmt.Sprint(p)), "stack", string(debug.Stack()))
 }
 
 // recoverRequests makes a panic while next handles a request an

@@ -10,13 +10,11 @@ import (
 	"fmt"
 	"log/slog"
 	"path"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/mcpadapter/mcpadapter/internal/wire"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -420,7 +418,7 @@ func (q *quota) renew(h heldLease) (ok bool, err error) {
 	defer cancel()
 	defer func() {
 		if p := recover(); p != nil {
-			q.log.Error("the gateway recovered from a panic", "where", "the limit store, renewing a concurrency slot", "panic", wire.RedactURLSecrets(fmt.Sprint(p)), "stack", string(debug.Stack()))
+			logPanic(q.log, p, "the limit store, renewing a concurrency slot")
 			ok, err = false, errLimitStorePanicked
 		}
 	}()

@@ -62,28 +62,8 @@ func TestSharedSessionWatchStorePanics(t *testing.T) {
 		}
 	}
 	onBStore.broken.Store(false)
-	if n := st.Cancellations(); n != 0 {
-		t.Errorf("the server saw %d cancellations while the store panicked: a failing store ended the call", n)
-	}
-	select {
-	case b := <-ended:
-		t.Fatalf("the call on B ended while the store panicked: %.300q", b)
-	default:
-	}
-	if code := drain(onB.postAs(testCtx(t, 20*time.Second), "alice", `{"jsonrpc":"2.0","id":8,"method":"ping"}`)); code != http.StatusOK {
-		t.Errorf("alice's ping on B once the store works again: %d, want 200", code)
-	}
-	req, _ := http.NewRequestWithContext(testCtx(t, 10*time.Second), http.MethodDelete, rs[0].ts.URL+"/mcp", nil)
-	req.Header.Set("Mcp-Session-Id", id)
-	req.Header.Set("Mcp-Protocol-Version", v1125)
-	req.Header.Set("Authorization", "Bearer alice")
-	resp, err := hc.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if drain(resp) != http.StatusNoContent {
-		t.Fatalf("alice's DELETE on A: %s", resp.Status)
-	}
+	callRunsOn(t, st, ended, onB, "after the store panicked")
+	deleteOn(t, hc, rs[0].ts.URL+"/mcp", id)
 	if b := within(t, ended, 30*time.Second, "the call's POST on B"); strings.Contains(b, "slept") {
 		t.Errorf("the call on B was answered as done: %q", b)
 	}
@@ -121,28 +101,8 @@ func TestSharedSessionOtherUserCannotEnd(t *testing.T) {
 	if b, err := store.LoadSession(testCtx(t, 5*time.Second), id); err != nil || b == nil {
 		t.Fatalf("alice's record after bob's DELETEs: %q %v", b, err)
 	}
-	if n := st.Cancellations(); n != 0 {
-		t.Errorf("the server saw %d cancellations after bob's DELETEs", n)
-	}
-	select {
-	case b := <-ended:
-		t.Fatalf("alice's call ended after bob's DELETEs: %.300q", b)
-	default:
-	}
-	if code := drain(onB.postAs(testCtx(t, 20*time.Second), "alice", `{"jsonrpc":"2.0","id":8,"method":"ping"}`)); code != http.StatusOK {
-		t.Errorf("alice's ping on B after bob's DELETEs: %d, want 200", code)
-	}
-	req, _ := http.NewRequestWithContext(testCtx(t, 10*time.Second), http.MethodDelete, rs[0].ts.URL+"/mcp", nil)
-	req.Header.Set("Mcp-Session-Id", id)
-	req.Header.Set("Mcp-Protocol-Version", v1125)
-	req.Header.Set("Authorization", "Bearer alice")
-	resp, err := hc.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if code := drain(resp); code != http.StatusNoContent {
-		t.Fatalf("alice's DELETE on A: %d", code)
-	}
+	callRunsOn(t, st, ended, onB, "after bob's DELETEs")
+	deleteOn(t, hc, rs[0].ts.URL+"/mcp", id)
 	within(t, ended, 30*time.Second, "alice's call on B once she DELETEd her session")
 }
 
@@ -180,5 +140,39 @@ func TestSharedSessionSubscribePanics(t *testing.T) {
 	defer hc.CloseIdleConnections()
 	if s := rawInitialize(t, hc, rs[0].ts.URL+"/mcp", "alice"); s.status != http.StatusOK || s.id == "" {
 		t.Fatalf("initialize: %d %q", s.status, s.body)
+	}
+}
+
+// callRunsOn checks that alice's call, whose POST's end comes on ended,
+// still runs when, as the server sees it (no cancellation), and that her
+// ping on replica B (onB) is answered.
+func callRunsOn(t *testing.T, st *testserver.State, ended <-chan string, onB *rawSession, when string) {
+	t.Helper()
+	if n := st.Cancellations(); n != 0 {
+		t.Errorf("the server saw %d cancellations %s", n, when)
+	}
+	select {
+	case b := <-ended:
+		t.Fatalf("alice's call on B ended %s: %.300q", when, b)
+	default:
+	}
+	if code := drain(onB.postAs(testCtx(t, 20*time.Second), "alice", `{"jsonrpc":"2.0","id":8,"method":"ping"}`)); code != http.StatusOK {
+		t.Errorf("alice's ping on B %s: %d, want 200", when, code)
+	}
+}
+
+// deleteOn ends alice's session id with her DELETE at url through hc.
+func deleteOn(t *testing.T, hc *http.Client, url, id string) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(testCtx(t, 10*time.Second), http.MethodDelete, url, nil)
+	req.Header.Set("Mcp-Session-Id", id)
+	req.Header.Set("Mcp-Protocol-Version", v1125)
+	req.Header.Set("Authorization", "Bearer alice")
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := drain(resp); code != http.StatusNoContent {
+		t.Fatalf("alice's DELETE on %s: %d", url, code)
 	}
 }
