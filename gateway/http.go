@@ -44,6 +44,7 @@ func (g *Gateway) newHTTPHandlers() (stateful, stateless httpHandler) {
 	if g.shared != nil {
 		events = g.shared.events
 		g.events = g.shared.events.eventStore
+		g.live.endIdle = g.shared.endIdle
 		if g.live.timeout <= 0 {
 			// A replica's copy of a shared session that gets no request
 			// for its TTL ends here (it ended everywhere, or is served

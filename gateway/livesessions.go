@@ -42,6 +42,11 @@ var (
 // sharedSessions keeps the places of the copies: no slot is kept here.
 type liveSessions struct {
 	timeout time.Duration // Options.SessionTimeout
+	// endIdle ends a session idle for timeout and reports whether it did;
+	// nil: ss.Close. With shared sessions it is sharedSessions.endIdle,
+	// which ends a copy held here without a request of it finding the
+	// copy closing, and leaves one a request is being served by.
+	endIdle func(ss *mcp.ServerSession) bool
 
 	mu     sync.Mutex
 	closed bool
@@ -104,9 +109,26 @@ func (l *liveSessions) add(ss *mcp.ServerSession, principal string) {
 	}
 	ls := &liveSession{id: id, ss: ss, principal: principal}
 	if l.timeout > 0 {
-		ls.idle = time.AfterFunc(l.timeout, func() { _ = ss.Close() })
+		end := l.endIdle
+		ls.idle = time.AfterFunc(l.timeout, func() {
+			if end == nil {
+				_ = ss.Close()
+			} else if !end(ss) {
+				l.rearm(ls) // a request came as the timer fired
+			}
+		})
 	}
 	l.by[id] = ls
+}
+
+// rearm starts the idle timer of ls again, if it is still recorded and
+// no POST of it is being served (whose end starts it).
+func (l *liveSessions) rearm(ls *liveSession) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.by[ls.id] == ls && ls.posts == 0 {
+		ls.idle.Reset(l.timeout)
+	}
 }
 
 // forget forgets session id, which go-sdk has closed, and stops its idle

@@ -434,11 +434,7 @@ func (s *sharedSessions) servingSession(id string) (done func()) {
 		}
 		delete(s.serving, id)
 		if h := s.local[id]; h != nil {
-			h.slot.markIdle(h.close)
+			h.slot.markIdle(h.end)
 		}
 	}
 }
-
-// close ends the copy held here as SessionTimeout does; the session's
-// record stays, and its next request here makes the copy again.
-func (h *heldSession) close() { _ = h.ss.Close() }

@@ -180,6 +180,7 @@ type heldSession struct {
 	level string
 	subs  []string
 	slot  *sessionSlot // its place under Options.MaxSessions, given back when it ends
+	end   func()       // ends it as a cap does (endHeld); the session's record stays
 }
 
 func newSharedSessions(o *SessionOptions, sessionTimeout, park time.Duration) (*sharedSessions, error) {
@@ -334,7 +335,7 @@ func (s *sharedSessions) hold(ss *mcp.ServerSession, rec *sessionRecord, wg *syn
 		s.mu.Unlock()
 		return true
 	}
-	s.local[id] = &heldSession{ss: ss, token: rand.Text(), level: rec.Level, subs: slices.Clone(rec.Subs)}
+	s.local[id] = &heldSession{ss: ss, token: rand.Text(), level: rec.Level, subs: slices.Clone(rec.Subs), end: func() { s.endHeld(ss) }}
 	s.mu.Unlock()
 	wg.Go(func() {
 		_ = ss.Wait()
@@ -350,6 +351,52 @@ func (s *sharedSessions) hold(ss *mcp.ServerSession, rec *sessionRecord, wg *syn
 	return true
 }
 
+// endHeld ends ss, the copy of a shared session held here, to make room
+// at a cap (endEvicted), as endIdle does, a request being served by it or
+// not. A session not held here is just closed.
+func (s *sharedSessions) endHeld(ss *mcp.ServerSession) { s.endCopyHeld(ss, true) }
+
+// endIdle ends ss, the copy of a shared session held here, whose idle
+// timer fired, unless a request of the session is being served here (one
+// came as the timer fired): then it reports false, and the copy goes on.
+func (s *sharedSessions) endIdle(ss *mcp.ServerSession) bool { return s.endCopyHeld(ss, false) }
+
+// endCopyHeld ends ss, the copy of a shared session held here; the
+// session's record stays. The copy is no longer held from now on, and a
+// request of the session that comes meanwhile waits until go-sdk has
+// closed the copy, then makes it again (remake): it finds neither the
+// copy closing, which go-sdk would answer 404 though the session goes on,
+// nor a new copy that the end of this one would drop from go-sdk's
+// handler (which forgets a closed session by its id). Unless busyToo, a
+// copy a request is being served by (servingSession), or being made, is
+// left, and endCopyHeld reports false.
+func (s *sharedSessions) endCopyHeld(ss *mcp.ServerSession, busyToo bool) bool {
+	id := ss.ID()
+	s.mu.Lock()
+	if !busyToo && (s.serving[id] > 0 || s.making[id] != nil) {
+		s.mu.Unlock()
+		return false
+	}
+	h := s.local[id]
+	if h == nil || h.ss != ss || s.making[id] != nil {
+		s.mu.Unlock()
+		_ = ss.Close()
+		return true
+	}
+	delete(s.local, id)
+	slot := h.slot
+	done := make(chan struct{})
+	s.making[id] = done
+	s.mu.Unlock()
+	_ = ss.Close()
+	s.mu.Lock()
+	delete(s.making, id)
+	s.mu.Unlock()
+	close(done)
+	slot.release()
+	return true
+}
+
 // keep hands slot, taken for the request that made session id here, to
 // the session held, which gives it back when it ends, and returns the
 // session claimed for it at a cap, to be ended (endEvicted); when none is
@@ -362,7 +409,7 @@ func (s *sharedSessions) keep(id string, slot *sessionSlot) *evicted {
 	if h := s.local[id]; h != nil && h.slot == nil {
 		h.slot = slot
 		if s.serving[id] == 0 {
-			slot.markIdle(h.close)
+			slot.markIdle(h.end)
 		}
 		s.mu.Unlock()
 		return slot.commit()
