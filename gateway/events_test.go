@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -117,28 +118,44 @@ func TestEventStoreHoldsEqualEventsOnce(t *testing.T) {
 // three times its bound for every event size, as go-sdk's
 // MemoryEventStore's does (about twice its bound for 40-byte events).
 func TestEventStoreFloodHeap(t *testing.T) {
-	ctx := context.Background()
 	const maxBytes = 4 << 20
 	for _, size := range []int{40, 90, 260, 400, 600, 2000} {
 		t.Run(fmt.Sprint(size), func(t *testing.T) {
-			before := settledHeap()
-			s := newEventStore()
-			s.maxBytes = maxBytes
-			pad := bytes.Repeat([]byte("x"), size)
-			for i := range 3 * maxBytes / size {
-				data := fmt.Appendf(nil, `{"n":%d,"method":"notifications/message","p":"%s`, i, pad)[:size]
-				if err := s.Append(ctx, fmt.Sprint("session-", i%100), "stream", data); err != nil {
-					t.Fatal(err)
+			// The heap the store frees once dropped, the least of three
+			// floods: another goroutine of the process allocating
+			// meanwhile can add to one measure, not take from all three.
+			held := int64(math.MaxInt64)
+			for range 3 {
+				held = min(held, floodedHeap(maxBytes, size))
+				if held <= 3*maxBytes {
+					break
 				}
 			}
-			held := settledHeap() - before
-			runtime.KeepAlive(s)
 			t.Logf("%d-byte events: %.1f MiB of heap for a bound of %d MiB", size, float64(held)/(1<<20), maxBytes>>20)
 			if held > 3*maxBytes {
 				t.Errorf("%d-byte events: the store holds %.1f MiB of heap, want at most %d MiB (3 times its bound)", size, float64(held)/(1<<20), 3*maxBytes>>20)
 			}
 		})
 	}
+}
+
+// floodedHeap floods a store bounded to maxBytes with size-byte events,
+// each different, three times its bound over, spread over 100 sessions,
+// and returns the heap it frees once dropped.
+func floodedHeap(maxBytes, size int) int64 {
+	ctx := context.Background()
+	s := newEventStore()
+	s.maxBytes = maxBytes
+	pad := bytes.Repeat([]byte("x"), size)
+	for i := range 3 * maxBytes / size {
+		data := fmt.Appendf(nil, `{"n":%d,"method":"notifications/message","p":"%s`, i, pad)[:size]
+		if err := s.Append(ctx, fmt.Sprint("session-", i%100), "stream", data); err != nil {
+			panic(err) // a store with room never refuses
+		}
+	}
+	with := settledHeap()
+	runtime.KeepAlive(s)
+	return with - settledHeap()
 }
 
 // settledHeap returns the live heap once the values unique.Make held for

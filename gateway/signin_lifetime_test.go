@@ -21,7 +21,8 @@ import (
 // found in the store), not at the end of its grace period; neither call
 // reaches the server.
 func TestSignInMidCallShutdown(t *testing.T) {
-	e := startSignIn(t)
+	store := &countingStore{TokenStore: mcpadapter.NewMemoryTokenStore()}
+	e := startSignIn(t, func(o *gateway.Options) { o.SignIn.Store = store })
 	ctx := ctxFor(t, 60*time.Second)
 	asked := make(chan struct{}, 2)
 	erin := e.urlClient(t, ctx, e.token(t, "erin"), func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
@@ -47,7 +48,15 @@ func TestSignInMidCallShutdown(t *testing.T) {
 			t.Fatal("not asked")
 		}
 	}
-	time.Sleep(2 * signInPollTest) // erin's call waits
+	// erin's call waits: her answer reached the gateway, which reads the
+	// token store for her sign-in (frank never answers).
+	for asking := store.loads.Load(); store.loads.Load() == asking; {
+		select {
+		case <-ctx.Done():
+			t.Fatal("the gateway never read the token store for erin's sign-in")
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	start := time.Now()
