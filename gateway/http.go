@@ -45,6 +45,7 @@ func (g *Gateway) newHTTPHandlers() (stateful, stateless httpHandler) {
 		events = g.shared.events
 		g.events = g.shared.events.eventStore
 		g.live.endIdle = g.shared.endIdle
+		g.shared.endRequests = g.endCopyRequests
 		if g.live.timeout <= 0 {
 			// A replica's copy of a shared session that gets no request
 			// for its TTL ends here (it ended everywhere, or is served
@@ -308,6 +309,12 @@ var errSessionEnded = errors.New("the client ended its session")
 // errSessionEndedElsewhere ends the requests of a shared session's copy
 // whose record is gone from the store (endCopy).
 var errSessionEndedElsewhere = errors.New("the session ended: deleted through another replica of the gateway, or expired")
+
+// errCopyEndedAtCap ends the requests of a shared session's copy ended
+// to make room for another session at a cap (Options.MaxSessions,
+// MaxSessionsPerPrincipal) while they were being handled; the session goes on, its next request served by a copy
+// made again.
+var errCopyEndedAtCap = errors.New("the request ended: this replica of the gateway ended its copy of the session to make room for another session at its cap of sessions; the session goes on, and its next request is served")
 
 // trackSession records a request of the session id being handled (or a
 // server's question put to the session: sessionQuestion), until the

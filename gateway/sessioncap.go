@@ -221,8 +221,9 @@ func (s *sessionSlots) take(principal string) (*sessionSlot, *sessionCapError) {
 // commit returns the session claimed for sl's, which has been made and
 // kept, to be ended (its end, without the lock), or nil. When a request
 // of the claimed session came meanwhile, the session idle longest now
-// (among the same principal's when it was claimed among them) is ended
-// instead, and with none idle the claimed one is: the cap holds.
+// (among the same principal's when it was claimed among them), other than
+// sl's own just kept, is ended instead, and with none idle the claimed one
+// is: the cap holds.
 func (sl *sessionSlot) commit() *evicted {
 	if sl == nil {
 		return nil
@@ -240,9 +241,20 @@ func (sl *sessionSlot) commit() *evicted {
 		if sl.fromP {
 			l = s.byP[v.principal]
 		}
-		if l != nil && l.head != nil {
+		// The session idle longest other than sl's own, just made.
+		var o *sessionSlot
+		if l != nil {
+			if o = l.head; o == sl {
+				if _, next := l.links(o); next != nil {
+					o = *next
+				} else {
+					o = nil
+				}
+			}
+		}
+		if o != nil {
 			s.unclaimLocked(v)
-			v = l.head
+			v = o
 			ev.principal, ev.idle = v.principal, time.Since(v.since)
 		}
 	}

@@ -159,6 +159,10 @@ type sharedSessions struct {
 	changed map[string]bool
 	sweep   bool
 
+	// endRequests cancels the requests of session id being handled here,
+	// on either path, with cause (Gateway.endCopyRequests); nil: none is.
+	endRequests func(id string, cause error)
+
 	// notifier is the store's notices, nil when it has none; subscribed
 	// says this replica is subscribed to them. wake wakes the poll for
 	// handed answers; it reads every pollPlain, or pollNotified while
@@ -353,7 +357,11 @@ func (s *sharedSessions) hold(ss *mcp.ServerSession, rec *sessionRecord, wg *syn
 
 // endHeld ends ss, the copy of a shared session held here, to make room
 // at a cap (endEvicted), as endIdle does, a request being served by it or
-// not. A session not held here is just closed.
+// not: its requests being handled here are cancelled first (the server is
+// told, and each is answered with errCopyEndedAtCap), since go-sdk closes
+// a session only once its requests have ended, and until it has, every
+// other request of the session here waits to make it again. A session not
+// held here is just closed.
 func (s *sharedSessions) endHeld(ss *mcp.ServerSession) { s.endCopyHeld(ss, true) }
 
 // endIdle ends ss, the copy of a shared session held here, whose idle
@@ -387,7 +395,11 @@ func (s *sharedSessions) endCopyHeld(ss *mcp.ServerSession, busyToo bool) bool {
 	slot := h.slot
 	done := make(chan struct{})
 	s.making[id] = done
+	busy := s.serving[id] > 0
 	s.mu.Unlock()
+	if busy && s.endRequests != nil {
+		s.endRequests(id, errCopyEndedAtCap)
+	}
 	_ = ss.Close()
 	s.mu.Lock()
 	delete(s.making, id)

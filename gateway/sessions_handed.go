@@ -255,11 +255,19 @@ func (g *Gateway) endCopy(id string) {
 	if ss == nil {
 		return
 	}
+	g.endCopyRequests(id, errSessionEndedElsewhere)
+	_ = ss.Close()
+}
+
+// endCopyRequests cancels, with cause, the requests of session id being
+// handled here on either path (the server is told, as when the client
+// cancels one), and the calls on the fast path yet to reach the
+// middleware: the copy held here is ending.
+func (g *Gateway) endCopyRequests(id string, cause error) {
 	g.sessMu.Lock()
 	for rr := g.running[id]; rr != nil; rr = rr.next {
-		rr.cancel(errSessionEndedElsewhere)
+		rr.cancel(cause)
 	}
 	g.sessMu.Unlock()
-	g.live.end(id) // and the calls on the fast path yet to reach the middleware
-	_ = ss.Close()
+	g.live.end(id)
 }
