@@ -44,8 +44,10 @@ import (
 // lives for a lease (claimLease) that the replica holding it renews
 // while it holds it: one goroutine of the replica's (renewClaims)
 // extends every claim held here every third of a lease
-// (SessionStore.RenewRequest, only the owner's claim), so that a call
-// running longer than a lease keeps its id. A release removes the claim
+// (SessionStore.RenewRequest, only the owner's claim; renewWorkers at
+// once, a claim whose renewal fails left to the next round while the
+// round goes on), so that a call running longer than a lease keeps its
+// id. A release removes the claim
 // only if it is still the owner's: a claim that expired (its renewals
 // failed for a lease) and was made again by another replica stays that
 // replica's. A renewal that finds the claim gone or another's has this
@@ -374,9 +376,17 @@ type heldClaim struct {
 	id jsonrpc.ID
 }
 
-// renewHeld renews each claim held here once. A claim the store no
-// longer has as its owner's is forgotten (lost); a store that fails ends
-// the round, the claims left to the next one.
+// renewWorkers bounds the renewals of one round under way at once: a
+// round of many claims takes a few store round trips, not one a claim,
+// so that a store slow to answer (within StoreTimeout) still renews each
+// claim within its lease.
+const renewWorkers = 16
+
+// renewHeld renews each claim held here once, renewWorkers at a time. A
+// claim the store no longer has as its owner's is forgotten (lost); one
+// the store fails to renew is left to the next round, and the round goes
+// on with the others (a store may fail for some keys only: a Redis Ring
+// or Cluster with a node down), with one warning a round.
 func (s *sharedSessions) renewHeld(ctx context.Context) {
 	s.claimMu.Lock()
 	var held []heldClaim
@@ -389,21 +399,44 @@ func (s *sharedSessions) renewHeld(ctx context.Context) {
 	}
 	s.claimMu.Unlock()
 	lease := s.leaseTTL()
-	for _, c := range held {
-		cctx, cancel := context.WithTimeout(ctx, s.timeout)
-		ok, err := s.store.RenewRequest(cctx, c.p.session, claimKey(c.id), c.p.owner, lease)
-		cancel()
-		switch {
-		case ctx.Err() != nil:
-			return
-		case err != nil:
-			if s.warn != nil {
-				s.warn("the session store failed to renew the claims of requests; renewing them again soon", "err", err)
+	var (
+		mu      sync.Mutex
+		failed  error
+		nfailed int
+		wg      sync.WaitGroup
+	)
+	next := make(chan heldClaim)
+	for range min(renewWorkers, len(held)) {
+		wg.Go(func() {
+			for c := range next {
+				cctx, cancel := context.WithTimeout(ctx, s.timeout)
+				ok, err := s.store.RenewRequest(cctx, c.p.session, claimKey(c.id), c.p.owner, lease)
+				cancel()
+				switch {
+				case ctx.Err() != nil:
+				case err != nil:
+					mu.Lock()
+					failed = err
+					nfailed++
+					mu.Unlock()
+				case !ok:
+					c.p.lost(c.id)
+				}
 			}
-			return
-		case !ok:
-			c.p.lost(c.id)
+		})
+	}
+feed:
+	for _, c := range held {
+		select {
+		case next <- c:
+		case <-ctx.Done():
+			break feed
 		}
+	}
+	close(next)
+	wg.Wait()
+	if failed != nil && ctx.Err() == nil && s.warn != nil {
+		s.warn("the session store failed to renew the claims of requests; renewing them again soon", "failed", nfailed, "of", len(held), "err", failed)
 	}
 }
 
