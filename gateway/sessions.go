@@ -84,19 +84,29 @@ type SessionStore interface {
 	// DeleteSession removes the record of session id; deleting a record
 	// that is not there is not an error.
 	DeleteSession(ctx context.Context, id string) error
-	// ClaimRequest records a claim of request in session, to expire ttl
-	// after now, only if there is none (create if absent; an expired
-	// claim is none), in one step; it reports whether it did. request
-	// names a JSON-RPC request id of the session, at most 65 bytes; a
-	// replica claims each request of a session before it serves it, so
-	// that a request sent again under the id of one in flight on another
-	// replica is refused rather than run twice. Claims are kept apart
-	// from the records of sessions, and per session.
-	ClaimRequest(ctx context.Context, session, request string, ttl time.Duration) (bool, error)
+	// ClaimRequest records a claim of request in session by owner, to
+	// expire ttl after now, only if there is none (create if absent; an
+	// expired claim is none), in one step; it reports whether it did.
+	// request names a JSON-RPC request id of the session, at most 65
+	// bytes; owner is a token the replica makes for this one claim, at
+	// most 64 bytes. A replica claims each request of a session before it
+	// serves it, and renews the claim while it serves it, so that a
+	// request sent again under the id of one in flight on another replica
+	// is refused rather than run twice. Claims are kept apart from the
+	// records of sessions, and per session.
+	ClaimRequest(ctx context.Context, session, request, owner string, ttl time.Duration) (bool, error)
+	// RenewRequest makes the claim of request in session expire ttl
+	// after now, only if it is there (not expired) and owner's, in one
+	// step; it reports whether it did. false tells the replica the claim
+	// is no longer its own (it expired, and maybe another replica claimed
+	// the request since).
+	RenewRequest(ctx context.Context, session, request, owner string, ttl time.Duration) (bool, error)
 	// ReleaseRequest removes the claim of request in session, once the
-	// request is over; releasing a claim that is not there is not an
+	// request is over, only if it is owner's, in one step (compare and
+	// delete): a claim another replica made since owner's expired stays.
+	// Releasing a claim that is not there, or not owner's, is not an
 	// error.
-	ReleaseRequest(ctx context.Context, session, request string) error
+	ReleaseRequest(ctx context.Context, session, request, owner string) error
 }
 
 // sessionRecord is what the store keeps of a session.

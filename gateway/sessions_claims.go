@@ -38,12 +38,24 @@ import (
 // disconnection cancels no call), and their claims wait for their
 // answers. The claims of a session's copy that ends here (DELETE, its
 // idle timer), and every claim when the gateway closes, are released
-// too. A claim expires with the session's record (claimTTL): a replica
-// that dies holding claims blocks their ids no longer than its sessions
-// live. So does a claim whose release failed, and one the store wrote
-// after claim stopped waiting for it (past StoreTimeout: the POST was
-// refused with 503); a claim holds no owner, so a replica cannot tell
-// such a claim from another replica's and leaves it to expire.
+// too.
+//
+// Each claim names its owner, a token made for it (claimOwner), and
+// lives for a lease (claimLease) that the replica holding it renews
+// while it holds it: one goroutine of the replica's (renewClaims)
+// extends every claim held here every third of a lease
+// (SessionStore.RenewRequest, only the owner's claim; renewWorkers at
+// once, a claim whose renewal fails left to the next round while the
+// round goes on), so that a call running longer than a lease keeps its
+// id. A release removes the claim
+// only if it is still the owner's: a claim that expired (its renewals
+// failed for a lease) and was made again by another replica stays that
+// replica's. A renewal that finds the claim gone or another's has this
+// replica forget it, with a warning: the call goes on, its id no longer
+// claimed. A claim no replica holds any more blocks its id for a lease
+// at most: one whose replica died, one whose release failed, and one
+// the store wrote after claim stopped waiting for it (past
+// StoreTimeout: the POST was refused with 503).
 
 // maxClaimKey bounds the key of a request id in a claim: a longer id is
 // named by its hash.
@@ -71,15 +83,34 @@ func claimKey(id jsonrpc.ID) string {
 	return k
 }
 
-// claimTTL is how long a claim lives at most: as long as the record of
-// its session after its last request.
-func (s *sharedSessions) claimTTL() time.Duration { return s.ttl + s.ttl/4 }
+// claimLease is how long a claim lives unless its replica renews it,
+// which it does every third of it; a store timeout that is long makes
+// it longer (leaseTTL).
+const claimLease = 2 * time.Minute
+
+// leaseTTL is the lease of a claim: claimLease, or ten store timeouts
+// when that is longer (a renewal may take one), never longer than the
+// record of the claim's session lives after its last request.
+func (s *sharedSessions) leaseTTL() time.Duration {
+	d := max(claimLease, 10*s.timeout)
+	if s.lease > 0 {
+		d = s.lease
+	}
+	return min(d, s.ttl+s.ttl/4)
+}
+
+// claimOwner returns a token naming one claim of this replica's: the
+// replica's token and a number.
+func (s *sharedSessions) claimOwner() string {
+	return s.replicaToken + "." + strconv.FormatUint(s.nowner.Add(1), 36)
+}
 
 // postClaims are the request ids of one POST of a shared session this
 // replica claimed and has not released.
 type postClaims struct {
 	s       *sharedSessions
 	session string
+	owner   string // the owner of its claims in the store
 
 	// Guarded by sharedSessions.claimMu.
 	ids    map[jsonrpc.ID]struct{} // claimed, not released
@@ -99,18 +130,19 @@ var errClaimsClosed = errors.New("the gateway is shutting down")
 // store: it returns the claims, or the id of one claimed already (dup;
 // nothing is then claimed), or the store's error (nothing claimed).
 func (s *sharedSessions) claim(ctx context.Context, session string, ids []jsonrpc.ID) (p *postClaims, dup jsonrpc.ID, err error) {
-	p = &postClaims{s: s, session: session, ids: make(map[jsonrpc.ID]struct{}, len(ids))}
+	p = &postClaims{s: s, session: session, owner: s.claimOwner(), ids: make(map[jsonrpc.ID]struct{}, len(ids))}
 	undo := func() {
 		for id := range p.ids {
-			s.releaseOne(ctx, session, id)
+			s.releaseOne(ctx, session, id, p.owner)
 		}
 	}
+	lease := s.leaseTTL()
 	for _, id := range ids {
 		if _, twice := p.ids[id]; twice {
 			continue // a batch naming an id twice: go-sdk's to answer
 		}
 		cctx, cancel := context.WithTimeout(ctx, s.timeout)
-		ok, err := s.store.ClaimRequest(cctx, session, claimKey(id), s.claimTTL())
+		ok, err := s.store.ClaimRequest(cctx, session, claimKey(id), p.owner, lease)
 		cancel()
 		if err != nil {
 			undo()
@@ -135,17 +167,23 @@ func (s *sharedSessions) claim(ctx context.Context, session string, ids []jsonrp
 		s.claims[session] = make(map[*postClaims]struct{})
 	}
 	s.claims[session][p] = struct{}{}
+	if s.renewStop == nil {
+		rctx, stop := context.WithCancel(context.Background())
+		s.renewStop = stop
+		s.renewing.Go(func() { s.renewClaims(rctx) })
+	}
 	s.claimMu.Unlock()
 	return p, jsonrpc.ID{}, nil
 }
 
-// releaseOne removes the claim of id in session from the store; a store
-// that fails leaves it to expire.
-func (s *sharedSessions) releaseOne(ctx context.Context, session string, id jsonrpc.ID) {
+// releaseOne removes owner's claim of id in session from the store; a
+// store that fails leaves it to expire (within a lease: it is no longer
+// renewed).
+func (s *sharedSessions) releaseOne(ctx context.Context, session string, id jsonrpc.ID, owner string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
 	defer cancel()
-	if err := s.store.ReleaseRequest(ctx, session, claimKey(id)); err != nil && s.warn != nil {
-		s.warn("the session store failed to release the claim of a request; it expires with its session", "err", err)
+	if err := s.store.ReleaseRequest(ctx, session, claimKey(id), owner); err != nil && s.warn != nil {
+		s.warn("the session store failed to release the claim of a request; it expires within its lease", "err", err)
 	}
 }
 
@@ -174,7 +212,7 @@ func (p *postClaims) take(id jsonrpc.ID, all bool) []jsonrpc.ID {
 // release releases ids of p in the store.
 func (p *postClaims) release(ids []jsonrpc.ID) {
 	for _, id := range ids {
-		p.s.releaseOne(context.Background(), p.session, id)
+		p.s.releaseOne(context.Background(), p.session, id, p.owner)
 	}
 }
 
@@ -296,9 +334,9 @@ func (s *sharedSessions) releaseSession(session string) {
 	}()
 }
 
-// releaseClaims releases every claim held here and waits for the releases
-// under way: the gateway is closing (shut has been called, so no claim
-// is made from now on).
+// releaseClaims ends the renewals, releases every claim held here and
+// waits for the releases under way: the gateway is closing (shut has
+// been called, so no claim is made from now on).
 func (s *sharedSessions) releaseClaims() {
 	s.claimMu.Lock()
 	s.claimsShut = true
@@ -306,11 +344,119 @@ func (s *sharedSessions) releaseClaims() {
 	for session := range s.claims {
 		sessions = append(sessions, session)
 	}
+	if s.renewStop != nil {
+		s.renewStop()
+	}
 	s.claimMu.Unlock()
+	s.renewing.Wait()
 	for _, session := range sessions {
 		s.releaseSession(session)
 	}
 	s.releasing.Wait()
+}
+
+// renewClaims renews every claim held here every third of a lease, until
+// ctx ends (releaseClaims). It is started with the first claim held.
+func (s *sharedSessions) renewClaims(ctx context.Context) {
+	t := time.NewTicker(s.leaseTTL() / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		s.renewHeld(ctx)
+	}
+}
+
+// heldClaim is a claim held here: id of p's POST.
+type heldClaim struct {
+	p  *postClaims
+	id jsonrpc.ID
+}
+
+// renewWorkers bounds the renewals of one round under way at once: a
+// round of many claims takes a few store round trips, not one a claim,
+// so that a store slow to answer (within StoreTimeout) still renews each
+// claim within its lease.
+const renewWorkers = 16
+
+// renewHeld renews each claim held here once, renewWorkers at a time. A
+// claim the store no longer has as its owner's is forgotten (lost); one
+// the store fails to renew is left to the next round, and the round goes
+// on with the others (a store may fail for some keys only: a Redis Ring
+// or Cluster with a node down), with one warning a round.
+func (s *sharedSessions) renewHeld(ctx context.Context) {
+	s.claimMu.Lock()
+	var held []heldClaim
+	for _, ps := range s.claims {
+		for p := range ps {
+			for id := range p.ids {
+				held = append(held, heldClaim{p, id})
+			}
+		}
+	}
+	s.claimMu.Unlock()
+	lease := s.leaseTTL()
+	var (
+		mu      sync.Mutex
+		failed  error
+		nfailed int
+		wg      sync.WaitGroup
+	)
+	next := make(chan heldClaim)
+	for range min(renewWorkers, len(held)) {
+		wg.Go(func() {
+			for c := range next {
+				cctx, cancel := context.WithTimeout(ctx, s.timeout)
+				ok, err := s.store.RenewRequest(cctx, c.p.session, claimKey(c.id), c.p.owner, lease)
+				cancel()
+				switch {
+				case ctx.Err() != nil:
+				case err != nil:
+					mu.Lock()
+					failed = err
+					nfailed++
+					mu.Unlock()
+				case !ok:
+					c.p.lost(c.id)
+				}
+			}
+		})
+	}
+feed:
+	for _, c := range held {
+		select {
+		case next <- c:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if failed != nil && ctx.Err() == nil && s.warn != nil {
+		s.warn("the session store failed to renew the claims of requests; renewing them again soon", "failed", nfailed, "of", len(held), "err", failed)
+	}
+}
+
+// lost forgets the claim of id, which the store no longer has as p's
+// (it expired; another replica may have claimed id since), unless it
+// was released meanwhile: it is not released, the call goes on.
+func (p *postClaims) lost(id jsonrpc.ID) {
+	s := p.s
+	s.claimMu.Lock()
+	_, held := p.ids[id]
+	if held {
+		delete(p.ids, id)
+		if len(p.ids) == 0 {
+			s.forgetLocked(p)
+		}
+	}
+	s.claimMu.Unlock()
+	if held && s.warn != nil {
+		s.warn("the claim of a request in flight expired in the session store before it was renewed; the request goes on, and one sent again under its id may run on another replica")
+	}
 }
 
 // claimState is what sharedSessions keeps of the claims held here.
@@ -323,8 +469,14 @@ type claimState struct {
 	streams    map[string]*postClaims
 	nstreams   atomic.Int32
 	releasing  sync.WaitGroup
-	claimsShut bool // releaseAll has begun: no claim is made
+	claimsShut bool // releaseClaims has begun: no claim is made
 	warn       func(msg string, args ...any)
+	nowner     atomic.Uint64 // claims made here (claimOwner)
+	// renewStop ends renewClaims, started with the first claim held
+	// (nil until then); renewing waits for it.
+	renewStop context.CancelFunc
+	renewing  sync.WaitGroup
+	lease     time.Duration // a test's lease of claims instead of leaseTTL's
 }
 
 // claimPost claims the ids of the requests in body, a POST of shared

@@ -16,42 +16,52 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// claimServer is a handshake-era server whose tool "hold" runs until the
-// test releases it (one release a run) or its call is cancelled, and
-// counts its runs; every run ends when the test ends.
+// claimServer is a handshake-era server whose tools "hold" and "hold2"
+// run until the test releases them (one release a run, on release or
+// release2) or their call is cancelled, and counts their runs; every run
+// ends when the test ends.
 type claimServer struct {
 	url       string
 	runs      atomic.Int64
 	cancelled atomic.Int64
 	started   chan struct{}
 	release   chan struct{}
+	release2  chan struct{}
 	end       func() // ends every run: the test ended
 }
 
 func startClaimServer(t *testing.T) *claimServer {
 	t.Helper()
-	h := &claimServer{started: make(chan struct{}, 16), release: make(chan struct{})}
+	h := &claimServer{started: make(chan struct{}, 16), release: make(chan struct{}), release2: make(chan struct{})}
 	ended := make(chan struct{})
 	var once sync.Once
 	h.end = func() { once.Do(func() { close(ended) }) }
 	srv := mcp.NewServer(&mcp.Implementation{Name: "hold", Version: "1"}, nil)
-	srv.AddTool(&mcp.Tool{Name: "hold", Description: "Run until released.", InputSchema: map[string]any{"type": "object"}},
-		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			n := h.runs.Add(1)
-			h.started <- struct{}{}
-			select {
-			case <-h.release:
-				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "held run " + itoa(int(n))}}}, nil
-			case <-ended:
-				return nil, errors.New("the test ended")
-			case <-ctx.Done():
-				h.cancelled.Add(1)
-				return nil, ctx.Err()
-			}
-		})
+	for name, release := range map[string]chan struct{}{"hold": h.release, "hold2": h.release2} {
+		srv.AddTool(&mcp.Tool{Name: name, Description: "Run until released.", InputSchema: map[string]any{"type": "object"}},
+			h.tool(release, ended))
+	}
 	h.url = testserver.StartStreamable(t, srv).URL
 	t.Cleanup(h.end) // before the server's cleanup
 	return h
+}
+
+// tool is a tool of h's that runs until release, ended, or its call is
+// cancelled.
+func (h *claimServer) tool(release, ended chan struct{}) mcp.ToolHandler {
+	return func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		n := h.runs.Add(1)
+		h.started <- struct{}{}
+		select {
+		case <-release:
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "held run " + itoa(int(n))}}}, nil
+		case <-ended:
+			return nil, errors.New("the test ended")
+		case <-ctx.Done():
+			h.cancelled.Add(1)
+			return nil, ctx.Err()
+		}
+	}
 }
 
 // claimFailStore is a session store whose claims fail (dead) or block
@@ -61,7 +71,7 @@ type claimFailStore struct {
 	dead, block atomic.Bool
 }
 
-func (s *claimFailStore) ClaimRequest(ctx context.Context, session, request string, ttl time.Duration) (bool, error) {
+func (s *claimFailStore) ClaimRequest(ctx context.Context, session, request, owner string, ttl time.Duration) (bool, error) {
 	if s.block.Load() {
 		<-ctx.Done()
 		return false, ctx.Err()
@@ -69,7 +79,7 @@ func (s *claimFailStore) ClaimRequest(ctx context.Context, session, request stri
 	if s.dead.Load() {
 		return false, errKilled
 	}
-	return s.SessionStore.ClaimRequest(ctx, session, request, ttl)
+	return s.SessionStore.ClaimRequest(ctx, session, request, owner, ttl)
 }
 
 // claimRig is two replicas, A and B, sharing one MemorySessionStore over

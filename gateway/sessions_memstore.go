@@ -12,8 +12,14 @@ import (
 type MemorySessionStore struct {
 	mu     sync.Mutex
 	recs   map[string]memoryRecord
-	claims map[string]time.Time // when each claim of a request expires
-	nclaim int                  // claims made: those expired are dropped every 256th
+	claims map[string]memoryClaim
+	nclaim int // claims made: those expired are dropped every 256th
+}
+
+// memoryClaim is a claim of a request: its owner and when it expires.
+type memoryClaim struct {
+	owner   string
+	expires time.Time
 }
 
 type memoryRecord struct {
@@ -71,33 +77,50 @@ func (m *MemorySessionStore) DeleteSession(_ context.Context, id string) error {
 }
 
 // ClaimRequest implements SessionStore.
-func (m *MemorySessionStore) ClaimRequest(_ context.Context, session, request string, ttl time.Duration) (bool, error) {
+func (m *MemorySessionStore) ClaimRequest(_ context.Context, session, request, owner string, ttl time.Duration) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := time.Now()
 	k := claimRecordKey(session, request)
-	if c, ok := m.claims[k]; ok && !now.After(c) {
+	if c, ok := m.claims[k]; ok && !now.After(c.expires) {
 		return false, nil
 	}
 	if m.claims == nil {
-		m.claims = make(map[string]time.Time)
+		m.claims = make(map[string]memoryClaim)
 	}
 	if m.nclaim++; m.nclaim%256 == 0 {
 		for k, c := range m.claims {
-			if now.After(c) {
+			if now.After(c.expires) {
 				delete(m.claims, k)
 			}
 		}
 	}
-	m.claims[k] = now.Add(ttl)
+	m.claims[k] = memoryClaim{owner: owner, expires: now.Add(ttl)}
+	return true, nil
+}
+
+// RenewRequest implements SessionStore.
+func (m *MemorySessionStore) RenewRequest(_ context.Context, session, request, owner string, ttl time.Duration) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := time.Now()
+	k := claimRecordKey(session, request)
+	c, ok := m.claims[k]
+	if !ok || now.After(c.expires) || c.owner != owner {
+		return false, nil
+	}
+	m.claims[k] = memoryClaim{owner: owner, expires: now.Add(ttl)}
 	return true, nil
 }
 
 // ReleaseRequest implements SessionStore.
-func (m *MemorySessionStore) ReleaseRequest(_ context.Context, session, request string) error {
+func (m *MemorySessionStore) ReleaseRequest(_ context.Context, session, request, owner string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	delete(m.claims, claimRecordKey(session, request))
+	k := claimRecordKey(session, request)
+	if c, ok := m.claims[k]; ok && c.owner == owner {
+		delete(m.claims, k)
+	}
 	return nil
 }
 

@@ -43,9 +43,11 @@
 //	mcpadapter_session_claims
 //	                        id text primary key (a session id and a request's
 //	                        key: a request of the session in flight on one
-//	                        replica), data bytea, expires_at as above; a row
-//	                        is deleted once its request is over, an expired
-//	                        one is taken as absent
+//	                        replica), data bytea (its owner's token),
+//	                        expires_at as above (a lease its replica extends
+//	                        while the request runs); a row is deleted by its
+//	                        owner once its request is over, an expired one
+//	                        is taken as absent
 //	mcpadapter_tasks        id text primary key (a gateway task's, a principal's
 //	                        task index's or a replica's liveness record's key),
 //	                        data bytea (the gateway's JSON), expires_at as above

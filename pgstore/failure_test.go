@@ -445,10 +445,13 @@ func testLeastPrivilege(t *testing.T, srv *testdb.Server, admin *pgxpool.Pool) {
 	if err := sessions.SaveSession(ctx, "s1", []byte("{}"), time.Hour); err != nil {
 		t.Error(err)
 	}
-	if ok, err := sessions.ClaimRequest(ctx, "s1", "n7", time.Hour); !ok || err != nil {
+	if ok, err := sessions.ClaimRequest(ctx, "s1", "n7", "o1", time.Hour); !ok || err != nil {
 		t.Errorf("ClaimRequest: %v %v", ok, err)
 	}
-	if err := sessions.ReleaseRequest(ctx, "s1", "n7"); err != nil {
+	if ok, err := sessions.RenewRequest(ctx, "s1", "n7", "o1", time.Hour); !ok || err != nil {
+		t.Errorf("RenewRequest: %v %v", ok, err)
+	}
+	if err := sessions.ReleaseRequest(ctx, "s1", "n7", "o1"); err != nil {
 		t.Error(err)
 	}
 	tasks, err := pgstore.NewTaskStore(ctx, p, opts)

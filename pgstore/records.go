@@ -21,8 +21,8 @@ type records struct {
 	where   string
 	what    string // what a record is, for errors: "a session"
 
-	loadSQL, saveSQL, addSQL, replaceSQL, deleteSQL, sweepSQL string
-	lastSweep                                                 atomic.Int64
+	loadSQL, saveSQL, addSQL, replaceSQL, deleteSQL, deleteIfSQL, sweepSQL string
+	lastSweep                                                              atomic.Int64
 }
 
 // newRecords checks the table (creating it when it is missing, as Migrate
@@ -38,9 +38,10 @@ func newRecords(ctx context.Context, pool *pgxpool.Pool, opts *Options, table, w
 			ON CONFLICT (id) DO UPDATE SET data = excluded.data, expires_at = excluded.expires_at`,
 		addSQL: `INSERT INTO ` + t + ` AS o (id, data, expires_at) VALUES ($1, $2, ` + nowUS + ` + $3::bigint)
 			ON CONFLICT (id) DO UPDATE SET data = excluded.data, expires_at = excluded.expires_at WHERE o.expires_at <= ` + nowUS,
-		replaceSQL: `UPDATE ` + t + ` SET data = $2, expires_at = ` + nowUS + ` + $3::bigint WHERE id = $1 AND data = $4 AND expires_at > ` + nowUS,
-		deleteSQL:  `DELETE FROM ` + t + ` WHERE id = $1`,
-		sweepSQL:   `DELETE FROM ` + t + ` WHERE expires_at <= ` + nowUS,
+		replaceSQL:  `UPDATE ` + t + ` SET data = $2, expires_at = ` + nowUS + ` + $3::bigint WHERE id = $1 AND data = $4 AND expires_at > ` + nowUS,
+		deleteSQL:   `DELETE FROM ` + t + ` WHERE id = $1`,
+		deleteIfSQL: `DELETE FROM ` + t + ` WHERE id = $1 AND data = $2`,
+		sweepSQL:    `DELETE FROM ` + t + ` WHERE expires_at <= ` + nowUS,
 	}, nil
 }
 
@@ -102,6 +103,16 @@ func (s *records) remove(ctx context.Context, id string) error {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	if _, err := s.pool.Exec(ctx, s.deleteSQL, id); err != nil {
+		return fmt.Errorf("pgstore: deleting %s at %s: %w", s.what, s.where, err)
+	}
+	return nil
+}
+
+// removeIf deletes the record id only if it is rec (one DELETE).
+func (s *records) removeIf(ctx context.Context, id string, rec []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	if _, err := s.pool.Exec(ctx, s.deleteIfSQL, id, rec); err != nil {
 		return fmt.Errorf("pgstore: deleting %s at %s: %w", s.what, s.where, err)
 	}
 	return nil

@@ -67,16 +67,24 @@ func (s *SessionStore) DeleteSession(ctx context.Context, id string) error {
 	return s.recs.remove(ctx, id)
 }
 
-// ClaimRequest records a claim of request in session, expiring ttl after
-// now, only if there is none or it expired (one INSERT … ON CONFLICT): it
-// reports whether it did.
-func (s *SessionStore) ClaimRequest(ctx context.Context, session, request string, ttl time.Duration) (bool, error) {
-	return s.claims.add(ctx, session+":"+request, []byte("1"), ttl)
+// ClaimRequest records a claim of request in session by owner (the
+// row's data), expiring ttl after now, only if there is none or it
+// expired (one INSERT … ON CONFLICT): it reports whether it did.
+func (s *SessionStore) ClaimRequest(ctx context.Context, session, request, owner string, ttl time.Duration) (bool, error) {
+	return s.claims.add(ctx, session+":"+request, []byte(owner), ttl)
 }
 
-// ReleaseRequest removes the claim of request in session.
-func (s *SessionStore) ReleaseRequest(ctx context.Context, session, request string) error {
-	return s.claims.remove(ctx, session+":"+request)
+// RenewRequest makes the claim of request in session expire ttl after
+// now, only if it has not expired and is owner's (one UPDATE): it
+// reports whether it did.
+func (s *SessionStore) RenewRequest(ctx context.Context, session, request, owner string, ttl time.Duration) (bool, error) {
+	return s.claims.replace(ctx, session+":"+request, []byte(owner), []byte(owner), ttl)
+}
+
+// ReleaseRequest removes the claim of request in session only if it is
+// owner's (one DELETE … WHERE data = owner).
+func (s *SessionStore) ReleaseRequest(ctx context.Context, session, request, owner string) error {
+	return s.claims.removeIf(ctx, session+":"+request, []byte(owner))
 }
 
 // NotifySession sends id as a notification on the store's channel:

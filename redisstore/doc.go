@@ -31,8 +31,10 @@
 //	PREFIX session:ID          a gateway session's record (the gateway's JSON;
 //	                           expires with the session)
 //	PREFIX claim:ID:REQUEST    a claim of a request of session ID in flight on
-//	                           a replica (SET NX; deleted once the request is
-//	                           over, else expires with the session)
+//	                           a replica, holding its owner's token (SET NX;
+//	                           a lease its replica extends while the request
+//	                           runs; deleted by its owner once the request is
+//	                           over, else it expires within the lease)
 //	PREFIX task:KEY            a gateway task's record, a principal's index of
 //	                           tasks, or a replica's liveness record (the
 //	                           gateway's JSON; expires with what it records)

@@ -89,3 +89,20 @@ func (s *records) remove(ctx context.Context, k string) error {
 	}
 	return nil
 }
+
+// removeRecord deletes KEYS[1] if it is ARGV[1].
+var removeRecord = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+return redis.call('DEL', KEYS[1])
+`)
+
+// removeIf deletes the record at k only if it is rec (one script).
+func (s *records) removeIf(ctx context.Context, k string, rec []byte) error {
+	_, err := call(s.r, ctx, s.timeout, func(ctx context.Context) (int64, error) {
+		return removeRecord.Run(ctx, s.r.rdb, []string{s.prefix + k}, rec).Int64()
+	})
+	if err != nil {
+		return fmt.Errorf("redisstore: deleting %s at %s: %w", s.what, s.r.where, err)
+	}
+	return nil
+}

@@ -61,15 +61,24 @@ func (s *SessionStore) DeleteSession(ctx context.Context, id string) error {
 	return s.recs.remove(ctx, id)
 }
 
-// ClaimRequest records a claim of request in session, expiring ttl after
-// now, only if there is none (SET NX PX): it reports whether it did.
-func (s *SessionStore) ClaimRequest(ctx context.Context, session, request string, ttl time.Duration) (bool, error) {
-	return s.claims.add(ctx, session+":"+request, []byte("1"), ttl)
+// ClaimRequest records a claim of request in session by owner, expiring
+// ttl after now, only if there is none (SET NX PX, the key holding
+// owner): it reports whether it did.
+func (s *SessionStore) ClaimRequest(ctx context.Context, session, request, owner string, ttl time.Duration) (bool, error) {
+	return s.claims.add(ctx, session+":"+request, []byte(owner), ttl)
 }
 
-// ReleaseRequest removes the claim of request in session (DEL).
-func (s *SessionStore) ReleaseRequest(ctx context.Context, session, request string) error {
-	return s.claims.remove(ctx, session+":"+request)
+// RenewRequest makes the claim of request in session expire ttl after
+// now, only if it is there and owner's (one script): it reports whether
+// it did.
+func (s *SessionStore) RenewRequest(ctx context.Context, session, request, owner string, ttl time.Duration) (bool, error) {
+	return s.claims.replace(ctx, session+":"+request, []byte(owner), []byte(owner), ttl)
+}
+
+// ReleaseRequest removes the claim of request in session only if it is
+// owner's (one script: GET, compare, DEL).
+func (s *SessionStore) ReleaseRequest(ctx context.Context, session, request, owner string) error {
+	return s.claims.removeIf(ctx, session+":"+request, []byte(owner))
 }
 
 // NotifySession publishes id on the store's channel: every replica

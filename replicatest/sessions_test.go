@@ -21,6 +21,13 @@ import (
 // in store (nil: in the process) behind a Guard, and returns its URL.
 func (e *limitEnv) sessionReplica(store gateway.SessionStore) string {
 	e.t.Helper()
+	return e.sessionReplicaTTL(store, 0)
+}
+
+// sessionReplicaTTL is sessionReplica with the sessions' TTL (zero: the
+// default).
+func (e *limitEnv) sessionReplicaTTL(store gateway.SessionStore, ttl time.Duration) string {
+	e.t.Helper()
 	var keys []resourceserver.APIKey
 	for p, k := range limitKeys {
 		keys = append(keys, resourceserver.APIKey{Principal: p, Key: k})
@@ -31,7 +38,7 @@ func (e *limitEnv) sessionReplica(store gateway.SessionStore) string {
 	}
 	opts := &gateway.Options{Logger: quietLimitLogger()}
 	if store != nil {
-		opts.Sessions = &gateway.SessionOptions{Store: store}
+		opts.Sessions = &gateway.SessionOptions{Store: store, TTL: ttl}
 	}
 	g, err := gateway.New([]gateway.Server{{Name: "limited", Target: e.srv}}, opts)
 	if err != nil {

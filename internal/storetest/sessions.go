@@ -23,8 +23,9 @@ type sessionRecords interface {
 // SessionStore is what the gateway uses of a store module's session store.
 type SessionStore interface {
 	sessionRecords
-	ClaimRequest(ctx context.Context, session, request string, ttl time.Duration) (bool, error)
-	ReleaseRequest(ctx context.Context, session, request string) error
+	ClaimRequest(ctx context.Context, session, request, owner string, ttl time.Duration) (bool, error)
+	RenewRequest(ctx context.Context, session, request, owner string, ttl time.Duration) (bool, error)
+	ReleaseRequest(ctx context.Context, session, request, owner string) error
 }
 
 // CheckSessionStore checks s: a record saved is loaded as it was (any
@@ -153,82 +154,170 @@ func checkRecords(t *testing.T, s sessionRecords) string {
 }
 
 // checkClaims checks the claims of requests of s: a claim is made once
-// (a second one is refused), a release lets it be made again (and
-// releasing one not there is no error), a claim expires after its TTL,
-// claims are kept apart by session and by request (and from the records
-// of sessions), a long request key is taken, and of 32 racers claiming
-// one request exactly one wins.
+// (a second one is refused, whoever makes it), a release by its owner
+// lets it be made again (and releasing one not there is no error), a
+// release by another owner leaves it, a claim expires after its TTL, a
+// renewal by its owner extends it past its TTL, one by another owner or
+// of a claim expired reports false and extends nothing, the release of a
+// claim expired and made again by another owner leaves the other's
+// claim, claims are kept apart by session and by request (and from the
+// records of sessions), a long request key and a 64-byte owner are
+// taken, and of 32 racers claiming one request exactly one wins.
 func checkClaims(t *testing.T, s SessionStore, id string) {
 	ctx := context.Background()
-	claim := func(session, request string, ttl time.Duration) bool {
+	claim := func(session, request, owner string, ttl time.Duration) bool {
 		t.Helper()
-		ok, err := s.ClaimRequest(ctx, session, request, ttl)
+		ok, err := s.ClaimRequest(ctx, session, request, owner, ttl)
 		if err != nil {
-			t.Fatalf("ClaimRequest(%q, %q): %v", session, request, err)
+			t.Fatalf("ClaimRequest(%q, %q, %q): %v", session, request, owner, err)
 		}
 		return ok
 	}
-	release := func(session, request string) {
+	renew := func(session, request, owner string, ttl time.Duration) bool {
 		t.Helper()
-		if err := s.ReleaseRequest(ctx, session, request); err != nil {
-			t.Fatalf("ReleaseRequest(%q, %q): %v", session, request, err)
+		ok, err := s.RenewRequest(ctx, session, request, owner, ttl)
+		if err != nil {
+			t.Fatalf("RenewRequest(%q, %q, %q): %v", session, request, owner, err)
+		}
+		return ok
+	}
+	release := func(session, request, owner string) {
+		t.Helper()
+		if err := s.ReleaseRequest(ctx, session, request, owner); err != nil {
+			t.Fatalf("ReleaseRequest(%q, %q, %q): %v", session, request, owner, err)
 		}
 	}
-	if !claim(id, "n7", time.Minute) {
+	// expired waits, a few seconds at most, until request in id can be
+	// claimed by owner (the claim there expired), and reports whether
+	// it could.
+	expired := func(request, owner string, ttl time.Duration) bool {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for !claim(id, request, owner, ttl) {
+			if time.Now().After(deadline) {
+				return false
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		return true
+	}
+	if !claim(id, "n7", "A", time.Minute) {
 		t.Fatal("a first claim was refused")
 	}
-	if claim(id, "n7", time.Minute) {
+	if claim(id, "n7", "A", time.Minute) || claim(id, "n7", "B", time.Minute) {
 		t.Error("a second claim of the same request was made")
 	}
 	for _, other := range [][2]string{{id, "s7"}, {id + "x", "n7"}, {id, "n70"}} {
-		if !claim(other[0], other[1], time.Minute) {
+		if !claim(other[0], other[1], "B", time.Minute) {
 			t.Errorf("claiming %q in %q, held apart from n7 in %q, was refused", other[1], other[0], id)
 		}
-		release(other[0], other[1])
+		release(other[0], other[1], "B")
 	}
 	if b, err := s.LoadSession(ctx, id); err != nil || b != nil {
 		t.Errorf("a claim reads as the session's record: %q %v", b, err)
 	}
-	release(id, "n7")
-	release(id, "n7")
-	if !claim(id, "n7", time.Minute) {
-		t.Error("a claim released could not be made again")
+	release(id, "n7", "B")
+	if claim(id, "n7", "C", time.Minute) {
+		t.Error("a claim released by another owner than its own was gone")
 	}
-	release(id, "n7")
+	if renew(id, "n7", "B", time.Minute) {
+		t.Error("another owner renewed a claim")
+	}
+	if !renew(id, "n7", "A", time.Minute) {
+		t.Error("the owner of a claim could not renew it")
+	}
+	release(id, "n7", "A")
+	release(id, "n7", "A")
+	if renew(id, "n7", "A", time.Minute) {
+		t.Error("a claim released was renewed")
+	}
+	if !claim(id, "n7", "B", time.Minute) {
+		t.Error("a claim released by its owner could not be made again")
+	}
+	release(id, "n7", "B")
 	long := "h" + strings.Repeat("0123456789abcdef", 4)
-	if !claim(id, long, time.Minute) || claim(id, long, time.Minute) {
-		t.Errorf("a claim of a %d-byte request key", len(long))
+	owner := strings.Repeat("O", 26) + "." + strings.Repeat("z", 37)
+	if !claim(id, long, owner, time.Minute) || claim(id, long, "B", time.Minute) || !renew(id, long, owner, time.Minute) {
+		t.Errorf("a claim of a %d-byte request key by a %d-byte owner", len(long), len(owner))
 	}
-	release(id, long)
+	release(id, long, owner)
+	if !claim(id, long, "B", time.Minute) {
+		t.Errorf("a claim of a %d-byte request key released by its %d-byte owner is still there", len(long), len(owner))
+	}
+	release(id, long, "B")
 
-	if !claim(id, "ttl", 300*time.Millisecond) {
+	// A claim expires after its TTL; its owner renews it past its TTL.
+	const ttl = time.Second
+	if !claim(id, "ttl", "A", ttl) {
 		t.Fatal("a claim with a short TTL was refused")
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for !claim(id, "ttl", 300*time.Millisecond) && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
+	time.Sleep(ttl / 2)
+	if !renew(id, "ttl", "A", ttl) {
+		t.Error("a claim renewed within its TTL by its owner was not renewed")
 	}
-	if time.Now().After(deadline) {
+	time.Sleep(ttl * 7 / 10) // past its first TTL
+	if claim(id, "ttl", "B", ttl) {
+		t.Error("a claim renewed by its owner expired with its first TTL")
+	}
+	if !expired("ttl", "B", ttl) {
 		t.Error("a claim past its TTL still held")
 	}
-	release(id, "ttl")
+	// A claim never made, and one expired, are not renewed.
+	release(id, "ttl", "B")
+	if renew(id, "ttl", "A", time.Minute) {
+		t.Error("a claim never made was renewed")
+	}
+	if !claim(id, "ttl", "A", 200*time.Millisecond) {
+		t.Fatal("a claim released was refused")
+	}
+	time.Sleep(300 * time.Millisecond) // past its TTL
+	if renew(id, "ttl", "A", time.Minute) {
+		t.Error("a claim past its TTL was renewed by its owner")
+	}
+	// Another owner claims it again; A's release and renewal leave B's
+	// claim.
+	if !expired("ttl", "B", time.Minute) {
+		t.Fatal("a claim past its TTL still held")
+	}
+	release(id, "ttl", "A")
+	if renew(id, "ttl", "A", time.Minute) {
+		t.Error("the owner of an expired claim renewed another owner's claim made since")
+	}
+	if claim(id, "ttl", "C", time.Minute) {
+		t.Error("the owner of an expired claim released another owner's claim made since")
+	}
+	if !renew(id, "ttl", "B", time.Minute) {
+		t.Error("the owner of a claim made over an expired one could not renew it")
+	}
+	release(id, "ttl", "B")
 
 	var wins atomic.Int32
+	var winner atomic.Value
 	var wg sync.WaitGroup
-	for range 32 {
+	for i := range 32 {
 		wg.Go(func() {
-			ok, err := s.ClaimRequest(ctx, id, "race", time.Minute)
+			ok, err := s.ClaimRequest(ctx, id, "race", fmt.Sprintf("R%d", i), time.Minute)
 			if err != nil {
 				t.Error(err)
 			}
 			if ok {
 				wins.Add(1)
+				winner.Store(fmt.Sprintf("R%d", i))
 			}
 		})
 	}
 	wg.Wait()
 	if n := wins.Load(); n != 1 {
-		t.Errorf("%d of 32 racers claimed one request, want 1", n)
+		t.Fatalf("%d of 32 racers claimed one request, want 1", n)
 	}
-	release(id, "race")
+	w := winner.Load().(string)
+	for i := range 32 {
+		if o := fmt.Sprintf("R%d", i); o != w {
+			release(id, "race", o)
+		}
+	}
+	if claim(id, "race", "C", time.Minute) {
+		t.Error("the racers that lost released the winner's claim")
+	}
+	release(id, "race", w)
 }
