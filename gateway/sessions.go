@@ -89,8 +89,8 @@ type SessionStore interface {
 	// expired claim is none), in one step; it reports whether it did.
 	// request names a JSON-RPC request id of the session, at most 65
 	// bytes; owner is a token the replica makes for this one claim, at
-	// most 64 bytes. A replica claims each request of a session before it
-	// serves it, and renews the claim while it serves it, so that a
+	// most 64 bytes. A replica claims each request of a session that
+	// could do harm run twice (a tool call) before it serves it, and renews the claim while it serves it, so that a
 	// request sent again under the id of one in flight on another replica
 	// is refused rather than run twice. Claims are kept apart from the
 	// records of sessions, and per session.

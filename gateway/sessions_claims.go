@@ -20,7 +20,8 @@ import (
 // (liveSessions, go-sdk's handler). So that a client sending a request
 // again under the id of one in flight on another replica (its connection
 // dropped, its balancer retried elsewhere) does not have it run twice,
-// a replica claims each request id of a POST in the store
+// a replica claims the id of each request of a POST that could do harm
+// run twice (a tool call; claimed) in the store
 // (SessionStore.ClaimRequest) before it serves the POST: a claim held,
 // by any replica, has the POST refused as a duplicate in-flight id is
 // (400 and a JSON-RPC error, writeDuplicateID); a store that fails or
@@ -479,12 +480,29 @@ type claimState struct {
 	lease     time.Duration // a test's lease of claims instead of leaseTTL's
 }
 
+// claimed reports whether a request with method is claimed: any but
+// those a client's retry on another replica may run a second time, which
+// read, or set what they set again (a log level, a subscription, a task's
+// cancellation). tools/call and a method this list does not know are.
+func claimed(method string) bool {
+	switch method {
+	case "ping", "tools/list", "prompts/list", "prompts/get",
+		"resources/list", "resources/templates/list", "resources/read",
+		"resources/subscribe", "resources/unsubscribe", "completion/complete",
+		"logging/setLevel", "tasks/get", "tasks/list", "tasks/result", "tasks/cancel":
+		return false
+	}
+	return true
+}
+
 // claimPost claims the ids of the requests in body, a POST of shared
-// session id. A POST refused (an id claimed already: as go-sdk refuses a
-// duplicate in-flight id; the store failing or closing: 503) is answered
-// here, and ok is false; claims is nil when body holds no request.
+// session id, but those of requests that change nothing run a second time
+// (claimed): claiming costs two store round trips per request. A POST
+// refused (an id claimed already: as go-sdk refuses a duplicate in-flight
+// id; the store failing or closing: 503) is answered here, and ok is
+// false; claims is nil when body holds no request to claim.
 func (g *Gateway) claimPost(w http.ResponseWriter, r *http.Request, id string, body []byte) (claims *postClaims, ok bool) {
-	ids := rpcIDs(allRequestIDs(body))
+	ids := rpcIDs(requestIDsOf(body, claimed))
 	if len(ids) == 0 {
 		return nil, true
 	}

@@ -492,3 +492,58 @@ func TestSharedSessionClaimOtherUser(t *testing.T) {
 	c.runs(1, v1125, holdSDK, "alice's id 7 on B")
 	c.unclaimed("no claim left")
 }
+
+// TestSharedSessionClaimRerunnable: replica B's store fails every claim.
+// alice's requests that change nothing run twice (ping, lists, reads,
+// completions, log level, tasks' queries) are served on B all the same:
+// they are not claimed, and cost no store round trip for it; a tool call,
+// a batch holding one, and a request of a method the gateway does not
+// know are claimed (503: never run unclaimed). A ping under the id of
+// her call in flight on A is answered, not refused.
+func TestSharedSessionClaimRerunnable(t *testing.T) {
+	var fb *claimFailStore
+	c := newClaimRig(t, func(m *MemorySessionStore) []SessionStore {
+		fb = &claimFailStore{SessionStore: m}
+		return []SessionStore{m, fb}
+	}, nil)
+	drain(c.on(1).postAs(testCtx(t, 10*time.Second), "alice", `{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	call := c.send(testCtx(t, 30*time.Second), 0, v1125, holdFast)
+	c.started("alice's call with id 7 on A")
+	fb.dead.Store(true)
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":7,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":8,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":9,"method":"prompts/list"}`,
+		`{"jsonrpc":"2.0","id":10,"method":"resources/list"}`,
+		`{"jsonrpc":"2.0","id":11,"method":"logging/setLevel","params":{"level":"info"}}`,
+		`{"jsonrpc":"2.0","id":12,"method":"tasks/list"}`,
+	} {
+		a := within(t, c.send(testCtx(t, 30*time.Second), 1, v1125, body), 10*time.Second, body)
+		if a.status != http.StatusOK || !strings.Contains(a.body, `"id":`) || strings.Contains(a.body, "duplicate") {
+			t.Errorf("%s on B, whose store fails claims: %d %q %v, want its answer", body, a.status, a.body, a.err)
+		}
+	}
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"hold","arguments":{}}}`,
+		`[{"jsonrpc":"2.0","id":21,"method":"ping"},{"jsonrpc":"2.0","id":22,"method":"tools/call","params":{"name":"hold","arguments":{}}}]`,
+		`{"jsonrpc":"2.0","id":23,"method":"x/unknown"}`,
+	} {
+		select {
+		case a := <-c.send(testCtx(t, 30*time.Second), 1, v1125, body):
+			if a.status != http.StatusServiceUnavailable {
+				t.Errorf("%s on B, whose store fails claims: %d %q %v, want 503", body, a.status, a.body, a.err)
+			}
+		case <-c.hold.started:
+			t.Fatalf("%s on B ran unclaimed", body)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s on B: no answer", body)
+		}
+	}
+	c.free()
+	if a := within(t, call, 10*time.Second, "alice's call on A"); a.status != http.StatusOK || !strings.Contains(a.body, "held run 1") {
+		t.Errorf("alice's call on A: %d %q %v", a.status, a.body, a.err)
+	}
+	if n := c.hold.runs.Load(); n != 1 {
+		t.Errorf("the server ran %d calls, want 1", n)
+	}
+}

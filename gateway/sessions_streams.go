@@ -67,7 +67,11 @@ func requestIDs(body []byte) []json.RawMessage {
 // handler reads a POST (hasInitialize): members matched by their exact
 // names, each id as go-sdk decodes it (7.0 is 7), so that the ids
 // claimed and checked for duplicates are the ids go-sdk serves.
-func allRequestIDs(body []byte) []json.RawMessage {
+func allRequestIDs(body []byte) []json.RawMessage { return requestIDsOf(body, nil) }
+
+// requestIDsOf returns the ids of the requests in body, as allRequestIDs
+// does, of the requests whose method keep keeps only unless keep is nil.
+func requestIDsOf(body []byte, keep func(method string) bool) []json.RawMessage {
 	var raws []json.RawMessage
 	if segjson.NewDecoder(bytes.NewReader(body)).Decode(&raws) != nil {
 		raws = []json.RawMessage{body}
@@ -75,7 +79,7 @@ func allRequestIDs(body []byte) []json.RawMessage {
 	var ids []json.RawMessage
 	for _, raw := range raws {
 		msg, err := jsonrpc.DecodeMessage(raw)
-		if req, ok := msg.(*jsonrpc.Request); err == nil && ok && req.ID.IsValid() {
+		if req, ok := msg.(*jsonrpc.Request); err == nil && ok && req.ID.IsValid() && (keep == nil || keep(req.Method)) {
 			if b, err := json.Marshal(req.ID.Raw()); err == nil {
 				ids = append(ids, b)
 			}
