@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -545,5 +546,37 @@ func TestSharedSessionClaimRerunnable(t *testing.T) {
 	}
 	if n := c.hold.runs.Load(); n != 1 {
 		t.Errorf("the server ran %d calls, want 1", n)
+	}
+}
+
+// TestSharedSessionReplayIDsNotClients: alice has a call in flight on
+// replica B, on go-sdk's path, under the id "replay-level"; she sets her
+// log level on replica A. Her next request on B has B's copy apply the
+// level first, under an id of the gateway's own that no client's request
+// in flight can hold: go-sdk does not refuse it as a duplicate, and B
+// logs no change it could not apply.
+func TestSharedSessionReplayIDsNotClients(t *testing.T) {
+	logs := &lockedBuffer{}
+	n := 0
+	c := newClaimRig(t, nil, func(g *Gateway) {
+		if n++; n == 2 {
+			g.log = slog.New(slog.NewTextHandler(logs, nil))
+		}
+	})
+	drain(c.on(1).postAs(testCtx(t, 10*time.Second), "alice", `{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	call := c.send(testCtx(t, 30*time.Second), 1, v1125, strings.Replace(holdSDK, `"id":7`, `"id":"replay-level"`, 1))
+	c.started("alice's call with id \"replay-level\" on B")
+	if a := within(t, c.send(testCtx(t, 30*time.Second), 0, v1125, `{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"debug"}}`), 10*time.Second, "setLevel on A"); a.status != http.StatusOK {
+		t.Fatalf("alice's setLevel on A: %d %q %v", a.status, a.body, a.err)
+	}
+	if a := within(t, c.send(testCtx(t, 30*time.Second), 1, v1125, `{"jsonrpc":"2.0","id":3,"method":"ping"}`), 10*time.Second, "ping on B"); a.status != http.StatusOK {
+		t.Fatalf("alice's ping on B: %d %q %v", a.status, a.body, a.err)
+	}
+	if strings.Contains(logs.String(), "could not be applied") {
+		t.Errorf("B could not apply alice's log level to its copy: %s", logs.String())
+	}
+	c.free()
+	if a := within(t, call, 10*time.Second, "alice's call on B"); a.status != http.StatusOK || !strings.Contains(a.body, "held run") {
+		t.Errorf("alice's call on B: %d %q %v", a.status, a.body, a.err)
 	}
 }

@@ -190,14 +190,18 @@ func (w *replayWriter) Write(b []byte) (int, error) {
 
 func (w *replayWriter) Flush() {}
 
+// levelStep and subStep are the requests that apply a session's log
+// level and a subscription to its copy here, each under an id of its own
+// that no client can choose (go-sdk would refuse one a client's request in
+// flight has as a duplicate).
 func levelStep(level string) string {
 	lv, _ := json.Marshal(level)
-	return fmt.Sprintf(`{"jsonrpc":"2.0","id":"replay-level","method":"logging/setLevel","params":{"level":%s}}`, lv)
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":"replay-level-%s","method":"logging/setLevel","params":{"level":%s}}`, rand.Text(), lv)
 }
 
 func subStep(method string, i int, uri string) string {
 	u, _ := json.Marshal(uri)
-	return fmt.Sprintf(`{"jsonrpc":"2.0","id":"replay-sub-%d","method":%q,"params":{"uri":%s}}`, i, method, u)
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":"replay-sub-%d-%s","method":%q,"params":{"uri":%s}}`, i, rand.Text(), method, u)
 }
 
 // nextSessionID is go-sdk's ServerOptions.GetSessionID: the id chosen by
