@@ -16,10 +16,11 @@ import (
 // goroutine, parked where it waits for the next request with the stack
 // the last handler grew (8 KiB), and its 4 KiB read and write buffers:
 // about 17 KiB per idle session. ParkIdleConnections takes an idle
-// connection from net/http and parks it with a goroutine of its own that
-// has only read a few bytes (a small stack, no buffers), then hands it
-// back to the http.Server, through the listener's Accept, when its client
-// sends the next request.
+// connection from net/http and parks it without buffers, watched on Linux
+// by the listener's one poller of parked connections (connPoller, no
+// goroutine each), elsewhere by a goroutine of its own that has only read
+// a few bytes (a small stack), then hands it back to the http.Server,
+// through the listener's Accept, when its client sends the next request.
 //
 // net/http has no call for that, so it is done with the hooks it has:
 // srv.ConnState says when a connection of the listener's goes idle;
