@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -71,13 +72,9 @@ func (g *Gateway) serveStreamConn(w http.ResponseWriter, r *http.Request) bool {
 	if err != nil {
 		return false
 	}
-	var rd io.Reader = conn
-	if brw.Reader.Buffered() > 0 {
-		rd = brw.Reader // bytes the client sent after the request
-	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	sc := &streamConn{conn: conn, header: header}
-	unwatch := g.watchStreamConn(conn, rd, cancel)
+	unwatch := g.watchStreamConn(conn, brw.Reader, cancel)
 	g.streams.Go(func() {
 		defer func() {
 			// As net/http does for a handler's panic: logged, and the
@@ -111,16 +108,21 @@ func (g *Gateway) serveStream(w http.ResponseWriter, r *http.Request, id string)
 	g.stateful.ServeHTTP(w, r)
 }
 
-// watchStreamConn watches conn, a stream's connection taken over, whose
-// client's side is rd, for its client closing it (watchConn, then gone):
-// with a goroutine of its own once the client sends or closes it, until
-// then with the poller of the gateway's streams (Linux) where it can. It
-// returns what the stream's goroutine calls when the stream ends, before
-// it closes conn.
-func (g *Gateway) watchStreamConn(conn net.Conn, rd io.Reader, gone context.CancelFunc) (unwatch func()) {
+// watchStreamConn watches conn, a stream's connection taken over, and
+// br, the reader of it net/http hands over with it, for its client
+// closing it (watchConn, then gone): with a goroutine of its own once the
+// client sends or closes it, until then with the poller of the gateway's
+// streams (Linux) where it can (nothing the client sent after the
+// request left in br). It returns what the stream's goroutine calls when
+// the stream ends, before it closes conn.
+func (g *Gateway) watchStreamConn(conn net.Conn, br *bufio.Reader, gone context.CancelFunc) (unwatch func()) {
+	var rd io.Reader = conn
+	if br.Buffered() > 0 {
+		rd = br // bytes the client sent after the request
+	}
 	watch := func() { watchConn(rd, g.opts.maxRequestBytes(), gone) }
 	p := g.streamPoll.get()
-	if p == nil || rd != io.Reader(conn) {
+	if p == nil || br.Buffered() > 0 {
 		g.streams.Go(watch)
 		return func() {}
 	}
