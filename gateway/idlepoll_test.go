@@ -383,3 +383,71 @@ func TestStreamConnUncomparableConn(t *testing.T) {
 	_ = s.conn.Close()
 	waitFor(t, "the session's stream to end with its connection", func() bool { return !g.live.streaming(ls) })
 }
+
+// TestParkIdleListenerLifetimes: a listener closed before its first
+// Accept, and one server serving two listeners, each with connections
+// parked, then closed: Serve returns, the parked connections' clients
+// read their end, and the process is back to its goroutines and file
+// descriptors.
+func TestParkIdleListenerLifetimes(t *testing.T) {
+	baseG, baseFD := runtime.NumGoroutine(), openFDs(t)
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.NotFoundHandler(), ReadHeaderTimeout: 10 * time.Second}
+	ln := ParkIdleConnections(srv, inner)
+	_ = ln.Close()
+	if err := srv.Serve(ln); err == nil {
+		t.Fatal("Serve of a closed listener: no error")
+	}
+
+	srv = &http.Server{
+		Handler:           http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, r.URL.Path) }),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	var lns [2]*idleListener
+	served := make(chan error, 2)
+	var conns []net.Conn
+	for i := range lns { // srv.ConnState set before srv serves
+		inner, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns[i] = ParkIdleConnections(srv, inner).(*idleListener)
+	}
+	for i, l := range lns {
+		go func() { served <- srv.Serve(l) }()
+		for j := range 3 {
+			conn, br := dialParked(t, l.Addr().String())
+			if got := keptGet(t, conn, br, fmt.Sprintf("/%d/%d", i, j)); got != fmt.Sprintf("/%d/%d", i, j) {
+				t.Fatalf("answer %q", got)
+			}
+			conns = append(conns, conn)
+		}
+	}
+	waitParked(t, lns[0], 3)
+	waitParked(t, lns[1], 3)
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for range lns {
+		if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+			t.Fatalf("Serve: %v", err)
+		}
+	}
+	for _, c := range conns {
+		if _, err := c.Read(make([]byte, 1)); !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) {
+			t.Fatalf("a parked connection after the server's Close: %v, want its end", err)
+		}
+		_ = c.Close()
+	}
+	var g, fd int
+	for range 1000 {
+		if g, fd = runtime.NumGoroutine(), openFDs(t); g <= baseG && fd <= baseFD {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("%d goroutines and %d open files, %d and %d before", g, fd, baseG, baseFD)
+}
