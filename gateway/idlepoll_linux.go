@@ -74,15 +74,16 @@ func (p *connPoller) add(conn net.Conn, deadline time.Time, ready func()) (key u
 		return 0, false
 	}
 	e := &pollEntry{rc: rc, ready: ready}
+	// Under mu throughout: close closes the epoll descriptor only once
+	// it has forgotten every connection, under mu, so that no epoll call
+	// here or in take ever names a descriptor closed (or reused since).
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.closed {
-		p.mu.Unlock()
 		return 0, false
 	}
 	p.next++
 	key = p.next
-	p.conns[key] = e
-	p.mu.Unlock()
 	var cerr error
 	err = rc.Control(func(fd uintptr) {
 		ev := syscall.EpollEvent{
@@ -92,25 +93,16 @@ func (p *connPoller) add(conn net.Conn, deadline time.Time, ready func()) (key u
 		}
 		cerr = syscall.EpollCtl(p.epfd, syscall.EPOLL_CTL_ADD, int(fd), &ev)
 	})
-	if err == nil {
-		err = cerr
-	}
-	if err != nil {
-		p.mu.Lock()
-		delete(p.conns, key)
-		p.mu.Unlock()
+	if err != nil || cerr != nil {
 		return 0, false
 	}
+	p.conns[key] = e
 	if !deadline.IsZero() {
-		p.mu.Lock()
-		if p.conns[key] == e {
-			e.timer = time.AfterFunc(time.Until(deadline), func() {
-				if p.take(key) != nil {
-					ready()
-				}
-			})
-		}
-		p.mu.Unlock()
+		e.timer = time.AfterFunc(time.Until(deadline), func() {
+			if p.take(key) != nil {
+				ready()
+			}
+		})
 	}
 	return key, true
 }
@@ -125,19 +117,19 @@ func (p *connPoller) remove(key uint64) { p.take(key) }
 func (p *connPoller) take(key uint64) *pollEntry {
 	p.mu.Lock()
 	e := p.conns[key]
-	delete(p.conns, key)
-	p.mu.Unlock()
-	if e == nil {
-		return nil
+	if e != nil {
+		delete(p.conns, key)
+		// Under Control the descriptor is the connection's: one closed
+		// meanwhile has left epoll with its descriptor, and Control
+		// fails. Under mu the epoll descriptor is open (add).
+		_ = e.rc.Control(func(fd uintptr) {
+			_ = syscall.EpollCtl(p.epfd, syscall.EPOLL_CTL_DEL, int(fd), nil)
+		})
 	}
-	if e.timer != nil {
+	p.mu.Unlock()
+	if e != nil && e.timer != nil {
 		e.timer.Stop()
 	}
-	// Under Control the descriptor is the connection's: one closed
-	// meanwhile has left epoll with its descriptor, and Control fails.
-	_ = e.rc.Control(func(fd uintptr) {
-		_ = syscall.EpollCtl(p.epfd, syscall.EPOLL_CTL_DEL, int(fd), nil)
-	})
 	return e
 }
 
