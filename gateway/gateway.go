@@ -97,13 +97,14 @@ type Gateway struct {
 	running  map[string]*runningReq        // requests being handled, by session id: the first of a list
 	levels   map[*mcp.ServerSession]string // log levels set by handshake-era sessions
 
-	pol     atomic.Pointer[Policy] // Options.Policy, or SetPolicy's
-	shared  *sharedSessions        // Options.Sessions; nil: sessions are this process's
-	sessWG  sync.WaitGroup         // the waits for the end of the shared sessions held here
-	streams sync.WaitGroup         // the goroutines of the streams on connections taken over (streamconn.go)
-	live    liveSessions           // without shared sessions: the handshake-era sessions (fastsession.go)
-	slots   *sessionSlots          // the handshake-era sessions held, against Options.MaxSessions
-	events  *eventStore            // the events of the handshake-era sessions' streams (http.go)
+	pol        atomic.Pointer[Policy] // Options.Policy, or SetPolicy's
+	shared     *sharedSessions        // Options.Sessions; nil: sessions are this process's
+	sessWG     sync.WaitGroup         // the waits for the end of the shared sessions held here
+	streams    sync.WaitGroup         // the goroutines of the streams on connections taken over (streamconn.go)
+	streamPoll lazyPoller             // watches those connections for their clients' end (Linux)
+	live       liveSessions           // without shared sessions: the handshake-era sessions (fastsession.go)
+	slots      *sessionSlots          // the handshake-era sessions held, against Options.MaxSessions
+	events     *eventStore            // the events of the handshake-era sessions' streams (http.go)
 	// sessionFast counts the calls answered on the session fast path.
 	sessionFast atomic.Int64
 	// early sends the header of a long call on the session fast path
@@ -371,6 +372,7 @@ func (g *Gateway) Close() error {
 		g.relays.wait(max(time.Until(cut), 0) + closeWriteSlack)
 		g.sessWG.Wait()
 		g.streams.Wait()
+		g.streamPoll.close()
 		if g.shared != nil {
 			g.shared.releaseClaims() // claims of requests still winding down
 		}

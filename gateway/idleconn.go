@@ -16,10 +16,11 @@ import (
 // goroutine, parked where it waits for the next request with the stack
 // the last handler grew (8 KiB), and its 4 KiB read and write buffers:
 // about 17 KiB per idle session. ParkIdleConnections takes an idle
-// connection from net/http and parks it with a goroutine of its own that
-// has only read a few bytes (a small stack, no buffers), then hands it
-// back to the http.Server, through the listener's Accept, when its client
-// sends the next request.
+// connection from net/http and parks it without buffers, watched on Linux
+// by the listener's one poller of parked connections (connPoller, no
+// goroutine each), elsewhere by a goroutine of its own that has only read
+// a few bytes (a small stack), then hands it back to the http.Server,
+// through the listener's Accept, when its client sends the next request.
 //
 // net/http has no call for that, so it is done with the hooks it has:
 // srv.ConnState says when a connection of the listener's goes idle;
@@ -85,6 +86,7 @@ type idleListener struct {
 	back     chan *idleConn // parked connections with a request coming
 	done     chan struct{}  // closed by Close
 	waiters  sync.WaitGroup // the parked connections' goroutines
+	poller   *connPoller    // watches parked connections (Linux); nil: a goroutine each waits
 
 	mu     sync.Mutex
 	closed bool
@@ -100,7 +102,7 @@ type accepted struct {
 // Accept returns the next connection accepted by the inner listener or
 // coming back from parking.
 func (l *idleListener) Accept() (net.Conn, error) {
-	l.start.Do(func() { go l.acceptLoop() })
+	l.start.Do(l.begin)
 	select {
 	case a := <-l.accepted:
 		if a.err != nil {
@@ -117,6 +119,21 @@ func (l *idleListener) Accept() (net.Conn, error) {
 	case <-l.done:
 		return nil, net.ErrClosed
 	}
+}
+
+// begin starts the listener's goroutines, at its first Accept: the inner
+// listener's, and the poller's of parked connections where there is one.
+func (l *idleListener) begin() {
+	if p, err := newConnPoller(); err == nil {
+		l.mu.Lock()
+		if l.closed {
+			p.close()
+		} else {
+			l.poller = p
+		}
+		l.mu.Unlock()
+	}
+	go l.acceptLoop()
 }
 
 // acceptLoop calls the inner listener's Accept, one call for each taken
@@ -148,24 +165,48 @@ func (l *idleListener) Close() error {
 		for c := range l.parked {
 			_ = c.Close()
 		}
+		clear(l.parked)
 	}
+	p := l.poller
+	l.poller = nil
 	l.mu.Unlock()
+	if p != nil {
+		p.close()
+	}
 	err := l.Listener.Close()
 	l.waiters.Wait()
 	return err
 }
 
-// park parks conn, net/http done with it, and reports whether it did (not
-// once the listener is closed).
-func (l *idleListener) park(conn net.Conn) bool {
+// park parks conn, net/http done with it, its read deadline net/http's
+// idle deadline, and reports whether it did (not once the listener is
+// closed). The poller, if any, watches it until its client sends or the
+// deadline passes; a goroutine of its own then waits for the request's
+// first bytes.
+func (l *idleListener) park(conn net.Conn, deadline time.Time) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
 		return false
 	}
 	l.parked[conn] = struct{}{}
-	l.waiters.Go(func() { l.wait(conn) })
+	if l.poller == nil {
+		l.waiters.Go(func() { l.wait(conn) })
+	} else if _, ok := l.poller.add(conn, deadline, func() { l.ready(conn) }); !ok {
+		l.waiters.Go(func() { l.wait(conn) })
+	}
 	return true
+}
+
+// ready starts the goroutine of conn, parked and watched by the poller,
+// whose client sent bytes, closed it, or whose deadline passed.
+func (l *idleListener) ready(conn net.Conn) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return // Close closes it
+	}
+	l.waiters.Go(func() { l.wait(conn) })
 }
 
 // wait waits for conn's client to send the start of a request, and hands
@@ -354,9 +395,9 @@ func (c *idleConn) Close() error {
 		return net.ErrClosed
 	}
 	c.closed = true
-	detached := c.detached
+	detached, deadline := c.detached, c.deadline
 	c.mu.Unlock()
-	if detached && c.l.park(c.Conn) {
+	if detached && c.l.park(c.Conn, deadline) {
 		return nil
 	}
 	return c.Conn.Close()

@@ -423,7 +423,7 @@ func openFDs(t *testing.T) int {
 }
 
 // TestParkIdleMany: thousands of idle keep-alive connections parked hold
-// a goroutine each and no more; once their clients close them, and once
+// no goroutine each on Linux (a goroutine each elsewhere), and no more; once their clients close them, and once
 // a client has opened and dropped thousands more (some mid-request, some
 // right after a request), the process is back to its goroutines and file
 // descriptors.
@@ -451,7 +451,10 @@ func TestParkIdleMany(t *testing.T) {
 		readAnswer(t, bufio.NewReader(conn))
 	}
 	waitParked(t, l, n)
-	if g := runtime.NumGoroutine() - baseG; g > n+n/100 {
+	// On Linux one goroutine watches them all (connPoller).
+	if g, most := runtime.NumGoroutine()-baseG, n+n/100; runtime.GOOS == "linux" && g > n/100 {
+		t.Errorf("%d goroutines more with %d connections parked, want none each", g, n)
+	} else if g > most {
 		t.Errorf("%d goroutines more with %d connections parked, want about one each", g, n)
 	}
 	for _, c := range conns {

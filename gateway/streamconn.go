@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -71,13 +72,9 @@ func (g *Gateway) serveStreamConn(w http.ResponseWriter, r *http.Request) bool {
 	if err != nil {
 		return false
 	}
-	var rd io.Reader = conn
-	if brw.Reader.Buffered() > 0 {
-		rd = brw.Reader // bytes the client sent after the request
-	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	sc := &streamConn{conn: conn, header: header}
-	g.streams.Go(func() { watchConn(rd, g.opts.maxRequestBytes(), cancel) })
+	unwatch := g.watchStreamConn(conn, brw.Reader, cancel)
 	g.streams.Go(func() {
 		defer func() {
 			// As net/http does for a handler's panic: logged, and the
@@ -86,6 +83,7 @@ func (g *Gateway) serveStreamConn(w http.ResponseWriter, r *http.Request) bool {
 				g.log.Error("a panic serving a session's stream", "panic", p, "stack", string(debug.Stack()))
 			}
 			cancel()
+			unwatch()
 			_ = conn.Close()
 		}()
 		g.serveStream(sc, r.WithContext(ctx), id)
@@ -108,6 +106,89 @@ func (g *Gateway) serveStream(w http.ResponseWriter, r *http.Request, id string)
 	defer g.withHTTPContext(r)()
 	defer g.live.stream(id, principalOf(r))()
 	g.stateful.ServeHTTP(w, r)
+}
+
+// watchStreamConn watches conn, a stream's connection taken over, and
+// br, the reader of it net/http hands over with it, for its client
+// closing it (watchConn, then gone): with a goroutine of its own once the
+// client sends or closes it, until then with the poller of the gateway's
+// streams (Linux) where it can (nothing the client sent after the
+// request left in br). It returns what the stream's goroutine calls when
+// the stream ends, before it closes conn.
+func (g *Gateway) watchStreamConn(conn net.Conn, br *bufio.Reader, gone context.CancelFunc) (unwatch func()) {
+	var rd io.Reader = conn
+	if br.Buffered() > 0 {
+		rd = br // bytes the client sent after the request
+	}
+	watch := func() { watchConn(rd, g.opts.maxRequestBytes(), gone) }
+	p := g.streamPoll.get()
+	if p == nil || br.Buffered() > 0 {
+		g.streams.Go(watch)
+		return func() {}
+	}
+	if ic, isIdle := conn.(*idleConn); isIdle {
+		// A connection of ParkIdleConnections' listener: the socket
+		// under it, once nothing it read is left for the stream's reads.
+		ic.mu.Lock()
+		unread := len(ic.unread)
+		ic.mu.Unlock()
+		if unread > 0 {
+			g.streams.Go(watch)
+			return func() {}
+		}
+		conn = ic.Conn
+	}
+	var mu sync.Mutex
+	ended := false
+	key, ok := p.add(conn, time.Time{}, func() {
+		// Until ended is set the stream's goroutine runs, counted in
+		// g.streams: the group is not at zero, and Close's wait for it
+		// waits for this goroutine too.
+		mu.Lock()
+		defer mu.Unlock()
+		if !ended {
+			g.streams.Go(watch)
+		}
+	})
+	if !ok {
+		g.streams.Go(watch)
+		return func() {}
+	}
+	return func() {
+		p.remove(key)
+		mu.Lock()
+		ended = true
+		mu.Unlock()
+	}
+}
+
+// lazyPoller is a connPoller made at its first use, until closed.
+type lazyPoller struct {
+	mu     sync.Mutex
+	p      *connPoller
+	closed bool
+}
+
+// get returns the poller, made now if it was not; nil when there can be
+// none (another system than Linux) or it is closed.
+func (lp *lazyPoller) get() *connPoller {
+	lp.mu.Lock()
+	defer lp.mu.Unlock()
+	if lp.p == nil && !lp.closed {
+		lp.p, _ = newConnPoller()
+	}
+	return lp.p
+}
+
+// close closes the poller, if one was made.
+func (lp *lazyPoller) close() {
+	lp.mu.Lock()
+	p := lp.p
+	lp.p, lp.closed = nil, true
+	lp.mu.Unlock()
+	if p != nil {
+		p.close()
+	}
 }
 
 // watchConn reads rd, the client's side of a stream's connection, until
