@@ -37,6 +37,75 @@ func claimPost(ctx context.Context, url, id, body string) <-chan string {
 	return ch
 }
 
+// claimCase is alice's call under one id, on replicas A and B of e over
+// one session store.
+type claimCase struct {
+	t          *testing.T
+	e          *limitEnv
+	ctx        context.Context
+	urlA, urlB string
+	id, call   string
+}
+
+// started waits for the server to start a run of the call.
+func (c *claimCase) started(what string) {
+	c.t.Helper()
+	select {
+	case <-c.e.started:
+	case <-time.After(10 * time.Second):
+		c.t.Fatalf("no %s", what)
+	}
+}
+
+// refusedOnB sends the call to B and fails the test unless B refuses it
+// as a duplicate in-flight id, the server not running it.
+func (c *claimCase) refusedOnB(what string) {
+	c.t.Helper()
+	select {
+	case got := <-claimPost(c.ctx, c.urlB, c.id, c.call):
+		if !strings.HasPrefix(got, "400") || !strings.Contains(got, "duplicate in-flight request ID") {
+			c.t.Errorf("%s: %s, want 400 and a duplicate id error", what, got)
+		}
+	case <-c.e.started:
+		c.t.Errorf("%s: the server ran the call a second time, on B", what)
+		c.e.finish <- struct{}{}
+	case <-time.After(10 * time.Second):
+		c.t.Fatalf("%s: no answer from B", what)
+	}
+}
+
+// answered lets the run of the call go and fails the test unless ch, its
+// POST's, has its answer.
+func (c *claimCase) answered(ch <-chan string, who string) {
+	c.t.Helper()
+	c.e.finish <- struct{}{}
+	if got := <-ch; !strings.HasPrefix(got, "200") || !strings.Contains(got, "held") {
+		c.t.Fatalf("%s's answer: %s", who, got)
+	}
+}
+
+// runsOnB sends the call to B until B runs it (a refusal meanwhile is the
+// claim still there), for 10 s at most, calling each first, and fails the
+// test unless its answer comes.
+func (c *claimCase) runsOnB(what string, each func(i int)) {
+	c.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for i := 0; ; i++ {
+		each(i)
+		ch := claimPost(c.ctx, c.urlB, c.id, c.call)
+		select {
+		case <-c.e.started:
+			c.answered(ch, "B")
+			return
+		case got := <-ch:
+			if !strings.Contains(got, "duplicate in-flight request ID") || time.Now().After(deadline) {
+				c.t.Fatalf("%s: %s", what, got)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
 // TestSharedSessionClaimStores: over a session store on a real server,
 // alice's call under id "retry-7" is in flight on replica A; the same id
 // sent to replica B is refused as a duplicate in-flight id, the server
@@ -47,54 +116,16 @@ func TestSharedSessionClaimStores(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e := newLimitEnv(t)
 			store, _ := stores[name]()
-			urlA, urlB := e.sessionReplica(store), e.sessionReplica(store)
-			id := e.client(urlA, "alice").ID()
-			const call = `{"jsonrpc":"2.0","id":"retry-7","method":"tools/call","params":{"name":"hold","arguments":{}}}`
-			ctx := limitCtx(t, 60*time.Second)
-			onA := claimPost(ctx, urlA, id, call)
-			wait := func(ch <-chan struct{}, what string) {
-				t.Helper()
-				select {
-				case <-ch:
-				case <-time.After(10 * time.Second):
-					t.Fatalf("no %s", what)
-				}
-			}
-			wait(e.started, "run of the call on A")
-			select {
-			case got := <-claimPost(ctx, urlB, id, call):
-				if !strings.HasPrefix(got, "400") || !strings.Contains(got, "duplicate in-flight request ID") {
-					t.Errorf("the id again on B: %s, want 400 and a duplicate id error", got)
-				}
-			case <-e.started:
-				t.Error("the server ran the call a second time, on B")
-				e.finish <- struct{}{}
-			case <-time.After(10 * time.Second):
-				t.Fatal("no answer from B")
-			}
-			e.finish <- struct{}{}
-			if got := <-onA; !strings.HasPrefix(got, "200") || !strings.Contains(got, "held") {
-				t.Fatalf("A's answer: %s", got)
-			}
+			c := &claimCase{t: t, e: e, ctx: limitCtx(t, 60*time.Second), call: `{"jsonrpc":"2.0","id":"retry-7","method":"tools/call","params":{"name":"hold","arguments":{}}}`}
+			c.urlA, c.urlB = e.sessionReplica(store), e.sessionReplica(store)
+			c.id = e.client(c.urlA, "alice").ID()
+			onA := claimPost(c.ctx, c.urlA, c.id, c.call)
+			c.started("run of the call on A")
+			c.refusedOnB("the id again on B")
+			c.answered(onA, "A")
 			// A releases the claim once its answer is written: B runs the
-			// id then (a refusal meanwhile is the claim not yet released).
-			deadline := time.Now().Add(10 * time.Second)
-			for {
-				ch := claimPost(ctx, urlB, id, call)
-				select {
-				case <-e.started:
-					e.finish <- struct{}{}
-					if got := <-ch; !strings.HasPrefix(got, "200") || !strings.Contains(got, "held") {
-						t.Fatalf("B's answer: %s", got)
-					}
-					return
-				case got := <-ch:
-					if !strings.Contains(got, "duplicate in-flight request ID") || time.Now().After(deadline) {
-						t.Fatalf("the id on B once A answered: %s", got)
-					}
-					time.Sleep(20 * time.Millisecond)
-				}
-			}
+			// id then.
+			c.runsOnB("the id on B once A answered", func(int) {})
 		})
 	}
 }
@@ -128,62 +159,25 @@ func TestSharedSessionClaimLeaseStores(t *testing.T) {
 			e := newLimitEnv(t)
 			store, _ := stores[name]()
 			a := &releaseFails{SessionStore: store}
-			urlA, urlB := e.sessionReplicaTTL(a, ttl), e.sessionReplicaTTL(store, ttl)
-			id := e.client(urlA, "alice").ID()
-			const call = `{"jsonrpc":"2.0","id":"retry-8","method":"tools/call","params":{"name":"hold","arguments":{}}}`
-			ctx := limitCtx(t, 60*time.Second)
-			onA := claimPost(ctx, urlA, id, call)
-			wait := func(ch <-chan struct{}, what string) {
-				t.Helper()
-				select {
-				case <-ch:
-				case <-time.After(10 * time.Second):
-					t.Fatalf("no %s", what)
-				}
-			}
-			wait(e.started, "run of the call on A")
+			c := &claimCase{t: t, e: e, ctx: limitCtx(t, 60*time.Second), call: `{"jsonrpc":"2.0","id":"retry-8","method":"tools/call","params":{"name":"hold","arguments":{}}}`}
+			c.urlA, c.urlB = e.sessionReplicaTTL(a, ttl), e.sessionReplicaTTL(store, ttl)
+			c.id = e.client(c.urlA, "alice").ID()
+			onA := claimPost(c.ctx, c.urlA, c.id, c.call)
+			c.started("run of the call on A")
 			time.Sleep(3 * ttl * 5 / 4) // three leases pass
-			select {
-			case got := <-claimPost(ctx, urlB, id, call):
-				if !strings.HasPrefix(got, "400") || !strings.Contains(got, "duplicate in-flight request ID") {
-					t.Errorf("the id on B after three leases of A's call: %s, want 400 and a duplicate id error", got)
-				}
-			case <-e.started:
-				t.Error("the server ran the call a second time, on B, after three leases of A's call")
-				e.finish <- struct{}{}
-			case <-time.After(10 * time.Second):
-				t.Fatal("no answer from B")
-			}
+			c.refusedOnB("the id on B after three leases of A's call")
 			a.fail.Store(true)
-			e.finish <- struct{}{}
-			if got := <-onA; !strings.HasPrefix(got, "200") || !strings.Contains(got, "held") {
-				t.Fatalf("A's answer: %s", got)
-			}
+			c.answered(onA, "A")
 			// A's claim is left in the store, no longer renewed: it
 			// expires within a lease, and B runs the id then. A ping
 			// each time keeps the session (a POST refused does not
 			// extend its record, which lives as long as a lease).
-			deadline := time.Now().Add(10 * time.Second)
-			for i := 0; ; i++ {
+			c.runsOnB("the id on B once A answered, its release failed", func(i int) {
 				ping := `{"jsonrpc":"2.0","id":"ping-` + fmt.Sprint(i) + `","method":"ping"}`
-				if got := <-claimPost(ctx, urlB, id, ping); !strings.HasPrefix(got, "200") {
+				if got := <-claimPost(c.ctx, c.urlB, c.id, ping); !strings.HasPrefix(got, "200") {
 					t.Fatalf("a ping on B: %s", got)
 				}
-				ch := claimPost(ctx, urlB, id, call)
-				select {
-				case <-e.started:
-					e.finish <- struct{}{}
-					if got := <-ch; !strings.HasPrefix(got, "200") || !strings.Contains(got, "held") {
-						t.Fatalf("B's answer: %s", got)
-					}
-					return
-				case got := <-ch:
-					if !strings.Contains(got, "duplicate in-flight request ID") || time.Now().After(deadline) {
-						t.Fatalf("the id on B once A answered, its release failed: %s", got)
-					}
-					time.Sleep(50 * time.Millisecond)
-				}
-			}
+			})
 		})
 	}
 }
