@@ -82,20 +82,7 @@ func TestSharedCopyEndedAtCapBusy(t *testing.T) {
 			go func() {
 				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 				defer cancel()
-				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, b, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{"ms":30000}}}`))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Accept", "application/json, text/event-stream")
-				req.Header.Set("Mcp-Session-Id", a.id)
-				req.Header.Set("Mcp-Protocol-Version", v1125)
-				req.Header.Set("Authorization", "Bearer alice")
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					call <- err.Error()
-					return
-				}
-				body, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				call <- fmt.Sprintf("%d %s", resp.StatusCode, body)
+				call <- postAlice(ctx, b, a.id, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{"ms":30000}}}`)
 			}()
 			if err := st.Wait(testCtx(t, 15*time.Second), func(s *testserver.State) bool { return s.Calls("slow") == 1 }); err != nil {
 				t.Fatalf("alice's call never reached the server: %v", err)
@@ -111,22 +98,7 @@ func TestSharedCopyEndedAtCapBusy(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			done := make(chan string, 1)
-			go func() {
-				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, b, strings.NewReader(`{"jsonrpc":"2.0","id":3,"method":"ping"}`))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Accept", "application/json, text/event-stream")
-				req.Header.Set("Mcp-Session-Id", a.id)
-				req.Header.Set("Mcp-Protocol-Version", v1125)
-				req.Header.Set("Authorization", "Bearer alice")
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					done <- err.Error()
-					return
-				}
-				body, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				done <- fmt.Sprintf("%d %s", resp.StatusCode, body)
-			}()
+			go func() { done <- postAlice(ctx, b, a.id, `{"jsonrpc":"2.0","id":3,"method":"ping"}`) }()
 			select {
 			case got := <-done:
 				if !strings.HasPrefix(got, "200 ") || !strings.Contains(got, `"result"`) {
@@ -152,4 +124,22 @@ func TestSharedCopyEndedAtCapBusy(t *testing.T) {
 			}
 		})
 	}
+}
+
+// postAlice posts body in session sid at url as alice and returns the
+// answer's status and body, or the request's error.
+func postAlice(ctx context.Context, url, sid, body string) string {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", v1125)
+	req.Header.Set("Authorization", "Bearer alice")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err.Error()
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return fmt.Sprintf("%d %s", resp.StatusCode, got)
 }

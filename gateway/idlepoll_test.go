@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -358,15 +357,7 @@ func (l tagListener) Accept() (net.Conn, error) {
 // slice) is taken over and served as any other, and ends with its
 // client.
 func TestStreamConnUncomparableConn(t *testing.T) {
-	upURL := testserver.StartStreamable(t, testserver.NewMinimal(testserver.Options{Name: "up", Era: testserver.Legacy}), testserver.Stateless()).URL
-	g, err := New([]Server{{Name: "up", Target: upURL}}, &Options{TakeOverStreams: true, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = g.Close() })
-	if err := g.Start(testCtx(t, 30*time.Second)); err != nil {
-		t.Fatal(err)
-	}
+	g := startStreamGateway(t)
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -329,15 +329,7 @@ func (c *countedConn) Close() error {
 func TestParkIdleStreamTakenOver(t *testing.T) {
 	for _, end := range []string{"client", "Gateway.Close"} {
 		t.Run(end, func(t *testing.T) {
-			upURL := testserver.StartStreamable(t, testserver.NewMinimal(testserver.Options{Name: "up", Era: testserver.Legacy}), testserver.Stateless()).URL
-			g, err := New([]Server{{Name: "up", Target: upURL}}, &Options{TakeOverStreams: true, Logger: slog.New(slog.DiscardHandler)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = g.Close() })
-			if err := g.Start(testCtx(t, 30*time.Second)); err != nil {
-				t.Fatal(err)
-			}
+			g := startStreamGateway(t)
 			inner, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
 				t.Fatal(err)
@@ -803,4 +795,21 @@ func goroutinesBackTo(t *testing.T, base int) {
 		buf := make([]byte, 1<<20)
 		t.Fatalf("%d goroutines, %d before:\n%s", n, base, buf[:runtime.Stack(buf, true)])
 	}
+}
+
+// startStreamGateway starts a gateway that takes its sessions' streams
+// over (as serve does) in front of a handshake-era server; it is closed
+// when the test ends.
+func startStreamGateway(t *testing.T) *Gateway {
+	t.Helper()
+	upURL := testserver.StartStreamable(t, testserver.NewMinimal(testserver.Options{Name: "up", Era: testserver.Legacy}), testserver.Stateless()).URL
+	g, err := New([]Server{{Name: "up", Target: upURL}}, &Options{TakeOverStreams: true, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = g.Close() })
+	if err := g.Start(testCtx(t, 30*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	return g
 }
