@@ -86,7 +86,7 @@ type idleListener struct {
 	back     chan *idleConn // parked connections with a request coming
 	done     chan struct{}  // closed by Close
 	waiters  sync.WaitGroup // the parked connections' goroutines
-	poller   *connPoller    // watches parked connections (Linux); nil: a goroutine each waits
+	poller   lazyPoller     // watches parked connections (Linux); none: a goroutine each waits
 
 	mu     sync.Mutex
 	closed bool
@@ -124,15 +124,7 @@ func (l *idleListener) Accept() (net.Conn, error) {
 // begin starts the listener's goroutines, at its first Accept: the inner
 // listener's, and the poller's of parked connections where there is one.
 func (l *idleListener) begin() {
-	if p, err := newConnPoller(); err == nil {
-		l.mu.Lock()
-		if l.closed {
-			p.close()
-		} else {
-			l.poller = p
-		}
-		l.mu.Unlock()
-	}
+	l.poller.get()
 	go l.acceptLoop()
 }
 
@@ -167,12 +159,8 @@ func (l *idleListener) Close() error {
 		}
 		clear(l.parked)
 	}
-	p := l.poller
-	l.poller = nil
 	l.mu.Unlock()
-	if p != nil {
-		p.close()
-	}
+	l.poller.close()
 	err := l.Listener.Close()
 	l.waiters.Wait()
 	return err
@@ -190,9 +178,9 @@ func (l *idleListener) park(conn net.Conn, deadline time.Time) bool {
 		return false
 	}
 	l.parked[conn] = struct{}{}
-	if l.poller == nil {
+	if p := l.poller.get(); p == nil {
 		l.waiters.Go(func() { l.wait(conn) })
-	} else if _, ok := l.poller.add(conn, deadline, func() { l.ready(conn) }); !ok {
+	} else if _, ok := p.add(conn, deadline, func() { l.ready(conn) }); !ok {
 		l.waiters.Go(func() { l.wait(conn) })
 	}
 	return true

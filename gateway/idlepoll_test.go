@@ -57,14 +57,7 @@ func TestParkIdleChurn(t *testing.T) {
 		return
 	}
 	waitParked(t, l, 0)
-	var g, fd int
-	for range 1000 {
-		if g, fd = runtime.NumGoroutine(), openFDs(t); g <= baseG && fd <= baseFD {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("%d goroutines and %d open files, %d and %d before", g, fd, baseG, baseFD)
+	backToBase(t, baseG, baseFD)
 }
 
 // churnWorker plays one client of TestParkIdleChurn for rounds
@@ -322,15 +315,7 @@ func TestParkIdleCloseWhileWaking(t *testing.T) {
 			_ = c.Close()
 		}
 	}
-	var g, fd int
-	for range 1000 {
-		if g, fd = runtime.NumGoroutine(), openFDs(t); g <= baseG && fd <= baseFD {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	buf := make([]byte, 1<<20)
-	t.Fatalf("%d goroutines and %d open files, %d and %d before:\n%s", g, fd, baseG, baseFD, buf[:runtime.Stack(buf, true)])
+	backToBase(t, baseG, baseFD)
 }
 
 // tagConn is a connection of tagListener: a struct, not a pointer, with
@@ -433,12 +418,5 @@ func TestParkIdleListenerLifetimes(t *testing.T) {
 		}
 		_ = c.Close()
 	}
-	var g, fd int
-	for range 1000 {
-		if g, fd = runtime.NumGoroutine(), openFDs(t); g <= baseG && fd <= baseFD {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("%d goroutines and %d open files, %d and %d before", g, fd, baseG, baseFD)
+	backToBase(t, baseG, baseFD)
 }

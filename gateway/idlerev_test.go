@@ -470,14 +470,7 @@ func TestParkIdleMany(t *testing.T) {
 		}
 		_ = conn.Close()
 	}
-	var g, fd int
-	for range 1000 {
-		if g, fd = runtime.NumGoroutine(), openFDs(t); g <= baseG && fd <= baseFD {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("%d goroutines and %d open files, %d and %d before", g, fd, baseG, baseFD)
+	backToBase(t, baseG, baseFD)
 }
 
 // TestParkIdleTLSListener: a TLS listener given to ParkIdleConnections
@@ -795,6 +788,22 @@ func goroutinesBackTo(t *testing.T, base int) {
 		buf := make([]byte, 1<<20)
 		t.Fatalf("%d goroutines, %d before:\n%s", n, base, buf[:runtime.Stack(buf, true)])
 	}
+}
+
+// backToBase waits (10 s at the most) for the process to be back to at
+// most baseG goroutines and baseFD open files, and fails the test, with
+// every goroutine's stack, if it is not.
+func backToBase(t *testing.T, baseG, baseFD int) {
+	t.Helper()
+	var g, fd int
+	for range 1000 {
+		if g, fd = runtime.NumGoroutine(), openFDs(t); g <= baseG && fd <= baseFD {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	buf := make([]byte, 1<<20)
+	t.Fatalf("%d goroutines and %d open files, %d and %d before:\n%s", g, fd, baseG, baseFD, buf[:runtime.Stack(buf, true)])
 }
 
 // startStreamGateway starts a gateway that takes its sessions' streams
